@@ -1,0 +1,114 @@
+/*
+ * gguf.h - reading and writing GGUF files (v2 and v3). Private to infer/.
+ *
+ * The reader memory-maps the file and checks every count, offset, size and
+ * string length against the file before use, so a truncated or hostile file
+ * yields an error naming the problem, never an out-of-bounds read. Strings
+ * and tensor data point into the mapping: they are borrowed and stay valid
+ * until gguf_close(). Objects are not thread-safe for mutation but a file
+ * that is only read may be shared by threads.
+ */
+#ifndef INFILL_INFER_GGUF_H
+#define INFILL_INFER_GGUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Metadata value types, numbered as in the GGUF spec. */
+enum gguf_type {
+	GGUF_TYPE_UINT8 = 0,
+	GGUF_TYPE_INT8 = 1,
+	GGUF_TYPE_UINT16 = 2,
+	GGUF_TYPE_INT16 = 3,
+	GGUF_TYPE_UINT32 = 4,
+	GGUF_TYPE_INT32 = 5,
+	GGUF_TYPE_FLOAT32 = 6,
+	GGUF_TYPE_BOOL = 7,
+	GGUF_TYPE_STRING = 8,
+	GGUF_TYPE_ARRAY = 9,
+	GGUF_TYPE_UINT64 = 10,
+	GGUF_TYPE_INT64 = 11,
+	GGUF_TYPE_FLOAT64 = 12,
+};
+
+/* Filled by a failing call: a message the user can act on (file, key or tensor, what was expected). */
+struct gguf_error {
+	char message[512];
+};
+
+struct gguf_str {
+	const char *ptr; /* not NUL-terminated; borrowed from the mapping */
+	uint64_t len;
+};
+
+struct gguf_tensor_info {
+	struct gguf_str name;
+	uint32_t n_dims;
+	int64_t ne[4];      /* ne[0] is the innermost (contiguous) dimension; unused dims are 1 */
+	uint32_t type;      /* enum tensor_type value (quant.h), as stored in the file */
+	uint64_t offset;    /* from the start of the data section, as stored */
+	const void *data;   /* borrowed: points into the mapping, nbytes long */
+	uint64_t nbytes;
+};
+
+struct gguf_file;
+
+/* ---- reading ---- */
+
+/* Opens and validates `path`. Returns a new file (free with gguf_close) or NULL with *err set. */
+struct gguf_file *gguf_open(const char *path, struct gguf_error *err);
+/* Same over a caller-owned buffer (used by tests and fuzzers); the buffer must outlive the file. */
+struct gguf_file *gguf_open_memory(const void *data, size_t size, struct gguf_error *err);
+/* Accepts NULL. */
+void gguf_close(struct gguf_file *f);
+
+uint32_t gguf_version(const struct gguf_file *f);
+
+/* Metadata: keys are indexed 0..n-1; gguf_find_key returns -1 when absent. */
+int64_t gguf_key_count(const struct gguf_file *f);
+int64_t gguf_find_key(const struct gguf_file *f, const char *key);
+struct gguf_str gguf_key_name(const struct gguf_file *f, int64_t i);
+enum gguf_type gguf_key_type(const struct gguf_file *f, int64_t i);
+
+/* Scalar getters convert among the integer types when the value fits and
+ * return false (leaving *out unchanged) when the key is missing, of a
+ * non-convertible type or out of range. */
+bool gguf_get_u32(const struct gguf_file *f, const char *key, uint32_t *out);
+bool gguf_get_i64(const struct gguf_file *f, const char *key, int64_t *out);
+bool gguf_get_f32(const struct gguf_file *f, const char *key, float *out);
+bool gguf_get_bool(const struct gguf_file *f, const char *key, bool *out);
+bool gguf_get_str(const struct gguf_file *f, const char *key, struct gguf_str *out);
+
+/* Arrays: element type and count; element access by index (checked). */
+bool gguf_get_arr(const struct gguf_file *f, const char *key, enum gguf_type *elem_type, uint64_t *n);
+struct gguf_str gguf_get_arr_str(const struct gguf_file *f, const char *key, uint64_t i);
+/* Raw pointer to a numeric array's elements (little-endian, packed), borrowed; NULL if not a numeric array. */
+const void *gguf_get_arr_data(const struct gguf_file *f, const char *key);
+
+/* Tensors. */
+int64_t gguf_tensor_count(const struct gguf_file *f);
+int64_t gguf_find_tensor(const struct gguf_file *f, const char *name);
+const struct gguf_tensor_info *gguf_tensor(const struct gguf_file *f, int64_t i);
+
+/* ---- writing ---- */
+
+struct gguf_writer;
+
+/* New writer (free with gguf_writer_free). Values and tensor data are copied
+ * when added, except gguf_writer_add_tensor_ref, which borrows until write. */
+struct gguf_writer *gguf_writer_new(void);
+void gguf_writer_free(struct gguf_writer *w);
+int gguf_writer_set_u32(struct gguf_writer *w, const char *key, uint32_t v);
+int gguf_writer_set_i32(struct gguf_writer *w, const char *key, int32_t v);
+int gguf_writer_set_f32(struct gguf_writer *w, const char *key, float v);
+int gguf_writer_set_bool(struct gguf_writer *w, const char *key, bool v);
+int gguf_writer_set_str(struct gguf_writer *w, const char *key, const char *v);
+/* Copies key i of `src` (any type, arrays included) into the writer. */
+int gguf_writer_copy_key(struct gguf_writer *w, const struct gguf_file *src, int64_t i);
+int gguf_writer_add_tensor(struct gguf_writer *w, const char *name, uint32_t type,
+			   uint32_t n_dims, const int64_t *ne, const void *data, uint64_t nbytes);
+/* Writes a v3 file with 32-byte alignment. Returns 0 or a negative errno with *err set. */
+int gguf_writer_write(struct gguf_writer *w, const char *path, struct gguf_error *err);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * harness.h - the smallest test harness that does the job.
+ *
+ * A test file defines cases with TEST(name) { ... } and ends with
+ * TEST_MAIN(). Each CHECK that fails prints file:line and the expression and
+ * marks the case failed; the case keeps running so one run shows every broken
+ * assertion. The process exits non-zero when any case failed, which is what
+ * meson test counts. Set TEST_FILTER=substr to run only matching cases.
+ */
+#ifndef INFILL_TESTS_HARNESS_H
+#define INFILL_TESTS_HARNESS_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct test_case {
+	const char *name;
+	void (*fn)(int *failed);
+	struct test_case *next;
+};
+
+static struct test_case *test_cases_head;
+static struct test_case **test_cases_tail = &test_cases_head;
+
+#define TEST(name_)                                                            \
+	static void test_##name_(int *test_failed_);                          \
+	static struct test_case test_case_##name_ = {#name_, test_##name_, 0}; \
+	__attribute__((constructor)) static void test_register_##name_(void)  \
+	{                                                                      \
+		*test_cases_tail = &test_case_##name_;                         \
+		test_cases_tail = &test_case_##name_.next;                     \
+	}                                                                      \
+	static void test_##name_(int *test_failed_)
+
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
+				__LINE__, #cond);                              \
+			*test_failed_ = 1;                                     \
+		}                                                              \
+	} while (0)
+
+#define CHECK_INT_EQ(a, b)                                                     \
+	do {                                                                   \
+		long long a_ = (long long)(a), b_ = (long long)(b);            \
+		if (a_ != b_) {                                                \
+			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", \
+				__FILE__, __LINE__, #a, #b, a_, b_);           \
+			*test_failed_ = 1;                                     \
+		}                                                              \
+	} while (0)
+
+#define CHECK_STR_EQ(a, b)                                                     \
+	do {                                                                   \
+		const char *a_ = (a), *b_ = (b);                               \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                       \
+			fprintf(stderr, "%s:%d: %s == %s failed:\n  \"%s\"\n  \"%s\"\n", \
+				__FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)",  \
+				b_ ? b_ : "(null)");                           \
+			*test_failed_ = 1;                                     \
+		}                                                              \
+	} while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                  \
+	do {                                                                   \
+		double a_ = (double)(a), b_ = (double)(b);                     \
+		if (!(fabs(a_ - b_) <= (tol))) {                               \
+			fprintf(stderr, "%s:%d: |%s - %s| <= %g failed: %.9g vs %.9g\n", \
+				__FILE__, __LINE__, #a, #b, (double)(tol), a_, b_); \
+			*test_failed_ = 1;                                     \
+		}                                                              \
+	} while (0)
+
+/* Stops the current case (use after a CHECK whose failure makes the rest moot). */
+#define REQUIRE(cond)                                                          \
+	do {                                                                   \
+		CHECK(cond);                                                   \
+		if (*test_failed_)                                             \
+			return;                                                \
+	} while (0)
+
+#define TEST_MAIN()                                                            \
+	int main(void)                                                         \
+	{                                                                      \
+		const char *filter = getenv("TEST_FILTER");                    \
+		int passed = 0, failed = 0;                                    \
+		for (struct test_case *t = test_cases_head; t; t = t->next) {  \
+			if (filter && !strstr(t->name, filter))                \
+				continue;                                      \
+			int f = 0;                                             \
+			t->fn(&f);                                             \
+			printf("%s %s\n", f ? "FAIL" : "ok  ", t->name);       \
+			fflush(stdout);                                        \
+			f ? failed++ : passed++;                               \
+		}                                                              \
+		printf("%d passed, %d failed\n", passed, failed);              \
+		return failed ? 1 : 0;                                         \
+	}
+
+#endif
