@@ -12,7 +12,7 @@
 /* The language server on stdio (also the default with no subcommand). */
 int cli_serve(int argc, char **argv);
 
-/* Engine tools (cli_engine_*.c). */
+/* Engine tools (cli_mkmodel.c, cli_tokenize.c, cli_model.c). */
 int cli_tokenize(int argc, char **argv);
 int cli_logits(int argc, char **argv);
 int cli_generate(int argc, char **argv);

@@ -1,15 +1,7 @@
-/* cli_engine.c - placeholder until its owner lands it. */
+/* cli_model.c - placeholder until its owner lands it. */
 #include <stdio.h>
 
 #include "cli.h"
-
-int cli_tokenize(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "infill: tokenize is not implemented yet\n");
-	return 1;
-}
 
 int cli_logits(int argc, char **argv)
 {
@@ -32,14 +24,6 @@ int cli_bench(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	fprintf(stderr, "infill: bench is not implemented yet\n");
-	return 1;
-}
-
-int cli_mkmodel(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "infill: mkmodel is not implemented yet\n");
 	return 1;
 }
 
