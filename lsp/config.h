@@ -1,0 +1,182 @@
+/*
+ * config.h - infill's settings: one table, several layers, per-language
+ * overrides.
+ *
+ * Every setting lives under the section "infill" and is declared once in
+ * CONFIG_SETTINGS below; that list generates struct settings, the defaults,
+ * the parser/validator and the Markdown table for the README.
+ *
+ * Layers, later ones winning: built-in defaults -> CONFIG_LAYER_USER (user
+ * file) -> CONFIG_LAYER_PROJECT (.infill.json) -> CONFIG_LAYER_INIT
+ * (initializationOptions) -> CONFIG_LAYER_CLIENT (workspace/configuration) ->
+ * CONFIG_LAYER_FLAGS (command-line flags). Each layer is a JSON object using
+ * nested objects ({"completion": {"debounceMs": 30}}), dotted keys
+ * ({"completion.debounceMs": 30}) or both, optionally wrapped in
+ * {"infill": {...}}. Per-language overrides sit under
+ * "languages": {"<languageId>": {...}} and may set any completion.* or
+ * context.* key and "enabled". A language override from any layer beats a
+ * global value from any layer (as VS Code does for language-specific
+ * settings); among overrides for the same language, later layers win.
+ *
+ * Unknown keys, wrong types and out-of-range values produce a warning naming
+ * the key (through the caller's config_warn_fn) and keep the previous value;
+ * nothing in a layer is ever fatal.
+ *
+ * Threads: a struct config belongs to the thread that created it.
+ */
+#ifndef INFILL_LSP_CONFIG_H
+#define INFILL_LSP_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+enum config_backend {
+	CONFIG_BACKEND_AUTO,
+	CONFIG_BACKEND_CPU,
+	CONFIG_BACKEND_CUDA,
+};
+
+enum config_multiline {
+	CONFIG_MULTILINE_AUTO,
+	CONFIG_MULTILINE_ALWAYS,
+	CONFIG_MULTILINE_NEVER,
+};
+
+enum config_log_level {
+	CONFIG_LOG_ERROR,
+	CONFIG_LOG_WARN,
+	CONFIG_LOG_INFO,
+	CONFIG_LOG_DEBUG,
+	CONFIG_LOG_TRACE,
+};
+
+/* Kinds of values a setting can hold (the C type of its field). */
+enum config_kind {
+	CONFIG_KIND_BOOL,    /* bool */
+	CONFIG_KIND_INT,     /* int, with an inclusive range */
+	CONFIG_KIND_DOUBLE,  /* double, with an inclusive range */
+	CONFIG_KIND_STRING,  /* char * (NULL when unset) */
+	CONFIG_KIND_ENUM,    /* an enum above, named by a string */
+	CONFIG_KIND_STRLIST, /* char ** ending with NULL (never NULL itself) */
+};
+
+/* Where a setting may appear: everywhere, or only globally (not under
+ * languages.<id>). */
+#define CONFIG_SCOPE_GLOBAL 0
+#define CONFIG_SCOPE_LANGUAGE 1
+
+/*
+ * The settings table. Columns:
+ *   X(field, "key", kind, C type, default number, default string,
+ *     min, max, enum names, scope, "meaning")
+ * Numbers use the number column (bool: 0/1; enum: its value), strings the
+ * string column. enum names is a "|"-separated list in enum order.
+ * threads = 0 means one per physical core; model = NULL means the embedded
+ * model.
+ */
+#define CONFIG_SETTINGS(X) \
+	X(enabled, "enabled", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL, CONFIG_SCOPE_LANGUAGE, \
+	  "offer completions at all") \
+	X(model, "model", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL, CONFIG_SCOPE_GLOBAL, \
+	  "path of a GGUF file (unset: the embedded model)") \
+	X(backend, "backend", CONFIG_KIND_ENUM, enum config_backend, CONFIG_BACKEND_AUTO, NULL, 0, 2, \
+	  "auto|cpu|cuda", CONFIG_SCOPE_GLOBAL, "where the model runs") \
+	X(threads, "threads", CONFIG_KIND_INT, int, 0, NULL, 0, 1024, NULL, CONFIG_SCOPE_GLOBAL, \
+	  "CPU worker threads (0: one per physical core)") \
+	X(cache_memory_mb, "cache.memoryMB", CONFIG_KIND_INT, int, 1024, NULL, 16, 1048576, NULL, \
+	  CONFIG_SCOPE_GLOBAL, "KV page pool in MiB (prefix cache + live sequences)") \
+	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 0, NULL, 0, 1, \
+	  NULL, CONFIG_SCOPE_GLOBAL, "re-use the suffix's KV pages by RoPE shift (approximate)") \
+	X(completion_debounce_ms, "completion.debounceMs", CONFIG_KIND_INT, int, 30, NULL, 0, 10000, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "wait after a keystroke before starting a job (ms)") \
+	X(completion_candidates, "completion.candidates", CONFIG_KIND_INT, int, 3, NULL, 1, 16, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "candidates decoded per request") \
+	X(completion_max_tokens, "completion.maxTokens", CONFIG_KIND_INT, int, 64, NULL, 1, 4096, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "tokens per candidate") \
+	X(completion_max_lines, "completion.maxLines", CONFIG_KIND_INT, int, 12, NULL, 1, 1000, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "lines per candidate (multiline never makes it 1)") \
+	X(completion_multiline, "completion.multiline", CONFIG_KIND_ENUM, enum config_multiline, \
+	  CONFIG_MULTILINE_AUTO, NULL, 0, 2, "auto|always|never", CONFIG_SCOPE_LANGUAGE, \
+	  "whether candidates may span lines") \
+	X(completion_temperature, "completion.temperature", CONFIG_KIND_DOUBLE, double, 0.2, NULL, 0, 2, \
+	  NULL, CONFIG_SCOPE_LANGUAGE, "sampling temperature for the sampled candidates") \
+	X(completion_top_p, "completion.topP", CONFIG_KIND_DOUBLE, double, 0.95, NULL, 0, 1, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "nucleus sampling threshold for the sampled candidates") \
+	X(completion_min_confidence, "completion.minConfidence", CONFIG_KIND_DOUBLE, double, 0.0, NULL, \
+	  0, 1, NULL, CONFIG_SCOPE_LANGUAGE, "below this confidence nothing is shown") \
+	X(completion_stop, "completion.stop", CONFIG_KIND_STRLIST, char **, 0, NULL, 0, 64, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "extra stop strings (added to the language's own)") \
+	X(context_prefix_tokens, "context.prefixTokens", CONFIG_KIND_INT, int, 1024, NULL, 0, 65536, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "token budget for text before the cursor") \
+	X(context_suffix_tokens, "context.suffixTokens", CONFIG_KIND_INT, int, 192, NULL, 0, 65536, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "token budget for text after the cursor") \
+	X(context_extra_tokens, "context.extraTokens", CONFIG_KIND_INT, int, 512, NULL, 0, 65536, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "token budget for context from elsewhere (definitions, other files)") \
+	X(fim_template, "fim.template", CONFIG_KIND_STRING, char *, 0, "auto", 0, 0, NULL, \
+	  CONFIG_SCOPE_GLOBAL, "auto, deepseek, qwen, starcoder, codellama, or a custom string with {prefix} {suffix}") \
+	X(log_level, "log.level", CONFIG_KIND_ENUM, enum config_log_level, CONFIG_LOG_INFO, NULL, 0, 4, \
+	  "error|warn|info|debug|trace", CONFIG_SCOPE_GLOBAL, "log verbosity") \
+	X(max_message_mb, "maxMessageMB", CONFIG_KIND_INT, int, 64, NULL, 1, 4096, NULL, \
+	  CONFIG_SCOPE_GLOBAL, "largest LSP message accepted (MiB); larger ones are skipped")
+
+/* Effective values. Strings and lists belong to the struct config that
+ * returned them (borrowed). */
+struct settings {
+#define CONFIG_FIELD_(field, key, kind, ctype, dnum, dstr, lo, hi, names, scope, doc) ctype field;
+	CONFIG_SETTINGS(CONFIG_FIELD_)
+#undef CONFIG_FIELD_
+};
+
+enum config_layer {
+	CONFIG_LAYER_USER,    /* $XDG_CONFIG_HOME/infill/config.json */
+	CONFIG_LAYER_PROJECT, /* .infill.json at the workspace root */
+	CONFIG_LAYER_INIT,    /* initializationOptions */
+	CONFIG_LAYER_CLIENT,  /* workspace/configuration, section "infill" */
+	CONFIG_LAYER_FLAGS,   /* command-line flags */
+	CONFIG_LAYER_COUNT,
+};
+
+/* Receives one human-readable warning (no trailing newline), e.g.
+ * `infill: setting "completion.candidates" must be an integer 1..16; keeping 3`.
+ * message is borrowed for the duration of the call. */
+typedef void (*config_warn_fn)(void *ud, const char *message);
+
+struct config;
+
+/* A new configuration holding the defaults, or NULL when out of memory.
+ * Free with config_free. */
+struct config *config_new(void);
+
+/* Frees the configuration; accepts NULL. */
+void config_free(struct config *cfg);
+
+/* Replaces one layer with the settings in obj (borrowed: the config copies
+ * what it keeps; NULL clears the layer). Bad entries are reported through
+ * warn (may be NULL) and skipped; the rest take effect. Returns 0, -EINVAL
+ * when obj is neither an object nor NULL (the layer is kept, warn says so),
+ * or -ENOMEM (the layer is kept). */
+int config_set_layer(struct config *cfg, enum config_layer layer, json_t *obj,
+		     config_warn_fn warn, void *ud);
+
+/* Loads a layer from a JSON file. A missing file is not an error: the layer
+ * becomes empty and 0 is returned. An unreadable file or bad JSON warns with
+ * the file name, line and column, keeps the previous layer and returns
+ * -EINVAL (or the negative errno of the failed read). */
+int config_load_file(struct config *cfg, enum config_layer layer, const char *path,
+		     config_warn_fn warn, void *ud);
+
+/* The effective settings for a language (NULL: the global ones). Borrowed:
+ * valid until the next config_set_layer, config_load_file or config_free. */
+const struct settings *config_get(const struct config *cfg, const char *language_id);
+
+/* The settings table as a Markdown table (key | default | meaning), for the
+ * README. Allocated with malloc; the caller frees it. NULL when out of
+ * memory. */
+char *config_settings_markdown(void);
+
+/* Name of a layer for messages ("user file", "initializationOptions", ...). */
+const char *config_layer_name(enum config_layer layer);
+
+#endif
