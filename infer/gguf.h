@@ -64,12 +64,25 @@ struct gguf_file *gguf_open_memory(const void *data, size_t size, struct gguf_er
 void gguf_close(struct gguf_file *f);
 
 uint32_t gguf_version(const struct gguf_file *f);
+/* general.alignment (default 32) and the file offset where the data section starts. */
+uint64_t gguf_alignment(const struct gguf_file *f);
+uint64_t gguf_data_offset(const struct gguf_file *f);
+/* The whole file image (borrowed, valid until gguf_close); *size gets its length. */
+const void *gguf_base(const struct gguf_file *f, size_t *size);
+/* The path given to gguf_open ("<memory>" for gguf_open_memory), for messages. Borrowed. */
+const char *gguf_name(const struct gguf_file *f);
+/* True when s (a borrowed, non-terminated string) equals the C string c. */
+bool gguf_str_eq(struct gguf_str s, const char *c);
 
 /* Metadata: keys are indexed 0..n-1; gguf_find_key returns -1 when absent. */
 int64_t gguf_key_count(const struct gguf_file *f);
 int64_t gguf_find_key(const struct gguf_file *f, const char *key);
 struct gguf_str gguf_key_name(const struct gguf_file *f, int64_t i);
+/* (enum gguf_type)-1 when i is out of range. */
 enum gguf_type gguf_key_type(const struct gguf_file *f, int64_t i);
+/* The serialized value of key i as stored after its type field (for arrays:
+ * element type, count, elements). Borrowed. False when i is out of range. */
+bool gguf_key_raw(const struct gguf_file *f, int64_t i, const void **raw, uint64_t *len);
 
 /* Scalar getters convert among the integer types when the value fits and
  * return false (leaving *out unchanged) when the key is missing, of a
@@ -80,13 +93,18 @@ bool gguf_get_f32(const struct gguf_file *f, const char *key, float *out);
 bool gguf_get_bool(const struct gguf_file *f, const char *key, bool *out);
 bool gguf_get_str(const struct gguf_file *f, const char *key, struct gguf_str *out);
 
-/* Arrays: element type and count; element access by index (checked). */
+/* Arrays: element type and count; element access by index (checked;
+ * gguf_get_arr_str returns {NULL, 0} for a bad key or index). Nested arrays
+ * are rejected when the file is opened. */
 bool gguf_get_arr(const struct gguf_file *f, const char *key, enum gguf_type *elem_type, uint64_t *n);
 struct gguf_str gguf_get_arr_str(const struct gguf_file *f, const char *key, uint64_t i);
-/* Raw pointer to a numeric array's elements (little-endian, packed), borrowed; NULL if not a numeric array. */
+/* Raw pointer to a numeric array's elements (little-endian, packed, possibly
+ * unaligned: read with memcpy), borrowed; NULL if not a numeric array. */
 const void *gguf_get_arr_data(const struct gguf_file *f, const char *key);
 
-/* Tensors. */
+/* Tensors. Opening checked each one: known type, ne[0] a multiple of the
+ * block size, offset aligned, data inside the file, no two overlapping, no
+ * duplicate names. gguf_tensor returns NULL for a bad index. */
 int64_t gguf_tensor_count(const struct gguf_file *f);
 int64_t gguf_find_tensor(const struct gguf_file *f, const char *name);
 const struct gguf_tensor_info *gguf_tensor(const struct gguf_file *f, int64_t i);
@@ -95,8 +113,11 @@ const struct gguf_tensor_info *gguf_tensor(const struct gguf_file *f, int64_t i)
 
 struct gguf_writer;
 
-/* New writer (free with gguf_writer_free). Values and tensor data are copied
- * when added, except gguf_writer_add_tensor_ref, which borrows until write. */
+/* New writer (free with gguf_writer_free, accepts NULL). Values and tensor
+ * data are copied when added, except gguf_writer_add_tensor_ref, which
+ * borrows until write. Setters return 0, -ENOMEM, or -EEXIST when the key
+ * (or tensor name) is already present; setting general.alignment is
+ * -EINVAL (the writer always writes 32). */
 struct gguf_writer *gguf_writer_new(void);
 void gguf_writer_free(struct gguf_writer *w);
 int gguf_writer_set_u32(struct gguf_writer *w, const char *key, uint32_t v);
@@ -106,8 +127,22 @@ int gguf_writer_set_bool(struct gguf_writer *w, const char *key, bool v);
 int gguf_writer_set_str(struct gguf_writer *w, const char *key, const char *v);
 /* Copies key i of `src` (any type, arrays included) into the writer. */
 int gguf_writer_copy_key(struct gguf_writer *w, const struct gguf_file *src, int64_t i);
+/* Numeric array (elem_type a scalar type; n elements packed little-endian, copied). */
+int gguf_writer_set_arr(struct gguf_writer *w, const char *key, enum gguf_type elem_type,
+			const void *data, uint64_t n);
+int gguf_writer_set_arr_str(struct gguf_writer *w, const char *key, const char *const *strs, uint64_t n);
+/* Tensors are written in the order added. nbytes must equal
+ * tensor_type_row_size(type, ne[0]) * ne[1] * ... (else -EINVAL). */
 int gguf_writer_add_tensor(struct gguf_writer *w, const char *name, uint32_t type,
 			   uint32_t n_dims, const int64_t *ne, const void *data, uint64_t nbytes);
+int gguf_writer_add_tensor_ref(struct gguf_writer *w, const char *name, uint32_t type,
+			       uint32_t n_dims, const int64_t *ne, const void *data, uint64_t nbytes);
+/* A tensor whose bytes are produced at write time, one tensor at a time, so
+ * a large model never sits in memory: fill(ctx, buf, nbytes) must fill buf
+ * (nbytes, uninitialised) and return 0 or a negative errno. */
+typedef int (*gguf_tensor_fill_fn)(void *ctx, void *buf, uint64_t nbytes);
+int gguf_writer_add_tensor_fill(struct gguf_writer *w, const char *name, uint32_t type,
+				uint32_t n_dims, const int64_t *ne, gguf_tensor_fill_fn fill, void *ctx);
 /* Writes a v3 file with 32-byte alignment. Returns 0 or a negative errno with *err set. */
 int gguf_writer_write(struct gguf_writer *w, const char *path, struct gguf_error *err);
 
