@@ -1,0 +1,173 @@
+/*
+ * position.c - LSP positions and tree-sitter points to and from byte
+ * offsets (rules in position.h).
+ *
+ * Conversions walk one line from its start, so they cost O(log n) to find
+ * the line plus the bytes of that line before the position. Walking goes
+ * chunk by chunk through doc_chunk; a character that straddles two chunks is
+ * decoded from a 4-byte copy.
+ */
+#include "position.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "doc_internal.h"
+
+const char *pos_encoding_name(enum pos_encoding enc)
+{
+	switch (enc) {
+	case POS_ENCODING_UTF8:
+		return "utf-8";
+	case POS_ENCODING_UTF16:
+		return "utf-16";
+	case POS_ENCODING_UTF32:
+		return "utf-32";
+	}
+	return "utf-16";
+}
+
+int pos_encoding_from_name(const char *name, enum pos_encoding *out)
+{
+	static const enum pos_encoding all[] = {POS_ENCODING_UTF8, POS_ENCODING_UTF16,
+						POS_ENCODING_UTF32};
+	if (!name)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		if (strcmp(name, pos_encoding_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Length of the well-formed UTF-8 sequence at s[0..avail), or 1 when the
+ * bytes there are not one (each invalid byte stands alone). */
+static size_t utf8_seq_len(const unsigned char *s, size_t avail)
+{
+	unsigned char b = s[0];
+	size_t n;
+	unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the 2nd byte */
+	if (b < 0x80)
+		return 1;
+	if (b >= 0xC2 && b <= 0xDF) {
+		n = 2;
+	} else if (b >= 0xE0 && b <= 0xEF) {
+		n = 3;
+		if (b == 0xE0)
+			lo = 0xA0; /* no overlongs */
+		else if (b == 0xED)
+			hi = 0x9F; /* no UTF-16 surrogates */
+	} else if (b >= 0xF0 && b <= 0xF4) {
+		n = 4;
+		if (b == 0xF0)
+			lo = 0x90;
+		else if (b == 0xF4)
+			hi = 0x8F; /* nothing above U+10FFFF */
+	} else {
+		return 1;
+	}
+	if (avail < n || s[1] < lo || s[1] > hi)
+		return 1;
+	for (size_t i = 2; i < n; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 1;
+	return n;
+}
+
+static uint32_t units_of(size_t seq_len, enum pos_encoding enc)
+{
+	switch (enc) {
+	case POS_ENCODING_UTF8:
+		return (uint32_t)seq_len;
+	case POS_ENCODING_UTF16:
+		return seq_len == 4 ? 2 : 1;
+	case POS_ENCODING_UTF32:
+		return 1;
+	}
+	return 1;
+}
+
+/*
+ * Walks characters from `from` and stops at whichever comes first: `stop`,
+ * the first character that would take the unit count past `max_units`, or
+ * the first character that would cross `stop`. Characters are decoded
+ * within [from, bound) (the line's content: a sequence never takes bytes of
+ * the terminator). Returns the byte offset reached and stores the units
+ * walked in *units. Guarantees: the result is a character start and
+ * from <= result <= stop <= bound.
+ */
+static size_t walk(const struct doc *d, size_t from, size_t stop, size_t bound, uint64_t max_units,
+		   enum pos_encoding enc, uint64_t *units)
+{
+	size_t at = from;
+	uint64_t u = 0;
+	while (at < stop && u < max_units) {
+		size_t run_len;
+		const unsigned char *run = (const unsigned char *)doc_chunk(d, at, &run_len);
+		if (run_len > bound - at)
+			run_len = bound - at;
+		size_t i = 0;
+		while (i < run_len && at + i < stop && u < max_units) {
+			size_t n;
+			if (run[i] < 0x80) {
+				n = 1;
+			} else if (run_len - i >= 4 || at + run_len == bound) {
+				n = utf8_seq_len(run + i, run_len - i);
+			} else {
+				/* The sequence may continue in the next chunk. */
+				unsigned char tmp[4];
+				size_t end = at + i + 4 < bound ? at + i + 4 : bound;
+				size_t got = doc_read(d, at + i, end, (char *)tmp);
+				n = utf8_seq_len(tmp, got);
+			}
+			uint32_t cu = units_of(n, enc);
+			if (u + cu > max_units || at + i + n > stop) {
+				*units = u;
+				return at + i;
+			}
+			u += cu;
+			i += n; /* may pass run_len: the character ended in the next chunk */
+		}
+		at += i;
+	}
+	*units = u;
+	return at;
+}
+
+size_t doc_offset_at(const struct doc *d, struct doc_pos pos, enum pos_encoding enc)
+{
+	if (pos.line >= doc_line_count(d))
+		return doc_length(d);
+	size_t start = doc_line_start(d, pos.line);
+	size_t end = doc_line_end(d, pos.line);
+	uint64_t units;
+	return walk(d, start, end, end, pos.character, enc, &units);
+}
+
+struct doc_pos doc_pos_at(const struct doc *d, size_t offset, enum pos_encoding enc)
+{
+	if (offset > doc_length(d))
+		offset = doc_length(d);
+	size_t line = doc_line_at(d, offset);
+	size_t start = doc_line_start(d, line);
+	size_t end = doc_line_end(d, line);
+	if (offset > end)
+		offset = end;
+	uint64_t units;
+	walk(d, start, offset, end, UINT64_MAX, enc, &units);
+	struct doc_pos p = {(uint32_t)line, units > UINT32_MAX ? UINT32_MAX : (uint32_t)units};
+	return p;
+}
+
+struct doc_point doc_point_at(const struct doc *d, size_t offset)
+{
+	if (offset > doc_length(d))
+		offset = doc_length(d);
+	size_t row = doc_lf_before(d, offset);
+	size_t row_start = row ? doc_after_lf(d, row - 1) : 0;
+	struct doc_point p = {(uint32_t)row, (uint32_t)(offset - row_start)};
+	return p;
+}
