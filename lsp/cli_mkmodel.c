@@ -1,13 +1,314 @@
-/* cli_mkmodel.c - placeholder until its owner lands it. */
+/*
+ * cli_mkmodel.c - `infill mkmodel`: writes a Llama model with random
+ * weights to a GGUF file, for tests and benchmarks of a given shape and
+ * tensor type without downloading anything.
+ *
+ * Weights are seeded and reproducible: every tensor draws from its own
+ * stream (seed and tensor index), so the bytes do not depend on the order of
+ * writing. Matrices are approximately N(0, 0.02^2) (sum of four uniforms:
+ * cheap, bounded at 3.5 sigma, which is all a random-weight benchmark
+ * needs); norm weights 1 + 0.05 N(0, 1), stored F32. Tensors are produced
+ * one at a time while the file is written, so memory stays at about one
+ * tensor. A matrix whose rows do not divide into the type's blocks (Q4_K
+ * and Q6_K need rows of 256; the 1.3B FFN is 5504 wide) falls back to Q4_0
+ * (for Q4_K) or Q8_0 (for Q6_K), as llama.cpp's quantizer also falls back;
+ * each fallback is reported on stderr.
+ */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "gguf.h"
+#include "quant.h"
+
+struct shape {
+	const char *name;
+	uint32_t n_layer, dim, n_head, n_head_kv, ffn, ctx;
+};
+
+static const struct shape shapes[] = {
+	{"deepseek-coder-1.3b", 24, 2048, 16, 16, 5504, 16384},
+	{"deepseek-coder-6.7b", 32, 4096, 32, 32, 11008, 16384},
+	{"tiny", 2, 64, 4, 2, 160, 16384},
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf [options]\n"
+		"\n"
+		"Writes a Llama model with random (seeded) weights; tokenizer.* keys are copied\n"
+		"from V.gguf and the vocabulary size is its token count.\n"
+		"\n"
+		"  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny\n"
+		"  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_k | q6_k  (every 2-D weight;\n"
+		"                 norms stay f32)\n"
+		"  --seed N       random seed (default 1)\n"
+		"  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
+		"                 override the shape's fields\n");
+}
+
+/* ---- random numbers: splitmix64, one stream per tensor ---- */
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* Approximately N(0, 1): the sum of four 16-bit uniforms, centred and scaled
+ * to unit variance (variance of one uniform on [0, 65536) is 65536^2 / 12). */
+static float normal(uint64_t *s)
+{
+	uint64_t r = splitmix(s);
+	int64_t sum = (int64_t)(r & 0xFFFF) + (int64_t)((r >> 16) & 0xFFFF) +
+		      (int64_t)((r >> 32) & 0xFFFF) + (int64_t)(r >> 48);
+	return (float)((double)(sum - 2 * 65535) * (1.7320508075688772 / 65536.0));
+}
+
+struct tensor_job {
+	uint64_t seed;
+	uint32_t type;
+	int64_t ne0, ne1;
+	bool is_norm;
+};
+
+/* gguf_tensor_fill_fn: generate and quantize one row at a time into buf. */
+static int fill_tensor(void *ctx, void *buf, uint64_t nbytes)
+{
+	const struct tensor_job *j = ctx;
+	uint64_t s = j->seed;
+	float *row = malloc((size_t)j->ne0 * sizeof *row);
+	if (!row)
+		return -ENOMEM;
+	uint64_t row_bytes = tensor_type_row_size(j->type, j->ne0);
+	for (int64_t r = 0; r < j->ne1; r++) {
+		for (int64_t i = 0; i < j->ne0; i++)
+			row[i] = j->is_norm ? 1.0f + 0.05f * normal(&s) : 0.02f * normal(&s);
+		int rc = tensor_row_quantize(j->type, row, (uint8_t *)buf + (uint64_t)r * row_bytes, j->ne0);
+		if (rc) {
+			free(row);
+			return rc;
+		}
+	}
+	free(row);
+	return nbytes == row_bytes * (uint64_t)j->ne1 ? 0 : -EINVAL;
+}
+
+/* llama.cpp's general.file_type for a model whose matrices are of `type`. */
+static uint32_t llama_file_type(uint32_t type)
+{
+	switch (type) {
+	case TENSOR_TYPE_F32: return 0;
+	case TENSOR_TYPE_F16: return 1;
+	case TENSOR_TYPE_Q4_0: return 2;
+	case TENSOR_TYPE_Q8_0: return 7;
+	case TENSOR_TYPE_Q4_K: return 15; /* Q4_K_M */
+	case TENSOR_TYPE_Q6_K: return 18;
+	case TENSOR_TYPE_BF16: return 32;
+	default: return 0;
+	}
+}
+
+static bool parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || v == 0 || v > 1000000)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+struct plan {
+	struct gguf_writer *w;
+	struct tensor_job *jobs; /* one per tensor, owned; must outlive the write */
+	size_t n_jobs;
+	int n_fallback;
+};
+
+static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t ne0, int64_t ne1,
+		      uint64_t seed)
+{
+	struct tensor_job *j = &p->jobs[p->n_jobs];
+	bool is_norm = ne1 == 0;
+	j->is_norm = is_norm;
+	j->ne0 = ne0;
+	j->ne1 = is_norm ? 1 : ne1;
+	j->type = is_norm ? TENSOR_TYPE_F32 : type;
+	if (ne0 % tensor_type_block_size(j->type) != 0) {
+		uint32_t fb = type == TENSOR_TYPE_Q6_K ? TENSOR_TYPE_Q8_0 : TENSOR_TYPE_Q4_0;
+		if (ne0 % tensor_type_block_size(fb) != 0)
+			fb = TENSOR_TYPE_F16;
+		if (p->n_fallback == 0)
+			fprintf(stderr, "mkmodel: %s has rows of %lld, not a multiple of %lld for %s: writing it as %s\n",
+				name, (long long)ne0, (long long)tensor_type_block_size(j->type),
+				tensor_type_name(j->type), tensor_type_name(fb));
+		j->type = fb;
+		p->n_fallback++;
+	}
+	/* one stream per tensor: mix the tensor's index into the seed */
+	uint64_t s = seed ^ (0xD1B54A32D192ED03ull * (p->n_jobs + 1));
+	j->seed = splitmix(&s);
+	int64_t ne[2] = {ne0, j->ne1};
+	int rc = gguf_writer_add_tensor_fill(p->w, name, j->type, is_norm ? 1 : 2, ne, fill_tensor, j);
+	if (rc == 0)
+		p->n_jobs++;
+	return rc;
+}
 
 int cli_mkmodel(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "infill: mkmodel is not implemented yet\n");
-	return 1;
-}
+	const char *shape_name = NULL, *type_name = NULL, *vocab_path = NULL, *out = NULL;
+	uint64_t seed = 1;
+	uint32_t ov[6] = {0}; /* layers, dim, heads, kv-heads, ffn, ctx */
+	static const char *ov_names[6] = {"--layers", "--dim", "--heads", "--kv-heads", "--ffn", "--ctx"};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "infill mkmodel: %s needs a value (or is unknown)\n", a);
+			usage(stderr);
+			return 2;
+		}
+		const char *v = argv[++i];
+		bool known = true;
+		if (!strcmp(a, "--shape"))
+			shape_name = v;
+		else if (!strcmp(a, "--type"))
+			type_name = v;
+		else if (!strcmp(a, "--vocab"))
+			vocab_path = v;
+		else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+			out = v;
+		else if (!strcmp(a, "--seed")) {
+			char *end;
+			errno = 0;
+			seed = strtoull(v, &end, 0);
+			known = !errno && *end == 0 && end != v;
+		} else {
+			known = false;
+			for (int k = 0; k < 6; k++) {
+				if (!strcmp(a, ov_names[k])) {
+					known = parse_u32(v, &ov[k]);
+					break;
+				}
+			}
+		}
+		if (!known) {
+			fprintf(stderr, "infill mkmodel: bad option or value: %s %s\n", a, v);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!shape_name || !type_name || !vocab_path || !out) {
+		fprintf(stderr, "infill mkmodel: --shape, --type, --vocab and -o are required\n");
+		usage(stderr);
+		return 2;
+	}
+	struct shape sh = {0};
+	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+		if (!strcmp(shapes[k].name, shape_name))
+			sh = shapes[k];
+	enum tensor_type type;
+	if (!sh.name || !tensor_type_from_name(type_name, &type)) {
+		fprintf(stderr, "infill mkmodel: unknown %s \"%s\"\n", sh.name ? "type" : "shape",
+			sh.name ? type_name : shape_name);
+		usage(stderr);
+		return 2;
+	}
+	uint32_t *fields[6] = {&sh.n_layer, &sh.dim, &sh.n_head, &sh.n_head_kv, &sh.ffn, &sh.ctx};
+	for (int k = 0; k < 6; k++)
+		if (ov[k])
+			*fields[k] = ov[k];
+	if (sh.dim % sh.n_head || sh.n_head % sh.n_head_kv || (sh.dim / sh.n_head) % 2) {
+		fprintf(stderr, "infill mkmodel: dim %u must split into %u heads of even size, and heads into %u kv heads\n",
+			sh.dim, sh.n_head, sh.n_head_kv);
+		return 2;
+	}
+	uint32_t head_dim = sh.dim / sh.n_head, kv_dim = head_dim * sh.n_head_kv;
 
+	struct gguf_error err;
+	struct gguf_file *vocab = gguf_open(vocab_path, &err);
+	if (!vocab) {
+		fprintf(stderr, "infill mkmodel: %s\n", err.message);
+		return 1;
+	}
+	enum gguf_type et;
+	uint64_t n_vocab;
+	if (!gguf_get_arr(vocab, "tokenizer.ggml.tokens", &et, &n_vocab) || et != GGUF_TYPE_STRING ||
+	    n_vocab == 0 || n_vocab > INT32_MAX) {
+		fprintf(stderr, "infill mkmodel: %s: no tokenizer.ggml.tokens string array\n", vocab_path);
+		gguf_close(vocab);
+		return 1;
+	}
+
+	struct plan p = {.w = gguf_writer_new()};
+	p.jobs = calloc(3 + 9 * (size_t)sh.n_layer, sizeof *p.jobs);
+	int rc = p.w && p.jobs ? 0 : -ENOMEM;
+	char name[96];
+	rc = rc ? rc : gguf_writer_set_str(p.w, "general.architecture", "llama");
+	snprintf(name, sizeof name, "infill random %s %s", shape_name, tensor_type_name(type));
+	rc = rc ? rc : gguf_writer_set_str(p.w, "general.name", name);
+	rc = rc ? rc : gguf_writer_set_u32(p.w, "general.file_type", llama_file_type(type));
+	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.vocab_size", (uint32_t)n_vocab);
+	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.context_length", sh.ctx);
+	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.embedding_length", sh.dim);
+	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.block_count", sh.n_layer);
+	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.feed_forward_length", sh.ffn);
+	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.rope.dimension_count", head_dim);
+	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.attention.head_count", sh.n_head);
+	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.attention.head_count_kv", sh.n_head_kv);
+	rc = rc ? rc : gguf_writer_set_f32(p.w, "llama.attention.layer_norm_rms_epsilon", 1e-6f);
+	rc = rc ? rc : gguf_writer_set_f32(p.w, "llama.rope.freq_base", 100000.0f);
+	rc = rc ? rc : gguf_writer_set_str(p.w, "llama.rope.scaling.type", "linear");
+	rc = rc ? rc : gguf_writer_set_f32(p.w, "llama.rope.scaling.factor", 4.0f);
+	for (int64_t i = 0; !rc && i < gguf_key_count(vocab); i++) {
+		struct gguf_str k = gguf_key_name(vocab, i);
+		if (k.len >= 10 && !memcmp(k.ptr, "tokenizer.", 10))
+			rc = gguf_writer_copy_key(p.w, vocab, i);
+	}
+	rc = rc ? rc : add_weight(&p, "token_embd.weight", type, sh.dim, (int64_t)n_vocab, seed);
+	for (uint32_t l = 0; !rc && l < sh.n_layer; l++) {
+		static const char *parts[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+					       "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"};
+		/* (ne0 = input size, ne1 = output rows); ne1 = 0 marks a 1-D norm */
+		int64_t shp[9][2] = {{sh.dim, 0}, {sh.dim, sh.dim}, {sh.dim, kv_dim}, {sh.dim, kv_dim},
+				     {sh.dim, sh.dim}, {sh.dim, 0}, {sh.dim, sh.ffn}, {sh.dim, sh.ffn},
+				     {sh.ffn, sh.dim}};
+		for (int k = 0; !rc && k < 9; k++) {
+			snprintf(name, sizeof name, "blk.%u.%s.weight", l, parts[k]);
+			rc = add_weight(&p, name, type, shp[k][0], shp[k][1], seed);
+		}
+	}
+	rc = rc ? rc : add_weight(&p, "output_norm.weight", type, sh.dim, 0, seed);
+	rc = rc ? rc : add_weight(&p, "output.weight", type, sh.dim, (int64_t)n_vocab, seed);
+	if (rc) {
+		fprintf(stderr, "infill mkmodel: building the model description failed: %s\n", strerror(-rc));
+	} else {
+		rc = gguf_writer_write(p.w, out, &err);
+		if (rc)
+			fprintf(stderr, "infill mkmodel: %s\n", err.message);
+	}
+	gguf_writer_free(p.w);
+	free(p.jobs);
+	gguf_close(vocab);
+	if (rc)
+		return 1;
+	fprintf(stderr, "mkmodel: wrote %s (%s, %u layers, dim %u, %u/%u heads, ffn %u, vocab %llu, %s",
+		out, shape_name, sh.n_layer, sh.dim, sh.n_head, sh.n_head_kv, sh.ffn,
+		(unsigned long long)n_vocab, tensor_type_name(type));
+	if (p.n_fallback)
+		fprintf(stderr, "; %d matrices in a fallback type", p.n_fallback);
+	fprintf(stderr, ")\n");
+	return 0;
+}
