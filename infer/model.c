@@ -1,0 +1,503 @@
+/*
+ * model.c - loading a Llama-family model from GGUF and running it.
+ *
+ * model_load reads the hyperparameters from metadata, finds every tensor by
+ * its GGUF name, checks shapes and types (errors name the tensor), builds the
+ * tokenizer and hands the weights to a backend (kernels/backend.h), which
+ * keeps pointing into the memory-mapped file (cpu) or uploads them (cuda).
+ * model_forward turns a batch of (token, position, kv_seq) entries into the
+ * backend's batch of page tables, doing copy-on-write of shared pages first.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "gguf.h"
+#include "infer.h"
+#include "kv.h"
+#include "quant.h"
+
+#define NAME_LEN 48
+
+struct model {
+	struct gguf_file *gguf;
+	struct tokenizer *tok;
+	struct backend *backend;
+	struct kv_pool *pool;
+	struct model_info info;
+	/* scratch for model_forward, grown to the largest batch */
+	int32_t cap_tokens, cap_seqs;
+	int32_t *seq_ids;
+	struct kv_seq **seq_list;
+	int32_t *seq_maxpos, *seq_minpos;
+	struct backend_seq *bseqs;
+	int32_t *eval_pos, *eval_rows;
+	struct kv_seq **eval_seqs;
+};
+
+static int fail(struct infer_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct infer_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof err->message, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+struct model_params model_params_default(void)
+{
+	struct model_params p = {0};
+	p.backend = INFER_BACKEND_AUTO;
+	p.kv_bytes = 256u << 20;
+	p.kv_page_size = 16;
+	return p;
+}
+
+/* ---- loading ---- */
+
+struct loader {
+	const char *path;
+	struct gguf_file *f;
+	char arch[32];
+	char (*names)[NAME_LEN]; /* storage for tensor names handed to the backend */
+	int n_names, cap_names;
+	struct infer_error *err;
+};
+
+static bool get_u32(struct loader *ld, const char *suffix, uint32_t *out)
+{
+	char key[128];
+	snprintf(key, sizeof key, "%s.%s", ld->arch, suffix);
+	return gguf_get_u32(ld->f, key, out);
+}
+
+static bool get_f32(struct loader *ld, const char *suffix, float *out)
+{
+	char key[128];
+	snprintf(key, sizeof key, "%s.%s", ld->arch, suffix);
+	return gguf_get_f32(ld->f, key, out);
+}
+
+/* Fills *t from the GGUF tensor `name`; absent tensors leave data NULL. */
+static int find_tensor(struct loader *ld, const char *name, struct backend_tensor *t)
+{
+	memset(t, 0, sizeof *t);
+	if (ld->n_names >= ld->cap_names)
+		return fail(ld->err, -EINVAL, "%s: too many tensors", ld->path);
+	char *slot = ld->names[ld->n_names++];
+	snprintf(slot, NAME_LEN, "%s", name);
+	t->name = slot;
+	int64_t i = gguf_find_tensor(ld->f, name);
+	if (i < 0)
+		return 0;
+	const struct gguf_tensor_info *ti = gguf_tensor(ld->f, i);
+	if (ti->n_dims > 2 || (ti->n_dims == 2 && false))
+		return fail(ld->err, -EINVAL, "%s: tensor %s has %u dimensions, expected 1 or 2", ld->path,
+			    name, ti->n_dims);
+	t->type = ti->type;
+	t->ne[0] = ti->ne[0];
+	t->ne[1] = ti->n_dims >= 2 ? ti->ne[1] : 1;
+	t->data = ti->data;
+	t->nbytes = ti->nbytes;
+	return 0;
+}
+
+static int require(struct loader *ld, const struct backend_tensor *t)
+{
+	if (!t->data)
+		return fail(ld->err, -EINVAL, "%s: missing tensor %s", ld->path, t->name);
+	return 0;
+}
+
+static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct model_info *info)
+{
+	struct gguf_str a;
+	if (!gguf_get_str(ld->f, "general.architecture", &a))
+		return fail(ld->err, -EINVAL, "%s: no general.architecture key", ld->path);
+	snprintf(ld->arch, sizeof ld->arch, "%.*s", (int)(a.len < 31 ? a.len : 31), a.ptr);
+	bool qwen2 = !strcmp(ld->arch, "qwen2");
+	if (strcmp(ld->arch, "llama") != 0 && !qwen2)
+		return fail(ld->err, -ENOTSUP,
+			    "%s: architecture \"%s\" is not supported (llama and qwen2 are)", ld->path,
+			    ld->arch);
+	uint32_t v;
+	memset(hp, 0, sizeof *hp);
+#define REQ(field, key)                                                                              \
+	do {                                                                                         \
+		if (!get_u32(ld, key, &v) || v == 0 || v > (1u << 24))                               \
+			return fail(ld->err, -EINVAL, "%s: missing or bad key %s.%s", ld->path, ld->arch, \
+				    key);                                                            \
+		hp->field = (int32_t)v;                                                             \
+	} while (0)
+	REQ(n_layer, "block_count");
+	REQ(n_embd, "embedding_length");
+	REQ(n_head, "attention.head_count");
+	REQ(n_ff, "feed_forward_length");
+#undef REQ
+	hp->n_head_kv = get_u32(ld, "attention.head_count_kv", &v) ? (int32_t)v : hp->n_head;
+	if (hp->n_head_kv <= 0 || hp->n_embd % hp->n_head != 0)
+		return fail(ld->err, -EINVAL, "%s: embedding length %d is not a multiple of head count %d",
+			    ld->path, hp->n_embd, hp->n_head);
+	hp->head_dim = hp->n_embd / hp->n_head;
+	hp->n_rot = get_u32(ld, "rope.dimension_count", &v) ? (int32_t)v : hp->head_dim;
+	if (!get_f32(ld, "rope.freq_base", &hp->rope_base))
+		hp->rope_base = 10000.0f;
+	hp->rope_freq_scale = 1.0f;
+	char key[128];
+	struct gguf_str st;
+	float factor = 0;
+	snprintf(key, sizeof key, "%s.rope.scaling.type", ld->arch);
+	bool has_type = gguf_get_str(ld->f, key, &st);
+	if (has_type && !(st.len == 6 && !memcmp(st.ptr, "linear", 6)) &&
+	    !(st.len == 4 && !memcmp(st.ptr, "none", 4)))
+		return fail(ld->err, -ENOTSUP, "%s: rope scaling type \"%.*s\" is not supported (linear is)",
+			    ld->path, (int)st.len, st.ptr);
+	if ((!has_type || st.len == 6) && (get_f32(ld, "rope.scaling.factor", &factor) ||
+					   get_f32(ld, "rope.scale_linear", &factor)) &&
+	    factor > 0)
+		hp->rope_freq_scale = 1.0f / factor;
+	if (!get_f32(ld, "attention.layer_norm_rms_epsilon", &hp->rms_eps))
+		hp->rms_eps = 1e-5f;
+	hp->rope_neox = qwen2;
+	info->n_ctx_train = get_u32(ld, "context_length", &v) ? (int32_t)v : 4096;
+	snprintf(info->arch, sizeof info->arch, "%s", ld->arch);
+	return 0;
+}
+
+static void model_scratch_free(struct model *m)
+{
+	free(m->seq_ids), free(m->seq_list), free(m->seq_maxpos), free(m->seq_minpos), free(m->bseqs);
+	free(m->eval_pos), free(m->eval_rows), free(m->eval_seqs);
+}
+
+void model_free(struct model *m)
+{
+	if (!m)
+		return;
+	kv_pool_destroy(m->pool);
+	backend_destroy(m->backend);
+	tokenizer_free(m->tok);
+	gguf_close(m->gguf);
+	model_scratch_free(m);
+	free(m);
+}
+
+struct model *model_load(const struct model_params *params, struct infer_error *err)
+{
+	struct model_params p = *params;
+	struct model_params d = model_params_default();
+	if (p.kv_bytes == 0)
+		p.kv_bytes = d.kv_bytes;
+	if (p.kv_page_size <= 0)
+		p.kv_page_size = d.kv_page_size;
+	struct model *m = calloc(1, sizeof *m);
+	if (!m) {
+		fail(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	struct gguf_error ge;
+	m->gguf = gguf_open(p.path, &ge);
+	if (!m->gguf) {
+		fail(err, -EINVAL, "%s", ge.message);
+		model_free(m);
+		return NULL;
+	}
+	struct loader ld = {.path = p.path, .f = m->gguf, .err = err};
+	struct backend_weights w;
+	memset(&w, 0, sizeof w);
+	struct backend_layer *layers = NULL;
+	if (load_hparams(&ld, &w.hp, &m->info) != 0)
+		goto fail;
+	struct backend_hparams *hp = &w.hp;
+	ld.cap_names = 3 + 16 * hp->n_layer;
+	ld.names = calloc((size_t)ld.cap_names, NAME_LEN);
+	layers = calloc((size_t)hp->n_layer, sizeof *layers);
+	if (!ld.names || !layers) {
+		fail(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (find_tensor(&ld, "token_embd.weight", &w.tok_embd) || require(&ld, &w.tok_embd) ||
+	    find_tensor(&ld, "output_norm.weight", &w.output_norm) || require(&ld, &w.output_norm) ||
+	    find_tensor(&ld, "output.weight", &w.output))
+		goto fail;
+	if (!w.output.data) /* tied embeddings */
+		w.output = w.tok_embd;
+	hp->n_vocab = (int32_t)w.tok_embd.ne[1];
+	uint32_t vs;
+	char key[96];
+	snprintf(key, sizeof key, "%s.vocab_size", ld.arch);
+	if (gguf_get_u32(m->gguf, key, &vs) && (int64_t)vs != w.tok_embd.ne[1]) {
+		fail(err, -EINVAL, "%s: %s is %u but token_embd.weight has %lld rows", p.path, key, vs,
+		     (long long)w.tok_embd.ne[1]);
+		goto fail;
+	}
+	for (int l = 0; l < hp->n_layer; l++) {
+		struct backend_layer *L = &layers[l];
+		struct {
+			const char *suffix;
+			struct backend_tensor *t;
+			bool optional;
+		} list[] = {
+			{"attn_norm.weight", &L->attn_norm, false}, {"attn_q.weight", &L->wq, false},
+			{"attn_k.weight", &L->wk, false},           {"attn_v.weight", &L->wv, false},
+			{"attn_q.bias", &L->bq, true},              {"attn_k.bias", &L->bk, true},
+			{"attn_v.bias", &L->bv, true},              {"attn_output.weight", &L->wo, false},
+			{"ffn_norm.weight", &L->ffn_norm, false},   {"ffn_gate.weight", &L->w_gate, false},
+			{"ffn_up.weight", &L->w_up, false},         {"ffn_down.weight", &L->w_down, false},
+		};
+		for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
+			char name[NAME_LEN];
+			snprintf(name, sizeof name, "blk.%d.%s", l, list[i].suffix);
+			if (find_tensor(&ld, name, list[i].t) || (!list[i].optional && require(&ld, list[i].t)))
+				goto fail;
+		}
+	}
+	w.layers = layers;
+
+	/* Facts for benchmarks: bytes read per decode step = every weight but the embedding table. */
+	struct model_info *info = &m->info;
+	info->n_layer = hp->n_layer, info->n_embd = hp->n_embd, info->n_head = hp->n_head;
+	info->n_head_kv = hp->n_head_kv, info->head_dim = hp->head_dim, info->n_ff = hp->n_ff;
+	info->n_vocab = hp->n_vocab;
+	info->file_type = layers[0].wq.type;
+	for (int64_t i = 0; i < gguf_tensor_count(m->gguf); i++)
+		info->weight_bytes += gguf_tensor(m->gguf, i)->nbytes;
+	info->decode_read_bytes = info->weight_bytes - w.tok_embd.nbytes;
+	if (w.output.data == w.tok_embd.data)
+		info->decode_read_bytes += w.tok_embd.nbytes;
+
+	m->tok = tokenizer_load(m->gguf, &ge);
+	if (!m->tok) {
+		fail(err, -EINVAL, "%s: tokenizer: %s", p.path, ge.message);
+		goto fail;
+	}
+	if (tokenizer_vocab_size(m->tok) > hp->n_vocab) {
+		fail(err, -EINVAL, "%s: the tokenizer has %d tokens but token_embd.weight only %d rows",
+		     p.path, tokenizer_vocab_size(m->tok), hp->n_vocab);
+		goto fail;
+	}
+
+	struct backend_config cfg = {
+		.kind = p.backend == INFER_BACKEND_CPU	  ? BACKEND_KIND_CPU
+			: p.backend == INFER_BACKEND_CUDA ? BACKEND_KIND_CUDA
+							  : BACKEND_KIND_AUTO,
+		.n_threads = p.n_threads,
+		.kv_page_size = p.kv_page_size,
+		.kv_type = TENSOR_TYPE_F32,
+		.progress = p.progress,
+		.progress_user = p.progress_user,
+	};
+	size_t page_bytes = backend_kv_bytes_per_page(hp, p.kv_page_size, cfg.kv_type);
+	size_t n_pages = p.kv_bytes / page_bytes;
+	if (n_pages < 4)
+		n_pages = 4;
+	if (n_pages > (1u << 24))
+		n_pages = 1u << 24;
+	cfg.kv_n_pages = (int32_t)n_pages;
+	struct backend_error be;
+	m->backend = backend_create(&cfg, &w, &be);
+	if (!m->backend) {
+		fail(err, -EINVAL, "%s: %s", p.path, be.message);
+		goto fail;
+	}
+	m->pool = kv_pool_create(m->backend, cfg.kv_n_pages, cfg.kv_page_size);
+	if (!m->pool) {
+		fail(err, -ENOMEM, "out of memory for the KV pool");
+		goto fail;
+	}
+	info->kv_page_size = cfg.kv_page_size;
+	info->kv_n_pages = cfg.kv_n_pages;
+	info->backend_name = backend_name(m->backend);
+	/* The cpu backend keeps the names it was given only for init-time errors. */
+	free(ld.names);
+	free(layers);
+	return m;
+fail:
+	free(ld.names);
+	free(layers);
+	model_free(m);
+	return NULL;
+}
+
+const struct model_info *model_info(const struct model *m)
+{
+	return &m->info;
+}
+
+const struct tokenizer *model_tokenizer(const struct model *m)
+{
+	return m->tok;
+}
+
+struct kv_pool *model_kv_pool(struct model *m)
+{
+	return m->pool;
+}
+
+/* ---- forward ---- */
+
+static int grow_scratch(struct model *m, int32_t n_tokens)
+{
+	if (n_tokens <= m->cap_tokens)
+		return 0;
+	model_scratch_free(m);
+	m->seq_ids = malloc((size_t)n_tokens * sizeof *m->seq_ids);
+	m->seq_list = malloc((size_t)n_tokens * sizeof *m->seq_list);
+	m->seq_maxpos = malloc((size_t)n_tokens * sizeof *m->seq_maxpos);
+	m->seq_minpos = malloc((size_t)n_tokens * sizeof *m->seq_minpos);
+	m->bseqs = malloc((size_t)n_tokens * sizeof *m->bseqs);
+	m->eval_pos = malloc((size_t)n_tokens * sizeof *m->eval_pos);
+	m->eval_rows = malloc((size_t)n_tokens * sizeof *m->eval_rows);
+	m->eval_seqs = malloc((size_t)n_tokens * sizeof *m->eval_seqs);
+	if (!m->eval_seqs || !m->seq_ids || !m->seq_list || !m->seq_maxpos || !m->seq_minpos || !m->bseqs ||
+	    !m->eval_pos || !m->eval_rows) {
+		model_scratch_free(m);
+		m->seq_ids = NULL, m->seq_list = NULL, m->seq_maxpos = NULL, m->seq_minpos = NULL;
+		m->bseqs = NULL, m->eval_pos = NULL, m->eval_rows = NULL, m->eval_seqs = NULL;
+		m->cap_tokens = 0;
+		return -ENOMEM;
+	}
+	m->cap_tokens = n_tokens;
+	return 0;
+}
+
+int model_forward(struct model *m, const struct model_batch *b, struct infer_error *err)
+{
+	if (b->n_tokens <= 0)
+		return fail(err, -EINVAL, "forward: empty batch");
+	if (grow_scratch(m, b->n_tokens) != 0)
+		return fail(err, -ENOMEM, "forward: out of memory");
+	/* Distinct sequences, in order of first appearance. */
+	int32_t n_seqs = 0, last = -1;
+	for (int32_t i = 0; i < b->n_tokens; i++) {
+		struct kv_seq *s = b->seqs[i];
+		if (!s || kv_seq_pool(s) != m->pool)
+			return fail(err, -EINVAL, "forward: entry %d has no sequence of this model", i);
+		if (b->pos[i] < 0)
+			return fail(err, -EINVAL, "forward: entry %d has negative position %d", i, b->pos[i]);
+		int32_t k = last >= 0 && m->seq_list[last] == s ? last : -1;
+		for (int32_t j = 0; k < 0 && j < n_seqs; j++)
+			if (m->seq_list[j] == s)
+				k = j;
+		if (k < 0) {
+			k = n_seqs++;
+			m->seq_list[k] = s;
+			m->seq_maxpos[k] = b->pos[i];
+			m->seq_minpos[k] = b->pos[i];
+		}
+		if (b->pos[i] > m->seq_maxpos[k])
+			m->seq_maxpos[k] = b->pos[i];
+		if (b->pos[i] < m->seq_minpos[k])
+			m->seq_minpos[k] = b->pos[i];
+		m->seq_ids[i] = k;
+		last = k;
+	}
+	for (int32_t k = 0; k < n_seqs; k++) {
+		struct kv_seq *s = m->seq_list[k];
+		int32_t from = m->seq_minpos[k] < kv_seq_len(s) ? m->seq_minpos[k] : kv_seq_len(s);
+		int rc = kv_seq_reserve_from(s, from, m->seq_maxpos[k] + 1, err);
+		if (rc)
+			return rc;
+	}
+	for (int32_t k = 0; k < n_seqs; k++)
+		m->bseqs[k].pages = kv_seq_pages(m->seq_list[k], &m->bseqs[k].n_pages);
+	struct backend_batch bb = {
+		.n_tokens = b->n_tokens,
+		.tokens = b->tokens,
+		.positions = b->pos,
+		.seq_ids = m->seq_ids,
+		.n_seqs = n_seqs,
+		.seqs = m->bseqs,
+		.n_out = b->n_out,
+		.out_rows = b->out_rows,
+		.logits = b->logits,
+		.argmax = b->argmax,
+	};
+	struct backend_error be;
+	int rc = backend_forward(m->backend, &bb, &be);
+	if (rc)
+		return fail(err, rc, "%s", be.message);
+	for (int32_t k = 0; k < n_seqs; k++)
+		if (m->seq_maxpos[k] + 1 > kv_seq_len(m->seq_list[k]))
+			kv_seq_set_len(m->seq_list[k], m->seq_maxpos[k] + 1);
+	return 0;
+}
+
+#define EVAL_CHUNK 512
+
+int model_eval(struct model *m, struct kv_seq *s, const int32_t *tokens, int32_t n, float *logits,
+	       struct infer_error *err)
+{
+	if (n <= 0)
+		return fail(err, -EINVAL, "eval: no tokens");
+	if (grow_scratch(m, n < EVAL_CHUNK ? n : EVAL_CHUNK) != 0)
+		return fail(err, -ENOMEM, "eval: out of memory");
+	/* One sequence pointer repeated: model_forward wants one per entry. */
+	struct kv_seq **seqs = m->eval_seqs;
+	int rc = 0;
+	for (int32_t done = 0; done < n && rc == 0;) {
+		int32_t c = n - done < EVAL_CHUNK ? n - done : EVAL_CHUNK;
+		int32_t base = kv_seq_len(s);
+		for (int32_t i = 0; i < c; i++) {
+			m->eval_pos[i] = base + i;
+			seqs[i] = s;
+		}
+		bool lastc = done + c == n;
+		int32_t row = c - 1;
+		struct model_batch mb = {
+			.n_tokens = c,
+			.tokens = tokens + done,
+			.pos = m->eval_pos,
+			.seqs = seqs,
+			.n_out = lastc && logits ? 1 : 0,
+			.out_rows = &row,
+			.logits = lastc ? logits : NULL,
+		};
+		rc = model_forward(m, &mb, err);
+		done += c;
+	}
+	return rc;
+}
+
+int model_kv_shift(struct model *m, struct kv_seq *src, int32_t src_start, struct kv_seq *dst,
+		   int32_t dst_start, int32_t n, struct infer_error *err)
+{
+	if (n <= 0)
+		return 0;
+	if (src_start < 0 || src_start + n > kv_seq_len(src))
+		return fail(err, -EINVAL, "kv shift: source range [%d, %d) is not cached (length %d)",
+			    src_start, src_start + n, kv_seq_len(src));
+	int rc = kv_seq_reserve_from(dst, dst_start, dst_start + n, err);
+	if (rc)
+		return rc;
+	struct backend_seq bs, bd;
+	bs.pages = kv_seq_pages(src, &bs.n_pages);
+	bd.pages = kv_seq_pages(dst, &bd.n_pages);
+	struct backend_error be;
+	rc = backend_kv_shift(m->backend, &bs, src_start, &bd, dst_start, n, &be);
+	if (rc)
+		return fail(err, rc, "%s", be.message);
+	if (dst_start + n > kv_seq_len(dst))
+		kv_seq_set_len(dst, dst_start + n);
+	return 0;
+}
+
+/* ---- machine facts ---- */
+
+int infer_physical_cores(void)
+{
+	return backend_cpu_physical_cores();
+}
+
+double infer_read_bandwidth_gbs(int n_threads, size_t bytes)
+{
+	return backend_cpu_read_gbs(n_threads, bytes);
+}

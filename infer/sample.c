@@ -1,0 +1,167 @@
+/*
+ * sample.c - choosing the next token from logits: greedy, temperature,
+ * top-k, top-p (nucleus), repetition penalty, with a seeded generator so a
+ * run can be reproduced. A sampler owns scratch arrays of n_vocab entries,
+ * so sampling allocates nothing.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infer.h"
+
+int32_t sample_greedy(const float *logits, int32_t n_vocab)
+{
+	int32_t best = 0;
+	for (int32_t i = 1; i < n_vocab; i++)
+		if (logits[i] > logits[best])
+			best = i;
+	return best;
+}
+
+double sample_logsumexp(const float *logits, int32_t n_vocab)
+{
+	float mx = logits[sample_greedy(logits, n_vocab)];
+	double s = 0;
+	for (int32_t i = 0; i < n_vocab; i++)
+		s += exp((double)logits[i] - mx);
+	return mx + log(s);
+}
+
+struct sampler {
+	struct sampler_params p;
+	int32_t n_vocab;
+	uint64_t rng;
+	float *work;   /* [n_vocab] modified logits */
+	int32_t *idx;  /* [n_vocab] candidate ids */
+};
+
+struct sampler *sampler_new(const struct sampler_params *p, int32_t n_vocab)
+{
+	struct sampler *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->p = *p;
+	s->n_vocab = n_vocab;
+	s->work = malloc((size_t)n_vocab * sizeof *s->work);
+	s->idx = malloc((size_t)n_vocab * sizeof *s->idx);
+	if (!s->work || !s->idx) {
+		sampler_free(s);
+		return NULL;
+	}
+	sampler_seed(s, p->seed);
+	return s;
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	free(s->work);
+	free(s->idx);
+	free(s);
+}
+
+void sampler_seed(struct sampler *s, uint64_t seed)
+{
+	s->rng = seed ^ 0x9E3779B97F4A7C15ull;
+	if (!s->rng)
+		s->rng = 1;
+}
+
+/* xorshift64*: a uniform float in [0, 1). */
+static float rng_uniform(struct sampler *s)
+{
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	uint64_t r = s->rng * 0x2545F4914F6CDD1Dull;
+	return (float)(r >> 40) / 16777216.0f;
+}
+
+/* Moves the k largest of work[idx[0..n)] to the front of idx, in descending order. */
+static void partial_sort(const float *work, int32_t *idx, int32_t n, int32_t k)
+{
+	/* Selection by repeated max: O(n k), fine for the k <= 100 samplers use. */
+	for (int32_t i = 0; i < k && i < n; i++) {
+		int32_t best = i;
+		for (int32_t j = i + 1; j < n; j++)
+			if (work[idx[j]] > work[idx[best]])
+				best = j;
+		int32_t t = idx[i];
+		idx[i] = idx[best];
+		idx[best] = t;
+	}
+}
+
+int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *history,
+		       int32_t n_history, float *logprob)
+{
+	int32_t n = s->n_vocab, pick;
+	if (s->p.temperature <= 0) {
+		pick = sample_greedy(logits, n);
+	} else {
+		memcpy(s->work, logits, (size_t)n * sizeof *s->work);
+		if (s->p.repeat_penalty > 0 && s->p.repeat_penalty != 1.0f && history) {
+			int32_t from = n_history - s->p.repeat_last_n;
+			if (s->p.repeat_last_n <= 0 || from < 0)
+				from = 0;
+			for (int32_t i = from; i < n_history; i++) {
+				int32_t t = history[i];
+				if (t < 0 || t >= n)
+					continue;
+				/* Penalise each id once even if it repeats: compare with the original. */
+				if (s->work[t] != logits[t])
+					continue;
+				s->work[t] = s->work[t] > 0 ? s->work[t] / s->p.repeat_penalty
+							     : s->work[t] * s->p.repeat_penalty;
+			}
+		}
+		for (int32_t i = 0; i < n; i++) {
+			s->work[i] /= s->p.temperature;
+			s->idx[i] = i;
+		}
+		int32_t m = n;
+		if (s->p.top_k > 0 && s->p.top_k < n) {
+			partial_sort(s->work, s->idx, n, s->p.top_k);
+			m = s->p.top_k;
+		} else {
+			/* Only the head needs order (for top-p); sampling itself is order-free. */
+			partial_sort(s->work, s->idx, n, n < 64 ? n : 64);
+			m = n;
+		}
+		/* Softmax over the m candidates (idx[0] is the max after the partial sort). */
+		float mx = s->work[s->idx[0]];
+		double sum = 0;
+		for (int32_t i = 0; i < m; i++)
+			sum += exp((double)s->work[s->idx[i]] - mx);
+		/* top-p: the smallest prefix (in descending order) whose mass reaches top_p. Only the
+		 * first 64 are sorted when top_k is off; a nucleus wider than that keeps everything. */
+		int32_t sorted = s->p.top_k > 0 && s->p.top_k < n ? m : (n < 64 ? n : 64);
+		int32_t keep = m;
+		double kept_mass = sum;
+		if (s->p.top_p > 0 && s->p.top_p < 1) {
+			double acc = 0;
+			for (int32_t i = 0; i < sorted; i++) {
+				acc += exp((double)s->work[s->idx[i]] - mx);
+				if (acc / sum >= s->p.top_p) {
+					keep = i + 1;
+					kept_mass = acc;
+					break;
+				}
+			}
+		}
+		double r = rng_uniform(s) * kept_mass, acc = 0;
+		pick = s->idx[keep - 1];
+		for (int32_t i = 0; i < keep; i++) {
+			acc += exp((double)s->work[s->idx[i]] - mx);
+			if (acc > r) {
+				pick = s->idx[i];
+				break;
+			}
+		}
+	}
+	if (logprob)
+		*logprob = (float)((double)logits[pick] - sample_logsumexp(logits, n));
+	return pick;
+}

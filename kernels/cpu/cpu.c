@@ -1,0 +1,490 @@
+/*
+ * cpu.c - the CPU backend: the Llama forward pass over paged KV, run on the
+ * worker pool with the kernel set cpuid picked (kern.c).
+ *
+ * It reads top to bottom in the order a token flows: embedding, per layer
+ * (RMSNorm, Q/K/V, RoPE, K/V into their page slots, causal attention over
+ * the sequence's pages, output projection, RMSNorm, SwiGLU FFN), final norm
+ * and the output head for the requested rows only. Weights are the caller's
+ * (memory-mapped GGUF blocks); scratch buffers grow to the largest batch seen
+ * and are reused, so a decode step allocates nothing.
+ *
+ * KV page layout (float): page p holds, per layer l, K then V, each
+ * [page_size slots][n_head_kv * head_dim].
+ */
+#include "cpu.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "quant.h"
+
+struct cpu_backend {
+	struct backend_hparams hp;
+	struct backend_tensor tok_embd, output_norm, output;
+	struct backend_layer *layers; /* [n_layer], copied; data borrowed */
+	struct cpu_pool *pool;
+	const struct cpu_kernels *k;
+
+	float *kv;           /* [n_pages][page_floats] */
+	int64_t page_floats; /* 2 * n_layer * page_size * kv_dim */
+	int32_t n_pages, page_size;
+
+	/* scratch, for up to `cap` tokens */
+	int32_t cap;
+	float *x;    /* [cap][n_embd] residual stream */
+	float *h;    /* [cap][max(n_embd, n_ff)] normed input / attention output */
+	float *q;    /* [cap][n_head * head_dim] */
+	float *kc;   /* [cap][kv_dim] */
+	float *vc;   /* [cap][kv_dim] */
+	float *g;    /* [cap][n_ff] */
+	float *u;    /* [cap][n_ff] */
+	void *act;   /* [cap] activation rows of the widest format */
+	size_t act_row_cap;
+	float *scores; /* [n_threads][n_pages * page_size] */
+	int32_t *idx;  /* [cap] scratch ids */
+};
+
+/* ---- helpers ---- */
+
+static int fail(struct backend_error *err, int code, const char *fmt, const char *a, long long b)
+{
+	if (err)
+		snprintf(err->message, sizeof err->message, fmt, a, b);
+	return code;
+}
+
+static size_t row_bytes(const struct backend_tensor *t)
+{
+	return (size_t)tensor_type_row_size(t->type, t->ne[0]);
+}
+
+static int grow(struct cpu_backend *c, int32_t n)
+{
+	if (n <= c->cap)
+		return 0;
+	const struct backend_hparams *hp = &c->hp;
+	int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_head_kv * hp->head_dim;
+	int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;
+	if (qd > wide)
+		wide = qd;
+	size_t arow = cpu_act_row_bytes(CPU_ACT_F32, wide);
+	free(c->x), free(c->h), free(c->q), free(c->kc), free(c->vc), free(c->g), free(c->u);
+	free(c->act), free(c->idx);
+	c->x = malloc((size_t)n * hp->n_embd * sizeof(float));
+	c->h = malloc((size_t)n * wide * sizeof(float));
+	c->q = malloc((size_t)n * qd * sizeof(float));
+	c->kc = malloc((size_t)n * kvd * sizeof(float));
+	c->vc = malloc((size_t)n * kvd * sizeof(float));
+	c->g = malloc((size_t)n * hp->n_ff * sizeof(float));
+	c->u = malloc((size_t)n * hp->n_ff * sizeof(float));
+	c->act = malloc((size_t)n * arow);
+	c->idx = malloc((size_t)n * sizeof(int32_t));
+	c->act_row_cap = arow;
+	if (!c->x || !c->h || !c->q || !c->kc || !c->vc || !c->g || !c->u || !c->act || !c->idx) {
+		c->cap = 0;
+		return -ENOMEM;
+	}
+	c->cap = n;
+	return 0;
+}
+
+/* ---- parallel matrix products ---- */
+
+#define MM_MAX 3
+#define MM_ROW_TILE 16
+#define MM_TOK_TILE 64
+
+/* Up to MM_MAX products sharing one activation matrix: y_i = x . W_i^T. */
+struct mm_task {
+	const struct cpu_kernels *k;
+	int n;
+	const struct backend_tensor *w[MM_MAX];
+	float *y[MM_MAX];
+	const void *x;
+	size_t x_stride;
+	int64_t nt;
+};
+
+static void mm_run(void *arg, int ith, int nth)
+{
+	struct mm_task *t = arg;
+	for (int i = 0; i < t->n; i++) {
+		const struct backend_tensor *w = t->w[i];
+		cpu_gemm_fn f = cpu_kernels_gemm(t->k, w->type);
+		size_t ws = row_bytes(w);
+		int64_t lo, hi, nrows = w->ne[1];
+		cpu_split(nrows, MM_ROW_TILE, ith, nth, &lo, &hi);
+		for (int64_t t0 = 0; t0 < t->nt; t0 += MM_TOK_TILE) {
+			int64_t tn = t->nt - t0 < MM_TOK_TILE ? t->nt - t0 : MM_TOK_TILE;
+			for (int64_t r0 = lo; r0 < hi; r0 += MM_ROW_TILE) {
+				int64_t rn = hi - r0 < MM_ROW_TILE ? hi - r0 : MM_ROW_TILE;
+				f(w->ne[0], (const char *)w->data + r0 * ws, ws, rn,
+				  (const char *)t->x + t0 * t->x_stride, t->x_stride, tn,
+				  t->y[i] + t0 * nrows + r0, nrows);
+			}
+		}
+	}
+}
+
+struct act_task {
+	cpu_act_fn f;
+	const float *x;
+	int64_t n;
+	void *dst;
+	size_t dst_stride;
+	int64_t nt;
+};
+
+static void act_run(void *arg, int ith, int nth)
+{
+	struct act_task *t = arg;
+	int64_t lo, hi;
+	cpu_split(t->nt, 1, ith, nth, &lo, &hi);
+	for (int64_t i = lo; i < hi; i++)
+		t->f(t->x + i * t->n, (char *)t->dst + i * t->dst_stride, t->n);
+}
+
+/* y_i[nt][rows_i] = x[nt][n] . W_i^T for the n_w weights (same input width and activation format). */
+static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
+		   const struct backend_tensor *const *w, float *const *y)
+{
+	enum cpu_act a = cpu_act_for(w[0]->type);
+	int64_t n = w[0]->ne[0];
+	struct mm_task mt = {.k = c->k, .n = n_w, .nt = nt};
+	for (int i = 0; i < n_w; i++)
+		mt.w[i] = w[i], mt.y[i] = y[i];
+	if (a == CPU_ACT_F32) {
+		mt.x = x;
+		mt.x_stride = (size_t)n * sizeof(float);
+	} else {
+		struct act_task at = {cpu_kernels_act(c->k, a), x, n, c->act, cpu_act_row_bytes(a, n), nt};
+		cpu_pool_run(c->pool, act_run, &at);
+		mt.x = c->act;
+		mt.x_stride = at.dst_stride;
+	}
+	cpu_pool_run(c->pool, mm_run, &mt);
+}
+
+static void matmul1(struct cpu_backend *c, const float *x, int64_t nt,
+		    const struct backend_tensor *w, float *y)
+{
+	matmul(c, x, nt, 1, &w, &y);
+}
+
+static void add_bias(float *y, const struct backend_tensor *b, int64_t nt, int64_t n)
+{
+	if (!b->data)
+		return;
+	const float *bv = b->data;
+	for (int64_t t = 0; t < nt; t++)
+		for (int64_t i = 0; i < n; i++)
+			y[t * n + i] += bv[i];
+}
+
+/* ---- attention ---- */
+
+struct attn_task {
+	struct cpu_backend *c;
+	const struct backend_batch *b;
+	int layer;
+	const float *q; /* [nt][n_head*hd] */
+	float *out;     /* [nt][n_head*hd] */
+};
+
+static inline float *kv_slot(struct cpu_backend *c, const struct backend_seq *s, int layer,
+			     int32_t pos, int which)
+{
+	int64_t kvd = (int64_t)c->hp.n_head_kv * c->hp.head_dim;
+	int32_t page = s->pages[pos / c->page_size];
+	return c->kv + page * c->page_floats + ((int64_t)layer * 2 + which) * c->page_size * kvd +
+	       (int64_t)(pos % c->page_size) * kvd;
+}
+
+static void attn_run(void *arg, int ith, int nth)
+{
+	struct attn_task *t = arg;
+	struct cpu_backend *c = t->c;
+	const struct backend_hparams *hp = &c->hp;
+	int hd = hp->head_dim, group = hp->n_head / hp->n_head_kv;
+	float scale = 1.0f / sqrtf((float)hd);
+	float *sc = c->scores + (int64_t)ith * c->n_pages * c->page_size;
+	int64_t lo, hi;
+	cpu_split((int64_t)t->b->n_tokens * hp->n_head, 1, ith, nth, &lo, &hi);
+	for (int64_t job = lo; job < hi; job++) {
+		int64_t i = job / hp->n_head;
+		int h = (int)(job % hp->n_head), kh = h / group;
+		const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i]];
+		int32_t pos = t->b->positions[i];
+		const float *q = t->q + i * (int64_t)hp->n_head * hd + (int64_t)h * hd;
+		float mx = -INFINITY;
+		for (int32_t p = 0; p <= pos; p++) {
+			const float *k = kv_slot(c, s, t->layer, p, 0) + (int64_t)kh * hd;
+			float d = 0;
+			for (int j = 0; j < hd; j++)
+				d += q[j] * k[j];
+			sc[p] = d * scale;
+			if (sc[p] > mx)
+				mx = sc[p];
+		}
+		double sum = 0;
+		for (int32_t p = 0; p <= pos; p++) {
+			sc[p] = expf(sc[p] - mx);
+			sum += sc[p];
+		}
+		float inv = (float)(1.0 / sum);
+		float *o = t->out + i * (int64_t)hp->n_head * hd + (int64_t)h * hd;
+		for (int j = 0; j < hd; j++)
+			o[j] = 0;
+		for (int32_t p = 0; p <= pos; p++) {
+			const float *v = kv_slot(c, s, t->layer, p, 1) + (int64_t)kh * hd;
+			float w = sc[p] * inv;
+			for (int j = 0; j < hd; j++)
+				o[j] += w * v[j];
+		}
+	}
+}
+
+/* ---- the forward pass ---- */
+
+static int check_batch(struct cpu_backend *c, const struct backend_batch *b, struct backend_error *err)
+{
+	if (b->n_tokens <= 0)
+		return fail(err, -EINVAL, "forward: empty batch%s (%lld tokens)", "", b->n_tokens);
+	for (int32_t i = 0; i < b->n_seqs; i++)
+		for (int32_t j = 0; j < b->seqs[i].n_pages; j++)
+			if (b->seqs[i].pages[j] < 0 || b->seqs[i].pages[j] >= c->n_pages)
+				return fail(err, -EINVAL, "forward: page id out of range%s: %lld", "",
+					    b->seqs[i].pages[j]);
+	for (int32_t i = 0; i < b->n_tokens; i++) {
+		if (b->tokens[i] < 0 || b->tokens[i] >= c->hp.n_vocab)
+			return fail(err, -EINVAL, "forward: token id out of range%s: %lld", "", b->tokens[i]);
+		if (b->seq_ids[i] < 0 || b->seq_ids[i] >= b->n_seqs)
+			return fail(err, -EINVAL, "forward: sequence index out of range%s: %lld", "",
+				    b->seq_ids[i]);
+		int32_t pos = b->positions[i];
+		if (pos < 0 || pos / c->page_size >= b->seqs[b->seq_ids[i]].n_pages)
+			return fail(err, -EINVAL, "forward: position%s %lld is past the sequence's page table",
+				    "", pos);
+	}
+	for (int32_t i = 0; i < b->n_out; i++)
+		if (b->out_rows[i] < 0 || b->out_rows[i] >= b->n_tokens)
+			return fail(err, -EINVAL, "forward: output row out of range%s: %lld", "", b->out_rows[i]);
+	return 0;
+}
+
+static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_error *err)
+{
+	struct cpu_backend *c = ctx;
+	const struct backend_hparams *hp = &c->hp;
+	int rc = check_batch(c, b, err);
+	if (rc)
+		return rc;
+	if (grow(c, b->n_tokens) != 0)
+		return fail(err, -ENOMEM, "forward: out of memory for a batch of%s %lld tokens", "",
+			    b->n_tokens);
+	int64_t nt = b->n_tokens, E = hp->n_embd, hd = hp->head_dim;
+	int64_t qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
+
+	/* x = token_embd[tokens] */
+	size_t ers = row_bytes(&c->tok_embd);
+	for (int64_t i = 0; i < nt; i++)
+		tensor_row_dequantize(c->tok_embd.type, (const char *)c->tok_embd.data + b->tokens[i] * ers,
+				      c->x + i * E, E);
+
+	for (int l = 0; l < hp->n_layer; l++) {
+		const struct backend_layer *L = &c->layers[l];
+		for (int64_t i = 0; i < nt; i++)
+			cpu_rmsnorm(c->x + i * E, L->attn_norm.data, c->h + i * E, E, hp->rms_eps);
+		const struct backend_tensor *qkv[3] = {&L->wq, &L->wk, &L->wv};
+		float *qkv_out[3] = {c->q, c->kc, c->vc};
+		if (cpu_act_for(L->wq.type) == cpu_act_for(L->wk.type) &&
+		    cpu_act_for(L->wq.type) == cpu_act_for(L->wv.type)) {
+			matmul(c, c->h, nt, 3, qkv, qkv_out);
+		} else {
+			for (int i = 0; i < 3; i++)
+				matmul1(c, c->h, nt, qkv[i], qkv_out[i]);
+		}
+		add_bias(c->q, &L->bq, nt, qd);
+		add_bias(c->kc, &L->bk, nt, kvd);
+		add_bias(c->vc, &L->bv, nt, kvd);
+		for (int64_t i = 0; i < nt; i++) {
+			float pos = (float)b->positions[i];
+			cpu_rope(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, pos, hp->rope_base,
+				 hp->rope_freq_scale, hp->rope_neox);
+			cpu_rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, pos, hp->rope_base,
+				 hp->rope_freq_scale, hp->rope_neox);
+			const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
+			memcpy(kv_slot(c, s, l, b->positions[i], 0), c->kc + i * kvd, (size_t)kvd * sizeof(float));
+			memcpy(kv_slot(c, s, l, b->positions[i], 1), c->vc + i * kvd, (size_t)kvd * sizeof(float));
+		}
+		struct attn_task at = {c, b, l, c->q, c->h};
+		cpu_pool_run(c->pool, attn_run, &at);
+		matmul1(c, c->h, nt, &L->wo, c->g); /* g: [nt][E] temporary */
+		for (int64_t i = 0; i < nt * E; i++)
+			c->x[i] += c->g[i];
+
+		for (int64_t i = 0; i < nt; i++)
+			cpu_rmsnorm(c->x + i * E, L->ffn_norm.data, c->h + i * E, E, hp->rms_eps);
+		const struct backend_tensor *gu[2] = {&L->w_gate, &L->w_up};
+		float *gu_out[2] = {c->g, c->u};
+		if (cpu_act_for(L->w_gate.type) == cpu_act_for(L->w_up.type)) {
+			matmul(c, c->h, nt, 2, gu, gu_out);
+		} else {
+			matmul1(c, c->h, nt, gu[0], gu_out[0]);
+			matmul1(c, c->h, nt, gu[1], gu_out[1]);
+		}
+		cpu_swiglu(c->g, c->u, nt * hp->n_ff);
+		matmul1(c, c->g, nt, &L->w_down, c->h); /* h: [nt][E] */
+		for (int64_t i = 0; i < nt * E; i++)
+			c->x[i] += c->h[i];
+	}
+
+	if (b->n_out == 0 || (!b->logits && !b->argmax))
+		return 0;
+	/* Final norm and output head for the requested rows only. */
+	for (int32_t i = 0; i < b->n_out; i++)
+		cpu_rmsnorm(c->x + (int64_t)b->out_rows[i] * E, c->output_norm.data, c->h + i * E, E,
+			    hp->rms_eps);
+	float *logits = b->logits;
+	float *tmp = NULL;
+	if (!logits) {
+		tmp = malloc((size_t)b->n_out * hp->n_vocab * sizeof(float));
+		if (!tmp)
+			return fail(err, -ENOMEM, "forward: out of memory for logits%s (%lld rows)", "",
+				    b->n_out);
+		logits = tmp;
+	}
+	matmul1(c, c->h, b->n_out, &c->output, logits);
+	if (b->argmax) {
+		for (int32_t i = 0; i < b->n_out; i++) {
+			const float *row = logits + (int64_t)i * hp->n_vocab;
+			int32_t best = 0;
+			for (int32_t v = 1; v < hp->n_vocab; v++)
+				if (row[v] > row[best])
+					best = v;
+			b->argmax[i] = best;
+		}
+	}
+	free(tmp);
+	return 0;
+}
+
+/* ---- KV page operations ---- */
+
+static int cpu_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend_error *err)
+{
+	struct cpu_backend *c = ctx;
+	if (dst < 0 || src < 0 || dst >= c->n_pages || src >= c->n_pages)
+		return fail(err, -EINVAL, "kv_copy_page: page id out of range%s (%lld)", "",
+			    dst < 0 || dst >= c->n_pages ? dst : src);
+	if (dst != src)
+		memcpy(c->kv + dst * c->page_floats, c->kv + src * c->page_floats,
+		       (size_t)c->page_floats * sizeof(float));
+	return 0;
+}
+
+static int cpu_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_start,
+			const struct backend_seq *dst, int32_t dst_start, int32_t n,
+			struct backend_error *err)
+{
+	struct cpu_backend *c = ctx;
+	const struct backend_hparams *hp = &c->hp;
+	if (n < 0 || src_start < 0 || dst_start < 0 ||
+	    (n > 0 && ((src_start + n - 1) / c->page_size >= src->n_pages ||
+		       (dst_start + n - 1) / c->page_size >= dst->n_pages)))
+		return fail(err, -EINVAL, "kv_shift: slots past the page table%s (%lld tokens)", "", n);
+	int64_t kvd = (int64_t)hp->n_head_kv * hp->head_dim;
+	float delta = (float)(dst_start - src_start);
+	for (int32_t i = 0; i < n; i++)
+		for (int l = 0; l < hp->n_layer; l++) {
+			float *ks = kv_slot(c, src, l, src_start + i, 0), *kd = kv_slot(c, dst, l, dst_start + i, 0);
+			float *vs = kv_slot(c, src, l, src_start + i, 1), *vd = kv_slot(c, dst, l, dst_start + i, 1);
+			memmove(kd, ks, (size_t)kvd * sizeof(float));
+			memmove(vd, vs, (size_t)kvd * sizeof(float));
+			cpu_rope(kd, hp->n_head_kv, hp->head_dim, hp->n_rot, delta, hp->rope_base,
+				 hp->rope_freq_scale, hp->rope_neox);
+		}
+	return 0;
+}
+
+/* ---- lifetime ---- */
+
+static void cpu_destroy(void *ctx)
+{
+	struct cpu_backend *c = ctx;
+	if (!c)
+		return;
+	cpu_pool_destroy(c->pool);
+	free(c->layers);
+	free(c->kv);
+	free(c->x), free(c->h), free(c->q), free(c->kc), free(c->vc), free(c->g), free(c->u);
+	free(c->act), free(c->scores), free(c->idx);
+	free(c);
+}
+
+static const struct backend_ops cpu_ops = {
+	.destroy = cpu_destroy,
+	.forward = cpu_forward,
+	.kv_copy_page = cpu_kv_copy_page,
+	.kv_shift = cpu_kv_shift,
+};
+
+static bool gemm_supported(const struct backend_tensor *t)
+{
+	return cpu_kernels_gemm(&cpu_kernels_ref, t->type) != NULL;
+}
+
+int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
+		     const struct backend_weights *w, struct backend_error *err)
+{
+	const struct backend_hparams *hp = &w->hp;
+	if (cfg->kv_type != TENSOR_TYPE_F32)
+		return fail(err, -ENOTSUP, "cpu backend: KV cache type %s not supported (%lld); use f32",
+			    tensor_type_name(cfg->kv_type) ? tensor_type_name(cfg->kv_type) : "?",
+			    (long long)cfg->kv_type);
+	for (int l = 0; l < hp->n_layer; l++) {
+		const struct backend_tensor *mats[] = {&w->layers[l].wq, &w->layers[l].wk, &w->layers[l].wv,
+						       &w->layers[l].wo, &w->layers[l].w_gate,
+						       &w->layers[l].w_up, &w->layers[l].w_down};
+		for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+			if (!gemm_supported(mats[i]))
+				return fail(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %lld",
+					    mats[i]->name, mats[i]->type);
+	}
+	if (!gemm_supported(&w->output))
+		return fail(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %lld", w->output.name,
+			    w->output.type);
+	struct cpu_backend *c = calloc(1, sizeof *c);
+	if (!c)
+		return fail(err, -ENOMEM, "cpu backend: out of memory%s%lld", "", 0);
+	c->hp = *hp;
+	c->tok_embd = w->tok_embd;
+	c->output_norm = w->output_norm;
+	c->output = w->output;
+	c->layers = malloc((size_t)hp->n_layer * sizeof *c->layers);
+	int n_threads = cfg->n_threads > 0 ? cfg->n_threads : backend_cpu_physical_cores();
+	c->pool = cpu_pool_create(n_threads);
+	c->k = cpu_kernels_best();
+	c->n_pages = cfg->kv_n_pages;
+	c->page_size = cfg->kv_page_size;
+	c->page_floats = 2LL * hp->n_layer * c->page_size * hp->n_head_kv * hp->head_dim;
+	c->kv = calloc((size_t)c->n_pages * c->page_floats, sizeof(float));
+	c->scores = malloc((size_t)n_threads * c->n_pages * c->page_size * sizeof(float));
+	if (!c->layers || !c->pool || !c->kv || !c->scores) {
+		cpu_destroy(c);
+		return fail(err, -ENOMEM, "cpu backend: out of memory for %s %lld KV pages", "the",
+			    cfg->kv_n_pages);
+	}
+	memcpy(c->layers, w->layers, (size_t)hp->n_layer * sizeof *c->layers);
+	out->ops = &cpu_ops;
+	out->ctx = c;
+	snprintf(out->name, sizeof out->name, "cpu (%s, %d threads)", c->k->name, n_threads);
+	if (cfg->progress)
+		cfg->progress(cfg->progress_user, 1.0f);
+	return 0;
+}

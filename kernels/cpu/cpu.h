@@ -1,0 +1,87 @@
+/*
+ * cpu.h - private to kernels/cpu: the worker pool, the per-ISA matrix
+ * kernels and the small vector ops the CPU forward pass is built from.
+ *
+ * Matrix products run as "weights x activations": a weight matrix keeps its
+ * GGUF blocks; the activations are first converted to the type the weight's
+ * kernel wants (act_type_for), e.g. Q8_0 blocks for Q8_0/Q4_0 weights as
+ * ggml does, so dot products run in integers and results follow llama.cpp.
+ */
+#ifndef INFILL_KERNELS_CPU_H
+#define INFILL_KERNELS_CPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- worker pool ---- */
+
+struct cpu_pool;
+
+/* The task runs on n threads at once (the caller is thread 0). */
+typedef void (*cpu_task_fn)(void *arg, int ith, int nth);
+
+/* New pool of n_threads (>= 1) threads including the caller; NULL on failure. */
+struct cpu_pool *cpu_pool_create(int n_threads);
+void cpu_pool_destroy(struct cpu_pool *p); /* accepts NULL */
+int cpu_pool_threads(const struct cpu_pool *p);
+/* Runs fn(arg, ith, nth) for ith in [0, nth) in parallel and returns when all finished. */
+void cpu_pool_run(struct cpu_pool *p, cpu_task_fn fn, void *arg);
+
+/* Splits [0, n) into nth contiguous parts aligned to `align`; part ith is [*lo, *hi). */
+void cpu_split(int64_t n, int64_t align, int ith, int nth, int64_t *lo, int64_t *hi);
+
+/* ---- activations ---- */
+
+/* The activation format a weight type's kernel consumes. */
+enum cpu_act {
+	CPU_ACT_F32,  /* float: F32, F16, BF16, Q4_K, Q6_K weights */
+	CPU_ACT_Q8_0, /* Q8_0 blocks (Q8_0 and Q4_0 weights, as ggml does) */
+};
+
+enum cpu_act cpu_act_for(uint32_t weight_type);
+/* Bytes of one activation row of n elements in format a. */
+size_t cpu_act_row_bytes(enum cpu_act a, int64_t n);
+
+/*
+ * y[t * ldy + r] = dot(weight row r, activation row t) for r < nr, t < nt.
+ * w: nr rows of w_stride bytes; x: nt rows of x_stride bytes in the
+ * weight's activation format; n: elements per row (a multiple of the block).
+ */
+typedef void (*cpu_gemm_fn)(int64_t n, const void *w, size_t w_stride, int64_t nr,
+			    const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy);
+
+/* Converts one float row of n elements into format a at dst. */
+typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
+
+/* One instruction-set level's kernels; NULL entries fall back to the reference. */
+struct cpu_kernels {
+	const char *name;                 /* "ref", "avx2", "avx512-vnni" */
+	cpu_act_fn act[2];                /* indexed by enum cpu_act */
+	cpu_gemm_fn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
+};
+
+extern const struct cpu_kernels cpu_kernels_ref;
+extern const struct cpu_kernels cpu_kernels_avx2;
+extern const struct cpu_kernels cpu_kernels_avx512;
+
+/* CPU feature checks (cpuid + OS support of the register state). */
+bool cpu_has_avx2(void);   /* AVX2 + FMA + F16C */
+bool cpu_has_avx512(void); /* AVX-512 F/BW/VL + VNNI */
+/* The best kernel set for this CPU, or the one named by $INFILL_CPU_KERNELS (ref|avx2|avx512). */
+const struct cpu_kernels *cpu_kernels_best(void);
+/* Gemm of a kernel set for a weight type (reference fallback for NULL entries); NULL if unsupported. */
+cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type);
+cpu_act_fn cpu_kernels_act(const struct cpu_kernels *k, enum cpu_act a);
+
+/* ---- small ops (ops.c), plain C, shapes in the names' comments ---- */
+
+/* y[n] = x[n] / sqrt(mean(x^2) + eps) * w[n] */
+void cpu_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps);
+/* Rotates n_heads heads of head_dim floats at x (n_rot dims each) to position pos. */
+void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float base,
+	      float freq_scale, bool neox);
+/* silu(g) * u in place into g, n floats */
+void cpu_swiglu(float *g, const float *u, int64_t n);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * kern.c - picks the kernel set for this CPU at run time (cpuid), and the
+ * small helpers shared by every set.
+ */
+#include "cpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "quant.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+static uint64_t xgetbv0(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static bool os_saves(uint64_t mask)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) /* OSXSAVE */
+		return false;
+	return (xgetbv0() & mask) == mask;
+}
+
+bool cpu_has_avx2(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return false;
+	bool fma = c & (1u << 12), f16c = c & (1u << 29);
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	bool avx2 = b & (1u << 5);
+	return fma && f16c && avx2 && os_saves(0x6); /* XMM + YMM state */
+}
+
+bool cpu_has_avx512(void)
+{
+	unsigned a, b, c, d;
+	if (!cpu_has_avx2() || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	bool f = b & (1u << 16), bw = b & (1u << 30), vl = b & (1u << 31), vnni = c & (1u << 11);
+	return f && bw && vl && vnni && os_saves(0xE6); /* + opmask, ZMM_Hi256, Hi16_ZMM */
+}
+#else
+bool cpu_has_avx2(void)
+{
+	return false;
+}
+
+bool cpu_has_avx512(void)
+{
+	return false;
+}
+#endif
+
+const struct cpu_kernels *cpu_kernels_best(void)
+{
+	const char *want = getenv("INFILL_CPU_KERNELS");
+	bool a512 = cpu_has_avx512(), a2 = cpu_has_avx2();
+	if (want && !strcmp(want, "ref"))
+		return &cpu_kernels_ref;
+	if (want && !strcmp(want, "avx2") && a2)
+		return &cpu_kernels_avx2;
+	if (a512)
+		return &cpu_kernels_avx512;
+	if (a2)
+		return &cpu_kernels_avx2;
+	return &cpu_kernels_ref;
+}
+
+cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type)
+{
+	cpu_gemm_fn f = NULL, r = NULL;
+	switch (weight_type) {
+	case TENSOR_TYPE_F32: f = k->gemm_f32, r = cpu_kernels_ref.gemm_f32; break;
+	case TENSOR_TYPE_F16: f = k->gemm_f16, r = cpu_kernels_ref.gemm_f16; break;
+	case TENSOR_TYPE_BF16: f = k->gemm_bf16, r = cpu_kernels_ref.gemm_bf16; break;
+	case TENSOR_TYPE_Q8_0: f = k->gemm_q8_0, r = cpu_kernels_ref.gemm_q8_0; break;
+	case TENSOR_TYPE_Q4_0: f = k->gemm_q4_0, r = cpu_kernels_ref.gemm_q4_0; break;
+	case TENSOR_TYPE_Q4_K: f = k->gemm_q4_k, r = cpu_kernels_ref.gemm_q4_k; break;
+	case TENSOR_TYPE_Q6_K: f = k->gemm_q6_k, r = cpu_kernels_ref.gemm_q6_k; break;
+	default: return NULL;
+	}
+	return f ? f : r;
+}
+
+cpu_act_fn cpu_kernels_act(const struct cpu_kernels *k, enum cpu_act a)
+{
+	return k->act[a] ? k->act[a] : cpu_kernels_ref.act[a];
+}
+
+enum cpu_act cpu_act_for(uint32_t weight_type)
+{
+	switch (weight_type) {
+	case TENSOR_TYPE_Q8_0:
+	case TENSOR_TYPE_Q4_0: return CPU_ACT_Q8_0;
+	default: return CPU_ACT_F32;
+	}
+}
+
+size_t cpu_act_row_bytes(enum cpu_act a, int64_t n)
+{
+	switch (a) {
+	case CPU_ACT_Q8_0: return (size_t)(n / QK8_0) * sizeof(struct block_q8_0);
+	default: return (size_t)n * 4;
+	}
+}

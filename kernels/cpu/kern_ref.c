@@ -1,0 +1,177 @@
+/*
+ * kern_ref.c - the plain C kernels: the reference every SIMD kernel is
+ * tested against, and the fallback on CPUs without AVX2.
+ *
+ * The arithmetic follows ggml's reference dot products so that results track
+ * llama.cpp: Q8_0/Q4_0 weights meet activations quantized to Q8_0 (integer
+ * block sums, then scaled by both fp16 scales in float); F16 and BF16
+ * weights are widened to float and meet float activations (that, not
+ * rounding the activations to fp16, is what reproduces llama.cpp's F16
+ * reference logits to 3e-7). Q4_K/Q6_K rows are dequantized per block and
+ * dotted in float.
+ */
+#include "cpu.h"
+
+#include <math.h>
+
+#include "quant.h"
+
+/* ---- activation conversion ---- */
+
+static void act_f32(const float *x, void *dst, int64_t n)
+{
+	memcpy(dst, x, (size_t)n * sizeof(float));
+}
+
+/* ggml's quantize_row_q8_0_ref: d = amax / 127, q = round(x / d) (half away from zero). */
+static void act_q8_0(const float *x, void *dst, int64_t n)
+{
+	struct block_q8_0 *y = dst;
+	for (int64_t b = 0; b < n / QK8_0; b++) {
+		const float *xb = x + b * QK8_0;
+		float amax = 0;
+		for (int j = 0; j < QK8_0; j++)
+			amax = fmaxf(amax, fabsf(xb[j]));
+		float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+		y[b].d = tensor_f32_to_f16(d);
+		for (int j = 0; j < QK8_0; j++)
+			y[b].qs[j] = (int8_t)roundf(xb[j] * id);
+	}
+}
+
+/* ---- dot products ---- */
+
+static float dot_f32(int64_t n, const float *w, const float *x)
+{
+	float s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += w[i] * x[i];
+	return s;
+}
+
+static float dot_f16(int64_t n, const uint16_t *w, const float *x)
+{
+	float s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += tensor_f16_to_f32(w[i]) * x[i];
+	return s;
+}
+
+static float dot_bf16(int64_t n, const uint16_t *w, const float *x)
+{
+	float s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += tensor_bf16_to_f32(w[i]) * x[i];
+	return s;
+}
+
+static float dot_q8_0(int64_t n, const struct block_q8_0 *w, const struct block_q8_0 *x)
+{
+	float s = 0;
+	for (int64_t b = 0; b < n / QK8_0; b++) {
+		int32_t sum = 0;
+		for (int j = 0; j < QK8_0; j++)
+			sum += w[b].qs[j] * x[b].qs[j];
+		s += (float)sum * (tensor_f16_to_f32(w[b].d) * tensor_f16_to_f32(x[b].d));
+	}
+	return s;
+}
+
+static float dot_q4_0(int64_t n, const struct block_q4_0 *w, const struct block_q8_0 *x)
+{
+	float s = 0;
+	for (int64_t b = 0; b < n / QK4_0; b++) {
+		int32_t sum = 0;
+		for (int j = 0; j < QK4_0 / 2; j++) {
+			int lo = (w[b].qs[j] & 0xF) - 8, hi = (w[b].qs[j] >> 4) - 8;
+			sum += lo * x[b].qs[j] + hi * x[b].qs[j + QK4_0 / 2];
+		}
+		s += (float)sum * (tensor_f16_to_f32(w[b].d) * tensor_f16_to_f32(x[b].d));
+	}
+	return s;
+}
+
+/* ---- gemm drivers: rows outer, tokens inner (the weight row stays in L1) ---- */
+
+#define GEMM_LOOP(dotexpr)                                                       \
+	for (int64_t r = 0; r < nr; r++) {                                        \
+		const void *wr = (const char *)w + r * w_stride;                  \
+		for (int64_t t = 0; t < nt; t++) {                                \
+			const void *xt = (const char *)x + t * x_stride;          \
+			y[t * ldy + r] = dotexpr;                                 \
+		}                                                                 \
+	}
+
+static void gemm_f32(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+		     size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	GEMM_LOOP(dot_f32(n, wr, xt))
+}
+
+static void gemm_f16(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+		     size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	GEMM_LOOP(dot_f16(n, wr, xt))
+}
+
+static void gemm_bf16(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	GEMM_LOOP(dot_bf16(n, wr, xt))
+}
+
+static void gemm_q8_0(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	GEMM_LOOP(dot_q8_0(n, wr, xt))
+}
+
+static void gemm_q4_0(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	GEMM_LOOP(dot_q4_0(n, wr, xt))
+}
+
+/* K-quants: dequantize one 256-element block, dot it with every token's slice. */
+static void gemm_kquant(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
+			const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	size_t bb = tensor_type_block_bytes(type);
+	float tmp[QK_K];
+	for (int64_t r = 0; r < nr; r++) {
+		const char *wr = (const char *)w + r * w_stride;
+		for (int64_t t = 0; t < nt; t++)
+			y[t * ldy + r] = 0;
+		for (int64_t b = 0; b < n / QK_K; b++) {
+			tensor_row_dequantize(type, wr + b * bb, tmp, QK_K);
+			for (int64_t t = 0; t < nt; t++) {
+				const float *xt = (const float *)((const char *)x + t * x_stride) + b * QK_K;
+				y[t * ldy + r] += dot_f32(QK_K, tmp, xt);
+			}
+		}
+	}
+}
+
+static void gemm_q4_k(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	gemm_kquant(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+}
+
+static void gemm_q6_k(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	gemm_kquant(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+}
+
+const struct cpu_kernels cpu_kernels_ref = {
+	.name = "ref",
+	.act = {act_f32, act_q8_0},
+	.gemm_f32 = gemm_f32,
+	.gemm_f16 = gemm_f16,
+	.gemm_bf16 = gemm_bf16,
+	.gemm_q8_0 = gemm_q8_0,
+	.gemm_q4_0 = gemm_q4_0,
+	.gemm_q4_k = gemm_q4_k,
+	.gemm_q6_k = gemm_q6_k,
+};
