@@ -1,0 +1,216 @@
+/*
+ * spm.c - SentencePiece-style BPE ("llama" tokenizers: Llama 2, CodeLlama,
+ * and vocabularies trained with sentencepiece's BPE model).
+ *
+ * Spaces become U+2581 (▁), optionally with one ▁ in front (the dummy
+ * prefix). The text starts as one symbol per UTF-8 character; the adjacent
+ * pair whose concatenation is a vocabulary piece with the highest score is
+ * merged (leftmost first among equal scores) until no pair forms a piece. This
+ * is sentencepiece's BPE encoding. A final symbol that is not a usable
+ * piece is split back along its merges (an "unused" piece) or, for a
+ * single character outside the vocabulary, written as its UTF-8 bytes with
+ * the <0xXX> tokens (byte fallback), else as the unknown token.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokenizer_internal.h"
+#include "unicode.h"
+
+struct spm_sym {
+	uint32_t start, len; /* bytes of the escaped text; len 0 once merged away */
+	int32_t prev, next;
+	int32_t node; /* merge tree node this symbol is */
+};
+
+/* Merge tree: leaves are the initial characters (left == -1). */
+struct spm_node {
+	int32_t left, right;
+	uint32_t start, len;
+};
+
+struct spm_cand {
+	float score;
+	int32_t left, right;
+	uint32_t size; /* bytes of the merged text, to detect stale entries */
+};
+
+struct spm_work {
+	const struct tokenizer *t;
+	char *buf; /* escaped text */
+	struct spm_sym *sym;
+	struct spm_node *node;
+	int32_t n_node;
+	struct spm_cand *heap;
+	size_t n_heap;
+	struct tok_out *out;
+};
+
+static inline bool cand_before(const struct spm_cand *x, const struct spm_cand *y)
+{
+	return x->score > y->score || (x->score == y->score && x->left < y->left);
+}
+
+static void heap_push(struct spm_work *w, struct spm_cand c)
+{
+	size_t i = w->n_heap++;
+	while (i > 0) {
+		size_t up = (i - 1) / 2;
+		if (!cand_before(&c, &w->heap[up]))
+			break;
+		w->heap[i] = w->heap[up];
+		i = up;
+	}
+	w->heap[i] = c;
+}
+
+static struct spm_cand heap_pop(struct spm_work *w)
+{
+	struct spm_cand top = w->heap[0], last = w->heap[--w->n_heap];
+	size_t i = 0, n = w->n_heap;
+	for (;;) {
+		size_t l = 2 * i + 1;
+		if (l >= n)
+			break;
+		size_t m = (l + 1 < n && cand_before(&w->heap[l + 1], &w->heap[l])) ? l + 1 : l;
+		if (!cand_before(&w->heap[m], &last))
+			break;
+		w->heap[i] = w->heap[m];
+		i = m;
+	}
+	if (n)
+		w->heap[i] = last;
+	return top;
+}
+
+/* Pieces a merge may produce: sentencepiece's normal, user-defined and unused
+ * pieces; never control, unknown or byte tokens. */
+static inline bool mergeable(uint8_t type)
+{
+	return type == TOKENIZER_TOKEN_NORMAL || type == TOKENIZER_TOKEN_USER_DEFINED ||
+	       type == TOKENIZER_TOKEN_UNUSED || type == TOKENIZER_TOKEN_UNDEFINED;
+}
+
+static void try_pair(struct spm_work *w, int32_t left, int32_t right)
+{
+	if (left < 0 || right < 0)
+		return;
+	const struct spm_sym *a = &w->sym[left], *b = &w->sym[right];
+	uint32_t size = a->len + b->len;
+	int32_t id = tok_lookup(w->t, w->buf + a->start, size);
+	if (id < 0 || !mergeable(w->t->tokens[id].type))
+		return;
+	heap_push(w, (struct spm_cand){w->t->tokens[id].score, left, right, size});
+}
+
+static void emit_bytes(struct spm_work *w, uint32_t start, uint32_t len)
+{
+	const struct tokenizer *t = w->t;
+	for (uint32_t i = 0; i < len; i++) {
+		int32_t b = t->byte_token[(unsigned char)w->buf[start + i]];
+		if (b >= 0) {
+			tok_out_push(w->out, b);
+		} else if (t->sp.unk >= 0) {
+			tok_out_push(w->out, t->sp.unk);
+			/* without byte fallback a whole character is one unknown */
+			i += (uint32_t)unicode_utf8_len((unsigned char)w->buf[start + i]) - 1;
+		}
+	}
+}
+
+/* Writes the tokens of merge-tree node k. Depth is bounded by the number of
+ * characters in the fragment; recursion only happens through unused pieces. */
+static void resegment(struct spm_work *w, int32_t k)
+{
+	const struct spm_node *nd = &w->node[k];
+	int32_t id = tok_lookup(w->t, w->buf + nd->start, nd->len);
+	if (id >= 0 && mergeable(w->t->tokens[id].type)) {
+		if (w->t->tokens[id].type != TOKENIZER_TOKEN_UNUSED || nd->left < 0) {
+			tok_out_push(w->out, id);
+			return;
+		}
+	}
+	if (nd->left >= 0) {
+		resegment(w, nd->left);
+		resegment(w, nd->right);
+		return;
+	}
+	emit_bytes(w, nd->start, nd->len);
+}
+
+int spm_encode_fragment(const struct tokenizer *t, const char *text, size_t len, bool dummy_prefix,
+			struct tok_out *out)
+{
+	size_t n_space = 0;
+	for (size_t i = 0; i < len; i++)
+		n_space += text[i] == ' ';
+	size_t blen = len + 2 * n_space + (dummy_prefix ? 3 : 0);
+	if (blen == 0)
+		return 0;
+	if (blen > UINT32_MAX / 2)
+		return -ENOMEM;
+	struct spm_work w = {.t = t, .out = out};
+	w.buf = malloc(blen);
+	w.sym = malloc(blen * sizeof *w.sym);
+	w.node = malloc(2 * blen * sizeof *w.node);
+	w.heap = malloc(3 * blen * sizeof *w.heap);
+	int rc = 0;
+	if (!w.buf || !w.sym || !w.node || !w.heap) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	size_t b = 0;
+	if (dummy_prefix) {
+		memcpy(w.buf, "\xE2\x96\x81", 3);
+		b = 3;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == ' ') {
+			memcpy(w.buf + b, "\xE2\x96\x81", 3);
+			b += 3;
+		} else {
+			w.buf[b++] = text[i];
+		}
+	}
+	/* One symbol per UTF-8 character (a malformed lead byte is a character
+	 * of its own length, cut at the end of the text). */
+	int32_t n = 0;
+	for (size_t i = 0; i < blen;) {
+		size_t l = unicode_utf8_len((unsigned char)w.buf[i]);
+		if (l > blen - i)
+			l = blen - i;
+		w.sym[n] = (struct spm_sym){(uint32_t)i, (uint32_t)l, n - 1, -1, n};
+		w.node[n] = (struct spm_node){-1, -1, (uint32_t)i, (uint32_t)l};
+		if (n > 0)
+			w.sym[n - 1].next = n;
+		n++;
+		i += l;
+	}
+	w.n_node = n;
+	for (int32_t i = 0; i + 1 < n; i++)
+		try_pair(&w, i, i + 1);
+	while (w.n_heap) {
+		struct spm_cand c = heap_pop(&w);
+		struct spm_sym *l = &w.sym[c.left], *r = &w.sym[c.right];
+		if (l->len == 0 || r->len == 0 || l->next != c.right || l->len + r->len != c.size)
+			continue;
+		w.node[w.n_node] = (struct spm_node){l->node, r->node, l->start, c.size};
+		l->node = w.n_node++;
+		l->len = c.size;
+		r->len = 0;
+		l->next = r->next;
+		if (r->next >= 0)
+			w.sym[r->next].prev = c.left;
+		try_pair(&w, l->prev, c.left);
+		try_pair(&w, c.left, l->next);
+	}
+	for (int32_t i = 0; i >= 0 && n > 0; i = w.sym[i].next)
+		resegment(&w, w.sym[i].node);
+done:
+	free(w.buf);
+	free(w.sym);
+	free(w.node);
+	free(w.heap);
+	return rc;
+}
