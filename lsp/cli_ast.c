@@ -1,21 +1,262 @@
-/* cli_ast.c - placeholder until its owner lands it. */
+/*
+ * cli_ast.c - `infill context` and `infill validate`: the ast/ layer from the
+ * command line, for scripts, checks and debugging.
+ *
+ *   infill context FILE:LINE:COL [--budget N] [--suffix-budget N] [--extra-budget N] [--lang ID]
+ *   infill validate FILE:LINE:COL --text CANDIDATE [--lang ID]
+ *
+ * LINE and COL are 1-based; COL counts characters (UTF-8 code points). Token
+ * counts use ast_tokens_estimate() (bytes / 3.5): no model is loaded here.
+ */
+#include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "ast.h"
 #include "cli.h"
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "infill: cannot open %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n, f);
+		n += r;
+		if (n < cap)
+			break;
+		cap *= 2;
+		char *b = realloc(buf, cap + 1);
+		if (!b)
+			free(buf);
+		buf = b;
+	}
+	fclose(f);
+	if (!buf) {
+		fprintf(stderr, "infill: out of memory reading %s\n", path);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* FILE:LINE:COL -> path (in place) and 1-based line and column. */
+static int parse_location(char *arg, long *line, long *col)
+{
+	char *c2 = strrchr(arg, ':');
+	if (!c2)
+		return -1;
+	*c2 = 0;
+	char *c1 = strrchr(arg, ':');
+	if (!c1)
+		return -1;
+	*c1 = 0;
+	char *end;
+	*line = strtol(c1 + 1, &end, 10);
+	if (*end || *line < 1)
+		return -1;
+	*col = strtol(c2 + 1, &end, 10);
+	if (*end || *col < 1)
+		return -1;
+	return 0;
+}
+
+/* Byte offset of 1-based line and 1-based character column; clamps the
+ * column to the line's end. -1 when the file has fewer lines. */
+static long location_offset(const char *text, size_t len, long line, long col)
+{
+	size_t pos = 0;
+	for (long l = 1; l < line; l++) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		if (!nl)
+			return -1;
+		pos = (size_t)(nl - text) + 1;
+	}
+	for (long c = 1; c < col && pos < len && text[pos] != '\n'; c++) {
+		pos++;
+		while (pos < len && ((unsigned char)text[pos] & 0xC0) == 0x80)
+			pos++;
+	}
+	return (long)pos;
+}
+
+struct loaded {
+	char *text;
+	size_t len;
+	size_t cursor;
+	const struct ast_lang *lang;
+};
+
+static int load(char *locarg, const char *lang_id, struct loaded *ld)
+{
+	long line, col;
+	if (parse_location(locarg, &line, &col)) {
+		fprintf(stderr, "infill: expected FILE:LINE:COL (1-based), got %s\n", locarg);
+		return 2;
+	}
+	ld->text = read_file(locarg, &ld->len);
+	if (!ld->text)
+		return 1;
+	long off = location_offset(ld->text, ld->len, line, col);
+	if (off < 0) {
+		fprintf(stderr, "infill: %s has no line %ld\n", locarg, line);
+		free(ld->text);
+		return 1;
+	}
+	ld->cursor = (size_t)off;
+	ld->lang = lang_id ? ast_lang_from_id(lang_id) : ast_lang_from_path(locarg);
+	if (lang_id && !ld->lang)
+		fprintf(stderr, "infill: no grammar for language %s: line-based context\n", lang_id);
+	return 0;
+}
+
+static int print_json(json_t *o)
+{
+	if (!o) {
+		fprintf(stderr, "infill: out of memory\n");
+		return 1;
+	}
+	int rc = json_dumpf(o, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII) ? 1 : 0;
+	fputc('\n', stdout);
+	json_decref(o);
+	return rc;
+}
+
+static const char *snippet_kind_name(enum ast_snippet_kind k)
+{
+	return k == AST_SNIPPET_IMPORTS ? "imports" : "signature";
+}
+
+static json_t *strn(const char *s, size_t n)
+{
+	json_t *j = json_stringn(s, n);
+	/* Invalid UTF-8 in the file: show it rather than fail. */
+	return j ? j : json_string("<invalid UTF-8>");
+}
 
 int cli_context(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "infill: context is not implemented yet\n");
-	return 1;
+	char *loc = NULL;
+	const char *lang_id = NULL;
+	long budget = 1024, suffix_budget = 192, extra_budget = 512;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: infill context FILE:LINE:COL [--budget N] [--suffix-budget N]\n"
+			       "                      [--extra-budget N] [--lang ID]\n"
+			       "Prints the AST context slice as JSON. Tokens are estimated as bytes/3.5.\n");
+			return 0;
+		} else if (!strcmp(argv[i], "--budget") && i + 1 < argc) {
+			budget = atol(argv[++i]);
+		} else if (!strcmp(argv[i], "--suffix-budget") && i + 1 < argc) {
+			suffix_budget = atol(argv[++i]);
+		} else if (!strcmp(argv[i], "--extra-budget") && i + 1 < argc) {
+			extra_budget = atol(argv[++i]);
+		} else if (!strcmp(argv[i], "--lang") && i + 1 < argc) {
+			lang_id = argv[++i];
+		} else if (!loc && argv[i][0] != '-') {
+			loc = argv[i];
+		} else {
+			fprintf(stderr, "infill context: unknown argument %s (see --help)\n", argv[i]);
+			return 2;
+		}
+	}
+	if (!loc || budget < 0 || suffix_budget < 0 || extra_budget < 0) {
+		fprintf(stderr, "usage: infill context FILE:LINE:COL [--budget N]\n");
+		return 2;
+	}
+	struct loaded ld;
+	int rc = load(loc, lang_id, &ld);
+	if (rc)
+		return rc;
+	struct ast_slice_params p = {
+		.lang = ld.lang, .text = ld.text, .len = ld.len, .cursor = ld.cursor,
+		.prefix_tokens = (size_t)budget, .suffix_tokens = (size_t)suffix_budget,
+		.extra_tokens = (size_t)extra_budget,
+	};
+	struct ast_slice s;
+	rc = ast_slice(&p, &s);
+	if (rc) {
+		fprintf(stderr, "infill context: slicing failed (%d)\n", rc);
+		ast_slice_finish(&s);
+		free(ld.text);
+		return 1;
+	}
+	json_t *snips = json_array();
+	for (size_t i = 0; i < s.n_snippets; i++) {
+		const struct ast_snippet *sn = &s.snippets[i];
+		json_array_append_new(snips, json_pack("{s:s, s:s, s:o, s:I, s:f, s:I}",
+			"kind", snippet_kind_name(sn->kind), "name", sn->name,
+			"text", strn(sn->text, sn->len), "start_byte", (json_int_t)sn->start_byte,
+			"score", sn->score, "tokens", (json_int_t)sn->tokens));
+	}
+	json_t *o = json_pack("{s:s, s:b, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:o, s:{s:s, s:s}, "
+			      "s:{s:I, s:I, s:I, s:s}}",
+		"lang", ast_lang_name(ld.lang), "syntactic", s.syntactic, "token_count", "estimate",
+		"prefix", strn(s.prefix, s.prefix_len), "suffix", strn(s.suffix, s.suffix_len),
+		"cursor", (json_int_t)ld.cursor, "prefix_start", (json_int_t)s.prefix_start,
+		"suffix_end", (json_int_t)s.suffix_end, "scope_end", (json_int_t)s.scope_end,
+		"snippets", snips,
+		"shape", "kind", ast_shape_name(s.shape.kind), "indent", s.shape.indent,
+		"tokens", "prefix", (json_int_t)s.prefix_tokens_used,
+		"suffix", (json_int_t)s.suffix_tokens_used, "extra", (json_int_t)s.extra_tokens_used,
+		"counter", "bytes/3.5");
+	ast_slice_finish(&s);
+	free(ld.text);
+	return print_json(o);
 }
 
 int cli_validate(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "infill: validate is not implemented yet\n");
-	return 1;
+	char *loc = NULL;
+	const char *lang_id = NULL, *cand = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: infill validate FILE:LINE:COL --text CANDIDATE [--lang ID]\n"
+			       "Prints {valid, trimmed, verdict, text, ...} as JSON: text is the part of\n"
+			       "the candidate that may be shown.\n");
+			return 0;
+		} else if (!strcmp(argv[i], "--text") && i + 1 < argc) {
+			cand = argv[++i];
+		} else if (!strcmp(argv[i], "--lang") && i + 1 < argc) {
+			lang_id = argv[++i];
+		} else if (!loc && argv[i][0] != '-') {
+			loc = argv[i];
+		} else {
+			fprintf(stderr, "infill validate: unknown argument %s (see --help)\n", argv[i]);
+			return 2;
+		}
+	}
+	if (!loc || !cand) {
+		fprintf(stderr, "usage: infill validate FILE:LINE:COL --text CANDIDATE\n");
+		return 2;
+	}
+	struct loaded ld;
+	int rc = load(loc, lang_id, &ld);
+	if (rc)
+		return rc;
+	struct ast_validate_params p = {
+		.lang = ld.lang, .text = ld.text, .len = ld.len, .cursor = ld.cursor,
+		.candidate = cand, .candidate_len = strlen(cand),
+	};
+	struct ast_validation v;
+	rc = ast_validate(&p, &v);
+	free(ld.text);
+	if (rc) {
+		fprintf(stderr, "infill validate: failed (%d)\n", rc);
+		return 1;
+	}
+	bool shown = v.verdict != AST_VERDICT_INVALID && v.keep_len > 0;
+	return print_json(json_pack("{s:b, s:b, s:s, s:o, s:s, s:I, s:I, s:b, s:b, s:I}",
+		"valid", shown, "trimmed", v.verdict == AST_VERDICT_TRIMMED,
+		"verdict", ast_verdict_name(v.verdict), "text", strn(cand, v.keep_len),
+		"lang", ast_lang_name(ld.lang), "errors_before", (json_int_t)v.errors_before,
+		"errors_after", (json_int_t)v.errors_after, "scope_cut", v.scope_cut,
+		"closers_dropped", v.closers_dropped, "parses", (json_int_t)v.parses));
 }
-

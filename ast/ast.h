@@ -1,0 +1,255 @@
+/*
+ * ast.h - the tree-sitter layer: what the model sees, and which of its
+ * answers may be shown.
+ *
+ * Four parts, each a section below:
+ *   1. Languages: LSP languageId or file name -> grammar. A language without a
+ *      grammar is NULL and still usable: every function here accepts a NULL
+ *      language and falls back to plain line-based behaviour.
+ *   2. Documents: one tree per open document, kept in step with edits by
+ *      ast_doc_edit() and an incremental re-parse that pulls the text through a
+ *      read callback (no copy of the text is kept here).
+ *   3. Context slicing and completion shape: prefix, suffix and ranked extra
+ *      snippets under token budgets, cut at syntactic boundaries.
+ *   4. Validation: does inserting a candidate add syntax errors? Valid,
+ *      invalid, or trimmed to its longest valid prefix.
+ *
+ * Units: every offset and length is in bytes of UTF-8 text; a point's column
+ * is in bytes too (the LSP layer converts from UTF-16 or code points).
+ *
+ * Threads: an ast_doc belongs to one thread at a time (the loop thread in the
+ * daemon). The language table is immutable and may be read from any thread.
+ * Nothing here uses global mutable state.
+ *
+ * Depends on nothing of ours (not libuv, not jansson).
+ */
+#ifndef INFILL_AST_H
+#define INFILL_AST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Errors --------------------------------------------------------------- */
+
+enum {
+	AST_OK = 0,
+	AST_ENOMEM = -1,   /* an allocation failed */
+	AST_EINVAL = -2,   /* an argument out of range (offset past the end, ...) */
+	AST_EPARSE = -3,   /* tree-sitter refused to parse (ABI mismatch, cancelled) */
+};
+
+/* ---- 1. Languages --------------------------------------------------------- */
+
+struct ast_lang;
+
+/* The grammar for an LSP languageId ("python", "c", "cpp", "javascript",
+ * "javascriptreact", "typescript", "typescriptreact", "go", "rust", "java",
+ * "json", "jsonc", "shellscript", "lua", ...). NULL when there is none.
+ * The result is static: never freed. */
+const struct ast_lang *ast_lang_from_id(const char *language_id);
+
+/* The grammar for a file name or path, by its extension (".py", ".h", ".tsx",
+ * ...). NULL when there is none. Static result. */
+const struct ast_lang *ast_lang_from_path(const char *path);
+
+/* The canonical languageId of a grammar ("python", "c", ...); "plaintext" for
+ * NULL. Static string. */
+const char *ast_lang_name(const struct ast_lang *lang);
+
+/* Number of grammars built in, and the i-th one (for tests and --help). */
+size_t ast_lang_count(void);
+const struct ast_lang *ast_lang_at(size_t i);
+
+/* ---- 2. Documents ----------------------------------------------------------- */
+
+struct ast_point {
+	uint32_t row;    /* 0-based line */
+	uint32_t column; /* bytes from the start of the line */
+};
+
+/*
+ * Reads the document's text from byte `offset`: returns a pointer to the next
+ * chunk and sets *len to its length; at or past the end returns NULL or sets
+ * *len to 0. The chunk must stay valid until the next call. Matches the
+ * daemon's doc_chunk() with ctx = the document.
+ */
+typedef const char *(*ast_read_fn)(void *ctx, size_t offset, size_t *len);
+
+struct ast_doc;
+
+/* A new document of language `lang` (may be NULL: then no tree is ever built
+ * and every call below is a cheap no-op) whose text is read through
+ * read(ctx, ...). `ctx` is borrowed: it must stay valid while the document
+ * lives. Nothing is parsed until the first ast_doc_parse(). NULL on no memory. */
+struct ast_doc *ast_doc_new(const struct ast_lang *lang, ast_read_fn read, void *ctx);
+
+/* Frees the document and its tree. Accepts NULL. */
+void ast_doc_delete(struct ast_doc *doc);
+
+const struct ast_lang *ast_doc_lang(const struct ast_doc *doc);
+
+/*
+ * Records one edit of the text (call it for each didChange content change, in
+ * order, after the text itself changed): bytes [start_byte, old_end_byte) were
+ * replaced and now end at new_end_byte. The tree is adjusted at once (cheap);
+ * the re-parse waits for ast_doc_parse(), so a burst of edits costs one parse.
+ */
+void ast_doc_edit(struct ast_doc *doc, size_t start_byte, size_t old_end_byte,
+		  size_t new_end_byte, struct ast_point start_point,
+		  struct ast_point old_end_point, struct ast_point new_end_point);
+
+/* Brings the tree up to date with the text: a full parse the first time,
+ * incremental after edits, nothing when already current. 0 or AST_E*. */
+int ast_doc_parse(struct ast_doc *doc);
+
+/* Marks the tree stale so that the next parse starts from scratch (after a
+ * full-text replacement, for instance). */
+void ast_doc_reset(struct ast_doc *doc);
+
+/* Whether the document has a current tree (false for a NULL language). */
+bool ast_doc_has_tree(const struct ast_doc *doc);
+
+/* Number of ERROR and MISSING nodes in the current tree (0 without one). */
+size_t ast_doc_error_count(const struct ast_doc *doc);
+
+/* The tree as an S-expression (tree-sitter's format), newly allocated with
+ * malloc (the caller frees it), or NULL without a tree. For tests and debug. */
+char *ast_doc_sexp(const struct ast_doc *doc);
+
+/* ---- 3. Context slicing and completion shape -------------------------------- */
+
+/* Number of model tokens in text[0..len). The engine passes its tokenizer;
+ * ast_tokens_estimate() is a stand-in (bytes / 3.5) when there is no model. */
+typedef size_t (*ast_count_fn)(void *ctx, const char *text, size_t len);
+size_t ast_tokens_estimate(void *ctx, const char *text, size_t len);
+
+enum ast_shape_kind {
+	AST_SHAPE_REST_OF_LINE, /* text follows the cursor on its line: finish the line only */
+	AST_SHAPE_LINE,         /* one line (a statement being typed, a blank line in a body) */
+	AST_SHAPE_BLOCK,        /* an empty body after `:`+newline or `{`: several lines */
+};
+
+/* Static name of a shape: "rest_of_line", "line", "block". */
+const char *ast_shape_name(enum ast_shape_kind kind);
+
+struct ast_shape {
+	enum ast_shape_kind kind;
+	char indent[64];     /* the whitespace the completion's lines start with */
+	size_t indent_len;   /* bytes in indent (the line's own whitespace before the cursor counts) */
+};
+
+enum ast_snippet_kind {
+	AST_SNIPPET_IMPORTS,   /* the file's imports/includes that the prefix left out */
+	AST_SNIPPET_SIGNATURE, /* header of a same-file definition referenced near the cursor */
+};
+
+struct ast_snippet {
+	enum ast_snippet_kind kind;
+	char *text;        /* owned by the slice; NUL-terminated */
+	size_t len;
+	char name[64];     /* the defined name for signatures, "" for imports */
+	size_t start_byte; /* where it comes from in the document */
+	double score;      /* higher first; snippets are sorted by it */
+	size_t tokens;
+};
+
+struct ast_slice_params {
+	const struct ast_lang *lang; /* NULL: line-based slicing */
+	const char *text;            /* the whole document, borrowed for the call */
+	size_t len;
+	size_t cursor;               /* byte offset of the cursor, <= len */
+	size_t prefix_tokens;        /* budgets (DESIGN.md: 1024, 192, 512) */
+	size_t suffix_tokens;
+	size_t extra_tokens;
+	ast_count_fn count;          /* NULL: ast_tokens_estimate */
+	void *count_ctx;
+	struct ast_doc *doc;         /* optional: a parsed tree in step with text, reused */
+};
+
+struct ast_slice {
+	char *prefix;           /* text[prefix_start .. cursor), owned, NUL-terminated */
+	size_t prefix_len;
+	size_t prefix_start;
+	char *suffix;           /* text[cursor .. suffix_end), owned, NUL-terminated */
+	size_t suffix_len;
+	size_t suffix_end;
+	size_t prefix_tokens_used, suffix_tokens_used, extra_tokens_used;
+	struct ast_snippet *snippets; /* owned; sorted by score, highest first */
+	size_t n_snippets;
+	struct ast_shape shape;
+	size_t scope_end;       /* end byte of the innermost enclosing definition or
+	                           block (len when at top level): the engine's stop rule */
+	bool syntactic;         /* true when cut by the tree, false for line-based */
+};
+
+/*
+ * Builds the context for a completion at p->cursor into *out (caller's
+ * memory; release with ast_slice_finish() whatever the result).
+ *   - prefix: starts at the earliest statement/definition boundary whose text
+ *     to the cursor fits prefix_tokens, so the enclosing function or class is
+ *     whole when it fits, and nothing starts mid-token;
+ *   - suffix: ends at a statement end inside the enclosing scope, at most at
+ *     the scope's end, within suffix_tokens;
+ *   - snippets: imports/includes the prefix dropped, then signatures (not
+ *     bodies) of same-file functions, classes and types named near the
+ *     cursor, ranked by distance, within extra_tokens.
+ * Without a grammar the prefix and suffix are whole lines within budget.
+ * 0, AST_EINVAL (cursor > len) or AST_ENOMEM.
+ */
+int ast_slice(const struct ast_slice_params *p, struct ast_slice *out);
+void ast_slice_finish(struct ast_slice *s);
+
+/* The completion shape at `cursor` (no tree needed: it reads the lines). */
+struct ast_shape ast_shape_at(const struct ast_lang *lang, const char *text, size_t len,
+			      size_t cursor);
+
+/* ---- 4. Validation ------------------------------------------------------------- */
+
+enum ast_verdict {
+	AST_VERDICT_VALID,     /* the whole candidate (less duplicated closers) is fine */
+	AST_VERDICT_TRIMMED,   /* a shorter prefix of it is fine: keep_len bytes */
+	AST_VERDICT_INVALID,   /* nothing of it can be shown */
+	AST_VERDICT_UNCHECKED, /* no grammar: accepted as is (scope cut still applied) */
+};
+
+/* Static name: "valid", "trimmed", "invalid", "unchecked". */
+const char *ast_verdict_name(enum ast_verdict v);
+
+struct ast_validate_params {
+	const struct ast_lang *lang;
+	const char *text;       /* the document as it is, borrowed */
+	size_t len;
+	size_t cursor;          /* insertion point */
+	const char *candidate;  /* borrowed */
+	size_t candidate_len;
+	struct ast_doc *doc;    /* optional: its tree (in step with text) is reused by
+	                           copy + ts_tree_edit + incremental parse; it is not
+	                           modified. NULL: the document is parsed here. */
+};
+
+struct ast_validation {
+	enum ast_verdict verdict;
+	size_t keep_len;         /* bytes of the candidate kept: a prefix of it */
+	size_t errors_before;    /* error nodes the document had that count against it */
+	size_t errors_after;     /* error nodes with the kept text inserted */
+	bool scope_cut;          /* cut where it left the enclosing scope */
+	bool closers_dropped;    /* trailing closers the suffix supplies were dropped */
+	unsigned parses;         /* re-parses it took (for benchmarks) */
+};
+
+/*
+ * Checks candidate inserted at cursor. In order: cut where the candidate
+ * leaves the enclosing scope (a line dedented below the cursor's block in
+ * Python; an unmatched `}` in C-family when the suffix closes the block), drop
+ * trailing closing brackets/quotes that the suffix already starts with, then
+ * compare syntax errors with the document as it is: errors at or after the
+ * cursor's line that touch the inserted text, or more errors elsewhere than
+ * before, make it invalid; if so the longest prefix cut at a line or
+ * statement end that passes is kept (TRIMMED). Whitespace-only results are
+ * INVALID. The kept text is candidate[0 .. keep_len).
+ * 0, AST_EINVAL or AST_ENOMEM (then *out says INVALID).
+ */
+int ast_validate(const struct ast_validate_params *p, struct ast_validation *out);
+
+#endif

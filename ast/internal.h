@@ -1,0 +1,67 @@
+/*
+ * internal.h - what the files of ast/ share and nobody else sees: the
+ * language table's fields, the tree access of a document, and text helpers.
+ */
+#ifndef INFILL_AST_INTERNAL_H
+#define INFILL_AST_INTERNAL_H
+
+#include <tree_sitter/api.h>
+
+#include "ast.h"
+
+enum ast_block_style {
+	AST_BLOCK_NONE,   /* data formats: no scopes to cut at */
+	AST_BLOCK_INDENT, /* Python: a block is its indentation */
+	AST_BLOCK_BRACE,  /* C-family: { } */
+	AST_BLOCK_KEYWORD /* Lua, Bash: end/fi/done (no scope cut) */
+};
+
+struct ast_lang {
+	const char *name;            /* canonical LSP languageId */
+	const char *const *ids;      /* other languageIds, NULL-terminated */
+	const char *const *exts;     /* extensions with the dot, NULL-terminated */
+	const TSLanguage *(*grammar)(void);
+	enum ast_block_style blocks;
+	const char *const *defs;     /* node types that define a named thing */
+	const char *const *imports;  /* top-level node types that import/include */
+};
+
+/* True when `type` is one of the NULL-terminated list. */
+bool lang_type_in(const char *type, const char *const *list);
+
+/* The node's defined name (its "name" field, or the identifier at the bottom of
+ * its declarator chain for C/C++), copied into buf; false when it has none. */
+bool lang_def_name(TSNode def, const char *text, char *buf, size_t cap);
+
+/* The document's current tree (parsed), or NULL. Borrowed. */
+const TSTree *ast_doc_tree(struct ast_doc *doc);
+
+/* Errors (ERROR + MISSING nodes) under `node`, descending only into subtrees
+ * that have one, so a clean tree costs O(1). */
+size_t tree_error_count(TSNode node);
+
+/* A new parser for lang (NULL on failure). */
+TSParser *lang_parser_new(const struct ast_lang *lang);
+
+/* ---- text helpers (scope.c) ---- */
+
+/* Start of the line holding byte pos / end of it (the '\n' or len). */
+size_t text_line_start(const char *text, size_t pos);
+size_t text_line_end(const char *text, size_t len, size_t pos);
+/* Display width of leading whitespace of text[from..to) (tab = 8 columns). */
+size_t text_indent_width(const char *text, size_t from, size_t to);
+/* Whether text[from..to) is only spaces, tabs, CR and LF. */
+bool text_is_blank(const char *text, size_t from, size_t to);
+
+/* Bytes of the candidate left once it stops where it leaves the enclosing
+ * scope (see ast_validate). Returns cand_len when it stays inside. */
+size_t scope_cut(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
+		 const char *cand, size_t cand_len);
+
+/* Bytes of the candidate left once trailing closers/quotes that the text after
+ * the cursor starts with (and that the candidate does not itself open) are
+ * dropped. */
+size_t closers_cut(const char *text, size_t len, size_t cursor, const char *cand,
+		   size_t cand_len);
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * validate.c - may this candidate be shown? Inserting it must not add syntax
+ * errors to the document as it is.
+ *
+ * A document being typed is usually broken already, so the verdict compares
+ * error nodes (ERROR and MISSING) with and without the candidate, sorted by
+ * where they sit relative to the insertion:
+ *   local     touches the inserted text and starts on the cursor's line or
+ *             later: the candidate's fault (or a break it failed to mend);
+ *   other     everything else, including a large error region that began on
+ *             an earlier line and swallows the cursor (not the candidate's
+ *             doing).
+ * A candidate passes when it has no local error and no more other errors than
+ * the document had (local + other) before. Each check copies the document's
+ * tree, ts_tree_edit()s the insertion into the copy and re-parses
+ * incrementally, so its cost follows the edit, not the file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *ast_verdict_name(enum ast_verdict v)
+{
+	switch (v) {
+	case AST_VERDICT_VALID: return "valid";
+	case AST_VERDICT_TRIMMED: return "trimmed";
+	case AST_VERDICT_INVALID: return "invalid";
+	case AST_VERDICT_UNCHECKED: return "unchecked";
+	}
+	return "?";
+}
+
+/* The document with cand[0..k) inserted at `at`, read in three pieces. */
+struct spliced {
+	const char *text;
+	size_t len, at;
+	const char *cand;
+	size_t k;
+};
+
+static const char *spliced_read(void *payload, uint32_t byte, TSPoint pos, uint32_t *n)
+{
+	(void)pos;
+	const struct spliced *s = payload;
+	size_t b = byte;
+	const char *p = "";
+	size_t l = 0;
+	if (b < s->at) {
+		p = s->text + b;
+		l = s->at - b;
+	} else if (b < s->at + s->k) {
+		p = s->cand + (b - s->at);
+		l = s->at + s->k - b;
+	} else if (b - s->k < s->len) {
+		p = s->text + (b - s->k);
+		l = s->len - (b - s->k);
+	}
+	*n = (uint32_t)(l > UINT32_MAX ? UINT32_MAX : l);
+	return p;
+}
+
+struct error_counts {
+	size_t local, other;
+};
+
+/* Sorts the error nodes of a tree into local / other for an insertion
+ * occupying [s, e) (e == s for the document as it is). */
+static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line_start)
+{
+	struct error_counts c = {0, 0};
+	if (!ts_node_has_error(root))
+		return c;
+	TSTreeCursor cur = ts_tree_cursor_new(root);
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&cur);
+		bool missing = ts_node_is_missing(n);
+		if (missing || ts_node_is_error(n)) {
+			size_t ns = ts_node_start_byte(n), ne = ts_node_end_byte(n);
+			bool touches;
+			if (e == s || missing)
+				touches = ns <= e && ne >= s;
+			else
+				touches = ns < e && ne > s;
+			if (touches && ns >= line_start)
+				c.local++;
+			else
+				c.other++;
+		}
+		if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&cur))
+			continue;
+		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
+			if (!ts_tree_cursor_goto_parent(&cur)) {
+				ts_tree_cursor_delete(&cur);
+				return c;
+			}
+		}
+	}
+}
+
+struct checker {
+	TSParser *parser;
+	const TSTree *old;     /* the document's tree (borrowed or owned_old) */
+	TSTree *owned_old;
+	const char *text;
+	size_t len, cursor, line_start;
+	TSPoint at;            /* the cursor as a tree-sitter point */
+	struct error_counts before;
+	unsigned parses;
+};
+
+/* Whether cand[0..k) inserted at the cursor passes; *after gets its errors. */
+static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok,
+			size_t *after)
+{
+	TSTree *t = ts_tree_copy(ck->old);
+	if (!t)
+		return AST_ENOMEM;
+	TSPoint end = ck->at;
+	for (size_t i = 0; i < k; i++) {
+		if (cand[i] == '\n') {
+			end.row++;
+			end.column = 0;
+		} else {
+			end.column++;
+		}
+	}
+	TSInputEdit ed = {
+		.start_byte = (uint32_t)ck->cursor,
+		.old_end_byte = (uint32_t)ck->cursor,
+		.new_end_byte = (uint32_t)(ck->cursor + k),
+		.start_point = ck->at,
+		.old_end_point = ck->at,
+		.new_end_point = end,
+	};
+	ts_tree_edit(t, &ed);
+	struct spliced sp = {ck->text, ck->len, ck->cursor, cand, k};
+	TSInput in = {.payload = &sp, .read = spliced_read, .encoding = TSInputEncodingUTF8};
+	TSTree *nt = ts_parser_parse(ck->parser, t, in);
+	ts_tree_delete(t);
+	ck->parses++;
+	if (!nt) {
+		ts_parser_reset(ck->parser);
+		return AST_EPARSE;
+	}
+	struct error_counts c =
+		classify(ts_tree_root_node(nt), ck->cursor, ck->cursor + k, ck->line_start);
+	ts_tree_delete(nt);
+	*after = c.local + c.other;
+	*ok = c.local == 0 && c.other <= ck->before.local + ck->before.other;
+	return 0;
+}
+
+static void checker_finish(struct checker *ck)
+{
+	ts_tree_delete(ck->owned_old);
+	ts_parser_delete(ck->parser);
+}
+
+static int checker_init(struct checker *ck, const struct ast_validate_params *p)
+{
+	memset(ck, 0, sizeof *ck);
+	ck->text = p->text;
+	ck->len = p->len;
+	ck->cursor = p->cursor;
+	ck->line_start = text_line_start(p->text, p->cursor);
+	ck->parser = lang_parser_new(p->lang);
+	if (!ck->parser)
+		return AST_ENOMEM;
+	if (p->doc && ast_doc_lang(p->doc) == p->lang)
+		ck->old = ast_doc_tree(p->doc);
+	if (!ck->old) {
+		ck->owned_old = ts_parser_parse_string(ck->parser, NULL, p->text, (uint32_t)p->len);
+		ck->parses++;
+		if (!ck->owned_old) {
+			checker_finish(ck);
+			return AST_EPARSE;
+		}
+		ck->old = ck->owned_old;
+	}
+	uint32_t row = 0;
+	for (size_t i = 0; i < ck->line_start; i++)
+		row += p->text[i] == '\n';
+	ck->at = (TSPoint){row, (uint32_t)(p->cursor - ck->line_start)};
+	ck->before = classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start);
+	return 0;
+}
+
+/* Cut points for trimming, longest first: before each newline, and for
+ * brace languages after each `;` or `}` that ends a statement. */
+static size_t cut_points(const struct ast_lang *lang, const char *cand, size_t k, size_t *out,
+			 size_t cap)
+{
+	size_t n = 0;
+	bool brace = lang->blocks == AST_BLOCK_BRACE;
+	for (size_t i = k; i-- > 0 && n < cap;) {
+		size_t cut = 0;
+		if (cand[i] == '\n')
+			cut = i;
+		else if (brace && (cand[i] == ';' || cand[i] == '}') &&
+			 (i + 1 == k || strchr(" \t\r\n", cand[i + 1])))
+			cut = i + 1;
+		if (cut == 0 || cut >= k)
+			continue;
+		while (cut > 0 && strchr(" \t\r", cand[cut - 1]))
+			cut--;
+		if (text_is_blank(cand, 0, cut))
+			continue;
+		if (n > 0 && out[n - 1] == cut)
+			continue;
+		out[n++] = cut;
+	}
+	return n;
+}
+
+enum { MAX_TRIES = 24 };
+
+int ast_validate(const struct ast_validate_params *p, struct ast_validation *out)
+{
+	memset(out, 0, sizeof *out);
+	out->verdict = AST_VERDICT_INVALID;
+	if (!p || !p->text || p->cursor > p->len || (!p->candidate && p->candidate_len))
+		return AST_EINVAL;
+	const char *cand = p->candidate ? p->candidate : "";
+	size_t k = scope_cut(p->lang, p->text, p->len, p->cursor, cand, p->candidate_len);
+	out->scope_cut = k < p->candidate_len;
+	size_t k2 = closers_cut(p->text, p->len, p->cursor, cand, k);
+	out->closers_dropped = k2 < k;
+	k = k2;
+	out->keep_len = k;
+	if (text_is_blank(cand, 0, k)) {
+		out->keep_len = 0;
+		return 0;
+	}
+	if (!p->lang) {
+		out->verdict = AST_VERDICT_UNCHECKED;
+		return 0;
+	}
+	struct checker ck;
+	int rc = checker_init(&ck, p);
+	if (rc)
+		return rc;
+	out->errors_before = ck.before.local + ck.before.other;
+	bool ok = false;
+	size_t after = 0;
+	rc = check_prefix(&ck, cand, k, &ok, &after);
+	if (!rc && ok) {
+		out->verdict = out->scope_cut ? AST_VERDICT_TRIMMED : AST_VERDICT_VALID;
+		out->errors_after = after;
+		goto done;
+	}
+	size_t cuts[MAX_TRIES];
+	size_t n = rc ? 0 : cut_points(p->lang, cand, k, cuts, MAX_TRIES);
+	for (size_t i = 0; i < n; i++) {
+		rc = check_prefix(&ck, cand, cuts[i], &ok, &after);
+		if (rc)
+			break;
+		if (ok) {
+			out->verdict = AST_VERDICT_TRIMMED;
+			out->keep_len = cuts[i];
+			out->errors_after = after;
+			goto done;
+		}
+	}
+	out->keep_len = 0;
+	out->errors_after = after;
+done:
+	out->parses = ck.parses;
+	checker_finish(&ck);
+	return rc;
+}

@@ -1,0 +1,3 @@
+#include "ast.h"
+#include "harness.h"
+TEST_MAIN()

@@ -1,0 +1,2 @@
+#include "harness.h"
+TEST_MAIN()
