@@ -1,0 +1,206 @@
+/*
+ * test_mkmodel.c - `infill mkmodel` (cli_mkmodel linked in directly):
+ * the file it writes opens, has the Llama keys and tensor table of the
+ * shape, carries the vocab's tokenizer keys byte for byte, holds weights of
+ * the stated distribution, and is reproducible from its seed.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "gguf.h"
+#include "harness.h"
+#include "quant.h"
+
+static char vocab[4096];
+
+static int run_mkmodel(const char *type, const char *out, const char *seed, const char *extra1,
+		       const char *extra2)
+{
+	char *argv[16] = {"mkmodel", "--shape", "tiny", "--type", (char *)type, "--vocab", vocab,
+			  "-o", (char *)out, "--seed", (char *)seed, (char *)extra1, (char *)extra2, NULL};
+	int argc = 11 + (extra1 ? 1 : 0) + (extra2 ? 1 : 0);
+	return cli_mkmodel(argc, argv);
+}
+
+static void tmp(char *out, const char *tag)
+{
+	snprintf(out, 256, "/tmp/infill-test-mkmodel-%d-%s.gguf", (int)getpid(), tag);
+}
+
+static void check_model(int *test_failed_, const char *path, uint32_t mat_type, uint32_t dim, uint32_t ffn)
+{
+	struct gguf_error err;
+	struct gguf_file *f = gguf_open(path, &err);
+	if (!f)
+		fprintf(stderr, "%s\n", err.message);
+	REQUIRE(f);
+	struct gguf_file *v = gguf_open(vocab, &err);
+	REQUIRE(v);
+	struct gguf_str s;
+	uint32_t u;
+	float x;
+	CHECK(gguf_get_str(f, "general.architecture", &s) && gguf_str_eq(s, "llama"));
+	CHECK(gguf_get_u32(f, "llama.block_count", &u) && u == 2);
+	CHECK(gguf_get_u32(f, "llama.embedding_length", &u) && u == dim);
+	CHECK(gguf_get_u32(f, "llama.attention.head_count", &u) && u == 4);
+	CHECK(gguf_get_u32(f, "llama.attention.head_count_kv", &u) && u == 2);
+	CHECK(gguf_get_u32(f, "llama.feed_forward_length", &u) && u == ffn);
+	CHECK(gguf_get_u32(f, "llama.vocab_size", &u) && u == 32256);
+	CHECK(gguf_get_u32(f, "llama.rope.dimension_count", &u) && u == dim / 4);
+	CHECK(gguf_get_f32(f, "llama.rope.freq_base", &x) && x == 100000.0f);
+	CHECK(gguf_get_f32(f, "llama.rope.scaling.factor", &x) && x == 4.0f);
+	CHECK(gguf_get_str(f, "llama.rope.scaling.type", &s) && gguf_str_eq(s, "linear"));
+	CHECK(gguf_get_f32(f, "llama.attention.layer_norm_rms_epsilon", &x) && x == 1e-6f);
+	/* every tokenizer.* key of the vocab, byte for byte */
+	int n_tok_keys = 0;
+	for (int64_t i = 0; i < gguf_key_count(v); i++) {
+		struct gguf_str k = gguf_key_name(v, i);
+		if (k.len < 10 || memcmp(k.ptr, "tokenizer.", 10))
+			continue;
+		char key[256];
+		snprintf(key, sizeof key, "%.*s", (int)k.len, k.ptr);
+		int64_t j = gguf_find_key(f, key);
+		CHECK(j >= 0);
+		const void *ra, *rb;
+		uint64_t la, lb;
+		CHECK(gguf_key_raw(v, i, &ra, &la) && gguf_key_raw(f, j, &rb, &lb));
+		CHECK(la == lb && !memcmp(ra, rb, la));
+		n_tok_keys++;
+	}
+	CHECK(n_tok_keys >= 8);
+	CHECK_INT_EQ(gguf_tensor_count(f), 3 + 2 * 9);
+	const struct gguf_tensor_info *t = gguf_tensor(f, gguf_find_tensor(f, "blk.1.attn_k.weight"));
+	REQUIRE(t);
+	CHECK(t->ne[0] == dim && t->ne[1] == dim / 2 && t->type == mat_type);
+	t = gguf_tensor(f, gguf_find_tensor(f, "blk.0.ffn_down.weight"));
+	REQUIRE(t);
+	CHECK(t->ne[0] == ffn && t->ne[1] == dim);
+	t = gguf_tensor(f, gguf_find_tensor(f, "output_norm.weight"));
+	REQUIRE(t);
+	CHECK(t->n_dims == 1 && t->type == TENSOR_TYPE_F32);
+	double mean = 0;
+	for (uint32_t i = 0; i < dim; i++)
+		mean += ((const float *)t->data)[i] / dim;
+	CHECK_NEAR(mean, 1.0, 0.02);
+	/* the embedding: mean 0, standard deviation 0.02 (within quantization noise) */
+	t = gguf_tensor(f, gguf_find_tensor(f, "token_embd.weight"));
+	REQUIRE(t && t->type == mat_type && t->ne[1] == 32256);
+	float *row = malloc(dim * sizeof *row);
+	double s1 = 0, s2 = 0;
+	uint64_t rb = tensor_type_row_size(t->type, dim);
+	for (int r = 0; r < 2000; r++) {
+		CHECK_INT_EQ(tensor_row_dequantize(t->type, (const uint8_t *)t->data + r * rb, row, dim), 0);
+		for (uint32_t i = 0; i < dim; i++) {
+			s1 += row[i];
+			s2 += (double)row[i] * row[i];
+		}
+	}
+	double n = 2000.0 * dim;
+	CHECK_NEAR(s1 / n, 0.0, 0.001);
+	CHECK_NEAR(sqrt(s2 / n), 0.02, 0.002);
+	free(row);
+	gguf_close(v);
+	gguf_close(f);
+}
+
+TEST(tiny_types)
+{
+	char p[256];
+	static const struct {
+		const char *name;
+		uint32_t type;
+	} types[] = {{"f32", TENSOR_TYPE_F32}, {"f16", TENSOR_TYPE_F16}, {"bf16", TENSOR_TYPE_BF16},
+		     {"q8_0", TENSOR_TYPE_Q8_0}, {"q4_0", TENSOR_TYPE_Q4_0}};
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+		tmp(p, types[i].name);
+		CHECK_INT_EQ(run_mkmodel(types[i].name, p, "7", NULL, NULL), 0);
+		check_model(test_failed_, p, types[i].type, 64, 160);
+		unlink(p);
+	}
+}
+
+/* K-quants need rows of 256: a widened tiny shape uses them everywhere. */
+TEST(tiny_k_quants)
+{
+	char p[256];
+	tmp(p, "q4k");
+	char *argv[] = {"mkmodel", "--shape", "tiny", "--type", "q4_k", "--vocab", vocab, "-o", p,
+			"--dim", "256", "--ffn", "512", NULL};
+	CHECK_INT_EQ(cli_mkmodel(13, argv), 0);
+	check_model(test_failed_, p, TENSOR_TYPE_Q4_K, 256, 512);
+	argv[4] = "q6_k";
+	CHECK_INT_EQ(cli_mkmodel(13, argv), 0);
+	check_model(test_failed_, p, TENSOR_TYPE_Q6_K, 256, 512);
+	unlink(p);
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	*n = (size_t)ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	uint8_t *p = malloc(*n);
+	if (fread(p, 1, *n, fp) != *n) {
+		free(p);
+		p = NULL;
+	}
+	fclose(fp);
+	return p;
+}
+
+TEST(seeded)
+{
+	char a[256], b[256], c[256];
+	tmp(a, "sa");
+	tmp(b, "sb");
+	tmp(c, "sc");
+	CHECK_INT_EQ(run_mkmodel("q8_0", a, "42", NULL, NULL), 0);
+	CHECK_INT_EQ(run_mkmodel("q8_0", b, "42", NULL, NULL), 0);
+	CHECK_INT_EQ(run_mkmodel("q8_0", c, "43", NULL, NULL), 0);
+	size_t na, nb, nc;
+	uint8_t *pa = slurp(a, &na), *pb = slurp(b, &nb), *pc = slurp(c, &nc);
+	REQUIRE(pa && pb && pc);
+	CHECK(na == nb && !memcmp(pa, pb, na));
+	CHECK(na == nc && memcmp(pa, pc, na) != 0);
+	free(pa);
+	free(pb);
+	free(pc);
+	unlink(a);
+	unlink(b);
+	unlink(c);
+}
+
+TEST(usage_errors)
+{
+	char p[256];
+	tmp(p, "usage");
+	CHECK_INT_EQ(run_mkmodel("q5_1", p, "1", NULL, NULL), 2);
+	CHECK_INT_EQ(run_mkmodel("f32", p, "x", NULL, NULL), 2);
+	CHECK_INT_EQ(run_mkmodel("f32", p, "1", "--heads", "5"), 2); /* 64 does not split into 5 */
+	CHECK_INT_EQ(run_mkmodel("f32", p, "1", "--bogus", "1"), 2);
+	char *argv[] = {"mkmodel", "--shape", "tiny", NULL};
+	CHECK_INT_EQ(cli_mkmodel(3, argv), 2);
+	char *argv2[] = {"mkmodel", "--shape", "tiny", "--type", "f32", "--vocab", "/nonexistent.gguf", "-o", p, NULL};
+	CHECK_INT_EQ(cli_mkmodel(9, argv2), 1);
+	CHECK(access(p, F_OK) != 0);
+}
+
+int harness_main(void);
+#define main harness_main
+TEST_MAIN()
+#undef main
+
+int main(void)
+{
+	const char *td = getenv("INFILL_TESTDATA");
+	snprintf(vocab, sizeof vocab, "%s/vocab/ggml-vocab-deepseek-coder.gguf", td ? td : "");
+	if (!td || access(vocab, R_OK) != 0) {
+		printf("SKIP: testdata not found (INFILL_TESTDATA=%s)\n", td ? td : "(unset)");
+		return 77;
+	}
+	return harness_main();
+}
