@@ -91,36 +91,40 @@ static uint32_t units_of(size_t seq_len, enum pos_encoding enc)
 }
 
 /*
- * Walks characters from `from` and stops at whichever comes first: `stop`,
- * the first character that would take the unit count past `max_units`, or
- * the first character that would cross `stop`. Characters are decoded
- * within [from, bound) (the line's content: a sequence never takes bytes of
- * the terminator). Returns the byte offset reached and stores the units
- * walked in *units. Guarantees: the result is a character start and
- * from <= result <= stop <= bound.
+ * Walks characters from `from` (a line start or a character start within a
+ * line) and stops at whichever comes first: `stop`, the line's terminator
+ * ('\r' or '\n': no UTF-8 sequence contains those bytes, so a character never
+ * swallows one), the first character that would take the unit count past
+ * `max_units`, or the first character that would cross `stop`. Returns the
+ * byte offset reached and stores the units walked in *units. Guarantees: the
+ * result is a character start, from <= result <= stop, and it never passes
+ * the end of the line's content. Cost: the bytes walked, plus one doc_chunk
+ * lookup per chunk crossed.
  */
-static size_t walk(const struct doc *d, size_t from, size_t stop, size_t bound, uint64_t max_units,
+static size_t walk(const struct doc *d, size_t from, size_t stop, uint64_t max_units,
 		   enum pos_encoding enc, uint64_t *units)
 {
-	size_t at = from;
+	size_t at = from, length = doc_length(d);
 	uint64_t u = 0;
 	while (at < stop && u < max_units) {
 		size_t run_len;
 		const unsigned char *run = (const unsigned char *)doc_chunk(d, at, &run_len);
-		if (run_len > bound - at)
-			run_len = bound - at;
 		size_t i = 0;
 		while (i < run_len && at + i < stop && u < max_units) {
 			size_t n;
-			if (run[i] < 0x80) {
+			unsigned char b = run[i];
+			if (b == '\r' || b == '\n') {
+				*units = u;
+				return at + i;
+			}
+			if (b < 0x80) {
 				n = 1;
-			} else if (run_len - i >= 4 || at + run_len == bound) {
+			} else if (run_len - i >= 4 || at + run_len == length) {
 				n = utf8_seq_len(run + i, run_len - i);
 			} else {
 				/* The sequence may continue in the next chunk. */
 				unsigned char tmp[4];
-				size_t end = at + i + 4 < bound ? at + i + 4 : bound;
-				size_t got = doc_read(d, at + i, end, (char *)tmp);
+				size_t got = doc_read(d, at + i, at + i + 4, (char *)tmp);
 				n = utf8_seq_len(tmp, got);
 			}
 			uint32_t cu = units_of(n, enc);
@@ -141,10 +145,8 @@ size_t doc_offset_at(const struct doc *d, struct doc_pos pos, enum pos_encoding 
 {
 	if (pos.line >= doc_line_count(d))
 		return doc_length(d);
-	size_t start = doc_line_start(d, pos.line);
-	size_t end = doc_line_end(d, pos.line);
 	uint64_t units;
-	return walk(d, start, end, end, pos.character, enc, &units);
+	return walk(d, doc_line_start(d, pos.line), doc_length(d), pos.character, enc, &units);
 }
 
 struct doc_pos doc_pos_at(const struct doc *d, size_t offset, enum pos_encoding enc)
@@ -152,12 +154,9 @@ struct doc_pos doc_pos_at(const struct doc *d, size_t offset, enum pos_encoding 
 	if (offset > doc_length(d))
 		offset = doc_length(d);
 	size_t line = doc_line_at(d, offset);
-	size_t start = doc_line_start(d, line);
-	size_t end = doc_line_end(d, line);
-	if (offset > end)
-		offset = end;
 	uint64_t units;
-	walk(d, start, offset, end, UINT64_MAX, enc, &units);
+	/* An offset inside the terminator stops the walk at the content end. */
+	walk(d, doc_line_start(d, line), offset, UINT64_MAX, enc, &units);
 	struct doc_pos p = {(uint32_t)line, units > UINT32_MAX ? UINT32_MAX : (uint32_t)units};
 	return p;
 }

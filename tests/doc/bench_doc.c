@@ -8,7 +8,8 @@
  * position (as a completion request would). Two patterns: typing at a
  * cursor that moves forward (realistic) and typing at random lines (no
  * locality). Prints microseconds per keystroke for 1,000 and 100,000 lines
- * and the ratio. Usage: bench-doc [keystrokes]
+ * and the ratio: mean CPU time (what the work costs, whatever else runs on
+ * the machine) and wall-clock p50/p99. Usage: bench-doc [keystrokes]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -47,54 +48,79 @@ static uint64_t rng_next(void)
 	return rng_state;
 }
 
-/* Returns microseconds per keystroke; `random_lines` picks a new line for
- * every keystroke. */
-static double run(size_t lines, size_t keystrokes, int random_lines, double *worst)
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct result {
+	double cpu_us;   /* mean CPU time per keystroke (immune to other processes) */
+	double p50, p99; /* wall-clock per keystroke */
+};
+
+static double cpu_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* `random_lines` picks a new line for every keystroke. */
+static struct result run(size_t lines, size_t keystrokes, int random_lines)
 {
 	struct doc *d = make_doc(lines);
-	if (!d) {
+	double *wall = malloc(keystrokes * sizeof *wall);
+	if (!d || !wall) {
 		fprintf(stderr, "bench-doc: out of memory\n");
 		exit(1);
 	}
 	struct doc_pos cur = {(uint32_t)(lines / 2), 4};
 	volatile uint32_t sink = 0;
-	*worst = 0;
-	double t0 = now_us();
+	double c0 = cpu_now_us();
 	for (size_t k = 0; k < keystrokes; k++) {
 		if (random_lines) {
 			cur.line = (uint32_t)(rng_next() % lines);
 			cur.character = (uint32_t)(rng_next() % 40);
 		} else if (k % 60 == 59) {
-			cur.line++; /* the typist moves to the next line now and then */
+			/* the typist moves to the next line now and then */
+			cur.line = (uint32_t)((cur.line + 1) % lines);
 			cur.character = 4;
 		}
 		double a = now_us();
 		size_t off = doc_offset_at(d, cur, POS_ENCODING_UTF16);
 		doc_replace(d, off, off, "x", 1);
 		struct doc_pos p = doc_pos_at(d, off + 1, POS_ENCODING_UTF16);
-		double b = now_us();
-		if (b - a > *worst)
-			*worst = b - a;
+		wall[k] = now_us() - a;
 		sink += p.character;
 		cur.character++;
 	}
-	double t1 = now_us();
+	struct result r;
+	r.cpu_us = (cpu_now_us() - c0) / (double)keystrokes;
+	qsort(wall, keystrokes, sizeof *wall, cmp_double);
+	r.p50 = wall[keystrokes / 2];
+	r.p99 = wall[keystrokes * 99 / 100];
 	(void)sink;
+	free(wall);
 	doc_free(d);
-	return (t1 - t0) / (double)keystrokes;
+	return r;
 }
 
 int main(int argc, char **argv)
 {
 	size_t keystrokes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 200000;
 	const char *names[2] = {"typing at a cursor", "typing at random lines"};
+	printf("one keystroke = LSP position -> offset, insert 1 byte, offset -> position (UTF-16)\n");
 	for (int mode = 0; mode < 2; mode++) {
-		double w_small, w_big;
-		double small = run(1000, keystrokes, mode, &w_small);
-		double big = run(100000, keystrokes, mode, &w_big);
-		printf("%s: 1,000 lines %.3f us/keystroke (worst %.1f us), 100,000 lines %.3f us/keystroke "
-		       "(worst %.1f us), ratio %.2f\n",
-		       names[mode], small, w_small, big, w_big, big / small);
+		struct result small = run(1000, keystrokes, mode);
+		struct result big = run(100000, keystrokes, mode);
+		printf("%s:\n", names[mode]);
+		printf("  1,000 lines:   %.3f us CPU/keystroke, wall p50 %.3f us, p99 %.3f us\n",
+		       small.cpu_us, small.p50, small.p99);
+		printf("  100,000 lines: %.3f us CPU/keystroke, wall p50 %.3f us, p99 %.3f us\n",
+		       big.cpu_us, big.p50, big.p99);
+		printf("  ratio 100,000 / 1,000 lines: CPU %.2f, p50 %.2f\n", big.cpu_us / small.cpu_us,
+		       big.p50 / small.p50);
 	}
 	return 0;
 }
