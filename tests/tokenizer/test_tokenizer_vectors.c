@@ -18,6 +18,22 @@
 #include "harness.h"
 #include "tokenizer.h"
 
+/* 1 when s[0..n) is whole, valid UTF-8. */
+static int unicode_check(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		size_t l = u[i] < 0x80 ? 1 : (u[i] & 0xE0) == 0xC0 ? 2 : (u[i] & 0xF0) == 0xE0 ? 3 : (u[i] & 0xF8) == 0xF0 ? 4 : 0;
+		if (!l || i + l > n)
+			return 0;
+		for (size_t k = 1; k < l; k++)
+			if ((u[i + k] & 0xC0) != 0x80)
+				return 0;
+		i += l;
+	}
+	return 1;
+}
+
 static const char *testdata(void)
 {
 	const char *d = getenv("INFILL_TESTDATA");
@@ -287,6 +303,190 @@ TEST(tiny_dsc_prompts)
 	tokenizer_free(t);
 	gguf_close(gf);
 	free(json);
+}
+
+
+static struct tokenizer *load_vocab(const char *name, struct gguf_file **gf)
+{
+	char g[1024];
+	snprintf(g, sizeof g, "%s/vocab/ggml-vocab-%s.gguf", testdata(), name);
+	return load(g, gf);
+}
+
+#define FIM_BEGIN "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>"
+#define FIM_HOLE "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>"
+#define FIM_END "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>"
+#define DS_BOS "<\xEF\xBD\x9C" "begin\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>"
+
+TEST(special_ids_deepseek)
+{
+	struct gguf_file *gf;
+	struct tokenizer *t = load_vocab("deepseek-coder", &gf);
+	REQUIRE(t);
+	const struct tokenizer_special *sp = tokenizer_special(t);
+	CHECK_INT_EQ(tokenizer_vocab_size(t), 32256);
+	CHECK_INT_EQ(tokenizer_kind(t), TOKENIZER_KIND_BPE);
+	CHECK_INT_EQ(tokenizer_pre(t), TOKENIZER_PRE_DEEPSEEK_CODER);
+	CHECK_INT_EQ(sp->bos, 32013);
+	CHECK_INT_EQ(sp->eos, 32014);
+	CHECK(sp->add_bos);
+	CHECK(!sp->add_eos);
+	CHECK_INT_EQ(sp->fim_prefix, 32016);
+	CHECK_INT_EQ(sp->fim_suffix, 32015);
+	CHECK_INT_EQ(sp->fim_middle, 32017);
+	CHECK_INT_EQ(sp->eot, 32021); /* <|EOT|> */
+	CHECK_INT_EQ(tokenizer_fim_style(t), TOKENIZER_FIM_DEEPSEEK);
+	CHECK(tokenizer_is_eog(t, 32014));
+	CHECK(tokenizer_is_eog(t, 32021));
+	CHECK(!tokenizer_is_eog(t, 32013));
+	CHECK(!tokenizer_is_eog(t, 32016));
+	CHECK(!tokenizer_is_eog(t, 100));
+	CHECK(!tokenizer_is_eog(t, -1));
+	CHECK(!tokenizer_is_eog(t, 1 << 30));
+	CHECK_INT_EQ(tokenizer_find(t, FIM_HOLE, strlen(FIM_HOLE)), 32015);
+	size_t len;
+	const char *txt = tokenizer_token_text(t, 32016, &len);
+	CHECK(txt && len == strlen(FIM_BEGIN) && memcmp(txt, FIM_BEGIN, len) == 0);
+	CHECK(tokenizer_token_text(t, 32256, &len) == NULL);
+	CHECK_INT_EQ(tokenizer_token_type(t, 32013), TOKENIZER_TOKEN_CONTROL);
+	CHECK_INT_EQ(tokenizer_token_type(t, 32016), TOKENIZER_TOKEN_USER_DEFINED);
+	tokenizer_free(t);
+	gguf_close(gf);
+}
+
+TEST(special_ids_starcoder_spm)
+{
+	struct gguf_file *gf;
+	struct tokenizer *t = load_vocab("starcoder", &gf);
+	REQUIRE(t);
+	const struct tokenizer_special *sp = tokenizer_special(t);
+	CHECK_INT_EQ(tokenizer_pre(t), TOKENIZER_PRE_STARCODER);
+	CHECK_INT_EQ(sp->eos, 0);
+	CHECK(!sp->add_bos); /* no add_bos_token key: BPE default */
+	CHECK_INT_EQ(sp->fim_prefix, 1);
+	CHECK_INT_EQ(sp->fim_middle, 2);
+	CHECK_INT_EQ(sp->fim_suffix, 3);
+	CHECK_INT_EQ(sp->fim_pad, 4);
+	CHECK_INT_EQ(sp->fim_repo, 5);
+	CHECK_INT_EQ(sp->fim_sep, 6);
+	CHECK_INT_EQ(tokenizer_fim_style(t), TOKENIZER_FIM_QWEN_STARCODER);
+	CHECK(tokenizer_is_eog(t, 0));
+	CHECK(tokenizer_is_eog(t, 4));
+	CHECK(tokenizer_is_eog(t, 6));
+	CHECK(!tokenizer_is_eog(t, 1));
+	tokenizer_free(t);
+	gguf_close(gf);
+
+	t = load_vocab("llama-spm", &gf);
+	REQUIRE(t);
+	sp = tokenizer_special(t);
+	CHECK_INT_EQ(tokenizer_kind(t), TOKENIZER_KIND_SPM);
+	CHECK_INT_EQ(sp->bos, 1);
+	CHECK_INT_EQ(sp->eos, 2);
+	CHECK_INT_EQ(sp->unk, 0);
+	CHECK(sp->add_bos);
+	CHECK(sp->add_space_prefix);
+	CHECK_INT_EQ(tokenizer_fim_style(t), TOKENIZER_FIM_NONE);
+	CHECK(tokenizer_is_eog(t, 2));
+	tokenizer_free(t);
+	gguf_close(gf);
+}
+
+TEST(parse_special)
+{
+	struct gguf_file *gf;
+	struct tokenizer *t = load_vocab("deepseek-coder", &gf);
+	REQUIRE(t);
+	int32_t ids[64];
+	const char *s = DS_BOS "x";
+	/* control token: one id only with parse_special */
+	CHECK_INT_EQ(tokenizer_encode(t, s, strlen(s), true, ids, 64), 2);
+	CHECK_INT_EQ(ids[0], 32013);
+	CHECK_INT_EQ(ids[1], 87);
+	CHECK(tokenizer_encode(t, s, strlen(s), false, ids, 64) > 5);
+	/* user-defined FIM tokens: always one id */
+	const char *fim = FIM_BEGIN "a" FIM_HOLE "b" FIM_END;
+	int n = tokenizer_encode(t, fim, strlen(fim), false, ids, 64);
+	CHECK_INT_EQ(n, 5);
+	CHECK_INT_EQ(ids[0], 32016);
+	CHECK_INT_EQ(ids[2], 32015);
+	CHECK_INT_EQ(ids[4], 32017);
+	/* count without output, and a too-small buffer reports the full count */
+	CHECK_INT_EQ(tokenizer_count(t, fim, strlen(fim), false), 5);
+	CHECK_INT_EQ(tokenizer_encode(t, fim, strlen(fim), false, ids, 2), 5);
+	CHECK_INT_EQ(ids[1], 64); /* "a" */
+	tokenizer_free(t);
+	gguf_close(gf);
+
+	t = load_vocab("llama-spm", &gf);
+	REQUIRE(t);
+	/* SPM: a dummy-prefix space after a control token, as llama.cpp does */
+	const char *sp_text = "<s>Hello";
+	n = tokenizer_encode(t, sp_text, strlen(sp_text), true, ids, 64);
+	int32_t want[8];
+	int nw = tokenizer_encode(t, "Hello", 5, true, want, 8);
+	CHECK_INT_EQ(n, nw + 1);
+	CHECK_INT_EQ(ids[0], 1);
+	CHECK(n == nw + 1 && memcmp(ids + 1, want, (size_t)nw * sizeof *ids) == 0);
+	tokenizer_free(t);
+	gguf_close(gf);
+}
+
+/* Feeds the ids of text one at a time to the detokenizer and checks every
+ * chunk it gives is whole UTF-8 and that the chunks add up to the text. */
+static void detok_roundtrip(int *test_failed_, struct tokenizer *t, const char *text)
+{
+	int32_t ids[512];
+	int n = tokenizer_encode(t, text, strlen(text), false, ids, 512);
+	REQUIRE(n > 0 && n <= 512);
+	struct tokenizer_detok d;
+	tokenizer_detok_init(&d, false);
+	char out[4096], chunk[1024];
+	size_t ol = 0;
+	int split_chars = 0;
+	for (int i = 0; i < n; i++) {
+		size_t raw = tokenizer_decode_token(t, ids[i], false, NULL, 0);
+		int w = tokenizer_detok_push(t, &d, ids[i], chunk, sizeof chunk);
+		REQUIRE(w >= 0);
+		if ((size_t)w != raw)
+			split_chars++;
+		CHECK_INT_EQ(unicode_check(chunk, (size_t)w), 1);
+		memcpy(out + ol, chunk, (size_t)w);
+		ol += (size_t)w;
+	}
+	ol += tokenizer_detok_flush(&d, out + ol);
+	/* SPM: the dummy prefix decodes to a leading space */
+	size_t skip = tokenizer_special(t)->add_space_prefix && tokenizer_kind(t) == TOKENIZER_KIND_SPM;
+	CHECK_INT_EQ(ol - skip, strlen(text));
+	CHECK(memcmp(out + skip, text, ol - skip) == 0);
+	CHECK(split_chars > 0); /* the text was chosen so that some character spans tokens */
+	/* too small a buffer: refused, nothing changes */
+	tokenizer_detok_init(&d, false);
+	CHECK_INT_EQ(tokenizer_detok_push(t, &d, ids[0], chunk, 0), tokenizer_decode_token(t, ids[0], false, NULL, 0) ? -1 : 0);
+}
+
+TEST(detok_streaming)
+{
+	struct gguf_file *gf;
+	struct tokenizer *t = load_vocab("deepseek-coder", &gf);
+	REQUIRE(t);
+	/* emoji and Khmer are byte tokens in this vocabulary: characters split across ids */
+	detok_roundtrip(test_failed_, t, "print('\xF0\x9F\xA6\x99 \xE1\x9E\x80\xE1\x9E\xB6') # \xF0\x9F\x98\x81 ok");
+	/* control tokens render only when asked */
+	char buf[64];
+	CHECK_INT_EQ(tokenizer_decode_token(t, 32013, false, buf, sizeof buf), 0);
+	CHECK_INT_EQ(tokenizer_decode_token(t, 32013, true, buf, sizeof buf), strlen(DS_BOS));
+	CHECK_INT_EQ(tokenizer_decode_token(t, 32009, false, buf, sizeof buf), 2); /* "ü" */
+	CHECK(memcmp(buf, "\xC3\xBC", 2) == 0);
+	CHECK(tokenizer_max_piece(t) >= strlen(DS_BOS));
+	tokenizer_free(t);
+	gguf_close(gf);
+
+	t = load_vocab("llama-spm", &gf);
+	REQUIRE(t);
+	detok_roundtrip(test_failed_, t, "x = '\xF0\x9F\xA6\x99\xF0\x9F\xA6\x99' and \xE1\x9E\x80\xE1\x9E\xB6");
+	tokenizer_free(t);
+	gguf_close(gf);
 }
 
 int main(void)
