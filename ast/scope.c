@@ -4,6 +4,7 @@
  * enclosing scope, and which closing brackets the text after the cursor
  * already supplies. These run for every candidate, so they are plain scans.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "internal.h"
@@ -194,7 +195,14 @@ struct ast_shape ast_shape_at(const struct ast_lang *lang, const char *text, siz
 
 /* ---- scope cut ---- */
 
-static size_t skip_literal(const char *t, size_t n, size_t i, bool c_comments);
+/* How skip_literal() reads a language's literals. */
+enum {
+	LIT_C_COMMENTS = 1, /* // and slash-star comments */
+	LIT_CHAR_QUOTE = 2, /* '...' is a short char literal ('a', '\\n'), else a
+			       lifetime or label (Rust 'a) and no literal at all */
+};
+
+static size_t skip_literal(const char *t, size_t n, size_t i, int mode);
 
 /* Python: the first candidate line (after its first) whose indentation is
  * below the cursor's block ends it. */
@@ -241,7 +249,7 @@ static size_t scope_cut_indent(const char *text, size_t len, size_t cursor, cons
 			continue;
 		/* Bracket depth over the candidate up to this line. */
 		while (scanned < i) {
-			size_t j = skip_literal(cand, i, scanned, false);
+			size_t j = skip_literal(cand, i, scanned, 0);
 			if (j != scanned) {
 				scanned = j;
 				continue;
@@ -279,9 +287,24 @@ static size_t scope_cut_indent(const char *text, size_t len, size_t cursor, cons
 
 /* Steps over a string, char literal or comment starting at t[i]; returns the
  * index after it, or i when t[i] starts none. */
-static size_t skip_literal(const char *t, size_t n, size_t i, bool c_comments)
+static size_t skip_literal(const char *t, size_t n, size_t i, int mode)
 {
 	char c = t[i];
+	bool c_comments = mode & LIT_C_COMMENTS;
+	if (c == '\'' && (mode & LIT_CHAR_QUOTE)) {
+		size_t j = i + 1;
+		if (j < n && t[j] == '\\') {
+			for (j += 2; j < n && j < i + 12 && t[j] != '\''; j++)
+				;
+			return j < n && t[j] == '\'' ? j + 1 : i;
+		}
+		/* One character, possibly several UTF-8 bytes. */
+		if (j < n)
+			j++;
+		while (j < n && ((unsigned char)t[j] & 0xC0) == 0x80)
+			j++;
+		return j < n && t[j] == '\'' ? j + 1 : i;
+	}
 	if (c == '"' || c == '\'' || c == '`') {
 		for (size_t j = i + 1; j < n; j++) {
 			if (t[j] == '\\') {
@@ -309,23 +332,55 @@ static size_t skip_literal(const char *t, size_t n, size_t i, bool c_comments)
 	return i;
 }
 
-/* Index of the first `}` in t[0..n) that closes a brace opened before t, or n. */
-static size_t first_unmatched_brace(const char *t, size_t n)
+/* Index of the first `}` in t[0..n) that closes a brace opened before t
+ * once `allowed` such closers have been let through, or n. *unmatched_open
+ * (optional) gets the `{` left open at the end. */
+static size_t unmatched_brace(const char *t, size_t n, int mode, long allowed,
+			      long *unmatched_open)
 {
 	long depth = 0;
 	for (size_t i = 0; i < n;) {
-		size_t j = skip_literal(t, n, i, true);
+		size_t j = skip_literal(t, n, i, mode);
+		if (j != i) {
+			i = j;
+			continue;
+		}
+		if (t[i] == '{') {
+			depth++;
+		} else if (t[i] == '}') {
+			if (depth > 0)
+				depth--;
+			else if (allowed > 0)
+				allowed--;
+			else
+				return i;
+		}
+		i++;
+	}
+	if (unmatched_open)
+		*unmatched_open = depth;
+	return n;
+}
+
+/* Unmatched `}` in t[0..n): how many scopes opened before t it closes. */
+static long closers_count(const char *t, size_t n, int mode)
+{
+	long depth = 0, closes = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = skip_literal(t, n, i, mode);
 		if (j != i) {
 			i = j;
 			continue;
 		}
 		if (t[i] == '{')
 			depth++;
-		else if (t[i] == '}' && --depth < 0)
-			return i;
+		else if (t[i] == '}' && --depth < 0) {
+			closes++;
+			depth = 0;
+		}
 		i++;
 	}
-	return n;
+	return closes;
 }
 
 size_t scope_cut(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
@@ -337,12 +392,18 @@ size_t scope_cut(const struct ast_lang *lang, const char *text, size_t len, size
 		return scope_cut_indent(text, len, cursor, cand, cand_len);
 	if (lang->blocks != AST_BLOCK_BRACE)
 		return cand_len;
-	size_t k = first_unmatched_brace(cand, cand_len);
+	/* Braces the prefix leaves open that the suffix does not close are the
+	 * candidate's to close (a literal opened on the cursor's line, a body at
+	 * the end of the file); one more `}` leaves the enclosing scope. */
+	int mode = LIT_C_COMMENTS;
+	if (strcmp(lang->name, "javascript") && strcmp(lang->name, "typescript") &&
+	    strcmp(lang->name, "typescriptreact"))
+		mode |= LIT_CHAR_QUOTE;
+	long open = 0;
+	unmatched_brace(text, cursor, mode, LONG_MAX, &open);
+	long allowed = open - closers_count(text + cursor, len - cursor, mode);
+	size_t k = unmatched_brace(cand, cand_len, mode, allowed > 0 ? allowed : 0, NULL);
 	if (k == cand_len)
-		return cand_len;
-	/* Only a scope the suffix closes itself: otherwise the candidate's `}`
-	 * is the one the file is missing. */
-	if (first_unmatched_brace(text + cursor, len - cursor) == len - cursor)
 		return cand_len;
 	while (k > 0 && strchr(" \t\r\n", cand[k - 1]))
 		k--;

@@ -66,7 +66,8 @@ struct error_counts {
 
 /* Sorts the error nodes of a tree into local / other for an insertion
  * occupying [s, e) (e == s for the document as it is). */
-static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line_start)
+static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line_start,
+				    size_t content_end)
 {
 	struct error_counts c = {0, 0};
 	if (!ts_node_has_error(root))
@@ -82,6 +83,11 @@ static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line
 				touches = ns <= e && ne >= s;
 			else
 				touches = ns < e && ne > s;
+			/* Something missing where the file stops (an unclosed
+			 * function at the end of a file being written) was
+			 * missing before the candidate too. */
+			if (missing && ns >= content_end)
+				touches = false;
 			if (touches && ns >= line_start)
 				c.local++;
 			else
@@ -104,6 +110,7 @@ struct checker {
 	TSTree *owned_old;
 	const char *text;
 	size_t len, cursor, line_start;
+	size_t tail_start;     /* end of the document's last non-blank byte */
 	TSPoint at;            /* the cursor as a tree-sitter point */
 	struct error_counts before;
 	unsigned parses;
@@ -143,8 +150,18 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 		ts_parser_reset(ck->parser);
 		return AST_EPARSE;
 	}
-	struct error_counts c =
-		classify(ts_tree_root_node(nt), ck->cursor, ck->cursor + k, ck->line_start);
+	/* Where the spliced text's last non-blank byte ends. */
+	size_t content_end;
+	if (ck->tail_start > ck->cursor) {
+		content_end = ck->tail_start + k;
+	} else {
+		size_t ce = k;
+		while (ce > 0 && strchr(" \t\r\n", cand[ce - 1]))
+			ce--;
+		content_end = ce > 0 ? ck->cursor + ce : ck->tail_start;
+	}
+	struct error_counts c = classify(ts_tree_root_node(nt), ck->cursor, ck->cursor + k,
+					 ck->line_start, content_end);
 	ts_tree_delete(nt);
 	*after = c.local + c.other;
 	*ok = c.local == 0 && c.other <= ck->before.local + ck->before.other;
@@ -182,7 +199,11 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	for (size_t i = 0; i < ck->line_start; i++)
 		row += p->text[i] == '\n';
 	ck->at = (TSPoint){row, (uint32_t)(p->cursor - ck->line_start)};
-	ck->before = classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start);
+	ck->tail_start = p->len;
+	while (ck->tail_start > 0 && strchr(" \t\r\n", p->text[ck->tail_start - 1]))
+		ck->tail_start--;
+	ck->before = classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start,
+			      ck->tail_start > p->cursor ? ck->tail_start : p->cursor);
 	return 0;
 }
 
@@ -222,10 +243,11 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 	if (!p || !p->text || p->cursor > p->len || (!p->candidate && p->candidate_len))
 		return AST_EINVAL;
 	const char *cand = p->candidate ? p->candidate : "";
-	size_t k = scope_cut(p->lang, p->text, p->len, p->cursor, cand, p->candidate_len);
-	out->scope_cut = k < p->candidate_len;
-	size_t k2 = closers_cut(p->text, p->len, p->cursor, cand, k);
-	out->closers_dropped = k2 < k;
+	/* Closers first: a `}` the suffix supplies is not a scope exit. */
+	size_t k = closers_cut(p->text, p->len, p->cursor, cand, p->candidate_len);
+	out->closers_dropped = k < p->candidate_len;
+	size_t k2 = scope_cut(p->lang, p->text, p->len, p->cursor, cand, k);
+	out->scope_cut = k2 < k;
 	k = k2;
 	out->keep_len = k;
 	if (text_is_blank(cand, 0, k)) {
