@@ -184,18 +184,27 @@ static size_t tree_find(const struct doc *d, int t, size_t target, size_t *befor
 	return pos;
 }
 
+/* Makes room in the trees for n chunks. Returns 0 or -ENOMEM (trees kept). */
+static int tree_reserve(struct doc *d, size_t n)
+{
+	if (n <= d->tree_cap)
+		return 0;
+	size_t cap = n * 2;
+	for (int t = 0; t < TREE_COUNT; t++) {
+		size_t *p = realloc(d->tree[t], (cap + 1) * sizeof *p);
+		if (!p)
+			return -ENOMEM; /* the ones already grown just have room to spare */
+		d->tree[t] = p;
+	}
+	d->tree_cap = cap;
+	return 0;
+}
+
 static int tree_rebuild(struct doc *d)
 {
-	if (d->n > d->tree_cap) {
-		size_t cap = d->n * 2;
-		for (int t = 0; t < TREE_COUNT; t++) {
-			size_t *p = realloc(d->tree[t], (cap + 1) * sizeof *p);
-			if (!p)
-				return -ENOMEM;
-			d->tree[t] = p;
-		}
-		d->tree_cap = cap;
-	}
+	int rc = tree_reserve(d, d->n);
+	if (rc)
+		return rc;
 	d->length = d->breaks = d->lfs = 0;
 	for (int t = 0; t < TREE_COUNT; t++) {
 		size_t *tr = d->tree[t];
@@ -492,6 +501,8 @@ static int fix_boundary(struct doc *d, size_t i)
 	struct chunk *a = &d->chunks[i], *b = &d->chunks[i + 1];
 	if (a->len == 0 || b->len == 0 || a->buf[a->len - 1] != '\r' || b->buf[0] != '\n')
 		return 0;
+	/* Every chunk keeps room for one more byte (chunk_init, the fast
+	 * path's reserve), so this does not allocate in practice. */
 	if (chunk_reserve(a, (size_t)a->len + 1) != 0)
 		return -ENOMEM;
 	size_t alen = a->len, blen = b->len;
@@ -551,31 +562,41 @@ static int replace_span(struct doc *d, size_t ci, size_t ci_start, size_t cj, si
 		return -ENOMEM;
 
 	size_t removed = cj - ci + 1;
+	int rc = 0;
+	if (m == 0 && removed == d->n) {
+		/* Everything goes: keep one empty chunk (allocated now, while
+		 * failing still leaves the document as it was). */
+		rc = chunk_init(&fresh[0], NULL, 0);
+		m = 1;
+	}
 	size_t new_n = d->n - removed + m;
-	if (new_n + 1 > d->cap) {
+	if (rc == 0 && new_n + 1 > d->cap) {
 		size_t cap = (new_n + 1) * 2;
 		struct chunk *p = realloc(d->chunks, cap * sizeof *p);
-		if (!p) {
-			for (size_t k = 0; k < m; k++)
-				free(fresh[k].buf);
-			free(fresh);
-			return -ENOMEM;
+		if (p) {
+			d->chunks = p;
+			d->cap = cap;
+		} else {
+			rc = -ENOMEM;
 		}
-		d->chunks = p;
-		d->cap = cap;
 	}
+	if (rc == 0)
+		rc = tree_reserve(d, new_n);
+	if (rc) {
+		for (size_t k = 0; k < m; k++)
+			free(fresh[k].buf);
+		free(fresh);
+		return -ENOMEM;
+	}
+	/* From here on nothing allocates except fix_boundary, which by the
+	 * capacity rule (chunk_reserve) does not either. */
 	for (size_t k = ci; k <= cj; k++)
 		free(d->chunks[k].buf);
 	memmove(d->chunks + ci + m, d->chunks + cj + 1, (d->n - cj - 1) * sizeof *d->chunks);
 	memcpy(d->chunks + ci, fresh, m * sizeof *fresh);
 	free(fresh);
 	d->n = new_n;
-	if (d->n == 0) {
-		if (chunk_init(&d->chunks[0], NULL, 0) != 0)
-			return -ENOMEM; /* doc is now unusable; cannot happen after a free */
-		d->n = 1;
-	}
-	int rc = tree_rebuild(d);
+	rc = tree_rebuild(d);
 	if (rc)
 		return rc;
 	/* New content may meet a '\r' or '\n' across the outer boundaries. */
@@ -629,7 +650,8 @@ int doc_replace(struct doc *d, size_t start, size_t end, const char *text, size_
 	if (ci == cj && new_len <= CHUNK_MAX &&
 	    (new_len >= CHUNK_MIN || new_len >= c->len || d->n == 1)) {
 		/* Fast path: the edit stays inside one chunk. */
-		if (chunk_reserve(c, new_len) != 0)
+		/* +1: room for fix_boundary to pull a '\n' in without allocating. */
+		if (chunk_reserve(c, new_len + 1) != 0)
 			return -ENOMEM;
 		size_t off = start - ci_start, old_len = c->len, del = end - start;
 		/* Counts change only in [off, off + del + 1): the byte after the
