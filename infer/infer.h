@@ -51,6 +51,7 @@ struct model_params {
 	enum infer_backend backend;
 	int32_t n_threads;         /* cpu worker threads; <= 0: physical cores */
 	size_t kv_bytes;           /* KV page pool budget (cache.memoryMB); 0: 256 MiB */
+	int32_t kv_tokens;         /* > 0: size the pool for this many tokens instead of kv_bytes */
 	int32_t kv_page_size;      /* tokens per page; 0: 16 */
 	/* Load progress in [0, 1], called on the loading thread; may be NULL. */
 	void (*progress)(void *user, float fraction);

@@ -296,7 +296,8 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		.progress_user = p.progress_user,
 	};
 	size_t page_bytes = backend_kv_bytes_per_page(hp, p.kv_page_size, cfg.kv_type);
-	size_t n_pages = p.kv_bytes / page_bytes;
+	size_t n_pages = p.kv_tokens > 0 ? ((size_t)p.kv_tokens + (size_t)p.kv_page_size - 1) / (size_t)p.kv_page_size
+				       : p.kv_bytes / page_bytes;
 	if (n_pages < 4)
 		n_pages = 4;
 	if (n_pages > (1u << 24))
