@@ -6,12 +6,19 @@
  * chunk array hold, per chunk, its byte count, its line-break count (LSP
  * breaks: "\n", "\r\n", lone "\r") and its "\n" count (tree-sitter rows).
  *
- * Why this bound holds: a keystroke edits one chunk in place (memmove within
- * <= CHUNK_MAX bytes, a recount of that chunk) and updates O(log n) tree
- * nodes; locating a chunk by offset or by line is a Fenwick descent, O(log n).
- * Only when a chunk overflows or empties does the array change shape, and
- * then the trees are rebuilt in O(chunks) - once per ~CHUNK_MAX/2 typed bytes,
- * so the amortized cost per keystroke stays O(log n + CHUNK_MAX).
+ * Why this bound holds: a keystroke edits one chunk in place (a memmove
+ * within <= CHUNK_MAX bytes, then a count of only the bytes it touched) and
+ * updates O(log n) tree nodes; locating a chunk by offset or by line is a
+ * Fenwick descent, O(log n), followed by a scan of part of that chunk eight
+ * bytes at a time. Only when a chunk overflows, gets small or empties does
+ * the array change shape, and then the trees are rebuilt in O(chunks) -
+ * about once per CHUNK_MAX/2 typed bytes, so the amortized cost of a
+ * keystroke stays O(log n + CHUNK_MAX/8). bench-doc measures about 2.5 us
+ * per keystroke (position lookup + insert + position back) in a
+ * 100,000-line document, within 1.3x of a 1,000-line one.
+ *
+ * Out of memory: every allocation an edit needs is made before the
+ * document changes shape, so a failed doc_replace leaves it as it was.
  *
  * CRLF rule: a chunk never ends with '\r' while the next one starts with
  * '\n'. Then a chunk's break count is local: every '\r' is a break, and every
