@@ -118,9 +118,17 @@ static void desc_expect(const struct desc *d, char *out, size_t cap)
 		snprintf(out, cap, "a string");
 		break;
 	case CONFIG_KIND_ENUM: {
+		/* "a|b|c" -> "one of a, b, c" */
 		size_t n = (size_t)snprintf(out, cap, "one of ");
-		for (const char *p = d->names; *p && n + 2 < cap; p++)
-			n += (size_t)snprintf(out + n, cap - n, "%s", *p == '|' ? ", " : (char[]){*p, 0});
+		for (const char *p = d->names; *p && n + 3 < cap; p++) {
+			if (*p == '|') {
+				out[n++] = ',';
+				out[n++] = ' ';
+			} else {
+				out[n++] = *p;
+			}
+		}
+		out[n < cap ? n : cap - 1] = '\0';
 		break;
 	}
 	case CONFIG_KIND_STRLIST:
@@ -185,14 +193,14 @@ static int value_ok(const struct desc *d, json_t *v)
 	case CONFIG_KIND_BOOL:
 		return json_is_boolean(v);
 	case CONFIG_KIND_INT: {
-		double x;
-		if (json_is_integer(v))
-			x = (double)json_integer_value(v);
-		else if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v))
-			x = json_real_value(v);
-		else
+		/* 30.0 is accepted as 30; the range check comes before the cast
+		 * so the cast is always defined. */
+		if (!json_is_number(v))
 			return 0;
-		return x >= d->lo && x <= d->hi;
+		double x = json_number_value(v);
+		if (!(x >= d->lo && x <= d->hi))
+			return 0;
+		return json_is_integer(v) || x == (double)(long long)x;
 	}
 	case CONFIG_KIND_DOUBLE: {
 		if (!json_is_number(v))

@@ -217,6 +217,21 @@ TEST(warnings_keep_previous_values)
 	CHECK(strstr(w.all, "unknown setting \"completion.bogus\"") != NULL);
 	CHECK(strstr(w.all, "unknown setting \"log\"") != NULL);
 
+	/* An integral real is an integer; a per-language warning names the
+	 * full key and the language's current value. */
+	w.count = 0;
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER,
+			      "{\"completion.maxLines\": 20.0, \"languages\": {\"rust\":"
+			      " {\"completion\": {\"maxLines\": 4, \"debounceMs\": -5}}}}",
+			      &w),
+		     0);
+	CHECK_INT_EQ(w.count, 1);
+	CHECK_INT_EQ(config_get(cfg, NULL)->completion_max_lines, 20);
+	CHECK_INT_EQ(config_get(cfg, "rust")->completion_max_lines, 4);
+	CHECK_INT_EQ(config_get(cfg, "rust")->completion_debounce_ms, 30);
+	CHECK(strstr(w.last, "\"languages.rust.completion.debounceMs\" must be an integer 0..10000;"
+			     " keeping 30") != NULL);
+
 	/* A layer that is not an object is refused and the layer kept. */
 	w.count = 0;
 	json_t *arr = json_array();
