@@ -189,7 +189,12 @@ struct ast_shape ast_shape_at(const struct ast_lang *lang, const char *text, siz
 		empty = text[k] == '}';
 	}
 	s.kind = empty ? AST_SHAPE_BLOCK : AST_SHAPE_LINE;
-	shape_set_indent(&s, text, ps, pie, unit, unit_len);
+	/* The editor's own indentation of the cursor's line wins when it is
+	 * already deeper than the block's opener. */
+	if (text_indent_width(text, ls, cursor) > text_indent_width(text, ps, pie))
+		shape_set_indent(&s, text, ls, cursor, "", 0);
+	else
+		shape_set_indent(&s, text, ps, pie, unit, unit_len);
 	return s;
 }
 

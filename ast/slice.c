@@ -160,7 +160,7 @@ static int tree_bounds(const struct ast_lang *lang, TSNode root, const char *tex
 	for (TSNode n = leaf; !ts_node_is_null(n) && depth < 256; n = ts_node_parent(n))
 		path[depth++] = n;
 	*scope = root;
-	bool scoped = false;
+	bool scoped = false, past_scope = false;
 	for (size_t i = 0; i < depth; i++) {
 		TSNode a = path[i];
 		bool is_def = lang_type_in(ts_node_type(a), lang->defs);
@@ -175,14 +175,15 @@ static int tree_bounds(const struct ast_lang *lang, TSNode root, const char *tex
 			if (s < cursor && offsets_push(starts, start_at_line(text, s)))
 				return AST_ENOMEM;
 			/* Ends only inside the scope: the suffix never leaves it. */
-			if (e > cursor && (!scoped || (e <= ts_node_end_byte(*scope))) &&
+			if (!past_scope && e > cursor &&
+			    (!scoped || e <= ts_node_end_byte(*scope)) &&
 			    offsets_push(ends, end_at_line(text, len, e)))
 				return AST_ENOMEM;
 		}
 		if (offsets_push(starts, start_at_line(text, ts_node_start_byte(a))))
 			return AST_ENOMEM;
 		if (scoped && ts_node_eq(a, *scope))
-			break; /* no ends beyond the enclosing definition */
+			past_scope = true; /* starts go on outwards, ends stop here */
 	}
 	/* Line ends in the scope, so a long statement can still be cut between lines. */
 	size_t scope_end = ts_node_end_byte(*scope);

@@ -1,2 +1,267 @@
+/*
+ * test_slice.c - context slicing on real files (tests/ast/data: inventory.py
+ * and a snapshot of our own ast/slice.c), against what a plain "lines before
+ * the cursor" window of the same token budget would send, plus the
+ * completion shape. Tokens are counted with ast_tokens_estimate().
+ */
+#include "ast.h"
 #include "harness.h"
+
+struct file {
+	char *text;
+	size_t len;
+};
+
+static struct file load(const char *name)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/data/%s", AST_TEST_DIR, name);
+	struct file f = {0};
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return f;
+	fseek(fp, 0, SEEK_END);
+	long n = ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	f.text = malloc((size_t)n + 1);
+	if (fread(f.text, 1, (size_t)n, fp) != (size_t)n)
+		n = 0;
+	f.text[n] = 0;
+	f.len = (size_t)n;
+	fclose(fp);
+	return f;
+}
+
+/* Byte offset of the first occurrence of `needle` plus `delta`. */
+static size_t at(const struct file *f, const char *needle, size_t delta)
+{
+	const char *p = strstr(f->text, needle);
+	return p ? (size_t)(p - f->text) + delta : (size_t)-1;
+}
+
+/* What a plain client sends: whole lines before the cursor, as many as fit. */
+static size_t line_window_start(const char *text, size_t cursor, size_t budget)
+{
+	size_t start = cursor;
+	while (start > 0) {
+		size_t s = start - 1;
+		while (s > 0 && text[s - 1] != '\n')
+			s--;
+		if (ast_tokens_estimate(NULL, text + s, cursor - s) > budget)
+			break;
+		start = s;
+	}
+	return start;
+}
+
+static bool contains(const char *hay, size_t n, const char *needle)
+{
+	size_t l = strlen(needle);
+	for (size_t i = 0; i + l <= n; i++)
+		if (!memcmp(hay + i, needle, l))
+			return true;
+	return false;
+}
+
+static const struct ast_snippet *find_snippet(const struct ast_slice *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_snippets; i++)
+		if (!strcmp(s->snippets[i].name, name))
+			return &s->snippets[i];
+	return NULL;
+}
+
+static bool is_boundary(const char *text, size_t pos)
+{
+	return pos == 0 || text[pos - 1] == '\n' || text[pos - 1] == ' ' || text[pos - 1] == '\t';
+}
+
+/* Python: in summarize(), far below the classes whose methods it calls. */
+TEST(python_keeps_imports_and_signatures)
+{
+	struct file f = load("inventory.py");
+	REQUIRE(f.text);
+	size_t cursor = at(&f, "    slow = slow_movers(", 4);
+	REQUIRE(cursor != (size_t)-1);
+	struct ast_slice s;
+	struct ast_slice_params p = {.lang = ast_lang_from_id("python"), .text = f.text,
+				     .len = f.len, .cursor = cursor, .prefix_tokens = 300,
+				     .suffix_tokens = 200, .extra_tokens = 300};
+	REQUIRE(ast_slice(&p, &s) == 0);
+	CHECK(s.syntactic);
+	CHECK(s.prefix_tokens_used <= 300);
+	CHECK(s.suffix_tokens_used <= 200);
+	CHECK(s.extra_tokens_used <= 300);
+	/* The enclosing function is whole: its header in the prefix, its end in the suffix. */
+	CHECK(contains(s.prefix, s.prefix_len, "def summarize("));
+	CHECK(contains(s.suffix, s.suffix_len, "return \"\\n\".join(lines)"));
+	/* ...and the suffix stops there: the next function is not sent. */
+	CHECK(!contains(s.suffix, s.suffix_len, "def transfer("));
+	CHECK(is_boundary(f.text, s.prefix_start));
+	/* Imports and the signatures of what summarize() calls, defined far above. */
+	REQUIRE(s.n_snippets >= 3);
+	CHECK_INT_EQ(s.snippets[0].kind, AST_SNIPPET_IMPORTS);
+	CHECK(contains(s.snippets[0].text, s.snippets[0].len, "from datetime import date"));
+	const struct ast_snippet *adv = find_snippet(&s, "advice");
+	const struct ast_snippet *lab = find_snippet(&s, "label");
+	CHECK(adv && contains(adv->text, adv->len, "def advice(self, lead_days: int = 5)"));
+	CHECK(adv && !contains(adv->text, adv->len, "result = []")); /* no body */
+	CHECK(lab && contains(lab->text, lab->len, "def label(self) -> str"));
+	/* A plain window with the same total budget drops all of that. */
+	size_t w = line_window_start(f.text, cursor, 300 + 300);
+	CHECK(!contains(f.text + w, cursor - w, "import"));
+	CHECK(!contains(f.text + w, cursor - w, "def advice("));
+	CHECK(!contains(f.text + w, cursor - w, "def label("));
+	ast_slice_finish(&s);
+	free(f.text);
+}
+
+/* Python: a method of a class; the suffix ends with the method. */
+TEST(python_suffix_ends_with_scope)
+{
+	struct file f = load("inventory.py");
+	REQUIRE(f.text);
+	size_t cursor = at(&f, "        rows = [\n            {\"date\"", 8);
+	struct ast_slice s;
+	struct ast_slice_params p = {.lang = ast_lang_from_id("python"), .text = f.text,
+				     .len = f.len, .cursor = cursor, .prefix_tokens = 1024,
+				     .suffix_tokens = 2000, .extra_tokens = 0};
+	REQUIRE(ast_slice(&p, &s) == 0);
+	CHECK(contains(s.suffix, s.suffix_len, "self.path.write_text"));
+	CHECK(!contains(s.suffix, s.suffix_len, "def load("));
+	CHECK(contains(s.prefix, s.prefix_len, "class Ledger"));  /* the budget allows more */
+	CHECK_INT_EQ(s.n_snippets, 0);
+	ast_slice_finish(&s);
+	free(f.text);
+}
+
+/* Tiny budgets: the cuts still fall on boundaries, never mid-token. */
+TEST(python_small_budget_cuts_on_boundaries)
+{
+	struct file f = load("inventory.py");
+	REQUIRE(f.text);
+	for (size_t budget = 4; budget <= 64; budget += 6) {
+		size_t cursor = at(&f, "safety = SAFETY_FACTOR", 9);
+		struct ast_slice s;
+		struct ast_slice_params p = {.lang = ast_lang_from_id("python"), .text = f.text,
+					     .len = f.len, .cursor = cursor,
+					     .prefix_tokens = budget, .suffix_tokens = budget};
+		REQUIRE(ast_slice(&p, &s) == 0);
+		CHECK(s.prefix_tokens_used <= budget);
+		CHECK(s.suffix_tokens_used <= budget);
+		CHECK(is_boundary(f.text, s.prefix_start));
+		size_t e = s.suffix_end;
+		CHECK(e == f.len || e == cursor || f.text[e - 1] == '\n' ||
+		      strchr(" \t)]}", f.text[e]) != NULL || strchr(")]}", f.text[e - 1]) != NULL);
+		ast_slice_finish(&s);
+	}
+	free(f.text);
+}
+
+/* C (our own ast/slice.c): deep in ast_slice(), whose helpers are above. */
+TEST(c_keeps_includes_and_prototypes)
+{
+	struct file f = load("slice_snapshot.c");
+	REQUIRE(f.text);
+	size_t cursor = at(&f, "\tout->prefix_len = cursor - ps;", 1);
+	size_t fn = at(&f, "int ast_slice(const struct ast_slice_params *p", 0);
+	REQUIRE(cursor != (size_t)-1 && fn < cursor);
+	/* Budget: exactly enough for the function from its header to the cursor. */
+	size_t budget = ast_tokens_estimate(NULL, f.text + fn, cursor - fn) + 2;
+	struct ast_slice s;
+	struct ast_slice_params p = {.lang = ast_lang_from_id("c"), .text = f.text, .len = f.len,
+				     .cursor = cursor, .prefix_tokens = budget,
+				     .suffix_tokens = 400, .extra_tokens = 400};
+	REQUIRE(ast_slice(&p, &s) == 0);
+	CHECK(contains(s.prefix, s.prefix_len, "int ast_slice(const struct ast_slice_params *p"));
+	CHECK(s.prefix_start <= fn);
+	CHECK(is_boundary(f.text, s.prefix_start));
+	CHECK(s.suffix_end <= s.scope_end + 1);
+	REQUIRE(s.n_snippets >= 2);
+	CHECK_INT_EQ(s.snippets[0].kind, AST_SNIPPET_IMPORTS);
+	CHECK(contains(s.snippets[0].text, s.snippets[0].len, "#include \"internal.h\""));
+	const struct ast_snippet *fs = find_snippet(&s, "fit_start");
+	const struct ast_snippet *dr = find_snippet(&s, "dup_range");
+	CHECK(fs && contains(fs->text, fs->len, "static size_t fit_start(const struct counter *c"));
+	CHECK(fs && fs->text[fs->len - 1] == ';' && !contains(fs->text, fs->len, "{"));
+	CHECK(dr != NULL);
+	/* The line window of the same total budget: no includes, no helper prototypes. */
+	size_t w = line_window_start(f.text, cursor, budget + 400);
+	CHECK(!contains(f.text + w, cursor - w, "#include"));
+	CHECK(!contains(f.text + w, cursor - w, "static size_t fit_start("));
+	ast_slice_finish(&s);
+	free(f.text);
+}
+
+/* The same C file with no grammar: whole lines, nothing else. */
+TEST(plaintext_line_based)
+{
+	struct file f = load("slice_snapshot.c");
+	REQUIRE(f.text);
+	size_t cursor = at(&f, "\tout->prefix_len = cursor - ps;", 1);
+	struct ast_slice s;
+	struct ast_slice_params p = {.text = f.text, .len = f.len, .cursor = cursor,
+				     .prefix_tokens = 100, .suffix_tokens = 50, .extra_tokens = 100};
+	REQUIRE(ast_slice(&p, &s) == 0);
+	CHECK(!s.syntactic);
+	CHECK_INT_EQ(s.n_snippets, 0);
+	CHECK(s.prefix_start == 0 || f.text[s.prefix_start - 1] == '\n');
+	CHECK(s.suffix_end == f.len || f.text[s.suffix_end - 1] == '\n');
+	CHECK(s.prefix_tokens_used <= 100 && s.suffix_tokens_used <= 50);
+	ast_slice_finish(&s);
+	free(f.text);
+}
+
+TEST(bad_cursor)
+{
+	struct ast_slice s;
+	struct ast_slice_params p = {.text = "abc", .len = 3, .cursor = 4};
+	CHECK_INT_EQ(ast_slice(&p, &s), AST_EINVAL);
+	ast_slice_finish(&s);
+}
+
+static struct ast_shape shape(const char *lang, const char *doc)
+{
+	const char *m = strstr(doc, "<|>");
+	char buf[512];
+	size_t c = (size_t)(m - doc);
+	snprintf(buf, sizeof buf, "%.*s%s", (int)c, doc, m + 3);
+	return ast_shape_at(ast_lang_from_id(lang), buf, strlen(buf), c);
+}
+
+TEST(shapes)
+{
+	struct ast_shape s;
+	s = shape("python", "def f(x):\n    <|>\n\ndef g():\n    pass\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_BLOCK);
+	CHECK_STR_EQ(s.indent, "    ");
+	s = shape("python", "def f(x):<|>\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_BLOCK);
+	CHECK_STR_EQ(s.indent, "    ");
+	s = shape("python", "def f(x):\n    y = 1\n    <|>\n    return y\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_LINE);
+	CHECK_STR_EQ(s.indent, "    ");
+	s = shape("python", "def f(x):\n    return g(<|>)\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_REST_OF_LINE);
+	s = shape("python", "def f(x):\n    y = <|>\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_LINE);
+	s = shape("c", "int f(void)\n{\n\t<|>\n}\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_BLOCK);
+	CHECK_STR_EQ(s.indent, "\t");
+	s = shape("c", "int f(void) {<|>\n}\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_BLOCK);
+	s = shape("c", "int f(void)\n{\n\tint x = 1;\n\t<|>\n\treturn x;\n}\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_LINE);
+	CHECK_STR_EQ(s.indent, "\t");
+	s = shape("go", "func f() {\n  if x {\n  <|>\n  }\n}\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_BLOCK);
+	CHECK_STR_EQ(s.indent, "    ");
+	s = shape("rust", "fn f() {\n    let v = vec![<|>];\n}\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_REST_OF_LINE);
+	s = shape("lua", "local x = <|>\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_LINE);
+	s = shape("nosuch", "hello <|>\n");
+	CHECK_INT_EQ(s.kind, AST_SHAPE_LINE);
+}
+
 TEST_MAIN()
