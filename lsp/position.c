@@ -90,6 +90,20 @@ static uint32_t units_of(size_t seq_len, enum pos_encoding enc)
 	return 1;
 }
 
+/* True when p[0..8) are ASCII and none is '\r' or '\n'. */
+static bool ascii8(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	if (v & high)
+		return false;
+	/* A byte is zero after the xor only where it equalled the terminator;
+	 * with no high bits set, (x - ones) & high flags exactly those. */
+	uint64_t cr = v ^ (ones * '\r'), lf = v ^ (ones * '\n');
+	return !(((cr - ones) | (lf - ones)) & high);
+}
+
 /*
  * Walks characters from `from` (a line start or a character start within a
  * line) and stops at whichever comes first: `stop`, the line's terminator
@@ -111,6 +125,15 @@ static size_t walk(const struct doc *d, size_t from, size_t stop, uint64_t max_u
 		const unsigned char *run = (const unsigned char *)doc_chunk(d, at, &run_len);
 		size_t i = 0;
 		while (i < run_len && at + i < stop && u < max_units) {
+			/* Eight ASCII bytes that hold no terminator are eight units
+			 * in every encoding: skip them at once (long minified lines). */
+			while (i + 8 <= run_len && at + i + 8 <= stop && u + 8 <= max_units &&
+			       ascii8(run + i)) {
+				i += 8;
+				u += 8;
+			}
+			if (i >= run_len || at + i >= stop || u >= max_units)
+				break;
 			size_t n;
 			unsigned char b = run[i];
 			if (b == '\r' || b == '\n') {

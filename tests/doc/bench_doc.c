@@ -122,5 +122,27 @@ int main(int argc, char **argv)
 		printf("  ratio 100,000 / 1,000 lines: CPU %.2f, p50 %.2f\n", big.cpu_us / small.cpu_us,
 		       big.p50 / small.p50);
 	}
+	/* One long line (minified code): conversions walk the line, 8 ASCII
+	 * bytes at a time. */
+	size_t long_len = 1 << 20;
+	char *flat = malloc(long_len);
+	for (size_t i = 0; i < long_len; i++)
+		flat[i] = (char)('a' + i % 26);
+	struct doc *d = doc_new(flat, long_len);
+	free(flat);
+	if (d) {
+		size_t reps = 200;
+		double c0 = cpu_now_us();
+		volatile size_t sink = 0;
+		for (size_t k = 0; k < reps; k++) {
+			struct doc_pos p = {0, (uint32_t)(long_len - 1 - k)};
+			sink += doc_offset_at(d, p, POS_ENCODING_UTF16);
+			sink += doc_pos_at(d, long_len - 1 - k, POS_ENCODING_UTF16).character;
+		}
+		(void)sink;
+		printf("one 1 MiB line: position -> offset -> position at its end: %.1f us CPU\n",
+		       (cpu_now_us() - c0) / (double)reps);
+		doc_free(d);
+	}
 	return 0;
 }

@@ -152,6 +152,35 @@ TEST(long_line_of_emoji)
 	doc_free(d);
 }
 
+/* The 8-bytes-at-a-time ASCII skip must stop exactly at non-ASCII bytes,
+ * terminators, the requested unit count and the requested offset. */
+TEST(long_ascii_line_with_one_accent)
+{
+	size_t n = 10000;
+	char *buf = malloc(n + 3);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)('a' + i % 26);
+	memcpy(buf + 5003, "\xc3\xa9", 2); /* e-acute replaces bytes 5003, 5004 */
+	buf[n] = '\r';
+	buf[n + 1] = 'q';
+	struct doc *d = doc_new(buf, n + 2);
+	REQUIRE(d);
+	for (uint32_t c = 4990; c < 5010; c++) {
+		size_t want = c <= 5003 ? c : (size_t)c + 1;
+		CHECK_INT_EQ(off(d, 0, c, POS_ENCODING_UTF16), want);
+		CHECK_INT_EQ(off(d, 0, c, POS_ENCODING_UTF8), c == 5004 ? 5003 : c);
+	}
+	CHECK_INT_EQ(off(d, 0, 20000, POS_ENCODING_UTF16), n);
+	CHECK_POS(d, 5004, POS_ENCODING_UTF16, 0, 5003);
+	CHECK_POS(d, 5005, POS_ENCODING_UTF16, 0, 5004);
+	CHECK_POS(d, n, POS_ENCODING_UTF16, 0, n - 1);
+	CHECK_POS(d, n + 1, POS_ENCODING_UTF16, 1, 0);
+	for (size_t o = 0; o < 64; o++)
+		CHECK_POS(d, o, POS_ENCODING_UTF32, 0, o);
+	free(buf);
+	doc_free(d);
+}
+
 TEST(tree_sitter_points)
 {
 	const char *s = "ab\r\ncd\ref\ng";
