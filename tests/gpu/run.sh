@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh - everything a GPU machine needs for the CUDA backend, in one go:
+# build with CUDA, run the GPU tests, make the benchmark models with
+# `infill mkmodel`, run `infill bench --backend cuda` and bench_cuda on them,
+# and print one SUMMARY line per figure with the fraction of its physical bound.
+#
+#   tests/gpu/run.sh            (from anywhere; a few minutes on an H200 with 16 cores)
+#
+# Environment: BUILD (build dir, default <repo>/build-gpu), MODELS (where the
+# random-weight models go, default $BUILD/gpu-models), PEAK_GBS (4800, H200 HBM3e),
+# PEAK_TFLOPS (989, H200 dense f16/bf16 tensor cores), QUICK=1 (1.3B Q8_0 only),
+# OUT (if set, the log is copied there), BUILDTYPE (release).
+# Without a CUDA device it still builds and runs the tests (which skip), then
+# prints "SKIP: no CUDA device" and exits 77.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build-gpu}
+MODELS=${MODELS:-$BUILD/gpu-models}
+BUILDTYPE=${BUILDTYPE:-release}
+PEAK_GBS=${PEAK_GBS:-4800}
+PEAK_TFLOPS=${PEAK_TFLOPS:-989}
+VOCAB=${VOCAB:-$ROOT/../shared/testdata/vocab/ggml-vocab-deepseek-coder.gguf}
+JOBS=$(nproc 2>/dev/null || echo 4)
+export PATH=/usr/local/cuda/bin:$PATH
+mkdir -p "$BUILD"
+LOG=$BUILD/gpu-run.log
+: >"$LOG"
+SUMMARY=$BUILD/gpu-summary.txt
+: >"$SUMMARY"
+T0=$(date +%s)
+
+say() { echo "== $* ($(($(date +%s) - T0)) s)" | tee -a "$LOG"; }
+finish() {
+	local rc=$?
+	if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then cp "$LOG" "$SUMMARY" "$OUT"/ 2>/dev/null || true; fi
+	exit $rc
+}
+trap finish EXIT
+
+for tool in meson ninja nvcc; do
+	command -v "$tool" >/dev/null || { echo "run.sh: $tool not found (needs meson, ninja, CUDA at /usr/local/cuda)"; exit 2; }
+done
+
+say "build ($BUILD, -Dcuda=enabled, $BUILDTYPE, $JOBS jobs)"
+if [ -f "$BUILD/build.ninja" ]; then
+	meson configure "$BUILD" -Dcuda=enabled -Dbuildtype="$BUILDTYPE" >>"$LOG" 2>&1
+else
+	meson setup "$BUILD" "$ROOT" -Dcuda=enabled -Dbuildtype="$BUILDTYPE" >>"$LOG" 2>&1 ||
+		{ tail -30 "$LOG"; exit 1; }
+fi
+ninja -C "$BUILD" -j"$JOBS" >>"$LOG" 2>&1 || { tail -40 "$LOG"; exit 1; }
+MODULE=$BUILD/kernels/cuda/libinfill-cuda.so
+[ -f "$MODULE" ] || { echo "run.sh: $MODULE was not built"; exit 1; }
+export INFILL_CUDA_MODULE=$MODULE
+
+say "GPU tests"
+set +e
+meson test -C "$BUILD" --suite gpu --print-errorlogs --num-processes 1 >>"$LOG" 2>&1
+test_rc=$?
+TEST_FILTER=no-such-case "$BUILD/tests/gpu/test_cuda_kernels" >>"$LOG" 2>&1
+dev_rc=$?
+set -e
+grep -E "^ *[0-9]+/[0-9]+ .*(OK|FAIL|SKIP|TIMEOUT)" "$LOG" | tail -5
+if [ "$dev_rc" = 77 ]; then
+	echo "SKIP: no CUDA device: the module and tests built, the tests skipped; the benchmark needs a GPU" | tee -a "$LOG"
+	exit 77
+fi
+if [ "$test_rc" != 0 ]; then
+	echo "SUMMARY GPU tests: FAILED (meson test rc $test_rc; see $LOG); benchmarking anyway" | tee -a "$SUMMARY"
+else
+	echo "SUMMARY GPU tests: passed" | tee -a "$SUMMARY"
+fi
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>/dev/null | tee -a "$LOG" || true
+
+say "models (infill mkmodel, random weights)"
+mkdir -p "$MODELS"
+if [ "${QUICK:-0}" = 1 ]; then
+	SPECS="deepseek-coder-1.3b:q8_0:1.3B-q8_0"
+else
+	SPECS="deepseek-coder-1.3b:f16:1.3B-f16 deepseek-coder-1.3b:q8_0:1.3B-q8_0 deepseek-coder-6.7b:q4_0:6.7B-q4_0"
+fi
+pids=()
+for spec in $SPECS; do
+	IFS=: read -r shape type label <<<"$spec"
+	f=$MODELS/$label.gguf
+	if [ ! -s "$f" ]; then
+		"$BUILD/infill" mkmodel --shape "$shape" --type "$type" --vocab "$VOCAB" -o "$f.tmp" >>"$LOG" 2>&1 &&
+			mv "$f.tmp" "$f" &
+		pids+=($!)
+	fi
+done
+for p in "${pids[@]}"; do wait "$p" || { echo "run.sh: mkmodel failed"; tail -20 "$LOG"; exit 1; }; done
+
+# ms value, bound ms -> "x ms | bound y ms | z% of bound"
+frac() { awk -v v="$1" -v b="$2" 'BEGIN { printf "%.3f ms | bound %.3f ms | %.0f%% of bound", v, b, (v > 0 ? 100 * b / v : 0) }'; }
+
+for spec in $SPECS; do
+	IFS=: read -r shape type label <<<"$spec"
+	f=$MODELS/$label.gguf
+	say "bench $label"
+	set +e
+	J=$(timeout 300 "$BUILD/infill" bench --model "$f" --backend cuda -p 512 -n 64 --json 2>>"$LOG" | tail -1)
+	set -e
+	echo "$J" >>"$LOG"
+	if [ -n "$J" ]; then
+		num() { echo "$J" | sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p"; }
+		ptps=$(num prompt_tps); dtps=$(num decode_tps); bytes=$(num decode_bytes_per_token)
+		dms=$(awk -v t="$dtps" 'BEGIN { printf "%.4f", 1000 / t }')
+		dbound=$(awk -v b="$bytes" -v g="$PEAK_GBS" 'BEGIN { printf "%.4f", b / (g * 1e9) * 1000 }')
+		pms=$(awk -v t="$ptps" 'BEGIN { printf "%.4f", 512 * 1000 / t }')
+		echo "SUMMARY $label infill-bench decode b1: $(frac "$dms" "$dbound") (${dtps} tok/s)" | tee -a "$SUMMARY"
+		echo "SUMMARY $label infill-bench prefill 512: ${pms} ms (${ptps} tok/s)" | tee -a "$SUMMARY"
+	else
+		echo "SUMMARY $label infill-bench: FAILED (see $LOG)" | tee -a "$SUMMARY"
+	fi
+	set +e
+	timeout 300 "$BUILD/tests/gpu/bench_cuda" --model "$f" --label "$label" --peak-gbs "$PEAK_GBS" \
+		--peak-tflops "$PEAK_TFLOPS" 2>>"$LOG" | tee -a "$LOG" | sed -n 's/^FIGURE /SUMMARY /p' | tee -a "$SUMMARY"
+	set -e
+done
+
+say "done"
+echo "---- summary (bounds at $PEAK_GBS GB/s, $PEAK_TFLOPS TFLOPS) ----"
+cat "$SUMMARY"
