@@ -173,13 +173,12 @@ int spm_encode_fragment(const struct tokenizer *t, const char *text, size_t len,
 			w.buf[b++] = text[i];
 		}
 	}
-	/* One symbol per UTF-8 character (a malformed lead byte is a character
-	 * of its own length, cut at the end of the text). */
+	/* One symbol per UTF-8 character; a byte that does not start a valid
+	 * sequence is a symbol alone, so it cannot swallow the ▁ of a space. */
 	int32_t n = 0;
 	for (size_t i = 0; i < blen;) {
-		size_t l = unicode_utf8_len((unsigned char)w.buf[i]);
-		if (l > blen - i)
-			l = blen - i;
+		uint32_t cp;
+		size_t l = unicode_utf8_decode((const unsigned char *)w.buf + i, blen - i, &cp);
 		w.sym[n] = (struct spm_sym){(uint32_t)i, (uint32_t)l, n - 1, -1, n};
 		w.node[n] = (struct spm_node){-1, -1, (uint32_t)i, (uint32_t)l};
 		if (n > 0)

@@ -206,6 +206,37 @@ TEST(vocab_own_spm_noprefix)
 	own_spm_case(test_failed_, "spm-code-noprefix");
 }
 
+
+/* Random bytes, invalid UTF-8 included, survive SPM encode + decode (byte fallback loses nothing). */
+TEST(spm_random_bytes_roundtrip)
+{
+	const char *dir = getenv("INFILL_TOKDATA");
+	char g[1024];
+	snprintf(g, sizeof g, "%s/ggml-vocab-spm-code-noprefix.gguf", dir ? dir : "tests/tokenizer/data");
+	struct gguf_file *gf;
+	struct tokenizer *t = load(g, &gf);
+	REQUIRE(t);
+	uint64_t seed = 12345;
+	static char text[2048], dec[8192];
+	static int32_t ids[8192];
+	for (int round = 0; round < 200; round++) {
+		size_t n = (size_t)(round * 41 % 2000);
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			unsigned r = (unsigned)(seed >> 33);
+			text[i] = r % 4 ? " \n\tdef(x):_<|"[r % 13] : (char)(r >> 8);
+		}
+		int m = tokenizer_encode(t, text, n, false, ids, 8192);
+		REQUIRE(m >= 0 && m <= 8192);
+		size_t dl = 0;
+		for (int i = 0; i < m; i++)
+			dl += tokenizer_decode_token(t, ids[i], false, dec + dl, sizeof dec - dl);
+		CHECK(dl == n && memcmp(dec, text, n) == 0);
+	}
+	tokenizer_free(t);
+	gguf_close(gf);
+}
+
 /* ---- tiny-dsc-reference.json: a JSON string and an int array, found by key ---- */
 
 static int hexval(char c)
