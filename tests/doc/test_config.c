@@ -289,6 +289,12 @@ TEST(files)
 	CHECK_INT_EQ(w.count, 2);
 	CHECK(strstr(w.last, "\"completion.maxTokens\"") != NULL);
 	CHECK(strstr(w.last, good) != NULL);
+	/* A path that cannot be read as a file warns and keeps the layer. */
+	w.count = 0;
+	CHECK(config_load_file(cfg, CONFIG_LAYER_PROJECT, dir, collect, &w) < 0);
+	CHECK_INT_EQ(w.count, 1);
+	CHECK(strstr(w.last, dir) != NULL);
+	CHECK(strstr(w.last, "keeping") != NULL);
 	config_free(cfg);
 	unlink(good);
 	unlink(bad);
