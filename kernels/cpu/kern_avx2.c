@@ -1,10 +1,26 @@
 /*
- * kern_avx2.c - AVX2/FMA/F16C kernels (functions carry target attributes so
- * the file builds with the project's generic flags; kern.c only selects
- * them after cpuid confirmed the instructions).
+ * kern_avx2.c - AVX2/FMA/F16C kernels: kern_simd.h with the integer dot
+ * product done by maddubs (u8 x s8 -> s16 pairs) and madd (-> s32). The
+ * pragma lets this file use the instructions while the project builds for a
+ * generic x86-64; kern.c only selects these after cpuid confirmed them.
  */
-#include "cpu.h"
+#if defined(__x86_64__)
+#pragma GCC target("avx2,fma,f16c")
+
+#define SIMD_DOT_I8(acc, u, s) \
+	_mm256_add_epi32((acc), _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
+
+#include "kern_simd.h"
 
 const struct cpu_kernels cpu_kernels_avx2 = {
 	.name = "avx2",
+	.act = {NULL, act_q8_0},
+	.gemm_f32 = gemm_f32,
+	.gemm_f16 = gemm_f16,
+	.gemm_q8_0 = gemm_q8_0,
+	.gemm_q4_0 = gemm_q4_0,
 };
+#else
+#include "cpu.h"
+const struct cpu_kernels cpu_kernels_avx2 = {.name = "avx2"};
+#endif

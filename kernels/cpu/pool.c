@@ -10,6 +10,7 @@
 #include "cpu.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -20,8 +21,11 @@
 #define cpu_relax() ((void)0)
 #endif
 
-/* Spin iterations before a worker sleeps (~0.1-0.3 ms). */
-#define POOL_SPIN 20000
+/* Spin iterations (pause ~ 40-140 cycles each) before a worker sleeps, and
+ * before the caller waiting for workers starts yielding its time slice: on a
+ * machine shared with other work, a long spin steals the core from the very
+ * thread it waits for. */
+#define POOL_SPIN 2000
 
 struct cpu_pool {
 	int n;
@@ -146,8 +150,12 @@ void cpu_pool_run(struct cpu_pool *p, cpu_task_fn fn, void *arg)
 		pthread_mutex_unlock(&p->mu);
 	}
 	fn(arg, 0, p->n);
-	while (atomic_load_explicit(&p->pending, memory_order_acquire) > 0)
-		cpu_relax();
+	for (int spins = 0; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; spins++) {
+		if (spins < POOL_SPIN)
+			cpu_relax();
+		else
+			sched_yield();
+	}
 }
 
 void cpu_split(int64_t n, int64_t align, int ith, int nth, int64_t *lo, int64_t *hi)

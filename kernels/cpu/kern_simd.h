@@ -1,0 +1,197 @@
+/*
+ * kern_simd.h - the 256-bit kernels, written once and compiled twice: by
+ * kern_avx2.c (integer dot products with maddubs/madd) and by kern_avx512.c
+ * (the same with AVX-512 VNNI's vpdpbusd on ymm registers). The includer
+ * sets the target pragma and defines SIMD_DOT_I8(acc, u, s): acc + the sums
+ * of 4 adjacent products of unsigned bytes u and signed bytes s, per int32 lane.
+ *
+ * Decode reads each weight row once for a group of up to 4 tokens (the
+ * batched GEMV of N candidates): the row's blocks are unpacked once and
+ * multiplied with every token of the group while they sit in registers.
+ * Results equal the reference kernels up to float summation order (the
+ * integer block sums are exact).
+ */
+#include <immintrin.h>
+#include <math.h>
+
+#include "cpu.h"
+#include "quant.h"
+
+#define TG 4 /* tokens per group */
+
+static inline float hsum_ps(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+static inline float f16_to_f32(uint16_t h)
+{
+	return _cvtsh_ss(h);
+}
+
+/* ---- activations: ggml's reference Q8_0 quantizer, bit for bit ---- */
+
+static void act_q8_0(const float *x, void *dst, int64_t n)
+{
+	struct block_q8_0 *y = dst;
+	const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+	for (int64_t b = 0; b < n / QK8_0; b++) {
+		const float *xb = x + b * QK8_0;
+		__m256 v[4], m = _mm256_setzero_ps();
+		for (int i = 0; i < 4; i++) {
+			v[i] = _mm256_loadu_ps(xb + 8 * i);
+			m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
+		}
+		__m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+		m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+		m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+		float amax = _mm_cvtss_f32(m4);
+		float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+		y[b].d = tensor_f32_to_f16(d);
+		__m256 vid = _mm256_set1_ps(id);
+		__m256i q[4];
+		for (int i = 0; i < 4; i++) {
+			/* roundf: truncate, then step away from zero when the fraction is >= 0.5 */
+			__m256 s = _mm256_mul_ps(v[i], vid);
+			__m256 t = _mm256_round_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m256 f = _mm256_andnot_ps(sign, _mm256_sub_ps(s, t));
+			__m256 step = _mm256_and_ps(_mm256_cmp_ps(f, half, _CMP_GE_OQ),
+						    _mm256_or_ps(one, _mm256_and_ps(sign, s)));
+			q[i] = _mm256_cvtps_epi32(_mm256_add_ps(t, step));
+		}
+		/* int32 -> int8 keeping order: pack to 16 then 8 bits, then fix the lane interleave. */
+		__m256i p01 = _mm256_packs_epi32(q[0], q[1]), p23 = _mm256_packs_epi32(q[2], q[3]);
+		__m256i p = _mm256_packs_epi16(p01, p23);
+		p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+		_mm256_storeu_si256((__m256i *)y[b].qs, p);
+	}
+}
+
+/* ---- Q8_0 and Q4_0 weights x Q8_0 activations ---- */
+
+/* Signed int8 dot of 32 weights w and 32 activations x, as 8 int32 partial sums. */
+static inline __m256i dot_s8(__m256i w, __m256i x)
+{
+	__m256i aw = _mm256_sign_epi8(w, w), sx = _mm256_sign_epi8(x, w);
+	return SIMD_DOT_I8(_mm256_setzero_si256(), aw, sx);
+}
+
+static inline __m256i unpack_q4_0(const struct block_q4_0 *b)
+{
+	__m128i raw = _mm_loadu_si128((const __m128i *)b->qs);
+	__m128i lo = _mm_and_si128(raw, _mm_set1_epi8(0xF));
+	__m128i hi = _mm_and_si128(_mm_srli_epi16(raw, 4), _mm_set1_epi8(0xF));
+	__m256i q = _mm256_set_m128i(hi, lo);
+	return _mm256_sub_epi8(q, _mm256_set1_epi8(8));
+}
+
+#define GEMM_QUANT(fname, wblock, unpack)                                                       \
+	static inline __attribute__((always_inline)) void fname##_group(                        \
+		int g, int64_t nb, const wblock *w, const struct block_q8_0 *const *x, float *out) \
+	{                                                                                       \
+		__m256 acc[TG];                                                                 \
+		for (int j = 0; j < TG; j++)                                                    \
+			acc[j] = _mm256_setzero_ps();                                           \
+		for (int64_t b = 0; b < nb; b++) {                                              \
+			__m256i wq = unpack;                                                    \
+			__m256i aw = _mm256_sign_epi8(wq, wq);                                  \
+			float dw = f16_to_f32(w[b].d);                                          \
+			for (int j = 0; j < g; j++) {                                           \
+				__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);   \
+				__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), aw,             \
+							_mm256_sign_epi8(xq, wq));             \
+				acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),                 \
+							 _mm256_set1_ps(dw * f16_to_f32(x[j][b].d)), \
+							 acc[j]);                               \
+			}                                                                       \
+		}                                                                               \
+		for (int j = 0; j < g; j++)                                                     \
+			out[j] = hsum_ps(acc[j]);                                               \
+	}                                                                                       \
+	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
+			  size_t x_stride, int64_t nt, float *y, int64_t ldy)                  \
+	{                                                                                       \
+		int64_t nb = n / 32;                                                            \
+		for (int64_t r = 0; r < nr; r++) {                                              \
+			const wblock *wr = (const wblock *)((const char *)w + r * w_stride);    \
+			for (int64_t t0 = 0; t0 < nt; t0 += TG) {                               \
+				const struct block_q8_0 *xs[TG];                                \
+				float out[TG];                                                  \
+				int g = nt - t0 < TG ? (int)(nt - t0) : TG;                     \
+				for (int j = 0; j < g; j++)                                     \
+					xs[j] = (const struct block_q8_0 *)((const char *)x +   \
+									    (t0 + j) * x_stride); \
+				switch (g) {                                                    \
+				case 4: fname##_group(4, nb, wr, xs, out); break;               \
+				case 3: fname##_group(3, nb, wr, xs, out); break;               \
+				case 2: fname##_group(2, nb, wr, xs, out); break;               \
+				default: fname##_group(1, nb, wr, xs, out); break;              \
+				}                                                               \
+				for (int j = 0; j < g; j++)                                     \
+					y[(t0 + j) * ldy + r] = out[j];                         \
+			}                                                                       \
+		}                                                                               \
+	}
+
+GEMM_QUANT(gemm_q8_0, struct block_q8_0, _mm256_loadu_si256((const __m256i *)w[b].qs))
+GEMM_QUANT(gemm_q4_0, struct block_q4_0, unpack_q4_0(&w[b]))
+
+/* ---- F16 and F32 weights x float activations ---- */
+
+#define GEMM_FLOAT(fname, wtype, loadw)                                                         \
+	static inline __attribute__((always_inline)) void fname##_group(                        \
+		int g, int64_t n, const wtype *w, const float *const *x, float *out)            \
+	{                                                                                       \
+		__m256 acc[TG];                                                                 \
+		for (int j = 0; j < TG; j++)                                                    \
+			acc[j] = _mm256_setzero_ps();                                           \
+		int64_t i = 0;                                                                  \
+		for (; i + 8 <= n; i += 8) {                                                    \
+			__m256 wv = loadw;                                                      \
+			for (int j = 0; j < g; j++)                                             \
+				acc[j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[j] + i), acc[j]); \
+		}                                                                               \
+		for (int j = 0; j < g; j++) {                                                   \
+			out[j] = hsum_ps(acc[j]);                                               \
+			for (int64_t k = i; k < n; k++)                                         \
+				out[j] += fname##_scalar(w[k]) * x[j][k];                       \
+		}                                                                               \
+	}                                                                                       \
+	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
+			  size_t x_stride, int64_t nt, float *y, int64_t ldy)                  \
+	{                                                                                       \
+		for (int64_t r = 0; r < nr; r++) {                                              \
+			const wtype *wr = (const wtype *)((const char *)w + r * w_stride);      \
+			for (int64_t t0 = 0; t0 < nt; t0 += TG) {                               \
+				const float *xs[TG];                                            \
+				float out[TG];                                                  \
+				int g = nt - t0 < TG ? (int)(nt - t0) : TG;                     \
+				for (int j = 0; j < g; j++)                                     \
+					xs[j] = (const float *)((const char *)x + (t0 + j) * x_stride); \
+				switch (g) {                                                    \
+				case 4: fname##_group(4, n, wr, xs, out); break;                \
+				case 3: fname##_group(3, n, wr, xs, out); break;                \
+				case 2: fname##_group(2, n, wr, xs, out); break;                \
+				default: fname##_group(1, n, wr, xs, out); break;               \
+				}                                                               \
+				for (int j = 0; j < g; j++)                                     \
+					y[(t0 + j) * ldy + r] = out[j];                         \
+			}                                                                       \
+		}                                                                               \
+	}
+
+static inline float gemm_f16_scalar(uint16_t h)
+{
+	return f16_to_f32(h);
+}
+
+static inline float gemm_f32_scalar(float f)
+{
+	return f;
+}
+
+GEMM_FLOAT(gemm_f16, uint16_t, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + i))))
+GEMM_FLOAT(gemm_f32, float, _mm256_loadu_ps(w + i))

@@ -1,0 +1,203 @@
+/*
+ * test_cpu_kernels.c - every SIMD kernel of the CPU backend against the plain
+ * C reference beside it, plus the worker pool.
+ *
+ * Tolerances: the integer block sums of Q8_0/Q4_0 are exact in both, so the
+ * only difference is the order of the float accumulation of per-block
+ * results; F32/F16 differ only in float summation order. Both are bounded by
+ * n * eps * sum(|w_i x_i|); we allow 1e-5 * sum(|w_i x_i|) + 1e-6 (for n <=
+ * 2048, n * 2^-24 = 1.2e-4 is the worst case, the observed error is far
+ * below). The activation quantizer must match the reference bit for bit,
+ * rounding ties included.
+ */
+#include "cpu/cpu.h"
+#include "harness.h"
+#include "quant.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static float frand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (float)((rng >> 40) / 16777216.0) * 2.0f - 1.0f;
+}
+
+static const struct cpu_kernels *sets[2];
+static int n_sets;
+
+static void init_sets(void)
+{
+	if (n_sets)
+		return;
+	if (cpu_has_avx2())
+		sets[n_sets++] = &cpu_kernels_avx2;
+	if (cpu_has_avx512())
+		sets[n_sets++] = &cpu_kernels_avx512;
+	if (!n_sets)
+		printf("  (no AVX2 on this CPU: only the reference runs)\n");
+}
+
+TEST(act_q8_0_matches_reference_bit_for_bit)
+{
+	init_sets();
+	enum { N = 4096 };
+	static float x[N];
+	for (int i = 0; i < N; i++)
+		x[i] = frand() * (i % 97 == 0 ? 10.0f : 1.0f);
+	/* A block of exact ties: amax 127 gives scale 1, so k + 0.5 must round away from zero. */
+	for (int i = 0; i < 32; i++)
+		x[i] = (i == 0) ? 127.0f : (float)((i % 20) - 10) + (i % 2 ? 0.5f : -0.5f);
+	/* An all-zero block. */
+	for (int i = 32; i < 64; i++)
+		x[i] = 0.0f;
+	size_t bytes = cpu_act_row_bytes(CPU_ACT_Q8_0, N);
+	unsigned char *ref = malloc(bytes), *got = malloc(bytes);
+	cpu_kernels_ref.act[CPU_ACT_Q8_0](x, ref, N);
+	for (int s = 0; s < n_sets; s++) {
+		memset(got, 0xAA, bytes);
+		sets[s]->act[CPU_ACT_Q8_0](x, got, N);
+		if (memcmp(ref, got, bytes) != 0)
+			fprintf(stderr, "act_q8_0 of %s differs from the reference\n", sets[s]->name);
+		CHECK(memcmp(ref, got, bytes) == 0);
+	}
+	free(ref);
+	free(got);
+}
+
+static void check_gemm(int *test_failed_, uint32_t type, int64_t n)
+{
+	enum { NR = 37, NT = 7 };
+	float *wf = malloc((size_t)NR * n * sizeof(float)), *xf = malloc((size_t)NT * n * sizeof(float));
+	for (int64_t i = 0; i < NR * n; i++)
+		wf[i] = frand() * 0.05f;
+	for (int64_t i = 0; i < NT * n; i++)
+		xf[i] = frand() * 2.0f;
+	size_t ws = tensor_type_row_size(type, n);
+	unsigned char *w = malloc(ws * NR);
+	for (int r = 0; r < NR; r++)
+		REQUIRE(tensor_row_quantize(type, wf + r * n, w + r * ws, n) == 0);
+	enum cpu_act a = cpu_act_for(type);
+	size_t xs = cpu_act_row_bytes(a, n);
+	unsigned char *x = malloc(xs * NT);
+	for (int t = 0; t < NT; t++)
+		cpu_kernels_act(&cpu_kernels_ref, a)(xf + t * n, x + t * xs, n);
+	/* Magnitudes for the tolerance: sum |w_i x_i| with dequantized weights. */
+	float *wd = malloc((size_t)n * sizeof(float));
+	float ref[NT][NR], got[NT][NR], mag[NT][NR];
+	for (int r = 0; r < NR; r++) {
+		tensor_row_dequantize(type, w + r * ws, wd, n);
+		for (int t = 0; t < NT; t++) {
+			double m = 0;
+			for (int64_t i = 0; i < n; i++)
+				m += fabs(wd[i] * xf[t * n + i]);
+			mag[t][r] = (float)m;
+		}
+	}
+	cpu_kernels_gemm(&cpu_kernels_ref, type)(n, w, ws, NR, x, xs, NT, &ref[0][0], NR);
+	for (int s = 0; s < n_sets; s++) {
+		cpu_gemm_fn f = cpu_kernels_gemm(sets[s], type);
+		/* Every token-group size 1..7 and an offset row window. */
+		for (int nt = 1; nt <= NT; nt++) {
+			memset(got, 0, sizeof got);
+			f(n, w, ws, NR, x, xs, nt, &got[0][0], NR);
+			for (int t = 0; t < nt; t++)
+				for (int r = 0; r < NR; r++) {
+					double tol = 1e-5 * mag[t][r] + 1e-6;
+					if (fabs(got[t][r] - ref[t][r]) > tol) {
+						fprintf(stderr, "%s %s n=%lld nt=%d [%d][%d]: %.9g vs %.9g\n",
+							sets[s]->name, tensor_type_name(type), (long long)n, nt, t, r,
+							got[t][r], ref[t][r]);
+						CHECK(0);
+						goto next;
+					}
+				}
+		}
+	next:;
+	}
+	free(wf), free(xf), free(w), free(x), free(wd);
+}
+
+TEST(gemm_q8_0)
+{
+	init_sets();
+	check_gemm(test_failed_, TENSOR_TYPE_Q8_0, 64);
+	check_gemm(test_failed_, TENSOR_TYPE_Q8_0, 2048);
+}
+
+TEST(gemm_q4_0)
+{
+	init_sets();
+	check_gemm(test_failed_, TENSOR_TYPE_Q4_0, 64);
+	check_gemm(test_failed_, TENSOR_TYPE_Q4_0, 2048);
+}
+
+TEST(gemm_f16)
+{
+	init_sets();
+	check_gemm(test_failed_, TENSOR_TYPE_F16, 64);
+	check_gemm(test_failed_, TENSOR_TYPE_F16, 1000); /* not a multiple of 8: the scalar tail */
+}
+
+TEST(gemm_f32)
+{
+	init_sets();
+	check_gemm(test_failed_, TENSOR_TYPE_F32, 64);
+	check_gemm(test_failed_, TENSOR_TYPE_F32, 1003);
+}
+
+TEST(gemm_kquants_reference_matches_dequantized_dot)
+{
+	/* Q4_K/Q6_K run through the reference on every set: check it against a float dot. */
+	for (int k = 0; k < 2; k++) {
+		uint32_t type = k ? TENSOR_TYPE_Q6_K : TENSOR_TYPE_Q4_K;
+		int64_t n = 512;
+		float wf[512], xf[512], wd[512], y;
+		for (int i = 0; i < n; i++)
+			wf[i] = frand(), xf[i] = frand();
+		unsigned char w[512];
+		REQUIRE(tensor_type_row_size(type, n) <= sizeof w);
+		tensor_row_quantize(type, wf, w, n);
+		tensor_row_dequantize(type, w, wd, n);
+		double want = 0;
+		for (int i = 0; i < n; i++)
+			want += (double)wd[i] * xf[i];
+		cpu_kernels_gemm(&cpu_kernels_ref, type)(n, w, 0, 1, xf, 0, 1, &y, 1);
+		CHECK_NEAR(y, want, 1e-4);
+	}
+}
+
+struct pool_arg {
+	int hits[8];
+	int64_t covered[1000];
+};
+
+static void pool_task(void *arg, int ith, int nth)
+{
+	struct pool_arg *a = arg;
+	a->hits[ith]++;
+	int64_t lo, hi;
+	cpu_split(1000, 16, ith, nth, &lo, &hi);
+	for (int64_t i = lo; i < hi; i++)
+		a->covered[i]++;
+}
+
+TEST(pool_runs_every_thread_and_split_covers_once)
+{
+	for (int n = 1; n <= 4; n++) {
+		struct cpu_pool *p = cpu_pool_create(n);
+		REQUIRE(p != NULL);
+		struct pool_arg a;
+		memset(&a, 0, sizeof a);
+		for (int rep = 0; rep < 100; rep++)
+			cpu_pool_run(p, pool_task, &a);
+		for (int i = 0; i < n; i++)
+			CHECK_INT_EQ(a.hits[i], 100);
+		for (int i = 0; i < 1000; i++)
+			CHECK_INT_EQ(a.covered[i], 100);
+		cpu_pool_destroy(p);
+	}
+}
+
+TEST_MAIN()
