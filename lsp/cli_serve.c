@@ -1,13 +1,249 @@
-/* cli_serve.c - placeholder until its owner lands it. */
+/*
+ * cli_serve.c - `infill [serve] [FLAGS]`: the language server on stdio.
+ *
+ * Wires the pieces together: the log, a libuv loop, the transport on fds 0/1
+ * and the server. Flags become the highest configuration layer, so they win
+ * over every settings file and client setting. Shutdown order: flush what
+ * is queued for the client, close the server (cancelling jobs), close the
+ * transport, let the loop run dry, free.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
 
 #include "cli.h"
+#include "infill_config.h"
+#include "log.h"
+#include "server.h"
+#include "transport.h"
+
+struct serve {
+	uv_loop_t loop;
+	struct log *log;
+	struct transport *transport;
+	struct server *server;
+	int status;
+	bool exiting;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: infill [serve] [OPTIONS]\n"
+		"\n"
+		"Serves the Language Server Protocol on stdin/stdout.\n"
+		"\n"
+		"options (each overrides the setting of the same name):\n"
+		"  --model PATH          GGUF model file (setting \"model\")\n"
+		"  --backend NAME        auto, cpu or cuda (setting \"backend\")\n"
+		"  --threads N           CPU worker threads (setting \"threads\")\n"
+		"  --max-message-mb N    largest message accepted, MiB (setting \"maxMessageMB\"; 64)\n"
+		"  --log-file PATH       append the log here instead of stderr\n"
+		"  --log-level LEVEL     error, warn, info, debug or trace (setting \"log.level\")\n"
+		"  --user-config PATH    user settings file (default\n"
+		"                        $XDG_CONFIG_HOME/infill/config.json); \"\" for none\n"
+		"  --stdio               accepted and ignored (clients pass it)\n"
+		"  --version, --help\n"
+		"\n"
+		"The log never goes to stdout: stdout carries the protocol.\n");
+}
+
+/* ---- wiring ----------------------------------------------------------- */
+
+static int io_write(void *ud, const char *data, size_t len)
+{
+	struct serve *sv = ud;
+	return transport_write(sv->transport, data, len);
+}
+
+static void transport_closed(void *ud)
+{
+	(void)ud; /* the loop runs dry now */
+}
+
+static void server_closed(void *ud)
+{
+	struct serve *sv = ud;
+	transport_close(sv->transport, transport_closed, sv);
+}
+
+static void flushed(void *ud)
+{
+	struct serve *sv = ud;
+	server_close(sv->server, server_closed, sv);
+}
+
+static void io_exit(void *ud, int status)
+{
+	struct serve *sv = ud;
+	if (sv->exiting)
+		return;
+	sv->exiting = true;
+	sv->status = status;
+	transport_stop(sv->transport);
+	transport_flush(sv->transport, flushed, sv);
+}
+
+static void on_read(void *ud, const char *data, size_t len)
+{
+	struct serve *sv = ud;
+	server_feed(sv->server, data, len);
+}
+
+static void on_eof(void *ud, int status)
+{
+	struct serve *sv = ud;
+	server_input_closed(sv->server, status);
+}
+
+/* ---- flags ------------------------------------------------------------ */
+
+/* Matches --name VALUE or --name=VALUE at argv[*i]; advances *i. */
+static bool flag_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n))
+		return false;
+	if (a[n] == '=') {
+		*value = a + n + 1;
+		return true;
+	}
+	if (a[n] || *i + 1 >= argc)
+		return false;
+	*value = argv[++*i];
+	return true;
+}
+
+static bool parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
 
 int cli_serve(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "infill: serve is not implemented yet\n");
-	return 1;
-}
+	const char *log_file = NULL, *log_level = NULL, *user_config = NULL, *v;
+	json_t *flags = json_object();
+	long n;
+	int rc = 2;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			json_decref(flags);
+			return 0;
+		} else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+			printf("infill %s\n", INFILL_VERSION);
+			json_decref(flags);
+			return 0;
+		} else if (!strcmp(a, "--stdio")) {
+			continue;
+		} else if (flag_value(argc, argv, &i, "--log-file", &v)) {
+			log_file = v;
+		} else if (flag_value(argc, argv, &i, "--log-level", &v)) {
+			enum log_level l;
+			if (log_level_from_name(v, &l)) {
+				fprintf(stderr, "infill: --log-level %s: use error, warn, info, debug or trace\n", v);
+				goto out;
+			}
+			log_level = v;
+			json_object_set_new(flags, "log.level", json_string(v));
+		} else if (flag_value(argc, argv, &i, "--model", &v)) {
+			json_object_set_new(flags, "model", json_string(v));
+		} else if (flag_value(argc, argv, &i, "--backend", &v)) {
+			if (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "cuda")) {
+				fprintf(stderr, "infill: --backend %s: use auto, cpu or cuda\n", v);
+				goto out;
+			}
+			json_object_set_new(flags, "backend", json_string(v));
+		} else if (flag_value(argc, argv, &i, "--threads", &v)) {
+			if (!parse_int(v, 0, 1024, &n)) {
+				fprintf(stderr, "infill: --threads %s: expected a number 0..1024\n", v);
+				goto out;
+			}
+			json_object_set_new(flags, "threads", json_integer(n));
+		} else if (flag_value(argc, argv, &i, "--max-message-mb", &v)) {
+			if (!parse_int(v, 1, 4096, &n)) {
+				fprintf(stderr, "infill: --max-message-mb %s: expected a number 1..4096\n", v);
+				goto out;
+			}
+			json_object_set_new(flags, "maxMessageMB", json_integer(n));
+		} else if (flag_value(argc, argv, &i, "--user-config", &v)) {
+			user_config = v;
+		} else {
+			fprintf(stderr, "infill: unknown option %s (see infill serve --help)\n", a);
+			goto out;
+		}
+	}
 
+	/* A client that goes away must not kill us mid-write: EPIPE is an
+	 * error we handle, SIGPIPE would be death. */
+	signal(SIGPIPE, SIG_IGN);
+
+	struct serve sv = {0};
+	rc = 1;
+	sv.log = log_new();
+	if (!sv.log)
+		goto out;
+	if (log_file) {
+		int e = log_set_file(sv.log, log_file);
+		if (e) {
+			fprintf(stderr, "infill: cannot open log file %s: %s\n", log_file, strerror(-e));
+			log_free(sv.log);
+			goto out;
+		}
+	}
+	if (log_level) {
+		enum log_level l;
+		log_level_from_name(log_level, &l);
+		log_set_level(sv.log, l);
+	}
+	if (uv_loop_init(&sv.loop)) {
+		log_free(sv.log);
+		goto out;
+	}
+	struct server_options opts = {
+		.flags = json_object_size(flags) ? flags : NULL,
+		.user_config = user_config,
+		.log_level_fixed = log_level != NULL,
+	};
+	struct server_io io = {.write = io_write, .exit = io_exit, .ud = &sv};
+	sv.transport = transport_new(&sv.loop, 0, 1, sv.log, on_read, on_eof, &sv);
+	sv.server = sv.transport ? server_new(&sv.loop, sv.log, &opts, &io) : NULL;
+	if (!sv.server) {
+		log_error(sv.log, "out of memory starting the server");
+	} else {
+		log_info(sv.log, "infill %s serving LSP on stdio (pid %d)", INFILL_VERSION, (int)getpid());
+		int e = transport_start(sv.transport);
+		if (e) {
+			log_error(sv.log, "cannot use stdin/stdout: %s", uv_strerror(e));
+			server_close(sv.server, server_closed, &sv);
+		}
+		uv_run(&sv.loop, UV_RUN_DEFAULT);
+		rc = e ? 1 : sv.status;
+	}
+	if (!sv.server && sv.transport) {
+		transport_close(sv.transport, transport_closed, &sv);
+		uv_run(&sv.loop, UV_RUN_DEFAULT);
+	}
+	server_free(sv.server);
+	transport_free(sv.transport);
+	if (uv_loop_close(&sv.loop))
+		log_warn(sv.log, "the loop still had handles at exit");
+	log_info(sv.log, "exiting with status %d", rc);
+	log_free(sv.log);
+out:
+	json_decref(flags);
+	return rc;
+}

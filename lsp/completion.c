@@ -1,0 +1,441 @@
+/*
+ * completion.c - textDocument/completion and textDocument/inlineCompletion:
+ * the debounce, the cancel-superseded-request rule, $/cancelRequest, and
+ * turning the pipeline's candidates into LSP items; plus infill/stats.
+ *
+ * One pending request per (document, kind): a newer completion request for
+ * the same document answers the older one of the same kind at once with an
+ * empty result (not -32800: the client did not cancel it, and an empty
+ * answer is what every client handles), and cancels its pipeline job. The
+ * two kinds do not supersede each other, because editors send both for the
+ * same keystroke (a menu and ghost text).
+ *
+ * Each request waits completion.debounceMs (per language) before its job
+ * starts, so a burst of keystrokes becomes one job; an explicitly invoked
+ * inline request starts at once. The text is snapshotted when the request
+ * arrives, because its position refers to that version.
+ *
+ * A result for a document that was edited (or closed) while the job ran is
+ * answered empty: its ranges are in text the editor no longer shows, and
+ * the client asks again after the edit anyway.
+ */
+#include "server_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LATENCY_SAMPLES 1024
+
+struct pending {
+	struct completions *c;
+	json_t *id; /* owned reference */
+	enum completion_kind kind;
+	char *uri;
+	uint64_t generation; /* of the document when the request arrived */
+	size_t cursor;
+	struct doc_pos position;
+	struct completion_request *req; /* until submitted */
+	struct pipeline_job *job;       /* while the pipeline has it */
+	uv_timer_t timer;               /* the debounce */
+	uint64_t arrival_ns;
+	struct pending *prev, *next;
+};
+
+struct completions {
+	struct server *s;
+	struct pending *list;
+	size_t closing; /* timers being closed */
+	bool shutting;
+	void (*close_done)(void *ud);
+	void *close_ud;
+	uint64_t seq;
+	/* counters for infill/stats */
+	uint64_t requests, cancelled;
+	double latency_ms[LATENCY_SAMPLES]; /* ring of the latest answers */
+	size_t latency_count, latency_next;
+};
+
+struct completions *completions_new(struct server *s)
+{
+	struct completions *c = calloc(1, sizeof *c);
+	if (c)
+		c->s = s;
+	return c;
+}
+
+/* ---- pending requests ------------------------------------------------- */
+
+static void maybe_closed(struct completions *c)
+{
+	if (c->shutting && !c->list && !c->closing && c->close_done) {
+		void (*done)(void *) = c->close_done;
+		c->close_done = NULL;
+		done(c->close_ud);
+	}
+}
+
+static void pending_closed(uv_handle_t *h)
+{
+	struct pending *p = h->data;
+	struct completions *c = p->c;
+	free(p);
+	c->closing--;
+	maybe_closed(c);
+}
+
+/* Unlinks p, cancels what it started and frees it (after its timer closes).
+ * It must have been answered already, or be dropped on purpose. */
+static void pending_retire(struct pending *p)
+{
+	struct completions *c = p->c;
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		c->list = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	if (p->job)
+		pipeline_cancel(c->s->pipeline, p->job);
+	completion_request_free(p->req);
+	json_decref(p->id);
+	free(p->uri);
+	c->closing++;
+	uv_close((uv_handle_t *)&p->timer, pending_closed);
+}
+
+static json_t *empty_result(enum completion_kind kind)
+{
+	if (kind == COMPLETION_KIND_INLINE)
+		return json_pack("{s:[]}", "items");
+	return json_pack("{s:b, s:[]}", "isIncomplete", 1, "items");
+}
+
+static void answer_empty(struct pending *p)
+{
+	server_reply(p->c->s, p->id, empty_result(p->kind));
+}
+
+static void record_latency(struct completions *c, uint64_t arrival_ns)
+{
+	double ms = (double)(uv_hrtime() - arrival_ns) / 1e6;
+	c->latency_ms[c->latency_next] = ms;
+	c->latency_next = (c->latency_next + 1) % LATENCY_SAMPLES;
+	if (c->latency_count < LATENCY_SAMPLES)
+		c->latency_count++;
+}
+
+/* ---- candidates to LSP items ------------------------------------------- */
+
+static json_t *range_json(struct doc_pos a, struct doc_pos b)
+{
+	return json_pack("{s:{s:i, s:i}, s:{s:i, s:i}}", "start", "line", (json_int_t)a.line,
+			 "character", (json_int_t)a.character, "end", "line", (json_int_t)b.line,
+			 "character", (json_int_t)b.character);
+}
+
+/* The label of a menu item: the candidate's first non-blank line, cut to a
+ * readable width at a UTF-8 character boundary. */
+static json_t *label_json(const char *text, size_t len)
+{
+	size_t i = 0;
+	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+		i++;
+	size_t j = i;
+	while (j < len && text[j] != '\n' && text[j] != '\r' && j - i < 80)
+		j++;
+	while (j > i && j < len && ((unsigned char)text[j] & 0xC0) == 0x80)
+		j--; /* do not split a character */
+	json_t *label = json_stringn(text + i, j - i);
+	return label ? label : json_string("(completion)");
+}
+
+static json_t *items_json(struct pending *p, struct docs_entry *e,
+			  const struct completion_result *res)
+{
+	struct server *s = p->c->s;
+	json_t *items = json_array();
+	size_t len = doc_length(e->doc);
+	for (size_t i = 0; items && i < res->count; i++) {
+		const struct completion_candidate *cand = &res->items[i];
+		size_t start = cand->start < len ? cand->start : len;
+		size_t end = cand->end < len ? cand->end : len;
+		if (start > p->cursor || end < p->cursor) {
+			log_debug(s->log, "candidate %zu: range [%zu,%zu) misses the cursor %zu",
+				  i, start, end, p->cursor);
+			continue;
+		}
+		struct doc_pos a = doc_pos_at(e->doc, start, s->encoding);
+		struct doc_pos b = doc_pos_at(e->doc, end, s->encoding);
+		if (a.line != b.line) { /* LSP: both item kinds replace within one line */
+			log_debug(s->log, "candidate %zu: range spans lines", i);
+			continue;
+		}
+		json_t *text = json_stringn(cand->text, cand->text_len);
+		if (!text) {
+			log_debug(s->log, "candidate %zu: not valid UTF-8", i);
+			continue;
+		}
+		json_t *item;
+		if (p->kind == COMPLETION_KIND_INLINE) {
+			item = json_pack("{s:o, s:o}", "insertText", text, "range", range_json(a, b));
+		} else {
+			char sort[24];
+			snprintf(sort, sizeof sort, "%04zu", i);
+			/* filterText is the whole new text: the client filters
+			 * what was typed since the range start against it, and
+			 * the candidate begins with exactly that text */
+			item = json_pack("{s:o, s:i, s:s, s:s, s:O, s:i, s:{s:o, s:O}}", "label",
+					 label_json(cand->text, cand->text_len), "kind", 1, "detail",
+					 "infill", "sortText", sort, "filterText", text,
+					 "insertTextFormat", 1, "textEdit", "range", range_json(a, b),
+					 "newText", text);
+			json_decref(text);
+		}
+		if (item)
+			json_array_append_new(items, item);
+	}
+	if (!items)
+		return NULL;
+	if (p->kind == COMPLETION_KIND_INLINE)
+		return json_pack("{s:o}", "items", items);
+	/* isIncomplete: ask again as the user types; the model's answer
+	 * depends on every character, not a filter over a fixed list */
+	return json_pack("{s:b, s:o}", "isIncomplete", 1, "items", items);
+}
+
+static void job_done(void *ud, int status, const struct completion_result *res)
+{
+	struct pending *p = ud;
+	struct completions *c = p->c;
+	struct server *s = c->s;
+	p->job = NULL;
+	struct docs_entry *e = docs_find(s->docs, p->uri);
+	if (status) {
+		log_warn(s->log, "completion for %s failed: %s", p->uri, strerror(-status));
+		answer_empty(p);
+	} else if (!e || e->generation != p->generation) {
+		log_debug(s->log, "completion for %s: the document changed meanwhile", p->uri);
+		answer_empty(p);
+	} else {
+		json_t *result = items_json(p, e, res);
+		if (result)
+			server_reply(s, p->id, result);
+		else
+			server_reply_error(s, p->id, RPC_ERROR_INTERNAL_ERROR, "out of memory");
+	}
+	record_latency(c, p->arrival_ns);
+	pending_retire(p);
+}
+
+static void debounce_fired(uv_timer_t *timer)
+{
+	struct pending *p = timer->data;
+	struct server *s = p->c->s;
+	struct completion_request *req = p->req;
+	p->req = NULL;
+	int rc = pipeline_submit(s->pipeline, req, job_done, p, &p->job);
+	if (rc) {
+		p->job = NULL;
+		log_warn(s->log, "completion for %s not started: %s", p->uri, strerror(-rc));
+		answer_empty(p);
+		record_latency(p->c, p->arrival_ns);
+		pending_retire(p);
+	}
+}
+
+/* ---- the requests ----------------------------------------------------- */
+
+static void supersede(struct completions *c, const char *uri, enum completion_kind kind)
+{
+	for (struct pending *p = c->list, *next; p; p = next) {
+		next = p->next;
+		if (p->kind == kind && !strcmp(p->uri, uri)) {
+			answer_empty(p);
+			c->cancelled++;
+			pending_retire(p);
+		}
+	}
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void on_request(struct server *s, json_t *id, json_t *params, enum completion_kind kind)
+{
+	struct completions *c = s->completions;
+	uint64_t arrival = uv_hrtime();
+	const char *uri = json_get_string(json_object_get(params, "textDocument"), "uri");
+	struct doc_pos pos;
+	if (!uri || !json_get_position(json_object_get(params, "position"), &pos)) {
+		server_reply_error(s, id, RPC_ERROR_INVALID_PARAMS,
+				   "expected {textDocument: {uri}, position: {line, character}}");
+		return;
+	}
+	c->requests++;
+	supersede(c, uri, kind);
+	struct docs_entry *e = docs_find(s->docs, uri);
+	if (!e) {
+		log_warn(s->log, "completion for %s, which is not open: empty result", uri);
+		server_reply(s, id, empty_result(kind));
+		return;
+	}
+	const struct settings *st = config_get(s->config, e->language_id);
+	if (!st->enabled) {
+		server_reply(s, id, empty_result(kind));
+		return;
+	}
+	json_t *context = json_object_get(params, "context");
+	json_int_t trigger = json_integer_value(json_object_get(context, "triggerKind"));
+
+	struct pending *p = calloc(1, sizeof *p);
+	struct completion_request *req = calloc(1, sizeof *req);
+	if (!p || !req)
+		goto oom;
+	req->seq = ++c->seq;
+	req->uri = strdup(uri);
+	req->language_id = strdup(e->language_id);
+	req->version = e->version;
+	req->text = doc_text(e->doc);
+	req->text_len = doc_length(e->doc);
+	req->position = pos;
+	req->cursor = doc_offset_at(e->doc, pos, s->encoding);
+	req->encoding = s->encoding;
+	req->kind = kind;
+	req->trigger = trigger >= 1 && trigger <= 3 ? (enum completion_trigger)trigger
+						     : COMPLETION_TRIGGER_AUTOMATIC;
+	if (kind == COMPLETION_KIND_LIST)
+		req->trigger_character = dup_or_null(json_get_string(context, "triggerCharacter"));
+	else
+		req->selected_text = dup_or_null(json_get_string(
+			json_object_get(context, "selectedCompletionInfo"), "text"));
+	p->uri = strdup(uri);
+	if (!req->uri || !req->language_id || !req->text || !p->uri ||
+	    completion_settings_copy(&req->settings, st))
+		goto oom;
+
+	p->c = c;
+	p->id = json_incref(id);
+	p->kind = kind;
+	p->generation = e->generation;
+	p->cursor = req->cursor;
+	p->position = pos;
+	p->req = req;
+	p->arrival_ns = arrival;
+	uv_timer_init(s->loop, &p->timer);
+	p->timer.data = p;
+	p->next = c->list;
+	if (c->list)
+		c->list->prev = p;
+	c->list = p;
+	uint64_t delay = (uint64_t)(st->completion_debounce_ms > 0 ? st->completion_debounce_ms : 0);
+	if (kind == COMPLETION_KIND_INLINE && req->trigger == COMPLETION_TRIGGER_INVOKED)
+		delay = 0; /* asked for explicitly: no burst to wait out */
+	uv_timer_start(&p->timer, debounce_fired, delay, 0);
+	return;
+oom:
+	if (p)
+		free(p->uri);
+	free(p);
+	if (req) {
+		memset(&req->settings, 0, sizeof req->settings);
+		completion_request_free(req);
+	}
+	server_reply_error(s, id, RPC_ERROR_INTERNAL_ERROR, "out of memory");
+}
+
+void completion_on_completion(struct server *s, json_t *id, json_t *params)
+{
+	on_request(s, id, params, COMPLETION_KIND_LIST);
+}
+
+void completion_on_inline(struct server *s, json_t *id, json_t *params)
+{
+	on_request(s, id, params, COMPLETION_KIND_INLINE);
+}
+
+bool completions_cancel(struct completions *c, json_t *id)
+{
+	for (struct pending *p = c->list; p; p = p->next) {
+		if (rpc_id_equal(p->id, id)) {
+			server_reply_error(c->s, p->id, RPC_ERROR_REQUEST_CANCELLED,
+					   "cancelled by the client");
+			c->cancelled++;
+			pending_retire(p);
+			return true;
+		}
+	}
+	return false;
+}
+
+void completions_doc_closed(struct completions *c, const char *uri)
+{
+	for (struct pending *p = c->list, *next; p; p = next) {
+		next = p->next;
+		if (!strcmp(p->uri, uri)) {
+			answer_empty(p);
+			c->cancelled++;
+			pending_retire(p);
+		}
+	}
+}
+
+void completions_close(struct completions *c, void (*done)(void *ud), void *ud)
+{
+	c->shutting = true;
+	c->close_done = done;
+	c->close_ud = ud;
+	while (c->list)
+		pending_retire(c->list);
+	maybe_closed(c);
+}
+
+void completions_free(struct completions *c)
+{
+	free(c);
+}
+
+/* ---- infill/stats ----------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted[0..n); 0 when n is 0. */
+static double percentile(const double *sorted, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	size_t rank = (size_t)(q * (double)n + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	return sorted[(rank > n ? n : rank) - 1];
+}
+
+void completion_on_stats(struct server *s, json_t *id, json_t *params)
+{
+	(void)params;
+	struct completions *c = s->completions;
+	struct pipeline_stats ps;
+	pipeline_get_stats(s->pipeline, &ps);
+	double sorted[LATENCY_SAMPLES];
+	size_t n = c->latency_count;
+	memcpy(sorted, c->latency_ms, n * sizeof *sorted);
+	qsort(sorted, n, sizeof *sorted, cmp_double);
+	json_t *result = json_pack(
+		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:f, s:f, s:f, s:I}, s:I}", "requests",
+		(json_int_t)c->requests, "cancelled", (json_int_t)c->cancelled, "fastPath",
+		(json_int_t)ps.fast_path, "promptTokens", (json_int_t)ps.prompt_tokens,
+		"cachedPromptTokens", (json_int_t)ps.cached_prompt_tokens, "generatedTokens",
+		(json_int_t)ps.generated_tokens, "rejectedCandidates",
+		(json_int_t)ps.rejected_candidates, "backend", ps.backend ? ps.backend : "none",
+		"latencyMs", "p50", percentile(sorted, n, 0.50), "p90", percentile(sorted, n, 0.90),
+		"p99", percentile(sorted, n, 0.99), "samples", (json_int_t)n, "openDocuments",
+		(json_int_t)docs_count(s->docs));
+	server_reply(s, id, result);
+}

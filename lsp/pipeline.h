@@ -1,0 +1,143 @@
+/*
+ * pipeline.h - the completion pipeline as the server sees it (private to
+ * lsp/): the server hands over one request with a snapshot of the document
+ * and gets candidates back on the loop thread.
+ *
+ * This file is the seam between the LSP side (debounce, supersede, cancel,
+ * LSP items; completion.c) and the engine side (fast path, AST context,
+ * prompt, model, validation, rerank), which replaces pipeline_null.c.
+ *
+ * Threads: every function here is called on the loop thread, and every
+ * callback is delivered on the loop thread (the engine posts results back
+ * with uv_async_send). The engine may read a request from its own thread
+ * between submit and the callback/cancel: the request is immutable then.
+ */
+#ifndef INFILL_LSP_PIPELINE_H
+#define INFILL_LSP_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+#include "document.h"
+#include "log.h"
+#include "position.h"
+
+enum completion_kind {
+	COMPLETION_KIND_INLINE, /* textDocument/inlineCompletion: ghost text */
+	COMPLETION_KIND_LIST,   /* textDocument/completion: a menu item */
+};
+
+/* LSP trigger kinds, as the client sent them (inline: 1 invoked, 2
+ * automatic; completion: 1 invoked, 2 trigger character, 3 incomplete). */
+enum completion_trigger {
+	COMPLETION_TRIGGER_INVOKED = 1,
+	COMPLETION_TRIGGER_AUTOMATIC = 2, /* inline automatic / completion trigger character */
+	COMPLETION_TRIGGER_INCOMPLETE = 3,
+};
+
+/* One request. Everything in it belongs to the request (see
+ * completion_request_free); pipeline_submit takes it. */
+struct completion_request {
+	uint64_t seq;            /* unique, increasing per server */
+	char *uri;               /* the document's URI */
+	char *language_id;       /* as given in didOpen ("python", ...) */
+	int64_t version;         /* the document version the snapshot is of */
+	char *text;              /* snapshot of the whole document, NUL-terminated */
+	size_t text_len;         /* bytes in text (it may hold NUL bytes) */
+	size_t cursor;           /* byte offset of the cursor in text */
+	struct doc_pos position; /* the cursor as the client sent it */
+	enum pos_encoding encoding;
+	enum completion_trigger trigger;
+	enum completion_kind kind;
+	char *trigger_character; /* completion only; NULL when none */
+	char *selected_text;     /* inline: selectedCompletionInfo.text; else NULL */
+	struct settings settings; /* resolved for language_id; a deep copy
+				   * (strings and lists owned by the request) */
+};
+
+/* Frees a request and everything it owns; accepts NULL. */
+void completion_request_free(struct completion_request *req);
+
+/* Deep-copies settings (strings and string lists duplicated) into *dst.
+ * Returns 0 or -ENOMEM (then *dst holds nothing to free). */
+int completion_settings_copy(struct settings *dst, const struct settings *src);
+
+/* Frees what completion_settings_copy allocated in *s. */
+void completion_settings_finish(struct settings *s);
+
+/* One candidate: replace bytes [start, end) of the request's snapshot with
+ * text. start <= cursor <= end is expected (the server clamps). */
+struct completion_candidate {
+	char *text;
+	size_t text_len;
+	size_t start, end;
+	double score; /* higher is better; candidates arrive best first */
+};
+
+struct completion_result {
+	struct completion_candidate *items; /* count entries */
+	size_t count;
+};
+
+/* Delivered once per submitted job that was not cancelled, on the loop
+ * thread. status is 0 or a negative error (then result is empty). result is
+ * borrowed for the call. */
+typedef void (*pipeline_done_fn)(void *ud, int status, const struct completion_result *result);
+
+/* Counters the engine keeps; the server adds its own (requests, cancelled,
+ * latency) for infill/stats. */
+struct pipeline_stats {
+	uint64_t fast_path;           /* answered from the previous result, no model run */
+	uint64_t prompt_tokens;       /* prompt tokens over all jobs */
+	uint64_t cached_prompt_tokens;/* of which served from the prefix cache */
+	uint64_t generated_tokens;
+	uint64_t rejected_candidates; /* dropped by validation or confidence */
+	const char *backend;          /* "none", "cpu", "cuda"; static string */
+};
+
+struct pipeline;
+struct pipeline_job;
+
+/* A new pipeline on loop (borrowed, as is log). settings are the global
+ * settings at start (borrowed for the call): model, backend, threads,
+ * cache. The engine may start loading in the background. NULL when out of
+ * memory. */
+struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct settings *settings);
+
+/* Cancels every job (no callbacks) and starts closing; done(ud) runs on the
+ * loop when its handles are closed, after which pipeline_free may run. */
+void pipeline_close(struct pipeline *p, void (*done)(void *ud), void *ud);
+
+/* Frees a closed pipeline; accepts NULL. */
+void pipeline_free(struct pipeline *p);
+
+/* Global settings changed (borrowed for the call): a new model, backend or
+ * thread count may mean a reload. */
+void pipeline_configure(struct pipeline *p, const struct settings *settings);
+
+/* Submits a job; takes req (also on error). On success returns 0, stores a
+ * handle in *job (valid until the callback runs or pipeline_cancel), and
+ * calls done later, never from inside this call. On error returns a
+ * negative errno and never calls done. */
+int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline_done_fn done,
+		    void *ud, struct pipeline_job **job);
+
+/* Cancels a job: its callback will not run, and the engine stops it at its
+ * next step. job is invalid afterwards. */
+void pipeline_cancel(struct pipeline *p, struct pipeline_job *job);
+
+/* Document events, so the engine can keep per-document state (syntax
+ * trees, last suggestion). doc is borrowed for the call. An edit replaced
+ * bytes [start, old_end) of the old text by [start, new_end) of the new. */
+void pipeline_doc_open(struct pipeline *p, const char *uri, const char *language_id,
+		       const struct doc *doc);
+void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *doc, size_t start,
+		       size_t old_end, size_t new_end);
+void pipeline_doc_close(struct pipeline *p, const char *uri);
+
+/* The engine's counters (a copy). */
+void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out);
+
+#endif

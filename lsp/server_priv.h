@@ -1,0 +1,184 @@
+/*
+ * server_priv.h - struct server and the functions the server's files share
+ * (server.c: dispatch and lifecycle; textsync.c: documents; workspace.c:
+ * configuration; completion.c: completion requests; notify.c: messages to
+ * the client). Private to lsp/.
+ */
+#ifndef INFILL_LSP_SERVER_PRIV_H
+#define INFILL_LSP_SERVER_PRIV_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+#include "docs.h"
+#include "frame.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "pipeline.h"
+#include "position.h"
+#include "server.h"
+
+/* Every method the server knows, written once: the enum, the names and the
+ * dispatch come from here. Columns: enum name, LSP method, request or
+ * notification, handler. Unknown notifications are ignored; unknown
+ * requests get -32601. */
+#define LSP_METHODS(X)                                                                        \
+	X(INITIALIZE, "initialize", REQUEST, lifecycle_initialize)                           \
+	X(INITIALIZED, "initialized", NOTIFICATION, lifecycle_initialized)                   \
+	X(SHUTDOWN, "shutdown", REQUEST, lifecycle_shutdown)                                 \
+	X(EXIT, "exit", NOTIFICATION, lifecycle_exit)                                        \
+	X(CANCEL_REQUEST, "$/cancelRequest", NOTIFICATION, lifecycle_cancel_request)         \
+	X(SET_TRACE, "$/setTrace", NOTIFICATION, lifecycle_set_trace)                        \
+	X(DID_OPEN, "textDocument/didOpen", NOTIFICATION, textsync_did_open)                 \
+	X(DID_CHANGE, "textDocument/didChange", NOTIFICATION, textsync_did_change)           \
+	X(DID_CLOSE, "textDocument/didClose", NOTIFICATION, textsync_did_close)              \
+	X(DID_SAVE, "textDocument/didSave", NOTIFICATION, textsync_did_save)                 \
+	X(COMPLETION, "textDocument/completion", REQUEST, completion_on_completion)          \
+	X(INLINE_COMPLETION, "textDocument/inlineCompletion", REQUEST, completion_on_inline) \
+	X(DID_CHANGE_CONFIGURATION, "workspace/didChangeConfiguration", NOTIFICATION,        \
+	  workspace_did_change_configuration)                                                  \
+	X(STATS, "infill/stats", REQUEST, completion_on_stats)                                 \
+	X(DOCUMENT, "infill/document", REQUEST, textsync_show_document)                        \
+	X(SETTINGS, "infill/settings", REQUEST, workspace_show_settings)
+
+enum lsp_method {
+#define X(name, str, kind, fn) LSP_METHOD_##name,
+	LSP_METHODS(X)
+#undef X
+	LSP_METHOD_COUNT
+};
+
+/* A handler. For requests id is the request's id (borrowed: incref to keep
+ * it) and the handler must answer exactly once, now or later
+ * (server_reply*); for notifications id is NULL. params may be NULL. */
+typedef void (*lsp_handler_fn)(struct server *s, json_t *id, json_t *params);
+
+#define X(name, str, kind, fn) void fn(struct server *s, json_t *id, json_t *params);
+LSP_METHODS(X)
+#undef X
+
+enum server_state {
+	SERVER_STATE_UNINITIALIZED, /* before initialize */
+	SERVER_STATE_RUNNING,
+	SERVER_STATE_SHUTDOWN, /* after shutdown: only exit is accepted */
+	SERVER_STATE_EXITED,
+};
+
+enum trace_value { TRACE_OFF, TRACE_MESSAGES, TRACE_VERBOSE };
+
+/* A request we sent to the client, waiting for its response. */
+typedef void (*server_response_fn)(struct server *s, json_t *result, json_t *error, void *ud);
+struct outgoing {
+	json_int_t id;
+	server_response_fn cb;
+	void *ud;
+	struct outgoing *next;
+};
+
+struct completions;
+
+struct server {
+	uv_loop_t *loop;
+	struct log *log;
+	struct server_io io;
+	struct rpc_frame_reader *reader;
+	enum server_state state;
+	int exit_status;
+	bool finished;
+
+	/* negotiated at initialize */
+	enum pos_encoding encoding;
+	enum trace_value trace;
+	bool client_configuration;  /* workspace.configuration */
+	bool client_progress;       /* window.workDoneProgress */
+	bool client_show_message;   /* always assumed; here for clarity */
+	char *root_path;            /* workspace root (filesystem path) or NULL */
+
+	/* configuration */
+	struct config *config;
+	char *user_config_path;
+	bool log_level_fixed;
+	size_t max_message;
+
+	struct docs *docs;
+	struct pipeline *pipeline;
+	struct completions *completions;
+
+	json_int_t next_id; /* ids of our requests to the client */
+	struct outgoing *outgoing;
+	uint64_t next_progress;
+
+	/* closing */
+	int closing_parts;
+	void (*close_done)(void *ud);
+	void *close_ud;
+};
+
+/* ---- sending (server.c) ---- */
+
+/* Sends a message (stolen). */
+void server_send(struct server *s, json_t *msg);
+/* Answers request id (borrowed) with result (stolen). */
+void server_reply(struct server *s, json_t *id, json_t *result);
+/* Answers request id with an error; message NULL: the standard one. */
+void server_reply_error(struct server *s, json_t *id, int code, const char *message);
+/* Sends a notification; params stolen. */
+void server_notify(struct server *s, const char *method, json_t *params);
+/* Sends a request to the client; params stolen. cb runs with the result or
+ * the error (borrowed) when the response arrives; never if the server is
+ * closed first. Returns the request id, or -1 when it could not be sent. */
+json_int_t server_request(struct server *s, const char *method, json_t *params,
+			  server_response_fn cb, void *ud);
+
+/* ---- notify.c: window messages, $/progress, $/logTrace ---- */
+
+enum message_type { MESSAGE_ERROR = 1, MESSAGE_WARNING = 2, MESSAGE_INFO = 3, MESSAGE_LOG = 4 };
+void server_show_message(struct server *s, enum message_type type, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void server_log_message(struct server *s, enum message_type type, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void server_log_trace(struct server *s, const char *message, const char *verbose);
+
+/* Work-done progress: begin creates the token with the client (when it
+ * supports window.workDoneProgress) and returns it (a new string to pass to
+ * report/end, which frees it), or NULL when the client cannot show
+ * progress (then report/end accept NULL and do nothing). */
+char *server_progress_begin(struct server *s, const char *title, const char *message);
+void server_progress_report(struct server *s, const char *token, const char *message,
+			    int percentage);
+void server_progress_end(struct server *s, char *token, const char *message);
+
+/* ---- workspace.c: configuration ---- */
+
+/* Loads user, project and init layers (during initialize). */
+void workspace_configure_initial(struct server *s, json_t *init_params);
+/* After initialized: pulls workspace/configuration when supported. */
+void workspace_pull_configuration(struct server *s);
+/* Re-applies global settings (log level, message size, engine). */
+void workspace_apply(struct server *s);
+/* Path of a file:// URI (new string), or NULL for other schemes. */
+char *workspace_uri_to_path(const char *uri);
+
+/* ---- completion.c ---- */
+
+struct completions *completions_new(struct server *s);
+/* Answers pending requests for uri with empty results (document closed). */
+void completions_doc_closed(struct completions *c, const char *uri);
+/* Answers request id with -32800 if it is pending; true when it was. */
+bool completions_cancel(struct completions *c, json_t *id);
+/* Drops every pending request without answering; done when all timers are
+ * closed. */
+void completions_close(struct completions *c, void (*done)(void *ud), void *ud);
+void completions_free(struct completions *c);
+
+/* ---- helpers for params (server.c) ---- */
+
+/* A string member of obj, or NULL. */
+const char *json_get_string(json_t *obj, const char *key);
+/* Reads {"line": n, "character": n}; false when malformed. */
+bool json_get_position(json_t *obj, struct doc_pos *pos);
+
+#endif
