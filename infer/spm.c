@@ -139,16 +139,86 @@ static void resegment(struct spm_work *w, int32_t k)
 	emit_bytes(w, nd->start, nd->len);
 }
 
+/* Encodes text[0..len) (no ▁ escaping done yet) with the buffers of w,
+ * which are large enough for it. */
+static void encode_chunk(struct spm_work *w, const char *text, size_t len, bool dummy_prefix)
+{
+	size_t blen = 0;
+	if (dummy_prefix) {
+		memcpy(w->buf, "\xE2\x96\x81", 3);
+		blen = 3;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == ' ') {
+			memcpy(w->buf + blen, "\xE2\x96\x81", 3);
+			blen += 3;
+		} else {
+			w->buf[blen++] = text[i];
+		}
+	}
+	/* One symbol per UTF-8 character; a byte that does not start a valid
+	 * sequence is a symbol alone, so it cannot swallow the ▁ of a space. */
+	int32_t n = 0;
+	for (size_t i = 0; i < blen;) {
+		uint32_t cp;
+		size_t l = unicode_utf8_decode((const unsigned char *)w->buf + i, blen - i, &cp);
+		w->sym[n] = (struct spm_sym){(uint32_t)i, (uint32_t)l, n - 1, -1, n};
+		w->node[n] = (struct spm_node){-1, -1, (uint32_t)i, (uint32_t)l};
+		if (n > 0)
+			w->sym[n - 1].next = n;
+		n++;
+		i += l;
+	}
+	w->n_node = n;
+	w->n_heap = 0;
+	for (int32_t i = 0; i + 1 < n; i++)
+		try_pair(w, i, i + 1);
+	while (w->n_heap) {
+		struct spm_cand c = heap_pop(w);
+		struct spm_sym *l = &w->sym[c.left], *r = &w->sym[c.right];
+		if (l->len == 0 || r->len == 0 || l->next != c.right || l->len + r->len != c.size)
+			continue;
+		w->node[w->n_node] = (struct spm_node){l->node, r->node, l->start, c.size};
+		l->node = w->n_node++;
+		l->len = c.size;
+		r->len = 0;
+		l->next = r->next;
+		if (r->next >= 0)
+			w->sym[r->next].prev = c.left;
+		try_pair(w, l->prev, c.left);
+		try_pair(w, c.left, l->next);
+	}
+	for (int32_t i = 0; i >= 0 && n > 0; i = w->sym[i].next)
+		resegment(w, w->sym[i].node);
+}
+
+/*
+ * When no piece of the vocabulary has a ▁ after another character
+ * (t->spm_word_split, true for vocabularies trained with sentencepiece's
+ * default split_by_whitespace), no merge can join the text before a space
+ * with the space: each word, with the spaces in front of it, is encoded on
+ * its own, which gives the same tokens and keeps the work per word small.
+ */
 int spm_encode_fragment(const struct tokenizer *t, const char *text, size_t len, bool dummy_prefix,
 			struct tok_out *out)
 {
-	size_t n_space = 0;
-	for (size_t i = 0; i < len; i++)
-		n_space += text[i] == ' ';
-	size_t blen = len + 2 * n_space + (dummy_prefix ? 3 : 0);
-	if (blen == 0)
+	size_t cap = len + (dummy_prefix ? 1 : 0);
+	if (cap == 0)
 		return 0;
-	if (blen > UINT32_MAX / 2)
+	size_t max_chunk = len, start = 0;
+	if (t->spm_word_split) {
+		max_chunk = 0;
+		for (size_t i = 1; i <= len; i++) {
+			if (i == len || (text[i] == ' ' && text[i - 1] != ' ')) {
+				if (i - start > max_chunk)
+					max_chunk = i - start;
+				start = i;
+			}
+		}
+	}
+	/* A chunk of c bytes escapes to at most 3c + 3 bytes, one symbol each. */
+	size_t blen = 3 * max_chunk + 3;
+	if (blen > UINT32_MAX / 4)
 		return -ENOMEM;
 	struct spm_work w = {.t = t, .out = out};
 	w.buf = malloc(blen);
@@ -160,52 +230,19 @@ int spm_encode_fragment(const struct tokenizer *t, const char *text, size_t len,
 		rc = -ENOMEM;
 		goto done;
 	}
-	size_t b = 0;
-	if (dummy_prefix) {
-		memcpy(w.buf, "\xE2\x96\x81", 3);
-		b = 3;
+	if (!t->spm_word_split) {
+		encode_chunk(&w, text, len, dummy_prefix);
+		goto done;
 	}
-	for (size_t i = 0; i < len; i++) {
-		if (text[i] == ' ') {
-			memcpy(w.buf + b, "\xE2\x96\x81", 3);
-			b += 3;
-		} else {
-			w.buf[b++] = text[i];
+	start = 0;
+	for (size_t i = 1; i <= len; i++) {
+		if (i == len || (text[i] == ' ' && text[i - 1] != ' ')) {
+			encode_chunk(&w, text + start, i - start, dummy_prefix && start == 0);
+			start = i;
 		}
 	}
-	/* One symbol per UTF-8 character; a byte that does not start a valid
-	 * sequence is a symbol alone, so it cannot swallow the ▁ of a space. */
-	int32_t n = 0;
-	for (size_t i = 0; i < blen;) {
-		uint32_t cp;
-		size_t l = unicode_utf8_decode((const unsigned char *)w.buf + i, blen - i, &cp);
-		w.sym[n] = (struct spm_sym){(uint32_t)i, (uint32_t)l, n - 1, -1, n};
-		w.node[n] = (struct spm_node){-1, -1, (uint32_t)i, (uint32_t)l};
-		if (n > 0)
-			w.sym[n - 1].next = n;
-		n++;
-		i += l;
-	}
-	w.n_node = n;
-	for (int32_t i = 0; i + 1 < n; i++)
-		try_pair(&w, i, i + 1);
-	while (w.n_heap) {
-		struct spm_cand c = heap_pop(&w);
-		struct spm_sym *l = &w.sym[c.left], *r = &w.sym[c.right];
-		if (l->len == 0 || r->len == 0 || l->next != c.right || l->len + r->len != c.size)
-			continue;
-		w.node[w.n_node] = (struct spm_node){l->node, r->node, l->start, c.size};
-		l->node = w.n_node++;
-		l->len = c.size;
-		r->len = 0;
-		l->next = r->next;
-		if (r->next >= 0)
-			w.sym[r->next].prev = c.left;
-		try_pair(&w, l->prev, c.left);
-		try_pair(&w, c.left, l->next);
-	}
-	for (int32_t i = 0; i >= 0 && n > 0; i = w.sym[i].next)
-		resegment(&w, w.sym[i].node);
+	if (len == 0)
+		encode_chunk(&w, text, 0, dummy_prefix);
 done:
 	free(w.buf);
 	free(w.sym);

@@ -38,6 +38,7 @@ struct tokenizer {
 	struct tokenizer_special sp;
 	bool ignore_merges;    /* llama3: a word that is a token is not merged */
 	bool byte_fallback;    /* SPM: unknown characters become <0xXX> tokens */
+	bool spm_word_split;   /* SPM: no piece has ▁ after another character (spm.c) */
 
 	int32_t n_vocab;
 	struct tok_entry *tokens; /* [n_vocab] */

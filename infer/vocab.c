@@ -384,6 +384,25 @@ static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct gg
 	return 0;
 }
 
+/* True when no token that a merge may produce has a ▁ right after a
+ * character that is not ▁ (see spm_encode_fragment). */
+static bool spm_no_inner_space(const struct tokenizer *t)
+{
+	for (int32_t id = 0; id < t->n_vocab; id++) {
+		uint8_t ty = t->tokens[id].type;
+		if (ty == TOKENIZER_TOKEN_CONTROL || ty == TOKENIZER_TOKEN_UNKNOWN || ty == TOKENIZER_TOKEN_BYTE)
+			continue;
+		const unsigned char *s = (const unsigned char *)tok_text(t, id);
+		size_t n = t->tokens[id].text_len;
+		for (size_t i = 1; i + 3 <= n; i++) {
+			if (s[i] == 0xE2 && s[i + 1] == 0x96 && s[i + 2] == 0x81 &&
+			    !(i >= 3 && s[i - 3] == 0xE2 && s[i - 2] == 0x96 && s[i - 1] == 0x81))
+				return false;
+		}
+	}
+	return true;
+}
+
 struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *err)
 {
 	struct gguf_str model;
@@ -433,6 +452,8 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *e
 				t->byte_fallback = true;
 		}
 	}
+	if (!rc && t->kind == TOKENIZER_KIND_SPM)
+		t->spm_word_split = spm_no_inner_space(t);
 	if (!rc)
 		rc = build_pieces(t);
 	if (!rc)
