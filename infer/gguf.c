@@ -28,6 +28,10 @@
 
 #define GGUF_MAX_DIMS 4
 #define GGUF_DEFAULT_ALIGNMENT 32
+/* Far above any real model (hundreds of keys, a few thousand tensors), low
+ * enough that a hostile header cannot make the index allocate gigabytes. */
+#define GGUF_MAX_KV 65536
+#define GGUF_MAX_TENSORS (1 << 20)
 
 struct kv {
 	struct gguf_str key;
@@ -328,6 +332,11 @@ static bool parse_header(struct gguf_file *f, struct reader *r)
 	if (nt > (r->size - r->pos) / 32) {
 		fail(r->err, r->file, "header claims %llu tensors, more than a %zu-byte file can hold",
 		     (unsigned long long)nt, r->size);
+		return false;
+	}
+	if (nkv > GGUF_MAX_KV || nt > GGUF_MAX_TENSORS) {
+		fail(r->err, r->file, "header claims %llu metadata keys and %llu tensors; at most %d and %d are accepted",
+		     (unsigned long long)nkv, (unsigned long long)nt, GGUF_MAX_KV, GGUF_MAX_TENSORS);
 		return false;
 	}
 	f->n_kv = (int64_t)nkv;

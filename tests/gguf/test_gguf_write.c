@@ -338,6 +338,12 @@ TEST(hostile_headers)
 	b_header(&b, 3, 1ull << 40, 0);
 	EXPECT_REJECT(&b, "tensors, more than");
 
+	/* counts that fit the file size but not the index limits */
+	b_header(&b, 3, 0, 70000);
+	for (int i = 0; i < 70000; i++)
+		b_put(&b, "\0\0\0\0\0\0\0\0\0\0\0\0\0", 13);
+	EXPECT_REJECT(&b, "at most 65536");
+
 	b_header(&b, 3, 0, 1);
 	b_u64(&b, UINT64_MAX); /* key length */
 	b_put(&b, "xxxxxxxxxxxxxxxx", 16);
