@@ -8,7 +8,8 @@
  * they land inside characters, past line ends and past the document end),
  * and insert text mixing multi-byte characters, surrogate-pair characters,
  * all three line terminators and invalid bytes. Seeded, deterministic:
- * DOC_PROPERTY_SEED and DOC_PROPERTY_EDITS override the defaults.
+ * DOC_PROPERTY_SEED, DOC_PROPERTY_EDITS and DOC_PROPERTY_SIZE (initial
+ * bytes) override the defaults.
  */
 #include "harness.h"
 #include "position.h"
@@ -177,7 +178,9 @@ TEST(random_edits_match_shadow)
 	REQUIRE(t.s && st && en && ins && next);
 
 	/* Start with ~12 KiB so that the document spans several chunks. */
-	while (t.n < 12000)
+	size_t initial = env_size("DOC_PROPERTY_SIZE", 12000);
+	size_t ceiling = initial * 10 / 3; /* above it, edits only shrink */
+	while (t.n < initial)
 		t.n += make_text(&r, t.s + t.n, 16);
 	struct doc *d = doc_new(t.s, t.n);
 	REQUIRE(d);
@@ -190,12 +193,12 @@ TEST(random_edits_match_shadow)
 		struct doc_pos a = {(uint32_t)rng_below(&r, lines + 1), (uint32_t)rng_below(&r, 40)};
 		struct doc_pos b = a;
 		unsigned kind = (unsigned)rng_below(&r, 10);
-		if (t.n > 40000)
+		if (t.n > ceiling)
 			kind = 4; /* shrink: keeps the run short and the document in a few dozen chunks */
 		if (kind < 4) { /* delete or replace a short span */
 			b.line += (uint32_t)rng_below(&r, 2);
 			b.character = (uint32_t)rng_below(&r, 40);
-		} else if (kind == 4 && t.n > 20000) { /* a long span, when there is room */
+		} else if (kind == 4 && t.n > initial * 5 / 3) { /* a long span, when there is room */
 			b.line += (uint32_t)rng_below(&r, 200);
 		}
 		size_t so = doc_offset_at(d, a, (enum pos_encoding)enc);
@@ -214,7 +217,7 @@ TEST(random_edits_match_shadow)
 			eo = x;
 		}
 		size_t il = kind == 9 ? make_text(&r, ins, 600) : make_text(&r, ins, kind < 4 ? 2 : 6);
-		if (t.n > 40000)
+		if (t.n > ceiling)
 			il = 0;
 		CHECK_INT_EQ(doc_replace(d, so, eo, ins, il), 0);
 
