@@ -1,0 +1,48 @@
+#!/bin/sh
+# cli_test.sh INFILL DATA_DIR - `infill context` and `infill validate` end to end.
+set -u
+infill=$1
+data=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # name, command output, expected substring
+	case "$2" in
+	*"$3"*) echo "ok   $1" ;;
+	*) echo "FAIL $1: expected $3 in:"; echo "$2"; fail=1 ;;
+	esac
+}
+
+printf 'def add(a, b):\n    \n\ndef sub(a, b):\n    return a - b\n' > "$tmp/m.py"
+out=$("$infill" validate "$tmp/m.py:2:5" --text 'return a + b' 2>&1)
+check validate-valid "$out" '"valid": true'
+out=$("$infill" validate "$tmp/m.py:2:5" --text 'return a +' 2>&1)
+check validate-invalid "$out" '"valid": false'
+out=$("$infill" validate "$tmp/m.py:2:5" --text 'x = 1
+def h():
+    pass' 2>&1)
+check validate-trimmed "$out" '"trimmed": true'
+check validate-trimmed-text "$out" '"text": "x = 1"'
+
+# COL counts characters: the cursor after "é" (2 bytes) is column 6.
+printf 'x = "é"\ny = len(\n' > "$tmp/u.py"
+out=$("$infill" validate "$tmp/u.py:2:9" --text 'x)' 2>&1)
+check validate-column-chars "$out" '"valid": true'
+
+out=$("$infill" context "$data/inventory.py:237:5" --budget 200 2>&1)
+check context-syntactic "$out" '"syntactic": true'
+check context-signature "$out" '"name": "advice"'
+check context-imports "$out" '"kind": "imports"'
+check context-shape "$out" '"kind": "rest_of_line"'
+
+printf 'some notes\nmore text\n' > "$tmp/notes.txt"
+out=$("$infill" context "$tmp/notes.txt:2:5" 2>&1)
+check context-plaintext "$out" '"lang": "plaintext"'
+out=$("$infill" validate "$tmp/notes.txt:2:5" --text ' words' 2>&1)
+check validate-plaintext "$out" '"verdict": "unchecked"'
+
+"$infill" context "$tmp/m.py:99:1" > /dev/null 2>&1
+[ $? -eq 1 ] && echo "ok   context-bad-line" || { echo "FAIL context-bad-line"; fail=1; }
+"$infill" validate "$tmp/m.py" --text x > /dev/null 2>&1
+[ $? -eq 2 ] && echo "ok   validate-usage" || { echo "FAIL validate-usage"; fail=1; }
+exit $fail
