@@ -1,0 +1,93 @@
+/* test_jsonrpc.c - parsing and classifying JSON-RPC 2.0 messages. */
+#include "jsonrpc.h"
+
+#include "harness.h"
+
+static int parse(const char *s, struct rpc_message *m, json_t **bad)
+{
+	char why[200];
+	return rpc_message_parse(s, strlen(s), m, bad, why, sizeof why);
+}
+
+TEST(kinds)
+{
+	struct rpc_message m;
+	json_t *bad;
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{}}", &m, &bad), 0);
+	CHECK_INT_EQ(m.kind, RPC_KIND_REQUEST);
+	CHECK_STR_EQ(m.method, "a");
+	CHECK(json_is_object(m.params));
+	json_decref(m.root);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"method\":\"n\"}", &m, &bad), 0);
+	CHECK_INT_EQ(m.kind, RPC_KIND_NOTIFICATION);
+	CHECK(m.params == NULL);
+	json_decref(m.root);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":null}", &m, &bad), 0);
+	CHECK_INT_EQ(m.kind, RPC_KIND_RESPONSE);
+	json_decref(m.root);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":1}}", &m, &bad), 0);
+	CHECK_INT_EQ(m.kind, RPC_KIND_RESPONSE);
+	CHECK(m.error != NULL);
+	json_decref(m.root);
+}
+
+TEST(errors)
+{
+	struct rpc_message m;
+	json_t *bad;
+	CHECK_INT_EQ(parse("{", &m, &bad), RPC_ERROR_PARSE_ERROR);
+	CHECK(bad == NULL);
+	CHECK_INT_EQ(parse("{\"a\":\"\xff\"}", &m, &bad), RPC_ERROR_PARSE_ERROR);
+	CHECK_INT_EQ(parse("[]", &m, &bad), RPC_ERROR_INVALID_REQUEST);
+	CHECK_INT_EQ(parse("3", &m, &bad), RPC_ERROR_INVALID_REQUEST);
+	CHECK_INT_EQ(parse("{\"id\":4,\"method\":\"a\"}", &m, &bad), RPC_ERROR_INVALID_REQUEST);
+	CHECK(json_integer_value(bad) == 4); /* the id survives for the error */
+	json_decref(bad);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"a\"}", &m, &bad),
+		     RPC_ERROR_INVALID_REQUEST);
+	CHECK(bad == NULL);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":1}", &m, &bad),
+		     RPC_ERROR_INVALID_REQUEST);
+	json_decref(bad);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1,\"error\":{}}", &m, &bad),
+		     RPC_ERROR_INVALID_REQUEST);
+	json_decref(bad);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"a\"}", &m, &bad),
+		     RPC_ERROR_INVALID_REQUEST);
+	json_decref(bad);
+}
+
+TEST(nul_in_strings)
+{
+	struct rpc_message m;
+	json_t *bad;
+	const char s[] = "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{\"t\":\"a\\u0000b\"}}";
+	CHECK_INT_EQ(parse(s, &m, &bad), 0);
+	CHECK_INT_EQ(json_string_length(json_object_get(m.params, "t")), 3);
+	json_decref(m.root);
+}
+
+TEST(builders)
+{
+	json_t *id = json_integer(5);
+	json_t *r = rpc_response_new(id, NULL);
+	CHECK(json_is_null(json_object_get(r, "result")));
+	CHECK(json_integer_value(json_object_get(r, "id")) == 5);
+	json_decref(r);
+	r = rpc_error_response_new(NULL, RPC_ERROR_REQUEST_CANCELLED, NULL);
+	CHECK(json_is_null(json_object_get(r, "id")));
+	CHECK_INT_EQ(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32800);
+	CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(r, "error"), "message")),
+		     "Request cancelled");
+	json_decref(r);
+	json_t *s = json_string("5");
+	CHECK(!rpc_id_equal(id, s));
+	json_t *id2 = json_integer(5);
+	CHECK(rpc_id_equal(id, id2));
+	json_decref(s);
+	json_decref(id);
+	json_decref(id2);
+	CHECK_STR_EQ(rpc_error_message(-32002), "Server not initialized");
+}
+
+TEST_MAIN()
