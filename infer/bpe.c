@@ -396,7 +396,7 @@ static struct cand heap_pop(struct bpe_work *w)
 	return top;
 }
 
-static const struct merge_slot *merge_find(const struct tokenizer *t, int32_t a, int32_t b)
+const struct merge_slot *tok_merge_find(const struct tokenizer *t, int32_t a, int32_t b)
 {
 	if (!t->merges)
 		return NULL;
@@ -422,7 +422,7 @@ static void try_pair(struct bpe_work *w, int32_t left)
 	int32_t a = w->id[left], b = w->id[right];
 	if (a < 0 || b < 0)
 		return;
-	const struct merge_slot *m = merge_find(w->t, a, b);
+	const struct merge_slot *m = tok_merge_find(w->t, a, b);
 	if (m)
 		heap_push(w, (struct cand){m->rank, left, a, b});
 }
@@ -499,7 +499,7 @@ static int bpe_word(void *ud, size_t start, size_t end)
 		/* Stale: the left symbol was merged away (id -2) or either side changed. */
 		if (r < 0 || w->id[l] != c.a || w->id[r] != c.b)
 			continue;
-		const struct merge_slot *m = merge_find(t, c.a, c.b);
+		const struct merge_slot *m = tok_merge_find(t, c.a, c.b);
 		w->id[l] = m->result;
 		w->id[r] = -2;
 		w->next[l] = w->next[r];
@@ -528,7 +528,7 @@ int bpe_encode_fragment(const struct tokenizer *t, const char *text, size_t len,
 	return rc;
 }
 
-static void merge_insert(struct tokenizer *t, int32_t a, int32_t b, int32_t result, int32_t rank)
+void tok_merge_insert(struct tokenizer *t, int32_t a, int32_t b, int32_t result, int32_t rank)
 {
 	uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
 	uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & t->merge_mask;
@@ -544,6 +544,22 @@ static void merge_insert(struct tokenizer *t, int32_t a, int32_t b, int32_t resu
 	}
 }
 
+int tok_merge_alloc(struct tokenizer *t, uint64_t n)
+{
+	uint64_t size = 16;
+	while (size < 2 * n + 16)
+		size *= 2;
+	if (size > UINT32_MAX)
+		return -ENOMEM;
+	t->merges = malloc((size_t)size * sizeof *t->merges);
+	if (!t->merges)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < size; i++)
+		t->merges[i].left = -1;
+	t->merge_mask = (uint32_t)(size - 1);
+	return 0;
+}
+
 int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct gguf_error *err)
 {
 	const char *key = "tokenizer.ggml.merges";
@@ -554,15 +570,8 @@ int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct gguf_
 			 "%s: missing or not an array of strings (a \"gpt2\" tokenizer needs its merges)", key);
 		return -EINVAL;
 	}
-	uint32_t size = 16;
-	while (size < 2 * n + 16)
-		size *= 2;
-	t->merges = malloc((size_t)size * sizeof *t->merges);
-	if (!t->merges)
+	if (tok_merge_alloc(t, n))
 		return -ENOMEM;
-	for (uint32_t i = 0; i < size; i++)
-		t->merges[i].left = -1;
-	t->merge_mask = size - 1;
 	char *buf = NULL;
 	size_t buf_cap = 0;
 	for (uint64_t i = 0; i < n; i++) {
@@ -591,7 +600,7 @@ int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct gguf_
 		int32_t r = tok_lookup(t, buf, ll + rl);
 		if (r < 0)
 			continue; /* its result is not a token: the vocabulary cannot use it */
-		merge_insert(t, a, b, r, (int32_t)(i > INT32_MAX ? INT32_MAX : i));
+		tok_merge_insert(t, a, b, r, (int32_t)(i > INT32_MAX ? INT32_MAX : i));
 	}
 	free(buf);
 	return 0;

@@ -22,18 +22,21 @@ struct spm_sym {
 	uint32_t start, len; /* bytes of the escaped text; len 0 once merged away */
 	int32_t prev, next;
 	int32_t node; /* merge tree node this symbol is */
+	int32_t id;   /* token whose text the symbol is, -1 if none */
 };
 
 /* Merge tree: leaves are the initial characters (left == -1). */
 struct spm_node {
 	int32_t left, right;
 	uint32_t start, len;
+	int32_t id;
 };
 
 struct spm_cand {
 	float score;
 	int32_t left, right;
-	uint32_t size; /* bytes of the merged text, to detect stale entries */
+	int32_t a, b; /* the symbols' ids when queued, to detect stale entries */
+	int32_t result;
 };
 
 struct spm_work {
@@ -96,12 +99,13 @@ static void try_pair(struct spm_work *w, int32_t left, int32_t right)
 {
 	if (left < 0 || right < 0)
 		return;
-	const struct spm_sym *a = &w->sym[left], *b = &w->sym[right];
-	uint32_t size = a->len + b->len;
-	int32_t id = tok_lookup(w->t, w->buf + a->start, size);
-	if (id < 0 || !mergeable(w->t->tokens[id].type))
+	int32_t a = w->sym[left].id, b = w->sym[right].id;
+	if (a < 0 || b < 0)
 		return;
-	heap_push(w, (struct spm_cand){w->t->tokens[id].score, left, right, size});
+	const struct merge_slot *m = tok_merge_find(w->t, a, b);
+	if (!m)
+		return;
+	heap_push(w, (struct spm_cand){w->t->tokens[m->result].score, left, right, a, b, m->result});
 }
 
 static void emit_bytes(struct spm_work *w, uint32_t start, uint32_t len)
@@ -124,12 +128,11 @@ static void emit_bytes(struct spm_work *w, uint32_t start, uint32_t len)
 static void resegment(struct spm_work *w, int32_t k)
 {
 	const struct spm_node *nd = &w->node[k];
-	int32_t id = tok_lookup(w->t, w->buf + nd->start, nd->len);
-	if (id >= 0 && mergeable(w->t->tokens[id].type)) {
-		if (w->t->tokens[id].type != TOKENIZER_TOKEN_UNUSED || nd->left < 0) {
-			tok_out_push(w->out, id);
-			return;
-		}
+	int32_t id = nd->id;
+	if (id >= 0 && mergeable(w->t->tokens[id].type) &&
+	    (w->t->tokens[id].type != TOKENIZER_TOKEN_UNUSED || nd->left < 0)) {
+		tok_out_push(w->out, id);
+		return;
 	}
 	if (nd->left >= 0) {
 		resegment(w, nd->left);
@@ -162,8 +165,9 @@ static void encode_chunk(struct spm_work *w, const char *text, size_t len, bool 
 	for (size_t i = 0; i < blen;) {
 		uint32_t cp;
 		size_t l = unicode_utf8_decode((const unsigned char *)w->buf + i, blen - i, &cp);
-		w->sym[n] = (struct spm_sym){(uint32_t)i, (uint32_t)l, n - 1, -1, n};
-		w->node[n] = (struct spm_node){-1, -1, (uint32_t)i, (uint32_t)l};
+		int32_t id = l == 1 ? w->t->char_token[(unsigned char)w->buf[i]] : tok_lookup(w->t, w->buf + i, l);
+		w->sym[n] = (struct spm_sym){(uint32_t)i, (uint32_t)l, n - 1, -1, n, id};
+		w->node[n] = (struct spm_node){-1, -1, (uint32_t)i, (uint32_t)l, id};
 		if (n > 0)
 			w->sym[n - 1].next = n;
 		n++;
@@ -176,12 +180,15 @@ static void encode_chunk(struct spm_work *w, const char *text, size_t len, bool 
 	while (w->n_heap) {
 		struct spm_cand c = heap_pop(w);
 		struct spm_sym *l = &w->sym[c.left], *r = &w->sym[c.right];
-		if (l->len == 0 || r->len == 0 || l->next != c.right || l->len + r->len != c.size)
+		if (l->len == 0 || r->len == 0 || l->next != c.right || l->id != c.a || r->id != c.b)
 			continue;
-		w->node[w->n_node] = (struct spm_node){l->node, r->node, l->start, c.size};
+		uint32_t size = l->len + r->len;
+		w->node[w->n_node] = (struct spm_node){l->node, r->node, l->start, size, c.result};
 		l->node = w->n_node++;
-		l->len = c.size;
+		l->len = size;
+		l->id = c.result;
 		r->len = 0;
+		r->id = -1;
 		l->next = r->next;
 		if (r->next >= 0)
 			w->sym[r->next].prev = c.left;
@@ -249,4 +256,33 @@ done:
 	free(w.node);
 	free(w.heap);
 	return rc;
+}
+
+int spm_build_pairs(struct tokenizer *t)
+{
+	/* Two passes: count the entries, then insert them. */
+	uint64_t count = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && tok_merge_alloc(t, count))
+			return -ENOMEM;
+		for (int32_t id = 0; id < t->n_vocab; id++) {
+			const struct tok_entry *e = &t->tokens[id];
+			if (!mergeable(e->type) || e->text_len < 2)
+				continue;
+			const char *s = tok_text(t, id);
+			if (tok_lookup(t, s, e->text_len) != id)
+				continue; /* a duplicate text: encoding finds the other id */
+			for (size_t k = unicode_utf8_len((unsigned char)s[0]); k < e->text_len;
+			     k += unicode_utf8_len((unsigned char)s[k])) {
+				int32_t a = tok_lookup(t, s, k), b = tok_lookup(t, s + k, e->text_len - k);
+				if (a < 0 || b < 0)
+					continue;
+				if (pass == 0)
+					count++;
+				else
+					tok_merge_insert(t, a, b, id, 0);
+			}
+		}
+	}
+	return 0;
 }

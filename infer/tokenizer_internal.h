@@ -56,6 +56,8 @@ struct tokenizer {
 
 	/* BPE: token of each byte's byte-level character; SPM: the <0xXX> token. -1 if none. */
 	int32_t byte_token[256];
+	/* SPM: token whose text is the single byte b (ASCII characters), -1 if none. */
+	int32_t char_token[256];
 
 	/* Tokens matched in the raw text before the BPE (control, user-defined,
 	 * unknown), in the order they are tried: longest text first, then lower id. */
@@ -115,6 +117,12 @@ static inline void tok_out_push(struct tok_out *o, int32_t id)
 
 /* ---- bpe.c ---- */
 
+/* The (left, right) -> result table in t->merges, shared by BPE (rank = merge
+ * order) and SPM (rank unused: the result's score orders merges). */
+int tok_merge_alloc(struct tokenizer *t, uint64_t n_entries);
+void tok_merge_insert(struct tokenizer *t, int32_t a, int32_t b, int32_t result, int32_t rank);
+const struct merge_slot *tok_merge_find(const struct tokenizer *t, int32_t a, int32_t b);
+
 /* Called for each pre-tokenized word, as byte offsets into the text given to pretok_split. */
 typedef int (*pretok_word_fn)(void *ud, size_t start, size_t end);
 
@@ -129,6 +137,10 @@ int bpe_encode_fragment(const struct tokenizer *t, const char *text, size_t len,
 int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct gguf_error *err);
 
 /* ---- spm.c ---- */
+
+/* Builds t->merges for SPM: every way a mergeable piece splits into two
+ * tokens, so the encoder merges by id pairs instead of looking up text. */
+int spm_build_pairs(struct tokenizer *t);
 
 /* SentencePiece BPE of one raw-text fragment; `dummy_prefix` prepends ▁. 0 or -ENOMEM. */
 int spm_encode_fragment(const struct tokenizer *t, const char *text, size_t len, bool dummy_prefix,

@@ -452,8 +452,14 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *e
 				t->byte_fallback = true;
 		}
 	}
-	if (!rc && t->kind == TOKENIZER_KIND_SPM)
+	if (!rc && t->kind == TOKENIZER_KIND_SPM) {
 		t->spm_word_split = spm_no_inner_space(t);
+		for (unsigned b = 0; b < 256; b++) {
+			char c = (char)b;
+			t->char_token[b] = tok_lookup(t, &c, 1);
+		}
+		rc = spm_build_pairs(t);
+	}
 	if (!rc)
 		rc = build_pieces(t);
 	if (!rc)
