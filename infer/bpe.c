@@ -287,6 +287,8 @@ int pretok_split(enum tokenizer_pre pre, const char *text, size_t len, pretok_wo
 {
 	if (len == 0)
 		return 0;
+	if (len >= UINT32_MAX)
+		return -ENOMEM; /* offsets are 32-bit: the caller splits texts this large */
 	struct pretok p = {.fn = fn, .ud = ud};
 	switch (pre) {
 	case TOKENIZER_PRE_STARCODER:

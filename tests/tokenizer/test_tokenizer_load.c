@@ -185,7 +185,7 @@ static struct tokenizer *tiny_bpe(const char *const *extra, size_t n_extra, cons
 		toks[n] = bt[i], types[n++] = 1;
 	toks[n] = "ab", types[n++] = 1;
 	for (size_t i = 0; i < n_extra; i++)
-		toks[n] = extra[i], types[n++] = 3;
+		toks[n] = extra[i], types[n++] = strncmp(extra[i], "<", 1) && strncmp(extra[i], "\xE2", 1) ? 1 : 3;
 	static const char *const merges[] = {"a b"};
 	struct buf b = {0};
 	kv_str(&b, "tokenizer.ggml.model", "gpt2");
@@ -258,6 +258,31 @@ TEST(fim_styles)
 	CHECK_INT_EQ(tokenizer_encode(t, "ab", 2, false, ids, 8), 1);
 	CHECK_INT_EQ(ids[0], 256);
 	CHECK_INT_EQ(tokenizer_encode(t, "ba", 2, false, ids, 8), 2);
+	tokenizer_free(t);
+	gguf_close(gf);
+	free(mem);
+}
+
+/* llama3 (ignore_merges): a word that is itself a token is not merged;
+ * other pre-tokenizers build it from the merges. */
+TEST(llama3_ignore_merges)
+{
+	unsigned char *mem;
+	struct gguf_file *gf;
+	static const char *const extra[] = {"ba"}; /* a normal token no merge produces */
+	int32_t ids[8];
+	struct tokenizer *t = tiny_bpe(extra, 1, "llama-bpe", &mem, &gf);
+	REQUIRE(t);
+	CHECK_INT_EQ(tokenizer_encode(t, "ba", 2, false, ids, 8), 1);
+	CHECK_INT_EQ(ids[0], 257);
+	tokenizer_free(t);
+	gguf_close(gf);
+	free(mem);
+	t = tiny_bpe(extra, 1, "qwen2", &mem, &gf);
+	REQUIRE(t);
+	CHECK_INT_EQ(tokenizer_encode(t, "ba", 2, false, ids, 8), 2);
+	CHECK_INT_EQ(ids[0], 'b'); /* token i is the byte-level character of byte i */
+	CHECK_INT_EQ(ids[1], 'a');
 	tokenizer_free(t);
 	gguf_close(gf);
 	free(mem);
