@@ -9,6 +9,14 @@
  *    <0xXX>, spaces as U+2581, optional dummy-prefix space).
  * Added tokens are matched in the raw text before the BPE: user-defined ones
  * (token type 4) always, control ones (type 3) only when parse_special is on.
+ * SPM's dummy-prefix space goes at the start of the text and after a control
+ * token (as llama.cpp does), not after a user-defined token (as sentencepiece
+ * does); a text that starts with a user-defined token gets a lone ▁ first.
+ *
+ * Malformed UTF-8 is kept byte for byte (each bad byte is a character of its
+ * own for the pre-tokenizer), so decode(encode(x)) == x for any bytes x
+ * (plus SPM's leading dummy-prefix space). llama.cpp instead replaces such
+ * bytes with U+FFFD; valid UTF-8 tokenizes identically.
  *
  * Ownership: tokenizer_load copies everything it needs; the gguf_file may be
  * closed right after. A loaded tokenizer is immutable: any number of threads
