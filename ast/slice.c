@@ -369,8 +369,11 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 					memcpy(buf + l, ": ...", 5);
 					l += 5;
 				} else if (lang->blocks == AST_BLOCK_BRACE && he < e) {
-					memcpy(buf + l, ";", 1);
-					l += 1;
+					/* A prototype for functions; containers (impl,
+					 * class, namespace) show that a body follows. */
+					const char *tail = is_function_type(t) ? ";" : " { ... }";
+					memcpy(buf + l, tail, strlen(tail));
+					l += strlen(tail);
 				}
 				rc = snippet_add(out, AST_SNIPPET_SIGNATURE, name, buf, l, hs,
 						 10.0 / (1.0 + (double)ref->dist / 8.0));
