@@ -1,0 +1,255 @@
+/*
+ * engine.h - completion jobs over a loaded model (part of infer/'s public
+ * face; infer.h includes it): FIM prompts, the prefix cache, N candidates
+ * decoded as one batch, stop rules, cancellation, and the rerank functions.
+ *
+ * Threads: a struct engine belongs to the thread that runs its jobs (the
+ * engine thread), like the model under it; none of its functions locks. The
+ * only thing another thread may touch during engine_run is the request's
+ * cancel flag (an atomic). The fim_ and rerank_ functions are pure and may
+ * be called from any thread.
+ *
+ * Typical use (the LSP side, on its engine thread):
+ *
+ *   struct engine_params ep = engine_params_default();
+ *   struct engine *e = engine_new(model, &ep, &err);       // model borrowed
+ *   struct engine_request rq = engine_request_default();
+ *   rq.prefix = ...; rq.suffix = ...; rq.cancel = &job->cancel;
+ *   struct engine_result res;
+ *   int rc = engine_run(e, &rq, &res, &err);   // 0, ENGINE_ECANCELED or < 0
+ *   ... res.candidates[i].text ...  rerank_run(...) ...
+ *   engine_result_finish(&res);
+ *   engine_free(e);                            // before model_free
+ */
+#ifndef INFILL_INFER_ENGINE_H
+#define INFILL_INFER_ENGINE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "infer.h"
+
+/* engine_run's return when the request's cancel flag was set (-ECANCELED). */
+#define ENGINE_ECANCELED (-125)
+
+/* ---- FIM templates (fim.c) ---- */
+
+enum fim_template {
+	FIM_TEMPLATE_AUTO,      /* from the vocabulary's special tokens */
+	FIM_TEMPLATE_DEEPSEEK,  /* <｜fim▁begin｜>P<｜fim▁hole｜>S<｜fim▁end｜> */
+	FIM_TEMPLATE_QWEN,      /* <|fim_prefix|>P<|fim_suffix|>S<|fim_middle|> */
+	FIM_TEMPLATE_STARCODER, /* <fim_prefix>P<fim_suffix>S<fim_middle> */
+	FIM_TEMPLATE_CODELLAMA, /* ▁<PRE> P ▁<SUF>S ▁<MID> */
+	FIM_TEMPLATE_CUSTOM,    /* a string with {prefix} and {suffix} */
+};
+
+/* Parses the fim.template setting: "auto", "deepseek", "qwen", "starcoder",
+ * "codellama", or anything containing both {prefix} and {suffix} (CUSTOM).
+ * NULL or "" is AUTO. Returns -1 (EINVAL-like) for a name that is none of
+ * these (a custom string lacking a placeholder). */
+int fim_template_parse(const char *s, enum fim_template *out);
+/* Static name: "auto", "deepseek", ... */
+const char *fim_template_name(enum fim_template t);
+/* The template AUTO resolves to for this vocabulary (DEEPSEEK, QWEN for
+ * <|fim_prefix|>, STARCODER for <fim_prefix>, CODELLAMA); AUTO when the
+ * vocabulary has no FIM tokens (then engine_run fails with a message). */
+enum fim_template fim_template_for(const struct tokenizer *t);
+
+/*
+ * Text form of a FIM prompt, for logs, tests and remote backends: the
+ * template's special tokens written as text around prefix and suffix.
+ * custom: the template string when t is CUSTOM (else ignored). Returns a new
+ * NUL-terminated string (caller frees) or NULL on out of memory or AUTO.
+ */
+char *fim_format_text(enum fim_template t, const char *custom, const char *prefix,
+		      const char *suffix);
+
+/* ---- requests and results ---- */
+
+/* One extra context snippet (another file, a signature, imports). */
+struct engine_snippet {
+	const char *text; /* borrowed for engine_run */
+	size_t len;
+	const char *path; /* shown in a comment line above it; may be NULL */
+};
+
+/* Why a candidate stopped. */
+enum engine_stop {
+	ENGINE_STOP_NONE = 0,
+	ENGINE_STOP_EOG,        /* end-of-text / FIM end / other control token */
+	ENGINE_STOP_STRING,     /* a stop string (cut before it) */
+	ENGINE_STOP_MAX_TOKENS,
+	ENGINE_STOP_MAX_LINES,  /* cut before the newline that would start line max_lines+1 */
+	ENGINE_STOP_SCOPE,      /* stop_text said the last line leaves the scope (line cut) */
+	ENGINE_STOP_CANCELLED,
+};
+const char *engine_stop_name(enum engine_stop s); /* static */
+
+/*
+ * One job. Everything is borrowed for the duration of engine_run. The text
+ * fields are bytes (UTF-8) and need not be NUL-terminated.
+ */
+struct engine_request {
+	const char *prefix; /* text before the cursor (as ast_slice cut it) */
+	size_t prefix_len;
+	const char *suffix; /* text after the cursor */
+	size_t suffix_len;
+	const struct engine_snippet *extra; /* put first in the prompt, in order, while they fit */
+	size_t n_extra;
+	const char *comment; /* line comment marker for snippet headers ("#", "//"); NULL: "//" */
+
+	enum fim_template fim;     /* AUTO: from the vocabulary */
+	const char *fim_custom;    /* the template when fim is CUSTOM */
+	/* Token budgets (context.*Tokens); <= 0: the defaults 1024/192/512. The
+	 * prefix keeps its end, the suffix its start; whole snippets only. */
+	int32_t prefix_tokens, suffix_tokens, extra_tokens;
+	bool token_healing;        /* back up over the prefix's last token (default true) */
+
+	int32_t n_candidates;      /* 1..ENGINE_MAX_CANDIDATES; candidate 0 is greedy */
+	int32_t max_tokens;        /* per candidate */
+	int32_t max_lines;         /* per candidate; <= 0: no limit */
+	float temperature, top_p;  /* for candidates 1.. (completion.temperature/topP) */
+	int32_t top_k;             /* <= 0: off */
+	uint64_t seed;             /* candidate i samples with seed + i */
+	const char *const *stop;   /* stop strings (completion.stop); text is cut before them */
+	size_t n_stop;
+	/*
+	 * Scope check (the ast/ scope end), may be NULL. Called with a
+	 * candidate's whole text so far each time it completes a line (text ends
+	 * with '\n') and once more at its end if it has an unfinished last line.
+	 * Returning true means the last line (after the previous '\n') leaves the
+	 * scope: the engine cuts the candidate before that line and stops it.
+	 */
+	bool (*stop_text)(void *ud, const char *text, size_t len);
+	void *stop_ud;
+	/* Set to non-zero (from any thread) to stop the job at its next prefill
+	 * chunk or decode step; may be NULL. */
+	atomic_int *cancel;
+	bool use_cache;            /* look up and fill the prefix cache (default true) */
+};
+
+#define ENGINE_MAX_CANDIDATES 16
+
+/* Defaults: budgets 1024/192/512, healing on, 3 candidates, 64 tokens, 12
+ * lines, temperature 0.2, top_p 0.95, seed 1, cache on, everything else 0. */
+struct engine_request engine_request_default(void);
+
+struct engine_candidate {
+	char *text;            /* owned by the result; NUL-terminated; what goes at the
+				* cursor (the healed text already removed) */
+	size_t len;
+	int32_t n_tokens;      /* generated tokens (including a final stop token) */
+	double sum_logprob;    /* of the chosen tokens, natural log */
+	double mean_logprob;   /* sum / n_tokens (0 when none) */
+	enum engine_stop stop;
+};
+
+struct engine_result {
+	struct engine_candidate *candidates; /* owned; n_candidates entries, index 0 greedy */
+	int32_t n_candidates;
+	int32_t prompt_tokens;    /* tokens of the prompt */
+	int32_t cached_tokens;    /* of those, KV re-used from the prefix cache */
+	int32_t shifted_tokens;   /* of those, re-used by RoPE shift (approximate) */
+	int32_t generated_tokens; /* over all candidates */
+	int32_t healed_bytes;     /* bytes of the prefix backed up over by token healing */
+	double prefill_ms, decode_ms, total_ms;
+	bool cancelled;
+};
+
+/* Frees what a result owns; accepts a zeroed or already finished result. */
+void engine_result_finish(struct engine_result *r);
+
+/* ---- the engine ---- */
+
+struct engine_params {
+	/* Pages the prefix cache may hold at most (cache.memoryMB is the pool
+	 * as a whole, given to model_load); <= 0: the pool's pages minus room for
+	 * one job's prompt and candidates. */
+	int32_t cache_max_pages;
+	bool reuse_shifted_suffix; /* cache.reuseShiftedSuffix: approximate, off by default */
+	int32_t prefill_chunk;     /* tokens per prefill forward (cancel checked between); 0: 64 */
+};
+
+struct engine_params engine_params_default(void);
+
+struct engine;
+
+/* New engine over m (borrowed: m must outlive it; the engine owns the KV
+ * pages it takes from m's pool). NULL with *err set on out of memory. */
+struct engine *engine_new(struct model *m, const struct engine_params *p, struct infer_error *err);
+/* Releases every cached page; accepts NULL. */
+void engine_free(struct engine *e);
+/* New settings (cache size, shifted reuse); a smaller cache evicts at once. */
+void engine_configure(struct engine *e, const struct engine_params *p);
+/* Drops the whole prefix cache (all its pages go back to the pool). */
+void engine_cache_clear(struct engine *e);
+
+/*
+ * Runs one completion job on the calling thread: builds the FIM prompt,
+ * re-uses the longest cached prefix, prefills the rest in chunks, forks
+ * req->n_candidates sequences sharing the prompt's pages, decodes them as one
+ * batch per step until each stops, inserts the prompt into the cache.
+ * Fills *res (caller's memory; release with engine_result_finish whatever the
+ * return). Returns 0, ENGINE_ECANCELED (res->cancelled set, candidates may be
+ * partial or absent; every page of the job freed), or a negative code with
+ * *err set (e.g. -ENOSPC when the pool is too small for the prompt even
+ * after evicting the cache).
+ */
+int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
+	       struct infer_error *err);
+
+/* Builds the prompt's token ids without running anything (tests, tools):
+ * writes at most cap ids to out and returns the prompt's length, or a
+ * negative code. *healed_bytes (may be NULL) receives the bytes backed up. */
+int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
+			 size_t cap, int32_t *healed_bytes, struct infer_error *err);
+
+struct engine_stats {
+	uint64_t jobs, cancelled;
+	uint64_t prompt_tokens, cached_tokens, shifted_tokens, generated_tokens;
+	uint64_t cache_lookups, cache_hits; /* a hit re-used at least one token */
+	uint64_t cache_evictions;           /* nodes evicted */
+	int32_t cache_nodes, cache_pages;   /* now */
+};
+void engine_get_stats(const struct engine *e, struct engine_stats *out);
+
+/* ---- rerank (rerank.c): pure functions, no model ---- */
+
+/* 1 - levenshtein(a, b) / max(len a, len b) over bytes; 1 for two empty strings. */
+double rerank_similarity(const char *a, size_t alen, const char *b, size_t blen);
+
+struct rerank_item {
+	const char *text; /* borrowed */
+	size_t len;
+	double mean_logprob; /* from the engine */
+	/* Set by rerank_run: */
+	double score;        /* higher is better */
+	int32_t evidence;    /* how many candidates merged into this one (itself included) */
+	int32_t index;       /* position before reranking (engine candidate index) */
+};
+
+struct rerank_params {
+	const char *suffix;   /* text after the cursor (its start is what counts); may be NULL */
+	size_t suffix_len;
+	const char *previous; /* the suggestion already shown (remaining part); may be NULL */
+	size_t previous_len;
+	double dedup_threshold;  /* merge when similarity >= this; default 0.9 */
+	double min_confidence;   /* drop items whose score < this; default -inf (keep all) */
+	/* score = mean_logprob + w_evidence*log(evidence) - w_suffix*[repeats suffix]
+	 *         + w_previous*similarity(previous) */
+	double w_evidence, w_suffix, w_previous;
+};
+
+struct rerank_params rerank_params_default(void);
+
+/*
+ * Drops empty/whitespace-only items, merges near-duplicates (keeps the one
+ * with the better mean_logprob, adds up evidence), scores, drops those below
+ * min_confidence, and sorts best first, in place. Returns how many items
+ * remain at the front of items[].
+ */
+size_t rerank_run(const struct rerank_params *p, struct rerank_item *items, size_t n);
+
+#endif
