@@ -1,5 +1,6 @@
 /*
- * tokenizer.h - text <-> token ids for the models infill runs. Private to infer/.
+ * tokenizer.h - text <-> token ids for the models infill runs. Part of infer/'s
+ * public face (infer.h includes it).
  *
  * A tokenizer is built from a GGUF file's tokenizer.ggml.* metadata:
  *  - "gpt2": byte-level BPE (tokens + merges) with the pre-tokenizer named by
