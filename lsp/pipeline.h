@@ -15,6 +15,7 @@
 #ifndef INFILL_LSP_PIPELINE_H
 #define INFILL_LSP_PIPELINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -100,11 +101,30 @@ struct pipeline_stats {
 struct pipeline;
 struct pipeline_job;
 
-/* A new pipeline on loop (borrowed, as is log). settings are the global
- * settings at start (borrowed for the call): model, backend, threads,
- * cache. The engine may start loading in the background. NULL when out of
- * memory. */
-struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct settings *settings);
+/* What the pipeline may tell the user, through the server (loop thread
+ * only). Either function pointer may be NULL. */
+struct pipeline_host {
+	/* Work-done progress for long work such as loading a model: one
+	 * report at a time; percentage 0..100 or -1 when unknown; done ends
+	 * it (message then is the final one). Shown with $/progress when the
+	 * client supports it, logged otherwise. */
+	void (*progress)(void *ud, const char *title, const char *message, int percentage,
+			 bool done);
+	/* A message the user must see (window/showMessage): type 1 error,
+	 * 2 warning, 3 info. text borrowed for the call. */
+	void (*message)(void *ud, int type, const char *text);
+	void *ud;
+};
+
+/* A new pipeline on loop (borrowed, as are log and host, which outlive
+ * it). settings are the global settings at start (borrowed for the call);
+ * they hold only the command-line flags then. The first
+ * pipeline_configure call comes during initialize, once the user file,
+ * project file and initializationOptions are merged: the place to start
+ * loading a model (the path may come from the client's settings). NULL when
+ * out of memory. */
+struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct settings *settings,
+			      const struct pipeline_host *host);
 
 /* Cancels every job (no callbacks) and starts closing; done(ud) runs on the
  * loop when its handles are closed, after which pipeline_free may run. */
@@ -114,7 +134,8 @@ void pipeline_close(struct pipeline *p, void (*done)(void *ud), void *ud);
 void pipeline_free(struct pipeline *p);
 
 /* Global settings changed (borrowed for the call): a new model, backend or
- * thread count may mean a reload. */
+ * thread count may mean a reload. Called during initialize and after every
+ * configuration change (also when nothing the engine uses changed). */
 void pipeline_configure(struct pipeline *p, const struct settings *settings);
 
 /* Submits a job; takes req (also on error). On success returns 0, stores a

@@ -31,9 +31,10 @@ struct pipeline {
 	void *close_ud;
 };
 
-struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct settings *settings)
+struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct settings *settings,
+			      const struct pipeline_host *host)
 {
-	(void)settings;
+	(void)settings, (void)host;
 	struct pipeline *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;

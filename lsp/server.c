@@ -418,6 +418,34 @@ bool server_finished(const struct server *s)
 	return s->finished;
 }
 
+/* ---- what the pipeline tells the user -------------------------------- */
+
+static void host_progress(void *ud, const char *title, const char *message, int percentage,
+			  bool done)
+{
+	struct server *s = ud;
+	log_info(s->log, "%s: %s%s", title, message ? message : "", done ? " (done)" : "");
+	if (done) {
+		server_progress_end(s, s->pipeline_progress, message);
+		s->pipeline_progress = NULL;
+		return;
+	}
+	if (!s->pipeline_progress)
+		s->pipeline_progress = server_progress_begin(s, title, message);
+	else
+		server_progress_report(s, s->pipeline_progress, message, percentage);
+}
+
+static void host_message(void *ud, int type, const char *text)
+{
+	struct server *s = ud;
+	log_write(s->log, type == MESSAGE_ERROR ? LOG_LEVEL_ERROR : LOG_LEVEL_WARN, "%s", text);
+	/* before initialize's answer only these notifications are allowed,
+	 * and after exit nobody listens */
+	if (s->state == SERVER_STATE_RUNNING || s->state == SERVER_STATE_UNINITIALIZED)
+		server_show_message(s, (enum message_type)type, "%s", text);
+}
+
 /* ---- life of the server ----------------------------------------------- */
 
 struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_options *opts,
@@ -442,7 +470,8 @@ struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_
 	if (opts && opts->flags)
 		config_set_layer(s->config, CONFIG_LAYER_FLAGS, opts->flags, NULL, NULL);
 	workspace_apply(s);
-	s->pipeline = pipeline_new(loop, log, config_get(s->config, NULL));
+	s->pipeline_host = (struct pipeline_host){host_progress, host_message, s};
+	s->pipeline = pipeline_new(loop, log, config_get(s->config, NULL), &s->pipeline_host);
 	if (!s->pipeline)
 		goto fail;
 	s->completions = completions_new(s);
@@ -495,6 +524,7 @@ void server_free(struct server *s)
 	rpc_frame_reader_free(s->reader);
 	config_free(s->config);
 	docs_free(s->docs);
+	free(s->pipeline_progress);
 	free(s->root_path);
 	free(s->user_config_path);
 	free(s);

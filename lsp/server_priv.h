@@ -105,6 +105,8 @@ struct server {
 
 	struct docs *docs;
 	struct pipeline *pipeline;
+	struct pipeline_host pipeline_host;
+	char *pipeline_progress; /* the pipeline's progress token, or NULL */
 	struct completions *completions;
 
 	json_int_t next_id; /* ids of our requests to the client */

@@ -224,3 +224,7 @@ void workspace_show_settings(struct server *s, json_t *id, json_t *params)
 #undef X
 	server_reply(s, id, out);
 }
+
+_Static_assert((int)CONFIG_LOG_TRACE == (int)LOG_LEVEL_TRACE &&
+		       (int)CONFIG_LOG_ERROR == (int)LOG_LEVEL_ERROR,
+	       "log.level values map one to one onto enum log_level");
