@@ -72,63 +72,141 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 
 /* ---- Q8_0 and Q4_0 weights x Q8_0 activations ---- */
 
-/* Signed int8 dot of 32 weights w and 32 activations x, as 8 int32 partial sums. */
-static inline __m256i dot_s8(__m256i w, __m256i x)
+/*
+ * Per call, each token's activation block scales are widened to float once.
+ * Weights and activations are both signed: vpdpbusd/maddubs take |w| and
+ * sign(x, w). (Feeding Q4_0's unsigned nibbles directly with a -8 sum(x)
+ * correction measured slower.)
+ */
+#define MAX_NB 512 /* blocks per row handled in one piece (rows up to 16384) */
+
+struct xprep {
+	float dx[MAX_NB];
+};
+
+static void prep_tokens(const struct block_q8_0 *x, int64_t nb, struct xprep *p)
 {
-	__m256i aw = _mm256_sign_epi8(w, w), sx = _mm256_sign_epi8(x, w);
-	return SIMD_DOT_I8(_mm256_setzero_si256(), aw, sx);
+	for (int64_t b = 0; b < nb; b++)
+		p->dx[b] = f16_to_f32(x[b].d);
 }
 
-static inline __m256i unpack_q4_0(const struct block_q4_0 *b)
+/* Independent accumulator chains per token, so the 4-cycle FMA latency is
+ * hidden when a group has few tokens (decode): U blocks in flight. */
+#define CHAINS(g) ((g) == 1 ? 4 : (g) == 2 ? 2 : 1)
+
+static inline __attribute__((always_inline)) void q8_0_group(int g, int64_t nb,
+							       const struct block_q8_0 *w,
+							       const struct block_q8_0 *const *x,
+							       const struct xprep *xp, float *out)
 {
+	const int U = 1; /* measured: more chains only add register pressure here */
+	__m256 acc[4][TG];
+	for (int u = 0; u < 4; u++)
+		for (int j = 0; j < TG; j++)
+			acc[u][j] = _mm256_setzero_ps();
+	int64_t b = 0;
+	for (; b + U <= nb; b += U) {
+		for (int u = 0; u < U; u++) {
+			__m256i wq = _mm256_loadu_si256((const __m256i *)w[b + u].qs);
+			__m256i aw = _mm256_sign_epi8(wq, wq);
+			float dw = f16_to_f32(w[b + u].d);
+			for (int j = 0; j < g; j++) {
+				__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b + u].qs);
+				__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xq, wq));
+				acc[u][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+							    _mm256_set1_ps(dw * xp[j].dx[b + u]), acc[u][j]);
+			}
+		}
+	}
+	for (; b < nb; b++) {
+		__m256i wq = _mm256_loadu_si256((const __m256i *)w[b].qs);
+		__m256i aw = _mm256_sign_epi8(wq, wq);
+		float dw = f16_to_f32(w[b].d);
+		for (int j = 0; j < g; j++) {
+			__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);
+			__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xq, wq));
+			acc[0][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xp[j].dx[b]), acc[0][j]);
+		}
+	}
+	for (int j = 0; j < g; j++) {
+		for (int u = 1; u < U; u++)
+			acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
+		out[j] = hsum_ps(acc[0][j]);
+	}
+}
+
+static inline __attribute__((always_inline)) __m256i q4_0_nibbles(const struct block_q4_0 *b)
+{
+	const __m128i m4 = _mm_set1_epi8(0xF);
 	__m128i raw = _mm_loadu_si128((const __m128i *)b->qs);
-	__m128i lo = _mm_and_si128(raw, _mm_set1_epi8(0xF));
-	__m128i hi = _mm_and_si128(_mm_srli_epi16(raw, 4), _mm_set1_epi8(0xF));
-	__m256i q = _mm256_set_m128i(hi, lo);
+	__m256i q = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
 	return _mm256_sub_epi8(q, _mm256_set1_epi8(8));
 }
 
-#define GEMM_QUANT(fname, wblock, unpack)                                                       \
-	static inline __attribute__((always_inline)) void fname##_group(                        \
-		int g, int64_t nb, const wblock *w, const struct block_q8_0 *const *x, float *out) \
-	{                                                                                       \
-		__m256 acc[TG];                                                                 \
-		for (int j = 0; j < TG; j++)                                                    \
-			acc[j] = _mm256_setzero_ps();                                           \
-		for (int64_t b = 0; b < nb; b++) {                                              \
-			__m256i wq = unpack;                                                    \
-			__m256i aw = _mm256_sign_epi8(wq, wq);                                  \
-			float dw = f16_to_f32(w[b].d);                                          \
-			for (int j = 0; j < g; j++) {                                           \
-				__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);   \
-				__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), aw,             \
-							_mm256_sign_epi8(xq, wq));             \
-				acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),                 \
-							 _mm256_set1_ps(dw * f16_to_f32(x[j][b].d)), \
-							 acc[j]);                               \
-			}                                                                       \
-		}                                                                               \
-		for (int j = 0; j < g; j++)                                                     \
-			out[j] = hsum_ps(acc[j]);                                               \
-	}                                                                                       \
+static inline __attribute__((always_inline)) void q4_0_group(int g, int64_t nb,
+							       const struct block_q4_0 *w,
+							       const struct block_q8_0 *const *x,
+							       const struct xprep *xp, float *out)
+{
+	const int U = 1; /* measured: more chains only add register pressure here */
+	__m256 acc[4][TG];
+	for (int u = 0; u < 4; u++)
+		for (int j = 0; j < TG; j++)
+			acc[u][j] = _mm256_setzero_ps();
+	int64_t b = 0;
+	for (; b + U <= nb; b += U) {
+		for (int u = 0; u < U; u++) {
+			__m256i q = q4_0_nibbles(&w[b + u]);
+			float dw = f16_to_f32(w[b + u].d);
+			for (int j = 0; j < g; j++) {
+				__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b + u].qs);
+				__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), _mm256_sign_epi8(q, q), _mm256_sign_epi8(xq, q));
+				acc[u][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+							    _mm256_set1_ps(dw * xp[j].dx[b + u]), acc[u][j]);
+			}
+		}
+	}
+	for (; b < nb; b++) {
+		__m256i q = q4_0_nibbles(&w[b]);
+		float dw = f16_to_f32(w[b].d);
+		for (int j = 0; j < g; j++) {
+			__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);
+			__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), _mm256_sign_epi8(q, q), _mm256_sign_epi8(xq, q));
+			acc[0][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xp[j].dx[b]), acc[0][j]);
+		}
+	}
+	for (int j = 0; j < g; j++) {
+		for (int u = 1; u < U; u++)
+			acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
+		out[j] = hsum_ps(acc[0][j]);
+	}
+}
+
+#define GEMM_QUANT(fname, wblock)                                                               \
 	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
 			  size_t x_stride, int64_t nt, float *y, int64_t ldy)                  \
 	{                                                                                       \
 		int64_t nb = n / 32;                                                            \
-		for (int64_t r = 0; r < nr; r++) {                                              \
-			const wblock *wr = (const wblock *)((const char *)w + r * w_stride);    \
-			for (int64_t t0 = 0; t0 < nt; t0 += TG) {                               \
-				const struct block_q8_0 *xs[TG];                                \
+		if (nb > MAX_NB) { /* very wide rows: the reference handles them */             \
+			cpu_kernels_ref.fname(n, w, w_stride, nr, x, x_stride, nt, y, ldy);     \
+			return;                                                                 \
+		}                                                                               \
+		struct xprep xp[TG];                                                            \
+		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                       \
+			const struct block_q8_0 *xs[TG];                                        \
+			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                             \
+			for (int j = 0; j < g; j++) {                                           \
+				xs[j] = (const struct block_q8_0 *)((const char *)x + (t0 + j) * x_stride); \
+				prep_tokens(xs[j], nb, &xp[j]);                                 \
+			}                                                                       \
+			for (int64_t r = 0; r < nr; r++) {                                      \
+				const wblock *wr = (const wblock *)((const char *)w + r * w_stride); \
 				float out[TG];                                                  \
-				int g = nt - t0 < TG ? (int)(nt - t0) : TG;                     \
-				for (int j = 0; j < g; j++)                                     \
-					xs[j] = (const struct block_q8_0 *)((const char *)x +   \
-									    (t0 + j) * x_stride); \
 				switch (g) {                                                    \
-				case 4: fname##_group(4, nb, wr, xs, out); break;               \
-				case 3: fname##_group(3, nb, wr, xs, out); break;               \
-				case 2: fname##_group(2, nb, wr, xs, out); break;               \
-				default: fname##_group(1, nb, wr, xs, out); break;              \
+				case 4: fname##_group(4, nb, wr, xs, xp, out); break;           \
+				case 3: fname##_group(3, nb, wr, xs, xp, out); break;           \
+				case 2: fname##_group(2, nb, wr, xs, xp, out); break;           \
+				default: fname##_group(1, nb, wr, xs, xp, out); break;          \
 				}                                                               \
 				for (int j = 0; j < g; j++)                                     \
 					y[(t0 + j) * ldy + r] = out[j];                         \
@@ -136,8 +214,10 @@ static inline __m256i unpack_q4_0(const struct block_q4_0 *b)
 		}                                                                               \
 	}
 
-GEMM_QUANT(gemm_q8_0, struct block_q8_0, _mm256_loadu_si256((const __m256i *)w[b].qs))
-GEMM_QUANT(gemm_q4_0, struct block_q4_0, unpack_q4_0(&w[b]))
+#define gemm_q8_0_group q8_0_group
+#define gemm_q4_0_group q4_0_group
+GEMM_QUANT(gemm_q8_0, struct block_q8_0)
+GEMM_QUANT(gemm_q4_0, struct block_q4_0)
 
 /* ---- F16 and F32 weights x float activations ---- */
 
@@ -145,17 +225,29 @@ GEMM_QUANT(gemm_q4_0, struct block_q4_0, unpack_q4_0(&w[b]))
 	static inline __attribute__((always_inline)) void fname##_group(                        \
 		int g, int64_t n, const wtype *w, const float *const *x, float *out)            \
 	{                                                                                       \
-		__m256 acc[TG];                                                                 \
-		for (int j = 0; j < TG; j++)                                                    \
-			acc[j] = _mm256_setzero_ps();                                           \
+		const int U = CHAINS(g);                                                        \
+		__m256 acc[4][TG];                                                              \
+		for (int u = 0; u < 4; u++)                                                     \
+			for (int j = 0; j < TG; j++)                                            \
+				acc[u][j] = _mm256_setzero_ps();                                \
 		int64_t i = 0;                                                                  \
+		for (; i + 8 * U <= n; i += 8 * U) {                                            \
+			for (int u = 0; u < U; u++) {                                           \
+				int64_t iu = i + 8 * u;                                         \
+				__m256 wv = loadw(iu);                                          \
+				for (int j = 0; j < g; j++)                                     \
+					acc[u][j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[j] + iu), acc[u][j]); \
+			}                                                                       \
+		}                                                                               \
 		for (; i + 8 <= n; i += 8) {                                                    \
-			__m256 wv = loadw;                                                      \
+			__m256 wv = loadw(i);                                                   \
 			for (int j = 0; j < g; j++)                                             \
-				acc[j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[j] + i), acc[j]); \
+				acc[0][j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[j] + i), acc[0][j]); \
 		}                                                                               \
 		for (int j = 0; j < g; j++) {                                                   \
-			out[j] = hsum_ps(acc[j]);                                               \
+			for (int u = 1; u < U; u++)                                             \
+				acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);                \
+			out[j] = hsum_ps(acc[0][j]);                                            \
 			for (int64_t k = i; k < n; k++)                                         \
 				out[j] += fname##_scalar(w[k]) * x[j][k];                       \
 		}                                                                               \
@@ -193,5 +285,7 @@ static inline float gemm_f32_scalar(float f)
 	return f;
 }
 
-GEMM_FLOAT(gemm_f16, uint16_t, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + i))))
-GEMM_FLOAT(gemm_f32, float, _mm256_loadu_ps(w + i))
+#define LOAD_F16(i) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + (i))))
+#define LOAD_F32(i) _mm256_loadu_ps(w + (i))
+GEMM_FLOAT(gemm_f16, uint16_t, LOAD_F16)
+GEMM_FLOAT(gemm_f32, float, LOAD_F32)
