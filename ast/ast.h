@@ -246,8 +246,11 @@ struct ast_validation {
  * compare syntax errors with the document as it is: errors at or after the
  * cursor's line that touch the inserted text, or more errors elsewhere than
  * before, make it invalid; if so the longest prefix cut at a line or
- * statement end that passes is kept (TRIMMED). Whitespace-only results are
- * INVALID. The kept text is candidate[0 .. keep_len).
+ * statement end that passes is kept (TRIMMED). When a break earlier in the
+ * file (an unclosed bracket) has swallowed the cursor's region into an error
+ * node, the candidate is judged inside the top-level construct around the
+ * cursor instead (errors_* then count that region). Whitespace-only results
+ * are INVALID. The kept text is candidate[0 .. keep_len).
  * 0, AST_EINVAL or AST_ENOMEM (then *out says INVALID).
  */
 int ast_validate(const struct ast_validate_params *p, struct ast_validation *out);

@@ -133,6 +133,11 @@ const TSTree *ast_doc_tree(struct ast_doc *doc)
 	return doc->tree;
 }
 
+TSParser *ast_doc_parser(struct ast_doc *doc)
+{
+	return doc ? doc->parser : NULL;
+}
+
 size_t tree_error_count(TSNode root)
 {
 	if (ts_node_is_null(root) || !ts_node_has_error(root))

@@ -36,6 +36,10 @@ bool lang_def_name(TSNode def, const char *text, char *buf, size_t cap);
 /* The document's current tree (parsed), or NULL. Borrowed. */
 const TSTree *ast_doc_tree(struct ast_doc *doc);
 
+/* The document's parser, lent for parses of other trees (validation) so that
+ * each check does not build a parser: borrowed, NULL for a NULL language. */
+TSParser *ast_doc_parser(struct ast_doc *doc);
+
 /* Errors (ERROR + MISSING nodes) under `node`, descending only into subtrees
  * that have one, so a clean tree costs O(1). */
 size_t tree_error_count(TSNode node);

@@ -105,7 +105,8 @@ static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line
 }
 
 struct checker {
-	TSParser *parser;
+	TSParser *parser;      /* the document's (borrowed) or owned_parser */
+	TSParser *owned_parser;
 	const TSTree *old;     /* the document's tree (borrowed or owned_old) */
 	TSTree *owned_old;
 	const char *text;
@@ -171,7 +172,7 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 static void checker_finish(struct checker *ck)
 {
 	ts_tree_delete(ck->owned_old);
-	ts_parser_delete(ck->parser);
+	ts_parser_delete(ck->owned_parser);
 }
 
 static int checker_init(struct checker *ck, const struct ast_validate_params *p)
@@ -181,11 +182,15 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	ck->len = p->len;
 	ck->cursor = p->cursor;
 	ck->line_start = text_line_start(p->text, p->cursor);
-	ck->parser = lang_parser_new(p->lang);
-	if (!ck->parser)
-		return AST_ENOMEM;
-	if (p->doc && ast_doc_lang(p->doc) == p->lang)
+	if (p->doc && ast_doc_lang(p->doc) == p->lang) {
 		ck->old = ast_doc_tree(p->doc);
+		ck->parser = ast_doc_parser(p->doc);
+	}
+	if (!ck->parser) {
+		ck->parser = ck->owned_parser = lang_parser_new(p->lang);
+		if (!ck->parser)
+			return AST_ENOMEM;
+	}
 	if (!ck->old) {
 		ck->owned_old = ts_parser_parse_string(ck->parser, NULL, p->text, (uint32_t)p->len);
 		ck->parses++;
@@ -236,6 +241,94 @@ static size_t cut_points(const struct ast_lang *lang, const char *cand, size_t k
 
 enum { MAX_TRIES = 24 };
 
+/* Whether an error node that began before the cursor's line encloses the
+ * cursor in the document's tree: a break far above (an unclosed bracket)
+ * whose recovery swallows the cursor's region, so that the whole-file parse
+ * cannot tell a good candidate from a bad one. */
+static bool cursor_swallowed(const struct checker *ck)
+{
+	TSNode root = ts_tree_root_node(ck->old);
+	if (!ts_node_has_error(root))
+		return false;
+	TSNode n = ts_node_descendant_for_byte_range(root, (uint32_t)ck->cursor,
+						     (uint32_t)ck->cursor);
+	for (; !ts_node_is_null(n); n = ts_node_parent(n))
+		if (ts_node_is_error(n) && ts_node_start_byte(n) < ck->line_start)
+			return true;
+	return false;
+}
+
+/* A region around the cursor that stands on its own: from the last line at
+ * or before the cursor's line that starts at column 0 with text (a top-level
+ * definition or statement), to the next such line after it (a lone closing
+ * brace at column 0 belongs to the region). False when that is the file. */
+static bool isolate_window(const char *t, size_t len, size_t cursor, size_t *ws, size_t *we)
+{
+	size_t ls = text_line_start(t, cursor);
+	size_t s = ls;
+	for (;;) {
+		if (s < len && !strchr(" \t\r\n", t[s]))
+			break;
+		if (s == 0)
+			return false;
+		s = text_line_start(t, s - 1);
+	}
+	size_t e = text_line_end(t, len, cursor);
+	while (e < len) {
+		size_t n = e + 1;
+		if (n < len && !strchr(" \t\r\n}", t[n]))
+			break;
+		e = text_line_end(t, len, n);
+	}
+	if (e < len)
+		e++; /* the newline */
+	*ws = s;
+	*we = e;
+	return s > 0 || e < len;
+}
+
+/* Validates cand[0..k) against p's text: the whole candidate, then its cut
+ * points, longest first. Fills verdict, keep_len, errors and parses. */
+static int validate_text(const struct ast_validate_params *p, const char *cand, size_t k,
+			 bool scope_cut, struct ast_validation *out, bool *swallowed)
+{
+	struct checker ck;
+	int rc = checker_init(&ck, p);
+	if (rc)
+		return rc;
+	*swallowed = cursor_swallowed(&ck);
+	out->errors_before = ck.before.local + ck.before.other;
+	bool ok = false;
+	size_t after = 0;
+	rc = check_prefix(&ck, cand, k, &ok, &after);
+	if (!rc && ok) {
+		out->verdict = scope_cut ? AST_VERDICT_TRIMMED : AST_VERDICT_VALID;
+		out->keep_len = k;
+		out->errors_after = after;
+		goto done;
+	}
+	size_t cuts[MAX_TRIES];
+	size_t n = rc ? 0 : cut_points(p->lang, cand, k, cuts, MAX_TRIES);
+	for (size_t i = 0; i < n; i++) {
+		rc = check_prefix(&ck, cand, cuts[i], &ok, &after);
+		if (rc)
+			break;
+		if (ok) {
+			out->verdict = AST_VERDICT_TRIMMED;
+			out->keep_len = cuts[i];
+			out->errors_after = after;
+			goto done;
+		}
+	}
+	out->verdict = AST_VERDICT_INVALID;
+	out->keep_len = 0;
+	out->errors_after = after;
+done:
+	out->parses += ck.parses;
+	checker_finish(&ck);
+	return rc;
+}
+
 int ast_validate(const struct ast_validate_params *p, struct ast_validation *out)
 {
 	memset(out, 0, sizeof *out);
@@ -258,36 +351,20 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 		out->verdict = AST_VERDICT_UNCHECKED;
 		return 0;
 	}
-	struct checker ck;
-	int rc = checker_init(&ck, p);
-	if (rc)
+	bool swallowed = false;
+	int rc = validate_text(p, cand, k, out->scope_cut, out, &swallowed);
+	/* (errors_before/after then describe the window, parses both.) */
+	size_t ws, we;
+	if (rc || !swallowed || !isolate_window(p->text, p->len, p->cursor, &ws, &we))
 		return rc;
-	out->errors_before = ck.before.local + ck.before.other;
-	bool ok = false;
-	size_t after = 0;
-	rc = check_prefix(&ck, cand, k, &ok, &after);
-	if (!rc && ok) {
-		out->verdict = out->scope_cut ? AST_VERDICT_TRIMMED : AST_VERDICT_VALID;
-		out->errors_after = after;
-		goto done;
-	}
-	size_t cuts[MAX_TRIES];
-	size_t n = rc ? 0 : cut_points(p->lang, cand, k, cuts, MAX_TRIES);
-	for (size_t i = 0; i < n; i++) {
-		rc = check_prefix(&ck, cand, cuts[i], &ok, &after);
-		if (rc)
-			break;
-		if (ok) {
-			out->verdict = AST_VERDICT_TRIMMED;
-			out->keep_len = cuts[i];
-			out->errors_after = after;
-			goto done;
-		}
-	}
-	out->keep_len = 0;
-	out->errors_after = after;
-done:
-	out->parses = ck.parses;
-	checker_finish(&ck);
-	return rc;
+	/* The file's own break hides the cursor's region, and its recovery
+	 * can hide a bad candidate as well as condemn a good one: judge the
+	 * candidate inside the top-level construct around the cursor instead. */
+	out->verdict = AST_VERDICT_INVALID;
+	struct ast_validate_params wp = *p;
+	wp.text = p->text + ws;
+	wp.len = we - ws;
+	wp.cursor = p->cursor - ws;
+	wp.doc = NULL;
+	return validate_text(&wp, cand, k, out->scope_cut, out, &swallowed);
 }
