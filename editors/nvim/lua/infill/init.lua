@@ -1,0 +1,572 @@
+-- infill - Neovim client for the infill language server.
+--
+--   require('infill').setup{
+--     cmd = { 'infill', '--model', '/path/to/model.gguf' },
+--     filetypes = { 'python', 'c', 'lua' },            -- where to start it
+--     settings = { completion = { maxTokens = 64 } },   -- section "infill"
+--     init_options = {},                                -- initializationOptions
+--   }
+--
+-- The server is started with vim.lsp.start (Neovim 0.8+) or
+-- vim.lsp.start_client + vim.lsp.buf_attach_client (0.7). Suggestions come
+-- from textDocument/inlineCompletion after a pause in typing and are drawn
+-- as extmarks (virtual text at the cursor, virtual lines below for the rest
+-- of a multi-line suggestion). Neovim 0.12+ has vim.lsp.inline_completion;
+-- there (native = 'auto') the native ghost text is used instead.
+--
+-- Keys (insert mode, buffer-local; keymaps = false to map them yourself):
+--   <Tab>   accept when a suggestion is visible, else an ordinary <Tab>
+--   <M-w>   accept the next word          <M-l>  accept the next line
+--   <M-]>   next candidate                <M-[>  previous candidate
+--   <C-]>   dismiss (leaving insert mode or moving the cursor also does)
+local text = require('infill.text')
+
+local M = {}
+
+local defaults = {
+  cmd = { 'infill', '--stdio' },
+  filetypes = {
+    'c', 'cpp', 'python', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact',
+    'go', 'rust', 'java', 'lua', 'sh',
+  },
+  settings = {},
+  init_options = nil,
+  root_markers = { '.infill.json', '.git' },
+  delay_ms = 50, -- pause in typing before asking (the server debounces too)
+  native = 'auto', -- use vim.lsp.inline_completion where it exists
+  hl_group = 'InfillGhost',
+  keymaps = {
+    accept = '<Tab>',
+    accept_word = '<M-w>',
+    accept_line = '<M-l>',
+    next = '<M-]>',
+    prev = '<M-[>',
+    dismiss = '<C-]>',
+  },
+  on_attach = nil,
+}
+
+-- All state lives in this table (one per Neovim instance).
+local S = {
+  opts = nil,
+  ns = vim.api.nvim_create_namespace('infill'),
+  enabled = true,
+  client_id = nil, -- 0.7: the one client, shared by all buffers
+  bufs = {},       -- bufnr -> per-buffer state (see buf_state)
+  status = '',     -- model loading progress / last error, for statuslines
+}
+
+local function buf_state(bufnr)
+  local b = S.bufs[bufnr]
+  if not b then
+    b = { seq = 0, items = nil, index = 1, shown = nil, mark = nil, timer = nil, keep_tick = nil }
+    S.bufs[bufnr] = b
+  end
+  return b
+end
+
+local function client_for(bufnr)
+  for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+    if c.name == 'infill' then
+      return c
+    end
+  end
+  return nil
+end
+
+local function has_native()
+  return S.opts.native ~= false and vim.lsp.inline_completion ~= nil
+end
+
+-- ---- drawing ------------------------------------------------------------
+
+local function clear(bufnr)
+  local b = S.bufs[bufnr]
+  if not b then
+    return
+  end
+  if b.mark then
+    pcall(vim.api.nvim_buf_del_extmark, bufnr, S.ns, b.mark)
+  end
+  b.mark, b.shown = nil, nil
+end
+
+local function expand_tabs(s)
+  return (s:gsub('\t', string.rep(' ', vim.bo.tabstop)))
+end
+
+-- Draws rest (the not-yet-typed part of a suggestion) at (row, col), row
+-- 1-based, col in bytes. end_col: where the accepted text stops replacing
+-- (>= col; beyond col when the item replaces text after the cursor).
+local function render(bufnr, row, col, rest, end_col)
+  clear(bufnr)
+  local b = buf_state(bufnr)
+  local lines = text.lines(rest)
+  local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ''
+  local pos
+  if vim.fn.has('nvim-0.10') == 1 then
+    pos = 'inline'
+  elseif col >= #line then
+    pos = 'overlay' -- nothing after the cursor to hide
+  else
+    pos = 'eol'     -- 0.7-0.9 cannot insert virtual text mid-line
+  end
+  local opts = {
+    virt_text = { { expand_tabs(lines[1]), S.opts.hl_group } },
+    virt_text_pos = pos,
+    hl_mode = 'combine',
+  }
+  if #lines > 1 then
+    local vl = {}
+    for i = 2, #lines do
+      vl[#vl + 1] = { { expand_tabs(lines[i]), S.opts.hl_group } }
+    end
+    opts.virt_lines = vl
+  end
+  b.mark = vim.api.nvim_buf_set_extmark(bufnr, S.ns, row - 1, col, opts)
+  b.shown = { row = row, col = col, rest = rest, end_col = end_col or col }
+end
+
+-- Shows item number b.index of b.items if it fits the cursor; returns
+-- whether something is visible.
+local function show_current(bufnr, client)
+  local b = buf_state(bufnr)
+  clear(bufnr)
+  local item = b.items and b.items[b.index]
+  if not item then
+    return false
+  end
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ''
+  local enc = client and client.offset_encoding or 'utf-16'
+  local insert = type(item.insertText) == 'table' and item.insertText.value or item.insertText
+  if type(insert) ~= 'string' then
+    return false
+  end
+  local start_col, end_col = col, col
+  if item.range then
+    if item.range.start.line ~= row - 1 or item.range['end'].line ~= row - 1 then
+      return false
+    end
+    start_col = text.byte_col(line, item.range.start.character, enc)
+    end_col = text.byte_col(line, item.range['end'].character, enc)
+    if start_col > col or end_col < col then
+      return false
+    end
+  end
+  local rest = text.remainder(insert, line:sub(start_col + 1, col))
+  if not rest then
+    return false
+  end
+  render(bufnr, row, col, rest, end_col)
+  return true
+end
+
+-- ---- requests -----------------------------------------------------------
+
+local function request(bufnr)
+  local client = client_for(bufnr)
+  if not client or not S.enabled or vim.api.nvim_get_current_buf() ~= bufnr then
+    return
+  end
+  local b = buf_state(bufnr)
+  b.seq = b.seq + 1
+  local seq = b.seq
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ''
+  local tick = vim.api.nvim_buf_get_changedtick(bufnr)
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    position = { line = row - 1, character = text.lsp_char(line, col, client.offset_encoding or 'utf-16') },
+    context = { triggerKind = 2 },
+  }
+  client.request('textDocument/inlineCompletion', params, function(err, result)
+    -- a newer keystroke, a move or a mode change made this answer stale
+    if err or seq ~= b.seq or not vim.api.nvim_buf_is_valid(bufnr)
+        or vim.api.nvim_buf_get_changedtick(bufnr) ~= tick
+        or vim.api.nvim_get_current_buf() ~= bufnr
+        or vim.api.nvim_get_mode().mode:sub(1, 1) ~= 'i' then
+      return
+    end
+    local r, c = unpack(vim.api.nvim_win_get_cursor(0))
+    if r ~= row or c ~= col then
+      return
+    end
+    local items = result and (result.items or result) or {}
+    b.items, b.index = items, 1
+    show_current(bufnr, client)
+  end, bufnr)
+end
+
+local function schedule_request(bufnr)
+  local b = buf_state(bufnr)
+  b.seq = b.seq + 1 -- whatever is in flight is stale now
+  if not b.timer then
+    b.timer = vim.loop.new_timer()
+  end
+  b.timer:stop()
+  b.timer:start(S.opts.delay_ms, 0, vim.schedule_wrap(function()
+    if vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_get_mode().mode:sub(1, 1) == 'i' then
+      request(bufnr)
+    end
+  end))
+end
+
+-- ---- accepting ----------------------------------------------------------
+
+-- Inserts piece at the suggestion's anchor (replacing up to the item's range
+-- end when full) and leaves the cursor after it.
+local function insert_piece(bufnr, s, piece, full)
+  local row0 = s.row - 1
+  local stop = full and s.end_col or s.col
+  local lines = text.lines(piece)
+  vim.api.nvim_buf_set_text(bufnr, row0, s.col, row0, stop, lines)
+  local new_row = row0 + #lines
+  local new_col = #lines == 1 and s.col + #lines[1] or #lines[#lines]
+  vim.api.nvim_win_set_cursor(0, { new_row, new_col })
+  return new_row, new_col
+end
+
+local function accept_with(split)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local b = S.bufs[bufnr]
+  local s = b and b.shown
+  if not s then
+    return false
+  end
+  local piece = split and split(s.rest) or s.rest
+  local left = s.rest:sub(#piece + 1)
+  clear(bufnr)
+  b.seq = b.seq + 1
+  local row, col = insert_piece(bufnr, s, piece, left == '')
+  if left ~= '' then
+    -- keep showing the rest: the edit was ours, not the user's typing
+    b.keep_tick = vim.api.nvim_buf_get_changedtick(bufnr)
+    local end_col = s.end_col
+    if row ~= s.row then
+      end_col = col
+    else
+      end_col = end_col + #piece
+    end
+    render(bufnr, row, col, left, end_col)
+  end
+  return true
+end
+
+--- Accepts the whole visible suggestion; false when none is visible.
+function M.accept()
+  if has_native() then
+    return vim.lsp.inline_completion.get() and true or false
+  end
+  return accept_with(nil)
+end
+
+--- Accepts the next word of the visible suggestion.
+function M.accept_word()
+  return accept_with(text.next_word)
+end
+
+--- Accepts the next line of the visible suggestion.
+function M.accept_line()
+  return accept_with(text.next_line)
+end
+
+--- Shows the next (count 1) or previous (-1) candidate.
+function M.cycle(count)
+  if has_native() then
+    vim.lsp.inline_completion.select({ count = count })
+    return true
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  local b = S.bufs[bufnr]
+  if not b or not b.items or #b.items == 0 then
+    return false
+  end
+  b.index = (b.index - 1 + count) % #b.items + 1
+  return show_current(bufnr, client_for(bufnr))
+end
+
+--- Hides the suggestion and forgets the pending request.
+function M.dismiss()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local b = S.bufs[bufnr]
+  if b then
+    b.seq = b.seq + 1
+    b.items = nil
+    if b.timer then
+      b.timer:stop()
+    end
+  end
+  clear(bufnr)
+end
+
+--- The visible suggestion: { row, col, text } (row 1-based, col in bytes),
+--- or nil.
+function M.visible()
+  local b = S.bufs[vim.api.nvim_get_current_buf()]
+  local s = b and b.shown
+  return s and { row = s.row, col = s.col, text = s.rest } or nil
+end
+
+--- Model loading progress or the last error, for a statusline.
+function M.status()
+  return S.status
+end
+
+-- ---- attaching ----------------------------------------------------------
+
+local function feed(key)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(key, true, false, true), 'n', false)
+end
+
+local function map_keys(bufnr)
+  local km = S.opts.keymaps
+  if km == false then
+    return
+  end
+  local function map(lhs, fn, desc)
+    if lhs then
+      vim.keymap.set('i', lhs, function()
+        if not fn() then
+          feed(lhs)
+        end
+      end, { buffer = bufnr, desc = desc })
+    end
+  end
+  map(km.accept, M.accept, 'infill: accept the suggestion')
+  if not has_native() then
+    map(km.accept_word, M.accept_word, 'infill: accept a word')
+    map(km.accept_line, M.accept_line, 'infill: accept a line')
+  end
+  map(km.next, function() return M.cycle(1) end, 'infill: next candidate')
+  map(km.prev, function() return M.cycle(-1) end, 'infill: previous candidate')
+  map(km.dismiss, function() M.dismiss() return true end, 'infill: dismiss')
+end
+
+local function on_attach(client, bufnr)
+  S.client_id = client.id
+  if has_native() then
+    vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
+  else
+    local group = vim.api.nvim_create_augroup('infill_buf_' .. bufnr, { clear = true })
+    vim.api.nvim_create_autocmd('TextChangedI', {
+      group = group, buffer = bufnr,
+      callback = function()
+        local b = buf_state(bufnr)
+        if b.keep_tick == vim.api.nvim_buf_get_changedtick(bufnr) then
+          return
+        end
+        clear(bufnr)
+        if S.enabled then
+          schedule_request(bufnr)
+        end
+      end,
+    })
+    vim.api.nvim_create_autocmd('CursorMovedI', {
+      group = group, buffer = bufnr,
+      callback = function()
+        local s = S.bufs[bufnr] and S.bufs[bufnr].shown
+        if s then
+          local r, c = unpack(vim.api.nvim_win_get_cursor(0))
+          if r ~= s.row or c ~= s.col then
+            clear(bufnr)
+          end
+        end
+      end,
+    })
+    vim.api.nvim_create_autocmd({ 'InsertLeave', 'BufLeave' }, {
+      group = group, buffer = bufnr,
+      callback = function()
+        local b = S.bufs[bufnr]
+        if b then
+          b.seq = b.seq + 1
+          if b.timer then
+            b.timer:stop()
+          end
+        end
+        clear(bufnr)
+      end,
+    })
+    vim.api.nvim_create_autocmd('BufWipeout', {
+      group = group, buffer = bufnr,
+      callback = function()
+        local b = S.bufs[bufnr]
+        if b and b.timer then
+          b.timer:stop()
+          b.timer:close()
+        end
+        S.bufs[bufnr] = nil
+      end,
+    })
+  end
+  map_keys(bufnr)
+  if S.opts.on_attach then
+    S.opts.on_attach(client, bufnr)
+  end
+end
+
+local function root_dir(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local dir = name ~= '' and vim.fn.fnamemodify(name, ':p:h') or vim.loop.cwd()
+  local d = dir
+  while d do
+    for _, m in ipairs(S.opts.root_markers) do
+      if vim.loop.fs_stat(d .. '/' .. m) then
+        return d
+      end
+    end
+    local parent = vim.fn.fnamemodify(d, ':h')
+    if parent == d then
+      break
+    end
+    d = parent
+  end
+  return dir
+end
+
+local function progress_handler(err, result, ctx, config)
+  local v = result and result.value
+  if type(v) == 'table' then
+    if v.kind == 'end' then
+      S.status = ''
+    else
+      local msg = v.title or S.status:match('^infill: ([^:]*)') or 'loading'
+      if v.message then
+        msg = msg .. ': ' .. v.message
+      end
+      if v.percentage then
+        msg = msg .. string.format(' (%d%%)', v.percentage)
+      end
+      S.status = 'infill: ' .. msg
+    end
+    pcall(vim.cmd, 'redrawstatus')
+  end
+  local default = vim.lsp.handlers['$/progress']
+  if default then
+    return default(err, result, ctx, config)
+  end
+end
+
+local function message_handler(err, result, ctx, config)
+  if result and result.type == 1 then
+    S.status = 'infill: ' .. tostring(result.message)
+    pcall(vim.cmd, 'redrawstatus')
+  end
+  return vim.lsp.handlers['window/showMessage'](err, result, ctx, config)
+end
+
+local function client_config(bufnr)
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.textDocument = caps.textDocument or {}
+  caps.textDocument.inlineCompletion = { dynamicRegistration = false }
+  caps.window = caps.window or {}
+  caps.window.workDoneProgress = true
+  return {
+    name = 'infill',
+    cmd = S.opts.cmd,
+    root_dir = root_dir(bufnr),
+    -- workspace/configuration asks for section "infill"
+    settings = { infill = S.opts.settings or {} },
+    init_options = S.opts.init_options,
+    capabilities = caps,
+    flags = { debounce_text_changes = 0 }, -- a request must follow its edit
+    handlers = { ['$/progress'] = progress_handler, ['window/showMessage'] = message_handler },
+    on_attach = on_attach,
+  }
+end
+
+--- Starts the server for bufnr (default: the current buffer) and attaches
+--- it; returns the client id or nil.
+function M.start(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local cfg = client_config(bufnr)
+  if vim.lsp.start then
+    return vim.lsp.start(cfg, { bufnr = bufnr })
+  end
+  local client = S.client_id and vim.lsp.get_client_by_id(S.client_id)
+  if not client or client.is_stopped() then
+    S.client_id = vim.lsp.start_client(cfg)
+  end
+  if S.client_id then
+    vim.lsp.buf_attach_client(bufnr, S.client_id)
+  end
+  return S.client_id
+end
+
+--- Stops the server and starts it again for every buffer it had.
+function M.restart()
+  local attached = {}
+  for _, c in pairs(vim.lsp.get_active_clients()) do
+    if c.name == 'infill' then
+      for b in pairs(c.attached_buffers or {}) do
+        attached[#attached + 1] = b
+      end
+      c.stop()
+    end
+  end
+  for b in pairs(S.bufs) do
+    clear(b)
+  end
+  S.client_id = nil
+  vim.defer_fn(function()
+    for _, b in ipairs(attached) do
+      if vim.api.nvim_buf_is_valid(b) then
+        M.start(b)
+      end
+    end
+  end, 500)
+end
+
+--- Turns suggestions on or off (all buffers); returns the new state.
+function M.toggle()
+  S.enabled = not S.enabled
+  if not S.enabled then
+    for b in pairs(S.bufs) do
+      clear(b)
+    end
+  end
+  if vim.lsp.inline_completion then
+    pcall(vim.lsp.inline_completion.enable, S.enabled)
+  end
+  vim.notify('infill: suggestions ' .. (S.enabled and 'on' or 'off'))
+  return S.enabled
+end
+
+--- Configures the plugin and starts the server for the filetypes given.
+--- Safe to call again (later calls replace the options).
+function M.setup(opts)
+  opts = opts or {}
+  local o = vim.tbl_deep_extend('force', {}, defaults, opts)
+  if opts.keymaps == false then
+    o.keymaps = false
+  end
+  if opts.filetypes then
+    o.filetypes = opts.filetypes -- a list replaces, it does not merge
+  end
+  if opts.cmd then
+    o.cmd = opts.cmd
+  end
+  S.opts = o
+  vim.api.nvim_set_hl(0, 'InfillGhost', { link = 'Comment', default = true })
+  local group = vim.api.nvim_create_augroup('infill', { clear = true })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = o.filetypes,
+    callback = function(args)
+      M.start(args.buf)
+    end,
+  })
+  vim.api.nvim_create_user_command('InfillRestart', M.restart, { desc = 'infill: restart the server' })
+  vim.api.nvim_create_user_command('InfillToggle', M.toggle, { desc = 'infill: suggestions on/off' })
+  vim.api.nvim_create_user_command('InfillStatus', function()
+    vim.notify(S.status ~= '' and S.status or 'infill: ready')
+  end, { desc = 'infill: model loading progress or the last error' })
+  -- buffers already open with a matching filetype
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.tbl_contains(o.filetypes, vim.bo[b].filetype) then
+      M.start(b)
+    end
+  end
+end
+
+return M
