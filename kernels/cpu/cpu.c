@@ -28,6 +28,7 @@ struct cpu_backend {
 	struct backend_tensor tok_embd, output_norm, output;
 	struct backend_layer *layers; /* [n_layer], copied; data borrowed */
 	struct cpu_pool *pool;
+	struct cpu_kernels k_full; /* the chosen set, gaps filled from the reference */
 	const struct cpu_kernels *k;
 
 	float *kv;           /* [n_pages][page_floats] */
@@ -224,10 +225,7 @@ static void attn_run(void *arg, int ith, int nth)
 		float mx = -INFINITY;
 		for (int32_t p = 0; p <= pos; p++) {
 			const float *k = kv_slot(c, s, t->layer, p, 0) + (int64_t)kh * hd;
-			float d = 0;
-			for (int j = 0; j < hd; j++)
-				d += q[j] * k[j];
-			sc[p] = d * scale;
+			sc[p] = c->k->dot_f32(hd, q, k) * scale;
 			if (sc[p] > mx)
 				mx = sc[p];
 		}
@@ -242,9 +240,7 @@ static void attn_run(void *arg, int ith, int nth)
 			o[j] = 0;
 		for (int32_t p = 0; p <= pos; p++) {
 			const float *v = kv_slot(c, s, t->layer, p, 1) + (int64_t)kh * hd;
-			float w = sc[p] * inv;
-			for (int j = 0; j < hd; j++)
-				o[j] += w * v[j];
+			c->k->axpy_f32(hd, sc[p] * inv, v, o);
 		}
 	}
 }
@@ -469,7 +465,8 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->layers = malloc((size_t)hp->n_layer * sizeof *c->layers);
 	int n_threads = cfg->n_threads > 0 ? cfg->n_threads : backend_cpu_physical_cores();
 	c->pool = cpu_pool_create(n_threads);
-	c->k = cpu_kernels_best();
+	c->k_full = cpu_kernels_complete(cpu_kernels_best());
+	c->k = &c->k_full;
 	c->n_pages = cfg->kv_n_pages;
 	c->page_size = cfg->kv_page_size;
 	c->page_floats = 2LL * hp->n_layer * c->page_size * hp->n_head_kv * hp->head_dim;

@@ -59,6 +59,9 @@ struct cpu_kernels {
 	const char *name;                 /* "ref", "avx2", "avx512-vnni" */
 	cpu_act_fn act[2];                /* indexed by enum cpu_act */
 	cpu_gemm_fn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
+	/* attention: sum a[i] b[i]; y[i] += s x[i] (NULL: reference) */
+	float (*dot_f32)(int64_t n, const float *a, const float *b);
+	void (*axpy_f32)(int64_t n, float s, const float *x, float *y);
 };
 
 extern const struct cpu_kernels cpu_kernels_ref;
@@ -73,6 +76,8 @@ const struct cpu_kernels *cpu_kernels_best(void);
 /* Gemm of a kernel set for a weight type (reference fallback for NULL entries); NULL if unsupported. */
 cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type);
 cpu_act_fn cpu_kernels_act(const struct cpu_kernels *k, enum cpu_act a);
+/* A kernel set with every NULL entry filled from the reference. */
+struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k);
 
 /* ---- small ops (ops.c), plain C, shapes in the names' comments ---- */
 

@@ -111,3 +111,19 @@ size_t cpu_act_row_bytes(enum cpu_act a, int64_t n)
 	default: return (size_t)n * 4;
 	}
 }
+
+struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
+{
+	struct cpu_kernels c = *k;
+	const struct cpu_kernels *r = &cpu_kernels_ref;
+	for (int a = 0; a < 2; a++)
+		if (!c.act[a])
+			c.act[a] = r->act[a];
+#define FILL(f)                \
+	if (!c.f)              \
+		c.f = r->f;
+	FILL(gemm_f32) FILL(gemm_f16) FILL(gemm_bf16) FILL(gemm_q8_0) FILL(gemm_q4_0)
+	FILL(gemm_q4_k) FILL(gemm_q6_k) FILL(dot_f32) FILL(axpy_f32)
+#undef FILL
+	return c;
+}

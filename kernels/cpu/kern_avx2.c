@@ -19,6 +19,8 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.gemm_f16 = gemm_f16,
 	.gemm_q8_0 = gemm_q8_0,
 	.gemm_q4_0 = gemm_q4_0,
+	.dot_f32 = attn_dot,
+	.axpy_f32 = attn_axpy,
 };
 #else
 #include "cpu.h"

@@ -164,6 +164,17 @@ static void gemm_q6_k(int64_t n, const void *w, size_t w_stride, int64_t nr, con
 	gemm_kquant(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
+static float attn_dot(int64_t n, const float *a, const float *b)
+{
+	return dot_f32(n, a, b);
+}
+
+static void axpy_f32(int64_t n, float s, const float *x, float *y)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] += s * x[i];
+}
+
 const struct cpu_kernels cpu_kernels_ref = {
 	.name = "ref",
 	.act = {act_f32, act_q8_0},
@@ -174,4 +185,6 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.gemm_q4_0 = gemm_q4_0,
 	.gemm_q4_k = gemm_q4_k,
 	.gemm_q6_k = gemm_q6_k,
+	.dot_f32 = attn_dot,
+	.axpy_f32 = axpy_f32,
 };

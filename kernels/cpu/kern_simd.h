@@ -289,3 +289,31 @@ static inline float gemm_f32_scalar(float f)
 #define LOAD_F32(i) _mm256_loadu_ps(w + (i))
 GEMM_FLOAT(gemm_f16, uint16_t, LOAD_F16)
 GEMM_FLOAT(gemm_f32, float, LOAD_F32)
+
+/* ---- attention helpers ---- */
+
+static float attn_dot(int64_t n, const float *a, const float *b)
+{
+	__m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+		s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+	}
+	for (; i + 8 <= n; i += 8)
+		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+	float s = hsum_ps(_mm256_add_ps(s0, s1));
+	for (; i < n; i++)
+		s += a[i] * b[i];
+	return s;
+}
+
+static void attn_axpy(int64_t n, float s, const float *x, float *y)
+{
+	__m256 vs = _mm256_set1_ps(s);
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_fmadd_ps(vs, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+	for (; i < n; i++)
+		y[i] += s * x[i];
+}

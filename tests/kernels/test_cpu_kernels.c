@@ -168,6 +168,29 @@ TEST(gemm_kquants_reference_matches_dequantized_dot)
 	}
 }
 
+TEST(attention_dot_and_axpy)
+{
+	init_sets();
+	float a[131], b[131], y0[131], y1[131];
+	for (int i = 0; i < 131; i++)
+		a[i] = frand(), b[i] = frand(), y0[i] = y1[i] = frand();
+	for (int s = 0; s < n_sets; s++) {
+		for (int n = 1; n <= 131; n += 13) {
+			double mag = 0;
+			for (int i = 0; i < n; i++)
+				mag += fabs(a[i] * b[i]);
+			CHECK_NEAR(sets[s]->dot_f32(n, a, b), cpu_kernels_ref.dot_f32(n, a, b), 1e-6 * mag + 1e-7);
+		}
+		memcpy(y1, y0, sizeof y0);
+		float r[131];
+		memcpy(r, y0, sizeof y0);
+		sets[s]->axpy_f32(131, 0.37f, a, y1);
+		cpu_kernels_ref.axpy_f32(131, 0.37f, a, r);
+		for (int i = 0; i < 131; i++)
+			CHECK_NEAR(y1[i], r[i], 1e-6);
+	}
+}
+
 struct pool_arg {
 	int hits[8];
 	int64_t covered[1000];
