@@ -1,0 +1,686 @@
+/*
+ * engine.c - one completion job on the engine thread: FIM prompt, prefix
+ * cache lookup, chunked prefill of the rest, N candidates forked off the
+ * prompt's pages (copy-on-write) and decoded as one batch per step, stop
+ * rules, and the cache updated with the prompt.
+ *
+ * Cancellation is a flag the loop thread sets; it is read between prefill
+ * chunks and between decode steps, so a stale job stops within one forward
+ * pass and gives all its sequences' pages back (what it had prefilled
+ * exactly stays in the cache for the next keystroke).
+ *
+ * Shifted suffix reuse (params.reuse_shifted_suffix, off by default): the
+ * engine remembers its last few prompts with their sequences; when a new
+ * prompt ends with the same [hole] suffix [end] tokens as one of them, those
+ * tokens' KV is moved from the old sequence with model_kv_shift (keys
+ * re-rotated to their new positions) instead of being prefilled. The values
+ * are approximate (they attended to the old prefix), so they never enter the
+ * exact prefix cache.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_internal.h"
+
+#define N_RECENT 4
+
+struct recent {
+	int32_t *tok; /* the prompt */
+	int32_t n, tail_start;
+	struct kv_seq *seq; /* its KV, slots 0..n */
+	uint64_t tick;
+};
+
+struct engine {
+	struct model *m;
+	const struct tokenizer *tk;
+	struct kv_pool *pool;
+	struct engine_params p;
+	struct pcache *cache;
+	int32_t n_vocab, ps;
+	/* Every token's bytes (for token healing), built once: piece i is
+	 * pieces[off[i] .. off[i+1]). */
+	char *pieces;
+	uint32_t *off;
+	float *logits;  /* [ENGINE_MAX_CANDIDATES + 1][n_vocab] */
+	float *scratch; /* [n_vocab]: masked copy for healing */
+	struct recent recent[N_RECENT];
+	uint64_t tick;
+	struct engine_stats st;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+const char *engine_stop_name(enum engine_stop s)
+{
+	static const char *const names[] = {"none", "eog", "string", "max_tokens",
+					    "max_lines", "scope", "cancelled"};
+	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+struct engine_request engine_request_default(void)
+{
+	return (struct engine_request){
+		.prefix = "",
+		.suffix = "",
+		.prefix_tokens = 1024,
+		.suffix_tokens = 192,
+		.extra_tokens = 512,
+		.token_healing = true,
+		.n_candidates = 3,
+		.max_tokens = 64,
+		.max_lines = 12,
+		.temperature = 0.2f,
+		.top_p = 0.95f,
+		.seed = 1,
+		.use_cache = true,
+	};
+}
+
+struct engine_params engine_params_default(void)
+{
+	return (struct engine_params){.cache_max_pages = 0, .reuse_shifted_suffix = false,
+				      .prefill_chunk = 64};
+}
+
+void engine_result_finish(struct engine_result *r)
+{
+	if (!r)
+		return;
+	for (int32_t i = 0; i < r->n_candidates && r->candidates; i++)
+		free(r->candidates[i].text);
+	free(r->candidates);
+	memset(r, 0, sizeof *r);
+}
+
+static int32_t cache_pages_for(const struct engine *e, const struct engine_params *p)
+{
+	if (p->cache_max_pages > 0)
+		return p->cache_max_pages;
+	/* Leave room for one job: a 2k-token prompt and 16 candidates of 128 tokens. */
+	int32_t n = kv_pool_n_pages(e->pool);
+	int32_t job = (2048 + 16 * (128 + e->ps)) / e->ps;
+	return n - job > n / 4 ? n - job : n / 4;
+}
+
+static int build_pieces(struct engine *e)
+{
+	size_t total = 0, cap = (size_t)e->n_vocab * 8;
+	e->off = malloc(((size_t)e->n_vocab + 1) * sizeof *e->off);
+	e->pieces = malloc(cap);
+	if (!e->off || !e->pieces)
+		return -ENOMEM;
+	for (int32_t i = 0; i < e->n_vocab; i++) {
+		e->off[i] = (uint32_t)total;
+		char buf[256];
+		size_t l = tokenizer_decode_token(e->tk, i, false, buf, sizeof buf);
+		if (l > sizeof buf || tokenizer_token_type(e->tk, i) == TOKENIZER_TOKEN_CONTROL)
+			l = 0; /* never a healing candidate */
+		if (total + l > cap) {
+			cap = cap * 2 + l;
+			char *p = realloc(e->pieces, cap);
+			if (!p)
+				return -ENOMEM;
+			e->pieces = p;
+		}
+		memcpy(e->pieces + total, buf, l);
+		total += l;
+	}
+	e->off[e->n_vocab] = (uint32_t)total;
+	return 0;
+}
+
+struct engine *engine_new(struct model *m, const struct engine_params *p, struct infer_error *err)
+{
+	struct engine *e = calloc(1, sizeof *e);
+	if (!e)
+		goto oom;
+	e->m = m;
+	e->tk = model_tokenizer(m);
+	e->pool = model_kv_pool(m);
+	e->p = p ? *p : engine_params_default();
+	if (e->p.prefill_chunk <= 0)
+		e->p.prefill_chunk = 64;
+	e->n_vocab = model_info(m)->n_vocab;
+	e->ps = kv_pool_page_size(e->pool);
+	e->cache = pcache_new(e->pool, cache_pages_for(e, &e->p));
+	e->logits = malloc((size_t)(ENGINE_MAX_CANDIDATES + 1) * (size_t)e->n_vocab * sizeof(float));
+	e->scratch = malloc((size_t)e->n_vocab * sizeof(float));
+	if (!e->cache || !e->logits || !e->scratch || build_pieces(e))
+		goto oom;
+	return e;
+oom:
+	engine_free(e);
+	snprintf(err->message, sizeof err->message, "engine_new: out of memory");
+	return NULL;
+}
+
+static void recent_clear(struct engine *e)
+{
+	for (int i = 0; i < N_RECENT; i++) {
+		kv_seq_free(e->recent[i].seq);
+		free(e->recent[i].tok);
+		memset(&e->recent[i], 0, sizeof e->recent[i]);
+	}
+}
+
+void engine_free(struct engine *e)
+{
+	if (!e)
+		return;
+	recent_clear(e);
+	pcache_free(e->cache);
+	free(e->pieces);
+	free(e->off);
+	free(e->logits);
+	free(e->scratch);
+	free(e);
+}
+
+void engine_configure(struct engine *e, const struct engine_params *p)
+{
+	e->p = *p;
+	if (e->p.prefill_chunk <= 0)
+		e->p.prefill_chunk = 64;
+	if (!e->p.reuse_shifted_suffix)
+		recent_clear(e);
+	pcache_set_max_pages(e->cache, cache_pages_for(e, &e->p));
+}
+
+void engine_cache_clear(struct engine *e)
+{
+	recent_clear(e);
+	pcache_clear(e->cache);
+}
+
+void engine_get_stats(const struct engine *e, struct engine_stats *out)
+{
+	*out = e->st;
+	struct pcache_stats ps;
+	pcache_get_stats(e->cache, &ps);
+	out->cache_nodes = ps.nodes;
+	out->cache_pages = ps.pages;
+	out->cache_evictions = ps.evictions;
+}
+
+int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
+			 size_t cap, int32_t *healed_bytes, struct infer_error *err)
+{
+	struct fim_prompt fp;
+	int rc = fim_prompt_build(e->tk, req, &fp, err);
+	if (rc)
+		return rc;
+	if (out)
+		memcpy(out, fp.tok, ((size_t)fp.n < cap ? (size_t)fp.n : cap) * sizeof *out);
+	if (healed_bytes)
+		*healed_bytes = (int32_t)fp.heal_len;
+	rc = fp.n;
+	fim_prompt_finish(&fp);
+	return rc;
+}
+
+static bool cancelled(const struct engine_request *req)
+{
+	return req->cancel && atomic_load_explicit(req->cancel, memory_order_relaxed);
+}
+
+/* ---- prefill ---- */
+
+/*
+ * Computes tok[from..to) into seq at positions from.. in chunks, checking the
+ * cancel flag between chunks. The last chunk's last row's logits go to
+ * logits (if not NULL). *done receives the slots computed. 0,
+ * ENGINE_ECANCELED or a negative code.
+ */
+static int prefill(struct engine *e, const struct engine_request *req, struct kv_seq *seq,
+		   const int32_t *tok, int32_t from, int32_t to, float *logits, int32_t *done,
+		   struct infer_error *err)
+{
+	int32_t chunk = e->p.prefill_chunk;
+	int32_t *pos = malloc((size_t)chunk * sizeof *pos);
+	struct kv_seq **seqs = malloc((size_t)chunk * sizeof *seqs);
+	int rc = 0;
+	*done = from;
+	if (!pos || !seqs) {
+		rc = -ENOMEM;
+		snprintf(err->message, sizeof err->message, "prefill: out of memory");
+	}
+	for (int32_t at = from; !rc && at < to; at += chunk) {
+		if (cancelled(req)) {
+			rc = ENGINE_ECANCELED;
+			break;
+		}
+		int32_t n = to - at < chunk ? to - at : chunk;
+		for (int32_t i = 0; i < n; i++)
+			pos[i] = at + i, seqs[i] = seq;
+		int32_t row = n - 1;
+		bool last = at + n == to;
+		struct model_batch b = {
+			.n_tokens = n,
+			.tokens = tok + at,
+			.pos = pos,
+			.seqs = seqs,
+			.n_out = last && logits ? 1 : 0,
+			.out_rows = &row,
+			.logits = last ? logits : NULL,
+		};
+		rc = model_forward(e->m, &b, err);
+		if (!rc)
+			*done = at + n;
+	}
+	free(pos);
+	free(seqs);
+	return rc;
+}
+
+/* ---- shifted suffix reuse ---- */
+
+/* A remembered prompt whose tail (from its suffix marker on) equals fp's. */
+static struct recent *recent_find(struct engine *e, const struct fim_prompt *fp)
+{
+	int32_t tail = fp->n - fp->tail_start;
+	if (tail < 2 || fp->tail_start >= fp->n)
+		return NULL;
+	for (int i = 0; i < N_RECENT; i++) {
+		struct recent *r = &e->recent[i];
+		if (r->seq && r->n - r->tail_start == tail &&
+		    !memcmp(r->tok + r->tail_start, fp->tok + fp->tail_start, (size_t)tail * sizeof(int32_t)))
+			return r;
+	}
+	return NULL;
+}
+
+static void recent_store(struct engine *e, const struct fim_prompt *fp, struct kv_seq *seq)
+{
+	struct recent *r = recent_find(e, fp);
+	if (!r) {
+		r = &e->recent[0];
+		for (int i = 1; i < N_RECENT; i++)
+			if (!e->recent[i].seq || e->recent[i].tick < r->tick)
+				r = &e->recent[i];
+	}
+	struct kv_seq *s = kv_seq_fork(seq);
+	int32_t *t = malloc((size_t)fp->n * sizeof *t);
+	if (!s || !t) {
+		kv_seq_free(s);
+		free(t);
+		return;
+	}
+	kv_seq_free(r->seq);
+	free(r->tok);
+	memcpy(t, fp->tok, (size_t)fp->n * sizeof *t);
+	*r = (struct recent){.tok = t, .n = fp->n, .tail_start = fp->tail_start, .seq = s,
+			     .tick = ++e->tick};
+}
+
+/* ---- decoding ---- */
+
+struct cand {
+	struct kv_seq *seq;
+	struct sampler *smp;
+	struct tokenizer_detok dt;
+	char *text; /* everything decoded, healed bytes included */
+	size_t len, cap;
+	size_t vis;  /* bytes of text that are the healed prefix (hidden) */
+	size_t heal_done; /* healed bytes spelled out so far */
+	size_t scanned; /* visible bytes already checked for newlines */
+	int32_t n_tok, last;
+	double sum_lp;
+	enum engine_stop stop;
+	int32_t row; /* logits row in the last forward, -1 when none */
+};
+
+static int cand_append(struct cand *c, const char *s, size_t n)
+{
+	if (c->len + n + 1 > c->cap) {
+		size_t cap = (c->len + n + 1) * 2;
+		char *t = realloc(c->text, cap);
+		if (!t)
+			return -ENOMEM;
+		c->text = t, c->cap = cap;
+	}
+	memcpy(c->text + c->len, s, n);
+	c->len += n;
+	c->text[c->len] = 0;
+	return 0;
+}
+
+/* Masks logits to the tokens that continue spelling the healed bytes
+ * heal[done..len): a piece that starts with all of them, or is a
+ * non-empty prefix of them. */
+static const float *heal_mask(struct engine *e, const float *logits, const char *heal, size_t hl)
+{
+	for (int32_t v = 0; v < e->n_vocab; v++) {
+		size_t pl = e->off[v + 1] - e->off[v];
+		const char *pc = e->pieces + e->off[v];
+		bool ok = pl > 0 && !memcmp(pc, heal, pl < hl ? pl : hl);
+		e->scratch[v] = ok ? logits[v] : -INFINITY;
+	}
+	return e->scratch;
+}
+
+/* Cuts the candidate's visible text at byte v (an offset into the visible part). */
+static void cand_cut(struct cand *c, size_t v, enum engine_stop why)
+{
+	c->len = c->vis + v;
+	c->text[c->len] = 0;
+	c->stop = why;
+}
+
+/* Applies stop strings, the line limit and the scope check to newly
+ * appended visible text (from byte old_vis_len on). */
+static void cand_check(struct cand *c, const struct engine_request *req, size_t old)
+{
+	const char *v = c->text + c->vis;
+	size_t vl = c->len - c->vis;
+	ssize_t at = stop_find_string(v, vl, old, req->stop, req->n_stop);
+	if (at >= 0) {
+		cand_cut(c, (size_t)at, ENGINE_STOP_STRING);
+		vl = (size_t)at;
+	}
+	ssize_t ml = stop_find_max_lines(v, vl, req->max_lines);
+	if (ml >= 0) {
+		cand_cut(c, (size_t)ml, ENGINE_STOP_MAX_LINES);
+		vl = (size_t)ml;
+	}
+	if (!req->stop_text)
+		return;
+	for (size_t i = c->scanned; i < vl; i++) {
+		if (v[i] != '\n')
+			continue;
+		c->scanned = i + 1;
+		if (req->stop_text(req->stop_ud, v, i + 1)) {
+			size_t ls = stop_last_line_start(v, i + 1);
+			cand_cut(c, ls ? ls - 1 : 0, ENGINE_STOP_SCOPE);
+			return;
+		}
+	}
+}
+
+/* End of a candidate: the held bytes, and the scope check of an unfinished last line. */
+static int cand_final(struct cand *c, const struct engine_request *req)
+{
+	char held[8];
+	size_t h = tokenizer_detok_flush(&c->dt, held);
+	if (h && c->stop != ENGINE_STOP_STRING && c->stop != ENGINE_STOP_MAX_LINES &&
+	    c->stop != ENGINE_STOP_SCOPE && cand_append(c, held, h))
+		return -ENOMEM;
+	if (c->len < c->vis) { /* never got past the healed bytes */
+		c->vis = c->len;
+	}
+	const char *v = c->text ? c->text + c->vis : "";
+	size_t vl = c->len - c->vis;
+	if (req->stop_text && c->stop != ENGINE_STOP_SCOPE && vl && v[vl - 1] != '\n' &&
+	    req->stop_text(req->stop_ud, v, vl)) {
+		size_t ls = stop_last_line_start(v, vl);
+		cand_cut(c, ls ? ls - 1 : 0, ENGINE_STOP_SCOPE);
+	}
+	return 0;
+}
+
+/*
+ * Picks candidate c's next token from logits, applies it to its text and
+ * stop rules. Returns 0 or -ENOMEM.
+ */
+static int cand_step(struct engine *e, struct cand *c, int idx, const float *logits,
+		     const struct fim_prompt *fp, const struct engine_request *req)
+{
+	const float *lg = logits;
+	if (c->heal_done < fp->heal_len)
+		lg = heal_mask(e, logits, fp->heal + c->heal_done, fp->heal_len - c->heal_done);
+	int32_t tok;
+	float lp;
+	if (idx == 0 || !c->smp) {
+		tok = sample_greedy(lg, e->n_vocab);
+		lp = (float)(lg[tok] - sample_logsumexp(lg, e->n_vocab));
+	} else {
+		tok = sampler_sample(c->smp, lg, NULL, 0, &lp);
+	}
+	c->n_tok++;
+	c->sum_lp += lp;
+	c->last = tok;
+	const struct tokenizer_special *sp = tokenizer_special(e->tk);
+	if (tokenizer_is_eog(e->tk, tok) || tok == sp->fim_prefix || tok == sp->fim_suffix ||
+	    tok == sp->fim_middle || tokenizer_token_type(e->tk, tok) == TOKENIZER_TOKEN_CONTROL) {
+		c->stop = ENGINE_STOP_EOG;
+		return 0;
+	}
+	if (c->heal_done < fp->heal_len) {
+		size_t pl = e->off[tok + 1] - e->off[tok];
+		c->heal_done += pl;
+		if (c->heal_done > fp->heal_len)
+			c->heal_done = fp->heal_len;
+	}
+	char buf[512];
+	int n = tokenizer_detok_push(e->tk, &c->dt, tok, buf, sizeof buf);
+	if (n > 0) {
+		size_t old = c->len > c->vis ? c->len - c->vis : 0;
+		if (cand_append(c, buf, (size_t)n))
+			return -ENOMEM;
+		if (c->len > c->vis)
+			cand_check(c, req, old);
+	}
+	if (!c->stop && c->n_tok >= req->max_tokens)
+		c->stop = ENGINE_STOP_MAX_TOKENS;
+	return 0;
+}
+
+static void cands_free(struct cand *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		kv_seq_free(c[i].seq);
+		sampler_free(c[i].smp);
+		free(c[i].text);
+	}
+}
+
+/*
+ * Decodes n candidates from the prompt in seq (length L) whose last logits
+ * are in e->logits row 0. Fills res. 0, ENGINE_ECANCELED or < 0.
+ */
+static int decode(struct engine *e, const struct engine_request *req, const struct fim_prompt *fp,
+		  struct kv_seq *seq, struct engine_result *res, struct infer_error *err)
+{
+	int n = req->n_candidates;
+	int32_t L = fp->n;
+	struct cand c[ENGINE_MAX_CANDIDATES];
+	memset(c, 0, sizeof c);
+	int rc = 0;
+	for (int i = 0; i < n && !rc; i++) {
+		c[i].vis = fp->heal_len;
+		tokenizer_detok_init(&c[i].dt, false);
+		c[i].seq = kv_seq_fork(seq);
+		if (!c[i].seq)
+			rc = -ENOMEM;
+		if (i > 0 && !rc) {
+			struct sampler_params sp = {.temperature = req->temperature,
+						    .top_k = req->top_k,
+						    .top_p = req->top_p,
+						    .repeat_penalty = 1.0f,
+						    .seed = req->seed + (uint64_t)i};
+			c[i].smp = sampler_new(&sp, e->n_vocab);
+			if (!c[i].smp)
+				rc = -ENOMEM;
+		}
+	}
+	float *prompt_logits = e->logits + (size_t)ENGINE_MAX_CANDIDATES * (size_t)e->n_vocab;
+	int32_t tokens[ENGINE_MAX_CANDIDATES], pos[ENGINE_MAX_CANDIDATES], rows[ENGINE_MAX_CANDIDATES];
+	struct kv_seq *seqs[ENGINE_MAX_CANDIDATES];
+	for (int step = 0; !rc; step++) {
+		int nb = 0;
+		for (int i = 0; i < n && !rc; i++) {
+			if (c[i].stop)
+				continue;
+			const float *lg = step == 0 ? prompt_logits
+						    : e->logits + (size_t)c[i].row * (size_t)e->n_vocab;
+			rc = cand_step(e, &c[i], i, lg, fp, req);
+			if (rc || c[i].stop)
+				continue;
+			tokens[nb] = c[i].last;
+			pos[nb] = L + c[i].n_tok - 1;
+			seqs[nb] = c[i].seq;
+			rows[nb] = nb;
+			c[i].row = nb;
+			nb++;
+		}
+		if (rc || !nb)
+			break;
+		if (cancelled(req)) {
+			rc = ENGINE_ECANCELED;
+			break;
+		}
+		struct model_batch b = {.n_tokens = nb, .tokens = tokens, .pos = pos, .seqs = seqs,
+					.n_out = nb, .out_rows = rows, .logits = e->logits};
+		rc = model_forward(e->m, &b, err);
+	}
+	if (rc == -ENOMEM)
+		snprintf(err->message, sizeof err->message, "decode: out of memory");
+	res->candidates = calloc((size_t)n, sizeof *res->candidates);
+	if (!res->candidates) {
+		cands_free(c, n);
+		return rc ? rc : -ENOMEM;
+	}
+	res->n_candidates = n;
+	for (int i = 0; i < n; i++) {
+		if (rc == ENGINE_ECANCELED && !c[i].stop)
+			c[i].stop = ENGINE_STOP_CANCELLED;
+		if (!rc)
+			cand_final(&c[i], req);
+		struct engine_candidate *o = &res->candidates[i];
+		size_t vis = c[i].len > c[i].vis ? c[i].len - c[i].vis : 0;
+		o->text = malloc(vis + 1);
+		if (o->text) {
+			if (vis)
+				memcpy(o->text, c[i].text + c[i].vis, vis);
+			o->text[vis] = 0;
+			o->len = vis;
+		}
+		o->n_tokens = c[i].n_tok;
+		o->sum_logprob = c[i].sum_lp;
+		o->mean_logprob = c[i].n_tok ? c[i].sum_lp / c[i].n_tok : 0;
+		o->stop = c[i].stop;
+		res->generated_tokens += c[i].n_tok;
+	}
+	cands_free(c, n);
+	return rc;
+}
+
+/* ---- the job ---- */
+
+int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
+	       struct infer_error *err)
+{
+	memset(res, 0, sizeof *res);
+	err->message[0] = 0;
+	double t0 = now_ms();
+	if (req->n_candidates < 1 || req->n_candidates > ENGINE_MAX_CANDIDATES || req->max_tokens < 1) {
+		snprintf(err->message, sizeof err->message,
+			 "completion.candidates must be 1..%d and completion.maxTokens >= 1 (got %d, %d)",
+			 ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
+		return -EINVAL;
+	}
+	struct fim_prompt fp;
+	int rc = fim_prompt_build(e->tk, req, &fp, err);
+	if (rc)
+		return rc;
+	res->prompt_tokens = fp.n;
+	e->st.jobs++;
+	int32_t L = fp.n;
+	struct kv_seq *seq = NULL;
+	float *prompt_logits = e->logits + (size_t)ENGINE_MAX_CANDIDATES * (size_t)e->n_vocab;
+
+	if (cancelled(req)) {
+		rc = ENGINE_ECANCELED;
+		goto out;
+	}
+	/* Room for the prompt and every candidate's tokens; the cache gives way. */
+	int32_t need = (L + e->ps - 1) / e->ps + 1 +
+		       req->n_candidates * ((req->max_tokens + e->ps - 1) / e->ps + 1);
+	if (need > kv_pool_n_pages(e->pool)) {
+		snprintf(err->message, sizeof err->message,
+			 "the KV pool (%d pages of %d tokens) cannot hold a %d-token prompt and %d x %d "
+			 "new tokens: raise cache.memoryMB or lower the budgets",
+			 kv_pool_n_pages(e->pool), e->ps, L, req->n_candidates, req->max_tokens);
+		rc = -ENOSPC;
+		goto out;
+	}
+	if (kv_pool_free_pages(e->pool) < need) {
+		recent_clear(e);
+		pcache_evict(e->cache, need);
+	}
+	seq = kv_seq_new(e->pool);
+	if (!seq) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* The last token is always computed: its logits start the candidates. */
+	int32_t matched = 0;
+	if (req->use_cache) {
+		e->st.cache_lookups++;
+		matched = pcache_match(e->cache, fp.tok, L - 1, seq);
+		if (matched > 0)
+			e->st.cache_hits++;
+	}
+	res->cached_tokens = matched;
+
+	double tp = now_ms();
+	int32_t done = matched, exact_end = L;
+	struct recent *r = NULL;
+	if (e->p.reuse_shifted_suffix && req->use_cache && matched < fp.tail_start)
+		r = recent_find(e, &fp);
+	if (r) {
+		/* exact up to the suffix marker, then the old tail shifted, then the last token */
+		rc = prefill(e, req, seq, fp.tok, matched, fp.tail_start, NULL, &done, err);
+		int32_t nshift = L - 1 - fp.tail_start;
+		if (!rc)
+			rc = model_kv_shift(e->m, r->seq, r->tail_start, seq, fp.tail_start, nshift, err);
+		if (!rc) {
+			done = L - 1;
+			res->shifted_tokens = nshift;
+			rc = prefill(e, req, seq, fp.tok, L - 1, L, prompt_logits, &done, err);
+		}
+		exact_end = fp.tail_start;
+	} else {
+		rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);
+	}
+	res->prefill_ms = now_ms() - tp;
+	/* What was computed exactly goes into the cache, even when cancelled. */
+	if (req->use_cache) {
+		int32_t upto = done < exact_end ? done : exact_end;
+		if (pcache_insert(e->cache, fp.tok, upto, seq) == 0 && rc == 0 && e->p.reuse_shifted_suffix)
+			recent_store(e, &fp, seq);
+	}
+	if (rc)
+		goto out;
+
+	double td = now_ms();
+	rc = decode(e, req, &fp, seq, res, err);
+	res->decode_ms = now_ms() - td;
+
+out:
+	kv_seq_free(seq);
+	if (rc == ENGINE_ECANCELED) {
+		res->cancelled = true;
+		e->st.cancelled++;
+		snprintf(err->message, sizeof err->message, "cancelled");
+	} else if (rc && !err->message[0]) {
+		snprintf(err->message, sizeof err->message, "completion job: %s", strerror(-rc));
+	}
+	res->healed_bytes = (int32_t)fp.heal_len;
+	e->st.prompt_tokens += (uint64_t)res->prompt_tokens;
+	e->st.cached_tokens += (uint64_t)res->cached_tokens;
+	e->st.shifted_tokens += (uint64_t)res->shifted_tokens;
+	e->st.generated_tokens += (uint64_t)res->generated_tokens;
+	res->total_ms = now_ms() - t0;
+	fim_prompt_finish(&fp);
+	return rc;
+}

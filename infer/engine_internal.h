@@ -1,0 +1,88 @@
+/*
+ * engine_internal.h - private to infer/: the parts engine.c puts together
+ * (FIM prompt builder, prefix cache, stop rules). Same thread rules as
+ * engine.h: a pcache belongs to the engine thread.
+ */
+#ifndef INFILL_INFER_ENGINE_INTERNAL_H
+#define INFILL_INFER_ENGINE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine.h"
+
+/* ---- fim.c: prompt tokens ---- */
+
+/*
+ * A prompt laid out for the cache: [BOS] [extra] [prefix start] prefix
+ * [suffix marker] suffix [middle marker] (PSM templates), with the segments
+ * encoded separately so the prefix's tokens do not change when text is
+ * typed at its end (only its last token or two do).
+ */
+struct fim_prompt {
+	int32_t *tok;       /* n ids, owned */
+	int32_t n;
+	int32_t tail_start; /* index where the part after the prefix starts (the suffix
+			     * marker); n when unknown (custom suffix-first templates) */
+	char heal[64];      /* bytes of the prefix's last token, backed up over */
+	size_t heal_len;
+	int32_t prefix_tokens, suffix_tokens, extra_tokens; /* used, after budgets */
+};
+
+/* Builds req's prompt for tokenizer t. 0 or a negative code with *err. */
+int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req,
+		     struct fim_prompt *out, struct infer_error *err);
+void fim_prompt_finish(struct fim_prompt *p); /* accepts a zeroed prompt */
+
+/* ---- pcache.c: the prefix cache ---- */
+
+struct pcache;
+
+/* New empty cache over pool (borrowed); at most max_pages pages held. */
+struct pcache *pcache_new(struct kv_pool *pool, int32_t max_pages);
+void pcache_free(struct pcache *c); /* releases every page; accepts NULL */
+void pcache_clear(struct pcache *c);
+void pcache_set_max_pages(struct pcache *c, int32_t max_pages);
+
+/*
+ * Longest cached prefix of tok[0..n): appends its pages to seq (which must
+ * be empty) and returns the matched length (0..n). The last page may be
+ * partly used; the sequence copies it before writing into it.
+ */
+int32_t pcache_match(struct pcache *c, const int32_t *tok, int32_t n, struct kv_seq *seq);
+
+/* Records tok[0..n), whose KV is in seq's slots 0..n (exact values), taking
+ * references on seq's pages. 0 or -ENOMEM (the cache is then unchanged or
+ * holds a shorter prefix). Evicts down to the page budget after. */
+int pcache_insert(struct pcache *c, const int32_t *tok, int32_t n, const struct kv_seq *seq);
+
+/* Evicts least recently used leaves until the pool has at least want_free
+ * free pages or no leaf is left. Leaves whose pages are all held only by
+ * the cache go first. Returns the nodes evicted. */
+int32_t pcache_evict(struct pcache *c, int32_t want_free);
+
+struct pcache_stats {
+	int32_t nodes, pages;
+	uint64_t evictions;
+};
+void pcache_get_stats(const struct pcache *c, struct pcache_stats *out);
+
+/* ---- stop.c: stop rules over a candidate's text ---- */
+
+/* Where the earliest stop string occurrence that ends after byte `from`
+ * starts in text[0..len), or -1. */
+ssize_t stop_find_string(const char *text, size_t len, size_t from, const char *const *stop,
+			 size_t n_stop);
+
+/* Where to cut text[0..len) so it has at most max_lines lines: the offset of
+ * the newline that would start line max_lines + 1, or -1. Leading
+ * whitespace (newlines included) is not counted as a line, so a candidate
+ * starting with "\n" at the end of a line still gets max_lines lines. */
+ssize_t stop_find_max_lines(const char *text, size_t len, int32_t max_lines);
+
+/* Start of the last line of text[0..len) (just after its previous '\n', 0 if none),
+ * ignoring a final '\n'. */
+size_t stop_last_line_start(const char *text, size_t len);
+
+#endif
