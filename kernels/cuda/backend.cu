@@ -741,6 +741,7 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg, cons
 	c->ints_count = OFF_TAB + (size_t)MAX_SEQS * c->table_w;
 	if ((rc = dalloc(c, (void **)&c->d_ints, c->ints_count * 4, "batch staging", err)))
 		return rc;
+	c->kv.tables = c->d_ints + OFF_TAB; /* fixed address: captured graphs read the current tables */
 	if ((e = cudaMallocHost((void **)&c->h_ints, c->ints_count * 4)) != cudaSuccess ||
 	    (e = cudaMallocHost((void **)&c->h_ids, MAX_CHUNK * 4)) != cudaSuccess)
 		return cuda_fail(err, e, "allocating pinned host memory");
