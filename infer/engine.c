@@ -276,6 +276,8 @@ static int prefill(struct engine *e, const struct engine_request *req, struct kv
 		rc = model_forward(e->m, &b, err);
 		if (!rc)
 			*done = at + n;
+		if (!rc && req->on_progress)
+			req->on_progress(req->progress_ud, *done, -1);
 	}
 	free(pos);
 	free(seqs);
@@ -541,6 +543,8 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		struct model_batch b = {.n_tokens = nb, .tokens = tokens, .pos = pos, .seqs = seqs,
 					.n_out = nb, .out_rows = rows, .logits = e->logits};
 		rc = model_forward(e->m, &b, err);
+		if (!rc && req->on_progress)
+			req->on_progress(req->progress_ud, L, step);
 	}
 	if (rc == -ENOMEM)
 		snprintf(err->message, sizeof err->message, "decode: out of memory");

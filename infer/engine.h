@@ -128,6 +128,11 @@ struct engine_request {
 	 * chunk or decode step; may be NULL. */
 	atomic_int *cancel;
 	bool use_cache;            /* look up and fill the prefix cache (default true) */
+	/* Progress, may be NULL: called on the engine thread after each prefill
+	 * chunk (prefilled = prompt tokens computed so far, step = -1) and after
+	 * each decode step (step = 0, 1, ...). For tests and progress reports. */
+	void (*on_progress)(void *ud, int32_t prefilled, int32_t step);
+	void *progress_ud;
 };
 
 #define ENGINE_MAX_CANDIDATES 16

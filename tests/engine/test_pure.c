@@ -1,0 +1,317 @@
+/*
+ * test_pure.c - the engine's parts that need no model: rerank, stop rules,
+ * FIM template names and text, template choice and prompt layout per
+ * vocabulary (vocabulary files from testdata; skipped when missing).
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "engine_internal.h"
+#include "gguf.h"
+#include "harness.h"
+#include "infer.h"
+
+static const char *testdata(void)
+{
+	const char *t = getenv("INFILL_TESTDATA");
+	return t ? t : "../shared/testdata";
+}
+
+/* ---- rerank ---- */
+
+TEST(similarity_is_normalized_levenshtein)
+{
+	CHECK_NEAR(rerank_similarity("", 0, "", 0), 1.0, 1e-12);
+	CHECK_NEAR(rerank_similarity("abc", 3, "abc", 3), 1.0, 1e-12);
+	CHECK_NEAR(rerank_similarity("abc", 3, "", 0), 0.0, 1e-12);
+	CHECK_NEAR(rerank_similarity("kitten", 6, "sitting", 7), 1.0 - 3.0 / 7.0, 1e-12);
+	CHECK_NEAR(rerank_similarity("sitting", 7, "kitten", 6), 1.0 - 3.0 / 7.0, 1e-12);
+	/* long strings take the heap path */
+	char a[600], b[600];
+	memset(a, 'x', sizeof a);
+	memcpy(b, a, sizeof b);
+	b[10] = 'y';
+	CHECK_NEAR(rerank_similarity(a, 600, b, 600), 1.0 - 1.0 / 600.0, 1e-12);
+	CHECK_NEAR(rerank_similarity(a, 600, b, 300), 0.5 - 1.0 / 600.0, 1e-12);
+}
+
+static struct rerank_item item(const char *t, double lp)
+{
+	return (struct rerank_item){.text = t, .len = strlen(t), .mean_logprob = lp};
+}
+
+TEST(rerank_drops_blank_and_merges_duplicates)
+{
+	struct rerank_item it[5] = {
+		item("return a + b", -0.5), item("   \n\t", -0.1), item("return a + b ", -0.7),
+		item("", -0.1), item("print(x)", -0.6),
+	};
+	struct rerank_params p = rerank_params_default();
+	size_t n = rerank_run(&p, it, 5);
+	CHECK_INT_EQ(n, 2);
+	CHECK_STR_EQ(it[0].text, "return a + b");
+	CHECK_INT_EQ(it[0].evidence, 2);
+	CHECK_INT_EQ(it[0].index, 0);
+	CHECK_STR_EQ(it[1].text, "print(x)");
+	CHECK_INT_EQ(it[1].index, 4);
+	CHECK(it[0].score > it[1].score);
+	/* the better logprob of two duplicates is the one kept */
+	struct rerank_item d[2] = {item("foo(a, b)", -1.0), item("foo(a, b);", -0.2)};
+	n = rerank_run(&p, d, 2);
+	CHECK_INT_EQ(n, 1);
+	CHECK_STR_EQ(d[0].text, "foo(a, b);");
+	CHECK_INT_EQ(d[0].evidence, 2);
+}
+
+TEST(rerank_demotes_repeating_the_suffix)
+{
+	struct rerank_item it[2] = {
+		item("x = 1\n    return x", -0.2),
+		item("x = 2", -0.4),
+	};
+	struct rerank_params p = rerank_params_default();
+	p.suffix = "\n    return x\n";
+	p.suffix_len = strlen(p.suffix);
+	size_t n = rerank_run(&p, it, 2);
+	CHECK_INT_EQ(n, 2);
+	CHECK_STR_EQ(it[0].text, "x = 2");
+	CHECK_STR_EQ(it[1].text, "x = 1\n    return x");
+}
+
+TEST(rerank_prefers_what_is_shown_and_thresholds)
+{
+	struct rerank_item it[2] = {item("total += value", -0.30), item("count = 0", -0.25)};
+	struct rerank_params p = rerank_params_default();
+	p.previous = "total += value";
+	p.previous_len = strlen(p.previous);
+	size_t n = rerank_run(&p, it, 2);
+	CHECK_INT_EQ(n, 2);
+	CHECK_STR_EQ(it[0].text, "total += value");
+	/* without the previous suggestion the likelier one wins */
+	struct rerank_item j[2] = {item("total += value", -0.30), item("count = 0", -0.25)};
+	p.previous = NULL;
+	n = rerank_run(&p, j, 2);
+	CHECK_STR_EQ(j[0].text, "count = 0");
+	/* min confidence drops everything below it */
+	struct rerank_item k[2] = {item("a", -3.0), item("b", -0.1)};
+	p.min_confidence = -1.0;
+	n = rerank_run(&p, k, 2);
+	CHECK_INT_EQ(n, 1);
+	CHECK_STR_EQ(k[0].text, "b");
+}
+
+/* ---- stop rules ---- */
+
+TEST(stop_strings_anywhere_after_from)
+{
+	const char *stops[] = {"\n\n", "def ", ""};
+	const char *t = "x = 1\n\ndef f";
+	CHECK_INT_EQ(stop_find_string(t, strlen(t), 0, stops, 3), 5);
+	/* an occurrence that ended before `from` was already seen */
+	CHECK_INT_EQ(stop_find_string(t, 7, 7, stops, 3), -1);
+	/* one that spans the boundary: "de" seen before, "f " new */
+	CHECK_INT_EQ(stop_find_string(t, strlen(t), 9, stops + 1, 1), 7);
+	/* ... and one that ended at `from` was seen by the previous call */
+	CHECK_INT_EQ(stop_find_string(t, strlen(t), 11, stops + 1, 1), -1);
+	const char *u = "y = 2 def z";
+	CHECK_INT_EQ(stop_find_string(u, strlen(u), 7, stops, 3), 6);
+	CHECK_INT_EQ(stop_find_string(u, strlen(u), 0, NULL, 0), -1);
+}
+
+TEST(stop_max_lines_ignores_leading_blank)
+{
+	const char *t = "\n    a = 1\n    b = 2\n";
+	CHECK_INT_EQ(stop_find_max_lines(t, strlen(t), 1), 10);
+	CHECK_INT_EQ(stop_find_max_lines(t, strlen(t), 2), 20);
+	CHECK_INT_EQ(stop_find_max_lines(t, strlen(t), 3), -1);
+	CHECK_INT_EQ(stop_find_max_lines(t, strlen(t), 0), -1);
+	CHECK_INT_EQ(stop_find_max_lines("abc", 3, 1), -1);
+	CHECK_INT_EQ(stop_last_line_start("a\nbc", 4), 2);
+	CHECK_INT_EQ(stop_last_line_start("a\nbc\n", 5), 2);
+	CHECK_INT_EQ(stop_last_line_start("abc", 3), 0);
+}
+
+/* ---- FIM templates ---- */
+
+TEST(fim_template_names)
+{
+	enum fim_template t;
+	CHECK(fim_template_parse(NULL, &t) == 0 && t == FIM_TEMPLATE_AUTO);
+	CHECK(fim_template_parse("auto", &t) == 0 && t == FIM_TEMPLATE_AUTO);
+	CHECK(fim_template_parse("deepseek", &t) == 0 && t == FIM_TEMPLATE_DEEPSEEK);
+	CHECK(fim_template_parse("qwen", &t) == 0 && t == FIM_TEMPLATE_QWEN);
+	CHECK(fim_template_parse("starcoder", &t) == 0 && t == FIM_TEMPLATE_STARCODER);
+	CHECK(fim_template_parse("codellama", &t) == 0 && t == FIM_TEMPLATE_CODELLAMA);
+	CHECK(fim_template_parse("<a>{prefix}<b>{suffix}<c>", &t) == 0 && t == FIM_TEMPLATE_CUSTOM);
+	CHECK(fim_template_parse("llama", &t) < 0);
+	CHECK(fim_template_parse("{prefix} only", &t) < 0);
+	CHECK_STR_EQ(fim_template_name(FIM_TEMPLATE_CODELLAMA), "codellama");
+}
+
+TEST(fim_format_text_per_template)
+{
+	struct {
+		enum fim_template t;
+		const char *want;
+	} cases[] = {
+		{FIM_TEMPLATE_DEEPSEEK, "<｜fim▁begin｜>def f(<｜fim▁hole｜>):\n<｜fim▁end｜>"},
+		{FIM_TEMPLATE_QWEN, "<|fim_prefix|>def f(<|fim_suffix|>):\n<|fim_middle|>"},
+		{FIM_TEMPLATE_STARCODER, "<fim_prefix>def f(<fim_suffix>):\n<fim_middle>"},
+		{FIM_TEMPLATE_CODELLAMA, "<PRE> def f( <SUF>):\n <MID>"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *s = fim_format_text(cases[i].t, NULL, "def f(", "):\n");
+		CHECK_STR_EQ(s, cases[i].want);
+		free(s);
+	}
+	char *s = fim_format_text(FIM_TEMPLATE_CUSTOM, "<S>{suffix}<P>{prefix}<M>", "a", "b");
+	CHECK_STR_EQ(s, "<S>b<P>a<M>");
+	free(s);
+	CHECK(fim_format_text(FIM_TEMPLATE_AUTO, NULL, "a", "b") == NULL);
+}
+
+static struct tokenizer *vocab(const char *name)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/vocab/%s", testdata(), name);
+	if (access(path, R_OK) != 0)
+		return NULL;
+	struct gguf_error ge;
+	struct gguf_file *f = gguf_open(path, &ge);
+	if (!f)
+		return NULL;
+	struct tokenizer *t = tokenizer_load(f, &ge);
+	gguf_close(f);
+	return t;
+}
+
+static int count_id(const int32_t *v, int n, int32_t id)
+{
+	int c = 0;
+	for (int i = 0; i < n; i++)
+		c += v[i] == id;
+	return c;
+}
+
+TEST(fim_prompt_deepseek_layout)
+{
+	struct tokenizer *t = vocab("ggml-vocab-deepseek-coder.gguf");
+	if (!t) {
+		printf("SKIP: no deepseek vocabulary in testdata\n");
+		return;
+	}
+	CHECK(fim_template_for(t) == FIM_TEMPLATE_DEEPSEEK);
+	struct engine_request rq = engine_request_default();
+	rq.prefix = "import os\n\ndef main():\n    pri";
+	rq.prefix_len = strlen(rq.prefix);
+	rq.suffix = "\n    return 0\n";
+	rq.suffix_len = strlen(rq.suffix);
+	struct engine_snippet sn = {.text = "def helper(x): ...", .len = 18, .path = "util.py"};
+	rq.extra = &sn;
+	rq.n_extra = 1;
+	rq.comment = "#";
+	struct infer_error err;
+	struct fim_prompt fp;
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
+	const struct tokenizer_special *sp = tokenizer_special(t);
+	int k = sp->add_bos ? 1 : 0;
+	if (k)
+		CHECK_INT_EQ(fp.tok[0], sp->bos);
+	CHECK_INT_EQ(fp.tok[k], 32016); /* <｜fim▁begin｜> */
+	CHECK_INT_EQ(fp.tok[fp.tail_start], 32015);
+	CHECK_INT_EQ(fp.tok[fp.n - 1], 32017);
+	CHECK_INT_EQ(count_id(fp.tok, fp.n, 32015), 1);
+	CHECK(fp.extra_tokens > 0);
+	/* the last token ("pri" or " pri") is backed up over */
+	CHECK(fp.heal_len >= 3 && fp.heal_len <= 4 && !memcmp(fp.heal + fp.heal_len - 3, "pri", 3));
+	/* typing at the prefix's end keeps every token before its last one */
+	struct fim_prompt fp2;
+	rq.prefix = "import os\n\ndef main():\n    prin";
+	rq.prefix_len = strlen(rq.prefix);
+	REQUIRE(fim_prompt_build(t, &rq, &fp2, &err) == 0);
+	int same = 0;
+	while (same < fp.n && same < fp2.n && fp.tok[same] == fp2.tok[same])
+		same++;
+	CHECK(same >= fp.tail_start - 1);
+	/* budgets: a one-token suffix budget, a prefix cut at its front */
+	rq.suffix_tokens = 1;
+	rq.prefix_tokens = 4;
+	rq.extra_tokens = 1; /* the snippet does not fit: left out whole */
+	struct fim_prompt fp3;
+	REQUIRE(fim_prompt_build(t, &rq, &fp3, &err) == 0);
+	CHECK_INT_EQ(fp3.suffix_tokens, 1);
+	CHECK_INT_EQ(fp3.extra_tokens, 0);
+	CHECK(fp3.prefix_tokens <= 4);
+	CHECK_INT_EQ(fp3.n, k + 1 + fp3.prefix_tokens + 1 + 1 + 1);
+	fim_prompt_finish(&fp);
+	fim_prompt_finish(&fp2);
+	fim_prompt_finish(&fp3);
+	tokenizer_free(t);
+}
+
+TEST(fim_prompt_starcoder_vocab)
+{
+	struct tokenizer *t = vocab("ggml-vocab-starcoder.gguf");
+	if (!t) {
+		printf("SKIP: no starcoder vocabulary in testdata\n");
+		return;
+	}
+	CHECK(fim_template_for(t) == FIM_TEMPLATE_STARCODER);
+	struct engine_request rq = engine_request_default();
+	rq.prefix = "int x = ";
+	rq.prefix_len = strlen(rq.prefix);
+	rq.suffix = ";\n";
+	rq.suffix_len = 2;
+	struct infer_error err;
+	struct fim_prompt fp;
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
+	int32_t pre = tokenizer_find(t, "<fim_prefix>", 12), suf = tokenizer_find(t, "<fim_suffix>", 12),
+		mid = tokenizer_find(t, "<fim_middle>", 12);
+	CHECK(pre >= 0 && suf >= 0 && mid >= 0);
+	int k = tokenizer_special(t)->add_bos ? 1 : 0;
+	CHECK_INT_EQ(fp.tok[k], pre);
+	CHECK_INT_EQ(fp.tok[fp.tail_start], suf);
+	CHECK_INT_EQ(fp.tok[fp.n - 1], mid);
+	fim_prompt_finish(&fp);
+	/* a template the vocabulary lacks is an error that says what to set */
+	rq.fim = FIM_TEMPLATE_DEEPSEEK;
+	CHECK(fim_prompt_build(t, &rq, &fp, &err) == -EINVAL);
+	CHECK(strstr(err.message, "fim.template") != NULL);
+	/* a custom template: literal special tokens parsed */
+	rq.fim = FIM_TEMPLATE_CUSTOM;
+	rq.fim_custom = "<fim_suffix>{suffix}<fim_prefix>{prefix}<fim_middle>";
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
+	CHECK_INT_EQ(fp.tok[k], suf);
+	CHECK_INT_EQ(fp.tok[fp.n - 1 - fp.prefix_tokens - 1], pre);
+	CHECK_INT_EQ(fp.tok[fp.n - 1], mid);
+	fim_prompt_finish(&fp);
+	tokenizer_free(t);
+}
+
+TEST(fim_prompt_spm_vocab_without_fim_tokens)
+{
+	struct tokenizer *t = vocab("ggml-vocab-llama-spm.gguf");
+	if (!t) {
+		printf("SKIP: no llama-spm vocabulary in testdata\n");
+		return;
+	}
+	/* plain Llama has no ▁<PRE>: auto finds nothing, and says so */
+	CHECK(fim_template_for(t) == FIM_TEMPLATE_AUTO);
+	struct engine_request rq = engine_request_default();
+	rq.prefix = "x = ";
+	rq.prefix_len = 4;
+	struct infer_error err;
+	struct fim_prompt fp;
+	CHECK(fim_prompt_build(t, &rq, &fp, &err) == -EINVAL);
+	/* a custom template works on any vocabulary; SPM text after a literal
+	 * gets no dummy space, the literal itself no lone ▁ */
+	rq.fim = FIM_TEMPLATE_CUSTOM;
+	rq.fim_custom = "<s>{prefix}|{suffix}";
+	rq.token_healing = false;
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
+	CHECK(fp.n >= 2);
+	fim_prompt_finish(&fp);
+	tokenizer_free(t);
+}
+
+TEST_MAIN()
