@@ -1,0 +1,506 @@
+/*
+ * complete_core.c - one completion from document text to ranked, validated
+ * candidates with exact ranges (complete_core.h). The order is DESIGN.md's
+ * "path of one completion", steps 5 to 8:
+ *
+ *   parse once (a tree over the snapshot, reused by slicing and by every
+ *   validation) -> ast_slice under the token budgets, counted with the
+ *   model's own tokenizer -> shape decides max lines -> engine_run (FIM
+ *   prompt, prefix cache, N candidates in one batch, scope-end stop) ->
+ *   ast_validate each candidate (trim or drop) -> rerank_run -> ranges.
+ *
+ * Why the parse happens here and not on the loop thread: the request
+ * carries an immutable snapshot, so the engine thread can parse it without
+ * sharing a tree with the loop; a full parse of a source file of a few
+ * hundred lines costs about a millisecond, small next to one decode step,
+ * and it keeps `infill complete`, `infill eval` and the server on one code
+ * path.
+ */
+#include "complete_core.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "infill_config.h"
+
+struct complete_options complete_options_default(void)
+{
+	return (struct complete_options){
+		.ast_slice = true, .validate = true, .rerank = true, .use_cache = true, .seed = 1,
+	};
+}
+
+void complete_result_finish(struct complete_result *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->count; i++)
+		free(r->items[i].text);
+	free(r->items);
+	r->items = NULL;
+	r->count = 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
+{
+	switch (st->completion_multiline) {
+	case CONFIG_MULTILINE_NEVER:
+		return 1;
+	case CONFIG_MULTILINE_ALWAYS:
+		return st->completion_max_lines;
+	case CONFIG_MULTILINE_AUTO:
+		break;
+	}
+	return shape == AST_SHAPE_BLOCK ? st->completion_max_lines : 1;
+}
+
+/* ---- the default model -------------------------------------------------- */
+
+static bool file_exists(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+char *complete_default_model_path(void)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	char dir[4096] = "";
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			snprintf(dir, sizeof dir, "%s", exe);
+		}
+	}
+	char path[4200];
+	if (dir[0]) {
+		snprintf(path, sizeof path, "%s/models/infill-default.gguf", dir);
+		if (file_exists(path))
+			return strdup(path);
+		snprintf(path, sizeof path, "%s/../share/infill/infill-default.gguf", dir);
+		if (file_exists(path))
+			return strdup(path);
+	}
+	snprintf(path, sizeof path, "%s/models/infill-default.gguf", INFILL_SOURCE_ROOT);
+	return strdup(path);
+}
+
+/* ---- reading the snapshot for tree-sitter --------------------------------- */
+
+struct flat_text {
+	const char *text;
+	size_t len;
+};
+
+static const char *flat_read(void *ctx, size_t offset, size_t *len)
+{
+	const struct flat_text *f = ctx;
+	if (offset >= f->len) {
+		*len = 0;
+		return NULL;
+	}
+	*len = f->len - offset;
+	return f->text + offset;
+}
+
+static size_t count_tokens(void *ctx, const char *text, size_t len)
+{
+	int n = tokenizer_count(ctx, text, len, false);
+	return n < 0 ? len : (size_t)n; /* out of memory: bytes over-count, safely */
+}
+
+/* ---- the scope-end stop rule -------------------------------------------- */
+
+/*
+ * The engine asks, line by line, whether a candidate's last line leaves the
+ * scope the cursor is in; then it cuts before that line and stops decoding,
+ * which saves the tokens ast_validate would throw away anyway. The rule is
+ * cheap and conservative (validation still makes the exact cut):
+ *   - indentation languages (Python): a non-blank line after the first one
+ *     indented less than the completion's own lines;
+ *   - brace languages: a line after the first that starts with a closing
+ *     bracket the candidate did not open, indented less than its lines.
+ */
+struct scope_rule {
+	bool by_indent;
+	size_t indent; /* the completion's lines start with this many bytes of whitespace */
+};
+
+static size_t leading_ws(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i;
+}
+
+static bool scope_stop(void *ud, const char *text, size_t len)
+{
+	const struct scope_rule *r = ud;
+	size_t end = len;
+	if (end && text[end - 1] == '\n')
+		end--;
+	size_t start = end;
+	while (start > 0 && text[start - 1] != '\n')
+		start--;
+	if (start == 0)
+		return false; /* the first line continues the cursor's line */
+	const char *line = text + start;
+	size_t n = end - start;
+	size_t ws = leading_ws(line, n);
+	if (ws == n || (ws < n && line[ws] == '\r'))
+		return false; /* blank */
+	if (r->by_indent)
+		return ws < r->indent;
+	if (line[ws] != '}' && line[ws] != ')' && line[ws] != ']')
+		return false;
+	/* does the candidate so far open more than it closes before this line? */
+	long depth = 0;
+	for (size_t i = 0; i < start; i++) {
+		char c = text[i];
+		if (c == '{' || c == '(' || c == '[')
+			depth++;
+		else if (c == '}' || c == ')' || c == ']')
+			depth--;
+	}
+	return depth <= 0 && ws < r->indent;
+}
+
+static bool lang_by_indent(const char *name)
+{
+	return !strcmp(name, "python");
+}
+
+static const char *lang_comment(const char *name)
+{
+	static const char *const hash[] = {"python", "shellscript", "ruby", "perl", "r", "yaml",
+					   "toml", "makefile", "cmake", NULL};
+	for (size_t i = 0; hash[i]; i++)
+		if (!strcmp(name, hash[i]))
+			return "#";
+	if (!strcmp(name, "lua") || !strcmp(name, "sql") || !strcmp(name, "haskell"))
+		return "--";
+	return "//";
+}
+
+/* ---- ranges --------------------------------------------------------------- */
+
+/*
+ * The end of the span an inserted candidate replaces. Inline completions
+ * insert at the cursor; but when the rest of the cursor's line (its text up
+ * to the newline, trailing blanks aside) is exactly how the candidate ends -
+ * `print(|)` completed with `x)` - the candidate re-types that closing text,
+ * so it replaces it instead of doubling it. The span stays on the cursor's
+ * line, as LSP requires.
+ */
+static size_t replace_end(const char *text, size_t len, size_t cursor, const char *cand,
+			  size_t cand_len)
+{
+	size_t eol = cursor;
+	while (eol < len && text[eol] != '\n' && text[eol] != '\r')
+		eol++;
+	size_t rest = eol;
+	while (rest > cursor && (text[rest - 1] == ' ' || text[rest - 1] == '\t'))
+		rest--;
+	size_t n = rest - cursor;
+	if (n == 0 || n > cand_len || memchr(cand, '\n', cand_len))
+		return cursor;
+	if (memcmp(cand + cand_len - n, text + cursor, n))
+		return cursor;
+	return rest;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+static void set_err(char *err, size_t errlen, const char *fmt, const char *what)
+{
+	if (err && errlen)
+		snprintf(err, errlen, fmt, what);
+}
+
+/* Validation, trimming, ranges: survivors become items (texts new). */
+static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const char *text,
+			size_t len, size_t cursor, const struct complete_options *opt,
+			const struct engine_result *er, struct complete_result *out)
+{
+	out->items = calloc((size_t)er->n_candidates + 1, sizeof *out->items);
+	if (!out->items)
+		return -ENOMEM;
+	for (int32_t i = 0; i < er->n_candidates; i++) {
+		const struct engine_candidate *c = &er->candidates[i];
+		size_t keep = c->len;
+		enum ast_verdict verdict = AST_VERDICT_UNCHECKED;
+		if (opt->validate && lang && c->len) {
+			struct ast_validate_params vp = {
+				.lang = lang, .text = text, .len = len, .cursor = cursor,
+				.candidate = c->text, .candidate_len = c->len, .doc = doc,
+			};
+			struct ast_validation v;
+			int rc = ast_validate(&vp, &v);
+			if (rc == AST_ENOMEM)
+				return -ENOMEM;
+			verdict = rc ? AST_VERDICT_INVALID : v.verdict;
+			keep = verdict == AST_VERDICT_INVALID ? 0 : v.keep_len;
+		}
+		if (!keep || blank(c->text, keep)) {
+			out->rejected++;
+			continue;
+		}
+		struct complete_item *it = &out->items[out->count];
+		it->text = malloc(keep + 1);
+		if (!it->text)
+			return -ENOMEM;
+		memcpy(it->text, c->text, keep);
+		it->text[keep] = 0;
+		it->len = keep;
+		it->start = cursor;
+		it->end = replace_end(text, len, cursor, it->text, keep);
+		it->mean_logprob = c->mean_logprob;
+		it->score = c->mean_logprob;
+		it->verdict = verdict;
+		it->stop = c->stop;
+		it->index = i;
+		out->count++;
+	}
+	return 0;
+}
+
+static int cmp_score(const void *a, const void *b)
+{
+	const struct complete_item *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Rerank the items in place (merging near-duplicates), then the confidence
+ * floor. minConfidence is a probability per token: exp(mean log-prob). */
+static int rank(const struct settings *st, const char *text, size_t len, size_t cursor,
+		const struct complete_options *opt, struct complete_result *out)
+{
+	size_t n = out->count;
+	if (opt->rerank && n) {
+		struct rerank_item *ri = calloc(n, sizeof *ri);
+		if (!ri)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			ri[i].text = out->items[i].text;
+			ri[i].len = out->items[i].len;
+			ri[i].mean_logprob = out->items[i].mean_logprob;
+			ri[i].index = (int32_t)i; /* position in out->items */
+		}
+		struct rerank_params rp = rerank_params_default();
+		rp.suffix = text + cursor;
+		rp.suffix_len = len - cursor;
+		rp.previous = opt->previous;
+		rp.previous_len = opt->previous ? opt->previous_len : 0;
+		size_t kept = rerank_run(&rp, ri, n);
+		struct complete_item *sorted = calloc(n + 1, sizeof *sorted);
+		bool *used = calloc(n + 1, sizeof *used);
+		if (!sorted || !used) {
+			free(sorted), free(used), free(ri);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < kept; i++) {
+			size_t from = (size_t)ri[i].index;
+			sorted[i] = out->items[from];
+			sorted[i].score = ri[i].score;
+			used[from] = true;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (!used[i])
+				free(out->items[i].text);
+		out->merged += (int32_t)(n - kept);
+		free(out->items);
+		out->items = sorted;
+		out->count = kept;
+		free(used);
+		free(ri);
+	} else if (n) {
+		qsort(out->items, n, sizeof *out->items, cmp_score);
+	}
+	if (st->completion_min_confidence > 0) {
+		double floor_lp = log(st->completion_min_confidence);
+		size_t w = 0;
+		for (size_t i = 0; i < out->count; i++) {
+			if (out->items[i].mean_logprob < floor_lp) {
+				free(out->items[i].text);
+				out->rejected++;
+			} else {
+				out->items[w++] = out->items[i];
+			}
+		}
+		out->count = w;
+	}
+	return 0;
+}
+
+int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
+		 const char *text, size_t len, size_t cursor, const struct settings *st,
+		 const struct complete_options *opt, struct complete_result *out, char *err,
+		 size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	double t0 = now_ms();
+	if (cursor > len) {
+		set_err(err, errlen, "cursor past the end of the text%s", "");
+		return -EINVAL;
+	}
+	const struct ast_lang *lang = language_id ? ast_lang_from_id(language_id) : NULL;
+	const char *lname = ast_lang_name(lang);
+	if (!lang && language_id)
+		lname = language_id;
+
+	/* one parse of the snapshot, shared by slicing and validation */
+	struct flat_text flat = {text, len};
+	struct ast_doc *doc = NULL;
+	if (lang && (opt->ast_slice || opt->validate)) {
+		doc = ast_doc_new(lang, flat_read, &flat);
+		if (!doc) {
+			set_err(err, errlen, "out of memory%s", "");
+			return -ENOMEM;
+		}
+		if (ast_doc_parse(doc)) {
+			ast_doc_delete(doc); /* slicing and validation parse on their own */
+			doc = NULL;
+		}
+	}
+
+	struct ast_slice_params sp = {
+		.lang = opt->ast_slice ? lang : NULL,
+		.text = text, .len = len, .cursor = cursor,
+		.prefix_tokens = (size_t)st->context_prefix_tokens,
+		.suffix_tokens = (size_t)st->context_suffix_tokens,
+		.extra_tokens = opt->ast_slice ? (size_t)st->context_extra_tokens : 0,
+		.count = count_tokens, .count_ctx = (void *)tok,
+		.doc = opt->ast_slice ? doc : NULL,
+	};
+	struct ast_slice slice;
+	int rc = ast_slice(&sp, &slice);
+	if (rc) {
+		ast_slice_finish(&slice);
+		ast_doc_delete(doc);
+		set_err(err, errlen, "context slicing failed%s", rc == AST_ENOMEM ? " (out of memory)" : "");
+		return rc == AST_ENOMEM ? -ENOMEM : -EINVAL;
+	}
+	/* Without slicing the shape still comes from the lines (cheap, no tree). */
+	struct ast_shape shape = opt->ast_slice ? slice.shape : ast_shape_at(lang, text, len, cursor);
+	out->shape = shape.kind;
+	out->max_lines = complete_max_lines(shape.kind, st);
+	double t1 = now_ms();
+	out->slice_ms = t1 - t0;
+
+	struct engine_snippet *snips = NULL;
+	if (slice.n_snippets) {
+		snips = calloc(slice.n_snippets, sizeof *snips);
+		if (!snips) {
+			ast_slice_finish(&slice);
+			ast_doc_delete(doc);
+			set_err(err, errlen, "out of memory%s", "");
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < slice.n_snippets; i++)
+			snips[i] = (struct engine_snippet){slice.snippets[i].text, slice.snippets[i].len, NULL};
+	}
+	size_t n_stop = 0;
+	while (st->completion_stop && st->completion_stop[n_stop])
+		n_stop++;
+
+	struct scope_rule scope = {.by_indent = lang_by_indent(lname), .indent = shape.indent_len};
+	struct engine_request rq = engine_request_default();
+	rq.prefix = slice.prefix;
+	rq.prefix_len = slice.prefix_len;
+	rq.suffix = slice.suffix;
+	rq.suffix_len = slice.suffix_len;
+	rq.extra = snips;
+	rq.n_extra = slice.n_snippets;
+	rq.comment = lang_comment(lname);
+	if (fim_template_parse(st->fim_template, &rq.fim) < 0) {
+		rq.fim = FIM_TEMPLATE_AUTO;
+	} else if (rq.fim == FIM_TEMPLATE_CUSTOM) {
+		rq.fim_custom = st->fim_template;
+	}
+	/* the slice already fits the budgets with this tokenizer; the engine's
+	 * own cut (same budgets) is then a no-op, except for template tokens */
+	rq.prefix_tokens = st->context_prefix_tokens > 0 ? st->context_prefix_tokens : 1;
+	rq.suffix_tokens = st->context_suffix_tokens > 0 ? st->context_suffix_tokens : 1;
+	rq.extra_tokens = st->context_extra_tokens > 0 ? st->context_extra_tokens : 1;
+	rq.n_candidates = st->completion_candidates;
+	if (rq.n_candidates > ENGINE_MAX_CANDIDATES)
+		rq.n_candidates = ENGINE_MAX_CANDIDATES;
+	rq.max_tokens = st->completion_max_tokens;
+	rq.max_lines = out->max_lines;
+	rq.temperature = (float)st->completion_temperature;
+	rq.top_p = (float)st->completion_top_p;
+	rq.seed = opt->seed;
+	rq.stop = (const char *const *)st->completion_stop;
+	rq.n_stop = n_stop;
+	rq.stop_text = opt->validate && out->max_lines > 1 ? scope_stop : NULL;
+	rq.stop_ud = &scope;
+	rq.cancel = opt->cancel;
+	rq.use_cache = opt->use_cache;
+
+	struct engine_result er;
+	memset(&er, 0, sizeof er);
+	struct infer_error ierr = {{0}};
+	rc = engine_run(engine, &rq, &er, &ierr);
+	double t2 = now_ms();
+	out->engine_ms = t2 - t1;
+	out->prompt_tokens = er.prompt_tokens;
+	out->cached_tokens = er.cached_tokens;
+	out->generated_tokens = er.generated_tokens;
+	out->n_generated = er.n_candidates;
+	free(snips);
+	if (rc == ENGINE_ECANCELED || (opt->cancel && atomic_load(opt->cancel))) {
+		out->cancelled = true;
+		engine_result_finish(&er);
+		ast_slice_finish(&slice);
+		ast_doc_delete(doc);
+		return ENGINE_ECANCELED;
+	}
+	if (rc < 0) {
+		set_err(err, errlen, "%s", ierr.message[0] ? ierr.message : "the engine failed");
+		engine_result_finish(&er);
+		ast_slice_finish(&slice);
+		ast_doc_delete(doc);
+		return rc;
+	}
+
+	rc = post_process(lang, opt->validate ? doc : NULL, text, len, cursor, opt, &er, out);
+	if (!rc)
+		rc = rank(st, text, len, cursor, opt, out);
+	engine_result_finish(&er);
+	ast_slice_finish(&slice);
+	ast_doc_delete(doc);
+	if (rc) {
+		complete_result_finish(out);
+		set_err(err, errlen, "out of memory%s", "");
+		return rc;
+	}
+	double t3 = now_ms();
+	out->post_ms = t3 - t2;
+	out->total_ms = t3 - t0;
+	return 0;
+}

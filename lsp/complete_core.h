@@ -1,0 +1,102 @@
+/*
+ * complete_core.h - one completion, synchronously, start to end: AST context
+ * slice, FIM prompt and N candidates from the engine, validation and
+ * trimming, rerank, and the exact range each answer replaces. Private to
+ * lsp/.
+ *
+ * The server's engine thread (pipeline_engine.c), `infill complete` and the
+ * quality harness (`infill eval`) all call complete_run, so what is measured
+ * is what the editor gets. The options switch the AST parts and the rerank
+ * off one at a time, for ablations.
+ *
+ * Threads: complete_run runs on the thread that owns the engine (see
+ * infer/engine.h); it touches nothing else that is shared. Everything it
+ * reads is borrowed for the call.
+ */
+#ifndef INFILL_LSP_COMPLETE_CORE_H
+#define INFILL_LSP_COMPLETE_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ast.h"
+#include "config.h"
+#include "infer.h"
+#include "engine.h"
+
+struct complete_options {
+	bool ast_slice;      /* false: plain line window (slicing as for a language with no grammar) */
+	bool validate;       /* false: candidates are shown unchecked (no trim, no scope cut) */
+	bool rerank;         /* false: engine order, no merging of near-duplicates */
+	bool use_cache;      /* the prefix cache (cache.enabled) */
+	const char *previous;/* the suggestion on screen (for rerank); may be NULL */
+	size_t previous_len;
+	atomic_int *cancel;  /* set from another thread to stop the job; may be NULL */
+	uint64_t seed;       /* sampling seed of candidate 1 (candidate i: seed + i - 1) */
+};
+
+/* Everything on: what the server does. */
+struct complete_options complete_options_default(void);
+
+/* One shown candidate: replace text[start, end) with text. */
+struct complete_item {
+	char *text;          /* owned by the result, NUL-terminated */
+	size_t len;
+	size_t start, end;   /* start == cursor; end > cursor when it re-types the line's closing text */
+	double score;        /* higher is better; items are sorted by it */
+	double mean_logprob; /* per generated token, natural log */
+	enum ast_verdict verdict;
+	enum engine_stop stop;
+	int32_t index;       /* engine candidate index (0: greedy) */
+};
+
+struct complete_result {
+	struct complete_item *items; /* owned; count entries, best first */
+	size_t count;
+	int32_t n_generated;         /* candidates the engine returned */
+	int32_t rejected;            /* of those, dropped by validation, emptiness or confidence */
+	int32_t merged;              /* of those, merged into a near-duplicate by rerank */
+	int32_t prompt_tokens, cached_tokens, generated_tokens;
+	enum ast_shape_kind shape;
+	int32_t max_lines;           /* what the shape and completion.multiline allowed */
+	double slice_ms, engine_ms, post_ms, total_ms;
+	bool cancelled;
+};
+
+/* Frees what a result owns; accepts a zeroed or already finished result. */
+void complete_result_finish(struct complete_result *r);
+
+/*
+ * Runs one completion of text[0..len) at byte offset cursor, for
+ * language_id (an LSP languageId; one without a grammar is completed and
+ * shown unchecked), with the settings already resolved for that language.
+ * engine and tok belong to the calling thread's model (borrowed). Fills *out
+ * (caller's memory; release with complete_result_finish whatever the
+ * return). Returns 0, ENGINE_ECANCELED when opt->cancel was set (out->count
+ * is 0), or a negative code with a message in err[errlen].
+ */
+int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
+		 const char *text, size_t len, size_t cursor, const struct settings *st,
+		 const struct complete_options *opt, struct complete_result *out, char *err,
+		 size_t errlen);
+
+/*
+ * Lines a candidate may have for this shape and settings:
+ * completion.multiline never -> 1, always -> completion.maxLines, auto ->
+ * completion.maxLines for a BLOCK shape and 1 otherwise.
+ */
+int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st);
+
+/*
+ * Where the embedded model lives when the `model` setting is unset: the
+ * first existing of <dir of the binary>/models/infill-default.gguf,
+ * <dir of the binary>/../share/infill/infill-default.gguf and
+ * <source root>/models/infill-default.gguf. Returns a new string (caller
+ * frees), the last candidate path when none exists (so the error names it),
+ * or NULL on out of memory.
+ */
+char *complete_default_model_path(void);
+
+#endif

@@ -1,0 +1,857 @@
+/*
+ * pipeline_engine.c - the completion pipeline behind pipeline.h with the
+ * model running in-process: an engine thread that loads the model and runs
+ * jobs through complete_run (complete_core.c), and the loop-thread side that
+ * queues jobs, delivers results, answers from the last result when the user
+ * types what is on screen (the fast path) and keeps the counters.
+ *
+ * Threads (DESIGN.md, "Threads"):
+ *   - loop thread: struct pipeline's loop fields, the live-job list, the
+ *     per-document fast-path state, the notify hooks. Every pipeline_*
+ *     function and every callback runs here.
+ *   - engine thread: the model and the engine (locals of engine_main). It
+ *     sees jobs only through the queue.
+ *   - between them: `mu` guards the job queue, the done list, the event list
+ *     and the counters; `cv` wakes the engine thread; `async` wakes the loop.
+ *     A job's cancel flag is an atomic the engine checks every decode step.
+ *
+ * A job is freed only on the loop thread, after the engine has handed it
+ * back through the done list (or after the engine thread has exited), so the
+ * engine never sees a freed job even when pipeline_cancel ran meanwhile.
+ *
+ * The model loads on the engine thread at the first pipeline_configure
+ * (during `initialize`, once initializationOptions are in), and again when
+ * `model`, `backend`, `threads` or `cache.memoryMB` change. Until it is
+ * ready every job is answered at once with no candidates.
+ */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "complete_core.h"
+
+/* ---- state ---------------------------------------------------------------- */
+
+struct pipeline_job {
+	struct pipeline *p;
+	struct completion_request *req;
+	pipeline_done_fn done;
+	void *ud;
+	atomic_int cancel;      /* set by pipeline_cancel/close; read by the engine */
+	bool dropped;           /* loop: cancelled, no callback */
+	int status;             /* engine -> loop: 0 or negative */
+	struct completion_result result;
+	char *previous;         /* the suggestion on screen for this document, or NULL */
+	size_t previous_len;
+	bool fast;              /* answered by the fast path */
+	struct pipeline_job *qnext;       /* queue / done list (under mu) */
+	struct pipeline_job *prev, *next; /* live list (loop) */
+};
+
+enum event_kind { EVENT_LOAD_BEGIN, EVENT_PROGRESS, EVENT_LOAD_END };
+
+struct event {
+	enum event_kind kind;
+	int percentage;
+	bool ok;
+	char message[600];
+	struct event *next;
+};
+
+/* What a load needs; compared to decide whether a configure means a reload. */
+struct load_spec {
+	char *path; /* resolved */
+	enum config_backend backend;
+	int threads;
+	int cache_mb;
+};
+
+/* Per-document fast-path state: the last answer given (loop thread). */
+struct docstate {
+	char *uri;
+	char *text;       /* the snapshot the answer was for (owned) */
+	size_t len;
+	size_t cursor;
+	char **cands;     /* the candidates shown, best first (owned) */
+	size_t *cand_len;
+	size_t *cand_tail;/* bytes after the cursor each one replaced */
+	size_t n;
+	struct docstate *next;
+};
+
+struct pipeline {
+	uv_loop_t *loop;
+	struct log *log;
+	uv_async_t async;           /* started lazily (see async_start) */
+	bool async_started;
+	struct pipeline_host host;  /* copied at pipeline_new */
+	bool loading;               /* a progress report is open */
+	struct pipeline_job *live;  /* every job not yet freed (loop) */
+	struct docstate *docs;      /* loop */
+	struct load_spec loaded;    /* the spec of the last load requested (loop) */
+	bool configured;
+	bool reuse_shifted;         /* cache.reuseShiftedSuffix (loop copy) */
+	bool closing;
+	void (*close_done)(void *ud);
+	void *close_ud;
+	bool thread_started;
+	pthread_t thread;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* under mu */
+	struct pipeline_job *queue_head, *queue_tail;
+	struct pipeline_job *done_head, *done_tail;
+	struct event *events_head, *events_tail;
+	struct load_spec pending_load;
+	bool load_pending;
+	bool params_pending;        /* new engine params (shifted suffix) */
+	bool reuse_shifted_pending;
+	bool stop;
+	bool thread_exited;
+	atomic_bool ready;          /* a model and an engine are loaded */
+	struct pipeline_stats stats;
+};
+
+static void spec_finish(struct load_spec *s)
+{
+	free(s->path);
+	s->path = NULL;
+}
+
+/* ---- engine thread ---------------------------------------------------- */
+
+static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool ok,
+		       const char *msg)
+{
+	struct event *ev = calloc(1, sizeof *ev);
+	if (!ev)
+		return; /* a lost progress line is not worth failing for */
+	ev->kind = kind;
+	ev->percentage = pct;
+	ev->ok = ok;
+	snprintf(ev->message, sizeof ev->message, "%s", msg ? msg : "");
+	pthread_mutex_lock(&p->mu);
+	if (p->events_tail)
+		p->events_tail->next = ev;
+	else
+		p->events_head = ev;
+	p->events_tail = ev;
+	pthread_mutex_unlock(&p->mu);
+	uv_async_send(&p->async);
+}
+
+struct load_progress {
+	struct pipeline *p;
+	int last;
+};
+
+static void on_load_progress(void *user, float fraction)
+{
+	struct load_progress *lp = user;
+	int pct = (int)(fraction * 100.0f);
+	if (pct < 0)
+		pct = 0;
+	if (pct > 100)
+		pct = 100;
+	if (pct / 5 == lp->last / 5)
+		return; /* every 5%: enough for a progress bar */
+	lp->last = pct;
+	post_event(lp->p, EVENT_PROGRESS, pct, true, NULL);
+}
+
+static const char *backend_word(const struct model *m)
+{
+	const char *name = model_info(m)->backend_name;
+	return name && !strncmp(name, "cuda", 4) ? "cuda" : "cpu";
+}
+
+static void load(struct pipeline *p, struct load_spec *spec, struct model **mp,
+		 struct engine **ep, bool reuse_shifted)
+{
+	engine_free(*ep);
+	model_free(*mp);
+	*ep = NULL;
+	*mp = NULL;
+	char msg[600];
+	snprintf(msg, sizeof msg, "%s", spec->path);
+	post_event(p, EVENT_LOAD_BEGIN, 0, true, msg);
+
+	struct model_params mp_ = model_params_default();
+	mp_.path = spec->path;
+	mp_.backend = spec->backend == CONFIG_BACKEND_CUDA  ? INFER_BACKEND_CUDA
+		      : spec->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
+							    : INFER_BACKEND_AUTO;
+	mp_.n_threads = spec->threads;
+	mp_.kv_bytes = (size_t)spec->cache_mb << 20;
+	struct load_progress lp = {p, -100};
+	mp_.progress = on_load_progress;
+	mp_.progress_user = &lp;
+	struct infer_error err = {{0}};
+	struct model *m = model_load(&mp_, &err);
+	struct engine *e = NULL;
+	if (m) {
+		struct engine_params eprm = engine_params_default();
+		eprm.reuse_shifted_suffix = reuse_shifted;
+		e = engine_new(m, &eprm, &err);
+		if (!e) {
+			model_free(m);
+			m = NULL;
+		}
+	}
+	if (!m) {
+		snprintf(msg, sizeof msg, "infill: cannot load the model %s: %s", spec->path,
+			 err.message[0] ? err.message : "unknown error");
+		post_event(p, EVENT_LOAD_END, 100, false, msg);
+		pthread_mutex_lock(&p->mu);
+		p->stats.backend = "none";
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
+	const struct model_info *mi = model_info(m);
+	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s", spec->path, mi->n_layer,
+		 mi->n_embd, mi->backend_name ? mi->backend_name : "cpu");
+	pthread_mutex_lock(&p->mu);
+	p->stats.backend = backend_word(m);
+	pthread_mutex_unlock(&p->mu);
+	*mp = m;
+	*ep = e;
+	atomic_store(&p->ready, true);
+	post_event(p, EVENT_LOAD_END, 100, true, msg);
+}
+
+/* Runs one job; fills job->status and job->result. */
+static void run_job(struct pipeline *p, struct engine *e, struct model *m,
+		    struct pipeline_job *job)
+{
+	struct completion_request *req = job->req;
+	job->status = 0;
+	if (!e || atomic_load(&job->cancel))
+		return; /* no model (answered empty) or nobody waits */
+	struct complete_options opt = complete_options_default();
+	opt.cancel = &job->cancel;
+	opt.previous = job->previous;
+	opt.previous_len = job->previous_len;
+	opt.use_cache = req->settings.cache_enabled;
+	opt.seed = req->seq;
+	struct complete_result res;
+	char err[512] = "";
+	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
+			      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	pthread_mutex_lock(&p->mu);
+	p->stats.prompt_tokens += (uint64_t)(res.prompt_tokens > 0 ? res.prompt_tokens : 0);
+	p->stats.cached_prompt_tokens += (uint64_t)(res.cached_tokens > 0 ? res.cached_tokens : 0);
+	p->stats.generated_tokens +=
+		(uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
+	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
+	pthread_mutex_unlock(&p->mu);
+	if (rc == ENGINE_ECANCELED) {
+		complete_result_finish(&res);
+		return;
+	}
+	if (rc) {
+		/* reported on the loop (log) through the status; the message is
+		 * kept short in the result's absence */
+		complete_result_finish(&res);
+		job->status = rc < 0 ? rc : -EIO;
+		return;
+	}
+	job->result.items = calloc(res.count + 1, sizeof *job->result.items);
+	if (!job->result.items) {
+		complete_result_finish(&res);
+		job->status = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < res.count; i++) {
+		job->result.items[i] = (struct completion_candidate){
+			.text = res.items[i].text, .text_len = res.items[i].len,
+			.start = res.items[i].start, .end = res.items[i].end,
+			.score = res.items[i].score,
+		};
+		res.items[i].text = NULL; /* moved */
+	}
+	job->result.count = res.count;
+	complete_result_finish(&res);
+}
+
+static void *engine_main(void *arg)
+{
+	struct pipeline *p = arg;
+	struct model *m = NULL;
+	struct engine *e = NULL;
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->stop && !p->load_pending && !p->queue_head)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop)
+			break;
+		if (p->load_pending) {
+			struct load_spec spec = p->pending_load;
+			p->pending_load.path = NULL;
+			p->load_pending = false;
+			p->params_pending = false;
+			bool shifted = p->reuse_shifted_pending;
+			atomic_store(&p->ready, false);
+			pthread_mutex_unlock(&p->mu);
+			load(p, &spec, &m, &e, shifted);
+			spec_finish(&spec);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
+		if (p->params_pending && e) {
+			struct engine_params ep = engine_params_default();
+			ep.reuse_shifted_suffix = p->reuse_shifted_pending;
+			engine_configure(e, &ep);
+		}
+		p->params_pending = false;
+		struct pipeline_job *job = p->queue_head;
+		p->queue_head = job->qnext;
+		if (!p->queue_head)
+			p->queue_tail = NULL;
+		job->qnext = NULL;
+		pthread_mutex_unlock(&p->mu);
+
+		run_job(p, e, m, job);
+
+		pthread_mutex_lock(&p->mu);
+		if (p->done_tail)
+			p->done_tail->qnext = job;
+		else
+			p->done_head = job;
+		p->done_tail = job;
+		uv_async_send(&p->async);
+	}
+	pthread_mutex_unlock(&p->mu);
+	atomic_store(&p->ready, false);
+	engine_free(e);
+	model_free(m);
+	pthread_mutex_lock(&p->mu);
+	p->thread_exited = true;
+	pthread_mutex_unlock(&p->mu);
+	uv_async_send(&p->async);
+	return NULL;
+}
+
+/* ---- fast path (loop thread) ------------------------------------------ */
+
+static struct docstate *doc_find(struct pipeline *p, const char *uri)
+{
+	for (struct docstate *d = p->docs; d; d = d->next)
+		if (!strcmp(d->uri, uri))
+			return d;
+	return NULL;
+}
+
+static void doc_clear(struct docstate *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->cands[i]);
+	free(d->cands);
+	free(d->cand_len);
+	free(d->cand_tail);
+	free(d->text);
+	d->cands = NULL;
+	d->cand_len = d->cand_tail = NULL;
+	d->text = NULL;
+	d->n = d->len = d->cursor = 0;
+}
+
+static void doc_remove(struct pipeline *p, const char *uri)
+{
+	for (struct docstate **pp = &p->docs; *pp; pp = &(*pp)->next) {
+		if (!strcmp((*pp)->uri, uri)) {
+			struct docstate *d = *pp;
+			*pp = d->next;
+			doc_clear(d);
+			free(d->uri);
+			free(d);
+			return;
+		}
+	}
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/*
+ * The typed-ahead fast path. The last answer for this document was given
+ * at cursor c of text T. If the new text is T with k > 0 bytes inserted at
+ * c, the cursor sits after them, and those bytes begin a candidate that was
+ * shown, the rest of that candidate is the answer: the model would only be
+ * asked to continue text it has already written. Fills out (texts new) and
+ * returns true; false when it does not apply (then out is untouched).
+ */
+static bool fast_path(struct pipeline *p, const struct completion_request *req,
+		      struct completion_result *out)
+{
+	struct docstate *d = doc_find(p, req->uri);
+	if (!d || !d->n || !d->text || req->text_len <= d->len)
+		return false;
+	size_t k = req->text_len - d->len;
+	if (req->cursor != d->cursor + k || memcmp(req->text, d->text, d->cursor) ||
+	    memcmp(req->text + d->cursor + k, d->text + d->cursor, d->len - d->cursor))
+		return false;
+	const char *typed = req->text + d->cursor;
+	struct completion_candidate *items = calloc(d->n, sizeof *items);
+	if (!items)
+		return false;
+	size_t n = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->cand_len[i] <= k || memcmp(d->cands[i], typed, k))
+			continue;
+		const char *rest = d->cands[i] + k;
+		size_t rest_len = d->cand_len[i] - k;
+		if (blank(rest, rest_len))
+			continue;
+		char *t = malloc(rest_len + 1);
+		if (!t)
+			break;
+		memcpy(t, rest, rest_len);
+		t[rest_len] = 0;
+		items[n++] = (struct completion_candidate){
+			.text = t, .text_len = rest_len, .start = req->cursor,
+			.end = req->cursor + d->cand_tail[i], .score = (double)(d->n - i),
+		};
+	}
+	if (!n) {
+		free(items);
+		return false;
+	}
+	out->items = items;
+	out->count = n;
+	return true;
+}
+
+/* Remembers what was answered for the fast path and the rerank's "previous
+ * suggestion". Takes the request's text. */
+static void doc_record(struct pipeline *p, struct completion_request *req,
+		       const struct completion_result *res)
+{
+	struct docstate *d = doc_find(p, req->uri);
+	if (!d) {
+		d = calloc(1, sizeof *d);
+		if (!d || !(d->uri = strdup(req->uri))) {
+			free(d);
+			return;
+		}
+		d->next = p->docs;
+		p->docs = d;
+	}
+	doc_clear(d);
+	size_t n = 0;
+	for (size_t i = 0; i < res->count; i++)
+		if (res->items[i].start == req->cursor && res->items[i].end >= req->cursor)
+			n++;
+	if (!n)
+		return;
+	d->cands = calloc(n, sizeof *d->cands);
+	d->cand_len = calloc(n, sizeof *d->cand_len);
+	d->cand_tail = calloc(n, sizeof *d->cand_tail);
+	if (!d->cands || !d->cand_len || !d->cand_tail) {
+		doc_clear(d);
+		return;
+	}
+	for (size_t i = 0; i < res->count && d->n < n; i++) {
+		const struct completion_candidate *c = &res->items[i];
+		if (c->start != req->cursor || c->end < req->cursor)
+			continue;
+		char *t = malloc(c->text_len + 1);
+		if (!t)
+			break;
+		memcpy(t, c->text, c->text_len);
+		t[c->text_len] = 0;
+		d->cands[d->n] = t;
+		d->cand_len[d->n] = c->text_len;
+		d->cand_tail[d->n] = c->end - c->start;
+		d->n++;
+	}
+	d->text = req->text;
+	d->len = req->text_len;
+	d->cursor = req->cursor;
+	req->text = NULL; /* taken */
+	req->text_len = 0;
+}
+
+/* ---- jobs (loop thread) -------------------------------------------------- */
+
+static void result_finish(struct completion_result *r)
+{
+	for (size_t i = 0; i < r->count; i++)
+		free(r->items[i].text);
+	free(r->items);
+	r->items = NULL;
+	r->count = 0;
+}
+
+static void job_free(struct pipeline *p, struct pipeline_job *job)
+{
+	if (job->prev)
+		job->prev->next = job->next;
+	else
+		p->live = job->next;
+	if (job->next)
+		job->next->prev = job->prev;
+	result_finish(&job->result);
+	completion_request_free(job->req);
+	free(job->previous);
+	free(job);
+}
+
+static void deliver(struct pipeline *p, struct pipeline_job *job)
+{
+	if (job->dropped || p->closing) {
+		job_free(p, job);
+		return;
+	}
+	if (job->status)
+		log_warn(p->log, "completion %llu for %s failed: %s",
+			 (unsigned long long)job->req->seq, job->req->uri, strerror(-job->status));
+	struct completion_result empty = {NULL, 0};
+	const struct completion_result *r = job->status ? &empty : &job->result;
+	pipeline_done_fn done = job->done;
+	void *ud = job->ud;
+	/* record before the callback: it may submit the next job at once */
+	if (!job->status && job->req->text)
+		doc_record(p, job->req, r);
+	done(ud, job->status, r);
+	job_free(p, job);
+}
+
+#define LOAD_TITLE "infill: loading the model"
+
+static void handle_event(struct pipeline *p, const struct event *ev)
+{
+	void (*progress)(void *, const char *, const char *, int, bool) = p->host.progress;
+	switch (ev->kind) {
+	case EVENT_LOAD_BEGIN:
+		if (p->loading && progress)
+			progress(p->host.ud, LOAD_TITLE, "superseded", 100, true);
+		p->loading = true;
+		if (progress)
+			progress(p->host.ud, LOAD_TITLE, ev->message, 0, false);
+		break;
+	case EVENT_PROGRESS:
+		if (progress && p->loading)
+			progress(p->host.ud, LOAD_TITLE, NULL, ev->percentage, false);
+		break;
+	case EVENT_LOAD_END:
+		if (progress && p->loading)
+			progress(p->host.ud, LOAD_TITLE, ev->ok ? "ready" : "failed", 100, true);
+		p->loading = false;
+		if (ev->ok)
+			log_info(p->log, "model ready: %s", ev->message);
+		else if (p->host.message)
+			p->host.message(p->host.ud, 1, ev->message);
+		else
+			log_error(p->log, "%s", ev->message);
+		break;
+	}
+}
+
+static void closed(uv_handle_t *h)
+{
+	struct pipeline *p = h->data;
+	if (p->close_done) {
+		void (*done)(void *) = p->close_done;
+		p->close_done = NULL;
+		done(p->close_ud);
+	}
+}
+
+static void finish_close(struct pipeline *p)
+{
+	if (p->thread_started) {
+		pthread_join(p->thread, NULL);
+		p->thread_started = false;
+	}
+	/* the engine is gone: whatever it still held is ours to free */
+	p->queue_head = p->queue_tail = p->done_head = p->done_tail = NULL;
+	while (p->live)
+		job_free(p, p->live);
+	if (p->loading && p->host.progress)
+		p->host.progress(p->host.ud, LOAD_TITLE, "stopped", 100, true);
+	p->loading = false;
+	if (p->async_started) {
+		uv_close((uv_handle_t *)&p->async, closed);
+	} else {
+		p->async.data = p;
+		closed((uv_handle_t *)&p->async);
+	}
+}
+
+static void on_async(uv_async_t *a)
+{
+	struct pipeline *p = a->data;
+	pthread_mutex_lock(&p->mu);
+	struct pipeline_job *done = p->done_head;
+	p->done_head = p->done_tail = NULL;
+	struct event *events = p->events_head;
+	p->events_head = p->events_tail = NULL;
+	bool exited = p->thread_exited;
+	pthread_mutex_unlock(&p->mu);
+
+	for (struct event *ev = events, *next; ev; ev = next) {
+		next = ev->next;
+		if (!p->closing)
+			handle_event(p, ev);
+		free(ev);
+	}
+	for (struct pipeline_job *job = done, *next; job; job = next) {
+		next = job->qnext;
+		deliver(p, job);
+	}
+	if (p->closing && exited && !uv_is_closing((uv_handle_t *)&p->async))
+		finish_close(p);
+}
+
+/* ---- the pipeline.h functions ------------------------------------------- */
+
+struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct settings *settings,
+			      const struct pipeline_host *host)
+{
+	(void)settings; /* the model loads at the first pipeline_configure */
+	struct pipeline *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->loop = loop;
+	p->log = log;
+	if (host)
+		p->host = *host;
+	p->stats.backend = "none";
+	atomic_init(&p->ready, false);
+	if (pthread_mutex_init(&p->mu, NULL)) {
+		free(p);
+		return NULL;
+	}
+	if (pthread_cond_init(&p->cv, NULL)) {
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* The async handle is opened at the first use, not in pipeline_new, so that
+ * a server that fails half-way through its creation can free a pipeline
+ * that owns no libuv handle. */
+static int async_start(struct pipeline *p)
+{
+	if (p->async_started)
+		return 0;
+	int rc = uv_async_init(p->loop, &p->async, on_async);
+	if (rc)
+		return rc;
+	p->async.data = p;
+	p->async_started = true;
+	return 0;
+}
+
+void pipeline_close(struct pipeline *p, void (*done)(void *ud), void *ud)
+{
+	p->closing = true;
+	p->close_done = done;
+	p->close_ud = ud;
+	for (struct pipeline_job *j = p->live; j; j = j->next) {
+		j->dropped = true;
+		atomic_store(&j->cancel, 1);
+	}
+	if (!p->thread_started) {
+		finish_close(p);
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	/* on_async finishes when the engine thread says it has exited */
+}
+
+void pipeline_free(struct pipeline *p)
+{
+	if (!p)
+		return;
+	if (p->thread_started) { /* never closed (server_new failed): stop it here */
+		pthread_mutex_lock(&p->mu);
+		p->stop = true;
+		pthread_cond_signal(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->thread, NULL);
+	}
+	while (p->live)
+		job_free(p, p->live);
+	for (struct event *ev = p->events_head, *next; ev; ev = next) {
+		next = ev->next;
+		free(ev);
+	}
+	while (p->docs)
+		doc_remove(p, p->docs->uri);
+	spec_finish(&p->loaded);
+	spec_finish(&p->pending_load);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+void pipeline_configure(struct pipeline *p, const struct settings *settings)
+{
+	if (p->closing)
+		return;
+	char *path = settings->model && settings->model[0] ? strdup(settings->model)
+							    : complete_default_model_path();
+	if (!path || async_start(p)) {
+		free(path);
+		log_error(p->log, "cannot configure the engine (out of memory or handles)");
+		return;
+	}
+	bool reload = !p->configured || strcmp(path, p->loaded.path) ||
+		      settings->backend != p->loaded.backend ||
+		      settings->threads != p->loaded.threads ||
+		      settings->cache_memory_mb != p->loaded.cache_mb;
+	bool shifted_changed = settings->cache_reuse_shifted_suffix != p->reuse_shifted;
+	p->reuse_shifted = settings->cache_reuse_shifted_suffix;
+	if (!reload && !shifted_changed) {
+		free(path);
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->reuse_shifted_pending = p->reuse_shifted;
+	p->params_pending = true;
+	if (reload) {
+		spec_finish(&p->loaded);
+		p->loaded = (struct load_spec){path, settings->backend, settings->threads,
+					       settings->cache_memory_mb};
+		spec_finish(&p->pending_load);
+		p->pending_load = p->loaded;
+		p->pending_load.path = strdup(path);
+		if (p->pending_load.path) {
+			p->load_pending = true;
+			atomic_store(&p->ready, false); /* answer empty until the new model is in */
+		}
+		p->configured = true;
+	}
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	if (!reload)
+		free(path);
+	if (!p->thread_started) {
+		if (pthread_create(&p->thread, NULL, engine_main, p)) {
+			log_error(p->log, "cannot start the engine thread: completions stay empty");
+			return;
+		}
+		p->thread_started = true;
+	}
+}
+
+int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline_done_fn done,
+		    void *ud, struct pipeline_job **out)
+{
+	if (p->closing) {
+		completion_request_free(req);
+		return -ECANCELED;
+	}
+	struct pipeline_job *job = calloc(1, sizeof *job);
+	if (!job || async_start(p)) {
+		free(job);
+		completion_request_free(req);
+		return -ENOMEM;
+	}
+	job->p = p;
+	job->req = req;
+	job->done = done;
+	job->ud = ud;
+	atomic_init(&job->cancel, 0);
+	job->next = p->live;
+	if (p->live)
+		p->live->prev = job;
+	p->live = job;
+	*out = job;
+
+	/* Answered without the engine: the fast path, or no model yet. Either
+	 * way through the done list, so the callback runs later, never inside
+	 * this call. */
+	bool immediate = false;
+	if (fast_path(p, req, &job->result)) {
+		job->fast = true;
+		immediate = true;
+		pthread_mutex_lock(&p->mu);
+		p->stats.fast_path++;
+		pthread_mutex_unlock(&p->mu);
+	} else if (!atomic_load(&p->ready)) {
+		immediate = true;
+	}
+	if (!immediate) {
+		struct docstate *d = doc_find(p, req->uri);
+		if (d && d->n) {
+			job->previous = strdup(d->cands[0]);
+			job->previous_len = job->previous ? d->cand_len[0] : 0;
+		}
+	}
+	pthread_mutex_lock(&p->mu);
+	if (immediate) {
+		if (p->done_tail)
+			p->done_tail->qnext = job;
+		else
+			p->done_head = job;
+		p->done_tail = job;
+	} else {
+		if (p->queue_tail)
+			p->queue_tail->qnext = job;
+		else
+			p->queue_head = job;
+		p->queue_tail = job;
+		pthread_cond_signal(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (immediate)
+		uv_async_send(&p->async);
+	return 0;
+}
+
+void pipeline_cancel(struct pipeline *p, struct pipeline_job *job)
+{
+	(void)p;
+	if (!job)
+		return;
+	job->dropped = true;
+	atomic_store(&job->cancel, 1);
+	/* freed when the engine hands it back (at its next decode step) */
+}
+
+void pipeline_doc_open(struct pipeline *p, const char *uri, const char *language_id,
+		       const struct doc *doc)
+{
+	(void)language_id, (void)doc;
+	doc_remove(p, uri); /* a reopened document starts afresh */
+}
+
+void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *doc, size_t start,
+		       size_t old_end, size_t new_end)
+{
+	/* Nothing to do: the fast path compares snapshots, which also covers
+	 * edits that arrive in several pieces. */
+	(void)p, (void)uri, (void)doc, (void)start, (void)old_end, (void)new_end;
+}
+
+void pipeline_doc_close(struct pipeline *p, const char *uri)
+{
+	doc_remove(p, uri);
+}
+
+void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)
+{
+	struct pipeline *mp = (struct pipeline *)p; /* the mutex, not the state, changes */
+	pthread_mutex_lock(&mp->mu);
+	*out = p->stats;
+	pthread_mutex_unlock(&mp->mu);
+}

@@ -1,0 +1,209 @@
+/*
+ * test_complete.c - complete_run (lsp/complete_core.c) with the tiny
+ * random-weight model: what must hold whatever the model writes.
+ */
+#include "harness.h"
+
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "complete_core.h"
+#include "config.h"
+
+static const char PY[] = "import os\n\n\ndef add(a, b):\n    total = a + b\n    return total\n\n\n"
+			 "def main():\n    x = add(1, 2)\n    print(x)\n    \n\n\n"
+			 "if __name__ == \"__main__\":\n    main()\n";
+
+static struct model *model;
+static struct engine *engine;
+static struct config *cfg;
+
+static bool setup(void)
+{
+	if (model)
+		return true;
+	const char *path = TESTDATA "/models/tiny-dsc-f32.gguf";
+	if (access(path, R_OK)) {
+		printf("SKIP: %s is missing\n", path);
+		exit(77);
+	}
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.n_threads = 1;
+	mp.kv_bytes = 64u << 20;
+	struct infer_error err = {{0}};
+	model = model_load(&mp, &err);
+	if (!model) {
+		fprintf(stderr, "load: %s\n", err.message);
+		return false;
+	}
+	struct engine_params ep = engine_params_default();
+	engine = engine_new(model, &ep, &err);
+	cfg = config_new();
+	return engine && cfg;
+}
+
+static struct settings settings_for(const char *lang)
+{
+	struct settings s = *config_get(cfg, lang);
+	s.completion_max_tokens = 16;
+	return s;
+}
+
+TEST(max_lines_follow_shape_and_setting)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	s.completion_max_lines = 7;
+	s.completion_multiline = CONFIG_MULTILINE_AUTO;
+	CHECK_INT_EQ(complete_max_lines(AST_SHAPE_BLOCK, &s), 7);
+	CHECK_INT_EQ(complete_max_lines(AST_SHAPE_LINE, &s), 1);
+	CHECK_INT_EQ(complete_max_lines(AST_SHAPE_REST_OF_LINE, &s), 1);
+	s.completion_multiline = CONFIG_MULTILINE_NEVER;
+	CHECK_INT_EQ(complete_max_lines(AST_SHAPE_BLOCK, &s), 1);
+	s.completion_multiline = CONFIG_MULTILINE_ALWAYS;
+	CHECK_INT_EQ(complete_max_lines(AST_SHAPE_LINE, &s), 7);
+}
+
+/* Every item shown passes validation whole, starts at the cursor, is not
+ * blank, and the items come best first. */
+TEST(shown_candidates_are_valid)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	s.completion_candidates = 6;
+	s.completion_temperature = 1.0;
+	s.completion_multiline = CONFIG_MULTILINE_ALWAYS;
+	size_t cursors[] = {sizeof PY - 1, 0, 40, 60, 95, 120};
+	size_t len = sizeof PY - 1;
+	int shown = 0, rejected = 0;
+	for (size_t k = 0; k < sizeof cursors / sizeof cursors[0]; k++) {
+		size_t cur = cursors[k] > len ? len : cursors[k];
+		struct complete_options opt = complete_options_default();
+		opt.seed = k + 1;
+		struct complete_result r;
+		char err[256];
+		int rc = complete_run(engine, model_tokenizer(model), "python", PY, len, cur, &s, &opt,
+				      &r, err, sizeof err);
+		CHECK_INT_EQ(rc, 0);
+		CHECK(r.prompt_tokens > 0);
+		CHECK_INT_EQ(r.n_generated, 6);
+		rejected += r.rejected;
+		for (size_t i = 0; i < r.count; i++) {
+			const struct complete_item *it = &r.items[i];
+			CHECK(it->start == cur && it->end >= cur);
+			CHECK(it->len > 0 && strlen(it->text) == it->len);
+			if (i)
+				CHECK(r.items[i - 1].score >= it->score);
+			/* the document with [start, end) taken out, the item inserted */
+			char *doc = malloc(len + 1);
+			memcpy(doc, PY, cur);
+			memcpy(doc + cur, PY + it->end, len - it->end);
+			size_t dlen = len - (it->end - cur);
+			struct ast_validate_params vp = {
+				.lang = ast_lang_from_id("python"), .text = doc, .len = dlen,
+				.cursor = cur, .candidate = it->text, .candidate_len = it->len,
+			};
+			struct ast_validation v;
+			CHECK_INT_EQ(ast_validate(&vp, &v), 0);
+			CHECK(v.verdict == AST_VERDICT_VALID && v.keep_len == it->len);
+			free(doc);
+			shown++;
+		}
+		complete_result_finish(&r);
+	}
+	printf("shown %d, rejected %d\n", shown, rejected);
+}
+
+TEST(greedy_is_deterministic)
+{
+	CHECK(setup());
+	struct settings s = settings_for("plaintext");
+	s.completion_candidates = 1;
+	s.completion_temperature = 0;
+	struct complete_options opt = complete_options_default();
+	struct complete_result a, b, c;
+	char err[256];
+	size_t len = sizeof PY - 1;
+	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
+				  &opt, &a, err, sizeof err), 0);
+	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
+				  &opt, &b, err, sizeof err), 0);
+	CHECK(b.cached_tokens > 0); /* the second run found the prompt in the cache */
+	opt.use_cache = false;
+	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
+				  &opt, &c, err, sizeof err), 0);
+	CHECK_INT_EQ(c.cached_tokens, 0);
+	CHECK(a.count == b.count && a.count == c.count);
+	for (size_t i = 0; i < a.count && i < b.count && i < c.count; i++) {
+		CHECK(!strcmp(a.items[i].text, b.items[i].text));
+		CHECK(!strcmp(a.items[i].text, c.items[i].text));
+	}
+	complete_result_finish(&a);
+	complete_result_finish(&b);
+	complete_result_finish(&c);
+}
+
+TEST(ablations_run)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	size_t len = sizeof PY - 1;
+	for (int mask = 0; mask < 8; mask++) {
+		struct complete_options opt = complete_options_default();
+		opt.ast_slice = mask & 1;
+		opt.validate = mask & 2;
+		opt.rerank = mask & 4;
+		struct complete_result r;
+		char err[256];
+		CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "python", PY, len, 95, &s,
+					  &opt, &r, err, sizeof err), 0);
+		CHECK(r.prompt_tokens > 0);
+		if (!opt.validate)
+			for (size_t i = 0; i < r.count; i++)
+				CHECK(r.items[i].verdict == AST_VERDICT_UNCHECKED);
+		complete_result_finish(&r);
+	}
+}
+
+TEST(cancelled_before_start)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	atomic_int cancel;
+	atomic_init(&cancel, 1);
+	struct complete_options opt = complete_options_default();
+	opt.cancel = &cancel;
+	struct complete_result r;
+	char err[256];
+	int rc = complete_run(engine, model_tokenizer(model), "python", PY, sizeof PY - 1, 95, &s,
+			      &opt, &r, err, sizeof err);
+	CHECK_INT_EQ(rc, ENGINE_ECANCELED);
+	CHECK_INT_EQ(r.count, 0);
+	complete_result_finish(&r);
+}
+
+TEST(cursor_past_end_is_an_error)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	struct complete_options opt = complete_options_default();
+	struct complete_result r;
+	char err[256] = "";
+	CHECK(complete_run(engine, model_tokenizer(model), "python", PY, 4, 5, &s, &opt, &r, err,
+			   sizeof err) < 0);
+	CHECK(err[0]);
+	complete_result_finish(&r);
+}
+
+TEST(teardown)
+{
+	engine_free(engine);
+	model_free(model);
+	config_free(cfg);
+	engine = NULL;
+	model = NULL;
+	cfg = NULL;
+}
+
+TEST_MAIN()
