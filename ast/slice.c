@@ -343,6 +343,59 @@ static size_t header_end(TSNode def, const char *text, size_t *start)
 	return end;
 }
 
+static size_t append(char *buf, size_t l, size_t cap, const char *s, size_t n)
+{
+	if (l + n >= cap)
+		n = l < cap ? cap - l - 1 : 0;
+	memcpy(buf + l, s, n);
+	return l + n;
+}
+
+static bool is_constructor_name(const char *name)
+{
+	return !strcmp(name, "__init__") || !strcmp(name, "new") || !strcmp(name, "constructor");
+}
+
+/* Appends to buf[0..l) the signatures of the methods in a container
+ * definition's body that the code near the cursor names (and constructors),
+ * each on its own line with its own indentation, and closes it as the
+ * language does. Returns the new length. */
+static size_t members_add(const struct ast_lang *lang, TSNode def, const char *text,
+			  const struct refs *r, char *buf, size_t l, size_t cap)
+{
+	bool indent = lang->blocks == AST_BLOCK_INDENT;
+	l = append(buf, l, cap, indent ? ":" : " {", indent ? 1 : 2);
+	TSNode body = ts_node_child_by_field_name(def, "body", 4);
+	uint32_t n = ts_node_is_null(body) ? 0 : ts_node_named_child_count(body);
+	int shown = 0;
+	for (uint32_t i = 0; i < n && shown < 12 && l + 200 < cap; i++) {
+		TSNode m = ts_node_named_child(body, i);
+		const char *mt = ts_node_type(m);
+		if (!lang_type_in(mt, lang->defs) ||
+		    !(is_function_type(mt) || !strcmp(mt, "decorated_definition")))
+			continue;
+		char mname[64];
+		if (!lang_def_name(m, text, mname, sizeof mname) ||
+		    !(is_constructor_name(mname) || refs_find(r, mname)))
+			continue;
+		size_t ms, me = header_end(m, text, &ms);
+		size_t ls = text_line_start(text, ms);
+		l = append(buf, l, cap, "\n", 1);
+		if (text_is_blank(text, ls, ms))
+			l = append(buf, l, cap, text + ls, ms - ls);
+		l = append(buf, l, cap, text + ms, me - ms < 160 ? me - ms : 160);
+		l = append(buf, l, cap, indent ? ": ..." : ";", indent ? 5 : 1);
+		shown++;
+	}
+	if (indent) {
+		if (shown == 0)
+			l = append(buf, l, cap, " ...", 4);
+	} else {
+		l = append(buf, l, cap, shown ? "\n}" : " ... }", shown ? 2 : 6);
+	}
+	return l;
+}
+
 static int signatures_add(const struct ast_lang *lang, TSNode root, const char *text,
 			  size_t win_start, size_t win_end, size_t cursor, const struct refs *r,
 			  struct snippets *out)
@@ -353,7 +406,16 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 		TSNode n = ts_tree_cursor_current_node(&c);
 		const char *t = ts_node_type(n);
 		bool descend = true;
-		if (lang_type_in(t, lang->defs)) {
+		/* A decorated class is handled at its class node (descend); a
+		 * decorated function here, decorators included. */
+		bool decorated = !strcmp(t, "decorated_definition");
+		bool decorated_fn = false;
+		if (decorated) {
+			TSNode inner = ts_node_child_by_field_name(n, "definition", 10);
+			decorated_fn = !ts_node_is_null(inner) &&
+				       is_function_type(ts_node_type(inner));
+		}
+		if (lang_type_in(t, lang->defs) && (!decorated || decorated_fn)) {
 			size_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 			char name[64];
 			const struct ref *ref;
@@ -362,26 +424,27 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 			if (!contains_cursor && !visible && lang_def_name(n, text, name, sizeof name) &&
 			    (ref = refs_find(r, name))) {
 				size_t hs, he = header_end(n, text, &hs);
-				char buf[720];
+				char buf[1400];
 				size_t l = he - hs < 700 ? he - hs : 700;
 				memcpy(buf, text + hs, l);
-				if (lang->blocks == AST_BLOCK_INDENT) {
+				bool fn = is_function_type(t) || decorated_fn;
+				if (!fn && he < e) {
+					/* A class, impl or interface: its methods' signatures. */
+					l = members_add(lang, n, text, r, buf, l, sizeof buf);
+				} else if (lang->blocks == AST_BLOCK_INDENT) {
 					memcpy(buf + l, ": ...", 5);
 					l += 5;
 				} else if (lang->blocks == AST_BLOCK_BRACE && he < e) {
-					/* A prototype for functions; containers (impl,
-					 * class, namespace) show that a body follows. */
-					const char *tail = is_function_type(t) ? ";" : " { ... }";
-					memcpy(buf + l, tail, strlen(tail));
-					l += strlen(tail);
+					buf[l++] = ';'; /* a prototype */
 				}
 				rc = snippet_add(out, AST_SNIPPET_SIGNATURE, name, buf, l, hs,
 						 10.0 / (1.0 + (double)ref->dist / 8.0));
 				if (rc)
 					break;
 			}
-			/* Nested functions are rarely called from outside. */
-			descend = !is_function_type(t) || contains_cursor;
+			/* Nested functions are rarely called from outside; a
+			 * decorated definition was just handled whole. */
+			descend = (!is_function_type(t) && !decorated_fn) || contains_cursor;
 		}
 		if (descend && ts_tree_cursor_goto_first_child(&c))
 			continue;

@@ -107,6 +107,12 @@ TEST(python_keeps_imports_and_signatures)
 	CHECK(adv && contains(adv->text, adv->len, "def advice(self, lead_days: int = 5)"));
 	CHECK(adv && !contains(adv->text, adv->len, "result = []")); /* no body */
 	CHECK(lab && contains(lab->text, lab->len, "def label(self) -> str"));
+	/* A class named near the cursor: its constructor and the methods used. */
+	const struct ast_snippet *wh = find_snippet(&s, "Warehouse");
+	CHECK(wh && contains(wh->text, wh->len, "class Warehouse:"));
+	CHECK(wh && contains(wh->text, wh->len, "    def __init__(self, name: str"));
+	CHECK(wh && contains(wh->text, wh->len, "    def advice(self"));
+	CHECK(wh && !contains(wh->text, wh->len, "def snapshot("));
 	/* A plain window with the same total budget drops all of that. */
 	size_t w = line_window_start(f.text, cursor, 300 + 300);
 	CHECK(!contains(f.text + w, cursor - w, "import"));
