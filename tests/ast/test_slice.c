@@ -218,6 +218,49 @@ TEST(plaintext_line_based)
 	free(f.text);
 }
 
+/* Any cursor in any data file: slices and verdicts keep their invariants
+ * (run under the sanitizers, this is also a small fuzz of both paths). */
+TEST(every_cursor_invariants)
+{
+	static const char *const files[][2] = {{"inventory.py", "python"},
+					       {"slice_snapshot.c", "c"},
+					       {"sample.go", "go"},
+					       {"sample.rs", "rust"},
+					       {"sample.ts", "typescript"},
+					       {"sample.ts", NULL}};
+	for (size_t fi = 0; fi < sizeof files / sizeof files[0]; fi++) {
+		struct file f = load(files[fi][0]);
+		REQUIRE(f.text);
+		const struct ast_lang *lang = files[fi][1] ? ast_lang_from_id(files[fi][1]) : NULL;
+		for (size_t cur = 0; cur <= f.len; cur += 211) {
+			struct ast_slice s;
+			struct ast_slice_params p = {.lang = lang, .text = f.text, .len = f.len,
+						     .cursor = cur, .prefix_tokens = 64,
+						     .suffix_tokens = 32, .extra_tokens = 64};
+			REQUIRE(ast_slice(&p, &s) == 0);
+			CHECK(s.prefix_start <= cur && cur <= s.suffix_end && s.suffix_end <= f.len);
+			CHECK(s.prefix_len == cur - s.prefix_start);
+			CHECK(!memcmp(s.prefix, f.text + s.prefix_start, s.prefix_len));
+			CHECK(s.prefix_tokens_used <= 64 && s.suffix_tokens_used <= 32);
+			CHECK(s.extra_tokens_used <= 64);
+			ast_slice_finish(&s);
+			/* A candidate taken from elsewhere in the file. */
+			size_t from = (cur * 7919) % f.len, n = 1 + cur % 90;
+			if (from + n > f.len)
+				n = f.len - from;
+			struct ast_validation v;
+			struct ast_validate_params vp = {.lang = lang, .text = f.text, .len = f.len,
+							 .cursor = cur, .candidate = f.text + from,
+							 .candidate_len = n};
+			REQUIRE(ast_validate(&vp, &v) == 0);
+			CHECK(v.keep_len <= n);
+			CHECK(v.verdict != AST_VERDICT_INVALID || v.keep_len == 0);
+			CHECK(lang || v.verdict != AST_VERDICT_VALID);
+		}
+		free(f.text);
+	}
+}
+
 TEST(bad_cursor)
 {
 	struct ast_slice s;
