@@ -57,6 +57,24 @@ def bucket(path):
     return int(hashlib.sha1(path.encode()).hexdigest(), 16) % 100
 
 
+def drop_near_copies(evals, train):
+    """Drop eval files whose parent-dir/name also occurs in train: vendored or backported
+    copies of stdlib modules (setuptools/_distutils, future/backports, ...) differ by a few
+    lines, so the model may have seen most of their text."""
+    tails = {"/".join(p.split("/")[-2:]) for _, p, _ in train}
+    return [e for e in evals if "/".join(e[1].split("/")[-2:]) not in tails]
+
+
+def filter_eval_list():
+    """Re-apply drop_near_copies to models/eval-files.txt without rebuilding the corpus."""
+    def load(name):
+        with open(os.path.join(MODELS, name)) as fh:
+            return [tuple(l.rstrip("\n").split("\t")) + (None,) for l in fh if l.strip()]
+    kept = drop_near_copies(load("eval-files.txt"), load("train-files.txt"))
+    with open(os.path.join(MODELS, "eval-files.txt"), "w") as fh:
+        fh.write("".join(f"{lang}\t{p}\n" for lang, p, _ in kept))
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     split = {"train": [], "val": [], "eval": []}
@@ -83,6 +101,7 @@ def main():
         seen.add(h)
         train.append((lang, p, t))
     split["train"] = train
+    split["eval"] = drop_near_copies(split["eval"], split["train"])
     for s, items in split.items():
         by = {}
         for lang, _, t in items:
@@ -95,4 +114,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    filter_eval_list() if sys.argv[1:] == ["--filter-eval"] else main()
