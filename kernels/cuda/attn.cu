@@ -38,8 +38,11 @@ extern "C" int cuq_attn_splits(int n, int n_heads, int n_sm)
 
 __device__ __forceinline__ void load4h(const __half *p, float *f)
 {
-	const uint2 u = *(const uint2 *)p;
-	const __half2 a = *(const __half2 *)&u.x, b = *(const __half2 *)&u.y;
+	const uint2 u = *(const uint2 *)p; /* one 8-byte load */
+	const __half2 a = __halves2half2(__ushort_as_half((unsigned short)(u.x & 0xffffu)),
+		__ushort_as_half((unsigned short)(u.x >> 16)));
+	const __half2 b = __halves2half2(__ushort_as_half((unsigned short)(u.y & 0xffffu)),
+		__ushort_as_half((unsigned short)(u.y >> 16)));
 	const float2 fa = __half22float2(a), fb = __half22float2(b);
 	f[0] = fa.x, f[1] = fa.y, f[2] = fb.x, f[3] = fb.y;
 }

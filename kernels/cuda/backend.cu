@@ -764,6 +764,6 @@ extern "C" __attribute__((visibility("default"))) int infill_backend_cuda_init(s
 	}
 	out->ops = &cuda_ops;
 	out->ctx = c;
-	snprintf(out->name, sizeof out->name, "cuda (%s, kv f16)", c->gpu_name);
+	snprintf(out->name, sizeof out->name, "cuda (%.100s, kv f16)", c->gpu_name);
 	return 0;
 }

@@ -335,7 +335,9 @@ static __global__ void dequant_f16_kernel(cuq_weight w, __half *out)
 #pragma unroll
 			for (int j = 0; j < 4; j++)
 				h[j] = __floats2half2_rn(v[8 * k + 2 * j], v[8 * k + 2 * j + 1]);
-			o[k] = *(uint4 *)h;
+			uint4 u;
+			memcpy(&u, h, sizeof u); /* not a pointer cast: that breaks strict aliasing */
+			o[k] = u;
 		}
 	}
 }
