@@ -1,0 +1,79 @@
+// settings.js - VS Code configuration -> what infill receives, and the
+// server's command line. Pure (no vscode import) so node's test runner can
+// check it; extension.js passes in VS Code's inspect() results.
+'use strict';
+
+// The extension's own settings, not sent to the server.
+const OWN = new Set(['serverPath', 'serverArgs', 'trace.server']);
+
+// Server setting keys ("completion.debounceMs", ...) from the extension's
+// package.json contributes.configuration (generated from lsp/config.h).
+function serverKeys(pkg) {
+  return Object.keys(pkg.contributes.configuration.properties)
+    .map((k) => k.replace(/^infill\./, ''))
+    .filter((k) => !OWN.has(k));
+}
+
+// The value a user set explicitly (folder over workspace over user), or
+// undefined. Defaults are never sent: the server has the same ones, and
+// sending them would hide the project's .infill.json.
+function explicitValue(info, language) {
+  if (!info) return undefined;
+  const order = language
+    ? ['workspaceFolderLanguageValue', 'workspaceLanguageValue', 'globalLanguageValue']
+    : ['workspaceFolderValue', 'workspaceValue', 'globalValue'];
+  for (const k of order) if (info[k] !== undefined) return info[k];
+  return undefined;
+}
+
+function put(obj, key, value) {
+  const parts = key.split('.');
+  let o = obj;
+  for (const p of parts.slice(0, -1)) {
+    if (typeof o[p] !== 'object' || o[p] === null) o[p] = {};
+    o = o[p];
+  }
+  o[parts[parts.length - 1]] = value;
+}
+
+// The nested settings object for section "infill". keys: serverKeys();
+// inspect(key, languageId?) -> VS Code's inspect() result for "infill.<key>"
+// (with a language scope when languageId is given); languageIds: languages
+// whose "[lang]" overrides to send under "languages".
+function serverSettings(keys, inspect, languageIds = []) {
+  const out = {};
+  for (const key of keys) {
+    const v = explicitValue(inspect(key));
+    if (v !== undefined && v !== null) put(out, key, v);
+  }
+  for (const lang of languageIds) {
+    for (const key of keys) {
+      const v = explicitValue(inspect(key, lang), lang);
+      if (v !== undefined && v !== null) {
+        out.languages = out.languages || {};
+        out.languages[lang] = out.languages[lang] || {};
+        put(out.languages[lang], key, v);
+      }
+    }
+  }
+  return out;
+}
+
+// The server's command line from get(key) (the extension's own settings).
+function serverCommand(get) {
+  const command = (get('serverPath') || 'infill').trim() || 'infill';
+  const args = Array.isArray(get('serverArgs')) ? get('serverArgs').map(String) : [];
+  if (!args.includes('--stdio')) args.push('--stdio');
+  return { command, args };
+}
+
+// Status bar text for a $/progress value; title: the begin's title.
+function progressText(value, title) {
+  if (!value || value.kind === 'end') return null;
+  let text = value.title || title || 'loading';
+  if (value.message) text += ': ' + value.message;
+  if (typeof value.percentage === 'number') text += ` ${Math.round(value.percentage)}%`;
+  return text;
+}
+
+module.exports = { serverKeys, explicitValue, serverSettings, serverCommand, progressText };

@@ -1,0 +1,42 @@
+// The suggestion splitting shared by the three clients (src/text.js).
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const { remainder, nextWord, nextLine } = require('../src/text');
+
+test('remainder strips what was typed since the range start', () => {
+  assert.strictEqual(remainder('list_python_files(root)', 'list_'), 'python_files(root)');
+  assert.strictEqual(remainder('abc', ''), 'abc');
+  assert.strictEqual(remainder('abc', 'abc'), null, 'nothing left to show');
+  assert.strictEqual(remainder('abc', 'abx'), null, 'does not fit what was typed');
+});
+
+test('nextWord takes blanks then a word or a punctuation run', () => {
+  assert.strictEqual(nextWord('python_files(root)'), 'python_files');
+  assert.strictEqual(nextWord('(root)'), '(');
+  assert.strictEqual(nextWord('  = os.walk(x)'), '  =');
+  assert.strictEqual(nextWord(' walk'), ' walk');
+  assert.strictEqual(nextWord('\n    return x'), '\n    ');
+  assert.strictEqual(nextWord('\r\n\treturn'), '\r\n\t');
+  assert.strictEqual(nextWord('   '), '   ');
+  assert.strictEqual(nextWord('été = 1'), 'été', 'non-ASCII letters are word characters');
+  assert.strictEqual(nextWord(''), '');
+});
+
+test('nextLine takes a line with its break, or the break and the next line', () => {
+  assert.strictEqual(nextLine('a = 1\nb = 2\n'), 'a = 1\n');
+  assert.strictEqual(nextLine('\n    b = 2\nc'), '\n    b = 2');
+  assert.strictEqual(nextLine('tail'), 'tail');
+});
+
+test('word by word accept rebuilds the whole suggestion', () => {
+  const s = 'found.append(os.path.join(dirpath, name))\n    return found';
+  let rest = s, out = '', steps = 0;
+  while (rest) {
+    const w = nextWord(rest);
+    assert.ok(w.length > 0, 'progress');
+    out += w; rest = rest.slice(w.length); steps++;
+  }
+  assert.strictEqual(out, s);
+  assert.ok(steps > 5);
+});

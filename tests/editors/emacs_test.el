@@ -1,0 +1,145 @@
+;;; emacs_test.el --- infill.el with eglot against the real server  -*- lexical-binding: t -*-
+
+;; Run by emacs.sh: emacs --batch -Q -L editors/emacs -l emacs_test.el
+;; Environment: INFILL_BIN, INFILL_MODEL, INFILL_TMP.
+;; Opens a real Python file, types (keyboard macros, so the command loop and
+;; its hooks run as for a user), waits for the overlay, accepts it with TAB
+;; (the text lands in the buffer), accepts a word, dismisses with C-g and by
+;; moving point.  Exit 0 pass, 1 fail, 77 skip (no eglot).
+
+;;; Code:
+
+(require 'cl-lib)
+
+;; Emacs 28 + Debian's elpa-eglot: the package lives outside -Q's load-path
+(unless (require 'eglot nil t)
+  (dolist (dir (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*"))
+    (add-to-list 'load-path dir))
+  (unless (require 'eglot nil t)
+    (message "SKIP: eglot not installed (apt-get install elpa-eglot, or Emacs 29+)")
+    (kill-emacs 77)))
+
+(require 'infill)
+
+(defvar test-bin (getenv "INFILL_BIN"))
+(defvar test-model (getenv "INFILL_MODEL"))
+(defvar test-tmp (getenv "INFILL_TMP"))
+
+(defun test-fail (fmt &rest args)
+  (error "check failed: %s" (apply #'format fmt args)))
+
+(defun test-wait (seconds pred)
+  "Process events until PRED is non-nil (returned) or SECONDS pass (nil)."
+  (let ((deadline (+ (float-time) seconds)) v)
+    (while (and (not (setq v (funcall pred))) (< (float-time) deadline))
+      (accept-process-output nil 0.02))
+    v))
+
+(defun test-type (keys)
+  (execute-kbd-macro (kbd keys)))
+
+(defun test-overlays ()
+  (cl-remove-if-not (lambda (o) (overlay-get o 'infill))
+                    (overlays-in (point-min) (point-max))))
+
+(defun test-suggest (first more)
+  "Type FIRST, then the keys in MORE one at a time until a suggestion shows."
+  (test-type first)
+  (or (test-wait 60 #'infill-visible)
+      (cl-loop for k in more
+               do (test-type k)
+               thereis (test-wait 15 #'infill-visible))
+      (test-fail "no suggestion after typing %S %S" first more)))
+
+(defconst test-source "import os
+
+
+def list_python_files(root):
+    \"\"\"Return the paths of the Python files under root.\"\"\"
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames:
+            if name.endswith(\".py\"):
+                found.append(os.path.join(dirpath, name))
+    return found
+
+
+def count_lines(path):
+    with open(path) as f:
+        return sum(1 for _ in f)
+
+
+def main():
+    total = 0
+")
+
+(defun test-run ()
+  (setq infill-command (list test-bin "--model" test-model "--user-config" "")
+        infill-completion-debounce-ms 0
+        infill-completion-max-tokens 8
+        infill-completion-candidates 1
+        infill-idle-delay 0.05)
+  (infill-eglot-setup)
+  (let ((file (expand-file-name "walk.py" test-tmp)))
+    (with-temp-file file (insert test-source))
+    (find-file file))
+  (unless (eq major-mode 'python-mode) (python-mode))
+  (setq-local indent-tabs-mode nil)
+  (apply #'eglot (eglot--guess-contact))
+  (unless (test-wait 20 (lambda () (and (eglot-current-server)
+                                        (eq (type-of (eglot-current-server)) 'infill-eglot-server))))
+    (test-fail "eglot did not connect to infill"))
+  (infill-mode 1)
+
+  ;; 1. typing shows an overlay at point whose after-string is the suggestion
+  (goto-char (point-max))
+  (let* ((v (test-suggest "SPC SPC SPC SPC f o r SPC p a t h SPC i n SPC l i s t _" '("p" "y" "t")))
+         (ovs (test-overlays)))
+    (unless (= (length ovs) 1) (test-fail "one overlay, got %d" (length ovs)))
+    (unless (= (overlay-start (car ovs)) (point)) (test-fail "the overlay sits at point"))
+    (unless (equal (substring-no-properties (overlay-get (car ovs) 'after-string)) v)
+      (test-fail "after-string %S is the suggestion %S" (overlay-get (car ovs) 'after-string) v))
+    (message "suggestion: %S" v)
+    ;; 2. TAB accepts: the text is inserted at point, point after it
+    (let ((before (buffer-substring-no-properties (line-beginning-position) (point)))
+          (start (point)))
+      (test-type "TAB")
+      (unless (equal (buffer-substring-no-properties start (min (point-max) (+ start (length v)))) v)
+        (test-fail "accepted text %S, buffer has %S" v
+                   (buffer-substring-no-properties start (point-max))))
+      (unless (= (point) (+ start (length v))) (test-fail "point after the accepted text"))
+      (when (test-overlays) (test-fail "no overlay right after accepting"))
+      (message "line after accept: %S" (concat before v))))
+
+  ;; 3. C-g dismisses
+  (goto-char (point-max))
+  (insert "\n")
+  (test-suggest "SPC SPC SPC SPC t o t a l SPC + = SPC c o u n t _" '("l" "i" "n"))
+  (test-type "C-g")
+  (when (or (test-overlays) (infill-visible)) (test-fail "C-g leaves no overlay"))
+
+  ;; 4. accept a word: only the word goes in; the rest stays visible
+  (let* ((v (test-suggest "l" '("i" "n")))
+         (word (infill-next-word v))
+         (start (point)))
+    (test-type "M-f")
+    (unless (equal (buffer-substring-no-properties start (point)) word)
+      (test-fail "accepted word %S, got %S" word (buffer-substring-no-properties start (point))))
+    (when (< (length word) (length v))
+      (unless (equal (infill-visible) (substring v (length word)))
+        (test-fail "the rest %S stays visible, got %S" (substring v (length word)) (infill-visible)))
+      ;; 5. moving point dismisses
+      (test-type "C-b")
+      (when (test-overlays) (test-fail "moving point leaves no overlay"))))
+  (message "PASS"))
+
+(condition-case err
+    (progn
+      (run-with-timer 170 nil (lambda () (message "FAIL: the test took over 170 s") (kill-emacs 1)))
+      (test-run)
+      (let ((kill-buffer-query-functions nil)) (ignore-errors (eglot-shutdown (eglot-current-server))))
+      (kill-emacs 0))
+  (error (message "FAIL: %s" (error-message-string err))
+         (kill-emacs 1)))
+
+;;; emacs_test.el ends here
