@@ -415,7 +415,11 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 			decorated_fn = !ts_node_is_null(inner) &&
 				       is_function_type(ts_node_type(inner));
 		}
-		if (lang_type_in(t, lang->defs) && (!decorated || decorated_fn)) {
+		/* `struct x *p` names a type without defining it. */
+		bool specifier = strstr(t, "_specifier") != NULL;
+		bool bodiless_use =
+			specifier && ts_node_is_null(ts_node_child_by_field_name(n, "body", 4));
+		if (lang_type_in(t, lang->defs) && (!decorated || decorated_fn) && !bodiless_use) {
 			size_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 			char name[64];
 			const struct ref *ref;
@@ -434,8 +438,8 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 				} else if (lang->blocks == AST_BLOCK_INDENT) {
 					memcpy(buf + l, ": ...", 5);
 					l += 5;
-				} else if (lang->blocks == AST_BLOCK_BRACE && he < e) {
-					buf[l++] = ';'; /* a prototype */
+				} else if (lang->blocks == AST_BLOCK_BRACE && (he < e || specifier)) {
+					buf[l++] = ';'; /* a prototype, or a whole C type */
 				}
 				rc = snippet_add(out, AST_SNIPPET_SIGNATURE, name, buf, l, hs,
 						 10.0 / (1.0 + (double)ref->dist / 8.0));
