@@ -155,6 +155,19 @@ function lispSymbol(key) {
   return 'infill-' + key.replace(/\./g, '-').replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 }
 
+// Wraps each line of a docstring at 75 columns (Emacs wants them under 80).
+function fill(s) {
+  return s.split('\n').map((line) => {
+    const out = [];
+    let cur = '';
+    for (const w of line.split(' ')) {
+      if (cur && (cur + ' ' + w).length > 75) { out.push(cur); cur = w; } else cur = cur ? cur + ' ' + w : w;
+    }
+    out.push(cur);
+    return out.join('\n');
+  }).join('\n');
+}
+
 function lispString(s) {
   return '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
 }
@@ -202,7 +215,7 @@ function emacsFile(settings) {
     const doc = `${s.doc.charAt(0).toUpperCase() + s.doc.slice(1)}.\nServer setting "${s.key}" (server default ${dflt}${range}).\nnil: leave it to the server.${lang}`;
     out.push('');
     out.push(`(defcustom ${lispSymbol(s.key)} nil`);
-    out.push(`  ${lispString(doc)}`);
+    out.push(`  ${lispString(fill(doc))}`);
     out.push(`  :type '${lispType(s)}`);
     out.push('  :group \'infill-settings)');
   }

@@ -129,7 +129,8 @@ May be set per language under \"languages\" in .infill.json."
 
 (defcustom infill-context-prefix-tokens nil
   "Token budget for text before the cursor.
-Server setting \"context.prefixTokens\" (server default 1024; range 0..65536).
+Server setting \"context.prefixTokens\" (server default 1024; range
+0..65536).
 nil: leave it to the server.
 May be set per language under \"languages\" in .infill.json."
   :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
@@ -152,7 +153,8 @@ May be set per language under \"languages\" in .infill.json."
   :group 'infill-settings)
 
 (defcustom infill-fim-template nil
-  "Auto, deepseek, qwen, starcoder, codellama, or a custom string with {prefix} {suffix}.
+  "Auto, deepseek, qwen, starcoder, codellama, or a custom string with
+{prefix} {suffix}.
 Server setting \"fim.template\" (server default \"auto\").
 nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (string :tag "Value"))

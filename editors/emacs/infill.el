@@ -34,7 +34,10 @@
 
 (require 'cl-lib)
 (require 'subr-x)
+(require 'eieio)
 (require 'infill-settings)
+
+(defvar infill-mode)
 
 (declare-function eglot-current-server "eglot")
 (declare-function eglot--TextDocumentPositionParams "eglot")

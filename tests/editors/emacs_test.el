@@ -74,7 +74,10 @@ def main():
 ")
 
 (defun test-run ()
-  (setq infill-command (list test-bin "--model" test-model "--user-config" "")
+  (setq infill-command (append (list test-bin "--model" test-model "--user-config" "")
+                               ;; INFILL_LOG=FILE: the server's debug log, for a failing run
+                               (when (getenv "INFILL_LOG")
+                                 (list "--log-file" (getenv "INFILL_LOG") "--log-level" "debug")))
         infill-completion-debounce-ms 0
         infill-completion-max-tokens 8
         infill-completion-candidates 1

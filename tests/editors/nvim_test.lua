@@ -117,8 +117,12 @@ end
 
 co = coroutine.create(function()
   local infill = require('infill')
+  local cmd = { bin, '--model', model, '--user-config', '' }
+  if os.getenv('INFILL_LOG') then -- the server's debug log, for a failing run
+    vim.list_extend(cmd, { '--log-file', os.getenv('INFILL_LOG'), '--log-level', 'debug' })
+  end
   infill.setup {
-    cmd = { bin, '--model', model, '--user-config', '' },
+    cmd = cmd,
     filetypes = { 'python' },
     settings = { completion = { debounceMs = 0, maxTokens = 8, candidates = 1 } },
   }
