@@ -1,7 +1,8 @@
 ;;; emacs_test.el --- infill.el with eglot against the real server  -*- lexical-binding: t -*-
 
 ;; Run by emacs.sh: emacs --batch -Q -L editors/emacs -l emacs_test.el
-;; Environment: INFILL_BIN, INFILL_MODEL, INFILL_TMP.
+;; Environment: INFILL_BIN, INFILL_MODEL, INFILL_TMP; INFILL_CLIENT=lsp-mode
+;; runs the same steps over lsp-mode instead of eglot.
 ;; Opens a real Python file, types (keyboard macros, so the command loop and
 ;; its hooks run as for a user), waits for the overlay, accepts it with TAB
 ;; (the text lands in the buffer), accepts a word, dismisses with C-g and by
@@ -18,6 +19,12 @@
   (unless (require 'eglot nil t)
     (message "SKIP: eglot not installed (apt-get install elpa-eglot, or Emacs 29+)")
     (kill-emacs 77)))
+
+(defvar test-client (if (equal (getenv "INFILL_CLIENT") "lsp-mode") 'lsp-mode 'eglot))
+
+(when (and (eq test-client 'lsp-mode) (not (require 'lsp-mode nil t)))
+  (message "SKIP: lsp-mode not installed (apt-get install elpa-lsp-mode)")
+  (kill-emacs 77))
 
 (require 'infill)
 
@@ -82,16 +89,40 @@ def main():
         infill-completion-max-tokens 8
         infill-completion-candidates 1
         infill-idle-delay 0.05)
-  (infill-eglot-setup)
   (let ((file (expand-file-name "walk.py" test-tmp)))
     (with-temp-file file (insert test-source))
-    (find-file file))
-  (unless (eq major-mode 'python-mode) (python-mode))
+    (if (eq test-client 'eglot)
+        (progn
+          (infill-eglot-setup)
+          (find-file file)
+          (unless (eq major-mode 'python-mode) (python-mode))
+          (apply #'eglot (eglot--guess-contact))
+          (unless (test-wait 20 (lambda () (and (eglot-current-server)
+                                                (eq (type-of (eglot-current-server))
+                                                    'infill-eglot-server))))
+            (test-fail "eglot did not connect to infill")))
+      (setq lsp-session-file (expand-file-name "lsp-session" test-tmp)
+            lsp-enable-file-watchers nil
+            lsp-headerline-breadcrumb-enable nil
+            lsp-modeline-code-actions-enable nil
+            lsp-modeline-diagnostics-enable nil
+            lsp-modeline-workspace-status-enable nil
+            lsp-lens-enable nil
+            lsp-completion-enable nil
+            lsp-diagnostics-provider :none
+            lsp-enable-snippet nil
+            lsp-restart 'ignore)
+      (infill-lsp-setup)
+      (find-file file)
+      (unless (eq major-mode 'python-mode) (python-mode))
+      (lsp-workspace-folders-add test-tmp)
+      (lsp)
+      (unless (test-wait 20 (lambda () (and (eq (infill--backend) 'lsp-mode)
+                                            (eq (lsp--workspace-status (infill--lsp-workspace))
+                                                'initialized))))
+        (test-fail "lsp-mode did not connect to infill"))))
+  (message "client: %s" test-client)
   (setq-local indent-tabs-mode nil)
-  (apply #'eglot (eglot--guess-contact))
-  (unless (test-wait 20 (lambda () (and (eglot-current-server)
-                                        (eq (type-of (eglot-current-server)) 'infill-eglot-server))))
-    (test-fail "eglot did not connect to infill"))
   (infill-mode 1)
 
   ;; 1. typing shows an overlay at point whose after-string is the suggestion
@@ -140,7 +171,10 @@ def main():
     (progn
       (run-with-timer 170 nil (lambda () (message "FAIL: the test took over 170 s") (kill-emacs 1)))
       (test-run)
-      (let ((kill-buffer-query-functions nil)) (ignore-errors (eglot-shutdown (eglot-current-server))))
+      (let ((kill-buffer-query-functions nil))
+        (if (eq test-client 'eglot)
+            (ignore-errors (eglot-shutdown (eglot-current-server)))
+          (ignore-errors (lsp-workspace-shutdown (infill--lsp-workspace)))))
       (kill-emacs 0))
   (error (message "FAIL: %s" (error-message-string err))
          (kill-emacs 1)))
