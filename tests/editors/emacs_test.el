@@ -49,6 +49,13 @@
   (cl-remove-if-not (lambda (o) (overlay-get o 'infill))
                     (overlays-in (point-min) (point-max))))
 
+(defun test-server-settings ()
+  "The server's effective settings for Python, asked over the buffer's connection."
+  (if (eq test-client 'eglot)
+      (jsonrpc-request (eglot-current-server) :infill/settings '(:languageId "python"))
+    (let ((lsp--buffer-workspaces (list (infill--lsp-workspace))))
+      (lsp-request "infill/settings" '(:languageId "python")))))
+
 (defun test-suggest (first more)
   "Type FIRST, then the keys in MORE one at a time until a suggestion shows."
   (test-type first)
@@ -122,6 +129,9 @@ def main():
                                                 'initialized))))
         (test-fail "lsp-mode did not connect to infill"))))
   (message "client: %s" test-client)
+  ;; the defcustoms arrived as initializationOptions
+  (let ((got (infill--get (test-server-settings) "completion.maxTokens")))
+    (unless (equal got 8) (test-fail "completion.maxTokens is %S on the server, not 8" got)))
   (setq-local indent-tabs-mode nil)
   (infill-mode 1)
 
