@@ -40,3 +40,14 @@ test('word by word accept rebuilds the whole suggestion', () => {
   assert.strictEqual(out, s);
   assert.ok(steps > 5);
 });
+
+test('the cases every client splits the same way (tests/editors/split_cases.json)', (t) => {
+  const file = require('path').join(__dirname, '..', '..', '..', 'tests', 'editors', 'split_cases.json');
+  if (!require('fs').existsSync(file)) return t.skip('no tests/editors (packaged copy)');
+  const cases = JSON.parse(require('fs').readFileSync(file, 'utf8'));
+  for (const c of cases.split) {
+    assert.strictEqual(nextWord(c.s), c.word, 'nextWord ' + JSON.stringify(c.s));
+    assert.strictEqual(nextLine(c.s), c.line, 'nextLine ' + JSON.stringify(c.s));
+  }
+  for (const c of cases.remainder) assert.strictEqual(remainder(c.insert, c.typed), c.rest, JSON.stringify(c));
+});
