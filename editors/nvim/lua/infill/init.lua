@@ -65,13 +65,40 @@ local function buf_state(bufnr)
   return b
 end
 
-local function client_for(bufnr)
-  for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+-- The LSP clients named infill (of one buffer, or all), on every version:
+-- get_clients arrived in 0.10, buf_get_clients/get_active_clients went.
+local function infill_clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr, name = 'infill' })
+  end
+  local out = {}
+  local all = bufnr and vim.lsp.buf_get_clients(bufnr) or vim.lsp.get_active_clients()
+  for _, c in pairs(all) do
     if c.name == 'infill' then
-      return c
+      out[#out + 1] = c
     end
   end
-  return nil
+  return out
+end
+
+local function client_for(bufnr)
+  return infill_clients(bufnr)[1]
+end
+
+-- client:request() from 0.11 on, client.request() before it.
+local new_methods = vim.fn.has('nvim-0.11') == 1
+local function client_request(client, ...)
+  if new_methods then
+    return client:request(...)
+  end
+  return client.request(...)
+end
+
+local function client_stop(client)
+  if new_methods then
+    return client:stop()
+  end
+  return client.stop()
 end
 
 local function has_native()
@@ -180,7 +207,7 @@ local function request(bufnr)
     position = { line = row - 1, character = text.lsp_char(line, col, client.offset_encoding or 'utf-16') },
     context = { triggerKind = 2 },
   }
-  client.request('textDocument/inlineCompletion', params, function(err, result)
+  client_request(client, 'textDocument/inlineCompletion', params, function(err, result)
     -- a newer keystroke, a move or a mode change made this answer stale
     if err or seq ~= b.seq or not vim.api.nvim_buf_is_valid(bufnr)
         or vim.api.nvim_buf_get_changedtick(bufnr) ~= tick
@@ -475,6 +502,13 @@ local function client_config(bufnr)
   }
 end
 
+local function client_is_stopped(client)
+  if new_methods then
+    return client:is_stopped()
+  end
+  return client.is_stopped()
+end
+
 --- Starts the server for bufnr (default: the current buffer) and attaches
 --- it; returns the client id or nil.
 function M.start(bufnr)
@@ -484,7 +518,7 @@ function M.start(bufnr)
     return vim.lsp.start(cfg, { bufnr = bufnr })
   end
   local client = S.client_id and vim.lsp.get_client_by_id(S.client_id)
-  if not client or client.is_stopped() then
+  if not client or client_is_stopped(client) then
     S.client_id = vim.lsp.start_client(cfg)
   end
   if S.client_id then
@@ -496,13 +530,11 @@ end
 --- Stops the server and starts it again for every buffer it had.
 function M.restart()
   local attached = {}
-  for _, c in pairs(vim.lsp.get_active_clients()) do
-    if c.name == 'infill' then
-      for b in pairs(c.attached_buffers or {}) do
-        attached[#attached + 1] = b
-      end
-      c.stop()
+  for _, c in ipairs(infill_clients(nil)) do
+    for b in pairs(c.attached_buffers or {}) do
+      attached[#attached + 1] = b
     end
+    client_stop(c)
   end
   for b in pairs(S.bufs) do
     clear(b)
