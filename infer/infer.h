@@ -208,7 +208,10 @@ int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *hi
 /* ---- machine facts for benchmarks ---- */
 
 int infer_physical_cores(void);
-/* Read bandwidth in GB/s over a buffer of `bytes` with n_threads (see backend.h). */
-double infer_read_bandwidth_gbs(int n_threads, size_t bytes);
+/* Read bandwidth in GB/s over a buffer of `bytes` with n_threads; *cpu_gbs
+ * (may be NULL): the same per CPU-second the threads got (see backend.h). */
+double infer_read_bandwidth_gbs(int n_threads, size_t bytes, double *cpu_gbs);
+/* CPU seconds this process has used (all threads). */
+double infer_process_cpu_seconds(void);
 
 #endif

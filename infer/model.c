@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "gguf.h"
@@ -498,7 +499,14 @@ int infer_physical_cores(void)
 	return backend_cpu_physical_cores();
 }
 
-double infer_read_bandwidth_gbs(int n_threads, size_t bytes)
+double infer_read_bandwidth_gbs(int n_threads, size_t bytes, double *cpu_gbs)
 {
-	return backend_cpu_read_gbs(n_threads, bytes);
+	return backend_cpu_read_gbs(n_threads, bytes, cpu_gbs);
+}
+
+double infer_process_cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }

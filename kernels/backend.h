@@ -220,8 +220,11 @@ typedef int (*backend_init_fn)(struct backend *out, const struct backend_config 
 /* Physical cores of this machine (>= 1). */
 int backend_cpu_physical_cores(void);
 /* Measures multi-threaded read bandwidth over a buffer of `bytes` (use >= 4x the
- * last-level cache) with n_threads threads; returns GB/s (1e9 bytes), or a
- * negative value when the buffer cannot be allocated. Takes about a second. */
-double backend_cpu_read_gbs(int n_threads, size_t bytes);
+ * last-level cache) with n_threads threads; returns GB/s (1e9 bytes) by wall
+ * time, or a negative value when the buffer cannot be allocated. If cpu_gbs is
+ * not NULL it receives the same bytes over the CPU time the threads got
+ * (divided by n_threads): what an unshared machine would give, for runs on
+ * machines busy with other work. Takes about a second. */
+double backend_cpu_read_gbs(int n_threads, size_t bytes, double *cpu_gbs);
 
 #endif

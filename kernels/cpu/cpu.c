@@ -47,6 +47,8 @@ struct cpu_backend {
 	void *act;   /* [cap] activation rows of the widest format */
 	size_t act_row_cap;
 	float *scores; /* [n_threads][n_pages * page_size] */
+	char *amx_scratch;  /* [n_threads][amx_scratch_bytes], NULL when AMX is off */
+	size_t amx_scratch_bytes;
 	int32_t *idx;  /* [cap] scratch ids */
 };
 
@@ -103,6 +105,8 @@ static int grow(struct cpu_backend *c, int32_t n)
 /* Up to MM_MAX products sharing one activation matrix: y_i = x . W_i^T. */
 struct mm_task {
 	const struct cpu_kernels *k;
+	char *amx_scratch; /* per thread, or NULL */
+	size_t amx_scratch_bytes;
 	int n;
 	const struct backend_tensor *w[MM_MAX];
 	float *y[MM_MAX];
@@ -120,6 +124,28 @@ static void mm_run(void *arg, int ith, int nth)
 		size_t ws = row_bytes(w);
 		int64_t lo, hi, nrows = w->ne[1];
 		cpu_split(nrows, MM_ROW_TILE, ith, nth, &lo, &hi);
+		if (t->amx_scratch && t->nt >= 16 &&
+		    (w->type == TENSOR_TYPE_Q8_0 || w->type == TENSOR_TYPE_Q4_0)) {
+			/* Prefill on AMX tiles: whole 16-row/16-token tiles there, the edges below. */
+			int64_t rows16 = (hi - lo) / 16 * 16;
+			for (int64_t t0 = 0; t0 < t->nt; t0 += CPU_AMX_TOKENS) {
+				int64_t tn = t->nt - t0 < CPU_AMX_TOKENS ? t->nt - t0 : CPU_AMX_TOKENS;
+				int64_t tn16 = tn / 16 * 16;
+				const char *xt = (const char *)t->x + t0 * t->x_stride;
+				float *yt = t->y[i] + t0 * nrows;
+				if (tn16 && rows16)
+					cpu_amx_gemm(w->type, w->ne[0], (const char *)w->data + lo * ws, ws, rows16,
+						     xt, t->x_stride, tn16, yt + lo, nrows,
+						     t->amx_scratch + (size_t)ith * t->amx_scratch_bytes);
+				if (hi - lo > rows16)
+					f(w->ne[0], (const char *)w->data + (lo + rows16) * ws, ws, hi - lo - rows16,
+					  xt, t->x_stride, tn, yt + lo + rows16, nrows);
+				if (tn > tn16 && rows16)
+					f(w->ne[0], (const char *)w->data + lo * ws, ws, rows16,
+					  xt + tn16 * t->x_stride, t->x_stride, tn - tn16, yt + tn16 * nrows + lo, nrows);
+			}
+			continue;
+		}
 		for (int64_t t0 = 0; t0 < t->nt; t0 += MM_TOK_TILE) {
 			int64_t tn = t->nt - t0 < MM_TOK_TILE ? t->nt - t0 : MM_TOK_TILE;
 			for (int64_t r0 = lo; r0 < hi; r0 += MM_ROW_TILE) {
@@ -156,7 +182,8 @@ static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 {
 	enum cpu_act a = cpu_act_for(w[0]->type);
 	int64_t n = w[0]->ne[0];
-	struct mm_task mt = {.k = c->k, .n = n_w, .nt = nt};
+	struct mm_task mt = {.k = c->k, .n = n_w, .nt = nt, .amx_scratch = c->amx_scratch,
+			     .amx_scratch_bytes = c->amx_scratch_bytes};
 	for (int i = 0; i < n_w; i++)
 		mt.w[i] = w[i], mt.y[i] = y[i];
 	if (a == CPU_ACT_F32) {
@@ -420,6 +447,7 @@ static void cpu_destroy(void *ctx)
 	free(c->kv);
 	free(c->x), free(c->h), free(c->q), free(c->kc), free(c->vc), free(c->g), free(c->u);
 	free(c->act), free(c->scores), free(c->idx);
+	free(c->amx_scratch);
 	free(c);
 }
 
@@ -478,9 +506,22 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 			    cfg->kv_n_pages);
 	}
 	memcpy(c->layers, w->layers, (size_t)hp->n_layer * sizeof *c->layers);
+	/* AMX int8 tiles for prefill: opt-in (INFILL_CPU_AMX=1) until the kernel has
+	 * been checked on an AMX machine (the development VM does not expose AMX). */
+	const char *amx_env = getenv("INFILL_CPU_AMX");
+	bool use_amx = amx_env && !strcmp(amx_env, "1") && c->k == &c->k_full &&
+		       !strcmp(c->k->name, "avx512-vnni") && cpu_amx_available();
+	if (use_amx) {
+		int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;
+		if ((int64_t)hp->n_head * hp->head_dim > wide)
+			wide = (int64_t)hp->n_head * hp->head_dim;
+		c->amx_scratch_bytes = (cpu_amx_scratch_bytes(wide) + 63) / 64 * 64;
+		c->amx_scratch = aligned_alloc(64, (size_t)n_threads * c->amx_scratch_bytes);
+	}
 	out->ops = &cpu_ops;
 	out->ctx = c;
-	snprintf(out->name, sizeof out->name, "cpu (%s, %d threads)", c->k->name, n_threads);
+	snprintf(out->name, sizeof out->name, "cpu (%s%s, %d threads)", c->k->name,
+		 c->amx_scratch ? "+amx" : "", n_threads);
 	if (cfg->progress)
 		cfg->progress(cfg->progress_user, 1.0f);
 	return 0;

@@ -79,6 +79,20 @@ cpu_act_fn cpu_kernels_act(const struct cpu_kernels *k, enum cpu_act a);
 /* A kernel set with every NULL entry filled from the reference. */
 struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k);
 
+/* ---- AMX int8 tiles (kern_amx.c) ---- */
+
+/* Tokens per cpu_amx_gemm call at most. */
+#define CPU_AMX_TOKENS 64
+
+/* True when the CPU has AMX-INT8 and the kernel granted the tile state to this process. */
+bool cpu_amx_available(void);
+/* Per-thread scratch for rows of n elements. */
+size_t cpu_amx_scratch_bytes(int64_t n);
+/* Q8_0/Q4_0 weights x Q8_0 activations like cpu_gemm_fn, for nr and nt
+ * multiples of 16 and nt <= CPU_AMX_TOKENS; scratch of cpu_amx_scratch_bytes(n). */
+void cpu_amx_gemm(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
+		  const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy, void *scratch);
+
 /* ---- small ops (ops.c), plain C, shapes in the names' comments ---- */
 
 /* y[n] = x[n] / sqrt(mean(x^2) + eps) * w[n] */

@@ -18,6 +18,11 @@
 #include "quant.h"
 
 #define TG 4 /* tokens per group */
+/* Software prefetch distance along a weight row: decode streams weights from
+ * DRAM and is otherwise stalled on each new line while the integer work of
+ * the previous one waits; the next rows follow contiguously, so running past
+ * the end of a row is useful too. */
+#define PREFETCH_BYTES 2048
 
 static inline float hsum_ps(__m256 v)
 {
@@ -106,6 +111,8 @@ static inline __attribute__((always_inline)) void q8_0_group(int g, int64_t nb,
 			acc[u][j] = _mm256_setzero_ps();
 	int64_t b = 0;
 	for (; b + U <= nb; b += U) {
+		_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);
+		_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES + 32, _MM_HINT_T0);
 		for (int u = 0; u < U; u++) {
 			__m256i wq = _mm256_loadu_si256((const __m256i *)w[b + u].qs);
 			__m256i aw = _mm256_sign_epi8(wq, wq);
@@ -155,6 +162,7 @@ static inline __attribute__((always_inline)) void q4_0_group(int g, int64_t nb,
 			acc[u][j] = _mm256_setzero_ps();
 	int64_t b = 0;
 	for (; b + U <= nb; b += U) {
+		_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);
 		for (int u = 0; u < U; u++) {
 			__m256i q = q4_0_nibbles(&w[b + u]);
 			float dw = f16_to_f32(w[b + u].d);
@@ -232,6 +240,7 @@ GEMM_QUANT(gemm_q4_0, struct block_q4_0)
 				acc[u][j] = _mm256_setzero_ps();                                \
 		int64_t i = 0;                                                                  \
 		for (; i + 8 * U <= n; i += 8 * U) {                                            \
+			_mm_prefetch((const char *)(w + i) + PREFETCH_BYTES, _MM_HINT_T0);      \
 			for (int u = 0; u < U; u++) {                                           \
 				int64_t iu = i + 8 * u;                                         \
 				__m256 wv = loadw(iu);                                          \

@@ -191,6 +191,38 @@ TEST(attention_dot_and_axpy)
 	}
 }
 
+TEST(amx_gemm_matches_reference)
+{
+	if (!cpu_amx_available()) {
+		printf("  (no AMX-INT8 granted on this CPU: AMX kernel not checked)\n");
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		uint32_t type = k ? TENSOR_TYPE_Q4_0 : TENSOR_TYPE_Q8_0;
+		enum { NR = 48, NT = 32 };
+		int64_t n = 256;
+		float *wf = malloc((size_t)NR * n * sizeof(float)), *xf = malloc((size_t)NT * n * sizeof(float));
+		for (int64_t i = 0; i < NR * n; i++)
+			wf[i] = frand() * 0.05f;
+		for (int64_t i = 0; i < NT * n; i++)
+			xf[i] = frand();
+		size_t ws = tensor_type_row_size(type, n), xs = cpu_act_row_bytes(CPU_ACT_Q8_0, n);
+		unsigned char *w = malloc(ws * NR), *x = malloc(xs * NT);
+		for (int r = 0; r < NR; r++)
+			tensor_row_quantize(type, wf + r * n, w + r * ws, n);
+		for (int t = 0; t < NT; t++)
+			cpu_kernels_ref.act[CPU_ACT_Q8_0](xf + t * n, x + t * xs, n);
+		static float ref[NT][NR], got[NT][NR];
+		cpu_kernels_gemm(&cpu_kernels_ref, type)(n, w, ws, NR, x, xs, NT, &ref[0][0], NR);
+		void *scratch = aligned_alloc(64, (cpu_amx_scratch_bytes(n) + 63) / 64 * 64);
+		cpu_amx_gemm(type, n, w, ws, NR, x, xs, NT, &got[0][0], NR, scratch);
+		for (int t = 0; t < NT; t++)
+			for (int r = 0; r < NR; r++)
+				CHECK_NEAR(got[t][r], ref[t][r], 1e-5 * (fabs(ref[t][r]) + 1));
+		free(scratch), free(wf), free(xf), free(w), free(x);
+	}
+}
+
 struct pool_arg {
 	int hits[8];
 	int64_t covered[1000];
