@@ -226,6 +226,8 @@ void lifecycle_initialize(struct server *s, json_t *id, json_t *params)
 void lifecycle_initialized(struct server *s, json_t *id, json_t *params)
 {
 	(void)id, (void)params;
+	server_log_message(s, MESSAGE_INFO, "infill %s ready; positions in %s", INFILL_VERSION,
+			   pos_encoding_name(s->encoding));
 	workspace_pull_configuration(s);
 }
 

@@ -424,9 +424,10 @@ def case_trace(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
-def case_progress(c):
+def case_log_message(c):
     c.initialize(capabilities={"window": {"workDoneProgress": True}})
-    # the null pipeline reports nothing; this only checks the lifecycle runs
+    m = c.wait_for(lambda m: m.get("method") == "window/logMessage")
+    check("ready" in m["params"]["message"] and m["params"]["type"] == 3, "a log line", m)
     check(c.shutdown_exit() == 0, "exit 0")
 
 
