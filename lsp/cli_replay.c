@@ -9,7 +9,7 @@
  *
  *   infill replay FILE [--line N] [--chars K] [--model M] [--no-cache] [--both]
  *                 [--pace MS] [--debounce MS] [--truncate] [--settings JSON]
- *                 [--json] [--log FILE]
+ *                 [--json] [--verbose] [--log FILE]
  *
  * Pace: keystrokes are sequential. The next one is sent only after the
  * answer to the previous request arrived, then --pace ms later (default 0:
@@ -234,7 +234,7 @@ done:
 struct replay_opts {
 	const char *path, *model, *settings, *log;
 	long line, chars, pace_ms, debounce_ms;
-	bool truncate, as_json;
+	bool truncate, as_json, verbose;
 };
 
 struct replay_figures {
@@ -407,6 +407,8 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 			  120000);
 	fig->cold_ms = now_ms() - ts;
 	json_decref(r);
+	if (o->verbose)
+		fprintf(stderr, "first request (cold): %.1f ms\n", fig->cold_ms);
 	json_t *s0 = stats_of(&c);
 
 	size_t cap = typed_len + 1, n = 0;
@@ -447,6 +449,9 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 				fig->non_empty++;
 			json_decref(r);
 		}
+		if (o->verbose)
+			fprintf(stderr, "keystroke %zu: %.1f ms%s\n", fig->keystrokes, ms,
+				r ? "" : " (no answer)");
 		if (o->pace_ms > 0)
 			usleep((useconds_t)o->pace_ms * 1000);
 	}
@@ -508,7 +513,7 @@ static void replay_usage(FILE *f)
 	fprintf(f,
 		"usage: infill replay FILE [--line N] [--chars K] [--model M] [--no-cache] [--both]\n"
 		"                     [--pace MS] [--debounce MS] [--truncate] [--settings JSON]\n"
-		"                     [--json] [--log FILE]\n"
+		"                     [--json] [--verbose] [--log FILE]\n"
 		"Starts the server as a child, opens FILE without the K characters (default 60)\n"
 		"from the start of line N (default: the middle line), retypes them one at a time\n"
 		"(didChange + inlineCompletion each; the next keystroke after the answer, plus\n"
@@ -548,6 +553,8 @@ int cli_replay(int argc, char **argv)
 			o.truncate = true;
 		} else if (!strcmp(a, "--json")) {
 			o.as_json = true;
+		} else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+			o.verbose = true;
 		} else if (!o.path && a[0] != '-') {
 			o.path = a;
 		} else {

@@ -207,8 +207,8 @@ static const char *lang_comment(const char *name)
  * so it replaces it instead of doubling it. The span stays on the cursor's
  * line, as LSP requires.
  */
-static size_t replace_end(const char *text, size_t len, size_t cursor, const char *cand,
-			  size_t cand_len)
+size_t complete_replace_end(const char *text, size_t len, size_t cursor, const char *cand,
+			    size_t cand_len)
 {
 	size_t eol = cursor;
 	while (eol < len && text[eol] != '\n' && text[eol] != '\r')
@@ -276,7 +276,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 		it->text[keep] = 0;
 		it->len = keep;
 		it->start = cursor;
-		it->end = replace_end(text, len, cursor, it->text, keep);
+		it->end = complete_replace_end(text, len, cursor, it->text, keep);
 		it->mean_logprob = c->mean_logprob;
 		it->score = c->mean_logprob;
 		it->verdict = verdict;

@@ -90,6 +90,15 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st);
 
 /*
+ * The end of the span a candidate inserted at cursor replaces: cursor, or
+ * the end of the cursor's line (trailing blanks aside) when the candidate is
+ * one line that ends with exactly the rest of that line (`print(|)` and
+ * `x)`: the candidate re-types the `)`, so it replaces it).
+ */
+size_t complete_replace_end(const char *text, size_t len, size_t cursor, const char *cand,
+			    size_t cand_len);
+
+/*
  * Where the embedded model lives when the `model` setting is unset: the
  * first existing of <dir of the binary>/models/infill-default.gguf,
  * <dir of the binary>/../share/infill/infill-default.gguf and

@@ -36,6 +36,10 @@
 
 #include "complete_core.h"
 
+/* The `model` value that means "no model": every answer is empty. Tests of
+ * the server core use it so that they need no model file. */
+#define PIPELINE_NO_MODEL "none"
+
 /* ---- state ---------------------------------------------------------------- */
 
 struct pipeline_job {
@@ -179,6 +183,12 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp,
 	model_free(*mp);
 	*ep = NULL;
 	*mp = NULL;
+	if (!strcmp(spec->path, PIPELINE_NO_MODEL)) {
+		pthread_mutex_lock(&p->mu);
+		p->stats.backend = "none";
+		pthread_mutex_unlock(&p->mu);
+		return; /* unloaded on purpose: answers stay empty */
+	}
 	char msg[600];
 	snprintf(msg, sizeof msg, "%s", spec->path);
 	post_event(p, EVENT_LOAD_BEGIN, 0, true, msg);
@@ -744,6 +754,15 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	pthread_mutex_unlock(&p->mu);
 	if (!reload)
 		free(path);
+	if (!p->thread_started && !strcmp(p->loaded.path, PIPELINE_NO_MODEL)) {
+		/* nothing to load: no thread either, so closing is immediate */
+		pthread_mutex_lock(&p->mu);
+		p->load_pending = false;
+		spec_finish(&p->pending_load);
+		pthread_mutex_unlock(&p->mu);
+		log_info(p->log, "model: none; completions will be empty");
+		return;
+	}
 	if (!p->thread_started) {
 		if (pthread_create(&p->thread, NULL, engine_main, p)) {
 			log_error(p->log, "cannot start the engine thread: completions stay empty");

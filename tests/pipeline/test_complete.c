@@ -12,7 +12,7 @@
 
 static const char PY[] = "import os\n\n\ndef add(a, b):\n    total = a + b\n    return total\n\n\n"
 			 "def main():\n    x = add(1, 2)\n    print(x)\n    \n\n\n"
-			 "if __name__ == \"__main__\":\n    main()\n";
+			 "if __name__ == \"__main__\":\n    main()\n# notes: \n";
 
 static struct model *model;
 static struct engine *engine;
@@ -74,7 +74,7 @@ TEST(shown_candidates_are_valid)
 	s.completion_candidates = 6;
 	s.completion_temperature = 1.0;
 	s.completion_multiline = CONFIG_MULTILINE_ALWAYS;
-	size_t cursors[] = {sizeof PY - 1, 0, 40, 60, 95, 120};
+	size_t cursors[] = {sizeof PY - 2, 0, 40, 60, 95, 120}; /* the first: in the comment */
 	size_t len = sizeof PY - 1;
 	int shown = 0, rejected = 0;
 	for (size_t k = 0; k < sizeof cursors / sizeof cursors[0]; k++) {
@@ -113,6 +113,7 @@ TEST(shown_candidates_are_valid)
 		complete_result_finish(&r);
 	}
 	printf("shown %d, rejected %d\n", shown, rejected);
+	CHECK(shown > 0); /* random text fits in a comment at least */
 }
 
 TEST(greedy_is_deterministic)
@@ -194,6 +195,19 @@ TEST(cursor_past_end_is_an_error)
 			   sizeof err) < 0);
 	CHECK(err[0]);
 	complete_result_finish(&r);
+}
+
+TEST(replace_end_covers_retyped_closers)
+{
+	const char *t = "print(|)  \nnext";
+	size_t len = strlen(t), cur = 7; /* after the '|' stand-in */
+	CHECK_INT_EQ(complete_replace_end(t, len, cur, "x)", 2), cur + 1);
+	CHECK_INT_EQ(complete_replace_end(t, len, cur, "x", 1), cur);
+	CHECK_INT_EQ(complete_replace_end(t, len, cur, "x)\ny", 4), cur);
+	CHECK_INT_EQ(complete_replace_end(t, len, cur, ")", 1), cur + 1);
+	CHECK_INT_EQ(complete_replace_end(t, len, len, "abc", 3), len);
+	const char *u = "f(a, |b)";
+	CHECK_INT_EQ(complete_replace_end(u, strlen(u), 6, "c)", 2), 6); /* "b)" is not its tail */
 }
 
 TEST(teardown)
