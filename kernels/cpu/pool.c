@@ -102,7 +102,14 @@ struct cpu_pool *cpu_pool_create(int n_threads)
 			wa->p = p;
 			wa->ith = i;
 		}
-		if (!wa || pthread_create(&p->threads[i], NULL, worker_main, wa) != 0) {
+		/* Explicit stack size: kernels keep ~330 KB panels on the stack, and
+		 * the default depends on RLIMIT_STACK (2 MB when unlimited). */
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+		int prc = wa ? pthread_create(&p->threads[i], &attr, worker_main, wa) : -1;
+		pthread_attr_destroy(&attr);
+		if (prc != 0) {
 			free(wa);
 			p->n = i; /* destroy joins the ones started */
 			cpu_pool_destroy(p);

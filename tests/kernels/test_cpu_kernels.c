@@ -68,7 +68,7 @@ TEST(act_q8_0_matches_reference_bit_for_bit)
 
 static void check_gemm(int *test_failed_, uint32_t type, int64_t n)
 {
-	enum { NR = 37, NT = 7 };
+	enum { NR = 37, NT = 19 }; /* 2 full 16-row panels + 5 rows; 8-token tiles + tails */
 	float *wf = malloc((size_t)NR * n * sizeof(float)), *xf = malloc((size_t)NT * n * sizeof(float));
 	for (int64_t i = 0; i < NR * n; i++)
 		wf[i] = frand() * 0.05f;
@@ -98,7 +98,7 @@ static void check_gemm(int *test_failed_, uint32_t type, int64_t n)
 	cpu_kernels_gemm(&cpu_kernels_ref, type)(n, w, ws, NR, x, xs, NT, &ref[0][0], NR);
 	for (int s = 0; s < n_sets; s++) {
 		cpu_gemm_fn f = cpu_kernels_gemm(sets[s], type);
-		/* Every token-group size 1..7 and an offset row window. */
+		/* Every token count 1..19: the decode groups, the 8-token tiles and their tails. */
 		for (int nt = 1; nt <= NT; nt++) {
 			memset(got, 0, sizeof got);
 			f(n, w, ws, NR, x, xs, nt, &got[0][0], NR);
