@@ -14,7 +14,9 @@
 #include <time.h>
 
 #include "ast.h"
-#include "harness.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static double now_us(void)
 {
