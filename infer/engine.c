@@ -106,10 +106,14 @@ static int32_t cache_pages_for(const struct engine *e, const struct engine_param
 {
 	if (p->cache_max_pages > 0)
 		return p->cache_max_pages;
-	/* Leave room for one job: a 2k-token prompt and 16 candidates of 128 tokens. */
+	/* Leave room for one job's candidates (its prompt's pages are the
+	 * cache's own, shared): 16 candidates of 128 tokens, at most a quarter
+	 * of the pool. */
 	int32_t n = kv_pool_n_pages(e->pool);
-	int32_t job = (2048 + 16 * (128 + e->ps)) / e->ps;
-	return n - job > n / 4 ? n - job : n / 4;
+	int32_t job = 16 * (128 / e->ps + 1);
+	if (job > n / 4)
+		job = n / 4;
+	return n - job;
 }
 
 static int build_pieces(struct engine *e)

@@ -69,22 +69,26 @@ static size_t line_start(const char *s, size_t len, int line)
 
 struct opts {
 	const char *model, *source, *backend, *modes;
-	int line, keys, keys_off, candidates, tokens, prefix_lines, suffix_tokens, threads;
+	int line, keys, keys_off, candidates, tokens, prefix_lines, suffix_tokens, threads, verbose;
+	int kv_mb;
 };
 
-static void session(struct model *m, const struct opts *o, const char *text, size_t len,
-		    const char *mode)
+/*
+ * Types `keys` keystrokes from byte offset *typed of the line on, one job
+ * each, in the given mode; key 0 of the first session is the cold start
+ * (the file just opened). Sessions share the engine, so a later session
+ * starts with the cache as the previous one left it, as in an editor where
+ * the setting changes while the user keeps typing.
+ */
+static void session(struct engine *e, const struct opts *o, const char *text, size_t len,
+		    const char *mode, int *typed)
 {
 	bool cache = strcmp(mode, "off") != 0, shift = !strcmp(mode, "shift");
 	int keys = cache ? o->keys : o->keys_off;
 	struct engine_params ep = engine_params_default();
 	ep.reuse_shifted_suffix = shift;
+	engine_configure(e, &ep);
 	struct infer_error err;
-	struct engine *e = engine_new(m, &ep, &err);
-	if (!e) {
-		fprintf(stderr, "engine_new: %s\n", err.message);
-		return;
-	}
 	size_t start = line_start(text, len, o->line);
 	size_t pstart = line_start(text, len, o->line > o->prefix_lines ? o->line - o->prefix_lines : 1);
 	size_t eol = start;
@@ -94,8 +98,9 @@ static void session(struct model *m, const struct opts *o, const char *text, siz
 	long prompt = 0, cached = 0, shifted = 0, gen = 0;
 	double prefill = 0, decode = 0;
 	/* Key 0 is the cold start (the file just opened); keys 1..K are typed. */
-	for (int k = 0; k <= keys; k++) {
-		size_t cur = start + (size_t)k;
+	int first = *typed == 0 ? 0 : 1;
+	for (int k = first; k <= keys; k++) {
+		size_t cur = start + (size_t)(*typed + k);
 		if (cur > len)
 			break;
 		/* the suffix: the rest of the file after the line being typed */
@@ -130,14 +135,16 @@ static void session(struct model *m, const struct opts *o, const char *text, siz
 			gen += r.generated_tokens;
 			prefill += r.prefill_ms;
 			decode += r.decode_ms;
-			if (k <= 3 || k == keys)
+				if (k <= 3 || k == keys || o->verbose)
 				printf("  [%s] key %d: %d prompt (%d cached, %d shifted), %.0f ms, cand0 \"%.*s\"\n",
 				       mode, k, r.prompt_tokens, r.cached_tokens, r.shifted_tokens, r.total_ms,
 				       (int)(r.candidates[0].len > 40 ? 40 : r.candidates[0].len),
 				       r.candidates[0].text);
 		}
+		fflush(stdout);
 		engine_result_finish(&r);
 	}
+	*typed += keys;
 	qsort(lat, (size_t)keys, sizeof *lat, cmp_d);
 	printf("%-6s keys %3d  p50 %7.0f ms  p90 %7.0f ms  p99 %7.0f ms  cached %5.1f%%  shifted %5.1f%%  "
 	       "prefill %6.0f ms/key  decode %6.0f ms/key  gen %ld\n",
@@ -147,7 +154,6 @@ static void session(struct model *m, const struct opts *o, const char *text, siz
 	       keys ? decode / keys : 0, gen);
 	fflush(stdout);
 	free(lat);
-	engine_free(e);
 }
 
 int main(int argc, char **argv)
@@ -155,7 +161,7 @@ int main(int argc, char **argv)
 	struct opts o = {.source = "/usr/lib/python3.11/json/decoder.py", .backend = "cpu",
 			 .modes = "on,off,shift", .line = 0, .keys = 20, .keys_off = 5,
 			 .candidates = 3, .tokens = 16, .prefix_lines = 60, .suffix_tokens = 64,
-			 .threads = 0};
+			 .threads = 0, .kv_mb = 1024};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (a[0] != '-') {
@@ -178,6 +184,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--threads")) o.threads = atoi(v);
 		else if (!strcmp(a, "--backend")) o.backend = v;
 		else if (!strcmp(a, "--modes")) o.modes = v;
+		else if (!strcmp(a, "--kv-mb")) o.kv_mb = atoi(v);
+		else if (!strcmp(a, "--verbose")) o.verbose = atoi(v);
 		else {
 			fprintf(stderr, "unknown option %s\n", a);
 			return 2;
@@ -214,7 +222,7 @@ int main(int argc, char **argv)
 		     : !strcmp(o.backend, "auto") ? INFER_BACKEND_AUTO
 						  : INFER_BACKEND_CPU;
 	mp.n_threads = o.threads;
-	mp.kv_bytes = (size_t)512 << 20;
+	mp.kv_bytes = (size_t)o.kv_mb << 20;
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) {
@@ -225,10 +233,28 @@ int main(int argc, char **argv)
 	       "%d candidates x %d tokens\n",
 	       o.model, model_info(m)->backend_name, o.source, o.line, o.prefix_lines, o.suffix_tokens,
 	       o.candidates, o.tokens);
+	struct engine *e = engine_new(m, NULL, &err);
+	if (!e) {
+		fprintf(stderr, "engine_new: %s\n", err.message);
+		return 1;
+	}
 	char modes[64];
+	int typed = 0;
 	snprintf(modes, sizeof modes, "%s", o.modes);
 	for (char *save = NULL, *t = strtok_r(modes, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		session(m, &o, text, len, t);
+		session(e, &o, text, len, t, &typed);
+	struct engine_stats st;
+	engine_get_stats(e, &st);
+	printf("engine: %llu jobs, cache lookups %llu hits %llu (%.0f%%), prompt tokens %llu, cached %llu "
+	       "(%.1f%%), shifted %llu, cache %d nodes / %d pages, %llu evictions\n",
+	       (unsigned long long)st.jobs, (unsigned long long)st.cache_lookups,
+	       (unsigned long long)st.cache_hits,
+	       st.cache_lookups ? 100.0 * (double)st.cache_hits / (double)st.cache_lookups : 0,
+	       (unsigned long long)st.prompt_tokens, (unsigned long long)st.cached_tokens,
+	       st.prompt_tokens ? 100.0 * (double)st.cached_tokens / (double)st.prompt_tokens : 0,
+	       (unsigned long long)st.shifted_tokens, st.cache_nodes, st.cache_pages,
+	       (unsigned long long)st.cache_evictions);
+	engine_free(e);
 	model_free(m);
 	free(text);
 	return 0;
