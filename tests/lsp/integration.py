@@ -453,13 +453,44 @@ def run_file_stdio(binary):
         check(out.count(b"Content-Length") == 2 and b'"id":2' in out, "two responses", out)
 
 
+def run_tty_stdio(binary):
+    """stdin and stdout are a terminal (a pty in raw mode)."""
+    import pty
+    import select
+    import tty
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    p = subprocess.Popen([binary], stdin=slave, stdout=slave, stderr=subprocess.DEVNULL,
+                         env=dict(os.environ, XDG_CONFIG_HOME=tempfile.gettempdir() + "/none"))
+    os.close(slave)
+    try:
+        os.write(master, frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                "params": {"capabilities": {}}}))
+        os.write(master, frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+        out, deadline = b"", time.monotonic() + 10
+        while time.monotonic() < deadline and out.count(b"Content-Length") < 2:
+            if select.select([master], [], [], 0.5)[0]:
+                out += os.read(master, 65536)
+        os.write(master, frame({"jsonrpc": "2.0", "method": "exit"}))
+        rc = p.wait(10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
+    check(out.count(b"Content-Length") == 2 and b'"id":2' in out, "two responses", out)
+    check(rc == 0, "exit 0 on a tty", rc)
+
+
 def main():
     if sys.argv[1:2] == ["--list"]:
-        print("\n".join(list(CASES) + ["file_stdio", "flags"]))
+        print("\n".join(list(CASES) + ["file_stdio", "tty_stdio", "flags"]))
         return 0
     binary, name = sys.argv[1], sys.argv[2]
     if name == "file_stdio":
         run_file_stdio(binary)
+        return 0
+    if name == "tty_stdio":
+        run_tty_stdio(binary)
         return 0
     if name == "flags":
         out = subprocess.run([binary, "--version"], capture_output=True, text=True)
