@@ -4,6 +4,7 @@
  * closing the server leaves no libuv handle behind. */
 #include "frame.h"
 #include "server.h"
+#include "server_priv.h"
 
 #include "harness.h"
 
@@ -251,6 +252,55 @@ TEST(did_change_in_order)
 	json_t *d = json_object_get(response(&f, 5), "result");
 	CHECK_STR_EQ(json_string_value(json_object_get(d, "text")), "long yy;\n// end");
 	CHECK_INT_EQ(json_integer_value(json_object_get(d, "version")), 2);
+	CHECK_INT_EQ(fixture_finish(&f), 0);
+}
+
+/* The index in the output of the first message with this method, or -1. */
+static int find_method(struct fixture *f, const char *method, size_t from)
+{
+	for (size_t i = from; i < json_array_size(f->out.msgs); i++) {
+		const char *m = json_string_value(json_object_get(json_array_get(f->out.msgs, i), "method"));
+		if (m && !strcmp(m, method))
+			return (int)i;
+	}
+	return -1;
+}
+
+TEST(progress_and_client_responses)
+{
+	struct fixture f;
+	fixture_init(&f, NULL);
+	/* no window.workDoneProgress: nothing is sent */
+	send_json(&f, INIT);
+	CHECK(server_progress_begin(f.s, "Loading", NULL) == NULL);
+	CHECK_INT_EQ(fixture_finish(&f), 0);
+
+	fixture_init(&f, NULL);
+	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+		      "{\"capabilities\":{\"window\":{\"workDoneProgress\":true}}}}");
+	char *token = server_progress_begin(f.s, "Loading model", "mapping");
+	REQUIRE(token != NULL);
+	int create = find_method(&f, "window/workDoneProgress/create", 0);
+	int begin = find_method(&f, "$/progress", 0);
+	CHECK(create >= 0 && begin > create); /* the token exists before it is used */
+	json_t *req = json_array_get(f.out.msgs, (size_t)create);
+	CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(req, "params"), "token")), token);
+	/* the client's answer is matched by id; an unknown id is only logged */
+	char answer[128];
+	snprintf(answer, sizeof answer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":null}",
+		 (long long)json_integer_value(json_object_get(req, "id")));
+	send_json(&f, answer);
+	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":null}");
+	server_progress_report(f.s, token, "layer 3", 50);
+	server_progress_end(f.s, token, "ready");
+	int report = find_method(&f, "$/progress", (size_t)begin + 1);
+	int end = report >= 0 ? find_method(&f, "$/progress", (size_t)report + 1) : -1;
+	REQUIRE(report > 0 && end > report);
+	json_t *v = json_object_get(json_object_get(json_array_get(f.out.msgs, (size_t)report), "params"), "value");
+	CHECK_STR_EQ(json_string_value(json_object_get(v, "kind")), "report");
+	CHECK_INT_EQ(json_integer_value(json_object_get(v, "percentage")), 50);
+	v = json_object_get(json_object_get(json_array_get(f.out.msgs, (size_t)end), "params"), "value");
+	CHECK_STR_EQ(json_string_value(json_object_get(v, "kind")), "end");
 	CHECK_INT_EQ(fixture_finish(&f), 0);
 }
 
