@@ -125,9 +125,11 @@ void textsync_did_save(struct server *s, json_t *id, json_t *params)
 {
 	(void)id;
 	const char *uri = json_get_string(json_object_get(params, "textDocument"), "uri");
-	/* Nothing to do yet: the text already arrived through didChange. A
-	 * saved .infill.json is picked up by didChangeWatchedFiles later. */
+	/* The text already arrived through didChange; only a saved
+	 * .infill.json at the workspace root means something here. */
 	log_debug(s->log, "saved %s", uri ? uri : "?");
+	if (uri)
+		workspace_file_saved(s, uri);
 }
 
 /* infill/document {textDocument: {uri}}: the server's copy of a document

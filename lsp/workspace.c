@@ -120,6 +120,22 @@ void workspace_configure_initial(struct server *s, json_t *params)
 	workspace_apply(s);
 }
 
+void workspace_file_saved(struct server *s, const char *uri)
+{
+	char *path = workspace_uri_to_path(uri);
+	if (!path || !s->root_path) {
+		free(path);
+		return;
+	}
+	size_t n = strlen(s->root_path);
+	if (!strncmp(path, s->root_path, n) && !strcmp(path + n, "/.infill.json")) {
+		log_info(s->log, "%s saved: reloading the project settings", path);
+		load_project(s);
+		workspace_apply(s);
+	}
+	free(path);
+}
+
 static void on_configuration(struct server *s, json_t *result, json_t *error, void *ud)
 {
 	(void)ud;

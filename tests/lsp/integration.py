@@ -398,6 +398,24 @@ def case_config_layers(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
+def case_config_project_file(c):
+    root = tempfile.mkdtemp()
+    proj = os.path.join(root, ".infill.json")
+    with open(proj, "w") as f:
+        f.write('{"completion": {"candidates": 4,}')  # broken JSON
+    c.initialize(root_uri="file://" + root)
+    m = c.wait_for(lambda m: m.get("method") == "window/showMessage")
+    check(".infill.json" in m["params"]["message"], "the warning names the file", m)
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 3, "a broken file changes nothing", s)
+    with open(proj, "w") as f:
+        json.dump({"completion": {"candidates": 6}}, f)
+    c.notify("textDocument/didSave", {"textDocument": {"uri": "file://" + proj}})
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 6, "saving .infill.json reloads it", s)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_config_push(c):
     c.initialize()
     c.notify("workspace/didChangeConfiguration",
