@@ -78,6 +78,7 @@ struct cuda_backend {
 
 	cudaGraphExec_t graph[GRAPH_MAX + 1][GRAPH_MAX + 1];
 	signed char graph_state[GRAPH_MAX + 1][GRAPH_MAX + 1]; /* 0 untried, 1 ready, -1 failed */
+	bool use_graphs; /* false with INFILL_CUDA_GRAPHS=0 (debugging, timing without graphs) */
 };
 
 #define OFF_TOK 0
@@ -409,7 +410,7 @@ static int enqueue_head(struct cuda_backend *c, int first, int count)
 static int run_staged(struct cuda_backend *c, int n, int n_out)
 {
 	const int head0 = n_out < HEAD_ROWS ? n_out : HEAD_ROWS;
-	if (n <= GRAPH_MAX && n_out <= GRAPH_MAX && c->graph_state[n][n_out] >= 0) {
+	if (c->use_graphs && n <= GRAPH_MAX && n_out <= GRAPH_MAX && c->graph_state[n][n_out] >= 0) {
 		if (c->graph_state[n][n_out] == 0) {
 			cudaGraph_t g = NULL;
 			c->graph_state[n][n_out] = -1;
@@ -757,6 +758,8 @@ extern "C" __attribute__((visibility("default"))) int infill_backend_cuda_init(s
 	if (!c)
 		return fail(err, -ENOMEM, "cuda: out of host memory");
 	c->hp = w->hp;
+	const char *g = getenv("INFILL_CUDA_GRAPHS");
+	c->use_graphs = !(g && !strcmp(g, "0"));
 	int rc = create(c, cfg, w, err);
 	if (rc) {
 		cuda_destroy(c);
