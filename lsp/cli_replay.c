@@ -56,6 +56,31 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* CPU time the child has used so far, in ms (user + system, from
+ * /proc/PID/stat); -1 when unknown. On a machine shared with other work the
+ * wall-clock latency depends on what else runs; the CPU time a keystroke
+ * costs does not. */
+static double child_cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p)
+		return -1;
+	unsigned long long ut = 0, st = 0;
+	/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
 static int child_start(struct child *c, char *const argv[], const char *log_path)
 {
 	int in[2], out[2];
@@ -241,6 +266,7 @@ struct replay_figures {
 	bool cache;
 	size_t keystrokes, answered, non_empty;
 	double p50, p90, p99, mean, cold_ms, load_ms;
+	double cpu_p50, cpu_p90, cpu_mean; /* server CPU ms per keystroke */
 	json_int_t prompt, cached, generated, fast_path, rejected;
 	double server_p50;
 	char backend[32];
@@ -404,7 +430,7 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 	r = child_request(&c, "textDocument/inlineCompletion",
 			  json_pack("{s:{s:s}, s:o, s:{s:i}}", "textDocument", "uri", uri,
 				    "position", pos_json(line, ch), "context", "triggerKind", 2),
-			  120000);
+			  600000);
 	fig->cold_ms = now_ms() - ts;
 	json_decref(r);
 	if (o->verbose)
@@ -413,8 +439,9 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 
 	size_t cap = typed_len + 1, n = 0;
 	double *lat = malloc(cap * sizeof *lat);
+	double *cpu = malloc(cap * sizeof *cpu);
 	int version = 1;
-	for (size_t i = 0; lat && i < typed_len;) {
+	for (size_t i = 0; lat && cpu && i < typed_len;) {
 		size_t k = utf8_len((unsigned char)text[start + i]);
 		if (i + k > typed_len)
 			k = typed_len - i;
@@ -434,14 +461,16 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 		}
 		i += k;
 		fig->keystrokes++;
+		double c0 = child_cpu_ms(c.pid);
 		ts = now_ms();
 		r = child_request(&c, "textDocument/inlineCompletion",
 				  json_pack("{s:{s:s}, s:o, s:{s:i}}", "textDocument", "uri", uri,
 					    "position", pos_json(line, ch), "context", "triggerKind",
 					    2),
-				  120000);
+				  600000);
 		double ms = now_ms() - ts;
 		if (r) {
+			cpu[n] = child_cpu_ms(c.pid) - c0;
 			lat[n++] = ms;
 			fig->answered++;
 			json_t *items = json_object_get(json_object_get(r, "result"), "items");
@@ -450,8 +479,8 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 			json_decref(r);
 		}
 		if (o->verbose)
-			fprintf(stderr, "keystroke %zu: %.1f ms%s\n", fig->keystrokes, ms,
-				r ? "" : " (no answer)");
+			fprintf(stderr, "keystroke %zu: %.1f ms, server CPU %.0f ms%s\n",
+				fig->keystrokes, ms, r ? cpu[n - 1] : 0.0, r ? "" : " (no answer)");
 		if (o->pace_ms > 0)
 			usleep((useconds_t)o->pace_ms * 1000);
 	}
@@ -475,19 +504,28 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 		fig->p50 = pct(lat, n, 0.5);
 		fig->p90 = pct(lat, n, 0.9);
 		fig->p99 = pct(lat, n, 0.99);
+		sum = 0;
+		for (size_t i = 0; i < n; i++)
+			sum += cpu[i];
+		fig->cpu_mean = sum / (double)n;
+		qsort(cpu, n, sizeof *cpu, cmp_double);
+		fig->cpu_p50 = pct(cpu, n, 0.5);
+		fig->cpu_p90 = pct(cpu, n, 0.9);
 	}
 	free(lat);
+	free(cpu);
 	child_finish(&c);
 	return fig->answered == fig->keystrokes ? 0 : 1;
 }
 
 static json_t *figures_json(const struct replay_figures *f)
 {
-	return json_pack("{s:b, s:I, s:I, s:I, s:{s:f, s:f, s:f, s:f}, s:f, s:f, s:I, s:I, s:f, "
-			 "s:I, s:I, s:I, s:s}",
+	return json_pack("{s:b, s:I, s:I, s:I, s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}, s:f, s:f, "
+			 "s:I, s:I, s:f, s:I, s:I, s:I, s:s}",
 		"cache", f->cache, "keystrokes", (json_int_t)f->keystrokes, "answered",
 		(json_int_t)f->answered, "nonEmpty", (json_int_t)f->non_empty, "latencyMs", "p50",
-		f->p50, "p90", f->p90, "p99", f->p99, "mean", f->mean, "coldMs", f->cold_ms,
+		f->p50, "p90", f->p90, "p99", f->p99, "mean", f->mean, "serverCpuMs", "p50",
+		f->cpu_p50, "p90", f->cpu_p90, "mean", f->cpu_mean, "coldMs", f->cold_ms,
 		"loadMs", f->load_ms, "promptTokens", f->prompt, "cachedPromptTokens", f->cached,
 		"cachedShare", f->prompt ? (double)f->cached / (double)f->prompt : 0.0,
 		"generatedTokens", f->generated, "fastPath", f->fast_path, "rejectedCandidates",
@@ -501,6 +539,8 @@ static void figures_print(const struct replay_figures *f)
 	printf("  latency ms  p50 %.1f  p90 %.1f  p99 %.1f  mean %.1f  (first request, cold: %.1f; "
 	       "model load %.0f)\n",
 	       f->p50, f->p90, f->p99, f->mean, f->cold_ms, f->load_ms);
+	printf("  server CPU ms per keystroke  p50 %.0f  p90 %.0f  mean %.0f\n", f->cpu_p50,
+	       f->cpu_p90, f->cpu_mean);
 	printf("  prompt tokens %lld, from the prefix cache %lld (%.1f%%); generated %lld; "
 	       "fast path %lld; rejected %lld\n",
 	       (long long)f->prompt, (long long)f->cached,

@@ -99,6 +99,49 @@ char *complete_default_model_path(void)
 	return strdup(path);
 }
 
+/* ---- sticky snippets ---------------------------------------------------- */
+
+void complete_memory_finish(struct complete_memory *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->texts[i]);
+	free(m->texts);
+	free(m->lens);
+	memset(m, 0, sizeof *m);
+}
+
+/* Remembers snippets (copies); on out of memory the memory is just invalid. */
+static void memory_store(struct complete_memory *m, size_t line_start, size_t prefix_start,
+			 const struct engine_snippet *snips, size_t n)
+{
+	complete_memory_finish(m);
+	if (n) {
+		m->texts = calloc(n, sizeof *m->texts);
+		m->lens = calloc(n, sizeof *m->lens);
+		if (!m->texts || !m->lens) {
+			complete_memory_finish(m);
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			m->texts[i] = malloc(snips[i].len + 1);
+			if (!m->texts[i]) {
+				m->n = i;
+				complete_memory_finish(m);
+				return;
+			}
+			memcpy(m->texts[i], snips[i].text, snips[i].len);
+			m->texts[i][snips[i].len] = 0;
+			m->lens[i] = snips[i].len;
+		}
+	}
+	m->n = n;
+	m->line_start = line_start;
+	m->prefix_start = prefix_start;
+	m->valid = true;
+}
+
 /* ---- reading the snapshot for tree-sitter --------------------------------- */
 
 struct flat_text {
@@ -424,6 +467,27 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		for (size_t i = 0; i < slice.n_snippets; i++)
 			snips[i] = (struct engine_snippet){slice.snippets[i].text, slice.snippets[i].len, NULL};
 	}
+	/* sticky snippets: the ones chosen on this line, while it is typed */
+	size_t n_snips = slice.n_snippets;
+	if (opt->memory) {
+		size_t line_start = cursor;
+		while (line_start > 0 && text[line_start - 1] != '\n')
+			line_start--;
+		struct complete_memory *mem = opt->memory;
+		if (mem->valid && mem->line_start == line_start &&
+		    mem->prefix_start == slice.prefix_start) {
+			struct engine_snippet *kept = calloc(mem->n + 1, sizeof *kept);
+			if (kept) {
+				for (size_t i = 0; i < mem->n; i++)
+					kept[i] = (struct engine_snippet){mem->texts[i], mem->lens[i], NULL};
+				free(snips);
+				snips = kept;
+				n_snips = mem->n;
+			}
+		} else {
+			memory_store(mem, line_start, slice.prefix_start, snips, n_snips);
+		}
+	}
 	size_t n_stop = 0;
 	while (st->completion_stop && st->completion_stop[n_stop])
 		n_stop++;
@@ -435,7 +499,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	rq.suffix = slice.suffix;
 	rq.suffix_len = slice.suffix_len;
 	rq.extra = snips;
-	rq.n_extra = slice.n_snippets;
+	rq.n_extra = n_snips;
 	rq.comment = lang_comment(lname);
 	if (fim_template_parse(st->fim_template, &rq.fim) < 0) {
 		rq.fim = FIM_TEMPLATE_AUTO;

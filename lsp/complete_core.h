@@ -26,6 +26,26 @@
 #include "infer.h"
 #include "engine.h"
 
+/*
+ * What one document's previous completion chose as extra snippets, so the
+ * next one can keep them (the caller's memory, one per document, on the
+ * engine thread). Snippets come first in the prompt, so a snippet that comes
+ * or goes as the user types invalidates the whole cached prompt after it;
+ * they are therefore chosen once per line being typed and kept while the
+ * cursor stays on that line (same line start, same prefix start).
+ * Zero-initialize; release with complete_memory_finish.
+ */
+struct complete_memory {
+	bool valid;
+	size_t line_start;   /* byte offset of the cursor's line when chosen */
+	size_t prefix_start; /* where the prefix began then */
+	char **texts;        /* the snippets (owned) */
+	size_t *lens;
+	size_t n;
+};
+
+void complete_memory_finish(struct complete_memory *m);
+
 struct complete_options {
 	bool ast_slice;      /* false: plain line window (slicing as for a language with no grammar) */
 	bool validate;       /* false: candidates are shown unchecked (no trim, no scope cut) */
@@ -35,6 +55,7 @@ struct complete_options {
 	size_t previous_len;
 	atomic_int *cancel;  /* set from another thread to stop the job; may be NULL */
 	uint64_t seed;       /* sampling seed of candidate 1 (candidate i: seed + i - 1) */
+	struct complete_memory *memory; /* this document's; may be NULL (no stickiness) */
 };
 
 /* Everything on: what the server does. */

@@ -131,6 +131,58 @@ static void spec_finish(struct load_spec *s)
 
 /* ---- engine thread ---------------------------------------------------- */
 
+/* Per-document memory of the engine thread (sticky snippets; see
+ * complete_core.h), most recently used first, at most EDOC_MAX documents. */
+#define EDOC_MAX 32
+
+struct edoc {
+	char *uri;
+	struct complete_memory mem;
+	struct edoc *next;
+};
+
+static struct complete_memory *edoc_memory(struct edoc **list, const char *uri)
+{
+	struct edoc **pp = list, *d;
+	size_t n = 0;
+	for (; (d = *pp); pp = &d->next, n++) {
+		if (!strcmp(d->uri, uri)) {
+			*pp = d->next; /* to the front */
+			d->next = *list;
+			*list = d;
+			return &d->mem;
+		}
+	}
+	if (n >= EDOC_MAX) { /* drop the least recently used */
+		pp = list;
+		while ((*pp)->next)
+			pp = &(*pp)->next;
+		complete_memory_finish(&(*pp)->mem);
+		free((*pp)->uri);
+		free(*pp);
+		*pp = NULL;
+	}
+	d = calloc(1, sizeof *d);
+	if (!d || !(d->uri = strdup(uri))) {
+		free(d);
+		return NULL;
+	}
+	d->next = *list;
+	*list = d;
+	return &d->mem;
+}
+
+static void edoc_free_all(struct edoc *d)
+{
+	while (d) {
+		struct edoc *next = d->next;
+		complete_memory_finish(&d->mem);
+		free(d->uri);
+		free(d);
+		d = next;
+	}
+}
+
 static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool ok,
 		       const char *msg)
 {
@@ -238,7 +290,7 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp,
 
 /* Runs one job; fills job->status and job->result. */
 static void run_job(struct pipeline *p, struct engine *e, struct model *m,
-		    struct pipeline_job *job)
+		    struct edoc **edocs, struct pipeline_job *job)
 {
 	struct completion_request *req = job->req;
 	job->status = 0;
@@ -250,6 +302,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m,
 	opt.previous_len = job->previous_len;
 	opt.use_cache = req->settings.cache_enabled;
 	opt.seed = req->seq;
+	opt.memory = edoc_memory(edocs, req->uri);
 	struct complete_result res;
 	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
@@ -295,6 +348,7 @@ static void *engine_main(void *arg)
 	struct pipeline *p = arg;
 	struct model *m = NULL;
 	struct engine *e = NULL;
+	struct edoc *edocs = NULL;
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		while (!p->stop && !p->load_pending && !p->queue_head)
@@ -327,7 +381,7 @@ static void *engine_main(void *arg)
 		job->qnext = NULL;
 		pthread_mutex_unlock(&p->mu);
 
-		run_job(p, e, m, job);
+		run_job(p, e, m, &edocs, job);
 
 		pthread_mutex_lock(&p->mu);
 		if (p->done_tail)
@@ -339,6 +393,7 @@ static void *engine_main(void *arg)
 	}
 	pthread_mutex_unlock(&p->mu);
 	atomic_store(&p->ready, false);
+	edoc_free_all(edocs);
 	engine_free(e);
 	model_free(m);
 	pthread_mutex_lock(&p->mu);
