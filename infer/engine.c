@@ -649,14 +649,17 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		/* exact up to the suffix marker, then the old tail shifted, then the last token */
 		rc = prefill(e, req, seq, fp.tok, matched, fp.tail_start, NULL, &done, err);
 		int32_t nshift = L - 1 - fp.tail_start;
-		if (!rc)
-			rc = model_kv_shift(e->m, r->seq, r->tail_start, seq, fp.tail_start, nshift, err);
-		if (!rc) {
+		if (!rc && model_kv_shift(e->m, r->seq, r->tail_start, seq, fp.tail_start, nshift, err) == 0) {
 			done = L - 1;
 			res->shifted_tokens = nshift;
 			rc = prefill(e, req, seq, fp.tok, L - 1, L, prompt_logits, &done, err);
+			exact_end = fp.tail_start;
+		} else if (!rc) {
+			/* the backend could not shift: prefill the tail exactly */
+			kv_seq_truncate(seq, fp.tail_start);
+			err->message[0] = 0;
+			rc = prefill(e, req, seq, fp.tok, fp.tail_start, L, prompt_logits, &done, err);
 		}
-		exact_end = fp.tail_start;
 	} else {
 		rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);
 	}
