@@ -100,7 +100,7 @@ static int find_tensor(struct loader *ld, const char *name, struct backend_tenso
 	if (i < 0)
 		return 0;
 	const struct gguf_tensor_info *ti = gguf_tensor(ld->f, i);
-	if (ti->n_dims > 2 || (ti->n_dims == 2 && false))
+	if (ti->n_dims > 2)
 		return fail(ld->err, -EINVAL, "%s: tensor %s has %u dimensions, expected 1 or 2", ld->path,
 			    name, ti->n_dims);
 	t->type = ti->type;

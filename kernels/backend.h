@@ -19,7 +19,9 @@
  *     sequence lives in page pages[p / page_size], slot p % page_size.
  *
  * Threads: a backend object is used by one thread at a time (the engine
- * thread); it may run worker threads of its own inside a call.
+ * thread); it may run worker threads of its own inside a call, and the
+ * calling thread joins in (the cpu backend's kernels use up to ~400 KB of
+ * its stack: give the engine thread the default 8 MB).
  * Errors: calls return 0 or a negative errno-style code and fill *err (when
  * not NULL) with a message naming the tensor, page or value at fault.
  */

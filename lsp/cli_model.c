@@ -188,8 +188,10 @@ int cli_logits(int argc, char **argv)
 {
 	struct opts o = {.top = 10};
 	int pr = parse(argc, argv, &o);
+	if (pr == 1)
+		return usage("logits"), 0;
 	if (pr || !o.model || !o.prompt_file || o.top < 0)
-		return pr < 0 || pr == 0 ? usage("logits") : (usage("logits"), 0);
+		return usage("logits");
 	struct model *m = open_model(&o, "logits", 0);
 	if (!m)
 		return 1;
@@ -231,8 +233,10 @@ int cli_generate(int argc, char **argv)
 {
 	struct opts o = {.n = 16};
 	int pr = parse(argc, argv, &o);
+	if (pr == 1)
+		return usage("generate"), 0;
 	if (pr || !o.model || !o.prompt_file || o.n < 0)
-		return pr == 1 ? (usage("generate"), 0) : usage("generate");
+		return usage("generate");
 	struct model *m = open_model(&o, "generate", 0);
 	if (!m)
 		return 1;
@@ -301,8 +305,10 @@ int cli_bench(int argc, char **argv)
 {
 	struct opts o = {.p = 512, .n = 64};
 	int pr = parse(argc, argv, &o);
+	if (pr == 1)
+		return usage("bench"), 0;
 	if (pr || !o.model || o.p < 1 || o.n < 1)
-		return pr == 1 ? (usage("bench"), 0) : usage("bench");
+		return usage("bench");
 	int threads = o.threads > 0 ? o.threads : infer_physical_cores();
 
 	/* Bandwidth first, so its buffer is gone before the model is mapped. */
