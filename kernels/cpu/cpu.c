@@ -199,7 +199,11 @@ static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 		mt.x_stride = (size_t)n * sizeof(float);
 	} else {
 		struct act_task at = {cpu_kernels_act(c->k, a), x, n, c->act, cpu_act_row_bytes(a, n), nt};
-		cpu_pool_run(c->pool, act_run, &at);
+		/* A few rows (decode) cost less than waking the workers. */
+		if (nt <= 4)
+			act_run(&at, 0, 1);
+		else
+			cpu_pool_run(c->pool, act_run, &at);
 		mt.x = c->act;
 		mt.x_stride = at.dst_stride;
 	}
