@@ -141,6 +141,16 @@ co = coroutine.create(function()
     end
   end)
 
+  -- the settings reached the server (it pulls them with workspace/configuration)
+  wait_for('completion.maxTokens = 8 on the server', 10000, function()
+    local r = vim.lsp.buf_request_sync(0, 'infill/settings', { languageId = 'python' }, 2000) or {}
+    for _, resp in pairs(r) do
+      if resp.result and resp.result['completion.maxTokens'] == 8 then
+        return true
+      end
+    end
+  end)
+
   -- 1. type at the end of the file: a ghost text extmark at the cursor
   local last = vim.api.nvim_buf_line_count(0)
   vim.api.nvim_win_set_cursor(0, { last, 0 })

@@ -488,6 +488,10 @@ local function client_config(bufnr)
   caps.textDocument.inlineCompletion = { dynamicRegistration = false }
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
+  -- 0.7 answers workspace/configuration (from `settings`) but does not say
+  -- so; without this the server never asks and the settings are lost
+  caps.workspace = caps.workspace or {}
+  caps.workspace.configuration = true
   return {
     name = 'infill',
     cmd = S.opts.cmd,
