@@ -1,0 +1,744 @@
+/*
+ * cli_eval.c - `infill eval`: the quality harness. It cuts fill-in-the-middle
+ * cases out of source files the model never trained on (eval_cases.c), runs
+ * each one through complete_run - the very function the server calls - in
+ * three configurations, and reports per configuration and per kind of cut:
+ *
+ *   exact     top completion == the text cut out (modulo trailing blanks)
+ *   edit sim  1 - Levenshtein / max(len), top completion (0 when none)
+ *   parses    share of all returned completions that, put into the file,
+ *             add no syntax error to the original (languages with a grammar)
+ *   no answer share of cases where nothing was returned
+ *   p50/p90   wall time of complete_run, ms
+ *
+ * The configurations (the ablation):
+ *   line  plain line-window context, greedy, 1 candidate, no validation, no
+ *         rerank, no confidence floor: the model alone;
+ *   ast   the AST slice as context, otherwise as line;
+ *   full  the server's pipeline as configured by default: slicing,
+ *         completion.candidates candidates, scope stop, validation and
+ *         trimming, rerank and the confidence floor.
+ * The prefix cache is off in every configuration, so each request is cold
+ * and no configuration profits from the one before it.
+ *
+ *   infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases N]
+ *               [--seed S] [--modes line,ast,full] [--threads T]
+ *               [--max-seconds S] [--json] [--verbose] [--allow-train]
+ *
+ * Files: by default a seeded sample of models/eval-files.txt (held out from
+ * training by the script that wrote models/train-files.txt). An argument
+ * ending in .txt is a list (one path a line, or language<TAB>path). A file
+ * listed in models/train-files.txt is refused unless --allow-train.
+ *
+ * Output: the Markdown table on stdout; with --json, one JSON object on
+ * stdout (for tools/plot_eval.py) and the table on stderr.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "complete_core.h"
+#include "config.h"
+#include "eval_cases.h"
+#include "infill_config.h"
+
+#define MAX_FILE_BYTES (1u << 20) /* larger files are generated data, not code */
+
+enum mode { MODE_LINE, MODE_AST, MODE_FULL, MODE_COUNT };
+static const char *const mode_names[MODE_COUNT] = {"line", "ast", "full"};
+
+struct opts {
+	const char *model;
+	const char **files; /* as given (borrowed from argv) */
+	size_t n_files;
+	size_t max_files, n_cases;
+	uint64_t seed;
+	bool modes[MODE_COUNT];
+	int threads;
+	double max_seconds;
+	bool json, verbose, allow_train;
+};
+
+/* ---- file lists ------------------------------------------------------------- */
+
+struct strs {
+	char **v;
+	size_t n, cap;
+};
+
+static int strs_push(struct strs *s, const char *p, size_t n)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		char **v = realloc(s->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	char *c = strndup(p, n);
+	if (!c)
+		return -ENOMEM;
+	s->v[s->n++] = c;
+	return 0;
+}
+
+static void strs_free(struct strs *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof *s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool strs_has(const struct strs *sorted, const char *p)
+{
+	return sorted->n && bsearch(&p, sorted->v, sorted->n, sizeof *sorted->v, cmp_str);
+}
+
+static char *read_file(const char *path, size_t *len, size_t limit)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			char *b = realloc(buf, cap + 1);
+			if (!b) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = b;
+		}
+		size_t r = fread(buf + n, 1, cap - n, f);
+		n += r;
+		if (n > limit) {
+			free(buf);
+			fclose(f);
+			errno = EFBIG;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* Appends the paths of a list file: "path" or "language<TAB>path" lines. */
+static int list_read(const char *path, struct strs *out)
+{
+	size_t len;
+	char *t = read_file(path, &len, 64u << 20);
+	if (!t)
+		return -errno;
+	int rc = 0;
+	for (char *line = t; *line && !rc;) {
+		char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		char *tab = memchr(line, '\t', n);
+		char *p = tab ? tab + 1 : line;
+		size_t pn = n - (size_t)(p - line);
+		while (pn && (p[pn - 1] == '\r' || p[pn - 1] == ' '))
+			pn--;
+		if (pn && p[0] != '#')
+			rc = strs_push(out, p, pn);
+		line = nl ? nl + 1 : line + n;
+	}
+	free(t);
+	return rc;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* The files to cut cases from, each checked against the training list. */
+static int files_collect(const struct opts *o, struct strs *out)
+{
+	int rc = 0;
+	if (!o->n_files) {
+		const char *list = INFILL_SOURCE_ROOT "/models/eval-files.txt";
+		rc = list_read(list, out);
+		if (rc) {
+			fprintf(stderr, "infill eval: cannot read %s: %s (pass --files)\n", list,
+				strerror(-rc));
+			return rc;
+		}
+	}
+	for (size_t i = 0; i < o->n_files && !rc; i++) {
+		if (ends_with(o->files[i], ".txt")) {
+			rc = list_read(o->files[i], out);
+			if (rc)
+				fprintf(stderr, "infill eval: cannot read the list %s: %s\n", o->files[i],
+					strerror(-rc));
+		} else {
+			rc = strs_push(out, o->files[i], strlen(o->files[i]));
+		}
+	}
+	if (rc)
+		return rc;
+
+	struct strs train = {0};
+	const char *tl = INFILL_SOURCE_ROOT "/models/train-files.txt";
+	if (list_read(tl, &train))
+		fprintf(stderr, "infill eval: warning: %s is unreadable: cannot check that the files "
+				"are held out from training\n", tl);
+	qsort(train.v, train.n, sizeof *train.v, cmp_str);
+	size_t bad = 0;
+	for (size_t i = 0; i < out->n; i++) {
+		char real[PATH_MAX];
+		bool in = strs_has(&train, out->v[i]) ||
+			  (realpath(out->v[i], real) && strs_has(&train, real));
+		if (in) {
+			fprintf(stderr, "infill eval: %s: %s is in the training data (%s)\n",
+				o->allow_train ? "WARNING" : "error", out->v[i], tl);
+			bad++;
+		}
+	}
+	strs_free(&train);
+	if (bad && !o->allow_train) {
+		fprintf(stderr, "infill eval: refusing to measure on %zu training file(s): the figures "
+				"would flatter the model (--allow-train overrides)\n", bad);
+		return -EINVAL;
+	}
+	if (bad)
+		fprintf(stderr, "infill eval: WARNING: %zu of %zu files were trained on; exact match "
+				"will be inflated\n", bad, out->n);
+	return 0;
+}
+
+/* ---- cases ---------------------------------------------------------------------- */
+
+struct ecase {
+	struct eval_case c;
+	const char *path;            /* borrowed from the file list */
+	const struct ast_lang *lang; /* NULL: no grammar */
+	const char *language_id;     /* static */
+	size_t base_errors;          /* of the original file */
+	bool has_base;
+};
+
+static enum eval_blocks blocks_of(const struct ast_lang *lang)
+{
+	return lang && !strcmp(ast_lang_name(lang), "python") ? EVAL_BLOCKS_INDENT
+							      : EVAL_BLOCKS_BRACE;
+}
+
+/*
+ * Cuts n cases: kinds in turn (rest, line, block, rest, ...), languages in
+ * turn within each kind's round, a random file of that language each time
+ * (another one when it has no place for the kind). Deterministic in seed.
+ */
+static int cases_cut(const struct strs *files, const struct opts *o, struct ecase **out,
+		     size_t *n_out)
+{
+	uint64_t rng = o->seed;
+	/* languages present, and a seeded sample of at most max_files files */
+	size_t nf = files->n;
+	size_t *order = malloc((nf + 1) * sizeof *order);
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < nf; i++)
+		order[i] = i;
+	for (size_t i = nf; i > 1; i--) {
+		size_t j = eval_rng_below(&rng, i);
+		size_t t = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	if (o->max_files && nf > o->max_files && !o->n_files)
+		nf = o->max_files;
+	const char *langs[32];
+	size_t n_langs = 0;
+	for (size_t i = 0; i < nf; i++) {
+		const char *name = ast_lang_name(ast_lang_from_path(files->v[order[i]]));
+		size_t k = 0;
+		while (k < n_langs && strcmp(langs[k], name))
+			k++;
+		if (k == n_langs && n_langs < 32)
+			langs[n_langs++] = name;
+	}
+	struct ecase *cs = calloc(o->n_cases + 1, sizeof *cs);
+	if (!cs) {
+		free(order);
+		return -ENOMEM;
+	}
+	size_t n = 0;
+	int rc = 0;
+	for (size_t i = 0; i < o->n_cases && !rc && n_langs; i++) {
+		enum eval_kind kind = (enum eval_kind)(i % EVAL_KIND_COUNT);
+		const char *want = langs[(i / EVAL_KIND_COUNT) % n_langs];
+		/* up to 40 tries at files of that language */
+		for (int attempt = 0; attempt < 40; attempt++) {
+			size_t f = order[eval_rng_below(&rng, nf)];
+			const struct ast_lang *lang = ast_lang_from_path(files->v[f]);
+			if (strcmp(ast_lang_name(lang), want))
+				continue;
+			size_t len;
+			char *text = read_file(files->v[f], &len, MAX_FILE_BYTES);
+			if (!text) {
+				fprintf(stderr, "infill eval: skipping %s: %s\n", files->v[f],
+					strerror(errno));
+				continue;
+			}
+			struct ecase *e = &cs[n];
+			int r = eval_case_cut(text, len, kind, blocks_of(lang), &rng, &e->c);
+			if (r == 0) {
+				e->path = files->v[f];
+				e->lang = lang;
+				e->language_id = ast_lang_name(lang);
+				e->has_base = lang && !eval_parse_errors(lang, text, len, &e->base_errors);
+				n++;
+			} else if (r < 0) {
+				rc = r;
+			}
+			free(text);
+			if (r <= 0)
+				break;
+		}
+	}
+	free(order);
+	*out = cs;
+	*n_out = n;
+	return rc;
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+struct outcome {
+	bool answered, exact, error;
+	double sim, ms;
+	int32_t returned, parsed, checked; /* completions, of them parsing, of them checkable */
+	char *top;                         /* owned */
+};
+
+struct ctx {
+	struct engine *engine;
+	const struct tokenizer *tok;
+	struct config *cfg;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void mode_setup(enum mode m, const struct settings *base, struct settings *st,
+		       struct complete_options *opt)
+{
+	*st = *base;
+	*opt = complete_options_default();
+	opt->use_cache = false;
+	if (m == MODE_FULL)
+		return;
+	opt->ast_slice = m == MODE_AST;
+	opt->validate = false;
+	opt->rerank = false;
+	st->completion_candidates = 1;
+	st->completion_min_confidence = 0;
+}
+
+static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t seed,
+		   struct outcome *out)
+{
+	memset(out, 0, sizeof *out);
+	struct settings st;
+	struct complete_options opt;
+	mode_setup(m, config_get(cx->cfg, e->language_id), &st, &opt);
+	opt.seed = seed;
+	struct complete_result r;
+	char err[512] = "";
+	double t0 = now_ms();
+	int rc = complete_run(cx->engine, cx->tok, e->language_id, e->c.text, e->c.len,
+			      e->c.cursor, &st, &opt, &r, err, sizeof err);
+	out->ms = now_ms() - t0;
+	if (rc) {
+		fprintf(stderr, "infill eval: %s:%u (%s, %s): %s\n", e->path, e->c.line + 1,
+			eval_kind_name(e->c.kind), mode_names[m], err);
+		complete_result_finish(&r);
+		out->error = true;
+		return rc == -ENOMEM ? rc : 0;
+	}
+	out->returned = (int32_t)r.count;
+	for (size_t i = 0; i < r.count; i++) {
+		const struct complete_item *it = &r.items[i];
+		bool ok = false;
+		if (e->has_base && !eval_parses_with(e->lang, e->c.text, e->c.len, it->start, it->end,
+						     it->text, it->len, e->base_errors, &ok)) {
+			out->checked++;
+			out->parsed += ok;
+		}
+	}
+	if (r.count) {
+		const struct complete_item *top = &r.items[0];
+		/* text the top item leaves in place of [start, end): compare what the
+		 * line ends up as, so a re-typed `)` is not counted twice */
+		out->answered = true;
+		out->top = strndup(top->text, top->len);
+		out->exact = eval_exact_match(top->text, top->len, e->c.expected, e->c.expected_len);
+		out->sim = eval_edit_similarity(top->text, top->len, e->c.expected, e->c.expected_len);
+		if (out->sim < 0 || !out->top) {
+			complete_result_finish(&r);
+			return -ENOMEM;
+		}
+	}
+	complete_result_finish(&r);
+	return 0;
+}
+
+/* ---- figures ---------------------------------------------------------------------- */
+
+struct row {
+	size_t n, exact, answered, errors;
+	double sim_sum;
+	int64_t returned, parsed, checked;
+	double p50, p90;
+};
+
+/* kind == EVAL_KIND_COUNT: all kinds. */
+static int row_compute(const struct ecase *cs, struct outcome *const *res, size_t n, enum mode m,
+		       enum eval_kind kind, struct row *r)
+{
+	memset(r, 0, sizeof *r);
+	double *ms = malloc((n + 1) * sizeof *ms);
+	if (!ms)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (kind != EVAL_KIND_COUNT && cs[i].c.kind != kind)
+			continue;
+		const struct outcome *o = &res[i][m];
+		ms[r->n++] = o->ms;
+		r->exact += o->exact;
+		r->answered += o->answered;
+		r->errors += o->error;
+		r->sim_sum += o->sim;
+		r->returned += o->returned;
+		r->parsed += o->parsed;
+		r->checked += o->checked;
+	}
+	r->p50 = eval_percentile(ms, r->n, 0.5);
+	r->p90 = eval_percentile(ms, r->n, 0.9);
+	free(ms);
+	return 0;
+}
+
+static double pct(double a, double b)
+{
+	return b > 0 ? 100.0 * a / b : 0;
+}
+
+static void table_print(FILE *f, const struct ecase *cs, struct outcome *const *res, size_t n,
+			const bool *modes)
+{
+	fprintf(f, "| mode | kind | cases | exact | edit sim | parses | no answer | p50 ms | p90 ms |\n"
+		   "|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int m = 0; m < MODE_COUNT; m++) {
+		if (!modes[m])
+			continue;
+		for (int j = 0; j <= EVAL_KIND_COUNT; j++) {
+			int k = (j + EVAL_KIND_COUNT) % (EVAL_KIND_COUNT + 1); /* all, then each kind */
+			struct row r;
+			if (row_compute(cs, res, n, (enum mode)m, (enum eval_kind)k, &r) || !r.n)
+				continue;
+			char parses[64];
+			if (r.checked)
+				snprintf(parses, sizeof parses, "%.0f%% (%lld/%lld)",
+					 pct((double)r.parsed, (double)r.checked), (long long)r.parsed,
+					 (long long)r.checked);
+			else
+				snprintf(parses, sizeof parses, "-");
+			fprintf(f, "| %s | %s | %zu | %.1f%% | %.3f | %s | %.1f%% | %.0f | %.0f |\n",
+				mode_names[m], k == EVAL_KIND_COUNT ? "**all**" : eval_kind_name(k), r.n,
+				pct((double)r.exact, (double)r.n), r.sim_sum / (double)r.n, parses,
+				pct((double)(r.n - r.answered), (double)r.n), r.p50, r.p90);
+		}
+	}
+}
+
+static json_t *json_report(const struct opts *o, const char *model_path, const struct ecase *cs,
+			   struct outcome *const *res, size_t n, double seconds)
+{
+	json_t *rows = json_array(), *cases = json_array(), *modes = json_array();
+	for (int m = 0; m < MODE_COUNT; m++) {
+		if (!o->modes[m])
+			continue;
+		json_array_append_new(modes, json_string(mode_names[m]));
+		for (int j = 0; j <= EVAL_KIND_COUNT; j++) {
+			int k = (j + EVAL_KIND_COUNT) % (EVAL_KIND_COUNT + 1); /* all, then each kind */
+			struct row r;
+			if (row_compute(cs, res, n, (enum mode)m, (enum eval_kind)k, &r) || !r.n)
+				continue;
+			json_array_append_new(
+				rows,
+				json_pack("{s:s, s:s, s:I, s:f, s:f, s:o, s:I, s:I, s:f, s:f, s:f, s:I}",
+					  "mode", mode_names[m], "kind",
+					  k == EVAL_KIND_COUNT ? "all" : eval_kind_name(k), "cases",
+					  (json_int_t)r.n, "exact", (double)r.exact / (double)r.n,
+					  "edit_sim", r.sim_sum / (double)r.n, "parse",
+					  r.checked ? json_real((double)r.parsed / (double)r.checked)
+						    : json_null(),
+					  "parse_checked", (json_int_t)r.checked, "returned",
+					  (json_int_t)r.returned, "no_answer",
+					  (double)(r.n - r.answered) / (double)r.n, "p50_ms", r.p50,
+					  "p90_ms", r.p90, "errors", (json_int_t)r.errors));
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *per = json_object();
+		for (int m = 0; m < MODE_COUNT; m++) {
+			if (!o->modes[m])
+				continue;
+			const struct outcome *x = &res[i][m];
+			json_object_set_new(
+				per, mode_names[m],
+				json_pack("{s:s?, s:b, s:f, s:I, s:I, s:I, s:f}", "top", x->top, "exact",
+					  x->exact, "edit_sim", x->sim, "returned", (json_int_t)x->returned,
+					  "parsed", (json_int_t)x->parsed, "checked",
+					  (json_int_t)x->checked, "ms", x->ms));
+		}
+		json_array_append_new(cases,
+				      json_pack("{s:s, s:I, s:s, s:s, s:s, s:o}", "path", cs[i].path,
+						"line", (json_int_t)cs[i].c.line + 1, "kind",
+						eval_kind_name(cs[i].c.kind), "language",
+						cs[i].language_id, "expected", cs[i].c.expected,
+						"results", per));
+	}
+	return json_pack("{s:s, s:I, s:I, s:f, s:o, s:o, s:o}", "model", model_path, "seed",
+			 (json_int_t)o->seed, "cases", (json_int_t)n, "seconds", seconds, "modes",
+			 modes, "rows", rows, "per_case", cases);
+}
+
+/* ---- the command --------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases N]\n"
+		"                   [--seed S] [--modes line,ast,full] [--threads T]\n"
+		"                   [--max-seconds S] [--json] [--verbose] [--allow-train]\n"
+		"Cuts fill-in-the-middle cases (rest of line, whole line, block body) from source\n"
+		"files held out from training, completes each with the plain line window (line),\n"
+		"the AST slice (ast) and the whole pipeline (full), and prints exact match, edit\n"
+		"similarity, the share of completions that parse, no-answer share and latency.\n"
+		"  --files     source files or .txt lists (default: a sample of\n"
+		"              models/eval-files.txt); training files are refused\n"
+		"  --max-files sample size from the default list (default 40)\n"
+		"  --cases     number of cases, kinds and languages in turn (default 60)\n"
+		"  --max-seconds  start no new case after this long (default: no limit)\n"
+		"  --json      one JSON object on stdout (tools/plot_eval.py); table on stderr\n");
+}
+
+static int parse_modes(const char *s, bool *modes)
+{
+	memset(modes, 0, MODE_COUNT * sizeof *modes);
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		int m = 0;
+		while (m < MODE_COUNT && (strlen(mode_names[m]) != n || strncmp(s, mode_names[m], n)))
+			m++;
+		if (m == MODE_COUNT)
+			return -1;
+		modes[m] = true;
+		s += n + (s[n] == ',');
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	*o = (struct opts){.max_files = 40, .n_cases = 60, .seed = 1,
+			   .modes = {true, true, true}};
+	o->files = calloc((size_t)argc + 1, sizeof *o->files);
+	if (!o->files)
+		return 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char *end = NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return -1;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+		} else if (!strcmp(a, "--verbose")) {
+			o->verbose = true;
+		} else if (!strcmp(a, "--allow-train")) {
+			o->allow_train = true;
+		} else if (!strcmp(a, "--files")) {
+			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
+				o->files[o->n_files++] = argv[++i];
+		} else if (!v) {
+			fprintf(stderr, "infill eval: %s needs a value\n", a);
+			return 2;
+		} else if (!strcmp(a, "--model")) {
+			o->model = v, i++;
+		} else if (!strcmp(a, "--modes")) {
+			if (parse_modes(v, o->modes)) {
+				fprintf(stderr, "infill eval: --modes takes line,ast,full\n");
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--max-seconds")) {
+			o->max_seconds = strtod(v, &end), i++;
+		} else {
+			unsigned long long x = strtoull(v, &end, 10);
+			if (!strcmp(a, "--cases"))
+				o->n_cases = (size_t)x;
+			else if (!strcmp(a, "--max-files"))
+				o->max_files = (size_t)x;
+			else if (!strcmp(a, "--seed"))
+				o->seed = x;
+			else if (!strcmp(a, "--threads"))
+				o->threads = (int)x;
+			else {
+				fprintf(stderr, "infill eval: unknown option %s\n", a);
+				usage(stderr);
+				return 2;
+			}
+			i++;
+		}
+		if (end && *end) {
+			fprintf(stderr, "infill eval: %s: not a number: %s\n", a, v);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+int cli_eval(int argc, char **argv)
+{
+	struct opts o;
+	int prc = parse_args(argc, argv, &o);
+	if (prc) {
+		free(o.files);
+		return prc < 0 ? 0 : prc;
+	}
+	int status = 1;
+	struct strs files = {0};
+	struct ecase *cs = NULL;
+	struct outcome **res = NULL;
+	size_t n = 0;
+	struct model *model = NULL;
+	struct ctx cx = {0};
+	char *model_path = NULL;
+	cx.cfg = config_new();
+	if (!cx.cfg || files_collect(&o, &files))
+		goto out;
+	if (!files.n) {
+		fprintf(stderr, "infill eval: no files\n");
+		goto out;
+	}
+	if (cases_cut(&files, &o, &cs, &n)) {
+		fprintf(stderr, "infill eval: out of memory\n");
+		goto out;
+	}
+	if (!n) {
+		fprintf(stderr, "infill eval: no case could be cut from the files\n");
+		goto out;
+	}
+
+	const struct settings *g = config_get(cx.cfg, NULL);
+	model_path = o.model ? strdup(o.model) : g->model ? strdup(g->model) : complete_default_model_path();
+	if (!model_path)
+		goto out;
+	struct model_params mp = model_params_default();
+	mp.path = model_path;
+	mp.n_threads = o.threads ? o.threads : g->threads;
+	mp.kv_bytes = (size_t)g->cache_memory_mb << 20;
+	struct infer_error ierr = {{0}};
+	model = model_load(&mp, &ierr);
+	if (model) {
+		struct engine_params ep = engine_params_default();
+		cx.engine = engine_new(model, &ep, &ierr);
+	}
+	if (!cx.engine) {
+		fprintf(stderr, "infill eval: cannot load the model %s: %s\n", model_path,
+			ierr.message[0] ? ierr.message : "unknown error");
+		goto out;
+	}
+	cx.tok = model_tokenizer(model);
+	if (o.verbose)
+		fprintf(stderr, "infill eval: %s, %zu cases from %zu files\n", model_path, n, files.n);
+
+	res = calloc(n, sizeof *res);
+	if (!res)
+		goto out;
+	double t0 = now_ms();
+	size_t done = 0;
+	for (; done < n; done++) {
+		if (o.max_seconds > 0 && now_ms() - t0 > o.max_seconds * 1e3) {
+			fprintf(stderr, "infill eval: --max-seconds reached after %zu of %zu cases\n",
+				done, n);
+			break;
+		}
+		res[done] = calloc(MODE_COUNT, sizeof **res);
+		if (!res[done])
+			goto out;
+		for (int m = 0; m < MODE_COUNT; m++) {
+			if (!o.modes[m])
+				continue;
+			if (run_one(&cx, &cs[done], (enum mode)m, o.seed + done, &res[done][m]))
+				goto out;
+		}
+		if (o.verbose) {
+			fprintf(stderr, "[%zu/%zu] %s:%u %s", done + 1, n, cs[done].path,
+				cs[done].c.line + 1, eval_kind_name(cs[done].c.kind));
+			for (int m = 0; m < MODE_COUNT; m++)
+				if (o.modes[m])
+					fprintf(stderr, "  %s %s %.2f %.0fms", mode_names[m],
+						res[done][m].exact ? "EM" : "--", res[done][m].sim,
+						res[done][m].ms);
+			fprintf(stderr, "\n");
+		}
+	}
+	double seconds = (now_ms() - t0) / 1e3;
+	table_print(o.json ? stderr : stdout, cs, res, done, o.modes);
+	if (o.json) {
+		json_t *j = json_report(&o, model_path, cs, res, done, seconds);
+		if (!j || json_dumpf(j, stdout, JSON_INDENT(1)) < 0) {
+			json_decref(j);
+			goto out;
+		}
+		fputc('\n', stdout);
+		json_decref(j);
+	}
+	status = 0;
+out:
+	for (size_t i = 0; res && i < n; i++) {
+		for (int m = 0; res[i] && m < MODE_COUNT; m++)
+			free(res[i][m].top);
+		free(res[i]);
+	}
+	free(res);
+	for (size_t i = 0; cs && i < n; i++)
+		eval_case_finish(&cs[i].c);
+	free(cs);
+	engine_free(cx.engine);
+	model_free(model);
+	free(model_path);
+	config_free(cx.cfg);
+	strs_free(&files);
+	free(o.files);
+	return status;
+}
