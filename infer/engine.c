@@ -46,6 +46,10 @@ struct engine {
 	 * pieces[off[i] .. off[i+1]). */
 	char *pieces;
 	uint32_t *off;
+	/* [n_vocab]: tokens that end a candidate: end-of-generation, FIM markers,
+	 * control tokens, and user-defined markup tokens (<|User|>, [PAD123])
+	 * that a model should never write into code. */
+	bool *ends;
 	float *logits;  /* [ENGINE_MAX_CANDIDATES + 1][n_vocab] */
 	float *scratch; /* [n_vocab]: masked copy for healing */
 	struct recent recent[N_RECENT];
@@ -140,6 +144,19 @@ static int build_pieces(struct engine *e)
 		total += l;
 	}
 	e->off[e->n_vocab] = (uint32_t)total;
+	e->ends = calloc((size_t)e->n_vocab, sizeof *e->ends);
+	if (!e->ends)
+		return -ENOMEM;
+	const struct tokenizer_special *sp = tokenizer_special(e->tk);
+	for (int32_t i = 0; i < e->n_vocab; i++) {
+		enum tokenizer_token_type ty = tokenizer_token_type(e->tk, i);
+		size_t l = 0;
+		const char *s = tokenizer_token_text(e->tk, i, &l);
+		bool markup = ty == TOKENIZER_TOKEN_USER_DEFINED && s && l >= 4 &&
+			      ((s[0] == '<' && s[l - 1] == '>') || !strncmp(s, "[PAD", 4));
+		e->ends[i] = tokenizer_is_eog(e->tk, i) || ty == TOKENIZER_TOKEN_CONTROL || markup ||
+			     i == sp->fim_prefix || i == sp->fim_suffix || i == sp->fim_middle;
+	}
 	return 0;
 }
 
@@ -185,6 +202,7 @@ void engine_free(struct engine *e)
 	pcache_free(e->cache);
 	free(e->pieces);
 	free(e->off);
+	free(e->ends);
 	free(e->logits);
 	free(e->scratch);
 	free(e);
@@ -454,9 +472,7 @@ static int cand_step(struct engine *e, struct cand *c, int idx, const float *log
 	c->n_tok++;
 	c->sum_lp += lp;
 	c->last = tok;
-	const struct tokenizer_special *sp = tokenizer_special(e->tk);
-	if (tokenizer_is_eog(e->tk, tok) || tok == sp->fim_prefix || tok == sp->fim_suffix ||
-	    tok == sp->fim_middle || tokenizer_token_type(e->tk, tok) == TOKENIZER_TOKEN_CONTROL) {
+	if (e->ends[tok]) {
 		c->stop = ENGINE_STOP_EOG;
 		return 0;
 	}
@@ -643,7 +659,9 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	double tp = now_ms();
 	int32_t done = matched, exact_end = L;
 	struct recent *r = NULL;
-	if (e->p.reuse_shifted_suffix && req->use_cache && matched < fp.tail_start)
+	/* matched == tail_start: the same head as a remembered prompt whose
+	 * (approximate, so uncached) tail is re-used as is, shifted by 0. */
+	if (e->p.reuse_shifted_suffix && req->use_cache && matched <= fp.tail_start)
 		r = recent_find(e, &fp);
 	if (r) {
 		/* exact up to the suffix marker, then the old tail shifted, then the last token */

@@ -225,8 +225,12 @@ TEST(batch_candidate0_equals_single_greedy)
 	CHECK_INT_EQ(three.n_candidates, 3);
 	CHECK_STR_EQ(one.candidates[0].text, three.candidates[0].text);
 	CHECK_NEAR(one.candidates[0].sum_logprob, three.candidates[0].sum_logprob, 1e-3);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		CHECK(three.candidates[i].n_tokens > 0 && three.candidates[i].sum_logprob <= 0);
+		/* markup tokens end a candidate, never show in its text */
+		CHECK(!strstr(three.candidates[i].text, "[PAD"));
+		CHECK(!strstr(three.candidates[i].text, "<｜"));
+	}
 	/* sampled candidates are reproducible for a seed */
 	REQUIRE(run(e, &rq, &again) == 0);
 	for (int i = 1; i < 3; i++)
