@@ -193,11 +193,12 @@ INVOKED non-nil: the user asked (triggerKind 1).  Items become plists
          (lsp-request-async
           "textDocument/inlineCompletion"
           (append (lsp--text-document-position-params) (list :context context))
-          (lambda (result)
+          (lambda (results)
+            ;; :no-merge gives ((WORKSPACE . RESULT) ...)
             (when (buffer-live-p buffer)
               (with-current-buffer buffer
                 (funcall callback
-                         (infill--convert result #'lsp--position-to-point)))))
+                         (infill--convert (cdr (car results)) #'lsp--position-to-point)))))
           :mode 'tick :error-handler #'ignore :no-merge t))))))
 
 (defun infill--convert (result to-point)
