@@ -7,9 +7,16 @@
  *   exact     top completion == the text cut out (modulo trailing blanks)
  *   edit sim  1 - Levenshtein / max(len), top completion (0 when none)
  *   parses    share of all returned completions that, put into the file,
- *             add no syntax error to the original (languages with a grammar)
+ *             leave no more syntax errors than the original file had (the
+ *             file is whole again; languages with a grammar)
+ *   no new err share of them that leave no more errors than the file with
+ *             the hole had (what validation promises: the completion breaks
+ *             nothing, though it may not finish what the cut removed, such
+ *             as a closing `#endif` or `)`)
  *   no answer share of cases where nothing was returned
- *   p50/p90   wall time of complete_run, ms
+ *   p50/p90   wall time of complete_run, ms; cpu p50: the process's CPU
+ *             time for it (all threads), steadier than wall time on a
+ *             shared machine
  *
  * The configurations (the ablation):
  *   line  plain line-window context, greedy, 1 candidate, no validation, no
@@ -234,6 +241,7 @@ struct ecase {
 	const struct ast_lang *lang; /* NULL: no grammar */
 	const char *language_id;     /* static */
 	size_t base_errors;          /* of the original file */
+	size_t cut_errors;           /* of the file with the hole */
 	bool has_base;
 };
 
@@ -306,7 +314,10 @@ static int cases_cut(const struct strs *files, const struct opts *o, struct ecas
 				e->path = files->v[f];
 				e->lang = lang;
 				e->language_id = ast_lang_name(lang);
-				e->has_base = lang && !eval_parse_errors(lang, text, len, &e->base_errors);
+				e->has_base = lang &&
+					      !eval_parse_errors(lang, text, len, &e->base_errors) &&
+					      !eval_parse_errors(lang, e->c.text, e->c.len,
+								 &e->cut_errors);
 				n++;
 			} else if (r < 0) {
 				rc = r;
@@ -327,7 +338,10 @@ static int cases_cut(const struct strs *files, const struct opts *o, struct ecas
 struct outcome {
 	bool answered, exact, error;
 	double sim, ms;
-	int32_t returned, parsed, checked; /* completions, of them parsing, of them checkable */
+	/* completions; of them checkable (a grammar); of those parsing as well
+	 * as the original, and adding no error to the file with the hole */
+	int32_t returned, checked, parsed, no_new;
+	double cpu_ms;
 	char *top;                         /* owned */
 };
 
@@ -337,11 +351,16 @@ struct ctx {
 	struct config *cfg;
 };
 
-static double now_ms(void)
+static double clock_ms(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
 }
 
 static void mode_setup(enum mode m, const struct settings *base, struct settings *st,
@@ -369,10 +388,11 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	opt.seed = seed;
 	struct complete_result r;
 	char err[512] = "";
-	double t0 = now_ms();
+	double t0 = now_ms(), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 	int rc = complete_run(cx->engine, cx->tok, e->language_id, e->c.text, e->c.len,
 			      e->c.cursor, &st, &opt, &r, err, sizeof err);
 	out->ms = now_ms() - t0;
+	out->cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	if (rc) {
 		fprintf(stderr, "infill eval: %s:%u (%s, %s): %s\n", e->path, e->c.line + 1,
 			eval_kind_name(e->c.kind), mode_names[m], err);
@@ -383,11 +403,15 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	out->returned = (int32_t)r.count;
 	for (size_t i = 0; i < r.count; i++) {
 		const struct complete_item *it = &r.items[i];
-		bool ok = false;
-		if (e->has_base && !eval_parses_with(e->lang, e->c.text, e->c.len, it->start, it->end,
-						     it->text, it->len, e->base_errors, &ok)) {
+		bool ok = false, no_new = false;
+		if (e->has_base &&
+		    !eval_parses_with(e->lang, e->c.text, e->c.len, it->start, it->end, it->text,
+				      it->len, e->base_errors, &ok) &&
+		    !eval_parses_with(e->lang, e->c.text, e->c.len, it->start, it->end, it->text,
+				      it->len, e->cut_errors, &no_new)) {
 			out->checked++;
 			out->parsed += ok;
+			out->no_new += no_new;
 		}
 	}
 	if (r.count) {
@@ -412,8 +436,8 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 struct row {
 	size_t n, exact, answered, errors;
 	double sim_sum;
-	int64_t returned, parsed, checked;
-	double p50, p90;
+	int64_t returned, checked, parsed, no_new;
+	double p50, p90, cpu50;
 };
 
 /* kind == EVAL_KIND_COUNT: all kinds. */
@@ -421,13 +445,14 @@ static int row_compute(const struct ecase *cs, struct outcome *const *res, size_
 		       enum eval_kind kind, struct row *r)
 {
 	memset(r, 0, sizeof *r);
-	double *ms = malloc((n + 1) * sizeof *ms);
+	double *ms = malloc((2 * n + 1) * sizeof *ms), *cpu = ms + n;
 	if (!ms)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		if (kind != EVAL_KIND_COUNT && cs[i].c.kind != kind)
 			continue;
 		const struct outcome *o = &res[i][m];
+		cpu[r->n] = o->cpu_ms;
 		ms[r->n++] = o->ms;
 		r->exact += o->exact;
 		r->answered += o->answered;
@@ -436,9 +461,11 @@ static int row_compute(const struct ecase *cs, struct outcome *const *res, size_
 		r->returned += o->returned;
 		r->parsed += o->parsed;
 		r->checked += o->checked;
+		r->no_new += o->no_new;
 	}
 	r->p50 = eval_percentile(ms, r->n, 0.5);
 	r->p90 = eval_percentile(ms, r->n, 0.9);
+	r->cpu50 = eval_percentile(cpu, r->n, 0.5);
 	free(ms);
 	return 0;
 }
@@ -451,8 +478,9 @@ static double pct(double a, double b)
 static void table_print(FILE *f, const struct ecase *cs, struct outcome *const *res, size_t n,
 			const bool *modes)
 {
-	fprintf(f, "| mode | kind | cases | exact | edit sim | parses | no answer | p50 ms | p90 ms |\n"
-		   "|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+	fprintf(f, "| mode | kind | cases | exact | edit sim | parses | no new err | no answer "
+		   "| p50 ms | p90 ms | cpu p50 ms |\n"
+		   "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (int m = 0; m < MODE_COUNT; m++) {
 		if (!modes[m])
 			continue;
@@ -461,19 +489,59 @@ static void table_print(FILE *f, const struct ecase *cs, struct outcome *const *
 			struct row r;
 			if (row_compute(cs, res, n, (enum mode)m, (enum eval_kind)k, &r) || !r.n)
 				continue;
-			char parses[64];
-			if (r.checked)
+			char parses[64] = "-", no_new[64] = "-";
+			if (r.checked) {
 				snprintf(parses, sizeof parses, "%.0f%% (%lld/%lld)",
 					 pct((double)r.parsed, (double)r.checked), (long long)r.parsed,
 					 (long long)r.checked);
-			else
-				snprintf(parses, sizeof parses, "-");
-			fprintf(f, "| %s | %s | %zu | %.1f%% | %.3f | %s | %.1f%% | %.0f | %.0f |\n",
+				snprintf(no_new, sizeof no_new, "%.0f%%",
+					 pct((double)r.no_new, (double)r.checked));
+			}
+			fprintf(f, "| %s | %s | %zu | %.1f%% | %.3f | %s | %s | %.1f%% | %.0f | %.0f | %.0f |\n",
 				mode_names[m], k == EVAL_KIND_COUNT ? "**all**" : eval_kind_name(k), r.n,
-				pct((double)r.exact, (double)r.n), r.sim_sum / (double)r.n, parses,
-				pct((double)(r.n - r.answered), (double)r.n), r.p50, r.p90);
+				pct((double)r.exact, (double)r.n), r.sim_sum / (double)r.n, parses, no_new,
+				pct((double)(r.n - r.answered), (double)r.n), r.p50, r.p90, r.cpu50);
 		}
 	}
+}
+
+/* A JSON string of text that may not be valid UTF-8 (a model can stop in
+ * the middle of a character, a source file can be Latin-1): each byte that
+ * does not start a well-formed sequence becomes U+FFFD. New reference. */
+static json_t *json_text(const char *s)
+{
+	if (!s)
+		return json_null();
+	size_t n = strlen(s);
+	char *buf = calloc(3 * n + 1, 1);
+	if (!buf)
+		return NULL;
+	size_t w = 0;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+		bool ok = k && i + k <= n && !(k == 2 && c < 0xC2);
+		for (size_t j = 1; ok && j < k; j++)
+			ok = ((unsigned char)s[i + j] & 0xC0) == 0x80;
+		if (ok) {
+			memcpy(buf + w, s + i, k);
+			w += k;
+			i += k;
+		} else {
+			memcpy(buf + w, "\xef\xbf\xbd", 3);
+			w += 3;
+			i++;
+		}
+	}
+	json_t *j = json_stringn(buf, w);
+	if (!j) { /* what the check above lets through (surrogates, overlongs): ASCII only */
+		w = 0;
+		for (size_t i = 0; i < n; i++)
+			buf[w++] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+		j = json_stringn(buf, w);
+	}
+	free(buf);
+	return j;
 }
 
 static json_t *json_report(const struct opts *o, const char *model_path, const struct ecase *cs,
@@ -491,17 +559,20 @@ static json_t *json_report(const struct opts *o, const char *model_path, const s
 				continue;
 			json_array_append_new(
 				rows,
-				json_pack("{s:s, s:s, s:I, s:f, s:f, s:o, s:I, s:I, s:f, s:f, s:f, s:I}",
+				json_pack("{s:s, s:s, s:I, s:f, s:f, s:o, s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:I}",
 					  "mode", mode_names[m], "kind",
 					  k == EVAL_KIND_COUNT ? "all" : eval_kind_name(k), "cases",
 					  (json_int_t)r.n, "exact", (double)r.exact / (double)r.n,
 					  "edit_sim", r.sim_sum / (double)r.n, "parse",
 					  r.checked ? json_real((double)r.parsed / (double)r.checked)
 						    : json_null(),
+					  "no_new_errors",
+					  r.checked ? json_real((double)r.no_new / (double)r.checked)
+						    : json_null(),
 					  "parse_checked", (json_int_t)r.checked, "returned",
 					  (json_int_t)r.returned, "no_answer",
 					  (double)(r.n - r.answered) / (double)r.n, "p50_ms", r.p50,
-					  "p90_ms", r.p90, "errors", (json_int_t)r.errors));
+					  "p90_ms", r.p90, "cpu_p50_ms", r.cpu50, "errors", (json_int_t)r.errors));
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -512,19 +583,21 @@ static json_t *json_report(const struct opts *o, const char *model_path, const s
 			const struct outcome *x = &res[i][m];
 			json_object_set_new(
 				per, mode_names[m],
-				json_pack("{s:s?, s:b, s:f, s:I, s:I, s:I, s:f}", "top", x->top, "exact",
+				json_pack("{s:o, s:b, s:f, s:I, s:I, s:I, s:I, s:f, s:f}", "top",
+					  json_text(x->top), "exact",
 					  x->exact, "edit_sim", x->sim, "returned", (json_int_t)x->returned,
-					  "parsed", (json_int_t)x->parsed, "checked",
-					  (json_int_t)x->checked, "ms", x->ms));
+					  "parsed", (json_int_t)x->parsed, "no_new_errors",
+					  (json_int_t)x->no_new, "checked", (json_int_t)x->checked, "ms",
+					  x->ms, "cpu_ms", x->cpu_ms));
 		}
 		json_array_append_new(cases,
-				      json_pack("{s:s, s:I, s:s, s:s, s:s, s:o}", "path", cs[i].path,
-						"line", (json_int_t)cs[i].c.line + 1, "kind",
-						eval_kind_name(cs[i].c.kind), "language",
-						cs[i].language_id, "expected", cs[i].c.expected,
+				      json_pack("{s:o, s:I, s:s, s:s, s:o, s:o}", "path",
+						json_text(cs[i].path), "line", (json_int_t)cs[i].c.line + 1,
+						"kind", eval_kind_name(cs[i].c.kind), "language",
+						cs[i].language_id, "expected", json_text(cs[i].c.expected),
 						"results", per));
 	}
-	return json_pack("{s:s, s:I, s:I, s:f, s:o, s:o, s:o}", "model", model_path, "seed",
+	return json_pack("{s:o, s:I, s:I, s:f, s:o, s:o, s:o}", "model", json_text(model_path), "seed",
 			 (json_int_t)o->seed, "cases", (json_int_t)n, "seconds", seconds, "modes",
 			 modes, "rows", rows, "per_case", cases);
 }
