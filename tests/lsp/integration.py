@@ -85,7 +85,7 @@ def case_stdin_closed(c):
                     "position": {"line": 0, "character": 1}})
     c.close_stdin()
     check(c.wait_exit() == 1, "exit 1 when stdin closes without exit")
-    check("ERROR" not in c.log().upper().replace("LEVEL", ""), "no error logged", c.log())
+    check("input closed without exit" in c.log(), "the reason is logged", c.log())
 
 
 def case_stdin_closed_after_shutdown(c):
@@ -319,11 +319,17 @@ def case_completion_empty(c):
     r = c.request("textDocument/inlineCompletion", {
         "textDocument": {"uri": URI}, "position": {"line": 1, "character": 11},
         "context": {"triggerKind": 1}})
-    check(r.get("result") == {"items": []}, "inline: empty items for now", r)
+    # empty until a model is loaded; with one, well-formed items
+    items = r.get("result", {}).get("items")
+    check(isinstance(items, list) and all("insertText" in i and "range" in i for i in items),
+          "inline: InlineCompletionItems", r)
     r = c.request("textDocument/completion", {
         "textDocument": {"uri": URI}, "position": {"line": 1, "character": 11},
         "context": {"triggerKind": 1}})
-    check(r.get("result") == {"isIncomplete": True, "items": []}, "completion: empty list", r)
+    res = r.get("result", {})
+    check(res.get("isIncomplete") is True and isinstance(res.get("items"), list) and
+          all("textEdit" in i and "filterText" in i for i in res["items"]),
+          "completion: an incomplete CompletionList with textEdits", r)
     r = c.request("textDocument/completion", {
         "textDocument": {"uri": "file:///not/open.py"}, "position": {"line": 0, "character": 0}})
     check(r.get("result", {}).get("items") == [], "a document not open: empty", r)
@@ -350,7 +356,8 @@ def case_superseded(c):
     r = c.response(first)
     check(r.get("result") == {"items": []}, "the superseded request gets an empty result", r)
     r = c.response(second, timeout=2.5)
-    check(r.get("result") == {"items": []}, "the newer one is answered without debounce", r)
+    check(isinstance(r.get("result", {}).get("items"), list),
+          "the newer one is answered without debounce", r)
     check(menu not in [json.loads(k) for k in c.responses], "the other kind is not superseded")
     c.notify("textDocument/didClose", {"textDocument": {"uri": URI}})
     r = c.response(menu, timeout=1)

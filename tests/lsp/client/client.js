@@ -106,7 +106,9 @@ async function main() {
     check(e.code === P.LSPErrorCodes.RequestCancelled, 'cancelled with -32800', e.code);
   }
   check(configurationPulls >= 1, 'workspace/configuration was pulled', configurationPulls);
-  check(shown.length === 0, 'no warnings', shown);
+  // settings warnings would mean our configuration was misread (a missing
+  // model is reported as an error, type 1, and is not this test's business)
+  check(shown.filter((m) => m.type === P.MessageType.Warning).length === 0, 'no warnings', shown);
 
   await conn.sendRequest(P.ShutdownRequest.type);
   await conn.sendNotification(P.ExitNotification.type);
