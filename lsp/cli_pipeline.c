@@ -261,6 +261,8 @@ int cli_complete(int argc, char **argv)
 	const struct ast_lang *lang = lang_id ? ast_lang_from_id(lang_id) : ast_lang_from_path(loc);
 	const char *lname = lang_id ? lang_id : ast_lang_name(lang);
 	const struct settings *st = config_get(cfg, lname);
+	if (!st->cache_enabled)
+		opt.use_cache = false;
 
 	model_path = st->model ? strdup(st->model) : complete_default_model_path();
 	if (!model_path) {

@@ -89,6 +89,8 @@ enum config_kind {
 	  CONFIG_SCOPE_GLOBAL, "KV page pool in MiB (prefix cache + live sequences)") \
 	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 0, NULL, 0, 1, \
 	  NULL, CONFIG_SCOPE_GLOBAL, "re-use the suffix's KV pages by RoPE shift (approximate)") \
+	X(cache_enabled, "cache.enabled", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL, CONFIG_SCOPE_GLOBAL, \
+	  "use the prefix cache (false: every prompt is prefilled whole, for measurements)") \
 	X(completion_debounce_ms, "completion.debounceMs", CONFIG_KIND_INT, int, 30, NULL, 0, 10000, NULL, \
 	  CONFIG_SCOPE_LANGUAGE, "wait after a keystroke before starting a job (ms)") \
 	X(completion_candidates, "completion.candidates", CONFIG_KIND_INT, int, 3, NULL, 1, 16, NULL, \

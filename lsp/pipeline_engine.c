@@ -300,7 +300,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m,
 	opt.cancel = &job->cancel;
 	opt.previous = job->previous;
 	opt.previous_len = job->previous_len;
-	opt.use_cache = true; /* cache.enabled: see the settings table */
+	opt.use_cache = req->settings.cache_enabled;
 	opt.seed = req->seq;
 	opt.memory = edoc_memory(edocs, req->uri);
 	struct complete_result res;

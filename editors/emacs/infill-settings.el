@@ -55,6 +55,14 @@ nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
   :group 'infill-settings)
 
+(defcustom infill-cache-enabled nil
+  "Use the prefix cache (false: every prompt is prefilled whole, for
+measurements).
+Server setting \"cache.enabled\" (server default true).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
+  :group 'infill-settings)
+
 (defcustom infill-completion-debounce-ms nil
   "Wait after a keystroke before starting a job (ms).
 Server setting \"completion.debounceMs\" (server default 30; range 0..10000).
@@ -181,6 +189,7 @@ nil: leave it to the server."
     ("threads" . infill-threads)
     ("cache.memoryMB" . infill-cache-memory-mb)
     ("cache.reuseShiftedSuffix" . infill-cache-reuse-shifted-suffix)
+    ("cache.enabled" . infill-cache-enabled)
     ("completion.debounceMs" . infill-completion-debounce-ms)
     ("completion.candidates" . infill-completion-candidates)
     ("completion.maxTokens" . infill-completion-max-tokens)
@@ -205,6 +214,7 @@ nil: leave it to the server."
     ("threads" . 0)
     ("cache.memoryMB" . 1024)
     ("cache.reuseShiftedSuffix" . :json-false)
+    ("cache.enabled" . t)
     ("completion.debounceMs" . 30)
     ("completion.candidates" . 3)
     ("completion.maxTokens" . 64)
