@@ -73,6 +73,8 @@ static int check_weights(const struct backend_weights *w, struct backend_error *
 	    hp->n_ff <= 0 || hp->n_vocab <= 0 || hp->head_dim <= 0)
 		return fail(err, -EINVAL, "bad hyperparameters: layers %d, embd %d, heads %d/%d, ffn %d, vocab %d",
 			    hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv, hp->n_ff, hp->n_vocab);
+	if (hp->head_dim > BACKEND_MAX_HEAD_DIM)
+		return fail(err, -EINVAL, "head size %d is larger than %d", hp->head_dim, BACKEND_MAX_HEAD_DIM);
 	if (hp->n_head % hp->n_head_kv != 0)
 		return fail(err, -EINVAL, "head count %d is not a multiple of the KV head count %d",
 			    hp->n_head, hp->n_head_kv);

@@ -55,12 +55,14 @@ struct backend_tensor {
 	uint64_t nbytes;
 };
 
+#define BACKEND_MAX_HEAD_DIM 1024
+
 struct backend_hparams {
 	int32_t n_layer;
 	int32_t n_embd;      /* hidden size */
 	int32_t n_head;      /* query heads */
 	int32_t n_head_kv;   /* key/value heads (GQA: query head h uses kv head h / (n_head / n_head_kv)) */
-	int32_t head_dim;    /* n_embd / n_head */
+	int32_t head_dim;    /* n_embd / n_head, at most BACKEND_MAX_HEAD_DIM */
 	int32_t n_ff;        /* FFN inner size */
 	int32_t n_vocab;
 	int32_t n_rot;       /* rotated dims per head (rope.dimension_count), <= head_dim */

@@ -32,8 +32,11 @@ struct cpu_backend {
 	struct cpu_kernels k_full; /* the chosen set, gaps filled from the reference */
 	const struct cpu_kernels *k;
 
-	float *kv;           /* [n_pages][page_floats] */
-	int64_t page_floats; /* 2 * n_layer * page_size * kv_dim */
+	char *kv;            /* [n_pages][page_elems] of F32 or F16 */
+	int64_t page_elems;  /* 2 * n_layer * page_size * kv_dim */
+	bool kv_f16;
+	size_t kv_es;        /* bytes per element: 4 or 2 */
+	float *kv_tmp;       /* [n_head_kv * head_dim]: one F16 slot widened (kv_shift) */
 	int32_t n_pages, page_size;
 
 	/* scratch, for up to `cap` tokens */
@@ -236,13 +239,36 @@ struct attn_task {
 	float *out;     /* [nt][n_head*hd] */
 };
 
-static inline float *kv_slot(struct cpu_backend *c, const struct backend_seq *s, int layer,
-			     int32_t pos, int which)
+/* Slot `pos` of a sequence, K (which 0) or V (1), in the pool's element type. */
+static inline void *kv_slot(struct cpu_backend *c, const struct backend_seq *s, int layer,
+			    int32_t pos, int which)
 {
 	int64_t kvd = (int64_t)c->hp.n_head_kv * c->hp.head_dim;
 	int32_t page = s->pages[pos / c->page_size];
-	return c->kv + page * c->page_floats + ((int64_t)layer * 2 + which) * c->page_size * kvd +
-	       (int64_t)(pos % c->page_size) * kvd;
+	return c->kv + (size_t)(page * c->page_elems + ((int64_t)layer * 2 + which) * c->page_size * kvd +
+				(int64_t)(pos % c->page_size) * kvd) * c->kv_es;
+}
+
+static void kv_store(struct cpu_backend *c, void *dst, const float *src, int64_t n)
+{
+	if (!c->kv_f16) {
+		memcpy(dst, src, (size_t)n * sizeof(float));
+		return;
+	}
+	uint16_t *h = dst;
+	for (int64_t i = 0; i < n; i++)
+		h[i] = tensor_f32_to_f16(src[i]);
+}
+
+static void kv_load(struct cpu_backend *c, float *dst, const void *src, int64_t n)
+{
+	if (!c->kv_f16) {
+		memcpy(dst, src, (size_t)n * sizeof(float));
+		return;
+	}
+	const uint16_t *h = src;
+	for (int64_t i = 0; i < n; i++)
+		dst[i] = tensor_f16_to_f32(h[i]);
 }
 
 static void attn_run(void *arg, int ith, int nth)
@@ -261,10 +287,17 @@ static void attn_run(void *arg, int ith, int nth)
 		const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i]];
 		int32_t pos = t->b->positions[i];
 		const float *q = t->q + i * (int64_t)hp->n_head * hd + (int64_t)h * hd;
+		float qr[BACKEND_MAX_HEAD_DIM];
+		if (c->kv_f16) { /* llama.cpp's K.q with an F16 cache rounds q to fp16 too */
+			for (int j = 0; j < hd; j++)
+				qr[j] = tensor_f16_to_f32(tensor_f32_to_f16(q[j]));
+			q = qr;
+		}
 		float mx = -INFINITY;
 		for (int32_t p = 0; p <= pos; p++) {
-			const float *k = kv_slot(c, s, t->layer, p, 0) + (int64_t)kh * hd;
-			sc[p] = c->k->dot_f32(hd, q, k) * scale;
+			const char *k = (const char *)kv_slot(c, s, t->layer, p, 0) + (size_t)kh * hd * c->kv_es;
+			sc[p] = (c->kv_f16 ? c->k->dot_f16(hd, q, (const uint16_t *)k)
+					   : c->k->dot_f32(hd, q, (const float *)k)) * scale;
 			if (sc[p] > mx)
 				mx = sc[p];
 		}
@@ -278,8 +311,14 @@ static void attn_run(void *arg, int ith, int nth)
 		for (int j = 0; j < hd; j++)
 			o[j] = 0;
 		for (int32_t p = 0; p <= pos; p++) {
-			const float *v = kv_slot(c, s, t->layer, p, 1) + (int64_t)kh * hd;
-			c->k->axpy_f32(hd, sc[p] * inv, v, o);
+			const char *v = (const char *)kv_slot(c, s, t->layer, p, 1) + (size_t)kh * hd * c->kv_es;
+			/* ... and multiplies V by the probabilities rounded to fp16: with
+			 * both roundings we match its F16-cache logits to 5e-6 (7e-5
+			 * without). */
+			if (c->kv_f16)
+				c->k->axpy_f16(hd, tensor_f16_to_f32(tensor_f32_to_f16(sc[p] * inv)), (const uint16_t *)v, o);
+			else
+				c->k->axpy_f32(hd, sc[p] * inv, (const float *)v, o);
 		}
 	}
 }
@@ -354,8 +393,8 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 			cpu_rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, pos, hp->rope_base,
 				 hp->rope_freq_scale, hp->rope_neox);
 			const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
-			memcpy(kv_slot(c, s, l, b->positions[i], 0), c->kc + i * kvd, (size_t)kvd * sizeof(float));
-			memcpy(kv_slot(c, s, l, b->positions[i], 1), c->vc + i * kvd, (size_t)kvd * sizeof(float));
+			kv_store(c, kv_slot(c, s, l, b->positions[i], 0), c->kc + i * kvd, kvd);
+			kv_store(c, kv_slot(c, s, l, b->positions[i], 1), c->vc + i * kvd, kvd);
 		}
 		struct attn_task at = {c, b, l, c->q, c->h};
 		cpu_pool_run(c->pool, attn_run, &at);
@@ -417,8 +456,8 @@ static int cpu_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend_
 		return fail(err, -EINVAL, "kv_copy_page: page id %d out of range (pool of %d pages)",
 			    dst < 0 || dst >= c->n_pages ? dst : src, c->n_pages);
 	if (dst != src)
-		memcpy(c->kv + dst * c->page_floats, c->kv + src * c->page_floats,
-		       (size_t)c->page_floats * sizeof(float));
+		memcpy(c->kv + (size_t)dst * c->page_elems * c->kv_es,
+		       c->kv + (size_t)src * c->page_elems * c->kv_es, (size_t)c->page_elems * c->kv_es);
 	return 0;
 }
 
@@ -437,12 +476,13 @@ static int cpu_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_st
 	float delta = (float)(dst_start - src_start);
 	for (int32_t i = 0; i < n; i++)
 		for (int l = 0; l < hp->n_layer; l++) {
-			float *ks = kv_slot(c, src, l, src_start + i, 0), *kd = kv_slot(c, dst, l, dst_start + i, 0);
-			float *vs = kv_slot(c, src, l, src_start + i, 1), *vd = kv_slot(c, dst, l, dst_start + i, 1);
-			memmove(kd, ks, (size_t)kvd * sizeof(float));
-			memmove(vd, vs, (size_t)kvd * sizeof(float));
-			cpu_rope(kd, hp->n_head_kv, hp->head_dim, hp->n_rot, delta, hp->rope_base,
+			void *ks = kv_slot(c, src, l, src_start + i, 0), *kd = kv_slot(c, dst, l, dst_start + i, 0);
+			void *vs = kv_slot(c, src, l, src_start + i, 1), *vd = kv_slot(c, dst, l, dst_start + i, 1);
+			memmove(vd, vs, (size_t)kvd * c->kv_es);
+			kv_load(c, c->kv_tmp, ks, kvd);
+			cpu_rope(c->kv_tmp, hp->n_head_kv, hp->head_dim, hp->n_rot, delta, hp->rope_base,
 				 hp->rope_freq_scale, hp->rope_neox);
+			kv_store(c, kd, c->kv_tmp, kvd);
 		}
 	return 0;
 }
@@ -457,6 +497,7 @@ static void cpu_destroy(void *ctx)
 	cpu_pool_destroy(c->pool);
 	free(c->layers);
 	free(c->kv);
+	free(c->kv_tmp);
 	free(c->x), free(c->h), free(c->q), free(c->kc), free(c->vc), free(c->g), free(c->u);
 	free(c->act), free(c->scores), free(c->idx);
 	free(c->amx_scratch);
@@ -479,8 +520,8 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 		     const struct backend_weights *w, struct backend_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
-	if (cfg->kv_type != TENSOR_TYPE_F32)
-		return fail(err, -ENOTSUP, "cpu backend: KV cache type %s (%u) not supported; use f32",
+	if (cfg->kv_type != TENSOR_TYPE_F32 && cfg->kv_type != TENSOR_TYPE_F16)
+		return fail(err, -ENOTSUP, "cpu backend: KV cache type %s (%u) not supported; use f32 or f16",
 			    tensor_type_name(cfg->kv_type) ? tensor_type_name(cfg->kv_type) : "?", cfg->kv_type);
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct backend_tensor *mats[] = {&w->layers[l].wq, &w->layers[l].wk, &w->layers[l].wv,
@@ -508,13 +549,16 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->k = &c->k_full;
 	c->n_pages = cfg->kv_n_pages;
 	c->page_size = cfg->kv_page_size;
-	c->page_floats = 2LL * hp->n_layer * c->page_size * hp->n_head_kv * hp->head_dim;
-	c->kv = calloc((size_t)c->n_pages * c->page_floats, sizeof(float));
+	c->page_elems = 2LL * hp->n_layer * c->page_size * hp->n_head_kv * hp->head_dim;
+	c->kv_f16 = cfg->kv_type == TENSOR_TYPE_F16;
+	c->kv_es = c->kv_f16 ? 2 : 4;
+	c->kv = calloc((size_t)c->n_pages * c->page_elems, c->kv_es);
+	c->kv_tmp = malloc((size_t)hp->n_head_kv * hp->head_dim * sizeof(float));
 	c->scores = malloc((size_t)n_threads * c->n_pages * c->page_size * sizeof(float));
-	if (!c->layers || !c->pool || !c->kv || !c->scores) {
+	if (!c->layers || !c->pool || !c->kv || !c->scores || !c->kv_tmp) {
 		cpu_destroy(c);
 		return fail(err, -ENOMEM, "cpu backend: out of memory for %d KV pages (%zu MiB)", cfg->kv_n_pages,
-			    (size_t)cfg->kv_n_pages * (size_t)c->page_floats * sizeof(float) >> 20);
+			    (size_t)cfg->kv_n_pages * (size_t)c->page_elems * c->kv_es >> 20);
 	}
 	memcpy(c->layers, w->layers, (size_t)hp->n_layer * sizeof *c->layers);
 	/* AMX int8 tiles for prefill: opt-in (INFILL_CPU_AMX=1) until the kernel has

@@ -62,6 +62,9 @@ struct cpu_kernels {
 	/* attention: sum a[i] b[i]; y[i] += s x[i] (NULL: reference) */
 	float (*dot_f32)(int64_t n, const float *a, const float *b);
 	void (*axpy_f32)(int64_t n, float s, const float *x, float *y);
+	/* the same with an fp16 operand (F16 KV cache): sum a[i] h[i]; y[i] += s h[i] */
+	float (*dot_f16)(int64_t n, const float *a, const uint16_t *h);
+	void (*axpy_f16)(int64_t n, float s, const uint16_t *h, float *y);
 };
 
 extern const struct cpu_kernels cpu_kernels_ref;

@@ -123,7 +123,7 @@ struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
 	if (!c.f)              \
 		c.f = r->f;
 	FILL(gemm_f32) FILL(gemm_f16) FILL(gemm_bf16) FILL(gemm_q8_0) FILL(gemm_q4_0)
-	FILL(gemm_q4_k) FILL(gemm_q6_k) FILL(dot_f32) FILL(axpy_f32)
+	FILL(gemm_q4_k) FILL(gemm_q6_k) FILL(dot_f32) FILL(axpy_f32) FILL(dot_f16) FILL(axpy_f16)
 #undef FILL
 	return c;
 }

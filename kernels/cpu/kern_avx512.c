@@ -220,6 +220,8 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_q4_0 = gemm_q4_0_512,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
+	.dot_f16 = attn_dot_f16,
+	.axpy_f16 = attn_axpy_f16,
 };
 #else
 #include "cpu.h"

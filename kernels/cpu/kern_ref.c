@@ -175,6 +175,20 @@ static void axpy_f32(int64_t n, float s, const float *x, float *y)
 		y[i] += s * x[i];
 }
 
+static float dot_f16_ref(int64_t n, const float *a, const uint16_t *h)
+{
+	float s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += a[i] * tensor_f16_to_f32(h[i]);
+	return s;
+}
+
+static void axpy_f16(int64_t n, float s, const uint16_t *h, float *y)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] += s * tensor_f16_to_f32(h[i]);
+}
+
 const struct cpu_kernels cpu_kernels_ref = {
 	.name = "ref",
 	.act = {act_f32, act_q8_0},
@@ -187,4 +201,6 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.gemm_q6_k = gemm_q6_k,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = axpy_f32,
+	.dot_f16 = dot_f16_ref,
+	.axpy_f16 = axpy_f16,
 };

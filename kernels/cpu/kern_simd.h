@@ -326,3 +326,26 @@ static void attn_axpy(int64_t n, float s, const float *x, float *y)
 	for (; i < n; i++)
 		y[i] += s * x[i];
 }
+
+static float attn_dot_f16(int64_t n, const float *a, const uint16_t *h)
+{
+	__m256 s0 = _mm256_setzero_ps();
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))), s0);
+	float s = hsum_ps(s0);
+	for (; i < n; i++)
+		s += a[i] * f16_to_f32(h[i]);
+	return s;
+}
+
+static void attn_axpy_f16(int64_t n, float s, const uint16_t *h, float *y)
+{
+	__m256 vs = _mm256_set1_ps(s);
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_fmadd_ps(vs, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))),
+							_mm256_loadu_ps(y + i)));
+	for (; i < n; i++)
+		y[i] += s * f16_to_f32(h[i]);
+}

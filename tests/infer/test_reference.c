@@ -14,6 +14,11 @@
  *     activations to fp16, as the README says llama.cpp does, puts us 1.8e-4
  *     away from its F16 logits; not rounding them matches to 3e-7, so its
  *     run did not.) Tolerance 1e-4 as for F32.
+ *   - F32 file with an F16 KV cache (the 4th run): K/V rounded to fp16 and,
+ *     as llama.cpp does with such a cache, q and the softmax probabilities
+ *     rounded to fp16 before their products (measured: 4.4e-6; without
+ *     those roundings 7e-5, the size of the F32-vs-F16-cache difference):
+ *     tolerance 1e-4 like F32.
  *   - Q8_0 file: activations quantized to Q8_0 blocks as ggml does, integer
  *     block sums (measured: 6e-8 from llama.cpp). A rounding tie resolved
  *     the other way in the activation quantizer (ggml's reference rounds
@@ -28,6 +33,7 @@
  * follows a different token.
  */
 #include <math.h>
+#include <stdbool.h>
 
 #include "harness.h"
 #include "infer.h"
@@ -53,7 +59,7 @@ static int load_doc(void)
 }
 
 /* Runs reference run `run_idx`; returns the number of failures. */
-static void check_run(int *test_failed_, int run_idx, const char *expect_file, double tol)
+static void check_run(int *test_failed_, int run_idx, const char *expect_file, bool kv_f16, double tol)
 {
 	if (load_doc() != 0) {
 		printf("SKIP: no reference json under %s\n", testdata());
@@ -62,7 +68,7 @@ static void check_run(int *test_failed_, int run_idx, const char *expect_file, d
 	int run = jm_at(&doc, jm_get(&doc, 0, "runs"), run_idx);
 	REQUIRE(run >= 0);
 	REQUIRE(jm_str_eq(&doc, jm_get(&doc, run, "model_file"), expect_file));
-	REQUIRE(jm_str_eq(&doc, jm_get(&doc, run, "kv_cache_type"), "f32"));
+	REQUIRE(jm_str_eq(&doc, jm_get(&doc, run, "kv_cache_type"), kv_f16 ? "f16" : "f32"));
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/%s", testdata(), expect_file);
 	struct model_params mp = model_params_default();
@@ -70,6 +76,7 @@ static void check_run(int *test_failed_, int run_idx, const char *expect_file, d
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 2;
 	mp.kv_bytes = 8u << 20;
+	mp.kv_f16 = kv_f16;
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m)
@@ -146,17 +153,22 @@ static void check_run(int *test_failed_, int run_idx, const char *expect_file, d
 
 TEST(reference_f32)
 {
-	check_run(test_failed_, 0, "tiny-dsc-f32.gguf", 1e-4);
+	check_run(test_failed_, 0, "tiny-dsc-f32.gguf", false, 1e-4);
 }
 
 TEST(reference_f16)
 {
-	check_run(test_failed_, 1, "tiny-dsc-f16.gguf", 1e-4);
+	check_run(test_failed_, 1, "tiny-dsc-f16.gguf", false, 1e-4);
 }
 
 TEST(reference_q8_0)
 {
-	check_run(test_failed_, 2, "tiny-dsc-q8_0.gguf", 5e-4);
+	check_run(test_failed_, 2, "tiny-dsc-q8_0.gguf", false, 5e-4);
+}
+
+TEST(reference_f32_f16_kv)
+{
+	check_run(test_failed_, 3, "tiny-dsc-f32.gguf", true, 1e-4);
 }
 
 int main(void)

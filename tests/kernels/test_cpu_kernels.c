@@ -181,6 +181,18 @@ TEST(attention_dot_and_axpy)
 				mag += fabs(a[i] * b[i]);
 			CHECK_NEAR(sets[s]->dot_f32(n, a, b), cpu_kernels_ref.dot_f32(n, a, b), 1e-6 * mag + 1e-7);
 		}
+		uint16_t h[131];
+		for (int i = 0; i < 131; i++)
+			h[i] = tensor_f32_to_f16(b[i]);
+		for (int n = 1; n <= 131; n += 13)
+			CHECK_NEAR(sets[s]->dot_f16(n, a, h), cpu_kernels_ref.dot_f16(n, a, h), 1e-5);
+		float r16[131], y16[131];
+		memcpy(r16, y0, sizeof y0);
+		memcpy(y16, y0, sizeof y0);
+		sets[s]->axpy_f16(131, -0.61f, h, y16);
+		cpu_kernels_ref.axpy_f16(131, -0.61f, h, r16);
+		for (int i = 0; i < 131; i++)
+			CHECK_NEAR(y16[i], r16[i], 1e-6);
 		memcpy(y1, y0, sizeof y0);
 		float r[131];
 		memcpy(r, y0, sizeof y0);
