@@ -27,12 +27,17 @@
 #include "engine_internal.h"
 
 #define N_RECENT 4
+/* A shifted tail is re-used at most this many keystrokes in a row before it
+ * is computed exactly again, so its staleness (it attended to an older
+ * prefix) stays bounded. */
+#define SHIFT_MAX_AGE 8
 
 struct recent {
 	int32_t *tok; /* the prompt */
 	int32_t n, tail_start;
 	struct kv_seq *seq; /* its KV, slots 0..n */
 	uint64_t tick;
+	int age; /* shifts since its tail was computed exactly */
 };
 
 struct engine {
@@ -316,16 +321,22 @@ static struct recent *recent_find(struct engine *e, const struct fim_prompt *fp)
 		return NULL;
 	for (int i = 0; i < N_RECENT; i++) {
 		struct recent *r = &e->recent[i];
-		if (r->seq && r->n - r->tail_start == tail &&
+		if (r->seq && r->age < SHIFT_MAX_AGE && r->n - r->tail_start == tail &&
 		    !memcmp(r->tok + r->tail_start, fp->tok + fp->tail_start, (size_t)tail * sizeof(int32_t)))
 			return r;
 	}
 	return NULL;
 }
 
-static void recent_store(struct engine *e, const struct fim_prompt *fp, struct kv_seq *seq)
+static void recent_store(struct engine *e, const struct fim_prompt *fp, struct kv_seq *seq, int age)
 {
-	struct recent *r = recent_find(e, fp);
+	struct recent *r = NULL;
+	int32_t tail = fp->n - fp->tail_start;
+	for (int i = 0; i < N_RECENT && !r; i++) /* the same tail: replace it */
+		if (e->recent[i].seq && e->recent[i].n - e->recent[i].tail_start == tail &&
+		    !memcmp(e->recent[i].tok + e->recent[i].tail_start, fp->tok + fp->tail_start,
+			    (size_t)tail * sizeof(int32_t)))
+			r = &e->recent[i];
 	if (!r) {
 		r = &e->recent[0];
 		for (int i = 1; i < N_RECENT; i++)
@@ -343,7 +354,7 @@ static void recent_store(struct engine *e, const struct fim_prompt *fp, struct k
 	free(r->tok);
 	memcpy(t, fp->tok, (size_t)fp->n * sizeof *t);
 	*r = (struct recent){.tok = t, .n = fp->n, .tail_start = fp->tail_start, .seq = s,
-			     .tick = ++e->tick};
+			     .tick = ++e->tick, .age = age};
 }
 
 /* ---- decoding ---- */
@@ -659,11 +670,13 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	double tp = now_ms();
 	int32_t done = matched, exact_end = L;
 	struct recent *r = NULL;
+	int shift_age = 0;
 	/* matched == tail_start: the same head as a remembered prompt whose
 	 * (approximate, so uncached) tail is re-used as is, shifted by 0. */
 	if (e->p.reuse_shifted_suffix && req->use_cache && matched <= fp.tail_start)
 		r = recent_find(e, &fp);
 	if (r) {
+		shift_age = r->age;
 		/* exact up to the suffix marker, then the old tail shifted, then the last token */
 		rc = prefill(e, req, seq, fp.tok, matched, fp.tail_start, NULL, &done, err);
 		int32_t nshift = L - 1 - fp.tail_start;
@@ -686,7 +699,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	if (req->use_cache) {
 		int32_t upto = done < exact_end ? done : exact_end;
 		if (pcache_insert(e->cache, fp.tok, upto, seq) == 0 && rc == 0 && e->p.reuse_shifted_suffix)
-			recent_store(e, &fp, seq);
+			recent_store(e, &fp, seq, res->shifted_tokens ? shift_age + 1 : 0);
 	}
 	if (rc)
 		goto out;
