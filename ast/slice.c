@@ -515,7 +515,8 @@ static int cmp_snippet(const void *a, const void *b)
 /* Keeps the best snippets that fit the extra budget, dropping the rest. */
 static size_t snippets_fit(const struct counter *c, struct snippets *s, size_t budget)
 {
-	qsort(s->v, s->n, sizeof *s->v, cmp_snippet);
+	if (s->n > 1) /* qsort's pointer must not be NULL, even for zero elements */
+		qsort(s->v, s->n, sizeof *s->v, cmp_snippet);
 	size_t used = 0, w = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		size_t t = c->fn(c->ctx, s->v[i].text, s->v[i].len);
