@@ -11,6 +11,9 @@ if [ ! -f "$model" ]; then
 	echo "SKIP: test model $model missing (the shared/ testdata folder)"
 	exit 77
 fi
+# meson passes the binary relative to the build dir; the editors run
+# elsewhere
+case $bin in /*) ;; *) bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin") ;; esac
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 export HOME="$tmp" INFILL_BIN="$bin" INFILL_MODEL="$model" INFILL_TMP="$tmp"

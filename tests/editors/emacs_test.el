@@ -59,7 +59,8 @@
 (defun test-suggest (first more)
   "Type FIRST, then the keys in MORE one at a time until a suggestion shows."
   (test-type first)
-  (or (test-wait 60 #'infill-visible)
+;; (an answer is empty while the model still loads: type on)
+  (or (test-wait 10 #'infill-visible)
       (cl-loop for k in more
                do (test-type k)
                thereis (test-wait 15 #'infill-visible))

@@ -10,6 +10,9 @@ if [ ! -f "$model" ]; then
 	echo "SKIP: test model $model missing (the shared/ testdata folder)"
 	exit 77
 fi
+# meson passes the binary relative to the build dir; the editors run
+# elsewhere
+case $bin in /*) ;; *) bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin") ;; esac
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # keep Neovim's state, log and shada out of the user's home

@@ -102,7 +102,8 @@ def main():
 local function type_until_suggestion(first, more)
   vim.api.nvim_input(first)
   for attempt = 0, #more do
-    local v = poll(attempt == 0 and 60000 or 15000, function()
+    -- (an answer is empty while the model still loads: type on)
+    local v = poll(attempt == 0 and 10000 or 15000, function()
       return require('infill').visible()
     end)
     if v then

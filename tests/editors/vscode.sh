@@ -12,5 +12,8 @@ if [ ! -d "$dir/node_modules/vscode-languageclient" ]; then
 	echo "SKIP: $dir/node_modules missing (run: npm ci --prefix $dir)"
 	exit 77
 fi
+# meson passes the binary relative to the build dir; the editors run
+# elsewhere
+case $bin in /*) ;; *) bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin") ;; esac
 export INFILL_BIN="$bin" INFILL_MODEL="$model"
 exec node --test "$@"

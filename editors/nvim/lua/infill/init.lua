@@ -456,6 +456,13 @@ local function progress_handler(err, result, ctx, config)
   if type(v) == 'table' then
     if v.kind == 'end' then
       S.status = ''
+      -- the model is ready: answers before this were empty, so ask again
+      -- for the cursor the user is looking at
+      local bufnr = vim.api.nvim_get_current_buf()
+      if S.enabled and S.bufs[bufnr] and not has_native()
+          and vim.api.nvim_get_mode().mode:sub(1, 1) == 'i' then
+        schedule_request(bufnr)
+      end
     else
       local msg = v.title or S.status:match('^infill: ([^:]*)') or 'loading'
       if v.message then
