@@ -310,11 +310,3 @@ out:
 	config_free(cfg);
 	return status;
 }
-
-int cli_eval(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "infill: eval is not implemented yet\n");
-	return 1;
-}
