@@ -149,33 +149,35 @@ static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
 		gemm_q4_0(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
-/* F16 with several tokens: 2 rows x 4 tokens of zmm accumulators, each
- * widened weight vector used 4 times and each activation vector twice. */
-static inline __attribute__((always_inline)) void f16_tile(int g, int64_t n, const uint16_t *w0,
-							   const uint16_t *w1, const float *const *x,
-							   float *out0, float *out1)
+/* F16 with several tokens: 4 rows x 4 tokens of zmm accumulators, each
+ * widened weight vector used 4 times and each activation vector 4 times.
+ * Token groups are the outer loop so their activations stay in L1 while
+ * the rows stream from L2. */
+static inline __attribute__((always_inline)) void f16_tile(int g, int64_t n, const uint16_t *const *w,
+							   const float *const *x, float out[4][4])
 {
-	__m512 a0[4], a1[4];
-	for (int j = 0; j < 4; j++)
-		a0[j] = a1[j] = _mm512_setzero_ps();
+	__m512 a[4][4];
+	for (int r = 0; r < 4; r++)
+		for (int j = 0; j < 4; j++)
+			a[r][j] = _mm512_setzero_ps();
 	int64_t i = 0;
 	for (; i + 16 <= n; i += 16) {
-		__m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w0 + i)));
-		__m512 v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w1 + i)));
+		__m512 v[4];
+		for (int r = 0; r < 4; r++)
+			v[r] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w[r] + i)));
 		for (int j = 0; j < g; j++) {
 			__m512 xv = _mm512_loadu_ps(x[j] + i);
-			a0[j] = _mm512_fmadd_ps(v0, xv, a0[j]);
-			a1[j] = _mm512_fmadd_ps(v1, xv, a1[j]);
+			for (int r = 0; r < 4; r++)
+				a[r][j] = _mm512_fmadd_ps(v[r], xv, a[r][j]);
 		}
 	}
-	for (int j = 0; j < g; j++) {
-		float s0 = _mm512_reduce_add_ps(a0[j]), s1 = _mm512_reduce_add_ps(a1[j]);
-		for (int64_t k = i; k < n; k++) {
-			s0 += f16_to_f32(w0[k]) * x[j][k];
-			s1 += f16_to_f32(w1[k]) * x[j][k];
+	for (int r = 0; r < 4; r++)
+		for (int j = 0; j < g; j++) {
+			float sum = _mm512_reduce_add_ps(a[r][j]);
+			for (int64_t k = i; k < n; k++)
+				sum += f16_to_f32(w[r][k]) * x[j][k];
+			out[r][j] = sum;
 		}
-		out0[j] = s0, out1[j] = s1;
-	}
 }
 
 static void gemm_f16_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
@@ -185,30 +187,30 @@ static void gemm_f16_512(int64_t n, const void *w, size_t w_stride, int64_t nr, 
 		gemm_f16(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 		return;
 	}
-	int64_t r = 0;
-	for (; r + 2 <= nr; r += 2) {
-		const uint16_t *w0 = (const uint16_t *)((const char *)w + r * w_stride);
-		const uint16_t *w1 = (const uint16_t *)((const char *)w + (r + 1) * w_stride);
-		for (int64_t t0 = 0; t0 < nt; t0 += 4) {
-			int g = nt - t0 < 4 ? (int)(nt - t0) : 4;
-			const float *xs[4];
-			float o0[4], o1[4];
-			for (int j = 0; j < g; j++)
-				xs[j] = (const float *)((const char *)x + (t0 + j) * x_stride);
+	int64_t nr4 = nr / 4 * 4;
+	for (int64_t t0 = 0; t0 < nt; t0 += 4) {
+		int g = nt - t0 < 4 ? (int)(nt - t0) : 4;
+		const float *xs[4];
+		for (int j = 0; j < g; j++)
+			xs[j] = (const float *)((const char *)x + (t0 + j) * x_stride);
+		for (int64_t r = 0; r < nr4; r += 4) {
+			const uint16_t *ws[4];
+			float o[4][4];
+			for (int k = 0; k < 4; k++)
+				ws[k] = (const uint16_t *)((const char *)w + (r + k) * w_stride);
 			switch (g) {
-			case 4: f16_tile(4, n, w0, w1, xs, o0, o1); break;
-			case 3: f16_tile(3, n, w0, w1, xs, o0, o1); break;
-			case 2: f16_tile(2, n, w0, w1, xs, o0, o1); break;
-			default: f16_tile(1, n, w0, w1, xs, o0, o1); break;
+			case 4: f16_tile(4, n, ws, xs, o); break;
+			case 3: f16_tile(3, n, ws, xs, o); break;
+			case 2: f16_tile(2, n, ws, xs, o); break;
+			default: f16_tile(1, n, ws, xs, o); break;
 			}
-			for (int j = 0; j < g; j++) {
-				y[(t0 + j) * ldy + r] = o0[j];
-				y[(t0 + j) * ldy + r + 1] = o1[j];
-			}
+			for (int j = 0; j < g; j++)
+				for (int k = 0; k < 4; k++)
+					y[(t0 + j) * ldy + r + k] = o[k][j];
 		}
 	}
-	if (r < nr)
-		gemm_f16(n, (const char *)w + r * w_stride, w_stride, nr - r, x, x_stride, nt, y + r, ldy);
+	if (nr4 < nr)
+		gemm_f16(n, (const char *)w + nr4 * w_stride, w_stride, nr - nr4, x, x_stride, nt, y + nr4, ldy);
 }
 
 const struct cpu_kernels cpu_kernels_avx512 = {
