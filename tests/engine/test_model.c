@@ -468,17 +468,21 @@ TEST(shifted_suffix_reuse_runs_and_frees)
 	char buf[1024];
 	snprintf(buf, sizeof buf, "%s", PREFIX);
 	struct engine_result r;
-	int shifted = 0;
-	for (int k = 0; k < 4; k++) {
+	int shifted = 0, run_len = 0, longest = 0;
+	for (int k = 0; k < 12; k++) {
 		strcat(buf, k % 2 ? "b" : "a "); /* crosses token boundaries */
-		struct engine_request rq = request(buf, 2, 8);
+		struct engine_request rq = request(buf, 2, 4);
 		REQUIRE(run(e, &rq, &r) == 0);
 		CHECK(r.cached_tokens + r.shifted_tokens < r.prompt_tokens);
 		if (k > 0 && r.shifted_tokens > 0)
 			shifted++;
+		run_len = r.shifted_tokens > 0 ? run_len + 1 : 0;
+		longest = run_len > longest ? run_len : longest;
 		engine_result_finish(&r);
 	}
 	CHECK(shifted >= 1);
+	/* a shifted tail is recomputed exactly after 8 re-uses in a row */
+	CHECK(longest <= 8);
 	struct engine_stats st;
 	engine_get_stats(e, &st);
 	CHECK(st.shifted_tokens > 0);
