@@ -64,6 +64,9 @@ int rpc_message_parse(const char *body, size_t len, struct rpc_message *msg, jso
 			goto invalid;
 		}
 		json_t *params = json_object_get(root, "params");
+		/* eglot sends "params": null for shutdown: read it as absent. */
+		if (json_is_null(params))
+			params = NULL;
 		if (params && !json_is_object(params) && !json_is_array(params)) {
 			reason = "\"params\" must be an object or an array";
 			goto invalid;

@@ -22,6 +22,11 @@ TEST(kinds)
 	CHECK_INT_EQ(m.kind, RPC_KIND_NOTIFICATION);
 	CHECK(m.params == NULL);
 	json_decref(m.root);
+	/* eglot's shutdown: null params are absent params, not an invalid request */
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"shutdown\",\"params\":null}", &m, &bad), 0);
+	CHECK_INT_EQ(m.kind, RPC_KIND_REQUEST);
+	CHECK(m.params == NULL);
+	json_decref(m.root);
 	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":null}", &m, &bad), 0);
 	CHECK_INT_EQ(m.kind, RPC_KIND_RESPONSE);
 	json_decref(m.root);
