@@ -56,7 +56,7 @@ export INFILL_CUDA_MODULE=$MODULE
 
 say "GPU tests"
 set +e
-meson test -C "$BUILD" --suite gpu --print-errorlogs --num-processes 1 >>"$LOG" 2>&1
+meson test -C "$BUILD" --suite gpu --no-suite emu --print-errorlogs --num-processes 1 >>"$LOG" 2>&1
 test_rc=$?
 TEST_FILTER=no-such-case "$BUILD/tests/gpu/test_cuda_kernels" >>"$LOG" 2>&1
 dev_rc=$?
@@ -90,7 +90,7 @@ for spec in $SPECS; do
 		pids+=($!)
 	fi
 done
-for p in "${pids[@]}"; do wait "$p" || { echo "run.sh: mkmodel failed"; tail -20 "$LOG"; exit 1; }; done
+for p in ${pids[@]+"${pids[@]}"}; do wait "$p" || { echo "run.sh: mkmodel failed"; tail -20 "$LOG"; exit 1; }; done
 
 # ms value, bound ms -> "x ms | bound y ms | z% of bound"
 frac() { awk -v v="$1" -v b="$2" 'BEGIN { printf "%.3f ms | bound %.3f ms | %.0f%% of bound", v, b, (v > 0 ? 100 * b / v : 0) }'; }
