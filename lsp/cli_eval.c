@@ -28,9 +28,17 @@
  * The prefix cache is off in every configuration, so each request is cold
  * and no configuration profits from the one before it.
  *
+ * Context budgets: a model trained on short sequences (the embedded one:
+ * 512 tokens) produces noise past them, and the default budgets (1024 +
+ * 192 + 512 prompt tokens, 64 generated) do not fit. Unless
+ * --no-fit-context, the three budgets are scaled down together so that
+ * prompt and completion fit the model's context_length; the budgets used
+ * are printed and go into the JSON.
+ *
  *   infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases N]
  *               [--seed S] [--modes line,ast,full] [--threads T]
- *               [--max-seconds S] [--json] [--verbose] [--allow-train]
+ *               [--max-seconds S] [--settings JSON] [--no-fit-context]
+ *               [--json] [--verbose] [--allow-train]
  *
  * Files: by default a seeded sample of models/eval-files.txt (held out from
  * training by the script that wrote models/train-files.txt). An argument
@@ -68,7 +76,8 @@ struct opts {
 	bool modes[MODE_COUNT];
 	int threads;
 	double max_seconds;
-	bool json, verbose, allow_train;
+	const char *settings; /* JSON object as in .infill.json; may be NULL */
+	bool json, verbose, allow_train, no_fit;
 };
 
 /* ---- file lists ------------------------------------------------------------- */
@@ -349,7 +358,31 @@ struct ctx {
 	struct engine *engine;
 	const struct tokenizer *tok;
 	struct config *cfg;
+	int32_t n_ctx; /* the model's trained context; 0: do not fit the budgets */
 };
+
+/*
+ * Scales the prefix, suffix and extra budgets down together (keeping their
+ * proportions) so that they, the completion and a few template tokens fit
+ * n_ctx. Budgets that already fit are left alone.
+ */
+static void fit_context(struct settings *st, int32_t n_ctx)
+{
+	const int32_t template_tokens = 16;
+	long total = (long)st->context_prefix_tokens + st->context_suffix_tokens +
+		     st->context_extra_tokens;
+	long avail = (long)n_ctx - st->completion_max_tokens - template_tokens;
+	if (n_ctx <= 0 || total <= avail || total <= 0)
+		return;
+	if (avail < 64) { /* a tiny context: give the completion half of it */
+		st->completion_max_tokens = n_ctx / 2;
+		avail = (long)n_ctx - st->completion_max_tokens - template_tokens;
+	}
+	double f = (double)avail / (double)total;
+	st->context_prefix_tokens = (int)(st->context_prefix_tokens * f);
+	st->context_suffix_tokens = (int)(st->context_suffix_tokens * f);
+	st->context_extra_tokens = (int)(st->context_extra_tokens * f);
+}
 
 static double clock_ms(clockid_t id)
 {
@@ -385,6 +418,7 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	struct settings st;
 	struct complete_options opt;
 	mode_setup(m, config_get(cx->cfg, e->language_id), &st, &opt);
+	fit_context(&st, cx->n_ctx);
 	opt.seed = seed;
 	struct complete_result r;
 	char err[512] = "";
@@ -545,7 +579,8 @@ static json_t *json_text(const char *s)
 }
 
 static json_t *json_report(const struct opts *o, const char *model_path, const struct ecase *cs,
-			   struct outcome *const *res, size_t n, double seconds)
+			   struct outcome *const *res, size_t n, double seconds,
+			   const struct settings *budgets, int32_t n_ctx)
 {
 	json_t *rows = json_array(), *cases = json_array(), *modes = json_array();
 	for (int m = 0; m < MODE_COUNT; m++) {
@@ -597,19 +632,32 @@ static json_t *json_report(const struct opts *o, const char *model_path, const s
 						cs[i].language_id, "expected", json_text(cs[i].c.expected),
 						"results", per));
 	}
-	return json_pack("{s:o, s:I, s:I, s:f, s:o, s:o, s:o}", "model", json_text(model_path), "seed",
+	json_t *b = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "prefix_tokens",
+			      budgets->context_prefix_tokens, "suffix_tokens",
+			      budgets->context_suffix_tokens, "extra_tokens",
+			      budgets->context_extra_tokens, "max_tokens", budgets->completion_max_tokens,
+			      "candidates", budgets->completion_candidates, "model_context", n_ctx);
+	return json_pack("{s:o, s:o, s:I, s:I, s:f, s:o, s:o, s:o}", "model", json_text(model_path),
+			 "settings", b, "seed",
 			 (json_int_t)o->seed, "cases", (json_int_t)n, "seconds", seconds, "modes",
 			 modes, "rows", rows, "per_case", cases);
 }
 
 /* ---- the command --------------------------------------------------------------------- */
 
+static void warn_setting(void *ud, const char *message)
+{
+	(void)ud;
+	fprintf(stderr, "%s\n", message);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases N]\n"
 		"                   [--seed S] [--modes line,ast,full] [--threads T]\n"
-		"                   [--max-seconds S] [--json] [--verbose] [--allow-train]\n"
+		"                   [--max-seconds S] [--settings JSON] [--no-fit-context]\n"
+		"                   [--json] [--verbose] [--allow-train]\n"
 		"Cuts fill-in-the-middle cases (rest of line, whole line, block body) from source\n"
 		"files held out from training, completes each with the plain line window (line),\n"
 		"the AST slice (ast) and the whole pipeline (full), and prints exact match, edit\n"
@@ -619,6 +667,8 @@ static void usage(FILE *f)
 		"  --max-files sample size from the default list (default 40)\n"
 		"  --cases     number of cases, kinds and languages in turn (default 60)\n"
 		"  --max-seconds  start no new case after this long (default: no limit)\n"
+		"  --settings  a JSON object of settings as in .infill.json\n"
+		"  --no-fit-context  keep context budgets past the model's context_length\n"
 		"  --json      one JSON object on stdout (tools/plot_eval.py); table on stderr\n");
 }
 
@@ -658,6 +708,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->verbose = true;
 		} else if (!strcmp(a, "--allow-train")) {
 			o->allow_train = true;
+		} else if (!strcmp(a, "--no-fit-context")) {
+			o->no_fit = true;
 		} else if (!strcmp(a, "--files")) {
 			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
 				o->files[o->n_files++] = argv[++i];
@@ -666,6 +718,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return 2;
 		} else if (!strcmp(a, "--model")) {
 			o->model = v, i++;
+		} else if (!strcmp(a, "--settings")) {
+			o->settings = v, i++;
 		} else if (!strcmp(a, "--modes")) {
 			if (parse_modes(v, o->modes)) {
 				fprintf(stderr, "infill eval: --modes takes line,ast,full\n");
@@ -716,7 +770,22 @@ int cli_eval(int argc, char **argv)
 	struct ctx cx = {0};
 	char *model_path = NULL;
 	cx.cfg = config_new();
-	if (!cx.cfg || files_collect(&o, &files))
+	if (!cx.cfg)
+		goto out;
+	if (o.settings) {
+		json_error_t jerr;
+		json_t *obj = json_loads(o.settings, 0, &jerr);
+		if (!obj || !json_is_object(obj)) {
+			fprintf(stderr, "infill eval: --settings is not a JSON object: %s\n",
+				obj ? "" : jerr.text);
+			json_decref(obj);
+			status = 2;
+			goto out;
+		}
+		config_set_layer(cx.cfg, CONFIG_LAYER_FLAGS, obj, warn_setting, NULL);
+		json_decref(obj);
+	}
+	if (files_collect(&o, &files))
 		goto out;
 	if (!files.n) {
 		fprintf(stderr, "infill eval: no files\n");
@@ -751,6 +820,14 @@ int cli_eval(int argc, char **argv)
 		goto out;
 	}
 	cx.tok = model_tokenizer(model);
+	cx.n_ctx = o.no_fit ? 0 : model_info(model)->n_ctx_train;
+	struct settings fitted = *config_get(cx.cfg, NULL);
+	fit_context(&fitted, cx.n_ctx);
+	fprintf(stderr, "infill eval: context budgets prefix %d, suffix %d, extra %d tokens, "
+			"%d generated (model context %d)\n",
+		fitted.context_prefix_tokens, fitted.context_suffix_tokens,
+		fitted.context_extra_tokens, fitted.completion_max_tokens,
+		model_info(model)->n_ctx_train);
 	if (o.verbose)
 		fprintf(stderr, "infill eval: %s, %zu cases from %zu files\n", model_path, n, files.n);
 
@@ -788,7 +865,8 @@ int cli_eval(int argc, char **argv)
 	double seconds = (now_ms() - t0) / 1e3;
 	table_print(o.json ? stderr : stdout, cs, res, done, o.modes);
 	if (o.json) {
-		json_t *j = json_report(&o, model_path, cs, res, done, seconds);
+		json_t *j = json_report(&o, model_path, cs, res, done, seconds, &fitted,
+					model_info(model)->n_ctx_train);
 		if (!j || json_dumpf(j, stdout, JSON_INDENT(1)) < 0) {
 			json_decref(j);
 			goto out;
