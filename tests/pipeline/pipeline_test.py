@@ -200,6 +200,10 @@ def case_superseded(binary, model):
         check("result" in r2, "the newer one is answered", r2)
         s = stats(c)
         check(s["cancelled"] >= 1, "counted as cancelled", s)
+        # the first job stopped early: all 8 candidates running to 4096
+        # tokens would have generated 32768 (a cancelled job still counts
+        # what it generated before it stopped)
+        check(s["generatedTokens"] < 8 * 4096, "the superseded job stopped generating", s)
         check(c.shutdown_exit() == 0, "exit 0")
     finally:
         c.kill()
