@@ -119,10 +119,11 @@ static void usage(FILE *f)
 static void print_text(const struct complete_result *r, const char *lang)
 {
 	printf("# %s, shape %s, max %d lines; prompt %d tokens (%d cached), %d generated; "
-	       "%d of %d candidates rejected, %d merged; %.1f ms (slice %.1f, engine %.1f, post %.1f)\n",
+	       "%d of %d candidates rejected, %d merged; %.1f ms (slice %.1f, engine %.1f = "
+	       "prefill %.1f + decode %.1f, post %.1f)\n",
 	       lang, ast_shape_name(r->shape), r->max_lines, r->prompt_tokens, r->cached_tokens,
 	       r->generated_tokens, r->rejected, r->n_generated, r->merged, r->total_ms,
-	       r->slice_ms, r->engine_ms, r->post_ms);
+	       r->slice_ms, r->engine_ms, r->prefill_ms, r->decode_ms, r->post_ms);
 	for (size_t i = 0; i < r->count; i++) {
 		const struct complete_item *it = &r->items[i];
 		printf("--- #%zu score %.3f mean logprob %.3f %s stop %s replaces [%zu,%zu)\n", i + 1,
@@ -147,12 +148,13 @@ static int print_json(const struct complete_result *r, const char *lang, size_t 
 			"index", (int)it->index));
 	}
 	json_t *o = json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
-			      "s:{s:f, s:f, s:f, s:f}, s:o}",
+			      "s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
 		"lang", lang, "cursor", (json_int_t)cursor, "shape", ast_shape_name(r->shape),
 		"maxLines", r->max_lines, "promptTokens", r->prompt_tokens,
 		"cachedPromptTokens", r->cached_tokens, "generatedTokens", r->generated_tokens,
 		"generated", r->n_generated, "rejected", r->rejected, "merged", r->merged,
-		"ms", "slice", r->slice_ms, "engine", r->engine_ms, "post", r->post_ms,
+		"ms", "slice", r->slice_ms, "engine", r->engine_ms, "prefill", r->prefill_ms,
+		"decode", r->decode_ms, "post", r->post_ms,
 		"total", r->total_ms, "candidates", items);
 	if (!o) {
 		fprintf(stderr, "infill: out of memory\n");

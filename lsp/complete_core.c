@@ -536,6 +536,8 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->cached_tokens = er.cached_tokens;
 	out->generated_tokens = er.generated_tokens;
 	out->n_generated = er.n_candidates;
+	out->prefill_ms = er.prefill_ms;
+	out->decode_ms = er.decode_ms;
 	free(snips);
 	if (rc == ENGINE_ECANCELED || (opt->cancel && atomic_load(opt->cancel))) {
 		out->cancelled = true;

@@ -83,6 +83,7 @@ struct complete_result {
 	enum ast_shape_kind shape;
 	int32_t max_lines;           /* what the shape and completion.multiline allowed */
 	double slice_ms, engine_ms, post_ms, total_ms;
+	double prefill_ms, decode_ms; /* the engine's own split of engine_ms */
 	bool cancelled;
 };
 

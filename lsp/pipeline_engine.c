@@ -54,6 +54,7 @@ struct pipeline_job {
 	char *previous;         /* the suggestion on screen for this document, or NULL */
 	size_t previous_len;
 	bool fast;              /* answered by the fast path */
+	struct complete_result figures; /* counts and timings of the run (no items) */
 	struct pipeline_job *qnext;       /* queue / done list (under mu) */
 	struct pipeline_job *prev, *next; /* live list (loop) */
 };
@@ -307,6 +308,9 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m,
 	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
 			      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	job->figures = res;
+	job->figures.items = NULL;
+	job->figures.count = res.count;
 	pthread_mutex_lock(&p->mu);
 	p->stats.prompt_tokens += (uint64_t)(res.prompt_tokens > 0 ? res.prompt_tokens : 0);
 	p->stats.cached_prompt_tokens += (uint64_t)(res.cached_tokens > 0 ? res.cached_tokens : 0);
@@ -582,6 +586,18 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 	if (job->status)
 		log_warn(p->log, "completion %llu for %s failed: %s",
 			 (unsigned long long)job->req->seq, job->req->uri, strerror(-job->status));
+	const struct complete_result *f = &job->figures;
+	if (job->fast)
+		log_debug(p->log, "completion %llu: fast path, %zu candidates",
+			  (unsigned long long)job->req->seq, job->result.count);
+	else if (f->prompt_tokens)
+		log_debug(p->log,
+			  "completion %llu: prompt %d tokens (%d cached), %d generated, %zu of %d "
+			  "candidates shown; slice %.1f ms, engine %.1f ms (prefill %.1f, decode %.1f), "
+			  "post %.1f ms",
+			  (unsigned long long)job->req->seq, f->prompt_tokens, f->cached_tokens,
+			  f->generated_tokens, f->count, f->n_generated, f->slice_ms, f->engine_ms,
+			  f->prefill_ms, f->decode_ms, f->post_ms);
 	struct completion_result empty = {NULL, 0};
 	const struct completion_result *r = job->status ? &empty : &job->result;
 	pipeline_done_fn done = job->done;
