@@ -5,7 +5,8 @@
  * three configurations, and reports per configuration and per kind of cut:
  *
  *   exact     top completion == the text cut out (modulo trailing blanks)
- *   edit sim  1 - Levenshtein / max(len), top completion (0 when none)
+ *   edit sim  1 - Levenshtein / max(len), top completion (0 when none);
+ *             "answered": the mean over the cases with an answer only
  *   parses    share of all returned completions that, put into the file,
  *             leave no more syntax errors than the original file had (the
  *             file is whole again; languages with a grammar)
@@ -512,9 +513,9 @@ static double pct(double a, double b)
 static void table_print(FILE *f, const struct ecase *cs, struct outcome *const *res, size_t n,
 			const bool *modes)
 {
-	fprintf(f, "| mode | kind | cases | exact | edit sim | parses | no new err | no answer "
-		   "| p50 ms | p90 ms | cpu p50 ms |\n"
-		   "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	fprintf(f, "| mode | kind | cases | exact | edit sim | answered | parses | no new err "
+		   "| no answer | p50 ms | p90 ms | cpu p50 ms |\n"
+		   "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (int m = 0; m < MODE_COUNT; m++) {
 		if (!modes[m])
 			continue;
@@ -531,9 +532,11 @@ static void table_print(FILE *f, const struct ecase *cs, struct outcome *const *
 				snprintf(no_new, sizeof no_new, "%.0f%%",
 					 pct((double)r.no_new, (double)r.checked));
 			}
-			fprintf(f, "| %s | %s | %zu | %.1f%% | %.3f | %s | %s | %.1f%% | %.0f | %.0f | %.0f |\n",
+			fprintf(f, "| %s | %s | %zu | %.1f%% | %.3f | %.3f | %s | %s | %.1f%% | %.0f | %.0f "
+				   "| %.0f |\n",
 				mode_names[m], k == EVAL_KIND_COUNT ? "**all**" : eval_kind_name(k), r.n,
-				pct((double)r.exact, (double)r.n), r.sim_sum / (double)r.n, parses, no_new,
+				pct((double)r.exact, (double)r.n), r.sim_sum / (double)r.n,
+				r.answered ? r.sim_sum / (double)r.answered : 0, parses, no_new,
 				pct((double)(r.n - r.answered), (double)r.n), r.p50, r.p90, r.cpu50);
 		}
 	}
@@ -594,11 +597,12 @@ static json_t *json_report(const struct opts *o, const char *model_path, const s
 				continue;
 			json_array_append_new(
 				rows,
-				json_pack("{s:s, s:s, s:I, s:f, s:f, s:o, s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:I}",
+				json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:I}",
 					  "mode", mode_names[m], "kind",
 					  k == EVAL_KIND_COUNT ? "all" : eval_kind_name(k), "cases",
 					  (json_int_t)r.n, "exact", (double)r.exact / (double)r.n,
-					  "edit_sim", r.sim_sum / (double)r.n, "parse",
+					  "edit_sim", r.sim_sum / (double)r.n, "edit_sim_answered",
+					  r.answered ? r.sim_sum / (double)r.answered : 0.0, "parse",
 					  r.checked ? json_real((double)r.parsed / (double)r.checked)
 						    : json_null(),
 					  "no_new_errors",

@@ -26,16 +26,17 @@ METRICS = [("exact", "exact match"), ("edit_sim", "edit similarity"),
 
 
 def table(run):
-    head = ("| mode | kind | cases | exact | edit sim | parses | no new err | no answer "
-            "| p50 ms | p90 ms | cpu p50 ms |\n"
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    head = ("| mode | kind | cases | exact | edit sim | answered | parses | no new err "
+            "| no answer | p50 ms | p90 ms | cpu p50 ms |\n"
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     rows = []
     for r in run["rows"]:
         kind = "**all**" if r["kind"] == "all" else r["kind"]
         parse = "-" if r["parse"] is None else "%.0f%%" % (100 * r["parse"])
         no_new = "-" if r.get("no_new_errors") is None else "%.0f%%" % (100 * r["no_new_errors"])
-        rows.append("| %s | %s | %d | %.1f%% | %.3f | %s | %s | %.1f%% | %.0f | %.0f | %.0f |"
-                    % (r["mode"], kind, r["cases"], 100 * r["exact"], r["edit_sim"], parse,
+        rows.append("| %s | %s | %d | %.1f%% | %.3f | %.3f | %s | %s | %.1f%% | %.0f | %.0f | %.0f |"
+                    % (r["mode"], kind, r["cases"], 100 * r["exact"], r["edit_sim"],
+                       r.get("edit_sim_answered", 0), parse,
                        no_new, 100 * r["no_answer"], r["p50_ms"], r["p90_ms"],
                        r.get("cpu_p50_ms", 0)))
     return head + "\n".join(rows) + "\n"
