@@ -305,12 +305,19 @@ static int cases_cut(const struct strs *files, const struct opts *o, struct ecas
 	for (size_t i = 0; i < o->n_cases && !rc && n_langs; i++) {
 		enum eval_kind kind = (enum eval_kind)(i % EVAL_KIND_COUNT);
 		const char *want = langs[(i / EVAL_KIND_COUNT) % n_langs];
-		/* up to 40 tries at files of that language */
-		for (int attempt = 0; attempt < 40; attempt++) {
-			size_t f = order[eval_rng_below(&rng, nf)];
+		/* the sample's files of that language, first in `order` */
+		size_t n_want = 0;
+		for (size_t j = 0; j < nf; j++) {
+			if (!strcmp(ast_lang_name(ast_lang_from_path(files->v[order[j]])), want)) {
+				size_t t = order[n_want];
+				order[n_want++] = order[j];
+				order[j] = t;
+			}
+		}
+		/* up to 20 tries at files of that language */
+		for (int attempt = 0; attempt < 20; attempt++) {
+			size_t f = order[eval_rng_below(&rng, n_want)];
 			const struct ast_lang *lang = ast_lang_from_path(files->v[f]);
-			if (strcmp(ast_lang_name(lang), want))
-				continue;
 			size_t len;
 			char *text = read_file(files->v[f], &len, MAX_FILE_BYTES);
 			if (!text) {
