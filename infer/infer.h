@@ -215,4 +215,8 @@ double infer_read_bandwidth_gbs(int n_threads, size_t bytes, double *cpu_gbs);
 /* CPU seconds this process has used (all threads). */
 double infer_process_cpu_seconds(void);
 
+/* Completion jobs over the model (prefix cache, candidates, rerank) are the
+ * last part of this public face. */
+#include "engine.h"
+
 #endif
