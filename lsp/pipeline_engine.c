@@ -7,7 +7,7 @@
  *
  * Threads (DESIGN.md, "Threads"):
  *   - loop thread: struct pipeline's loop fields, the live-job list, the
- *     per-document fast-path state, the notify hooks. Every pipeline_*
+ *     per-document fast-path state (pipeline_fast.c), the host hooks. Every pipeline_*
  *     function and every callback runs here.
  *   - engine thread: the model and the engine (locals of engine_main). It
  *     sees jobs only through the queue.
@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "complete_core.h"
+#include "pipeline_fast.h"
 
 /* The `model` value that means "no model": every answer is empty. Tests of
  * the server core use it so that they need no model file. */
@@ -77,19 +78,6 @@ struct load_spec {
 	int cache_mb;
 };
 
-/* Per-document fast-path state: the last answer given (loop thread). */
-struct docstate {
-	char *uri;
-	char *text;       /* the snapshot the answer was for (owned) */
-	size_t len;
-	size_t cursor;
-	char **cands;     /* the candidates shown, best first (owned) */
-	size_t *cand_len;
-	size_t *cand_tail;/* bytes after the cursor each one replaced */
-	size_t n;
-	struct docstate *next;
-};
-
 struct pipeline {
 	uv_loop_t *loop;
 	struct log *log;
@@ -98,7 +86,7 @@ struct pipeline {
 	struct pipeline_host host;  /* copied at pipeline_new */
 	bool loading;               /* a progress report is open */
 	struct pipeline_job *live;  /* every job not yet freed (loop) */
-	struct docstate *docs;      /* loop */
+	struct fast_doc *docs;      /* the fast path's memory (loop) */
 	struct load_spec loaded;    /* the spec of the last load requested (loop) */
 	bool configured;
 	bool reuse_shifted;         /* cache.reuseShiftedSuffix (loop copy) */
@@ -407,151 +395,6 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
-/* ---- fast path (loop thread) ------------------------------------------ */
-
-static struct docstate *doc_find(struct pipeline *p, const char *uri)
-{
-	for (struct docstate *d = p->docs; d; d = d->next)
-		if (!strcmp(d->uri, uri))
-			return d;
-	return NULL;
-}
-
-static void doc_clear(struct docstate *d)
-{
-	for (size_t i = 0; i < d->n; i++)
-		free(d->cands[i]);
-	free(d->cands);
-	free(d->cand_len);
-	free(d->cand_tail);
-	free(d->text);
-	d->cands = NULL;
-	d->cand_len = d->cand_tail = NULL;
-	d->text = NULL;
-	d->n = d->len = d->cursor = 0;
-}
-
-static void doc_remove(struct pipeline *p, const char *uri)
-{
-	for (struct docstate **pp = &p->docs; *pp; pp = &(*pp)->next) {
-		if (!strcmp((*pp)->uri, uri)) {
-			struct docstate *d = *pp;
-			*pp = d->next;
-			doc_clear(d);
-			free(d->uri);
-			free(d);
-			return;
-		}
-	}
-}
-
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
-			return false;
-	return true;
-}
-
-/*
- * The typed-ahead fast path. The last answer for this document was given
- * at cursor c of text T. If the new text is T with k > 0 bytes inserted at
- * c, the cursor sits after them, and those bytes begin a candidate that was
- * shown, the rest of that candidate is the answer: the model would only be
- * asked to continue text it has already written. Fills out (texts new) and
- * returns true; false when it does not apply (then out is untouched).
- */
-static bool fast_path(struct pipeline *p, const struct completion_request *req,
-		      struct completion_result *out)
-{
-	struct docstate *d = doc_find(p, req->uri);
-	if (!d || !d->n || !d->text || req->text_len <= d->len)
-		return false;
-	size_t k = req->text_len - d->len;
-	if (req->cursor != d->cursor + k || memcmp(req->text, d->text, d->cursor) ||
-	    memcmp(req->text + d->cursor + k, d->text + d->cursor, d->len - d->cursor))
-		return false;
-	const char *typed = req->text + d->cursor;
-	struct completion_candidate *items = calloc(d->n, sizeof *items);
-	if (!items)
-		return false;
-	size_t n = 0;
-	for (size_t i = 0; i < d->n; i++) {
-		if (d->cand_len[i] <= k || memcmp(d->cands[i], typed, k))
-			continue;
-		const char *rest = d->cands[i] + k;
-		size_t rest_len = d->cand_len[i] - k;
-		if (blank(rest, rest_len))
-			continue;
-		char *t = malloc(rest_len + 1);
-		if (!t)
-			break;
-		memcpy(t, rest, rest_len);
-		t[rest_len] = 0;
-		items[n++] = (struct completion_candidate){
-			.text = t, .text_len = rest_len, .start = req->cursor,
-			.end = req->cursor + d->cand_tail[i], .score = (double)(d->n - i),
-		};
-	}
-	if (!n) {
-		free(items);
-		return false;
-	}
-	out->items = items;
-	out->count = n;
-	return true;
-}
-
-/* Remembers what was answered for the fast path and the rerank's "previous
- * suggestion". Takes the request's text. */
-static void doc_record(struct pipeline *p, struct completion_request *req,
-		       const struct completion_result *res)
-{
-	struct docstate *d = doc_find(p, req->uri);
-	if (!d) {
-		d = calloc(1, sizeof *d);
-		if (!d || !(d->uri = strdup(req->uri))) {
-			free(d);
-			return;
-		}
-		d->next = p->docs;
-		p->docs = d;
-	}
-	doc_clear(d);
-	size_t n = 0;
-	for (size_t i = 0; i < res->count; i++)
-		if (res->items[i].start == req->cursor && res->items[i].end >= req->cursor)
-			n++;
-	if (!n)
-		return;
-	d->cands = calloc(n, sizeof *d->cands);
-	d->cand_len = calloc(n, sizeof *d->cand_len);
-	d->cand_tail = calloc(n, sizeof *d->cand_tail);
-	if (!d->cands || !d->cand_len || !d->cand_tail) {
-		doc_clear(d);
-		return;
-	}
-	for (size_t i = 0; i < res->count && d->n < n; i++) {
-		const struct completion_candidate *c = &res->items[i];
-		if (c->start != req->cursor || c->end < req->cursor)
-			continue;
-		char *t = malloc(c->text_len + 1);
-		if (!t)
-			break;
-		memcpy(t, c->text, c->text_len);
-		t[c->text_len] = 0;
-		d->cands[d->n] = t;
-		d->cand_len[d->n] = c->text_len;
-		d->cand_tail[d->n] = c->end - c->start;
-		d->n++;
-	}
-	d->text = req->text;
-	d->len = req->text_len;
-	d->cursor = req->cursor;
-	req->text = NULL; /* taken */
-	req->text_len = 0;
-}
-
 /* ---- jobs (loop thread) -------------------------------------------------- */
 
 static void result_finish(struct completion_result *r)
@@ -604,7 +447,7 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 	void *ud = job->ud;
 	/* record before the callback: it may submit the next job at once */
 	if (!job->status && job->req->text)
-		doc_record(p, job->req, r);
+		fast_record(&p->docs, job->req, r);
 	done(ud, job->status, r);
 	job_free(p, job);
 }
@@ -775,8 +618,7 @@ void pipeline_free(struct pipeline *p)
 		next = ev->next;
 		free(ev);
 	}
-	while (p->docs)
-		doc_remove(p, p->docs->uri);
+	fast_doc_free_all(&p->docs);
 	spec_finish(&p->loaded);
 	spec_finish(&p->pending_load);
 	pthread_cond_destroy(&p->cv);
@@ -871,7 +713,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 	 * way through the done list, so the callback runs later, never inside
 	 * this call. */
 	bool immediate = false;
-	if (fast_path(p, req, &job->result)) {
+	if (fast_answer(&p->docs, req, &job->result)) {
 		job->fast = true;
 		immediate = true;
 		pthread_mutex_lock(&p->mu);
@@ -881,10 +723,11 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 		immediate = true;
 	}
 	if (!immediate) {
-		struct docstate *d = doc_find(p, req->uri);
-		if (d && d->n) {
-			job->previous = strdup(d->cands[0]);
-			job->previous_len = job->previous ? d->cand_len[0] : 0;
+		size_t top_len;
+		const char *top = fast_top(&p->docs, req->uri, &top_len);
+		if (top) {
+			job->previous = strdup(top);
+			job->previous_len = job->previous ? top_len : 0;
 		}
 	}
 	pthread_mutex_lock(&p->mu);
@@ -922,7 +765,7 @@ void pipeline_doc_open(struct pipeline *p, const char *uri, const char *language
 		       const struct doc *doc)
 {
 	(void)language_id, (void)doc;
-	doc_remove(p, uri); /* a reopened document starts afresh */
+	fast_doc_remove(&p->docs, uri); /* a reopened document starts afresh */
 }
 
 void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *doc, size_t start,
@@ -935,7 +778,7 @@ void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *do
 
 void pipeline_doc_close(struct pipeline *p, const char *uri)
 {
-	doc_remove(p, uri);
+	fast_doc_remove(&p->docs, uri);
 }
 
 void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)
