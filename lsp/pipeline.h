@@ -5,7 +5,8 @@
  *
  * This file is the seam between the LSP side (debounce, supersede, cancel,
  * LSP items; completion.c) and the engine side (fast path, AST context,
- * prompt, model, validation, rerank), which replaces pipeline_null.c.
+ * prompt, model, validation, rerank: pipeline_engine.c, pipeline_fast.c and
+ * complete_core.c; tests/lsp/pipeline_null.c is a test double).
  *
  * Threads: every function here is called on the loop thread, and every
  * callback is delivered on the loop thread (the engine posts results back
