@@ -9,6 +9,8 @@
 #ifndef INFILL_LSP_CLI_H
 #define INFILL_LSP_CLI_H
 
+#include <stddef.h>
+
 /* The language server on stdio (also the default with no subcommand). */
 int cli_serve(int argc, char **argv);
 
@@ -27,5 +29,17 @@ int cli_validate(int argc, char **argv);
 int cli_complete(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_eval(int argc, char **argv);
+
+/* Shared by the subcommands that take FILE:LINE:COL (cli_util.c). */
+
+/* Reads path whole into a new NUL-terminated buffer (caller frees) and sets
+ * *len; NULL with a message on stderr when it cannot. */
+char *cli_read_file(const char *path, size_t *len);
+/* Splits FILE:LINE:COL in place (arg keeps the path); 0, or -1 when it is
+ * not of that form or LINE or COL is below 1. */
+int cli_parse_location(char *arg, long *line, long *col);
+/* Byte offset of 1-based LINE and character (code point) COL in text,
+ * the column clamped to the line's end; -1 when the file has fewer lines. */
+long cli_location_offset(const char *text, size_t len, long line, long col);
 
 #endif

@@ -24,75 +24,6 @@
 #include "complete_core.h"
 #include "config.h"
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "infill: cannot open %s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap + 1);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
-			break;
-		cap *= 2;
-		char *b = realloc(buf, cap + 1);
-		if (!b)
-			free(buf);
-		buf = b;
-	}
-	fclose(f);
-	if (!buf) {
-		fprintf(stderr, "infill: out of memory reading %s\n", path);
-		return NULL;
-	}
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
-/* FILE:LINE:COL -> path (in place) and 1-based line and column. */
-static int parse_location(char *arg, long *line, long *col)
-{
-	char *c2 = strrchr(arg, ':');
-	if (!c2)
-		return -1;
-	*c2 = 0;
-	char *c1 = strrchr(arg, ':');
-	if (!c1)
-		return -1;
-	*c1 = 0;
-	char *end;
-	*line = strtol(c1 + 1, &end, 10);
-	if (*end || *line < 1)
-		return -1;
-	*col = strtol(c2 + 1, &end, 10);
-	if (*end || *col < 1)
-		return -1;
-	return 0;
-}
-
-/* Byte offset of 1-based line and character column (clamped to the line's
- * end); -1 when the file has fewer lines. */
-static long location_offset(const char *text, size_t len, long line, long col)
-{
-	size_t pos = 0;
-	for (long l = 1; l < line; l++) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		if (!nl)
-			return -1;
-		pos = (size_t)(nl - text) + 1;
-	}
-	for (long c = 1; c < col && pos < len && text[pos] != '\n'; c++) {
-		pos++;
-		while (pos < len && ((unsigned char)text[pos] & 0xC0) == 0x80)
-			pos++;
-	}
-	return (long)pos;
-}
-
 static void warn_setting(void *ud, const char *message)
 {
 	(void)ud;
@@ -213,7 +144,7 @@ int cli_complete(int argc, char **argv)
 		return 2;
 	}
 	long line, col;
-	if (parse_location(loc, &line, &col)) {
+	if (cli_parse_location(loc, &line, &col)) {
 		fprintf(stderr, "infill complete: expected FILE:LINE:COL (1-based), got %s\n", loc);
 		return 2;
 	}
@@ -252,10 +183,10 @@ int cli_complete(int argc, char **argv)
 	config_set_layer(cfg, CONFIG_LAYER_FLAGS, flags, warn_setting, NULL);
 
 	size_t len;
-	text = read_all(loc, &len);
+	text = cli_read_file(loc, &len);
 	if (!text)
 		goto out;
-	long off = location_offset(text, len, line, col);
+	long off = cli_location_offset(text, len, line, col);
 	if (off < 0) {
 		fprintf(stderr, "infill complete: %s has no line %ld\n", loc, line);
 		goto out;
