@@ -2,7 +2,7 @@
 import sys, time, torch
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from model import Config, Model
-torch.set_num_threads(2)
+torch.set_num_threads(int(__import__("os").environ.get("THREADS", "2")))
 secs = float(sys.argv[1]) if len(sys.argv) > 1 else 30
 shapes = [eval("dict(%s)" % a) for a in sys.argv[2:]]
 for s in shapes:
