@@ -699,6 +699,16 @@ static int parse_modes(const char *s, bool *modes)
 	return 0;
 }
 
+static bool is_value_option(const char *a)
+{
+	static const char *const names[] = {"--model", "--modes", "--max-seconds", "--settings",
+					    "--cases", "--max-files", "--seed", "--threads", NULL};
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(a, names[i]))
+			return true;
+	return false;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){.max_files = 40, .n_cases = 60, .seed = 1,
@@ -724,6 +734,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--files")) {
 			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
 				o->files[o->n_files++] = argv[++i];
+		} else if (!is_value_option(a)) {
+			fprintf(stderr, "infill eval: unknown option %s\n", a);
+			usage(stderr);
+			return 2;
 		} else if (!v) {
 			fprintf(stderr, "infill eval: %s needs a value\n", a);
 			return 2;
