@@ -51,7 +51,6 @@
  */
 #include <errno.h>
 #include <jansson.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,168 +80,6 @@ struct opts {
 	bool json, verbose, allow_train, no_fit;
 };
 
-/* ---- file lists ------------------------------------------------------------- */
-
-struct strs {
-	char **v;
-	size_t n, cap;
-};
-
-static int strs_push(struct strs *s, const char *p, size_t n)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		char **v = realloc(s->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
-	char *c = strndup(p, n);
-	if (!c)
-		return -ENOMEM;
-	s->v[s->n++] = c;
-	return 0;
-}
-
-static void strs_free(struct strs *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	memset(s, 0, sizeof *s);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool strs_has(const struct strs *sorted, const char *p)
-{
-	return sorted->n && bsearch(&p, sorted->v, sorted->n, sizeof *sorted->v, cmp_str);
-}
-
-static char *read_file(const char *path, size_t *len, size_t limit)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (cap - n < 65536) {
-			cap = cap ? cap * 2 : 65536;
-			char *b = realloc(buf, cap + 1);
-			if (!b) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = b;
-		}
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (n > limit) {
-			free(buf);
-			fclose(f);
-			errno = EFBIG;
-			return NULL;
-		}
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
-/* Appends the paths of a list file: "path" or "language<TAB>path" lines. */
-static int list_read(const char *path, struct strs *out)
-{
-	size_t len;
-	char *t = read_file(path, &len, 64u << 20);
-	if (!t)
-		return -errno;
-	int rc = 0;
-	for (char *line = t; *line && !rc;) {
-		char *nl = strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		char *tab = memchr(line, '\t', n);
-		char *p = tab ? tab + 1 : line;
-		size_t pn = n - (size_t)(p - line);
-		while (pn && (p[pn - 1] == '\r' || p[pn - 1] == ' '))
-			pn--;
-		if (pn && p[0] != '#')
-			rc = strs_push(out, p, pn);
-		line = nl ? nl + 1 : line + n;
-	}
-	free(t);
-	return rc;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* The files to cut cases from, each checked against the training list. */
-static int files_collect(const struct opts *o, struct strs *out)
-{
-	int rc = 0;
-	if (!o->n_files) {
-		const char *list = INFILL_SOURCE_ROOT "/models/eval-files.txt";
-		rc = list_read(list, out);
-		if (rc) {
-			fprintf(stderr, "infill eval: cannot read %s: %s (pass --files)\n", list,
-				strerror(-rc));
-			return rc;
-		}
-	}
-	for (size_t i = 0; i < o->n_files && !rc; i++) {
-		if (ends_with(o->files[i], ".txt")) {
-			rc = list_read(o->files[i], out);
-			if (rc)
-				fprintf(stderr, "infill eval: cannot read the list %s: %s\n", o->files[i],
-					strerror(-rc));
-		} else {
-			rc = strs_push(out, o->files[i], strlen(o->files[i]));
-		}
-	}
-	if (rc)
-		return rc;
-
-	struct strs train = {0};
-	const char *tl = INFILL_SOURCE_ROOT "/models/train-files.txt";
-	if (list_read(tl, &train))
-		fprintf(stderr, "infill eval: warning: %s is unreadable: cannot check that the files "
-				"are held out from training\n", tl);
-	qsort(train.v, train.n, sizeof *train.v, cmp_str);
-	size_t bad = 0;
-	for (size_t i = 0; i < out->n; i++) {
-		char real[PATH_MAX];
-		bool in = strs_has(&train, out->v[i]) ||
-			  (realpath(out->v[i], real) && strs_has(&train, real));
-		if (in) {
-			fprintf(stderr, "infill eval: %s: %s is in the training data (%s)\n",
-				o->allow_train ? "WARNING" : "error", out->v[i], tl);
-			bad++;
-		}
-	}
-	strs_free(&train);
-	if (bad && !o->allow_train) {
-		fprintf(stderr, "infill eval: refusing to measure on %zu training file(s): the figures "
-				"would flatter the model (--allow-train overrides)\n", bad);
-		return -EINVAL;
-	}
-	if (bad)
-		fprintf(stderr, "infill eval: WARNING: %zu of %zu files were trained on; exact match "
-				"will be inflated\n", bad, out->n);
-	return 0;
-}
-
 /* ---- cases ---------------------------------------------------------------------- */
 
 struct ecase {
@@ -266,7 +103,7 @@ static enum eval_blocks blocks_of(const struct ast_lang *lang)
  * turn within each kind's round, a random file of that language each time
  * (another one when it has no place for the kind). Deterministic in seed.
  */
-static int cases_cut(const struct strs *files, const struct opts *o, struct ecase **out,
+static int cases_cut(const struct eval_files *files, const struct opts *o, struct ecase **out,
 		     size_t *n_out)
 {
 	uint64_t rng = o->seed;
@@ -319,7 +156,7 @@ static int cases_cut(const struct strs *files, const struct opts *o, struct ecas
 			size_t f = order[eval_rng_below(&rng, n_want)];
 			const struct ast_lang *lang = ast_lang_from_path(files->v[f]);
 			size_t len;
-			char *text = read_file(files->v[f], &len, MAX_FILE_BYTES);
+			char *text = eval_file_read(files->v[f], &len, MAX_FILE_BYTES);
 			if (!text) {
 				fprintf(stderr, "infill eval: skipping %s: %s\n", files->v[f],
 					strerror(errno));
@@ -787,7 +624,7 @@ int cli_eval(int argc, char **argv)
 		return prc < 0 ? 0 : prc;
 	}
 	int status = 1;
-	struct strs files = {0};
+	struct eval_files files = {0};
 	struct ecase *cs = NULL;
 	struct outcome **res = NULL;
 	size_t n = 0;
@@ -810,7 +647,7 @@ int cli_eval(int argc, char **argv)
 		config_set_layer(cx.cfg, CONFIG_LAYER_FLAGS, obj, warn_setting, NULL);
 		json_decref(obj);
 	}
-	if (files_collect(&o, &files))
+	if (eval_files_collect(o.files, o.n_files, o.allow_train, &files))
 		goto out;
 	if (!files.n) {
 		fprintf(stderr, "infill eval: no files\n");
@@ -914,7 +751,7 @@ out:
 	model_free(model);
 	free(model_path);
 	config_free(cx.cfg);
-	strs_free(&files);
+	eval_files_finish(&files);
 	free(o.files);
 	return status;
 }

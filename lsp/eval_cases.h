@@ -1,7 +1,8 @@
 /*
  * eval_cases.h - the quality harness's building blocks (`infill eval`,
- * lsp/cli_eval.c): fill-in-the-middle cases cut from real source files, and
- * the metrics that score a completion against the text that was cut out.
+ * lsp/cli_eval.c): the files held out for it, fill-in-the-middle cases cut
+ * from them, and the metrics that score a completion against the text that
+ * was cut out.
  * Private to lsp/.
  *
  * Cutting is deterministic: the same file text, kind and random state give
@@ -86,6 +87,34 @@ uint64_t eval_rng_next(uint64_t *state);
 
 /* A value in [0, n) (n > 0) from *state. */
 size_t eval_rng_below(uint64_t *state, size_t n);
+
+/* ---- files (eval_files.c) ------------------------------------------------- */
+
+/* A list of paths; owned strings. */
+struct eval_files {
+	char **v;
+	size_t n, cap;
+};
+
+/* Frees the paths; accepts a zeroed or already finished list. */
+void eval_files_finish(struct eval_files *f);
+
+/*
+ * Fills *out (caller's memory, zeroed; release with eval_files_finish) with
+ * the files named by args[0..n_args) - an argument ending in .txt is a list
+ * of paths, one a line, or language<TAB>path lines - or, when n_args is 0,
+ * with <source root>/models/eval-files.txt. Every file listed in
+ * <source root>/models/train-files.txt is reported on stderr; then, unless
+ * allow_train, -EINVAL is returned. 0, -EINVAL, -ENOMEM or a negative errno
+ * of an unreadable list (named on stderr).
+ */
+int eval_files_collect(const char *const *args, size_t n_args, bool allow_train,
+		       struct eval_files *out);
+
+/* The whole file as a new NUL-terminated buffer (caller frees), its length
+ * in *len; NULL with errno set when unreadable or longer than limit
+ * (EFBIG). */
+char *eval_file_read(const char *path, size_t *len, size_t limit);
 
 /* ---- metrics (eval_metrics.c) ------------------------------------------- */
 
