@@ -6,7 +6,8 @@
  * error nodes (ERROR and MISSING) with and without the candidate, sorted by
  * where they sit relative to the insertion:
  *   local     touches the inserted text and starts on the cursor's line or
- *             later: the candidate's fault (or a break it failed to mend);
+ *             later, or sits earlier on the cursor's line and survives the
+ *             insertion: the candidate's fault (or a break it failed to mend);
  *   other     everything else, including a large error region that began on
  *             an earlier line and swallows the cursor (not the candidate's
  *             doing).
@@ -88,7 +89,12 @@ static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line
 			 * missing before the candidate too. */
 			if (missing && ns >= content_end)
 				touches = false;
-			if (touches && ns >= line_start)
+			/* An error earlier on the cursor's line that the
+			 * insertion leaves standing (`if ` followed by text
+			 * the parser cannot attach to it) means the candidate
+			 * did not finish the line it was asked to finish. */
+			bool unmended = !missing && e > s && ns >= line_start && ne <= s;
+			if ((touches && ns >= line_start) || unmended)
 				c.local++;
 			else
 				c.other++;
