@@ -206,29 +206,6 @@ struct ctx {
 	int32_t n_ctx; /* the model's trained context; 0: do not fit the budgets */
 };
 
-/*
- * Scales the prefix, suffix and extra budgets down together (keeping their
- * proportions) so that they, the completion and a few template tokens fit
- * n_ctx. Budgets that already fit are left alone.
- */
-static void fit_context(struct settings *st, int32_t n_ctx)
-{
-	const int32_t template_tokens = 16;
-	long total = (long)st->context_prefix_tokens + st->context_suffix_tokens +
-		     st->context_extra_tokens;
-	long avail = (long)n_ctx - st->completion_max_tokens - template_tokens;
-	if (n_ctx <= 0 || total <= avail || total <= 0)
-		return;
-	if (avail < 64) { /* a tiny context: give the completion half of it */
-		st->completion_max_tokens = n_ctx / 2;
-		avail = (long)n_ctx - st->completion_max_tokens - template_tokens;
-	}
-	double f = (double)avail / (double)total;
-	st->context_prefix_tokens = (int)(st->context_prefix_tokens * f);
-	st->context_suffix_tokens = (int)(st->context_suffix_tokens * f);
-	st->context_extra_tokens = (int)(st->context_extra_tokens * f);
-}
-
 static double clock_ms(clockid_t id)
 {
 	struct timespec ts;
@@ -263,7 +240,7 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	struct settings st;
 	struct complete_options opt;
 	mode_setup(m, config_get(cx->cfg, e->language_id), &st, &opt);
-	fit_context(&st, cx->n_ctx);
+	opt.n_ctx = cx->n_ctx;
 	opt.seed = seed;
 	struct complete_result r;
 	char err[512] = "";
@@ -684,7 +661,7 @@ int cli_eval(int argc, char **argv)
 	cx.tok = model_tokenizer(model);
 	cx.n_ctx = o.no_fit ? 0 : model_info(model)->n_ctx_train;
 	struct settings fitted = *config_get(cx.cfg, NULL);
-	fit_context(&fitted, cx.n_ctx);
+	complete_fit_context(&fitted, cx.n_ctx);
 	fprintf(stderr, "infill eval: context budgets prefix %d, suffix %d, extra %d tokens, "
 			"%d generated (model context %d)\n",
 		fitted.context_prefix_tokens, fitted.context_suffix_tokens,

@@ -225,6 +225,7 @@ int cli_complete(int argc, char **argv)
 	}
 	struct complete_result res;
 	char err[512] = "";
+	opt.n_ctx = model_info(m)->n_ctx_train;
 	int rc = complete_run(e, model_tokenizer(m), lname, text, len, (size_t)off, st, &opt, &res,
 			      err, sizeof err);
 	if (rc) {

@@ -400,6 +400,24 @@ static int rank(const struct settings *st, const char *text, size_t len, size_t 
 	return 0;
 }
 
+void complete_fit_context(struct settings *st, int32_t n_ctx)
+{
+	const int32_t template_tokens = 16;
+	long total = (long)st->context_prefix_tokens + st->context_suffix_tokens +
+		     st->context_extra_tokens;
+	long avail = (long)n_ctx - st->completion_max_tokens - template_tokens;
+	if (n_ctx <= 0 || total <= avail || total <= 0)
+		return;
+	if (avail < 64) { /* a tiny context: give the completion half of it */
+		st->completion_max_tokens = n_ctx / 2;
+		avail = (long)n_ctx - st->completion_max_tokens - template_tokens;
+	}
+	double f = (double)avail / (double)total;
+	st->context_prefix_tokens = (int)(st->context_prefix_tokens * f);
+	st->context_suffix_tokens = (int)(st->context_suffix_tokens * f);
+	st->context_extra_tokens = (int)(st->context_extra_tokens * f);
+}
+
 int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
 		 const char *text, size_t len, size_t cursor, const struct settings *st,
 		 const struct complete_options *opt, struct complete_result *out, char *err,
@@ -407,6 +425,9 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 {
 	memset(out, 0, sizeof *out);
 	double t0 = now_ms();
+	struct settings fitted = *st; /* shallow: only numbers change */
+	complete_fit_context(&fitted, opt->n_ctx);
+	st = &fitted;
 	if (cursor > len) {
 		set_err(err, errlen, "cursor past the end of the text%s", "");
 		return -EINVAL;

@@ -55,6 +55,8 @@ struct complete_options {
 	size_t previous_len;
 	atomic_int *cancel;  /* set from another thread to stop the job; may be NULL */
 	uint64_t seed;       /* sampling seed of candidate 1 (candidate i: seed + i - 1) */
+	int32_t n_ctx;       /* the model's trained context (model_info()->n_ctx_train):
+	                        the budgets are fitted into it; 0: used as they are */
 	struct complete_memory *memory; /* this document's; may be NULL (no stickiness) */
 };
 
@@ -103,6 +105,17 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		 const char *text, size_t len, size_t cursor, const struct settings *st,
 		 const struct complete_options *opt, struct complete_result *out, char *err,
 		 size_t errlen);
+
+/*
+ * Scales the prefix, suffix and extra token budgets of *st down together
+ * (keeping their proportions) so that they, the completion
+ * (completion.maxTokens) and the template's few tokens fit n_ctx; in a
+ * context too small for that the completion gets half of it. Budgets that
+ * fit, or n_ctx <= 0, are left alone. A prompt past the trained context
+ * makes a model produce noise, and the defaults (1024 + 192 + 512) are
+ * larger than small models' contexts.
+ */
+void complete_fit_context(struct settings *st, int32_t n_ctx);
 
 /*
  * Lines a candidate may have for this shape and settings:

@@ -291,6 +291,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m,
 	opt.previous_len = job->previous_len;
 	opt.use_cache = req->settings.cache_enabled;
 	opt.seed = req->seq;
+	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
 	struct complete_result res;
 	char err[512] = "";

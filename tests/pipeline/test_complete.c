@@ -65,6 +65,36 @@ TEST(max_lines_follow_shape_and_setting)
 	CHECK_INT_EQ(complete_max_lines(AST_SHAPE_LINE, &s), 7);
 }
 
+/* The default budgets (1024 + 192 + 512 + 64 generated) overflow a 512-token
+ * model; fitted, they fit and keep their proportions. */
+TEST(budgets_fit_the_model_context)
+{
+	CHECK(setup());
+	struct settings s = *config_get(cfg, NULL);
+	struct settings big = s;
+	complete_fit_context(&big, 16384);
+	CHECK_INT_EQ(big.context_prefix_tokens, s.context_prefix_tokens);
+	CHECK_INT_EQ(big.context_extra_tokens, s.context_extra_tokens);
+	complete_fit_context(&big, 0);
+	CHECK_INT_EQ(big.context_suffix_tokens, s.context_suffix_tokens);
+
+	struct settings small = s;
+	complete_fit_context(&small, 512);
+	long used = (long)small.context_prefix_tokens + small.context_suffix_tokens +
+		    small.context_extra_tokens + small.completion_max_tokens;
+	CHECK(used <= 512);
+	CHECK(used >= 400); /* shrunk only as much as needed */
+	CHECK_INT_EQ(small.completion_max_tokens, s.completion_max_tokens);
+	CHECK(small.context_prefix_tokens > small.context_extra_tokens);
+	CHECK(small.context_extra_tokens > small.context_suffix_tokens);
+
+	struct settings tiny = s;
+	complete_fit_context(&tiny, 100); /* too small: the completion gets half */
+	CHECK_INT_EQ(tiny.completion_max_tokens, 50);
+	CHECK(tiny.context_prefix_tokens + tiny.context_suffix_tokens + tiny.context_extra_tokens <=
+	      50);
+}
+
 /* Every item shown passes validation whole, starts at the cursor, is not
  * blank, and the items come best first. */
 TEST(shown_candidates_are_valid)
