@@ -238,7 +238,7 @@ int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infer_
 		if (backend_kv_copy_page(p->b, np, s->pages[i], &be) != 0) {
 			kv_page_release(p, np);
 			if (err)
-				snprintf(err->message, sizeof err->message, "kv: %s", be.message);
+				snprintf(err->message, sizeof err->message, "kv: %.500s", be.message);
 			return -EIO;
 		}
 		kv_page_release(p, s->pages[i]);

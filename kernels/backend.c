@@ -137,7 +137,7 @@ static int cuda_init(struct backend *out, const struct backend_config *cfg,
 		}
 		backend_init_fn init = (backend_init_fn)dlsym(h, BACKEND_CUDA_ENTRY);
 		if (!init) {
-			snprintf(why, sizeof why, "%s has no symbol %s", paths[i], BACKEND_CUDA_ENTRY);
+			snprintf(why, sizeof why, "%.200s has no symbol %s", paths[i], BACKEND_CUDA_ENTRY);
 			dlclose(h);
 			continue;
 		}
