@@ -103,6 +103,30 @@ __attribute__((unused)) static int test_run_all(void)
 	return failed ? 1 : 0;
 }
 
+/* Reads a whole file into a new NUL-terminated buffer (the caller frees it)
+ * and sets *len (may be NULL); NULL when it cannot be opened or read. */
+__attribute__((unused)) static char *test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	long n = -1;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
+		buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = 0;
+		if (len)
+			*len = (size_t)n;
+	}
+	return buf;
+}
+
 /* Exit status meson counts as "skipped". */
 #define TEST_SKIP_STATUS 77
 

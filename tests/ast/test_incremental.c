@@ -25,23 +25,6 @@ static const char *buf_read(void *ctx, size_t off, size_t *len)
 	return b->p + off;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	if (fread(b, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	fclose(f);
-	b[n] = 0;
-	*len = (size_t)n;
-	return b;
-}
-
 static uint64_t rng_next(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -100,7 +83,7 @@ static void run(int *test_failed_, const char *file, const char *lang_id, uint64
 	char path[1024];
 	snprintf(path, sizeof path, "%s/data/%s", AST_TEST_DIR, file);
 	struct buf b = {0};
-	b.p = slurp(path, &b.len);
+	b.p = test_read_file(path, &b.len);
 	REQUIRE(b.p && b.len > 0);
 	b.cap = b.len + 1;
 	b.chunk = 4096;

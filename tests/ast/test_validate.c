@@ -29,28 +29,6 @@ struct vcase {
 	int line;
 };
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	if (b) {
-		b[n] = 0;
-		if (len)
-			*len = (size_t)n;
-	}
-	return b;
-}
-
 static const char *doc_read(void *ctx, size_t off, size_t *len)
 {
 	const char *t = ctx;
@@ -82,7 +60,7 @@ static int run_file(const char *path, const char *lang_id, int *failures)
 		(*failures)++;
 		return 0;
 	}
-	char *all = slurp(path, NULL);
+	char *all = test_read_file(path, NULL);
 	if (!all) {
 		fprintf(stderr, "cannot read %s\n", path);
 		(*failures)++;

@@ -135,23 +135,6 @@ TEST(tiny_k_quants)
 	unlink(p);
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return NULL;
-	fseek(fp, 0, SEEK_END);
-	*n = (size_t)ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	uint8_t *p = malloc(*n);
-	if (fread(p, 1, *n, fp) != *n) {
-		free(p);
-		p = NULL;
-	}
-	fclose(fp);
-	return p;
-}
-
 TEST(seeded)
 {
 	char a[256], b[256], c[256];
@@ -162,7 +145,7 @@ TEST(seeded)
 	CHECK_INT_EQ(run_mkmodel("q8_0", b, "42", NULL, NULL), 0);
 	CHECK_INT_EQ(run_mkmodel("q8_0", c, "43", NULL, NULL), 0);
 	size_t na, nb, nc;
-	uint8_t *pa = slurp(a, &na), *pb = slurp(b, &nb), *pc = slurp(c, &nc);
+	char *pa = test_read_file(a, &na), *pb = test_read_file(b, &nb), *pc = test_read_file(c, &nc);
 	REQUIRE(pa && pb && pc);
 	CHECK(na == nb && !memcmp(pa, pb, na));
 	CHECK(na == nc && memcmp(pa, pc, na) != 0);

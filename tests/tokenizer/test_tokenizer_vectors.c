@@ -40,27 +40,6 @@ static const char *testdata(void)
 	return d ? d : "../shared/testdata";
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = 0;
-		*len = (size_t)n;
-	}
-	return buf;
-}
-
 static struct tokenizer *load(const char *path, struct gguf_file **gf)
 {
 	struct gguf_error err = {{0}};
@@ -81,8 +60,8 @@ static int run_vectors(const char *gguf_path, const char *inp_path, const char *
 	struct gguf_file *gf;
 	struct tokenizer *t = load(gguf_path, &gf);
 	size_t inp_len, out_len;
-	char *inp = read_file(inp_path, &inp_len);
-	char *out = read_file(out_path, &out_len);
+	char *inp = test_read_file(inp_path, &inp_len);
+	char *out = test_read_file(out_path, &out_len);
 	int failed = 0;
 	*n_tests = 0;
 	if (!t || !inp || !out) {
@@ -313,7 +292,7 @@ TEST(tiny_dsc_prompts)
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/tiny-dsc-reference.json", testdata());
 	size_t len;
-	char *json = read_file(path, &len);
+	char *json = test_read_file(path, &len);
 	REQUIRE(json);
 	char g[1024];
 	snprintf(g, sizeof g, "%s/models/tiny-dsc-f32.gguf", testdata());
