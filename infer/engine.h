@@ -222,6 +222,8 @@ void engine_get_stats(const struct engine *e, struct engine_stats *out);
 
 /* ---- rerank (rerank.c): pure functions, no model ---- */
 
+/* Byte-level Levenshtein distance; SIZE_MAX when out of memory. */
+size_t rerank_levenshtein(const char *a, size_t alen, const char *b, size_t blen);
 /* 1 - levenshtein(a, b) / max(len a, len b) over bytes; 1 for two empty strings. */
 double rerank_similarity(const char *a, size_t alen, const char *b, size_t blen);
 

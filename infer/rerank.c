@@ -7,14 +7,15 @@
  * into one score. Pure functions over caller-owned items.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 
-/* Byte-level Levenshtein distance with one row of min(alen, blen) + 1
- * cells; the candidates are short (a few hundred bytes). */
-static size_t levenshtein(const char *a, size_t alen, const char *b, size_t blen)
+/* One row of min(alen, blen) + 1 cells, on the stack for the short
+ * candidates (a few hundred bytes) rerank sees. */
+size_t rerank_levenshtein(const char *a, size_t alen, const char *b, size_t blen)
 {
 	if (alen < blen) {
 		const char *t = a;
@@ -26,7 +27,7 @@ static size_t levenshtein(const char *a, size_t alen, const char *b, size_t blen
 		return alen;
 	size_t stack[257], *row = blen < 257 ? stack : malloc((blen + 1) * sizeof *row);
 	if (!row)
-		return alen; /* out of memory: call them unrelated */
+		return SIZE_MAX;
 	for (size_t j = 0; j <= blen; j++)
 		row[j] = j;
 	for (size_t i = 1; i <= alen; i++) {
@@ -54,7 +55,10 @@ double rerank_similarity(const char *a, size_t alen, const char *b, size_t blen)
 	size_t m = alen > blen ? alen : blen;
 	if (!m)
 		return 1.0;
-	return 1.0 - (double)levenshtein(a, alen, b, blen) / (double)m;
+	size_t d = rerank_levenshtein(a, alen, b, blen);
+	if (d == SIZE_MAX)
+		return 0.0; /* out of memory: call them unrelated */
+	return 1.0 - (double)d / (double)m;
 }
 
 struct rerank_params rerank_params_default(void)

@@ -129,9 +129,6 @@ size_t eval_normalize(const char *s, size_t n, char *out);
 /* Whether got equals want modulo trailing whitespace (eval_normalize). */
 bool eval_exact_match(const char *got, size_t got_len, const char *want, size_t want_len);
 
-/* Levenshtein distance over bytes (insert, delete, substitute: 1 each), in
- * O(min(na, nb)) memory. SIZE_MAX when out of memory. */
-size_t eval_levenshtein(const char *a, size_t na, const char *b, size_t nb);
 
 /* 1 - levenshtein / max(len) over the normalized texts, in [0, 1]; 1 when
  * both are empty. Negative when out of memory. */

@@ -10,6 +10,7 @@
  * have to fix, so it counts.
  */
 #include "eval_cases.h"
+#include "infer.h"
 
 #include <errno.h>
 #include <math.h>
@@ -63,41 +64,6 @@ bool eval_exact_match(const char *got, size_t got_len, const char *want, size_t 
 	return eq;
 }
 
-/* Two rows of the dynamic-programming table, over the shorter text. */
-size_t eval_levenshtein(const char *a, size_t na, const char *b, size_t nb)
-{
-	if (na < nb) {
-		const char *t = a;
-		a = b, b = t;
-		size_t tn = na;
-		na = nb, nb = tn;
-	}
-	if (!nb)
-		return na;
-	size_t *row = malloc((nb + 1) * sizeof *row);
-	if (!row)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= nb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= na; i++) {
-		size_t diag = row[0]; /* row[i-1][j-1] */
-		row[0] = i;
-		for (size_t j = 1; j <= nb; j++) {
-			size_t up = row[j]; /* row[i-1][j] */
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	size_t d = row[nb];
-	free(row);
-	return d;
-}
-
 double eval_edit_similarity(const char *got, size_t got_len, const char *want,
 			    size_t want_len)
 {
@@ -109,7 +75,7 @@ double eval_edit_similarity(const char *got, size_t got_len, const char *want,
 	size_t m = la > lb ? la : lb;
 	double sim = 1;
 	if (m) {
-		size_t d = eval_levenshtein(buf, la, pb, lb);
+		size_t d = rerank_levenshtein(buf, la, pb, lb);
 		sim = d == SIZE_MAX ? -1 : 1.0 - (double)d / (double)m;
 	}
 	free(buf);

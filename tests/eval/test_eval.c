@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "eval_cases.h"
+#include "infer.h"
 
 static const char PY[] =
 	"import os\n"
@@ -301,15 +302,15 @@ TEST(rng_is_splitmix64)
 
 TEST(levenshtein_by_hand)
 {
-	CHECK_INT_EQ(eval_levenshtein("kitten", 6, "sitting", 7), 3);
-	CHECK_INT_EQ(eval_levenshtein("sitting", 7, "kitten", 6), 3);
-	CHECK_INT_EQ(eval_levenshtein("", 0, "abc", 3), 3);
-	CHECK_INT_EQ(eval_levenshtein("abc", 3, "", 0), 3);
-	CHECK_INT_EQ(eval_levenshtein("flaw", 4, "lawn", 4), 2);
-	CHECK_INT_EQ(eval_levenshtein("same", 4, "same", 4), 0);
-	CHECK_INT_EQ(eval_levenshtein("abc", 3, "cab", 3), 2);
+	CHECK_INT_EQ(rerank_levenshtein("kitten", 6, "sitting", 7), 3);
+	CHECK_INT_EQ(rerank_levenshtein("sitting", 7, "kitten", 6), 3);
+	CHECK_INT_EQ(rerank_levenshtein("", 0, "abc", 3), 3);
+	CHECK_INT_EQ(rerank_levenshtein("abc", 3, "", 0), 3);
+	CHECK_INT_EQ(rerank_levenshtein("flaw", 4, "lawn", 4), 2);
+	CHECK_INT_EQ(rerank_levenshtein("same", 4, "same", 4), 0);
+	CHECK_INT_EQ(rerank_levenshtein("abc", 3, "cab", 3), 2);
 	/* bytes, not characters: é is two bytes */
-	CHECK_INT_EQ(eval_levenshtein("\xc3\xa9", 2, "e", 1), 2);
+	CHECK_INT_EQ(rerank_levenshtein("\xc3\xa9", 2, "e", 1), 2);
 }
 
 TEST(edit_similarity_by_hand)
