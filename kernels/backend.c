@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,8 @@
 
 #include "quant.h"
 
-static int fail(struct backend_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
-#include <stdarg.h>
-static int fail(struct backend_error *err, int code, const char *fmt, ...)
+int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
@@ -42,16 +40,16 @@ static int check_tensor(const struct backend_tensor *t, int64_t ne0, int64_t ne1
 	if (!t->data) {
 		if (optional)
 			return 0;
-		return fail(err, -EINVAL, "missing tensor %s", name);
+		return backend_error_set(err, -EINVAL, "missing tensor %s", name);
 	}
 	if (t->ne[0] != ne0 || t->ne[1] != ne1)
-		return fail(err, -EINVAL, "tensor %s has shape [%lld, %lld], expected [%lld, %lld]", name,
+		return backend_error_set(err, -EINVAL, "tensor %s has shape [%lld, %lld], expected [%lld, %lld]", name,
 			    (long long)t->ne[0], (long long)t->ne[1], (long long)ne0, (long long)ne1);
 	if (!tensor_type_valid(t->type))
-		return fail(err, -EINVAL, "tensor %s has unsupported type %u", name, t->type);
+		return backend_error_set(err, -EINVAL, "tensor %s has unsupported type %u", name, t->type);
 	uint64_t rs = tensor_type_row_size(t->type, ne0);
 	if (rs == 0 || t->nbytes < rs * (uint64_t)ne1)
-		return fail(err, -EINVAL, "tensor %s (%s) holds %llu bytes, expected %llu", name,
+		return backend_error_set(err, -EINVAL, "tensor %s (%s) holds %llu bytes, expected %llu", name,
 			    tensor_type_name(t->type), (unsigned long long)t->nbytes,
 			    (unsigned long long)(rs * (uint64_t)ne1));
 	return 0;
@@ -61,7 +59,7 @@ static int check_f32(const struct backend_tensor *t, int64_t n, bool optional, s
 {
 	int rc = check_tensor(t, n, 1, optional, err);
 	if (rc == 0 && t->data && t->type != TENSOR_TYPE_F32)
-		return fail(err, -EINVAL, "tensor %s must be f32, is %s", t->name,
+		return backend_error_set(err, -EINVAL, "tensor %s must be f32, is %s", t->name,
 			    tensor_type_name(t->type));
 	return rc;
 }
@@ -71,15 +69,15 @@ static int check_weights(const struct backend_weights *w, struct backend_error *
 	const struct backend_hparams *hp = &w->hp;
 	if (hp->n_layer <= 0 || hp->n_embd <= 0 || hp->n_head <= 0 || hp->n_head_kv <= 0 ||
 	    hp->n_ff <= 0 || hp->n_vocab <= 0 || hp->head_dim <= 0)
-		return fail(err, -EINVAL, "bad hyperparameters: layers %d, embd %d, heads %d/%d, ffn %d, vocab %d",
+		return backend_error_set(err, -EINVAL, "bad hyperparameters: layers %d, embd %d, heads %d/%d, ffn %d, vocab %d",
 			    hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv, hp->n_ff, hp->n_vocab);
 	if (hp->head_dim > BACKEND_MAX_HEAD_DIM)
-		return fail(err, -EINVAL, "head size %d is larger than %d", hp->head_dim, BACKEND_MAX_HEAD_DIM);
+		return backend_error_set(err, -EINVAL, "head size %d is larger than %d", hp->head_dim, BACKEND_MAX_HEAD_DIM);
 	if (hp->n_head % hp->n_head_kv != 0)
-		return fail(err, -EINVAL, "head count %d is not a multiple of the KV head count %d",
+		return backend_error_set(err, -EINVAL, "head count %d is not a multiple of the KV head count %d",
 			    hp->n_head, hp->n_head_kv);
 	if (hp->n_rot <= 0 || hp->n_rot > hp->head_dim || hp->n_rot % 2 || hp->n_rot > 512)
-		return fail(err, -EINVAL, "rope dimension count %d does not fit head size %d", hp->n_rot,
+		return backend_error_set(err, -EINVAL, "rope dimension count %d does not fit head size %d", hp->n_rot,
 			    hp->head_dim);
 	int64_t E = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim,
 		kvd = (int64_t)hp->n_head_kv * hp->head_dim;
@@ -144,7 +142,7 @@ static int cuda_init(struct backend *out, const struct backend_config *cfg,
 		/* The module stays loaded for the life of the process: its code backs out->ops. */
 		return init(out, cfg, w, err);
 	}
-	return fail(err, -ENOENT, "cuda backend unavailable: %s", why);
+	return backend_error_set(err, -ENOENT, "cuda backend unavailable: %s", why);
 }
 
 struct backend *backend_create(const struct backend_config *cfg, const struct backend_weights *w,
@@ -154,12 +152,12 @@ struct backend *backend_create(const struct backend_config *cfg, const struct ba
 	if (rc)
 		return NULL;
 	if (cfg->kv_n_pages <= 0 || cfg->kv_page_size <= 0) {
-		fail(err, -EINVAL, "bad KV pool: %d pages of %d slots", cfg->kv_n_pages, cfg->kv_page_size);
+		backend_error_set(err, -EINVAL, "bad KV pool: %d pages of %d slots", cfg->kv_n_pages, cfg->kv_page_size);
 		return NULL;
 	}
 	struct backend *b = calloc(1, sizeof *b);
 	if (!b) {
-		fail(err, -ENOMEM, "out of memory");
+		backend_error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	b->hp = w->hp;

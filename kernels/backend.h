@@ -38,6 +38,11 @@ struct backend_error {
 	char message[512];
 };
 
+/* Formats a message into err (may be NULL) and returns code: the one way
+ * backends fill a backend_error. */
+int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* ---- the model, as infer/model.c hands it over ---- */
 
 enum backend_kind {

@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,19 +57,7 @@ struct cpu_backend {
 
 /* ---- helpers ---- */
 
-static int fail(struct backend_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct backend_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof err->message, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 static size_t row_bytes(const struct backend_tensor *t)
 {
@@ -328,26 +315,26 @@ static void attn_run(void *arg, int ith, int nth)
 static int check_batch(struct cpu_backend *c, const struct backend_batch *b, struct backend_error *err)
 {
 	if (b->n_tokens <= 0)
-		return fail(err, -EINVAL, "forward: empty batch (%d tokens)", b->n_tokens);
+		return backend_error_set(err, -EINVAL, "forward: empty batch (%d tokens)", b->n_tokens);
 	for (int32_t i = 0; i < b->n_seqs; i++)
 		for (int32_t j = 0; j < b->seqs[i].n_pages; j++)
 			if (b->seqs[i].pages[j] < 0 || b->seqs[i].pages[j] >= c->n_pages)
-				return fail(err, -EINVAL, "forward: page id %d out of range (pool of %d pages)",
+				return backend_error_set(err, -EINVAL, "forward: page id %d out of range (pool of %d pages)",
 					    b->seqs[i].pages[j], c->n_pages);
 	for (int32_t i = 0; i < b->n_tokens; i++) {
 		if (b->tokens[i] < 0 || b->tokens[i] >= c->hp.n_vocab)
-			return fail(err, -EINVAL, "forward: token id %d out of range (vocabulary of %d)", b->tokens[i],
+			return backend_error_set(err, -EINVAL, "forward: token id %d out of range (vocabulary of %d)", b->tokens[i],
 				    c->hp.n_vocab);
 		if (b->seq_ids[i] < 0 || b->seq_ids[i] >= b->n_seqs)
-			return fail(err, -EINVAL, "forward: sequence index %d out of range (%d sequences)",
+			return backend_error_set(err, -EINVAL, "forward: sequence index %d out of range (%d sequences)",
 				    b->seq_ids[i], b->n_seqs);
 		int32_t pos = b->positions[i];
 		if (pos < 0 || pos / c->page_size >= b->seqs[b->seq_ids[i]].n_pages)
-			return fail(err, -EINVAL, "forward: position %d is past the sequence's page table", pos);
+			return backend_error_set(err, -EINVAL, "forward: position %d is past the sequence's page table", pos);
 	}
 	for (int32_t i = 0; i < b->n_out; i++)
 		if (b->out_rows[i] < 0 || b->out_rows[i] >= b->n_tokens)
-			return fail(err, -EINVAL, "forward: output row %d out of range (%d tokens)", b->out_rows[i],
+			return backend_error_set(err, -EINVAL, "forward: output row %d out of range (%d tokens)", b->out_rows[i],
 				    b->n_tokens);
 	return 0;
 }
@@ -360,7 +347,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	if (rc)
 		return rc;
 	if (grow(c, b->n_tokens) != 0)
-		return fail(err, -ENOMEM, "forward: out of memory for a batch of %d tokens", b->n_tokens);
+		return backend_error_set(err, -ENOMEM, "forward: out of memory for a batch of %d tokens", b->n_tokens);
 	int64_t nt = b->n_tokens, E = hp->n_embd, hd = hp->head_dim;
 	int64_t qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
 
@@ -429,7 +416,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	if (!logits) {
 		tmp = malloc((size_t)b->n_out * hp->n_vocab * sizeof(float));
 		if (!tmp)
-			return fail(err, -ENOMEM, "forward: out of memory for logits (%d rows)", b->n_out);
+			return backend_error_set(err, -ENOMEM, "forward: out of memory for logits (%d rows)", b->n_out);
 		logits = tmp;
 	}
 	matmul1(c, c->h, b->n_out, &c->output, logits);
@@ -453,7 +440,7 @@ static int cpu_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend_
 {
 	struct cpu_backend *c = ctx;
 	if (dst < 0 || src < 0 || dst >= c->n_pages || src >= c->n_pages)
-		return fail(err, -EINVAL, "kv_copy_page: page id %d out of range (pool of %d pages)",
+		return backend_error_set(err, -EINVAL, "kv_copy_page: page id %d out of range (pool of %d pages)",
 			    dst < 0 || dst >= c->n_pages ? dst : src, c->n_pages);
 	if (dst != src)
 		memcpy(c->kv + (size_t)dst * c->page_elems * c->kv_es,
@@ -470,7 +457,7 @@ static int cpu_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_st
 	if (n < 0 || src_start < 0 || dst_start < 0 ||
 	    (n > 0 && ((src_start + n - 1) / c->page_size >= src->n_pages ||
 		       (dst_start + n - 1) / c->page_size >= dst->n_pages)))
-		return fail(err, -EINVAL, "kv_shift: %d tokens from slot %d to slot %d run past a page table", n,
+		return backend_error_set(err, -EINVAL, "kv_shift: %d tokens from slot %d to slot %d run past a page table", n,
 			    src_start, dst_start);
 	int64_t kvd = (int64_t)hp->n_head_kv * hp->head_dim;
 	float delta = (float)(dst_start - src_start);
@@ -521,7 +508,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 {
 	const struct backend_hparams *hp = &w->hp;
 	if (cfg->kv_type != TENSOR_TYPE_F32 && cfg->kv_type != TENSOR_TYPE_F16)
-		return fail(err, -ENOTSUP, "cpu backend: KV cache type %s (%u) not supported; use f32 or f16",
+		return backend_error_set(err, -ENOTSUP, "cpu backend: KV cache type %s (%u) not supported; use f32 or f16",
 			    tensor_type_name(cfg->kv_type) ? tensor_type_name(cfg->kv_type) : "?", cfg->kv_type);
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct backend_tensor *mats[] = {&w->layers[l].wq, &w->layers[l].wk, &w->layers[l].wv,
@@ -529,15 +516,15 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 						       &w->layers[l].w_up, &w->layers[l].w_down};
 		for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
 			if (!gemm_supported(mats[i]))
-				return fail(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %s",
+				return backend_error_set(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %s",
 					    mats[i]->name, tensor_type_name(mats[i]->type));
 	}
 	if (!gemm_supported(&w->output))
-		return fail(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %s", w->output.name,
+		return backend_error_set(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %s", w->output.name,
 			    tensor_type_name(w->output.type));
 	struct cpu_backend *c = calloc(1, sizeof *c);
 	if (!c)
-		return fail(err, -ENOMEM, "cpu backend: out of memory");
+		return backend_error_set(err, -ENOMEM, "cpu backend: out of memory");
 	c->hp = *hp;
 	c->tok_embd = w->tok_embd;
 	c->output_norm = w->output_norm;
@@ -557,7 +544,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->scores = malloc((size_t)n_threads * c->n_pages * c->page_size * sizeof(float));
 	if (!c->layers || !c->pool || !c->kv || !c->scores || !c->kv_tmp) {
 		cpu_destroy(c);
-		return fail(err, -ENOMEM, "cpu backend: out of memory for %d KV pages (%zu MiB)", cfg->kv_n_pages,
+		return backend_error_set(err, -ENOMEM, "cpu backend: out of memory for %d KV pages (%zu MiB)", cfg->kv_n_pages,
 			    (size_t)cfg->kv_n_pages * (size_t)c->page_elems * c->kv_es >> 20);
 	}
 	memcpy(c->layers, w->layers, (size_t)hp->n_layer * sizeof *c->layers);
