@@ -34,9 +34,9 @@
 
 enum {
 	AST_OK = 0,
-	AST_ENOMEM = -1,   /* an allocation failed */
-	AST_EINVAL = -2,   /* an argument out of range (offset past the end, ...) */
-	AST_EPARSE = -3,   /* tree-sitter refused to parse (ABI mismatch, cancelled) */
+	AST_ENOMEM = -1, /* an allocation failed */
+	AST_EINVAL = -2, /* an argument out of range (offset past the end, ...) */
+	AST_EPARSE = -3, /* tree-sitter refused to parse (ABI mismatch, cancelled) */
 };
 
 /* ---- 1. Languages --------------------------------------------------------- */
@@ -95,9 +95,9 @@ const struct ast_lang *ast_doc_lang(const struct ast_doc *doc);
  * replaced and now end at new_end_byte. The tree is adjusted at once (cheap);
  * the re-parse waits for ast_doc_parse(), so a burst of edits costs one parse.
  */
-void ast_doc_edit(struct ast_doc *doc, size_t start_byte, size_t old_end_byte,
-		  size_t new_end_byte, struct ast_point start_point,
-		  struct ast_point old_end_point, struct ast_point new_end_point);
+void ast_doc_edit(struct ast_doc *doc, size_t start_byte, size_t old_end_byte, size_t new_end_byte,
+                  struct ast_point start_point, struct ast_point old_end_point,
+                  struct ast_point new_end_point);
 
 /* Brings the tree up to date with the text: a full parse the first time,
  * incremental after edits, nothing when already current. 0 or AST_E*. */
@@ -135,8 +135,8 @@ const char *ast_shape_name(enum ast_shape_kind kind);
 
 struct ast_shape {
 	enum ast_shape_kind kind;
-	char indent[64];     /* the whitespace the completion's lines start with */
-	size_t indent_len;   /* bytes in indent (the line's own whitespace before the cursor counts) */
+	char indent[64];   /* the whitespace the completion's lines start with */
+	size_t indent_len; /* bytes in indent (the line's own whitespace before the cursor counts) */
 };
 
 enum ast_snippet_kind {
@@ -146,7 +146,7 @@ enum ast_snippet_kind {
 
 struct ast_snippet {
 	enum ast_snippet_kind kind;
-	char *text;        /* owned by the slice; NUL-terminated */
+	char *text; /* owned by the slice; NUL-terminated */
 	size_t len;
 	char name[64];     /* the defined name for signatures, "" for imports */
 	size_t start_byte; /* where it comes from in the document */
@@ -158,29 +158,29 @@ struct ast_slice_params {
 	const struct ast_lang *lang; /* NULL: line-based slicing */
 	const char *text;            /* the whole document, borrowed for the call */
 	size_t len;
-	size_t cursor;               /* byte offset of the cursor, <= len */
-	size_t prefix_tokens;        /* budgets (DESIGN.md: 1024, 192, 512) */
+	size_t cursor;        /* byte offset of the cursor, <= len */
+	size_t prefix_tokens; /* budgets (DESIGN.md: 1024, 192, 512) */
 	size_t suffix_tokens;
 	size_t extra_tokens;
-	ast_count_fn count;          /* NULL: ast_tokens_estimate */
+	ast_count_fn count; /* NULL: ast_tokens_estimate */
 	void *count_ctx;
-	struct ast_doc *doc;         /* optional: a parsed tree in step with text, reused */
+	struct ast_doc *doc; /* optional: a parsed tree in step with text, reused */
 };
 
 struct ast_slice {
-	char *prefix;           /* text[prefix_start .. cursor), owned, NUL-terminated */
+	char *prefix; /* text[prefix_start .. cursor), owned, NUL-terminated */
 	size_t prefix_len;
 	size_t prefix_start;
-	char *suffix;           /* text[cursor .. suffix_end), owned, NUL-terminated */
+	char *suffix; /* text[cursor .. suffix_end), owned, NUL-terminated */
 	size_t suffix_len;
 	size_t suffix_end;
 	size_t prefix_tokens_used, suffix_tokens_used, extra_tokens_used;
 	struct ast_snippet *snippets; /* owned; sorted by score, highest first */
 	size_t n_snippets;
 	struct ast_shape shape;
-	size_t scope_end;       /* end byte of the innermost enclosing definition or
+	size_t scope_end; /* end byte of the innermost enclosing definition or
 	                           block (len when at top level): the engine's stop rule */
-	bool syntactic;         /* true when cut by the tree, false for line-based */
+	bool syntactic;   /* true when cut by the tree, false for line-based */
 };
 
 /*
@@ -202,7 +202,7 @@ void ast_slice_finish(struct ast_slice *s);
 
 /* The completion shape at `cursor` (no tree needed: it reads the lines). */
 struct ast_shape ast_shape_at(const struct ast_lang *lang, const char *text, size_t len,
-			      size_t cursor);
+                              size_t cursor);
 
 /* ---- 4. Validation ------------------------------------------------------------- */
 
@@ -218,24 +218,24 @@ const char *ast_verdict_name(enum ast_verdict v);
 
 struct ast_validate_params {
 	const struct ast_lang *lang;
-	const char *text;       /* the document as it is, borrowed */
+	const char *text; /* the document as it is, borrowed */
 	size_t len;
-	size_t cursor;          /* insertion point */
-	const char *candidate;  /* borrowed */
+	size_t cursor;         /* insertion point */
+	const char *candidate; /* borrowed */
 	size_t candidate_len;
-	struct ast_doc *doc;    /* optional: its tree (in step with text) is reused by
+	struct ast_doc *doc; /* optional: its tree (in step with text) is reused by
 	                           copy + ts_tree_edit + incremental parse; it is not
 	                           modified. NULL: the document is parsed here. */
 };
 
 struct ast_validation {
 	enum ast_verdict verdict;
-	size_t keep_len;         /* bytes of the candidate kept: a prefix of it */
-	size_t errors_before;    /* error nodes the document had that count against it */
-	size_t errors_after;     /* error nodes with the kept text inserted */
-	bool scope_cut;          /* cut where it left the enclosing scope */
-	bool closers_dropped;    /* trailing closers the suffix supplies were dropped */
-	unsigned parses;         /* re-parses it took (for benchmarks) */
+	size_t keep_len;      /* bytes of the candidate kept: a prefix of it */
+	size_t errors_before; /* error nodes the document had that count against it */
+	size_t errors_after;  /* error nodes with the kept text inserted */
+	bool scope_cut;       /* cut where it left the enclosing scope */
+	bool closers_dropped; /* trailing closers the suffix supplies were dropped */
+	unsigned parses;      /* re-parses it took (for benchmarks) */
 };
 
 /*

@@ -15,17 +15,16 @@
 struct ast_doc {
 	const struct ast_lang *lang;
 	ast_read_fn read;
-	void *ctx;         /* borrowed: the daemon's document */
-	TSParser *parser;  /* NULL for a NULL language */
-	TSTree *tree;      /* NULL before the first parse */
-	bool stale;        /* edits recorded since the last parse */
+	void *ctx;        /* borrowed: the daemon's document */
+	TSParser *parser; /* NULL for a NULL language */
+	TSTree *tree;     /* NULL before the first parse */
+	bool stale;       /* edits recorded since the last parse */
 };
 
 struct ast_doc *ast_doc_new(const struct ast_lang *lang, ast_read_fn read, void *ctx)
 {
 	struct ast_doc *doc = calloc(1, sizeof *doc);
-	if (!doc)
-		return NULL;
+	if (!doc) return NULL;
 	doc->lang = lang;
 	doc->read = read;
 	doc->ctx = ctx;
@@ -42,8 +41,7 @@ struct ast_doc *ast_doc_new(const struct ast_lang *lang, ast_read_fn read, void 
 
 void ast_doc_delete(struct ast_doc *doc)
 {
-	if (!doc)
-		return;
+	if (!doc) return;
 	ts_tree_delete(doc->tree);
 	ts_parser_delete(doc->parser);
 	free(doc);
@@ -56,18 +54,16 @@ const struct ast_lang *ast_doc_lang(const struct ast_doc *doc)
 
 static TSPoint to_ts(struct ast_point p)
 {
-	return (TSPoint){p.row, p.column};
+	return (TSPoint){ p.row, p.column };
 }
 
-void ast_doc_edit(struct ast_doc *doc, size_t start_byte, size_t old_end_byte,
-		  size_t new_end_byte, struct ast_point start_point,
-		  struct ast_point old_end_point, struct ast_point new_end_point)
+void ast_doc_edit(struct ast_doc *doc, size_t start_byte, size_t old_end_byte, size_t new_end_byte,
+                  struct ast_point start_point, struct ast_point old_end_point,
+                  struct ast_point new_end_point)
 {
-	if (!doc || !doc->parser)
-		return;
+	if (!doc || !doc->parser) return;
 	doc->stale = true;
-	if (!doc->tree)
-		return;
+	if (!doc->tree) return;
 	TSInputEdit e = {
 		.start_byte = (uint32_t)start_byte,
 		.old_end_byte = (uint32_t)old_end_byte,
@@ -81,8 +77,7 @@ void ast_doc_edit(struct ast_doc *doc, size_t start_byte, size_t old_end_byte,
 
 void ast_doc_reset(struct ast_doc *doc)
 {
-	if (!doc)
-		return;
+	if (!doc) return;
 	ts_tree_delete(doc->tree);
 	doc->tree = NULL;
 	doc->stale = true;
@@ -95,19 +90,16 @@ static const char *doc_input_read(void *payload, uint32_t byte, TSPoint pos, uin
 	struct ast_doc *doc = payload;
 	size_t len = 0;
 	const char *p = doc->read(doc->ctx, byte, &len);
-	if (!p)
-		len = 0;
+	if (!p) len = 0;
 	*n = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 	return p ? p : "";
 }
 
 int ast_doc_parse(struct ast_doc *doc)
 {
-	if (!doc || !doc->parser)
-		return 0;
-	if (doc->tree && !doc->stale)
-		return 0;
-	TSInput in = {.payload = doc, .read = doc_input_read, .encoding = TSInputEncodingUTF8};
+	if (!doc || !doc->parser) return 0;
+	if (doc->tree && !doc->stale) return 0;
+	TSInput in = { .payload = doc, .read = doc_input_read, .encoding = TSInputEncodingUTF8 };
 	TSTree *t = ts_parser_parse(doc->parser, doc->tree, in);
 	if (!t) {
 		ts_parser_reset(doc->parser);
@@ -126,10 +118,8 @@ bool ast_doc_has_tree(const struct ast_doc *doc)
 
 const TSTree *ast_doc_tree(struct ast_doc *doc)
 {
-	if (!doc || !doc->parser)
-		return NULL;
-	if (ast_doc_parse(doc) != 0)
-		return NULL;
+	if (!doc || !doc->parser) return NULL;
+	if (ast_doc_parse(doc) != 0) return NULL;
 	return doc->tree;
 }
 
@@ -140,17 +130,14 @@ TSParser *ast_doc_parser(struct ast_doc *doc)
 
 size_t tree_error_count(TSNode root)
 {
-	if (ts_node_is_null(root) || !ts_node_has_error(root))
-		return 0;
+	if (ts_node_is_null(root) || !ts_node_has_error(root)) return 0;
 	size_t n = 0;
 	TSTreeCursor c = ts_tree_cursor_new(root);
 	for (;;) {
 		TSNode node = ts_tree_cursor_current_node(&c);
-		if (ts_node_is_error(node) || ts_node_is_missing(node))
-			n++;
+		if (ts_node_is_error(node) || ts_node_is_missing(node)) n++;
 		/* Only subtrees that contain an error are worth entering. */
-		if (ts_node_has_error(node) && ts_tree_cursor_goto_first_child(&c))
-			continue;
+		if (ts_node_has_error(node) && ts_tree_cursor_goto_first_child(&c)) continue;
 		while (!ts_tree_cursor_goto_next_sibling(&c)) {
 			if (!ts_tree_cursor_goto_parent(&c)) {
 				ts_tree_cursor_delete(&c);
@@ -162,14 +149,12 @@ size_t tree_error_count(TSNode root)
 
 size_t ast_doc_error_count(const struct ast_doc *doc)
 {
-	if (!doc || !doc->tree)
-		return 0;
+	if (!doc || !doc->tree) return 0;
 	return tree_error_count(ts_tree_root_node(doc->tree));
 }
 
 char *ast_doc_sexp(const struct ast_doc *doc)
 {
-	if (!doc || !doc->tree)
-		return NULL;
+	if (!doc || !doc->tree) return NULL;
 	return ts_node_string(ts_tree_root_node(doc->tree));
 }

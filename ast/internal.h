@@ -17,13 +17,13 @@ enum ast_block_style {
 };
 
 struct ast_lang {
-	const char *name;            /* canonical LSP languageId */
-	const char *const *ids;      /* other languageIds, NULL-terminated */
-	const char *const *exts;     /* extensions with the dot, NULL-terminated */
+	const char *name;        /* canonical LSP languageId */
+	const char *const *ids;  /* other languageIds, NULL-terminated */
+	const char *const *exts; /* extensions with the dot, NULL-terminated */
 	const TSLanguage *(*grammar)(void);
 	enum ast_block_style blocks;
-	const char *const *defs;     /* node types that define a named thing */
-	const char *const *imports;  /* top-level node types that import/include */
+	const char *const *defs;    /* node types that define a named thing */
+	const char *const *imports; /* top-level node types that import/include */
 };
 
 /* True when `type` is one of the NULL-terminated list. */
@@ -60,12 +60,11 @@ bool text_is_blank(const char *text, size_t from, size_t to);
 /* Bytes of the candidate left once it stops where it leaves the enclosing
  * scope (see ast_validate). Returns cand_len when it stays inside. */
 size_t scope_cut(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
-		 const char *cand, size_t cand_len);
+                 const char *cand, size_t cand_len);
 
 /* Bytes of the candidate left once trailing closers/quotes that the text after
  * the cursor starts with (and that the candidate does not itself open) are
  * dropped. */
-size_t closers_cut(const char *text, size_t len, size_t cursor, const char *cand,
-		   size_t cand_len);
+size_t closers_cut(const char *text, size_t len, size_t cursor, const char *cand, size_t cand_len);
 
 #endif

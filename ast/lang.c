@@ -23,54 +23,57 @@ const TSLanguage *tree_sitter_json(void);
 const TSLanguage *tree_sitter_bash(void);
 const TSLanguage *tree_sitter_lua(void);
 
-#define LIST(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-static const char *const c_defs[] = {"function_definition", "struct_specifier", "union_specifier",
-				     "enum_specifier", "type_definition", NULL};
-static const char *const cpp_defs[] = {"function_definition", "struct_specifier", "union_specifier",
-				       "enum_specifier", "type_definition", "class_specifier",
-				       "namespace_definition", "template_declaration", NULL};
-static const char *const js_defs[] = {"function_declaration", "generator_function_declaration",
-				      "class_declaration", "method_definition", NULL};
-static const char *const ts_defs[] = {"function_declaration", "generator_function_declaration",
-				      "class_declaration", "abstract_class_declaration",
-				      "method_definition", "interface_declaration",
-				      "type_alias_declaration", "enum_declaration", "function_signature",
-				      NULL};
-static const char *const js_imports[] = {"import_statement", NULL};
+static const char *const c_defs[] = { "function_definition", "struct_specifier", "union_specifier",
+	                              "enum_specifier",      "type_definition",  NULL };
+static const char *const cpp_defs[] = {
+	"function_definition",  "struct_specifier",     "union_specifier",
+	"enum_specifier",       "type_definition",      "class_specifier",
+	"namespace_definition", "template_declaration", NULL
+};
+static const char *const js_defs[] = { "function_declaration", "generator_function_declaration",
+	                               "class_declaration", "method_definition", NULL };
+static const char *const ts_defs[] = { "function_declaration",   "generator_function_declaration",
+	                               "class_declaration",      "abstract_class_declaration",
+	                               "method_definition",      "interface_declaration",
+	                               "type_alias_declaration", "enum_declaration",
+	                               "function_signature",     NULL };
+static const char *const js_imports[] = { "import_statement", NULL };
 
 static const struct ast_lang langs[] = {
-	{"python", LIST("python3"), LIST(".py", ".pyi", ".pyw"), tree_sitter_python, AST_BLOCK_INDENT,
-	 LIST("function_definition", "class_definition", "decorated_definition"),
-	 LIST("import_statement", "import_from_statement", "future_import_statement")},
-	{"c", LIST("c"), LIST(".c", ".h"), tree_sitter_c, AST_BLOCK_BRACE, c_defs,
-	 LIST("preproc_include")},
-	{"cpp", LIST("c++", "cuda-cpp", "objective-cpp"),
-	 LIST(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".cu", ".cuh", ".ipp"),
-	 tree_sitter_cpp, AST_BLOCK_BRACE, cpp_defs, LIST("preproc_include", "using_declaration")},
-	{"javascript", LIST("javascriptreact", "js", "jsx"), LIST(".js", ".mjs", ".cjs", ".jsx"),
-	 tree_sitter_javascript, AST_BLOCK_BRACE, js_defs, js_imports},
-	{"typescript", LIST("ts"), LIST(".ts", ".mts", ".cts"), tree_sitter_typescript,
-	 AST_BLOCK_BRACE, ts_defs, js_imports},
-	{"typescriptreact", LIST("tsx"), LIST(".tsx"), tree_sitter_tsx, AST_BLOCK_BRACE, ts_defs,
-	 js_imports},
-	{"go", LIST("golang"), LIST(".go"), tree_sitter_go, AST_BLOCK_BRACE,
-	 LIST("function_declaration", "method_declaration", "type_declaration"),
-	 LIST("import_declaration", "package_clause")},
-	{"rust", LIST("rs"), LIST(".rs"), tree_sitter_rust, AST_BLOCK_BRACE,
-	 LIST("function_item", "function_signature_item", "struct_item", "enum_item", "union_item",
-	      "trait_item", "impl_item", "mod_item", "type_item"),
-	 LIST("use_declaration", "extern_crate_declaration")},
-	{"java", LIST("java"), LIST(".java"), tree_sitter_java, AST_BLOCK_BRACE,
-	 LIST("class_declaration", "interface_declaration", "enum_declaration",
-	      "record_declaration", "method_declaration", "constructor_declaration"),
-	 LIST("import_declaration", "package_declaration")},
-	{"json", LIST("jsonc", "json5"), LIST(".json", ".jsonc"), tree_sitter_json, AST_BLOCK_NONE,
-	 LIST("pair"), LIST("__none__")},
-	{"shellscript", LIST("bash", "sh", "shell", "zsh"), LIST(".sh", ".bash"), tree_sitter_bash,
-	 AST_BLOCK_KEYWORD, LIST("function_definition"), LIST("__none__")},
-	{"lua", LIST("lua"), LIST(".lua"), tree_sitter_lua, AST_BLOCK_KEYWORD,
-	 LIST("function_declaration"), LIST("__none__")},
+	{ "python", LIST("python3"), LIST(".py", ".pyi", ".pyw"), tree_sitter_python,
+	  AST_BLOCK_INDENT, LIST("function_definition", "class_definition", "decorated_definition"),
+	  LIST("import_statement", "import_from_statement", "future_import_statement") },
+	{ "c", LIST("c"), LIST(".c", ".h"), tree_sitter_c, AST_BLOCK_BRACE, c_defs,
+	  LIST("preproc_include") },
+	{ "cpp", LIST("c++", "cuda-cpp", "objective-cpp"),
+	  LIST(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".cu", ".cuh", ".ipp"),
+	  tree_sitter_cpp, AST_BLOCK_BRACE, cpp_defs,
+	  LIST("preproc_include", "using_declaration") },
+	{ "javascript", LIST("javascriptreact", "js", "jsx"), LIST(".js", ".mjs", ".cjs", ".jsx"),
+	  tree_sitter_javascript, AST_BLOCK_BRACE, js_defs, js_imports },
+	{ "typescript", LIST("ts"), LIST(".ts", ".mts", ".cts"), tree_sitter_typescript,
+	  AST_BLOCK_BRACE, ts_defs, js_imports },
+	{ "typescriptreact", LIST("tsx"), LIST(".tsx"), tree_sitter_tsx, AST_BLOCK_BRACE, ts_defs,
+	  js_imports },
+	{ "go", LIST("golang"), LIST(".go"), tree_sitter_go, AST_BLOCK_BRACE,
+	  LIST("function_declaration", "method_declaration", "type_declaration"),
+	  LIST("import_declaration", "package_clause") },
+	{ "rust", LIST("rs"), LIST(".rs"), tree_sitter_rust, AST_BLOCK_BRACE,
+	  LIST("function_item", "function_signature_item", "struct_item", "enum_item", "union_item",
+	       "trait_item", "impl_item", "mod_item", "type_item"),
+	  LIST("use_declaration", "extern_crate_declaration") },
+	{ "java", LIST("java"), LIST(".java"), tree_sitter_java, AST_BLOCK_BRACE,
+	  LIST("class_declaration", "interface_declaration", "enum_declaration",
+	       "record_declaration", "method_declaration", "constructor_declaration"),
+	  LIST("import_declaration", "package_declaration") },
+	{ "json", LIST("jsonc", "json5"), LIST(".json", ".jsonc"), tree_sitter_json, AST_BLOCK_NONE,
+	  LIST("pair"), LIST("__none__") },
+	{ "shellscript", LIST("bash", "sh", "shell", "zsh"), LIST(".sh", ".bash"), tree_sitter_bash,
+	  AST_BLOCK_KEYWORD, LIST("function_definition"), LIST("__none__") },
+	{ "lua", LIST("lua"), LIST(".lua"), tree_sitter_lua, AST_BLOCK_KEYWORD,
+	  LIST("function_declaration"), LIST("__none__") },
 };
 
 #define N_LANGS (sizeof langs / sizeof langs[0])
@@ -93,50 +96,41 @@ const char *ast_lang_name(const struct ast_lang *lang)
 bool lang_type_in(const char *type, const char *const *list)
 {
 	for (; list && *list; list++)
-		if (!strcmp(type, *list))
-			return true;
+		if (!strcmp(type, *list)) return true;
 	return false;
 }
 
 const struct ast_lang *ast_lang_from_id(const char *id)
 {
-	if (!id)
-		return NULL;
+	if (!id) return NULL;
 	for (size_t i = 0; i < N_LANGS; i++) {
-		if (!strcasecmp(id, langs[i].name))
-			return &langs[i];
+		if (!strcasecmp(id, langs[i].name)) return &langs[i];
 		for (const char *const *a = langs[i].ids; *a; a++)
-			if (!strcasecmp(id, *a))
-				return &langs[i];
+			if (!strcasecmp(id, *a)) return &langs[i];
 	}
 	return NULL;
 }
 
 const struct ast_lang *ast_lang_from_path(const char *path)
 {
-	if (!path)
-		return NULL;
+	if (!path) return NULL;
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	const char *dot = strrchr(base, '.');
-	if (!dot || dot == base)
-		return NULL;
+	if (!dot || dot == base) return NULL;
 	for (size_t i = 0; i < N_LANGS; i++)
 		for (const char *const *e = langs[i].exts; *e; e++)
 			/* Case matters for .C vs .c elsewhere; here .H/.C are rare
 			 * enough that a case-insensitive match helps more. */
-			if (!strcasecmp(dot, *e))
-				return &langs[i];
+			if (!strcasecmp(dot, *e)) return &langs[i];
 	return NULL;
 }
 
 TSParser *lang_parser_new(const struct ast_lang *lang)
 {
-	if (!lang)
-		return NULL;
+	if (!lang) return NULL;
 	TSParser *p = ts_parser_new();
-	if (!p)
-		return NULL;
+	if (!p) return NULL;
 	if (!ts_parser_set_language(p, lang->grammar())) {
 		ts_parser_delete(p);
 		return NULL;
@@ -147,8 +141,7 @@ TSParser *lang_parser_new(const struct ast_lang *lang)
 static bool copy_node_text(TSNode n, const char *text, char *buf, size_t cap)
 {
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
-	if (e <= s || cap == 0)
-		return false;
+	if (e <= s || cap == 0) return false;
 	size_t l = e - s < cap - 1 ? e - s : cap - 1;
 	memcpy(buf, text + s, l);
 	buf[l] = 0;
@@ -176,25 +169,21 @@ bool lang_def_name(TSNode def, const char *text, char *buf, size_t cap)
 	}
 	if (!strcmp(t, "type_declaration")) { /* Go: type X struct{} */
 		TSNode spec = ts_node_named_child(def, 0);
-		if (!ts_node_is_null(spec))
-			def = spec;
+		if (!ts_node_is_null(spec)) def = spec;
 	}
 	if (!strcmp(t, "impl_item")) { /* Rust: impl Foo / impl Trait for Foo */
 		TSNode ty = ts_node_child_by_field_name(def, "type", 4);
 		return !ts_node_is_null(ty) && copy_node_text(ty, text, buf, cap);
 	}
 	TSNode name = ts_node_child_by_field_name(def, "name", 4);
-	if (!ts_node_is_null(name))
-		return copy_node_text(name, text, buf, cap);
+	if (!ts_node_is_null(name)) return copy_node_text(name, text, buf, cap);
 	/* C/C++: function_definition -> declarator (pointer/function/...) -> identifier;
 	 * type_definition: the last declarator. */
 	TSNode d = ts_node_child_by_field_name(def, "declarator", 10);
 	for (int depth = 0; !ts_node_is_null(d) && depth < 8; depth++) {
-		if (is_name_type(ts_node_type(d)))
-			return copy_node_text(d, text, buf, cap);
+		if (is_name_type(ts_node_type(d))) return copy_node_text(d, text, buf, cap);
 		TSNode next = ts_node_child_by_field_name(d, "declarator", 10);
-		if (ts_node_is_null(next))
-			next = ts_node_named_child(d, 0);
+		if (ts_node_is_null(next)) next = ts_node_named_child(d, 0);
 		d = next;
 	}
 	return false;

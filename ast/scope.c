@@ -13,15 +13,13 @@
 
 size_t text_line_start(const char *text, size_t pos)
 {
-	while (pos > 0 && text[pos - 1] != '\n')
-		pos--;
+	while (pos > 0 && text[pos - 1] != '\n') pos--;
 	return pos;
 }
 
 size_t text_line_end(const char *text, size_t len, size_t pos)
 {
-	while (pos < len && text[pos] != '\n')
-		pos++;
+	while (pos < len && text[pos] != '\n') pos++;
 	return pos;
 }
 
@@ -49,16 +47,14 @@ bool text_is_blank(const char *text, size_t from, size_t to)
 
 static size_t indent_end(const char *text, size_t ls, size_t le)
 {
-	while (ls < le && (text[ls] == ' ' || text[ls] == '\t'))
-		ls++;
+	while (ls < le && (text[ls] == ' ' || text[ls] == '\t')) ls++;
 	return ls;
 }
 
 /* Last non-blank byte of text[from..to) ignoring trailing whitespace, or 0. */
 static char last_char(const char *text, size_t from, size_t to)
 {
-	while (to > from && strchr(" \t\r\n", text[to - 1]))
-		to--;
+	while (to > from && strchr(" \t\r\n", text[to - 1])) to--;
 	return to > from ? text[to - 1] : 0;
 }
 
@@ -88,25 +84,21 @@ static void indent_unit(const char *text, size_t len, char *unit, size_t *unit_l
 			return;
 		}
 		size_t ie = indent_end(text, pos, le);
-		if (ie > pos && ie < le && (best == 0 || ie - pos < best))
-			best = ie - pos;
+		if (ie > pos && ie < le && (best == 0 || ie - pos < best)) best = ie - pos;
 		pos = le + 1;
 	}
-	if (best == 0 || best > 8)
-		best = 4;
+	if (best == 0 || best > 8) best = 4;
 	memset(unit, ' ', best);
 	*unit_len = best;
 }
 
 static void shape_set_indent(struct ast_shape *s, const char *text, size_t from, size_t to,
-			     const char *extra, size_t extra_len)
+                             const char *extra, size_t extra_len)
 {
 	size_t n = to - from;
-	if (n >= sizeof s->indent)
-		n = sizeof s->indent - 1;
+	if (n >= sizeof s->indent) n = sizeof s->indent - 1;
 	memcpy(s->indent, text + from, n);
-	if (n + extra_len >= sizeof s->indent)
-		extra_len = sizeof s->indent - 1 - n;
+	if (n + extra_len >= sizeof s->indent) extra_len = sizeof s->indent - 1 - n;
 	memcpy(s->indent + n, extra, extra_len);
 	s->indent_len = n + extra_len;
 	s->indent[s->indent_len] = 0;
@@ -129,11 +121,10 @@ static bool prev_nonblank_line(const char *text, size_t ls, size_t *ps, size_t *
 }
 
 struct ast_shape ast_shape_at(const struct ast_lang *lang, const char *text, size_t len,
-			      size_t cursor)
+                              size_t cursor)
 {
-	struct ast_shape s = {.kind = AST_SHAPE_LINE};
-	if (cursor > len)
-		cursor = len;
+	struct ast_shape s = { .kind = AST_SHAPE_LINE };
+	if (cursor > len) cursor = len;
 	size_t ls = text_line_start(text, cursor), le = text_line_end(text, len, cursor);
 	size_t ie = indent_end(text, ls, le);
 	bool before_blank = text_is_blank(text, ls, cursor);
@@ -166,16 +157,14 @@ struct ast_shape ast_shape_at(const struct ast_lang *lang, const char *text, siz
 	if (!opener || last_char(text, ps, pe) != opener) {
 		/* A blank line inside a body: keep the cursor's indentation, or the
 		 * previous line's if the editor did not indent. */
-		if (cursor == ls)
-			shape_set_indent(&s, text, ps, pie, "", 0);
+		if (cursor == ls) shape_set_indent(&s, text, ps, pie, "", 0);
 		return s;
 	}
 	/* After an opener: is the body empty? */
 	size_t next = le < len ? le + 1 : len;
 	while (next < len) {
 		size_t ne = text_line_end(text, len, next);
-		if (!text_is_blank(text, next, ne))
-			break;
+		if (!text_is_blank(text, next, ne)) break;
 		next = ne + 1;
 	}
 	bool empty;
@@ -212,7 +201,7 @@ static size_t skip_literal(const char *t, size_t n, size_t i, int mode);
 /* Python: the first candidate line (after its first) whose indentation is
  * below the cursor's block ends it. */
 static size_t scope_cut_indent(const char *text, size_t len, size_t cursor, const char *cand,
-			       size_t cand_len)
+                               size_t cand_len)
 {
 	size_t ls = text_line_start(text, cursor);
 	size_t le = text_line_end(text, len, cursor);
@@ -223,8 +212,7 @@ static size_t scope_cut_indent(const char *text, size_t len, size_t cursor, cons
 		size_t ps, pe;
 		if (cursor == ls && prev_nonblank_line(text, ls, &ps, &pe)) {
 			min = text_indent_width(text, ps, pe);
-			if (last_char(text, ps, pe) == ':')
-				min++;
+			if (last_char(text, ps, pe) == ':') min++;
 		}
 	} else {
 		min = text_indent_width(text, ls, le);
@@ -239,19 +227,16 @@ static size_t scope_cut_indent(const char *text, size_t len, size_t cursor, cons
 	 * block with `:` (Python's "unexpected indent", which tree-sitter's
 	 * grammar tolerates, so it is caught here). */
 	size_t first_nl = 0;
-	while (first_nl < cand_len && cand[first_nl] != '\n')
-		first_nl++;
+	while (first_nl < cand_len && cand[first_nl] != '\n') first_nl++;
 	size_t prev_indent = text_indent_width(text, ls, le);
-	if (text_is_blank(text, ls, cursor))
-		prev_indent = text_indent_width(text, ls, cursor);
+	if (text_is_blank(text, ls, cursor)) prev_indent = text_indent_width(text, ls, cursor);
 	char lc = last_char(cand, 0, first_nl);
 	bool prev_opens = (lc ? lc : last_char(text, ls, cursor)) == ':';
 	bool prev_cont = lc == '\\';
 	long depth = 0;
 	size_t scanned = 0;
 	for (size_t i = first_nl; i < cand_len; i++) {
-		if (cand[i] != '\n')
-			continue;
+		if (cand[i] != '\n') continue;
 		/* Bracket depth over the candidate up to this line. */
 		while (scanned < i) {
 			size_t j = skip_literal(cand, i, scanned, 0);
@@ -265,12 +250,10 @@ static size_t scope_cut_indent(const char *text, size_t len, size_t cursor, cons
 			else if ((ch == ')' || ch == ']' || ch == '}') && depth > 0)
 				depth--;
 			else if (ch == '#')
-				while (scanned < i && cand[scanned] != '\n')
-					scanned++;
+				while (scanned < i && cand[scanned] != '\n') scanned++;
 		}
 		size_t s = i + 1, e = s;
-		while (e < cand_len && cand[e] != '\n')
-			e++;
+		while (e < cand_len && cand[e] != '\n') e++;
 		if (text_is_blank(cand, s, e) || depth > 0 || prev_cont) {
 			prev_cont = !text_is_blank(cand, s, e) && last_char(cand, s, e) == '\\';
 			continue;
@@ -279,8 +262,7 @@ static size_t scope_cut_indent(const char *text, size_t len, size_t cursor, cons
 		if (w < min || (w > prev_indent && !prev_opens)) {
 			/* Keep through the last non-blank line before this one. */
 			size_t k = i;
-			while (k > 0 && strchr(" \t\r\n", cand[k - 1]))
-				k--;
+			while (k > 0 && strchr(" \t\r\n", cand[k - 1])) k--;
 			return k;
 		}
 		prev_indent = w;
@@ -304,10 +286,8 @@ static size_t skip_literal(const char *t, size_t n, size_t i, int mode)
 			return j < n && t[j] == '\'' ? j + 1 : i;
 		}
 		/* One character, possibly several UTF-8 bytes. */
-		if (j < n)
-			j++;
-		while (j < n && ((unsigned char)t[j] & 0xC0) == 0x80)
-			j++;
+		if (j < n) j++;
+		while (j < n && ((unsigned char)t[j] & 0xC0) == 0x80) j++;
 		return j < n && t[j] == '\'' ? j + 1 : i;
 	}
 	if (c == '"' || c == '\'' || c == '`') {
@@ -316,22 +296,18 @@ static size_t skip_literal(const char *t, size_t n, size_t i, int mode)
 				j++;
 				continue;
 			}
-			if (t[j] == c)
-				return j + 1;
-			if (t[j] == '\n' && c != '`')
-				return j;
+			if (t[j] == c) return j + 1;
+			if (t[j] == '\n' && c != '`') return j;
 		}
 		return n;
 	}
 	if (c_comments && c == '/' && i + 1 < n && t[i + 1] == '/') {
-		while (i < n && t[i] != '\n')
-			i++;
+		while (i < n && t[i] != '\n') i++;
 		return i;
 	}
 	if (c_comments && c == '/' && i + 1 < n && t[i + 1] == '*') {
 		for (size_t j = i + 2; j + 1 < n; j++)
-			if (t[j] == '*' && t[j + 1] == '/')
-				return j + 2;
+			if (t[j] == '*' && t[j + 1] == '/') return j + 2;
 		return n;
 	}
 	return i;
@@ -340,8 +316,7 @@ static size_t skip_literal(const char *t, size_t n, size_t i, int mode)
 /* Index of the first `}` in t[0..n) that closes a brace opened before t
  * once `allowed` such closers have been let through, or n. *unmatched_open
  * (optional) gets the `{` left open at the end. */
-static size_t unmatched_brace(const char *t, size_t n, int mode, long allowed,
-			      long *unmatched_open)
+static size_t unmatched_brace(const char *t, size_t n, int mode, long allowed, long *unmatched_open)
 {
 	long depth = 0;
 	for (size_t i = 0; i < n;) {
@@ -362,8 +337,7 @@ static size_t unmatched_brace(const char *t, size_t n, int mode, long allowed,
 		}
 		i++;
 	}
-	if (unmatched_open)
-		*unmatched_open = depth;
+	if (unmatched_open) *unmatched_open = depth;
 	return n;
 }
 
@@ -389,14 +363,12 @@ static long closers_count(const char *t, size_t n, int mode)
 }
 
 size_t scope_cut(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
-		 const char *cand, size_t cand_len)
+                 const char *cand, size_t cand_len)
 {
-	if (!lang)
-		return cand_len;
+	if (!lang) return cand_len;
 	if (lang->blocks == AST_BLOCK_INDENT)
 		return scope_cut_indent(text, len, cursor, cand, cand_len);
-	if (lang->blocks != AST_BLOCK_BRACE)
-		return cand_len;
+	if (lang->blocks != AST_BLOCK_BRACE) return cand_len;
 	/* Braces the prefix leaves open that the suffix does not close are the
 	 * candidate's to close (a literal opened on the cursor's line, a body at
 	 * the end of the file); one more `}` leaves the enclosing scope. */
@@ -408,10 +380,8 @@ size_t scope_cut(const struct ast_lang *lang, const char *text, size_t len, size
 	unmatched_brace(text, cursor, mode, LONG_MAX, &open);
 	long allowed = open - closers_count(text + cursor, len - cursor, mode);
 	size_t k = unmatched_brace(cand, cand_len, mode, allowed > 0 ? allowed : 0, NULL);
-	if (k == cand_len)
-		return cand_len;
-	while (k > 0 && strchr(" \t\r\n", cand[k - 1]))
-		k--;
+	if (k == cand_len) return cand_len;
+	while (k > 0 && strchr(" \t\r\n", cand[k - 1])) k--;
 	return k;
 }
 
@@ -430,29 +400,31 @@ static int closer_index(char c)
 	return -1;
 }
 
-size_t closers_cut(const char *text, size_t len, size_t cursor, const char *cand,
-		   size_t cand_len)
+size_t closers_cut(const char *text, size_t len, size_t cursor, const char *cand, size_t cand_len)
 {
 	size_t le = text_line_end(text, len, cursor);
 	const char *rest = text + cursor;
 	size_t rest_len = le - cursor;
-	if (rest_len == 0 || cand_len == 0)
-		return cand_len;
+	if (rest_len == 0 || cand_len == 0) return cand_len;
 	/* How many of each closer the candidate leaves unmatched. */
-	long open[6] = {0};
+	long open[6] = { 0 };
 	for (size_t i = 0; i < cand_len; i++) {
 		int ci = closer_index(cand[i]);
-		if (cand[i] == '(') open[0]++;
-		else if (cand[i] == '[') open[1]++;
-		else if (cand[i] == '{') open[2]++;
-		else if (ci >= 3) open[ci] ^= 1; /* quotes: odd count = one unmatched */
-		else if (ci >= 0) open[ci]--;
+		if (cand[i] == '(')
+			open[0]++;
+		else if (cand[i] == '[')
+			open[1]++;
+		else if (cand[i] == '{')
+			open[2]++;
+		else if (ci >= 3)
+			open[ci] ^= 1; /* quotes: odd count = one unmatched */
+		else if (ci >= 0)
+			open[ci]--;
 	}
 	size_t max = rest_len < cand_len ? rest_len : cand_len;
 	for (size_t k = max; k > 0; k--) {
-		if (memcmp(cand + cand_len - k, rest, k) != 0)
-			continue;
-		long need[6] = {0};
+		if (memcmp(cand + cand_len - k, rest, k) != 0) continue;
+		long need[6] = { 0 };
 		bool ok = true;
 		for (size_t i = 0; i < k && ok; i++) {
 			int ci = closer_index(rest[i]);
@@ -468,8 +440,7 @@ size_t closers_cut(const char *text, size_t len, size_t cursor, const char *cand
 			else
 				ok = need[t] == 0 || (need[t] == 1 && open[t] == 1);
 		}
-		if (ok)
-			return cand_len - k;
+		if (ok) return cand_len - k;
 	}
 	return cand_len;
 }

@@ -36,8 +36,7 @@ static int offsets_push(struct offsets *o, size_t x)
 	if (o->n == o->cap) {
 		size_t cap = o->cap ? o->cap * 2 : 64;
 		size_t *v = realloc(o->v, cap * sizeof *v);
-		if (!v)
-			return AST_ENOMEM;
+		if (!v) return AST_ENOMEM;
 		o->v = v;
 		o->cap = cap;
 	}
@@ -56,8 +55,7 @@ static void offsets_sort_unique(struct offsets *o)
 	qsort(o->v, o->n, sizeof *o->v, cmp_size);
 	size_t w = 0;
 	for (size_t i = 0; i < o->n; i++)
-		if (w == 0 || o->v[w - 1] != o->v[i])
-			o->v[w++] = o->v[i];
+		if (w == 0 || o->v[w - 1] != o->v[i]) o->v[w++] = o->v[i];
 	o->n = w;
 }
 
@@ -78,7 +76,7 @@ static size_t count(const struct counter *c, size_t from, size_t to)
  * fits `budget`; end itself when none does. Binary search: token counts
  * shrink as the start moves right, and each count costs a tokenizer pass. */
 static size_t fit_start(const struct counter *c, const struct offsets *starts, size_t end,
-			size_t budget)
+                        size_t budget)
 {
 	size_t lo = 0, hi = starts->n; /* answer in [lo, hi] */
 	while (lo < hi) {
@@ -93,7 +91,7 @@ static size_t fit_start(const struct counter *c, const struct offsets *starts, s
 
 /* The largest end in sorted `ends` (all >= start) that fits; start if none. */
 static size_t fit_end(const struct counter *c, const struct offsets *ends, size_t start,
-		      size_t budget)
+                      size_t budget)
 {
 	size_t lo = 0, hi = ends->n; /* answer: ends[lo-1] */
 	while (lo < hi) {
@@ -118,30 +116,26 @@ static size_t start_at_line(const char *text, size_t pos)
 static size_t end_at_line(const char *text, size_t len, size_t pos)
 {
 	size_t le = text_line_end(text, len, pos);
-	if (!text_is_blank(text, pos, le))
-		return pos;
+	if (!text_is_blank(text, pos, le)) return pos;
 	return le < len ? le + 1 : le;
 }
 
 /* ---- line-based slicing (no grammar) ---- */
 
 static int line_bounds(const char *text, size_t len, size_t cursor, struct offsets *starts,
-		       struct offsets *ends)
+                       struct offsets *ends)
 {
 	for (size_t pos = 0; pos <= cursor;) {
-		if (offsets_push(starts, pos))
-			return AST_ENOMEM;
+		if (offsets_push(starts, pos)) return AST_ENOMEM;
 		size_t le = text_line_end(text, len, pos);
-		if (le >= len)
-			break;
+		if (le >= len) break;
 		pos = le + 1;
 	}
-	for (size_t pos = text_line_end(text, len, cursor);; pos = text_line_end(text, len, pos + 1)) {
+	for (size_t pos = text_line_end(text, len, cursor);;
+	     pos = text_line_end(text, len, pos + 1)) {
 		size_t e = pos < len ? pos + 1 : len;
-		if (offsets_push(ends, e))
-			return AST_ENOMEM;
-		if (pos >= len)
-			break;
+		if (offsets_push(ends, e)) return AST_ENOMEM;
+		if (pos >= len) break;
 	}
 	return 0;
 }
@@ -152,7 +146,7 @@ static int line_bounds(const char *text, size_t len, size_t cursor, struct offse
  * (statements, definitions, arguments...): the places a cut may fall.
  * *scope gets the innermost enclosing definition (or the root). */
 static int tree_bounds(const struct ast_lang *lang, TSNode root, const char *text, size_t len,
-		       size_t cursor, struct offsets *starts, struct offsets *ends, TSNode *scope)
+                       size_t cursor, struct offsets *starts, struct offsets *ends, TSNode *scope)
 {
 	TSNode leaf = ts_node_descendant_for_byte_range(root, (uint32_t)cursor, (uint32_t)cursor);
 	TSNode path[256];
@@ -188,13 +182,10 @@ static int tree_bounds(const struct ast_lang *lang, TSNode root, const char *tex
 	/* Line ends in the scope, so a long statement can still be cut between lines. */
 	size_t scope_end = ts_node_end_byte(*scope);
 	size_t le = text_line_end(text, len, cursor);
-	if (le < scope_end && offsets_push(ends, le + 1))
-		return AST_ENOMEM;
-	if (offsets_push(ends, end_at_line(text, len, scope_end)))
-		return AST_ENOMEM;
+	if (le < scope_end && offsets_push(ends, le + 1)) return AST_ENOMEM;
+	if (offsets_push(ends, end_at_line(text, len, scope_end))) return AST_ENOMEM;
 	/* The cursor's line start, a cut when nothing else fits. */
-	if (offsets_push(starts, text_line_start(text, cursor)))
-		return AST_ENOMEM;
+	if (offsets_push(starts, text_line_start(text, cursor))) return AST_ENOMEM;
 	return 0;
 }
 
@@ -206,21 +197,19 @@ struct snippets {
 };
 
 static int snippet_add(struct snippets *s, enum ast_snippet_kind kind, const char *name,
-		       const char *text, size_t len, size_t start, double score)
+                       const char *text, size_t len, size_t start, double score)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
 		struct ast_snippet *v = realloc(s->v, cap * sizeof *v);
-		if (!v)
-			return AST_ENOMEM;
+		if (!v) return AST_ENOMEM;
 		s->v = v;
 		s->cap = cap;
 	}
 	struct ast_snippet *sn = &s->v[s->n];
 	memset(sn, 0, sizeof *sn);
 	sn->text = malloc(len + 1);
-	if (!sn->text)
-		return AST_ENOMEM;
+	if (!sn->text) return AST_ENOMEM;
 	memcpy(sn->text, text, len);
 	sn->text[len] = 0;
 	sn->len = len;
@@ -258,13 +247,12 @@ static size_t lines_between(const char *text, size_t a, size_t b)
 		b = t;
 	}
 	size_t n = 0;
-	for (size_t i = a; i < b; i++)
-		n += text[i] == '\n';
+	for (size_t i = a; i < b; i++) n += text[i] == '\n';
 	return n;
 }
 
 static void refs_collect(TSNode root, const char *text, size_t from, size_t to, size_t cursor,
-			 struct refs *r)
+                         struct refs *r)
 {
 	TSTreeCursor c = ts_tree_cursor_new(root);
 	for (;;) {
@@ -276,11 +264,11 @@ static void refs_collect(TSNode root, const char *text, size_t from, size_t to, 
 			size_t d = lines_between(text, s, cursor);
 			size_t k;
 			for (k = 0; k < r->n; k++)
-				if (strlen(r->v[k].name) == e - s && !memcmp(r->v[k].name, text + s, e - s))
+				if (strlen(r->v[k].name) == e - s &&
+				    !memcmp(r->v[k].name, text + s, e - s))
 					break;
 			if (k < r->n) {
-				if (d < r->v[k].dist)
-					r->v[k].dist = d;
+				if (d < r->v[k].dist) r->v[k].dist = d;
 			} else if (r->n < sizeof r->v / sizeof r->v[0]) {
 				memcpy(r->v[r->n].name, text + s, e - s);
 				r->v[r->n].name[e - s] = 0;
@@ -288,8 +276,7 @@ static void refs_collect(TSNode root, const char *text, size_t from, size_t to, 
 				r->n++;
 			}
 		}
-		if (inside && ts_tree_cursor_goto_first_child(&c))
-			continue;
+		if (inside && ts_tree_cursor_goto_first_child(&c)) continue;
 		while (!ts_tree_cursor_goto_next_sibling(&c)) {
 			if (!ts_tree_cursor_goto_parent(&c)) {
 				ts_tree_cursor_delete(&c);
@@ -302,8 +289,7 @@ static void refs_collect(TSNode root, const char *text, size_t from, size_t to, 
 static const struct ref *refs_find(const struct refs *r, const char *name)
 {
 	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->v[i].name, name))
-			return &r->v[i];
+		if (!strcmp(r->v[i].name, name)) return &r->v[i];
 	return NULL;
 }
 
@@ -321,32 +307,28 @@ static size_t header_end(TSNode def, const char *text, size_t *start)
 	if (!strcmp(ts_node_type(d), "decorated_definition") ||
 	    !strcmp(ts_node_type(d), "template_declaration")) {
 		TSNode inner = ts_node_named_child(d, ts_node_named_child_count(d) - 1);
-		if (!ts_node_is_null(inner))
-			d = inner;
+		if (!ts_node_is_null(inner)) d = inner;
 	}
 	TSNode body = ts_node_child_by_field_name(d, "body", 4);
 	size_t end = ts_node_end_byte(d);
 	const char *t = ts_node_type(d);
 	bool type_like = !is_function_type(t) && !strstr(t, "class") && !strstr(t, "impl") &&
-			 !strstr(t, "namespace") && !strstr(t, "mod_item") && !strstr(t, "trait");
+	                 !strstr(t, "namespace") && !strstr(t, "mod_item") && !strstr(t, "trait");
 	/* Types: their fields are the signature, keep them when short. */
 	if (!ts_node_is_null(body) && !(type_like && end - *start <= 600))
 		end = ts_node_start_byte(body);
 	if (end - *start > 600) {
 		size_t le = *start;
-		while (le < end && text[le] != '\n')
-			le++;
+		while (le < end && text[le] != '\n') le++;
 		end = le;
 	}
-	while (end > *start && strchr(" \t\r\n{:", text[end - 1]))
-		end--;
+	while (end > *start && strchr(" \t\r\n{:", text[end - 1])) end--;
 	return end;
 }
 
 static size_t append(char *buf, size_t l, size_t cap, const char *s, size_t n)
 {
-	if (l + n >= cap)
-		n = l < cap ? cap - l - 1 : 0;
+	if (l + n >= cap) n = l < cap ? cap - l - 1 : 0;
 	memcpy(buf + l, s, n);
 	return l + n;
 }
@@ -361,7 +343,7 @@ static bool is_constructor_name(const char *name)
  * each on its own line with its own indentation, and closes it as the
  * language does. Returns the new length. */
 static size_t members_add(const struct ast_lang *lang, TSNode def, const char *text,
-			  const struct refs *r, char *buf, size_t l, size_t cap)
+                          const struct refs *r, char *buf, size_t l, size_t cap)
 {
 	bool indent = lang->blocks == AST_BLOCK_INDENT;
 	l = append(buf, l, cap, indent ? ":" : " {", indent ? 1 : 2);
@@ -381,15 +363,13 @@ static size_t members_add(const struct ast_lang *lang, TSNode def, const char *t
 		size_t ms, me = header_end(m, text, &ms);
 		size_t ls = text_line_start(text, ms);
 		l = append(buf, l, cap, "\n", 1);
-		if (text_is_blank(text, ls, ms))
-			l = append(buf, l, cap, text + ls, ms - ls);
+		if (text_is_blank(text, ls, ms)) l = append(buf, l, cap, text + ls, ms - ls);
 		l = append(buf, l, cap, text + ms, me - ms < 160 ? me - ms : 160);
 		l = append(buf, l, cap, indent ? ": ..." : ";", indent ? 5 : 1);
 		shown++;
 	}
 	if (indent) {
-		if (shown == 0)
-			l = append(buf, l, cap, " ...", 4);
+		if (shown == 0) l = append(buf, l, cap, " ...", 4);
 	} else {
 		l = append(buf, l, cap, shown ? "\n}" : " ... }", shown ? 2 : 6);
 	}
@@ -397,8 +377,8 @@ static size_t members_add(const struct ast_lang *lang, TSNode def, const char *t
 }
 
 static int signatures_add(const struct ast_lang *lang, TSNode root, const char *text,
-			  size_t win_start, size_t win_end, size_t cursor, const struct refs *r,
-			  struct snippets *out)
+                          size_t win_start, size_t win_end, size_t cursor, const struct refs *r,
+                          struct snippets *out)
 {
 	TSTreeCursor c = ts_tree_cursor_new(root);
 	int rc = 0;
@@ -412,20 +392,21 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 		bool decorated_fn = false;
 		if (decorated) {
 			TSNode inner = ts_node_child_by_field_name(n, "definition", 10);
-			decorated_fn = !ts_node_is_null(inner) &&
-				       is_function_type(ts_node_type(inner));
+			decorated_fn =
+			        !ts_node_is_null(inner) && is_function_type(ts_node_type(inner));
 		}
 		/* `struct x *p` names a type without defining it. */
 		bool specifier = strstr(t, "_specifier") != NULL;
 		bool bodiless_use =
-			specifier && ts_node_is_null(ts_node_child_by_field_name(n, "body", 4));
+		        specifier && ts_node_is_null(ts_node_child_by_field_name(n, "body", 4));
 		if (lang_type_in(t, lang->defs) && (!decorated || decorated_fn) && !bodiless_use) {
 			size_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 			char name[64];
 			const struct ref *ref;
 			bool contains_cursor = s <= cursor && cursor <= e;
 			bool visible = s >= win_start && e <= win_end;
-			if (!contains_cursor && !visible && lang_def_name(n, text, name, sizeof name) &&
+			if (!contains_cursor && !visible &&
+			    lang_def_name(n, text, name, sizeof name) &&
 			    (ref = refs_find(r, name))) {
 				size_t hs, he = header_end(n, text, &hs);
 				char buf[1400];
@@ -438,20 +419,19 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 				} else if (lang->blocks == AST_BLOCK_INDENT) {
 					memcpy(buf + l, ": ...", 5);
 					l += 5;
-				} else if (lang->blocks == AST_BLOCK_BRACE && (he < e || specifier)) {
+				} else if (lang->blocks == AST_BLOCK_BRACE &&
+				           (he < e || specifier)) {
 					buf[l++] = ';'; /* a prototype, or a whole C type */
 				}
 				rc = snippet_add(out, AST_SNIPPET_SIGNATURE, name, buf, l, hs,
-						 10.0 / (1.0 + (double)ref->dist / 8.0));
-				if (rc)
-					break;
+				                 10.0 / (1.0 + (double)ref->dist / 8.0));
+				if (rc) break;
 			}
 			/* Nested functions are rarely called from outside; a
 			 * decorated definition was just handled whole. */
 			descend = (!is_function_type(t) && !decorated_fn) || contains_cursor;
 		}
-		if (descend && ts_tree_cursor_goto_first_child(&c))
-			continue;
+		if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
 		bool done = false;
 		while (!ts_tree_cursor_goto_next_sibling(&c)) {
 			if (!ts_tree_cursor_goto_parent(&c)) {
@@ -459,8 +439,7 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 				break;
 			}
 		}
-		if (done)
-			break;
+		if (done) break;
 	}
 	ts_tree_cursor_delete(&c);
 	return rc;
@@ -468,7 +447,7 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 
 /* The top-level imports/includes before the prefix, as one snippet. */
 static int imports_add(const struct ast_lang *lang, TSNode root, const char *text,
-		       size_t prefix_start, struct snippets *out)
+                       size_t prefix_start, struct snippets *out)
 {
 	size_t cap = 0, n = 0, first = 0;
 	char *buf = NULL;
@@ -476,16 +455,11 @@ static int imports_add(const struct ast_lang *lang, TSNode root, const char *tex
 	for (uint32_t i = 0; i < nc; i++) {
 		TSNode ch = ts_node_named_child(root, i);
 		size_t s = ts_node_start_byte(ch), e = ts_node_end_byte(ch);
-		if (s >= prefix_start)
-			break;
-		if (!lang_type_in(ts_node_type(ch), lang->imports))
-			continue;
-		if (e > prefix_start)
-			e = prefix_start;
-		while (e > s && strchr("\r\n", text[e - 1]))
-			e--;
-		if (n == 0)
-			first = s;
+		if (s >= prefix_start) break;
+		if (!lang_type_in(ts_node_type(ch), lang->imports)) continue;
+		if (e > prefix_start) e = prefix_start;
+		while (e > s && strchr("\r\n", text[e - 1])) e--;
+		if (n == 0) first = s;
 		if (n + (e - s) + 2 > cap) {
 			cap = (n + (e - s) + 2) * 2;
 			char *b = realloc(buf, cap);
@@ -507,8 +481,7 @@ static int imports_add(const struct ast_lang *lang, TSNode root, const char *tex
 static int cmp_snippet(const void *a, const void *b)
 {
 	const struct ast_snippet *x = a, *y = b;
-	if (x->score != y->score)
-		return x->score > y->score ? -1 : 1;
+	if (x->score != y->score) return x->score > y->score ? -1 : 1;
 	return x->start_byte < y->start_byte ? -1 : x->start_byte > y->start_byte;
 }
 
@@ -536,12 +509,10 @@ static size_t snippets_fit(const struct counter *c, struct snippets *s, size_t b
 
 void ast_slice_finish(struct ast_slice *s)
 {
-	if (!s)
-		return;
+	if (!s) return;
 	free(s->prefix);
 	free(s->suffix);
-	for (size_t i = 0; i < s->n_snippets; i++)
-		free(s->snippets[i].text);
+	for (size_t i = 0; i < s->n_snippets; i++) free(s->snippets[i].text);
 	free(s->snippets);
 	memset(s, 0, sizeof *s);
 }
@@ -559,9 +530,8 @@ static char *dup_range(const char *text, size_t from, size_t to)
 int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 {
 	memset(out, 0, sizeof *out);
-	if (!p || !p->text || p->cursor > p->len)
-		return AST_EINVAL;
-	struct counter c = {p->count ? p->count : ast_tokens_estimate, p->count_ctx, p->text};
+	if (!p || !p->text || p->cursor > p->len) return AST_EINVAL;
+	struct counter c = { p->count ? p->count : ast_tokens_estimate, p->count_ctx, p->text };
 	const char *text = p->text;
 	size_t len = p->len, cursor = p->cursor;
 	out->shape = ast_shape_at(p->lang, text, len, cursor);
@@ -570,19 +540,17 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 	TSParser *parser = NULL;
 	TSTree *owned = NULL;
 	const TSTree *tree = NULL;
-	if (p->lang && p->doc && ast_doc_lang(p->doc) == p->lang)
-		tree = ast_doc_tree(p->doc);
+	if (p->lang && p->doc && ast_doc_lang(p->doc) == p->lang) tree = ast_doc_tree(p->doc);
 	if (p->lang && !tree) {
 		parser = lang_parser_new(p->lang);
-		if (parser)
-			owned = ts_parser_parse_string(parser, NULL, text, (uint32_t)len);
+		if (parser) owned = ts_parser_parse_string(parser, NULL, text, (uint32_t)len);
 		tree = owned;
 	}
 
-	struct offsets starts = {0}, ends = {0};
-	struct snippets snips = {0};
+	struct offsets starts = { 0 }, ends = { 0 };
+	struct snippets snips = { 0 };
 	int rc;
-	TSNode root = {0}, scope = {0};
+	TSNode root = { 0 }, scope = { 0 };
 	if (tree) {
 		root = ts_tree_root_node(tree);
 		rc = tree_bounds(p->lang, root, text, len, cursor, &starts, &ends, &scope);
@@ -591,16 +559,13 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 	} else {
 		rc = line_bounds(text, len, cursor, &starts, &ends);
 	}
-	if (rc)
-		goto fail;
+	if (rc) goto fail;
 	offsets_sort_unique(&starts);
 	offsets_sort_unique(&ends);
 	/* Drop starts past the cursor and ends before it (from line fix-ups). */
-	while (starts.n && starts.v[starts.n - 1] > cursor)
-		starts.n--;
+	while (starts.n && starts.v[starts.n - 1] > cursor) starts.n--;
 	size_t skip = 0;
-	while (skip < ends.n && ends.v[skip] < cursor)
-		skip++;
+	while (skip < ends.n && ends.v[skip] < cursor) skip++;
 	memmove(ends.v, ends.v + skip, (ends.n - skip) * sizeof *ends.v);
 	ends.n -= skip;
 
@@ -621,8 +586,7 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 
 	if (tree && p->extra_tokens > 0) {
 		rc = imports_add(p->lang, root, text, ps, &snips);
-		if (rc)
-			goto fail;
+		if (rc) goto fail;
 		/* Names used in the enclosing definition around the cursor (or the
 		 * nearby lines at top level). */
 		size_t from = ts_node_start_byte(scope), to = ts_node_end_byte(scope);
@@ -638,8 +602,7 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 		refs_collect(root, text, from, to, cursor, r);
 		rc = signatures_add(p->lang, root, text, ps, se, cursor, r, &snips);
 		free(r);
-		if (rc)
-			goto fail;
+		if (rc) goto fail;
 		out->extra_tokens_used = snippets_fit(&c, &snips, p->extra_tokens);
 		out->snippets = snips.v;
 		out->n_snippets = snips.n;
@@ -651,8 +614,7 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 	ts_parser_delete(parser);
 	return 0;
 fail:
-	for (size_t i = 0; i < snips.n; i++)
-		free(snips.v[i].text);
+	for (size_t i = 0; i < snips.n; i++) free(snips.v[i].text);
 	free(snips.v);
 	free(starts.v);
 	free(ends.v);

@@ -68,11 +68,10 @@ struct error_counts {
 /* Sorts the error nodes of a tree into local / other for an insertion
  * occupying [s, e) (e == s for the document as it is). */
 static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line_start,
-				    size_t content_end)
+                                    size_t content_end)
 {
-	struct error_counts c = {0, 0};
-	if (!ts_node_has_error(root))
-		return c;
+	struct error_counts c = { 0, 0 };
+	if (!ts_node_has_error(root)) return c;
 	TSTreeCursor cur = ts_tree_cursor_new(root);
 	for (;;) {
 		TSNode n = ts_tree_cursor_current_node(&cur);
@@ -87,8 +86,7 @@ static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line
 			/* Something missing where the file stops (an unclosed
 			 * function at the end of a file being written) was
 			 * missing before the candidate too. */
-			if (missing && ns >= content_end)
-				touches = false;
+			if (missing && ns >= content_end) touches = false;
 			/* An error earlier on the cursor's line that the
 			 * insertion leaves standing (`if ` followed by text
 			 * the parser cannot attach to it) means the candidate
@@ -99,8 +97,7 @@ static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line
 			else
 				c.other++;
 		}
-		if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&cur))
-			continue;
+		if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&cur)) continue;
 		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
 			if (!ts_tree_cursor_goto_parent(&cur)) {
 				ts_tree_cursor_delete(&cur);
@@ -111,25 +108,23 @@ static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line
 }
 
 struct checker {
-	TSParser *parser;      /* the document's (borrowed) or owned_parser */
+	TSParser *parser; /* the document's (borrowed) or owned_parser */
 	TSParser *owned_parser;
-	const TSTree *old;     /* the document's tree (borrowed or owned_old) */
+	const TSTree *old; /* the document's tree (borrowed or owned_old) */
 	TSTree *owned_old;
 	const char *text;
 	size_t len, cursor, line_start;
-	size_t tail_start;     /* end of the document's last non-blank byte */
-	TSPoint at;            /* the cursor as a tree-sitter point */
+	size_t tail_start; /* end of the document's last non-blank byte */
+	TSPoint at;        /* the cursor as a tree-sitter point */
 	struct error_counts before;
 	unsigned parses;
 };
 
 /* Whether cand[0..k) inserted at the cursor passes; *after gets its errors. */
-static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok,
-			size_t *after)
+static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok, size_t *after)
 {
 	TSTree *t = ts_tree_copy(ck->old);
-	if (!t)
-		return AST_ENOMEM;
+	if (!t) return AST_ENOMEM;
 	TSPoint end = ck->at;
 	for (size_t i = 0; i < k; i++) {
 		if (cand[i] == '\n') {
@@ -148,8 +143,8 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 		.new_end_point = end,
 	};
 	ts_tree_edit(t, &ed);
-	struct spliced sp = {ck->text, ck->len, ck->cursor, cand, k};
-	TSInput in = {.payload = &sp, .read = spliced_read, .encoding = TSInputEncodingUTF8};
+	struct spliced sp = { ck->text, ck->len, ck->cursor, cand, k };
+	TSInput in = { .payload = &sp, .read = spliced_read, .encoding = TSInputEncodingUTF8 };
 	TSTree *nt = ts_parser_parse(ck->parser, t, in);
 	ts_tree_delete(t);
 	ck->parses++;
@@ -163,12 +158,11 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 		content_end = ck->tail_start + k;
 	} else {
 		size_t ce = k;
-		while (ce > 0 && strchr(" \t\r\n", cand[ce - 1]))
-			ce--;
+		while (ce > 0 && strchr(" \t\r\n", cand[ce - 1])) ce--;
 		content_end = ce > 0 ? ck->cursor + ce : ck->tail_start;
 	}
 	struct error_counts c = classify(ts_tree_root_node(nt), ck->cursor, ck->cursor + k,
-					 ck->line_start, content_end);
+	                                 ck->line_start, content_end);
 	ts_tree_delete(nt);
 	*after = c.local + c.other;
 	*ok = c.local == 0 && c.other <= ck->before.local + ck->before.other;
@@ -194,8 +188,7 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	}
 	if (!ck->parser) {
 		ck->parser = ck->owned_parser = lang_parser_new(p->lang);
-		if (!ck->parser)
-			return AST_ENOMEM;
+		if (!ck->parser) return AST_ENOMEM;
 	}
 	if (!ck->old) {
 		ck->owned_old = ts_parser_parse_string(ck->parser, NULL, p->text, (uint32_t)p->len);
@@ -207,21 +200,20 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 		ck->old = ck->owned_old;
 	}
 	uint32_t row = 0;
-	for (size_t i = 0; i < ck->line_start; i++)
-		row += p->text[i] == '\n';
-	ck->at = (TSPoint){row, (uint32_t)(p->cursor - ck->line_start)};
+	for (size_t i = 0; i < ck->line_start; i++) row += p->text[i] == '\n';
+	ck->at = (TSPoint){ row, (uint32_t)(p->cursor - ck->line_start) };
 	ck->tail_start = p->len;
 	while (ck->tail_start > 0 && strchr(" \t\r\n", p->text[ck->tail_start - 1]))
 		ck->tail_start--;
 	ck->before = classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start,
-			      ck->tail_start > p->cursor ? ck->tail_start : p->cursor);
+	                      ck->tail_start > p->cursor ? ck->tail_start : p->cursor);
 	return 0;
 }
 
 /* Cut points for trimming, longest first: before each newline, and for
  * brace languages after each `;` or `}` that ends a statement. */
 static size_t cut_points(const struct ast_lang *lang, const char *cand, size_t k, size_t *out,
-			 size_t cap)
+                         size_t cap)
 {
 	size_t n = 0;
 	bool brace = lang->blocks == AST_BLOCK_BRACE;
@@ -230,16 +222,12 @@ static size_t cut_points(const struct ast_lang *lang, const char *cand, size_t k
 		if (cand[i] == '\n')
 			cut = i;
 		else if (brace && (cand[i] == ';' || cand[i] == '}') &&
-			 (i + 1 == k || strchr(" \t\r\n", cand[i + 1])))
+		         (i + 1 == k || strchr(" \t\r\n", cand[i + 1])))
 			cut = i + 1;
-		if (cut == 0 || cut >= k)
-			continue;
-		while (cut > 0 && strchr(" \t\r", cand[cut - 1]))
-			cut--;
-		if (text_is_blank(cand, 0, cut))
-			continue;
-		if (n > 0 && out[n - 1] == cut)
-			continue;
+		if (cut == 0 || cut >= k) continue;
+		while (cut > 0 && strchr(" \t\r", cand[cut - 1])) cut--;
+		if (text_is_blank(cand, 0, cut)) continue;
+		if (n > 0 && out[n - 1] == cut) continue;
 		out[n++] = cut;
 	}
 	return n;
@@ -254,13 +242,11 @@ enum { MAX_TRIES = 24 };
 static bool cursor_swallowed(const struct checker *ck)
 {
 	TSNode root = ts_tree_root_node(ck->old);
-	if (!ts_node_has_error(root))
-		return false;
-	TSNode n = ts_node_descendant_for_byte_range(root, (uint32_t)ck->cursor,
-						     (uint32_t)ck->cursor);
+	if (!ts_node_has_error(root)) return false;
+	TSNode n =
+	        ts_node_descendant_for_byte_range(root, (uint32_t)ck->cursor, (uint32_t)ck->cursor);
 	for (; !ts_node_is_null(n); n = ts_node_parent(n))
-		if (ts_node_is_error(n) && ts_node_start_byte(n) < ck->line_start)
-			return true;
+		if (ts_node_is_error(n) && ts_node_start_byte(n) < ck->line_start) return true;
 	return false;
 }
 
@@ -273,21 +259,17 @@ static bool isolate_window(const char *t, size_t len, size_t cursor, size_t *ws,
 	size_t ls = text_line_start(t, cursor);
 	size_t s = ls;
 	for (;;) {
-		if (s < len && !strchr(" \t\r\n", t[s]))
-			break;
-		if (s == 0)
-			return false;
+		if (s < len && !strchr(" \t\r\n", t[s])) break;
+		if (s == 0) return false;
 		s = text_line_start(t, s - 1);
 	}
 	size_t e = text_line_end(t, len, cursor);
 	while (e < len) {
 		size_t n = e + 1;
-		if (n < len && !strchr(" \t\r\n}", t[n]))
-			break;
+		if (n < len && !strchr(" \t\r\n}", t[n])) break;
 		e = text_line_end(t, len, n);
 	}
-	if (e < len)
-		e++; /* the newline */
+	if (e < len) e++; /* the newline */
 	*ws = s;
 	*we = e;
 	return s > 0 || e < len;
@@ -296,12 +278,11 @@ static bool isolate_window(const char *t, size_t len, size_t cursor, size_t *ws,
 /* Validates cand[0..k) against p's text: the whole candidate, then its cut
  * points, longest first. Fills verdict, keep_len, errors and parses. */
 static int validate_text(const struct ast_validate_params *p, const char *cand, size_t k,
-			 bool scope_cut, struct ast_validation *out, bool *swallowed)
+                         bool scope_cut, struct ast_validation *out, bool *swallowed)
 {
 	struct checker ck;
 	int rc = checker_init(&ck, p);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	*swallowed = cursor_swallowed(&ck);
 	out->errors_before = ck.before.local + ck.before.other;
 	bool ok = false;
@@ -317,8 +298,7 @@ static int validate_text(const struct ast_validate_params *p, const char *cand, 
 	size_t n = rc ? 0 : cut_points(p->lang, cand, k, cuts, MAX_TRIES);
 	for (size_t i = 0; i < n; i++) {
 		rc = check_prefix(&ck, cand, cuts[i], &ok, &after);
-		if (rc)
-			break;
+		if (rc) break;
 		if (ok) {
 			out->verdict = AST_VERDICT_TRIMMED;
 			out->keep_len = cuts[i];
@@ -361,8 +341,7 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 	int rc = validate_text(p, cand, k, out->scope_cut, out, &swallowed);
 	/* (errors_before/after then describe the window, parses both.) */
 	size_t ws, we;
-	if (rc || !swallowed || !isolate_window(p->text, p->len, p->cursor, &ws, &we))
-		return rc;
+	if (rc || !swallowed || !isolate_window(p->text, p->len, p->cursor, &ws, &we)) return rc;
 	/* The file's own break hides the cursor's region, and its recovery
 	 * can hide a bad candidate as well as condemn a good one: judge the
 	 * candidate inside the top-level construct around the cursor instead. */

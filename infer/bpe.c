@@ -53,22 +53,18 @@ struct pretok {
 
 static int emit(struct pretok *p, int k, size_t s, size_t e)
 {
-	if (s >= e)
-		return 0;
-	if (k + 1 == p->n_stages)
-		return p->fn(p->ud, p->off[s], p->off[e]);
+	if (s >= e) return 0;
+	if (k + 1 == p->n_stages) return p->fn(p->ud, p->off[s], p->off[e]);
 	return p->stages[k + 1](p, k + 1, s, e);
 }
 
 /* Matches are [a, b); the text between them is emitted as pieces too. */
-#define EMIT_MATCH(a, b)                                                      \
-	do {                                                                  \
-		int rc_ = emit(p, k, prev, (a));                              \
-		if (!rc_)                                                     \
-			rc_ = emit(p, k, (a), (b));                           \
-		if (rc_)                                                      \
-			return rc_;                                           \
-		prev = (b);                                                   \
+#define EMIT_MATCH(a, b)                              \
+	do {                                          \
+		int rc_ = emit(p, k, prev, (a));      \
+		if (!rc_) rc_ = emit(p, k, (a), (b)); \
+		if (rc_) return rc_;                  \
+		prev = (b);                           \
 	} while (0)
 
 static inline uint32_t ascii_lower(uint32_t c)
@@ -79,20 +75,14 @@ static inline uint32_t ascii_lower(uint32_t c)
 /* Length of a contraction ('s 't 'm 'd 're 've 'll) at pos, 0 if none. */
 static size_t contraction(const struct pretok *p, size_t pos, size_t e, bool any_case)
 {
-	if (p->cp[pos] != '\'' || pos + 1 >= e)
-		return 0;
+	if (p->cp[pos] != '\'' || pos + 1 >= e) return 0;
 	uint32_t a = p->cp[pos + 1];
-	if (any_case)
-		a = ascii_lower(a);
-	if (a == 's' || a == 't' || a == 'm' || a == 'd')
-		return 2;
-	if (pos + 2 >= e)
-		return 0;
+	if (any_case) a = ascii_lower(a);
+	if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
+	if (pos + 2 >= e) return 0;
 	uint32_t b = p->cp[pos + 2];
-	if (any_case)
-		b = ascii_lower(b);
-	if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l'))
-		return 3;
+	if (any_case) b = ascii_lower(b);
+	if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
 	return 0;
 }
 
@@ -107,10 +97,8 @@ static size_t space_run(const struct pretok *p, size_t pos, size_t e, bool with_
 			last_nl = n + 1;
 		n++;
 	}
-	if (last_nl)
-		return last_nl;
-	if (n > 1 && pos + n < e)
-		return n - 1; /* leave the last space to prefix the next word */
+	if (last_nl) return last_nl;
+	if (n > 1 && pos + n < e) return n - 1; /* leave the last space to prefix the next word */
 	return n ? n : 1;
 }
 
@@ -134,12 +122,10 @@ static int stage_gpt2(struct pretok *p, int k, size_t s, size_t e)
 			want = F_N; /* ' ?\p{N}+' */
 		if (want) {
 			pos += sp;
-			while (pos < e && (p->fl[pos] & want))
-				pos++;
+			while (pos < e && (p->fl[pos] & want)) pos++;
 		} else if (f2 && !(f2 & (F_S | F_L | F_N))) {
 			pos += sp; /* ' ?[^\s\p{L}\p{N}]+' */
-			while (pos < e && !(p->fl[pos] & (F_S | F_L | F_N)))
-				pos++;
+			while (pos < e && !(p->fl[pos] & (F_S | F_L | F_N))) pos++;
 		} else {
 			pos += space_run(p, pos, e, false);
 		}
@@ -159,26 +145,22 @@ static int split_llama3(struct pretok *p, int k, size_t s, size_t e, size_t max_
 		size_t c = contraction(p, pos, e, true);
 		if (c) {
 			pos += c;
-		} else if ((f0 & F_L) || (!(c0 == '\r' || c0 == '\n' || (f0 & F_N)) && pos + 1 < e &&
-					   (p->fl[pos + 1] & F_L))) {
+		} else if ((f0 & F_L) || (!(c0 == '\r' || c0 == '\n' || (f0 & F_N)) &&
+		                          pos + 1 < e && (p->fl[pos + 1] & F_L))) {
 			/* [^\r\n\p{L}\p{N}]?\p{L}+ */
 			pos++;
-			while (pos < e && (p->fl[pos] & F_L))
-				pos++;
+			while (pos < e && (p->fl[pos] & F_L)) pos++;
 		} else if (f0 & F_N) {
 			size_t n = 0;
-			while (pos < e && n < max_digits && (p->fl[pos] & F_N))
-				pos++, n++;
+			while (pos < e && n < max_digits && (p->fl[pos] & F_N)) pos++, n++;
 		} else {
 			bool sp = c0 == ' ';
 			uint8_t f2 = sp ? (pos + 1 < e ? p->fl[pos + 1] : 0) : f0;
 			if (f2 && !(f2 & (F_S | F_L | F_N))) {
 				/* ' ?[^\s\p{L}\p{N}]+[\r\n]*' */
 				pos += sp;
-				while (pos < e && !(p->fl[pos] & (F_S | F_L | F_N)))
-					pos++;
-				while (pos < e && (p->cp[pos] == '\r' || p->cp[pos] == '\n'))
-					pos++;
+				while (pos < e && !(p->fl[pos] & (F_S | F_L | F_N))) pos++;
+				while (pos < e && (p->cp[pos] == '\r' || p->cp[pos] == '\n')) pos++;
 			} else {
 				pos += space_run(p, pos, e, true);
 			}
@@ -203,8 +185,7 @@ static int stage_newline(struct pretok *p, int k, size_t s, size_t e)
 {
 	size_t prev = s;
 	for (size_t i = s; i < e; i++)
-		if (p->cp[i] == '\r' || p->cp[i] == '\n')
-			EMIT_MATCH(i, i + 1);
+		if (p->cp[i] == '\r' || p->cp[i] == '\n') EMIT_MATCH(i, i + 1);
 	return emit(p, k, prev, e);
 }
 
@@ -213,8 +194,7 @@ static int stage_each_number(struct pretok *p, int k, size_t s, size_t e)
 {
 	size_t prev = s;
 	for (size_t i = s; i < e; i++)
-		if (p->fl[i] & F_N)
-			EMIT_MATCH(i, i + 1);
+		if (p->fl[i] & F_N) EMIT_MATCH(i, i + 1);
 	return emit(p, k, prev, e);
 }
 
@@ -233,8 +213,7 @@ static int split_space_class(struct pretok *p, int k, size_t s, size_t e, uint8_
 			pos++;
 			continue;
 		}
-		while (pos < e && (p->fl[pos] & cls))
-			pos++;
+		while (pos < e && (p->fl[pos] & cls)) pos++;
 		EMIT_MATCH(start, pos);
 	}
 	return emit(p, k, prev, e);
@@ -255,8 +234,7 @@ static int stage_space_punct(struct pretok *p, int k, size_t s, size_t e)
  * the range, do not match. */
 static inline bool deepseek_cjk(uint32_t c, uint8_t f)
 {
-	if (f & F_S)
-		return false;
+	if (f & F_S) return false;
 	return (c >= 0x0800 && c <= 0x9FA5) || (c >= 0xAC00 && c <= 0xD7FF);
 }
 
@@ -269,51 +247,37 @@ static int stage_cjk(struct pretok *p, int k, size_t s, size_t e)
 			continue;
 		}
 		size_t start = pos;
-		while (pos < e && deepseek_cjk(p->cp[pos], p->fl[pos]))
-			pos++;
+		while (pos < e && deepseek_cjk(p->cp[pos], p->fl[pos])) pos++;
 		EMIT_MATCH(start, pos);
 	}
 	return emit(p, k, prev, e);
 }
 
-static const stage_fn stages_gpt2[] = {stage_gpt2};
-static const stage_fn stages_starcoder[] = {stage_each_number, stage_gpt2};
-static const stage_fn stages_llama3[] = {stage_llama3};
-static const stage_fn stages_qwen2[] = {stage_qwen2};
-static const stage_fn stages_deepseek[] = {stage_newline, stage_space_letters, stage_space_punct,
-					   stage_cjk, stage_each_number};
+static const stage_fn stages_gpt2[] = { stage_gpt2 };
+static const stage_fn stages_starcoder[] = { stage_each_number, stage_gpt2 };
+static const stage_fn stages_llama3[] = { stage_llama3 };
+static const stage_fn stages_qwen2[] = { stage_qwen2 };
+static const stage_fn stages_deepseek[] = { stage_newline, stage_space_letters, stage_space_punct,
+	                                    stage_cjk, stage_each_number };
 
 int pretok_split(enum tokenizer_pre pre, const char *text, size_t len, pretok_word_fn fn, void *ud)
 {
-	if (len == 0)
-		return 0;
+	if (len == 0) return 0;
 	if (len >= UINT32_MAX)
 		return -ENOMEM; /* offsets are 32-bit: the caller splits texts this large */
-	struct pretok p = {.fn = fn, .ud = ud};
+	struct pretok p = { .fn = fn, .ud = ud };
 	switch (pre) {
-	case TOKENIZER_PRE_STARCODER:
-		p.stages = stages_starcoder, p.n_stages = 2;
-		break;
-	case TOKENIZER_PRE_LLAMA3:
-		p.stages = stages_llama3, p.n_stages = 1;
-		break;
-	case TOKENIZER_PRE_QWEN2:
-		p.stages = stages_qwen2, p.n_stages = 1;
-		break;
-	case TOKENIZER_PRE_DEEPSEEK_CODER:
-		p.stages = stages_deepseek, p.n_stages = 5;
-		break;
-	case TOKENIZER_PRE_NONE:
-		return fn(ud, 0, len);
-	default:
-		p.stages = stages_gpt2, p.n_stages = 1;
-		break;
+	case TOKENIZER_PRE_STARCODER: p.stages = stages_starcoder, p.n_stages = 2; break;
+	case TOKENIZER_PRE_LLAMA3: p.stages = stages_llama3, p.n_stages = 1; break;
+	case TOKENIZER_PRE_QWEN2: p.stages = stages_qwen2, p.n_stages = 1; break;
+	case TOKENIZER_PRE_DEEPSEEK_CODER: p.stages = stages_deepseek, p.n_stages = 5; break;
+	case TOKENIZER_PRE_NONE: return fn(ud, 0, len);
+	default: p.stages = stages_gpt2, p.n_stages = 1; break;
 	}
 	/* One allocation for the three per-codepoint arrays (n <= len). */
 	size_t bytes = len * (sizeof(uint32_t) * 2 + 1) + sizeof(uint32_t);
 	char *mem = malloc(bytes);
-	if (!mem)
-		return -ENOMEM;
+	if (!mem) return -ENOMEM;
 	p.cp = (uint32_t *)mem;
 	p.off = p.cp + len;
 	p.fl = (uint8_t *)(p.off + len + 1);
@@ -371,8 +335,7 @@ static void heap_push(struct bpe_work *w, struct cand c)
 	size_t i = w->n_heap++;
 	while (i > 0) {
 		size_t up = (i - 1) / 2;
-		if (!cand_less(&c, &w->heap[up]))
-			break;
+		if (!cand_less(&c, &w->heap[up])) break;
 		w->heap[i] = w->heap[up];
 		i = up;
 	}
@@ -385,74 +348,58 @@ static struct cand heap_pop(struct bpe_work *w)
 	size_t i = 0, n = w->n_heap;
 	for (;;) {
 		size_t l = 2 * i + 1;
-		if (l >= n)
-			break;
+		if (l >= n) break;
 		size_t m = (l + 1 < n && cand_less(&w->heap[l + 1], &w->heap[l])) ? l + 1 : l;
-		if (!cand_less(&w->heap[m], &last))
-			break;
+		if (!cand_less(&w->heap[m], &last)) break;
 		w->heap[i] = w->heap[m];
 		i = m;
 	}
-	if (n)
-		w->heap[i] = last;
+	if (n) w->heap[i] = last;
 	return top;
 }
 
 const struct merge_slot *tok_merge_find(const struct tokenizer *t, int32_t a, int32_t b)
 {
-	if (!t->merges)
-		return NULL;
+	if (!t->merges) return NULL;
 	uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
 	uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & t->merge_mask;
 	for (;;) {
 		const struct merge_slot *m = &t->merges[i];
-		if (m->left < 0)
-			return NULL;
-		if (m->left == a && m->right == b)
-			return m;
+		if (m->left < 0) return NULL;
+		if (m->left == a && m->right == b) return m;
 		i = (i + 1) & t->merge_mask;
 	}
 }
 
 static void try_pair(struct bpe_work *w, int32_t left)
 {
-	if (left < 0)
-		return;
+	if (left < 0) return;
 	int32_t right = w->next[left];
-	if (right < 0)
-		return;
+	if (right < 0) return;
 	int32_t a = w->id[left], b = w->id[right];
-	if (a < 0 || b < 0)
-		return;
+	if (a < 0 || b < 0) return;
 	const struct merge_slot *m = tok_merge_find(w->t, a, b);
-	if (m)
-		heap_push(w, (struct cand){m->rank, left, a, b});
+	if (m) heap_push(w, (struct cand){ m->rank, left, a, b });
 }
 
 static int work_reserve(struct bpe_work *w, size_t n)
 {
-	if (n <= w->cap)
-		return 0;
+	if (n <= w->cap) return 0;
 	size_t cap = w->cap ? w->cap : 64;
-	while (cap < n)
-		cap *= 2;
+	while (cap < n) cap *= 2;
 	int32_t *id = realloc(w->id, cap * sizeof *id);
-	if (!id)
-		return -ENOMEM;
+	if (!id) return -ENOMEM;
 	w->id = id;
 	int32_t *prev = realloc(w->prev, cap * sizeof *prev);
-	if (!prev)
-		return -ENOMEM;
+	if (!prev) return -ENOMEM;
 	w->prev = prev;
 	int32_t *next = realloc(w->next, cap * sizeof *next);
-	if (!next)
-		return -ENOMEM;
+	if (!next) return -ENOMEM;
 	w->next = next;
 	/* At most one live candidate per pair, plus stale ones: each merge queues
 	 * two, so n + 2n bounds the heap. */
 	struct cand *heap = realloc(w->heap, 3 * cap * sizeof *heap);
-	if (!heap)
-		return -ENOMEM;
+	if (!heap) return -ENOMEM;
 	w->heap = heap;
 	w->cap = cap;
 	return 0;
@@ -471,8 +418,7 @@ static int bpe_word(void *ud, size_t start, size_t end)
 		size_t bl = 0, i = 0;
 		for (; i < n; i++) {
 			int32_t bt = t->byte_token[s[i]];
-			if (bt < 0 || bl + t->tokens[bt].text_len > sizeof buf)
-				break;
+			if (bt < 0 || bl + t->tokens[bt].text_len > sizeof buf) break;
 			memcpy(buf + bl, tok_text(t, bt), t->tokens[bt].text_len);
 			bl += t->tokens[bt].text_len;
 		}
@@ -485,28 +431,24 @@ static int bpe_word(void *ud, size_t start, size_t end)
 		}
 	}
 
-	if (work_reserve(w, n))
-		return -ENOMEM;
+	if (work_reserve(w, n)) return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		w->id[i] = t->byte_token[s[i]];
 		w->prev[i] = (int32_t)i - 1;
 		w->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
 	}
 	w->n_heap = 0;
-	for (size_t i = 0; i + 1 < n; i++)
-		try_pair(w, (int32_t)i);
+	for (size_t i = 0; i + 1 < n; i++) try_pair(w, (int32_t)i);
 	while (w->n_heap) {
 		struct cand c = heap_pop(w);
 		int32_t l = c.left, r = w->next[l];
 		/* Stale: the left symbol was merged away (id -2) or either side changed. */
-		if (r < 0 || w->id[l] != c.a || w->id[r] != c.b)
-			continue;
+		if (r < 0 || w->id[l] != c.a || w->id[r] != c.b) continue;
 		const struct merge_slot *m = tok_merge_find(t, c.a, c.b);
 		w->id[l] = m->result;
 		w->id[r] = -2;
 		w->next[l] = w->next[r];
-		if (w->next[r] >= 0)
-			w->prev[w->next[r]] = l;
+		if (w->next[r] >= 0) w->prev[w->next[r]] = l;
 		try_pair(w, w->prev[l]);
 		try_pair(w, l);
 	}
@@ -514,14 +456,17 @@ static int bpe_word(void *ud, size_t start, size_t end)
 		if (w->id[i] >= 0)
 			tok_out_push(w->out, w->id[i]);
 		else if (t->sp.unk >= 0)
-			tok_out_push(w->out, t->sp.unk); /* a byte with no token: only in broken vocabularies */
+			tok_out_push(
+			        w->out,
+			        t->sp.unk); /* a byte with no token: only in broken vocabularies */
 	}
 	return 0;
 }
 
-int bpe_encode_fragment(const struct tokenizer *t, const char *text, size_t len, struct tok_out *out)
+int bpe_encode_fragment(const struct tokenizer *t, const char *text, size_t len,
+                        struct tok_out *out)
 {
-	struct bpe_work w = {.t = t, .text = text, .out = out};
+	struct bpe_work w = { .t = t, .text = text, .out = out };
 	int rc = pretok_split(t->pre, text, len, bpe_word, &w);
 	free(w.id);
 	free(w.prev);
@@ -537,7 +482,7 @@ void tok_merge_insert(struct tokenizer *t, int32_t a, int32_t b, int32_t result,
 	for (;;) {
 		struct merge_slot *m = &t->merges[i];
 		if (m->left < 0) {
-			*m = (struct merge_slot){a, b, result, rank};
+			*m = (struct merge_slot){ a, b, result, rank };
 			return;
 		}
 		if (m->left == a && m->right == b)
@@ -549,15 +494,11 @@ void tok_merge_insert(struct tokenizer *t, int32_t a, int32_t b, int32_t result,
 int tok_merge_alloc(struct tokenizer *t, uint64_t n)
 {
 	uint64_t size = 16;
-	while (size < 2 * n + 16)
-		size *= 2;
-	if (size > UINT32_MAX)
-		return -ENOMEM;
+	while (size < 2 * n + 16) size *= 2;
+	if (size > UINT32_MAX) return -ENOMEM;
 	t->merges = malloc((size_t)size * sizeof *t->merges);
-	if (!t->merges)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < size; i++)
-		t->merges[i].left = -1;
+	if (!t->merges) return -ENOMEM;
+	for (uint64_t i = 0; i < size; i++) t->merges[i].left = -1;
 	t->merge_mask = (uint32_t)(size - 1);
 	return 0;
 }
@@ -569,25 +510,23 @@ int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct gguf_
 	uint64_t n;
 	if (!gguf_get_arr(f, key, &et, &n) || et != GGUF_TYPE_STRING) {
 		snprintf(err->message, sizeof err->message,
-			 "%s: missing or not an array of strings (a \"gpt2\" tokenizer needs its merges)", key);
+		         "%s: missing or not an array of strings (a \"gpt2\" tokenizer needs its "
+		         "merges)",
+		         key);
 		return -EINVAL;
 	}
-	if (tok_merge_alloc(t, n))
-		return -ENOMEM;
+	if (tok_merge_alloc(t, n)) return -ENOMEM;
 	char *buf = NULL;
 	size_t buf_cap = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		struct gguf_str s = gguf_get_arr_str(f, key, i);
-		if (!s.ptr || s.len < 3)
-			continue;
+		if (!s.ptr || s.len < 3) continue;
 		/* "left right": split at the first space after the first byte. */
 		const char *sp = memchr(s.ptr + 1, ' ', s.len - 1);
-		if (!sp)
-			continue;
+		if (!sp) continue;
 		size_t ll = (size_t)(sp - s.ptr), rl = s.len - ll - 1;
 		int32_t a = tok_lookup(t, s.ptr, ll), b = tok_lookup(t, sp + 1, rl);
-		if (a < 0 || b < 0)
-			continue; /* can never apply: symbols are always tokens */
+		if (a < 0 || b < 0) continue; /* can never apply: symbols are always tokens */
 		if (ll + rl > buf_cap) {
 			buf_cap = 2 * (ll + rl);
 			char *nb = realloc(buf, buf_cap);
@@ -600,8 +539,7 @@ int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct gguf_
 		memcpy(buf, s.ptr, ll);
 		memcpy(buf + ll, sp + 1, rl);
 		int32_t r = tok_lookup(t, buf, ll + rl);
-		if (r < 0)
-			continue; /* its result is not a token: the vocabulary cannot use it */
+		if (r < 0) continue; /* its result is not a token: the vocabulary cannot use it */
 		tok_merge_insert(t, a, b, r, (int32_t)(i > INT32_MAX ? INT32_MAX : i));
 	}
 	free(buf);

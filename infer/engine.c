@@ -26,7 +26,7 @@
 
 #include "engine_internal.h"
 
-#define N_RECENT 4
+#define N_RECENT      4
 /* A shifted tail is re-used at most this many keystrokes in a row before it
  * is computed exactly again, so its staleness (it attended to an older
  * prefix) stays bounded. */
@@ -71,8 +71,8 @@ static double now_ms(void)
 
 const char *engine_stop_name(enum engine_stop s)
 {
-	static const char *const names[] = {"none", "eog", "string", "max_tokens",
-					    "max_lines", "scope", "cancelled"};
+	static const char *const names[] = { "none",      "eog",   "string",   "max_tokens",
+		                             "max_lines", "scope", "cancelled" };
 	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
@@ -97,31 +97,28 @@ struct engine_request engine_request_default(void)
 
 struct engine_params engine_params_default(void)
 {
-	return (struct engine_params){.cache_max_pages = 0, .reuse_shifted_suffix = false,
-				      .prefill_chunk = 64};
+	return (struct engine_params){ .cache_max_pages = 0,
+		                       .reuse_shifted_suffix = false,
+		                       .prefill_chunk = 64 };
 }
 
 void engine_result_finish(struct engine_result *r)
 {
-	if (!r)
-		return;
-	for (int32_t i = 0; i < r->n_candidates && r->candidates; i++)
-		free(r->candidates[i].text);
+	if (!r) return;
+	for (int32_t i = 0; i < r->n_candidates && r->candidates; i++) free(r->candidates[i].text);
 	free(r->candidates);
 	memset(r, 0, sizeof *r);
 }
 
 static int32_t cache_pages_for(const struct engine *e, const struct engine_params *p)
 {
-	if (p->cache_max_pages > 0)
-		return p->cache_max_pages;
+	if (p->cache_max_pages > 0) return p->cache_max_pages;
 	/* Leave room for one job's candidates (its prompt's pages are the
 	 * cache's own, shared): 16 candidates of 128 tokens, at most a quarter
 	 * of the pool. */
 	int32_t n = kv_pool_n_pages(e->pool);
 	int32_t job = 16 * (128 / e->ps + 1);
-	if (job > n / 4)
-		job = n / 4;
+	if (job > n / 4) job = n / 4;
 	return n - job;
 }
 
@@ -130,8 +127,7 @@ static int build_pieces(struct engine *e)
 	size_t total = 0, cap = (size_t)e->n_vocab * 8;
 	e->off = malloc(((size_t)e->n_vocab + 1) * sizeof *e->off);
 	e->pieces = malloc(cap);
-	if (!e->off || !e->pieces)
-		return -ENOMEM;
+	if (!e->off || !e->pieces) return -ENOMEM;
 	for (int32_t i = 0; i < e->n_vocab; i++) {
 		e->off[i] = (uint32_t)total;
 		char buf[256];
@@ -141,8 +137,7 @@ static int build_pieces(struct engine *e)
 		if (total + l > cap) {
 			cap = cap * 2 + l;
 			char *p = realloc(e->pieces, cap);
-			if (!p)
-				return -ENOMEM;
+			if (!p) return -ENOMEM;
 			e->pieces = p;
 		}
 		memcpy(e->pieces + total, buf, l);
@@ -150,17 +145,17 @@ static int build_pieces(struct engine *e)
 	}
 	e->off[e->n_vocab] = (uint32_t)total;
 	e->ends = calloc((size_t)e->n_vocab, sizeof *e->ends);
-	if (!e->ends)
-		return -ENOMEM;
+	if (!e->ends) return -ENOMEM;
 	const struct tokenizer_special *sp = tokenizer_special(e->tk);
 	for (int32_t i = 0; i < e->n_vocab; i++) {
 		enum tokenizer_token_type ty = tokenizer_token_type(e->tk, i);
 		size_t l = 0;
 		const char *s = tokenizer_token_text(e->tk, i, &l);
 		bool markup = ty == TOKENIZER_TOKEN_USER_DEFINED && s && l >= 4 &&
-			      ((s[0] == '<' && s[l - 1] == '>') || !strncmp(s, "[PAD", 4));
-		e->ends[i] = tokenizer_is_eog(e->tk, i) || ty == TOKENIZER_TOKEN_CONTROL || markup ||
-			     i == sp->fim_prefix || i == sp->fim_suffix || i == sp->fim_middle;
+		              ((s[0] == '<' && s[l - 1] == '>') || !strncmp(s, "[PAD", 4));
+		e->ends[i] = tokenizer_is_eog(e->tk, i) || ty == TOKENIZER_TOKEN_CONTROL ||
+		             markup || i == sp->fim_prefix || i == sp->fim_suffix ||
+		             i == sp->fim_middle;
 	}
 	return 0;
 }
@@ -168,21 +163,19 @@ static int build_pieces(struct engine *e)
 struct engine *engine_new(struct model *m, const struct engine_params *p, struct infer_error *err)
 {
 	struct engine *e = calloc(1, sizeof *e);
-	if (!e)
-		goto oom;
+	if (!e) goto oom;
 	e->m = m;
 	e->tk = model_tokenizer(m);
 	e->pool = model_kv_pool(m);
 	e->p = p ? *p : engine_params_default();
-	if (e->p.prefill_chunk <= 0)
-		e->p.prefill_chunk = 64;
+	if (e->p.prefill_chunk <= 0) e->p.prefill_chunk = 64;
 	e->n_vocab = model_info(m)->n_vocab;
 	e->ps = kv_pool_page_size(e->pool);
 	e->cache = pcache_new(e->pool, cache_pages_for(e, &e->p));
-	e->logits = malloc((size_t)(ENGINE_MAX_CANDIDATES + 1) * (size_t)e->n_vocab * sizeof(float));
+	e->logits =
+	        malloc((size_t)(ENGINE_MAX_CANDIDATES + 1) * (size_t)e->n_vocab * sizeof(float));
 	e->scratch = malloc((size_t)e->n_vocab * sizeof(float));
-	if (!e->cache || !e->logits || !e->scratch || build_pieces(e))
-		goto oom;
+	if (!e->cache || !e->logits || !e->scratch || build_pieces(e)) goto oom;
 	return e;
 oom:
 	engine_free(e);
@@ -201,8 +194,7 @@ static void recent_clear(struct engine *e)
 
 void engine_free(struct engine *e)
 {
-	if (!e)
-		return;
+	if (!e) return;
 	recent_clear(e);
 	pcache_free(e->cache);
 	free(e->pieces);
@@ -216,10 +208,8 @@ void engine_free(struct engine *e)
 void engine_configure(struct engine *e, const struct engine_params *p)
 {
 	e->p = *p;
-	if (e->p.prefill_chunk <= 0)
-		e->p.prefill_chunk = 64;
-	if (!e->p.reuse_shifted_suffix)
-		recent_clear(e);
+	if (e->p.prefill_chunk <= 0) e->p.prefill_chunk = 64;
+	if (!e->p.reuse_shifted_suffix) recent_clear(e);
 	pcache_set_max_pages(e->cache, cache_pages_for(e, &e->p));
 }
 
@@ -240,16 +230,13 @@ void engine_get_stats(const struct engine *e, struct engine_stats *out)
 }
 
 int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
-			 size_t cap, int32_t *healed_bytes, struct infer_error *err)
+                         size_t cap, int32_t *healed_bytes, struct infer_error *err)
 {
 	struct fim_prompt fp;
 	int rc = fim_prompt_build(e->tk, req, &fp, err);
-	if (rc)
-		return rc;
-	if (out)
-		memcpy(out, fp.tok, ((size_t)fp.n < cap ? (size_t)fp.n : cap) * sizeof *out);
-	if (healed_bytes)
-		*healed_bytes = (int32_t)fp.heal_len;
+	if (rc) return rc;
+	if (out) memcpy(out, fp.tok, ((size_t)fp.n < cap ? (size_t)fp.n : cap) * sizeof *out);
+	if (healed_bytes) *healed_bytes = (int32_t)fp.heal_len;
 	rc = fp.n;
 	fim_prompt_finish(&fp);
 	return rc;
@@ -269,8 +256,8 @@ static bool cancelled(const struct engine_request *req)
  * ENGINE_ECANCELED or a negative code.
  */
 static int prefill(struct engine *e, const struct engine_request *req, struct kv_seq *seq,
-		   const int32_t *tok, int32_t from, int32_t to, float *logits, int32_t *done,
-		   struct infer_error *err)
+                   const int32_t *tok, int32_t from, int32_t to, float *logits, int32_t *done,
+                   struct infer_error *err)
 {
 	int32_t chunk = e->p.prefill_chunk;
 	int32_t *pos = malloc((size_t)chunk * sizeof *pos);
@@ -287,8 +274,7 @@ static int prefill(struct engine *e, const struct engine_request *req, struct kv
 			break;
 		}
 		int32_t n = to - at < chunk ? to - at : chunk;
-		for (int32_t i = 0; i < n; i++)
-			pos[i] = at + i, seqs[i] = seq;
+		for (int32_t i = 0; i < n; i++) pos[i] = at + i, seqs[i] = seq;
 		int32_t row = n - 1;
 		bool last = at + n == to;
 		struct model_batch b = {
@@ -301,10 +287,8 @@ static int prefill(struct engine *e, const struct engine_request *req, struct kv
 			.logits = last ? logits : NULL,
 		};
 		rc = model_forward(e->m, &b, err);
-		if (!rc)
-			*done = at + n;
-		if (!rc && req->on_progress)
-			req->on_progress(req->progress_ud, *done, -1);
+		if (!rc) *done = at + n;
+		if (!rc && req->on_progress) req->on_progress(req->progress_ud, *done, -1);
 	}
 	free(pos);
 	free(seqs);
@@ -317,12 +301,12 @@ static int prefill(struct engine *e, const struct engine_request *req, struct kv
 static struct recent *recent_find(struct engine *e, const struct fim_prompt *fp)
 {
 	int32_t tail = fp->n - fp->tail_start;
-	if (tail < 2 || fp->tail_start >= fp->n)
-		return NULL;
+	if (tail < 2 || fp->tail_start >= fp->n) return NULL;
 	for (int i = 0; i < N_RECENT; i++) {
 		struct recent *r = &e->recent[i];
 		if (r->seq && r->age < SHIFT_MAX_AGE && r->n - r->tail_start == tail &&
-		    !memcmp(r->tok + r->tail_start, fp->tok + fp->tail_start, (size_t)tail * sizeof(int32_t)))
+		    !memcmp(r->tok + r->tail_start, fp->tok + fp->tail_start,
+		            (size_t)tail * sizeof(int32_t)))
 			return r;
 	}
 	return NULL;
@@ -335,13 +319,12 @@ static void recent_store(struct engine *e, const struct fim_prompt *fp, struct k
 	for (int i = 0; i < N_RECENT && !r; i++) /* the same tail: replace it */
 		if (e->recent[i].seq && e->recent[i].n - e->recent[i].tail_start == tail &&
 		    !memcmp(e->recent[i].tok + e->recent[i].tail_start, fp->tok + fp->tail_start,
-			    (size_t)tail * sizeof(int32_t)))
+		            (size_t)tail * sizeof(int32_t)))
 			r = &e->recent[i];
 	if (!r) {
 		r = &e->recent[0];
 		for (int i = 1; i < N_RECENT; i++)
-			if (!e->recent[i].seq || e->recent[i].tick < r->tick)
-				r = &e->recent[i];
+			if (!e->recent[i].seq || e->recent[i].tick < r->tick) r = &e->recent[i];
 	}
 	struct kv_seq *s = kv_seq_fork(seq);
 	int32_t *t = malloc((size_t)fp->n * sizeof *t);
@@ -353,8 +336,12 @@ static void recent_store(struct engine *e, const struct fim_prompt *fp, struct k
 	kv_seq_free(r->seq);
 	free(r->tok);
 	memcpy(t, fp->tok, (size_t)fp->n * sizeof *t);
-	*r = (struct recent){.tok = t, .n = fp->n, .tail_start = fp->tail_start, .seq = s,
-			     .tick = ++e->tick, .age = age};
+	*r = (struct recent){ .tok = t,
+		              .n = fp->n,
+		              .tail_start = fp->tail_start,
+		              .seq = s,
+		              .tick = ++e->tick,
+		              .age = age };
 }
 
 /* ---- decoding ---- */
@@ -365,9 +352,9 @@ struct cand {
 	struct tokenizer_detok dt;
 	char *text; /* everything decoded, healed bytes included */
 	size_t len, cap;
-	size_t vis;  /* bytes of text that are the healed prefix (hidden) */
+	size_t vis;       /* bytes of text that are the healed prefix (hidden) */
 	size_t heal_done; /* healed bytes spelled out so far */
-	size_t scanned; /* visible bytes already checked for newlines */
+	size_t scanned;   /* visible bytes already checked for newlines */
 	int32_t n_tok, last;
 	double sum_lp;
 	enum engine_stop stop;
@@ -379,8 +366,7 @@ static int cand_append(struct cand *c, const char *s, size_t n)
 	if (c->len + n + 1 > c->cap) {
 		size_t cap = (c->len + n + 1) * 2;
 		char *t = realloc(c->text, cap);
-		if (!t)
-			return -ENOMEM;
+		if (!t) return -ENOMEM;
 		c->text = t, c->cap = cap;
 	}
 	memcpy(c->text + c->len, s, n);
@@ -427,11 +413,9 @@ static void cand_check(struct cand *c, const struct engine_request *req, size_t 
 		cand_cut(c, (size_t)ml, ENGINE_STOP_MAX_LINES);
 		vl = (size_t)ml;
 	}
-	if (!req->stop_text)
-		return;
+	if (!req->stop_text) return;
 	for (size_t i = c->scanned; i < vl; i++) {
-		if (v[i] != '\n')
-			continue;
+		if (v[i] != '\n') continue;
 		c->scanned = i + 1;
 		if (req->stop_text(req->stop_ud, v, i + 1)) {
 			size_t ls = stop_last_line_start(v, i + 1);
@@ -467,7 +451,7 @@ static int cand_final(struct cand *c, const struct engine_request *req)
  * stop rules. Returns 0 or -ENOMEM.
  */
 static int cand_step(struct engine *e, struct cand *c, int idx, const float *logits,
-		     const struct fim_prompt *fp, const struct engine_request *req)
+                     const struct fim_prompt *fp, const struct engine_request *req)
 {
 	const float *lg = logits;
 	if (c->heal_done < fp->heal_len)
@@ -490,20 +474,16 @@ static int cand_step(struct engine *e, struct cand *c, int idx, const float *log
 	if (c->heal_done < fp->heal_len) {
 		size_t pl = e->off[tok + 1] - e->off[tok];
 		c->heal_done += pl;
-		if (c->heal_done > fp->heal_len)
-			c->heal_done = fp->heal_len;
+		if (c->heal_done > fp->heal_len) c->heal_done = fp->heal_len;
 	}
 	char buf[512];
 	int n = tokenizer_detok_push(e->tk, &c->dt, tok, buf, sizeof buf);
 	if (n > 0) {
 		size_t old = c->len > c->vis ? c->len - c->vis : 0;
-		if (cand_append(c, buf, (size_t)n))
-			return -ENOMEM;
-		if (c->len > c->vis)
-			cand_check(c, req, old);
+		if (cand_append(c, buf, (size_t)n)) return -ENOMEM;
+		if (c->len > c->vis) cand_check(c, req, old);
 	}
-	if (!c->stop && c->n_tok >= req->max_tokens)
-		c->stop = ENGINE_STOP_MAX_TOKENS;
+	if (!c->stop && c->n_tok >= req->max_tokens) c->stop = ENGINE_STOP_MAX_TOKENS;
 	return 0;
 }
 
@@ -521,7 +501,7 @@ static void cands_free(struct cand *c, int n)
  * are in e->logits row 0. Fills res. 0, ENGINE_ECANCELED or < 0.
  */
 static int decode(struct engine *e, const struct engine_request *req, const struct fim_prompt *fp,
-		  struct kv_seq *seq, struct engine_result *res, struct infer_error *err)
+                  struct kv_seq *seq, struct engine_result *res, struct infer_error *err)
 {
 	int n = req->n_candidates;
 	int32_t L = fp->n;
@@ -532,32 +512,30 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		c[i].vis = fp->heal_len;
 		tokenizer_detok_init(&c[i].dt, false);
 		c[i].seq = kv_seq_fork(seq);
-		if (!c[i].seq)
-			rc = -ENOMEM;
+		if (!c[i].seq) rc = -ENOMEM;
 		if (i > 0 && !rc) {
-			struct sampler_params sp = {.temperature = req->temperature,
-						    .top_k = req->top_k,
-						    .top_p = req->top_p,
-						    .repeat_penalty = 1.0f,
-						    .seed = req->seed + (uint64_t)i};
+			struct sampler_params sp = { .temperature = req->temperature,
+				                     .top_k = req->top_k,
+				                     .top_p = req->top_p,
+				                     .repeat_penalty = 1.0f,
+				                     .seed = req->seed + (uint64_t)i };
 			c[i].smp = sampler_new(&sp, e->n_vocab);
-			if (!c[i].smp)
-				rc = -ENOMEM;
+			if (!c[i].smp) rc = -ENOMEM;
 		}
 	}
 	float *prompt_logits = e->logits + (size_t)ENGINE_MAX_CANDIDATES * (size_t)e->n_vocab;
-	int32_t tokens[ENGINE_MAX_CANDIDATES], pos[ENGINE_MAX_CANDIDATES], rows[ENGINE_MAX_CANDIDATES];
+	int32_t tokens[ENGINE_MAX_CANDIDATES], pos[ENGINE_MAX_CANDIDATES],
+	        rows[ENGINE_MAX_CANDIDATES];
 	struct kv_seq *seqs[ENGINE_MAX_CANDIDATES];
 	for (int step = 0; !rc; step++) {
 		int nb = 0;
 		for (int i = 0; i < n && !rc; i++) {
-			if (c[i].stop)
-				continue;
-			const float *lg = step == 0 ? prompt_logits
-						    : e->logits + (size_t)c[i].row * (size_t)e->n_vocab;
+			if (c[i].stop) continue;
+			const float *lg =
+			        step == 0 ? prompt_logits
+			                  : e->logits + (size_t)c[i].row * (size_t)e->n_vocab;
 			rc = cand_step(e, &c[i], i, lg, fp, req);
-			if (rc || c[i].stop)
-				continue;
+			if (rc || c[i].stop) continue;
 			tokens[nb] = c[i].last;
 			pos[nb] = L + c[i].n_tok - 1;
 			seqs[nb] = c[i].seq;
@@ -565,20 +543,22 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			c[i].row = nb;
 			nb++;
 		}
-		if (rc || !nb)
-			break;
+		if (rc || !nb) break;
 		if (cancelled(req)) {
 			rc = ENGINE_ECANCELED;
 			break;
 		}
-		struct model_batch b = {.n_tokens = nb, .tokens = tokens, .pos = pos, .seqs = seqs,
-					.n_out = nb, .out_rows = rows, .logits = e->logits};
+		struct model_batch b = { .n_tokens = nb,
+			                 .tokens = tokens,
+			                 .pos = pos,
+			                 .seqs = seqs,
+			                 .n_out = nb,
+			                 .out_rows = rows,
+			                 .logits = e->logits };
 		rc = model_forward(e->m, &b, err);
-		if (!rc && req->on_progress)
-			req->on_progress(req->progress_ud, L, step);
+		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
 	}
-	if (rc == -ENOMEM)
-		snprintf(err->message, sizeof err->message, "decode: out of memory");
+	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "decode: out of memory");
 	res->candidates = calloc((size_t)n, sizeof *res->candidates);
 	if (!res->candidates) {
 		cands_free(c, n);
@@ -586,16 +566,13 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 	}
 	res->n_candidates = n;
 	for (int i = 0; i < n; i++) {
-		if (rc == ENGINE_ECANCELED && !c[i].stop)
-			c[i].stop = ENGINE_STOP_CANCELLED;
-		if (!rc)
-			cand_final(&c[i], req);
+		if (rc == ENGINE_ECANCELED && !c[i].stop) c[i].stop = ENGINE_STOP_CANCELLED;
+		if (!rc) cand_final(&c[i], req);
 		struct engine_candidate *o = &res->candidates[i];
 		size_t vis = c[i].len > c[i].vis ? c[i].len - c[i].vis : 0;
 		o->text = malloc(vis + 1);
 		if (o->text) {
-			if (vis)
-				memcpy(o->text, c[i].text + c[i].vis, vis);
+			if (vis) memcpy(o->text, c[i].text + c[i].vis, vis);
 			o->text[vis] = 0;
 			o->len = vis;
 		}
@@ -612,21 +589,22 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 /* ---- the job ---- */
 
 int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
-	       struct infer_error *err)
+               struct infer_error *err)
 {
 	memset(res, 0, sizeof *res);
 	err->message[0] = 0;
 	double t0 = now_ms();
-	if (req->n_candidates < 1 || req->n_candidates > ENGINE_MAX_CANDIDATES || req->max_tokens < 1) {
+	if (req->n_candidates < 1 || req->n_candidates > ENGINE_MAX_CANDIDATES ||
+	    req->max_tokens < 1) {
 		snprintf(err->message, sizeof err->message,
-			 "completion.candidates must be 1..%d and completion.maxTokens >= 1 (got %d, %d)",
-			 ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
+		         "completion.candidates must be 1..%d and completion.maxTokens >= 1 (got "
+		         "%d, %d)",
+		         ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
 		return -EINVAL;
 	}
 	struct fim_prompt fp;
 	int rc = fim_prompt_build(e->tk, req, &fp, err);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	res->prompt_tokens = fp.n;
 	e->st.jobs++;
 	int32_t L = fp.n;
@@ -639,12 +617,13 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	}
 	/* Room for the prompt and every candidate's tokens; the cache gives way. */
 	int32_t need = (L + e->ps - 1) / e->ps + 1 +
-		       req->n_candidates * ((req->max_tokens + e->ps - 1) / e->ps + 1);
+	               req->n_candidates * ((req->max_tokens + e->ps - 1) / e->ps + 1);
 	if (need > kv_pool_n_pages(e->pool)) {
 		snprintf(err->message, sizeof err->message,
-			 "the KV pool (%d pages of %d tokens) cannot hold a %d-token prompt and %d x %d "
-			 "new tokens: raise cache.memoryMB or lower the budgets",
-			 kv_pool_n_pages(e->pool), e->ps, L, req->n_candidates, req->max_tokens);
+		         "the KV pool (%d pages of %d tokens) cannot hold a %d-token prompt and %d "
+		         "x %d "
+		         "new tokens: raise cache.memoryMB or lower the budgets",
+		         kv_pool_n_pages(e->pool), e->ps, L, req->n_candidates, req->max_tokens);
 		rc = -ENOSPC;
 		goto out;
 	}
@@ -662,8 +641,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	if (req->use_cache) {
 		e->st.cache_lookups++;
 		matched = pcache_match(e->cache, fp.tok, L - 1, seq);
-		if (matched > 0)
-			e->st.cache_hits++;
+		if (matched > 0) e->st.cache_hits++;
 	}
 	res->cached_tokens = matched;
 
@@ -680,7 +658,8 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		/* exact up to the suffix marker, then the old tail shifted, then the last token */
 		rc = prefill(e, req, seq, fp.tok, matched, fp.tail_start, NULL, &done, err);
 		int32_t nshift = L - 1 - fp.tail_start;
-		if (!rc && model_kv_shift(e->m, r->seq, r->tail_start, seq, fp.tail_start, nshift, err) == 0) {
+		if (!rc && model_kv_shift(e->m, r->seq, r->tail_start, seq, fp.tail_start, nshift,
+		                          err) == 0) {
 			done = L - 1;
 			res->shifted_tokens = nshift;
 			rc = prefill(e, req, seq, fp.tok, L - 1, L, prompt_logits, &done, err);
@@ -689,7 +668,8 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 			/* the backend could not shift: prefill the tail exactly */
 			kv_seq_truncate(seq, fp.tail_start);
 			err->message[0] = 0;
-			rc = prefill(e, req, seq, fp.tok, fp.tail_start, L, prompt_logits, &done, err);
+			rc = prefill(e, req, seq, fp.tok, fp.tail_start, L, prompt_logits, &done,
+			             err);
 		}
 	} else {
 		rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);
@@ -698,11 +678,11 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	/* What was computed exactly goes into the cache, even when cancelled. */
 	if (req->use_cache) {
 		int32_t upto = done < exact_end ? done : exact_end;
-		if (pcache_insert(e->cache, fp.tok, upto, seq) == 0 && rc == 0 && e->p.reuse_shifted_suffix)
+		if (pcache_insert(e->cache, fp.tok, upto, seq) == 0 && rc == 0 &&
+		    e->p.reuse_shifted_suffix)
 			recent_store(e, &fp, seq, res->shifted_tokens ? shift_age + 1 : 0);
 	}
-	if (rc)
-		goto out;
+	if (rc) goto out;
 
 	double td = now_ms();
 	rc = decode(e, req, &fp, seq, res, err);

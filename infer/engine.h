@@ -64,7 +64,7 @@ enum fim_template fim_template_for(const struct tokenizer *t);
  * NUL-terminated string (caller frees) or NULL on out of memory or AUTO.
  */
 char *fim_format_text(enum fim_template t, const char *custom, const char *prefix,
-		      const char *suffix);
+                      const char *suffix);
 
 /* ---- requests and results ---- */
 
@@ -78,11 +78,11 @@ struct engine_snippet {
 /* Why a candidate stopped. */
 enum engine_stop {
 	ENGINE_STOP_NONE = 0,
-	ENGINE_STOP_EOG,        /* end-of-text / FIM end / other control token */
-	ENGINE_STOP_STRING,     /* a stop string (cut before it) */
+	ENGINE_STOP_EOG,    /* end-of-text / FIM end / other control token */
+	ENGINE_STOP_STRING, /* a stop string (cut before it) */
 	ENGINE_STOP_MAX_TOKENS,
-	ENGINE_STOP_MAX_LINES,  /* cut before the newline that would start line max_lines+1 */
-	ENGINE_STOP_SCOPE,      /* stop_text said the last line leaves the scope (line cut) */
+	ENGINE_STOP_MAX_LINES, /* cut before the newline that would start line max_lines+1 */
+	ENGINE_STOP_SCOPE,     /* stop_text said the last line leaves the scope (line cut) */
 	ENGINE_STOP_CANCELLED,
 };
 const char *engine_stop_name(enum engine_stop s); /* static */
@@ -100,20 +100,20 @@ struct engine_request {
 	size_t n_extra;
 	const char *comment; /* line comment marker for snippet headers ("#", "//"); NULL: "//" */
 
-	enum fim_template fim;     /* AUTO: from the vocabulary */
-	const char *fim_custom;    /* the template when fim is CUSTOM */
+	enum fim_template fim;  /* AUTO: from the vocabulary */
+	const char *fim_custom; /* the template when fim is CUSTOM */
 	/* Token budgets (context.*Tokens); <= 0: the defaults 1024/192/512. The
 	 * prefix keeps its end, the suffix its start; whole snippets only. */
 	int32_t prefix_tokens, suffix_tokens, extra_tokens;
-	bool token_healing;        /* back up over the prefix's last token (default true) */
+	bool token_healing; /* back up over the prefix's last token (default true) */
 
-	int32_t n_candidates;      /* 1..ENGINE_MAX_CANDIDATES; candidate 0 is greedy */
-	int32_t max_tokens;        /* per candidate */
-	int32_t max_lines;         /* per candidate; <= 0: no limit */
-	float temperature, top_p;  /* for candidates 1.. (completion.temperature/topP) */
-	int32_t top_k;             /* <= 0: off */
-	uint64_t seed;             /* candidate i samples with seed + i */
-	const char *const *stop;   /* stop strings (completion.stop); text is cut before them */
+	int32_t n_candidates;     /* 1..ENGINE_MAX_CANDIDATES; candidate 0 is greedy */
+	int32_t max_tokens;       /* per candidate */
+	int32_t max_lines;        /* per candidate; <= 0: no limit */
+	float temperature, top_p; /* for candidates 1.. (completion.temperature/topP) */
+	int32_t top_k;            /* <= 0: off */
+	uint64_t seed;            /* candidate i samples with seed + i */
+	const char *const *stop;  /* stop strings (completion.stop); text is cut before them */
 	size_t n_stop;
 	/*
 	 * Scope check (the ast/ scope end), may be NULL. Called with a
@@ -127,7 +127,7 @@ struct engine_request {
 	/* Set to non-zero (from any thread) to stop the job at its next prefill
 	 * chunk or decode step; may be NULL. */
 	atomic_int *cancel;
-	bool use_cache;            /* look up and fill the prefix cache (default true) */
+	bool use_cache; /* look up and fill the prefix cache (default true) */
 	/* Progress, may be NULL: called on the engine thread after each prefill
 	 * chunk (prefilled = prompt tokens computed so far, step = -1) and after
 	 * each decode step (step = 0, 1, ...). For tests and progress reports. */
@@ -142,12 +142,12 @@ struct engine_request {
 struct engine_request engine_request_default(void);
 
 struct engine_candidate {
-	char *text;            /* owned by the result; NUL-terminated; what goes at the
+	char *text; /* owned by the result; NUL-terminated; what goes at the
 				* cursor (the healed text already removed) */
 	size_t len;
-	int32_t n_tokens;      /* generated tokens (including a final stop token) */
-	double sum_logprob;    /* of the chosen tokens, natural log */
-	double mean_logprob;   /* sum / n_tokens (0 when none) */
+	int32_t n_tokens;    /* generated tokens (including a final stop token) */
+	double sum_logprob;  /* of the chosen tokens, natural log */
+	double mean_logprob; /* sum / n_tokens (0 when none) */
 	enum engine_stop stop;
 };
 
@@ -203,13 +203,13 @@ void engine_cache_clear(struct engine *e);
  * after evicting the cache).
  */
 int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
-	       struct infer_error *err);
+               struct infer_error *err);
 
 /* Builds the prompt's token ids without running anything (tests, tools):
  * writes at most cap ids to out and returns the prompt's length, or a
  * negative code. *healed_bytes (may be NULL) receives the bytes backed up. */
 int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
-			 size_t cap, int32_t *healed_bytes, struct infer_error *err);
+                         size_t cap, int32_t *healed_bytes, struct infer_error *err);
 
 struct engine_stats {
 	uint64_t jobs, cancelled;
@@ -232,18 +232,18 @@ struct rerank_item {
 	size_t len;
 	double mean_logprob; /* from the engine */
 	/* Set by rerank_run: */
-	double score;        /* higher is better */
-	int32_t evidence;    /* how many candidates merged into this one (itself included) */
-	int32_t index;       /* position before reranking (engine candidate index) */
+	double score;     /* higher is better */
+	int32_t evidence; /* how many candidates merged into this one (itself included) */
+	int32_t index;    /* position before reranking (engine candidate index) */
 };
 
 struct rerank_params {
-	const char *suffix;   /* text after the cursor (its start is what counts); may be NULL */
+	const char *suffix; /* text after the cursor (its start is what counts); may be NULL */
 	size_t suffix_len;
 	const char *previous; /* the suggestion already shown (remaining part); may be NULL */
 	size_t previous_len;
-	double dedup_threshold;  /* merge when similarity >= this; default 0.9 */
-	double min_confidence;   /* drop items whose score < this; default -inf (keep all) */
+	double dedup_threshold; /* merge when similarity >= this; default 0.9 */
+	double min_confidence;  /* drop items whose score < this; default -inf (keep all) */
 	/* score = mean_logprob + w_evidence*log(evidence) - w_suffix*[repeats suffix]
 	 *         + w_previous*similarity(previous) */
 	double w_evidence, w_suffix, w_previous;

@@ -21,7 +21,7 @@
  * typed at its end (only its last token or two do).
  */
 struct fim_prompt {
-	int32_t *tok;       /* n ids, owned */
+	int32_t *tok; /* n ids, owned */
 	int32_t n;
 	int32_t tail_start; /* index where the part after the prefix starts (the suffix
 			     * marker); n when unknown (custom suffix-first templates) */
@@ -32,7 +32,7 @@ struct fim_prompt {
 
 /* Builds req's prompt for tokenizer t. 0 or a negative code with *err. */
 int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req,
-		     struct fim_prompt *out, struct infer_error *err);
+                     struct fim_prompt *out, struct infer_error *err);
 void fim_prompt_finish(struct fim_prompt *p); /* accepts a zeroed prompt */
 
 /* ---- pcache.c: the prefix cache ---- */
@@ -73,7 +73,7 @@ void pcache_get_stats(const struct pcache *c, struct pcache_stats *out);
 /* Where the earliest stop string occurrence that ends after byte `from`
  * starts in text[0..len), or -1. */
 ssize_t stop_find_string(const char *text, size_t len, size_t from, const char *const *stop,
-			 size_t n_stop);
+                         size_t n_stop);
 
 /* Where to cut text[0..len) so it has at most max_lines lines: the offset of
  * the newline that would start line max_lines + 1, or -1. Leading

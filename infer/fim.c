@@ -36,9 +36,9 @@ int fim_template_parse(const char *s, enum fim_template *out)
 		const char *name;
 		enum fim_template t;
 	} names[] = {
-		{"auto", FIM_TEMPLATE_AUTO},           {"deepseek", FIM_TEMPLATE_DEEPSEEK},
-		{"qwen", FIM_TEMPLATE_QWEN},           {"starcoder", FIM_TEMPLATE_STARCODER},
-		{"codellama", FIM_TEMPLATE_CODELLAMA},
+		{ "auto", FIM_TEMPLATE_AUTO },           { "deepseek", FIM_TEMPLATE_DEEPSEEK },
+		{ "qwen", FIM_TEMPLATE_QWEN },           { "starcoder", FIM_TEMPLATE_STARCODER },
+		{ "codellama", FIM_TEMPLATE_CODELLAMA },
 	};
 	if (!s || !*s) {
 		*out = FIM_TEMPLATE_AUTO;
@@ -78,8 +78,7 @@ enum fim_template fim_template_for(const struct tokenizer *t)
 	case TOKENIZER_FIM_QWEN_STARCODER: {
 		size_t len = 0;
 		const char *txt = tokenizer_token_text(t, sp->fim_prefix, &len);
-		if (txt && len >= 2 && txt[1] == '|')
-			return FIM_TEMPLATE_QWEN;
+		if (txt && len >= 2 && txt[1] == '|') return FIM_TEMPLATE_QWEN;
 		return FIM_TEMPLATE_STARCODER;
 	}
 	case TOKENIZER_FIM_NONE: break;
@@ -120,7 +119,8 @@ static void marker_ids(const struct tokenizer *t, enum fim_template tpl, int32_t
 		id[0] = sp->fim_prefix, id[1] = sp->fim_suffix, id[2] = sp->fim_middle;
 		return;
 	}
-	static const char *const cl[3] = {"\xe2\x96\x81<PRE>", "\xe2\x96\x81<SUF>", "\xe2\x96\x81<MID>"};
+	static const char *const cl[3] = { "\xe2\x96\x81<PRE>", "\xe2\x96\x81<SUF>",
+		                           "\xe2\x96\x81<MID>" };
 	const char *m[3];
 	markers(tpl, &m[0], &m[1], &m[2]);
 	for (int i = 0; i < 3; i++) {
@@ -132,11 +132,9 @@ static void marker_ids(const struct tokenizer *t, enum fim_template tpl, int32_t
 static char *str_cat(const char *parts[], size_t n)
 {
 	size_t len = 1;
-	for (size_t i = 0; i < n; i++)
-		len += strlen(parts[i]);
+	for (size_t i = 0; i < n; i++) len += strlen(parts[i]);
 	char *s = malloc(len), *p = s;
-	if (!s)
-		return NULL;
+	if (!s) return NULL;
 	for (size_t i = 0; i < n; i++) {
 		size_t l = strlen(parts[i]);
 		memcpy(p, parts[i], l);
@@ -147,18 +145,15 @@ static char *str_cat(const char *parts[], size_t n)
 }
 
 char *fim_format_text(enum fim_template t, const char *custom, const char *prefix,
-		      const char *suffix)
+                      const char *suffix)
 {
 	if (t == FIM_TEMPLATE_CUSTOM) {
-		if (!custom)
-			return NULL;
+		if (!custom) return NULL;
 		const char *pp = strstr(custom, "{prefix}"), *sp = strstr(custom, "{suffix}");
-		if (!pp || !sp)
-			return NULL;
+		if (!pp || !sp) return NULL;
 		size_t len = strlen(custom) + strlen(prefix) + strlen(suffix) + 1;
 		char *s = malloc(len), *o = s;
-		if (!s)
-			return NULL;
+		if (!s) return NULL;
 		for (const char *c = custom; *c;) {
 			if (c == pp) {
 				o = stpcpy(o, prefix), c += 8;
@@ -173,9 +168,8 @@ char *fim_format_text(enum fim_template t, const char *custom, const char *prefi
 	}
 	const char *pre, *suf, *mid;
 	markers(t, &pre, &suf, &mid);
-	if (!pre)
-		return NULL;
-	const char *parts[] = {pre, prefix, suf, suffix, mid};
+	if (!pre) return NULL;
+	const char *parts[] = { pre, prefix, suf, suffix, mid };
 	return str_cat(parts, 5);
 }
 
@@ -191,8 +185,7 @@ static int ids_push(struct ids *a, int32_t id)
 	if (a->n == a->cap) {
 		int32_t cap = a->cap ? a->cap * 2 : 256;
 		int32_t *v = realloc(a->v, (size_t)cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
+		if (!v) return -ENOMEM;
 		a->v = v, a->cap = cap;
 	}
 	a->v[a->n++] = id;
@@ -202,8 +195,7 @@ static int ids_push(struct ids *a, int32_t id)
 static int ids_append(struct ids *a, const int32_t *v, int32_t n)
 {
 	for (int32_t i = 0; i < n; i++)
-		if (ids_push(a, v[i]))
-			return -ENOMEM;
+		if (ids_push(a, v[i])) return -ENOMEM;
 	return 0;
 }
 
@@ -214,25 +206,22 @@ static int ids_append(struct ids *a, const int32_t *v, int32_t n)
  * segment continues text that came before it.
  */
 static int encode_seg(const struct tokenizer *t, const char *text, size_t len, bool dummy,
-		      struct ids *out)
+                      struct ids *out)
 {
-	if (!len)
-		return 0;
+	if (!len) return 0;
 	int32_t *buf = NULL;
 	size_t cap = len + 2;
 	buf = malloc(cap * sizeof *buf);
-	if (!buf)
-		return -ENOMEM;
+	if (!buf) return -ENOMEM;
 	int n;
 	if (tokenizer_kind(t) == TOKENIZER_KIND_SPM) {
-		struct tok_out o = {.ids = buf, .cap = cap};
-		n = spm_encode_fragment(t, text, len, dummy && tokenizer_special(t)->add_space_prefix, &o);
-		if (!n)
-			n = o.n > cap ? -ENOMEM : (int)o.n;
+		struct tok_out o = { .ids = buf, .cap = cap };
+		n = spm_encode_fragment(t, text, len,
+		                        dummy && tokenizer_special(t)->add_space_prefix, &o);
+		if (!n) n = o.n > cap ? -ENOMEM : (int)o.n;
 	} else {
 		n = tokenizer_encode(t, text, len, false, buf, cap);
-		if (n > (int)cap)
-			n = -ENOMEM;
+		if (n > (int)cap) n = -ENOMEM;
 	}
 	int rc = n < 0 ? n : ids_append(out, buf, n);
 	free(buf);
@@ -243,22 +232,18 @@ static int encode_seg(const struct tokenizer *t, const char *text, size_t len, b
 static int encode_literal(const struct tokenizer *t, const char *text, struct ids *out)
 {
 	size_t len = strlen(text);
-	if (!len)
-		return 0;
+	if (!len) return 0;
 	int32_t buf[256];
 	int n = tokenizer_encode(t, text, len, true, buf, 256);
-	if (n < 0)
-		return n;
-	if (n > 256)
-		return -E2BIG;
+	if (n < 0) return n;
+	if (n > 256) return -E2BIG;
 	/* SPM adds a dummy space at the start of the text: a literal that is
 	 * only markers must not gain one, which shows as a lone ▁ token first. */
 	int skip = 0;
 	if (tokenizer_kind(t) == TOKENIZER_KIND_SPM && n > 1) {
 		size_t l;
 		const char *s = tokenizer_token_text(t, buf[0], &l);
-		if (s && l == 3 && !memcmp(s, "\xe2\x96\x81", 3) && text[0] != ' ')
-			skip = 1;
+		if (s && l == 3 && !memcmp(s, "\xe2\x96\x81", 3) && text[0] != ' ') skip = 1;
 	}
 	return ids_append(out, buf + skip, n - skip);
 }
@@ -269,12 +254,14 @@ static bool utf8_complete(const char *s, size_t len)
 	size_t i = 0;
 	while (i < len) {
 		unsigned char c = (unsigned char)s[i];
-		size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-		if (!k || i + k > len)
-			return false;
+		size_t k = c < 0x80         ? 1
+		           : (c >> 5) == 6  ? 2
+		           : (c >> 4) == 14 ? 3
+		           : (c >> 3) == 30 ? 4
+		                            : 0;
+		if (!k || i + k > len) return false;
 		for (size_t j = 1; j < k; j++)
-			if (((unsigned char)s[i + j] >> 6) != 2)
-				return false;
+			if (((unsigned char)s[i + j] >> 6) != 2) return false;
 		i += k;
 	}
 	return true;
@@ -287,7 +274,7 @@ static int32_t budget(int32_t v, int32_t def)
 
 /* The snippets that fit the extra budget, in order, as text segments. */
 static int add_extra(const struct tokenizer *t, const struct engine_request *req, bool file_blocks,
-		     bool first_dummy, struct ids *out, int32_t *used)
+                     bool first_dummy, struct ids *out, int32_t *used)
 {
 	int32_t left = budget(req->extra_tokens, 512);
 	const struct tokenizer_special *sp = tokenizer_special(t);
@@ -297,8 +284,7 @@ static int add_extra(const struct tokenizer *t, const struct engine_request *req
 		const struct engine_snippet *s = &req->extra[i];
 		size_t hl = (s->path ? strlen(s->path) : 0) + strlen(cm) + 4;
 		char *txt = malloc(hl + s->len + 2);
-		if (!txt)
-			return -ENOMEM;
+		if (!txt) return -ENOMEM;
 		size_t n = 0;
 		if (file_blocks)
 			n = (size_t)sprintf(txt, "%s\n", s->path ? s->path : "");
@@ -306,9 +292,8 @@ static int add_extra(const struct tokenizer *t, const struct engine_request *req
 			n = (size_t)sprintf(txt, "%s %s\n", cm, s->path);
 		memcpy(txt + n, s->text, s->len);
 		n += s->len;
-		if (!n || txt[n - 1] != '\n')
-			txt[n++] = '\n';
-		struct ids seg = {0};
+		if (!n || txt[n - 1] != '\n') txt[n++] = '\n';
+		struct ids seg = { 0 };
 		if (file_blocks && ids_push(&seg, sp->fim_sep)) {
 			free(txt);
 			return -ENOMEM;
@@ -325,8 +310,7 @@ static int add_extra(const struct tokenizer *t, const struct engine_request *req
 			*used += seg.n;
 		}
 		free(seg.v);
-		if (rc)
-			return rc;
+		if (rc) return rc;
 	}
 	return 0;
 }
@@ -334,19 +318,17 @@ static int add_extra(const struct tokenizer *t, const struct engine_request *req
 /* Appends the prefix within its budget (keeping its end), backing up over
  * its last token for healing. */
 static int add_prefix(const struct tokenizer *t, const struct engine_request *req, bool dummy,
-		      struct ids *out, struct fim_prompt *p)
+                      struct ids *out, struct fim_prompt *p)
 {
-	struct ids seg = {0};
+	struct ids seg = { 0 };
 	int rc = encode_seg(t, req->prefix, req->prefix_len, dummy, &seg);
 	if (rc) {
 		free(seg.v);
 		return rc;
 	}
 	int32_t b = budget(req->prefix_tokens, 1024), drop = 0;
-	if (seg.n > b)
-		drop = (seg.n - b + FRONT_STEP - 1) / FRONT_STEP * FRONT_STEP;
-	if (drop > seg.n)
-		drop = seg.n;
+	if (seg.n > b) drop = (seg.n - b + FRONT_STEP - 1) / FRONT_STEP * FRONT_STEP;
+	if (drop > seg.n) drop = seg.n;
 	int32_t n = seg.n;
 	if (req->token_healing && n - drop > 0) {
 		int32_t last = seg.v[n - 1];
@@ -367,26 +349,25 @@ static int add_prefix(const struct tokenizer *t, const struct engine_request *re
 }
 
 static int add_suffix(const struct tokenizer *t, const struct engine_request *req, struct ids *out,
-		      int32_t *used)
+                      int32_t *used)
 {
-	struct ids seg = {0};
+	struct ids seg = { 0 };
 	int rc = encode_seg(t, req->suffix, req->suffix_len, false, &seg);
 	int32_t b = budget(req->suffix_tokens, 192);
 	int32_t n = seg.n < b ? seg.n : b;
-	if (!rc)
-		rc = ids_append(out, seg.v, n);
+	if (!rc) rc = ids_append(out, seg.v, n);
 	*used = n;
 	free(seg.v);
 	return rc;
 }
 
 static int build_custom(const struct tokenizer *t, const struct engine_request *req, struct ids *a,
-			struct fim_prompt *p)
+                        struct fim_prompt *p)
 {
 	const char *tpl = req->fim_custom;
-	const char *pp = tpl ? strstr(tpl, "{prefix}") : NULL, *sp = tpl ? strstr(tpl, "{suffix}") : NULL;
-	if (!pp || !sp)
-		return -EINVAL;
+	const char *pp = tpl ? strstr(tpl, "{prefix}") : NULL,
+	           *sp = tpl ? strstr(tpl, "{suffix}") : NULL;
+	if (!pp || !sp) return -EINVAL;
 	const char *c = tpl;
 	int rc = 0;
 	bool suffix_first = sp < pp;
@@ -394,38 +375,32 @@ static int build_custom(const struct tokenizer *t, const struct engine_request *
 		const char *next = pp >= c && (sp < c || pp < sp) ? pp : sp >= c ? sp : NULL;
 		size_t lit = next ? (size_t)(next - c) : strlen(c);
 		char *s = strndup(c, lit);
-		if (!s)
-			return -ENOMEM;
+		if (!s) return -ENOMEM;
 		rc = encode_literal(t, s, a);
 		free(s);
-		if (rc || !next)
-			break;
+		if (rc || !next) break;
 		if (next == pp) {
 			rc = add_extra(t, req, false, false, a, &p->extra_tokens);
-			if (!rc)
-				rc = add_prefix(t, req, false, a, p);
-			if (!suffix_first)
-				p->tail_start = a->n;
+			if (!rc) rc = add_prefix(t, req, false, a, p);
+			if (!suffix_first) p->tail_start = a->n;
 		} else {
 			rc = add_suffix(t, req, a, &p->suffix_tokens);
 		}
 		c = next + 8;
 	}
-	if (suffix_first)
-		p->tail_start = -1;
+	if (suffix_first) p->tail_start = -1;
 	return rc;
 }
 
 int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req,
-		     struct fim_prompt *p, struct infer_error *err)
+                     struct fim_prompt *p, struct infer_error *err)
 {
 	memset(p, 0, sizeof *p);
 	enum fim_template tpl = req->fim == FIM_TEMPLATE_AUTO ? fim_template_for(t) : req->fim;
 	const struct tokenizer_special *sp = tokenizer_special(t);
-	struct ids a = {0};
+	struct ids a = { 0 };
 	int rc = 0;
-	if (sp->add_bos && sp->bos >= 0)
-		rc = ids_push(&a, sp->bos);
+	if (sp->add_bos && sp->bos >= 0) rc = ids_push(&a, sp->bos);
 	if (!rc && tpl == FIM_TEMPLATE_CUSTOM) {
 		rc = build_custom(t, req, &a, p);
 	} else if (!rc) {
@@ -433,42 +408,42 @@ int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req
 		marker_ids(t, tpl, mk);
 		if (mk[0] < 0 || mk[1] < 0 || mk[2] < 0) {
 			snprintf(err->message, sizeof err->message,
-				 "the model's vocabulary has no %s fill-in-the-middle tokens: set fim.template to "
-				 "deepseek, qwen, starcoder, codellama or a string with {prefix} and {suffix}",
-				 tpl == FIM_TEMPLATE_AUTO ? "" : fim_template_name(tpl));
+			         "the model's vocabulary has no %s fill-in-the-middle tokens: set "
+			         "fim.template to "
+			         "deepseek, qwen, starcoder, codellama or a string with {prefix} "
+			         "and {suffix}",
+			         tpl == FIM_TEMPLATE_AUTO ? "" : fim_template_name(tpl));
 			free(a.v);
 			return -EINVAL;
 		}
 		bool blocks = tpl == FIM_TEMPLATE_QWEN && sp->fim_sep >= 0 && req->n_extra > 0;
-		if (blocks)
-			rc = add_extra(t, req, true, false, &a, &p->extra_tokens);
-		if (!rc)
-			rc = ids_push(&a, mk[0]);
+		if (blocks) rc = add_extra(t, req, true, false, &a, &p->extra_tokens);
+		if (!rc) rc = ids_push(&a, mk[0]);
 		if (!rc && !blocks)
-			rc = add_extra(t, req, false, tpl == FIM_TEMPLATE_CODELLAMA, &a, &p->extra_tokens);
+			rc = add_extra(t, req, false, tpl == FIM_TEMPLATE_CODELLAMA, &a,
+			               &p->extra_tokens);
 		/* CodeLlama: the prefix's SentencePiece dummy space is the " " of
 		 * "<PRE> {prefix}", unless snippets came before it. */
 		if (!rc)
-			rc = add_prefix(t, req, tpl == FIM_TEMPLATE_CODELLAMA && p->extra_tokens == 0, &a, p);
+			rc = add_prefix(t, req,
+			                tpl == FIM_TEMPLATE_CODELLAMA && p->extra_tokens == 0, &a,
+			                p);
 		p->tail_start = a.n;
-		if (!rc)
-			rc = ids_push(&a, mk[1]);
-		if (!rc)
-			rc = add_suffix(t, req, &a, &p->suffix_tokens);
-		if (!rc)
-			rc = ids_push(&a, mk[2]);
+		if (!rc) rc = ids_push(&a, mk[1]);
+		if (!rc) rc = add_suffix(t, req, &a, &p->suffix_tokens);
+		if (!rc) rc = ids_push(&a, mk[2]);
 	}
 	if (rc) {
 		free(a.v);
 		snprintf(err->message, sizeof err->message, "building the FIM prompt: %s",
-			 rc == -EINVAL ? "fim.template needs {prefix} and {suffix}" : strerror(-rc));
+		         rc == -EINVAL ? "fim.template needs {prefix} and {suffix}"
+		                       : strerror(-rc));
 		memset(p, 0, sizeof *p);
 		return rc;
 	}
 	p->tok = a.v;
 	p->n = a.n;
-	if (p->tail_start < 0)
-		p->tail_start = a.n;
+	if (p->tail_start < 0) p->tail_start = a.n;
 	return 0;
 }
 

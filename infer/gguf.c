@@ -26,17 +26,17 @@
 
 #include "quant.h"
 
-#define GGUF_MAX_DIMS 4
+#define GGUF_MAX_DIMS          4
 #define GGUF_DEFAULT_ALIGNMENT 32
 /* Far above any real model (hundreds of keys, a few thousand tensors), low
  * enough that a hostile header cannot make the index allocate gigabytes. */
-#define GGUF_MAX_KV 65536
-#define GGUF_MAX_TENSORS (1 << 20)
+#define GGUF_MAX_KV            65536
+#define GGUF_MAX_TENSORS       (1 << 20)
 
 struct kv {
 	struct gguf_str key;
 	enum gguf_type type;
-	const uint8_t *raw;      /* the serialized value (after the type field) */
+	const uint8_t *raw; /* the serialized value (after the type field) */
 	uint64_t raw_len;
 	enum gguf_type arr_type; /* arrays only */
 	uint64_t arr_n;
@@ -48,7 +48,7 @@ struct gguf_file {
 	const uint8_t *base; /* the mapping or the caller's buffer */
 	size_t size;
 	bool mapped;
-	char *name;          /* for messages */
+	char *name; /* for messages */
 	uint32_t version;
 	uint64_t alignment;
 	uint64_t data_offset; /* start of the data section in the file */
@@ -81,15 +81,13 @@ static const char *show(char out[300], struct gguf_str s)
 }
 
 static void fail(struct gguf_error *err, const char *file, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static void fail(struct gguf_error *err, const char *file, const char *fmt, ...)
 {
-	if (!err)
-		return;
+	if (!err) return;
 	int n = snprintf(err->message, sizeof err->message, "%s: ", file);
-	if (n < 0 || (size_t)n >= sizeof err->message)
-		return;
+	if (n < 0 || (size_t)n >= sizeof err->message) return;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
@@ -109,17 +107,16 @@ struct reader {
 
 static bool need(struct reader *r, uint64_t n)
 {
-	if (n <= r->size - r->pos)
-		return true;
-	fail(r->err, r->file, "%s: needs %llu bytes at offset %zu but the file ends at %zu (truncated?)",
-	     r->what, (unsigned long long)n, r->pos, r->size);
+	if (n <= r->size - r->pos) return true;
+	fail(r->err, r->file,
+	     "%s: needs %llu bytes at offset %zu but the file ends at %zu (truncated?)", r->what,
+	     (unsigned long long)n, r->pos, r->size);
 	return false;
 }
 
 static bool rd_u32(struct reader *r, uint32_t *v)
 {
-	if (!need(r, 4))
-		return false;
+	if (!need(r, 4)) return false;
 	memcpy(v, r->p + r->pos, 4);
 	r->pos += 4;
 	return true;
@@ -127,8 +124,7 @@ static bool rd_u32(struct reader *r, uint32_t *v)
 
 static bool rd_u64(struct reader *r, uint64_t *v)
 {
-	if (!need(r, 8))
-		return false;
+	if (!need(r, 8)) return false;
 	memcpy(v, r->p + r->pos, 8);
 	r->pos += 8;
 	return true;
@@ -137,8 +133,7 @@ static bool rd_u64(struct reader *r, uint64_t *v)
 static bool rd_str(struct reader *r, struct gguf_str *s)
 {
 	uint64_t len;
-	if (!rd_u64(r, &len) || !need(r, len))
-		return false;
+	if (!rd_u64(r, &len) || !need(r, len)) return false;
 	s->ptr = (const char *)r->p + r->pos;
 	s->len = len;
 	r->pos += (size_t)len;
@@ -151,21 +146,16 @@ static size_t scalar_size(uint32_t t)
 	switch (t) {
 	case GGUF_TYPE_UINT8:
 	case GGUF_TYPE_INT8:
-	case GGUF_TYPE_BOOL:
-		return 1;
+	case GGUF_TYPE_BOOL: return 1;
 	case GGUF_TYPE_UINT16:
-	case GGUF_TYPE_INT16:
-		return 2;
+	case GGUF_TYPE_INT16: return 2;
 	case GGUF_TYPE_UINT32:
 	case GGUF_TYPE_INT32:
-	case GGUF_TYPE_FLOAT32:
-		return 4;
+	case GGUF_TYPE_FLOAT32: return 4;
 	case GGUF_TYPE_UINT64:
 	case GGUF_TYPE_INT64:
-	case GGUF_TYPE_FLOAT64:
-		return 8;
-	default:
-		return 0;
+	case GGUF_TYPE_FLOAT64: return 8;
+	default: return 0;
 	}
 }
 
@@ -177,13 +167,11 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 	size_t start = r->pos;
 	if (t == GGUF_TYPE_STRING) {
 		struct gguf_str s;
-		if (!rd_str(r, &s))
-			return false;
+		if (!rd_str(r, &s)) return false;
 	} else if (t == GGUF_TYPE_ARRAY) {
 		uint32_t et;
 		uint64_t n;
-		if (!rd_u32(r, &et) || !rd_u64(r, &n))
-			return false;
+		if (!rd_u32(r, &et) || !rd_u64(r, &n)) return false;
 		kv->arr_type = (enum gguf_type)et;
 		kv->arr_n = n;
 		kv->arr_data = r->p + r->pos;
@@ -191,7 +179,8 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 			/* each element is at least its 8-byte length: bound n before allocating */
 			if (n > (r->size - r->pos) / 8) {
 				fail(r->err, r->file,
-				     "%s: array of %llu strings cannot fit in the %zu bytes left in the file",
+				     "%s: array of %llu strings cannot fit in the %zu bytes left "
+				     "in the file",
 				     r->what, (unsigned long long)n, r->size - r->pos);
 				return false;
 			}
@@ -205,8 +194,7 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 			for (uint64_t i = 0; i < n; i++) {
 				kv->str_off[i] = r->pos - base;
 				struct gguf_str s;
-				if (!rd_str(r, &s))
-					return false;
+				if (!rd_str(r, &s)) return false;
 			}
 		} else if (et == GGUF_TYPE_ARRAY) {
 			fail(r->err, r->file, "%s: nested arrays are not supported", r->what);
@@ -214,12 +202,14 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 		} else {
 			size_t es = scalar_size(et);
 			if (es == 0) {
-				fail(r->err, r->file, "%s: unknown array element type %u", r->what, et);
+				fail(r->err, r->file, "%s: unknown array element type %u", r->what,
+				     et);
 				return false;
 			}
 			if (n > (r->size - r->pos) / es) {
 				fail(r->err, r->file,
-				     "%s: array of %llu elements of %zu bytes runs past the end of the file (%zu bytes left)",
+				     "%s: array of %llu elements of %zu bytes runs past the end of "
+				     "the file (%zu bytes left)",
 				     r->what, (unsigned long long)n, es, r->size - r->pos);
 				return false;
 			}
@@ -231,8 +221,7 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 			fail(r->err, r->file, "%s: unknown value type %u", r->what, t);
 			return false;
 		}
-		if (!need(r, sz))
-			return false;
+		if (!need(r, sz)) return false;
 		r->pos += sz;
 	}
 	kv->type = (enum gguf_type)t;
@@ -265,8 +254,7 @@ static int cmp_str_ptr(const void *a, const void *b)
 static const struct gguf_str *find_duplicate(const void *first, size_t stride, int64_t n, bool *oom)
 {
 	*oom = false;
-	if (n < 2)
-		return NULL;
+	if (n < 2) return NULL;
 	const struct gguf_str **v = malloc((size_t)n * sizeof *v);
 	if (!v) {
 		*oom = true;
@@ -277,8 +265,7 @@ static const struct gguf_str *find_duplicate(const void *first, size_t stride, i
 	qsort(v, (size_t)n, sizeof *v, cmp_str_ptr);
 	const struct gguf_str *dup = NULL;
 	for (int64_t i = 1; i < n && !dup; i++)
-		if (!str_cmp(*v[i - 1], *v[i]))
-			dup = v[i];
+		if (!str_cmp(*v[i - 1], *v[i])) dup = v[i];
 	free(v);
 	return dup;
 }
@@ -294,49 +281,52 @@ static bool parse_header(struct gguf_file *f, struct reader *r)
 {
 	uint32_t magic, version;
 	snprintf(r->what, sizeof r->what, "header");
-	if (!rd_u32(r, &magic))
-		return false;
+	if (!rd_u32(r, &magic)) return false;
 	if (memcmp(&magic, "GGUF", 4) != 0) {
 		fail(r->err, r->file, "not a GGUF file (the first 4 bytes are not \"GGUF\")");
 		return false;
 	}
-	if (!rd_u32(r, &version))
-		return false;
+	if (!rd_u32(r, &version)) return false;
 	if (version == 1) {
 		fail(r->err, r->file,
-		     "GGUF version 1 is not supported (only 2 and 3): convert the model again with a current converter");
+		     "GGUF version 1 is not supported (only 2 and 3): convert the model again with "
+		     "a current converter");
 		return false;
 	}
 	if (version != 2 && version != 3) {
 		if ((version & 0xFFFF) == 0)
 			fail(r->err, r->file, "big-endian GGUF files are not supported");
 		else
-			fail(r->err, r->file, "unsupported GGUF version %u (expected 2 or 3)", version);
+			fail(r->err, r->file, "unsupported GGUF version %u (expected 2 or 3)",
+			     version);
 		return false;
 	}
 	f->version = version;
 	uint64_t nt, nkv;
 	snprintf(r->what, sizeof r->what, "tensor count");
-	if (!rd_u64(r, &nt))
-		return false;
+	if (!rd_u64(r, &nt)) return false;
 	snprintf(r->what, sizeof r->what, "metadata count");
-	if (!rd_u64(r, &nkv))
-		return false;
+	if (!rd_u64(r, &nkv)) return false;
 	/* each key-value takes at least 13 bytes (key length, type, 1-byte value),
 	 * each tensor info at least 32 (name length, n_dims, one ne, type, offset) */
 	if (nkv > (r->size - r->pos) / 13) {
-		fail(r->err, r->file, "header claims %llu metadata keys, more than a %zu-byte file can hold",
+		fail(r->err, r->file,
+		     "header claims %llu metadata keys, more than a %zu-byte file can hold",
 		     (unsigned long long)nkv, r->size);
 		return false;
 	}
 	if (nt > (r->size - r->pos) / 32) {
-		fail(r->err, r->file, "header claims %llu tensors, more than a %zu-byte file can hold",
+		fail(r->err, r->file,
+		     "header claims %llu tensors, more than a %zu-byte file can hold",
 		     (unsigned long long)nt, r->size);
 		return false;
 	}
 	if (nkv > GGUF_MAX_KV || nt > GGUF_MAX_TENSORS) {
-		fail(r->err, r->file, "header claims %llu metadata keys and %llu tensors; at most %d and %d are accepted",
-		     (unsigned long long)nkv, (unsigned long long)nt, GGUF_MAX_KV, GGUF_MAX_TENSORS);
+		fail(r->err, r->file,
+		     "header claims %llu metadata keys and %llu tensors; at most %d and %d are "
+		     "accepted",
+		     (unsigned long long)nkv, (unsigned long long)nt, GGUF_MAX_KV,
+		     GGUF_MAX_TENSORS);
 		return false;
 	}
 	f->n_kv = (int64_t)nkv;
@@ -356,11 +346,9 @@ static bool parse_kvs(struct gguf_file *f, struct reader *r)
 		struct kv *kv = &f->kvs[i];
 		uint32_t t;
 		snprintf(r->what, sizeof r->what, "metadata key #%lld name", (long long)i);
-		if (!rd_str(r, &kv->key))
-			return false;
+		if (!rd_str(r, &kv->key)) return false;
 		snprintf(r->what, sizeof r->what, "key \"%s\"", show(buf, kv->key));
-		if (!rd_u32(r, &t) || !rd_value(r, kv, t))
-			return false;
+		if (!rd_u32(r, &t) || !rd_value(r, kv, t)) return false;
 	}
 	bool oom;
 	const struct gguf_str *dup = find_duplicate(&f->kvs[0].key, sizeof *f->kvs, f->n_kv, &oom);
@@ -376,13 +364,15 @@ static bool parse_kvs(struct gguf_file *f, struct reader *r)
 	if (ai >= 0) {
 		uint32_t a;
 		if (f->kvs[ai].type != GGUF_TYPE_UINT32) {
-			fail(r->err, r->file, "key \"general.alignment\" must be a uint32 (found type %u)",
+			fail(r->err, r->file,
+			     "key \"general.alignment\" must be a uint32 (found type %u)",
 			     (unsigned)f->kvs[ai].type);
 			return false;
 		}
 		memcpy(&a, f->kvs[ai].raw, 4);
 		if (a == 0 || (a & (a - 1)) != 0) {
-			fail(r->err, r->file, "key \"general.alignment\" is %u, expected a power of two", a);
+			fail(r->err, r->file,
+			     "key \"general.alignment\" is %u, expected a power of two", a);
 			return false;
 		}
 		f->alignment = a;
@@ -395,58 +385,56 @@ static bool parse_tensor_info(struct gguf_file *f, struct reader *r, int64_t i)
 	struct gguf_tensor_info *t = &f->tensors[i];
 	char buf[300];
 	snprintf(r->what, sizeof r->what, "tensor #%lld name", (long long)i);
-	if (!rd_str(r, &t->name))
-		return false;
+	if (!rd_str(r, &t->name)) return false;
 	const char *nm = show(buf, t->name);
 	snprintf(r->what, sizeof r->what, "tensor \"%s\" info", nm);
-	if (!rd_u32(r, &t->n_dims))
-		return false;
+	if (!rd_u32(r, &t->n_dims)) return false;
 	if (t->n_dims < 1 || t->n_dims > GGUF_MAX_DIMS) {
-		fail(r->err, r->file, "tensor \"%s\" has %u dimensions, expected 1 to %d", nm, t->n_dims,
-		     GGUF_MAX_DIMS);
+		fail(r->err, r->file, "tensor \"%s\" has %u dimensions, expected 1 to %d", nm,
+		     t->n_dims, GGUF_MAX_DIMS);
 		return false;
 	}
-	for (int d = 0; d < GGUF_MAX_DIMS; d++)
-		t->ne[d] = 1;
+	for (int d = 0; d < GGUF_MAX_DIMS; d++) t->ne[d] = 1;
 	uint64_t n_elems = 1;
 	for (uint32_t d = 0; d < t->n_dims; d++) {
 		uint64_t ne;
-		if (!rd_u64(r, &ne))
-			return false;
+		if (!rd_u64(r, &ne)) return false;
 		if (ne > INT64_MAX || (ne != 0 && n_elems > (uint64_t)INT64_MAX / ne)) {
-			fail(r->err, r->file, "tensor \"%s\" dimension %u (%llu) makes it too large", nm, d,
+			fail(r->err, r->file,
+			     "tensor \"%s\" dimension %u (%llu) makes it too large", nm, d,
 			     (unsigned long long)ne);
 			return false;
 		}
 		t->ne[d] = (int64_t)ne;
 		n_elems *= ne;
 	}
-	if (!rd_u32(r, &t->type) || !rd_u64(r, &t->offset))
-		return false;
+	if (!rd_u32(r, &t->type) || !rd_u64(r, &t->offset)) return false;
 	if (!tensor_type_valid(t->type)) {
 		fail(r->err, r->file,
-		     "tensor \"%s\" has type id %u, which is not supported (supported: f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)",
+		     "tensor \"%s\" has type id %u, which is not supported (supported: f32, f16, "
+		     "bf16, q8_0, q4_0, q4_k, q6_k)",
 		     nm, t->type);
 		return false;
 	}
 	int64_t bs = tensor_type_block_size(t->type);
 	if (t->ne[0] % bs != 0) {
-		fail(r->err, r->file, "tensor \"%s\": row length %lld is not a multiple of the %s block size %lld",
+		fail(r->err, r->file,
+		     "tensor \"%s\": row length %lld is not a multiple of the %s block size %lld",
 		     nm, (long long)t->ne[0], tensor_type_name(t->type), (long long)bs);
 		return false;
 	}
 	uint64_t row = tensor_type_row_size(t->type, t->ne[0]);
 	uint64_t rows = n_elems / (t->ne[0] ? (uint64_t)t->ne[0] : 1);
-	if (t->ne[0] == 0)
-		rows = 0;
+	if (t->ne[0] == 0) rows = 0;
 	if (rows != 0 && row > UINT64_MAX / rows) {
 		fail(r->err, r->file, "tensor \"%s\" is too large", nm);
 		return false;
 	}
 	t->nbytes = row * rows;
 	if (t->offset % f->alignment != 0) {
-		fail(r->err, r->file, "tensor \"%s\" data offset %llu is not a multiple of the alignment %llu",
-		     nm, (unsigned long long)t->offset, (unsigned long long)f->alignment);
+		fail(r->err, r->file,
+		     "tensor \"%s\" data offset %llu is not a multiple of the alignment %llu", nm,
+		     (unsigned long long)t->offset, (unsigned long long)f->alignment);
 		return false;
 	}
 	return true;
@@ -463,15 +451,18 @@ static bool place_tensors(struct gguf_file *f, struct reader *r)
 		uint64_t avail = f->data_offset <= r->size ? r->size - f->data_offset : 0;
 		if (t->offset > avail || t->nbytes > avail - t->offset) {
 			fail(r->err, r->file,
-			     "tensor \"%s\" data [offset %llu, %llu bytes] runs past the end of the file (data section starts at %llu, file size %zu)",
-			     show(buf, t->name), (unsigned long long)t->offset, (unsigned long long)t->nbytes,
-			     (unsigned long long)f->data_offset, r->size);
+			     "tensor \"%s\" data [offset %llu, %llu bytes] runs past the end of "
+			     "the file (data section starts at %llu, file size %zu)",
+			     show(buf, t->name), (unsigned long long)t->offset,
+			     (unsigned long long)t->nbytes, (unsigned long long)f->data_offset,
+			     r->size);
 			return false;
 		}
 		t->data = r->p + f->data_offset + t->offset;
 	}
 	bool oom;
-	const struct gguf_str *dup = find_duplicate(&f->tensors[0].name, sizeof *f->tensors, f->n_tensors, &oom);
+	const struct gguf_str *dup =
+	        find_duplicate(&f->tensors[0].name, sizeof *f->tensors, f->n_tensors, &oom);
 	if (oom || dup) {
 		if (oom)
 			fail(r->err, r->file, "out of memory");
@@ -479,21 +470,21 @@ static bool place_tensors(struct gguf_file *f, struct reader *r)
 			fail(r->err, r->file, "tensor \"%s\" appears twice", show(buf, *dup));
 		return false;
 	}
-	if (f->n_tensors < 2)
-		return true;
+	if (f->n_tensors < 2) return true;
 	const struct gguf_tensor_info **v = malloc((size_t)f->n_tensors * sizeof *v);
 	if (!v) {
 		fail(r->err, r->file, "out of memory");
 		return false;
 	}
-	for (int64_t i = 0; i < f->n_tensors; i++)
-		v[i] = &f->tensors[i];
+	for (int64_t i = 0; i < f->n_tensors; i++) v[i] = &f->tensors[i];
 	qsort(v, (size_t)f->n_tensors, sizeof *v, cmp_tensor_offset);
 	bool ok = true;
 	for (int64_t i = 1; i < f->n_tensors && ok; i++) {
 		if (v[i - 1]->offset + v[i - 1]->nbytes > v[i]->offset) {
 			char buf2[300];
-			fail(r->err, r->file, "tensor \"%s\" data [offset %llu, %llu bytes] overlaps tensor \"%s\" at offset %llu",
+			fail(r->err, r->file,
+			     "tensor \"%s\" data [offset %llu, %llu bytes] overlaps tensor \"%s\" "
+			     "at offset %llu",
 			     show(buf, v[i - 1]->name), (unsigned long long)v[i - 1]->offset,
 			     (unsigned long long)v[i - 1]->nbytes, show(buf2, v[i]->name),
 			     (unsigned long long)v[i]->offset);
@@ -506,17 +497,15 @@ static bool place_tensors(struct gguf_file *f, struct reader *r)
 
 static bool parse(struct gguf_file *f, struct gguf_error *err)
 {
-	struct reader r = {.p = f->base, .size = f->size, .file = f->name, .err = err};
-	if (!parse_header(f, &r) || !parse_kvs(f, &r))
-		return false;
+	struct reader r = { .p = f->base, .size = f->size, .file = f->name, .err = err };
+	if (!parse_header(f, &r) || !parse_kvs(f, &r)) return false;
 	f->tensors = calloc((size_t)f->n_tensors + 1, sizeof *f->tensors);
 	if (!f->tensors) {
 		fail(err, f->name, "out of memory for %lld tensors", (long long)f->n_tensors);
 		return false;
 	}
 	for (int64_t i = 0; i < f->n_tensors; i++)
-		if (!parse_tensor_info(f, &r, i))
-			return false;
+		if (!parse_tensor_info(f, &r, i)) return false;
 	return place_tensors(f, &r);
 }
 
@@ -525,8 +514,7 @@ static bool parse(struct gguf_file *f, struct gguf_error *err)
 static struct gguf_file *file_new(const char *name)
 {
 	struct gguf_file *f = calloc(1, sizeof *f);
-	if (f)
-		f->name = strdup(name);
+	if (f) f->name = strdup(name);
 	if (!f || !f->name) {
 		free(f);
 		return NULL;
@@ -593,15 +581,12 @@ struct gguf_file *gguf_open(const char *path, struct gguf_error *err)
 
 void gguf_close(struct gguf_file *f)
 {
-	if (!f)
-		return;
+	if (!f) return;
 	if (f->kvs)
-		for (int64_t i = 0; i < f->n_kv; i++)
-			free(f->kvs[i].str_off);
+		for (int64_t i = 0; i < f->n_kv; i++) free(f->kvs[i].str_off);
 	free(f->kvs);
 	free(f->tensors);
-	if (f->mapped)
-		munmap((void *)f->base, f->size);
+	if (f->mapped) munmap((void *)f->base, f->size);
 	free(f->name);
 	free(f);
 }
@@ -625,8 +610,7 @@ uint64_t gguf_data_offset(const struct gguf_file *f)
 
 const void *gguf_base(const struct gguf_file *f, size_t *size)
 {
-	if (size)
-		*size = f->size;
+	if (size) *size = f->size;
 	return f->base;
 }
 
@@ -648,26 +632,24 @@ int64_t gguf_key_count(const struct gguf_file *f)
 int64_t gguf_find_key(const struct gguf_file *f, const char *key)
 {
 	for (int64_t i = 0; i < f->n_kv; i++)
-		if (str_eq(f->kvs[i].key, key))
-			return i;
+		if (str_eq(f->kvs[i].key, key)) return i;
 	return -1;
 }
 
 struct gguf_str gguf_key_name(const struct gguf_file *f, int64_t i)
 {
-	struct gguf_str none = {NULL, 0};
+	struct gguf_str none = { NULL, 0 };
 	return i >= 0 && i < f->n_kv ? f->kvs[i].key : none;
 }
 
 enum gguf_type gguf_key_type(const struct gguf_file *f, int64_t i)
 {
-	return i >= 0 && i < f->n_kv ? f->kvs[i].type : (enum gguf_type)-1;
+	return i >= 0 && i < f->n_kv ? f->kvs[i].type : (enum gguf_type) - 1;
 }
 
 bool gguf_key_raw(const struct gguf_file *f, int64_t i, const void **raw, uint64_t *len)
 {
-	if (i < 0 || i >= f->n_kv)
-		return false;
+	if (i < 0 || i >= f->n_kv) return false;
 	*raw = f->kvs[i].raw;
 	*len = f->kvs[i].raw_len;
 	return true;
@@ -685,13 +667,41 @@ static bool kv_int(const struct kv *kv, int64_t *s, uint64_t *u, bool *is_unsign
 	const uint8_t *p = kv->raw;
 	*is_unsigned = false;
 	switch (kv->type) {
-	case GGUF_TYPE_UINT8: *u = p[0]; *is_unsigned = true; return true;
+	case GGUF_TYPE_UINT8:
+		*u = p[0];
+		*is_unsigned = true;
+		return true;
 	case GGUF_TYPE_INT8: *s = (int8_t)p[0]; return true;
-	case GGUF_TYPE_UINT16: { uint16_t v; memcpy(&v, p, 2); *u = v; *is_unsigned = true; return true; }
-	case GGUF_TYPE_INT16: { int16_t v; memcpy(&v, p, 2); *s = v; return true; }
-	case GGUF_TYPE_UINT32: { uint32_t v; memcpy(&v, p, 4); *u = v; *is_unsigned = true; return true; }
-	case GGUF_TYPE_INT32: { int32_t v; memcpy(&v, p, 4); *s = v; return true; }
-	case GGUF_TYPE_UINT64: memcpy(u, p, 8); *is_unsigned = true; return true;
+	case GGUF_TYPE_UINT16: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		*u = v;
+		*is_unsigned = true;
+		return true;
+	}
+	case GGUF_TYPE_INT16: {
+		int16_t v;
+		memcpy(&v, p, 2);
+		*s = v;
+		return true;
+	}
+	case GGUF_TYPE_UINT32: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		*u = v;
+		*is_unsigned = true;
+		return true;
+	}
+	case GGUF_TYPE_INT32: {
+		int32_t v;
+		memcpy(&v, p, 4);
+		*s = v;
+		return true;
+	}
+	case GGUF_TYPE_UINT64:
+		memcpy(u, p, 8);
+		*is_unsigned = true;
+		return true;
 	case GGUF_TYPE_INT64: memcpy(s, p, 8); return true;
 	default: return false;
 	}
@@ -703,11 +713,9 @@ bool gguf_get_i64(const struct gguf_file *f, const char *key, int64_t *out)
 	int64_t s;
 	uint64_t u;
 	bool uns;
-	if (!kv || !kv_int(kv, &s, &u, &uns))
-		return false;
+	if (!kv || !kv_int(kv, &s, &u, &uns)) return false;
 	if (uns) {
-		if (u > INT64_MAX)
-			return false;
+		if (u > INT64_MAX) return false;
 		s = (int64_t)u;
 	}
 	*out = s;
@@ -720,15 +728,12 @@ bool gguf_get_u32(const struct gguf_file *f, const char *key, uint32_t *out)
 	int64_t s;
 	uint64_t u;
 	bool uns;
-	if (!kv || !kv_int(kv, &s, &u, &uns))
-		return false;
+	if (!kv || !kv_int(kv, &s, &u, &uns)) return false;
 	if (!uns) {
-		if (s < 0)
-			return false;
+		if (s < 0) return false;
 		u = (uint64_t)s;
 	}
-	if (u > UINT32_MAX)
-		return false;
+	if (u > UINT32_MAX) return false;
 	*out = (uint32_t)u;
 	return true;
 }
@@ -736,8 +741,7 @@ bool gguf_get_u32(const struct gguf_file *f, const char *key, uint32_t *out)
 bool gguf_get_f32(const struct gguf_file *f, const char *key, float *out)
 {
 	const struct kv *kv = kv_get(f, key);
-	if (!kv)
-		return false;
+	if (!kv) return false;
 	if (kv->type == GGUF_TYPE_FLOAT32) {
 		memcpy(out, kv->raw, 4);
 		return true;
@@ -751,8 +755,7 @@ bool gguf_get_f32(const struct gguf_file *f, const char *key, float *out)
 	int64_t s;
 	uint64_t u;
 	bool uns;
-	if (!kv_int(kv, &s, &u, &uns))
-		return false;
+	if (!kv_int(kv, &s, &u, &uns)) return false;
 	*out = uns ? (float)u : (float)s;
 	return true;
 }
@@ -760,8 +763,7 @@ bool gguf_get_f32(const struct gguf_file *f, const char *key, float *out)
 bool gguf_get_bool(const struct gguf_file *f, const char *key, bool *out)
 {
 	const struct kv *kv = kv_get(f, key);
-	if (!kv || kv->type != GGUF_TYPE_BOOL)
-		return false;
+	if (!kv || kv->type != GGUF_TYPE_BOOL) return false;
 	*out = kv->raw[0] != 0;
 	return true;
 }
@@ -769,8 +771,7 @@ bool gguf_get_bool(const struct gguf_file *f, const char *key, bool *out)
 bool gguf_get_str(const struct gguf_file *f, const char *key, struct gguf_str *out)
 {
 	const struct kv *kv = kv_get(f, key);
-	if (!kv || kv->type != GGUF_TYPE_STRING)
-		return false;
+	if (!kv || kv->type != GGUF_TYPE_STRING) return false;
 	uint64_t len;
 	memcpy(&len, kv->raw, 8);
 	out->ptr = (const char *)kv->raw + 8;
@@ -778,11 +779,11 @@ bool gguf_get_str(const struct gguf_file *f, const char *key, struct gguf_str *o
 	return true;
 }
 
-bool gguf_get_arr(const struct gguf_file *f, const char *key, enum gguf_type *elem_type, uint64_t *n)
+bool gguf_get_arr(const struct gguf_file *f, const char *key, enum gguf_type *elem_type,
+                  uint64_t *n)
 {
 	const struct kv *kv = kv_get(f, key);
-	if (!kv || kv->type != GGUF_TYPE_ARRAY)
-		return false;
+	if (!kv || kv->type != GGUF_TYPE_ARRAY) return false;
 	*elem_type = kv->arr_type;
 	*n = kv->arr_n;
 	return true;
@@ -790,9 +791,10 @@ bool gguf_get_arr(const struct gguf_file *f, const char *key, enum gguf_type *el
 
 struct gguf_str gguf_get_arr_str(const struct gguf_file *f, const char *key, uint64_t i)
 {
-	struct gguf_str s = {NULL, 0};
+	struct gguf_str s = { NULL, 0 };
 	const struct kv *kv = kv_get(f, key);
-	if (!kv || kv->type != GGUF_TYPE_ARRAY || kv->arr_type != GGUF_TYPE_STRING || i >= kv->arr_n)
+	if (!kv || kv->type != GGUF_TYPE_ARRAY || kv->arr_type != GGUF_TYPE_STRING ||
+	    i >= kv->arr_n)
 		return s;
 	const uint8_t *p = kv->arr_data + kv->str_off[i];
 	memcpy(&s.len, p, 8);
@@ -803,8 +805,7 @@ struct gguf_str gguf_get_arr_str(const struct gguf_file *f, const char *key, uin
 const void *gguf_get_arr_data(const struct gguf_file *f, const char *key)
 {
 	const struct kv *kv = kv_get(f, key);
-	if (!kv || kv->type != GGUF_TYPE_ARRAY || kv->arr_type == GGUF_TYPE_STRING)
-		return NULL;
+	if (!kv || kv->type != GGUF_TYPE_ARRAY || kv->arr_type == GGUF_TYPE_STRING) return NULL;
 	return kv->arr_data;
 }
 
@@ -816,8 +817,7 @@ int64_t gguf_tensor_count(const struct gguf_file *f)
 int64_t gguf_find_tensor(const struct gguf_file *f, const char *name)
 {
 	for (int64_t i = 0; i < f->n_tensors; i++)
-		if (str_eq(f->tensors[i].name, name))
-			return i;
+		if (str_eq(f->tensors[i].name, name)) return i;
 	return -1;
 }
 

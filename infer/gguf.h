@@ -45,10 +45,10 @@ struct gguf_str {
 struct gguf_tensor_info {
 	struct gguf_str name;
 	uint32_t n_dims;
-	int64_t ne[4];      /* ne[0] is the innermost (contiguous) dimension; unused dims are 1 */
-	uint32_t type;      /* enum tensor_type value (quant.h), as stored in the file */
-	uint64_t offset;    /* from the start of the data section, as stored */
-	const void *data;   /* borrowed: points into the mapping, nbytes long */
+	int64_t ne[4];    /* ne[0] is the innermost (contiguous) dimension; unused dims are 1 */
+	uint32_t type;    /* enum tensor_type value (quant.h), as stored in the file */
+	uint64_t offset;  /* from the start of the data section, as stored */
+	const void *data; /* borrowed: points into the mapping, nbytes long */
 	uint64_t nbytes;
 };
 
@@ -96,7 +96,8 @@ bool gguf_get_str(const struct gguf_file *f, const char *key, struct gguf_str *o
 /* Arrays: element type and count; element access by index (checked;
  * gguf_get_arr_str returns {NULL, 0} for a bad key or index). Nested arrays
  * are rejected when the file is opened. */
-bool gguf_get_arr(const struct gguf_file *f, const char *key, enum gguf_type *elem_type, uint64_t *n);
+bool gguf_get_arr(const struct gguf_file *f, const char *key, enum gguf_type *elem_type,
+                  uint64_t *n);
 struct gguf_str gguf_get_arr_str(const struct gguf_file *f, const char *key, uint64_t i);
 /* Raw pointer to a numeric array's elements (little-endian, packed, possibly
  * unaligned: read with memcpy), borrowed; NULL if not a numeric array. */
@@ -129,20 +130,23 @@ int gguf_writer_set_str(struct gguf_writer *w, const char *key, const char *v);
 int gguf_writer_copy_key(struct gguf_writer *w, const struct gguf_file *src, int64_t i);
 /* Numeric array (elem_type a scalar type; n elements packed little-endian, copied). */
 int gguf_writer_set_arr(struct gguf_writer *w, const char *key, enum gguf_type elem_type,
-			const void *data, uint64_t n);
-int gguf_writer_set_arr_str(struct gguf_writer *w, const char *key, const char *const *strs, uint64_t n);
+                        const void *data, uint64_t n);
+int gguf_writer_set_arr_str(struct gguf_writer *w, const char *key, const char *const *strs,
+                            uint64_t n);
 /* Tensors are written in the order added. nbytes must equal
  * tensor_type_row_size(type, ne[0]) * ne[1] * ... (else -EINVAL). */
-int gguf_writer_add_tensor(struct gguf_writer *w, const char *name, uint32_t type,
-			   uint32_t n_dims, const int64_t *ne, const void *data, uint64_t nbytes);
+int gguf_writer_add_tensor(struct gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                           const int64_t *ne, const void *data, uint64_t nbytes);
 int gguf_writer_add_tensor_ref(struct gguf_writer *w, const char *name, uint32_t type,
-			       uint32_t n_dims, const int64_t *ne, const void *data, uint64_t nbytes);
+                               uint32_t n_dims, const int64_t *ne, const void *data,
+                               uint64_t nbytes);
 /* A tensor whose bytes are produced at write time, one tensor at a time, so
  * a large model never sits in memory: fill(ctx, buf, nbytes) must fill buf
  * (nbytes, uninitialised) and return 0 or a negative errno. */
 typedef int (*gguf_tensor_fill_fn)(void *ctx, void *buf, uint64_t nbytes);
 int gguf_writer_add_tensor_fill(struct gguf_writer *w, const char *name, uint32_t type,
-				uint32_t n_dims, const int64_t *ne, gguf_tensor_fill_fn fill, void *ctx);
+                                uint32_t n_dims, const int64_t *ne, gguf_tensor_fill_fn fill,
+                                void *ctx);
 /* Writes a v3 file with 32-byte alignment. Returns 0 or a negative errno with *err set. */
 int gguf_writer_write(struct gguf_writer *w, const char *path, struct gguf_error *err);
 

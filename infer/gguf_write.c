@@ -32,7 +32,7 @@ struct wtensor {
 	uint32_t n_dims;
 	int64_t ne[4];
 	uint64_t nbytes;
-	const void *data;  /* copied (== owned) or borrowed; NULL when fill is set */
+	const void *data; /* copied (== owned) or borrowed; NULL when fill is set */
 	void *owned;
 	gguf_tensor_fill_fn fill;
 	void *ctx;
@@ -52,8 +52,7 @@ struct gguf_writer *gguf_writer_new(void)
 
 void gguf_writer_free(struct gguf_writer *w)
 {
-	if (!w)
-		return;
+	if (!w) return;
 	for (size_t i = 0; i < w->n_kv; i++) {
 		free(w->kvs[i].key);
 		free(w->kvs[i].val);
@@ -72,24 +71,20 @@ void gguf_writer_free(struct gguf_writer *w)
 static bool has_key(const struct gguf_writer *w, const char *key, size_t len)
 {
 	for (size_t i = 0; i < w->n_kv; i++)
-		if (strlen(w->kvs[i].key) == len && !memcmp(w->kvs[i].key, key, len))
-			return true;
+		if (strlen(w->kvs[i].key) == len && !memcmp(w->kvs[i].key, key, len)) return true;
 	return false;
 }
 
 /* Adds key (len bytes) with a serialized value made of two parts (either may be empty). */
 static int add_kv(struct gguf_writer *w, const char *key, size_t key_len, uint32_t type,
-		  const void *a, size_t a_len, const void *b, size_t b_len)
+                  const void *a, size_t a_len, const void *b, size_t b_len)
 {
-	if (has_key(w, key, key_len))
-		return -EEXIST;
-	if (key_len == 17 && !memcmp(key, "general.alignment", 17))
-		return -EINVAL;
+	if (has_key(w, key, key_len)) return -EEXIST;
+	if (key_len == 17 && !memcmp(key, "general.alignment", 17)) return -EINVAL;
 	if (w->n_kv == w->cap_kv) {
 		size_t cap = w->cap_kv ? 2 * w->cap_kv : 16;
 		struct wkv *n = realloc(w->kvs, cap * sizeof *n);
-		if (!n)
-			return -ENOMEM;
+		if (!n) return -ENOMEM;
 		w->kvs = n;
 		w->cap_kv = cap;
 	}
@@ -103,10 +98,8 @@ static int add_kv(struct gguf_writer *w, const char *key, size_t key_len, uint32
 	}
 	memcpy(kv->key, key, key_len);
 	kv->key[key_len] = 0;
-	if (a_len)
-		memcpy(kv->val, a, a_len);
-	if (b_len)
-		memcpy(kv->val + a_len, b, b_len);
+	if (a_len) memcpy(kv->val, a, a_len);
+	if (b_len) memcpy(kv->val + a_len, b, b_len);
 	kv->len = a_len + b_len;
 	kv->type = type;
 	w->n_kv++;
@@ -143,20 +136,26 @@ int gguf_writer_set_str(struct gguf_writer *w, const char *key, const char *v)
 static size_t elem_size(enum gguf_type t)
 {
 	switch (t) {
-	case GGUF_TYPE_UINT8: case GGUF_TYPE_INT8: case GGUF_TYPE_BOOL: return 1;
-	case GGUF_TYPE_UINT16: case GGUF_TYPE_INT16: return 2;
-	case GGUF_TYPE_UINT32: case GGUF_TYPE_INT32: case GGUF_TYPE_FLOAT32: return 4;
-	case GGUF_TYPE_UINT64: case GGUF_TYPE_INT64: case GGUF_TYPE_FLOAT64: return 8;
+	case GGUF_TYPE_UINT8:
+	case GGUF_TYPE_INT8:
+	case GGUF_TYPE_BOOL: return 1;
+	case GGUF_TYPE_UINT16:
+	case GGUF_TYPE_INT16: return 2;
+	case GGUF_TYPE_UINT32:
+	case GGUF_TYPE_INT32:
+	case GGUF_TYPE_FLOAT32: return 4;
+	case GGUF_TYPE_UINT64:
+	case GGUF_TYPE_INT64:
+	case GGUF_TYPE_FLOAT64: return 8;
 	default: return 0;
 	}
 }
 
 int gguf_writer_set_arr(struct gguf_writer *w, const char *key, enum gguf_type elem_type,
-			const void *data, uint64_t n)
+                        const void *data, uint64_t n)
 {
 	size_t es = elem_size(elem_type);
-	if (es == 0 || n > SIZE_MAX / es / 2)
-		return -EINVAL;
+	if (es == 0 || n > SIZE_MAX / es / 2) return -EINVAL;
 	uint8_t head[12];
 	uint32_t et = (uint32_t)elem_type;
 	memcpy(head, &et, 4);
@@ -164,14 +163,13 @@ int gguf_writer_set_arr(struct gguf_writer *w, const char *key, enum gguf_type e
 	return add_kv(w, key, strlen(key), GGUF_TYPE_ARRAY, head, 12, data, (size_t)n * es);
 }
 
-int gguf_writer_set_arr_str(struct gguf_writer *w, const char *key, const char *const *strs, uint64_t n)
+int gguf_writer_set_arr_str(struct gguf_writer *w, const char *key, const char *const *strs,
+                            uint64_t n)
 {
 	size_t total = 12;
-	for (uint64_t i = 0; i < n; i++)
-		total += 8 + strlen(strs[i]);
+	for (uint64_t i = 0; i < n; i++) total += 8 + strlen(strs[i]);
 	uint8_t *buf = malloc(total);
-	if (!buf)
-		return -ENOMEM;
+	if (!buf) return -ENOMEM;
 	uint32_t et = GGUF_TYPE_STRING;
 	memcpy(buf, &et, 4);
 	memcpy(buf + 4, &n, 8);
@@ -191,50 +189,41 @@ int gguf_writer_copy_key(struct gguf_writer *w, const struct gguf_file *src, int
 {
 	const void *raw;
 	uint64_t len;
-	if (!gguf_key_raw(src, i, &raw, &len))
-		return -EINVAL;
+	if (!gguf_key_raw(src, i, &raw, &len)) return -EINVAL;
 	struct gguf_str key = gguf_key_name(src, i);
-	if (memchr(key.ptr, 0, key.len))
-		return -EINVAL;
+	if (memchr(key.ptr, 0, key.len)) return -EINVAL;
 	return add_kv(w, key.ptr, key.len, gguf_key_type(src, i), raw, len, NULL, 0);
 }
 
 /* ---- tensors ---- */
 
 static int add_tensor(struct gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
-		      const int64_t *ne, struct wtensor **out)
+                      const int64_t *ne, struct wtensor **out)
 {
-	if (n_dims < 1 || n_dims > 4 || !tensor_type_valid(type))
-		return -EINVAL;
+	if (n_dims < 1 || n_dims > 4 || !tensor_type_valid(type)) return -EINVAL;
 	for (size_t i = 0; i < w->n_tensors; i++)
-		if (!strcmp(w->tensors[i].name, name))
-			return -EEXIST;
+		if (!strcmp(w->tensors[i].name, name)) return -EEXIST;
 	uint64_t rows = 1;
 	for (uint32_t d = 1; d < n_dims; d++) {
-		if (ne[d] < 0 || (ne[d] && rows > UINT64_MAX / (uint64_t)ne[d]))
-			return -EINVAL;
+		if (ne[d] < 0 || (ne[d] && rows > UINT64_MAX / (uint64_t)ne[d])) return -EINVAL;
 		rows *= (uint64_t)ne[d];
 	}
 	uint64_t row = tensor_type_row_size(type, ne[0]);
-	if ((row == 0 && ne[0] != 0) || (rows && row > UINT64_MAX / rows))
-		return -EINVAL;
+	if ((row == 0 && ne[0] != 0) || (rows && row > UINT64_MAX / rows)) return -EINVAL;
 	if (w->n_tensors == w->cap_tensors) {
 		size_t cap = w->cap_tensors ? 2 * w->cap_tensors : 64;
 		struct wtensor *n = realloc(w->tensors, cap * sizeof *n);
-		if (!n)
-			return -ENOMEM;
+		if (!n) return -ENOMEM;
 		w->tensors = n;
 		w->cap_tensors = cap;
 	}
 	struct wtensor *t = &w->tensors[w->n_tensors];
 	memset(t, 0, sizeof *t);
 	t->name = strdup(name);
-	if (!t->name)
-		return -ENOMEM;
+	if (!t->name) return -ENOMEM;
 	t->type = type;
 	t->n_dims = n_dims;
-	for (int d = 0; d < 4; d++)
-		t->ne[d] = (uint32_t)d < n_dims ? ne[d] : 1;
+	for (int d = 0; d < 4; d++) t->ne[d] = (uint32_t)d < n_dims ? ne[d] : 1;
 	t->nbytes = row * rows;
 	w->n_tensors++;
 	*out = t;
@@ -242,12 +231,11 @@ static int add_tensor(struct gguf_writer *w, const char *name, uint32_t type, ui
 }
 
 static int add_tensor_data(struct gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
-			   const int64_t *ne, const void *data, uint64_t nbytes, bool copy)
+                           const int64_t *ne, const void *data, uint64_t nbytes, bool copy)
 {
 	struct wtensor *t;
 	int rc = add_tensor(w, name, type, n_dims, ne, &t);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	if (t->nbytes != nbytes) {
 		free(t->name);
 		w->n_tensors--;
@@ -260,8 +248,7 @@ static int add_tensor_data(struct gguf_writer *w, const char *name, uint32_t typ
 			w->n_tensors--;
 			return -ENOMEM;
 		}
-		if (nbytes)
-			memcpy(t->owned, data, nbytes);
+		if (nbytes) memcpy(t->owned, data, nbytes);
 		t->data = t->owned;
 	} else {
 		t->data = data;
@@ -269,25 +256,26 @@ static int add_tensor_data(struct gguf_writer *w, const char *name, uint32_t typ
 	return 0;
 }
 
-int gguf_writer_add_tensor(struct gguf_writer *w, const char *name, uint32_t type,
-			   uint32_t n_dims, const int64_t *ne, const void *data, uint64_t nbytes)
+int gguf_writer_add_tensor(struct gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                           const int64_t *ne, const void *data, uint64_t nbytes)
 {
 	return add_tensor_data(w, name, type, n_dims, ne, data, nbytes, true);
 }
 
 int gguf_writer_add_tensor_ref(struct gguf_writer *w, const char *name, uint32_t type,
-			       uint32_t n_dims, const int64_t *ne, const void *data, uint64_t nbytes)
+                               uint32_t n_dims, const int64_t *ne, const void *data,
+                               uint64_t nbytes)
 {
 	return add_tensor_data(w, name, type, n_dims, ne, data, nbytes, false);
 }
 
 int gguf_writer_add_tensor_fill(struct gguf_writer *w, const char *name, uint32_t type,
-				uint32_t n_dims, const int64_t *ne, gguf_tensor_fill_fn fill, void *ctx)
+                                uint32_t n_dims, const int64_t *ne, gguf_tensor_fill_fn fill,
+                                void *ctx)
 {
 	struct wtensor *t;
 	int rc = add_tensor(w, name, type, n_dims, ne, &t);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	t->fill = fill;
 	t->ctx = ctx;
 	return 0;
@@ -330,7 +318,8 @@ static bool put_pad(FILE *fp, uint64_t pos)
 static int io_error(const char *path, struct gguf_error *err)
 {
 	if (err)
-		snprintf(err->message, sizeof err->message, "%s: write failed: %s", path, strerror(errno));
+		snprintf(err->message, sizeof err->message, "%s: write failed: %s", path,
+		         strerror(errno));
 	return -EIO;
 }
 
@@ -338,7 +327,7 @@ static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct g
 {
 	/* header and metadata */
 	bool ok = put(fp, "GGUF", 4) && put_u32(fp, 3) && put_u64(fp, w->n_tensors) &&
-		  put_u64(fp, w->n_kv + 1);
+	          put_u64(fp, w->n_kv + 1);
 	uint64_t pos = 24;
 	ok = ok && put_str(fp, "general.alignment") && put_u32(fp, GGUF_TYPE_UINT32) &&
 	     put_u32(fp, WRITER_ALIGNMENT);
@@ -353,15 +342,13 @@ static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct g
 	for (size_t i = 0; ok && i < w->n_tensors; i++) {
 		const struct wtensor *t = &w->tensors[i];
 		ok = put_str(fp, t->name) && put_u32(fp, t->n_dims);
-		for (uint32_t d = 0; ok && d < t->n_dims; d++)
-			ok = put_u64(fp, (uint64_t)t->ne[d]);
+		for (uint32_t d = 0; ok && d < t->n_dims; d++) ok = put_u64(fp, (uint64_t)t->ne[d]);
 		ok = ok && put_u32(fp, t->type) && put_u64(fp, off);
 		pos += 8 + strlen(t->name) + 4 + 8 * (uint64_t)t->n_dims + 4 + 8;
 		off = align_up(off + t->nbytes);
 	}
 	ok = ok && put_pad(fp, pos);
-	if (!ok)
-		return io_error(path, err);
+	if (!ok) return io_error(path, err);
 	/* data */
 	for (size_t i = 0; i < w->n_tensors; i++) {
 		const struct wtensor *t = &w->tensors[i];
@@ -370,8 +357,8 @@ static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct g
 			if (!buf) {
 				if (err)
 					snprintf(err->message, sizeof err->message,
-						 "%s: out of memory for tensor \"%s\" (%llu bytes)", path,
-						 t->name, (unsigned long long)t->nbytes);
+					         "%s: out of memory for tensor \"%s\" (%llu bytes)",
+					         path, t->name, (unsigned long long)t->nbytes);
 				return -ENOMEM;
 			}
 			int rc = t->fill(t->ctx, buf, t->nbytes);
@@ -379,8 +366,8 @@ static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct g
 				free(buf);
 				if (err)
 					snprintf(err->message, sizeof err->message,
-						 "%s: producing tensor \"%s\" failed: %s", path, t->name,
-						 strerror(-rc));
+					         "%s: producing tensor \"%s\" failed: %s", path,
+					         t->name, strerror(-rc));
 				return rc;
 			}
 			ok = put(fp, buf, t->nbytes);
@@ -388,8 +375,7 @@ static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct g
 		} else {
 			ok = put(fp, t->data, t->nbytes);
 		}
-		if (!ok || !put_pad(fp, t->nbytes))
-			return io_error(path, err);
+		if (!ok || !put_pad(fp, t->nbytes)) return io_error(path, err);
 	}
 	return 0;
 }
@@ -400,7 +386,8 @@ int gguf_writer_write(struct gguf_writer *w, const char *path, struct gguf_error
 	if (!fp) {
 		int e = errno;
 		if (err)
-			snprintf(err->message, sizeof err->message, "%s: cannot create: %s", path, strerror(e));
+			snprintf(err->message, sizeof err->message, "%s: cannot create: %s", path,
+			         strerror(e));
 		return -e;
 	}
 	setvbuf(fp, NULL, _IOFBF, 1 << 20);
@@ -408,10 +395,10 @@ int gguf_writer_write(struct gguf_writer *w, const char *path, struct gguf_error
 	if (fclose(fp) != 0 && rc == 0) {
 		int e = errno;
 		if (err)
-			snprintf(err->message, sizeof err->message, "%s: write failed: %s", path, strerror(e));
+			snprintf(err->message, sizeof err->message, "%s: write failed: %s", path,
+			         strerror(e));
 		rc = -EIO;
 	}
-	if (rc)
-		unlink(path);
+	if (rc) unlink(path);
 	return rc;
 }

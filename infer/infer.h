@@ -47,13 +47,13 @@ enum infer_backend {
 };
 
 struct model_params {
-	const char *path;          /* GGUF file; borrowed for the call */
+	const char *path; /* GGUF file; borrowed for the call */
 	enum infer_backend backend;
-	int32_t n_threads;         /* cpu worker threads; <= 0: physical cores */
-	size_t kv_bytes;           /* KV page pool budget (cache.memoryMB); 0: 256 MiB */
-	int32_t kv_tokens;         /* > 0: size the pool for this many tokens instead of kv_bytes */
-	int32_t kv_page_size;      /* tokens per page; 0: 16 */
-	bool kv_f16;               /* store K/V as fp16 (half the memory; logits move by ~1e-4) */
+	int32_t n_threads;    /* cpu worker threads; <= 0: physical cores */
+	size_t kv_bytes;      /* KV page pool budget (cache.memoryMB); 0: 256 MiB */
+	int32_t kv_tokens;    /* > 0: size the pool for this many tokens instead of kv_bytes */
+	int32_t kv_page_size; /* tokens per page; 0: 16 */
+	bool kv_f16;          /* store K/V as fp16 (half the memory; logits move by ~1e-4) */
 	/* Load progress in [0, 1], called on the loading thread; may be NULL. */
 	void (*progress)(void *user, float fraction);
 	void *progress_user;
@@ -63,14 +63,16 @@ struct model_params model_params_default(void);
 
 /* Hyperparameters and facts about the loaded model. */
 struct model_info {
-	char arch[32];        /* general.architecture: "llama", "qwen2" */
+	char arch[32]; /* general.architecture: "llama", "qwen2" */
 	int32_t n_layer, n_embd, n_head, n_head_kv, head_dim, n_ff, n_vocab;
-	int32_t n_ctx_train;  /* context_length */
-	uint32_t file_type;   /* enum tensor_type of the attention weights (quant.h) */
-	uint64_t weight_bytes;       /* bytes of all weight tensors */
-	uint64_t decode_read_bytes;  /* weight bytes one decode step reads (all but the embedding table) */
+	int32_t n_ctx_train;   /* context_length */
+	uint32_t file_type;    /* enum tensor_type of the attention weights (quant.h) */
+	uint64_t weight_bytes; /* bytes of all weight tensors */
+	uint64_t
+	        decode_read_bytes; /* weight bytes one decode step reads (all but the embedding table) */
 	int32_t kv_page_size, kv_n_pages; /* the KV pool: pages of kv_page_size tokens */
-	const char *backend_name;    /* "cpu (avx512-vnni, 2 threads)"; borrowed, valid until model_free */
+	const char *
+	        backend_name; /* "cpu (avx512-vnni, 2 threads)"; borrowed, valid until model_free */
 };
 
 struct model;
@@ -87,8 +89,8 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 /* Accepts NULL. Every kv_seq of the model must be freed first. */
 void model_free(struct model *m);
 
-const struct model_info *model_info(const struct model *m);          /* borrowed */
-const struct tokenizer *model_tokenizer(const struct model *m);      /* borrowed */
+const struct model_info *model_info(const struct model *m);     /* borrowed */
+const struct tokenizer *model_tokenizer(const struct model *m); /* borrowed */
 
 /* ---- KV pages and sequences (kv.c) ---- */
 
@@ -164,14 +166,14 @@ int model_forward(struct model *m, const struct model_batch *batch, struct infer
  * most 512) and writes the last token's logits to logits[n_vocab] (NULL: none).
  */
 int model_eval(struct model *m, struct kv_seq *s, const int32_t *tokens, int32_t n, float *logits,
-	       struct infer_error *err);
+               struct infer_error *err);
 
 /* Rotates cached keys: moves n tokens from positions [src_start, +n) of src to
  * [dst_start, +n) of dst (reserved as by kv_seq_reserve) re-rotating K by the
  * position delta (DESIGN.md, "the suffix problem"). dst's length grows to
  * cover them. */
 int model_kv_shift(struct model *m, struct kv_seq *src, int32_t src_start, struct kv_seq *dst,
-		   int32_t dst_start, int32_t n, struct infer_error *err);
+                   int32_t dst_start, int32_t n, struct infer_error *err);
 
 /* ---- sampling (sample.c) ---- */
 
@@ -181,9 +183,9 @@ int32_t sample_greedy(const float *logits, int32_t n_vocab);
 double sample_logsumexp(const float *logits, int32_t n_vocab);
 
 struct sampler_params {
-	float temperature;    /* <= 0: greedy */
-	int32_t top_k;        /* <= 0: off */
-	float top_p;          /* >= 1: off */
+	float temperature; /* <= 0: greedy */
+	int32_t top_k;     /* <= 0: off */
+	float top_p;       /* >= 1: off */
 	float repeat_penalty; /* 1: off; > 1 divides positive / multiplies negative logits of recent tokens */
 	int32_t repeat_last_n; /* how many recent tokens the penalty looks at */
 	uint64_t seed;
@@ -204,7 +206,7 @@ void sampler_seed(struct sampler *s, uint64_t seed);
  * allocates nothing.
  */
 int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *history,
-		       int32_t n_history, float *logprob);
+                       int32_t n_history, float *logprob);
 
 /* ---- machine facts for benchmarks ---- */
 

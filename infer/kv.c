@@ -27,14 +27,13 @@ struct kv_seq {
 	struct kv_pool *p;
 	int32_t *pages; /* [cap] */
 	int32_t n_pages, cap;
-	int32_t len;    /* tokens computed */
+	int32_t len; /* tokens computed */
 };
 
 struct kv_pool *kv_pool_create(struct backend *b, int32_t n_pages, int32_t page_size)
 {
 	struct kv_pool *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
+	if (!p) return NULL;
 	p->b = b;
 	p->n_pages = n_pages;
 	p->page_size = page_size;
@@ -45,16 +44,14 @@ struct kv_pool *kv_pool_create(struct backend *b, int32_t n_pages, int32_t page_
 		return NULL;
 	}
 	/* Lowest ids on top of the stack. */
-	for (int32_t i = 0; i < n_pages; i++)
-		p->free_list[i] = n_pages - 1 - i;
+	for (int32_t i = 0; i < n_pages; i++) p->free_list[i] = n_pages - 1 - i;
 	p->n_free = n_pages;
 	return p;
 }
 
 void kv_pool_destroy(struct kv_pool *p)
 {
-	if (!p)
-		return;
+	if (!p) return;
 	free(p->refs);
 	free(p->free_list);
 	free(p);
@@ -82,8 +79,7 @@ int32_t kv_pool_free_pages(const struct kv_pool *p)
 
 int32_t kv_page_alloc(struct kv_pool *p)
 {
-	if (p->n_free == 0)
-		return -1;
+	if (p->n_free == 0) return -1;
 	int32_t id = p->free_list[--p->n_free];
 	p->refs[id] = 1;
 	return id;
@@ -91,16 +87,13 @@ int32_t kv_page_alloc(struct kv_pool *p)
 
 void kv_page_retain(struct kv_pool *p, int32_t page)
 {
-	if (page >= 0 && page < p->n_pages && p->refs[page] > 0)
-		p->refs[page]++;
+	if (page >= 0 && page < p->n_pages && p->refs[page] > 0) p->refs[page]++;
 }
 
 void kv_page_release(struct kv_pool *p, int32_t page)
 {
-	if (page < 0 || page >= p->n_pages || p->refs[page] <= 0)
-		return;
-	if (--p->refs[page] == 0)
-		p->free_list[p->n_free++] = page;
+	if (page < 0 || page >= p->n_pages || p->refs[page] <= 0) return;
+	if (--p->refs[page] == 0) p->free_list[p->n_free++] = page;
 }
 
 int32_t kv_page_refs(const struct kv_pool *p, int32_t page)
@@ -113,31 +106,25 @@ int32_t kv_page_refs(const struct kv_pool *p, int32_t page)
 struct kv_seq *kv_seq_new(struct kv_pool *p)
 {
 	struct kv_seq *s = calloc(1, sizeof *s);
-	if (s)
-		s->p = p;
+	if (s) s->p = p;
 	return s;
 }
 
 void kv_seq_free(struct kv_seq *s)
 {
-	if (!s)
-		return;
-	for (int32_t i = 0; i < s->n_pages; i++)
-		kv_page_release(s->p, s->pages[i]);
+	if (!s) return;
+	for (int32_t i = 0; i < s->n_pages; i++) kv_page_release(s->p, s->pages[i]);
 	free(s->pages);
 	free(s);
 }
 
 static int reserve_table(struct kv_seq *s, int32_t n_pages)
 {
-	if (n_pages <= s->cap)
-		return 0;
+	if (n_pages <= s->cap) return 0;
 	int32_t cap = s->cap ? s->cap : 8;
-	while (cap < n_pages)
-		cap *= 2;
+	while (cap < n_pages) cap *= 2;
 	int32_t *np = realloc(s->pages, (size_t)cap * sizeof *np);
-	if (!np)
-		return -ENOMEM;
+	if (!np) return -ENOMEM;
 	s->pages = np;
 	s->cap = cap;
 	return 0;
@@ -171,8 +158,7 @@ int32_t kv_seq_len(const struct kv_seq *s)
 
 const int32_t *kv_seq_pages(const struct kv_seq *s, int32_t *n_pages)
 {
-	if (n_pages)
-		*n_pages = s->n_pages;
+	if (n_pages) *n_pages = s->n_pages;
 	return s->pages;
 }
 
@@ -183,14 +169,11 @@ void kv_seq_set_len(struct kv_seq *s, int32_t n)
 
 void kv_seq_truncate(struct kv_seq *s, int32_t n)
 {
-	if (n < 0)
-		n = 0;
-	if (n >= s->len)
-		return;
+	if (n < 0) n = 0;
+	if (n >= s->len) return;
 	s->len = n;
 	int32_t keep = (n + s->p->page_size - 1) / s->p->page_size;
-	while (s->n_pages > keep)
-		kv_page_release(s->p, s->pages[--s->n_pages]);
+	while (s->n_pages > keep) kv_page_release(s->p, s->pages[--s->n_pages]);
 }
 
 int kv_seq_append_pages(struct kv_seq *s, const int32_t *pages, int32_t n_pages, int32_t n_tokens)
@@ -199,8 +182,7 @@ int kv_seq_append_pages(struct kv_seq *s, const int32_t *pages, int32_t n_pages,
 	if (s->len % ps != 0 || s->n_pages != s->len / ps || n_tokens > n_pages * ps ||
 	    n_tokens <= (n_pages - 1) * ps)
 		return -EINVAL;
-	if (reserve_table(s, s->n_pages + n_pages) != 0)
-		return -ENOMEM;
+	if (reserve_table(s, s->n_pages + n_pages) != 0) return -ENOMEM;
 	for (int32_t i = 0; i < n_pages; i++) {
 		kv_page_retain(s->p, pages[i]);
 		s->pages[s->n_pages++] = pages[i];
@@ -217,28 +199,26 @@ int kv_seq_reserve(struct kv_seq *s, int32_t n, struct infer_error *err)
 int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infer_error *err)
 {
 	struct kv_pool *p = s->p;
-	if (from < 0)
-		from = 0;
-	if (n <= from)
-		return 0;
+	if (from < 0) from = 0;
+	if (n <= from) return 0;
 	int32_t need = (n + p->page_size - 1) / p->page_size;
 	if (reserve_table(s, need) != 0) {
 		if (err)
-			snprintf(err->message, sizeof err->message, "kv: out of memory for a page table");
+			snprintf(err->message, sizeof err->message,
+			         "kv: out of memory for a page table");
 		return -ENOMEM;
 	}
 	/* Copy-on-write: pages in [len, n) that exist but are shared. */
 	for (int32_t i = from / p->page_size; i < s->n_pages && i < need; i++) {
-		if (p->refs[s->pages[i]] <= 1)
-			continue;
+		if (p->refs[s->pages[i]] <= 1) continue;
 		int32_t np = kv_page_alloc(p);
-		if (np < 0)
-			goto full;
+		if (np < 0) goto full;
 		struct backend_error be;
 		if (backend_kv_copy_page(p->b, np, s->pages[i], &be) != 0) {
 			kv_page_release(p, np);
 			if (err)
-				snprintf(err->message, sizeof err->message, "kv: %.500s", be.message);
+				snprintf(err->message, sizeof err->message, "kv: %.500s",
+				         be.message);
 			return -EIO;
 		}
 		kv_page_release(p, s->pages[i]);
@@ -246,15 +226,14 @@ int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infer_
 	}
 	while (s->n_pages < need) {
 		int32_t np = kv_page_alloc(p);
-		if (np < 0)
-			goto full;
+		if (np < 0) goto full;
 		s->pages[s->n_pages++] = np;
 	}
 	return 0;
 full:
 	if (err)
 		snprintf(err->message, sizeof err->message,
-			 "kv: page pool exhausted (%d pages of %d tokens); raise cache.memoryMB",
-			 p->n_pages, p->page_size);
+		         "kv: page pool exhausted (%d pages of %d tokens); raise cache.memoryMB",
+		         p->n_pages, p->page_size);
 	return -ENOSPC;
 }

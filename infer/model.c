@@ -40,7 +40,7 @@ struct model {
 };
 
 static int fail(struct infer_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static int fail(struct infer_error *err, int code, const char *fmt, ...)
 {
@@ -55,7 +55,7 @@ static int fail(struct infer_error *err, int code, const char *fmt, ...)
 
 struct model_params model_params_default(void)
 {
-	struct model_params p = {0};
+	struct model_params p = { 0 };
 	p.backend = INFER_BACKEND_AUTO;
 	p.kv_bytes = 256u << 20;
 	p.kv_page_size = 16;
@@ -97,12 +97,11 @@ static int find_tensor(struct loader *ld, const char *name, struct backend_tenso
 	snprintf(slot, NAME_LEN, "%s", name);
 	t->name = slot;
 	int64_t i = gguf_find_tensor(ld->f, name);
-	if (i < 0)
-		return 0;
+	if (i < 0) return 0;
 	const struct gguf_tensor_info *ti = gguf_tensor(ld->f, i);
 	if (ti->n_dims > 2)
-		return fail(ld->err, -EINVAL, "%s: tensor %s has %u dimensions, expected 1 or 2", ld->path,
-			    name, ti->n_dims);
+		return fail(ld->err, -EINVAL, "%s: tensor %s has %u dimensions, expected 1 or 2",
+		            ld->path, name, ti->n_dims);
 	t->type = ti->type;
 	t->ne[0] = ti->ne[0];
 	t->ne[1] = ti->n_dims >= 2 ? ti->ne[1] : 1;
@@ -113,8 +112,7 @@ static int find_tensor(struct loader *ld, const char *name, struct backend_tenso
 
 static int require(struct loader *ld, const struct backend_tensor *t)
 {
-	if (!t->data)
-		return fail(ld->err, -EINVAL, "%s: missing tensor %s", ld->path, t->name);
+	if (!t->data) return fail(ld->err, -EINVAL, "%s: missing tensor %s", ld->path, t->name);
 	return 0;
 }
 
@@ -127,16 +125,16 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 	bool qwen2 = !strcmp(ld->arch, "qwen2");
 	if (strcmp(ld->arch, "llama") != 0 && !qwen2)
 		return fail(ld->err, -ENOTSUP,
-			    "%s: architecture \"%s\" is not supported (llama and qwen2 are)", ld->path,
-			    ld->arch);
+		            "%s: architecture \"%s\" is not supported (llama and qwen2 are)",
+		            ld->path, ld->arch);
 	uint32_t v;
 	memset(hp, 0, sizeof *hp);
-#define REQ(field, key)                                                                              \
-	do {                                                                                         \
-		if (!get_u32(ld, key, &v) || v == 0 || v > (1u << 24))                               \
-			return fail(ld->err, -EINVAL, "%s: missing or bad key %s.%s", ld->path, ld->arch, \
-				    key);                                                            \
-		hp->field = (int32_t)v;                                                             \
+#define REQ(field, key)                                                                         \
+	do {                                                                                    \
+		if (!get_u32(ld, key, &v) || v == 0 || v > (1u << 24))                          \
+			return fail(ld->err, -EINVAL, "%s: missing or bad key %s.%s", ld->path, \
+			            ld->arch, key);                                             \
+		hp->field = (int32_t)v;                                                         \
 	} while (0)
 	REQ(n_layer, "block_count");
 	REQ(n_embd, "embedding_length");
@@ -145,12 +143,12 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 #undef REQ
 	hp->n_head_kv = get_u32(ld, "attention.head_count_kv", &v) ? (int32_t)v : hp->n_head;
 	if (hp->n_head_kv <= 0 || hp->n_embd % hp->n_head != 0)
-		return fail(ld->err, -EINVAL, "%s: embedding length %d is not a multiple of head count %d",
-			    ld->path, hp->n_embd, hp->n_head);
+		return fail(ld->err, -EINVAL,
+		            "%s: embedding length %d is not a multiple of head count %d", ld->path,
+		            hp->n_embd, hp->n_head);
 	hp->head_dim = hp->n_embd / hp->n_head;
 	hp->n_rot = get_u32(ld, "rope.dimension_count", &v) ? (int32_t)v : hp->head_dim;
-	if (!get_f32(ld, "rope.freq_base", &hp->rope_base))
-		hp->rope_base = 10000.0f;
+	if (!get_f32(ld, "rope.freq_base", &hp->rope_base)) hp->rope_base = 10000.0f;
 	hp->rope_freq_scale = 1.0f;
 	char key[128];
 	struct gguf_str st;
@@ -159,14 +157,15 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 	bool has_type = gguf_get_str(ld->f, key, &st);
 	if (has_type && !(st.len == 6 && !memcmp(st.ptr, "linear", 6)) &&
 	    !(st.len == 4 && !memcmp(st.ptr, "none", 4)))
-		return fail(ld->err, -ENOTSUP, "%s: rope scaling type \"%.*s\" is not supported (linear is)",
-			    ld->path, (int)st.len, st.ptr);
-	if ((!has_type || st.len == 6) && (get_f32(ld, "rope.scaling.factor", &factor) ||
-					   get_f32(ld, "rope.scale_linear", &factor)) &&
+		return fail(ld->err, -ENOTSUP,
+		            "%s: rope scaling type \"%.*s\" is not supported (linear is)", ld->path,
+		            (int)st.len, st.ptr);
+	if ((!has_type || st.len == 6) &&
+	    (get_f32(ld, "rope.scaling.factor", &factor) ||
+	     get_f32(ld, "rope.scale_linear", &factor)) &&
 	    factor > 0)
 		hp->rope_freq_scale = 1.0f / factor;
-	if (!get_f32(ld, "attention.layer_norm_rms_epsilon", &hp->rms_eps))
-		hp->rms_eps = 1e-5f;
+	if (!get_f32(ld, "attention.layer_norm_rms_epsilon", &hp->rms_eps)) hp->rms_eps = 1e-5f;
 	hp->rope_neox = qwen2;
 	info->n_ctx_train = get_u32(ld, "context_length", &v) ? (int32_t)v : 4096;
 	snprintf(info->arch, sizeof info->arch, "%s", ld->arch);
@@ -175,14 +174,14 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 
 static void model_scratch_free(struct model *m)
 {
-	free(m->seq_ids), free(m->seq_list), free(m->seq_maxpos), free(m->seq_minpos), free(m->bseqs);
+	free(m->seq_ids), free(m->seq_list), free(m->seq_maxpos), free(m->seq_minpos),
+	        free(m->bseqs);
 	free(m->eval_pos), free(m->eval_rows), free(m->eval_seqs);
 }
 
 void model_free(struct model *m)
 {
-	if (!m)
-		return;
+	if (!m) return;
 	kv_pool_destroy(m->pool);
 	backend_destroy(m->backend);
 	tokenizer_free(m->tok);
@@ -195,10 +194,8 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 {
 	struct model_params p = *params;
 	struct model_params d = model_params_default();
-	if (p.kv_bytes == 0)
-		p.kv_bytes = d.kv_bytes;
-	if (p.kv_page_size <= 0)
-		p.kv_page_size = d.kv_page_size;
+	if (p.kv_bytes == 0) p.kv_bytes = d.kv_bytes;
+	if (p.kv_page_size <= 0) p.kv_page_size = d.kv_page_size;
 	struct model *m = calloc(1, sizeof *m);
 	if (!m) {
 		fail(err, -ENOMEM, "out of memory");
@@ -211,12 +208,11 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		model_free(m);
 		return NULL;
 	}
-	struct loader ld = {.path = p.path, .f = m->gguf, .err = err};
+	struct loader ld = { .path = p.path, .f = m->gguf, .err = err };
 	struct backend_weights w;
 	memset(&w, 0, sizeof w);
 	struct backend_layer *layers = NULL;
-	if (load_hparams(&ld, &w.hp, &m->info) != 0)
-		goto fail;
+	if (load_hparams(&ld, &w.hp, &m->info) != 0) goto fail;
 	struct backend_hparams *hp = &w.hp;
 	ld.cap_names = 3 + 16 * hp->n_layer;
 	ld.names = calloc((size_t)ld.cap_names, NAME_LEN);
@@ -226,8 +222,8 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		goto fail;
 	}
 	if (find_tensor(&ld, "token_embd.weight", &w.tok_embd) || require(&ld, &w.tok_embd) ||
-	    find_tensor(&ld, "output_norm.weight", &w.output_norm) || require(&ld, &w.output_norm) ||
-	    find_tensor(&ld, "output.weight", &w.output))
+	    find_tensor(&ld, "output_norm.weight", &w.output_norm) ||
+	    require(&ld, &w.output_norm) || find_tensor(&ld, "output.weight", &w.output))
 		goto fail;
 	if (!w.output.data) /* tied embeddings */
 		w.output = w.tok_embd;
@@ -236,8 +232,8 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	char key[96];
 	snprintf(key, sizeof key, "%s.vocab_size", ld.arch);
 	if (gguf_get_u32(m->gguf, key, &vs) && (int64_t)vs != w.tok_embd.ne[1]) {
-		fail(err, -EINVAL, "%s: %s is %u but token_embd.weight has %lld rows", p.path, key, vs,
-		     (long long)w.tok_embd.ne[1]);
+		fail(err, -EINVAL, "%s: %s is %u but token_embd.weight has %lld rows", p.path, key,
+		     vs, (long long)w.tok_embd.ne[1]);
 		goto fail;
 	}
 	for (int l = 0; l < hp->n_layer; l++) {
@@ -247,17 +243,24 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 			struct backend_tensor *t;
 			bool optional;
 		} list[] = {
-			{"attn_norm.weight", &L->attn_norm, false}, {"attn_q.weight", &L->wq, false},
-			{"attn_k.weight", &L->wk, false},           {"attn_v.weight", &L->wv, false},
-			{"attn_q.bias", &L->bq, true},              {"attn_k.bias", &L->bk, true},
-			{"attn_v.bias", &L->bv, true},              {"attn_output.weight", &L->wo, false},
-			{"ffn_norm.weight", &L->ffn_norm, false},   {"ffn_gate.weight", &L->w_gate, false},
-			{"ffn_up.weight", &L->w_up, false},         {"ffn_down.weight", &L->w_down, false},
+			{ "attn_norm.weight", &L->attn_norm, false },
+			{ "attn_q.weight", &L->wq, false },
+			{ "attn_k.weight", &L->wk, false },
+			{ "attn_v.weight", &L->wv, false },
+			{ "attn_q.bias", &L->bq, true },
+			{ "attn_k.bias", &L->bk, true },
+			{ "attn_v.bias", &L->bv, true },
+			{ "attn_output.weight", &L->wo, false },
+			{ "ffn_norm.weight", &L->ffn_norm, false },
+			{ "ffn_gate.weight", &L->w_gate, false },
+			{ "ffn_up.weight", &L->w_up, false },
+			{ "ffn_down.weight", &L->w_down, false },
 		};
 		for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
 			char name[NAME_LEN];
 			snprintf(name, sizeof name, "blk.%d.%s", l, list[i].suffix);
-			if (find_tensor(&ld, name, list[i].t) || (!list[i].optional && require(&ld, list[i].t)))
+			if (find_tensor(&ld, name, list[i].t) ||
+			    (!list[i].optional && require(&ld, list[i].t)))
 				goto fail;
 		}
 	}
@@ -272,8 +275,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	for (int64_t i = 0; i < gguf_tensor_count(m->gguf); i++)
 		info->weight_bytes += gguf_tensor(m->gguf, i)->nbytes;
 	info->decode_read_bytes = info->weight_bytes - w.tok_embd.nbytes;
-	if (w.output.data == w.tok_embd.data)
-		info->decode_read_bytes += w.tok_embd.nbytes;
+	if (w.output.data == w.tok_embd.data) info->decode_read_bytes += w.tok_embd.nbytes;
 
 	m->tok = tokenizer_load(m->gguf, &ge);
 	if (!m->tok) {
@@ -281,15 +283,16 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		goto fail;
 	}
 	if (tokenizer_vocab_size(m->tok) > hp->n_vocab) {
-		fail(err, -EINVAL, "%s: the tokenizer has %d tokens but token_embd.weight only %d rows",
-		     p.path, tokenizer_vocab_size(m->tok), hp->n_vocab);
+		fail(err, -EINVAL,
+		     "%s: the tokenizer has %d tokens but token_embd.weight only %d rows", p.path,
+		     tokenizer_vocab_size(m->tok), hp->n_vocab);
 		goto fail;
 	}
 
 	struct backend_config cfg = {
-		.kind = p.backend == INFER_BACKEND_CPU	  ? BACKEND_KIND_CPU
-			: p.backend == INFER_BACKEND_CUDA ? BACKEND_KIND_CUDA
-							  : BACKEND_KIND_AUTO,
+		.kind = p.backend == INFER_BACKEND_CPU    ? BACKEND_KIND_CPU
+		        : p.backend == INFER_BACKEND_CUDA ? BACKEND_KIND_CUDA
+		                                          : BACKEND_KIND_AUTO,
 		.n_threads = p.n_threads,
 		.kv_page_size = p.kv_page_size,
 		.kv_type = p.kv_f16 ? TENSOR_TYPE_F16 : TENSOR_TYPE_F32,
@@ -297,12 +300,11 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		.progress_user = p.progress_user,
 	};
 	size_t page_bytes = backend_kv_bytes_per_page(hp, p.kv_page_size, cfg.kv_type);
-	size_t n_pages = p.kv_tokens > 0 ? ((size_t)p.kv_tokens + (size_t)p.kv_page_size - 1) / (size_t)p.kv_page_size
-				       : p.kv_bytes / page_bytes;
-	if (n_pages < 4)
-		n_pages = 4;
-	if (n_pages > (1u << 24))
-		n_pages = 1u << 24;
+	size_t n_pages = p.kv_tokens > 0 ? ((size_t)p.kv_tokens + (size_t)p.kv_page_size - 1) /
+	                                           (size_t)p.kv_page_size
+	                                 : p.kv_bytes / page_bytes;
+	if (n_pages < 4) n_pages = 4;
+	if (n_pages > (1u << 24)) n_pages = 1u << 24;
 	cfg.kv_n_pages = (int32_t)n_pages;
 	struct backend_error be;
 	m->backend = backend_create(&cfg, &w, &be);
@@ -348,8 +350,7 @@ struct kv_pool *model_kv_pool(struct model *m)
 
 static int grow_scratch(struct model *m, int32_t n_tokens)
 {
-	if (n_tokens <= m->cap_tokens)
-		return 0;
+	if (n_tokens <= m->cap_tokens) return 0;
 	model_scratch_free(m);
 	m->seq_ids = malloc((size_t)n_tokens * sizeof *m->seq_ids);
 	m->seq_list = malloc((size_t)n_tokens * sizeof *m->seq_list);
@@ -359,8 +360,8 @@ static int grow_scratch(struct model *m, int32_t n_tokens)
 	m->eval_pos = malloc((size_t)n_tokens * sizeof *m->eval_pos);
 	m->eval_rows = malloc((size_t)n_tokens * sizeof *m->eval_rows);
 	m->eval_seqs = malloc((size_t)n_tokens * sizeof *m->eval_seqs);
-	if (!m->eval_seqs || !m->seq_ids || !m->seq_list || !m->seq_maxpos || !m->seq_minpos || !m->bseqs ||
-	    !m->eval_pos || !m->eval_rows) {
+	if (!m->eval_seqs || !m->seq_ids || !m->seq_list || !m->seq_maxpos || !m->seq_minpos ||
+	    !m->bseqs || !m->eval_pos || !m->eval_rows) {
 		model_scratch_free(m);
 		m->seq_ids = NULL, m->seq_list = NULL, m->seq_maxpos = NULL, m->seq_minpos = NULL;
 		m->bseqs = NULL, m->eval_pos = NULL, m->eval_rows = NULL, m->eval_seqs = NULL;
@@ -373,32 +374,29 @@ static int grow_scratch(struct model *m, int32_t n_tokens)
 
 int model_forward(struct model *m, const struct model_batch *b, struct infer_error *err)
 {
-	if (b->n_tokens <= 0)
-		return fail(err, -EINVAL, "forward: empty batch");
-	if (grow_scratch(m, b->n_tokens) != 0)
-		return fail(err, -ENOMEM, "forward: out of memory");
+	if (b->n_tokens <= 0) return fail(err, -EINVAL, "forward: empty batch");
+	if (grow_scratch(m, b->n_tokens) != 0) return fail(err, -ENOMEM, "forward: out of memory");
 	/* Distinct sequences, in order of first appearance. */
 	int32_t n_seqs = 0, last = -1;
 	for (int32_t i = 0; i < b->n_tokens; i++) {
 		struct kv_seq *s = b->seqs[i];
 		if (!s || kv_seq_pool(s) != m->pool)
-			return fail(err, -EINVAL, "forward: entry %d has no sequence of this model", i);
+			return fail(err, -EINVAL, "forward: entry %d has no sequence of this model",
+			            i);
 		if (b->pos[i] < 0)
-			return fail(err, -EINVAL, "forward: entry %d has negative position %d", i, b->pos[i]);
+			return fail(err, -EINVAL, "forward: entry %d has negative position %d", i,
+			            b->pos[i]);
 		int32_t k = last >= 0 && m->seq_list[last] == s ? last : -1;
 		for (int32_t j = 0; k < 0 && j < n_seqs; j++)
-			if (m->seq_list[j] == s)
-				k = j;
+			if (m->seq_list[j] == s) k = j;
 		if (k < 0) {
 			k = n_seqs++;
 			m->seq_list[k] = s;
 			m->seq_maxpos[k] = b->pos[i];
 			m->seq_minpos[k] = b->pos[i];
 		}
-		if (b->pos[i] > m->seq_maxpos[k])
-			m->seq_maxpos[k] = b->pos[i];
-		if (b->pos[i] < m->seq_minpos[k])
-			m->seq_minpos[k] = b->pos[i];
+		if (b->pos[i] > m->seq_maxpos[k]) m->seq_maxpos[k] = b->pos[i];
+		if (b->pos[i] < m->seq_minpos[k]) m->seq_minpos[k] = b->pos[i];
 		m->seq_ids[i] = k;
 		last = k;
 	}
@@ -406,8 +404,7 @@ int model_forward(struct model *m, const struct model_batch *b, struct infer_err
 		struct kv_seq *s = m->seq_list[k];
 		int32_t from = m->seq_minpos[k] < kv_seq_len(s) ? m->seq_minpos[k] : kv_seq_len(s);
 		int rc = kv_seq_reserve_from(s, from, m->seq_maxpos[k] + 1, err);
-		if (rc)
-			return rc;
+		if (rc) return rc;
 	}
 	for (int32_t k = 0; k < n_seqs; k++)
 		m->bseqs[k].pages = kv_seq_pages(m->seq_list[k], &m->bseqs[k].n_pages);
@@ -425,8 +422,7 @@ int model_forward(struct model *m, const struct model_batch *b, struct infer_err
 	};
 	struct backend_error be;
 	int rc = backend_forward(m->backend, &bb, &be);
-	if (rc)
-		return fail(err, rc, "%s", be.message);
+	if (rc) return fail(err, rc, "%s", be.message);
 	for (int32_t k = 0; k < n_seqs; k++)
 		if (m->seq_maxpos[k] + 1 > kv_seq_len(m->seq_list[k]))
 			kv_seq_set_len(m->seq_list[k], m->seq_maxpos[k] + 1);
@@ -436,10 +432,9 @@ int model_forward(struct model *m, const struct model_batch *b, struct infer_err
 #define EVAL_CHUNK 512
 
 int model_eval(struct model *m, struct kv_seq *s, const int32_t *tokens, int32_t n, float *logits,
-	       struct infer_error *err)
+               struct infer_error *err)
 {
-	if (n <= 0)
-		return fail(err, -EINVAL, "eval: no tokens");
+	if (n <= 0) return fail(err, -EINVAL, "eval: no tokens");
 	if (grow_scratch(m, n < EVAL_CHUNK ? n : EVAL_CHUNK) != 0)
 		return fail(err, -ENOMEM, "eval: out of memory");
 	/* One sequence pointer repeated: model_forward wants one per entry. */
@@ -470,25 +465,22 @@ int model_eval(struct model *m, struct kv_seq *s, const int32_t *tokens, int32_t
 }
 
 int model_kv_shift(struct model *m, struct kv_seq *src, int32_t src_start, struct kv_seq *dst,
-		   int32_t dst_start, int32_t n, struct infer_error *err)
+                   int32_t dst_start, int32_t n, struct infer_error *err)
 {
-	if (n <= 0)
-		return 0;
+	if (n <= 0) return 0;
 	if (src_start < 0 || src_start + n > kv_seq_len(src))
-		return fail(err, -EINVAL, "kv shift: source range [%d, %d) is not cached (length %d)",
-			    src_start, src_start + n, kv_seq_len(src));
+		return fail(err, -EINVAL,
+		            "kv shift: source range [%d, %d) is not cached (length %d)", src_start,
+		            src_start + n, kv_seq_len(src));
 	int rc = kv_seq_reserve_from(dst, dst_start, dst_start + n, err);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	struct backend_seq bs, bd;
 	bs.pages = kv_seq_pages(src, &bs.n_pages);
 	bd.pages = kv_seq_pages(dst, &bd.n_pages);
 	struct backend_error be;
 	rc = backend_kv_shift(m->backend, &bs, src_start, &bd, dst_start, n, &be);
-	if (rc)
-		return fail(err, rc, "%s", be.message);
-	if (dst_start + n > kv_seq_len(dst))
-		kv_seq_set_len(dst, dst_start + n);
+	if (rc) return fail(err, rc, "%s", be.message);
+	if (dst_start + n > kv_seq_len(dst)) kv_seq_set_len(dst, dst_start + n);
 	return 0;
 }
 

@@ -54,8 +54,7 @@ static int32_t npages(const struct pcache *c, int32_t len)
 struct pcache *pcache_new(struct kv_pool *pool, int32_t max_pages)
 {
 	struct pcache *c = calloc(1, sizeof *c);
-	if (!c)
-		return NULL;
+	if (!c) return NULL;
 	c->pool = pool;
 	c->ps = kv_pool_page_size(pool);
 	c->max_pages = max_pages;
@@ -64,11 +63,9 @@ struct pcache *pcache_new(struct kv_pool *pool, int32_t max_pages)
 
 static void node_free(struct pcache *c, struct pnode *n)
 {
-	for (int32_t i = 0; i < n->n_kids; i++)
-		node_free(c, n->kids[i]);
+	for (int32_t i = 0; i < n->n_kids; i++) node_free(c, n->kids[i]);
 	int32_t np = npages(c, n->len);
-	for (int32_t i = 0; i < np; i++)
-		kv_page_release(c->pool, n->pages[i]);
+	for (int32_t i = 0; i < np; i++) kv_page_release(c->pool, n->pages[i]);
 	c->n_pages -= np;
 	c->n_nodes--;
 	free(n->kids);
@@ -79,8 +76,7 @@ static void node_free(struct pcache *c, struct pnode *n)
 
 void pcache_clear(struct pcache *c)
 {
-	for (int32_t i = 0; i < c->root.n_kids; i++)
-		node_free(c, c->root.kids[i]);
+	for (int32_t i = 0; i < c->root.n_kids; i++) node_free(c, c->root.kids[i]);
 	free(c->root.kids);
 	c->root.kids = NULL;
 	c->root.n_kids = c->root.cap_kids = 0;
@@ -88,8 +84,7 @@ void pcache_clear(struct pcache *c)
 
 void pcache_free(struct pcache *c)
 {
-	if (!c)
-		return;
+	if (!c) return;
 	pcache_clear(c);
 	free(c);
 }
@@ -97,8 +92,7 @@ void pcache_free(struct pcache *c)
 static int32_t lcp(const int32_t *a, const int32_t *b, int32_t n)
 {
 	int32_t i = 0;
-	while (i < n && a[i] == b[i])
-		i++;
+	while (i < n && a[i] == b[i]) i++;
 	return i;
 }
 
@@ -110,40 +104,33 @@ static struct pnode *best_kid(const struct pnode *n, const int32_t *tok, int32_t
 	for (int32_t i = 0; i < n->n_kids; i++) {
 		struct pnode *k = n->kids[i];
 		int32_t l = lcp(k->tok, tok, k->len < len ? k->len : len);
-		if (l > *m)
-			*m = l, best = k;
+		if (l > *m) *m = l, best = k;
 	}
 	return best;
 }
 
 int32_t pcache_match(struct pcache *c, const int32_t *tok, int32_t n, struct kv_seq *seq)
 {
-	if (kv_seq_len(seq) != 0 || n <= 0)
-		return 0;
+	if (kv_seq_len(seq) != 0 || n <= 0) return 0;
 	int32_t cap = npages(c, n), np = 0, pos = 0;
 	int32_t *pages = malloc((size_t)cap * sizeof *pages);
-	if (!pages)
-		return 0;
+	if (!pages) return 0;
 	uint64_t now = ++c->tick;
 	struct pnode *node = &c->root;
 	for (;;) {
 		int32_t m;
 		struct pnode *k = best_kid(node, tok + pos, n - pos, &m);
-		if (!k)
-			break;
+		if (!k) break;
 		k->tick = now;
 		int32_t take = npages(c, m);
 		memcpy(pages + np, k->pages, (size_t)take * sizeof *pages);
 		np += take;
 		pos += m;
-		if (m < k->len || k->len % c->ps)
-			break;
+		if (m < k->len || k->len % c->ps) break;
 		node = k;
 	}
-	for (struct pnode *p = node; p; p = p->parent)
-		p->tick = now;
-	if (pos > 0 && kv_seq_append_pages(seq, pages, np, pos) != 0)
-		pos = 0;
+	for (struct pnode *p = node; p; p = p->parent) p->tick = now;
+	if (pos > 0 && kv_seq_append_pages(seq, pages, np, pos) != 0) pos = 0;
 	free(pages);
 	return pos;
 }
@@ -153,8 +140,7 @@ static int add_kid(struct pnode *parent, struct pnode *k)
 	if (parent->n_kids == parent->cap_kids) {
 		int32_t cap = parent->cap_kids ? parent->cap_kids * 2 : 4;
 		struct pnode **v = realloc(parent->kids, (size_t)cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
+		if (!v) return -ENOMEM;
 		parent->kids = v, parent->cap_kids = cap;
 	}
 	parent->kids[parent->n_kids++] = k;
@@ -174,16 +160,14 @@ static void remove_kid(struct pnode *parent, struct pnode *k)
 /* A new leaf under parent for tok[from..n) (from a multiple of the page
  * size), with seq's pages retained. */
 static int add_leaf(struct pcache *c, struct pnode *parent, const int32_t *tok, int32_t from,
-		    int32_t n, const struct kv_seq *seq)
+                    int32_t n, const struct kv_seq *seq)
 {
 	int32_t n_seq_pages;
 	const int32_t *sp = kv_seq_pages(seq, &n_seq_pages);
 	int32_t first = from / c->ps, np = npages(c, n) - first;
-	if (first + np > n_seq_pages)
-		return -EINVAL;
+	if (first + np > n_seq_pages) return -EINVAL;
 	struct pnode *k = calloc(1, sizeof *k);
-	if (!k)
-		return -ENOMEM;
+	if (!k) return -ENOMEM;
 	k->start = from;
 	k->len = n - from;
 	k->tok = malloc((size_t)k->len * sizeof *k->tok);
@@ -208,8 +192,7 @@ static int add_leaf(struct pcache *c, struct pnode *parent, const int32_t *tok, 
 static int split(struct pcache *c, struct pnode *k, int32_t at)
 {
 	struct pnode *t = calloc(1, sizeof *t);
-	if (!t)
-		return -ENOMEM;
+	if (!t) return -ENOMEM;
 	int32_t hp = at / c->ps, np = npages(c, k->len);
 	t->start = k->start + at;
 	t->len = k->len - at;
@@ -223,8 +206,7 @@ static int split(struct pcache *c, struct pnode *k, int32_t at)
 	memcpy(t->tok, k->tok + at, (size_t)t->len * sizeof *t->tok);
 	memcpy(t->pages, k->pages + hp, (size_t)(np - hp) * sizeof *t->pages);
 	t->kids = k->kids, t->n_kids = k->n_kids, t->cap_kids = k->cap_kids;
-	for (int32_t i = 0; i < t->n_kids; i++)
-		t->kids[i]->parent = t;
+	for (int32_t i = 0; i < t->n_kids; i++) t->kids[i]->parent = t;
 	t->tick = k->tick;
 	t->parent = k;
 	k->kids = kids, k->n_kids = 1, k->cap_kids = 4;
@@ -236,16 +218,14 @@ static int split(struct pcache *c, struct pnode *k, int32_t at)
 
 int pcache_insert(struct pcache *c, const int32_t *tok, int32_t n, const struct kv_seq *seq)
 {
-	if (n <= 0 || kv_seq_len(seq) < n)
-		return n <= 0 ? 0 : -EINVAL;
+	if (n <= 0 || kv_seq_len(seq) < n) return n <= 0 ? 0 : -EINVAL;
 	uint64_t now = ++c->tick;
 	struct pnode *node = &c->root;
 	int32_t pos = 0;
 	int rc = 0;
 	for (;;) {
 		node->tick = now;
-		if (pos == n)
-			break;
+		if (pos == n) break;
 		int32_t m;
 		struct pnode *k = best_kid(node, tok + pos, n - pos, &m);
 		if (!k) {
@@ -264,8 +244,7 @@ int pcache_insert(struct pcache *c, const int32_t *tok, int32_t n, const struct 
 		bool replace = m == k->len && k->n_kids == 0;
 		if (at > 0 && !replace) {
 			rc = split(c, k, at);
-			if (rc)
-				break;
+			if (rc) break;
 			rc = add_leaf(c, k, tok, pos + at, n, seq);
 			break;
 		}
@@ -276,8 +255,7 @@ int pcache_insert(struct pcache *c, const int32_t *tok, int32_t n, const struct 
 		rc = add_leaf(c, node, tok, pos, n, seq);
 		break;
 	}
-	if (c->n_pages > c->max_pages)
-		pcache_evict(c, 0);
+	if (c->n_pages > c->max_pages) pcache_evict(c, 0);
 	return rc;
 }
 
@@ -295,11 +273,9 @@ static void lru_leaf(struct pcache *c, struct pnode *n, bool only_free, struct p
 			bool shared = false;
 			for (int32_t p = 0; p < npages(c, k->len) && !shared; p++)
 				shared = kv_page_refs(c->pool, k->pages[p]) > 1;
-			if (shared)
-				continue;
+			if (shared) continue;
 		}
-		if (!*best || k->tick < (*best)->tick)
-			*best = k;
+		if (!*best || k->tick < (*best)->tick) *best = k;
 	}
 }
 
@@ -309,10 +285,8 @@ int32_t pcache_evict(struct pcache *c, int32_t want_free)
 	while (c->n_pages > c->max_pages || kv_pool_free_pages(c->pool) < want_free) {
 		struct pnode *v = NULL;
 		lru_leaf(c, &c->root, true, &v);
-		if (!v && c->n_pages > c->max_pages)
-			lru_leaf(c, &c->root, false, &v);
-		if (!v)
-			break;
+		if (!v && c->n_pages > c->max_pages) lru_leaf(c, &c->root, false, &v);
+		if (!v) break;
 		remove_kid(v->parent, v);
 		node_free(c, v);
 		c->evictions++;

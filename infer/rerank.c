@@ -23,41 +23,33 @@ size_t rerank_levenshtein(const char *a, size_t alen, const char *b, size_t blen
 		size_t tl = alen;
 		alen = blen, blen = tl;
 	}
-	if (!blen)
-		return alen;
+	if (!blen) return alen;
 	size_t stack[257], *row = blen < 257 ? stack : malloc((blen + 1) * sizeof *row);
-	if (!row)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= blen; j++)
-		row[j] = j;
+	if (!row) return SIZE_MAX;
+	for (size_t j = 0; j <= blen; j++) row[j] = j;
 	for (size_t i = 1; i <= alen; i++) {
 		size_t diag = row[0];
 		row[0] = i;
 		for (size_t j = 1; j <= blen; j++) {
 			size_t up = row[j];
 			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
+			if (up + 1 < best) best = up + 1;
+			if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
 			row[j] = best;
 			diag = up;
 		}
 	}
 	size_t d = row[blen];
-	if (row != stack)
-		free(row);
+	if (row != stack) free(row);
 	return d;
 }
 
 double rerank_similarity(const char *a, size_t alen, const char *b, size_t blen)
 {
 	size_t m = alen > blen ? alen : blen;
-	if (!m)
-		return 1.0;
+	if (!m) return 1.0;
 	size_t d = rerank_levenshtein(a, alen, b, blen);
-	if (d == SIZE_MAX)
-		return 0.0; /* out of memory: call them unrelated */
+	if (d == SIZE_MAX) return 0.0; /* out of memory: call them unrelated */
 	return 1.0 - (double)d / (double)m;
 }
 
@@ -75,8 +67,7 @@ struct rerank_params rerank_params_default(void)
 static bool blank(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
-			return false;
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
 	return true;
 }
 
@@ -84,13 +75,10 @@ static bool blank(const char *s, size_t n)
 static void first_line(const char *s, size_t n, const char **out, size_t *olen)
 {
 	size_t i = 0;
-	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
-		i++;
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
 	size_t e = i;
-	while (e < n && s[e] != '\n')
-		e++;
-	while (e > i && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
-		e--;
+	while (e < n && s[e] != '\n') e++;
+	while (e > i && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
 	*out = s + i, *olen = e - i;
 }
 
@@ -100,10 +88,8 @@ static void last_line(const char *s, size_t n, const char **out, size_t *olen)
 	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
 		n--;
 	size_t b = n;
-	while (b && s[b - 1] != '\n')
-		b--;
-	while (b < n && (s[b] == ' ' || s[b] == '\t'))
-		b++;
+	while (b && s[b - 1] != '\n') b--;
+	while (b < n && (s[b] == ' ' || s[b] == '\t')) b++;
 	*out = s + b, *olen = n - b;
 }
 
@@ -114,30 +100,26 @@ static void last_line(const char *s, size_t n, const char **out, size_t *olen)
  */
 static bool repeats_suffix(const struct rerank_params *p, const struct rerank_item *it)
 {
-	if (!p->suffix || !p->suffix_len)
-		return false;
+	if (!p->suffix || !p->suffix_len) return false;
 	const char *sl, *cl;
 	size_t sn, cn;
 	first_line(p->suffix, p->suffix_len, &sl, &sn);
 	last_line(it->text, it->len, &cl, &cn);
-	if (!sn || !cn)
-		return false;
+	if (!sn || !cn) return false;
 	return rerank_similarity(sl, sn, cl, cn) >= p->dedup_threshold;
 }
 
 static int by_logprob(const void *a, const void *b)
 {
 	const struct rerank_item *x = a, *y = b;
-	if (x->mean_logprob != y->mean_logprob)
-		return x->mean_logprob > y->mean_logprob ? -1 : 1;
+	if (x->mean_logprob != y->mean_logprob) return x->mean_logprob > y->mean_logprob ? -1 : 1;
 	return x->index - y->index;
 }
 
 static int by_score(const void *a, const void *b)
 {
 	const struct rerank_item *x = a, *y = b;
-	if (x->score != y->score)
-		return x->score > y->score ? -1 : 1;
+	if (x->score != y->score) return x->score > y->score ? -1 : 1;
 	return x->index - y->index;
 }
 
@@ -149,8 +131,7 @@ size_t rerank_run(const struct rerank_params *p, struct rerank_item *items, size
 		struct rerank_item it = items[i];
 		it.index = (int32_t)i;
 		it.evidence = 1;
-		if (!it.text || blank(it.text, it.len))
-			continue;
+		if (!it.text || blank(it.text, it.len)) continue;
 		items[k++] = it;
 	}
 	/* 2. merge near-duplicates into the more probable one */
@@ -159,8 +140,8 @@ size_t rerank_run(const struct rerank_params *p, struct rerank_item *items, size
 	for (size_t i = 0; i < k; i++) {
 		size_t j = 0;
 		for (; j < kept; j++)
-			if (rerank_similarity(items[j].text, items[j].len, items[i].text, items[i].len) >=
-			    p->dedup_threshold)
+			if (rerank_similarity(items[j].text, items[j].len, items[i].text,
+			                      items[i].len) >= p->dedup_threshold)
 				break;
 		if (j < kept)
 			items[j].evidence += items[i].evidence;
@@ -172,14 +153,12 @@ size_t rerank_run(const struct rerank_params *p, struct rerank_item *items, size
 	for (size_t i = 0; i < kept; i++) {
 		struct rerank_item *it = &items[i];
 		double s = it->mean_logprob + p->w_evidence * log((double)it->evidence);
-		if (repeats_suffix(p, it))
-			s -= p->w_suffix;
+		if (repeats_suffix(p, it)) s -= p->w_suffix;
 		if (p->previous && p->previous_len)
 			s += p->w_previous *
 			     rerank_similarity(p->previous, p->previous_len, it->text, it->len);
 		it->score = s;
-		if (s >= p->min_confidence)
-			items[out++] = *it;
+		if (s >= p->min_confidence) items[out++] = *it;
 	}
 	qsort(items, out, sizeof *items, by_score);
 	return out;

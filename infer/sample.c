@@ -14,8 +14,7 @@ int32_t sample_greedy(const float *logits, int32_t n_vocab)
 {
 	int32_t best = 0;
 	for (int32_t i = 1; i < n_vocab; i++)
-		if (logits[i] > logits[best])
-			best = i;
+		if (logits[i] > logits[best]) best = i;
 	return best;
 }
 
@@ -23,8 +22,7 @@ double sample_logsumexp(const float *logits, int32_t n_vocab)
 {
 	float mx = logits[sample_greedy(logits, n_vocab)];
 	double s = 0;
-	for (int32_t i = 0; i < n_vocab; i++)
-		s += exp((double)logits[i] - mx);
+	for (int32_t i = 0; i < n_vocab; i++) s += exp((double)logits[i] - mx);
 	return mx + log(s);
 }
 
@@ -32,15 +30,14 @@ struct sampler {
 	struct sampler_params p;
 	int32_t n_vocab;
 	uint64_t rng;
-	float *work;   /* [n_vocab] modified logits */
-	int32_t *idx;  /* [n_vocab] candidate ids */
+	float *work;  /* [n_vocab] modified logits */
+	int32_t *idx; /* [n_vocab] candidate ids */
 };
 
 struct sampler *sampler_new(const struct sampler_params *p, int32_t n_vocab)
 {
 	struct sampler *s = calloc(1, sizeof *s);
-	if (!s)
-		return NULL;
+	if (!s) return NULL;
 	s->p = *p;
 	s->n_vocab = n_vocab;
 	s->work = malloc((size_t)n_vocab * sizeof *s->work);
@@ -55,8 +52,7 @@ struct sampler *sampler_new(const struct sampler_params *p, int32_t n_vocab)
 
 void sampler_free(struct sampler *s)
 {
-	if (!s)
-		return;
+	if (!s) return;
 	free(s->work);
 	free(s->idx);
 	free(s);
@@ -65,8 +61,7 @@ void sampler_free(struct sampler *s)
 void sampler_seed(struct sampler *s, uint64_t seed)
 {
 	s->rng = seed ^ 0x9E3779B97F4A7C15ull;
-	if (!s->rng)
-		s->rng = 1;
+	if (!s->rng) s->rng = 1;
 }
 
 /* xorshift64*: a uniform float in [0, 1). */
@@ -86,8 +81,7 @@ static void partial_sort(const float *work, int32_t *idx, int32_t n, int32_t k)
 	for (int32_t i = 0; i < k && i < n; i++) {
 		int32_t best = i;
 		for (int32_t j = i + 1; j < n; j++)
-			if (work[idx[j]] > work[idx[best]])
-				best = j;
+			if (work[idx[j]] > work[idx[best]]) best = j;
 		int32_t t = idx[i];
 		idx[i] = idx[best];
 		idx[best] = t;
@@ -95,7 +89,7 @@ static void partial_sort(const float *work, int32_t *idx, int32_t n, int32_t k)
 }
 
 int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *history,
-		       int32_t n_history, float *logprob)
+                       int32_t n_history, float *logprob)
 {
 	int32_t n = s->n_vocab, pick;
 	if (s->p.temperature <= 0) {
@@ -104,17 +98,14 @@ int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *hi
 		memcpy(s->work, logits, (size_t)n * sizeof *s->work);
 		if (s->p.repeat_penalty > 0 && s->p.repeat_penalty != 1.0f && history) {
 			int32_t from = n_history - s->p.repeat_last_n;
-			if (s->p.repeat_last_n <= 0 || from < 0)
-				from = 0;
+			if (s->p.repeat_last_n <= 0 || from < 0) from = 0;
 			for (int32_t i = from; i < n_history; i++) {
 				int32_t t = history[i];
-				if (t < 0 || t >= n)
-					continue;
+				if (t < 0 || t >= n) continue;
 				/* Penalise each id once even if it repeats: compare with the original. */
-				if (s->work[t] != logits[t])
-					continue;
+				if (s->work[t] != logits[t]) continue;
 				s->work[t] = s->work[t] > 0 ? s->work[t] / s->p.repeat_penalty
-							     : s->work[t] * s->p.repeat_penalty;
+				                            : s->work[t] * s->p.repeat_penalty;
 			}
 		}
 		for (int32_t i = 0; i < n; i++) {
@@ -133,8 +124,7 @@ int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *hi
 		/* Softmax over the m candidates (idx[0] is the max after the partial sort). */
 		float mx = s->work[s->idx[0]];
 		double sum = 0;
-		for (int32_t i = 0; i < m; i++)
-			sum += exp((double)s->work[s->idx[i]] - mx);
+		for (int32_t i = 0; i < m; i++) sum += exp((double)s->work[s->idx[i]] - mx);
 		/* top-p: the smallest prefix (in descending order) whose mass reaches top_p. Only the
 		 * first 64 are sorted when top_k is off; a nucleus wider than that keeps everything. */
 		int32_t sorted = s->p.top_k > 0 && s->p.top_k < n ? m : (n < 64 ? n : 64);
@@ -161,7 +151,6 @@ int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *hi
 			}
 		}
 	}
-	if (logprob)
-		*logprob = (float)((double)logits[pick] - sample_logsumexp(logits, n));
+	if (logprob) *logprob = (float)((double)logits[pick] - sample_logsumexp(logits, n));
 	return pick;
 }

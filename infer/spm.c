@@ -60,8 +60,7 @@ static void heap_push(struct spm_work *w, struct spm_cand c)
 	size_t i = w->n_heap++;
 	while (i > 0) {
 		size_t up = (i - 1) / 2;
-		if (!cand_before(&c, &w->heap[up]))
-			break;
+		if (!cand_before(&c, &w->heap[up])) break;
 		w->heap[i] = w->heap[up];
 		i = up;
 	}
@@ -74,16 +73,13 @@ static struct spm_cand heap_pop(struct spm_work *w)
 	size_t i = 0, n = w->n_heap;
 	for (;;) {
 		size_t l = 2 * i + 1;
-		if (l >= n)
-			break;
+		if (l >= n) break;
 		size_t m = (l + 1 < n && cand_before(&w->heap[l + 1], &w->heap[l])) ? l + 1 : l;
-		if (!cand_before(&w->heap[m], &last))
-			break;
+		if (!cand_before(&w->heap[m], &last)) break;
 		w->heap[i] = w->heap[m];
 		i = m;
 	}
-	if (n)
-		w->heap[i] = last;
+	if (n) w->heap[i] = last;
 	return top;
 }
 
@@ -97,15 +93,13 @@ static inline bool mergeable(uint8_t type)
 
 static void try_pair(struct spm_work *w, int32_t left, int32_t right)
 {
-	if (left < 0 || right < 0)
-		return;
+	if (left < 0 || right < 0) return;
 	int32_t a = w->sym[left].id, b = w->sym[right].id;
-	if (a < 0 || b < 0)
-		return;
+	if (a < 0 || b < 0) return;
 	const struct merge_slot *m = tok_merge_find(w->t, a, b);
-	if (!m)
-		return;
-	heap_push(w, (struct spm_cand){w->t->tokens[m->result].score, left, right, a, b, m->result});
+	if (!m) return;
+	heap_push(w,
+	          (struct spm_cand){ w->t->tokens[m->result].score, left, right, a, b, m->result });
 }
 
 static void emit_bytes(struct spm_work *w, uint32_t start, uint32_t len)
@@ -165,38 +159,37 @@ static void encode_chunk(struct spm_work *w, const char *text, size_t len, bool 
 	for (size_t i = 0; i < blen;) {
 		uint32_t cp;
 		size_t l = unicode_utf8_decode((const unsigned char *)w->buf + i, blen - i, &cp);
-		int32_t id = l == 1 ? w->t->char_token[(unsigned char)w->buf[i]] : tok_lookup(w->t, w->buf + i, l);
-		w->sym[n] = (struct spm_sym){(uint32_t)i, (uint32_t)l, n - 1, -1, n, id};
-		w->node[n] = (struct spm_node){-1, -1, (uint32_t)i, (uint32_t)l, id};
-		if (n > 0)
-			w->sym[n - 1].next = n;
+		int32_t id = l == 1 ? w->t->char_token[(unsigned char)w->buf[i]]
+		                    : tok_lookup(w->t, w->buf + i, l);
+		w->sym[n] = (struct spm_sym){ (uint32_t)i, (uint32_t)l, n - 1, -1, n, id };
+		w->node[n] = (struct spm_node){ -1, -1, (uint32_t)i, (uint32_t)l, id };
+		if (n > 0) w->sym[n - 1].next = n;
 		n++;
 		i += l;
 	}
 	w->n_node = n;
 	w->n_heap = 0;
-	for (int32_t i = 0; i + 1 < n; i++)
-		try_pair(w, i, i + 1);
+	for (int32_t i = 0; i + 1 < n; i++) try_pair(w, i, i + 1);
 	while (w->n_heap) {
 		struct spm_cand c = heap_pop(w);
 		struct spm_sym *l = &w->sym[c.left], *r = &w->sym[c.right];
-		if (l->len == 0 || r->len == 0 || l->next != c.right || l->id != c.a || r->id != c.b)
+		if (l->len == 0 || r->len == 0 || l->next != c.right || l->id != c.a ||
+		    r->id != c.b)
 			continue;
 		uint32_t size = l->len + r->len;
-		w->node[w->n_node] = (struct spm_node){l->node, r->node, l->start, size, c.result};
+		w->node[w->n_node] =
+		        (struct spm_node){ l->node, r->node, l->start, size, c.result };
 		l->node = w->n_node++;
 		l->len = size;
 		l->id = c.result;
 		r->len = 0;
 		r->id = -1;
 		l->next = r->next;
-		if (r->next >= 0)
-			w->sym[r->next].prev = c.left;
+		if (r->next >= 0) w->sym[r->next].prev = c.left;
 		try_pair(w, l->prev, c.left);
 		try_pair(w, c.left, l->next);
 	}
-	for (int32_t i = 0; i >= 0 && n > 0; i = w->sym[i].next)
-		resegment(w, w->sym[i].node);
+	for (int32_t i = 0; i >= 0 && n > 0; i = w->sym[i].next) resegment(w, w->sym[i].node);
 }
 
 /*
@@ -207,27 +200,24 @@ static void encode_chunk(struct spm_work *w, const char *text, size_t len, bool 
  * its own, which gives the same tokens and keeps the work per word small.
  */
 int spm_encode_fragment(const struct tokenizer *t, const char *text, size_t len, bool dummy_prefix,
-			struct tok_out *out)
+                        struct tok_out *out)
 {
 	size_t cap = len + (dummy_prefix ? 1 : 0);
-	if (cap == 0)
-		return 0;
+	if (cap == 0) return 0;
 	size_t max_chunk = len, start = 0;
 	if (t->spm_word_split) {
 		max_chunk = 0;
 		for (size_t i = 1; i <= len; i++) {
 			if (i == len || (text[i] == ' ' && text[i - 1] != ' ')) {
-				if (i - start > max_chunk)
-					max_chunk = i - start;
+				if (i - start > max_chunk) max_chunk = i - start;
 				start = i;
 			}
 		}
 	}
 	/* A chunk of c bytes escapes to at most 3c + 3 bytes, one symbol each. */
 	size_t blen = 3 * max_chunk + 3;
-	if (blen > UINT32_MAX / 4)
-		return -ENOMEM;
-	struct spm_work w = {.t = t, .out = out};
+	if (blen > UINT32_MAX / 4) return -ENOMEM;
+	struct spm_work w = { .t = t, .out = out };
 	w.buf = malloc(blen);
 	w.sym = malloc(blen * sizeof *w.sym);
 	w.node = malloc(2 * blen * sizeof *w.node);
@@ -248,8 +238,7 @@ int spm_encode_fragment(const struct tokenizer *t, const char *text, size_t len,
 			start = i;
 		}
 	}
-	if (len == 0)
-		encode_chunk(&w, text, 0, dummy_prefix);
+	if (len == 0) encode_chunk(&w, text, 0, dummy_prefix);
 done:
 	free(w.buf);
 	free(w.sym);
@@ -263,20 +252,18 @@ int spm_build_pairs(struct tokenizer *t)
 	/* Two passes: count the entries, then insert them. */
 	uint64_t count = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1 && tok_merge_alloc(t, count))
-			return -ENOMEM;
+		if (pass == 1 && tok_merge_alloc(t, count)) return -ENOMEM;
 		for (int32_t id = 0; id < t->n_vocab; id++) {
 			const struct tok_entry *e = &t->tokens[id];
-			if (!mergeable(e->type) || e->text_len < 2)
-				continue;
+			if (!mergeable(e->type) || e->text_len < 2) continue;
 			const char *s = tok_text(t, id);
 			if (tok_lookup(t, s, e->text_len) != id)
 				continue; /* a duplicate text: encoding finds the other id */
 			for (size_t k = unicode_utf8_len((unsigned char)s[0]); k < e->text_len;
 			     k += unicode_utf8_len((unsigned char)s[k])) {
-				int32_t a = tok_lookup(t, s, k), b = tok_lookup(t, s + k, e->text_len - k);
-				if (a < 0 || b < 0)
-					continue;
+				int32_t a = tok_lookup(t, s, k),
+				        b = tok_lookup(t, s + k, e->text_len - k);
+				if (a < 0 || b < 0) continue;
 				if (pass == 0)
 					count++;
 				else

@@ -64,20 +64,20 @@ enum tokenizer_pre {
 /* Which fill-in-the-middle template the vocabulary's tokens call for. */
 enum tokenizer_fim_style {
 	TOKENIZER_FIM_NONE,
-	TOKENIZER_FIM_DEEPSEEK,        /* <｜fim▁begin｜>P<｜fim▁hole｜>S<｜fim▁end｜> */
-	TOKENIZER_FIM_QWEN_STARCODER,  /* <|fim_prefix|>P<|fim_suffix|>S<|fim_middle|> */
-	TOKENIZER_FIM_CODELLAMA,       /* ▁<PRE> P ▁<SUF>S ▁<MID> */
+	TOKENIZER_FIM_DEEPSEEK,       /* <｜fim▁begin｜>P<｜fim▁hole｜>S<｜fim▁end｜> */
+	TOKENIZER_FIM_QWEN_STARCODER, /* <|fim_prefix|>P<|fim_suffix|>S<|fim_middle|> */
+	TOKENIZER_FIM_CODELLAMA,      /* ▁<PRE> P ▁<SUF>S ▁<MID> */
 };
 
 /* Special ids; -1 where the vocabulary has none. */
 struct tokenizer_special {
 	int32_t bos, eos, unk, pad;
-	int32_t eot;        /* end of turn/text when distinct from eos (<|EOT|>, <|endoftext|>, ▁<EOT>) */
-	int32_t fim_prefix; /* <｜fim▁begin｜>, <|fim_prefix|>, ▁<PRE> */
-	int32_t fim_suffix; /* <｜fim▁hole｜>, <|fim_suffix|>, ▁<SUF> */
-	int32_t fim_middle; /* <｜fim▁end｜>, <|fim_middle|>, ▁<MID> */
+	int32_t eot; /* end of turn/text when distinct from eos (<|EOT|>, <|endoftext|>, ▁<EOT>) */
+	int32_t fim_prefix;                 /* <｜fim▁begin｜>, <|fim_prefix|>, ▁<PRE> */
+	int32_t fim_suffix;                 /* <｜fim▁hole｜>, <|fim_suffix|>, ▁<SUF> */
+	int32_t fim_middle;                 /* <｜fim▁end｜>, <|fim_middle|>, ▁<MID> */
 	int32_t fim_pad, fim_repo, fim_sep; /* <|fim_pad|>, <|repo_name|>, <|file_sep|> */
-	bool add_bos;          /* tokenizer.ggml.add_bos_token (default: true for SPM, false for BPE) */
+	bool add_bos; /* tokenizer.ggml.add_bos_token (default: true for SPM, false for BPE) */
 	bool add_eos;
 	bool add_space_prefix; /* SPM dummy prefix (tokenizer.ggml.add_space_prefix, default true) */
 };
@@ -122,11 +122,11 @@ int32_t tokenizer_find(const struct tokenizer *t, const char *text, size_t len);
  * first cap — or -ENOMEM.
  */
 int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, bool parse_special,
-		     int32_t *out, size_t cap);
+                     int32_t *out, size_t cap);
 
 /* Number of tokens of text[0..len) (for context budgets); negative on error. */
 static inline int tokenizer_count(const struct tokenizer *t, const char *text, size_t len,
-				  bool parse_special)
+                                  bool parse_special)
 {
 	return tokenizer_encode(t, text, len, parse_special, NULL, 0);
 }
@@ -144,7 +144,7 @@ size_t tokenizer_max_piece(const struct tokenizer *t);
  * length.
  */
 size_t tokenizer_decode_token(const struct tokenizer *t, int32_t id, bool special, char *buf,
-			      size_t cap);
+                              size_t cap);
 
 /*
  * Streaming detokenizer: turns ids into text that is always whole UTF-8
@@ -163,8 +163,8 @@ void tokenizer_detok_init(struct tokenizer_detok *d, bool special);
  * least tokenizer_max_piece(t) + 4). Returns the bytes written, or -1 (and
  * writes nothing, changes nothing) if cap is too small.
  */
-int tokenizer_detok_push(const struct tokenizer *t, struct tokenizer_detok *d, int32_t id, char *out,
-			 size_t cap);
+int tokenizer_detok_push(const struct tokenizer *t, struct tokenizer_detok *d, int32_t id,
+                         char *out, size_t cap);
 /* Writes whatever is held (an unfinished character at the end of the stream,
  * as its raw bytes; out needs 4 bytes) and resets d. Returns the bytes written. */
 size_t tokenizer_detok_flush(struct tokenizer_detok *d, char *out);

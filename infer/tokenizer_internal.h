@@ -15,12 +15,12 @@
 #include "tokenizer.h"
 
 struct tok_entry {
-	uint32_t text_off;  /* stored text: text_pool[text_off .. +text_len) */
+	uint32_t text_off; /* stored text: text_pool[text_off .. +text_len) */
 	uint32_t text_len;
 	uint32_t piece_off; /* decoded bytes: piece_pool[piece_off .. +piece_len) */
 	uint32_t piece_len;
-	float score;        /* SPM merge priority (higher merges first) */
-	uint8_t type;       /* enum tokenizer_token_type */
+	float score;  /* SPM merge priority (higher merges first) */
+	uint8_t type; /* enum tokenizer_token_type */
 };
 
 /* One BPE merge: the pair (left, right) of token ids becomes `result`;
@@ -36,9 +36,9 @@ struct tokenizer {
 	enum tokenizer_pre pre;
 	enum tokenizer_fim_style fim_style;
 	struct tokenizer_special sp;
-	bool ignore_merges;    /* llama3: a word that is a token is not merged */
-	bool byte_fallback;    /* SPM: unknown characters become <0xXX> tokens */
-	bool spm_word_split;   /* SPM: no piece has ▁ after another character (spm.c) */
+	bool ignore_merges;  /* llama3: a word that is a token is not merged */
+	bool byte_fallback;  /* SPM: unknown characters become <0xXX> tokens */
+	bool spm_word_split; /* SPM: no piece has ▁ after another character (spm.c) */
 
 	int32_t n_vocab;
 	struct tok_entry *tokens; /* [n_vocab] */
@@ -75,8 +75,7 @@ static inline uint32_t tok_hash(const char *s, size_t n)
 {
 	/* FNV-1a: token texts are short, this is fast enough and well spread. */
 	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
 	return h;
 }
 
@@ -91,11 +90,9 @@ static inline int32_t tok_lookup(const struct tokenizer *t, const char *s, size_
 	uint32_t i = tok_hash(s, n) & t->index_mask;
 	for (;;) {
 		int32_t id = t->index[i];
-		if (id < 0)
-			return -1;
+		if (id < 0) return -1;
 		const struct tok_entry *e = &t->tokens[id];
-		if (e->text_len == n && memcmp(t->text_pool + e->text_off, s, n) == 0)
-			return id;
+		if (e->text_len == n && memcmp(t->text_pool + e->text_off, s, n) == 0) return id;
 		i = (i + 1) & t->index_mask;
 	}
 }
@@ -110,8 +107,7 @@ struct tok_out {
 
 static inline void tok_out_push(struct tok_out *o, int32_t id)
 {
-	if (o->n < o->cap)
-		o->ids[o->n] = id;
+	if (o->n < o->cap) o->ids[o->n] = id;
 	o->n++;
 }
 
@@ -131,7 +127,8 @@ typedef int (*pretok_word_fn)(void *ud, size_t start, size_t end);
 int pretok_split(enum tokenizer_pre pre, const char *text, size_t len, pretok_word_fn fn, void *ud);
 
 /* Byte-level BPE of one raw-text fragment (pre-tokenized inside). 0 or -ENOMEM. */
-int bpe_encode_fragment(const struct tokenizer *t, const char *text, size_t len, struct tok_out *out);
+int bpe_encode_fragment(const struct tokenizer *t, const char *text, size_t len,
+                        struct tok_out *out);
 
 /* Builds t->merges from tokenizer.ggml.merges. 0 or a negative errno with *err. */
 int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct gguf_error *err);
@@ -144,6 +141,6 @@ int spm_build_pairs(struct tokenizer *t);
 
 /* SentencePiece BPE of one raw-text fragment; `dummy_prefix` prepends ▁. 0 or -ENOMEM. */
 int spm_encode_fragment(const struct tokenizer *t, const char *text, size_t len, bool dummy_prefix,
-			struct tok_out *out);
+                        struct tok_out *out);
 
 #endif

@@ -22,16 +22,13 @@ size_t unicode_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 	} else {
 		goto bad;
 	}
-	if (len > n)
-		goto bad;
+	if (len > n) goto bad;
 	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			goto bad;
+		if ((s[i] & 0xC0) != 0x80) goto bad;
 		c = (c << 6) | (s[i] & 0x3F);
 	}
 	/* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
-	if (c < min || c > UNICODE_MAX || (c >= 0xD800 && c <= 0xDFFF))
-		goto bad;
+	if (c < min || c > UNICODE_MAX || (c >= 0xD800 && c <= 0xDFFF)) goto bad;
 	*cp = c;
 	return len;
 bad:
@@ -52,8 +49,7 @@ size_t unicode_utf8_encode(uint32_t cp, char *out)
 		return 2;
 	}
 	if (cp < 0x10000) {
-		if (cp >= 0xD800 && cp <= 0xDFFF)
-			return 0;
+		if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
 		o[0] = (unsigned char)(0xE0 | (cp >> 12));
 		o[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
 		o[2] = (unsigned char)(0x80 | (cp & 0x3F));
@@ -76,8 +72,7 @@ size_t unicode_utf8_complete_prefix(const unsigned char *s, size_t n)
 	size_t back = n < 3 ? n : 3;
 	for (size_t k = 1; k <= back; k++) {
 		unsigned char b = s[n - k];
-		if ((b & 0xC0) == 0x80)
-			continue; /* continuation byte: keep looking for the lead */
+		if ((b & 0xC0) == 0x80) continue; /* continuation byte: keep looking for the lead */
 		size_t need = 0;
 		if ((b & 0xE0) == 0xC0)
 			need = 2;
@@ -85,8 +80,7 @@ size_t unicode_utf8_complete_prefix(const unsigned char *s, size_t n)
 			need = 3;
 		else if ((b & 0xF8) == 0xF0)
 			need = 4;
-		if (need > k)
-			return n - k; /* lead byte whose sequence is still open */
+		if (need > k) return n - k; /* lead byte whose sequence is still open */
 		return n;
 	}
 	return n;

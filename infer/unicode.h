@@ -25,7 +25,7 @@ enum {
 	UNICODE_FLAG_OTHER = 0x80,     /* C*: control, format, unassigned, private use */
 };
 
-#define UNICODE_MAX 0x10FFFFu
+#define UNICODE_MAX         0x10FFFFu
 /* Stands in for a byte that does not start a valid UTF-8 sequence. */
 #define UNICODE_REPLACEMENT 0xFFFDu
 
@@ -34,8 +34,7 @@ extern const uint8_t unicode_stage2[];
 
 static inline uint8_t unicode_flags(uint32_t cp)
 {
-	if (cp > UNICODE_MAX)
-		return UNICODE_FLAG_OTHER;
+	if (cp > UNICODE_MAX) return UNICODE_FLAG_OTHER;
 	return unicode_stage2[(size_t)unicode_stage1[cp >> 8] * 256 + (cp & 255)];
 }
 
@@ -54,7 +53,7 @@ size_t unicode_utf8_encode(uint32_t cp, char *out);
 /* Length of the UTF-8 sequence that byte b starts, by its high bits (1 for a stray continuation byte). */
 static inline size_t unicode_utf8_len(unsigned char b)
 {
-	static const uint8_t len_of_hi4[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+	static const uint8_t len_of_hi4[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4 };
 	return len_of_hi4[b >> 4];
 }
 

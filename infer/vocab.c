@@ -26,7 +26,8 @@ static uint32_t byte_to_cp(unsigned b)
 		return b;
 	unsigned n = 0;
 	for (unsigned x = 0; x < b; x++)
-		if (!((x >= 0x21 && x <= 0x7E) || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF)))
+		if (!((x >= 0x21 && x <= 0x7E) || (x >= 0xA1 && x <= 0xAC) ||
+		      (x >= 0xAE && x <= 0xFF)))
 			n++;
 	return 256 + n;
 }
@@ -37,22 +38,19 @@ static uint32_t byte_to_cp(unsigned b)
 
 static void set_err(struct gguf_error *err, const char *fmt, const char *a)
 {
-	if (err)
-		snprintf(err->message, sizeof err->message, fmt, a);
+	if (err) snprintf(err->message, sizeof err->message, fmt, a);
 }
 
 static enum tokenizer_pre pre_from_name(const char *s, size_t n, bool *ignore_merges)
 {
 #define IS(lit) (n == sizeof(lit) - 1 && memcmp(s, lit, n) == 0)
 	*ignore_merges = false;
-	if (IS("deepseek-coder"))
-		return TOKENIZER_PRE_DEEPSEEK_CODER;
+	if (IS("deepseek-coder")) return TOKENIZER_PRE_DEEPSEEK_CODER;
 	if (IS("llama3") || IS("llama-v3") || IS("llama-bpe") || IS("falcon3")) {
 		*ignore_merges = true;
 		return TOKENIZER_PRE_LLAMA3;
 	}
-	if (IS("qwen2") || IS("stablelm2") || IS("deepseek-r1-qwen"))
-		return TOKENIZER_PRE_QWEN2;
+	if (IS("qwen2") || IS("stablelm2") || IS("deepseek-r1-qwen")) return TOKENIZER_PRE_QWEN2;
 	if (IS("starcoder") || IS("refact") || IS("command-r") || IS("smollm") || IS("codeshell") ||
 	    IS("exaone") || IS("minerva"))
 		return TOKENIZER_PRE_STARCODER;
@@ -64,8 +62,7 @@ static enum tokenizer_pre pre_from_name(const char *s, size_t n, bool *ignore_me
 static bool get_id(const struct gguf_file *f, const char *key, int32_t n_vocab, int32_t *out)
 {
 	uint32_t v;
-	if (!gguf_get_u32(f, key, &v))
-		return false;
+	if (!gguf_get_u32(f, key, &v)) return false;
 	if ((int64_t)v >= n_vocab)
 		return false; /* ignore ids outside the vocabulary rather than trust them */
 	*out = (int32_t)v;
@@ -75,11 +72,9 @@ static bool get_id(const struct gguf_file *f, const char *key, int32_t n_vocab, 
 static int build_index(struct tokenizer *t)
 {
 	uint32_t size = 16;
-	while (size < 2u * (uint32_t)t->n_vocab)
-		size *= 2;
+	while (size < 2u * (uint32_t)t->n_vocab) size *= 2;
 	t->index = malloc((size_t)size * sizeof *t->index);
-	if (!t->index)
-		return -ENOMEM;
+	if (!t->index) return -ENOMEM;
 	memset(t->index, 0xff, (size_t)size * sizeof *t->index);
 	t->index_mask = size - 1;
 	for (int32_t id = 0; id < t->n_vocab; id++) {
@@ -94,7 +89,8 @@ static int build_index(struct tokenizer *t)
 			const struct tok_entry *oe = &t->tokens[o];
 			if (oe->text_len == e->text_len &&
 			    memcmp(tok_text(t, o), tok_text(t, id), e->text_len) == 0) {
-				t->index[i] = id; /* duplicate text: the later id wins, as in llama.cpp */
+				t->index[i] =
+				        id; /* duplicate text: the later id wins, as in llama.cpp */
 				break;
 			}
 			i = (i + 1) & t->index_mask;
@@ -110,11 +106,10 @@ static int build_pieces(struct tokenizer *t)
 	for (int32_t id = 0; id < t->n_vocab; id++)
 		total += t->tokens[id].text_len; /* decoding never grows a token */
 	t->piece_pool = malloc(total + 1);
-	if (!t->piece_pool)
-		return -ENOMEM;
+	if (!t->piece_pool) return -ENOMEM;
 	uint8_t cp_to_byte[512];
 	memset(cp_to_byte, 0, sizeof cp_to_byte);
-	bool cp_is_byte[512] = {0};
+	bool cp_is_byte[512] = { 0 };
 	for (unsigned b = 0; b < 256; b++) {
 		uint32_t cp = byte_to_cp(b);
 		cp_to_byte[cp] = (uint8_t)b;
@@ -128,33 +123,38 @@ static int build_pieces(struct tokenizer *t)
 		size_t n = e->text_len;
 		char *o = t->piece_pool + pos;
 		size_t m = 0;
-		bool raw = e->type == TOKENIZER_TOKEN_USER_DEFINED || e->type == TOKENIZER_TOKEN_CONTROL ||
-			   e->type == TOKENIZER_TOKEN_UNKNOWN;
+		bool raw = e->type == TOKENIZER_TOKEN_USER_DEFINED ||
+		           e->type == TOKENIZER_TOKEN_CONTROL || e->type == TOKENIZER_TOKEN_UNKNOWN;
 		if (raw) {
 			memcpy(o, s, n);
 			m = n;
 		} else if (t->kind == TOKENIZER_KIND_BPE) {
 			for (size_t i = 0; i < n;) {
 				uint32_t cp;
-				size_t l = unicode_utf8_decode((const unsigned char *)s + i, n - i, &cp);
-				if (cp < 512 && cp_is_byte[cp] && l > 0 && cp != UNICODE_REPLACEMENT) {
+				size_t l = unicode_utf8_decode((const unsigned char *)s + i, n - i,
+				                               &cp);
+				if (cp < 512 && cp_is_byte[cp] && l > 0 &&
+				    cp != UNICODE_REPLACEMENT) {
 					o[m++] = (char)cp_to_byte[cp];
 				} else {
-					memcpy(o + m, s + i, l); /* not a byte-level character: keep it */
+					memcpy(o + m, s + i,
+					       l); /* not a byte-level character: keep it */
 					m += l;
 				}
 				i += l;
 			}
-		} else if (e->type == TOKENIZER_TOKEN_BYTE && n == 6 && memcmp(s, "<0x", 3) == 0 && s[5] == '>') {
+		} else if (e->type == TOKENIZER_TOKEN_BYTE && n == 6 && memcmp(s, "<0x", 3) == 0 &&
+		           s[5] == '>') {
 			unsigned v;
-			char hex[3] = {s[3], s[4], 0};
+			char hex[3] = { s[3], s[4], 0 };
 			if (sscanf(hex, "%2x", &v) == 1) {
 				o[m++] = (char)v;
 			}
 		} else {
 			/* SentencePiece: U+2581 (E2 96 81) stands for a space. */
 			for (size_t i = 0; i < n;) {
-				if (i + 3 <= n && (unsigned char)s[i] == 0xE2 && (unsigned char)s[i + 1] == 0x96 &&
+				if (i + 3 <= n && (unsigned char)s[i] == 0xE2 &&
+				    (unsigned char)s[i + 1] == 0x96 &&
 				    (unsigned char)s[i + 2] == 0x81) {
 					o[m++] = ' ';
 					i += 3;
@@ -166,8 +166,7 @@ static int build_pieces(struct tokenizer *t)
 		e->piece_off = (uint32_t)pos;
 		e->piece_len = (uint32_t)m;
 		pos += m;
-		if (m > t->max_piece)
-			t->max_piece = m;
+		if (m > t->max_piece) t->max_piece = m;
 	}
 	return 0;
 }
@@ -177,8 +176,7 @@ static int cmp_special(const void *a, const void *b, void *ctx)
 	const struct tokenizer *t = ctx;
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
 	uint32_t lx = t->tokens[x].text_len, ly = t->tokens[y].text_len;
-	if (lx != ly)
-		return lx > ly ? -1 : 1;
+	if (lx != ly) return lx > ly ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
@@ -194,8 +192,7 @@ static int build_specials(struct tokenizer *t)
 	}
 	t->specials = malloc((n ? n : 1) * sizeof *t->specials);
 	t->prefix_bits = calloc(65536 / 64, sizeof *t->prefix_bits);
-	if (!t->specials || !t->prefix_bits)
-		return -ENOMEM;
+	if (!t->specials || !t->prefix_bits) return -ENOMEM;
 	n = 0;
 	for (int32_t id = 0; id < t->n_vocab; id++) {
 		uint8_t ty = t->tokens[id].type;
@@ -207,8 +204,7 @@ static int build_specials(struct tokenizer *t)
 		t->specials[n++] = id;
 		const unsigned char *s = (const unsigned char *)tok_text(t, id);
 		unsigned key = e->text_len >= 2 ? (unsigned)s[0] | (unsigned)s[1] << 8 : s[0];
-		if (e->text_len == 1)
-			t->has_one_byte_special = true;
+		if (e->text_len == 1) t->has_one_byte_special = true;
 		t->prefix_bits[key >> 6] |= 1ull << (key & 63);
 	}
 	t->n_specials = n;
@@ -220,8 +216,7 @@ static int32_t find_first(const struct tokenizer *t, const char *const *texts)
 {
 	for (; *texts; texts++) {
 		int32_t id = tok_lookup(t, *texts, strlen(*texts));
-		if (id >= 0)
-			return id;
+		if (id >= 0) return id;
 	}
 	return -1;
 }
@@ -232,17 +227,25 @@ static void find_special_ids(struct tokenizer *t, const struct gguf_file *f)
 	int32_t n = t->n_vocab;
 	bool spm = t->kind == TOKENIZER_KIND_SPM;
 	*sp = (struct tokenizer_special){
-		.bos = -1, .eos = -1, .unk = -1, .pad = -1, .eot = -1,
-		.fim_prefix = -1, .fim_suffix = -1, .fim_middle = -1,
-		.fim_pad = -1, .fim_repo = -1, .fim_sep = -1,
-		.add_bos = spm, .add_eos = false, .add_space_prefix = spm,
+		.bos = -1,
+		.eos = -1,
+		.unk = -1,
+		.pad = -1,
+		.eot = -1,
+		.fim_prefix = -1,
+		.fim_suffix = -1,
+		.fim_middle = -1,
+		.fim_pad = -1,
+		.fim_repo = -1,
+		.fim_sep = -1,
+		.add_bos = spm,
+		.add_eos = false,
+		.add_space_prefix = spm,
 	};
 	if (spm) {
 		/* SentencePiece's fixed layout, used when the keys are missing. */
-		if (n > 0)
-			sp->unk = 0;
-		if (n > 2)
-			sp->bos = 1, sp->eos = 2;
+		if (n > 0) sp->unk = 0;
+		if (n > 2) sp->bos = 1, sp->eos = 2;
 	}
 	get_id(f, "tokenizer.ggml.bos_token_id", n, &sp->bos);
 	get_id(f, "tokenizer.ggml.eos_token_id", n, &sp->eos);
@@ -253,21 +256,40 @@ static void find_special_ids(struct tokenizer *t, const struct gguf_file *f)
 	gguf_get_bool(f, "tokenizer.ggml.add_space_prefix", &sp->add_space_prefix);
 
 	/* By text first, then the explicit keys win. */
-	static const char *const eot_texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
-						"<|EOT|>", "<EOT>", "\xE2\x96\x81<EOT>", "<|endoftext|>",
-						NULL};
-	static const char *const pre_texts[] = {"<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>",
-						"<|fim_prefix|>", "<fim_prefix>", "<fim-prefix>",
-						"\xE2\x96\x81<PRE>", "<PRE>", NULL};
-	static const char *const suf_texts[] = {"<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>",
-						"<|fim_suffix|>", "<fim_suffix>", "<fim-suffix>",
-						"\xE2\x96\x81<SUF>", "<SUF>", NULL};
-	static const char *const mid_texts[] = {"<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>",
-						"<|fim_middle|>", "<fim_middle>", "<fim-middle>",
-						"\xE2\x96\x81<MID>", "<MID>", NULL};
-	static const char *const pad_texts[] = {"<|fim_pad|>", "<fim_pad>", "<fim-pad>", NULL};
-	static const char *const rep_texts[] = {"<|repo_name|>", "<repo_name>", "<reponame>", NULL};
-	static const char *const sep_texts[] = {"<|file_sep|>", "<file_sep>", NULL};
+	static const char *const eot_texts[] = { "<|eot_id|>",        "<|im_end|>",    "<|end|>",
+		                                 "<end_of_turn>",     "<|EOT|>",       "<EOT>",
+		                                 "\xE2\x96\x81<EOT>", "<|endoftext|>", NULL };
+	static const char *const pre_texts[] = { "<\xEF\xBD\x9C"
+		                                 "fim\xE2\x96\x81"
+		                                 "begin\xEF\xBD\x9C>",
+		                                 "<|fim_prefix|>",
+		                                 "<fim_prefix>",
+		                                 "<fim-prefix>",
+		                                 "\xE2\x96\x81<PRE>",
+		                                 "<PRE>",
+		                                 NULL };
+	static const char *const suf_texts[] = { "<\xEF\xBD\x9C"
+		                                 "fim\xE2\x96\x81"
+		                                 "hole\xEF\xBD\x9C>",
+		                                 "<|fim_suffix|>",
+		                                 "<fim_suffix>",
+		                                 "<fim-suffix>",
+		                                 "\xE2\x96\x81<SUF>",
+		                                 "<SUF>",
+		                                 NULL };
+	static const char *const mid_texts[] = { "<\xEF\xBD\x9C"
+		                                 "fim\xE2\x96\x81"
+		                                 "end\xEF\xBD\x9C>",
+		                                 "<|fim_middle|>",
+		                                 "<fim_middle>",
+		                                 "<fim-middle>",
+		                                 "\xE2\x96\x81<MID>",
+		                                 "<MID>",
+		                                 NULL };
+	static const char *const pad_texts[] = { "<|fim_pad|>", "<fim_pad>", "<fim-pad>", NULL };
+	static const char *const rep_texts[] = { "<|repo_name|>", "<repo_name>", "<reponame>",
+		                                 NULL };
+	static const char *const sep_texts[] = { "<|file_sep|>", "<file_sep>", NULL };
 	sp->eot = find_first(t, eot_texts);
 	sp->fim_prefix = find_first(t, pre_texts);
 	sp->fim_suffix = find_first(t, suf_texts);
@@ -292,26 +314,29 @@ static void find_special_ids(struct tokenizer *t, const struct gguf_file *f)
 		const char *s = tokenizer_token_text(t, sp->fim_prefix, &len);
 		if (len >= 4 && memcmp(s, "<\xEF\xBD\x9C", 4) == 0)
 			t->fim_style = TOKENIZER_FIM_DEEPSEEK;
-		else if ((len == 8 && memcmp(s, "\xE2\x96\x81<PRE>", 8) == 0) || (len == 5 && memcmp(s, "<PRE>", 5) == 0))
+		else if ((len == 8 && memcmp(s, "\xE2\x96\x81<PRE>", 8) == 0) ||
+		         (len == 5 && memcmp(s, "<PRE>", 5) == 0))
 			t->fim_style = TOKENIZER_FIM_CODELLAMA;
 		else
 			t->fim_style = TOKENIZER_FIM_QWEN_STARCODER;
 	}
 
-	int32_t eog[] = {sp->eos, sp->eot, sp->fim_pad, sp->fim_repo, sp->fim_sep};
+	int32_t eog[] = { sp->eos, sp->eot, sp->fim_pad, sp->fim_repo, sp->fim_sep };
 	for (size_t i = 0; i < sizeof eog / sizeof eog[0]; i++)
-		if (eog[i] >= 0)
-			t->eog[eog[i]] = 1;
+		if (eog[i] >= 0) t->eog[eog[i]] = 1;
 	for (const char *const *e = eot_texts; *e; e++) {
 		int32_t id = tok_lookup(t, *e, strlen(*e));
-		if (id >= 0)
-			t->eog[id] = 1;
+		if (id >= 0) t->eog[id] = 1;
 	}
-	static const char *const more_eog[] = {"<|eom_id|>", "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>", NULL};
+	static const char *const more_eog[] = { "<|eom_id|>",
+		                                "<\xEF\xBD\x9C"
+		                                "end\xE2\x96\x81"
+		                                "of\xE2\x96\x81"
+		                                "sentence\xEF\xBD\x9C>",
+		                                NULL };
 	for (const char *const *e = more_eog; *e; e++) {
 		int32_t id = tok_lookup(t, *e, strlen(*e));
-		if (id >= 0)
-			t->eog[id] = 1;
+		if (id >= 0) t->eog[id] = 1;
 	}
 }
 
@@ -320,15 +345,15 @@ static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct gg
 	const char *key = "tokenizer.ggml.tokens";
 	enum gguf_type et;
 	uint64_t n;
-	if (!gguf_get_arr(f, key, &et, &n) || et != GGUF_TYPE_STRING || n == 0 || n > INT32_MAX / 4) {
+	if (!gguf_get_arr(f, key, &et, &n) || et != GGUF_TYPE_STRING || n == 0 ||
+	    n > INT32_MAX / 4) {
 		set_err(err, "%s: missing, empty or not an array of strings", key);
 		return -EINVAL;
 	}
 	t->n_vocab = (int32_t)n;
 	t->tokens = calloc(n, sizeof *t->tokens);
 	t->eog = calloc(n, 1);
-	if (!t->tokens || !t->eog)
-		return -ENOMEM;
+	if (!t->tokens || !t->eog) return -ENOMEM;
 	size_t total = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		struct gguf_str s = gguf_get_arr_str(f, key, i);
@@ -345,12 +370,10 @@ static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct gg
 		total += s.len;
 	}
 	t->text_pool = malloc(total + 1);
-	if (!t->text_pool)
-		return -ENOMEM;
+	if (!t->text_pool) return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
 		struct gguf_str s = gguf_get_arr_str(f, key, i);
-		if (s.len)
-			memcpy(t->text_pool + t->tokens[i].text_off, s.ptr, s.len);
+		if (s.len) memcpy(t->text_pool + t->tokens[i].text_off, s.ptr, s.len);
 		t->tokens[i].type = TOKENIZER_TOKEN_NORMAL;
 	}
 
@@ -365,7 +388,8 @@ static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct gg
 		for (uint64_t i = 0; i < n; i++) {
 			int32_t v;
 			memcpy(&v, d + 4 * i, 4);
-			t->tokens[i].type = (v >= 0 && v <= 6) ? (uint8_t)v : TOKENIZER_TOKEN_NORMAL;
+			t->tokens[i].type =
+			        (v >= 0 && v <= 6) ? (uint8_t)v : TOKENIZER_TOKEN_NORMAL;
 		}
 	}
 	const char *skey = "tokenizer.ggml.scores";
@@ -375,8 +399,7 @@ static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct gg
 			set_err(err, "%s: expected one float32 per token", skey);
 			return -EINVAL;
 		}
-		for (uint64_t i = 0; i < n; i++)
-			memcpy(&t->tokens[i].score, d + 4 * i, 4);
+		for (uint64_t i = 0; i < n; i++) memcpy(&t->tokens[i].score, d + 4 * i, 4);
 	} else if (t->kind == TOKENIZER_KIND_SPM) {
 		set_err(err, "%s: missing (a \"llama\" tokenizer merges by score)", skey);
 		return -EINVAL;
@@ -390,7 +413,8 @@ static bool spm_no_inner_space(const struct tokenizer *t)
 {
 	for (int32_t id = 0; id < t->n_vocab; id++) {
 		uint8_t ty = t->tokens[id].type;
-		if (ty == TOKENIZER_TOKEN_CONTROL || ty == TOKENIZER_TOKEN_UNKNOWN || ty == TOKENIZER_TOKEN_BYTE)
+		if (ty == TOKENIZER_TOKEN_CONTROL || ty == TOKENIZER_TOKEN_UNKNOWN ||
+		    ty == TOKENIZER_TOKEN_BYTE)
 			continue;
 		const unsigned char *s = (const unsigned char *)tok_text(t, id);
 		size_t n = t->tokens[id].text_len;
@@ -421,17 +445,19 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *e
 		t->kind = TOKENIZER_KIND_SPM;
 	} else {
 		char name[64];
-		snprintf(name, sizeof name, "%.*s", (int)(model.len < 48 ? model.len : 48), model.ptr);
-		set_err(err, "tokenizer.ggml.model = \"%s\": unsupported (infill reads \"gpt2\" and \"llama\")",
-			name);
+		snprintf(name, sizeof name, "%.*s", (int)(model.len < 48 ? model.len : 48),
+		         model.ptr);
+		set_err(err,
+		        "tokenizer.ggml.model = \"%s\": unsupported (infill reads \"gpt2\" and "
+		        "\"llama\")",
+		        name);
 		free(t);
 		return NULL;
 	}
 	int rc = load_tokens(t, f, err);
-	if (!rc)
-		rc = build_index(t);
+	if (!rc) rc = build_index(t);
 	if (!rc && t->kind == TOKENIZER_KIND_BPE) {
-		struct gguf_str pre = {"gpt2", 4};
+		struct gguf_str pre = { "gpt2", 4 };
 		gguf_get_str(f, "tokenizer.ggml.pre", &pre);
 		t->pre = pre_from_name(pre.ptr, pre.len, &t->ignore_merges);
 		rc = bpe_load_merges(t, f, err);
@@ -448,8 +474,7 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *e
 				l = (size_t)snprintf(buf, sizeof buf, "<0x%02X>", b);
 			}
 			t->byte_token[b] = tok_lookup(t, buf, l);
-			if (t->byte_token[b] >= 0)
-				t->byte_fallback = true;
+			if (t->byte_token[b] >= 0) t->byte_fallback = true;
 		}
 	}
 	if (!rc && t->kind == TOKENIZER_KIND_SPM) {
@@ -460,13 +485,10 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *e
 		}
 		rc = spm_build_pairs(t);
 	}
-	if (!rc)
-		rc = build_pieces(t);
-	if (!rc)
-		rc = build_specials(t);
+	if (!rc) rc = build_pieces(t);
+	if (!rc) rc = build_specials(t);
 	if (rc) {
-		if (rc == -ENOMEM)
-			set_err(err, "%s", "out of memory loading the tokenizer");
+		if (rc == -ENOMEM) set_err(err, "%s", "out of memory loading the tokenizer");
 		tokenizer_free(t);
 		return NULL;
 	}
@@ -476,8 +498,7 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *e
 
 void tokenizer_free(struct tokenizer *t)
 {
-	if (!t)
-		return;
+	if (!t) return;
 	free(t->tokens);
 	free(t->text_pool);
 	free(t->piece_pool);
@@ -526,19 +547,16 @@ bool tokenizer_is_eog(const struct tokenizer *t, int32_t id)
 const char *tokenizer_token_text(const struct tokenizer *t, int32_t id, size_t *len)
 {
 	if (id < 0 || id >= t->n_vocab) {
-		if (len)
-			*len = 0;
+		if (len) *len = 0;
 		return NULL;
 	}
-	if (len)
-		*len = t->tokens[id].text_len;
+	if (len) *len = t->tokens[id].text_len;
 	return tok_text(t, id);
 }
 
 enum tokenizer_token_type tokenizer_token_type(const struct tokenizer *t, int32_t id)
 {
-	if (id < 0 || id >= t->n_vocab)
-		return TOKENIZER_TOKEN_UNDEFINED;
+	if (id < 0 || id >= t->n_vocab) return TOKENIZER_TOKEN_UNDEFINED;
 	return (enum tokenizer_token_type)t->tokens[id].type;
 }
 
@@ -567,11 +585,10 @@ static int frags_push(struct frags *f, size_t start, size_t len, int32_t id)
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 16;
 		struct frag *v = realloc(f->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
+		if (!v) return -ENOMEM;
 		f->v = v, f->cap = cap;
 	}
-	f->v[f->n++] = (struct frag){start, len, id};
+	f->v[f->n++] = (struct frag){ start, len, id };
 	return 0;
 }
 
@@ -588,7 +605,7 @@ static bool special_active(const struct tokenizer *t, int32_t id, bool parse_spe
  * (one scan with a two-byte prefix filter finds them).
  */
 static int partition(const struct tokenizer *t, const char *text, size_t len, bool parse_special,
-		     struct frags *out)
+                     struct frags *out)
 {
 	out->n = 0;
 	uint8_t *present = NULL;
@@ -601,19 +618,17 @@ static int partition(const struct tokenizer *t, const char *text, size_t len, bo
 			unsigned key = u[i] | (unsigned)u[i + 1] << 8;
 			hit2 = t->prefix_bits[key >> 6] >> (key & 63) & 1;
 		}
-		if (t->has_one_byte_special)
-			hit1 = t->prefix_bits[key1 >> 6] >> (key1 & 63) & 1;
-		if (!hit2 && !hit1)
-			continue;
+		if (t->has_one_byte_special) hit1 = t->prefix_bits[key1 >> 6] >> (key1 & 63) & 1;
+		if (!hit2 && !hit1) continue;
 		if (!present) {
 			present = calloc(t->n_specials, 1);
-			if (!present)
-				return -ENOMEM;
+			if (!present) return -ENOMEM;
 		}
 		for (size_t k = 0; k < t->n_specials; k++) {
 			int32_t id = t->specials[k];
 			const struct tok_entry *e = &t->tokens[id];
-			if (present[k] || e->text_len > len - i || !special_active(t, id, parse_special))
+			if (present[k] || e->text_len > len - i ||
+			    !special_active(t, id, parse_special))
 				continue;
 			if (memcmp(tok_text(t, id), text + i, e->text_len) == 0) {
 				present[k] = 1;
@@ -626,10 +641,9 @@ static int partition(const struct tokenizer *t, const char *text, size_t len, bo
 		free(present);
 		return rc;
 	}
-	struct frags next = {0};
+	struct frags next = { 0 };
 	for (size_t k = 0; k < t->n_specials && !rc; k++) {
-		if (!present[k])
-			continue;
+		if (!present[k]) continue;
 		int32_t id = t->specials[k];
 		const char *tt = tok_text(t, id);
 		size_t tl = t->tokens[id].text_len;
@@ -643,17 +657,13 @@ static int partition(const struct tokenizer *t, const char *text, size_t len, bo
 			size_t pos = fr.start, end = fr.start + fr.len;
 			while (!rc && pos < end) {
 				const char *m = memmem(text + pos, end - pos, tt, tl);
-				if (!m)
-					break;
+				if (!m) break;
 				size_t at = (size_t)(m - text);
-				if (at > pos)
-					rc = frags_push(&next, pos, at - pos, -1);
-				if (!rc)
-					rc = frags_push(&next, at, tl, id);
+				if (at > pos) rc = frags_push(&next, pos, at - pos, -1);
+				if (!rc) rc = frags_push(&next, at, tl, id);
 				pos = at + tl;
 			}
-			if (!rc && pos < end)
-				rc = frags_push(&next, pos, end - pos, -1);
+			if (!rc && pos < end) rc = frags_push(&next, pos, end - pos, -1);
 		}
 		struct frags tmp = *out;
 		*out = next;
@@ -665,12 +675,11 @@ static int partition(const struct tokenizer *t, const char *text, size_t len, bo
 }
 
 int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, bool parse_special,
-		     int32_t *out, size_t cap)
+                     int32_t *out, size_t cap)
 {
-	struct tok_out o = {.ids = out, .cap = out ? cap : 0};
-	if (len == 0)
-		return 0;
-	struct frags fr = {0};
+	struct tok_out o = { .ids = out, .cap = out ? cap : 0 };
+	if (len == 0) return 0;
+	struct frags fr = { 0 };
 	int rc = partition(t, text, len, parse_special, &fr);
 	/* SPM dummy prefix: at the start of the text and after a control token
 	 * (as llama.cpp does), not after a user-defined token, which SentencePiece
@@ -685,7 +694,7 @@ int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, bo
 				rc = spm_encode_fragment(t, "", 0, true, &o);
 			tok_out_push(&o, f->id);
 			prefix_next = t->kind == TOKENIZER_KIND_SPM && t->sp.add_space_prefix &&
-				      ty != TOKENIZER_TOKEN_USER_DEFINED;
+			              ty != TOKENIZER_TOKEN_USER_DEFINED;
 			continue;
 		}
 		if (t->kind == TOKENIZER_KIND_BPE)
@@ -695,8 +704,7 @@ int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, bo
 		prefix_next = false;
 	}
 	free(fr.v);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	return o.n > INT_MAX ? INT_MAX : (int)o.n;
 }
 
@@ -711,8 +719,7 @@ size_t tokenizer_max_piece(const struct tokenizer *t)
 
 static bool piece_of(const struct tokenizer *t, int32_t id, bool special, const char **p, size_t *n)
 {
-	if (id < 0 || id >= t->n_vocab)
-		return false;
+	if (id < 0 || id >= t->n_vocab) return false;
 	const struct tok_entry *e = &t->tokens[id];
 	if (!special && (e->type == TOKENIZER_TOKEN_CONTROL || e->type == TOKENIZER_TOKEN_UNKNOWN))
 		return false;
@@ -721,14 +728,13 @@ static bool piece_of(const struct tokenizer *t, int32_t id, bool special, const 
 	return true;
 }
 
-size_t tokenizer_decode_token(const struct tokenizer *t, int32_t id, bool special, char *buf, size_t cap)
+size_t tokenizer_decode_token(const struct tokenizer *t, int32_t id, bool special, char *buf,
+                              size_t cap)
 {
 	const char *p;
 	size_t n;
-	if (!piece_of(t, id, special, &p, &n))
-		return 0;
-	if (buf)
-		memcpy(buf, p, n < cap ? n : cap);
+	if (!piece_of(t, id, special, &p, &n)) return 0;
+	if (buf) memcpy(buf, p, n < cap ? n : cap);
 	return n;
 }
 
@@ -738,18 +744,16 @@ void tokenizer_detok_init(struct tokenizer_detok *d, bool special)
 	d->special = special;
 }
 
-int tokenizer_detok_push(const struct tokenizer *t, struct tokenizer_detok *d, int32_t id, char *out, size_t cap)
+int tokenizer_detok_push(const struct tokenizer *t, struct tokenizer_detok *d, int32_t id,
+                         char *out, size_t cap)
 {
 	const char *p;
 	size_t n;
-	if (!piece_of(t, id, d->special, &p, &n))
-		n = 0;
+	if (!piece_of(t, id, d->special, &p, &n)) n = 0;
 	size_t total = d->n_held + n;
-	if (total > cap)
-		return -1;
+	if (total > cap) return -1;
 	memcpy(out, d->held, d->n_held);
-	if (n)
-		memcpy(out + d->n_held, p, n);
+	if (n) memcpy(out + d->n_held, p, n);
 	size_t done = unicode_utf8_complete_prefix((const unsigned char *)out, total);
 	d->n_held = total - done;
 	memcpy(d->held, out + done, d->n_held);

@@ -34,33 +34,37 @@ int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
 }
 
 static int check_tensor(const struct backend_tensor *t, int64_t ne0, int64_t ne1, bool optional,
-			struct backend_error *err)
+                        struct backend_error *err)
 {
 	const char *name = t->name ? t->name : "(unnamed)";
 	if (!t->data) {
-		if (optional)
-			return 0;
+		if (optional) return 0;
 		return backend_error_set(err, -EINVAL, "missing tensor %s", name);
 	}
 	if (t->ne[0] != ne0 || t->ne[1] != ne1)
-		return backend_error_set(err, -EINVAL, "tensor %s has shape [%lld, %lld], expected [%lld, %lld]", name,
-			    (long long)t->ne[0], (long long)t->ne[1], (long long)ne0, (long long)ne1);
+		return backend_error_set(err, -EINVAL,
+		                         "tensor %s has shape [%lld, %lld], expected [%lld, %lld]",
+		                         name, (long long)t->ne[0], (long long)t->ne[1],
+		                         (long long)ne0, (long long)ne1);
 	if (!tensor_type_valid(t->type))
-		return backend_error_set(err, -EINVAL, "tensor %s has unsupported type %u", name, t->type);
+		return backend_error_set(err, -EINVAL, "tensor %s has unsupported type %u", name,
+		                         t->type);
 	uint64_t rs = tensor_type_row_size(t->type, ne0);
 	if (rs == 0 || t->nbytes < rs * (uint64_t)ne1)
-		return backend_error_set(err, -EINVAL, "tensor %s (%s) holds %llu bytes, expected %llu", name,
-			    tensor_type_name(t->type), (unsigned long long)t->nbytes,
-			    (unsigned long long)(rs * (uint64_t)ne1));
+		return backend_error_set(err, -EINVAL,
+		                         "tensor %s (%s) holds %llu bytes, expected %llu", name,
+		                         tensor_type_name(t->type), (unsigned long long)t->nbytes,
+		                         (unsigned long long)(rs * (uint64_t)ne1));
 	return 0;
 }
 
-static int check_f32(const struct backend_tensor *t, int64_t n, bool optional, struct backend_error *err)
+static int check_f32(const struct backend_tensor *t, int64_t n, bool optional,
+                     struct backend_error *err)
 {
 	int rc = check_tensor(t, n, 1, optional, err);
 	if (rc == 0 && t->data && t->type != TENSOR_TYPE_F32)
 		return backend_error_set(err, -EINVAL, "tensor %s must be f32, is %s", t->name,
-			    tensor_type_name(t->type));
+		                         tensor_type_name(t->type));
 	return rc;
 }
 
@@ -69,18 +73,23 @@ static int check_weights(const struct backend_weights *w, struct backend_error *
 	const struct backend_hparams *hp = &w->hp;
 	if (hp->n_layer <= 0 || hp->n_embd <= 0 || hp->n_head <= 0 || hp->n_head_kv <= 0 ||
 	    hp->n_ff <= 0 || hp->n_vocab <= 0 || hp->head_dim <= 0)
-		return backend_error_set(err, -EINVAL, "bad hyperparameters: layers %d, embd %d, heads %d/%d, ffn %d, vocab %d",
-			    hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv, hp->n_ff, hp->n_vocab);
+		return backend_error_set(
+		        err, -EINVAL,
+		        "bad hyperparameters: layers %d, embd %d, heads %d/%d, ffn %d, vocab %d",
+		        hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv, hp->n_ff, hp->n_vocab);
 	if (hp->head_dim > BACKEND_MAX_HEAD_DIM)
-		return backend_error_set(err, -EINVAL, "head size %d is larger than %d", hp->head_dim, BACKEND_MAX_HEAD_DIM);
+		return backend_error_set(err, -EINVAL, "head size %d is larger than %d",
+		                         hp->head_dim, BACKEND_MAX_HEAD_DIM);
 	if (hp->n_head % hp->n_head_kv != 0)
-		return backend_error_set(err, -EINVAL, "head count %d is not a multiple of the KV head count %d",
-			    hp->n_head, hp->n_head_kv);
+		return backend_error_set(err, -EINVAL,
+		                         "head count %d is not a multiple of the KV head count %d",
+		                         hp->n_head, hp->n_head_kv);
 	if (hp->n_rot <= 0 || hp->n_rot > hp->head_dim || hp->n_rot % 2 || hp->n_rot > 512)
-		return backend_error_set(err, -EINVAL, "rope dimension count %d does not fit head size %d", hp->n_rot,
-			    hp->head_dim);
+		return backend_error_set(err, -EINVAL,
+		                         "rope dimension count %d does not fit head size %d",
+		                         hp->n_rot, hp->head_dim);
 	int64_t E = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim,
-		kvd = (int64_t)hp->n_head_kv * hp->head_dim;
+	        kvd = (int64_t)hp->n_head_kv * hp->head_dim;
 	int rc;
 	if ((rc = check_tensor(&w->tok_embd, E, hp->n_vocab, false, err)) ||
 	    (rc = check_f32(&w->output_norm, E, false, err)) ||
@@ -92,7 +101,8 @@ static int check_weights(const struct backend_weights *w, struct backend_error *
 		    (rc = check_tensor(&L->wq, E, qd, false, err)) ||
 		    (rc = check_tensor(&L->wk, E, kvd, false, err)) ||
 		    (rc = check_tensor(&L->wv, E, kvd, false, err)) ||
-		    (rc = check_f32(&L->bq, qd, true, err)) || (rc = check_f32(&L->bk, kvd, true, err)) ||
+		    (rc = check_f32(&L->bq, qd, true, err)) ||
+		    (rc = check_f32(&L->bk, kvd, true, err)) ||
 		    (rc = check_f32(&L->bv, kvd, true, err)) ||
 		    (rc = check_tensor(&L->wo, qd, E, false, err)) ||
 		    (rc = check_f32(&L->ffn_norm, E, false, err)) ||
@@ -105,13 +115,12 @@ static int check_weights(const struct backend_weights *w, struct backend_error *
 }
 
 static int cuda_init(struct backend *out, const struct backend_config *cfg,
-		     const struct backend_weights *w, struct backend_error *err)
+                     const struct backend_weights *w, struct backend_error *err)
 {
 	char paths[4][PATH_MAX + 64];
 	int np = 0;
 	const char *env = getenv("INFILL_CUDA_MODULE");
-	if (env && *env)
-		snprintf(paths[np++], sizeof paths[0], "%s", env);
+	if (env && *env) snprintf(paths[np++], sizeof paths[0], "%s", env);
 	char exe[PATH_MAX];
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (len > 0) {
@@ -119,7 +128,8 @@ static int cuda_init(struct backend *out, const struct backend_config *cfg,
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = 0;
-			snprintf(paths[np++], sizeof paths[0], "%s/kernels/cuda/libinfill-cuda.so", exe);
+			snprintf(paths[np++], sizeof paths[0], "%s/kernels/cuda/libinfill-cuda.so",
+			         exe);
 			snprintf(paths[np++], sizeof paths[0], "%s/libinfill-cuda.so", exe);
 		}
 	}
@@ -135,7 +145,8 @@ static int cuda_init(struct backend *out, const struct backend_config *cfg,
 		}
 		backend_init_fn init = (backend_init_fn)dlsym(h, BACKEND_CUDA_ENTRY);
 		if (!init) {
-			snprintf(why, sizeof why, "%.200s has no symbol %s", paths[i], BACKEND_CUDA_ENTRY);
+			snprintf(why, sizeof why, "%.200s has no symbol %s", paths[i],
+			         BACKEND_CUDA_ENTRY);
 			dlclose(h);
 			continue;
 		}
@@ -146,13 +157,13 @@ static int cuda_init(struct backend *out, const struct backend_config *cfg,
 }
 
 struct backend *backend_create(const struct backend_config *cfg, const struct backend_weights *w,
-			       struct backend_error *err)
+                               struct backend_error *err)
 {
 	int rc = check_weights(w, err);
-	if (rc)
-		return NULL;
+	if (rc) return NULL;
 	if (cfg->kv_n_pages <= 0 || cfg->kv_page_size <= 0) {
-		backend_error_set(err, -EINVAL, "bad KV pool: %d pages of %d slots", cfg->kv_n_pages, cfg->kv_page_size);
+		backend_error_set(err, -EINVAL, "bad KV pool: %d pages of %d slots",
+		                  cfg->kv_n_pages, cfg->kv_page_size);
 		return NULL;
 	}
 	struct backend *b = calloc(1, sizeof *b);
@@ -164,7 +175,7 @@ struct backend *backend_create(const struct backend_config *cfg, const struct ba
 	b->kv_n_pages = cfg->kv_n_pages;
 	b->kv_page_size = cfg->kv_page_size;
 	b->kv_type = cfg->kv_type;
-	struct backend_error cuda_err = {{0}};
+	struct backend_error cuda_err = { { 0 } };
 	rc = -ENOENT;
 	if (cfg->kind == BACKEND_KIND_CUDA || cfg->kind == BACKEND_KIND_AUTO) {
 		rc = cuda_init(b, cfg, w, cfg->kind == BACKEND_KIND_CUDA ? err : &cuda_err);
@@ -188,10 +199,8 @@ struct backend *backend_create(const struct backend_config *cfg, const struct ba
 
 void backend_destroy(struct backend *b)
 {
-	if (!b)
-		return;
-	if (b->ops && b->ops->destroy)
-		b->ops->destroy(b->ctx);
+	if (!b) return;
+	if (b->ops && b->ops->destroy) b->ops->destroy(b->ctx);
 	free(b);
 }
 
@@ -205,10 +214,12 @@ enum backend_kind backend_kind(const struct backend *b)
 	return b->kind;
 }
 
-size_t backend_kv_bytes_per_page(const struct backend_hparams *hp, int32_t page_size, uint32_t kv_type)
+size_t backend_kv_bytes_per_page(const struct backend_hparams *hp, int32_t page_size,
+                                 uint32_t kv_type)
 {
 	size_t el = kv_type == TENSOR_TYPE_F32 ? 4 : 2;
-	return 2 * (size_t)hp->n_layer * (size_t)page_size * (size_t)hp->n_head_kv * (size_t)hp->head_dim * el;
+	return 2 * (size_t)hp->n_layer * (size_t)page_size * (size_t)hp->n_head_kv *
+	       (size_t)hp->head_dim * el;
 }
 
 int backend_forward(struct backend *b, const struct backend_batch *batch, struct backend_error *err)
@@ -222,7 +233,8 @@ int backend_kv_copy_page(struct backend *b, int32_t dst, int32_t src, struct bac
 }
 
 int backend_kv_shift(struct backend *b, const struct backend_seq *src, int32_t src_start,
-		     const struct backend_seq *dst, int32_t dst_start, int32_t n, struct backend_error *err)
+                     const struct backend_seq *dst, int32_t dst_start, int32_t n,
+                     struct backend_error *err)
 {
 	return b->ops->kv_shift(b->ctx, src, src_start, dst, dst_start, n, err);
 }

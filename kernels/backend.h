@@ -41,7 +41,7 @@ struct backend_error {
 /* Formats a message into err (may be NULL) and returns code: the one way
  * backends fill a backend_error. */
 int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 /* ---- the model, as infer/model.c hands it over ---- */
 
@@ -53,10 +53,12 @@ enum backend_kind {
 
 /* One weight tensor exactly as stored in the GGUF file. */
 struct backend_tensor {
-	const char *name;  /* borrowed, NUL-terminated (for error messages) */
-	uint32_t type;     /* enum tensor_type (quant.h): GGML numbering, F32=0, F16=1, Q4_0=2, Q8_0=8, Q4_K=12, Q6_K=14, BF16=30 */
-	int64_t ne[2];     /* ne[0]: contiguous (input) size, ne[1]: rows (output size); 1-D tensors have ne[1] = 1 */
-	const void *data;  /* borrowed; NULL marks an absent optional tensor (biases) */
+	const char *name; /* borrowed, NUL-terminated (for error messages) */
+	uint32_t
+	        type; /* enum tensor_type (quant.h): GGML numbering, F32=0, F16=1, Q4_0=2, Q8_0=8, Q4_K=12, Q6_K=14, BF16=30 */
+	int64_t ne
+	        [2]; /* ne[0]: contiguous (input) size, ne[1]: rows (output size); 1-D tensors have ne[1] = 1 */
+	const void *data; /* borrowed; NULL marks an absent optional tensor (biases) */
 	uint64_t nbytes;
 };
 
@@ -64,47 +66,49 @@ struct backend_tensor {
 
 struct backend_hparams {
 	int32_t n_layer;
-	int32_t n_embd;      /* hidden size */
-	int32_t n_head;      /* query heads */
-	int32_t n_head_kv;   /* key/value heads (GQA: query head h uses kv head h / (n_head / n_head_kv)) */
-	int32_t head_dim;    /* n_embd / n_head, at most BACKEND_MAX_HEAD_DIM */
-	int32_t n_ff;        /* FFN inner size */
+	int32_t n_embd; /* hidden size */
+	int32_t n_head; /* query heads */
+	int32_t n_head_kv; /* key/value heads (GQA: query head h uses kv head h / (n_head / n_head_kv)) */
+	int32_t head_dim; /* n_embd / n_head, at most BACKEND_MAX_HEAD_DIM */
+	int32_t n_ff;     /* FFN inner size */
 	int32_t n_vocab;
-	int32_t n_rot;       /* rotated dims per head (rope.dimension_count), <= head_dim */
-	float rope_base;     /* rope.freq_base, e.g. 10000 or 100000 */
+	int32_t n_rot;   /* rotated dims per head (rope.dimension_count), <= head_dim */
+	float rope_base; /* rope.freq_base, e.g. 10000 or 100000 */
 	float rope_freq_scale; /* 1 / linear scaling factor (0.25 for DeepSeek-Coder), 1 without scaling */
-	bool rope_neox;      /* false: adjacent pairs (x[2i], x[2i+1]) (llama); true: halves (x[i], x[i+n_rot/2]) (qwen2) */
-	float rms_eps;       /* layer_norm_rms_epsilon */
+	bool rope_neox; /* false: adjacent pairs (x[2i], x[2i+1]) (llama); true: halves (x[i], x[i+n_rot/2]) (qwen2) */
+	float rms_eps; /* layer_norm_rms_epsilon */
 };
 
 /* Per layer; shapes in GGUF order [ne0, ne1]. */
 struct backend_layer {
-	struct backend_tensor attn_norm; /* [n_embd] F32 */
-	struct backend_tensor wq;        /* [n_embd, n_head*head_dim] */
-	struct backend_tensor wk;        /* [n_embd, n_head_kv*head_dim] */
-	struct backend_tensor wv;        /* [n_embd, n_head_kv*head_dim] */
+	struct backend_tensor attn_norm;  /* [n_embd] F32 */
+	struct backend_tensor wq;         /* [n_embd, n_head*head_dim] */
+	struct backend_tensor wk;         /* [n_embd, n_head_kv*head_dim] */
+	struct backend_tensor wv;         /* [n_embd, n_head_kv*head_dim] */
 	struct backend_tensor bq, bk, bv; /* [rows] F32 biases (qwen2); data NULL when absent */
-	struct backend_tensor wo;        /* [n_head*head_dim, n_embd] */
-	struct backend_tensor ffn_norm;  /* [n_embd] F32 */
-	struct backend_tensor w_gate;    /* [n_embd, n_ff] */
-	struct backend_tensor w_up;      /* [n_embd, n_ff] */
-	struct backend_tensor w_down;    /* [n_ff, n_embd] */
+	struct backend_tensor wo;         /* [n_head*head_dim, n_embd] */
+	struct backend_tensor ffn_norm;   /* [n_embd] F32 */
+	struct backend_tensor w_gate;     /* [n_embd, n_ff] */
+	struct backend_tensor w_up;       /* [n_embd, n_ff] */
+	struct backend_tensor w_down;     /* [n_ff, n_embd] */
 };
 
 struct backend_weights {
 	struct backend_hparams hp;
 	struct backend_tensor tok_embd;    /* [n_embd, n_vocab] */
 	struct backend_tensor output_norm; /* [n_embd] F32 */
-	struct backend_tensor output;      /* [n_embd, n_vocab]; equal to tok_embd when the model ties them */
-	const struct backend_layer *layers; /* [n_layer], borrowed for the duration of backend_create */
+	struct backend_tensor
+	        output; /* [n_embd, n_vocab]; equal to tok_embd when the model ties them */
+	const struct backend_layer
+	        *layers; /* [n_layer], borrowed for the duration of backend_create */
 };
 
 /* ---- creation ---- */
 
 struct backend_config {
 	enum backend_kind kind;
-	int32_t n_threads;        /* cpu worker threads; <= 0: physical cores */
-	int32_t device;           /* cuda device ordinal */
+	int32_t n_threads; /* cpu worker threads; <= 0: physical cores */
+	int32_t device;    /* cuda device ordinal */
 	/* KV pool: n_pages pages of page_size slots; kv_type F32 (0) or F16 (1).
 	 * backend_kv_bytes_per_page() tells how much one page costs. */
 	int32_t kv_n_pages;
@@ -126,7 +130,7 @@ struct backend_config {
  * says why; BACKEND_KIND_AUTO falls back to cpu silently (backend_name tells).
  */
 struct backend *backend_create(const struct backend_config *cfg, const struct backend_weights *w,
-			       struct backend_error *err);
+                               struct backend_error *err);
 /* Accepts NULL. */
 void backend_destroy(struct backend *b);
 
@@ -135,7 +139,8 @@ const char *backend_name(const struct backend *b);
 enum backend_kind backend_kind(const struct backend *b);
 
 /* Bytes of one KV page for these hyperparameters: 2 (K,V) * n_layer * page_size * n_head_kv * head_dim * sizeof(kv_type). */
-size_t backend_kv_bytes_per_page(const struct backend_hparams *hp, int32_t page_size, uint32_t kv_type);
+size_t backend_kv_bytes_per_page(const struct backend_hparams *hp, int32_t page_size,
+                                 uint32_t kv_type);
 
 /* ---- forward ---- */
 
@@ -164,14 +169,15 @@ struct backend_batch {
 	const struct backend_seq *seqs; /* [n_seqs] */
 	/* Rows whose logits are wanted (indices into the batch, any order). */
 	int32_t n_out;
-	const int32_t *out_rows;  /* [n_out] */
-	float *logits;            /* [n_out][n_vocab] host memory, or NULL */
-	int32_t *argmax;          /* [n_out] greedy token of each row, or NULL */
+	const int32_t *out_rows; /* [n_out] */
+	float *logits;           /* [n_out][n_vocab] host memory, or NULL */
+	int32_t *argmax;         /* [n_out] greedy token of each row, or NULL */
 };
 
 /* Runs the forward pass. Returns 0, or a negative code with *err set (bad
  * token id, position past the page table, page out of range). */
-int backend_forward(struct backend *b, const struct backend_batch *batch, struct backend_error *err);
+int backend_forward(struct backend *b, const struct backend_batch *batch,
+                    struct backend_error *err);
 
 /* ---- KV pages ---- */
 
@@ -187,8 +193,8 @@ int backend_kv_copy_page(struct backend *b, int32_t dst, int32_t src, struct bac
  * overlap. Used by the pipeline's shifted re-use of a suffix's KV.
  */
 int backend_kv_shift(struct backend *b, const struct backend_seq *src, int32_t src_start,
-		     const struct backend_seq *dst, int32_t dst_start, int32_t n,
-		     struct backend_error *err);
+                     const struct backend_seq *dst, int32_t dst_start, int32_t n,
+                     struct backend_error *err);
 
 /* ---- what a backend implements ---- */
 
@@ -197,8 +203,8 @@ struct backend_ops {
 	int (*forward)(void *ctx, const struct backend_batch *batch, struct backend_error *err);
 	int (*kv_copy_page)(void *ctx, int32_t dst, int32_t src, struct backend_error *err);
 	int (*kv_shift)(void *ctx, const struct backend_seq *src, int32_t src_start,
-			const struct backend_seq *dst, int32_t dst_start, int32_t n,
-			struct backend_error *err);
+	                const struct backend_seq *dst, int32_t dst_start, int32_t n,
+	                struct backend_error *err);
 };
 
 /* The object behind the wrappers: a vtable plus the backend's context.
@@ -216,13 +222,13 @@ struct backend {
 /* Backend constructors, called by backend_create after it checked cfg and w.
  * Each fills *out (ops, ctx, name) or returns a negative code with *err set. */
 int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
-		     const struct backend_weights *w, struct backend_error *err);
+                     const struct backend_weights *w, struct backend_error *err);
 
 /* The cuda module (libinfill-cuda.so, dlopened) exports this symbol with
  * backend_cpu_init's signature. */
 #define BACKEND_CUDA_ENTRY "infill_backend_cuda_init"
 typedef int (*backend_init_fn)(struct backend *out, const struct backend_config *cfg,
-			       const struct backend_weights *w, struct backend_error *err);
+                               const struct backend_weights *w, struct backend_error *err);
 
 /* ---- cpu utilities used by benchmarks ---- */
 

@@ -21,7 +21,7 @@ struct type_desc {
 };
 
 static const struct type_desc type_table[] = {
-#define X(name_, id, str, bs, bb) {id, str, bs, bb},
+#define X(name_, id, str, bs, bb) { id, str, bs, bb },
 	TENSOR_TYPE_LIST(X)
 #undef X
 };
@@ -29,8 +29,7 @@ static const struct type_desc type_table[] = {
 static const struct type_desc *type_find(uint32_t type)
 {
 	for (size_t i = 0; i < sizeof type_table / sizeof type_table[0]; i++)
-		if (type_table[i].id == type)
-			return &type_table[i];
+		if (type_table[i].id == type) return &type_table[i];
 	return NULL;
 }
 
@@ -71,11 +70,9 @@ size_t tensor_type_block_bytes(uint32_t type)
 uint64_t tensor_type_row_size(uint32_t type, int64_t n)
 {
 	const struct type_desc *d = type_find(type);
-	if (!d || n < 0 || n % d->block_size != 0)
-		return 0;
+	if (!d || n < 0 || n % d->block_size != 0) return 0;
 	uint64_t blocks = (uint64_t)(n / d->block_size);
-	if (blocks > UINT64_MAX / d->block_bytes)
-		return 0;
+	if (blocks > UINT64_MAX / d->block_bytes) return 0;
 	return blocks * d->block_bytes;
 }
 
@@ -96,8 +93,7 @@ static void dequant_q8_0(const struct block_q8_0 *b, float *y, int64_t nb)
 {
 	for (int64_t i = 0; i < nb; i++, y += QK8_0) {
 		float d = tensor_f16_to_f32(b[i].d);
-		for (int j = 0; j < QK8_0; j++)
-			y[j] = (float)b[i].qs[j] * d;
+		for (int j = 0; j < QK8_0; j++) y[j] = (float)b[i].qs[j] * d;
 	}
 }
 
@@ -143,15 +139,11 @@ static void dequant_q6_k(const struct block_q6_k *b, float *y, int64_t nb)
 
 int tensor_row_dequantize(uint32_t type, const void *src, float *dst, int64_t n)
 {
-	if (tensor_type_row_size(type, n) == 0 && n != 0)
-		return -EINVAL;
-	if (!tensor_type_valid(type))
-		return -EINVAL;
+	if (tensor_type_row_size(type, n) == 0 && n != 0) return -EINVAL;
+	if (!tensor_type_valid(type)) return -EINVAL;
 	const uint8_t *s = src;
 	switch ((enum tensor_type)type) {
-	case TENSOR_TYPE_F32:
-		memcpy(dst, src, (size_t)n * sizeof(float));
-		return 0;
+	case TENSOR_TYPE_F32: memcpy(dst, src, (size_t)n * sizeof(float)); return 0;
 	case TENSOR_TYPE_F16:
 		for (int64_t i = 0; i < n; i++) {
 			uint16_t h;
@@ -166,18 +158,10 @@ int tensor_row_dequantize(uint32_t type, const void *src, float *dst, int64_t n)
 			dst[i] = tensor_bf16_to_f32(h);
 		}
 		return 0;
-	case TENSOR_TYPE_Q4_0:
-		dequant_q4_0(src, dst, n / QK4_0);
-		return 0;
-	case TENSOR_TYPE_Q8_0:
-		dequant_q8_0(src, dst, n / QK8_0);
-		return 0;
-	case TENSOR_TYPE_Q4_K:
-		dequant_q4_k(src, dst, n / QK_K);
-		return 0;
-	case TENSOR_TYPE_Q6_K:
-		dequant_q6_k(src, dst, n / QK_K);
-		return 0;
+	case TENSOR_TYPE_Q4_0: dequant_q4_0(src, dst, n / QK4_0); return 0;
+	case TENSOR_TYPE_Q8_0: dequant_q8_0(src, dst, n / QK8_0); return 0;
+	case TENSOR_TYPE_Q4_K: dequant_q4_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_Q6_K: dequant_q6_k(src, dst, n / QK_K); return 0;
 	}
 	return -EINVAL;
 }
@@ -189,12 +173,10 @@ static void quant_q8_0(const float *x, struct block_q8_0 *b, int64_t nb)
 {
 	for (int64_t i = 0; i < nb; i++, x += QK8_0) {
 		float amax = 0.0f;
-		for (int j = 0; j < QK8_0; j++)
-			amax = fmaxf(amax, fabsf(x[j]));
+		for (int j = 0; j < QK8_0; j++) amax = fmaxf(amax, fabsf(x[j]));
 		float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
 		b[i].d = tensor_f32_to_f16(d);
-		for (int j = 0; j < QK8_0; j++)
-			b[i].qs[j] = (int8_t)roundf(x[j] * id);
+		for (int j = 0; j < QK8_0; j++) b[i].qs[j] = (int8_t)roundf(x[j] * id);
 	}
 }
 
@@ -252,8 +234,7 @@ static void quant_q4_k(const float *x, struct block_q4_k *b, int64_t nb)
 				lo = fminf(lo, x[32 * s + l]);
 				hi = fmaxf(hi, x[32 * s + l]);
 			}
-			if (lo > 0.0f)
-				lo = 0.0f;
+			if (lo > 0.0f) lo = 0.0f;
 			scale[s] = (hi - lo) / 15.0f;
 			mn[s] = -lo;
 			max_scale = fmaxf(max_scale, scale[s]);
@@ -285,7 +266,8 @@ static void quant_q4_k(const float *x, struct block_q4_k *b, int64_t nb)
 		}
 		for (int c = 0; c < 4; c++)
 			for (int l = 0; l < 32; l++)
-				b[i].qs[32 * c + l] = (uint8_t)(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
+				b[i].qs[32 * c + l] =
+				        (uint8_t)(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
 	}
 }
 
@@ -329,10 +311,12 @@ static void quant_q6_k(const float *x, struct block_q6_k *b, int64_t nb)
 			uint8_t *ql = b[i].ql + 64 * h, *qh = b[i].qh + 32 * h;
 			const uint8_t *qq = q + 128 * h;
 			for (int l = 0; l < 32; l++) {
-				uint8_t q1 = qq[l], q2 = qq[l + 32], q3 = qq[l + 64], q4 = qq[l + 96];
+				uint8_t q1 = qq[l], q2 = qq[l + 32], q3 = qq[l + 64],
+				        q4 = qq[l + 96];
 				ql[l] = (uint8_t)((q1 & 0xF) | ((q3 & 0xF) << 4));
 				ql[l + 32] = (uint8_t)((q2 & 0xF) | ((q4 & 0xF) << 4));
-				qh[l] = (uint8_t)((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
+				qh[l] = (uint8_t)((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) |
+				                  ((q4 >> 4) << 6));
 			}
 		}
 	}
@@ -344,9 +328,7 @@ int tensor_row_quantize(uint32_t type, const float *src, void *dst, int64_t n)
 		return -EINVAL;
 	uint8_t *d = dst;
 	switch ((enum tensor_type)type) {
-	case TENSOR_TYPE_F32:
-		memcpy(dst, src, (size_t)n * sizeof(float));
-		return 0;
+	case TENSOR_TYPE_F32: memcpy(dst, src, (size_t)n * sizeof(float)); return 0;
 	case TENSOR_TYPE_F16:
 		for (int64_t i = 0; i < n; i++) {
 			uint16_t h = tensor_f32_to_f16(src[i]);
@@ -359,18 +341,10 @@ int tensor_row_quantize(uint32_t type, const float *src, void *dst, int64_t n)
 			memcpy(d + 2 * i, &h, 2);
 		}
 		return 0;
-	case TENSOR_TYPE_Q4_0:
-		quant_q4_0(src, dst, n / QK4_0);
-		return 0;
-	case TENSOR_TYPE_Q8_0:
-		quant_q8_0(src, dst, n / QK8_0);
-		return 0;
-	case TENSOR_TYPE_Q4_K:
-		quant_q4_k(src, dst, n / QK_K);
-		return 0;
-	case TENSOR_TYPE_Q6_K:
-		quant_q6_k(src, dst, n / QK_K);
-		return 0;
+	case TENSOR_TYPE_Q4_0: quant_q4_0(src, dst, n / QK4_0); return 0;
+	case TENSOR_TYPE_Q8_0: quant_q8_0(src, dst, n / QK8_0); return 0;
+	case TENSOR_TYPE_Q4_K: quant_q4_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_Q6_K: quant_q6_k(src, dst, n / QK_K); return 0;
 	}
 	return -EINVAL;
 }

@@ -16,13 +16,13 @@
 #include <string.h>
 
 /* X(NAME, ggml id, lowercase name, elements per block, bytes per block) */
-#define TENSOR_TYPE_LIST(X)                 \
-	X(F32, 0, "f32", 1, 4)              \
-	X(F16, 1, "f16", 1, 2)              \
-	X(Q4_0, 2, "q4_0", 32, 18)          \
-	X(Q8_0, 8, "q8_0", 32, 34)          \
-	X(Q4_K, 12, "q4_k", 256, 144)       \
-	X(Q6_K, 14, "q6_k", 256, 210)       \
+#define TENSOR_TYPE_LIST(X)           \
+	X(F32, 0, "f32", 1, 4)        \
+	X(F16, 1, "f16", 1, 2)        \
+	X(Q4_0, 2, "q4_0", 32, 18)    \
+	X(Q8_0, 8, "q8_0", 32, 34)    \
+	X(Q4_K, 12, "q4_k", 256, 144) \
+	X(Q6_K, 14, "q6_k", 256, 210) \
 	X(BF16, 30, "bf16", 1, 2)
 
 enum tensor_type {
@@ -35,17 +35,17 @@ enum tensor_type {
 
 #define QK4_0 32
 #define QK8_0 32
-#define QK_K 256
+#define QK_K  256
 
 /* Q4_0: value(i) = (q(i) - 8) * d. qs[j] low nibble = element j, high nibble = element j + 16. */
 struct block_q4_0 {
-	uint16_t d;          /* fp16 scale */
+	uint16_t d; /* fp16 scale */
 	uint8_t qs[QK4_0 / 2];
 };
 
 /* Q8_0: value(i) = qs[i] * d. */
 struct block_q8_0 {
-	uint16_t d;          /* fp16 scale */
+	uint16_t d; /* fp16 scale */
 	int8_t qs[QK8_0];
 };
 
@@ -57,8 +57,8 @@ struct block_q8_0 {
  * nibbles sub-block 2c + 1 (elements 64c + 32 + l).
  */
 struct block_q4_k {
-	uint16_t d;          /* fp16 super-block scale for the scales */
-	uint16_t dmin;       /* fp16 super-block scale for the mins */
+	uint16_t d;    /* fp16 super-block scale for the scales */
+	uint16_t dmin; /* fp16 super-block scale for the mins */
 	uint8_t scales[12];
 	uint8_t qs[QK_K / 2];
 };
@@ -77,7 +77,7 @@ struct block_q6_k {
 	uint8_t ql[QK_K / 2];
 	uint8_t qh[QK_K / 4];
 	int8_t scales[QK_K / 16];
-	uint16_t d;          /* fp16 */
+	uint16_t d; /* fp16 */
 };
 
 _Static_assert(sizeof(struct block_q4_0) == 18, "q4_0 block");
@@ -148,14 +148,13 @@ static inline uint16_t tensor_f32_to_f16(float f)
 		return (uint16_t)(sign | 0x7C00 | (absx > 0x7F800000u ? 0x200 : 0));
 	if (absx >= 0x477FF000u) /* rounds to >= 65520: overflow to inf */
 		return (uint16_t)(sign | 0x7C00);
-	if (absx < 0x38800000u) { /* below the smallest normal half: subnormal or zero */
+	if (absx < 0x38800000u) {       /* below the smallest normal half: subnormal or zero */
 		if (absx < 0x33000000u) /* < 2^-25 rounds to zero */
 			return sign;
 		uint32_t e = absx >> 23, m = (absx & 0x7FFFFF) | 0x800000;
 		uint32_t shift = 126 - e; /* 14..24 */
 		uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-		if (rem > half || (rem == half && (q & 1)))
-			q++;
+		if (rem > half || (rem == half && (q & 1))) q++;
 		return (uint16_t)(sign | q);
 	}
 	uint32_t r = absx + 0xFFF + ((absx >> 13) & 1); /* round to nearest even at bit 13 */

@@ -32,8 +32,7 @@ static int load(char *locarg, const char *lang_id, struct loaded *ld)
 		return 2;
 	}
 	ld->text = cli_read_file(locarg, &ld->len);
-	if (!ld->text)
-		return 1;
+	if (!ld->text) return 1;
 	long off = cli_location_offset(ld->text, ld->len, line, col);
 	if (off < 0) {
 		fprintf(stderr, "infill: %s has no line %ld\n", locarg, line);
@@ -43,7 +42,8 @@ static int load(char *locarg, const char *lang_id, struct loaded *ld)
 	ld->cursor = (size_t)off;
 	ld->lang = lang_id ? ast_lang_from_id(lang_id) : ast_lang_from_path(locarg);
 	if (lang_id && !ld->lang)
-		fprintf(stderr, "infill: no grammar for language %s: line-based context\n", lang_id);
+		fprintf(stderr, "infill: no grammar for language %s: line-based context\n",
+		        lang_id);
 	return 0;
 }
 
@@ -78,9 +78,11 @@ int cli_context(int argc, char **argv)
 	long budget = 1024, suffix_budget = 192, extra_budget = 512;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: infill context FILE:LINE:COL [--budget N] [--suffix-budget N]\n"
+			printf("usage: infill context FILE:LINE:COL [--budget N] [--suffix-budget "
+			       "N]\n"
 			       "                      [--extra-budget N] [--lang ID]\n"
-			       "Prints the AST context slice as JSON. Tokens are estimated as bytes/3.5.\n");
+			       "Prints the AST context slice as JSON. Tokens are estimated as "
+			       "bytes/3.5.\n");
 			return 0;
 		} else if (!strcmp(argv[i], "--budget") && i + 1 < argc) {
 			budget = atol(argv[++i]);
@@ -93,7 +95,8 @@ int cli_context(int argc, char **argv)
 		} else if (!loc && argv[i][0] != '-') {
 			loc = argv[i];
 		} else {
-			fprintf(stderr, "infill context: unknown argument %s (see --help)\n", argv[i]);
+			fprintf(stderr, "infill context: unknown argument %s (see --help)\n",
+			        argv[i]);
 			return 2;
 		}
 	}
@@ -103,11 +106,14 @@ int cli_context(int argc, char **argv)
 	}
 	struct loaded ld;
 	int rc = load(loc, lang_id, &ld);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	struct ast_slice_params p = {
-		.lang = ld.lang, .text = ld.text, .len = ld.len, .cursor = ld.cursor,
-		.prefix_tokens = (size_t)budget, .suffix_tokens = (size_t)suffix_budget,
+		.lang = ld.lang,
+		.text = ld.text,
+		.len = ld.len,
+		.cursor = ld.cursor,
+		.prefix_tokens = (size_t)budget,
+		.suffix_tokens = (size_t)suffix_budget,
 		.extra_tokens = (size_t)extra_budget,
 	};
 	struct ast_slice s;
@@ -121,22 +127,24 @@ int cli_context(int argc, char **argv)
 	json_t *snips = json_array();
 	for (size_t i = 0; i < s.n_snippets; i++) {
 		const struct ast_snippet *sn = &s.snippets[i];
-		json_array_append_new(snips, json_pack("{s:s, s:s, s:o, s:I, s:f, s:I}",
-			"kind", snippet_kind_name(sn->kind), "name", sn->name,
-			"text", strn(sn->text, sn->len), "start_byte", (json_int_t)sn->start_byte,
-			"score", sn->score, "tokens", (json_int_t)sn->tokens));
+		json_array_append_new(snips,
+		                      json_pack("{s:s, s:s, s:o, s:I, s:f, s:I}", "kind",
+		                                snippet_kind_name(sn->kind), "name", sn->name,
+		                                "text", strn(sn->text, sn->len), "start_byte",
+		                                (json_int_t)sn->start_byte, "score", sn->score,
+		                                "tokens", (json_int_t)sn->tokens));
 	}
-	json_t *o = json_pack("{s:s, s:b, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:o, s:{s:s, s:s}, "
-			      "s:{s:I, s:I, s:I, s:s}}",
-		"lang", ast_lang_name(ld.lang), "syntactic", s.syntactic, "token_count", "estimate",
-		"prefix", strn(s.prefix, s.prefix_len), "suffix", strn(s.suffix, s.suffix_len),
-		"cursor", (json_int_t)ld.cursor, "prefix_start", (json_int_t)s.prefix_start,
-		"suffix_end", (json_int_t)s.suffix_end, "scope_end", (json_int_t)s.scope_end,
-		"snippets", snips,
-		"shape", "kind", ast_shape_name(s.shape.kind), "indent", s.shape.indent,
-		"tokens", "prefix", (json_int_t)s.prefix_tokens_used,
-		"suffix", (json_int_t)s.suffix_tokens_used, "extra", (json_int_t)s.extra_tokens_used,
-		"counter", "bytes/3.5");
+	json_t *o = json_pack(
+	        "{s:s, s:b, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:o, s:{s:s, s:s}, "
+	        "s:{s:I, s:I, s:I, s:s}}",
+	        "lang", ast_lang_name(ld.lang), "syntactic", s.syntactic, "token_count", "estimate",
+	        "prefix", strn(s.prefix, s.prefix_len), "suffix", strn(s.suffix, s.suffix_len),
+	        "cursor", (json_int_t)ld.cursor, "prefix_start", (json_int_t)s.prefix_start,
+	        "suffix_end", (json_int_t)s.suffix_end, "scope_end", (json_int_t)s.scope_end,
+	        "snippets", snips, "shape", "kind", ast_shape_name(s.shape.kind), "indent",
+	        s.shape.indent, "tokens", "prefix", (json_int_t)s.prefix_tokens_used, "suffix",
+	        (json_int_t)s.suffix_tokens_used, "extra", (json_int_t)s.extra_tokens_used,
+	        "counter", "bytes/3.5");
 	ast_slice_finish(&s);
 	free(ld.text);
 	return print_json(o);
@@ -149,7 +157,8 @@ int cli_validate(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("usage: infill validate FILE:LINE:COL --text CANDIDATE [--lang ID]\n"
-			       "Prints {valid, trimmed, verdict, text, ...} as JSON: text is the part of\n"
+			       "Prints {valid, trimmed, verdict, text, ...} as JSON: text is the "
+			       "part of\n"
 			       "the candidate that may be shown.\n");
 			return 0;
 		} else if (!strcmp(argv[i], "--text") && i + 1 < argc) {
@@ -159,7 +168,8 @@ int cli_validate(int argc, char **argv)
 		} else if (!loc && argv[i][0] != '-') {
 			loc = argv[i];
 		} else {
-			fprintf(stderr, "infill validate: unknown argument %s (see --help)\n", argv[i]);
+			fprintf(stderr, "infill validate: unknown argument %s (see --help)\n",
+			        argv[i]);
 			return 2;
 		}
 	}
@@ -169,11 +179,14 @@ int cli_validate(int argc, char **argv)
 	}
 	struct loaded ld;
 	int rc = load(loc, lang_id, &ld);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	struct ast_validate_params p = {
-		.lang = ld.lang, .text = ld.text, .len = ld.len, .cursor = ld.cursor,
-		.candidate = cand, .candidate_len = strlen(cand),
+		.lang = ld.lang,
+		.text = ld.text,
+		.len = ld.len,
+		.cursor = ld.cursor,
+		.candidate = cand,
+		.candidate_len = strlen(cand),
 	};
 	struct ast_validation v;
 	rc = ast_validate(&p, &v);
@@ -183,10 +196,11 @@ int cli_validate(int argc, char **argv)
 		return 1;
 	}
 	bool shown = v.verdict != AST_VERDICT_INVALID && v.keep_len > 0;
-	return print_json(json_pack("{s:b, s:b, s:s, s:o, s:s, s:I, s:I, s:b, s:b, s:I}",
-		"valid", shown, "trimmed", v.verdict == AST_VERDICT_TRIMMED,
-		"verdict", ast_verdict_name(v.verdict), "text", strn(cand, v.keep_len),
-		"lang", ast_lang_name(ld.lang), "errors_before", (json_int_t)v.errors_before,
-		"errors_after", (json_int_t)v.errors_after, "scope_cut", v.scope_cut,
-		"closers_dropped", v.closers_dropped, "parses", (json_int_t)v.parses));
+	return print_json(
+	        json_pack("{s:b, s:b, s:s, s:o, s:s, s:I, s:I, s:b, s:b, s:I}", "valid", shown,
+	                  "trimmed", v.verdict == AST_VERDICT_TRIMMED, "verdict",
+	                  ast_verdict_name(v.verdict), "text", strn(cand, v.keep_len), "lang",
+	                  ast_lang_name(ld.lang), "errors_before", (json_int_t)v.errors_before,
+	                  "errors_after", (json_int_t)v.errors_after, "scope_cut", v.scope_cut,
+	                  "closers_dropped", v.closers_dropped, "parses", (json_int_t)v.parses));
 }

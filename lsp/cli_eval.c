@@ -65,7 +65,7 @@
 #define MAX_FILE_BYTES (1u << 20) /* larger files are generated data, not code */
 
 enum mode { MODE_LINE, MODE_AST, MODE_FULL, MODE_COUNT };
-static const char *const mode_names[MODE_COUNT] = {"line", "ast", "full"};
+static const char *const mode_names[MODE_COUNT] = { "line", "ast", "full" };
 
 struct opts {
 	const char *model;
@@ -95,7 +95,7 @@ struct ecase {
 static enum eval_blocks blocks_of(const struct ast_lang *lang)
 {
 	return lang && !strcmp(ast_lang_name(lang), "python") ? EVAL_BLOCKS_INDENT
-							      : EVAL_BLOCKS_BRACE;
+	                                                      : EVAL_BLOCKS_BRACE;
 }
 
 /*
@@ -104,33 +104,28 @@ static enum eval_blocks blocks_of(const struct ast_lang *lang)
  * (another one when it has no place for the kind). Deterministic in seed.
  */
 static int cases_cut(const struct eval_files *files, const struct opts *o, struct ecase **out,
-		     size_t *n_out)
+                     size_t *n_out)
 {
 	uint64_t rng = o->seed;
 	/* languages present, and a seeded sample of at most max_files files */
 	size_t nf = files->n;
 	size_t *order = malloc((nf + 1) * sizeof *order);
-	if (!order)
-		return -ENOMEM;
-	for (size_t i = 0; i < nf; i++)
-		order[i] = i;
+	if (!order) return -ENOMEM;
+	for (size_t i = 0; i < nf; i++) order[i] = i;
 	for (size_t i = nf; i > 1; i--) {
 		size_t j = eval_rng_below(&rng, i);
 		size_t t = order[i - 1];
 		order[i - 1] = order[j];
 		order[j] = t;
 	}
-	if (o->max_files && nf > o->max_files && !o->n_files)
-		nf = o->max_files;
+	if (o->max_files && nf > o->max_files && !o->n_files) nf = o->max_files;
 	const char *langs[32];
 	size_t n_langs = 0;
 	for (size_t i = 0; i < nf; i++) {
 		const char *name = ast_lang_name(ast_lang_from_path(files->v[order[i]]));
 		size_t k = 0;
-		while (k < n_langs && strcmp(langs[k], name))
-			k++;
-		if (k == n_langs && n_langs < 32)
-			langs[n_langs++] = name;
+		while (k < n_langs && strcmp(langs[k], name)) k++;
+		if (k == n_langs && n_langs < 32) langs[n_langs++] = name;
 	}
 	struct ecase *cs = calloc(o->n_cases + 1, sizeof *cs);
 	if (!cs) {
@@ -159,7 +154,7 @@ static int cases_cut(const struct eval_files *files, const struct opts *o, struc
 			char *text = eval_file_read(files->v[f], &len, MAX_FILE_BYTES);
 			if (!text) {
 				fprintf(stderr, "infill eval: skipping %s: %s\n", files->v[f],
-					strerror(errno));
+				        strerror(errno));
 				continue;
 			}
 			struct ecase *e = &cs[n];
@@ -168,17 +163,17 @@ static int cases_cut(const struct eval_files *files, const struct opts *o, struc
 				e->path = files->v[f];
 				e->lang = lang;
 				e->language_id = ast_lang_name(lang);
-				e->has_base = lang &&
-					      !eval_parse_errors(lang, text, len, &e->base_errors) &&
-					      !eval_parse_errors(lang, e->c.text, e->c.len,
-								 &e->cut_errors);
+				e->has_base =
+				        lang &&
+				        !eval_parse_errors(lang, text, len, &e->base_errors) &&
+				        !eval_parse_errors(lang, e->c.text, e->c.len,
+				                           &e->cut_errors);
 				n++;
 			} else if (r < 0) {
 				rc = r;
 			}
 			free(text);
-			if (r <= 0)
-				break;
+			if (r <= 0) break;
 		}
 	}
 	free(order);
@@ -196,7 +191,7 @@ struct outcome {
 	 * as the original, and adding no error to the file with the hole */
 	int32_t returned, checked, parsed, no_new;
 	double cpu_ms;
-	char *top;                         /* owned */
+	char *top; /* owned */
 };
 
 struct ctx {
@@ -219,13 +214,12 @@ static double now_ms(void)
 }
 
 static void mode_setup(enum mode m, const struct settings *base, struct settings *st,
-		       struct complete_options *opt)
+                       struct complete_options *opt)
 {
 	*st = *base;
 	*opt = complete_options_default();
 	opt->use_cache = false;
-	if (m == MODE_FULL)
-		return;
+	if (m == MODE_FULL) return;
 	opt->ast_slice = m == MODE_AST;
 	opt->validate = false;
 	opt->rerank = false;
@@ -234,7 +228,7 @@ static void mode_setup(enum mode m, const struct settings *base, struct settings
 }
 
 static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t seed,
-		   struct outcome *out)
+                   struct outcome *out)
 {
 	memset(out, 0, sizeof *out);
 	struct settings st;
@@ -245,13 +239,13 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	struct complete_result r;
 	char err[512] = "";
 	double t0 = now_ms(), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-	int rc = complete_run(cx->engine, cx->tok, e->language_id, e->c.text, e->c.len,
-			      e->c.cursor, &st, &opt, &r, err, sizeof err);
+	int rc = complete_run(cx->engine, cx->tok, e->language_id, e->c.text, e->c.len, e->c.cursor,
+	                      &st, &opt, &r, err, sizeof err);
 	out->ms = now_ms() - t0;
 	out->cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	if (rc) {
 		fprintf(stderr, "infill eval: %s:%u (%s, %s): %s\n", e->path, e->c.line + 1,
-			eval_kind_name(e->c.kind), mode_names[m], err);
+		        eval_kind_name(e->c.kind), mode_names[m], err);
 		complete_result_finish(&r);
 		out->error = true;
 		return rc == -ENOMEM ? rc : 0;
@@ -262,9 +256,9 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 		bool ok = false, no_new = false;
 		if (e->has_base &&
 		    !eval_parses_with(e->lang, e->c.text, e->c.len, it->start, it->end, it->text,
-				      it->len, e->base_errors, &ok) &&
+		                      it->len, e->base_errors, &ok) &&
 		    !eval_parses_with(e->lang, e->c.text, e->c.len, it->start, it->end, it->text,
-				      it->len, e->cut_errors, &no_new)) {
+		                      it->len, e->cut_errors, &no_new)) {
 			out->checked++;
 			out->parsed += ok;
 			out->no_new += no_new;
@@ -276,8 +270,10 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 		 * line ends up as, so a re-typed `)` is not counted twice */
 		out->answered = true;
 		out->top = strndup(top->text, top->len);
-		out->exact = eval_exact_match(top->text, top->len, e->c.expected, e->c.expected_len);
-		out->sim = eval_edit_similarity(top->text, top->len, e->c.expected, e->c.expected_len);
+		out->exact =
+		        eval_exact_match(top->text, top->len, e->c.expected, e->c.expected_len);
+		out->sim =
+		        eval_edit_similarity(top->text, top->len, e->c.expected, e->c.expected_len);
 		if (out->sim < 0 || !out->top) {
 			complete_result_finish(&r);
 			return -ENOMEM;
@@ -298,15 +294,13 @@ struct row {
 
 /* kind == EVAL_KIND_COUNT: all kinds. */
 static int row_compute(const struct ecase *cs, struct outcome *const *res, size_t n, enum mode m,
-		       enum eval_kind kind, struct row *r)
+                       enum eval_kind kind, struct row *r)
 {
 	memset(r, 0, sizeof *r);
 	double *ms = malloc((2 * n + 1) * sizeof *ms), *cpu = ms + n;
-	if (!ms)
-		return -ENOMEM;
+	if (!ms) return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if (kind != EVAL_KIND_COUNT && cs[i].c.kind != kind)
-			continue;
+		if (kind != EVAL_KIND_COUNT && cs[i].c.kind != kind) continue;
 		const struct outcome *o = &res[i][m];
 		cpu[r->n] = o->cpu_ms;
 		ms[r->n++] = o->ms;
@@ -332,33 +326,36 @@ static double pct(double a, double b)
 }
 
 static void table_print(FILE *f, const struct ecase *cs, struct outcome *const *res, size_t n,
-			const bool *modes)
+                        const bool *modes)
 {
 	fprintf(f, "| mode | kind | cases | exact | edit sim | answered | parses | no new err "
-		   "| no answer | p50 ms | p90 ms | cpu p50 ms |\n"
-		   "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	           "| no answer | p50 ms | p90 ms | cpu p50 ms |\n"
+	           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (int m = 0; m < MODE_COUNT; m++) {
-		if (!modes[m])
-			continue;
+		if (!modes[m]) continue;
 		for (int j = 0; j <= EVAL_KIND_COUNT; j++) {
-			int k = (j + EVAL_KIND_COUNT) % (EVAL_KIND_COUNT + 1); /* all, then each kind */
+			int k = (j + EVAL_KIND_COUNT) %
+			        (EVAL_KIND_COUNT + 1); /* all, then each kind */
 			struct row r;
 			if (row_compute(cs, res, n, (enum mode)m, (enum eval_kind)k, &r) || !r.n)
 				continue;
 			char parses[64] = "-", no_new[64] = "-";
 			if (r.checked) {
 				snprintf(parses, sizeof parses, "%.0f%% (%lld/%lld)",
-					 pct((double)r.parsed, (double)r.checked), (long long)r.parsed,
-					 (long long)r.checked);
+				         pct((double)r.parsed, (double)r.checked),
+				         (long long)r.parsed, (long long)r.checked);
 				snprintf(no_new, sizeof no_new, "%.0f%%",
-					 pct((double)r.no_new, (double)r.checked));
+				         pct((double)r.no_new, (double)r.checked));
 			}
-			fprintf(f, "| %s | %s | %zu | %.1f%% | %.3f | %.3f | %s | %s | %.1f%% | %.0f | %.0f "
-				   "| %.0f |\n",
-				mode_names[m], k == EVAL_KIND_COUNT ? "**all**" : eval_kind_name(k), r.n,
-				pct((double)r.exact, (double)r.n), r.sim_sum / (double)r.n,
-				r.answered ? r.sim_sum / (double)r.answered : 0, parses, no_new,
-				pct((double)(r.n - r.answered), (double)r.n), r.p50, r.p90, r.cpu50);
+			fprintf(f,
+			        "| %s | %s | %zu | %.1f%% | %.3f | %.3f | %s | %s | %.1f%% | %.0f "
+			        "| %.0f "
+			        "| %.0f |\n",
+			        mode_names[m], k == EVAL_KIND_COUNT ? "**all**" : eval_kind_name(k),
+			        r.n, pct((double)r.exact, (double)r.n), r.sim_sum / (double)r.n,
+			        r.answered ? r.sim_sum / (double)r.answered : 0, parses, no_new,
+			        pct((double)(r.n - r.answered), (double)r.n), r.p50, r.p90,
+			        r.cpu50);
 		}
 	}
 }
@@ -368,19 +365,20 @@ static void table_print(FILE *f, const struct ecase *cs, struct outcome *const *
  * does not start a well-formed sequence becomes U+FFFD. New reference. */
 static json_t *json_text(const char *s)
 {
-	if (!s)
-		return json_null();
+	if (!s) return json_null();
 	size_t n = strlen(s);
 	char *buf = calloc(3 * n + 1, 1);
-	if (!buf)
-		return NULL;
+	if (!buf) return NULL;
 	size_t w = 0;
 	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
-		size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+		size_t k = c < 0x80         ? 1
+		           : (c >> 5) == 6  ? 2
+		           : (c >> 4) == 14 ? 3
+		           : (c >> 3) == 30 ? 4
+		                            : 0;
 		bool ok = k && i + k <= n && !(k == 2 && c < 0xC2);
-		for (size_t j = 1; ok && j < k; j++)
-			ok = ((unsigned char)s[i + j] & 0xC0) == 0x80;
+		for (size_t j = 1; ok && j < k; j++) ok = ((unsigned char)s[i + j] & 0xC0) == 0x80;
 		if (ok) {
 			memcpy(buf + w, s + i, k);
 			w += k;
@@ -394,8 +392,7 @@ static json_t *json_text(const char *s)
 	json_t *j = json_stringn(buf, w);
 	if (!j) { /* what the check above lets through (surrogates, overlongs): ASCII only */
 		w = 0;
-		for (size_t i = 0; i < n; i++)
-			buf[w++] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+		for (size_t i = 0; i < n; i++) buf[w++] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
 		j = json_stringn(buf, w);
 	}
 	free(buf);
@@ -403,69 +400,70 @@ static json_t *json_text(const char *s)
 }
 
 static json_t *json_report(const struct opts *o, const char *model_path, const struct ecase *cs,
-			   struct outcome *const *res, size_t n, double seconds,
-			   const struct settings *budgets, int32_t n_ctx)
+                           struct outcome *const *res, size_t n, double seconds,
+                           const struct settings *budgets, int32_t n_ctx)
 {
 	json_t *rows = json_array(), *cases = json_array(), *modes = json_array();
 	for (int m = 0; m < MODE_COUNT; m++) {
-		if (!o->modes[m])
-			continue;
+		if (!o->modes[m]) continue;
 		json_array_append_new(modes, json_string(mode_names[m]));
 		for (int j = 0; j <= EVAL_KIND_COUNT; j++) {
-			int k = (j + EVAL_KIND_COUNT) % (EVAL_KIND_COUNT + 1); /* all, then each kind */
+			int k = (j + EVAL_KIND_COUNT) %
+			        (EVAL_KIND_COUNT + 1); /* all, then each kind */
 			struct row r;
 			if (row_compute(cs, res, n, (enum mode)m, (enum eval_kind)k, &r) || !r.n)
 				continue;
 			json_array_append_new(
-				rows,
-				json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:I}",
-					  "mode", mode_names[m], "kind",
-					  k == EVAL_KIND_COUNT ? "all" : eval_kind_name(k), "cases",
-					  (json_int_t)r.n, "exact", (double)r.exact / (double)r.n,
-					  "edit_sim", r.sim_sum / (double)r.n, "edit_sim_answered",
-					  r.answered ? r.sim_sum / (double)r.answered : 0.0, "parse",
-					  r.checked ? json_real((double)r.parsed / (double)r.checked)
-						    : json_null(),
-					  "no_new_errors",
-					  r.checked ? json_real((double)r.no_new / (double)r.checked)
-						    : json_null(),
-					  "parse_checked", (json_int_t)r.checked, "returned",
-					  (json_int_t)r.returned, "no_answer",
-					  (double)(r.n - r.answered) / (double)r.n, "p50_ms", r.p50,
-					  "p90_ms", r.p90, "cpu_p50_ms", r.cpu50, "errors", (json_int_t)r.errors));
+			        rows,
+			        json_pack(
+			                "{s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:o, s:I, s:I, s:f, "
+			                "s:f, s:f, s:f, s:I}",
+			                "mode", mode_names[m], "kind",
+			                k == EVAL_KIND_COUNT ? "all" : eval_kind_name(k), "cases",
+			                (json_int_t)r.n, "exact", (double)r.exact / (double)r.n,
+			                "edit_sim", r.sim_sum / (double)r.n, "edit_sim_answered",
+			                r.answered ? r.sim_sum / (double)r.answered : 0.0, "parse",
+			                r.checked ? json_real((double)r.parsed / (double)r.checked)
+			                          : json_null(),
+			                "no_new_errors",
+			                r.checked ? json_real((double)r.no_new / (double)r.checked)
+			                          : json_null(),
+			                "parse_checked", (json_int_t)r.checked, "returned",
+			                (json_int_t)r.returned, "no_answer",
+			                (double)(r.n - r.answered) / (double)r.n, "p50_ms", r.p50,
+			                "p90_ms", r.p90, "cpu_p50_ms", r.cpu50, "errors",
+			                (json_int_t)r.errors));
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		json_t *per = json_object();
 		for (int m = 0; m < MODE_COUNT; m++) {
-			if (!o->modes[m])
-				continue;
+			if (!o->modes[m]) continue;
 			const struct outcome *x = &res[i][m];
 			json_object_set_new(
-				per, mode_names[m],
-				json_pack("{s:o, s:b, s:f, s:I, s:I, s:I, s:I, s:f, s:f}", "top",
-					  json_text(x->top), "exact",
-					  x->exact, "edit_sim", x->sim, "returned", (json_int_t)x->returned,
-					  "parsed", (json_int_t)x->parsed, "no_new_errors",
-					  (json_int_t)x->no_new, "checked", (json_int_t)x->checked, "ms",
-					  x->ms, "cpu_ms", x->cpu_ms));
+			        per, mode_names[m],
+			        json_pack("{s:o, s:b, s:f, s:I, s:I, s:I, s:I, s:f, s:f}", "top",
+			                  json_text(x->top), "exact", x->exact, "edit_sim", x->sim,
+			                  "returned", (json_int_t)x->returned, "parsed",
+			                  (json_int_t)x->parsed, "no_new_errors",
+			                  (json_int_t)x->no_new, "checked", (json_int_t)x->checked,
+			                  "ms", x->ms, "cpu_ms", x->cpu_ms));
 		}
-		json_array_append_new(cases,
-				      json_pack("{s:o, s:I, s:s, s:s, s:o, s:o}", "path",
-						json_text(cs[i].path), "line", (json_int_t)cs[i].c.line + 1,
-						"kind", eval_kind_name(cs[i].c.kind), "language",
-						cs[i].language_id, "expected", json_text(cs[i].c.expected),
-						"results", per));
+		json_array_append_new(
+		        cases,
+		        json_pack("{s:o, s:I, s:s, s:s, s:o, s:o}", "path", json_text(cs[i].path),
+		                  "line", (json_int_t)cs[i].c.line + 1, "kind",
+		                  eval_kind_name(cs[i].c.kind), "language", cs[i].language_id,
+		                  "expected", json_text(cs[i].c.expected), "results", per));
 	}
-	json_t *b = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "prefix_tokens",
-			      budgets->context_prefix_tokens, "suffix_tokens",
-			      budgets->context_suffix_tokens, "extra_tokens",
-			      budgets->context_extra_tokens, "max_tokens", budgets->completion_max_tokens,
-			      "candidates", budgets->completion_candidates, "model_context", n_ctx);
+	json_t *b = json_pack(
+	        "{s:i, s:i, s:i, s:i, s:i, s:i}", "prefix_tokens", budgets->context_prefix_tokens,
+	        "suffix_tokens", budgets->context_suffix_tokens, "extra_tokens",
+	        budgets->context_extra_tokens, "max_tokens", budgets->completion_max_tokens,
+	        "candidates", budgets->completion_candidates, "model_context", n_ctx);
 	return json_pack("{s:o, s:o, s:I, s:I, s:f, s:o, s:o, s:o}", "model", json_text(model_path),
-			 "settings", b, "seed",
-			 (json_int_t)o->seed, "cases", (json_int_t)n, "seconds", seconds, "modes",
-			 modes, "rows", rows, "per_case", cases);
+	                 "settings", b, "seed", (json_int_t)o->seed, "cases", (json_int_t)n,
+	                 "seconds", seconds, "modes", modes, "rows", rows, "per_case", cases);
 }
 
 /* ---- the command --------------------------------------------------------------------- */
@@ -479,22 +477,23 @@ static void warn_setting(void *ud, const char *message)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases N]\n"
-		"                   [--seed S] [--modes line,ast,full] [--threads T]\n"
-		"                   [--max-seconds S] [--settings JSON] [--no-fit-context]\n"
-		"                   [--json] [--verbose] [--allow-train]\n"
-		"Cuts fill-in-the-middle cases (rest of line, whole line, block body) from source\n"
-		"files held out from training, completes each with the plain line window (line),\n"
-		"the AST slice (ast) and the whole pipeline (full), and prints exact match, edit\n"
-		"similarity, the share of completions that parse, no-answer share and latency.\n"
-		"  --files     source files or .txt lists (default: a sample of\n"
-		"              models/eval-files.txt); training files are refused\n"
-		"  --max-files sample size from the default list (default 40)\n"
-		"  --cases     number of cases, kinds and languages in turn (default 60)\n"
-		"  --max-seconds  start no new case after this long (default: no limit)\n"
-		"  --settings  a JSON object of settings as in .infill.json\n"
-		"  --no-fit-context  keep context budgets past the model's context_length\n"
-		"  --json      one JSON object on stdout (tools/plot_eval.py); table on stderr\n");
+	        "usage: infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases "
+	        "N]\n"
+	        "                   [--seed S] [--modes line,ast,full] [--threads T]\n"
+	        "                   [--max-seconds S] [--settings JSON] [--no-fit-context]\n"
+	        "                   [--json] [--verbose] [--allow-train]\n"
+	        "Cuts fill-in-the-middle cases (rest of line, whole line, block body) from source\n"
+	        "files held out from training, completes each with the plain line window (line),\n"
+	        "the AST slice (ast) and the whole pipeline (full), and prints exact match, edit\n"
+	        "similarity, the share of completions that parse, no-answer share and latency.\n"
+	        "  --files     source files or .txt lists (default: a sample of\n"
+	        "              models/eval-files.txt); training files are refused\n"
+	        "  --max-files sample size from the default list (default 40)\n"
+	        "  --cases     number of cases, kinds and languages in turn (default 60)\n"
+	        "  --max-seconds  start no new case after this long (default: no limit)\n"
+	        "  --settings  a JSON object of settings as in .infill.json\n"
+	        "  --no-fit-context  keep context budgets past the model's context_length\n"
+	        "  --json      one JSON object on stdout (tools/plot_eval.py); table on stderr\n");
 }
 
 static int parse_modes(const char *s, bool *modes)
@@ -503,10 +502,10 @@ static int parse_modes(const char *s, bool *modes)
 	while (*s) {
 		size_t n = strcspn(s, ",");
 		int m = 0;
-		while (m < MODE_COUNT && (strlen(mode_names[m]) != n || strncmp(s, mode_names[m], n)))
+		while (m < MODE_COUNT &&
+		       (strlen(mode_names[m]) != n || strncmp(s, mode_names[m], n)))
 			m++;
-		if (m == MODE_COUNT)
-			return -1;
+		if (m == MODE_COUNT) return -1;
 		modes[m] = true;
 		s += n + (s[n] == ',');
 	}
@@ -515,21 +514,21 @@ static int parse_modes(const char *s, bool *modes)
 
 static bool is_value_option(const char *a)
 {
-	static const char *const names[] = {"--model", "--modes", "--max-seconds", "--settings",
-					    "--cases", "--max-files", "--seed", "--threads", NULL};
+	static const char *const names[] = { "--model",    "--modes",   "--max-seconds",
+		                             "--settings", "--cases",   "--max-files",
+		                             "--seed",     "--threads", NULL };
 	for (size_t i = 0; names[i]; i++)
-		if (!strcmp(a, names[i]))
-			return true;
+		if (!strcmp(a, names[i])) return true;
 	return false;
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){.max_files = 40, .n_cases = 60, .seed = 1,
-			   .modes = {true, true, true}};
+	*o = (struct opts){
+		.max_files = 40, .n_cases = 60, .seed = 1, .modes = { true, true, true }
+	};
 	o->files = calloc((size_t)argc + 1, sizeof *o->files);
-	if (!o->files)
-		return 1;
+	if (!o->files) return 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -601,22 +600,21 @@ int cli_eval(int argc, char **argv)
 		return prc < 0 ? 0 : prc;
 	}
 	int status = 1;
-	struct eval_files files = {0};
+	struct eval_files files = { 0 };
 	struct ecase *cs = NULL;
 	struct outcome **res = NULL;
 	size_t n = 0;
 	struct model *model = NULL;
-	struct ctx cx = {0};
+	struct ctx cx = { 0 };
 	char *model_path = NULL;
 	cx.cfg = config_new();
-	if (!cx.cfg)
-		goto out;
+	if (!cx.cfg) goto out;
 	if (o.settings) {
 		json_error_t jerr;
 		json_t *obj = json_loads(o.settings, 0, &jerr);
 		if (!obj || !json_is_object(obj)) {
 			fprintf(stderr, "infill eval: --settings is not a JSON object: %s\n",
-				obj ? "" : jerr.text);
+			        obj ? "" : jerr.text);
 			json_decref(obj);
 			status = 2;
 			goto out;
@@ -624,8 +622,7 @@ int cli_eval(int argc, char **argv)
 		config_set_layer(cx.cfg, CONFIG_LAYER_FLAGS, obj, warn_setting, NULL);
 		json_decref(obj);
 	}
-	if (eval_files_collect(o.files, o.n_files, o.allow_train, &files))
-		goto out;
+	if (eval_files_collect(o.files, o.n_files, o.allow_train, &files)) goto out;
 	if (!files.n) {
 		fprintf(stderr, "infill eval: no files\n");
 		goto out;
@@ -640,14 +637,15 @@ int cli_eval(int argc, char **argv)
 	}
 
 	const struct settings *g = config_get(cx.cfg, NULL);
-	model_path = o.model ? strdup(o.model) : g->model ? strdup(g->model) : complete_default_model_path();
-	if (!model_path)
-		goto out;
+	model_path = o.model    ? strdup(o.model)
+	             : g->model ? strdup(g->model)
+	                        : complete_default_model_path();
+	if (!model_path) goto out;
 	struct model_params mp = model_params_default();
 	mp.path = model_path;
 	mp.n_threads = o.threads ? o.threads : g->threads;
 	mp.kv_bytes = (size_t)g->cache_memory_mb << 20;
-	struct infer_error ierr = {{0}};
+	struct infer_error ierr = { { 0 } };
 	model = model_load(&mp, &ierr);
 	if (model) {
 		struct engine_params ep = engine_params_default();
@@ -655,49 +653,49 @@ int cli_eval(int argc, char **argv)
 	}
 	if (!cx.engine) {
 		fprintf(stderr, "infill eval: cannot load the model %s: %s\n", model_path,
-			ierr.message[0] ? ierr.message : "unknown error");
+		        ierr.message[0] ? ierr.message : "unknown error");
 		goto out;
 	}
 	cx.tok = model_tokenizer(model);
 	cx.n_ctx = o.no_fit ? 0 : model_info(model)->n_ctx_train;
 	struct settings fitted = *config_get(cx.cfg, NULL);
 	complete_fit_context(&fitted, cx.n_ctx);
-	fprintf(stderr, "infill eval: context budgets prefix %d, suffix %d, extra %d tokens, "
-			"%d generated (model context %d)\n",
-		fitted.context_prefix_tokens, fitted.context_suffix_tokens,
-		fitted.context_extra_tokens, fitted.completion_max_tokens,
-		model_info(model)->n_ctx_train);
+	fprintf(stderr,
+	        "infill eval: context budgets prefix %d, suffix %d, extra %d tokens, "
+	        "%d generated (model context %d)\n",
+	        fitted.context_prefix_tokens, fitted.context_suffix_tokens,
+	        fitted.context_extra_tokens, fitted.completion_max_tokens,
+	        model_info(model)->n_ctx_train);
 	if (o.verbose)
-		fprintf(stderr, "infill eval: %s, %zu cases from %zu files\n", model_path, n, files.n);
+		fprintf(stderr, "infill eval: %s, %zu cases from %zu files\n", model_path, n,
+		        files.n);
 
 	res = calloc(n, sizeof *res);
-	if (!res)
-		goto out;
+	if (!res) goto out;
 	double t0 = now_ms();
 	size_t done = 0;
 	for (; done < n; done++) {
 		if (o.max_seconds > 0 && now_ms() - t0 > o.max_seconds * 1e3) {
-			fprintf(stderr, "infill eval: --max-seconds reached after %zu of %zu cases\n",
-				done, n);
+			fprintf(stderr,
+			        "infill eval: --max-seconds reached after %zu of %zu cases\n", done,
+			        n);
 			break;
 		}
 		res[done] = calloc(MODE_COUNT, sizeof **res);
-		if (!res[done])
-			goto out;
+		if (!res[done]) goto out;
 		for (int m = 0; m < MODE_COUNT; m++) {
-			if (!o.modes[m])
-				continue;
+			if (!o.modes[m]) continue;
 			if (run_one(&cx, &cs[done], (enum mode)m, o.seed + done, &res[done][m]))
 				goto out;
 		}
 		if (o.verbose) {
 			fprintf(stderr, "[%zu/%zu] %s:%u %s", done + 1, n, cs[done].path,
-				cs[done].c.line + 1, eval_kind_name(cs[done].c.kind));
+			        cs[done].c.line + 1, eval_kind_name(cs[done].c.kind));
 			for (int m = 0; m < MODE_COUNT; m++)
 				if (o.modes[m])
 					fprintf(stderr, "  %s %s %.2f %.0fms", mode_names[m],
-						res[done][m].exact ? "EM" : "--", res[done][m].sim,
-						res[done][m].ms);
+					        res[done][m].exact ? "EM" : "--", res[done][m].sim,
+					        res[done][m].ms);
 			fprintf(stderr, "\n");
 		}
 	}
@@ -705,7 +703,7 @@ int cli_eval(int argc, char **argv)
 	table_print(o.json ? stderr : stdout, cs, res, done, o.modes);
 	if (o.json) {
 		json_t *j = json_report(&o, model_path, cs, res, done, seconds, &fitted,
-					model_info(model)->n_ctx_train);
+		                        model_info(model)->n_ctx_train);
 		if (!j || json_dumpf(j, stdout, JSON_INDENT(1)) < 0) {
 			json_decref(j);
 			goto out;
@@ -716,13 +714,11 @@ int cli_eval(int argc, char **argv)
 	status = 0;
 out:
 	for (size_t i = 0; res && i < n; i++) {
-		for (int m = 0; res[i] && m < MODE_COUNT; m++)
-			free(res[i][m].top);
+		for (int m = 0; res[i] && m < MODE_COUNT; m++) free(res[i][m].top);
 		free(res[i]);
 	}
 	free(res);
-	for (size_t i = 0; cs && i < n; i++)
-		eval_case_finish(&cs[i].c);
+	for (size_t i = 0; cs && i < n; i++) eval_case_finish(&cs[i].c);
 	free(cs);
 	engine_free(cx.engine);
 	model_free(model);

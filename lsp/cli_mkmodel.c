@@ -30,25 +30,27 @@ struct shape {
 };
 
 static const struct shape shapes[] = {
-	{"deepseek-coder-1.3b", 24, 2048, 16, 16, 5504, 16384},
-	{"deepseek-coder-6.7b", 32, 4096, 32, 32, 11008, 16384},
-	{"tiny", 2, 64, 4, 2, 160, 16384},
+	{ "deepseek-coder-1.3b", 24, 2048, 16, 16, 5504, 16384 },
+	{ "deepseek-coder-6.7b", 32, 4096, 32, 32, 11008, 16384 },
+	{ "tiny", 2, 64, 4, 2, 160, 16384 },
 };
 
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf [options]\n"
-		"\n"
-		"Writes a Llama model with random (seeded) weights; tokenizer.* keys are copied\n"
-		"from V.gguf and the vocabulary size is its token count.\n"
-		"\n"
-		"  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny\n"
-		"  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_k | q6_k  (every 2-D weight;\n"
-		"                 norms stay f32)\n"
-		"  --seed N       random seed (default 1)\n"
-		"  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
-		"                 override the shape's fields\n");
+	        "usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf "
+	        "[options]\n"
+	        "\n"
+	        "Writes a Llama model with random (seeded) weights; tokenizer.* keys are copied\n"
+	        "from V.gguf and the vocabulary size is its token count.\n"
+	        "\n"
+	        "  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny\n"
+	        "  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_k | q6_k  (every 2-D "
+	        "weight;\n"
+	        "                 norms stay f32)\n"
+	        "  --seed N       random seed (default 1)\n"
+	        "  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
+	        "                 override the shape's fields\n");
 }
 
 /* ---- random numbers: splitmix64, one stream per tensor ---- */
@@ -67,7 +69,7 @@ static float normal(uint64_t *s)
 {
 	uint64_t r = splitmix(s);
 	int64_t sum = (int64_t)(r & 0xFFFF) + (int64_t)((r >> 16) & 0xFFFF) +
-		      (int64_t)((r >> 32) & 0xFFFF) + (int64_t)(r >> 48);
+	              (int64_t)((r >> 32) & 0xFFFF) + (int64_t)(r >> 48);
 	return (float)((double)(sum - 2 * 65535) * (1.7320508075688772 / 65536.0));
 }
 
@@ -84,13 +86,13 @@ static int fill_tensor(void *ctx, void *buf, uint64_t nbytes)
 	const struct tensor_job *j = ctx;
 	uint64_t s = j->seed;
 	float *row = malloc((size_t)j->ne0 * sizeof *row);
-	if (!row)
-		return -ENOMEM;
+	if (!row) return -ENOMEM;
 	uint64_t row_bytes = tensor_type_row_size(j->type, j->ne0);
 	for (int64_t r = 0; r < j->ne1; r++) {
 		for (int64_t i = 0; i < j->ne0; i++)
 			row[i] = j->is_norm ? 1.0f + 0.05f * normal(&s) : 0.02f * normal(&s);
-		int rc = tensor_row_quantize(j->type, row, (uint8_t *)buf + (uint64_t)r * row_bytes, j->ne0);
+		int rc = tensor_row_quantize(j->type, row, (uint8_t *)buf + (uint64_t)r * row_bytes,
+		                             j->ne0);
 		if (rc) {
 			free(row);
 			return rc;
@@ -120,8 +122,7 @@ static bool parse_u32(const char *s, uint32_t *out)
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v == 0 || v > 1000000)
-		return false;
+	if (errno || *end || end == s || v == 0 || v > 1000000) return false;
 	*out = (uint32_t)v;
 	return true;
 }
@@ -134,7 +135,7 @@ struct plan {
 };
 
 static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t ne0, int64_t ne1,
-		      uint64_t seed)
+                      uint64_t seed)
 {
 	struct tensor_job *j = &p->jobs[p->n_jobs];
 	bool is_norm = ne1 == 0;
@@ -144,22 +145,23 @@ static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t n
 	j->type = is_norm ? TENSOR_TYPE_F32 : type;
 	if (ne0 % tensor_type_block_size(j->type) != 0) {
 		uint32_t fb = type == TENSOR_TYPE_Q6_K ? TENSOR_TYPE_Q8_0 : TENSOR_TYPE_Q4_0;
-		if (ne0 % tensor_type_block_size(fb) != 0)
-			fb = TENSOR_TYPE_F16;
+		if (ne0 % tensor_type_block_size(fb) != 0) fb = TENSOR_TYPE_F16;
 		if (p->n_fallback == 0)
-			fprintf(stderr, "mkmodel: %s has rows of %lld, not a multiple of %lld for %s: writing it as %s\n",
-				name, (long long)ne0, (long long)tensor_type_block_size(j->type),
-				tensor_type_name(j->type), tensor_type_name(fb));
+			fprintf(stderr,
+			        "mkmodel: %s has rows of %lld, not a multiple of %lld for %s: "
+			        "writing it as %s\n",
+			        name, (long long)ne0, (long long)tensor_type_block_size(j->type),
+			        tensor_type_name(j->type), tensor_type_name(fb));
 		j->type = fb;
 		p->n_fallback++;
 	}
 	/* one stream per tensor: mix the tensor's index into the seed */
 	uint64_t s = seed ^ (0xD1B54A32D192ED03ull * (p->n_jobs + 1));
 	j->seed = splitmix(&s);
-	int64_t ne[2] = {ne0, j->ne1};
-	int rc = gguf_writer_add_tensor_fill(p->w, name, j->type, is_norm ? 1 : 2, ne, fill_tensor, j);
-	if (rc == 0)
-		p->n_jobs++;
+	int64_t ne[2] = { ne0, j->ne1 };
+	int rc = gguf_writer_add_tensor_fill(p->w, name, j->type, is_norm ? 1 : 2, ne, fill_tensor,
+	                                     j);
+	if (rc == 0) p->n_jobs++;
 	return rc;
 }
 
@@ -167,8 +169,9 @@ int cli_mkmodel(int argc, char **argv)
 {
 	const char *shape_name = NULL, *type_name = NULL, *vocab_path = NULL, *out = NULL;
 	uint64_t seed = 1;
-	uint32_t ov[6] = {0}; /* layers, dim, heads, kv-heads, ffn, ctx */
-	static const char *ov_names[6] = {"--layers", "--dim", "--heads", "--kv-heads", "--ffn", "--ctx"};
+	uint32_t ov[6] = { 0 }; /* layers, dim, heads, kv-heads, ffn, ctx */
+	static const char *ov_names[6] = { "--layers",   "--dim", "--heads",
+		                           "--kv-heads", "--ffn", "--ctx" };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -215,24 +218,24 @@ int cli_mkmodel(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	struct shape sh = {0};
+	struct shape sh = { 0 };
 	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
-		if (!strcmp(shapes[k].name, shape_name))
-			sh = shapes[k];
+		if (!strcmp(shapes[k].name, shape_name)) sh = shapes[k];
 	enum tensor_type type;
 	if (!sh.name || !tensor_type_from_name(type_name, &type)) {
 		fprintf(stderr, "infill mkmodel: unknown %s \"%s\"\n", sh.name ? "type" : "shape",
-			sh.name ? type_name : shape_name);
+		        sh.name ? type_name : shape_name);
 		usage(stderr);
 		return 2;
 	}
-	uint32_t *fields[6] = {&sh.n_layer, &sh.dim, &sh.n_head, &sh.n_head_kv, &sh.ffn, &sh.ctx};
+	uint32_t *fields[6] = { &sh.n_layer, &sh.dim, &sh.n_head, &sh.n_head_kv, &sh.ffn, &sh.ctx };
 	for (int k = 0; k < 6; k++)
-		if (ov[k])
-			*fields[k] = ov[k];
+		if (ov[k]) *fields[k] = ov[k];
 	if (sh.dim % sh.n_head || sh.n_head % sh.n_head_kv || (sh.dim / sh.n_head) % 2) {
-		fprintf(stderr, "infill mkmodel: dim %u must split into %u heads of even size, and heads into %u kv heads\n",
-			sh.dim, sh.n_head, sh.n_head_kv);
+		fprintf(stderr,
+		        "infill mkmodel: dim %u must split into %u heads of even size, and heads "
+		        "into %u kv heads\n",
+		        sh.dim, sh.n_head, sh.n_head_kv);
 		return 2;
 	}
 	uint32_t head_dim = sh.dim / sh.n_head, kv_dim = head_dim * sh.n_head_kv;
@@ -245,14 +248,15 @@ int cli_mkmodel(int argc, char **argv)
 	}
 	enum gguf_type et;
 	uint64_t n_vocab;
-	if (!gguf_get_arr(vocab, "tokenizer.ggml.tokens", &et, &n_vocab) || et != GGUF_TYPE_STRING ||
-	    n_vocab == 0 || n_vocab > INT32_MAX) {
-		fprintf(stderr, "infill mkmodel: %s: no tokenizer.ggml.tokens string array\n", vocab_path);
+	if (!gguf_get_arr(vocab, "tokenizer.ggml.tokens", &et, &n_vocab) ||
+	    et != GGUF_TYPE_STRING || n_vocab == 0 || n_vocab > INT32_MAX) {
+		fprintf(stderr, "infill mkmodel: %s: no tokenizer.ggml.tokens string array\n",
+		        vocab_path);
 		gguf_close(vocab);
 		return 1;
 	}
 
-	struct plan p = {.w = gguf_writer_new()};
+	struct plan p = { .w = gguf_writer_new() };
 	p.jobs = calloc(3 + 9 * (size_t)sh.n_layer, sizeof *p.jobs);
 	int rc = p.w && p.jobs ? 0 : -ENOMEM;
 	char name[96];
@@ -279,12 +283,13 @@ int cli_mkmodel(int argc, char **argv)
 	}
 	rc = rc ? rc : add_weight(&p, "token_embd.weight", type, sh.dim, (int64_t)n_vocab, seed);
 	for (uint32_t l = 0; !rc && l < sh.n_layer; l++) {
-		static const char *parts[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
-					       "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"};
+		static const char *parts[9] = { "attn_norm", "attn_q",      "attn_k",
+			                        "attn_v",    "attn_output", "ffn_norm",
+			                        "ffn_gate",  "ffn_up",      "ffn_down" };
 		/* (ne0 = input size, ne1 = output rows); ne1 = 0 marks a 1-D norm */
-		int64_t shp[9][2] = {{sh.dim, 0}, {sh.dim, sh.dim}, {sh.dim, kv_dim}, {sh.dim, kv_dim},
-				     {sh.dim, sh.dim}, {sh.dim, 0}, {sh.dim, sh.ffn}, {sh.dim, sh.ffn},
-				     {sh.ffn, sh.dim}};
+		int64_t shp[9][2] = { { sh.dim, 0 },      { sh.dim, sh.dim }, { sh.dim, kv_dim },
+			              { sh.dim, kv_dim }, { sh.dim, sh.dim }, { sh.dim, 0 },
+			              { sh.dim, sh.ffn }, { sh.dim, sh.ffn }, { sh.ffn, sh.dim } };
 		for (int k = 0; !rc && k < 9; k++) {
 			snprintf(name, sizeof name, "blk.%u.%s.weight", l, parts[k]);
 			rc = add_weight(&p, name, type, shp[k][0], shp[k][1], seed);
@@ -293,22 +298,21 @@ int cli_mkmodel(int argc, char **argv)
 	rc = rc ? rc : add_weight(&p, "output_norm.weight", type, sh.dim, 0, seed);
 	rc = rc ? rc : add_weight(&p, "output.weight", type, sh.dim, (int64_t)n_vocab, seed);
 	if (rc) {
-		fprintf(stderr, "infill mkmodel: building the model description failed: %s\n", strerror(-rc));
+		fprintf(stderr, "infill mkmodel: building the model description failed: %s\n",
+		        strerror(-rc));
 	} else {
 		rc = gguf_writer_write(p.w, out, &err);
-		if (rc)
-			fprintf(stderr, "infill mkmodel: %s\n", err.message);
+		if (rc) fprintf(stderr, "infill mkmodel: %s\n", err.message);
 	}
 	gguf_writer_free(p.w);
 	free(p.jobs);
 	gguf_close(vocab);
-	if (rc)
-		return 1;
-	fprintf(stderr, "mkmodel: wrote %s (%s, %u layers, dim %u, %u/%u heads, ffn %u, vocab %llu, %s",
-		out, shape_name, sh.n_layer, sh.dim, sh.n_head, sh.n_head_kv, sh.ffn,
-		(unsigned long long)n_vocab, tensor_type_name(type));
-	if (p.n_fallback)
-		fprintf(stderr, "; %d matrices in a fallback type", p.n_fallback);
+	if (rc) return 1;
+	fprintf(stderr,
+	        "mkmodel: wrote %s (%s, %u layers, dim %u, %u/%u heads, ffn %u, vocab %llu, %s",
+	        out, shape_name, sh.n_layer, sh.dim, sh.n_head, sh.n_head_kv, sh.ffn,
+	        (unsigned long long)n_vocab, tensor_type_name(type));
+	if (p.n_fallback) fprintf(stderr, "; %d matrices in a fallback type", p.n_fallback);
 	fprintf(stderr, ")\n");
 	return 0;
 }

@@ -34,11 +34,14 @@ struct opts {
 static int usage(const char *cmd)
 {
 	if (!strcmp(cmd, "logits"))
-		fprintf(stderr, "usage: infill logits --model M --prompt-file F [--top K] [-t THREADS] [--backend cpu|cuda|auto]\n");
+		fprintf(stderr, "usage: infill logits --model M --prompt-file F [--top K] [-t "
+		                "THREADS] [--backend cpu|cuda|auto]\n");
 	else if (!strcmp(cmd, "generate"))
-		fprintf(stderr, "usage: infill generate --model M --prompt-file F -n N [-t THREADS] [--backend cpu|cuda|auto]\n");
+		fprintf(stderr, "usage: infill generate --model M --prompt-file F -n N [-t "
+		                "THREADS] [--backend cpu|cuda|auto]\n");
 	else
-		fprintf(stderr, "usage: infill bench --model M [-p 512] [-n 64] [-t THREADS] [--backend cpu|cuda|auto] [--json]\n");
+		fprintf(stderr, "usage: infill bench --model M [-p 512] [-n 64] [-t THREADS] "
+		                "[--backend cpu|cuda|auto] [--json]\n");
 	return 2;
 }
 
@@ -93,13 +96,13 @@ static struct model *open_model(const struct opts *o, const char *cmd, int32_t k
 	mp.n_threads = o->threads;
 	mp.kv_tokens = kv_tokens;
 	if (parse_backend(o->backend, &mp.backend)) {
-		fprintf(stderr, "infill %s: unknown backend %s (cpu, cuda, auto)\n", cmd, o->backend);
+		fprintf(stderr, "infill %s: unknown backend %s (cpu, cuda, auto)\n", cmd,
+		        o->backend);
 		return NULL;
 	}
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
-	if (!m)
-		fprintf(stderr, "infill %s: %s\n", cmd, err.message);
+	if (!m) fprintf(stderr, "infill %s: %s\n", cmd, err.message);
 	return m;
 }
 
@@ -142,8 +145,7 @@ static int32_t *tokenize_file(struct model *m, const char *path, int *n_out, con
 		fprintf(stderr, "infill %s: tokenizing failed\n", cmd);
 		return NULL;
 	}
-	if (bos)
-		ids[0] = sp->bos;
+	if (bos) ids[0] = sp->bos;
 	tokenizer_encode(tok, text, len, true, ids + (bos ? 1 : 0), (size_t)n);
 	free(text);
 	*n_out = n + (bos ? 1 : 0);
@@ -158,8 +160,7 @@ static int32_t *tokenize_file(struct model *m, const char *path, int *n_out, con
 static void print_ids(const int32_t *ids, int n)
 {
 	putchar('[');
-	for (int i = 0; i < n; i++)
-		printf("%s%d", i ? "," : "", ids[i]);
+	for (int i = 0; i < n; i++) printf("%s%d", i ? "," : "", ids[i]);
 	putchar(']');
 }
 
@@ -186,15 +187,12 @@ static void print_json_string(const char *s, size_t len)
 
 int cli_logits(int argc, char **argv)
 {
-	struct opts o = {.top = 10};
+	struct opts o = { .top = 10 };
 	int pr = parse(argc, argv, &o);
-	if (pr == 1)
-		return usage("logits"), 0;
-	if (pr || !o.model || !o.prompt_file || o.top < 0)
-		return usage("logits");
+	if (pr == 1) return usage("logits"), 0;
+	if (pr || !o.model || !o.prompt_file || o.top < 0) return usage("logits");
 	struct model *m = open_model(&o, "logits", 0);
-	if (!m)
-		return 1;
+	if (!m) return 1;
 	int n;
 	int32_t *ids = tokenize_file(m, o.prompt_file, &n, "logits");
 	if (!ids) {
@@ -207,7 +205,8 @@ int cli_logits(int argc, char **argv)
 	struct infer_error err;
 	int rc = logits && s ? model_eval(m, s, ids, n, logits, &err) : -ENOMEM;
 	if (rc) {
-		fprintf(stderr, "infill logits: %s\n", rc == -ENOMEM ? "out of memory" : err.message);
+		fprintf(stderr, "infill logits: %s\n",
+		        rc == -ENOMEM ? "out of memory" : err.message);
 	} else {
 		int k = o.top < nv ? o.top : nv;
 		double lse = sample_logsumexp(logits, nv);
@@ -231,15 +230,12 @@ int cli_logits(int argc, char **argv)
 
 int cli_generate(int argc, char **argv)
 {
-	struct opts o = {.n = 16};
+	struct opts o = { .n = 16 };
 	int pr = parse(argc, argv, &o);
-	if (pr == 1)
-		return usage("generate"), 0;
-	if (pr || !o.model || !o.prompt_file || o.n < 0)
-		return usage("generate");
+	if (pr == 1) return usage("generate"), 0;
+	if (pr || !o.model || !o.prompt_file || o.n < 0) return usage("generate");
 	struct model *m = open_model(&o, "generate", 0);
-	if (!m)
-		return 1;
+	if (!m) return 1;
 	int n;
 	int32_t *ids = tokenize_file(m, o.prompt_file, &n, "generate");
 	if (!ids) {
@@ -256,11 +252,11 @@ int cli_generate(int argc, char **argv)
 	while (rc == 0 && produced < o.n) {
 		int32_t t = sample_greedy(logits, nv);
 		out[produced++] = t;
-		if (produced < o.n)
-			rc = model_eval(m, s, &t, 1, logits, &err);
+		if (produced < o.n) rc = model_eval(m, s, &t, 1, logits, &err);
 	}
 	if (rc) {
-		fprintf(stderr, "infill generate: %s\n", rc == -ENOMEM ? "out of memory" : err.message);
+		fprintf(stderr, "infill generate: %s\n",
+		        rc == -ENOMEM ? "out of memory" : err.message);
 	} else {
 		const struct tokenizer *tok = model_tokenizer(m);
 		size_t cap = tokenizer_max_piece(tok) + 8, tlen = 0;
@@ -274,8 +270,7 @@ int cli_generate(int argc, char **argv)
 				tlen += (size_t)w;
 			}
 		}
-		if (text)
-			tlen += tokenizer_detok_flush(&d, text + tlen);
+		if (text) tlen += tokenizer_detok_flush(&d, text + tlen);
 		printf("{\"prompt_ids\":");
 		print_ids(ids, n);
 		printf(",\"ids\":");
@@ -303,28 +298,25 @@ static double now_s(void)
 
 int cli_bench(int argc, char **argv)
 {
-	struct opts o = {.p = 512, .n = 64};
+	struct opts o = { .p = 512, .n = 64 };
 	int pr = parse(argc, argv, &o);
-	if (pr == 1)
-		return usage("bench"), 0;
-	if (pr || !o.model || o.p < 1 || o.n < 1)
-		return usage("bench");
+	if (pr == 1) return usage("bench"), 0;
+	if (pr || !o.model || o.p < 1 || o.n < 1) return usage("bench");
 	int threads = o.threads > 0 ? o.threads : infer_physical_cores();
 
 	/* Bandwidth first, so its buffer is gone before the model is mapped. */
 	long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
 	size_t bw_bytes = llc > 0 ? (size_t)llc * 4 : 0;
-	if (bw_bytes < ((size_t)1 << 30))
-		bw_bytes = (size_t)1 << 30;
+	if (bw_bytes < ((size_t)1 << 30)) bw_bytes = (size_t)1 << 30;
 	double gbs_cpu = 0, gbs = infer_read_bandwidth_gbs(threads, bw_bytes, &gbs_cpu);
 	if (gbs <= 0) {
-		fprintf(stderr, "infill bench: cannot allocate %zu bytes for the bandwidth test\n", bw_bytes);
+		fprintf(stderr, "infill bench: cannot allocate %zu bytes for the bandwidth test\n",
+		        bw_bytes);
 		return 1;
 	}
 	o.threads = threads;
 	struct model *m = open_model(&o, "bench", o.p + o.n + 8);
-	if (!m)
-		return 1;
+	if (!m) return 1;
 	const struct model_info *mi = model_info(m);
 	int32_t nv = mi->n_vocab;
 	int32_t *ids = malloc((size_t)o.p * sizeof *ids);
@@ -338,13 +330,11 @@ int cli_bench(int argc, char **argv)
 	}
 	/* Warm-up: one token, so every weight page is mapped before timing. */
 	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
-	if (!rc)
-		rc = model_eval(m, s, ids, 1, logits, &err);
+	if (!rc) rc = model_eval(m, s, ids, 1, logits, &err);
 	kv_seq_free(s);
 	s = kv_seq_new(model_kv_pool(m));
 	double t0 = now_s(), c0 = infer_process_cpu_seconds(), t_prompt = 0, t_decode = 0;
-	if (!rc)
-		rc = model_eval(m, s, ids, o.p, logits, &err);
+	if (!rc) rc = model_eval(m, s, ids, o.p, logits, &err);
 	t_prompt = now_s() - t0;
 	double c_prompt = infer_process_cpu_seconds() - c0;
 	t0 = now_s();
@@ -357,33 +347,43 @@ int cli_bench(int argc, char **argv)
 	double c_decode = infer_process_cpu_seconds() - c0;
 	kv_seq_free(s);
 	if (rc) {
-		fprintf(stderr, "infill bench: %s\n", rc == -ENOMEM ? "out of memory" : err.message);
+		fprintf(stderr, "infill bench: %s\n",
+		        rc == -ENOMEM ? "out of memory" : err.message);
 	} else {
 		double ptps = o.p / t_prompt, dtps = o.n / t_decode;
 		double frac = dtps * (double)mi->decode_read_bytes / (gbs * 1e9);
 		/* The same per CPU-second the threads got (a busy shared machine's
 		 * wall-clock figures mostly measure the other work). */
 		double ptps_c = o.p / (c_prompt / threads), dtps_c = o.n / (c_decode / threads);
-		double frac_c = gbs_cpu > 0 ? dtps_c * (double)mi->decode_read_bytes / (gbs_cpu * 1e9) : 0;
+		double frac_c =
+		        gbs_cpu > 0 ? dtps_c * (double)mi->decode_read_bytes / (gbs_cpu * 1e9) : 0;
 		if (o.json) {
 			printf("{\"model\":");
 			print_json_string(o.model, strlen(o.model));
 			printf(",\"backend\":");
 			print_json_string(mi->backend_name, strlen(mi->backend_name));
-			printf(",\"threads\":%d,\"n_prompt\":%d,\"n_decode\":%d,\"prompt_tps\":%.2f,"
-			       "\"decode_tps\":%.2f,\"read_gbs\":%.2f,\"decode_bytes_per_token\":%llu,"
+			printf(",\"threads\":%d,\"n_prompt\":%d,\"n_decode\":%d,\"prompt_tps\":%."
+			       "2f,"
+			       "\"decode_tps\":%.2f,\"read_gbs\":%.2f,\"decode_bytes_per_token\":%"
+			       "llu,"
 			       "\"decode_bound_fraction\":%.3f,\"cpu_time\":{\"prompt_tps\":%.2f,"
-			       "\"decode_tps\":%.2f,\"read_gbs\":%.2f,\"decode_bound_fraction\":%.3f}}\n",
-			       threads, o.p, o.n, ptps, dtps, gbs, (unsigned long long)mi->decode_read_bytes, frac,
-			       ptps_c, dtps_c, gbs_cpu, frac_c);
+			       "\"decode_tps\":%.2f,\"read_gbs\":%.2f,\"decode_bound_fraction\":%."
+			       "3f}}\n",
+			       threads, o.p, o.n, ptps, dtps, gbs,
+			       (unsigned long long)mi->decode_read_bytes, frac, ptps_c, dtps_c,
+			       gbs_cpu, frac_c);
 		} else {
 			printf("model      %s\nbackend    %s\n", o.model, mi->backend_name);
 			printf("prompt     %d tokens in %.3f s: %.2f tok/s\n", o.p, t_prompt, ptps);
 			printf("decode     %d tokens in %.3f s: %.2f tok/s\n", o.n, t_decode, dtps);
-			printf("bandwidth  %.2f GB/s read (%d threads, %zu MiB buffer)\n", gbs, threads, bw_bytes >> 20);
-			printf("bound      %.2f GB of weights per token -> %.2f tok/s at that bandwidth; decode reached %.0f%%\n",
-			       mi->decode_read_bytes / 1e9, gbs * 1e9 / (double)mi->decode_read_bytes, frac * 100);
-			printf("per CPU-second the threads got (for a busy machine): prompt %.2f tok/s, decode %.2f tok/s,\n"
+			printf("bandwidth  %.2f GB/s read (%d threads, %zu MiB buffer)\n", gbs,
+			       threads, bw_bytes >> 20);
+			printf("bound      %.2f GB of weights per token -> %.2f tok/s at that "
+			       "bandwidth; decode reached %.0f%%\n",
+			       mi->decode_read_bytes / 1e9,
+			       gbs * 1e9 / (double)mi->decode_read_bytes, frac * 100);
+			printf("per CPU-second the threads got (for a busy machine): prompt %.2f "
+			       "tok/s, decode %.2f tok/s,\n"
 			       "           read %.2f GB/s, decode reached %.0f%% of that bound\n",
 			       ptps_c, dtps_c, gbs_cpu, frac_c * 100);
 		}

@@ -38,13 +38,13 @@ static json_t *strn(const char *s, size_t n)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: infill complete FILE:LINE:COL [--model M] [--candidates N] [--json]\n"
-		"                       [--lang ID] [--settings JSON] [--max-tokens N]\n"
-		"                       [--no-slice] [--no-validate] [--no-rerank] [--no-cache] [--seed S]\n"
-		"Runs the completion pipeline once (AST context, FIM prompt, N candidates,\n"
-		"validation, rerank) and prints the ranked candidates that would be shown.\n"
-		"--settings takes a JSON object of settings as in .infill.json.\n");
+	fprintf(f, "usage: infill complete FILE:LINE:COL [--model M] [--candidates N] [--json]\n"
+	           "                       [--lang ID] [--settings JSON] [--max-tokens N]\n"
+	           "                       [--no-slice] [--no-validate] [--no-rerank] [--no-cache] "
+	           "[--seed S]\n"
+	           "Runs the completion pipeline once (AST context, FIM prompt, N candidates,\n"
+	           "validation, rerank) and prints the ranked candidates that would be shown.\n"
+	           "--settings takes a JSON object of settings as in .infill.json.\n");
 }
 
 static void print_text(const struct complete_result *r, const char *lang)
@@ -57,14 +57,13 @@ static void print_text(const struct complete_result *r, const char *lang)
 	       r->slice_ms, r->engine_ms, r->prefill_ms, r->decode_ms, r->post_ms);
 	for (size_t i = 0; i < r->count; i++) {
 		const struct complete_item *it = &r->items[i];
-		printf("--- #%zu score %.3f mean logprob %.3f %s stop %s replaces [%zu,%zu)\n", i + 1,
-		       it->score, it->mean_logprob, ast_verdict_name(it->verdict),
+		printf("--- #%zu score %.3f mean logprob %.3f %s stop %s replaces [%zu,%zu)\n",
+		       i + 1, it->score, it->mean_logprob, ast_verdict_name(it->verdict),
 		       engine_stop_name(it->stop), it->start, it->end);
 		fwrite(it->text, 1, it->len, stdout);
 		putchar('\n');
 	}
-	if (!r->count)
-		printf("(no candidate to show)\n");
+	if (!r->count) printf("(no candidate to show)\n");
 }
 
 static int print_json(const struct complete_result *r, const char *lang, size_t cursor)
@@ -72,21 +71,23 @@ static int print_json(const struct complete_result *r, const char *lang, size_t 
 	json_t *items = json_array();
 	for (size_t i = 0; i < r->count; i++) {
 		const struct complete_item *it = &r->items[i];
-		json_array_append_new(items, json_pack("{s:o, s:I, s:I, s:f, s:f, s:s, s:s, s:i}",
-			"text", strn(it->text, it->len), "start", (json_int_t)it->start,
-			"end", (json_int_t)it->end, "score", it->score, "meanLogprob", it->mean_logprob,
-			"verdict", ast_verdict_name(it->verdict), "stop", engine_stop_name(it->stop),
-			"index", (int)it->index));
+		json_array_append_new(
+		        items,
+		        json_pack("{s:o, s:I, s:I, s:f, s:f, s:s, s:s, s:i}", "text",
+		                  strn(it->text, it->len), "start", (json_int_t)it->start, "end",
+		                  (json_int_t)it->end, "score", it->score, "meanLogprob",
+		                  it->mean_logprob, "verdict", ast_verdict_name(it->verdict),
+		                  "stop", engine_stop_name(it->stop), "index", (int)it->index));
 	}
-	json_t *o = json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
-			      "s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
-		"lang", lang, "cursor", (json_int_t)cursor, "shape", ast_shape_name(r->shape),
-		"maxLines", r->max_lines, "promptTokens", r->prompt_tokens,
-		"cachedPromptTokens", r->cached_tokens, "generatedTokens", r->generated_tokens,
-		"generated", r->n_generated, "rejected", r->rejected, "merged", r->merged,
-		"ms", "slice", r->slice_ms, "engine", r->engine_ms, "prefill", r->prefill_ms,
-		"decode", r->decode_ms, "post", r->post_ms,
-		"total", r->total_ms, "candidates", items);
+	json_t *o = json_pack(
+	        "{s:s, s:I, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
+	        "s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
+	        "lang", lang, "cursor", (json_int_t)cursor, "shape", ast_shape_name(r->shape),
+	        "maxLines", r->max_lines, "promptTokens", r->prompt_tokens, "cachedPromptTokens",
+	        r->cached_tokens, "generatedTokens", r->generated_tokens, "generated",
+	        r->n_generated, "rejected", r->rejected, "merged", r->merged, "ms", "slice",
+	        r->slice_ms, "engine", r->engine_ms, "prefill", r->prefill_ms, "decode",
+	        r->decode_ms, "post", r->post_ms, "total", r->total_ms, "candidates", items);
 	if (!o) {
 		fprintf(stderr, "infill: out of memory\n");
 		return 1;
@@ -167,15 +168,14 @@ int cli_complete(int argc, char **argv)
 		json_t *o = json_loads(settings_json, 0, &jerr);
 		if (!o) {
 			fprintf(stderr, "infill complete: --settings is not JSON: %s (column %d)\n",
-				jerr.text, jerr.column);
+			        jerr.text, jerr.column);
 			status = 2;
 			goto out;
 		}
 		config_set_layer(cfg, CONFIG_LAYER_INIT, o, warn_setting, NULL);
 		json_decref(o);
 	}
-	if (model)
-		json_object_set_new(flags, "model", json_string(model));
+	if (model) json_object_set_new(flags, "model", json_string(model));
 	if (candidates > 0)
 		json_object_set_new(flags, "completion.candidates", json_integer(candidates));
 	if (max_tokens > 0)
@@ -184,8 +184,7 @@ int cli_complete(int argc, char **argv)
 
 	size_t len;
 	text = cli_read_file(loc, &len);
-	if (!text)
-		goto out;
+	if (!text) goto out;
 	long off = cli_location_offset(text, len, line, col);
 	if (off < 0) {
 		fprintf(stderr, "infill complete: %s has no line %ld\n", loc, line);
@@ -194,8 +193,7 @@ int cli_complete(int argc, char **argv)
 	const struct ast_lang *lang = lang_id ? ast_lang_from_id(lang_id) : ast_lang_from_path(loc);
 	const char *lname = lang_id ? lang_id : ast_lang_name(lang);
 	const struct settings *st = config_get(cfg, lname);
-	if (!st->cache_enabled)
-		opt.use_cache = false;
+	if (!st->cache_enabled) opt.use_cache = false;
 
 	model_path = st->model ? strdup(st->model) : complete_default_model_path();
 	if (!model_path) {
@@ -205,15 +203,15 @@ int cli_complete(int argc, char **argv)
 	struct model_params mp = model_params_default();
 	mp.path = model_path;
 	mp.backend = st->backend == CONFIG_BACKEND_CUDA  ? INFER_BACKEND_CUDA
-		     : st->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
-							 : INFER_BACKEND_AUTO;
+	             : st->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
+	                                                 : INFER_BACKEND_AUTO;
 	mp.n_threads = st->threads;
 	mp.kv_bytes = (size_t)st->cache_memory_mb << 20;
-	struct infer_error ierr = {{0}};
+	struct infer_error ierr = { { 0 } };
 	m = model_load(&mp, &ierr);
 	if (!m) {
 		fprintf(stderr, "infill complete: cannot load the model %s: %s\n", model_path,
-			ierr.message);
+		        ierr.message);
 		goto out;
 	}
 	struct engine_params ep = engine_params_default();
@@ -227,7 +225,7 @@ int cli_complete(int argc, char **argv)
 	char err[512] = "";
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	int rc = complete_run(e, model_tokenizer(m), lname, text, len, (size_t)off, st, &opt, &res,
-			      err, sizeof err);
+	                      err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "infill complete: %s\n", err[0] ? err : strerror(-rc));
 		complete_result_finish(&res);

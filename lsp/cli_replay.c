@@ -41,12 +41,12 @@
 
 struct child {
 	pid_t pid;
-	int to, from;         /* our ends of the child's stdin and stdout */
-	char *buf;            /* bytes read, not yet parsed */
+	int to, from; /* our ends of the child's stdin and stdout */
+	char *buf;    /* bytes read, not yet parsed */
 	size_t len, cap;
 	json_int_t next_id;
 	bool load_done, load_failed;
-	char error[1024];     /* the last showMessage error */
+	char error[1024]; /* the last showMessage error */
 };
 
 static double now_ms(void)
@@ -65,14 +65,12 @@ static double child_cpu_ms(pid_t pid)
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
+	if (!f) return -1;
 	size_t n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = 0;
 	char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-	if (!p)
-		return -1;
+	if (!p) return -1;
 	unsigned long long ut = 0, st = 0;
 	/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime */
@@ -84,17 +82,15 @@ static double child_cpu_ms(pid_t pid)
 static int child_start(struct child *c, char *const argv[], const char *log_path)
 {
 	int in[2], out[2];
-	if (pipe(in) || pipe(out))
-		return -errno;
+	if (pipe(in) || pipe(out)) return -errno;
 	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (pid < 0) return -errno;
 	if (pid == 0) {
 		dup2(in[0], 0);
 		dup2(out[1], 1);
-		int fd = open(log_path ? log_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0)
-			dup2(fd, 2);
+		int fd = open(log_path ? log_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND,
+		              0644);
+		if (fd >= 0) dup2(fd, 2);
 		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
 		execv("/proc/self/exe", argv);
 		_exit(127);
@@ -113,8 +109,7 @@ static int child_send(struct child *c, json_t *msg)
 	json_object_set_new(msg, "jsonrpc", json_string("2.0"));
 	char *body = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
-	if (!body)
-		return -ENOMEM;
+	if (!body) return -ENOMEM;
 	char head[64];
 	int hn = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", strlen(body));
 	size_t blen = strlen(body);
@@ -129,8 +124,7 @@ static int child_send(struct child *c, json_t *msg)
 static json_t *take_message(struct child *c)
 {
 	char *sep = memmem(c->buf, c->len, "\r\n\r\n", 4);
-	if (!sep)
-		return NULL;
+	if (!sep) return NULL;
 	size_t hlen = (size_t)(sep - c->buf) + 4;
 	size_t clen = 0;
 	for (char *p = c->buf; p < sep; p++) {
@@ -139,8 +133,7 @@ static json_t *take_message(struct child *c)
 			break;
 		}
 	}
-	if (c->len < hlen + clen)
-		return NULL;
+	if (c->len < hlen + clen) return NULL;
 	json_t *m = json_loadb(c->buf + hlen, clen, 0, NULL);
 	memmove(c->buf, c->buf + hlen + clen, c->len - hlen - clen);
 	c->len -= hlen + clen;
@@ -153,25 +146,20 @@ static json_t *child_read(struct child *c, int timeout_ms)
 	double deadline = now_ms() + timeout_ms;
 	for (;;) {
 		json_t *m = take_message(c);
-		if (m)
-			return m;
+		if (m) return m;
 		int left = (int)(deadline - now_ms());
-		if (left <= 0)
-			return NULL;
-		struct pollfd pfd = {c->from, POLLIN, 0};
-		if (poll(&pfd, 1, left) <= 0)
-			continue;
+		if (left <= 0) return NULL;
+		struct pollfd pfd = { c->from, POLLIN, 0 };
+		if (poll(&pfd, 1, left) <= 0) continue;
 		if (c->cap - c->len < 65536) {
 			size_t cap = c->cap ? c->cap * 2 : 1 << 17;
 			char *b = realloc(c->buf, cap);
-			if (!b)
-				return NULL;
+			if (!b) return NULL;
 			c->buf = b;
 			c->cap = cap;
 		}
 		ssize_t n = read(c->from, c->buf + c->len, c->cap - c->len);
-		if (n <= 0)
-			return NULL;
+		if (n <= 0) return NULL;
 		c->len += (size_t)n;
 	}
 }
@@ -181,11 +169,10 @@ static void on_other(struct child *c, json_t *m)
 {
 	const char *method = json_string_value(json_object_get(m, "method"));
 	json_t *id = json_object_get(m, "id");
-	if (!method)
-		return;
+	if (!method) return;
 	if (id) {
-		json_t *result = !strcmp(method, "workspace/configuration") ? json_pack("[n]")
-									     : json_null();
+		json_t *result =
+		        !strcmp(method, "workspace/configuration") ? json_pack("[n]") : json_null();
 		child_send(c, json_pack("{s:O, s:o}", "id", id, "result", result));
 		return;
 	}
@@ -196,34 +183,30 @@ static void on_other(struct child *c, json_t *m)
 		if (kind && !strcmp(kind, "end")) {
 			c->load_done = true;
 			const char *msg = json_string_value(json_object_get(v, "message"));
-			if (msg && !strcmp(msg, "failed"))
-				c->load_failed = true;
+			if (msg && !strcmp(msg, "failed")) c->load_failed = true;
 		}
 	} else if (!strcmp(method, "window/showMessage")) {
 		if (json_integer_value(json_object_get(params, "type")) == 1) {
 			snprintf(c->error, sizeof c->error, "%s",
-				 json_string_value(json_object_get(params, "message")) ?: "");
+			         json_string_value(json_object_get(params, "message")) ?: "");
 			c->load_failed = true;
 		}
 	}
 }
 
-static json_t *child_request(struct child *c, const char *method, json_t *params,
-			     int timeout_ms)
+static json_t *child_request(struct child *c, const char *method, json_t *params, int timeout_ms)
 {
 	json_int_t id = ++c->next_id;
 	if (child_send(c, json_pack("{s:I, s:s, s:o}", "id", id, "method", method, "params",
-				    params ? params : json_object())))
+	                            params ? params : json_object())))
 		return NULL;
 	double deadline = now_ms() + timeout_ms;
 	for (;;) {
 		int left = (int)(deadline - now_ms());
 		json_t *m = left > 0 ? child_read(c, left) : NULL;
-		if (!m)
-			return NULL;
+		if (!m) return NULL;
 		json_t *mid = json_object_get(m, "id");
-		if (mid && !json_object_get(m, "method") && json_integer_value(mid) == id)
-			return m;
+		if (mid && !json_object_get(m, "method") && json_integer_value(mid) == id) return m;
 		on_other(c, m);
 		json_decref(m);
 	}
@@ -242,8 +225,7 @@ static int child_finish(struct child *c)
 	close(c->to);
 	int status = 0;
 	for (int i = 0; i < 100; i++) {
-		if (waitpid(c->pid, &status, WNOHANG) == c->pid)
-			goto done;
+		if (waitpid(c->pid, &status, WNOHANG) == c->pid) goto done;
 		usleep(50000);
 	}
 	kill(c->pid, SIGKILL);
@@ -280,11 +262,9 @@ static int cmp_double(const void *a, const void *b)
 
 static double pct(const double *sorted, size_t n, double q)
 {
-	if (!n)
-		return 0;
+	if (!n) return 0;
 	size_t rank = (size_t)(q * (double)n + 0.999999);
-	if (rank < 1)
-		rank = 1;
+	if (rank < 1) rank = 1;
 	return sorted[(rank > n ? n : rank) - 1];
 }
 
@@ -318,7 +298,7 @@ static json_int_t stat_int(json_t *s, const char *k)
 }
 
 static int replay_once(const struct replay_opts *o, const char *text, size_t len, size_t start,
-		       size_t typed_len, bool cache, struct replay_figures *fig)
+                       size_t typed_len, bool cache, struct replay_figures *fig)
 {
 	memset(fig, 0, sizeof *fig);
 	fig->cache = cache;
@@ -357,10 +337,10 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 	json_object_set_new(init, "completion.debounceMs", json_integer(o->debounce_ms));
 	double t0 = now_ms();
 	json_t *r = child_request(&c, "initialize",
-				  json_pack("{s:i, s:n, s:{s:{s:b}}, s:o}", "processId", (int)getpid(),
-					    "rootUri", "capabilities", "window", "workDoneProgress", 1,
-					    "initializationOptions", init),
-				  30000);
+	                          json_pack("{s:i, s:n, s:{s:{s:b}}, s:o}", "processId",
+	                                    (int)getpid(), "rootUri", "capabilities", "window",
+	                                    "workDoneProgress", 1, "initializationOptions", init),
+	                          30000);
 	if (!r) {
 		fprintf(stderr, "infill replay: the server did not answer initialize\n");
 		child_finish(&c);
@@ -386,7 +366,7 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 			}
 		}
 		fprintf(stderr, "infill replay: the model did not load: %s\n",
-			c.error[0] ? c.error : "no progress report");
+		        c.error[0] ? c.error : "no progress report");
 		child_finish(&c);
 		return 1;
 	}
@@ -401,18 +381,17 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 		return 1;
 	}
 	memcpy(doc, text, start);
-	if (!o->truncate)
-		memcpy(doc + start, text + start + typed_len, len - start - typed_len);
+	if (!o->truncate) memcpy(doc + start, text + start + typed_len, len - start - typed_len);
 	doc[doc_len] = 0;
 	const char *lang = "plaintext";
 	const char *dot = strrchr(o->path, '.');
-	static const char *const exts[][2] = {{".py", "python"}, {".c", "c"}, {".h", "c"},
-					      {".js", "javascript"}, {".ts", "typescript"},
-					      {".go", "go"}, {".rs", "rust"}, {".java", "java"},
-					      {".cpp", "cpp"}};
+	static const char *const exts[][2] = { { ".py", "python" },     { ".c", "c" },
+		                               { ".h", "c" },           { ".js", "javascript" },
+		                               { ".ts", "typescript" }, { ".go", "go" },
+		                               { ".rs", "rust" },       { ".java", "java" },
+		                               { ".cpp", "cpp" } };
 	for (size_t i = 0; dot && i < sizeof exts / sizeof exts[0]; i++)
-		if (!strcmp(dot, exts[i][0]))
-			lang = exts[i][1];
+		if (!strcmp(dot, exts[i][0])) lang = exts[i][1];
 	json_t *docj = json_stringn(doc, doc_len);
 	free(doc);
 	if (!docj) {
@@ -421,20 +400,19 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 		return 1;
 	}
 	child_notify(&c, "textDocument/didOpen",
-		     json_pack("{s:{s:s, s:s, s:i, s:o}}", "textDocument", "uri", uri, "languageId",
-			       lang, "version", 1, "text", docj));
+	             json_pack("{s:{s:s, s:s, s:i, s:o}}", "textDocument", "uri", uri, "languageId",
+	                       lang, "version", 1, "text", docj));
 	long line = o->line - 1, ch = 0;
 
 	/* a first request from cold (the whole prompt is new): measured apart */
 	double ts = now_ms();
 	r = child_request(&c, "textDocument/inlineCompletion",
-			  json_pack("{s:{s:s}, s:o, s:{s:i}}", "textDocument", "uri", uri,
-				    "position", pos_json(line, ch), "context", "triggerKind", 2),
-			  600000);
+	                  json_pack("{s:{s:s}, s:o, s:{s:i}}", "textDocument", "uri", uri,
+	                            "position", pos_json(line, ch), "context", "triggerKind", 2),
+	                  600000);
 	fig->cold_ms = now_ms() - ts;
 	json_decref(r);
-	if (o->verbose)
-		fprintf(stderr, "first request (cold): %.1f ms\n", fig->cold_ms);
+	if (o->verbose) fprintf(stderr, "first request (cold): %.1f ms\n", fig->cold_ms);
 	json_t *s0 = stats_of(&c);
 
 	size_t cap = typed_len + 1, n = 0;
@@ -443,16 +421,14 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 	int version = 1;
 	for (size_t i = 0; lat && cpu && i < typed_len;) {
 		size_t k = utf8_len((unsigned char)text[start + i]);
-		if (i + k > typed_len)
-			k = typed_len - i;
+		if (i + k > typed_len) k = typed_len - i;
 		json_t *chunk = json_stringn(text + start + i, k);
-		if (!chunk)
-			chunk = json_string("?");
+		if (!chunk) chunk = json_string("?");
 		child_notify(&c, "textDocument/didChange",
-			     json_pack("{s:{s:s, s:i}, s:[{s:{s:o, s:o}, s:o}]}", "textDocument",
-				       "uri", uri, "version", ++version, "contentChanges", "range",
-				       "start", pos_json(line, ch), "end", pos_json(line, ch), "text",
-				       chunk));
+		             json_pack("{s:{s:s, s:i}, s:[{s:{s:o, s:o}, s:o}]}", "textDocument",
+		                       "uri", uri, "version", ++version, "contentChanges", "range",
+		                       "start", pos_json(line, ch), "end", pos_json(line, ch),
+		                       "text", chunk));
 		if (text[start + i] == '\n') {
 			line++;
 			ch = 0;
@@ -464,25 +440,23 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 		double c0 = child_cpu_ms(c.pid);
 		ts = now_ms();
 		r = child_request(&c, "textDocument/inlineCompletion",
-				  json_pack("{s:{s:s}, s:o, s:{s:i}}", "textDocument", "uri", uri,
-					    "position", pos_json(line, ch), "context", "triggerKind",
-					    2),
-				  600000);
+		                  json_pack("{s:{s:s}, s:o, s:{s:i}}", "textDocument", "uri", uri,
+		                            "position", pos_json(line, ch), "context",
+		                            "triggerKind", 2),
+		                  600000);
 		double ms = now_ms() - ts;
 		if (r) {
 			cpu[n] = child_cpu_ms(c.pid) - c0;
 			lat[n++] = ms;
 			fig->answered++;
 			json_t *items = json_object_get(json_object_get(r, "result"), "items");
-			if (json_array_size(items))
-				fig->non_empty++;
+			if (json_array_size(items)) fig->non_empty++;
 			json_decref(r);
 		}
 		if (o->verbose)
 			fprintf(stderr, "keystroke %zu: %.1f ms, server CPU %.0f ms%s\n",
-				fig->keystrokes, ms, r ? cpu[n - 1] : 0.0, r ? "" : " (no answer)");
-		if (o->pace_ms > 0)
-			usleep((useconds_t)o->pace_ms * 1000);
+			        fig->keystrokes, ms, r ? cpu[n - 1] : 0.0, r ? "" : " (no answer)");
+		if (o->pace_ms > 0) usleep((useconds_t)o->pace_ms * 1000);
 	}
 	json_t *s1 = stats_of(&c);
 	fig->prompt = stat_int(s1, "promptTokens") - stat_int(s0, "promptTokens");
@@ -492,21 +466,19 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 	fig->rejected = stat_int(s1, "rejectedCandidates") - stat_int(s0, "rejectedCandidates");
 	fig->server_p50 = json_real_value(json_object_get(json_object_get(s1, "latencyMs"), "p50"));
 	snprintf(fig->backend, sizeof fig->backend, "%s",
-		 json_string_value(json_object_get(s1, "backend")) ?: "?");
+	         json_string_value(json_object_get(s1, "backend")) ?: "?");
 	json_decref(s0);
 	json_decref(s1);
 	if (lat && n) {
 		double sum = 0;
-		for (size_t i = 0; i < n; i++)
-			sum += lat[i];
+		for (size_t i = 0; i < n; i++) sum += lat[i];
 		fig->mean = sum / (double)n;
 		qsort(lat, n, sizeof *lat, cmp_double);
 		fig->p50 = pct(lat, n, 0.5);
 		fig->p90 = pct(lat, n, 0.9);
 		fig->p99 = pct(lat, n, 0.99);
 		sum = 0;
-		for (size_t i = 0; i < n; i++)
-			sum += cpu[i];
+		for (size_t i = 0; i < n; i++) sum += cpu[i];
 		fig->cpu_mean = sum / (double)n;
 		qsort(cpu, n, sizeof *cpu, cmp_double);
 		fig->cpu_p50 = pct(cpu, n, 0.5);
@@ -520,16 +492,17 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 
 static json_t *figures_json(const struct replay_figures *f)
 {
-	return json_pack("{s:b, s:I, s:I, s:I, s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}, s:f, s:f, "
-			 "s:I, s:I, s:f, s:I, s:I, s:I, s:s}",
-		"cache", f->cache, "keystrokes", (json_int_t)f->keystrokes, "answered",
-		(json_int_t)f->answered, "nonEmpty", (json_int_t)f->non_empty, "latencyMs", "p50",
-		f->p50, "p90", f->p90, "p99", f->p99, "mean", f->mean, "serverCpuMs", "p50",
-		f->cpu_p50, "p90", f->cpu_p90, "mean", f->cpu_mean, "coldMs", f->cold_ms,
-		"loadMs", f->load_ms, "promptTokens", f->prompt, "cachedPromptTokens", f->cached,
-		"cachedShare", f->prompt ? (double)f->cached / (double)f->prompt : 0.0,
-		"generatedTokens", f->generated, "fastPath", f->fast_path, "rejectedCandidates",
-		f->rejected, "backend", f->backend);
+	return json_pack(
+	        "{s:b, s:I, s:I, s:I, s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}, s:f, s:f, "
+	        "s:I, s:I, s:f, s:I, s:I, s:I, s:s}",
+	        "cache", f->cache, "keystrokes", (json_int_t)f->keystrokes, "answered",
+	        (json_int_t)f->answered, "nonEmpty", (json_int_t)f->non_empty, "latencyMs", "p50",
+	        f->p50, "p90", f->p90, "p99", f->p99, "mean", f->mean, "serverCpuMs", "p50",
+	        f->cpu_p50, "p90", f->cpu_p90, "mean", f->cpu_mean, "coldMs", f->cold_ms, "loadMs",
+	        f->load_ms, "promptTokens", f->prompt, "cachedPromptTokens", f->cached,
+	        "cachedShare", f->prompt ? (double)f->cached / (double)f->prompt : 0.0,
+	        "generatedTokens", f->generated, "fastPath", f->fast_path, "rejectedCandidates",
+	        f->rejected, "backend", f->backend);
 }
 
 static void figures_print(const struct replay_figures *f)
@@ -551,19 +524,20 @@ static void figures_print(const struct replay_figures *f)
 static void replay_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: infill replay FILE [--line N] [--chars K] [--model M] [--no-cache] [--both]\n"
-		"                     [--pace MS] [--debounce MS] [--truncate] [--settings JSON]\n"
-		"                     [--json] [--verbose] [--log FILE]\n"
-		"Starts the server as a child, opens FILE without the K characters (default 60)\n"
-		"from the start of line N (default: the middle line), retypes them one at a time\n"
-		"(didChange + inlineCompletion each; the next keystroke after the answer, plus\n"
-		"--pace ms), and reports request-to-response latency and prefix-cache reuse.\n"
-		"--both runs with the cache and then without; --no-cache runs without only.\n");
+	        "usage: infill replay FILE [--line N] [--chars K] [--model M] [--no-cache] "
+	        "[--both]\n"
+	        "                     [--pace MS] [--debounce MS] [--truncate] [--settings JSON]\n"
+	        "                     [--json] [--verbose] [--log FILE]\n"
+	        "Starts the server as a child, opens FILE without the K characters (default 60)\n"
+	        "from the start of line N (default: the middle line), retypes them one at a time\n"
+	        "(didChange + inlineCompletion each; the next keystroke after the answer, plus\n"
+	        "--pace ms), and reports request-to-response latency and prefix-cache reuse.\n"
+	        "--both runs with the cache and then without; --no-cache runs without only.\n");
 }
 
 int cli_replay(int argc, char **argv)
 {
-	struct replay_opts o = {.line = 0, .chars = 60, .debounce_ms = 0};
+	struct replay_opts o = { .line = 0, .chars = 60, .debounce_ms = 0 };
 	bool no_cache = false, both = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -615,12 +589,10 @@ int cli_replay(int argc, char **argv)
 	char *text = malloc(cap + 1);
 	while (text) {
 		len += fread(text + len, 1, cap - len, f);
-		if (len < cap)
-			break;
+		if (len < cap) break;
 		cap *= 2;
 		char *t = realloc(text, cap + 1);
-		if (!t)
-			free(text);
+		if (!t) free(text);
 		text = t;
 	}
 	fclose(f);
@@ -630,10 +602,8 @@ int cli_replay(int argc, char **argv)
 	}
 	text[len] = 0;
 	size_t lines = 1;
-	for (size_t i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	if (o.line == 0)
-		o.line = (long)(lines / 2);
+	for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+	if (o.line == 0) o.line = (long)(lines / 2);
 	size_t start = 0;
 	for (long l = 1; l < o.line && start < len; l++) {
 		const char *nl = memchr(text + start, '\n', len - start);
@@ -642,10 +612,10 @@ int cli_replay(int argc, char **argv)
 	size_t typed = 0;
 	for (long k = 0; k < o.chars && start + typed < len; k++)
 		typed += utf8_len((unsigned char)text[start + typed]);
-	if (start + typed > len)
-		typed = len - start;
+	if (start + typed > len) typed = len - start;
 	if (!typed) {
-		fprintf(stderr, "infill replay: %s has nothing to type at line %ld\n", o.path, o.line);
+		fprintf(stderr, "infill replay: %s has nothing to type at line %ld\n", o.path,
+		        o.line);
 		free(text);
 		return 1;
 	}
@@ -659,25 +629,24 @@ int cli_replay(int argc, char **argv)
 	free(text);
 	if (o.as_json) {
 		json_t *runs = json_array();
-		for (int i = 0; i < nf; i++)
-			json_array_append_new(runs, figures_json(&figs[i]));
+		for (int i = 0; i < nf; i++) json_array_append_new(runs, figures_json(&figs[i]));
 		json_t *out = json_pack("{s:s, s:I, s:I, s:I, s:s, s:o}", "file", o.path, "line",
-					(json_int_t)o.line, "chars", (json_int_t)o.chars, "paceMs",
-					(json_int_t)o.pace_ms, "model", o.model ? o.model : "(default)",
-					"runs", runs);
+		                        (json_int_t)o.line, "chars", (json_int_t)o.chars, "paceMs",
+		                        (json_int_t)o.pace_ms, "model",
+		                        o.model ? o.model : "(default)", "runs", runs);
 		if (nf == 2 && figs[0].p50 > 0)
 			json_object_set_new(out, "p50NoCacheOverCache",
-					    json_real(figs[1].p50 / figs[0].p50));
+			                    json_real(figs[1].p50 / figs[0].p50));
 		json_dumpf(out, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(out);
 	} else {
 		printf("replay %s from line %ld, %ld characters, pace %ld ms, model %s\n", o.path,
 		       o.line, o.chars, o.pace_ms, o.model ? o.model : "(default)");
-		for (int i = 0; i < nf; i++)
-			figures_print(&figs[i]);
+		for (int i = 0; i < nf; i++) figures_print(&figs[i]);
 		if (nf == 2 && figs[0].p50 > 0)
-			printf("p50 without the cache / with it: %.2fx\n", figs[1].p50 / figs[0].p50);
+			printf("p50 without the cache / with it: %.2fx\n",
+			       figs[1].p50 / figs[0].p50);
 	}
 	return status ? 1 : 0;
 }

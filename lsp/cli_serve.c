@@ -33,24 +33,25 @@ struct serve {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: infill [serve] [OPTIONS]\n"
-		"\n"
-		"Serves the Language Server Protocol on stdin/stdout.\n"
-		"\n"
-		"options (each overrides the setting of the same name):\n"
-		"  --model PATH          GGUF model file (setting \"model\")\n"
-		"  --backend NAME        auto, cpu or cuda (setting \"backend\")\n"
-		"  --threads N           CPU worker threads (setting \"threads\")\n"
-		"  --max-message-mb N    largest message accepted, MiB (setting \"maxMessageMB\"; 64)\n"
-		"  --log-file PATH       append the log here instead of stderr\n"
-		"  --log-level LEVEL     error, warn, info, debug or trace (setting \"log.level\")\n"
-		"  --user-config PATH    user settings file (default\n"
-		"                        $XDG_CONFIG_HOME/infill/config.json); \"\" for none\n"
-		"  --stdio               accepted and ignored (clients pass it)\n"
-		"  --version, --help\n"
-		"\n"
-		"The log never goes to stdout: stdout carries the protocol.\n");
+	fprintf(f, "usage: infill [serve] [OPTIONS]\n"
+	           "\n"
+	           "Serves the Language Server Protocol on stdin/stdout.\n"
+	           "\n"
+	           "options (each overrides the setting of the same name):\n"
+	           "  --model PATH          GGUF model file (setting \"model\")\n"
+	           "  --backend NAME        auto, cpu or cuda (setting \"backend\")\n"
+	           "  --threads N           CPU worker threads (setting \"threads\")\n"
+	           "  --max-message-mb N    largest message accepted, MiB (setting "
+	           "\"maxMessageMB\"; 64)\n"
+	           "  --log-file PATH       append the log here instead of stderr\n"
+	           "  --log-level LEVEL     error, warn, info, debug or trace (setting "
+	           "\"log.level\")\n"
+	           "  --user-config PATH    user settings file (default\n"
+	           "                        $XDG_CONFIG_HOME/infill/config.json); \"\" for none\n"
+	           "  --stdio               accepted and ignored (clients pass it)\n"
+	           "  --version, --help\n"
+	           "\n"
+	           "The log never goes to stdout: stdout carries the protocol.\n");
 }
 
 /* ---- wiring ----------------------------------------------------------- */
@@ -81,8 +82,7 @@ static void flushed(void *ud)
 static void io_exit(void *ud, int status)
 {
 	struct serve *sv = ud;
-	if (sv->exiting)
-		return;
+	if (sv->exiting) return;
 	sv->exiting = true;
 	sv->status = status;
 	transport_stop(sv->transport);
@@ -108,14 +108,12 @@ static bool flag_value(int argc, char **argv, int *i, const char *name, const ch
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
-	if (strncmp(a, name, n))
-		return false;
+	if (strncmp(a, name, n)) return false;
 	if (a[n] == '=') {
 		*value = a + n + 1;
 		return true;
 	}
-	if (a[n] || *i + 1 >= argc)
-		return false;
+	if (a[n] || *i + 1 >= argc) return false;
 	*value = argv[++*i];
 	return true;
 }
@@ -125,8 +123,7 @@ static bool parse_int(const char *s, long lo, long hi, long *out)
 	char *end;
 	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return false;
+	if (errno || end == s || *end || v < lo || v > hi) return false;
 	*out = v;
 	return true;
 }
@@ -154,7 +151,10 @@ int cli_serve(int argc, char **argv)
 		} else if (flag_value(argc, argv, &i, "--log-level", &v)) {
 			enum log_level l;
 			if (log_level_from_name(v, &l)) {
-				fprintf(stderr, "infill: --log-level %s: use error, warn, info, debug or trace\n", v);
+				fprintf(stderr,
+				        "infill: --log-level %s: use error, warn, info, debug or "
+				        "trace\n",
+				        v);
 				goto out;
 			}
 			log_level = v;
@@ -169,13 +169,16 @@ int cli_serve(int argc, char **argv)
 			json_object_set_new(flags, "backend", json_string(v));
 		} else if (flag_value(argc, argv, &i, "--threads", &v)) {
 			if (!parse_int(v, 0, 1024, &n)) {
-				fprintf(stderr, "infill: --threads %s: expected a number 0..1024\n", v);
+				fprintf(stderr, "infill: --threads %s: expected a number 0..1024\n",
+				        v);
 				goto out;
 			}
 			json_object_set_new(flags, "threads", json_integer(n));
 		} else if (flag_value(argc, argv, &i, "--max-message-mb", &v)) {
 			if (!parse_int(v, 1, 4096, &n)) {
-				fprintf(stderr, "infill: --max-message-mb %s: expected a number 1..4096\n", v);
+				fprintf(stderr,
+				        "infill: --max-message-mb %s: expected a number 1..4096\n",
+				        v);
 				goto out;
 			}
 			json_object_set_new(flags, "maxMessageMB", json_integer(n));
@@ -191,15 +194,15 @@ int cli_serve(int argc, char **argv)
 	 * error we handle, SIGPIPE would be death. */
 	signal(SIGPIPE, SIG_IGN);
 
-	struct serve sv = {0};
+	struct serve sv = { 0 };
 	rc = 1;
 	sv.log = log_new();
-	if (!sv.log)
-		goto out;
+	if (!sv.log) goto out;
 	if (log_file) {
 		int e = log_set_file(sv.log, log_file);
 		if (e) {
-			fprintf(stderr, "infill: cannot open log file %s: %s\n", log_file, strerror(-e));
+			fprintf(stderr, "infill: cannot open log file %s: %s\n", log_file,
+			        strerror(-e));
 			log_free(sv.log);
 			goto out;
 		}
@@ -218,13 +221,14 @@ int cli_serve(int argc, char **argv)
 		.user_config = user_config,
 		.log_level_fixed = log_level != NULL,
 	};
-	struct server_io io = {.write = io_write, .exit = io_exit, .ud = &sv};
+	struct server_io io = { .write = io_write, .exit = io_exit, .ud = &sv };
 	sv.transport = transport_new(&sv.loop, 0, 1, sv.log, on_read, on_eof, &sv);
 	sv.server = sv.transport ? server_new(&sv.loop, sv.log, &opts, &io) : NULL;
 	if (!sv.server) {
 		log_error(sv.log, "out of memory starting the server");
 	} else {
-		log_info(sv.log, "infill %s serving LSP on stdio (pid %d)", INFILL_VERSION, (int)getpid());
+		log_info(sv.log, "infill %s serving LSP on stdio (pid %d)", INFILL_VERSION,
+		         (int)getpid());
 		int e = transport_start(sv.transport);
 		if (e) {
 			log_error(sv.log, "cannot use stdin/stdout: %s", uv_strerror(e));
@@ -239,8 +243,7 @@ int cli_serve(int argc, char **argv)
 	}
 	server_free(sv.server);
 	transport_free(sv.transport);
-	if (uv_loop_close(&sv.loop))
-		log_warn(sv.log, "the loop still had handles at exit");
+	if (uv_loop_close(&sv.loop)) log_warn(sv.log, "the loop still had handles at exit");
 	log_info(sv.log, "exiting with status %d", rc);
 	log_free(sv.log);
 out:

@@ -24,8 +24,7 @@ static char *read_stdin(size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
-	if (!buf)
-		return NULL;
+	if (!buf) return NULL;
 	for (;;) {
 		if (n == cap) {
 			char *nb = realloc(buf, cap *= 2);
@@ -37,8 +36,7 @@ static char *read_stdin(size_t *len)
 		}
 		size_t r = fread(buf + n, 1, cap - n, stdin);
 		n += r;
-		if (r == 0)
-			break;
+		if (r == 0) break;
 	}
 	if (ferror(stdin)) {
 		free(buf);
@@ -72,7 +70,7 @@ int cli_tokenize(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	struct gguf_error err = {{0}};
+	struct gguf_error err = { { 0 } };
 	struct gguf_file *f = gguf_open(model, &err);
 	if (!f) {
 		fprintf(stderr, "infill tokenize: %s\n", err.message);
@@ -104,10 +102,8 @@ int cli_tokenize(int argc, char **argv)
 	}
 	n = tokenizer_encode(t, text, len, special, ids, (size_t)n);
 	int32_t b = tokenizer_special(t)->bos;
-	if (bos && b >= 0)
-		printf("%d%s", b, n > 0 ? " " : "");
-	for (int i = 0; i < n; i++)
-		printf(i ? " %d" : "%d", ids[i]);
+	if (bos && b >= 0) printf("%d%s", b, n > 0 ? " " : "");
+	for (int i = 0; i < n; i++) printf(i ? " %d" : "%d", ids[i]);
 	printf("\n");
 	status = fflush(stdout) == 0 ? 0 : 1;
 done:

@@ -21,12 +21,10 @@ char *cli_read_file(const char *path, size_t *len)
 	while (buf) {
 		size_t r = fread(buf + n, 1, cap - n, f);
 		n += r;
-		if (n < cap)
-			break;
+		if (n < cap) break;
 		cap *= 2;
 		char *b = realloc(buf, cap + 1);
-		if (!b)
-			free(buf);
+		if (!b) free(buf);
 		buf = b;
 	}
 	fclose(f);
@@ -43,20 +41,16 @@ char *cli_read_file(const char *path, size_t *len)
 int cli_parse_location(char *arg, long *line, long *col)
 {
 	char *c2 = strrchr(arg, ':');
-	if (!c2)
-		return -1;
+	if (!c2) return -1;
 	*c2 = 0;
 	char *c1 = strrchr(arg, ':');
-	if (!c1)
-		return -1;
+	if (!c1) return -1;
 	*c1 = 0;
 	char *end;
 	*line = strtol(c1 + 1, &end, 10);
-	if (*end || *line < 1)
-		return -1;
+	if (*end || *line < 1) return -1;
 	*col = strtol(c2 + 1, &end, 10);
-	if (*end || *col < 1)
-		return -1;
+	if (*end || *col < 1) return -1;
 	return 0;
 }
 
@@ -67,14 +61,12 @@ long cli_location_offset(const char *text, size_t len, long line, long col)
 	size_t pos = 0;
 	for (long l = 1; l < line; l++) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
-		if (!nl)
-			return -1;
+		if (!nl) return -1;
 		pos = (size_t)(nl - text) + 1;
 	}
 	for (long c = 1; c < col && pos < len && text[pos] != '\n'; c++) {
 		pos++;
-		while (pos < len && ((unsigned char)text[pos] & 0xC0) == 0x80)
-			pos++;
+		while (pos < len && ((unsigned char)text[pos] & 0xC0) == 0x80) pos++;
 	}
 	return (long)pos;
 }

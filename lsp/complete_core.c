@@ -31,16 +31,18 @@
 struct complete_options complete_options_default(void)
 {
 	return (struct complete_options){
-		.ast_slice = true, .validate = true, .rerank = true, .use_cache = true, .seed = 1,
+		.ast_slice = true,
+		.validate = true,
+		.rerank = true,
+		.use_cache = true,
+		.seed = 1,
 	};
 }
 
 void complete_result_finish(struct complete_result *r)
 {
-	if (!r)
-		return;
-	for (size_t i = 0; i < r->count; i++)
-		free(r->items[i].text);
+	if (!r) return;
+	for (size_t i = 0; i < r->count; i++) free(r->items[i].text);
 	free(r->items);
 	r->items = NULL;
 	r->count = 0;
@@ -56,12 +58,9 @@ static double now_ms(void)
 int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
 {
 	switch (st->completion_multiline) {
-	case CONFIG_MULTILINE_NEVER:
-		return 1;
-	case CONFIG_MULTILINE_ALWAYS:
-		return st->completion_max_lines;
-	case CONFIG_MULTILINE_AUTO:
-		break;
+	case CONFIG_MULTILINE_NEVER: return 1;
+	case CONFIG_MULTILINE_ALWAYS: return st->completion_max_lines;
+	case CONFIG_MULTILINE_AUTO: break;
 	}
 	return shape == AST_SHAPE_BLOCK ? st->completion_max_lines : 1;
 }
@@ -89,11 +88,9 @@ char *complete_default_model_path(void)
 	char path[4200];
 	if (dir[0]) {
 		snprintf(path, sizeof path, "%s/models/infill-default.gguf", dir);
-		if (file_exists(path))
-			return strdup(path);
+		if (file_exists(path)) return strdup(path);
 		snprintf(path, sizeof path, "%s/../share/infill/infill-default.gguf", dir);
-		if (file_exists(path))
-			return strdup(path);
+		if (file_exists(path)) return strdup(path);
 	}
 	snprintf(path, sizeof path, "%s/models/infill-default.gguf", INFILL_SOURCE_ROOT);
 	return strdup(path);
@@ -103,10 +100,8 @@ char *complete_default_model_path(void)
 
 void complete_memory_finish(struct complete_memory *m)
 {
-	if (!m)
-		return;
-	for (size_t i = 0; i < m->n; i++)
-		free(m->texts[i]);
+	if (!m) return;
+	for (size_t i = 0; i < m->n; i++) free(m->texts[i]);
 	free(m->texts);
 	free(m->lens);
 	memset(m, 0, sizeof *m);
@@ -114,7 +109,7 @@ void complete_memory_finish(struct complete_memory *m)
 
 /* Remembers snippets (copies); on out of memory the memory is just invalid. */
 static void memory_store(struct complete_memory *m, size_t line_start, size_t prefix_start,
-			 const struct engine_snippet *snips, size_t n)
+                         const struct engine_snippet *snips, size_t n)
 {
 	complete_memory_finish(m);
 	if (n) {
@@ -186,8 +181,7 @@ struct scope_rule {
 static size_t leading_ws(const char *s, size_t n)
 {
 	size_t i = 0;
-	while (i < n && (s[i] == ' ' || s[i] == '\t'))
-		i++;
+	while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
 	return i;
 }
 
@@ -195,22 +189,16 @@ static bool scope_stop(void *ud, const char *text, size_t len)
 {
 	const struct scope_rule *r = ud;
 	size_t end = len;
-	if (end && text[end - 1] == '\n')
-		end--;
+	if (end && text[end - 1] == '\n') end--;
 	size_t start = end;
-	while (start > 0 && text[start - 1] != '\n')
-		start--;
-	if (start == 0)
-		return false; /* the first line continues the cursor's line */
+	while (start > 0 && text[start - 1] != '\n') start--;
+	if (start == 0) return false; /* the first line continues the cursor's line */
 	const char *line = text + start;
 	size_t n = end - start;
 	size_t ws = leading_ws(line, n);
-	if (ws == n || (ws < n && line[ws] == '\r'))
-		return false; /* blank */
-	if (r->by_indent)
-		return ws < r->indent;
-	if (line[ws] != '}' && line[ws] != ')' && line[ws] != ']')
-		return false;
+	if (ws == n || (ws < n && line[ws] == '\r')) return false; /* blank */
+	if (r->by_indent) return ws < r->indent;
+	if (line[ws] != '}' && line[ws] != ')' && line[ws] != ']') return false;
 	/* does the candidate so far open more than it closes before this line? */
 	long depth = 0;
 	for (size_t i = 0; i < start; i++) {
@@ -230,13 +218,11 @@ static bool lang_by_indent(const char *name)
 
 static const char *lang_comment(const char *name)
 {
-	static const char *const hash[] = {"python", "shellscript", "ruby", "perl", "r", "yaml",
-					   "toml", "makefile", "cmake", NULL};
+	static const char *const hash[] = { "python", "shellscript", "ruby",     "perl",  "r",
+		                            "yaml",   "toml",        "makefile", "cmake", NULL };
 	for (size_t i = 0; hash[i]; i++)
-		if (!strcmp(name, hash[i]))
-			return "#";
-	if (!strcmp(name, "lua") || !strcmp(name, "sql") || !strcmp(name, "haskell"))
-		return "--";
+		if (!strcmp(name, hash[i])) return "#";
+	if (!strcmp(name, "lua") || !strcmp(name, "sql") || !strcmp(name, "haskell")) return "--";
 	return "//";
 }
 
@@ -251,27 +237,22 @@ static const char *lang_comment(const char *name)
  * line, as LSP requires.
  */
 size_t complete_replace_end(const char *text, size_t len, size_t cursor, const char *cand,
-			    size_t cand_len)
+                            size_t cand_len)
 {
 	size_t eol = cursor;
-	while (eol < len && text[eol] != '\n' && text[eol] != '\r')
-		eol++;
+	while (eol < len && text[eol] != '\n' && text[eol] != '\r') eol++;
 	size_t rest = eol;
-	while (rest > cursor && (text[rest - 1] == ' ' || text[rest - 1] == '\t'))
-		rest--;
+	while (rest > cursor && (text[rest - 1] == ' ' || text[rest - 1] == '\t')) rest--;
 	size_t n = rest - cursor;
-	if (n == 0 || n > cand_len || memchr(cand, '\n', cand_len))
-		return cursor;
-	if (memcmp(cand + cand_len - n, text + cursor, n))
-		return cursor;
+	if (n == 0 || n > cand_len || memchr(cand, '\n', cand_len)) return cursor;
+	if (memcmp(cand + cand_len - n, text + cursor, n)) return cursor;
 	return rest;
 }
 
 static bool blank(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
-			return false;
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
 	return true;
 }
 
@@ -279,31 +260,33 @@ static bool blank(const char *s, size_t n)
 
 static void set_err(char *err, size_t errlen, const char *fmt, const char *what)
 {
-	if (err && errlen)
-		snprintf(err, errlen, fmt, what);
+	if (err && errlen) snprintf(err, errlen, fmt, what);
 }
 
 /* Validation, trimming, ranges: survivors become items (texts new). */
 static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const char *text,
-			size_t len, size_t cursor, const struct complete_options *opt,
-			const struct engine_result *er, struct complete_result *out)
+                        size_t len, size_t cursor, const struct complete_options *opt,
+                        const struct engine_result *er, struct complete_result *out)
 {
 	out->items = calloc((size_t)er->n_candidates + 1, sizeof *out->items);
-	if (!out->items)
-		return -ENOMEM;
+	if (!out->items) return -ENOMEM;
 	for (int32_t i = 0; i < er->n_candidates; i++) {
 		const struct engine_candidate *c = &er->candidates[i];
 		size_t keep = c->len;
 		enum ast_verdict verdict = AST_VERDICT_UNCHECKED;
 		if (opt->validate && lang && c->len) {
 			struct ast_validate_params vp = {
-				.lang = lang, .text = text, .len = len, .cursor = cursor,
-				.candidate = c->text, .candidate_len = c->len, .doc = doc,
+				.lang = lang,
+				.text = text,
+				.len = len,
+				.cursor = cursor,
+				.candidate = c->text,
+				.candidate_len = c->len,
+				.doc = doc,
 			};
 			struct ast_validation v;
 			int rc = ast_validate(&vp, &v);
-			if (rc == AST_ENOMEM)
-				return -ENOMEM;
+			if (rc == AST_ENOMEM) return -ENOMEM;
 			verdict = rc ? AST_VERDICT_INVALID : v.verdict;
 			keep = verdict == AST_VERDICT_INVALID ? 0 : v.keep_len;
 		}
@@ -313,8 +296,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 		}
 		struct complete_item *it = &out->items[out->count];
 		it->text = malloc(keep + 1);
-		if (!it->text)
-			return -ENOMEM;
+		if (!it->text) return -ENOMEM;
 		memcpy(it->text, c->text, keep);
 		it->text[keep] = 0;
 		it->len = keep;
@@ -333,21 +315,19 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 static int cmp_score(const void *a, const void *b)
 {
 	const struct complete_item *x = a, *y = b;
-	if (x->score != y->score)
-		return x->score < y->score ? 1 : -1;
+	if (x->score != y->score) return x->score < y->score ? 1 : -1;
 	return (x->index > y->index) - (x->index < y->index);
 }
 
 /* Rerank the items in place (merging near-duplicates), then the confidence
  * floor. minConfidence is a probability per token: exp(mean log-prob). */
 static int rank(const struct settings *st, const char *text, size_t len, size_t cursor,
-		const struct complete_options *opt, struct complete_result *out)
+                const struct complete_options *opt, struct complete_result *out)
 {
 	size_t n = out->count;
 	if (opt->rerank && n) {
 		struct rerank_item *ri = calloc(n, sizeof *ri);
-		if (!ri)
-			return -ENOMEM;
+		if (!ri) return -ENOMEM;
 		for (size_t i = 0; i < n; i++) {
 			ri[i].text = out->items[i].text;
 			ri[i].len = out->items[i].len;
@@ -373,8 +353,7 @@ static int rank(const struct settings *st, const char *text, size_t len, size_t 
 			used[from] = true;
 		}
 		for (size_t i = 0; i < n; i++)
-			if (!used[i])
-				free(out->items[i].text);
+			if (!used[i]) free(out->items[i].text);
 		out->merged += (int32_t)(n - kept);
 		free(out->items);
 		out->items = sorted;
@@ -404,10 +383,9 @@ void complete_fit_context(struct settings *st, int32_t n_ctx)
 {
 	const int32_t template_tokens = 16;
 	long total = (long)st->context_prefix_tokens + st->context_suffix_tokens +
-		     st->context_extra_tokens;
+	             st->context_extra_tokens;
 	long avail = (long)n_ctx - st->completion_max_tokens - template_tokens;
-	if (n_ctx <= 0 || total <= avail || total <= 0)
-		return;
+	if (n_ctx <= 0 || total <= avail || total <= 0) return;
 	if (avail < 64) { /* a tiny context: give the completion half of it */
 		st->completion_max_tokens = n_ctx / 2;
 		avail = (long)n_ctx - st->completion_max_tokens - template_tokens;
@@ -419,9 +397,9 @@ void complete_fit_context(struct settings *st, int32_t n_ctx)
 }
 
 int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
-		 const char *text, size_t len, size_t cursor, const struct settings *st,
-		 const struct complete_options *opt, struct complete_result *out, char *err,
-		 size_t errlen)
+                 const char *text, size_t len, size_t cursor, const struct settings *st,
+                 const struct complete_options *opt, struct complete_result *out, char *err,
+                 size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	double t0 = now_ms();
@@ -434,11 +412,10 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	}
 	const struct ast_lang *lang = language_id ? ast_lang_from_id(language_id) : NULL;
 	const char *lname = ast_lang_name(lang);
-	if (!lang && language_id)
-		lname = language_id;
+	if (!lang && language_id) lname = language_id;
 
 	/* one parse of the snapshot, shared by slicing and validation */
-	struct flat_text flat = {text, len};
+	struct flat_text flat = { text, len };
 	struct ast_doc *doc = NULL;
 	if (lang && (opt->ast_slice || opt->validate)) {
 		doc = ast_doc_new(lang, flat_read, &flat);
@@ -454,11 +431,14 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 
 	struct ast_slice_params sp = {
 		.lang = opt->ast_slice ? lang : NULL,
-		.text = text, .len = len, .cursor = cursor,
+		.text = text,
+		.len = len,
+		.cursor = cursor,
 		.prefix_tokens = (size_t)st->context_prefix_tokens,
 		.suffix_tokens = (size_t)st->context_suffix_tokens,
 		.extra_tokens = opt->ast_slice ? (size_t)st->context_extra_tokens : 0,
-		.count = count_tokens, .count_ctx = (void *)tok,
+		.count = count_tokens,
+		.count_ctx = (void *)tok,
 		.doc = opt->ast_slice ? doc : NULL,
 	};
 	struct ast_slice slice;
@@ -466,11 +446,13 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	if (rc) {
 		ast_slice_finish(&slice);
 		ast_doc_delete(doc);
-		set_err(err, errlen, "context slicing failed%s", rc == AST_ENOMEM ? " (out of memory)" : "");
+		set_err(err, errlen, "context slicing failed%s",
+		        rc == AST_ENOMEM ? " (out of memory)" : "");
 		return rc == AST_ENOMEM ? -ENOMEM : -EINVAL;
 	}
 	/* Without slicing the shape still comes from the lines (cheap, no tree). */
-	struct ast_shape shape = opt->ast_slice ? slice.shape : ast_shape_at(lang, text, len, cursor);
+	struct ast_shape shape =
+	        opt->ast_slice ? slice.shape : ast_shape_at(lang, text, len, cursor);
 	out->shape = shape.kind;
 	out->max_lines = complete_max_lines(shape.kind, st);
 	double t1 = now_ms();
@@ -486,21 +468,22 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 			return -ENOMEM;
 		}
 		for (size_t i = 0; i < slice.n_snippets; i++)
-			snips[i] = (struct engine_snippet){slice.snippets[i].text, slice.snippets[i].len, NULL};
+			snips[i] = (struct engine_snippet){ slice.snippets[i].text,
+				                            slice.snippets[i].len, NULL };
 	}
 	/* sticky snippets: the ones chosen on this line, while it is typed */
 	size_t n_snips = slice.n_snippets;
 	if (opt->memory) {
 		size_t line_start = cursor;
-		while (line_start > 0 && text[line_start - 1] != '\n')
-			line_start--;
+		while (line_start > 0 && text[line_start - 1] != '\n') line_start--;
 		struct complete_memory *mem = opt->memory;
 		if (mem->valid && mem->line_start == line_start &&
 		    mem->prefix_start == slice.prefix_start) {
 			struct engine_snippet *kept = calloc(mem->n + 1, sizeof *kept);
 			if (kept) {
 				for (size_t i = 0; i < mem->n; i++)
-					kept[i] = (struct engine_snippet){mem->texts[i], mem->lens[i], NULL};
+					kept[i] = (struct engine_snippet){ mem->texts[i],
+						                           mem->lens[i], NULL };
 				free(snips);
 				snips = kept;
 				n_snips = mem->n;
@@ -510,10 +493,10 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		}
 	}
 	size_t n_stop = 0;
-	while (st->completion_stop && st->completion_stop[n_stop])
-		n_stop++;
+	while (st->completion_stop && st->completion_stop[n_stop]) n_stop++;
 
-	struct scope_rule scope = {.by_indent = lang_by_indent(lname), .indent = shape.indent_len};
+	struct scope_rule scope = { .by_indent = lang_by_indent(lname),
+		                    .indent = shape.indent_len };
 	struct engine_request rq = engine_request_default();
 	rq.prefix = slice.prefix;
 	rq.prefix_len = slice.prefix_len;
@@ -533,8 +516,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	rq.suffix_tokens = st->context_suffix_tokens > 0 ? st->context_suffix_tokens : 1;
 	rq.extra_tokens = st->context_extra_tokens > 0 ? st->context_extra_tokens : 1;
 	rq.n_candidates = st->completion_candidates;
-	if (rq.n_candidates > ENGINE_MAX_CANDIDATES)
-		rq.n_candidates = ENGINE_MAX_CANDIDATES;
+	if (rq.n_candidates > ENGINE_MAX_CANDIDATES) rq.n_candidates = ENGINE_MAX_CANDIDATES;
 	rq.max_tokens = st->completion_max_tokens;
 	rq.max_lines = out->max_lines;
 	rq.temperature = (float)st->completion_temperature;
@@ -549,7 +531,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 
 	struct engine_result er;
 	memset(&er, 0, sizeof er);
-	struct infer_error ierr = {{0}};
+	struct infer_error ierr = { { 0 } };
 	rc = engine_run(engine, &rq, &er, &ierr);
 	double t2 = now_ms();
 	out->engine_ms = t2 - t1;
@@ -576,8 +558,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	}
 
 	rc = post_process(lang, opt->validate ? doc : NULL, text, len, cursor, opt, &er, out);
-	if (!rc)
-		rc = rank(st, text, len, cursor, opt, out);
+	if (!rc) rc = rank(st, text, len, cursor, opt, out);
 	engine_result_finish(&er);
 	ast_slice_finish(&slice);
 	ast_doc_delete(doc);

@@ -47,15 +47,15 @@ struct complete_memory {
 void complete_memory_finish(struct complete_memory *m);
 
 struct complete_options {
-	bool ast_slice;      /* false: plain line window (slicing as for a language with no grammar) */
-	bool validate;       /* false: candidates are shown unchecked (no trim, no scope cut) */
-	bool rerank;         /* false: engine order, no merging of near-duplicates */
-	bool use_cache;      /* the prefix cache (cache.enabled) */
-	const char *previous;/* the suggestion on screen (for rerank); may be NULL */
+	bool ast_slice; /* false: plain line window (slicing as for a language with no grammar) */
+	bool validate;  /* false: candidates are shown unchecked (no trim, no scope cut) */
+	bool rerank;    /* false: engine order, no merging of near-duplicates */
+	bool use_cache; /* the prefix cache (cache.enabled) */
+	const char *previous; /* the suggestion on screen (for rerank); may be NULL */
 	size_t previous_len;
-	atomic_int *cancel;  /* set from another thread to stop the job; may be NULL */
-	uint64_t seed;       /* sampling seed of candidate 1 (candidate i: seed + i - 1) */
-	int32_t n_ctx;       /* the model's trained context (model_info()->n_ctx_train):
+	atomic_int *cancel; /* set from another thread to stop the job; may be NULL */
+	uint64_t seed;      /* sampling seed of candidate 1 (candidate i: seed + i - 1) */
+	int32_t n_ctx;      /* the model's trained context (model_info()->n_ctx_train):
 	                        the budgets are fitted into it; 0: used as they are */
 	struct complete_memory *memory; /* this document's; may be NULL (no stickiness) */
 };
@@ -65,25 +65,26 @@ struct complete_options complete_options_default(void);
 
 /* One shown candidate: replace text[start, end) with text. */
 struct complete_item {
-	char *text;          /* owned by the result, NUL-terminated */
+	char *text; /* owned by the result, NUL-terminated */
 	size_t len;
-	size_t start, end;   /* start == cursor; end > cursor when it re-types the line's closing text */
-	double score;        /* higher is better; items are sorted by it */
+	size_t start,
+	        end;  /* start == cursor; end > cursor when it re-types the line's closing text */
+	double score; /* higher is better; items are sorted by it */
 	double mean_logprob; /* per generated token, natural log */
 	enum ast_verdict verdict;
 	enum engine_stop stop;
-	int32_t index;       /* engine candidate index (0: greedy) */
+	int32_t index; /* engine candidate index (0: greedy) */
 };
 
 struct complete_result {
 	struct complete_item *items; /* owned; count entries, best first */
 	size_t count;
-	int32_t n_generated;         /* candidates the engine returned */
-	int32_t rejected;            /* of those, dropped by validation, emptiness or confidence */
-	int32_t merged;              /* of those, merged into a near-duplicate by rerank */
+	int32_t n_generated; /* candidates the engine returned */
+	int32_t rejected;    /* of those, dropped by validation, emptiness or confidence */
+	int32_t merged;      /* of those, merged into a near-duplicate by rerank */
 	int32_t prompt_tokens, cached_tokens, generated_tokens;
 	enum ast_shape_kind shape;
-	int32_t max_lines;           /* what the shape and completion.multiline allowed */
+	int32_t max_lines; /* what the shape and completion.multiline allowed */
 	double slice_ms, engine_ms, post_ms, total_ms;
 	double prefill_ms, decode_ms; /* the engine's own split of engine_ms */
 	bool cancelled;
@@ -102,9 +103,9 @@ void complete_result_finish(struct complete_result *r);
  * is 0), or a negative code with a message in err[errlen].
  */
 int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
-		 const char *text, size_t len, size_t cursor, const struct settings *st,
-		 const struct complete_options *opt, struct complete_result *out, char *err,
-		 size_t errlen);
+                 const char *text, size_t len, size_t cursor, const struct settings *st,
+                 const struct complete_options *opt, struct complete_result *out, char *err,
+                 size_t errlen);
 
 /*
  * Scales the prefix, suffix and extra token budgets of *st down together
@@ -131,7 +132,7 @@ int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
  * `x)`: the candidate re-types the `)`, so it replaces it).
  */
 size_t complete_replace_end(const char *text, size_t len, size_t cursor, const char *cand,
-			    size_t cand_len);
+                            size_t cand_len);
 
 /*
  * Where the embedded model lives when the `model` setting is unset: the

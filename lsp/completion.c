@@ -60,8 +60,7 @@ struct completions {
 struct completions *completions_new(struct server *s)
 {
 	struct completions *c = calloc(1, sizeof *c);
-	if (c)
-		c->s = s;
+	if (c) c->s = s;
 	return c;
 }
 
@@ -94,10 +93,8 @@ static void pending_retire(struct pending *p)
 		p->prev->next = p->next;
 	else
 		c->list = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
-	if (p->job)
-		pipeline_cancel(c->s->pipeline, p->job);
+	if (p->next) p->next->prev = p->prev;
+	if (p->job) pipeline_cancel(c->s->pipeline, p->job);
 	completion_request_free(p->req);
 	json_decref(p->id);
 	free(p->uri);
@@ -107,8 +104,7 @@ static void pending_retire(struct pending *p)
 
 static json_t *empty_result(enum completion_kind kind)
 {
-	if (kind == COMPLETION_KIND_INLINE)
-		return json_pack("{s:[]}", "items");
+	if (kind == COMPLETION_KIND_INLINE) return json_pack("{s:[]}", "items");
 	return json_pack("{s:b, s:[]}", "isIncomplete", 1, "items");
 }
 
@@ -122,8 +118,7 @@ static void record_latency(struct completions *c, uint64_t arrival_ns)
 	double ms = (double)(uv_hrtime() - arrival_ns) / 1e6;
 	c->latency_ms[c->latency_next] = ms;
 	c->latency_next = (c->latency_next + 1) % LATENCY_SAMPLES;
-	if (c->latency_count < LATENCY_SAMPLES)
-		c->latency_count++;
+	if (c->latency_count < LATENCY_SAMPLES) c->latency_count++;
 }
 
 /* ---- candidates to LSP items ------------------------------------------- */
@@ -131,8 +126,8 @@ static void record_latency(struct completions *c, uint64_t arrival_ns)
 static json_t *range_json(struct doc_pos a, struct doc_pos b)
 {
 	return json_pack("{s:{s:i, s:i}, s:{s:i, s:i}}", "start", "line", (json_int_t)a.line,
-			 "character", (json_int_t)a.character, "end", "line", (json_int_t)b.line,
-			 "character", (json_int_t)b.character);
+	                 "character", (json_int_t)a.character, "end", "line", (json_int_t)b.line,
+	                 "character", (json_int_t)b.character);
 }
 
 /* The label of a menu item: the candidate's first non-blank line, cut to a
@@ -143,8 +138,7 @@ static json_t *label_json(const char *text, size_t len)
 	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
 		i++;
 	size_t j = i;
-	while (j < len && text[j] != '\n' && text[j] != '\r' && j - i < 80)
-		j++;
+	while (j < len && text[j] != '\n' && text[j] != '\r' && j - i < 80) j++;
 	while (j > i && j < len && ((unsigned char)text[j] & 0xC0) == 0x80)
 		j--; /* do not split a character */
 	json_t *label = json_stringn(text + i, j - i);
@@ -152,7 +146,7 @@ static json_t *label_json(const char *text, size_t len)
 }
 
 static json_t *items_json(struct pending *p, struct docs_entry *e,
-			  const struct completion_result *res)
+                          const struct completion_result *res)
 {
 	struct server *s = p->c->s;
 	json_t *items = json_array();
@@ -162,8 +156,8 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 		size_t start = cand->start < len ? cand->start : len;
 		size_t end = cand->end < len ? cand->end : len;
 		if (start > p->cursor || end < p->cursor) {
-			log_debug(s->log, "candidate %zu: range [%zu,%zu) misses the cursor %zu",
-				  i, start, end, p->cursor);
+			log_debug(s->log, "candidate %zu: range [%zu,%zu) misses the cursor %zu", i,
+			          start, end, p->cursor);
 			continue;
 		}
 		struct doc_pos a = doc_pos_at(e->doc, start, s->encoding);
@@ -179,7 +173,8 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 		}
 		json_t *item;
 		if (p->kind == COMPLETION_KIND_INLINE) {
-			item = json_pack("{s:o, s:o}", "insertText", text, "range", range_json(a, b));
+			item = json_pack("{s:o, s:o}", "insertText", text, "range",
+			                 range_json(a, b));
 		} else {
 			char sort[24];
 			snprintf(sort, sizeof sort, "%04zu", i);
@@ -187,19 +182,16 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 			 * what was typed since the range start against it, and
 			 * the candidate begins with exactly that text */
 			item = json_pack("{s:o, s:i, s:s, s:s, s:O, s:i, s:{s:o, s:O}}", "label",
-					 label_json(cand->text, cand->text_len), "kind", 1, "detail",
-					 "infill", "sortText", sort, "filterText", text,
-					 "insertTextFormat", 1, "textEdit", "range", range_json(a, b),
-					 "newText", text);
+			                 label_json(cand->text, cand->text_len), "kind", 1,
+			                 "detail", "infill", "sortText", sort, "filterText", text,
+			                 "insertTextFormat", 1, "textEdit", "range",
+			                 range_json(a, b), "newText", text);
 			json_decref(text);
 		}
-		if (item)
-			json_array_append_new(items, item);
+		if (item) json_array_append_new(items, item);
 	}
-	if (!items)
-		return NULL;
-	if (p->kind == COMPLETION_KIND_INLINE)
-		return json_pack("{s:o}", "items", items);
+	if (!items) return NULL;
+	if (p->kind == COMPLETION_KIND_INLINE) return json_pack("{s:o}", "items", items);
 	/* isIncomplete: ask again as the user types; the model's answer
 	 * depends on every character, not a filter over a fixed list */
 	return json_pack("{s:b, s:o}", "isIncomplete", 1, "items", items);
@@ -272,7 +264,7 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 	struct doc_pos pos;
 	if (!uri || !json_get_position(json_object_get(params, "position"), &pos)) {
 		server_reply_error(s, id, RPC_ERROR_INVALID_PARAMS,
-				   "expected {textDocument: {uri}, position: {line, character}}");
+		                   "expected {textDocument: {uri}, position: {line, character}}");
 		return;
 	}
 	c->requests++;
@@ -293,8 +285,7 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 
 	struct pending *p = calloc(1, sizeof *p);
 	struct completion_request *req = calloc(1, sizeof *req);
-	if (!p || !req)
-		goto oom;
+	if (!p || !req) goto oom;
 	req->seq = ++c->seq;
 	req->uri = strdup(uri);
 	req->language_id = strdup(e->language_id);
@@ -306,12 +297,12 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 	req->encoding = s->encoding;
 	req->kind = kind;
 	req->trigger = trigger >= 1 && trigger <= 3 ? (enum completion_trigger)trigger
-						     : COMPLETION_TRIGGER_AUTOMATIC;
+	                                            : COMPLETION_TRIGGER_AUTOMATIC;
 	if (kind == COMPLETION_KIND_LIST)
 		req->trigger_character = dup_or_null(json_get_string(context, "triggerCharacter"));
 	else
 		req->selected_text = dup_or_null(json_get_string(
-			json_object_get(context, "selectedCompletionInfo"), "text"));
+		        json_object_get(context, "selectedCompletionInfo"), "text"));
 	p->uri = strdup(uri);
 	if (!req->uri || !req->language_id || !req->text || !p->uri ||
 	    completion_settings_copy(&req->settings, st))
@@ -328,17 +319,16 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 	uv_timer_init(s->loop, &p->timer);
 	p->timer.data = p;
 	p->next = c->list;
-	if (c->list)
-		c->list->prev = p;
+	if (c->list) c->list->prev = p;
 	c->list = p;
-	uint64_t delay = (uint64_t)(st->completion_debounce_ms > 0 ? st->completion_debounce_ms : 0);
+	uint64_t delay =
+	        (uint64_t)(st->completion_debounce_ms > 0 ? st->completion_debounce_ms : 0);
 	if (kind == COMPLETION_KIND_INLINE && req->trigger == COMPLETION_TRIGGER_INVOKED)
 		delay = 0; /* asked for explicitly: no burst to wait out */
 	uv_timer_start(&p->timer, debounce_fired, delay, 0);
 	return;
 oom:
-	if (p)
-		free(p->uri);
+	if (p) free(p->uri);
 	free(p);
 	if (req) {
 		memset(&req->settings, 0, sizeof req->settings);
@@ -362,7 +352,7 @@ bool completions_cancel(struct completions *c, json_t *id)
 	for (struct pending *p = c->list; p; p = p->next) {
 		if (rpc_id_equal(p->id, id)) {
 			server_reply_error(c->s, p->id, RPC_ERROR_REQUEST_CANCELLED,
-					   "cancelled by the client");
+			                   "cancelled by the client");
 			c->cancelled++;
 			pending_retire(p);
 			return true;
@@ -388,8 +378,7 @@ void completions_close(struct completions *c, void (*done)(void *ud), void *ud)
 	c->shutting = true;
 	c->close_done = done;
 	c->close_ud = ud;
-	while (c->list)
-		pending_retire(c->list);
+	while (c->list) pending_retire(c->list);
 	maybe_closed(c);
 }
 
@@ -409,11 +398,9 @@ static int cmp_double(const void *a, const void *b)
 /* Nearest-rank percentile of sorted[0..n); 0 when n is 0. */
 static double percentile(const double *sorted, size_t n, double q)
 {
-	if (!n)
-		return 0;
+	if (!n) return 0;
 	size_t rank = (size_t)(q * (double)n + 0.999999);
-	if (rank < 1)
-		rank = 1;
+	if (rank < 1) rank = 1;
 	return sorted[(rank > n ? n : rank) - 1];
 }
 
@@ -428,14 +415,14 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 	memcpy(sorted, c->latency_ms, n * sizeof *sorted);
 	qsort(sorted, n, sizeof *sorted, cmp_double);
 	json_t *result = json_pack(
-		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:f, s:f, s:f, s:I}, s:I}", "requests",
-		(json_int_t)c->requests, "cancelled", (json_int_t)c->cancelled, "fastPath",
-		(json_int_t)ps.fast_path, "promptTokens", (json_int_t)ps.prompt_tokens,
-		"cachedPromptTokens", (json_int_t)ps.cached_prompt_tokens, "generatedTokens",
-		(json_int_t)ps.generated_tokens, "rejectedCandidates",
-		(json_int_t)ps.rejected_candidates, "backend", ps.backend ? ps.backend : "none",
-		"latencyMs", "p50", percentile(sorted, n, 0.50), "p90", percentile(sorted, n, 0.90),
-		"p99", percentile(sorted, n, 0.99), "samples", (json_int_t)n, "openDocuments",
-		(json_int_t)docs_count(s->docs));
+	        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:f, s:f, s:f, s:I}, s:I}", "requests",
+	        (json_int_t)c->requests, "cancelled", (json_int_t)c->cancelled, "fastPath",
+	        (json_int_t)ps.fast_path, "promptTokens", (json_int_t)ps.prompt_tokens,
+	        "cachedPromptTokens", (json_int_t)ps.cached_prompt_tokens, "generatedTokens",
+	        (json_int_t)ps.generated_tokens, "rejectedCandidates",
+	        (json_int_t)ps.rejected_candidates, "backend", ps.backend ? ps.backend : "none",
+	        "latencyMs", "p50", percentile(sorted, n, 0.50), "p90", percentile(sorted, n, 0.90),
+	        "p99", percentile(sorted, n, 0.99), "samples", (json_int_t)n, "openDocuments",
+	        (json_int_t)docs_count(s->docs));
 	server_reply(s, id, result);
 }

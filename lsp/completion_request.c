@@ -16,8 +16,7 @@ static int copy_string(void *field)
 {
 	char *s;
 	memcpy(&s, field, sizeof s);
-	if (!s)
-		return 0;
+	if (!s) return 0;
 	s = strdup(s);
 	memcpy(field, &s, sizeof s);
 	return s ? 0 : -ENOMEM;
@@ -27,17 +26,14 @@ static int copy_strlist(void *field)
 {
 	char **list;
 	memcpy(&list, field, sizeof list);
-	if (!list)
-		return 0;
+	if (!list) return 0;
 	size_t n = 0;
-	while (list[n])
-		n++;
+	while (list[n]) n++;
 	char **copy = calloc(n + 1, sizeof *copy);
 	int rc = copy ? 0 : -ENOMEM;
 	for (size_t i = 0; copy && i < n; i++) {
 		copy[i] = strdup(list[i]);
-		if (!copy[i])
-			rc = -ENOMEM;
+		if (!copy[i]) rc = -ENOMEM;
 	}
 	memcpy(field, &copy, sizeof copy);
 	return rc;
@@ -52,8 +48,7 @@ static void free_field(void *field, enum config_kind kind)
 	} else if (kind == CONFIG_KIND_STRLIST) {
 		char **list;
 		memcpy(&list, field, sizeof list);
-		for (size_t i = 0; list && list[i]; i++)
-			free(list[i]);
+		for (size_t i = 0; list && list[i]; i++) free(list[i]);
 		free(list);
 	}
 }
@@ -61,7 +56,7 @@ static void free_field(void *field, enum config_kind kind)
 void completion_settings_finish(struct settings *s)
 {
 #define X(field, key, kind, ctype, dnum, dstr, lo, hi, names, scope, doc) \
-	free_field(&s->field, kind);                                     \
+	free_field(&s->field, kind);                                      \
 	memset(&s->field, 0, sizeof s->field);
 	CONFIG_SETTINGS(X)
 #undef X
@@ -71,22 +66,18 @@ int completion_settings_copy(struct settings *dst, const struct settings *src)
 {
 	int rc = 0;
 	*dst = *src;
-#define X(field, key, kind, ctype, dnum, dstr, lo, hi, names, scope, doc)      \
-	if (kind == CONFIG_KIND_STRING && copy_string(&dst->field))            \
-		rc = -ENOMEM;                                                  \
-	if (kind == CONFIG_KIND_STRLIST && copy_strlist(&dst->field))          \
-		rc = -ENOMEM;
+#define X(field, key, kind, ctype, dnum, dstr, lo, hi, names, scope, doc)         \
+	if (kind == CONFIG_KIND_STRING && copy_string(&dst->field)) rc = -ENOMEM; \
+	if (kind == CONFIG_KIND_STRLIST && copy_strlist(&dst->field)) rc = -ENOMEM;
 	CONFIG_SETTINGS(X)
 #undef X
-	if (rc)
-		completion_settings_finish(dst);
+	if (rc) completion_settings_finish(dst);
 	return rc;
 }
 
 void completion_request_free(struct completion_request *req)
 {
-	if (!req)
-		return;
+	if (!req) return;
 	free(req->uri);
 	free(req->language_id);
 	free(req->text);

@@ -36,7 +36,7 @@ struct desc {
 
 static const struct desc descs[] = {
 #define CONFIG_DESC_(field, key, kind, ctype, dnum, dstr, lo, hi, names, scope, doc) \
-	{key, kind, offsetof(struct settings, field), dnum, dstr, lo, hi, names, scope, doc},
+	{ key, kind, offsetof(struct settings, field), dnum, dstr, lo, hi, names, scope, doc },
 	CONFIG_SETTINGS(CONFIG_DESC_)
 #undef CONFIG_DESC_
 };
@@ -51,8 +51,7 @@ _Static_assert(sizeof(enum config_log_level) == sizeof(int), "enum size");
 static const struct desc *desc_find(const char *key)
 {
 	for (size_t i = 0; i < NDESCS; i++)
-		if (strcmp(descs[i].key, key) == 0)
-			return &descs[i];
+		if (strcmp(descs[i].key, key) == 0) return &descs[i];
 	return NULL;
 }
 
@@ -61,8 +60,7 @@ static int desc_is_group(const char *prefix)
 {
 	size_t n = strlen(prefix);
 	for (size_t i = 0; i < NDESCS; i++)
-		if (strncmp(descs[i].key, prefix, n) == 0 && descs[i].key[n] == '.')
-			return 1;
+		if (strncmp(descs[i].key, prefix, n) == 0 && descs[i].key[n] == '.') return 1;
 	return 0;
 }
 
@@ -74,10 +72,8 @@ static int enum_index(const char *names, const char *name)
 	for (const char *p = names; *p; idx++) {
 		const char *bar = strchr(p, '|');
 		size_t len = bar ? (size_t)(bar - p) : strlen(p);
-		if (len == n && strncmp(p, name, n) == 0)
-			return idx;
-		if (!bar)
-			break;
+		if (len == n && strncmp(p, name, n) == 0) return idx;
+		if (!bar) break;
 		p = bar + 1;
 	}
 	return -1;
@@ -89,8 +85,7 @@ static void enum_name(const char *names, int idx, char *out, size_t cap)
 	const char *p = names;
 	for (int i = 0; i < idx && p; i++) {
 		p = strchr(p, '|');
-		if (p)
-			p++;
+		if (p) p++;
 	}
 	if (!p) {
 		snprintf(out, cap, "?");
@@ -105,18 +100,10 @@ static void enum_name(const char *names, int idx, char *out, size_t cap)
 static void desc_expect(const struct desc *d, char *out, size_t cap)
 {
 	switch (d->kind) {
-	case CONFIG_KIND_BOOL:
-		snprintf(out, cap, "true or false");
-		break;
-	case CONFIG_KIND_INT:
-		snprintf(out, cap, "an integer %.0f..%.0f", d->lo, d->hi);
-		break;
-	case CONFIG_KIND_DOUBLE:
-		snprintf(out, cap, "a number %g..%g", d->lo, d->hi);
-		break;
-	case CONFIG_KIND_STRING:
-		snprintf(out, cap, "a string");
-		break;
+	case CONFIG_KIND_BOOL: snprintf(out, cap, "true or false"); break;
+	case CONFIG_KIND_INT: snprintf(out, cap, "an integer %.0f..%.0f", d->lo, d->hi); break;
+	case CONFIG_KIND_DOUBLE: snprintf(out, cap, "a number %g..%g", d->lo, d->hi); break;
+	case CONFIG_KIND_STRING: snprintf(out, cap, "a string"); break;
 	case CONFIG_KIND_ENUM: {
 		/* "a|b|c" -> "one of a, b, c" */
 		size_t n = (size_t)snprintf(out, cap, "one of ");
@@ -154,15 +141,9 @@ static void value_text(const struct settings *s, const struct desc *d, char *out
 {
 	const void *f = field_at_const(s, d);
 	switch (d->kind) {
-	case CONFIG_KIND_BOOL:
-		snprintf(out, cap, "%s", *(const bool *)f ? "true" : "false");
-		break;
-	case CONFIG_KIND_INT:
-		snprintf(out, cap, "%d", *(const int *)f);
-		break;
-	case CONFIG_KIND_DOUBLE:
-		snprintf(out, cap, "%g", *(const double *)f);
-		break;
+	case CONFIG_KIND_BOOL: snprintf(out, cap, "%s", *(const bool *)f ? "true" : "false"); break;
+	case CONFIG_KIND_INT: snprintf(out, cap, "%d", *(const int *)f); break;
+	case CONFIG_KIND_DOUBLE: snprintf(out, cap, "%g", *(const double *)f); break;
 	case CONFIG_KIND_STRING: {
 		const char *v = *(char *const *)f;
 		if (v)
@@ -171,16 +152,13 @@ static void value_text(const struct settings *s, const struct desc *d, char *out
 			snprintf(out, cap, "unset");
 		break;
 	}
-	case CONFIG_KIND_ENUM:
-		enum_name(d->names, *(const int *)f, out, cap);
-		break;
+	case CONFIG_KIND_ENUM: enum_name(d->names, *(const int *)f, out, cap); break;
 	case CONFIG_KIND_STRLIST: {
 		char *const *v = *(char **const *)f;
 		size_t n = (size_t)snprintf(out, cap, "[");
 		for (size_t i = 0; v && v[i] && n + 4 < cap; i++)
 			n += (size_t)snprintf(out + n, cap - n, "%s\"%s\"", i ? ", " : "", v[i]);
-		if (n + 2 < cap)
-			snprintf(out + n, cap - n, "]");
+		if (n + 2 < cap) snprintf(out + n, cap - n, "]");
 		break;
 	}
 	}
@@ -190,36 +168,30 @@ static void value_text(const struct settings *s, const struct desc *d, char *out
 static int value_ok(const struct desc *d, json_t *v)
 {
 	switch (d->kind) {
-	case CONFIG_KIND_BOOL:
-		return json_is_boolean(v);
+	case CONFIG_KIND_BOOL: return json_is_boolean(v);
 	case CONFIG_KIND_INT: {
 		/* 30.0 is accepted as 30; the range check comes before the cast
 		 * so the cast is always defined. */
-		if (!json_is_number(v))
-			return 0;
+		if (!json_is_number(v)) return 0;
 		double x = json_number_value(v);
-		if (!(x >= d->lo && x <= d->hi))
-			return 0;
+		if (!(x >= d->lo && x <= d->hi)) return 0;
 		return json_is_integer(v) || x == (double)(long long)x;
 	}
 	case CONFIG_KIND_DOUBLE: {
-		if (!json_is_number(v))
-			return 0;
+		if (!json_is_number(v)) return 0;
 		double x = json_number_value(v);
 		return x >= d->lo && x <= d->hi;
 	}
-	case CONFIG_KIND_STRING:
-		return json_is_string(v);
+	case CONFIG_KIND_STRING: return json_is_string(v);
 	case CONFIG_KIND_ENUM:
 		return json_is_string(v) && enum_index(d->names, json_string_value(v)) >= 0;
 	case CONFIG_KIND_STRLIST: {
-		if (!json_is_array(v) || (double)json_array_size(v) > d->hi)
-			return 0;
+		if (!json_is_array(v) || (double)json_array_size(v) > d->hi) return 0;
 		size_t i;
 		json_t *e;
-		json_array_foreach(v, i, e) {
-			if (!json_is_string(e))
-				return 0;
+		json_array_foreach(v, i, e)
+		{
+			if (!json_is_string(e)) return 0;
 		}
 		return 1;
 	}
@@ -231,21 +203,17 @@ static char **strlist_new(json_t *arr)
 {
 	size_t n = arr ? json_array_size(arr) : 0;
 	char **l = calloc(n + 1, sizeof *l);
-	if (!l)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		l[i] = (char *)json_string_value(json_array_get(arr, i));
+	if (!l) return NULL;
+	for (size_t i = 0; i < n; i++) l[i] = (char *)json_string_value(json_array_get(arr, i));
 	return l;
 }
 
 static char **strlist_dup(char **src)
 {
 	size_t n = 0;
-	while (src && src[n])
-		n++;
+	while (src && src[n]) n++;
 	char **l = calloc(n + 1, sizeof *l);
-	if (l && n)
-		memcpy(l, src, n * sizeof *l);
+	if (l && n) memcpy(l, src, n * sizeof *l);
 	return l;
 }
 
@@ -254,26 +222,17 @@ static int value_store(struct settings *s, const struct desc *d, json_t *v)
 {
 	void *f = field_at(s, d);
 	switch (d->kind) {
-	case CONFIG_KIND_BOOL:
-		*(bool *)f = json_is_true(v);
-		break;
-	case CONFIG_KIND_INT:
-		*(int *)f = (int)json_number_value(v);
-		break;
-	case CONFIG_KIND_DOUBLE:
-		*(double *)f = json_number_value(v);
-		break;
+	case CONFIG_KIND_BOOL: *(bool *)f = json_is_true(v); break;
+	case CONFIG_KIND_INT: *(int *)f = (int)json_number_value(v); break;
+	case CONFIG_KIND_DOUBLE: *(double *)f = json_number_value(v); break;
 	case CONFIG_KIND_STRING:
 		/* Borrowed from the layer JSON; callers must not write through it. */
 		*(char **)f = (char *)json_string_value(v);
 		break;
-	case CONFIG_KIND_ENUM:
-		*(int *)f = enum_index(d->names, json_string_value(v));
-		break;
+	case CONFIG_KIND_ENUM: *(int *)f = enum_index(d->names, json_string_value(v)); break;
 	case CONFIG_KIND_STRLIST: {
 		char **l = strlist_new(v);
-		if (!l)
-			return -ENOMEM;
+		if (!l) return -ENOMEM;
 		free(*(char ***)f);
 		*(char ***)f = l;
 		break;
@@ -289,22 +248,15 @@ static int settings_defaults(struct settings *s)
 		const struct desc *d = &descs[i];
 		void *f = field_at(s, d);
 		switch (d->kind) {
-		case CONFIG_KIND_BOOL:
-			*(bool *)f = d->dnum != 0;
-			break;
+		case CONFIG_KIND_BOOL: *(bool *)f = d->dnum != 0; break;
 		case CONFIG_KIND_INT:
-		case CONFIG_KIND_ENUM:
-			*(int *)f = (int)d->dnum;
-			break;
-		case CONFIG_KIND_DOUBLE:
-			*(double *)f = d->dnum;
-			break;
+		case CONFIG_KIND_ENUM: *(int *)f = (int)d->dnum; break;
+		case CONFIG_KIND_DOUBLE: *(double *)f = d->dnum; break;
 		case CONFIG_KIND_STRING:
 			*(char **)f = (char *)d->dstr; /* static; never written through */
 			break;
 		case CONFIG_KIND_STRLIST:
-			if (!(*(char ***)f = strlist_new(NULL)))
-				return -ENOMEM;
+			if (!(*(char ***)f = strlist_new(NULL))) return -ENOMEM;
 			break;
 		}
 	}
@@ -341,10 +293,10 @@ static int settings_apply(struct settings *s, json_t *flat)
 {
 	const char *key;
 	json_t *v;
-	json_object_foreach(flat, key, v) {
+	json_object_foreach(flat, key, v)
+	{
 		const struct desc *d = desc_find(key);
-		if (d && value_store(s, d, v) != 0)
-			return -ENOMEM;
+		if (d && value_store(s, d, v) != 0) return -ENOMEM;
 	}
 	return 0;
 }
@@ -371,18 +323,12 @@ struct config {
 const char *config_layer_name(enum config_layer layer)
 {
 	switch (layer) {
-	case CONFIG_LAYER_USER:
-		return "user settings file";
-	case CONFIG_LAYER_PROJECT:
-		return ".infill.json";
-	case CONFIG_LAYER_INIT:
-		return "initializationOptions";
-	case CONFIG_LAYER_CLIENT:
-		return "workspace/configuration";
-	case CONFIG_LAYER_FLAGS:
-		return "command-line flags";
-	case CONFIG_LAYER_COUNT:
-		break;
+	case CONFIG_LAYER_USER: return "user settings file";
+	case CONFIG_LAYER_PROJECT: return ".infill.json";
+	case CONFIG_LAYER_INIT: return "initializationOptions";
+	case CONFIG_LAYER_CLIENT: return "workspace/configuration";
+	case CONFIG_LAYER_FLAGS: return "command-line flags";
+	case CONFIG_LAYER_COUNT: break;
 	}
 	return "settings";
 }
@@ -402,44 +348,39 @@ static void computed_clear(struct config *cfg)
 /* Rebuilds the effective settings from the layers into `out` fields of a
  * scratch config, so a failure leaves cfg's current view intact. */
 static int computed_build(const struct config *cfg, struct settings *global,
-			  struct lang_settings **langs_out, size_t *nlangs_out)
+                          struct lang_settings **langs_out, size_t *nlangs_out)
 {
 	struct lang_settings *langs = NULL;
 	size_t nlangs = 0, cap = 0;
-	if (settings_defaults(global) != 0)
-		goto oom;
+	if (settings_defaults(global) != 0) goto oom;
 	for (int l = 0; l < CONFIG_LAYER_COUNT; l++)
 		if (cfg->layers[l].global && settings_apply(global, cfg->layers[l].global) != 0)
 			goto oom;
 	for (int l = 0; l < CONFIG_LAYER_COUNT; l++) {
 		const char *id;
 		json_t *flat;
-		if (!cfg->layers[l].languages)
-			continue;
-		json_object_foreach(cfg->layers[l].languages, id, flat) {
+		if (!cfg->layers[l].languages) continue;
+		json_object_foreach(cfg->layers[l].languages, id, flat)
+		{
 			size_t i;
 			for (i = 0; i < nlangs; i++)
-				if (strcmp(langs[i].id, id) == 0)
-					break;
+				if (strcmp(langs[i].id, id) == 0) break;
 			if (i == nlangs) {
 				if (nlangs == cap) {
 					cap = cap ? cap * 2 : 8;
 					struct lang_settings *p = realloc(langs, cap * sizeof *p);
-					if (!p)
-						goto oom;
+					if (!p) goto oom;
 					langs = p;
 				}
 				langs[i].id = strdup(id);
-				if (!langs[i].id)
-					goto oom;
+				if (!langs[i].id) goto oom;
 				if (settings_copy(&langs[i].s, global) != 0) {
 					free(langs[i].id);
 					goto oom;
 				}
 				nlangs++;
 			}
-			if (settings_apply(&langs[i].s, flat) != 0)
-				goto oom;
+			if (settings_apply(&langs[i].s, flat) != 0) goto oom;
 		}
 	}
 	*langs_out = langs;
@@ -461,8 +402,7 @@ static int recompute(struct config *cfg)
 	struct lang_settings *langs;
 	size_t n;
 	int rc = computed_build(cfg, &g, &langs, &n);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	computed_clear(cfg);
 	cfg->global = g;
 	cfg->langs = langs;
@@ -473,8 +413,7 @@ static int recompute(struct config *cfg)
 struct config *config_new(void)
 {
 	struct config *cfg = calloc(1, sizeof *cfg);
-	if (!cfg)
-		return NULL;
+	if (!cfg) return NULL;
 	if (recompute(cfg) != 0) {
 		free(cfg);
 		return NULL;
@@ -484,8 +423,7 @@ struct config *config_new(void)
 
 void config_free(struct config *cfg)
 {
-	if (!cfg)
-		return;
+	if (!cfg) return;
 	computed_clear(cfg);
 	for (int l = 0; l < CONFIG_LAYER_COUNT; l++) {
 		json_decref(cfg->layers[l].global);
@@ -498,8 +436,7 @@ const struct settings *config_get(const struct config *cfg, const char *language
 {
 	if (language_id)
 		for (size_t i = 0; i < cfg->nlangs; i++)
-			if (strcmp(cfg->langs[i].id, language_id) == 0)
-				return &cfg->langs[i].s;
+			if (strcmp(cfg->langs[i].id, language_id) == 0) return &cfg->langs[i].s;
 	return &cfg->global;
 }
 
@@ -518,8 +455,7 @@ static void warnf(struct parse *p, const char *fmt, ...) __attribute__((format(p
 
 static void warnf(struct parse *p, const char *fmt, ...)
 {
-	if (!p->warn)
-		return;
+	if (!p->warn) return;
 	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
@@ -531,11 +467,12 @@ static void warnf(struct parse *p, const char *fmt, ...)
 /* Validates obj's members into flat (dotted keys). lang is the language id
  * when parsing languages.<id>, else NULL; prefix the group so far. */
 static void parse_object(struct parse *p, json_t *obj, const char *prefix, const char *lang,
-			 json_t *flat, json_t *languages)
+                         json_t *flat, json_t *languages)
 {
 	const char *key;
 	json_t *v;
-	json_object_foreach(obj, key, v) {
+	json_object_foreach(obj, key, v)
+	{
 		char full[256];
 		if (prefix)
 			snprintf(full, sizeof full, "%s.%s", prefix, key);
@@ -549,22 +486,28 @@ static void parse_object(struct parse *p, json_t *obj, const char *prefix, const
 
 		if (!prefix && !lang && strcmp(full, "languages") == 0) {
 			if (!json_is_object(v)) {
-				warnf(p, "infill: setting \"languages\" must be an object of language ids (%s)",
+				warnf(p,
+				      "infill: setting \"languages\" must be an object of language "
+				      "ids (%s)",
 				      p->source);
 				continue;
 			}
 			const char *id;
 			json_t *lobj;
-			json_object_foreach(v, id, lobj) {
+			json_object_foreach(v, id, lobj)
+			{
 				if (!json_is_object(lobj)) {
-					warnf(p, "infill: setting \"languages.%s\" must be an object (%s)", id,
-					      p->source);
+					warnf(p,
+					      "infill: setting \"languages.%s\" must be an object "
+					      "(%s)",
+					      id, p->source);
 					continue;
 				}
 				json_t *lflat = json_object_get(languages, id);
 				if (!lflat) {
 					lflat = json_object();
-					if (!lflat || json_object_set_new(languages, id, lflat) != 0) {
+					if (!lflat ||
+					    json_object_set_new(languages, id, lflat) != 0) {
 						p->oom = 1;
 						return;
 					}
@@ -582,23 +525,23 @@ static void parse_object(struct parse *p, json_t *obj, const char *prefix, const
 			if (json_is_object(v) && desc_is_group(full))
 				parse_object(p, v, full, lang, flat, languages);
 			else
-				warnf(p, "infill: unknown setting \"%s\" (%s); ignored", shown, p->source);
+				warnf(p, "infill: unknown setting \"%s\" (%s); ignored", shown,
+				      p->source);
 			continue;
 		}
 		if (lang && d->scope != CONFIG_SCOPE_LANGUAGE) {
-			warnf(p, "infill: setting \"%s\" cannot be set per language (%s); ignored", shown,
-			      p->source);
+			warnf(p, "infill: setting \"%s\" cannot be set per language (%s); ignored",
+			      shown, p->source);
 			continue;
 		}
-		if (json_is_null(v))
-			continue; /* null: not set in this layer */
+		if (json_is_null(v)) continue; /* null: not set in this layer */
 		json_t *keep = v;
 		if (!value_ok(d, v)) {
 			char expect[128], now[256];
 			desc_expect(d, expect, sizeof expect);
 			value_text(config_get(p->cfg, lang), d, now, sizeof now);
-			warnf(p, "infill: setting \"%s\" must be %s; keeping %s (%s)", shown, expect, now,
-			      p->source);
+			warnf(p, "infill: setting \"%s\" must be %s; keeping %s (%s)", shown,
+			      expect, now, p->source);
 			/* Keep this layer's previous value for the key, if it had one. */
 			json_t *old_flat = NULL;
 			if (lang && p->old->languages)
@@ -606,39 +549,34 @@ static void parse_object(struct parse *p, json_t *obj, const char *prefix, const
 			else if (!lang)
 				old_flat = p->old->global;
 			keep = old_flat ? json_object_get(old_flat, full) : NULL;
-			if (!keep)
-				continue;
+			if (!keep) continue;
 		}
-		if (json_object_set(flat, full, keep) != 0)
-			p->oom = 1;
+		if (json_object_set(flat, full, keep) != 0) p->oom = 1;
 	}
 }
 
 static int set_layer(struct config *cfg, enum config_layer layer, json_t *obj, const char *source,
-		     config_warn_fn warn, void *ud)
+                     config_warn_fn warn, void *ud)
 {
-	if ((int)layer < 0 || layer >= CONFIG_LAYER_COUNT)
-		return -EINVAL;
+	if ((int)layer < 0 || layer >= CONFIG_LAYER_COUNT) return -EINVAL;
 	struct layer *old = &cfg->layers[layer];
 	if (obj && !json_is_object(obj)) {
 		if (warn) {
 			char msg[256];
-			snprintf(msg, sizeof msg, "infill: settings from %s must be a JSON object; ignored",
-				 source);
+			snprintf(msg, sizeof msg,
+			         "infill: settings from %s must be a JSON object; ignored", source);
 			warn(ud, msg);
 		}
 		return -EINVAL;
 	}
-	struct layer fresh = {NULL, NULL};
+	struct layer fresh = { NULL, NULL };
 	if (obj) {
 		fresh.global = json_object();
 		fresh.languages = json_object();
-		if (!fresh.global || !fresh.languages)
-			goto oom;
-		struct parse p = {cfg, old, source, warn, ud, 0};
+		if (!fresh.global || !fresh.languages) goto oom;
+		struct parse p = { cfg, old, source, warn, ud, 0 };
 		parse_object(&p, obj, NULL, NULL, fresh.global, fresh.languages);
-		if (p.oom)
-			goto oom;
+		if (p.oom) goto oom;
 	}
 	struct layer prev = *old;
 	*old = fresh;
@@ -655,24 +593,24 @@ oom:
 	return -ENOMEM;
 }
 
-int config_set_layer(struct config *cfg, enum config_layer layer, json_t *obj,
-		     config_warn_fn warn, void *ud)
+int config_set_layer(struct config *cfg, enum config_layer layer, json_t *obj, config_warn_fn warn,
+                     void *ud)
 {
 	return set_layer(cfg, layer, obj, config_layer_name(layer), warn, ud);
 }
 
 int config_load_file(struct config *cfg, enum config_layer layer, const char *path,
-		     config_warn_fn warn, void *ud)
+                     config_warn_fn warn, void *ud)
 {
 	char msg[1024];
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		int err = errno;
-		if (err == ENOENT)
-			return set_layer(cfg, layer, NULL, path, warn, ud);
+		if (err == ENOENT) return set_layer(cfg, layer, NULL, path, warn, ud);
 		if (warn) {
-			snprintf(msg, sizeof msg, "infill: cannot read %s: %s; keeping its previous settings",
-				 path, strerror(err));
+			snprintf(msg, sizeof msg,
+			         "infill: cannot read %s: %s; keeping its previous settings", path,
+			         strerror(err));
 			warn(ud, msg);
 		}
 		return -err;
@@ -693,17 +631,18 @@ int config_load_file(struct config *cfg, enum config_layer layer, const char *pa
 			}
 	}
 	fclose(f);
-	if (empty)
-		return set_layer(cfg, layer, NULL, path, warn, ud);
+	if (empty) return set_layer(cfg, layer, NULL, path, warn, ud);
 	if (!obj) {
 		if (warn) {
 			if (read_err)
 				snprintf(msg, sizeof msg,
-					 "infill: cannot read %s; keeping its previous settings", path);
+				         "infill: cannot read %s; keeping its previous settings",
+				         path);
 			else
 				snprintf(msg, sizeof msg,
-					 "infill: %s:%d:%d: bad JSON: %s; keeping its previous settings",
-					 path, jerr.line, jerr.column, jerr.text);
+				         "infill: %s:%d:%d: bad JSON: %s; keeping its previous "
+				         "settings",
+				         path, jerr.line, jerr.column, jerr.text);
 			warn(ud, msg);
 		}
 		return read_err ? -EIO : -EINVAL;
@@ -720,8 +659,7 @@ char *config_settings_markdown(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
+	if (!f) return NULL;
 	struct settings defs;
 	if (settings_defaults(&defs) != 0) {
 		fclose(f);
@@ -736,7 +674,7 @@ char *config_settings_markdown(void)
 		desc_expect(d, expect, sizeof expect);
 		value_text(&defs, d, def, sizeof def);
 		fprintf(f, "| `%s` | %s | `%s` | %s | %s |\n", d->key, expect, def,
-			d->scope == CONFIG_SCOPE_LANGUAGE ? "yes" : "no", d->doc);
+		        d->scope == CONFIG_SCOPE_LANGUAGE ? "yes" : "no", d->doc);
 	}
 	settings_finish(&defs);
 	if (fclose(f) != 0) {

@@ -64,7 +64,7 @@ enum config_kind {
 
 /* Where a setting may appear: everywhere, or only globally (not under
  * languages.<id>). */
-#define CONFIG_SCOPE_GLOBAL 0
+#define CONFIG_SCOPE_GLOBAL   0
 #define CONFIG_SCOPE_LANGUAGE 1
 
 /*
@@ -76,51 +76,55 @@ enum config_kind {
  * threads = 0 means one per physical core; model = NULL means the embedded
  * model.
  */
-#define CONFIG_SETTINGS(X) \
-	X(enabled, "enabled", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL, CONFIG_SCOPE_LANGUAGE, \
-	  "offer completions at all") \
-	X(model, "model", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL, CONFIG_SCOPE_GLOBAL, \
-	  "path of a GGUF file (unset: the embedded model)") \
-	X(backend, "backend", CONFIG_KIND_ENUM, enum config_backend, CONFIG_BACKEND_AUTO, NULL, 0, 2, \
-	  "auto|cpu|cuda", CONFIG_SCOPE_GLOBAL, "where the model runs") \
-	X(threads, "threads", CONFIG_KIND_INT, int, 0, NULL, 0, 1024, NULL, CONFIG_SCOPE_GLOBAL, \
-	  "CPU worker threads (0: one per physical core)") \
-	X(cache_memory_mb, "cache.memoryMB", CONFIG_KIND_INT, int, 1024, NULL, 16, 1048576, NULL, \
-	  CONFIG_SCOPE_GLOBAL, "KV page pool in MiB (prefix cache + live sequences)") \
-	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 0, NULL, 0, 1, \
-	  NULL, CONFIG_SCOPE_GLOBAL, "re-use the suffix's KV pages by RoPE shift (approximate)") \
-	X(cache_enabled, "cache.enabled", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL, CONFIG_SCOPE_GLOBAL, \
-	  "use the prefix cache (false: every prompt is prefilled whole, for measurements)") \
-	X(completion_debounce_ms, "completion.debounceMs", CONFIG_KIND_INT, int, 30, NULL, 0, 10000, NULL, \
-	  CONFIG_SCOPE_LANGUAGE, "wait after a keystroke before starting a job (ms)") \
-	X(completion_candidates, "completion.candidates", CONFIG_KIND_INT, int, 3, NULL, 1, 16, NULL, \
-	  CONFIG_SCOPE_LANGUAGE, "candidates decoded per request") \
-	X(completion_max_tokens, "completion.maxTokens", CONFIG_KIND_INT, int, 64, NULL, 1, 4096, NULL, \
-	  CONFIG_SCOPE_LANGUAGE, "tokens per candidate") \
-	X(completion_max_lines, "completion.maxLines", CONFIG_KIND_INT, int, 12, NULL, 1, 1000, NULL, \
-	  CONFIG_SCOPE_LANGUAGE, "lines per candidate (multiline never makes it 1)") \
-	X(completion_multiline, "completion.multiline", CONFIG_KIND_ENUM, enum config_multiline, \
-	  CONFIG_MULTILINE_AUTO, NULL, 0, 2, "auto|always|never", CONFIG_SCOPE_LANGUAGE, \
-	  "whether candidates may span lines") \
-	X(completion_temperature, "completion.temperature", CONFIG_KIND_DOUBLE, double, 0.2, NULL, 0, 2, \
-	  NULL, CONFIG_SCOPE_LANGUAGE, "sampling temperature for the sampled candidates") \
+#define CONFIG_SETTINGS(X)                                                                         \
+	X(enabled, "enabled", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL, CONFIG_SCOPE_LANGUAGE,  \
+	  "offer completions at all")                                                              \
+	X(model, "model", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL, CONFIG_SCOPE_GLOBAL,    \
+	  "path of a GGUF file (unset: the embedded model)")                                       \
+	X(backend, "backend", CONFIG_KIND_ENUM, enum config_backend, CONFIG_BACKEND_AUTO, NULL, 0, \
+	  2, "auto|cpu|cuda", CONFIG_SCOPE_GLOBAL, "where the model runs")                         \
+	X(threads, "threads", CONFIG_KIND_INT, int, 0, NULL, 0, 1024, NULL, CONFIG_SCOPE_GLOBAL,   \
+	  "CPU worker threads (0: one per physical core)")                                         \
+	X(cache_memory_mb, "cache.memoryMB", CONFIG_KIND_INT, int, 1024, NULL, 16, 1048576, NULL,  \
+	  CONFIG_SCOPE_GLOBAL, "KV page pool in MiB (prefix cache + live sequences)")              \
+	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 0, NULL, \
+	  0, 1, NULL, CONFIG_SCOPE_GLOBAL,                                                         \
+	  "re-use the suffix's KV pages by RoPE shift (approximate)")                              \
+	X(cache_enabled, "cache.enabled", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL,             \
+	  CONFIG_SCOPE_GLOBAL,                                                                     \
+	  "use the prefix cache (false: every prompt is prefilled whole, for measurements)")       \
+	X(completion_debounce_ms, "completion.debounceMs", CONFIG_KIND_INT, int, 30, NULL, 0,      \
+	  10000, NULL, CONFIG_SCOPE_LANGUAGE, "wait after a keystroke before starting a job (ms)") \
+	X(completion_candidates, "completion.candidates", CONFIG_KIND_INT, int, 3, NULL, 1, 16,    \
+	  NULL, CONFIG_SCOPE_LANGUAGE, "candidates decoded per request")                           \
+	X(completion_max_tokens, "completion.maxTokens", CONFIG_KIND_INT, int, 64, NULL, 1, 4096,  \
+	  NULL, CONFIG_SCOPE_LANGUAGE, "tokens per candidate")                                     \
+	X(completion_max_lines, "completion.maxLines", CONFIG_KIND_INT, int, 12, NULL, 1, 1000,    \
+	  NULL, CONFIG_SCOPE_LANGUAGE, "lines per candidate (multiline never makes it 1)")         \
+	X(completion_multiline, "completion.multiline", CONFIG_KIND_ENUM, enum config_multiline,   \
+	  CONFIG_MULTILINE_AUTO, NULL, 0, 2, "auto|always|never", CONFIG_SCOPE_LANGUAGE,           \
+	  "whether candidates may span lines")                                                     \
+	X(completion_temperature, "completion.temperature", CONFIG_KIND_DOUBLE, double, 0.2, NULL, \
+	  0, 2, NULL, CONFIG_SCOPE_LANGUAGE, "sampling temperature for the sampled candidates")    \
 	X(completion_top_p, "completion.topP", CONFIG_KIND_DOUBLE, double, 0.95, NULL, 0, 1, NULL, \
-	  CONFIG_SCOPE_LANGUAGE, "nucleus sampling threshold for the sampled candidates") \
-	X(completion_min_confidence, "completion.minConfidence", CONFIG_KIND_DOUBLE, double, 0.0, NULL, \
-	  0, 1, NULL, CONFIG_SCOPE_LANGUAGE, "below this confidence nothing is shown") \
-	X(completion_stop, "completion.stop", CONFIG_KIND_STRLIST, char **, 0, NULL, 0, 64, NULL, \
-	  CONFIG_SCOPE_LANGUAGE, "extra stop strings (added to the language's own)") \
-	X(context_prefix_tokens, "context.prefixTokens", CONFIG_KIND_INT, int, 1024, NULL, 0, 65536, NULL, \
-	  CONFIG_SCOPE_LANGUAGE, "token budget for text before the cursor") \
-	X(context_suffix_tokens, "context.suffixTokens", CONFIG_KIND_INT, int, 192, NULL, 0, 65536, NULL, \
-	  CONFIG_SCOPE_LANGUAGE, "token budget for text after the cursor") \
-	X(context_extra_tokens, "context.extraTokens", CONFIG_KIND_INT, int, 512, NULL, 0, 65536, NULL, \
-	  CONFIG_SCOPE_LANGUAGE, "token budget for context from elsewhere (definitions, other files)") \
-	X(fim_template, "fim.template", CONFIG_KIND_STRING, char *, 0, "auto", 0, 0, NULL, \
-	  CONFIG_SCOPE_GLOBAL, "auto, deepseek, qwen, starcoder, codellama, or a custom string with {prefix} {suffix}") \
-	X(log_level, "log.level", CONFIG_KIND_ENUM, enum config_log_level, CONFIG_LOG_INFO, NULL, 0, 4, \
-	  "error|warn|info|debug|trace", CONFIG_SCOPE_GLOBAL, "log verbosity") \
-	X(max_message_mb, "maxMessageMB", CONFIG_KIND_INT, int, 64, NULL, 1, 4096, NULL, \
+	  CONFIG_SCOPE_LANGUAGE, "nucleus sampling threshold for the sampled candidates")          \
+	X(completion_min_confidence, "completion.minConfidence", CONFIG_KIND_DOUBLE, double, 0.0,  \
+	  NULL, 0, 1, NULL, CONFIG_SCOPE_LANGUAGE, "below this confidence nothing is shown")       \
+	X(completion_stop, "completion.stop", CONFIG_KIND_STRLIST, char **, 0, NULL, 0, 64, NULL,  \
+	  CONFIG_SCOPE_LANGUAGE, "extra stop strings (added to the language's own)")               \
+	X(context_prefix_tokens, "context.prefixTokens", CONFIG_KIND_INT, int, 1024, NULL, 0,      \
+	  65536, NULL, CONFIG_SCOPE_LANGUAGE, "token budget for text before the cursor")           \
+	X(context_suffix_tokens, "context.suffixTokens", CONFIG_KIND_INT, int, 192, NULL, 0,       \
+	  65536, NULL, CONFIG_SCOPE_LANGUAGE, "token budget for text after the cursor")            \
+	X(context_extra_tokens, "context.extraTokens", CONFIG_KIND_INT, int, 512, NULL, 0, 65536,  \
+	  NULL, CONFIG_SCOPE_LANGUAGE,                                                             \
+	  "token budget for context from elsewhere (definitions, other files)")                    \
+	X(fim_template, "fim.template", CONFIG_KIND_STRING, char *, 0, "auto", 0, 0, NULL,         \
+	  CONFIG_SCOPE_GLOBAL,                                                                     \
+	  "auto, deepseek, qwen, starcoder, codellama, or a custom string with {prefix} {suffix}") \
+	X(log_level, "log.level", CONFIG_KIND_ENUM, enum config_log_level, CONFIG_LOG_INFO, NULL,  \
+	  0, 4, "error|warn|info|debug|trace", CONFIG_SCOPE_GLOBAL, "log verbosity")               \
+	X(max_message_mb, "maxMessageMB", CONFIG_KIND_INT, int, 64, NULL, 1, 4096, NULL,           \
 	  CONFIG_SCOPE_GLOBAL, "largest LSP message accepted (MiB); larger ones are skipped")
 
 /* Effective values. Strings and lists belong to the struct config that
@@ -159,15 +163,15 @@ void config_free(struct config *cfg);
  * warn (may be NULL) and skipped; the rest take effect. Returns 0, -EINVAL
  * when obj is neither an object nor NULL (the layer is kept, warn says so),
  * or -ENOMEM (the layer is kept). */
-int config_set_layer(struct config *cfg, enum config_layer layer, json_t *obj,
-		     config_warn_fn warn, void *ud);
+int config_set_layer(struct config *cfg, enum config_layer layer, json_t *obj, config_warn_fn warn,
+                     void *ud);
 
 /* Loads a layer from a JSON file. A missing file is not an error: the layer
  * becomes empty and 0 is returned. An unreadable file or bad JSON warns with
  * the file name, line and column, keeps the previous layer and returns
  * -EINVAL (or the negative errno of the failed read). */
 int config_load_file(struct config *cfg, enum config_layer layer, const char *path,
-		     config_warn_fn warn, void *ud);
+                     config_warn_fn warn, void *ud);
 
 /* The effective settings for a language (NULL: the global ones). Borrowed:
  * valid until the next config_set_layer, config_load_file or config_free. */

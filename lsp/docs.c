@@ -17,16 +17,14 @@ struct docs {
 static uint64_t hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	return h;
 }
 
 struct docs *docs_new(void)
 {
 	struct docs *d = calloc(1, sizeof *d);
-	if (!d)
-		return NULL;
+	if (!d) return NULL;
 	d->nbuckets = 16;
 	d->buckets = calloc(d->nbuckets, sizeof *d->buckets);
 	if (!d->buckets) {
@@ -46,8 +44,7 @@ static void entry_free(struct docs_entry *e)
 
 void docs_free(struct docs *d)
 {
-	if (!d)
-		return;
+	if (!d) return;
 	for (size_t i = 0; i < d->nbuckets; i++) {
 		struct docs_entry *e = d->buckets[i];
 		while (e) {
@@ -63,8 +60,7 @@ void docs_free(struct docs *d)
 static struct docs_entry **slot(struct docs *d, const char *uri)
 {
 	struct docs_entry **p = &d->buckets[hash(uri) & (d->nbuckets - 1)];
-	while (*p && strcmp((*p)->uri, uri))
-		p = &(*p)->next;
+	while (*p && strcmp((*p)->uri, uri)) p = &(*p)->next;
 	return p;
 }
 
@@ -77,8 +73,7 @@ static void grow(struct docs *d)
 {
 	size_t n = d->nbuckets * 2;
 	struct docs_entry **b = calloc(n, sizeof *b);
-	if (!b)
-		return; /* stays correct, only slower */
+	if (!b) return; /* stays correct, only slower */
 	for (size_t i = 0; i < d->nbuckets; i++) {
 		struct docs_entry *e = d->buckets[i];
 		while (e) {
@@ -95,11 +90,10 @@ static void grow(struct docs *d)
 }
 
 struct docs_entry *docs_open(struct docs *d, const char *uri, const char *language_id,
-			     int64_t version, const char *text, size_t len)
+                             int64_t version, const char *text, size_t len)
 {
 	struct docs_entry *e = calloc(1, sizeof *e);
-	if (!e)
-		return NULL;
+	if (!e) return NULL;
 	e->uri = strdup(uri);
 	e->language_id = strdup(language_id ? language_id : "");
 	e->doc = doc_new(text, len);
@@ -118,16 +112,14 @@ struct docs_entry *docs_open(struct docs *d, const char *uri, const char *langua
 	}
 	*p = e;
 	d->count++;
-	if (d->count > d->nbuckets)
-		grow(d);
+	if (d->count > d->nbuckets) grow(d);
 	return e;
 }
 
 int docs_close(struct docs *d, const char *uri)
 {
 	struct docs_entry **p = slot(d, uri);
-	if (!*p)
-		return -ENOENT;
+	if (!*p) return -ENOENT;
 	struct docs_entry *e = *p;
 	*p = e->next;
 	entry_free(e);

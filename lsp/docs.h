@@ -36,7 +36,7 @@ struct docs_entry *docs_find(struct docs *d, const char *uri);
 /* Opens (or reopens, replacing) uri with a copy of text[0..len). Returns the
  * entry, or NULL when out of memory (the table is unchanged). */
 struct docs_entry *docs_open(struct docs *d, const char *uri, const char *language_id,
-			     int64_t version, const char *text, size_t len);
+                             int64_t version, const char *text, size_t len);
 
 /* Closes uri; returns 0, or -ENOENT when it was not open. */
 int docs_close(struct docs *d, const char *uri);

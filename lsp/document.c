@@ -37,7 +37,7 @@
 enum { CHUNK_MAX = 4096, CHUNK_FILL = 2048, CHUNK_MIN = 512 };
 
 struct chunk {
-	char *buf;      /* (cap) bytes, len used */
+	char *buf; /* (cap) bytes, len used */
 	uint32_t len;
 	uint32_t cap;
 	uint32_t breaks; /* LSP line breaks that start in this chunk */
@@ -125,26 +125,21 @@ static int chunk_init(struct chunk *c, const char *text, size_t len)
 {
 	size_t cap = len < CHUNK_FILL ? CHUNK_FILL : len + 1;
 	c->buf = malloc(cap);
-	if (!c->buf)
-		return -ENOMEM;
-	if (len)
-		memcpy(c->buf, text, len);
+	if (!c->buf) return -ENOMEM;
+	if (len) memcpy(c->buf, text, len);
 	c->len = (uint32_t)len;
 	c->cap = (uint32_t)cap;
 	c->breaks = c->lfs = 0;
-	if (len)
-		chunk_count(c);
+	if (len) chunk_count(c);
 	return 0;
 }
 
 static int chunk_reserve(struct chunk *c, size_t need)
 {
-	if (need <= c->cap)
-		return 0;
+	if (need <= c->cap) return 0;
 	size_t cap = need < CHUNK_MAX + 2 ? CHUNK_MAX + 2 : need;
 	char *b = realloc(c->buf, cap);
-	if (!b)
-		return -ENOMEM;
+	if (!b) return -ENOMEM;
 	c->buf = b;
 	c->cap = (uint32_t)cap;
 	return 0;
@@ -167,8 +162,7 @@ static void tree_add(struct doc *d, int t, size_t i, ptrdiff_t delta)
 static size_t tree_prefix(const struct doc *d, int t, size_t i)
 {
 	size_t s = 0;
-	for (size_t k = i; k > 0; k -= k & (~k + 1))
-		s += d->tree[t][k];
+	for (size_t k = i; k > 0; k -= k & (~k + 1)) s += d->tree[t][k];
 	return s;
 }
 
@@ -178,8 +172,7 @@ static size_t tree_prefix(const struct doc *d, int t, size_t i)
 static size_t tree_find(const struct doc *d, int t, size_t target, size_t *before)
 {
 	size_t pos = 0, step = 1, sum = 0;
-	while (step * 2 <= d->n)
-		step *= 2;
+	while (step * 2 <= d->n) step *= 2;
 	for (; step; step /= 2) {
 		size_t k = pos + step;
 		if (k <= d->n && sum + d->tree[t][k] <= target) {
@@ -194,13 +187,11 @@ static size_t tree_find(const struct doc *d, int t, size_t target, size_t *befor
 /* Makes room in the trees for n chunks. Returns 0 or -ENOMEM (trees kept). */
 static int tree_reserve(struct doc *d, size_t n)
 {
-	if (n <= d->tree_cap)
-		return 0;
+	if (n <= d->tree_cap) return 0;
 	size_t cap = n * 2;
 	for (int t = 0; t < TREE_COUNT; t++) {
 		size_t *p = realloc(d->tree[t], (cap + 1) * sizeof *p);
-		if (!p)
-			return -ENOMEM; /* the ones already grown just have room to spare */
+		if (!p) return -ENOMEM; /* the ones already grown just have room to spare */
 		d->tree[t] = p;
 	}
 	d->tree_cap = cap;
@@ -210,17 +201,14 @@ static int tree_reserve(struct doc *d, size_t n)
 static int tree_rebuild(struct doc *d)
 {
 	int rc = tree_reserve(d, d->n);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	d->length = d->breaks = d->lfs = 0;
 	for (int t = 0; t < TREE_COUNT; t++) {
 		size_t *tr = d->tree[t];
-		for (size_t k = 1; k <= d->n; k++)
-			tr[k] = chunk_value(&d->chunks[k - 1], t);
+		for (size_t k = 1; k <= d->n; k++) tr[k] = chunk_value(&d->chunks[k - 1], t);
 		for (size_t k = 1; k <= d->n; k++) {
 			size_t parent = k + (k & (~k + 1));
-			if (parent <= d->n)
-				tr[parent] += tr[k];
+			if (parent <= d->n) tr[parent] += tr[k];
 		}
 	}
 	for (size_t i = 0; i < d->n; i++) {
@@ -281,8 +269,7 @@ static size_t chunks_build(struct chunk *out, const char *text, size_t len)
 		if (at + take < len && text[at + take - 1] == '\r' && text[at + take] == '\n')
 			take++;
 		if (chunk_init(&out[n], text + at, take) != 0) {
-			while (n)
-				free(out[--n].buf);
+			while (n) free(out[--n].buf);
 			return 0;
 		}
 		n++;
@@ -294,23 +281,18 @@ static size_t chunks_build(struct chunk *out, const char *text, size_t len)
 struct doc *doc_new(const char *text, size_t len)
 {
 	struct doc *d = calloc(1, sizeof *d);
-	if (!d)
-		return NULL;
+	if (!d) return NULL;
 	d->cap = chunks_needed(len) + 8;
 	d->chunks = calloc(d->cap, sizeof *d->chunks);
-	if (!d->chunks)
-		goto fail;
+	if (!d->chunks) goto fail;
 	if (len) {
 		d->n = chunks_build(d->chunks, text, len);
-		if (!d->n)
-			goto fail;
+		if (!d->n) goto fail;
 	} else {
-		if (chunk_init(&d->chunks[0], NULL, 0) != 0)
-			goto fail;
+		if (chunk_init(&d->chunks[0], NULL, 0) != 0) goto fail;
 		d->n = 1;
 	}
-	if (tree_rebuild(d) != 0)
-		goto fail;
+	if (tree_rebuild(d) != 0) goto fail;
 	return d;
 fail:
 	doc_free(d);
@@ -319,13 +301,10 @@ fail:
 
 void doc_free(struct doc *d)
 {
-	if (!d)
-		return;
-	for (size_t i = 0; i < d->n; i++)
-		free(d->chunks[i].buf);
+	if (!d) return;
+	for (size_t i = 0; i < d->n; i++) free(d->chunks[i].buf);
 	free(d->chunks);
-	for (int t = 0; t < TREE_COUNT; t++)
-		free(d->tree[t]);
+	for (int t = 0; t < TREE_COUNT; t++) free(d->tree[t]);
 	free(d);
 }
 
@@ -363,8 +342,7 @@ static size_t after_mark(const struct doc *d, int t, size_t k)
 		size_t b, l;
 		count_range(c->buf, j, j + 64, &b, &l);
 		size_t n = t == TREE_LFS ? l : b;
-		if (seen + n > k)
-			break;
+		if (seen + n > k) break;
 		seen += n;
 		j += 64;
 	}
@@ -375,12 +353,10 @@ static size_t after_mark(const struct doc *d, int t, size_t k)
 			mark = ch == '\n';
 		else
 			mark = ch == '\r' || (ch == '\n' && (j == 0 || c->buf[j - 1] != '\r'));
-		if (!mark)
-			continue;
+		if (!mark) continue;
 		if (seen == k) {
 			/* A break that starts with \r ends after its \n (same chunk). */
-			if (ch == '\r' && j + 1 < c->len && c->buf[j + 1] == '\n')
-				j++;
+			if (ch == '\r' && j + 1 < c->len && c->buf[j + 1] == '\n') j++;
 			return start + j + 1;
 		}
 		seen++;
@@ -390,31 +366,26 @@ static size_t after_mark(const struct doc *d, int t, size_t k)
 
 size_t doc_line_start(const struct doc *d, size_t line)
 {
-	if (line == 0)
-		return 0;
-	if (line > d->breaks)
-		return d->length;
+	if (line == 0) return 0;
+	if (line > d->breaks) return d->length;
 	return after_mark(d, TREE_BREAKS, line - 1);
 }
 
 size_t doc_line_end(const struct doc *d, size_t line)
 {
-	if (line >= d->breaks)
-		return d->length;
+	if (line >= d->breaks) return d->length;
 	size_t next = after_mark(d, TREE_BREAKS, line);
 	/* Step back over the terminator: "\n", "\r" or "\r\n". */
 	char last[2];
 	size_t got = doc_read(d, next >= 2 ? next - 2 : 0, next, last);
-	if (got == 2 && last[0] == '\r' && last[1] == '\n')
-		return next - 2;
+	if (got == 2 && last[0] == '\r' && last[1] == '\n') return next - 2;
 	return next - 1;
 }
 
 /* Counts units of kind t that start in bytes [0, offset). */
 static size_t marks_before(const struct doc *d, int t, size_t offset)
 {
-	if (offset >= d->length)
-		return t == TREE_LFS ? d->lfs : d->breaks;
+	if (offset >= d->length) return t == TREE_LFS ? d->lfs : d->breaks;
 	size_t start;
 	size_t i = find_byte(d, offset, &start);
 	size_t b, l;
@@ -424,14 +395,14 @@ static size_t marks_before(const struct doc *d, int t, size_t offset)
 
 size_t doc_line_at(const struct doc *d, size_t offset)
 {
-	if (offset > d->length)
-		offset = d->length;
+	if (offset > d->length) offset = d->length;
 	size_t lines = marks_before(d, TREE_BREAKS, offset);
 	/* A break counted at its '\r' whose '\n' is at `offset` has not ended
 	 * yet: offset is still inside that line's terminator. */
 	if (offset > 0 && offset < d->length) {
 		char two[2];
-		if (doc_read(d, offset - 1, offset + 1, two) == 2 && two[0] == '\r' && two[1] == '\n')
+		if (doc_read(d, offset - 1, offset + 1, two) == 2 && two[0] == '\r' &&
+		    two[1] == '\n')
 			lines--;
 	}
 	return lines;
@@ -444,17 +415,14 @@ size_t doc_lf_before(const struct doc *d, size_t offset)
 
 size_t doc_after_lf(const struct doc *d, size_t k)
 {
-	if (k >= d->lfs)
-		return d->length;
+	if (k >= d->lfs) return d->length;
 	return after_mark(d, TREE_LFS, k);
 }
 
 size_t doc_read(const struct doc *d, size_t start, size_t end, char *buf)
 {
-	if (end > d->length)
-		end = d->length;
-	if (start >= end)
-		return 0;
+	if (end > d->length) end = d->length;
+	if (start >= end) return 0;
 	size_t cstart;
 	size_t i = find_byte(d, start, &cstart);
 	size_t at = start, out = 0;
@@ -462,8 +430,7 @@ size_t doc_read(const struct doc *d, size_t start, size_t end, char *buf)
 		const struct chunk *c = &d->chunks[i];
 		size_t off = at - cstart;
 		size_t take = c->len - off;
-		if (take > end - at)
-			take = end - at;
+		if (take > end - at) take = end - at;
 		memcpy(buf + out, c->buf + off, take);
 		out += take;
 		at += take;
@@ -476,8 +443,7 @@ size_t doc_read(const struct doc *d, size_t start, size_t end, char *buf)
 char *doc_text(const struct doc *d)
 {
 	char *s = malloc(d->length + 1);
-	if (!s)
-		return NULL;
+	if (!s) return NULL;
 	doc_read(d, 0, d->length, s);
 	s[d->length] = '\0';
 	return s;
@@ -503,15 +469,12 @@ const char *doc_chunk(const struct doc *d, size_t offset, size_t *len)
  * up to date for the in-place case. */
 static int fix_boundary(struct doc *d, size_t i)
 {
-	if (i + 1 >= d->n)
-		return 0;
+	if (i + 1 >= d->n) return 0;
 	struct chunk *a = &d->chunks[i], *b = &d->chunks[i + 1];
-	if (a->len == 0 || b->len == 0 || a->buf[a->len - 1] != '\r' || b->buf[0] != '\n')
-		return 0;
+	if (a->len == 0 || b->len == 0 || a->buf[a->len - 1] != '\r' || b->buf[0] != '\n') return 0;
 	/* Every chunk keeps room for one more byte (chunk_init, the fast
 	 * path's reserve), so this does not allocate in practice. */
-	if (chunk_reserve(a, (size_t)a->len + 1) != 0)
-		return -ENOMEM;
+	if (chunk_reserve(a, (size_t)a->len + 1) != 0) return -ENOMEM;
 	size_t alen = a->len, blen = b->len;
 	a->buf[a->len++] = '\n';
 	memmove(b->buf, b->buf + 1, --b->len);
@@ -538,20 +501,18 @@ static int drop_empty(struct doc *d)
 /* The slow path: replaces chunks [ci, cj] with fresh chunks holding
  * (head of ci) + text + (tail of cj). Cost O(edit + chunk + chunks). */
 static int replace_span(struct doc *d, size_t ci, size_t ci_start, size_t cj, size_t cj_start,
-			size_t start, size_t end, const char *text, size_t len)
+                        size_t start, size_t end, const char *text, size_t len)
 {
 	size_t span_end = cj_start + d->chunks[cj].len;
 	size_t head = start - ci_start;
 	size_t tail = span_end - end;
 	size_t total = head + len + tail;
 	char *tmp = malloc(total ? total : 1);
-	if (!tmp)
-		return -ENOMEM;
+	if (!tmp) return -ENOMEM;
 	/* head and tail may each cover several chunks when a neighbour was
 	 * pulled in. */
 	doc_read(d, ci_start, start, tmp);
-	if (len)
-		memcpy(tmp + head, text, len);
+	if (len) memcpy(tmp + head, text, len);
 	doc_read(d, end, span_end, tmp + head + len);
 
 	size_t fresh_max = chunks_needed(total);
@@ -565,8 +526,7 @@ static int replace_span(struct doc *d, size_t ci, size_t ci_start, size_t cj, si
 		}
 	}
 	free(tmp);
-	if (!fresh)
-		return -ENOMEM;
+	if (!fresh) return -ENOMEM;
 
 	size_t removed = cj - ci + 1;
 	int rc = 0;
@@ -587,38 +547,32 @@ static int replace_span(struct doc *d, size_t ci, size_t ci_start, size_t cj, si
 			rc = -ENOMEM;
 		}
 	}
-	if (rc == 0)
-		rc = tree_reserve(d, new_n);
+	if (rc == 0) rc = tree_reserve(d, new_n);
 	if (rc) {
-		for (size_t k = 0; k < m; k++)
-			free(fresh[k].buf);
+		for (size_t k = 0; k < m; k++) free(fresh[k].buf);
 		free(fresh);
 		return -ENOMEM;
 	}
 	/* From here on nothing allocates except fix_boundary, which by the
 	 * capacity rule (chunk_reserve) does not either. */
-	for (size_t k = ci; k <= cj; k++)
-		free(d->chunks[k].buf);
+	for (size_t k = ci; k <= cj; k++) free(d->chunks[k].buf);
 	memmove(d->chunks + ci + m, d->chunks + cj + 1, (d->n - cj - 1) * sizeof *d->chunks);
 	memcpy(d->chunks + ci, fresh, m * sizeof *fresh);
 	free(fresh);
 	d->n = new_n;
 	rc = tree_rebuild(d);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	/* New content may meet a '\r' or '\n' across the outer boundaries. */
 	bool empty = false;
 	if (ci > 0) {
 		rc = fix_boundary(d, ci - 1);
-		if (rc < 0)
-			return rc;
+		if (rc < 0) return rc;
 		empty |= rc == 1;
 	}
 	size_t last = ci + m; /* first chunk after the new ones, boundary last-1 */
 	if (m && last < d->n) {
 		rc = fix_boundary(d, last - 1);
-		if (rc < 0)
-			return rc;
+		if (rc < 0) return rc;
 		empty |= rc == 1;
 	}
 	return empty ? drop_empty(d) : 0;
@@ -626,10 +580,8 @@ static int replace_span(struct doc *d, size_t ci, size_t ci_start, size_t cj, si
 
 int doc_replace(struct doc *d, size_t start, size_t end, const char *text, size_t len)
 {
-	if (start > end || end > d->length)
-		return -EINVAL;
-	if (start == end && len == 0)
-		return 0;
+	if (start > end || end > d->length) return -EINVAL;
+	if (start == end && len == 0) return 0;
 
 	size_t ci_start, cj_start, ci, cj;
 	if (start == d->length) {
@@ -658,31 +610,30 @@ int doc_replace(struct doc *d, size_t start, size_t end, const char *text, size_
 	    (new_len >= CHUNK_MIN || new_len >= c->len || d->n == 1)) {
 		/* Fast path: the edit stays inside one chunk. */
 		/* +1: room for fix_boundary to pull a '\n' in without allocating. */
-		if (chunk_reserve(c, new_len + 1) != 0)
-			return -ENOMEM;
+		if (chunk_reserve(c, new_len + 1) != 0) return -ENOMEM;
 		size_t off = start - ci_start, old_len = c->len, del = end - start;
 		/* Counts change only in [off, off + del + 1): the byte after the
 		 * edit is included because whether a '\n' there is a break
 		 * depends on the byte before it. */
 		size_t b0, l0, b1, l1;
-		count_range(c->buf, off, off + del + 1 < old_len ? off + del + 1 : old_len, &b0, &l0);
+		count_range(c->buf, off, off + del + 1 < old_len ? off + del + 1 : old_len, &b0,
+		            &l0);
 		memmove(c->buf + off + len, c->buf + off + del, old_len - off - del);
-		if (len)
-			memcpy(c->buf + off, text, len);
+		if (len) memcpy(c->buf + off, text, len);
 		c->len = (uint32_t)new_len;
-		count_range(c->buf, off, off + len + 1 < new_len ? off + len + 1 : new_len, &b1, &l1);
-		chunk_adjust(d, ci, old_len, (ptrdiff_t)b1 - (ptrdiff_t)b0, (ptrdiff_t)l1 - (ptrdiff_t)l0);
+		count_range(c->buf, off, off + len + 1 < new_len ? off + len + 1 : new_len, &b1,
+		            &l1);
+		chunk_adjust(d, ci, old_len, (ptrdiff_t)b1 - (ptrdiff_t)b0,
+		             (ptrdiff_t)l1 - (ptrdiff_t)l0);
 		bool empty = false;
 		int rc;
 		if (ci > 0) {
 			rc = fix_boundary(d, ci - 1);
-			if (rc < 0)
-				return rc;
+			if (rc < 0) return rc;
 			empty |= rc == 1;
 		}
 		rc = fix_boundary(d, ci);
-		if (rc < 0)
-			return rc;
+		if (rc < 0) return rc;
 		empty |= rc == 1;
 		return empty ? drop_empty(d) : 0;
 	}

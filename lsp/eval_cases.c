@@ -13,31 +13,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE_MIN_TEXT 4      /* bytes of text a REST/LINE line needs: not `}` or `);` */
-#define LINE_MAX_TEXT 160    /* longer lines are data tables, not code being typed */
-#define BLOCK_MIN_LINES 2    /* one line would be a LINE case */
-#define BLOCK_MAX_LINES 8    /* within completion.maxLines (12) with room to spare */
+#define LINE_MIN_TEXT   4   /* bytes of text a REST/LINE line needs: not `}` or `);` */
+#define LINE_MAX_TEXT   160 /* longer lines are data tables, not code being typed */
+#define BLOCK_MIN_LINES 2   /* one line would be a LINE case */
+#define BLOCK_MAX_LINES 8   /* within completion.maxLines (12) with room to spare */
 #define BLOCK_MAX_BYTES 600
 
 const char *eval_kind_name(enum eval_kind k)
 {
 	switch (k) {
-	case EVAL_KIND_REST:
-		return "rest_of_line";
-	case EVAL_KIND_LINE:
-		return "line";
-	case EVAL_KIND_BLOCK:
-		return "block";
-	case EVAL_KIND_COUNT:
-		break;
+	case EVAL_KIND_REST: return "rest_of_line";
+	case EVAL_KIND_LINE: return "line";
+	case EVAL_KIND_BLOCK: return "block";
+	case EVAL_KIND_COUNT: break;
 	}
 	return "?";
 }
 
 void eval_case_finish(struct eval_case *c)
 {
-	if (!c)
-		return;
+	if (!c) return;
 	free(c->text);
 	free(c->expected);
 	memset(c, 0, sizeof *c);
@@ -81,15 +76,13 @@ static int lines_split(const char *t, size_t len, struct lines *out)
 	size_t cap = 64;
 	out->n = 0;
 	out->v = malloc(cap * sizeof *out->v);
-	if (!out->v)
-		return -ENOMEM;
+	if (!out->v) return -ENOMEM;
 	size_t i = 0;
 	while (i < len) {
 		if (out->n == cap) {
 			cap *= 2;
 			struct line *v = realloc(out->v, cap * sizeof *v);
-			if (!v)
-				return -ENOMEM;
+			if (!v) return -ENOMEM;
 			out->v = v;
 		}
 		struct line *l = &out->v[out->n++];
@@ -97,8 +90,7 @@ static int lines_split(const char *t, size_t len, struct lines *out)
 		const char *nl = memchr(t + i, '\n', len - i);
 		size_t e = nl ? (size_t)(nl - t) : len;
 		i = nl ? e + 1 : len;
-		if (e > l->start && t[e - 1] == '\r')
-			e--;
+		if (e > l->start && t[e - 1] == '\r') e--;
 		l->end = e;
 		size_t s = l->start;
 		unsigned col = 0;
@@ -107,8 +99,7 @@ static int lines_split(const char *t, size_t len, struct lines *out)
 			s++;
 		}
 		size_t te = e;
-		while (te > s && is_blank_char(t[te - 1]))
-			te--;
+		while (te > s && is_blank_char(t[te - 1])) te--;
 		l->text_start = s;
 		l->text_end = te;
 		l->indent = col;
@@ -137,22 +128,20 @@ static bool starts_with(const char *t, size_t at, size_t end, const char *w)
  * an indentation header starts with a keyword that takes a block. */
 static bool block_header(const char *t, const struct line *l, enum eval_blocks blocks)
 {
-	if (line_blank(l))
-		return false;
+	if (line_blank(l)) return false;
 	size_t s = l->text_start, e = l->text_end;
 	if (blocks == EVAL_BLOCKS_BRACE) {
-		if (t[e - 1] != '{')
-			return false;
+		if (t[e - 1] != '{') return false;
 		return !starts_with(t, s, e, "//") && !starts_with(t, s, e, "/*") && t[s] != '*' &&
 		       t[s] != '#';
 	}
-	if (t[e - 1] != ':')
-		return false;
-	static const char *const kw[] = {"def ", "class ", "if ", "elif ", "else:", "for ", "while ",
-					 "try:", "except", "finally:", "with ", "async ", NULL};
+	if (t[e - 1] != ':') return false;
+	static const char *const kw[] = {
+		"def ", "class ", "if ",      "elif ", "else:",  "for ", "while ",
+		"try:", "except", "finally:", "with ", "async ", NULL
+	};
 	for (size_t i = 0; kw[i]; i++)
-		if (starts_with(t, s, e, kw[i]))
-			return true;
+		if (starts_with(t, s, e, kw[i])) return true;
 	return false;
 }
 
@@ -161,34 +150,26 @@ static bool block_header(const char *t, const struct line *l, enum eval_blocks b
  * False when it is not a block the harness takes (see eval_case_cut).
  */
 static bool block_body(const char *t, const struct lines *ls, size_t h, enum eval_blocks blocks,
-		       size_t *first, size_t *last)
+                       size_t *first, size_t *last)
 {
 	unsigned hi = ls->v[h].indent;
 	size_t nonblank = 0, f = 0, l = 0;
 	size_t i = h + 1;
 	for (; i < ls->n; i++) {
 		const struct line *x = &ls->v[i];
-		if (line_blank(x))
-			continue;
-		if (x->indent <= hi)
-			break;
-		if (x->text_end - x->text_start > LINE_MAX_TEXT)
-			return false;
-		if (!nonblank)
-			f = i;
+		if (line_blank(x)) continue;
+		if (x->indent <= hi) break;
+		if (x->text_end - x->text_start > LINE_MAX_TEXT) return false;
+		if (!nonblank) f = i;
 		l = i;
-		if (++nonblank > BLOCK_MAX_LINES)
-			return false;
+		if (++nonblank > BLOCK_MAX_LINES) return false;
 	}
-	if (nonblank < BLOCK_MIN_LINES)
-		return false;
+	if (nonblank < BLOCK_MIN_LINES) return false;
 	if (blocks == EVAL_BLOCKS_BRACE) {
 		/* the closing brace must be there, where the indentation says */
-		if (i >= ls->n || t[ls->v[i].text_start] != '}')
-			return false;
+		if (i >= ls->n || t[ls->v[i].text_start] != '}') return false;
 	}
-	if (ls->v[l].text_end - ls->v[f].text_start > BLOCK_MAX_BYTES)
-		return false;
+	if (ls->v[l].text_end - ls->v[f].text_start > BLOCK_MAX_BYTES) return false;
 	*first = f;
 	*last = l;
 	return true;
@@ -203,9 +184,9 @@ static bool utf8_continuation(char c)
 
 /* Fills *out with text less [from, to); expected = [from, text_to). */
 static int make_case(const char *t, size_t len, enum eval_kind kind, size_t from, size_t text_to,
-		     size_t to, uint32_t line, struct eval_case *out)
+                     size_t to, uint32_t line, struct eval_case *out)
 {
-	struct eval_case c = {.kind = kind, .cursor = from, .line = line};
+	struct eval_case c = { .kind = kind, .cursor = from, .line = line };
 	c.len = len - (to - from);
 	c.hole_len = to - from;
 	c.text = malloc(c.len + 1);
@@ -225,10 +206,10 @@ static int make_case(const char *t, size_t len, enum eval_kind kind, size_t from
 }
 
 int eval_case_cut(const char *text, size_t len, enum eval_kind kind, enum eval_blocks blocks,
-		  uint64_t *rng, struct eval_case *out)
+                  uint64_t *rng, struct eval_case *out)
 {
 	memset(out, 0, sizeof *out);
-	struct lines ls = {0};
+	struct lines ls = { 0 };
 	if (lines_split(text, len, &ls)) {
 		free(ls.v);
 		return -ENOMEM;
@@ -243,8 +224,8 @@ int eval_case_cut(const char *text, size_t len, enum eval_kind kind, enum eval_b
 	for (size_t i = 0; i < ls.n; i++) {
 		size_t f, l;
 		if (kind == EVAL_KIND_BLOCK ? block_header(text, &ls.v[i], blocks) &&
-						      block_body(text, &ls, i, blocks, &f, &l)
-					    : line_ok_for_text(text, &ls.v[i]))
+		                                      block_body(text, &ls, i, blocks, &f, &l)
+		                            : line_ok_for_text(text, &ls.v[i]))
 			cand[nc++] = i;
 	}
 	int rc = EVAL_ENONE;
@@ -252,27 +233,25 @@ int eval_case_cut(const char *text, size_t len, enum eval_kind kind, enum eval_b
 		size_t i = cand[eval_rng_below(rng, nc)];
 		const struct line *x = &ls.v[i];
 		if (kind == EVAL_KIND_LINE) {
-			rc = make_case(text, len, kind, x->text_start, x->text_end, x->end, (uint32_t)i,
-				       out);
+			rc = make_case(text, len, kind, x->text_start, x->text_end, x->end,
+			               (uint32_t)i, out);
 		} else if (kind == EVAL_KIND_REST) {
 			/* cursor in (text_start, text_end - 2], on a character boundary */
 			size_t lo = x->text_start + 1, hi = x->text_end - 2, n = 0;
-			for (size_t p = lo; p <= hi; p++)
-				n += !utf8_continuation(text[p]);
+			for (size_t p = lo; p <= hi; p++) n += !utf8_continuation(text[p]);
 			if (n) {
 				size_t k = eval_rng_below(rng, n), p = lo;
 				for (;; p++) {
-					if (!utf8_continuation(text[p]) && k-- == 0)
-						break;
+					if (!utf8_continuation(text[p]) && k-- == 0) break;
 				}
 				rc = make_case(text, len, kind, p, x->text_end, x->end, (uint32_t)i,
-					       out);
+				               out);
 			}
 		} else {
 			size_t f = 0, l = 0;
 			block_body(text, &ls, i, blocks, &f, &l);
 			rc = make_case(text, len, kind, ls.v[f].text_start, ls.v[l].text_end,
-				       ls.v[l].end, (uint32_t)f, out);
+			               ls.v[l].end, (uint32_t)f, out);
 		}
 	}
 	free(cand);

@@ -52,13 +52,13 @@ enum eval_blocks {
 
 struct eval_case {
 	enum eval_kind kind;
-	char *text;          /* the file with the hole; owned, NUL-terminated */
+	char *text; /* the file with the hole; owned, NUL-terminated */
 	size_t len;
-	size_t cursor;       /* where the hole was (byte offset into text) */
-	char *expected;      /* the text cut out, trailing whitespace dropped; owned */
+	size_t cursor;  /* where the hole was (byte offset into text) */
+	char *expected; /* the text cut out, trailing whitespace dropped; owned */
 	size_t expected_len;
-	size_t hole_len;     /* bytes removed from the file (expected plus trailing blanks) */
-	uint32_t line;       /* 0-based line of the cursor */
+	size_t hole_len; /* bytes removed from the file (expected plus trailing blanks) */
+	uint32_t line;   /* 0-based line of the cursor */
 };
 
 /* Frees what a case owns; accepts a zeroed or already finished case. */
@@ -80,7 +80,7 @@ void eval_case_finish(struct eval_case *c);
  * eval_case_finish). Returns 0, EVAL_ENONE (out stays zeroed) or -ENOMEM.
  */
 int eval_case_cut(const char *text, size_t len, enum eval_kind kind, enum eval_blocks blocks,
-		  uint64_t *rng, struct eval_case *out);
+                  uint64_t *rng, struct eval_case *out);
 
 /* splitmix64: the next value of the sequence seeded by *state. */
 uint64_t eval_rng_next(uint64_t *state);
@@ -109,7 +109,7 @@ void eval_files_finish(struct eval_files *f);
  * of an unreadable list (named on stderr).
  */
 int eval_files_collect(const char *const *args, size_t n_args, bool allow_train,
-		       struct eval_files *out);
+                       struct eval_files *out);
 
 /* The whole file as a new NUL-terminated buffer (caller frees), its length
  * in *len; NULL with errno set when unreadable or longer than limit
@@ -132,15 +132,13 @@ bool eval_exact_match(const char *got, size_t got_len, const char *want, size_t 
 
 /* 1 - levenshtein / max(len) over the normalized texts, in [0, 1]; 1 when
  * both are empty. Negative when out of memory. */
-double eval_edit_similarity(const char *got, size_t got_len, const char *want,
-			    size_t want_len);
+double eval_edit_similarity(const char *got, size_t got_len, const char *want, size_t want_len);
 
 /*
  * Syntax errors (ERROR and MISSING nodes) of text[0..len) parsed as lang.
  * Returns 0 and sets *errors, or an AST_E* code (lang NULL: AST_EINVAL).
  */
-int eval_parse_errors(const struct ast_lang *lang, const char *text, size_t len,
-		      size_t *errors);
+int eval_parse_errors(const struct ast_lang *lang, const char *text, size_t len, size_t *errors);
 
 /*
  * Whether text with repl[0..repl_len) replacing [start, end) has no more
@@ -148,7 +146,7 @@ int eval_parse_errors(const struct ast_lang *lang, const char *text, size_t len,
  * Returns 0, -ENOMEM or an AST_E* code.
  */
 int eval_parses_with(const struct ast_lang *lang, const char *text, size_t len, size_t start,
-		     size_t end, const char *repl, size_t repl_len, size_t baseline, bool *ok);
+                     size_t end, const char *repl, size_t repl_len, size_t baseline, bool *ok);
 
 /* The p-quantile (0..1, nearest rank) of v[0..n); sorts v in place. 0 when
  * n is 0. */

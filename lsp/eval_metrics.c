@@ -24,28 +24,26 @@ size_t eval_normalize(const char *s, size_t n, char *out)
 	for (size_t i = 0; i <= n; i++) {
 		if (i == n || s[i] == '\n') {
 			size_t e = i;
-			while (e > line_start && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
+			while (e > line_start &&
+			       (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
 				e--;
 			memcpy(out + w, s + line_start, e - line_start);
 			w += e - line_start;
-			if (i < n)
-				out[w++] = '\n';
+			if (i < n) out[w++] = '\n';
 			line_start = i + 1;
 		}
 	}
-	while (w && out[w - 1] == '\n')
-		w--;
+	while (w && out[w - 1] == '\n') w--;
 	out[w] = 0;
 	return w;
 }
 
 /* Both texts normalized into one new buffer: *a at its start, *b after. */
 static char *normalize_pair(const char *a, size_t na, const char *b, size_t nb, size_t *la,
-			    size_t *lb, char **pb)
+                            size_t *lb, char **pb)
 {
 	char *buf = malloc(na + nb + 2);
-	if (!buf)
-		return NULL;
+	if (!buf) return NULL;
 	*la = eval_normalize(a, na, buf);
 	*pb = buf + na + 1;
 	*lb = eval_normalize(b, nb, *pb);
@@ -57,21 +55,18 @@ bool eval_exact_match(const char *got, size_t got_len, const char *want, size_t 
 	size_t la, lb;
 	char *pb;
 	char *buf = normalize_pair(got, got_len, want, want_len, &la, &lb, &pb);
-	if (!buf)
-		return false;
+	if (!buf) return false;
 	bool eq = la == lb && !memcmp(buf, pb, la);
 	free(buf);
 	return eq;
 }
 
-double eval_edit_similarity(const char *got, size_t got_len, const char *want,
-			    size_t want_len)
+double eval_edit_similarity(const char *got, size_t got_len, const char *want, size_t want_len)
 {
 	size_t la, lb;
 	char *pb;
 	char *buf = normalize_pair(got, got_len, want, want_len, &la, &lb, &pb);
-	if (!buf)
-		return -1;
+	if (!buf) return -1;
 	size_t m = la > lb ? la : lb;
 	double sim = 1;
 	if (m) {
@@ -100,31 +95,25 @@ static const char *flat_read(void *ctx, size_t offset, size_t *len)
 	return f->text + offset;
 }
 
-int eval_parse_errors(const struct ast_lang *lang, const char *text, size_t len,
-		      size_t *errors)
+int eval_parse_errors(const struct ast_lang *lang, const char *text, size_t len, size_t *errors)
 {
-	if (!lang)
-		return AST_EINVAL;
-	struct flat f = {text, len};
+	if (!lang) return AST_EINVAL;
+	struct flat f = { text, len };
 	struct ast_doc *doc = ast_doc_new(lang, flat_read, &f);
-	if (!doc)
-		return AST_ENOMEM;
+	if (!doc) return AST_ENOMEM;
 	int rc = ast_doc_parse(doc);
-	if (!rc)
-		*errors = ast_doc_error_count(doc);
+	if (!rc) *errors = ast_doc_error_count(doc);
 	ast_doc_delete(doc);
 	return rc;
 }
 
 int eval_parses_with(const struct ast_lang *lang, const char *text, size_t len, size_t start,
-		     size_t end, const char *repl, size_t repl_len, size_t baseline, bool *ok)
+                     size_t end, const char *repl, size_t repl_len, size_t baseline, bool *ok)
 {
-	if (start > end || end > len)
-		return AST_EINVAL;
+	if (start > end || end > len) return AST_EINVAL;
 	size_t n = len - (end - start) + repl_len;
 	char *buf = malloc(n + 1);
-	if (!buf)
-		return -ENOMEM;
+	if (!buf) return -ENOMEM;
 	memcpy(buf, text, start);
 	memcpy(buf + start, repl, repl_len);
 	memcpy(buf + start + repl_len, text + end, len - end);
@@ -132,8 +121,7 @@ int eval_parses_with(const struct ast_lang *lang, const char *text, size_t len, 
 	size_t errors = 0;
 	int rc = eval_parse_errors(lang, buf, n, &errors);
 	free(buf);
-	if (!rc)
-		*ok = errors <= baseline;
+	if (!rc) *ok = errors <= baseline;
 	return rc;
 }
 
@@ -145,16 +133,12 @@ static int cmp_double(const void *a, const void *b)
 
 double eval_percentile(double *v, size_t n, double p)
 {
-	if (!n)
-		return 0;
+	if (!n) return 0;
 	qsort(v, n, sizeof *v, cmp_double);
-	if (p <= 0)
-		return v[0];
+	if (p <= 0) return v[0];
 	/* nearest rank: the smallest value with at least p of the values at or below it */
 	size_t rank = (size_t)ceil(p * (double)n);
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
+	if (rank < 1) rank = 1;
+	if (rank > n) rank = n;
 	return v[rank - 1];
 }

@@ -46,8 +46,7 @@ static const char *const error_messages[] = {
 
 const char *rpc_frame_error_message(enum rpc_frame_error err)
 {
-	if ((unsigned)err >= sizeof error_messages / sizeof error_messages[0])
-		return "?";
+	if ((unsigned)err >= sizeof error_messages / sizeof error_messages[0]) return "?";
 	return error_messages[err];
 }
 
@@ -57,11 +56,10 @@ size_t rpc_frame_header(char *buf, size_t len)
 }
 
 struct rpc_frame_reader *rpc_frame_reader_new(size_t max_body, rpc_frame_fn on_frame,
-					      rpc_frame_error_fn on_error, void *ud)
+                                              rpc_frame_error_fn on_error, void *ud)
 {
 	struct rpc_frame_reader *r = calloc(1, sizeof *r);
-	if (!r)
-		return NULL;
+	if (!r) return NULL;
 	r->max_body = max_body;
 	r->on_frame = on_frame;
 	r->on_error = on_error;
@@ -71,8 +69,7 @@ struct rpc_frame_reader *rpc_frame_reader_new(size_t max_body, rpc_frame_fn on_f
 
 void rpc_frame_reader_free(struct rpc_frame_reader *r)
 {
-	if (!r)
-		return;
+	if (!r) return;
 	free(r->buf);
 	free(r);
 }
@@ -89,8 +86,7 @@ size_t rpc_frame_reader_pending(const struct rpc_frame_reader *r)
 
 static void report(struct rpc_frame_reader *r, enum rpc_frame_error err, const char *detail)
 {
-	if (r->on_error)
-		r->on_error(r->ud, err, detail);
+	if (r->on_error) r->on_error(r->ud, err, detail);
 }
 
 static void block_reset(struct rpc_frame_reader *r)
@@ -112,67 +108,49 @@ static int header_at(const char *p, size_t n)
 	static const char name[] = "content-length";
 	size_t i = 0;
 	for (; i < sizeof name - 1; i++) {
-		if (i == n)
-			return -1;
-		if (lower((unsigned char)p[i]) != name[i])
-			return 0;
+		if (i == n) return -1;
+		if (lower((unsigned char)p[i]) != name[i]) return 0;
 	}
 	size_t limit = i + 48; /* spaces + colon + up to 20 digits + CR LF */
-	while (i < n && i < limit && (p[i] == ' ' || p[i] == '\t'))
-		i++;
-	if (i == n)
-		return -1;
-	if (p[i++] != ':')
-		return 0;
-	while (i < n && i < limit && (p[i] == ' ' || p[i] == '\t'))
-		i++;
+	while (i < n && i < limit && (p[i] == ' ' || p[i] == '\t')) i++;
+	if (i == n) return -1;
+	if (p[i++] != ':') return 0;
+	while (i < n && i < limit && (p[i] == ' ' || p[i] == '\t')) i++;
 	size_t digits = 0;
-	while (i < n && p[i] >= '0' && p[i] <= '9' && digits <= 20)
-		i++, digits++;
-	if (i == n)
-		return -1;
-	if (!digits || digits > 20)
-		return 0;
-	while (i < n && i < limit && (p[i] == ' ' || p[i] == '\t'))
-		i++;
-	if (i == n)
-		return -1;
-	if (p[i] == '\n')
-		return 1;
-	if (p[i] != '\r')
-		return 0;
-	if (i + 1 == n)
-		return -1;
+	while (i < n && p[i] >= '0' && p[i] <= '9' && digits <= 20) i++, digits++;
+	if (i == n) return -1;
+	if (!digits || digits > 20) return 0;
+	while (i < n && i < limit && (p[i] == ' ' || p[i] == '\t')) i++;
+	if (i == n) return -1;
+	if (p[i] == '\n') return 1;
+	if (p[i] != '\r') return 0;
+	if (i + 1 == n) return -1;
 	return p[i + 1] == '\n';
 }
 
 /* Scans [from, to) of the unconsumed bytes for the start of a header line.
  * Returns its offset (from pos) and sets *found, or, when none, the offset
  * at which a later scan must resume (the first undecided start). */
-static size_t scan_for_header(const struct rpc_frame_reader *r, size_t from, size_t to,
-			      bool *found)
+static size_t scan_for_header(const struct rpc_frame_reader *r, size_t from, size_t to, bool *found)
 {
 	const char *base = r->buf + r->pos;
 	size_t avail = r->len - r->pos;
 	*found = false;
 	for (size_t i = from; i < to; i++) {
-		if (lower((unsigned char)base[i]) != 'c')
-			continue;
+		if (lower((unsigned char)base[i]) != 'c') continue;
 		int m = header_at(base + i, avail - i);
 		if (m == 1) {
 			*found = true;
 			return i;
 		}
-		if (m == -1)
-			return i;
+		if (m == -1) return i;
 	}
 	return to;
 }
 
 static bool is_token_char(unsigned char c)
 {
-	if (c <= 32 || c >= 127)
-		return false;
+	if (c <= 32 || c >= 127) return false;
 	return !strchr("()<>@,;:\\\"/[]?={}", c);
 }
 
@@ -181,10 +159,10 @@ static void header_line(struct rpc_frame_reader *r, const char *p, size_t n)
 {
 	char detail[96];
 	if (n == 0) {
-		if (!r->block_started)
-			return; /* blank lines between frames are harmless */
+		if (!r->block_started) return; /* blank lines between frames are harmless */
 		if (!r->have_length) {
-			report(r, RPC_FRAME_ERROR_NO_LENGTH, "header block ended without Content-Length");
+			report(r, RPC_FRAME_ERROR_NO_LENGTH,
+			       "header block ended without Content-Length");
 			block_reset(r);
 			return;
 		}
@@ -192,7 +170,7 @@ static void header_line(struct rpc_frame_reader *r, const char *p, size_t n)
 		block_reset(r);
 		if (length > r->max_body) {
 			snprintf(detail, sizeof detail, "Content-Length %" PRIu64 " > max %zu",
-				 length, r->max_body);
+			         length, r->max_body);
 			report(r, RPC_FRAME_ERROR_OVERSIZED, detail);
 			r->state = STATE_SKIP;
 			r->skip_left = length;
@@ -204,8 +182,7 @@ static void header_line(struct rpc_frame_reader *r, const char *p, size_t n)
 		return;
 	}
 	size_t colon = 0;
-	while (colon < n && is_token_char((unsigned char)p[colon]))
-		colon++;
+	while (colon < n && is_token_char((unsigned char)p[colon])) colon++;
 	if (colon == 0 || colon == n || p[colon] != ':') {
 		if (!r->in_garbage)
 			report(r, RPC_FRAME_ERROR_GARBAGE, "a line that is not a header");
@@ -216,10 +193,8 @@ static void header_line(struct rpc_frame_reader *r, const char *p, size_t n)
 	r->in_garbage = false;
 	r->block_started = true;
 	const char *v = p + colon + 1, *end = p + n;
-	while (v < end && (*v == ' ' || *v == '\t'))
-		v++;
-	while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
+	while (v < end && (*v == ' ' || *v == '\t')) v++;
+	while (end > v && (end[-1] == ' ' || end[-1] == '\t')) end--;
 	if (colon == 14 && !strncasecmp(p, "content-length", 14)) {
 		uint64_t len = 0;
 		bool ok = v < end && end - v <= 19;
@@ -230,7 +205,8 @@ static void header_line(struct rpc_frame_reader *r, const char *p, size_t n)
 				len = len * 10 + (uint64_t)(*q - '0');
 		}
 		if (!ok) {
-			report(r, RPC_FRAME_ERROR_BAD_LENGTH, "Content-Length is not a decimal number");
+			report(r, RPC_FRAME_ERROR_BAD_LENGTH,
+			       "Content-Length is not a decimal number");
 			block_reset(r);
 			r->in_garbage = true; /* its body follows: skip it as garbage */
 			return;
@@ -253,7 +229,8 @@ static void process(struct rpc_frame_reader *r, bool *stopped)
 			if (!nl) {
 				if (avail > MAX_HEADER_LINE) {
 					if (!r->in_garbage)
-						report(r, RPC_FRAME_ERROR_GARBAGE, "an over-long header line");
+						report(r, RPC_FRAME_ERROR_GARBAGE,
+						       "an over-long header line");
 					r->in_garbage = true;
 					block_reset(r);
 					r->pos = r->len;
@@ -262,8 +239,7 @@ static void process(struct rpc_frame_reader *r, bool *stopped)
 			}
 			size_t n = (size_t)(nl - base);
 			r->pos += n + 1;
-			if (n && base[n - 1] == '\r')
-				n--;
+			if (n && base[n - 1] == '\r') n--;
 			header_line(r, base, n);
 		} else if (r->state == STATE_BODY) {
 			uint64_t need = r->body_len;
@@ -272,7 +248,8 @@ static void process(struct rpc_frame_reader *r, bool *stopped)
 			size_t at = scan_for_header(r, r->scan, have, &found);
 			if (found) {
 				char detail[96];
-				snprintf(detail, sizeof detail, "%zu of %" PRIu64 " bytes", at, need);
+				snprintf(detail, sizeof detail, "%zu of %" PRIu64 " bytes", at,
+				         need);
 				report(r, RPC_FRAME_ERROR_TRUNCATED, detail);
 				r->pos += at;
 				r->state = STATE_HEADERS;
@@ -295,7 +272,8 @@ static void process(struct rpc_frame_reader *r, bool *stopped)
 			r->pos += at;
 			r->skip_left -= at;
 			if (found) {
-				report(r, RPC_FRAME_ERROR_TRUNCATED, "skipped body cut short by a header");
+				report(r, RPC_FRAME_ERROR_TRUNCATED,
+				       "skipped body cut short by a header");
 				r->state = STATE_HEADERS;
 				continue;
 			}
@@ -310,24 +288,20 @@ static void process(struct rpc_frame_reader *r, bool *stopped)
 
 static int reserve(struct rpc_frame_reader *r, size_t extra)
 {
-	if (r->cap - r->len >= extra)
-		return 0;
+	if (r->cap - r->len >= extra) return 0;
 	if (r->pos) { /* compact before growing */
 		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
 		r->len -= r->pos;
 		r->pos = 0;
-		if (r->cap - r->len >= extra)
-			return 0;
+		if (r->cap - r->len >= extra) return 0;
 	}
 	size_t want = r->len + extra;
 	if (r->state == STATE_BODY && r->pos + r->body_len > want)
 		want = r->pos + (size_t)r->body_len; /* the body's size is known: one allocation */
 	size_t cap = r->cap ? r->cap : 4096;
-	while (cap < want)
-		cap *= 2;
+	while (cap < want) cap *= 2;
 	char *b = realloc(r->buf, cap);
-	if (!b)
-		return -ENOMEM;
+	if (!b) return -ENOMEM;
 	r->buf = b;
 	r->cap = cap;
 	return 0;
@@ -335,10 +309,8 @@ static int reserve(struct rpc_frame_reader *r, size_t extra)
 
 int rpc_frame_reader_feed(struct rpc_frame_reader *r, const char *data, size_t len)
 {
-	if (len == 0)
-		return rpc_frame_reader_resume(r);
-	if (reserve(r, len))
-		return -ENOMEM;
+	if (len == 0) return rpc_frame_reader_resume(r);
+	if (reserve(r, len)) return -ENOMEM;
 	memcpy(r->buf + r->len, data, len);
 	r->len += len;
 	return rpc_frame_reader_resume(r);
@@ -348,7 +320,6 @@ int rpc_frame_reader_resume(struct rpc_frame_reader *r)
 {
 	bool stopped;
 	process(r, &stopped);
-	if (r->pos == r->len)
-		r->pos = r->len = 0;
+	if (r->pos == r->len) r->pos = r->len = 0;
 	return 0;
 }

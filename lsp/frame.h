@@ -25,11 +25,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define RPC_FRAME_ERRORS(X)                                                         \
-	X(GARBAGE, "bytes that are not a header line were skipped")                \
-	X(NO_LENGTH, "a header block without Content-Length was dropped")          \
-	X(BAD_LENGTH, "a Content-Length that is not a number was dropped")         \
-	X(OVERSIZED, "a body over the maximum message size is being skipped")      \
+#define RPC_FRAME_ERRORS(X)                                                   \
+	X(GARBAGE, "bytes that are not a header line were skipped")           \
+	X(NO_LENGTH, "a header block without Content-Length was dropped")     \
+	X(BAD_LENGTH, "a Content-Length that is not a number was dropped")    \
+	X(OVERSIZED, "a body over the maximum message size is being skipped") \
 	X(TRUNCATED, "a body was cut short by the next frame's header and dropped")
 
 enum rpc_frame_error {
@@ -52,7 +52,7 @@ struct rpc_frame_reader;
 /* A new reader that accepts bodies up to max_body bytes; NULL when out of
  * memory. The callbacks and ud are kept (borrowed) for its life. */
 struct rpc_frame_reader *rpc_frame_reader_new(size_t max_body, rpc_frame_fn on_frame,
-					      rpc_frame_error_fn on_error, void *ud);
+                                              rpc_frame_error_fn on_error, void *ud);
 
 /* Frees the reader; accepts NULL. */
 void rpc_frame_reader_free(struct rpc_frame_reader *r);

@@ -14,8 +14,7 @@ const char *rpc_error_message(int code)
 {
 	switch (code) {
 #define X(name, code_, msg) \
-	case code_:          \
-		return msg;
+	case code_: return msg;
 		RPC_ERRORS(X)
 #undef X
 	}
@@ -28,7 +27,7 @@ static bool valid_id(const json_t *id)
 }
 
 int rpc_message_parse(const char *body, size_t len, struct rpc_message *msg, json_t **bad_id,
-		      char *why, size_t why_size)
+                      char *why, size_t why_size)
 {
 	json_error_t jerr;
 	memset(msg, 0, sizeof *msg);
@@ -42,12 +41,11 @@ int rpc_message_parse(const char *body, size_t len, struct rpc_message *msg, jso
 	json_t *id = NULL, *method, *ver;
 	if (!json_is_object(root)) {
 		reason = json_is_array(root) ? "batches are not supported by LSP"
-					     : "a message must be a JSON object";
+		                             : "a message must be a JSON object";
 		goto invalid;
 	}
 	id = json_object_get(root, "id");
-	if (id && valid_id(id))
-		*bad_id = json_incref(id);
+	if (id && valid_id(id)) *bad_id = json_incref(id);
 	ver = json_object_get(root, "jsonrpc");
 	if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0")) {
 		reason = "\"jsonrpc\" must be \"2.0\"";
@@ -65,8 +63,7 @@ int rpc_message_parse(const char *body, size_t len, struct rpc_message *msg, jso
 		}
 		json_t *params = json_object_get(root, "params");
 		/* eglot sends "params": null for shutdown: read it as absent. */
-		if (json_is_null(params))
-			params = NULL;
+		if (json_is_null(params)) params = NULL;
 		if (params && !json_is_object(params) && !json_is_array(params)) {
 			reason = "\"params\" must be an object or an array";
 			goto invalid;
@@ -102,15 +99,15 @@ invalid:
 
 json_t *rpc_response_new(json_t *id, json_t *result)
 {
-	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-			 "result", result ? result : json_null());
+	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "result",
+	                 result ? result : json_null());
 }
 
 json_t *rpc_error_response_new(json_t *id, int code, const char *message)
 {
-	return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-			 id ? id : json_null(), "error", "code", code, "message",
-			 message ? message : rpc_error_message(code));
+	return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+	                 "error", "code", code, "message",
+	                 message ? message : rpc_error_message(code));
 }
 
 json_t *rpc_notification_new(const char *method, json_t *params)
@@ -135,8 +132,7 @@ json_t *rpc_request_new(json_int_t id, const char *method, json_t *params)
 
 bool rpc_id_equal(const json_t *a, const json_t *b)
 {
-	if (!a || !b)
-		return false;
+	if (!a || !b) return false;
 	if (json_is_integer(a) && json_is_integer(b))
 		return json_integer_value(a) == json_integer_value(b);
 	if (json_is_string(a) && json_is_string(b))

@@ -10,17 +10,17 @@
 #include <stdbool.h>
 
 /* Error codes of JSON-RPC 2.0 and LSP, written once. */
-#define RPC_ERRORS(X)                                                              \
-	X(PARSE_ERROR, -32700, "Parse error")                                     \
-	X(INVALID_REQUEST, -32600, "Invalid Request")                             \
-	X(METHOD_NOT_FOUND, -32601, "Method not found")                           \
-	X(INVALID_PARAMS, -32602, "Invalid params")                               \
-	X(INTERNAL_ERROR, -32603, "Internal error")                               \
-	X(SERVER_NOT_INITIALIZED, -32002, "Server not initialized")               \
-	X(UNKNOWN_ERROR_CODE, -32001, "Unknown error code")                       \
-	X(REQUEST_FAILED, -32803, "Request failed")                               \
-	X(SERVER_CANCELLED, -32802, "Server cancelled")                           \
-	X(CONTENT_MODIFIED, -32801, "Content modified")                           \
+#define RPC_ERRORS(X)                                               \
+	X(PARSE_ERROR, -32700, "Parse error")                       \
+	X(INVALID_REQUEST, -32600, "Invalid Request")               \
+	X(METHOD_NOT_FOUND, -32601, "Method not found")             \
+	X(INVALID_PARAMS, -32602, "Invalid params")                 \
+	X(INTERNAL_ERROR, -32603, "Internal error")                 \
+	X(SERVER_NOT_INITIALIZED, -32002, "Server not initialized") \
+	X(UNKNOWN_ERROR_CODE, -32001, "Unknown error code")         \
+	X(REQUEST_FAILED, -32803, "Request failed")                 \
+	X(SERVER_CANCELLED, -32802, "Server cancelled")             \
+	X(CONTENT_MODIFIED, -32801, "Content modified")             \
 	X(REQUEST_CANCELLED, -32800, "Request cancelled")
 
 enum rpc_error {
@@ -57,7 +57,7 @@ struct rpc_message {
  * reference to the message's id when one could be read (else NULL) so the
  * error response can carry it. */
 int rpc_message_parse(const char *body, size_t len, struct rpc_message *msg, json_t **bad_id,
-		      char *why, size_t why_size);
+                      char *why, size_t why_size);
 
 /* {"jsonrpc":"2.0","id":id,"result":result}. id borrowed (NULL becomes
  * null), result stolen (NULL becomes null). New reference. */

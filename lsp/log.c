@@ -28,8 +28,7 @@ static const char *const level_names[] = {
 struct log *log_new(void)
 {
 	struct log *log = calloc(1, sizeof *log);
-	if (!log)
-		return NULL;
+	if (!log) return NULL;
 	log->level = LOG_LEVEL_INFO;
 	pthread_mutex_init(&log->lock, NULL);
 	return log;
@@ -37,10 +36,8 @@ struct log *log_new(void)
 
 void log_free(struct log *log)
 {
-	if (!log)
-		return;
-	if (log->file)
-		fclose(log->file);
+	if (!log) return;
+	if (log->file) fclose(log->file);
 	pthread_mutex_destroy(&log->lock);
 	free(log);
 }
@@ -48,12 +45,10 @@ void log_free(struct log *log)
 int log_set_file(struct log *log, const char *path)
 {
 	FILE *f = fopen(path, "a");
-	if (!f)
-		return -errno;
+	if (!f) return -errno;
 	setvbuf(f, NULL, _IOLBF, 0);
 	pthread_mutex_lock(&log->lock);
-	if (log->file)
-		fclose(log->file);
+	if (log->file) fclose(log->file);
 	log->file = f;
 	pthread_mutex_unlock(&log->lock);
 	return 0;
@@ -76,15 +71,13 @@ bool log_enabled(const struct log *log, enum log_level level)
 
 const char *log_level_name(enum log_level level)
 {
-	if ((unsigned)level >= sizeof level_names / sizeof level_names[0])
-		return "?";
+	if ((unsigned)level >= sizeof level_names / sizeof level_names[0]) return "?";
 	return level_names[level];
 }
 
 int log_level_from_name(const char *name, enum log_level *out)
 {
-	if (!name)
-		return -EINVAL;
+	if (!name) return -EINVAL;
 	for (size_t i = 0; i < sizeof level_names / sizeof level_names[0]; i++) {
 		if (!strcmp(name, level_names[i])) {
 			*out = (enum log_level)i;
@@ -100,15 +93,14 @@ int log_level_from_name(const char *name, enum log_level *out)
 
 void log_writev(struct log *log, enum log_level level, const char *fmt, va_list ap)
 {
-	if (!log_enabled(log, level))
-		return;
+	if (!log_enabled(log, level)) return;
 	char line[2048];
 	struct timespec ts;
 	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	int n = snprintf(line, sizeof line, "%02d:%02d:%02d.%03ld %-5s ", tm.tm_hour, tm.tm_min,
-			 tm.tm_sec, ts.tv_nsec / 1000000, level_names[level]);
+	                 tm.tm_sec, ts.tv_nsec / 1000000, level_names[level]);
 	int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
 	size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
 	if (len > sizeof line - 2)

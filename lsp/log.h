@@ -12,7 +12,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
-#define LOG_LEVELS(X) \
+#define LOG_LEVELS(X)     \
 	X(ERROR, "error") \
 	X(WARN, "warn")   \
 	X(INFO, "info")   \
@@ -53,12 +53,12 @@ int log_level_from_name(const char *name, enum log_level *out);
 /* Writes one line "TIME LEVEL message" when level is enabled. log may be
  * NULL (then nothing is written). */
 void log_write(struct log *log, enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 void log_writev(struct log *log, enum log_level level, const char *fmt, va_list ap);
 
 #define log_error(l, ...) log_write((l), LOG_LEVEL_ERROR, __VA_ARGS__)
-#define log_warn(l, ...) log_write((l), LOG_LEVEL_WARN, __VA_ARGS__)
-#define log_info(l, ...) log_write((l), LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_warn(l, ...)  log_write((l), LOG_LEVEL_WARN, __VA_ARGS__)
+#define log_info(l, ...)  log_write((l), LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(l, ...) log_write((l), LOG_LEVEL_DEBUG, __VA_ARGS__)
 #define log_trace(l, ...) log_write((l), LOG_LEVEL_TRACE, __VA_ARGS__)
 

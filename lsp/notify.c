@@ -12,7 +12,7 @@
 #include <string.h>
 
 static void send_message(struct server *s, const char *method, enum message_type type,
-			 const char *fmt, va_list ap)
+                         const char *fmt, va_list ap)
 {
 	char text[1024];
 	vsnprintf(text, sizeof text, fmt, ap);
@@ -37,8 +37,7 @@ void server_log_message(struct server *s, enum message_type type, const char *fm
 
 void server_log_trace(struct server *s, const char *message, const char *verbose)
 {
-	if (s->trace == TRACE_OFF)
-		return;
+	if (s->trace == TRACE_OFF) return;
 	json_t *params = json_pack("{s:s}", "message", message);
 	if (params && verbose && s->trace == TRACE_VERBOSE)
 		json_object_set_new(params, "verbose", json_string(verbose));
@@ -47,47 +46,41 @@ void server_log_trace(struct server *s, const char *message, const char *verbose
 
 char *server_progress_begin(struct server *s, const char *title, const char *message)
 {
-	if (!s->client_progress || s->state != SERVER_STATE_RUNNING)
-		return NULL;
+	if (!s->client_progress || s->state != SERVER_STATE_RUNNING) return NULL;
 	char token[64];
 	snprintf(token, sizeof token, "infill/progress/%llu",
-		 (unsigned long long)++s->next_progress);
+	         (unsigned long long)++s->next_progress);
 	char *copy = strdup(token);
-	if (!copy)
-		return NULL;
+	if (!copy) return NULL;
 	/* The client processes messages in order, so the token exists by the
 	 * time the begin notification below is read; the response itself
 	 * carries nothing we need. */
 	server_request(s, "window/workDoneProgress/create", json_pack("{s:s}", "token", token),
-		       NULL, NULL);
-	json_t *value = json_pack("{s:s, s:s, s:b}", "kind", "begin", "title", title,
-				  "cancellable", 0);
-	if (value && message)
-		json_object_set_new(value, "message", json_string(message));
+	               NULL, NULL);
+	json_t *value =
+	        json_pack("{s:s, s:s, s:b}", "kind", "begin", "title", title, "cancellable", 0);
+	if (value && message) json_object_set_new(value, "message", json_string(message));
 	server_notify(s, "$/progress", json_pack("{s:s, s:o}", "token", token, "value", value));
 	return copy;
 }
 
 void server_progress_report(struct server *s, const char *token, const char *message,
-			    int percentage)
+                            int percentage)
 {
-	if (!token)
-		return;
+	if (!token) return;
 	json_t *value = json_pack("{s:s}", "kind", "report");
-	if (value && message)
-		json_object_set_new(value, "message", json_string(message));
+	if (value && message) json_object_set_new(value, "message", json_string(message));
 	if (value && percentage >= 0)
-		json_object_set_new(value, "percentage", json_integer(percentage > 100 ? 100 : percentage));
+		json_object_set_new(value, "percentage",
+		                    json_integer(percentage > 100 ? 100 : percentage));
 	server_notify(s, "$/progress", json_pack("{s:s, s:o}", "token", token, "value", value));
 }
 
 void server_progress_end(struct server *s, char *token, const char *message)
 {
-	if (!token)
-		return;
+	if (!token) return;
 	json_t *value = json_pack("{s:s}", "kind", "end");
-	if (value && message)
-		json_object_set_new(value, "message", json_string(message));
+	if (value && message) json_object_set_new(value, "message", json_string(message));
 	server_notify(s, "$/progress", json_pack("{s:s, s:o}", "token", token, "value", value));
 	free(token);
 }

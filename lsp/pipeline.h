@@ -53,8 +53,8 @@ struct completion_request {
 	enum pos_encoding encoding;
 	enum completion_trigger trigger;
 	enum completion_kind kind;
-	char *trigger_character; /* completion only; NULL when none */
-	char *selected_text;     /* inline: selectedCompletionInfo.text; else NULL */
+	char *trigger_character;  /* completion only; NULL when none */
+	char *selected_text;      /* inline: selectedCompletionInfo.text; else NULL */
 	struct settings settings; /* resolved for language_id; a deep copy
 				   * (strings and lists owned by the request) */
 };
@@ -91,9 +91,9 @@ typedef void (*pipeline_done_fn)(void *ud, int status, const struct completion_r
 /* Counters the engine keeps; the server adds its own (requests, cancelled,
  * latency) for infill/stats. */
 struct pipeline_stats {
-	uint64_t fast_path;           /* answered from the previous result, no model run */
-	uint64_t prompt_tokens;       /* prompt tokens over all jobs */
-	uint64_t cached_prompt_tokens;/* of which served from the prefix cache */
+	uint64_t fast_path;            /* answered from the previous result, no model run */
+	uint64_t prompt_tokens;        /* prompt tokens over all jobs */
+	uint64_t cached_prompt_tokens; /* of which served from the prefix cache */
 	uint64_t generated_tokens;
 	uint64_t rejected_candidates; /* dropped by validation or confidence */
 	const char *backend;          /* "none", "cpu", "cuda"; static string */
@@ -110,7 +110,7 @@ struct pipeline_host {
 	 * it (message then is the final one). Shown with $/progress when the
 	 * client supports it, logged otherwise. */
 	void (*progress)(void *ud, const char *title, const char *message, int percentage,
-			 bool done);
+	                 bool done);
 	/* A message the user must see (window/showMessage): type 1 error,
 	 * 2 warning, 3 info. text borrowed for the call. */
 	void (*message)(void *ud, int type, const char *text);
@@ -125,7 +125,7 @@ struct pipeline_host {
  * loading a model (the path may come from the client's settings). NULL when
  * out of memory. */
 struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct settings *settings,
-			      const struct pipeline_host *host);
+                              const struct pipeline_host *host);
 
 /* Cancels every job (no callbacks) and starts closing; done(ud) runs on the
  * loop when its handles are closed, after which pipeline_free may run. */
@@ -144,7 +144,7 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings);
  * calls done later, never from inside this call. On error returns a
  * negative errno and never calls done. */
 int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline_done_fn done,
-		    void *ud, struct pipeline_job **job);
+                    void *ud, struct pipeline_job **job);
 
 /* Cancels a job: its callback will not run, and the engine stops it at its
  * next step. job is invalid afterwards. */
@@ -154,9 +154,9 @@ void pipeline_cancel(struct pipeline *p, struct pipeline_job *job);
  * trees, last suggestion). doc is borrowed for the call. An edit replaced
  * bytes [start, old_end) of the old text by [start, new_end) of the new. */
 void pipeline_doc_open(struct pipeline *p, const char *uri, const char *language_id,
-		       const struct doc *doc);
+                       const struct doc *doc);
 void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *doc, size_t start,
-		       size_t old_end, size_t new_end);
+                       size_t old_end, size_t new_end);
 void pipeline_doc_close(struct pipeline *p, const char *uri);
 
 /* The engine's counters (a copy). */

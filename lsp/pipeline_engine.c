@@ -48,14 +48,14 @@ struct pipeline_job {
 	struct completion_request *req;
 	pipeline_done_fn done;
 	void *ud;
-	atomic_int cancel;      /* set by pipeline_cancel/close; read by the engine */
-	bool dropped;           /* loop: cancelled, no callback */
-	int status;             /* engine -> loop: 0 or negative */
+	atomic_int cancel; /* set by pipeline_cancel/close; read by the engine */
+	bool dropped;      /* loop: cancelled, no callback */
+	int status;        /* engine -> loop: 0 or negative */
 	struct completion_result result;
-	char *previous;         /* the suggestion on screen for this document, or NULL */
+	char *previous; /* the suggestion on screen for this document, or NULL */
 	size_t previous_len;
-	bool fast;              /* answered by the fast path */
-	struct complete_result figures; /* counts and timings of the run (no items) */
+	bool fast;                        /* answered by the fast path */
+	struct complete_result figures;   /* counts and timings of the run (no items) */
 	struct pipeline_job *qnext;       /* queue / done list (under mu) */
 	struct pipeline_job *prev, *next; /* live list (loop) */
 };
@@ -81,15 +81,15 @@ struct load_spec {
 struct pipeline {
 	uv_loop_t *loop;
 	struct log *log;
-	uv_async_t async;           /* started lazily (see async_start) */
+	uv_async_t async; /* started lazily (see async_start) */
 	bool async_started;
-	struct pipeline_host host;  /* copied at pipeline_new */
-	bool loading;               /* a progress report is open */
-	struct pipeline_job *live;  /* every job not yet freed (loop) */
-	struct fast_doc *docs;      /* the fast path's memory (loop) */
-	struct load_spec loaded;    /* the spec of the last load requested (loop) */
+	struct pipeline_host host; /* copied at pipeline_new */
+	bool loading;              /* a progress report is open */
+	struct pipeline_job *live; /* every job not yet freed (loop) */
+	struct fast_doc *docs;     /* the fast path's memory (loop) */
+	struct load_spec loaded;   /* the spec of the last load requested (loop) */
 	bool configured;
-	bool reuse_shifted;         /* cache.reuseShiftedSuffix (loop copy) */
+	bool reuse_shifted; /* cache.reuseShiftedSuffix (loop copy) */
 	bool closing;
 	void (*close_done)(void *ud);
 	void *close_ud;
@@ -104,11 +104,11 @@ struct pipeline {
 	struct event *events_head, *events_tail;
 	struct load_spec pending_load;
 	bool load_pending;
-	bool params_pending;        /* new engine params (shifted suffix) */
+	bool params_pending; /* new engine params (shifted suffix) */
 	bool reuse_shifted_pending;
 	bool stop;
 	bool thread_exited;
-	atomic_bool ready;          /* a model and an engine are loaded */
+	atomic_bool ready; /* a model and an engine are loaded */
 	struct pipeline_stats stats;
 };
 
@@ -144,8 +144,7 @@ static struct complete_memory *edoc_memory(struct edoc **list, const char *uri)
 	}
 	if (n >= EDOC_MAX) { /* drop the least recently used */
 		pp = list;
-		while ((*pp)->next)
-			pp = &(*pp)->next;
+		while ((*pp)->next) pp = &(*pp)->next;
 		complete_memory_finish(&(*pp)->mem);
 		free((*pp)->uri);
 		free(*pp);
@@ -172,12 +171,10 @@ static void edoc_free_all(struct edoc *d)
 	}
 }
 
-static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool ok,
-		       const char *msg)
+static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool ok, const char *msg)
 {
 	struct event *ev = calloc(1, sizeof *ev);
-	if (!ev)
-		return; /* a lost progress line is not worth failing for */
+	if (!ev) return; /* a lost progress line is not worth failing for */
 	ev->kind = kind;
 	ev->percentage = pct;
 	ev->ok = ok;
@@ -201,12 +198,9 @@ static void on_load_progress(void *user, float fraction)
 {
 	struct load_progress *lp = user;
 	int pct = (int)(fraction * 100.0f);
-	if (pct < 0)
-		pct = 0;
-	if (pct > 100)
-		pct = 100;
-	if (pct / 5 == lp->last / 5)
-		return; /* every 5%: enough for a progress bar */
+	if (pct < 0) pct = 0;
+	if (pct > 100) pct = 100;
+	if (pct / 5 == lp->last / 5) return; /* every 5%: enough for a progress bar */
 	lp->last = pct;
 	post_event(lp->p, EVENT_PROGRESS, pct, true, NULL);
 }
@@ -217,8 +211,8 @@ static const char *backend_word(const struct model *m)
 	return name && !strncmp(name, "cuda", 4) ? "cuda" : "cpu";
 }
 
-static void load(struct pipeline *p, struct load_spec *spec, struct model **mp,
-		 struct engine **ep, bool reuse_shifted)
+static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, struct engine **ep,
+                 bool reuse_shifted)
 {
 	engine_free(*ep);
 	model_free(*mp);
@@ -237,14 +231,14 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp,
 	struct model_params mp_ = model_params_default();
 	mp_.path = spec->path;
 	mp_.backend = spec->backend == CONFIG_BACKEND_CUDA  ? INFER_BACKEND_CUDA
-		      : spec->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
-							    : INFER_BACKEND_AUTO;
+	              : spec->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
+	                                                    : INFER_BACKEND_AUTO;
 	mp_.n_threads = spec->threads;
 	mp_.kv_bytes = (size_t)spec->cache_mb << 20;
-	struct load_progress lp = {p, -100};
+	struct load_progress lp = { p, -100 };
 	mp_.progress = on_load_progress;
 	mp_.progress_user = &lp;
-	struct infer_error err = {{0}};
+	struct infer_error err = { { 0 } };
 	struct model *m = model_load(&mp_, &err);
 	struct engine *e = NULL;
 	if (m) {
@@ -258,7 +252,7 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp,
 	}
 	if (!m) {
 		snprintf(msg, sizeof msg, "infill: cannot load the model %s: %s", spec->path,
-			 err.message[0] ? err.message : "unknown error");
+		         err.message[0] ? err.message : "unknown error");
 		post_event(p, EVENT_LOAD_END, 100, false, msg);
 		pthread_mutex_lock(&p->mu);
 		p->stats.backend = "none";
@@ -266,8 +260,8 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp,
 		return;
 	}
 	const struct model_info *mi = model_info(m);
-	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s", spec->path, mi->n_layer,
-		 mi->n_embd, mi->backend_name ? mi->backend_name : "cpu");
+	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s", spec->path, mi->n_layer, mi->n_embd,
+	         mi->backend_name ? mi->backend_name : "cpu");
 	pthread_mutex_lock(&p->mu);
 	p->stats.backend = backend_word(m);
 	pthread_mutex_unlock(&p->mu);
@@ -278,13 +272,12 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp,
 }
 
 /* Runs one job; fills job->status and job->result. */
-static void run_job(struct pipeline *p, struct engine *e, struct model *m,
-		    struct edoc **edocs, struct pipeline_job *job)
+static void run_job(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
+                    struct pipeline_job *job)
 {
 	struct completion_request *req = job->req;
 	job->status = 0;
-	if (!e || atomic_load(&job->cancel))
-		return; /* no model (answered empty) or nobody waits */
+	if (!e || atomic_load(&job->cancel)) return; /* no model (answered empty) or nobody waits */
 	struct complete_options opt = complete_options_default();
 	opt.cancel = &job->cancel;
 	opt.previous = job->previous;
@@ -296,7 +289,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m,
 	struct complete_result res;
 	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-			      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
 	job->figures = res;
 	job->figures.items = NULL;
 	job->figures.count = res.count;
@@ -304,7 +297,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m,
 	p->stats.prompt_tokens += (uint64_t)(res.prompt_tokens > 0 ? res.prompt_tokens : 0);
 	p->stats.cached_prompt_tokens += (uint64_t)(res.cached_tokens > 0 ? res.cached_tokens : 0);
 	p->stats.generated_tokens +=
-		(uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
+	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
 	pthread_mutex_unlock(&p->mu);
 	if (rc == ENGINE_ECANCELED) {
@@ -326,8 +319,10 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m,
 	}
 	for (size_t i = 0; i < res.count; i++) {
 		job->result.items[i] = (struct completion_candidate){
-			.text = res.items[i].text, .text_len = res.items[i].len,
-			.start = res.items[i].start, .end = res.items[i].end,
+			.text = res.items[i].text,
+			.text_len = res.items[i].len,
+			.start = res.items[i].start,
+			.end = res.items[i].end,
 			.score = res.items[i].score,
 		};
 		res.items[i].text = NULL; /* moved */
@@ -346,8 +341,7 @@ static void *engine_main(void *arg)
 	for (;;) {
 		while (!p->stop && !p->load_pending && !p->queue_head)
 			pthread_cond_wait(&p->cv, &p->mu);
-		if (p->stop)
-			break;
+		if (p->stop) break;
 		if (p->load_pending) {
 			struct load_spec spec = p->pending_load;
 			p->pending_load.path = NULL;
@@ -369,8 +363,7 @@ static void *engine_main(void *arg)
 		p->params_pending = false;
 		struct pipeline_job *job = p->queue_head;
 		p->queue_head = job->qnext;
-		if (!p->queue_head)
-			p->queue_tail = NULL;
+		if (!p->queue_head) p->queue_tail = NULL;
 		job->qnext = NULL;
 		pthread_mutex_unlock(&p->mu);
 
@@ -400,8 +393,7 @@ static void *engine_main(void *arg)
 
 static void result_finish(struct completion_result *r)
 {
-	for (size_t i = 0; i < r->count; i++)
-		free(r->items[i].text);
+	for (size_t i = 0; i < r->count; i++) free(r->items[i].text);
 	free(r->items);
 	r->items = NULL;
 	r->count = 0;
@@ -413,8 +405,7 @@ static void job_free(struct pipeline *p, struct pipeline_job *job)
 		job->prev->next = job->next;
 	else
 		p->live = job->next;
-	if (job->next)
-		job->next->prev = job->prev;
+	if (job->next) job->next->prev = job->prev;
 	result_finish(&job->result);
 	completion_request_free(job->req);
 	free(job->previous);
@@ -429,26 +420,26 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 	}
 	if (job->status)
 		log_warn(p->log, "completion %llu for %s failed: %s",
-			 (unsigned long long)job->req->seq, job->req->uri, strerror(-job->status));
+		         (unsigned long long)job->req->seq, job->req->uri, strerror(-job->status));
 	const struct complete_result *f = &job->figures;
 	if (job->fast)
 		log_debug(p->log, "completion %llu: fast path, %zu candidates",
-			  (unsigned long long)job->req->seq, job->result.count);
+		          (unsigned long long)job->req->seq, job->result.count);
 	else if (f->prompt_tokens)
 		log_debug(p->log,
-			  "completion %llu: prompt %d tokens (%d cached), %d generated, %zu of %d "
-			  "candidates shown; slice %.1f ms, engine %.1f ms (prefill %.1f, decode %.1f), "
-			  "post %.1f ms",
-			  (unsigned long long)job->req->seq, f->prompt_tokens, f->cached_tokens,
-			  f->generated_tokens, f->count, f->n_generated, f->slice_ms, f->engine_ms,
-			  f->prefill_ms, f->decode_ms, f->post_ms);
-	struct completion_result empty = {NULL, 0};
+		          "completion %llu: prompt %d tokens (%d cached), %d generated, %zu of %d "
+		          "candidates shown; slice %.1f ms, engine %.1f ms (prefill %.1f, decode "
+		          "%.1f), "
+		          "post %.1f ms",
+		          (unsigned long long)job->req->seq, f->prompt_tokens, f->cached_tokens,
+		          f->generated_tokens, f->count, f->n_generated, f->slice_ms, f->engine_ms,
+		          f->prefill_ms, f->decode_ms, f->post_ms);
+	struct completion_result empty = { NULL, 0 };
 	const struct completion_result *r = job->status ? &empty : &job->result;
 	pipeline_done_fn done = job->done;
 	void *ud = job->ud;
 	/* record before the callback: it may submit the next job at once */
-	if (!job->status && job->req->text)
-		fast_record(&p->docs, job->req, r);
+	if (!job->status && job->req->text) fast_record(&p->docs, job->req, r);
 	done(ud, job->status, r);
 	job_free(p, job);
 }
@@ -463,8 +454,7 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		if (p->loading && progress)
 			progress(p->host.ud, LOAD_TITLE, "superseded", 100, true);
 		p->loading = true;
-		if (progress)
-			progress(p->host.ud, LOAD_TITLE, ev->message, 0, false);
+		if (progress) progress(p->host.ud, LOAD_TITLE, ev->message, 0, false);
 		break;
 	case EVENT_PROGRESS:
 		if (progress && p->loading)
@@ -502,8 +492,7 @@ static void finish_close(struct pipeline *p)
 	}
 	/* the engine is gone: whatever it still held is ours to free */
 	p->queue_head = p->queue_tail = p->done_head = p->done_tail = NULL;
-	while (p->live)
-		job_free(p, p->live);
+	while (p->live) job_free(p, p->live);
 	if (p->loading && p->host.progress)
 		p->host.progress(p->host.ud, LOAD_TITLE, "stopped", 100, true);
 	p->loading = false;
@@ -528,31 +517,27 @@ static void on_async(uv_async_t *a)
 
 	for (struct event *ev = events, *next; ev; ev = next) {
 		next = ev->next;
-		if (!p->closing)
-			handle_event(p, ev);
+		if (!p->closing) handle_event(p, ev);
 		free(ev);
 	}
 	for (struct pipeline_job *job = done, *next; job; job = next) {
 		next = job->qnext;
 		deliver(p, job);
 	}
-	if (p->closing && exited && !uv_is_closing((uv_handle_t *)&p->async))
-		finish_close(p);
+	if (p->closing && exited && !uv_is_closing((uv_handle_t *)&p->async)) finish_close(p);
 }
 
 /* ---- the pipeline.h functions ------------------------------------------- */
 
 struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct settings *settings,
-			      const struct pipeline_host *host)
+                              const struct pipeline_host *host)
 {
 	(void)settings; /* the model loads at the first pipeline_configure */
 	struct pipeline *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
+	if (!p) return NULL;
 	p->loop = loop;
 	p->log = log;
-	if (host)
-		p->host = *host;
+	if (host) p->host = *host;
 	p->stats.backend = "none";
 	atomic_init(&p->ready, false);
 	if (pthread_mutex_init(&p->mu, NULL)) {
@@ -572,11 +557,9 @@ struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct set
  * that owns no libuv handle. */
 static int async_start(struct pipeline *p)
 {
-	if (p->async_started)
-		return 0;
+	if (p->async_started) return 0;
 	int rc = uv_async_init(p->loop, &p->async, on_async);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	p->async.data = p;
 	p->async_started = true;
 	return 0;
@@ -604,8 +587,7 @@ void pipeline_close(struct pipeline *p, void (*done)(void *ud), void *ud)
 
 void pipeline_free(struct pipeline *p)
 {
-	if (!p)
-		return;
+	if (!p) return;
 	if (p->thread_started) { /* never closed (server_new failed): stop it here */
 		pthread_mutex_lock(&p->mu);
 		p->stop = true;
@@ -613,8 +595,7 @@ void pipeline_free(struct pipeline *p)
 		pthread_mutex_unlock(&p->mu);
 		pthread_join(p->thread, NULL);
 	}
-	while (p->live)
-		job_free(p, p->live);
+	while (p->live) job_free(p, p->live);
 	for (struct event *ev = p->events_head, *next; ev; ev = next) {
 		next = ev->next;
 		free(ev);
@@ -629,19 +610,18 @@ void pipeline_free(struct pipeline *p)
 
 void pipeline_configure(struct pipeline *p, const struct settings *settings)
 {
-	if (p->closing)
-		return;
+	if (p->closing) return;
 	char *path = settings->model && settings->model[0] ? strdup(settings->model)
-							    : complete_default_model_path();
+	                                                   : complete_default_model_path();
 	if (!path || async_start(p)) {
 		free(path);
 		log_error(p->log, "cannot configure the engine (out of memory or handles)");
 		return;
 	}
 	bool reload = !p->configured || strcmp(path, p->loaded.path) ||
-		      settings->backend != p->loaded.backend ||
-		      settings->threads != p->loaded.threads ||
-		      settings->cache_memory_mb != p->loaded.cache_mb;
+	              settings->backend != p->loaded.backend ||
+	              settings->threads != p->loaded.threads ||
+	              settings->cache_memory_mb != p->loaded.cache_mb;
 	bool shifted_changed = settings->cache_reuse_shifted_suffix != p->reuse_shifted;
 	p->reuse_shifted = settings->cache_reuse_shifted_suffix;
 	if (!reload && !shifted_changed) {
@@ -653,8 +633,8 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	p->params_pending = true;
 	if (reload) {
 		spec_finish(&p->loaded);
-		p->loaded = (struct load_spec){path, settings->backend, settings->threads,
-					       settings->cache_memory_mb};
+		p->loaded = (struct load_spec){ path, settings->backend, settings->threads,
+			                        settings->cache_memory_mb };
 		spec_finish(&p->pending_load);
 		p->pending_load = p->loaded;
 		p->pending_load.path = strdup(path);
@@ -666,8 +646,7 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	}
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
-	if (!reload)
-		free(path);
+	if (!reload) free(path);
 	if (!p->thread_started && !strcmp(p->loaded.path, PIPELINE_NO_MODEL)) {
 		/* nothing to load: no thread either, so closing is immediate */
 		pthread_mutex_lock(&p->mu);
@@ -687,7 +666,7 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 }
 
 int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline_done_fn done,
-		    void *ud, struct pipeline_job **out)
+                    void *ud, struct pipeline_job **out)
 {
 	if (p->closing) {
 		completion_request_free(req);
@@ -705,8 +684,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 	job->ud = ud;
 	atomic_init(&job->cancel, 0);
 	job->next = p->live;
-	if (p->live)
-		p->live->prev = job;
+	if (p->live) p->live->prev = job;
 	p->live = job;
 	*out = job;
 
@@ -747,30 +725,28 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 		pthread_cond_signal(&p->cv);
 	}
 	pthread_mutex_unlock(&p->mu);
-	if (immediate)
-		uv_async_send(&p->async);
+	if (immediate) uv_async_send(&p->async);
 	return 0;
 }
 
 void pipeline_cancel(struct pipeline *p, struct pipeline_job *job)
 {
 	(void)p;
-	if (!job)
-		return;
+	if (!job) return;
 	job->dropped = true;
 	atomic_store(&job->cancel, 1);
 	/* freed when the engine hands it back (at its next decode step) */
 }
 
 void pipeline_doc_open(struct pipeline *p, const char *uri, const char *language_id,
-		       const struct doc *doc)
+                       const struct doc *doc)
 {
 	(void)language_id, (void)doc;
 	fast_doc_remove(&p->docs, uri); /* a reopened document starts afresh */
 }
 
 void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *doc, size_t start,
-		       size_t old_end, size_t new_end)
+                       size_t old_end, size_t new_end)
 {
 	/* Nothing to do: the fast path compares snapshots, which also covers
 	 * edits that arrive in several pieces. */

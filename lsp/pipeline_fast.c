@@ -12,12 +12,12 @@
 /* Per-document fast-path state: the last answer given (loop thread). */
 struct fast_doc {
 	char *uri;
-	char *text;       /* the snapshot the answer was for (owned) */
+	char *text; /* the snapshot the answer was for (owned) */
 	size_t len;
 	size_t cursor;
-	char **cands;     /* the candidates shown, best first (owned) */
+	char **cands; /* the candidates shown, best first (owned) */
 	size_t *cand_len;
-	size_t *cand_tail;/* bytes after the cursor each one replaced */
+	size_t *cand_tail; /* bytes after the cursor each one replaced */
 	size_t n;
 	struct fast_doc *next;
 };
@@ -25,15 +25,13 @@ struct fast_doc {
 static struct fast_doc *doc_find(struct fast_doc **docs, const char *uri)
 {
 	for (struct fast_doc *d = *docs; d; d = d->next)
-		if (!strcmp(d->uri, uri))
-			return d;
+		if (!strcmp(d->uri, uri)) return d;
 	return NULL;
 }
 
 static void doc_clear(struct fast_doc *d)
 {
-	for (size_t i = 0; i < d->n; i++)
-		free(d->cands[i]);
+	for (size_t i = 0; i < d->n; i++) free(d->cands[i]);
 	free(d->cands);
 	free(d->cand_len);
 	free(d->cand_tail);
@@ -61,8 +59,7 @@ void fast_doc_remove(struct fast_doc **docs, const char *uri)
 static bool blank(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
-			return false;
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
 	return true;
 }
 
@@ -75,35 +72,33 @@ static bool blank(const char *s, size_t n)
  * returns true; false when it does not apply (then out is untouched).
  */
 bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
-		 struct completion_result *out)
+                 struct completion_result *out)
 {
 	struct fast_doc *d = doc_find(docs, req->uri);
-	if (!d || !d->n || !d->text || req->text_len <= d->len)
-		return false;
+	if (!d || !d->n || !d->text || req->text_len <= d->len) return false;
 	size_t k = req->text_len - d->len;
 	if (req->cursor != d->cursor + k || memcmp(req->text, d->text, d->cursor) ||
 	    memcmp(req->text + d->cursor + k, d->text + d->cursor, d->len - d->cursor))
 		return false;
 	const char *typed = req->text + d->cursor;
 	struct completion_candidate *items = calloc(d->n, sizeof *items);
-	if (!items)
-		return false;
+	if (!items) return false;
 	size_t n = 0;
 	for (size_t i = 0; i < d->n; i++) {
-		if (d->cand_len[i] <= k || memcmp(d->cands[i], typed, k))
-			continue;
+		if (d->cand_len[i] <= k || memcmp(d->cands[i], typed, k)) continue;
 		const char *rest = d->cands[i] + k;
 		size_t rest_len = d->cand_len[i] - k;
-		if (blank(rest, rest_len))
-			continue;
+		if (blank(rest, rest_len)) continue;
 		char *t = malloc(rest_len + 1);
-		if (!t)
-			break;
+		if (!t) break;
 		memcpy(t, rest, rest_len);
 		t[rest_len] = 0;
 		items[n++] = (struct completion_candidate){
-			.text = t, .text_len = rest_len, .start = req->cursor,
-			.end = req->cursor + d->cand_tail[i], .score = (double)(d->n - i),
+			.text = t,
+			.text_len = rest_len,
+			.start = req->cursor,
+			.end = req->cursor + d->cand_tail[i],
+			.score = (double)(d->n - i),
 		};
 	}
 	if (!n) {
@@ -118,7 +113,7 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 /* Remembers what was answered for the fast path and the rerank's "previous
  * suggestion". Takes the request's text. */
 void fast_record(struct fast_doc **docs, struct completion_request *req,
-		 const struct completion_result *res)
+                 const struct completion_result *res)
 {
 	struct fast_doc *d = doc_find(docs, req->uri);
 	if (!d) {
@@ -133,10 +128,8 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 	doc_clear(d);
 	size_t n = 0;
 	for (size_t i = 0; i < res->count; i++)
-		if (res->items[i].start == req->cursor && res->items[i].end >= req->cursor)
-			n++;
-	if (!n)
-		return;
+		if (res->items[i].start == req->cursor && res->items[i].end >= req->cursor) n++;
+	if (!n) return;
 	d->cands = calloc(n, sizeof *d->cands);
 	d->cand_len = calloc(n, sizeof *d->cand_len);
 	d->cand_tail = calloc(n, sizeof *d->cand_tail);
@@ -146,11 +139,9 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 	}
 	for (size_t i = 0; i < res->count && d->n < n; i++) {
 		const struct completion_candidate *c = &res->items[i];
-		if (c->start != req->cursor || c->end < req->cursor)
-			continue;
+		if (c->start != req->cursor || c->end < req->cursor) continue;
 		char *t = malloc(c->text_len + 1);
-		if (!t)
-			break;
+		if (!t) break;
 		memcpy(t, c->text, c->text_len);
 		t[c->text_len] = 0;
 		d->cands[d->n] = t;
@@ -168,14 +159,12 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 const char *fast_top(struct fast_doc **docs, const char *uri, size_t *len)
 {
 	struct fast_doc *d = doc_find(docs, uri);
-	if (!d || !d->n)
-		return NULL;
+	if (!d || !d->n) return NULL;
 	*len = d->cand_len[0];
 	return d->cands[0];
 }
 
 void fast_doc_free_all(struct fast_doc **docs)
 {
-	while (*docs)
-		fast_doc_remove(docs, (*docs)->uri);
+	while (*docs) fast_doc_remove(docs, (*docs)->uri);
 }

@@ -23,12 +23,12 @@ struct fast_doc;
  * fills out with the rest of each such candidate (texts new; ranges at the
  * new cursor) and returns true; else returns false and leaves out alone. */
 bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
-		 struct completion_result *out);
+                 struct completion_result *out);
 
 /* Remembers res as the answer shown for req's document. Takes req->text
  * (req->text becomes NULL); res is borrowed (copied). */
 void fast_record(struct fast_doc **docs, struct completion_request *req,
-		 const struct completion_result *res);
+                 const struct completion_result *res);
 
 /* The best candidate last shown for uri (borrowed until the next call that
  * changes docs), its length in *len; NULL when none. */

@@ -18,22 +18,18 @@
 const char *pos_encoding_name(enum pos_encoding enc)
 {
 	switch (enc) {
-	case POS_ENCODING_UTF8:
-		return "utf-8";
-	case POS_ENCODING_UTF16:
-		return "utf-16";
-	case POS_ENCODING_UTF32:
-		return "utf-32";
+	case POS_ENCODING_UTF8: return "utf-8";
+	case POS_ENCODING_UTF16: return "utf-16";
+	case POS_ENCODING_UTF32: return "utf-32";
 	}
 	return "utf-16";
 }
 
 int pos_encoding_from_name(const char *name, enum pos_encoding *out)
 {
-	static const enum pos_encoding all[] = {POS_ENCODING_UTF8, POS_ENCODING_UTF16,
-						POS_ENCODING_UTF32};
-	if (!name)
-		return -EINVAL;
+	static const enum pos_encoding all[] = { POS_ENCODING_UTF8, POS_ENCODING_UTF16,
+		                                 POS_ENCODING_UTF32 };
+	if (!name) return -EINVAL;
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		if (strcmp(name, pos_encoding_name(all[i])) == 0) {
 			*out = all[i];
@@ -50,8 +46,7 @@ static size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	unsigned char b = s[0];
 	size_t n;
 	unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the 2nd byte */
-	if (b < 0x80)
-		return 1;
+	if (b < 0x80) return 1;
 	if (b >= 0xC2 && b <= 0xDF) {
 		n = 2;
 	} else if (b >= 0xE0 && b <= 0xEF) {
@@ -69,23 +64,18 @@ static size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	} else {
 		return 1;
 	}
-	if (avail < n || s[1] < lo || s[1] > hi)
-		return 1;
+	if (avail < n || s[1] < lo || s[1] > hi) return 1;
 	for (size_t i = 2; i < n; i++)
-		if ((s[i] & 0xC0) != 0x80)
-			return 1;
+		if ((s[i] & 0xC0) != 0x80) return 1;
 	return n;
 }
 
 static uint32_t units_of(size_t seq_len, enum pos_encoding enc)
 {
 	switch (enc) {
-	case POS_ENCODING_UTF8:
-		return (uint32_t)seq_len;
-	case POS_ENCODING_UTF16:
-		return seq_len == 4 ? 2 : 1;
-	case POS_ENCODING_UTF32:
-		return 1;
+	case POS_ENCODING_UTF8: return (uint32_t)seq_len;
+	case POS_ENCODING_UTF16: return seq_len == 4 ? 2 : 1;
+	case POS_ENCODING_UTF32: return 1;
 	}
 	return 1;
 }
@@ -96,8 +86,7 @@ static bool ascii8(const unsigned char *p)
 	uint64_t v;
 	memcpy(&v, p, 8);
 	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	if (v & high)
-		return false;
+	if (v & high) return false;
 	/* A byte is zero after the xor only where it equalled the terminator;
 	 * with no high bits set, (x - ones) & high flags exactly those. */
 	uint64_t cr = v ^ (ones * '\r'), lf = v ^ (ones * '\n');
@@ -116,7 +105,7 @@ static bool ascii8(const unsigned char *p)
  * lookup per chunk crossed.
  */
 static size_t walk(const struct doc *d, size_t from, size_t stop, uint64_t max_units,
-		   enum pos_encoding enc, uint64_t *units)
+                   enum pos_encoding enc, uint64_t *units)
 {
 	size_t at = from, length = doc_length(d);
 	uint64_t u = 0;
@@ -132,8 +121,7 @@ static size_t walk(const struct doc *d, size_t from, size_t stop, uint64_t max_u
 				i += 8;
 				u += 8;
 			}
-			if (i >= run_len || at + i >= stop || u >= max_units)
-				break;
+			if (i >= run_len || at + i >= stop || u >= max_units) break;
 			size_t n;
 			unsigned char b = run[i];
 			if (b == '\r' || b == '\n') {
@@ -166,30 +154,27 @@ static size_t walk(const struct doc *d, size_t from, size_t stop, uint64_t max_u
 
 size_t doc_offset_at(const struct doc *d, struct doc_pos pos, enum pos_encoding enc)
 {
-	if (pos.line >= doc_line_count(d))
-		return doc_length(d);
+	if (pos.line >= doc_line_count(d)) return doc_length(d);
 	uint64_t units;
 	return walk(d, doc_line_start(d, pos.line), doc_length(d), pos.character, enc, &units);
 }
 
 struct doc_pos doc_pos_at(const struct doc *d, size_t offset, enum pos_encoding enc)
 {
-	if (offset > doc_length(d))
-		offset = doc_length(d);
+	if (offset > doc_length(d)) offset = doc_length(d);
 	size_t line = doc_line_at(d, offset);
 	uint64_t units;
 	/* An offset inside the terminator stops the walk at the content end. */
 	walk(d, doc_line_start(d, line), offset, UINT64_MAX, enc, &units);
-	struct doc_pos p = {(uint32_t)line, units > UINT32_MAX ? UINT32_MAX : (uint32_t)units};
+	struct doc_pos p = { (uint32_t)line, units > UINT32_MAX ? UINT32_MAX : (uint32_t)units };
 	return p;
 }
 
 struct doc_point doc_point_at(const struct doc *d, size_t offset)
 {
-	if (offset > doc_length(d))
-		offset = doc_length(d);
+	if (offset > doc_length(d)) offset = doc_length(d);
 	size_t row = doc_lf_before(d, offset);
 	size_t row_start = row ? doc_after_lf(d, row - 1) : 0;
-	struct doc_point p = {(uint32_t)row, (uint32_t)(offset - row_start)};
+	struct doc_point p = { (uint32_t)row, (uint32_t)(offset - row_start) };
 	return p;
 }

@@ -29,7 +29,7 @@ struct method {
 };
 
 static const struct method methods[LSP_METHOD_COUNT] = {
-#define X(name, str, kind, fn) [LSP_METHOD_##name] = {str, kind, fn},
+#define X(name, str, kind, fn) [LSP_METHOD_##name] = { str, kind, fn },
 	LSP_METHODS(X)
 #undef X
 };
@@ -37,8 +37,7 @@ static const struct method methods[LSP_METHOD_COUNT] = {
 static const struct method *method_find(const char *name)
 {
 	for (size_t i = 0; i < LSP_METHOD_COUNT; i++)
-		if (!strcmp(methods[i].name, name))
-			return &methods[i];
+		if (!strcmp(methods[i].name, name)) return &methods[i];
 	return NULL;
 }
 
@@ -52,11 +51,9 @@ const char *json_get_string(json_t *obj, const char *key)
 bool json_get_position(json_t *obj, struct doc_pos *pos)
 {
 	json_t *line = json_object_get(obj, "line"), *ch = json_object_get(obj, "character");
-	if (!json_is_integer(line) || !json_is_integer(ch))
-		return false;
+	if (!json_is_integer(line) || !json_is_integer(ch)) return false;
 	json_int_t l = json_integer_value(line), c = json_integer_value(ch);
-	if (l < 0 || c < 0 || l > UINT32_MAX || c > UINT32_MAX)
-		return false;
+	if (l < 0 || c < 0 || l > UINT32_MAX || c > UINT32_MAX) return false;
 	pos->line = (uint32_t)l;
 	pos->character = (uint32_t)c;
 	return true;
@@ -85,12 +82,10 @@ void server_send(struct server *s, json_t *msg)
 		memcpy(frame, header, hlen);
 		memcpy(frame + hlen, body, len);
 		int rc = s->io.write(s->io.ud, frame, hlen + len);
-		if (rc)
-			log_debug(s->log, "dropping a message: the output is closed (%d)", rc);
+		if (rc) log_debug(s->log, "dropping a message: the output is closed (%d)", rc);
 	}
 	free(frame);
-	if (log_enabled(s->log, LOG_LEVEL_TRACE))
-		log_trace(s->log, "--> %.1000s", body);
+	if (log_enabled(s->log, LOG_LEVEL_TRACE)) log_trace(s->log, "--> %.1000s", body);
 	free(body);
 }
 
@@ -110,7 +105,7 @@ void server_notify(struct server *s, const char *method, json_t *params)
 }
 
 json_int_t server_request(struct server *s, const char *method, json_t *params,
-			  server_response_fn cb, void *ud)
+                          server_response_fn cb, void *ud)
 {
 	struct outgoing *o = calloc(1, sizeof *o);
 	if (!o) {
@@ -134,15 +129,13 @@ static void handle_response(struct server *s, struct rpc_message *m)
 	}
 	json_int_t id = json_integer_value(m->id);
 	for (struct outgoing **p = &s->outgoing; *p; p = &(*p)->next) {
-		if ((*p)->id != id)
-			continue;
+		if ((*p)->id != id) continue;
 		struct outgoing *o = *p;
 		*p = o->next;
 		if (m->error)
 			log_warn(s->log, "the client answered request %lld with an error: %s",
-				 (long long)id, json_get_string(m->error, "message") ?: "?");
-		if (o->cb)
-			o->cb(s, m->result, m->error, o->ud);
+			         (long long)id, json_get_string(m->error, "message") ?: "?");
+		if (o->cb) o->cb(s, m->result, m->error, o->ud);
 		free(o);
 		return;
 	}
@@ -153,9 +146,9 @@ static void handle_response(struct server *s, struct rpc_message *m)
 
 static enum pos_encoding choose_encoding(json_t *params)
 {
-	json_t *list = json_object_get(
-		json_object_get(json_object_get(params, "capabilities"), "general"),
-		"positionEncodings");
+	json_t *list =
+	        json_object_get(json_object_get(json_object_get(params, "capabilities"), "general"),
+	                        "positionEncodings");
 	bool utf8 = false, utf32 = false;
 	size_t i;
 	json_t *v;
@@ -169,56 +162,52 @@ static enum pos_encoding choose_encoding(json_t *params)
 	}
 	/* Our text is UTF-8: offsets in bytes need no conversion, code points
 	 * need less than UTF-16. UTF-16 is the mandatory fallback. */
-	if (utf8)
-		return POS_ENCODING_UTF8;
-	if (utf32)
-		return POS_ENCODING_UTF32;
+	if (utf8) return POS_ENCODING_UTF8;
+	if (utf32) return POS_ENCODING_UTF32;
 	return POS_ENCODING_UTF16;
 }
 
 static enum trace_value parse_trace(const char *v, enum trace_value dflt)
 {
-	if (!v)
-		return dflt;
-	if (!strcmp(v, "off"))
-		return TRACE_OFF;
-	if (!strcmp(v, "messages"))
-		return TRACE_MESSAGES;
-	if (!strcmp(v, "verbose"))
-		return TRACE_VERBOSE;
+	if (!v) return dflt;
+	if (!strcmp(v, "off")) return TRACE_OFF;
+	if (!strcmp(v, "messages")) return TRACE_MESSAGES;
+	if (!strcmp(v, "verbose")) return TRACE_VERBOSE;
 	return dflt;
 }
 
 void lifecycle_initialize(struct server *s, json_t *id, json_t *params)
 {
 	if (!json_is_object(params)) {
-		server_reply_error(s, id, RPC_ERROR_INVALID_PARAMS, "initialize needs InitializeParams");
+		server_reply_error(s, id, RPC_ERROR_INVALID_PARAMS,
+		                   "initialize needs InitializeParams");
 		return;
 	}
 	json_t *caps = json_object_get(params, "capabilities");
 	if (caps && !json_is_object(caps)) {
-		server_reply_error(s, id, RPC_ERROR_INVALID_PARAMS, "\"capabilities\" must be an object");
+		server_reply_error(s, id, RPC_ERROR_INVALID_PARAMS,
+		                   "\"capabilities\" must be an object");
 		return;
 	}
 	s->encoding = choose_encoding(params);
 	s->trace = parse_trace(json_get_string(params, "trace"), TRACE_OFF);
 	s->client_configuration =
-		json_is_true(json_object_get(json_object_get(caps, "workspace"), "configuration"));
-	s->client_progress = json_is_true(
-		json_object_get(json_object_get(caps, "window"), "workDoneProgress"));
+	        json_is_true(json_object_get(json_object_get(caps, "workspace"), "configuration"));
+	s->client_progress =
+	        json_is_true(json_object_get(json_object_get(caps, "window"), "workDoneProgress"));
 	json_t *info = json_object_get(params, "clientInfo");
 	log_info(s->log, "initialize from %s %s; positions in %s",
-		 json_get_string(info, "name") ?: "an unnamed client",
-		 json_get_string(info, "version") ?: "", pos_encoding_name(s->encoding));
+	         json_get_string(info, "name") ?: "an unnamed client",
+	         json_get_string(info, "version") ?: "", pos_encoding_name(s->encoding));
 
 	workspace_configure_initial(s, params);
 
 	json_t *result = json_pack(
-		"{s:{s:s, s:{s:b, s:i, s:{s:b}}, s:{s:b}, s:{}}, s:{s:s, s:s}}", "capabilities",
-		"positionEncoding", pos_encoding_name(s->encoding), "textDocumentSync", "openClose",
-		1, "change", 2 /* incremental */, "save", "includeText", 0, "completionProvider",
-		"resolveProvider", 0, "inlineCompletionProvider", "serverInfo", "name", "infill",
-		"version", INFILL_VERSION);
+	        "{s:{s:s, s:{s:b, s:i, s:{s:b}}, s:{s:b}, s:{}}, s:{s:s, s:s}}", "capabilities",
+	        "positionEncoding", pos_encoding_name(s->encoding), "textDocumentSync", "openClose",
+	        1, "change", 2 /* incremental */, "save", "includeText", 0, "completionProvider",
+	        "resolveProvider", 0, "inlineCompletionProvider", "serverInfo", "name", "infill",
+	        "version", INFILL_VERSION);
 	s->state = SERVER_STATE_RUNNING;
 	server_reply(s, id, result);
 }
@@ -227,7 +216,7 @@ void lifecycle_initialized(struct server *s, json_t *id, json_t *params)
 {
 	(void)id, (void)params;
 	server_log_message(s, MESSAGE_INFO, "infill %s ready; positions in %s", INFILL_VERSION,
-			   pos_encoding_name(s->encoding));
+	                   pos_encoding_name(s->encoding));
 	workspace_pull_configuration(s);
 }
 
@@ -241,8 +230,7 @@ void lifecycle_shutdown(struct server *s, json_t *id, json_t *params)
 
 static void finish(struct server *s, int status)
 {
-	if (s->finished)
-		return;
+	if (s->finished) return;
 	s->finished = true;
 	s->exit_status = status;
 	s->state = SERVER_STATE_EXITED;
@@ -281,8 +269,7 @@ void lifecycle_set_trace(struct server *s, json_t *id, json_t *params)
 
 static void trace_incoming(struct server *s, const struct rpc_message *m)
 {
-	if (s->trace == TRACE_OFF || s->state != SERVER_STATE_RUNNING)
-		return;
+	if (s->trace == TRACE_OFF || s->state != SERVER_STATE_RUNNING) return;
 	char line[300];
 	if (m->kind == RPC_KIND_REQUEST) {
 		char *id = json_dumps(m->id, JSON_ENCODE_ANY);
@@ -292,8 +279,7 @@ static void trace_incoming(struct server *s, const struct rpc_message *m)
 		snprintf(line, sizeof line, "Received notification '%s'.", m->method);
 	}
 	char *verbose = NULL;
-	if (s->trace == TRACE_VERBOSE && m->params)
-		verbose = json_dumps(m->params, JSON_COMPACT);
+	if (s->trace == TRACE_VERBOSE && m->params) verbose = json_dumps(m->params, JSON_COMPACT);
 	server_log_trace(s, line, verbose);
 	free(verbose);
 }
@@ -317,8 +303,8 @@ static void dispatch(struct server *s, struct rpc_message *m)
 		}
 		if (s->state != SERVER_STATE_RUNNING) {
 			log_debug(s->log, "dropping notification %s: %s", m->method,
-				  s->state == SERVER_STATE_UNINITIALIZED ? "not initialized"
-									 : "shut down");
+			          s->state == SERVER_STATE_UNINITIALIZED ? "not initialized"
+			                                                 : "shut down");
 			return;
 		}
 		trace_incoming(s, m);
@@ -334,7 +320,7 @@ static void dispatch(struct server *s, struct rpc_message *m)
 			method->fn(s, m->id, m->params);
 		else
 			server_reply_error(s, m->id, RPC_ERROR_SERVER_NOT_INITIALIZED,
-					   "the server is not initialized: send initialize first");
+			                   "the server is not initialized: send initialize first");
 		return;
 	case SERVER_STATE_RUNNING:
 		trace_incoming(s, m);
@@ -344,24 +330,22 @@ static void dispatch(struct server *s, struct rpc_message *m)
 			server_reply_error(s, m->id, RPC_ERROR_METHOD_NOT_FOUND, msg);
 		} else if (method->fn == lifecycle_initialize) {
 			server_reply_error(s, m->id, RPC_ERROR_INVALID_REQUEST,
-					   "initialize may only be sent once");
+			                   "initialize may only be sent once");
 		} else {
 			method->fn(s, m->id, m->params);
 		}
 		return;
 	case SERVER_STATE_SHUTDOWN:
 		server_reply_error(s, m->id, RPC_ERROR_INVALID_REQUEST,
-				   "the server is shut down: only exit is accepted");
+		                   "the server is shut down: only exit is accepted");
 		return;
-	case SERVER_STATE_EXITED:
-		return;
+	case SERVER_STATE_EXITED: return;
 	}
 }
 
 void server_handle_body(struct server *s, const char *body, size_t len)
 {
-	if (s->finished)
-		return;
+	if (s->finished) return;
 	if (log_enabled(s->log, LOG_LEVEL_TRACE))
 		log_trace(s->log, "<-- %.*s", len > 1000 ? 1000 : (int)len, body);
 	struct rpc_message m;
@@ -395,19 +379,17 @@ static void on_frame_error(void *ud, enum rpc_frame_error err, const char *detai
 
 void server_feed(struct server *s, const char *data, size_t len)
 {
-	if (s->finished)
-		return;
+	if (s->finished) return;
 	if (rpc_frame_reader_feed(s->reader, data, len))
 		log_error(s->log, "out of memory reading input: %zu bytes dropped", len);
 }
 
 void server_input_closed(struct server *s, int status)
 {
-	if (s->finished)
-		return;
+	if (s->finished) return;
 	if (rpc_frame_reader_pending(s->reader))
 		log_warn(s->log, "input ended inside a frame (%zu bytes unread)",
-			 rpc_frame_reader_pending(s->reader));
+		         rpc_frame_reader_pending(s->reader));
 	if (status)
 		log_error(s->log, "reading input failed: %s", uv_strerror(status));
 	else
@@ -423,7 +405,7 @@ bool server_finished(const struct server *s)
 /* ---- what the pipeline tells the user -------------------------------- */
 
 static void host_progress(void *ud, const char *title, const char *message, int percentage,
-			  bool done)
+                          bool done)
 {
 	struct server *s = ud;
 	log_info(s->log, "%s: %s%s", title, message ? message : "", done ? " (done)" : "");
@@ -451,11 +433,10 @@ static void host_message(void *ud, int type, const char *text)
 /* ---- life of the server ----------------------------------------------- */
 
 struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_options *opts,
-			  const struct server_io *io)
+                          const struct server_io *io)
 {
 	struct server *s = calloc(1, sizeof *s);
-	if (!s)
-		return NULL;
+	if (!s) return NULL;
 	s->loop = loop;
 	s->log = log;
 	s->io = *io;
@@ -465,25 +446,20 @@ struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_
 	s->reader = rpc_frame_reader_new(s->max_message, on_frame, on_frame_error, s);
 	s->config = config_new();
 	s->docs = docs_new();
-	if (opts && opts->user_config)
-		s->user_config_path = strdup(opts->user_config);
-	if (!s->reader || !s->config || !s->docs)
-		goto fail;
+	if (opts && opts->user_config) s->user_config_path = strdup(opts->user_config);
+	if (!s->reader || !s->config || !s->docs) goto fail;
 	if (opts && opts->flags)
 		config_set_layer(s->config, CONFIG_LAYER_FLAGS, opts->flags, NULL, NULL);
 	workspace_apply(s);
-	s->pipeline_host = (struct pipeline_host){host_progress, host_message, s};
+	s->pipeline_host = (struct pipeline_host){ host_progress, host_message, s };
 	s->pipeline = pipeline_new(loop, log, config_get(s->config, NULL), &s->pipeline_host);
-	if (!s->pipeline)
-		goto fail;
+	if (!s->pipeline) goto fail;
 	s->completions = completions_new(s);
-	if (!s->completions)
-		goto fail;
+	if (!s->completions) goto fail;
 	return s;
 fail:
 	/* nothing here owns a libuv handle yet, except a pipeline */
-	if (s->pipeline)
-		pipeline_free(s->pipeline);
+	if (s->pipeline) pipeline_free(s->pipeline);
 	rpc_frame_reader_free(s->reader);
 	config_free(s->config);
 	docs_free(s->docs);
@@ -514,8 +490,7 @@ void server_close(struct server *s, void (*done)(void *ud), void *ud)
 
 void server_free(struct server *s)
 {
-	if (!s)
-		return;
+	if (!s) return;
 	completions_free(s->completions);
 	pipeline_free(s->pipeline);
 	while (s->outgoing) {

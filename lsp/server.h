@@ -45,7 +45,7 @@ struct server;
 /* A new server on loop (borrowed, as are log and the contents of io, which
  * must outlive the server). NULL when out of memory. */
 struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_options *opts,
-			  const struct server_io *io);
+                          const struct server_io *io);
 
 /* Feeds bytes read from the client. */
 void server_feed(struct server *s, const char *data, size_t len);

@@ -25,7 +25,7 @@
  * dispatch come from here. Columns: enum name, LSP method, request or
  * notification, handler. Unknown notifications are ignored; unknown
  * requests get -32601. */
-#define LSP_METHODS(X)                                                                        \
+#define LSP_METHODS(X)                                                                       \
 	X(INITIALIZE, "initialize", REQUEST, lifecycle_initialize)                           \
 	X(INITIALIZED, "initialized", NOTIFICATION, lifecycle_initialized)                   \
 	X(SHUTDOWN, "shutdown", REQUEST, lifecycle_shutdown)                                 \
@@ -39,16 +39,16 @@
 	X(COMPLETION, "textDocument/completion", REQUEST, completion_on_completion)          \
 	X(INLINE_COMPLETION, "textDocument/inlineCompletion", REQUEST, completion_on_inline) \
 	X(DID_CHANGE_CONFIGURATION, "workspace/didChangeConfiguration", NOTIFICATION,        \
-	  workspace_did_change_configuration)                                                  \
-	X(STATS, "infill/stats", REQUEST, completion_on_stats)                                 \
-	X(DOCUMENT, "infill/document", REQUEST, textsync_show_document)                        \
+	  workspace_did_change_configuration)                                                \
+	X(STATS, "infill/stats", REQUEST, completion_on_stats)                               \
+	X(DOCUMENT, "infill/document", REQUEST, textsync_show_document)                      \
 	X(SETTINGS, "infill/settings", REQUEST, workspace_show_settings)
 
 enum lsp_method {
 #define X(name, str, kind, fn) LSP_METHOD_##name,
 	LSP_METHODS(X)
 #undef X
-	LSP_METHOD_COUNT
+	        LSP_METHOD_COUNT
 };
 
 /* A handler. For requests id is the request's id (borrowed: incref to keep
@@ -92,10 +92,10 @@ struct server {
 	/* negotiated at initialize */
 	enum pos_encoding encoding;
 	enum trace_value trace;
-	bool client_configuration;  /* workspace.configuration */
-	bool client_progress;       /* window.workDoneProgress */
-	bool client_show_message;   /* always assumed; here for clarity */
-	char *root_path;            /* workspace root (filesystem path) or NULL */
+	bool client_configuration; /* workspace.configuration */
+	bool client_progress;      /* window.workDoneProgress */
+	bool client_show_message;  /* always assumed; here for clarity */
+	char *root_path;           /* workspace root (filesystem path) or NULL */
 
 	/* configuration */
 	struct config *config;
@@ -133,15 +133,15 @@ void server_notify(struct server *s, const char *method, json_t *params);
  * the error (borrowed) when the response arrives; never if the server is
  * closed first. Returns the request id, or -1 when it could not be sent. */
 json_int_t server_request(struct server *s, const char *method, json_t *params,
-			  server_response_fn cb, void *ud);
+                          server_response_fn cb, void *ud);
 
 /* ---- notify.c: window messages, $/progress, $/logTrace ---- */
 
 enum message_type { MESSAGE_ERROR = 1, MESSAGE_WARNING = 2, MESSAGE_INFO = 3, MESSAGE_LOG = 4 };
 void server_show_message(struct server *s, enum message_type type, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 void server_log_message(struct server *s, enum message_type type, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 void server_log_trace(struct server *s, const char *message, const char *verbose);
 
 /* Work-done progress: begin creates the token with the client (when it
@@ -150,7 +150,7 @@ void server_log_trace(struct server *s, const char *message, const char *verbose
  * progress (then report/end accept NULL and do nothing). */
 char *server_progress_begin(struct server *s, const char *title, const char *message);
 void server_progress_report(struct server *s, const char *token, const char *message,
-			    int percentage);
+                            int percentage);
 void server_progress_end(struct server *s, char *token, const char *message);
 
 /* ---- workspace.c: configuration ---- */

@@ -31,7 +31,7 @@ void textsync_did_open(struct server *s, json_t *id, json_t *params)
 		pipeline_doc_close(s->pipeline, uri);
 	}
 	struct docs_entry *e = docs_open(s->docs, uri, lang, version, json_string_value(text),
-					 json_string_length(text));
+	                                 json_string_length(text));
 	if (!e) {
 		log_error(s->log, "out of memory opening %s", uri);
 		server_show_message(s, MESSAGE_ERROR, "infill: out of memory opening %s", uri);
@@ -67,7 +67,7 @@ static bool apply_change(struct server *s, struct docs_entry *e, json_t *change)
 		end = doc_offset_at(e->doc, b, s->encoding);
 		if (end < start) {
 			log_warn(s->log, "didChange of %s: a range ending before it starts skipped",
-				 e->uri);
+			         e->uri);
 			return false;
 		}
 	}
@@ -97,11 +97,9 @@ void textsync_did_change(struct server *s, json_t *id, json_t *params)
 	}
 	size_t i;
 	json_t *change;
-	json_array_foreach(changes, i, change)
-		apply_change(s, e, change);
+	json_array_foreach(changes, i, change) apply_change(s, e, change);
 	json_t *version = json_object_get(td, "version");
-	if (json_is_integer(version))
-		e->version = json_integer_value(version);
+	if (json_is_integer(version)) e->version = json_integer_value(version);
 }
 
 void textsync_did_close(struct server *s, json_t *id, json_t *params)
@@ -128,8 +126,7 @@ void textsync_did_save(struct server *s, json_t *id, json_t *params)
 	/* The text already arrived through didChange; only a saved
 	 * .infill.json at the workspace root means something here. */
 	log_debug(s->log, "saved %s", uri ? uri : "?");
-	if (uri)
-		workspace_file_saved(s, uri);
+	if (uri) workspace_file_saved(s, uri);
 }
 
 /* infill/document {textDocument: {uri}}: the server's copy of a document
@@ -149,6 +146,6 @@ void textsync_show_document(struct server *s, json_t *id, json_t *params)
 	if (!jtext) /* not UTF-8 after a bad edit split a character */
 		jtext = json_null();
 	server_reply(s, id,
-		     json_pack("{s:s, s:s, s:I, s:o}", "uri", e->uri, "languageId", e->language_id,
-			       "version", (json_int_t)e->version, "text", jtext));
+	             json_pack("{s:s, s:s, s:I, s:o}", "uri", e->uri, "languageId", e->language_id,
+	                       "version", (json_int_t)e->version, "text", jtext));
 }

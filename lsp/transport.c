@@ -63,16 +63,14 @@ struct transport {
 };
 
 static int init_stream(struct transport *t, int fd, bool readable, void *h, bool *is_file,
-		       bool *open)
+                       bool *open)
 {
 	uv_handle_type type = uv_guess_handle(fd);
 	int r;
 	*is_file = false;
 	*open = false;
 	switch (type) {
-	case UV_TTY:
-		r = uv_tty_init(t->loop, h, fd, readable);
-		break;
+	case UV_TTY: r = uv_tty_init(t->loop, h, fd, readable); break;
 	case UV_NAMED_PIPE:
 		r = uv_pipe_init(t->loop, h, 0);
 		if (!r) {
@@ -87,24 +85,20 @@ static int init_stream(struct transport *t, int fd, bool readable, void *h, bool
 			r = uv_tcp_open(h, fd);
 		}
 		return r;
-	case UV_FILE:
-		*is_file = true;
-		return 0;
+	case UV_FILE: *is_file = true; return 0;
 	default:
 		log_error(t->log, "fd %d: unsupported kind of stream (%d)", fd, (int)type);
 		return UV_EINVAL;
 	}
-	if (!r)
-		*open = true;
+	if (!r) *open = true;
 	return r;
 }
 
 struct transport *transport_new(uv_loop_t *loop, int in_fd, int out_fd, struct log *log,
-				transport_read_fn on_read, transport_eof_fn on_eof, void *ud)
+                                transport_read_fn on_read, transport_eof_fn on_eof, void *ud)
 {
 	struct transport *t = calloc(1, sizeof *t);
-	if (!t)
-		return NULL;
+	if (!t) return NULL;
 	t->loop = loop;
 	t->log = log;
 	t->in_fd = in_fd;
@@ -113,11 +107,9 @@ struct transport *transport_new(uv_loop_t *loop, int in_fd, int out_fd, struct l
 	t->on_eof = on_eof;
 	t->ud = ud;
 	int r = init_stream(t, in_fd, true, &t->in_h, &t->in_file, &t->in_open);
-	if (r)
-		log_error(t->log, "cannot read fd %d: %s", in_fd, uv_strerror(r));
+	if (r) log_error(t->log, "cannot read fd %d: %s", in_fd, uv_strerror(r));
 	int w = init_stream(t, out_fd, false, &t->out_h, &t->out_file, &t->out_open);
-	if (w)
-		log_error(t->log, "cannot write fd %d: %s", out_fd, uv_strerror(w));
+	if (w) log_error(t->log, "cannot write fd %d: %s", out_fd, uv_strerror(w));
 	uv_timer_init(loop, &t->flush_timer);
 	t->flush_timer.data = t;
 	t->timer_open = true;
@@ -141,12 +133,10 @@ static void stream_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
 	struct transport *t = s->data;
 	if (n > 0) {
-		if (t->reading)
-			t->on_read(t->ud, buf->base, (size_t)n);
+		if (t->reading) t->on_read(t->ud, buf->base, (size_t)n);
 		return;
 	}
-	if (n == 0)
-		return; /* EAGAIN */
+	if (n == 0) return; /* EAGAIN */
 	uv_read_stop(s);
 	if (t->reading) {
 		t->reading = false;
@@ -167,12 +157,10 @@ static void file_read_done(uv_fs_t *req)
 		maybe_closed(t);
 		return;
 	}
-	if (!t->reading)
-		return;
+	if (!t->reading) return;
 	if (n > 0) {
 		t->on_read(t->ud, t->rbuf, (size_t)n);
-		if (t->reading)
-			file_read_start(t);
+		if (t->reading) file_read_start(t);
 		return;
 	}
 	t->reading = false;
@@ -194,8 +182,7 @@ static void file_read_start(struct transport *t)
 
 int transport_start(struct transport *t)
 {
-	if (t->write_error)
-		return t->write_error;
+	if (t->write_error) return t->write_error;
 	t->reading = true;
 	if (t->in_file) {
 		file_read_start(t);
@@ -204,26 +191,22 @@ int transport_start(struct transport *t)
 	uv_stream_t *s = (uv_stream_t *)&t->in_h;
 	s->data = t;
 	int r = uv_read_start(s, stream_alloc, stream_read);
-	if (r)
-		t->reading = false;
+	if (r) t->reading = false;
 	return r;
 }
 
 void transport_stop(struct transport *t)
 {
-	if (!t->reading)
-		return;
+	if (!t->reading) return;
 	t->reading = false;
-	if (!t->in_file && t->in_open)
-		uv_read_stop((uv_stream_t *)&t->in_h);
+	if (!t->in_file && t->in_open) uv_read_stop((uv_stream_t *)&t->in_h);
 }
 
 /* ---- writing ---------------------------------------------------------- */
 
 static void flush_check(struct transport *t)
 {
-	if (t->pending || !t->flush_done)
-		return;
+	if (t->pending || !t->flush_done) return;
 	transport_done_fn done = t->flush_done;
 	t->flush_done = NULL;
 	done(t->flush_ud);
@@ -238,8 +221,7 @@ static void write_finished(struct transport *t, struct wreq *w, int status)
 	free(w);
 	t->pending--;
 	flush_check(t);
-	if (t->closing)
-		maybe_closed(t);
+	if (t->closing) maybe_closed(t);
 }
 
 static void stream_write_done(uv_write_t *req, int status)
@@ -263,8 +245,7 @@ static void file_write_done(uv_fs_t *req)
 		return;
 	}
 	t->fq_head = w->next;
-	if (!t->fq_head)
-		t->fq_tail = NULL;
+	if (!t->fq_head) t->fq_tail = NULL;
 	write_finished(t, w, n < 0 ? (int)n : 0);
 	file_write_next(t);
 }
@@ -272,12 +253,10 @@ static void file_write_done(uv_fs_t *req)
 static void file_write_next(struct transport *t)
 {
 	struct wreq *w = t->fq_head;
-	if (!w || t->write_inflight)
-		return;
+	if (!w || t->write_inflight) return;
 	if (t->write_error) { /* drop the rest */
 		t->fq_head = w->next;
-		if (!t->fq_head)
-			t->fq_tail = NULL;
+		if (!t->fq_head) t->fq_tail = NULL;
 		write_finished(t, w, 0);
 		file_write_next(t);
 		return;
@@ -286,8 +265,7 @@ static void file_write_next(struct transport *t)
 	int r = uv_fs_write(t->loop, &w->req.fs, t->out_fd, &b, 1, -1, file_write_done);
 	if (r) {
 		t->fq_head = w->next;
-		if (!t->fq_head)
-			t->fq_tail = NULL;
+		if (!t->fq_head) t->fq_tail = NULL;
 		write_finished(t, w, r);
 		file_write_next(t);
 		return;
@@ -295,23 +273,17 @@ static void file_write_next(struct transport *t)
 	t->write_inflight = true;
 }
 
-int transport_write2(struct transport *t, const char *a, size_t alen, const char *b,
-		     size_t blen)
+int transport_write2(struct transport *t, const char *a, size_t alen, const char *b, size_t blen)
 {
-	if (t->write_error)
-		return t->write_error;
-	if (t->closing)
-		return UV_ECANCELED;
+	if (t->write_error) return t->write_error;
+	if (t->closing) return UV_ECANCELED;
 	struct wreq *w = malloc(sizeof *w + alen + blen);
-	if (!w)
-		return -ENOMEM;
+	if (!w) return -ENOMEM;
 	memset(w, 0, sizeof *w);
 	w->t = t;
 	w->len = alen + blen;
-	if (alen)
-		memcpy(w->data, a, alen);
-	if (blen)
-		memcpy(w->data + alen, b, blen);
+	if (alen) memcpy(w->data, a, alen);
+	if (blen) memcpy(w->data + alen, b, blen);
 	t->pending++;
 	if (t->out_file) {
 		if (t->fq_tail)
@@ -327,8 +299,7 @@ int transport_write2(struct transport *t, const char *a, size_t alen, const char
 	if (r) {
 		t->pending--;
 		free(w);
-		if (!t->write_error)
-			t->write_error = r;
+		if (!t->write_error) t->write_error = r;
 		return r;
 	}
 	return 0;
@@ -348,18 +319,15 @@ void transport_flush(struct transport *t, transport_done_fn done, void *ud)
 {
 	t->flush_done = done;
 	t->flush_ud = ud;
-	if (!t->pending)
-		uv_timer_start(&t->flush_timer, flush_timer_cb, 0, 0);
+	if (!t->pending) uv_timer_start(&t->flush_timer, flush_timer_cb, 0, 0);
 }
 
 /* ---- closing ---------------------------------------------------------- */
 
 static void maybe_closed(struct transport *t)
 {
-	if (!t->closing || t->open_handles || t->read_inflight || t->write_inflight)
-		return;
-	if (!t->close_done)
-		return;
+	if (!t->closing || t->open_handles || t->read_inflight || t->write_inflight) return;
+	if (!t->close_done) return;
 	transport_done_fn done = t->close_done;
 	t->close_done = NULL;
 	done(t->close_ud);
@@ -387,20 +355,16 @@ void transport_close(struct transport *t, transport_done_fn done, void *ud)
 	t->close_ud = ud;
 	if (t->read_inflight)
 		uv_cancel((uv_req_t *)&t->read_req); /* fails harmlessly once started */
-	if (t->in_open)
-		close_handle(t, (uv_handle_t *)&t->in_h);
-	if (t->out_open)
-		close_handle(t, (uv_handle_t *)&t->out_h);
-	if (t->timer_open)
-		close_handle(t, (uv_handle_t *)&t->flush_timer);
+	if (t->in_open) close_handle(t, (uv_handle_t *)&t->in_h);
+	if (t->out_open) close_handle(t, (uv_handle_t *)&t->out_h);
+	if (t->timer_open) close_handle(t, (uv_handle_t *)&t->flush_timer);
 	t->in_open = t->out_open = t->timer_open = false;
 	maybe_closed(t);
 }
 
 void transport_free(struct transport *t)
 {
-	if (!t)
-		return;
+	if (!t) return;
 	while (t->fq_head) {
 		struct wreq *w = t->fq_head;
 		t->fq_head = w->next;

@@ -30,7 +30,7 @@ typedef void (*transport_done_fn)(void *ud);
  * borrowed and must outlive it. NULL when out of memory or a descriptor
  * cannot be used (logged). */
 struct transport *transport_new(uv_loop_t *loop, int in_fd, int out_fd, struct log *log,
-				transport_read_fn on_read, transport_eof_fn on_eof, void *ud);
+                                transport_read_fn on_read, transport_eof_fn on_eof, void *ud);
 
 /* Starts reading; 0 or a negative libuv error. */
 int transport_start(struct transport *t);
@@ -43,8 +43,7 @@ void transport_stop(struct transport *t);
 int transport_write(struct transport *t, const char *data, size_t len);
 
 /* Queues header + body as one write (a frame is never interleaved). */
-int transport_write2(struct transport *t, const char *a, size_t alen, const char *b,
-		     size_t blen);
+int transport_write2(struct transport *t, const char *a, size_t alen, const char *b, size_t blen);
 
 /* Calls done(ud) once every queued write has completed (at once, from a
  * zero-delay path on the loop, when none is pending). */

@@ -22,29 +22,23 @@ static void warn_user(void *ud, const char *message)
 
 static int hexval(int c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
+	if (c >= '0' && c <= '9') return c - '0';
+	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
 	return -1;
 }
 
 char *workspace_uri_to_path(const char *uri)
 {
-	if (!uri || strncasecmp(uri, "file://", 7))
-		return NULL;
+	if (!uri || strncasecmp(uri, "file://", 7)) return NULL;
 	const char *p = uri + 7;
 	if (*p != '/') { /* file://host/path: only the local host is ours */
 		const char *slash = strchr(p, '/');
-		if (!slash || (strncmp(p, "localhost/", 10) != 0))
-			return NULL;
+		if (!slash || (strncmp(p, "localhost/", 10) != 0)) return NULL;
 		p = slash;
 	}
 	char *out = malloc(strlen(p) + 1), *o = out;
-	if (!out)
-		return NULL;
+	if (!out) return NULL;
 	for (; *p && *p != '?' && *p != '#'; p++) {
 		int hi, lo;
 		if (*p == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0) {
@@ -60,8 +54,7 @@ char *workspace_uri_to_path(const char *uri)
 
 static char *user_config_path(struct server *s)
 {
-	if (s->user_config_path)
-		return s->user_config_path[0] ? strdup(s->user_config_path) : NULL;
+	if (s->user_config_path) return s->user_config_path[0] ? strdup(s->user_config_path) : NULL;
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	char buf[4096];
 	if (xdg && xdg[0] == '/')
@@ -76,13 +69,11 @@ static char *user_config_path(struct server *s)
 static char *find_root(json_t *params)
 {
 	char *root = workspace_uri_to_path(json_get_string(params, "rootUri"));
-	if (root)
-		return root;
+	if (root) return root;
 	json_t *folders = json_object_get(params, "workspaceFolders");
 	if (json_is_array(folders) && json_array_size(folders)) {
 		root = workspace_uri_to_path(json_get_string(json_array_get(folders, 0), "uri"));
-		if (root)
-			return root;
+		if (root) return root;
 	}
 	const char *path = json_get_string(params, "rootPath");
 	return path && path[0] ? strdup(path) : NULL;
@@ -90,12 +81,10 @@ static char *find_root(json_t *params)
 
 static void load_project(struct server *s)
 {
-	if (!s->root_path)
-		return;
+	if (!s->root_path) return;
 	size_t n = strlen(s->root_path) + sizeof "/.infill.json";
 	char *path = malloc(n);
-	if (!path)
-		return;
+	if (!path) return;
 	snprintf(path, n, "%s/.infill.json", s->root_path);
 	config_load_file(s->config, CONFIG_LAYER_PROJECT, path, warn_user, s);
 	free(path);
@@ -111,8 +100,7 @@ void workspace_configure_initial(struct server *s, json_t *params)
 	}
 	free(s->root_path);
 	s->root_path = find_root(params);
-	if (s->root_path)
-		log_info(s->log, "workspace root: %s", s->root_path);
+	if (s->root_path) log_info(s->log, "workspace root: %s", s->root_path);
 	load_project(s);
 	json_t *init = json_object_get(params, "initializationOptions");
 	if (init && !json_is_null(init))
@@ -139,8 +127,7 @@ void workspace_file_saved(struct server *s, const char *uri)
 static void on_configuration(struct server *s, json_t *result, json_t *error, void *ud)
 {
 	(void)ud;
-	if (error || s->finished)
-		return;
+	if (error || s->finished) return;
 	json_t *item = json_array_get(result, 0);
 	if (!json_is_array(result)) {
 		log_warn(s->log, "workspace/configuration answered with something not an array");
@@ -148,17 +135,16 @@ static void on_configuration(struct server *s, json_t *result, json_t *error, vo
 	}
 	/* null: the client has no "infill" section, so nothing overrides */
 	config_set_layer(s->config, CONFIG_LAYER_CLIENT, json_is_null(item) ? NULL : item,
-			 warn_user, s);
+	                 warn_user, s);
 	workspace_apply(s);
 }
 
 void workspace_pull_configuration(struct server *s)
 {
-	if (!s->client_configuration)
-		return;
+	if (!s->client_configuration) return;
 	server_request(s, "workspace/configuration",
-		       json_pack("{s:[{s:s}]}", "items", "section", "infill"), on_configuration,
-		       NULL);
+	               json_pack("{s:[{s:s}]}", "items", "section", "infill"), on_configuration,
+	               NULL);
 }
 
 void workspace_did_change_configuration(struct server *s, json_t *id, json_t *params)
@@ -171,10 +157,9 @@ void workspace_did_change_configuration(struct server *s, json_t *id, json_t *pa
 	}
 	json_t *settings = json_object_get(params, "settings");
 	json_t *ours = json_object_get(settings, "infill");
-	if (!ours)
-		return; /* nothing for us in it */
+	if (!ours) return; /* nothing for us in it */
 	config_set_layer(s->config, CONFIG_LAYER_CLIENT, json_is_null(ours) ? NULL : ours,
-			 warn_user, s);
+	                 warn_user, s);
 	workspace_apply(s);
 }
 
@@ -185,8 +170,7 @@ void workspace_apply(struct server *s)
 		log_set_level(s->log, (enum log_level)g->log_level); /* same order */
 	s->max_message = (size_t)g->max_message_mb << 20;
 	rpc_frame_reader_set_max(s->reader, s->max_message);
-	if (s->pipeline)
-		pipeline_configure(s->pipeline, g);
+	if (s->pipeline) pipeline_configure(s->pipeline, g);
 }
 
 /* ---- infill/settings -------------------------------------------------- */
@@ -194,12 +178,9 @@ void workspace_apply(struct server *s)
 static json_t *setting_json(const void *field, enum config_kind kind, const char *names)
 {
 	switch (kind) {
-	case CONFIG_KIND_BOOL:
-		return json_boolean(*(const bool *)field);
-	case CONFIG_KIND_INT:
-		return json_integer(*(const int *)field);
-	case CONFIG_KIND_DOUBLE:
-		return json_real(*(const double *)field);
+	case CONFIG_KIND_BOOL: return json_boolean(*(const bool *)field);
+	case CONFIG_KIND_INT: return json_integer(*(const int *)field);
+	case CONFIG_KIND_DOUBLE: return json_real(*(const double *)field);
 	case CONFIG_KIND_STRING: {
 		const char *v;
 		memcpy(&v, field, sizeof v);
@@ -210,8 +191,7 @@ static json_t *setting_json(const void *field, enum config_kind kind, const char
 		memcpy(&v, field, sizeof v);
 		for (const char *p = names; p; v--) {
 			const char *bar = strchr(p, '|');
-			if (v == 0)
-				return json_stringn(p, bar ? (size_t)(bar - p) : strlen(p));
+			if (v == 0) return json_stringn(p, bar ? (size_t)(bar - p) : strlen(p));
 			p = bar ? bar + 1 : NULL;
 		}
 		return json_null();
@@ -242,5 +222,5 @@ void workspace_show_settings(struct server *s, json_t *id, json_t *params)
 }
 
 _Static_assert((int)CONFIG_LOG_TRACE == (int)LOG_LEVEL_TRACE &&
-		       (int)CONFIG_LOG_ERROR == (int)LOG_LEVEL_ERROR,
-	       "log.level values map one to one onto enum log_level");
+                       (int)CONFIG_LOG_ERROR == (int)LOG_LEVEL_ERROR,
+               "log.level values map one to one onto enum log_level");

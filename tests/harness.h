@@ -25,62 +25,59 @@ struct test_case {
 __attribute__((unused)) static struct test_case *test_cases_head;
 __attribute__((unused)) static struct test_case **test_cases_tail = &test_cases_head;
 
-#define TEST(name_)                                                            \
-	static void test_##name_(int *test_failed_);                          \
-	static struct test_case test_case_##name_ = {#name_, test_##name_, 0}; \
-	__attribute__((constructor)) static void test_register_##name_(void)  \
-	{                                                                      \
-		*test_cases_tail = &test_case_##name_;                         \
-		test_cases_tail = &test_case_##name_.next;                     \
-	}                                                                      \
+#define TEST(name_)                                                              \
+	static void test_##name_(int *test_failed_);                             \
+	static struct test_case test_case_##name_ = { #name_, test_##name_, 0 }; \
+	__attribute__((constructor)) static void test_register_##name_(void)     \
+	{                                                                        \
+		*test_cases_tail = &test_case_##name_;                           \
+		test_cases_tail = &test_case_##name_.next;                       \
+	}                                                                        \
 	static void test_##name_(int *test_failed_)
 
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			*test_failed_ = 1;                                     \
-		}                                                              \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+			*test_failed_ = 1;                                                       \
+		}                                                                                \
 	} while (0)
 
-#define CHECK_INT_EQ(a, b)                                                     \
-	do {                                                                   \
-		long long a_ = (long long)(a), b_ = (long long)(b);            \
-		if (a_ != b_) {                                                \
-			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", \
-				__FILE__, __LINE__, #a, #b, a_, b_);           \
-			*test_failed_ = 1;                                     \
-		}                                                              \
+#define CHECK_INT_EQ(a, b)                                                                  \
+	do {                                                                                \
+		long long a_ = (long long)(a), b_ = (long long)(b);                         \
+		if (a_ != b_) {                                                             \
+			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, \
+			        __LINE__, #a, #b, a_, b_);                                  \
+			*test_failed_ = 1;                                                  \
+		}                                                                           \
 	} while (0)
 
-#define CHECK_STR_EQ(a, b)                                                     \
-	do {                                                                   \
-		const char *a_ = (a), *b_ = (b);                               \
-		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                       \
-			fprintf(stderr, "%s:%d: %s == %s failed:\n  \"%s\"\n  \"%s\"\n", \
-				__FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)",  \
-				b_ ? b_ : "(null)");                           \
-			*test_failed_ = 1;                                     \
-		}                                                              \
+#define CHECK_STR_EQ(a, b)                                                                         \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                           \
+			fprintf(stderr, "%s:%d: %s == %s failed:\n  \"%s\"\n  \"%s\"\n", __FILE__, \
+			        __LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)");         \
+			*test_failed_ = 1;                                                         \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                  \
-	do {                                                                   \
-		double a_ = (double)(a), b_ = (double)(b);                     \
-		if (!(fabs(a_ - b_) <= (tol))) {                               \
-			fprintf(stderr, "%s:%d: |%s - %s| <= %g failed: %.9g vs %.9g\n", \
-				__FILE__, __LINE__, #a, #b, (double)(tol), a_, b_); \
-			*test_failed_ = 1;                                     \
-		}                                                              \
+#define CHECK_NEAR(a, b, tol)                                                                      \
+	do {                                                                                       \
+		double a_ = (double)(a), b_ = (double)(b);                                         \
+		if (!(fabs(a_ - b_) <= (tol))) {                                                   \
+			fprintf(stderr, "%s:%d: |%s - %s| <= %g failed: %.9g vs %.9g\n", __FILE__, \
+			        __LINE__, #a, #b, (double)(tol), a_, b_);                          \
+			*test_failed_ = 1;                                                         \
+		}                                                                                  \
 	} while (0)
 
 /* Stops the current case (use after a CHECK whose failure makes the rest moot). */
-#define REQUIRE(cond)                                                          \
-	do {                                                                   \
-		CHECK(cond);                                                   \
-		if (*test_failed_)                                             \
-			return;                                                \
+#define REQUIRE(cond)                      \
+	do {                               \
+		CHECK(cond);               \
+		if (*test_failed_) return; \
 	} while (0)
 
 /* Runs every registered case (or those matching $TEST_FILTER), prints one
@@ -91,8 +88,7 @@ __attribute__((unused)) static int test_run_all(void)
 	const char *filter = getenv("TEST_FILTER");
 	int passed = 0, failed = 0;
 	for (struct test_case *t = test_cases_head; t; t = t->next) {
-		if (filter && !strstr(t->name, filter))
-			continue;
+		if (filter && !strstr(t->name, filter)) continue;
 		int f = 0;
 		t->fn(&f);
 		printf("%s %s\n", f ? "FAIL" : "ok  ", t->name);
@@ -108,8 +104,7 @@ __attribute__((unused)) static int test_run_all(void)
 __attribute__((unused)) static char *test_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
+	if (!f) return NULL;
 	char *buf = NULL;
 	long n = -1;
 	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
@@ -121,8 +116,7 @@ __attribute__((unused)) static char *test_read_file(const char *path, size_t *le
 	fclose(f);
 	if (buf) {
 		buf[n] = 0;
-		if (len)
-			*len = (size_t)n;
+		if (len) *len = (size_t)n;
 	}
 	return buf;
 }
@@ -130,7 +124,10 @@ __attribute__((unused)) static char *test_read_file(const char *path, size_t *le
 /* Exit status meson counts as "skipped". */
 #define TEST_SKIP_STATUS 77
 
-#define TEST_MAIN()                                                            \
-	int main(void) { return test_run_all(); }
+#define TEST_MAIN()                    \
+	int main(void)                 \
+	{                              \
+		return test_run_all(); \
+	}
 
 #endif

@@ -31,32 +31,31 @@ struct cpu_backend {
 	struct cpu_kernels k_full; /* the chosen set, gaps filled from the reference */
 	const struct cpu_kernels *k;
 
-	char *kv;            /* [n_pages][page_elems] of F32 or F16 */
-	int64_t page_elems;  /* 2 * n_layer * page_size * kv_dim */
+	char *kv;           /* [n_pages][page_elems] of F32 or F16 */
+	int64_t page_elems; /* 2 * n_layer * page_size * kv_dim */
 	bool kv_f16;
-	size_t kv_es;        /* bytes per element: 4 or 2 */
-	float *kv_tmp;       /* [n_head_kv * head_dim]: one F16 slot widened (kv_shift) */
+	size_t kv_es;  /* bytes per element: 4 or 2 */
+	float *kv_tmp; /* [n_head_kv * head_dim]: one F16 slot widened (kv_shift) */
 	int32_t n_pages, page_size;
 
 	/* scratch, for up to `cap` tokens */
 	int32_t cap;
-	float *x;    /* [cap][n_embd] residual stream */
-	float *h;    /* [cap][max(n_embd, n_ff)] normed input / attention output */
-	float *q;    /* [cap][n_head * head_dim] */
-	float *kc;   /* [cap][kv_dim] */
-	float *vc;   /* [cap][kv_dim] */
-	float *g;    /* [cap][n_ff] */
-	float *u;    /* [cap][n_ff] */
-	void *act;   /* [cap] activation rows of the widest format */
+	float *x;  /* [cap][n_embd] residual stream */
+	float *h;  /* [cap][max(n_embd, n_ff)] normed input / attention output */
+	float *q;  /* [cap][n_head * head_dim] */
+	float *kc; /* [cap][kv_dim] */
+	float *vc; /* [cap][kv_dim] */
+	float *g;  /* [cap][n_ff] */
+	float *u;  /* [cap][n_ff] */
+	void *act; /* [cap] activation rows of the widest format */
 	size_t act_row_cap;
-	float *scores; /* [n_threads][n_pages * page_size] */
-	char *amx_scratch;  /* [n_threads][amx_scratch_bytes], NULL when AMX is off */
+	float *scores;     /* [n_threads][n_pages * page_size] */
+	char *amx_scratch; /* [n_threads][amx_scratch_bytes], NULL when AMX is off */
 	size_t amx_scratch_bytes;
-	int32_t *idx;  /* [cap] scratch ids */
+	int32_t *idx; /* [cap] scratch ids */
 };
 
 /* ---- helpers ---- */
-
 
 
 static size_t row_bytes(const struct backend_tensor *t)
@@ -66,13 +65,12 @@ static size_t row_bytes(const struct backend_tensor *t)
 
 static int grow(struct cpu_backend *c, int32_t n)
 {
-	if (n <= c->cap)
-		return 0;
+	if (n <= c->cap) return 0;
 	const struct backend_hparams *hp = &c->hp;
-	int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_head_kv * hp->head_dim;
+	int64_t qd = (int64_t)hp->n_head * hp->head_dim,
+	        kvd = (int64_t)hp->n_head_kv * hp->head_dim;
 	int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;
-	if (qd > wide)
-		wide = qd;
+	if (qd > wide) wide = qd;
 	size_t arow = cpu_act_row_bytes(CPU_ACT_F32, wide);
 	free(c->x), free(c->h), free(c->q), free(c->kc), free(c->vc), free(c->g), free(c->u);
 	free(c->act), free(c->idx);
@@ -96,7 +94,7 @@ static int grow(struct cpu_backend *c, int32_t n)
 
 /* ---- parallel matrix products ---- */
 
-#define MM_MAX 3
+#define MM_MAX      3
 #define MM_ROW_TILE 16
 #define MM_TOK_TILE 64
 
@@ -127,20 +125,25 @@ static void mm_run(void *arg, int ith, int nth)
 			/* Prefill on AMX tiles: whole 16-row/16-token tiles there, the edges below. */
 			int64_t rows16 = (hi - lo) / 16 * 16;
 			for (int64_t t0 = 0; t0 < t->nt; t0 += CPU_AMX_TOKENS) {
-				int64_t tn = t->nt - t0 < CPU_AMX_TOKENS ? t->nt - t0 : CPU_AMX_TOKENS;
+				int64_t tn =
+				        t->nt - t0 < CPU_AMX_TOKENS ? t->nt - t0 : CPU_AMX_TOKENS;
 				int64_t tn16 = tn / 16 * 16;
 				const char *xt = (const char *)t->x + t0 * t->x_stride;
 				float *yt = t->y[i] + t0 * nrows;
 				if (tn16 && rows16)
-					cpu_amx_gemm(w->type, w->ne[0], (const char *)w->data + lo * ws, ws, rows16,
-						     xt, t->x_stride, tn16, yt + lo, nrows,
-						     t->amx_scratch + (size_t)ith * t->amx_scratch_bytes);
+					cpu_amx_gemm(w->type, w->ne[0],
+					             (const char *)w->data + lo * ws, ws, rows16,
+					             xt, t->x_stride, tn16, yt + lo, nrows,
+					             t->amx_scratch +
+					                     (size_t)ith * t->amx_scratch_bytes);
 				if (hi - lo > rows16)
-					f(w->ne[0], (const char *)w->data + (lo + rows16) * ws, ws, hi - lo - rows16,
-					  xt, t->x_stride, tn, yt + lo + rows16, nrows);
+					f(w->ne[0], (const char *)w->data + (lo + rows16) * ws, ws,
+					  hi - lo - rows16, xt, t->x_stride, tn, yt + lo + rows16,
+					  nrows);
 				if (tn > tn16 && rows16)
 					f(w->ne[0], (const char *)w->data + lo * ws, ws, rows16,
-					  xt + tn16 * t->x_stride, t->x_stride, tn - tn16, yt + tn16 * nrows + lo, nrows);
+					  xt + tn16 * t->x_stride, t->x_stride, tn - tn16,
+					  yt + tn16 * nrows + lo, nrows);
 			}
 			continue;
 		}
@@ -176,19 +179,22 @@ static void act_run(void *arg, int ith, int nth)
 
 /* y_i[nt][rows_i] = x[nt][n] . W_i^T for the n_w weights (same input width and activation format). */
 static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
-		   const struct backend_tensor *const *w, float *const *y)
+                   const struct backend_tensor *const *w, float *const *y)
 {
 	enum cpu_act a = cpu_act_for(w[0]->type);
 	int64_t n = w[0]->ne[0];
-	struct mm_task mt = {.k = c->k, .n = n_w, .nt = nt, .amx_scratch = c->amx_scratch,
-			     .amx_scratch_bytes = c->amx_scratch_bytes};
-	for (int i = 0; i < n_w; i++)
-		mt.w[i] = w[i], mt.y[i] = y[i];
+	struct mm_task mt = { .k = c->k,
+		              .n = n_w,
+		              .nt = nt,
+		              .amx_scratch = c->amx_scratch,
+		              .amx_scratch_bytes = c->amx_scratch_bytes };
+	for (int i = 0; i < n_w; i++) mt.w[i] = w[i], mt.y[i] = y[i];
 	if (a == CPU_ACT_F32) {
 		mt.x = x;
 		mt.x_stride = (size_t)n * sizeof(float);
 	} else {
-		struct act_task at = {cpu_kernels_act(c->k, a), x, n, c->act, cpu_act_row_bytes(a, n), nt};
+		struct act_task at = { cpu_kernels_act(c->k, a), x, n, c->act,
+			               cpu_act_row_bytes(a, n),  nt };
 		/* A few rows (decode) cost less than waking the workers. */
 		if (nt <= 4)
 			act_run(&at, 0, 1);
@@ -201,19 +207,17 @@ static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 }
 
 static void matmul1(struct cpu_backend *c, const float *x, int64_t nt,
-		    const struct backend_tensor *w, float *y)
+                    const struct backend_tensor *w, float *y)
 {
 	matmul(c, x, nt, 1, &w, &y);
 }
 
 static void add_bias(float *y, const struct backend_tensor *b, int64_t nt, int64_t n)
 {
-	if (!b->data)
-		return;
+	if (!b->data) return;
 	const float *bv = b->data;
 	for (int64_t t = 0; t < nt; t++)
-		for (int64_t i = 0; i < n; i++)
-			y[t * n + i] += bv[i];
+		for (int64_t i = 0; i < n; i++) y[t * n + i] += bv[i];
 }
 
 /* ---- attention ---- */
@@ -228,12 +232,14 @@ struct attn_task {
 
 /* Slot `pos` of a sequence, K (which 0) or V (1), in the pool's element type. */
 static inline void *kv_slot(struct cpu_backend *c, const struct backend_seq *s, int layer,
-			    int32_t pos, int which)
+                            int32_t pos, int which)
 {
 	int64_t kvd = (int64_t)c->hp.n_head_kv * c->hp.head_dim;
 	int32_t page = s->pages[pos / c->page_size];
-	return c->kv + (size_t)(page * c->page_elems + ((int64_t)layer * 2 + which) * c->page_size * kvd +
-				(int64_t)(pos % c->page_size) * kvd) * c->kv_es;
+	return c->kv +
+	       (size_t)(page * c->page_elems + ((int64_t)layer * 2 + which) * c->page_size * kvd +
+	                (int64_t)(pos % c->page_size) * kvd) *
+	               c->kv_es;
 }
 
 static void kv_store(struct cpu_backend *c, void *dst, const float *src, int64_t n)
@@ -243,8 +249,7 @@ static void kv_store(struct cpu_backend *c, void *dst, const float *src, int64_t
 		return;
 	}
 	uint16_t *h = dst;
-	for (int64_t i = 0; i < n; i++)
-		h[i] = tensor_f32_to_f16(src[i]);
+	for (int64_t i = 0; i < n; i++) h[i] = tensor_f32_to_f16(src[i]);
 }
 
 static void kv_load(struct cpu_backend *c, float *dst, const void *src, int64_t n)
@@ -254,8 +259,7 @@ static void kv_load(struct cpu_backend *c, float *dst, const void *src, int64_t 
 		return;
 	}
 	const uint16_t *h = src;
-	for (int64_t i = 0; i < n; i++)
-		dst[i] = tensor_f16_to_f32(h[i]);
+	for (int64_t i = 0; i < n; i++) dst[i] = tensor_f16_to_f32(h[i]);
 }
 
 static void attn_run(void *arg, int ith, int nth)
@@ -282,11 +286,12 @@ static void attn_run(void *arg, int ith, int nth)
 		}
 		float mx = -INFINITY;
 		for (int32_t p = 0; p <= pos; p++) {
-			const char *k = (const char *)kv_slot(c, s, t->layer, p, 0) + (size_t)kh * hd * c->kv_es;
+			const char *k = (const char *)kv_slot(c, s, t->layer, p, 0) +
+			                (size_t)kh * hd * c->kv_es;
 			sc[p] = (c->kv_f16 ? c->k->dot_f16(hd, q, (const uint16_t *)k)
-					   : c->k->dot_f32(hd, q, (const float *)k)) * scale;
-			if (sc[p] > mx)
-				mx = sc[p];
+			                   : c->k->dot_f32(hd, q, (const float *)k)) *
+			        scale;
+			if (sc[p] > mx) mx = sc[p];
 		}
 		double sum = 0;
 		for (int32_t p = 0; p <= pos; p++) {
@@ -295,15 +300,17 @@ static void attn_run(void *arg, int ith, int nth)
 		}
 		float inv = (float)(1.0 / sum);
 		float *o = t->out + i * (int64_t)hp->n_head * hd + (int64_t)h * hd;
-		for (int j = 0; j < hd; j++)
-			o[j] = 0;
+		for (int j = 0; j < hd; j++) o[j] = 0;
 		for (int32_t p = 0; p <= pos; p++) {
-			const char *v = (const char *)kv_slot(c, s, t->layer, p, 1) + (size_t)kh * hd * c->kv_es;
+			const char *v = (const char *)kv_slot(c, s, t->layer, p, 1) +
+			                (size_t)kh * hd * c->kv_es;
 			/* ... and multiplies V by the probabilities rounded to fp16: with
 			 * both roundings we match its F16-cache logits to 5e-6 (7e-5
 			 * without). */
 			if (c->kv_f16)
-				c->k->axpy_f16(hd, tensor_f16_to_f32(tensor_f32_to_f16(sc[p] * inv)), (const uint16_t *)v, o);
+				c->k->axpy_f16(hd,
+				               tensor_f16_to_f32(tensor_f32_to_f16(sc[p] * inv)),
+				               (const uint16_t *)v, o);
 			else
 				c->k->axpy_f32(hd, sc[p] * inv, (const float *)v, o);
 		}
@@ -312,30 +319,41 @@ static void attn_run(void *arg, int ith, int nth)
 
 /* ---- the forward pass ---- */
 
-static int check_batch(struct cpu_backend *c, const struct backend_batch *b, struct backend_error *err)
+static int check_batch(struct cpu_backend *c, const struct backend_batch *b,
+                       struct backend_error *err)
 {
 	if (b->n_tokens <= 0)
-		return backend_error_set(err, -EINVAL, "forward: empty batch (%d tokens)", b->n_tokens);
+		return backend_error_set(err, -EINVAL, "forward: empty batch (%d tokens)",
+		                         b->n_tokens);
 	for (int32_t i = 0; i < b->n_seqs; i++)
 		for (int32_t j = 0; j < b->seqs[i].n_pages; j++)
 			if (b->seqs[i].pages[j] < 0 || b->seqs[i].pages[j] >= c->n_pages)
-				return backend_error_set(err, -EINVAL, "forward: page id %d out of range (pool of %d pages)",
-					    b->seqs[i].pages[j], c->n_pages);
+				return backend_error_set(
+				        err, -EINVAL,
+				        "forward: page id %d out of range (pool of %d pages)",
+				        b->seqs[i].pages[j], c->n_pages);
 	for (int32_t i = 0; i < b->n_tokens; i++) {
 		if (b->tokens[i] < 0 || b->tokens[i] >= c->hp.n_vocab)
-			return backend_error_set(err, -EINVAL, "forward: token id %d out of range (vocabulary of %d)", b->tokens[i],
-				    c->hp.n_vocab);
+			return backend_error_set(
+			        err, -EINVAL,
+			        "forward: token id %d out of range (vocabulary of %d)",
+			        b->tokens[i], c->hp.n_vocab);
 		if (b->seq_ids[i] < 0 || b->seq_ids[i] >= b->n_seqs)
-			return backend_error_set(err, -EINVAL, "forward: sequence index %d out of range (%d sequences)",
-				    b->seq_ids[i], b->n_seqs);
+			return backend_error_set(
+			        err, -EINVAL,
+			        "forward: sequence index %d out of range (%d sequences)",
+			        b->seq_ids[i], b->n_seqs);
 		int32_t pos = b->positions[i];
 		if (pos < 0 || pos / c->page_size >= b->seqs[b->seq_ids[i]].n_pages)
-			return backend_error_set(err, -EINVAL, "forward: position %d is past the sequence's page table", pos);
+			return backend_error_set(
+			        err, -EINVAL,
+			        "forward: position %d is past the sequence's page table", pos);
 	}
 	for (int32_t i = 0; i < b->n_out; i++)
 		if (b->out_rows[i] < 0 || b->out_rows[i] >= b->n_tokens)
-			return backend_error_set(err, -EINVAL, "forward: output row %d out of range (%d tokens)", b->out_rows[i],
-				    b->n_tokens);
+			return backend_error_set(err, -EINVAL,
+			                         "forward: output row %d out of range (%d tokens)",
+			                         b->out_rows[i], b->n_tokens);
 	return 0;
 }
 
@@ -344,31 +362,32 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	struct cpu_backend *c = ctx;
 	const struct backend_hparams *hp = &c->hp;
 	int rc = check_batch(c, b, err);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	if (grow(c, b->n_tokens) != 0)
-		return backend_error_set(err, -ENOMEM, "forward: out of memory for a batch of %d tokens", b->n_tokens);
+		return backend_error_set(err, -ENOMEM,
+		                         "forward: out of memory for a batch of %d tokens",
+		                         b->n_tokens);
 	int64_t nt = b->n_tokens, E = hp->n_embd, hd = hp->head_dim;
 	int64_t qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
 
 	/* x = token_embd[tokens] */
 	size_t ers = row_bytes(&c->tok_embd);
 	for (int64_t i = 0; i < nt; i++)
-		tensor_row_dequantize(c->tok_embd.type, (const char *)c->tok_embd.data + b->tokens[i] * ers,
-				      c->x + i * E, E);
+		tensor_row_dequantize(c->tok_embd.type,
+		                      (const char *)c->tok_embd.data + b->tokens[i] * ers,
+		                      c->x + i * E, E);
 
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct backend_layer *L = &c->layers[l];
 		for (int64_t i = 0; i < nt; i++)
 			cpu_rmsnorm(c->x + i * E, L->attn_norm.data, c->h + i * E, E, hp->rms_eps);
-		const struct backend_tensor *qkv[3] = {&L->wq, &L->wk, &L->wv};
-		float *qkv_out[3] = {c->q, c->kc, c->vc};
+		const struct backend_tensor *qkv[3] = { &L->wq, &L->wk, &L->wv };
+		float *qkv_out[3] = { c->q, c->kc, c->vc };
 		if (cpu_act_for(L->wq.type) == cpu_act_for(L->wk.type) &&
 		    cpu_act_for(L->wq.type) == cpu_act_for(L->wv.type)) {
 			matmul(c, c->h, nt, 3, qkv, qkv_out);
 		} else {
-			for (int i = 0; i < 3; i++)
-				matmul1(c, c->h, nt, qkv[i], qkv_out[i]);
+			for (int i = 0; i < 3; i++) matmul1(c, c->h, nt, qkv[i], qkv_out[i]);
 		}
 		add_bias(c->q, &L->bq, nt, qd);
 		add_bias(c->kc, &L->bk, nt, kvd);
@@ -376,23 +395,22 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		for (int64_t i = 0; i < nt; i++) {
 			float pos = (float)b->positions[i];
 			cpu_rope(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, pos, hp->rope_base,
-				 hp->rope_freq_scale, hp->rope_neox);
-			cpu_rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, pos, hp->rope_base,
-				 hp->rope_freq_scale, hp->rope_neox);
+			         hp->rope_freq_scale, hp->rope_neox);
+			cpu_rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, pos,
+			         hp->rope_base, hp->rope_freq_scale, hp->rope_neox);
 			const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
 			kv_store(c, kv_slot(c, s, l, b->positions[i], 0), c->kc + i * kvd, kvd);
 			kv_store(c, kv_slot(c, s, l, b->positions[i], 1), c->vc + i * kvd, kvd);
 		}
-		struct attn_task at = {c, b, l, c->q, c->h};
+		struct attn_task at = { c, b, l, c->q, c->h };
 		cpu_pool_run(c->pool, attn_run, &at);
 		matmul1(c, c->h, nt, &L->wo, c->g); /* g: [nt][E] temporary */
-		for (int64_t i = 0; i < nt * E; i++)
-			c->x[i] += c->g[i];
+		for (int64_t i = 0; i < nt * E; i++) c->x[i] += c->g[i];
 
 		for (int64_t i = 0; i < nt; i++)
 			cpu_rmsnorm(c->x + i * E, L->ffn_norm.data, c->h + i * E, E, hp->rms_eps);
-		const struct backend_tensor *gu[2] = {&L->w_gate, &L->w_up};
-		float *gu_out[2] = {c->g, c->u};
+		const struct backend_tensor *gu[2] = { &L->w_gate, &L->w_up };
+		float *gu_out[2] = { c->g, c->u };
 		if (cpu_act_for(L->w_gate.type) == cpu_act_for(L->w_up.type)) {
 			matmul(c, c->h, nt, 2, gu, gu_out);
 		} else {
@@ -401,22 +419,22 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		}
 		cpu_swiglu(c->g, c->u, nt * hp->n_ff);
 		matmul1(c, c->g, nt, &L->w_down, c->h); /* h: [nt][E] */
-		for (int64_t i = 0; i < nt * E; i++)
-			c->x[i] += c->h[i];
+		for (int64_t i = 0; i < nt * E; i++) c->x[i] += c->h[i];
 	}
 
-	if (b->n_out == 0 || (!b->logits && !b->argmax))
-		return 0;
+	if (b->n_out == 0 || (!b->logits && !b->argmax)) return 0;
 	/* Final norm and output head for the requested rows only. */
 	for (int32_t i = 0; i < b->n_out; i++)
-		cpu_rmsnorm(c->x + (int64_t)b->out_rows[i] * E, c->output_norm.data, c->h + i * E, E,
-			    hp->rms_eps);
+		cpu_rmsnorm(c->x + (int64_t)b->out_rows[i] * E, c->output_norm.data, c->h + i * E,
+		            E, hp->rms_eps);
 	float *logits = b->logits;
 	float *tmp = NULL;
 	if (!logits) {
 		tmp = malloc((size_t)b->n_out * hp->n_vocab * sizeof(float));
 		if (!tmp)
-			return backend_error_set(err, -ENOMEM, "forward: out of memory for logits (%d rows)", b->n_out);
+			return backend_error_set(err, -ENOMEM,
+			                         "forward: out of memory for logits (%d rows)",
+			                         b->n_out);
 		logits = tmp;
 	}
 	matmul1(c, c->h, b->n_out, &c->output, logits);
@@ -425,8 +443,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 			const float *row = logits + (int64_t)i * hp->n_vocab;
 			int32_t best = 0;
 			for (int32_t v = 1; v < hp->n_vocab; v++)
-				if (row[v] > row[best])
-					best = v;
+				if (row[v] > row[best]) best = v;
 			b->argmax[i] = best;
 		}
 	}
@@ -440,35 +457,41 @@ static int cpu_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend_
 {
 	struct cpu_backend *c = ctx;
 	if (dst < 0 || src < 0 || dst >= c->n_pages || src >= c->n_pages)
-		return backend_error_set(err, -EINVAL, "kv_copy_page: page id %d out of range (pool of %d pages)",
-			    dst < 0 || dst >= c->n_pages ? dst : src, c->n_pages);
+		return backend_error_set(err, -EINVAL,
+		                         "kv_copy_page: page id %d out of range (pool of %d pages)",
+		                         dst < 0 || dst >= c->n_pages ? dst : src, c->n_pages);
 	if (dst != src)
 		memcpy(c->kv + (size_t)dst * c->page_elems * c->kv_es,
-		       c->kv + (size_t)src * c->page_elems * c->kv_es, (size_t)c->page_elems * c->kv_es);
+		       c->kv + (size_t)src * c->page_elems * c->kv_es,
+		       (size_t)c->page_elems * c->kv_es);
 	return 0;
 }
 
 static int cpu_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_start,
-			const struct backend_seq *dst, int32_t dst_start, int32_t n,
-			struct backend_error *err)
+                        const struct backend_seq *dst, int32_t dst_start, int32_t n,
+                        struct backend_error *err)
 {
 	struct cpu_backend *c = ctx;
 	const struct backend_hparams *hp = &c->hp;
 	if (n < 0 || src_start < 0 || dst_start < 0 ||
 	    (n > 0 && ((src_start + n - 1) / c->page_size >= src->n_pages ||
-		       (dst_start + n - 1) / c->page_size >= dst->n_pages)))
-		return backend_error_set(err, -EINVAL, "kv_shift: %d tokens from slot %d to slot %d run past a page table", n,
-			    src_start, dst_start);
+	               (dst_start + n - 1) / c->page_size >= dst->n_pages)))
+		return backend_error_set(
+		        err, -EINVAL,
+		        "kv_shift: %d tokens from slot %d to slot %d run past a page table", n,
+		        src_start, dst_start);
 	int64_t kvd = (int64_t)hp->n_head_kv * hp->head_dim;
 	float delta = (float)(dst_start - src_start);
 	for (int32_t i = 0; i < n; i++)
 		for (int l = 0; l < hp->n_layer; l++) {
-			void *ks = kv_slot(c, src, l, src_start + i, 0), *kd = kv_slot(c, dst, l, dst_start + i, 0);
-			void *vs = kv_slot(c, src, l, src_start + i, 1), *vd = kv_slot(c, dst, l, dst_start + i, 1);
+			void *ks = kv_slot(c, src, l, src_start + i, 0),
+			     *kd = kv_slot(c, dst, l, dst_start + i, 0);
+			void *vs = kv_slot(c, src, l, src_start + i, 1),
+			     *vd = kv_slot(c, dst, l, dst_start + i, 1);
 			memmove(vd, vs, (size_t)kvd * c->kv_es);
 			kv_load(c, c->kv_tmp, ks, kvd);
-			cpu_rope(c->kv_tmp, hp->n_head_kv, hp->head_dim, hp->n_rot, delta, hp->rope_base,
-				 hp->rope_freq_scale, hp->rope_neox);
+			cpu_rope(c->kv_tmp, hp->n_head_kv, hp->head_dim, hp->n_rot, delta,
+			         hp->rope_base, hp->rope_freq_scale, hp->rope_neox);
 			kv_store(c, kd, c->kv_tmp, kvd);
 		}
 	return 0;
@@ -479,8 +502,7 @@ static int cpu_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_st
 static void cpu_destroy(void *ctx)
 {
 	struct cpu_backend *c = ctx;
-	if (!c)
-		return;
+	if (!c) return;
 	cpu_pool_destroy(c->pool);
 	free(c->layers);
 	free(c->kv);
@@ -504,27 +526,33 @@ static bool gemm_supported(const struct backend_tensor *t)
 }
 
 int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
-		     const struct backend_weights *w, struct backend_error *err)
+                     const struct backend_weights *w, struct backend_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
 	if (cfg->kv_type != TENSOR_TYPE_F32 && cfg->kv_type != TENSOR_TYPE_F16)
-		return backend_error_set(err, -ENOTSUP, "cpu backend: KV cache type %s (%u) not supported; use f32 or f16",
-			    tensor_type_name(cfg->kv_type) ? tensor_type_name(cfg->kv_type) : "?", cfg->kv_type);
+		return backend_error_set(
+		        err, -ENOTSUP,
+		        "cpu backend: KV cache type %s (%u) not supported; use f32 or f16",
+		        tensor_type_name(cfg->kv_type) ? tensor_type_name(cfg->kv_type) : "?",
+		        cfg->kv_type);
 	for (int l = 0; l < hp->n_layer; l++) {
-		const struct backend_tensor *mats[] = {&w->layers[l].wq, &w->layers[l].wk, &w->layers[l].wv,
-						       &w->layers[l].wo, &w->layers[l].w_gate,
-						       &w->layers[l].w_up, &w->layers[l].w_down};
+		const struct backend_tensor *mats[] = { &w->layers[l].wq,     &w->layers[l].wk,
+			                                &w->layers[l].wv,     &w->layers[l].wo,
+			                                &w->layers[l].w_gate, &w->layers[l].w_up,
+			                                &w->layers[l].w_down };
 		for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
 			if (!gemm_supported(mats[i]))
-				return backend_error_set(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %s",
-					    mats[i]->name, tensor_type_name(mats[i]->type));
+				return backend_error_set(
+				        err, -ENOTSUP,
+				        "cpu backend: tensor %s has unsupported type %s",
+				        mats[i]->name, tensor_type_name(mats[i]->type));
 	}
 	if (!gemm_supported(&w->output))
-		return backend_error_set(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %s", w->output.name,
-			    tensor_type_name(w->output.type));
+		return backend_error_set(err, -ENOTSUP,
+		                         "cpu backend: tensor %s has unsupported type %s",
+		                         w->output.name, tensor_type_name(w->output.type));
 	struct cpu_backend *c = calloc(1, sizeof *c);
-	if (!c)
-		return backend_error_set(err, -ENOMEM, "cpu backend: out of memory");
+	if (!c) return backend_error_set(err, -ENOMEM, "cpu backend: out of memory");
 	c->hp = *hp;
 	c->tok_embd = w->tok_embd;
 	c->output_norm = w->output_norm;
@@ -544,15 +572,17 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->scores = malloc((size_t)n_threads * c->n_pages * c->page_size * sizeof(float));
 	if (!c->layers || !c->pool || !c->kv || !c->scores || !c->kv_tmp) {
 		cpu_destroy(c);
-		return backend_error_set(err, -ENOMEM, "cpu backend: out of memory for %d KV pages (%zu MiB)", cfg->kv_n_pages,
-			    (size_t)cfg->kv_n_pages * (size_t)c->page_elems * c->kv_es >> 20);
+		return backend_error_set(
+		        err, -ENOMEM, "cpu backend: out of memory for %d KV pages (%zu MiB)",
+		        cfg->kv_n_pages,
+		        (size_t)cfg->kv_n_pages * (size_t)c->page_elems * c->kv_es >> 20);
 	}
 	memcpy(c->layers, w->layers, (size_t)hp->n_layer * sizeof *c->layers);
 	/* AMX int8 tiles for prefill: opt-in (INFILL_CPU_AMX=1) until the kernel has
 	 * been checked on an AMX machine (the development VM does not expose AMX). */
 	const char *amx_env = getenv("INFILL_CPU_AMX");
 	bool use_amx = amx_env && !strcmp(amx_env, "1") && c->k == &c->k_full &&
-		       !strcmp(c->k->name, "avx512-vnni") && cpu_amx_available();
+	               !strcmp(c->k->name, "avx512-vnni") && cpu_amx_available();
 	if (use_amx) {
 		int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;
 		if ((int64_t)hp->n_head * hp->head_dim > wide)
@@ -563,8 +593,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	out->ops = &cpu_ops;
 	out->ctx = c;
 	snprintf(out->name, sizeof out->name, "cpu (%s%s, %d threads)", c->k->name,
-		 c->amx_scratch ? "+amx" : "", n_threads);
-	if (cfg->progress)
-		cfg->progress(cfg->progress_user, 1.0f);
+	         c->amx_scratch ? "+amx" : "", n_threads);
+	if (cfg->progress) cfg->progress(cfg->progress_user, 1.0f);
 	return 0;
 }

@@ -48,16 +48,16 @@ size_t cpu_act_row_bytes(enum cpu_act a, int64_t n);
  * w: nr rows of w_stride bytes; x: nt rows of x_stride bytes in the
  * weight's activation format; n: elements per row (a multiple of the block).
  */
-typedef void (*cpu_gemm_fn)(int64_t n, const void *w, size_t w_stride, int64_t nr,
-			    const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy);
+typedef void (*cpu_gemm_fn)(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                            size_t x_stride, int64_t nt, float *y, int64_t ldy);
 
 /* Converts one float row of n elements into format a at dst. */
 typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
 /* One instruction-set level's kernels; NULL entries fall back to the reference. */
 struct cpu_kernels {
-	const char *name;                 /* "ref", "avx2", "avx512-vnni" */
-	cpu_act_fn act[2];                /* indexed by enum cpu_act */
+	const char *name;  /* "ref", "avx2", "avx512-vnni" */
+	cpu_act_fn act[2]; /* indexed by enum cpu_act */
 	cpu_gemm_fn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
 	/* attention: sum a[i] b[i]; y[i] += s x[i] (NULL: reference) */
 	float (*dot_f32)(int64_t n, const float *a, const float *b);
@@ -94,7 +94,7 @@ size_t cpu_amx_scratch_bytes(int64_t n);
 /* Q8_0/Q4_0 weights x Q8_0 activations like cpu_gemm_fn, for nr and nt
  * multiples of 16 and nt <= CPU_AMX_TOKENS; scratch of cpu_amx_scratch_bytes(n). */
 void cpu_amx_gemm(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
-		  const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy, void *scratch);
+                  const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy, void *scratch);
 
 /* ---- small ops (ops.c), plain C, shapes in the names' comments ---- */
 
@@ -102,7 +102,7 @@ void cpu_amx_gemm(uint32_t type, int64_t n, const void *w, size_t w_stride, int6
 void cpu_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps);
 /* Rotates n_heads heads of head_dim floats at x (n_rot dims each) to position pos. */
 void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float base,
-	      float freq_scale, bool neox);
+              float freq_scale, bool neox);
 /* silu(g) * u in place into g, n floats */
 void cpu_swiglu(float *g, const float *u, int64_t n);
 

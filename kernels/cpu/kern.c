@@ -30,11 +30,9 @@ static bool os_saves(uint64_t mask)
 bool cpu_has_avx2(void)
 {
 	unsigned a, b, c, d;
-	if (!__get_cpuid(1, &a, &b, &c, &d))
-		return false;
+	if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
 	bool fma = c & (1u << 12), f16c = c & (1u << 29);
-	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return false;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
 	bool avx2 = b & (1u << 5);
 	return fma && f16c && avx2 && os_saves(0x6); /* XMM + YMM state */
 }
@@ -42,8 +40,7 @@ bool cpu_has_avx2(void)
 bool cpu_has_avx512(void)
 {
 	unsigned a, b, c, d;
-	if (!cpu_has_avx2() || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return false;
+	if (!cpu_has_avx2() || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
 	bool f = b & (1u << 16), bw = b & (1u << 30), vl = b & (1u << 31), vnni = c & (1u << 11);
 	return f && bw && vl && vnni && os_saves(0xE6); /* + opmask, ZMM_Hi256, Hi16_ZMM */
 }
@@ -63,14 +60,10 @@ const struct cpu_kernels *cpu_kernels_best(void)
 {
 	const char *want = getenv("INFILL_CPU_KERNELS");
 	bool a512 = cpu_has_avx512(), a2 = cpu_has_avx2();
-	if (want && !strcmp(want, "ref"))
-		return &cpu_kernels_ref;
-	if (want && !strcmp(want, "avx2") && a2)
-		return &cpu_kernels_avx2;
-	if (a512)
-		return &cpu_kernels_avx512;
-	if (a2)
-		return &cpu_kernels_avx2;
+	if (want && !strcmp(want, "ref")) return &cpu_kernels_ref;
+	if (want && !strcmp(want, "avx2") && a2) return &cpu_kernels_avx2;
+	if (a512) return &cpu_kernels_avx512;
+	if (a2) return &cpu_kernels_avx2;
 	return &cpu_kernels_ref;
 }
 
@@ -117,13 +110,22 @@ struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
 	struct cpu_kernels c = *k;
 	const struct cpu_kernels *r = &cpu_kernels_ref;
 	for (int a = 0; a < 2; a++)
-		if (!c.act[a])
-			c.act[a] = r->act[a];
-#define FILL(f)                \
-	if (!c.f)              \
-		c.f = r->f;
-	FILL(gemm_f32) FILL(gemm_f16) FILL(gemm_bf16) FILL(gemm_q8_0) FILL(gemm_q4_0)
-	FILL(gemm_q4_k) FILL(gemm_q6_k) FILL(dot_f32) FILL(axpy_f32) FILL(dot_f16) FILL(axpy_f16)
+		if (!c.act[a]) c.act[a] = r->act[a];
+#define FILL(f)                       \
+	do {                          \
+		if (!c.f) c.f = r->f; \
+	} while (0)
+	FILL(gemm_f32);
+	FILL(gemm_f16);
+	FILL(gemm_bf16);
+	FILL(gemm_q8_0);
+	FILL(gemm_q4_0);
+	FILL(gemm_q4_k);
+	FILL(gemm_q6_k);
+	FILL(dot_f32);
+	FILL(axpy_f32);
+	FILL(dot_f16);
+	FILL(axpy_f16);
 #undef FILL
 	return c;
 }

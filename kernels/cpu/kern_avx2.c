@@ -7,14 +7,15 @@
 #if defined(__x86_64__)
 #pragma GCC target("avx2,fma,f16c")
 
-#define SIMD_DOT_I8(acc, u, s) \
-	_mm256_add_epi32((acc), _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
+#define SIMD_DOT_I8(acc, u, s)  \
+	_mm256_add_epi32((acc), \
+	                 _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
 
 #include "kern_simd.h"
 
 const struct cpu_kernels cpu_kernels_avx2 = {
 	.name = "avx2",
-	.act = {NULL, act_q8_0},
+	.act = { NULL, act_q8_0 },
 	.gemm_f32 = gemm_f32,
 	.gemm_f16 = gemm_f16,
 	.gemm_q8_0 = gemm_q8_0,
@@ -26,5 +27,5 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 };
 #else
 #include "cpu.h"
-const struct cpu_kernels cpu_kernels_avx2 = {.name = "avx2"};
+const struct cpu_kernels cpu_kernels_avx2 = { .name = "avx2" };
 #endif

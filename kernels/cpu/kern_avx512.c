@@ -32,45 +32,51 @@ struct panel_blk {
 	float dw[16];
 };
 
-static void panel_build(uint32_t type, const char *w, size_t w_stride, int64_t nb, struct panel_blk *pb)
+static void panel_build(uint32_t type, const char *w, size_t w_stride, int64_t nb,
+                        struct panel_blk *pb)
 {
 	for (int64_t b = 0; b < nb; b++)
 		for (int i = 0; i < 16; i++) {
 			uint8_t q[32];
 			uint16_t d;
 			if (type == TENSOR_TYPE_Q8_0) {
-				const struct block_q8_0 *blk = (const struct block_q8_0 *)(w + i * w_stride) + b;
+				const struct block_q8_0 *blk =
+				        (const struct block_q8_0 *)(w + i * w_stride) + b;
 				d = blk->d;
-				_mm256_storeu_si256((__m256i *)q, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)blk->qs),
-										   _mm256_set1_epi8((char)0x80)));
+				_mm256_storeu_si256(
+				        (__m256i *)q,
+				        _mm256_xor_si256(
+				                _mm256_loadu_si256((const __m256i *)blk->qs),
+				                _mm256_set1_epi8((char)0x80)));
 			} else {
-				const struct block_q4_0 *blk = (const struct block_q4_0 *)(w + i * w_stride) + b;
+				const struct block_q4_0 *blk =
+				        (const struct block_q4_0 *)(w + i * w_stride) + b;
 				d = blk->d;
 				/* q - 8 + 128 = q + 120 */
-				__m128i raw = _mm_loadu_si128((const __m128i *)blk->qs), m4 = _mm_set1_epi8(0xF);
+				__m128i raw = _mm_loadu_si128((const __m128i *)blk->qs),
+				        m4 = _mm_set1_epi8(0xF);
 				__m128i e = _mm_set1_epi8(120);
-				_mm_storeu_si128((__m128i *)q, _mm_add_epi8(_mm_and_si128(raw, m4), e));
-				_mm_storeu_si128((__m128i *)(q + 16), _mm_add_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), e));
+				_mm_storeu_si128((__m128i *)q,
+				                 _mm_add_epi8(_mm_and_si128(raw, m4), e));
+				_mm_storeu_si128(
+				        (__m128i *)(q + 16),
+				        _mm_add_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), e));
 			}
 			pb[b].dw[i] = f16_to_f32(d);
-			for (int kk = 0; kk < 8; kk++)
-				memcpy(&pb[b].q[kk][i * 4], q + 4 * kk, 4);
+			for (int kk = 0; kk < 8; kk++) memcpy(&pb[b].q[kk][i * 4], q + 4 * kk, 4);
 		}
 }
 
-static inline __attribute__((always_inline)) void panel_tile(int g, int64_t nb, const struct panel_blk *pb,
-							     const struct block_q8_0 *const *x,
-							     const float *dx, const int32_t *corr, float *y,
-							     int64_t ldy)
+static inline __attribute__((always_inline)) void
+panel_tile(int g, int64_t nb, const struct panel_blk *pb, const struct block_q8_0 *const *x,
+           const float *dx, const int32_t *corr, float *y, int64_t ldy)
 {
 	__m512 acc[PT];
-	for (int j = 0; j < PT; j++)
-		acc[j] = _mm512_setzero_ps();
+	for (int j = 0; j < PT; j++) acc[j] = _mm512_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		const struct panel_blk *P = &pb[b];
 		__m512i wk[8];
-		for (int kk = 0; kk < 8; kk++)
-			wk[kk] = _mm512_load_si512(P->q[kk]);
+		for (int kk = 0; kk < 8; kk++) wk[kk] = _mm512_load_si512(P->q[kk]);
 		__m512 dwv = _mm512_load_ps(P->dw);
 		for (int j = 0; j < g; j++) {
 			const int8_t *xq = x[j][b].qs;
@@ -81,16 +87,16 @@ static inline __attribute__((always_inline)) void panel_tile(int g, int64_t nb, 
 				p = _mm512_dpbusd_epi32(p, wk[kk], _mm512_set1_epi32(xd));
 			}
 			p = _mm512_sub_epi32(p, _mm512_set1_epi32(corr[j * MAX_NB + b]));
-			acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p),
-						 _mm512_mul_ps(dwv, _mm512_set1_ps(dx[j * MAX_NB + b])), acc[j]);
+			acc[j] = _mm512_fmadd_ps(
+			        _mm512_cvtepi32_ps(p),
+			        _mm512_mul_ps(dwv, _mm512_set1_ps(dx[j * MAX_NB + b])), acc[j]);
 		}
 	}
-	for (int j = 0; j < g; j++)
-		_mm512_storeu_ps(y + j * ldy, acc[j]);
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
 static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
-		       const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                       const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	int64_t nb = n / 32;
 	/* ~330 KB of stack: fine for the caller and the pool's threads (8 MB stacks). */
@@ -103,11 +109,16 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
 			int g = nt - t0 < PT ? (int)(nt - t0) : PT;
 			const struct block_q8_0 *xs[PT];
 			for (int j = 0; j < g; j++) {
-				xs[j] = (const struct block_q8_0 *)((const char *)x + (t0 + j) * x_stride);
+				xs[j] = (const struct block_q8_0 *)((const char *)x +
+				                                    (t0 + j) * x_stride);
 				for (int64_t b = 0; b < nb; b++) {
-					__m256i xq = _mm256_loadu_si256((const __m256i *)xs[j][b].qs);
-					__m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)0x80), xq);
-					__m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+					__m256i xq =
+					        _mm256_loadu_si256((const __m256i *)xs[j][b].qs);
+					__m256i s = _mm256_dpbusd_epi32(
+					        _mm256_setzero_si256(),
+					        _mm256_set1_epi8((char)0x80), xq);
+					__m128i h = _mm_add_epi32(_mm256_castsi256_si128(s),
+					                          _mm256_extracti128_si256(s, 1));
 					h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
 					h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
 					corr[j * MAX_NB + b] = _mm_cvtsi128_si32(h);
@@ -119,20 +130,21 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
 				panel_tile(PT, nb, pb, xs, dx, corr, yt, ldy);
 			else
 				for (int j = 0; j < g; j++) /* the token tail: one at a time */
-					panel_tile(1, nb, pb, xs + j, dx + j * MAX_NB, corr + j * MAX_NB,
-						   yt + j * ldy, ldy);
+					panel_tile(1, nb, pb, xs + j, dx + j * MAX_NB,
+					           corr + j * MAX_NB, yt + j * ldy, ldy);
 		}
 	}
 	int64_t done = nr / 16 * 16;
 	if (done < nr) {
 		cpu_gemm_fn f = type == TENSOR_TYPE_Q8_0 ? gemm_q8_0 : gemm_q4_0;
-		f(n, (const char *)w + done * w_stride, w_stride, nr - done, x, x_stride, nt, y + done, ldy);
+		f(n, (const char *)w + done * w_stride, w_stride, nr - done, x, x_stride, nt,
+		  y + done, ldy);
 	}
 }
 
 /* Few tokens (decode): the row-streaming kernels; several: the panels. */
 static void gemm_q8_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-			  size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	if (nt >= PT && nr >= 16 && n / 32 <= MAX_NB)
 		gemm_panel(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
@@ -141,7 +153,7 @@ static void gemm_q8_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
 }
 
 static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-			  size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	if (nt >= PT && nr >= 16 && n / 32 <= MAX_NB)
 		gemm_panel(TENSOR_TYPE_Q4_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
@@ -153,13 +165,12 @@ static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
  * widened weight vector used 4 times and each activation vector 4 times.
  * Token groups are the outer loop so their activations stay in L1 while
  * the rows stream from L2. */
-static inline __attribute__((always_inline)) void f16_tile(int g, int64_t n, const uint16_t *const *w,
-							   const float *const *x, float out[4][4])
+static inline __attribute__((always_inline)) void
+f16_tile(int g, int64_t n, const uint16_t *const *w, const float *const *x, float out[4][4])
 {
 	__m512 a[4][4];
 	for (int r = 0; r < 4; r++)
-		for (int j = 0; j < 4; j++)
-			a[r][j] = _mm512_setzero_ps();
+		for (int j = 0; j < 4; j++) a[r][j] = _mm512_setzero_ps();
 	int64_t i = 0;
 	for (; i + 16 <= n; i += 16) {
 		__m512 v[4];
@@ -167,21 +178,19 @@ static inline __attribute__((always_inline)) void f16_tile(int g, int64_t n, con
 			v[r] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w[r] + i)));
 		for (int j = 0; j < g; j++) {
 			__m512 xv = _mm512_loadu_ps(x[j] + i);
-			for (int r = 0; r < 4; r++)
-				a[r][j] = _mm512_fmadd_ps(v[r], xv, a[r][j]);
+			for (int r = 0; r < 4; r++) a[r][j] = _mm512_fmadd_ps(v[r], xv, a[r][j]);
 		}
 	}
 	for (int r = 0; r < 4; r++)
 		for (int j = 0; j < g; j++) {
 			float sum = _mm512_reduce_add_ps(a[r][j]);
-			for (int64_t k = i; k < n; k++)
-				sum += f16_to_f32(w[r][k]) * x[j][k];
+			for (int64_t k = i; k < n; k++) sum += f16_to_f32(w[r][k]) * x[j][k];
 			out[r][j] = sum;
 		}
 }
 
 static void gemm_f16_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-			 size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                         size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	if (nt < 4) {
 		gemm_f16(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
@@ -205,17 +214,17 @@ static void gemm_f16_512(int64_t n, const void *w, size_t w_stride, int64_t nr, 
 			default: f16_tile(1, n, ws, xs, o); break;
 			}
 			for (int j = 0; j < g; j++)
-				for (int k = 0; k < 4; k++)
-					y[(t0 + j) * ldy + r + k] = o[k][j];
+				for (int k = 0; k < 4; k++) y[(t0 + j) * ldy + r + k] = o[k][j];
 		}
 	}
 	if (nr4 < nr)
-		gemm_f16(n, (const char *)w + nr4 * w_stride, w_stride, nr - nr4, x, x_stride, nt, y + nr4, ldy);
+		gemm_f16(n, (const char *)w + nr4 * w_stride, w_stride, nr - nr4, x, x_stride, nt,
+		         y + nr4, ldy);
 }
 
 const struct cpu_kernels cpu_kernels_avx512 = {
 	.name = "avx512-vnni",
-	.act = {NULL, act_q8_0},
+	.act = { NULL, act_q8_0 },
 	.gemm_f32 = gemm_f32,
 	.gemm_f16 = gemm_f16_512,
 	.gemm_q8_0 = gemm_q8_0_512,
@@ -230,12 +239,12 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 /* F16 with several tokens: 2 rows x 4 tokens of zmm accumulators, each
  * widened weight vector used 4 times and each activation vector twice. */
 static inline __attribute__((always_inline)) void f16_tile(int g, int64_t n, const uint16_t *w0,
-							   const uint16_t *w1, const float *const *x,
-							   float *out0, float *out1)
+                                                           const uint16_t *w1,
+                                                           const float *const *x, float *out0,
+                                                           float *out1)
 {
 	__m512 a0[4], a1[4];
-	for (int j = 0; j < 4; j++)
-		a0[j] = a1[j] = _mm512_setzero_ps();
+	for (int j = 0; j < 4; j++) a0[j] = a1[j] = _mm512_setzero_ps();
 	int64_t i = 0;
 	for (; i + 16 <= n; i += 16) {
 		__m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w0 + i)));
@@ -257,7 +266,7 @@ static inline __attribute__((always_inline)) void f16_tile(int g, int64_t n, con
 }
 
 static void gemm_f16_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-			 size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                         size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	if (nt < 4) {
 		gemm_f16(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
@@ -286,8 +295,9 @@ static void gemm_f16_512(int64_t n, const void *w, size_t w_stride, int64_t nr, 
 		}
 	}
 	if (r < nr)
-		gemm_f16(n, (const char *)w + r * w_stride, w_stride, nr - r, x, x_stride, nt, y + r, ldy);
+		gemm_f16(n, (const char *)w + r * w_stride, w_stride, nr - r, x, x_stride, nt,
+		         y + r, ldy);
 }
 
-const struct cpu_kernels cpu_kernels_avx512 = {.name = "avx512-vnni"};
+const struct cpu_kernels cpu_kernels_avx512 = { .name = "avx512-vnni" };
 #endif

@@ -30,12 +30,10 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 	for (int64_t b = 0; b < n / QK8_0; b++) {
 		const float *xb = x + b * QK8_0;
 		float amax = 0;
-		for (int j = 0; j < QK8_0; j++)
-			amax = fmaxf(amax, fabsf(xb[j]));
+		for (int j = 0; j < QK8_0; j++) amax = fmaxf(amax, fabsf(xb[j]));
 		float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
 		y[b].d = tensor_f32_to_f16(d);
-		for (int j = 0; j < QK8_0; j++)
-			y[b].qs[j] = (int8_t)roundf(xb[j] * id);
+		for (int j = 0; j < QK8_0; j++) y[b].qs[j] = (int8_t)roundf(xb[j] * id);
 	}
 }
 
@@ -44,24 +42,21 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 static float dot_f32(int64_t n, const float *w, const float *x)
 {
 	float s = 0;
-	for (int64_t i = 0; i < n; i++)
-		s += w[i] * x[i];
+	for (int64_t i = 0; i < n; i++) s += w[i] * x[i];
 	return s;
 }
 
 static float dot_f16(int64_t n, const uint16_t *w, const float *x)
 {
 	float s = 0;
-	for (int64_t i = 0; i < n; i++)
-		s += tensor_f16_to_f32(w[i]) * x[i];
+	for (int64_t i = 0; i < n; i++) s += tensor_f16_to_f32(w[i]) * x[i];
 	return s;
 }
 
 static float dot_bf16(int64_t n, const uint16_t *w, const float *x)
 {
 	float s = 0;
-	for (int64_t i = 0; i < n; i++)
-		s += tensor_bf16_to_f32(w[i]) * x[i];
+	for (int64_t i = 0; i < n; i++) s += tensor_bf16_to_f32(w[i]) * x[i];
 	return s;
 }
 
@@ -70,8 +65,7 @@ static float dot_q8_0(int64_t n, const struct block_q8_0 *w, const struct block_
 	float s = 0;
 	for (int64_t b = 0; b < n / QK8_0; b++) {
 		int32_t sum = 0;
-		for (int j = 0; j < QK8_0; j++)
-			sum += w[b].qs[j] * x[b].qs[j];
+		for (int j = 0; j < QK8_0; j++) sum += w[b].qs[j] * x[b].qs[j];
 		s += (float)sum * (tensor_f16_to_f32(w[b].d) * tensor_f16_to_f32(x[b].d));
 	}
 	return s;
@@ -93,59 +87,59 @@ static float dot_q4_0(int64_t n, const struct block_q4_0 *w, const struct block_
 
 /* ---- gemm drivers: rows outer, tokens inner (the weight row stays in L1) ---- */
 
-#define GEMM_LOOP(dotexpr)                                                       \
-	for (int64_t r = 0; r < nr; r++) {                                        \
-		const void *wr = (const char *)w + r * w_stride;                  \
-		for (int64_t t = 0; t < nt; t++) {                                \
-			const void *xt = (const char *)x + t * x_stride;          \
-			y[t * ldy + r] = dotexpr;                                 \
-		}                                                                 \
+#define GEMM_LOOP(dotexpr)                                               \
+	for (int64_t r = 0; r < nr; r++) {                               \
+		const void *wr = (const char *)w + r * w_stride;         \
+		for (int64_t t = 0; t < nt; t++) {                       \
+			const void *xt = (const char *)x + t * x_stride; \
+			y[t * ldy + r] = dotexpr;                        \
+		}                                                        \
 	}
 
 static void gemm_f32(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-		     size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                     size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	GEMM_LOOP(dot_f32(n, wr, xt))
 }
 
 static void gemm_f16(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-		     size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                     size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	GEMM_LOOP(dot_f16(n, wr, xt))
 }
 
 static void gemm_bf16(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                      size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	GEMM_LOOP(dot_bf16(n, wr, xt))
 }
 
 static void gemm_q8_0(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                      size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	GEMM_LOOP(dot_q8_0(n, wr, xt))
 }
 
 static void gemm_q4_0(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                      size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	GEMM_LOOP(dot_q4_0(n, wr, xt))
 }
 
 /* K-quants: dequantize one 256-element block, dot it with every token's slice. */
 static void gemm_kquant(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
-			const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                        const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	size_t bb = tensor_type_block_bytes(type);
 	float tmp[QK_K];
 	for (int64_t r = 0; r < nr; r++) {
 		const char *wr = (const char *)w + r * w_stride;
-		for (int64_t t = 0; t < nt; t++)
-			y[t * ldy + r] = 0;
+		for (int64_t t = 0; t < nt; t++) y[t * ldy + r] = 0;
 		for (int64_t b = 0; b < n / QK_K; b++) {
 			tensor_row_dequantize(type, wr + b * bb, tmp, QK_K);
 			for (int64_t t = 0; t < nt; t++) {
-				const float *xt = (const float *)((const char *)x + t * x_stride) + b * QK_K;
+				const float *xt =
+				        (const float *)((const char *)x + t * x_stride) + b * QK_K;
 				y[t * ldy + r] += dot_f32(QK_K, tmp, xt);
 			}
 		}
@@ -153,13 +147,13 @@ static void gemm_kquant(uint32_t type, int64_t n, const void *w, size_t w_stride
 }
 
 static void gemm_q4_k(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                      size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	gemm_kquant(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 static void gemm_q6_k(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-		      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                      size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	gemm_kquant(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
@@ -171,27 +165,24 @@ static float attn_dot(int64_t n, const float *a, const float *b)
 
 static void axpy_f32(int64_t n, float s, const float *x, float *y)
 {
-	for (int64_t i = 0; i < n; i++)
-		y[i] += s * x[i];
+	for (int64_t i = 0; i < n; i++) y[i] += s * x[i];
 }
 
 static float dot_f16_ref(int64_t n, const float *a, const uint16_t *h)
 {
 	float s = 0;
-	for (int64_t i = 0; i < n; i++)
-		s += a[i] * tensor_f16_to_f32(h[i]);
+	for (int64_t i = 0; i < n; i++) s += a[i] * tensor_f16_to_f32(h[i]);
 	return s;
 }
 
 static void axpy_f16(int64_t n, float s, const uint16_t *h, float *y)
 {
-	for (int64_t i = 0; i < n; i++)
-		y[i] += s * tensor_f16_to_f32(h[i]);
+	for (int64_t i = 0; i < n; i++) y[i] += s * tensor_f16_to_f32(h[i]);
 }
 
 const struct cpu_kernels cpu_kernels_ref = {
 	.name = "ref",
-	.act = {act_f32, act_q8_0},
+	.act = { act_f32, act_q8_0 },
 	.gemm_f32 = gemm_f32,
 	.gemm_f16 = gemm_f16,
 	.gemm_bf16 = gemm_bf16,

@@ -17,7 +17,7 @@
 #include "cpu.h"
 #include "quant.h"
 
-#define TG 4 /* tokens per group */
+#define TG             4 /* tokens per group */
 /* Software prefetch distance along a weight row: decode streams weights from
  * DRAM and is otherwise stalled on each new line while the integer work of
  * the previous one waits; the next rows follow contiguously, so running past
@@ -42,7 +42,8 @@ static inline float f16_to_f32(uint16_t h)
 static void act_q8_0(const float *x, void *dst, int64_t n)
 {
 	struct block_q8_0 *y = dst;
-	const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+	const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f),
+	             one = _mm256_set1_ps(1.0f);
 	for (int64_t b = 0; b < n / QK8_0; b++) {
 		const float *xb = x + b * QK8_0;
 		__m256 v[4], m = _mm256_setzero_ps();
@@ -64,7 +65,7 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 			__m256 t = _mm256_round_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			__m256 f = _mm256_andnot_ps(sign, _mm256_sub_ps(s, t));
 			__m256 step = _mm256_and_ps(_mm256_cmp_ps(f, half, _CMP_GE_OQ),
-						    _mm256_or_ps(one, _mm256_and_ps(sign, s)));
+			                            _mm256_or_ps(one, _mm256_and_ps(sign, s)));
 			q[i] = _mm256_cvtps_epi32(_mm256_add_ps(t, step));
 		}
 		/* int32 -> int8 keeping order: pack to 16 then 8 bits, then fix the lane interleave. */
@@ -91,8 +92,7 @@ struct xprep {
 
 static void prep_tokens(const struct block_q8_0 *x, int64_t nb, struct xprep *p)
 {
-	for (int64_t b = 0; b < nb; b++)
-		p->dx[b] = f16_to_f32(x[b].d);
+	for (int64_t b = 0; b < nb; b++) p->dx[b] = f16_to_f32(x[b].d);
 }
 
 /* Independent accumulator chains per token, so the 4-cycle FMA latency is
@@ -100,15 +100,14 @@ static void prep_tokens(const struct block_q8_0 *x, int64_t nb, struct xprep *p)
 #define CHAINS(g) ((g) == 1 ? 4 : (g) == 2 ? 2 : 1)
 
 static inline __attribute__((always_inline)) void q8_0_group(int g, int64_t nb,
-							       const struct block_q8_0 *w,
-							       const struct block_q8_0 *const *x,
-							       const struct xprep *xp, float *out)
+                                                             const struct block_q8_0 *w,
+                                                             const struct block_q8_0 *const *x,
+                                                             const struct xprep *xp, float *out)
 {
 	const int U = 1; /* measured: more chains only add register pressure here */
 	__m256 acc[4][TG];
 	for (int u = 0; u < 4; u++)
-		for (int j = 0; j < TG; j++)
-			acc[u][j] = _mm256_setzero_ps();
+		for (int j = 0; j < TG; j++) acc[u][j] = _mm256_setzero_ps();
 	int64_t b = 0;
 	for (; b + U <= nb; b += U) {
 		_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);
@@ -119,9 +118,11 @@ static inline __attribute__((always_inline)) void q8_0_group(int g, int64_t nb,
 			float dw = f16_to_f32(w[b + u].d);
 			for (int j = 0; j < g; j++) {
 				__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b + u].qs);
-				__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xq, wq));
+				__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), aw,
+				                        _mm256_sign_epi8(xq, wq));
 				acc[u][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
-							    _mm256_set1_ps(dw * xp[j].dx[b + u]), acc[u][j]);
+				                            _mm256_set1_ps(dw * xp[j].dx[b + u]),
+				                            acc[u][j]);
 			}
 		}
 	}
@@ -131,13 +132,14 @@ static inline __attribute__((always_inline)) void q8_0_group(int g, int64_t nb,
 		float dw = f16_to_f32(w[b].d);
 		for (int j = 0; j < g; j++) {
 			__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);
-			__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xq, wq));
-			acc[0][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xp[j].dx[b]), acc[0][j]);
+			__m256i p =
+			        SIMD_DOT_I8(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xq, wq));
+			acc[0][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+			                            _mm256_set1_ps(dw * xp[j].dx[b]), acc[0][j]);
 		}
 	}
 	for (int j = 0; j < g; j++) {
-		for (int u = 1; u < U; u++)
-			acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
+		for (int u = 1; u < U; u++) acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
 		out[j] = hsum_ps(acc[0][j]);
 	}
 }
@@ -146,20 +148,20 @@ static inline __attribute__((always_inline)) __m256i q4_0_nibbles(const struct b
 {
 	const __m128i m4 = _mm_set1_epi8(0xF);
 	__m128i raw = _mm_loadu_si128((const __m128i *)b->qs);
-	__m256i q = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
+	__m256i q =
+	        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
 	return _mm256_sub_epi8(q, _mm256_set1_epi8(8));
 }
 
 static inline __attribute__((always_inline)) void q4_0_group(int g, int64_t nb,
-							       const struct block_q4_0 *w,
-							       const struct block_q8_0 *const *x,
-							       const struct xprep *xp, float *out)
+                                                             const struct block_q4_0 *w,
+                                                             const struct block_q8_0 *const *x,
+                                                             const struct xprep *xp, float *out)
 {
 	const int U = 1; /* measured: more chains only add register pressure here */
 	__m256 acc[4][TG];
 	for (int u = 0; u < 4; u++)
-		for (int j = 0; j < TG; j++)
-			acc[u][j] = _mm256_setzero_ps();
+		for (int j = 0; j < TG; j++) acc[u][j] = _mm256_setzero_ps();
 	int64_t b = 0;
 	for (; b + U <= nb; b += U) {
 		_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);
@@ -168,9 +170,12 @@ static inline __attribute__((always_inline)) void q4_0_group(int g, int64_t nb,
 			float dw = f16_to_f32(w[b + u].d);
 			for (int j = 0; j < g; j++) {
 				__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b + u].qs);
-				__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), _mm256_sign_epi8(q, q), _mm256_sign_epi8(xq, q));
+				__m256i p =
+				        SIMD_DOT_I8(_mm256_setzero_si256(), _mm256_sign_epi8(q, q),
+				                    _mm256_sign_epi8(xq, q));
 				acc[u][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
-							    _mm256_set1_ps(dw * xp[j].dx[b + u]), acc[u][j]);
+				                            _mm256_set1_ps(dw * xp[j].dx[b + u]),
+				                            acc[u][j]);
 			}
 		}
 	}
@@ -179,20 +184,21 @@ static inline __attribute__((always_inline)) void q4_0_group(int g, int64_t nb,
 		float dw = f16_to_f32(w[b].d);
 		for (int j = 0; j < g; j++) {
 			__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);
-			__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), _mm256_sign_epi8(q, q), _mm256_sign_epi8(xq, q));
-			acc[0][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xp[j].dx[b]), acc[0][j]);
+			__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), _mm256_sign_epi8(q, q),
+			                        _mm256_sign_epi8(xq, q));
+			acc[0][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+			                            _mm256_set1_ps(dw * xp[j].dx[b]), acc[0][j]);
 		}
 	}
 	for (int j = 0; j < g; j++) {
-		for (int u = 1; u < U; u++)
-			acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
+		for (int u = 1; u < U; u++) acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
 		out[j] = hsum_ps(acc[0][j]);
 	}
 }
 
 #define GEMM_QUANT(fname, wblock)                                                               \
 	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
-			  size_t x_stride, int64_t nt, float *y, int64_t ldy)                  \
+	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                   \
 	{                                                                                       \
 		int64_t nb = n / 32;                                                            \
 		if (nb > MAX_NB) { /* very wide rows: the reference handles them */             \
@@ -204,11 +210,13 @@ static inline __attribute__((always_inline)) void q4_0_group(int g, int64_t nb,
 			const struct block_q8_0 *xs[TG];                                        \
 			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                             \
 			for (int j = 0; j < g; j++) {                                           \
-				xs[j] = (const struct block_q8_0 *)((const char *)x + (t0 + j) * x_stride); \
+				xs[j] = (const struct block_q8_0 *)((const char *)x +           \
+				                                    (t0 + j) * x_stride);       \
 				prep_tokens(xs[j], nb, &xp[j]);                                 \
 			}                                                                       \
 			for (int64_t r = 0; r < nr; r++) {                                      \
-				const wblock *wr = (const wblock *)((const char *)w + r * w_stride); \
+				const wblock *wr =                                              \
+				        (const wblock *)((const char *)w + r * w_stride);       \
 				float out[TG];                                                  \
 				switch (g) {                                                    \
 				case 4: fname##_group(4, nb, wr, xs, xp, out); break;           \
@@ -216,8 +224,7 @@ static inline __attribute__((always_inline)) void q4_0_group(int g, int64_t nb,
 				case 2: fname##_group(2, nb, wr, xs, xp, out); break;           \
 				default: fname##_group(1, nb, wr, xs, xp, out); break;          \
 				}                                                               \
-				for (int j = 0; j < g; j++)                                     \
-					y[(t0 + j) * ldy + r] = out[j];                         \
+				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];     \
 			}                                                                       \
 		}                                                                               \
 	}
@@ -229,59 +236,59 @@ GEMM_QUANT(gemm_q4_0, struct block_q4_0)
 
 /* ---- F16 and F32 weights x float activations ---- */
 
-#define GEMM_FLOAT(fname, wtype, loadw)                                                         \
-	static inline __attribute__((always_inline)) void fname##_group(                        \
-		int g, int64_t n, const wtype *w, const float *const *x, float *out)            \
-	{                                                                                       \
-		const int U = CHAINS(g);                                                        \
-		__m256 acc[4][TG];                                                              \
-		for (int u = 0; u < 4; u++)                                                     \
-			for (int j = 0; j < TG; j++)                                            \
-				acc[u][j] = _mm256_setzero_ps();                                \
-		int64_t i = 0;                                                                  \
-		for (; i + 8 * U <= n; i += 8 * U) {                                            \
-			_mm_prefetch((const char *)(w + i) + PREFETCH_BYTES, _MM_HINT_T0);      \
-			for (int u = 0; u < U; u++) {                                           \
-				int64_t iu = i + 8 * u;                                         \
-				__m256 wv = loadw(iu);                                          \
-				for (int j = 0; j < g; j++)                                     \
-					acc[u][j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[j] + iu), acc[u][j]); \
-			}                                                                       \
-		}                                                                               \
-		for (; i + 8 <= n; i += 8) {                                                    \
-			__m256 wv = loadw(i);                                                   \
-			for (int j = 0; j < g; j++)                                             \
-				acc[0][j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[j] + i), acc[0][j]); \
-		}                                                                               \
-		for (int j = 0; j < g; j++) {                                                   \
-			for (int u = 1; u < U; u++)                                             \
-				acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);                \
-			out[j] = hsum_ps(acc[0][j]);                                            \
-			for (int64_t k = i; k < n; k++)                                         \
-				out[j] += fname##_scalar(w[k]) * x[j][k];                       \
-		}                                                                               \
-	}                                                                                       \
-	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
-			  size_t x_stride, int64_t nt, float *y, int64_t ldy)                  \
-	{                                                                                       \
-		for (int64_t r = 0; r < nr; r++) {                                              \
-			const wtype *wr = (const wtype *)((const char *)w + r * w_stride);      \
-			for (int64_t t0 = 0; t0 < nt; t0 += TG) {                               \
-				const float *xs[TG];                                            \
-				float out[TG];                                                  \
-				int g = nt - t0 < TG ? (int)(nt - t0) : TG;                     \
-				for (int j = 0; j < g; j++)                                     \
-					xs[j] = (const float *)((const char *)x + (t0 + j) * x_stride); \
-				switch (g) {                                                    \
-				case 4: fname##_group(4, n, wr, xs, out); break;                \
-				case 3: fname##_group(3, n, wr, xs, out); break;                \
-				case 2: fname##_group(2, n, wr, xs, out); break;                \
-				default: fname##_group(1, n, wr, xs, out); break;               \
-				}                                                               \
-				for (int j = 0; j < g; j++)                                     \
-					y[(t0 + j) * ldy + r] = out[j];                         \
-			}                                                                       \
-		}                                                                               \
+#define GEMM_FLOAT(fname, wtype, loadw)                                                            \
+	static inline __attribute__((always_inline)) void fname##_group(                           \
+	        int g, int64_t n, const wtype *w, const float *const *x, float *out)               \
+	{                                                                                          \
+		const int U = CHAINS(g);                                                           \
+		__m256 acc[4][TG];                                                                 \
+		for (int u = 0; u < 4; u++)                                                        \
+			for (int j = 0; j < TG; j++) acc[u][j] = _mm256_setzero_ps();              \
+		int64_t i = 0;                                                                     \
+		for (; i + 8 * U <= n; i += 8 * U) {                                               \
+			_mm_prefetch((const char *)(w + i) + PREFETCH_BYTES, _MM_HINT_T0);         \
+			for (int u = 0; u < U; u++) {                                              \
+				int64_t iu = i + 8 * u;                                            \
+				__m256 wv = loadw(iu);                                             \
+				for (int j = 0; j < g; j++)                                        \
+					acc[u][j] = _mm256_fmadd_ps(                               \
+					        wv, _mm256_loadu_ps(x[j] + iu), acc[u][j]);        \
+			}                                                                          \
+		}                                                                                  \
+		for (; i + 8 <= n; i += 8) {                                                       \
+			__m256 wv = loadw(i);                                                      \
+			for (int j = 0; j < g; j++)                                                \
+				acc[0][j] =                                                        \
+				        _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[j] + i), acc[0][j]); \
+		}                                                                                  \
+		for (int j = 0; j < g; j++) {                                                      \
+			for (int u = 1; u < U; u++)                                                \
+				acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);                   \
+			out[j] = hsum_ps(acc[0][j]);                                               \
+			for (int64_t k = i; k < n; k++) out[j] += fname##_scalar(w[k]) * x[j][k];  \
+		}                                                                                  \
+	}                                                                                          \
+	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,    \
+	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                      \
+	{                                                                                          \
+		for (int64_t r = 0; r < nr; r++) {                                                 \
+			const wtype *wr = (const wtype *)((const char *)w + r * w_stride);         \
+			for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                  \
+				const float *xs[TG];                                               \
+				float out[TG];                                                     \
+				int g = nt - t0 < TG ? (int)(nt - t0) : TG;                        \
+				for (int j = 0; j < g; j++)                                        \
+					xs[j] = (const float *)((const char *)x +                  \
+					                        (t0 + j) * x_stride);              \
+				switch (g) {                                                       \
+				case 4: fname##_group(4, n, wr, xs, out); break;                   \
+				case 3: fname##_group(3, n, wr, xs, out); break;                   \
+				case 2: fname##_group(2, n, wr, xs, out); break;                   \
+				default: fname##_group(1, n, wr, xs, out); break;                  \
+				}                                                                  \
+				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];        \
+			}                                                                          \
+		}                                                                                  \
 	}
 
 static inline float gemm_f16_scalar(uint16_t h)
@@ -312,8 +319,7 @@ static float attn_dot(int64_t n, const float *a, const float *b)
 	for (; i + 8 <= n; i += 8)
 		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
 	float s = hsum_ps(_mm256_add_ps(s0, s1));
-	for (; i < n; i++)
-		s += a[i] * b[i];
+	for (; i < n; i++) s += a[i] * b[i];
 	return s;
 }
 
@@ -322,9 +328,9 @@ static void attn_axpy(int64_t n, float s, const float *x, float *y)
 	__m256 vs = _mm256_set1_ps(s);
 	int64_t i = 0;
 	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(y + i, _mm256_fmadd_ps(vs, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-	for (; i < n; i++)
-		y[i] += s * x[i];
+		_mm256_storeu_ps(
+		        y + i, _mm256_fmadd_ps(vs, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+	for (; i < n; i++) y[i] += s * x[i];
 }
 
 static float attn_dot_f16(int64_t n, const float *a, const uint16_t *h)
@@ -332,10 +338,11 @@ static float attn_dot_f16(int64_t n, const float *a, const uint16_t *h)
 	__m256 s0 = _mm256_setzero_ps();
 	int64_t i = 0;
 	for (; i + 8 <= n; i += 8)
-		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))), s0);
+		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i),
+		                     _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))),
+		                     s0);
 	float s = hsum_ps(s0);
-	for (; i < n; i++)
-		s += a[i] * f16_to_f32(h[i]);
+	for (; i < n; i++) s += a[i] * f16_to_f32(h[i]);
 	return s;
 }
 
@@ -344,8 +351,10 @@ static void attn_axpy_f16(int64_t n, float s, const uint16_t *h, float *y)
 	__m256 vs = _mm256_set1_ps(s);
 	int64_t i = 0;
 	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(y + i, _mm256_fmadd_ps(vs, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))),
-							_mm256_loadu_ps(y + i)));
-	for (; i < n; i++)
-		y[i] += s * f16_to_f32(h[i]);
+		_mm256_storeu_ps(
+		        y + i,
+		        _mm256_fmadd_ps(vs,
+		                        _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))),
+		                        _mm256_loadu_ps(y + i)));
+	for (; i < n; i++) y[i] += s * f16_to_f32(h[i]);
 }

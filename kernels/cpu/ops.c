@@ -10,15 +10,13 @@ void cpu_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps)
 {
 	/* Sum in double like ggml's rms_norm (ggml_float), so the scale matches. */
 	double ss = 0;
-	for (int64_t i = 0; i < n; i++)
-		ss += (double)x[i] * x[i];
+	for (int64_t i = 0; i < n; i++) ss += (double)x[i] * x[i];
 	float scale = 1.0f / sqrtf((float)(ss / (double)n) + eps);
-	for (int64_t i = 0; i < n; i++)
-		y[i] = x[i] * scale * w[i];
+	for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * w[i];
 }
 
 void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float base,
-	      float freq_scale, bool neox)
+              float freq_scale, bool neox)
 {
 	/* theta_i = pos * freq_scale * base^(-2i / n_rot), computed per pair as
 	 * ggml does (a running product of theta_scale). */
@@ -44,6 +42,5 @@ void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float b
 
 void cpu_swiglu(float *g, const float *u, int64_t n)
 {
-	for (int64_t i = 0; i < n; i++)
-		g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+	for (int64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }

@@ -32,8 +32,8 @@ struct cpu_pool {
 	pthread_t *threads;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	atomic_uint gen;      /* bumped for every task */
-	atomic_int pending;   /* workers still running the current task */
+	atomic_uint gen;    /* bumped for every task */
+	atomic_int pending; /* workers still running the current task */
 	atomic_int sleepers;
 	bool stop;
 	cpu_task_fn fn;
@@ -67,12 +67,10 @@ static void *worker_main(void *v)
 			atomic_fetch_sub(&p->sleepers, 1);
 			pthread_mutex_unlock(&p->mu);
 			spins = 0;
-			if (p->stop)
-				return NULL;
+			if (p->stop) return NULL;
 		}
 		seen = g;
-		if (p->stop)
-			return NULL;
+		if (p->stop) return NULL;
 		p->fn(p->arg, ith, p->n);
 		atomic_fetch_sub_explicit(&p->pending, 1, memory_order_release);
 	}
@@ -80,11 +78,9 @@ static void *worker_main(void *v)
 
 struct cpu_pool *cpu_pool_create(int n_threads)
 {
-	if (n_threads < 1)
-		n_threads = 1;
+	if (n_threads < 1) n_threads = 1;
 	struct cpu_pool *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
+	if (!p) return NULL;
 	p->n = n_threads;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
@@ -121,15 +117,13 @@ struct cpu_pool *cpu_pool_create(int n_threads)
 
 void cpu_pool_destroy(struct cpu_pool *p)
 {
-	if (!p)
-		return;
+	if (!p) return;
 	pthread_mutex_lock(&p->mu);
 	p->stop = true;
 	atomic_fetch_add(&p->gen, 1);
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
-	for (int i = 1; i < p->n; i++)
-		pthread_join(p->threads[i], NULL);
+	for (int i = 1; i < p->n; i++) pthread_join(p->threads[i], NULL);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p->threads);
@@ -167,8 +161,7 @@ void cpu_pool_run(struct cpu_pool *p, cpu_task_fn fn, void *arg)
 
 void cpu_split(int64_t n, int64_t align, int ith, int nth, int64_t *lo, int64_t *hi)
 {
-	if (align < 1)
-		align = 1;
+	if (align < 1) align = 1;
 	int64_t units = (n + align - 1) / align;
 	int64_t per = units / nth, rem = units % nth;
 	int64_t u0 = ith * per + (ith < rem ? ith : rem);

@@ -28,8 +28,7 @@ int backend_cpu_physical_cores(void)
 			} else if (sscanf(line, "core id : %ld", &v) == 1) {
 				bool seen = false;
 				for (int i = 0; i < n; i++)
-					if (pairs[i][0] == phys && pairs[i][1] == v)
-						seen = true;
+					if (pairs[i][0] == phys && pairs[i][1] == v) seen = true;
 				if (!seen && n < 1024) {
 					pairs[n][0] = phys;
 					pairs[n][1] = v;
@@ -82,8 +81,7 @@ static double cpu_s(void)
 
 double backend_cpu_read_gbs(int n_threads, size_t bytes, double *cpu_gbs)
 {
-	if (n_threads < 1)
-		n_threads = backend_cpu_physical_cores();
+	if (n_threads < 1) n_threads = backend_cpu_physical_cores();
 	size_t words = bytes / 8;
 	uint64_t *buf = malloc(words * 8);
 	struct cpu_pool *pool = cpu_pool_create(n_threads);
@@ -94,20 +92,18 @@ double backend_cpu_read_gbs(int n_threads, size_t bytes, double *cpu_gbs)
 	}
 	for (size_t i = 0; i < words; i++) /* touch every page with non-zero data */
 		buf[i] = i * 0x9E3779B97F4A7C15ull;
-	struct bw_task t = {.buf = buf, .words = words};
+	struct bw_task t = { .buf = buf, .words = words };
 	double best = 0, best_cpu = 0;
 	for (int rep = 0; rep < 4; rep++) {
 		double t0 = now_s(), c0 = cpu_s();
 		cpu_pool_run(pool, bw_run, &t);
 		double dt = now_s() - t0, dc = (cpu_s() - c0) / n_threads;
 		double gbs = (double)words * 8 / dt / 1e9;
-		if (gbs > best)
-			best = gbs;
+		if (gbs > best) best = gbs;
 		if (dc > 0 && (double)words * 8 / dc / 1e9 > best_cpu)
 			best_cpu = (double)words * 8 / dc / 1e9;
 	}
-	if (cpu_gbs)
-		*cpu_gbs = best_cpu;
+	if (cpu_gbs) *cpu_gbs = best_cpu;
 	cpu_pool_destroy(pool);
 	free(buf);
 	return best;

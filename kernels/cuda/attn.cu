@@ -17,7 +17,7 @@
 
 #define ATTN_WARPS 4
 #define ATTN_MAX_D 256
-#define ATTN_DPL (ATTN_MAX_D / 128) /* 4-dim groups per lane */
+#define ATTN_DPL   (ATTN_MAX_D / 128) /* 4-dim groups per lane */
 
 extern "C" size_t cuq_attn_scratch(int n, int n_heads, int head_dim, int n_splits)
 {
@@ -29,10 +29,8 @@ extern "C" int cuq_attn_splits(int n, int n_heads, int n_sm)
 	/* Two blocks per SM is enough to keep the memory system busy. */
 	const int want = 2 * (n_sm > 0 ? n_sm : 132);
 	int s = want / (n * n_heads > 0 ? n * n_heads : 1);
-	if (s < 1)
-		s = 1;
-	if (s > CUQ_ATTN_MAX_SPLITS)
-		s = CUQ_ATTN_MAX_SPLITS;
+	if (s < 1) s = 1;
+	if (s > CUQ_ATTN_MAX_SPLITS) s = CUQ_ATTN_MAX_SPLITS;
 	return s;
 }
 
@@ -40,16 +38,16 @@ __device__ __forceinline__ void load4h(const __half *p, float *f)
 {
 	const uint2 u = *(const uint2 *)p; /* one 8-byte load */
 	const __half2 a = __halves2half2(__ushort_as_half((unsigned short)(u.x & 0xffffu)),
-		__ushort_as_half((unsigned short)(u.x >> 16)));
+	                                 __ushort_as_half((unsigned short)(u.x >> 16)));
 	const __half2 b = __halves2half2(__ushort_as_half((unsigned short)(u.y & 0xffffu)),
-		__ushort_as_half((unsigned short)(u.y >> 16)));
+	                                 __ushort_as_half((unsigned short)(u.y >> 16)));
 	const float2 fa = __half22float2(a), fb = __half22float2(b);
 	f[0] = fa.x, f[1] = fa.y, f[2] = fb.x, f[3] = fb.y;
 }
 
 static __global__ void __launch_bounds__(ATTN_WARPS * 32)
-	attn_kernel(const float *q, const int32_t *pos, const int32_t *seq, int n_heads, cuq_kv kv, int layer,
-		int n_splits, float *part, float *out)
+        attn_kernel(const float *q, const int32_t *pos, const int32_t *seq, int n_heads, cuq_kv kv,
+                    int layer, int n_splits, float *part, float *out)
 {
 	__shared__ float sm_m[ATTN_WARPS], sm_l[ATTN_WARPS];
 	__shared__ float sm_acc[ATTN_WARPS][ATTN_MAX_D];
@@ -78,7 +76,9 @@ static __global__ void __launch_bounds__(ATTN_WARPS * 32)
 
 	for (int p = p0 + warp; p < p1; p += ATTN_WARPS) {
 		const int page = table[p / kv.page_size], slot = p % kv.page_size;
-		const size_t base = (((size_t)page * kv.n_layers + layer) * 2 * kv.page_size + slot) * kvd + (size_t)kvh * D;
+		const size_t base =
+		        (((size_t)page * kv.n_layers + layer) * 2 * kv.page_size + slot) * kvd +
+		        (size_t)kvh * D;
 		const __half *kp = (const __half *)kv.pool + base;
 		const __half *vp = kp + (size_t)kv.page_size * kvd;
 		float s = 0.f;
@@ -88,7 +88,8 @@ static __global__ void __launch_bounds__(ATTN_WARPS * 32)
 			if (d < D) {
 				float k4[4];
 				load4h(kp + d, k4);
-				s += qv[i][0] * k4[0] + qv[i][1] * k4[1] + qv[i][2] * k4[2] + qv[i][3] * k4[3];
+				s += qv[i][0] * k4[0] + qv[i][1] * k4[1] + qv[i][2] * k4[2] +
+				     qv[i][3] * k4[3];
 			}
 		}
 		s = warp_sum(s);
@@ -116,15 +117,13 @@ static __global__ void __launch_bounds__(ATTN_WARPS * 32)
 	}
 	__syncthreads();
 	float M = -INFINITY;
-	for (int w = 0; w < ATTN_WARPS; w++)
-		M = fmaxf(M, sm_m[w]);
+	for (int w = 0; w < ATTN_WARPS; w++) M = fmaxf(M, sm_m[w]);
 	const float my = m == -INFINITY ? 0.f : __expf(m - M);
 #pragma unroll
 	for (int i = 0; i < ATTN_DPL; i++) {
 		const int d = 4 * lane + 128 * i;
 		if (d < D)
-			for (int j = 0; j < 4; j++)
-				sm_acc[warp][d + j] = acc[i][j] * my;
+			for (int j = 0; j < 4; j++) sm_acc[warp][d + j] = acc[i][j] * my;
 	}
 	__syncthreads();
 	float Ls = 0.f;
@@ -146,49 +145,49 @@ static __global__ void __launch_bounds__(ATTN_WARPS * 32)
 	}
 	for (int d = threadIdx.x; d < D; d += blockDim.x) {
 		float s = 0.f;
-		for (int w = 0; w < ATTN_WARPS; w++)
-			s += sm_acc[w][d];
+		for (int w = 0; w < ATTN_WARPS; w++) s += sm_acc[w][d];
 		dst[d] = s * norm;
 	}
 }
 
 /* One block per (head, entry): out = sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s. */
-static __global__ void attn_combine_kernel(const float *part, int n_heads, int D, int n_splits, float *out)
+static __global__ void attn_combine_kernel(const float *part, int n_heads, int D, int n_splits,
+                                           float *out)
 {
 	const int h = blockIdx.x, t = blockIdx.y;
 	const float *pp = part + ((size_t)t * n_heads + h) * n_splits * (D + 2);
 	float M = -INFINITY;
 	for (int s = 0; s < n_splits; s++)
-		if (pp[s * (D + 2) + 1] > 0.f)
-			M = fmaxf(M, pp[s * (D + 2)]);
+		if (pp[s * (D + 2) + 1] > 0.f) M = fmaxf(M, pp[s * (D + 2)]);
 	float Ls = 0.f;
 	for (int s = 0; s < n_splits; s++) {
 		const float *ps = pp + s * (D + 2);
-		if (ps[1] > 0.f)
-			Ls += ps[1] * __expf(ps[0] - M);
+		if (ps[1] > 0.f) Ls += ps[1] * __expf(ps[0] - M);
 	}
 	const float inv = Ls > 0.f ? 1.f / Ls : 0.f;
 	for (int d = threadIdx.x; d < D; d += blockDim.x) {
 		float a = 0.f;
 		for (int s = 0; s < n_splits; s++) {
 			const float *ps = pp + s * (D + 2);
-			if (ps[1] > 0.f)
-				a += ps[2 + d] * __expf(ps[0] - M);
+			if (ps[1] > 0.f) a += ps[2 + d] * __expf(ps[0] - M);
 		}
 		out[((size_t)t * n_heads + h) * D + d] = a * inv;
 	}
 }
 
-extern "C" int cuq_attn_launch(const float *q, const int32_t *pos, const int32_t *seq, int n, int n_heads,
-	const struct cuq_kv *kv, int layer, int n_splits, float *part, float *out, cudaStream_t stream)
+extern "C" int cuq_attn_launch(const float *q, const int32_t *pos, const int32_t *seq, int n,
+                               int n_heads, const struct cuq_kv *kv, int layer, int n_splits,
+                               float *part, float *out, cudaStream_t stream)
 {
 	if (!q || !pos || !seq || !kv || !out || n < 1 || n_heads < 1 || kv->n_kv_heads < 1 ||
-	    n_heads % kv->n_kv_heads || kv->head_dim % 4 || kv->head_dim > ATTN_MAX_D || n_splits < 1 ||
-	    n_splits > CUQ_ATTN_MAX_SPLITS || (n_splits > 1 && !part) || layer < 0 || layer >= kv->n_layers)
+	    n_heads % kv->n_kv_heads || kv->head_dim % 4 || kv->head_dim > ATTN_MAX_D ||
+	    n_splits < 1 || n_splits > CUQ_ATTN_MAX_SPLITS || (n_splits > 1 && !part) ||
+	    layer < 0 || layer >= kv->n_layers)
 		return -EINVAL;
-	attn_kernel<<<dim3(n_splits, n_heads, n), ATTN_WARPS * 32, 0, stream>>>(q, pos, seq, n_heads, *kv, layer,
-		n_splits, part, out);
+	attn_kernel<<<dim3(n_splits, n_heads, n), ATTN_WARPS * 32, 0, stream>>>(
+	        q, pos, seq, n_heads, *kv, layer, n_splits, part, out);
 	if (n_splits > 1)
-		attn_combine_kernel<<<dim3(n_heads, n), 64, 0, stream>>>(part, n_heads, kv->head_dim, n_splits, out);
+		attn_combine_kernel<<<dim3(n_heads, n), 64, 0, stream>>>(
+		        part, n_heads, kv->head_dim, n_splits, out);
 	return cuq_launch_status();
 }

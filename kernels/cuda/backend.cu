@@ -34,12 +34,12 @@
 #include "backend.h"
 #include "common.cuh"
 
-#define MAX_CHUNK 512   /* entries per chunk; activation buffers are sized for it */
-#define MAX_SEQS 64     /* distinct sequences per chunk */
-#define MAX_CTX 131072  /* positions a page table may cover */
-#define GEMV_MAX 16     /* rows up to which matrix products use the GEMV kernels */
-#define GRAPH_MAX 16    /* largest n and n_out captured as a graph */
-#define HEAD_ROWS 64    /* logits rows computed per head pass */
+#define MAX_CHUNK 512    /* entries per chunk; activation buffers are sized for it */
+#define MAX_SEQS  64     /* distinct sequences per chunk */
+#define MAX_CTX   131072 /* positions a page table may cover */
+#define GEMV_MAX  16     /* rows up to which matrix products use the GEMV kernels */
+#define GRAPH_MAX 16     /* largest n and n_out captured as a graph */
+#define HEAD_ROWS 64     /* logits rows computed per head pass */
 
 struct cl_layer {
 	cuq_weight wq, wk, wv, wo, gate, up, down;
@@ -65,11 +65,11 @@ struct cuda_backend {
 
 	/* activations, [MAX_CHUNK][width] f32 unless noted */
 	float *x, *xb, *q, *k, *v, *hb, *hb2;
-	float *xo, *logits;       /* [HEAD_ROWS][n_embd], [HEAD_ROWS][n_vocab] */
-	void *xh;                 /* [MAX_CHUNK][max width] f32/f16/bf16 GEMM input */
-	void *wscratch;           /* dequantized f16 weight for cuBLAS */
-	float *part;              /* attention split scratch */
-	int32_t *d_ids;           /* [HEAD_ROWS] argmax out */
+	float *xo, *logits; /* [HEAD_ROWS][n_embd], [HEAD_ROWS][n_vocab] */
+	void *xh;           /* [MAX_CHUNK][max width] f32/f16/bf16 GEMM input */
+	void *wscratch;     /* dequantized f16 weight for cuBLAS */
+	float *part;        /* attention split scratch */
+	int32_t *d_ids;     /* [HEAD_ROWS] argmax out */
 
 	/* staging: [tok T][pos T][seq T][rows T][tables MAX_SEQS x table_w] int32 */
 	int32_t *h_ints, *d_ints;
@@ -81,13 +81,14 @@ struct cuda_backend {
 	bool use_graphs; /* false with INFILL_CUDA_GRAPHS=0 (debugging, timing without graphs) */
 };
 
-#define OFF_TOK 0
-#define OFF_POS (MAX_CHUNK)
-#define OFF_SEQ (2 * MAX_CHUNK)
+#define OFF_TOK  0
+#define OFF_POS  (MAX_CHUNK)
+#define OFF_SEQ  (2 * MAX_CHUNK)
 #define OFF_ROWS (3 * MAX_CHUNK)
-#define OFF_TAB (4 * MAX_CHUNK)
+#define OFF_TAB  (4 * MAX_CHUNK)
 
-static int fail(struct backend_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct backend_error *err, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 static int fail(struct backend_error *err, int code, const char *fmt, ...)
 {
@@ -103,19 +104,19 @@ static int fail(struct backend_error *err, int code, const char *fmt, ...)
 static int cuda_fail(struct backend_error *err, cudaError_t e, const char *what)
 {
 	return fail(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO, "cuda: %s: %s", what,
-		    cudaGetErrorString(e));
+	            cudaGetErrorString(e));
 }
 
 /* ---- device memory: every allocation is recorded and freed by destroy ---- */
 
-static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *what, struct backend_error *err)
+static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *what,
+                  struct backend_error *err)
 {
 	*p = NULL;
 	if (c->n_allocs == c->cap_allocs) {
 		int cap = c->cap_allocs ? 2 * c->cap_allocs : 256;
 		void **a = (void **)realloc(c->allocs, sizeof(void *) * (size_t)cap);
-		if (!a)
-			return fail(err, -ENOMEM, "cuda: out of host memory");
+		if (!a) return fail(err, -ENOMEM, "cuda: out of host memory");
 		c->allocs = a;
 		c->cap_allocs = cap;
 	}
@@ -125,9 +126,10 @@ static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *wh
 		size_t fr = 0, tot = 0;
 		cudaMemGetInfo(&fr, &tot);
 		return fail(err, -ENOMEM,
-			    "cuda: out of device memory allocating %s (%.1f MiB; %.1f of %.1f MiB free on %s); "
-			    "use a smaller model or cache.memoryMB, or backend cpu",
-			    what, bytes / 1048576.0, fr / 1048576.0, tot / 1048576.0, c->gpu_name);
+		            "cuda: out of device memory allocating %s (%.1f MiB; %.1f of %.1f MiB "
+		            "free on %s); "
+		            "use a smaller model or cache.memoryMB, or backend cpu",
+		            what, bytes / 1048576.0, fr / 1048576.0, tot / 1048576.0, c->gpu_name);
 	}
 	c->allocs[c->n_allocs++] = *p;
 	return 0;
@@ -136,26 +138,18 @@ static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *wh
 static void cuda_destroy(void *ctx)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
-	if (!c)
-		return;
+	if (!c) return;
 	cudaSetDevice(c->device);
-	if (c->stream)
-		cudaStreamSynchronize(c->stream);
+	if (c->stream) cudaStreamSynchronize(c->stream);
 	for (int i = 0; i <= GRAPH_MAX; i++)
 		for (int j = 0; j <= GRAPH_MAX; j++)
-			if (c->graph_state[i][j] == 1)
-				cudaGraphExecDestroy(c->graph[i][j]);
-	for (int i = 0; i < c->n_allocs; i++)
-		cudaFree(c->allocs[i]);
+			if (c->graph_state[i][j] == 1) cudaGraphExecDestroy(c->graph[i][j]);
+	for (int i = 0; i < c->n_allocs; i++) cudaFree(c->allocs[i]);
 	free(c->allocs);
-	if (c->h_ints)
-		cudaFreeHost(c->h_ints);
-	if (c->h_ids)
-		cudaFreeHost(c->h_ids);
-	if (c->blas)
-		cublasDestroy(c->blas);
-	if (c->stream)
-		cudaStreamDestroy(c->stream);
+	if (c->h_ints) cudaFreeHost(c->h_ints);
+	if (c->h_ids) cudaFreeHost(c->h_ids);
+	if (c->blas) cublasDestroy(c->blas);
+	if (c->stream) cudaStreamDestroy(c->stream);
 	free(c->layers);
 	free(c);
 }
@@ -163,29 +157,29 @@ static void cuda_destroy(void *ctx)
 /* ---- weight upload ---- */
 
 struct upload {
-	void *host;     /* repack buffer, grown as needed */
+	void *host; /* repack buffer, grown as needed */
 	size_t cap;
 	uint64_t done, total;
 	const struct backend_config *cfg;
 };
 
 static int upload_weight(struct cuda_backend *c, struct upload *u, const struct backend_tensor *t,
-	cuq_weight *w, struct backend_error *err)
+                         cuq_weight *w, struct backend_error *err)
 {
 	const int64_t cols = t->ne[0], rows = t->ne[1];
 	const size_t fs = cuq_file_size((int)t->type, rows, cols);
 	const size_t rs = cuq_repacked_size((int)t->type, rows, cols);
 	if (!fs || !rs)
 		return fail(err, -EINVAL,
-			    "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must be a multiple "
-			    "of 32 values (256 for k-quants)",
-			    t->name, t->type, (long long)cols, (long long)rows);
+		            "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
+		            "be a multiple "
+		            "of 32 values (256 for k-quants)",
+		            t->name, t->type, (long long)cols, (long long)rows);
 	if (cols > INT32_MAX || rows > INT32_MAX)
 		return fail(err, -EINVAL, "cuda: tensor %s is too large", t->name);
 	if (rs > u->cap) {
 		void *h = realloc(u->host, rs);
-		if (!h)
-			return fail(err, -ENOMEM, "cuda: out of host memory repacking %s", t->name);
+		if (!h) return fail(err, -ENOMEM, "cuda: out of host memory repacking %s", t->name);
 		u->host = h;
 		u->cap = rs;
 	}
@@ -195,32 +189,29 @@ static int upload_weight(struct cuda_backend *c, struct upload *u, const struct 
 	char what[160];
 	snprintf(what, sizeof what, "weight %s", t->name);
 	int rc = dalloc(c, &d, rs, what, err);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	cudaError_t e = cudaMemcpy(d, u->host, rs, cudaMemcpyHostToDevice);
-	if (e != cudaSuccess)
-		return cuda_fail(err, e, "uploading a weight");
+	if (e != cudaSuccess) return cuda_fail(err, e, "uploading a weight");
 	cuq_weight_bind(w, (int)t->type, rows, cols, d);
 	u->done += fs;
 	if (u->cfg->progress && u->total)
-		u->cfg->progress(u->cfg->progress_user, (float)((double)u->done / (double)u->total));
+		u->cfg->progress(u->cfg->progress_user,
+		                 (float)((double)u->done / (double)u->total));
 	return 0;
 }
 
 /* F32 vectors (norm weights, biases); absent optional ones stay NULL. */
-static int upload_f32(struct cuda_backend *c, const struct backend_tensor *t, float **out, struct backend_error *err)
+static int upload_f32(struct cuda_backend *c, const struct backend_tensor *t, float **out,
+                      struct backend_error *err)
 {
 	*out = NULL;
-	if (!t->data)
-		return 0;
+	if (!t->data) return 0;
 	const size_t bytes = (size_t)t->ne[0] * sizeof(float);
 	void *d;
 	int rc = dalloc(c, &d, bytes, t->name, err);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 	cudaError_t e = cudaMemcpy(d, t->data, bytes, cudaMemcpyHostToDevice);
-	if (e != cudaSuccess)
-		return cuda_fail(err, e, "uploading a vector");
+	if (e != cudaSuccess) return cuda_fail(err, e, "uploading a vector");
 	*out = (float *)d;
 	return 0;
 }
@@ -230,8 +221,8 @@ static bool needs_dequant(int type)
 	return type != CUQ_F32 && type != CUQ_F16 && type != CUQ_BF16;
 }
 
-static int upload_all(struct cuda_backend *c, const struct backend_config *cfg, const struct backend_weights *w,
-	struct backend_error *err)
+static int upload_all(struct cuda_backend *c, const struct backend_config *cfg,
+                      const struct backend_weights *w, struct backend_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
 	struct upload u;
@@ -240,8 +231,8 @@ static int upload_all(struct cuda_backend *c, const struct backend_config *cfg, 
 	u.total = w->tok_embd.nbytes + (w->output.data != w->tok_embd.data ? w->output.nbytes : 0);
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct backend_layer *L = &w->layers[l];
-		u.total += L->wq.nbytes + L->wk.nbytes + L->wv.nbytes + L->wo.nbytes + L->w_gate.nbytes +
-			   L->w_up.nbytes + L->w_down.nbytes;
+		u.total += L->wq.nbytes + L->wk.nbytes + L->wv.nbytes + L->wo.nbytes +
+		           L->w_gate.nbytes + L->w_up.nbytes + L->w_down.nbytes;
 	}
 	int rc = upload_weight(c, &u, &w->tok_embd, &c->tok, err);
 	if (!rc) {
@@ -250,15 +241,16 @@ static int upload_all(struct cuda_backend *c, const struct backend_config *cfg, 
 		else
 			rc = upload_weight(c, &u, &w->output, &c->out, err);
 	}
-	if (!rc)
-		rc = upload_f32(c, &w->output_norm, &c->out_norm, err);
+	if (!rc) rc = upload_f32(c, &w->output_norm, &c->out_norm, err);
 	for (int l = 0; !rc && l < hp->n_layer; l++) {
 		const struct backend_layer *L = &w->layers[l];
 		struct cl_layer *d = &c->layers[l];
 		if ((rc = upload_f32(c, &L->attn_norm, &d->attn_norm, err)) ||
 		    (rc = upload_f32(c, &L->ffn_norm, &d->ffn_norm, err)) ||
-		    (rc = upload_f32(c, &L->bq, &d->bq, err)) || (rc = upload_f32(c, &L->bk, &d->bk, err)) ||
-		    (rc = upload_f32(c, &L->bv, &d->bv, err)) || (rc = upload_weight(c, &u, &L->wq, &d->wq, err)) ||
+		    (rc = upload_f32(c, &L->bq, &d->bq, err)) ||
+		    (rc = upload_f32(c, &L->bk, &d->bk, err)) ||
+		    (rc = upload_f32(c, &L->bv, &d->bv, err)) ||
+		    (rc = upload_weight(c, &u, &L->wq, &d->wq, err)) ||
 		    (rc = upload_weight(c, &u, &L->wk, &d->wk, err)) ||
 		    (rc = upload_weight(c, &u, &L->wv, &d->wv, err)) ||
 		    (rc = upload_weight(c, &u, &L->wo, &d->wo, err)) ||
@@ -275,15 +267,14 @@ static int upload_all(struct cuda_backend *c, const struct backend_config *cfg, 
 
 /* y_i (op) W_i x' for nw weights sharing the input x [n][cols] (x' = rmsnorm(x)*norm_w
  * when norm_w). SWIGLU: nw == 2, y[0] = silu(W0 x') * (W1 x'), hb2 used as scratch. */
-static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *const *y, int nw, int mode,
-	const float *x, const float *norm_w, int n)
+static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *const *y, int nw,
+                  int mode, const float *x, const float *norm_w, int n)
 {
 	const float eps = c->hp.rms_eps;
 	const int cols = w[0]->cols;
 	if (n <= GEMV_MAX) {
 		bool same = true;
-		for (int i = 1; i < nw; i++)
-			same = same && w[i]->type == w[0]->type;
+		for (int i = 1; i < nw; i++) same = same && w[i]->type == w[0]->type;
 		if (same) {
 			struct cuq_gemv g;
 			memset(&g, 0, sizeof g);
@@ -303,8 +294,7 @@ static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *con
 			g.nw = 1, g.mode = mode == CUQ_GEMV_ADD ? CUQ_GEMV_ADD : CUQ_GEMV_STORE;
 			g.x = x, g.n = n, g.norm_w = norm_w, g.eps = eps;
 			int rc = cuq_gemv_launch(&g, c->stream);
-			if (rc)
-				return rc;
+			if (rc) return rc;
 		}
 		if (mode == CUQ_GEMV_SWIGLU)
 			return cuq_swiglu_launch(y[0], c->hb2, n, w[0]->rows, y[0], c->stream);
@@ -320,29 +310,33 @@ static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *con
 		int rc = 0;
 		if (form != prepared) {
 			if (form == 0)
-				rc = norm_w ? cuq_rmsnorm_launch(x, norm_w, n, cols, eps, (float *)c->xh, c->stream)
-					    : (cudaMemcpyAsync(c->xh, x, sizeof(float) * (size_t)n * cols,
-							       cudaMemcpyDeviceToDevice, c->stream) == cudaSuccess ? 0 : -EIO);
+				rc = norm_w ? cuq_rmsnorm_launch(x, norm_w, n, cols, eps,
+				                                 (float *)c->xh, c->stream)
+				            : (cudaMemcpyAsync(c->xh, x,
+				                               sizeof(float) * (size_t)n * cols,
+				                               cudaMemcpyDeviceToDevice,
+				                               c->stream) == cudaSuccess
+				                       ? 0
+				                       : -EIO);
 			else
-				rc = cuq_rmsnorm_half_launch(x, norm_w, n, cols, eps, form == 2, c->xh, c->stream);
-			if (rc)
-				return rc;
+				rc = cuq_rmsnorm_half_launch(x, norm_w, n, cols, eps, form == 2,
+				                             c->xh, c->stream);
+			if (rc) return rc;
 			prepared = form;
 		}
 		const void *A = wi->q;
 		cudaDataType_t at = form == 0 ? CUDA_R_32F : form == 2 ? CUDA_R_16BF : CUDA_R_16F;
 		if (needs_dequant(wi->type)) {
-			if ((rc = cuq_dequant_f16_launch(wi, c->wscratch, c->stream)))
-				return rc;
+			if ((rc = cuq_dequant_f16_launch(wi, c->wscratch, c->stream))) return rc;
 			A = c->wscratch;
 		}
 		float *out = mode == CUQ_GEMV_SWIGLU && i == 1 ? c->hb2 : y[i];
 		const float alpha = 1.f, beta = mode == CUQ_GEMV_ADD ? 1.f : 0.f;
-		cublasStatus_t st = cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, wi->rows, n, cols, &alpha, A, at,
-			cols, c->xh, at, cols, &beta, out, CUDA_R_32F, wi->rows, CUBLAS_COMPUTE_32F,
-			CUBLAS_GEMM_DEFAULT);
-		if (st != CUBLAS_STATUS_SUCCESS)
-			return -EIO;
+		cublasStatus_t st =
+		        cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, wi->rows, n, cols, &alpha,
+		                     A, at, cols, c->xh, at, cols, &beta, out, CUDA_R_32F, wi->rows,
+		                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+		if (st != CUBLAS_STATUS_SUCCESS) return -EIO;
 	}
 	if (mode == CUQ_GEMV_SWIGLU)
 		return cuq_swiglu_launch(y[0], c->hb2, n, w[0]->rows, y[0], c->stream);
@@ -350,10 +344,10 @@ static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *con
 }
 
 static int matmul1(struct cuda_backend *c, const cuq_weight *w, float *y, int mode, const float *x,
-	const float *norm_w, int n)
+                   const float *norm_w, int n)
 {
-	const cuq_weight *ws[1] = {w};
-	float *ys[1] = {y};
+	const cuq_weight *ws[1] = { w };
+	float *ys[1] = { y };
 	return matmul(c, ws, ys, 1, mode, x, norm_w, n);
 }
 
@@ -363,20 +357,21 @@ static int matmul1(struct cuda_backend *c, const cuq_weight *w, float *y, int mo
 static int enqueue_layers(struct cuda_backend *c, int n)
 {
 	const struct backend_hparams *hp = &c->hp;
-	const int32_t *tok = c->d_ints + OFF_TOK, *pos = c->d_ints + OFF_POS, *seq = c->d_ints + OFF_SEQ;
+	const int32_t *tok = c->d_ints + OFF_TOK, *pos = c->d_ints + OFF_POS,
+	              *seq = c->d_ints + OFF_SEQ;
 	const int splits = cuq_attn_splits(n, hp->n_head, c->n_sm);
 	int rc = cuq_embed_launch(&c->tok, tok, n, c->x, c->stream);
 	for (int l = 0; !rc && l < hp->n_layer; l++) {
 		const struct cl_layer *L = &c->layers[l];
-		const cuq_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
-		float *qkv_out[3] = {c->q, c->k, c->v};
-		const cuq_weight *gu[2] = {&L->gate, &L->up};
-		float *gu_out[2] = {c->hb, c->hb2};
+		const cuq_weight *qkv[3] = { &L->wq, &L->wk, &L->wv };
+		float *qkv_out[3] = { c->q, c->k, c->v };
+		const cuq_weight *gu[2] = { &L->gate, &L->up };
+		float *gu_out[2] = { c->hb, c->hb2 };
 		if ((rc = matmul(c, qkv, qkv_out, 3, CUQ_GEMV_STORE, c->x, L->attn_norm, n)) ||
-		    (rc = cuq_rope_kv_launch(c->q, c->k, c->v, L->bq, L->bk, L->bv, pos, seq, n, hp->n_head, &c->rope,
-			     &c->kv, l, c->stream)) ||
-		    (rc = cuq_attn_launch(c->q, pos, seq, n, hp->n_head, &c->kv, l, splits, c->part, c->xb,
-			     c->stream)) ||
+		    (rc = cuq_rope_kv_launch(c->q, c->k, c->v, L->bq, L->bk, L->bv, pos, seq, n,
+		                             hp->n_head, &c->rope, &c->kv, l, c->stream)) ||
+		    (rc = cuq_attn_launch(c->q, pos, seq, n, hp->n_head, &c->kv, l, splits, c->part,
+		                          c->xb, c->stream)) ||
 		    (rc = matmul1(c, &L->wo, c->x, CUQ_GEMV_ADD, c->xb, NULL, n)) ||
 		    (rc = matmul(c, gu, gu_out, 2, CUQ_GEMV_SWIGLU, c->x, L->ffn_norm, n)) ||
 		    (rc = matmul1(c, &L->down, c->x, CUQ_GEMV_ADD, c->hb, NULL, n)))
@@ -402,7 +397,8 @@ static int enqueue_head(struct cuda_backend *c, int first, int count)
 		rc = cuq_gemv_launch(&g, c->stream);
 	}
 	if (!rc)
-		rc = cuq_sample_launch(c->logits, count, c->hp.n_vocab, &greedy, c->d_ids, NULL, c->stream);
+		rc = cuq_sample_launch(c->logits, count, c->hp.n_vocab, &greedy, c->d_ids, NULL,
+		                       c->stream);
 	return rc;
 }
 
@@ -410,29 +406,29 @@ static int enqueue_head(struct cuda_backend *c, int first, int count)
 static int run_staged(struct cuda_backend *c, int n, int n_out)
 {
 	const int head0 = n_out < HEAD_ROWS ? n_out : HEAD_ROWS;
-	if (c->use_graphs && n <= GRAPH_MAX && n_out <= GRAPH_MAX && c->graph_state[n][n_out] >= 0) {
+	if (c->use_graphs && n <= GRAPH_MAX && n_out <= GRAPH_MAX &&
+	    c->graph_state[n][n_out] >= 0) {
 		if (c->graph_state[n][n_out] == 0) {
 			cudaGraph_t g = NULL;
 			c->graph_state[n][n_out] = -1;
-			if (cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+			if (cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal) ==
+			    cudaSuccess) {
 				int rc = enqueue_layers(c, n);
-				if (!rc && n_out)
-					rc = enqueue_head(c, 0, n_out);
+				if (!rc && n_out) rc = enqueue_head(c, 0, n_out);
 				cudaError_t e = cudaStreamEndCapture(c->stream, &g);
 				if (!rc && e == cudaSuccess && g &&
 				    cudaGraphInstantiate(&c->graph[n][n_out], g, 0) == cudaSuccess)
 					c->graph_state[n][n_out] = 1;
-				if (g)
-					cudaGraphDestroy(g);
+				if (g) cudaGraphDestroy(g);
 			}
 			cudaGetLastError(); /* a failed capture falls back to direct launches */
 		}
 		if (c->graph_state[n][n_out] == 1)
-			return cudaGraphLaunch(c->graph[n][n_out], c->stream) == cudaSuccess ? 0 : -EIO;
+			return cudaGraphLaunch(c->graph[n][n_out], c->stream) == cudaSuccess ? 0
+			                                                                     : -EIO;
 	}
 	int rc = enqueue_layers(c, n);
-	if (!rc && head0)
-		rc = enqueue_head(c, 0, head0);
+	if (!rc && head0) rc = enqueue_head(c, 0, head0);
 	return rc;
 }
 
@@ -441,8 +437,7 @@ static int run_staged(struct cuda_backend *c, int n, int n_out)
 static int stage_seq(int32_t *map, int *n_map, int32_t id)
 {
 	for (int i = 0; i < *n_map; i++)
-		if (map[i] == id)
-			return i;
+		if (map[i] == id) return i;
 	map[*n_map] = id;
 	return (*n_map)++;
 }
@@ -454,11 +449,12 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 	const int ps = c->kv.page_size;
 	cudaSetDevice(c->device);
 	if (b->n_tokens < 0 || b->n_out < 0 || (b->n_tokens == 0 && b->n_out > 0))
-		return fail(err, -EINVAL, "cuda: bad batch: %d entries, %d output rows", b->n_tokens, b->n_out);
+		return fail(err, -EINVAL, "cuda: bad batch: %d entries, %d output rows",
+		            b->n_tokens, b->n_out);
 	for (int j = 0; j < b->n_out; j++)
 		if (b->out_rows[j] < 0 || b->out_rows[j] >= b->n_tokens)
-			return fail(err, -EINVAL, "cuda: output row %d is outside the batch of %d", b->out_rows[j],
-				    b->n_tokens);
+			return fail(err, -EINVAL, "cuda: output row %d is outside the batch of %d",
+			            b->out_rows[j], b->n_tokens);
 	int c0 = 0;
 	while (c0 < b->n_tokens) {
 		/* Chunk: consecutive entries, at most MAX_CHUNK, at most MAX_SEQS sequences. */
@@ -468,27 +464,29 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		while (c1 < b->n_tokens && c1 - c0 < MAX_CHUNK) {
 			const int32_t s = b->seq_ids[c1], p = b->positions[c1], tk = b->tokens[c1];
 			if (s < 0 || s >= b->n_seqs)
-				return fail(err, -EINVAL, "cuda: entry %d names sequence %d of %d", c1, s, b->n_seqs);
+				return fail(err, -EINVAL, "cuda: entry %d names sequence %d of %d",
+				            c1, s, b->n_seqs);
 			if (tk < 0 || tk >= hp->n_vocab)
-				return fail(err, -EINVAL, "cuda: token id %d is outside the vocabulary (%d)", tk,
-					    hp->n_vocab);
+				return fail(err, -EINVAL,
+				            "cuda: token id %d is outside the vocabulary (%d)", tk,
+				            hp->n_vocab);
 			if (p < 0 || p / ps >= b->seqs[s].n_pages)
-				return fail(err, -EINVAL, "cuda: position %d of sequence %d is past its page table (%d pages)",
-					    p, s, b->seqs[s].n_pages);
+				return fail(err, -EINVAL,
+				            "cuda: position %d of sequence %d is past its page "
+				            "table (%d pages)",
+				            p, s, b->seqs[s].n_pages);
 			if (p / ps >= c->table_w)
-				return fail(err, -EINVAL, "cuda: position %d exceeds the %d positions a sequence may hold",
-					    p, c->table_w * ps);
+				return fail(err, -EINVAL,
+				            "cuda: position %d exceeds the %d positions a sequence "
+				            "may hold",
+				            p, c->table_w * ps);
 			int found = -1;
 			for (int i = 0; i < n_map; i++)
-				if (seq_map[i] == s)
-					found = i;
-			if (found < 0 && n_map == MAX_SEQS)
-				break;
+				if (seq_map[i] == s) found = i;
+			if (found < 0 && n_map == MAX_SEQS) break;
 			const int li = stage_seq(seq_map, &n_map, s);
-			if (found < 0)
-				max_page[li] = 0;
-			if (p / ps + 1 > max_page[li])
-				max_page[li] = p / ps + 1;
+			if (found < 0) max_page[li] = 0;
+			if (p / ps + 1 > max_page[li]) max_page[li] = p / ps + 1;
 			c->h_ints[OFF_TOK + (c1 - c0)] = tk;
 			c->h_ints[OFF_POS + (c1 - c0)] = p;
 			c->h_ints[OFF_SEQ + (c1 - c0)] = li;
@@ -501,12 +499,13 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 			const struct backend_seq *sq = &b->seqs[seq_map[i]];
 			for (int pg = 0; pg < max_page[i]; pg++) {
 				if (sq->pages[pg] < 0 || sq->pages[pg] >= c->n_pages)
-					return fail(err, -EINVAL, "cuda: page %d of sequence %d is %d, outside the pool of %d",
-						    pg, seq_map[i], sq->pages[pg], c->n_pages);
+					return fail(err, -EINVAL,
+					            "cuda: page %d of sequence %d is %d, outside "
+					            "the pool of %d",
+					            pg, seq_map[i], sq->pages[pg], c->n_pages);
 				c->h_ints[OFF_TAB + (size_t)i * c->table_w + pg] = sq->pages[pg];
 			}
-			if (max_page[i] > width)
-				width = max_page[i];
+			if (max_page[i] > width) width = max_page[i];
 		}
 		/* Output rows inside this chunk, in the caller's order. */
 		int n_out = 0;
@@ -514,36 +513,37 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		for (int j = 0; j < b->n_out; j++)
 			if (b->out_rows[j] >= c0 && b->out_rows[j] < c1) {
 				if (n_out == MAX_CHUNK)
-					return fail(err, -EINVAL, "cuda: more than %d output rows in one chunk", MAX_CHUNK);
+					return fail(err, -EINVAL,
+					            "cuda: more than %d output rows in one chunk",
+					            MAX_CHUNK);
 				c->h_ints[OFF_ROWS + n_out] = b->out_rows[j] - c0;
 				out_j[n_out++] = j;
 			}
-		if (!b->logits && !b->argmax)
-			n_out = 0;
+		if (!b->logits && !b->argmax) n_out = 0;
 
-		cudaError_t e = cudaMemcpyAsync(c->d_ints, c->h_ints, sizeof(int32_t) * OFF_TAB, cudaMemcpyHostToDevice,
-			c->stream);
+		cudaError_t e = cudaMemcpyAsync(c->d_ints, c->h_ints, sizeof(int32_t) * OFF_TAB,
+		                                cudaMemcpyHostToDevice, c->stream);
 		if (e == cudaSuccess && n_map)
-			e = cudaMemcpy2DAsync(c->d_ints + OFF_TAB, sizeof(int32_t) * c->table_w, c->h_ints + OFF_TAB,
-				sizeof(int32_t) * c->table_w, sizeof(int32_t) * width, n_map, cudaMemcpyHostToDevice,
-				c->stream);
-		if (e != cudaSuccess)
-			return cuda_fail(err, e, "copying the batch to the device");
+			e = cudaMemcpy2DAsync(c->d_ints + OFF_TAB, sizeof(int32_t) * c->table_w,
+			                      c->h_ints + OFF_TAB, sizeof(int32_t) * c->table_w,
+			                      sizeof(int32_t) * width, n_map,
+			                      cudaMemcpyHostToDevice, c->stream);
+		if (e != cudaSuccess) return cuda_fail(err, e, "copying the batch to the device");
 		int rc = run_staged(c, n, n_out);
 		for (int g0 = 0; !rc && g0 < n_out; g0 += HEAD_ROWS) {
 			const int cnt = n_out - g0 < HEAD_ROWS ? n_out - g0 : HEAD_ROWS;
-			if (g0 > 0 && (rc = enqueue_head(c, g0, cnt)))
-				break;
+			if (g0 > 0 && (rc = enqueue_head(c, g0, cnt))) break;
 			for (int i = 0; b->logits && i < cnt; i++) {
 				e = cudaMemcpyAsync(b->logits + (size_t)out_j[g0 + i] * hp->n_vocab,
-					c->logits + (size_t)i * hp->n_vocab, sizeof(float) * hp->n_vocab,
-					cudaMemcpyDeviceToHost, c->stream);
+				                    c->logits + (size_t)i * hp->n_vocab,
+				                    sizeof(float) * hp->n_vocab,
+				                    cudaMemcpyDeviceToHost, c->stream);
 				if (e != cudaSuccess)
 					return cuda_fail(err, e, "copying logits back");
 			}
 			if (b->argmax) {
-				e = cudaMemcpyAsync(c->h_ids + g0, c->d_ids, sizeof(int32_t) * cnt, cudaMemcpyDeviceToHost,
-					c->stream);
+				e = cudaMemcpyAsync(c->h_ids + g0, c->d_ids, sizeof(int32_t) * cnt,
+				                    cudaMemcpyDeviceToHost, c->stream);
 				if (e != cudaSuccess)
 					return cuda_fail(err, e, "copying token ids back");
 			}
@@ -551,14 +551,13 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		if (rc) {
 			cudaError_t le = cudaGetLastError();
 			return fail(err, -EIO, "cuda: launching the forward pass failed: %s",
-				    le != cudaSuccess ? cudaGetErrorString(le) : "cuBLAS or argument error");
+			            le != cudaSuccess ? cudaGetErrorString(le)
+			                              : "cuBLAS or argument error");
 		}
 		e = cudaStreamSynchronize(c->stream);
-		if (e != cudaSuccess)
-			return cuda_fail(err, e, "running the forward pass");
+		if (e != cudaSuccess) return cuda_fail(err, e, "running the forward pass");
 		if (b->argmax)
-			for (int i = 0; i < n_out; i++)
-				b->argmax[out_j[i]] = c->h_ids[i];
+			for (int i = 0; i < n_out; i++) b->argmax[out_j[i]] = c->h_ids[i];
 		c0 = c1;
 	}
 	return 0;
@@ -568,36 +567,40 @@ static int cuda_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	if (dst < 0 || src < 0 || dst >= c->n_pages || src >= c->n_pages)
-		return fail(err, -EINVAL, "cuda: page copy %d -> %d outside the pool of %d", src, dst, c->n_pages);
-	if (dst == src)
-		return 0;
+		return fail(err, -EINVAL, "cuda: page copy %d -> %d outside the pool of %d", src,
+		            dst, c->n_pages);
+	if (dst == src) return 0;
 	cudaSetDevice(c->device);
 	char *pool = (char *)c->kv.pool;
-	cudaError_t e = cudaMemcpyAsync(pool + (size_t)dst * c->page_bytes, pool + (size_t)src * c->page_bytes,
-		c->page_bytes, cudaMemcpyDeviceToDevice, c->stream);
+	cudaError_t e = cudaMemcpyAsync(pool + (size_t)dst * c->page_bytes,
+	                                pool + (size_t)src * c->page_bytes, c->page_bytes,
+	                                cudaMemcpyDeviceToDevice, c->stream);
 	return e == cudaSuccess ? 0 : cuda_fail(err, e, "copying a KV page");
 }
 
-static int slot_of(const struct cuda_backend *c, const struct backend_seq *s, int32_t p, int32_t *page, int32_t *slot,
-	struct backend_error *err)
+static int slot_of(const struct cuda_backend *c, const struct backend_seq *s, int32_t p,
+                   int32_t *page, int32_t *slot, struct backend_error *err)
 {
 	const int ps = c->kv.page_size;
 	if (p < 0 || p / ps >= s->n_pages)
-		return fail(err, -EINVAL, "cuda: kv shift position %d is past the page table (%d pages)", p, s->n_pages);
+		return fail(err, -EINVAL,
+		            "cuda: kv shift position %d is past the page table (%d pages)", p,
+		            s->n_pages);
 	*page = s->pages[p / ps];
 	*slot = p % ps;
 	if (*page < 0 || *page >= c->n_pages)
-		return fail(err, -EINVAL, "cuda: kv shift page %d outside the pool of %d", *page, c->n_pages);
+		return fail(err, -EINVAL, "cuda: kv shift page %d outside the pool of %d", *page,
+		            c->n_pages);
 	return 0;
 }
 
-static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_start, const struct backend_seq *dst,
-	int32_t dst_start, int32_t n, struct backend_error *err)
+static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_start,
+                         const struct backend_seq *dst, int32_t dst_start, int32_t n,
+                         struct backend_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	cudaSetDevice(c->device);
-	if (n < 0)
-		return fail(err, -EINVAL, "cuda: kv shift of %d tokens", n);
+	if (n < 0) return fail(err, -EINVAL, "cuda: kv shift of %d tokens", n);
 	/* Staging: [src_page T][src_slot T][dst_page T][dst_slot T] in the batch area. */
 	for (int32_t i0 = 0; i0 < n; i0 += MAX_CHUNK) {
 		const int m = n - i0 < MAX_CHUNK ? n - i0 : MAX_CHUNK;
@@ -605,22 +608,20 @@ static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_s
 		for (int i = 0; i < m; i++) {
 			int rc = slot_of(c, src, src_start + i0 + i, &h[i], &h[MAX_CHUNK + i], err);
 			if (!rc)
-				rc = slot_of(c, dst, dst_start + i0 + i, &h[2 * MAX_CHUNK + i], &h[3 * MAX_CHUNK + i], err);
-			if (rc)
-				return rc;
+				rc = slot_of(c, dst, dst_start + i0 + i, &h[2 * MAX_CHUNK + i],
+				             &h[3 * MAX_CHUNK + i], err);
+			if (rc) return rc;
 		}
-		cudaError_t e = cudaMemcpyAsync(c->d_ints, h, sizeof(int32_t) * 4 * MAX_CHUNK, cudaMemcpyHostToDevice,
-			c->stream);
-		if (e != cudaSuccess)
-			return cuda_fail(err, e, "copying a kv shift");
+		cudaError_t e = cudaMemcpyAsync(c->d_ints, h, sizeof(int32_t) * 4 * MAX_CHUNK,
+		                                cudaMemcpyHostToDevice, c->stream);
+		if (e != cudaSuccess) return cuda_fail(err, e, "copying a kv shift");
 		const int32_t *d = c->d_ints;
-		int rc = cuq_kv_shift_launch(&c->kv, d, d + MAX_CHUNK, d + 2 * MAX_CHUNK, d + 3 * MAX_CHUNK, m,
-			dst_start - src_start, &c->rope, c->stream);
-		if (rc)
-			return fail(err, rc, "cuda: kv shift launch failed");
+		int rc = cuq_kv_shift_launch(&c->kv, d, d + MAX_CHUNK, d + 2 * MAX_CHUNK,
+		                             d + 3 * MAX_CHUNK, m, dst_start - src_start, &c->rope,
+		                             c->stream);
+		if (rc) return fail(err, rc, "cuda: kv shift launch failed");
 		e = cudaStreamSynchronize(c->stream); /* the staging buffer is reused */
-		if (e != cudaSuccess)
-			return cuda_fail(err, e, "running a kv shift");
+		if (e != cudaSuccess) return cuda_fail(err, e, "running a kv shift");
 	}
 	return 0;
 }
@@ -639,8 +640,8 @@ static size_t max_sz(size_t a, size_t b)
 	return a > b ? a : b;
 }
 
-static int create(struct cuda_backend *c, const struct backend_config *cfg, const struct backend_weights *w,
-	struct backend_error *err)
+static int create(struct cuda_backend *c, const struct backend_config *cfg,
+                  const struct backend_weights *w, struct backend_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
 	int n_dev = 0;
@@ -648,10 +649,11 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg, cons
 	if (e != cudaSuccess || n_dev == 0) {
 		cudaGetLastError();
 		return fail(err, -ENODEV, "cuda: no CUDA device (%s)",
-			    e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+		            e != cudaSuccess ? cudaGetErrorString(e) : "none found");
 	}
 	if (cfg->device < 0 || cfg->device >= n_dev)
-		return fail(err, -ENODEV, "cuda: device %d does not exist (%d found)", cfg->device, n_dev);
+		return fail(err, -ENODEV, "cuda: device %d does not exist (%d found)", cfg->device,
+		            n_dev);
 	c->device = cfg->device;
 	if ((e = cudaSetDevice(c->device)) != cudaSuccess)
 		return cuda_fail(err, e, "selecting the device");
@@ -661,12 +663,17 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg, cons
 	snprintf(c->gpu_name, sizeof c->gpu_name, "%s", prop.name);
 	c->n_sm = prop.multiProcessorCount;
 	if (prop.major < 8)
-		return fail(err, -ENODEV, "cuda: %s is compute capability %d.%d; the module is built for 8.0 and newer",
-			    prop.name, prop.major, prop.minor);
+		return fail(err, -ENODEV,
+		            "cuda: %s is compute capability %d.%d; the module is built for 8.0 and "
+		            "newer",
+		            prop.name, prop.major, prop.minor);
 	if (hp->head_dim % 4 || hp->head_dim > 256)
-		return fail(err, -EINVAL, "cuda: head size %d is not supported (a multiple of 4 up to 256)", hp->head_dim);
+		return fail(err, -EINVAL,
+		            "cuda: head size %d is not supported (a multiple of 4 up to 256)",
+		            hp->head_dim);
 	if (hp->n_embd % 32 || hp->n_ff % 32 || (hp->n_head * hp->head_dim) % 32)
-		return fail(err, -EINVAL, "cuda: hidden %d / ffn %d sizes must be multiples of 32", hp->n_embd, hp->n_ff);
+		return fail(err, -EINVAL, "cuda: hidden %d / ffn %d sizes must be multiples of 32",
+		            hp->n_embd, hp->n_ff);
 	if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess)
 		return cuda_fail(err, e, "creating a stream");
 	if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
@@ -676,20 +683,18 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg, cons
 	cublasSetStream(c->blas, c->stream);
 
 	c->layers = (struct cl_layer *)calloc((size_t)hp->n_layer, sizeof *c->layers);
-	if (!c->layers)
-		return fail(err, -ENOMEM, "cuda: out of host memory");
+	if (!c->layers) return fail(err, -ENOMEM, "cuda: out of host memory");
 	int rc = upload_all(c, cfg, w, err);
-	if (rc)
-		return rc;
+	if (rc) return rc;
 
 	/* RoPE table. */
 	float freq[256];
 	const int n_rot = hp->n_rot > 512 ? 512 : hp->n_rot;
 	cuq_rope_freqs(hp->rope_base, hp->rope_freq_scale, n_rot, freq);
 	void *dfreq;
-	if ((rc = dalloc(c, &dfreq, sizeof freq, "rope table", err)))
-		return rc;
-	if ((e = cudaMemcpy(dfreq, freq, sizeof(float) * (size_t)(n_rot / 2), cudaMemcpyHostToDevice)) != cudaSuccess)
+	if ((rc = dalloc(c, &dfreq, sizeof freq, "rope table", err))) return rc;
+	if ((e = cudaMemcpy(dfreq, freq, sizeof(float) * (size_t)(n_rot / 2),
+	                    cudaMemcpyHostToDevice)) != cudaSuccess)
 		return cuda_fail(err, e, "uploading the rope table");
 	c->rope.n_rot = n_rot;
 	c->rope.neox = hp->rope_neox;
@@ -701,30 +706,34 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg, cons
 	c->kv.page_size = cfg->kv_page_size;
 	c->kv.n_kv_heads = hp->n_head_kv;
 	c->kv.head_dim = hp->head_dim;
-	c->page_bytes = 2 * (size_t)hp->n_layer * cfg->kv_page_size * hp->n_head_kv * hp->head_dim * sizeof(uint16_t);
+	c->page_bytes = 2 * (size_t)hp->n_layer * cfg->kv_page_size * hp->n_head_kv * hp->head_dim *
+	                sizeof(uint16_t);
 	c->table_w = (MAX_CTX + cfg->kv_page_size - 1) / cfg->kv_page_size;
-	if (c->table_w > c->n_pages)
-		c->table_w = c->n_pages;
+	if (c->table_w > c->n_pages) c->table_w = c->n_pages;
 	c->kv.max_pages = c->table_w;
-	if ((rc = dalloc(c, &c->kv.pool, c->page_bytes * (size_t)c->n_pages, "the KV page pool", err)))
+	if ((rc = dalloc(c, &c->kv.pool, c->page_bytes * (size_t)c->n_pages, "the KV page pool",
+	                 err)))
 		return rc;
 	cudaMemsetAsync(c->kv.pool, 0, c->page_bytes * (size_t)c->n_pages, c->stream);
 
 	/* Activations for MAX_CHUNK entries. */
 	const size_t T = MAX_CHUNK, E = (size_t)hp->n_embd, qd = (size_t)hp->n_head * hp->head_dim,
-		     kvd = (size_t)hp->n_head_kv * hp->head_dim, ff = (size_t)hp->n_ff, V = (size_t)hp->n_vocab;
+	             kvd = (size_t)hp->n_head_kv * hp->head_dim, ff = (size_t)hp->n_ff,
+	             V = (size_t)hp->n_vocab;
 	const size_t wmax = max_sz(max_sz(E, qd), ff);
 	size_t wscr = 256;
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct cl_layer *L = &c->layers[l];
-		const cuq_weight *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
+		const cuq_weight *ws[7] = { &L->wq,   &L->wk, &L->wv,  &L->wo,
+			                    &L->gate, &L->up, &L->down };
 		for (int i = 0; i < 7; i++)
 			if (needs_dequant(ws[i]->type))
 				wscr = max_sz(wscr, (size_t)ws[i]->rows * ws[i]->cols * 2);
 	}
 	size_t part = 256;
 	for (int n = 1; n <= MAX_CHUNK; n++)
-		part = max_sz(part, cuq_attn_scratch(n, hp->n_head, hp->head_dim, cuq_attn_splits(n, hp->n_head, c->n_sm)));
+		part = max_sz(part, cuq_attn_scratch(n, hp->n_head, hp->head_dim,
+		                                     cuq_attn_splits(n, hp->n_head, c->n_sm)));
 	if ((rc = dalloc(c, (void **)&c->x, T * E * 4, "activations", err)) ||
 	    (rc = dalloc(c, (void **)&c->xb, T * qd * 4, "activations", err)) ||
 	    (rc = dalloc(c, (void **)&c->q, T * qd * 4, "activations", err)) ||
@@ -742,7 +751,8 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg, cons
 	c->ints_count = OFF_TAB + (size_t)MAX_SEQS * c->table_w;
 	if ((rc = dalloc(c, (void **)&c->d_ints, c->ints_count * 4, "batch staging", err)))
 		return rc;
-	c->kv.tables = c->d_ints + OFF_TAB; /* fixed address: captured graphs read the current tables */
+	c->kv.tables =
+	        c->d_ints + OFF_TAB; /* fixed address: captured graphs read the current tables */
 	if ((e = cudaMallocHost((void **)&c->h_ints, c->ints_count * 4)) != cudaSuccess ||
 	    (e = cudaMallocHost((void **)&c->h_ids, MAX_CHUNK * 4)) != cudaSuccess)
 		return cuda_fail(err, e, "allocating pinned host memory");
@@ -751,12 +761,12 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg, cons
 	return 0;
 }
 
-extern "C" __attribute__((visibility("default"))) int infill_backend_cuda_init(struct backend *out,
-	const struct backend_config *cfg, const struct backend_weights *w, struct backend_error *err)
+extern "C" __attribute__((visibility("default"))) int
+infill_backend_cuda_init(struct backend *out, const struct backend_config *cfg,
+                         const struct backend_weights *w, struct backend_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)calloc(1, sizeof *c);
-	if (!c)
-		return fail(err, -ENOMEM, "cuda: out of host memory");
+	if (!c) return fail(err, -ENOMEM, "cuda: out of host memory");
 	c->hp = w->hp;
 	const char *g = getenv("INFILL_CUDA_GRAPHS");
 	c->use_graphs = !(g && !strcmp(g, "0"));

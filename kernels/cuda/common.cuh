@@ -24,15 +24,13 @@ static inline int cuq_launch_status(void)
 
 __device__ __forceinline__ float warp_sum(float v)
 {
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
 	return v;
 }
 
 __device__ __forceinline__ float warp_max(float v)
 {
-	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
 
@@ -47,10 +45,9 @@ __device__ __forceinline__ float bf2f(uint16_t b)
 }
 
 /* Unpacks 8 halves/bf16 held in a uint4. */
-template <bool BF>
-__device__ __forceinline__ void unpack8(uint4 u, float *v)
+template <bool BF> __device__ __forceinline__ void unpack8(uint4 u, float *v)
 {
-	const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+	const uint32_t w[4] = { u.x, u.y, u.z, u.w };
 #pragma unroll
 	for (int i = 0; i < 4; i++) {
 		v[2 * i] = BF ? bf2f((uint16_t)(w[i] & 0xffffu)) : h2f((uint16_t)(w[i] & 0xffffu));
@@ -91,23 +88,23 @@ __device__ __forceinline__ void deq32(const cuq_weight &w, int row, int sb, floa
 	} else if (T == CUQ_F16 || T == CUQ_BF16) {
 		const uint4 *p = (const uint4 *)((const uint16_t *)w.q + b * 32);
 #pragma unroll
-		for (int i = 0; i < 4; i++)
-			unpack8<T == CUQ_BF16>(__ldg(p + i), v + 8 * i);
+		for (int i = 0; i < 4; i++) unpack8<T == CUQ_BF16>(__ldg(p + i), v + 8 * i);
 	} else if (T == CUQ_Q8_0) {
 		const float d = h2f(__ldg((const uint16_t *)w.d + b));
 		const uint4 *p = (const uint4 *)((const int8_t *)w.q + b * 32);
 #pragma unroll
 		for (int i = 0; i < 2; i++) {
 			uint4 u = __ldg(p + i);
-			const uint32_t ww[4] = {u.x, u.y, u.z, u.w};
+			const uint32_t ww[4] = { u.x, u.y, u.z, u.w };
 #pragma unroll
 			for (int j = 0; j < 16; j++)
-				v[16 * i + j] = d * (float)(int8_t)((ww[j / 4] >> (8 * (j % 4))) & 0xff);
+				v[16 * i + j] =
+				        d * (float)(int8_t)((ww[j / 4] >> (8 * (j % 4))) & 0xff);
 		}
 	} else if (T == CUQ_Q4_0) {
 		const float d = h2f(__ldg((const uint16_t *)w.d + b));
 		uint4 u = __ldg((const uint4 *)((const uint8_t *)w.q + b * 16));
-		const uint32_t ww[4] = {u.x, u.y, u.z, u.w};
+		const uint32_t ww[4] = { u.x, u.y, u.z, u.w };
 #pragma unroll
 		for (int j = 0; j < 16; j++) {
 			const int q = (ww[j / 4] >> (8 * (j % 4))) & 0xff;
@@ -137,10 +134,12 @@ __device__ __forceinline__ void deq32(const cuq_weight &w, int row, int sb, floa
 #pragma unroll
 		for (int i = 0; i < 2; i++) {
 			uint4 u = __ldg(p + i);
-			const uint32_t ww[4] = {u.x, u.y, u.z, u.w};
+			const uint32_t ww[4] = { u.x, u.y, u.z, u.w };
 #pragma unroll
 			for (int k = 0; k < 16; k++)
-				v[16 * i + k] = d1 * (float)((ww[k / 4] >> (8 * (k % 4) + shift)) & 0xF) - m1;
+				v[16 * i + k] =
+				        d1 * (float)((ww[k / 4] >> (8 * (k % 4) + shift)) & 0xF) -
+				        m1;
 		}
 	} else if (T == CUQ_Q6_K) {
 		/* Repacked super-block: ql[128], qh[64], sc[16], d. Sub-block j: half
@@ -152,14 +151,15 @@ __device__ __forceinline__ void deq32(const cuq_weight &w, int row, int sb, floa
 		const float d = h2f(__ldg((const uint16_t *)w.d + sbk));
 		const int8_t *scp = w.sc + sbk * 16 + 8 * n + 2 * g;
 		const float s0 = d * (float)__ldg(scp), s1 = d * (float)__ldg(scp + 1);
-		const uint4 *pl = (const uint4 *)((const uint8_t *)w.q + sbk * 128 + 64 * n + 32 * (g & 1));
+		const uint4 *pl =
+		        (const uint4 *)((const uint8_t *)w.q + sbk * 128 + 64 * n + 32 * (g & 1));
 		const uint4 *ph = (const uint4 *)((const uint8_t *)w.q2 + sbk * 64 + 32 * n);
 		const int lshift = (g >= 2) ? 4 : 0, hshift = 2 * g;
 #pragma unroll
 		for (int i = 0; i < 2; i++) {
 			uint4 ul = __ldg(pl + i), uh = __ldg(ph + i);
-			const uint32_t wl[4] = {ul.x, ul.y, ul.z, ul.w};
-			const uint32_t wh[4] = {uh.x, uh.y, uh.z, uh.w};
+			const uint32_t wl[4] = { ul.x, ul.y, ul.z, ul.w };
+			const uint32_t wh[4] = { uh.x, uh.y, uh.z, uh.w };
 #pragma unroll
 			for (int k = 0; k < 16; k++) {
 				const int lo = (wl[k / 4] >> (8 * (k % 4) + lshift)) & 0xF;
@@ -171,16 +171,16 @@ __device__ __forceinline__ void deq32(const cuq_weight &w, int row, int sb, floa
 }
 
 /* Calls F with the weight type as a template constant; returns -EINVAL for unknown types. */
-#define CUQ_DISPATCH_TYPE(type, F)                                                   \
-	switch (type) {                                                              \
-	case CUQ_F32: F(CUQ_F32); break;                                             \
-	case CUQ_F16: F(CUQ_F16); break;                                             \
-	case CUQ_BF16: F(CUQ_BF16); break;                                           \
-	case CUQ_Q8_0: F(CUQ_Q8_0); break;                                           \
-	case CUQ_Q4_0: F(CUQ_Q4_0); break;                                           \
-	case CUQ_Q4_K: F(CUQ_Q4_K); break;                                           \
-	case CUQ_Q6_K: F(CUQ_Q6_K); break;                                           \
-	default: return -EINVAL;                                                     \
+#define CUQ_DISPATCH_TYPE(type, F)         \
+	switch (type) {                    \
+	case CUQ_F32: F(CUQ_F32); break;   \
+	case CUQ_F16: F(CUQ_F16); break;   \
+	case CUQ_BF16: F(CUQ_BF16); break; \
+	case CUQ_Q8_0: F(CUQ_Q8_0); break; \
+	case CUQ_Q4_0: F(CUQ_Q4_0); break; \
+	case CUQ_Q4_K: F(CUQ_Q4_K); break; \
+	case CUQ_Q6_K: F(CUQ_Q6_K); break; \
+	default: return -EINVAL;           \
 	}
 
 #endif

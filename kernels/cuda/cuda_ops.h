@@ -50,9 +50,9 @@ enum cuq_type {
  * cuq_repack() writes that layout into one host buffer of cuq_repacked_size()
  * bytes; cuq_weight_bind() points a struct cuq_weight into the device copy. */
 struct cuq_weight {
-	int type;    /* enum cuq_type */
-	int rows;    /* output size (GGUF ne1) */
-	int cols;    /* input size (GGUF ne0); a multiple of 32 (256 for K types) */
+	int type; /* enum cuq_type */
+	int rows; /* output size (GGUF ne1) */
+	int cols; /* input size (GGUF ne0); a multiple of 32 (256 for K types) */
 	const void *q;
 	const void *q2;
 	const int8_t *sc;
@@ -84,9 +84,9 @@ enum cuq_gemv_mode { CUQ_GEMV_STORE = 0, CUQ_GEMV_ADD = 1, CUQ_GEMV_SWIGLU = 2 }
 struct cuq_gemv {
 	struct cuq_weight w[3];
 	float *y[3];
-	int nw;             /* weights used: 1..3 (2 for SWIGLU) */
-	int mode;           /* enum cuq_gemv_mode */
-	const float *x;     /* [n][cols] */
+	int nw;         /* weights used: 1..3 (2 for SWIGLU) */
+	int mode;       /* enum cuq_gemv_mode */
+	const float *x; /* [n][cols] */
 	int n;
 	const float *norm_w; /* [cols] or NULL */
 	float eps;
@@ -99,14 +99,17 @@ int cuq_dequant_f16_launch(const struct cuq_weight *w, void *out_f16, cudaStream
 /* ---- elementwise and small ops ---- */
 
 /* x[t][:] = dequantized row ids[t] of the embedding table w ([vocab][dim]). */
-int cuq_embed_launch(const struct cuq_weight *w, const int32_t *ids, int n, float *x, cudaStream_t stream);
+int cuq_embed_launch(const struct cuq_weight *w, const int32_t *ids, int n, float *x,
+                     cudaStream_t stream);
 /* y[t][:] = rmsnorm(x[t][:]) * w; y may equal x. */
-int cuq_rmsnorm_launch(const float *x, const float *w, int n, int dim, float eps, float *y, cudaStream_t stream);
+int cuq_rmsnorm_launch(const float *x, const float *w, int n, int dim, float eps, float *y,
+                       cudaStream_t stream);
 /* Like rmsnorm, writing f16 or bf16 (is_bf16) for a tensor-core GEMM; w may be NULL (plain conversion). */
 int cuq_rmsnorm_half_launch(const float *x, const float *w, int n, int dim, float eps, int is_bf16,
-	void *y, cudaStream_t stream);
+                            void *y, cudaStream_t stream);
 /* out[t][i] = silu(g[t][i]) * u[t][i]. */
-int cuq_swiglu_launch(const float *g, const float *u, int n, int width, float *out, cudaStream_t stream);
+int cuq_swiglu_launch(const float *g, const float *u, int n, int width, float *out,
+                      cudaStream_t stream);
 /* x += y elementwise over count values. */
 int cuq_add_launch(float *x, const float *y, size_t count, cudaStream_t stream);
 
@@ -119,12 +122,12 @@ int cuq_add_launch(float *x, const float *y, size_t count, cudaStream_t stream);
  * A batch entry t has a sequence index seq[t] and a position pos[t]; its
  * page is tables[seq[t]*max_pages + pos[t]/page_size]. */
 struct cuq_kv {
-	void *pool;          /* f16 */
+	void *pool; /* f16 */
 	int n_layers;
-	int page_size;       /* tokens per page */
+	int page_size; /* tokens per page */
 	int n_kv_heads;
 	int head_dim;
-	int max_pages;       /* page-table width per sequence */
+	int max_pages;         /* page-table width per sequence */
 	const int32_t *tables; /* [n_seqs][max_pages] on the device */
 };
 
@@ -142,16 +145,18 @@ struct cuq_rope {
 	const float *freq; /* [n_rot/2] on the device */
 };
 int cuq_rope_kv_launch(float *q, const float *k, const float *v, const float *bq, const float *bk,
-	const float *bv, const int32_t *pos, const int32_t *seq, int n, int n_heads, const struct cuq_rope *rope,
-	const struct cuq_kv *kv, int layer, cudaStream_t stream);
+                       const float *bv, const int32_t *pos, const int32_t *seq, int n, int n_heads,
+                       const struct cuq_rope *rope, const struct cuq_kv *kv, int layer,
+                       cudaStream_t stream);
 /* Moves n cached tokens, every layer: K/V of (src_page[i], src_slot[i]) go to
  * (dst_page[i], dst_slot[i]), K rotated by `delta` positions (RoPE composes).
  * A source may equal its destination (in place); otherwise they must not overlap. */
 int cuq_kv_shift_launch(const struct cuq_kv *kv, const int32_t *src_page, const int32_t *src_slot,
-	const int32_t *dst_page, const int32_t *dst_slot, int n, int delta, const struct cuq_rope *rope,
-	cudaStream_t stream);
+                        const int32_t *dst_page, const int32_t *dst_slot, int n, int delta,
+                        const struct cuq_rope *rope, cudaStream_t stream);
 /* dst[i][:] = src[rows[i]][:] for i < n (width floats per row). */
-int cuq_gather_launch(const float *src, const int32_t *rows, int n, int width, float *dst, cudaStream_t stream);
+int cuq_gather_launch(const float *src, const int32_t *rows, int n, int width, float *dst,
+                      cudaStream_t stream);
 
 /* Attention of query entry t (head h) over positions 0..pos[t] of sequence seq[t]
  * read through the page table, scores scaled by 1/sqrt(head_dim); GQA maps head
@@ -167,7 +172,8 @@ int cuq_gather_launch(const float *src, const int32_t *rows, int n, int width, f
 size_t cuq_attn_scratch(int n, int n_heads, int head_dim, int n_splits);
 int cuq_attn_splits(int n, int n_heads, int n_sm);
 int cuq_attn_launch(const float *q, const int32_t *pos, const int32_t *seq, int n, int n_heads,
-	const struct cuq_kv *kv, int layer, int n_splits, float *part, float *out, cudaStream_t stream);
+                    const struct cuq_kv *kv, int layer, int n_splits, float *part, float *out,
+                    cudaStream_t stream);
 
 /* ---- sampling ----
  * For each row r < n of logits [n][vocab]: temperature t[r] <= 0 means greedy
@@ -184,7 +190,7 @@ struct cuq_sample_params {
 	const float *u;
 };
 int cuq_sample_launch(const float *logits, int n, int vocab, const struct cuq_sample_params *p,
-	int32_t *ids, float *logprob, cudaStream_t stream);
+                      int32_t *ids, float *logprob, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

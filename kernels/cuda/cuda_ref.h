@@ -18,22 +18,23 @@ extern "C" {
 #endif
 
 /* y as in cuq_gemv_launch; w0/w1 GGUF bytes [rows][cols] of `type`. Returns 0 or -EINVAL. */
-int cuq_ref_gemv(int type, const void *w0, const void *w1, int rows, int cols, const float *x, int n,
-	const float *norm_w, float eps, int mode, float *y0);
+int cuq_ref_gemv(int type, const void *w0, const void *w1, int rows, int cols, const float *x,
+                 int n, const float *norm_w, float eps, int mode, float *y0);
 int cuq_ref_embed(int type, const void *w, int rows, int cols, const int32_t *ids, int n, float *x);
 void cuq_ref_rmsnorm(const float *x, const float *w, int n, int dim, float eps, float *y);
 void cuq_ref_swiglu(const float *g, const float *u, size_t count, float *out);
 /* kv->pool and kv->tables are host memory here; rope->freq too. */
 void cuq_ref_rope_kv(float *q, const float *k, const float *v, const float *bq, const float *bk,
-	const float *bv, const int32_t *pos, const int32_t *seq, int n, int n_heads, const struct cuq_rope *rope,
-	const struct cuq_kv *kv, int layer);
+                     const float *bv, const int32_t *pos, const int32_t *seq, int n, int n_heads,
+                     const struct cuq_rope *rope, const struct cuq_kv *kv, int layer);
 void cuq_ref_kv_shift(const struct cuq_kv *kv, const int32_t *src_page, const int32_t *src_slot,
-	const int32_t *dst_page, const int32_t *dst_slot, int n, int delta, const struct cuq_rope *rope);
+                      const int32_t *dst_page, const int32_t *dst_slot, int n, int delta,
+                      const struct cuq_rope *rope);
 void cuq_ref_attn(const float *q, const int32_t *pos, const int32_t *seq, int n, int n_heads,
-	const struct cuq_kv *kv, int layer, float *out);
+                  const struct cuq_kv *kv, int layer, float *out);
 /* Host-side parameters (arrays of n, NULL as in cuq_sample_params). */
 void cuq_ref_sample(const float *logits, int n, int vocab, const float *temp, const int32_t *top_k,
-	const float *top_p, const float *u, int32_t *ids, float *logprob);
+                    const float *top_p, const float *u, int32_t *ids, float *logprob);
 
 #ifdef __cplusplus
 }

@@ -26,8 +26,7 @@ static size_t round256(size_t x)
 
 extern "C" size_t cuq_file_size(int type, int64_t rows, int64_t cols)
 {
-	if (rows <= 0 || cols <= 0)
-		return 0;
+	if (rows <= 0 || cols <= 0) return 0;
 	const size_t n = (size_t)rows * (size_t)cols;
 	switch (type) {
 	case CUQ_F32: return n * 4;
@@ -44,8 +43,7 @@ extern "C" size_t cuq_file_size(int type, int64_t rows, int64_t cols)
 extern "C" size_t cuq_repacked_size(int type, int64_t rows, int64_t cols)
 {
 	const size_t fs = cuq_file_size(type, rows, cols);
-	if (!fs)
-		return 0;
+	if (!fs) return 0;
 	const size_t n = (size_t)rows * (size_t)cols;
 	switch (type) {
 	case CUQ_Q8_0: return round256(n / 32 * 2) + round256(n);
@@ -62,21 +60,20 @@ static void sections(int type, size_t n, size_t off[4])
 {
 	off[0] = off[1] = off[2] = off[3] = 0;
 	if (type == CUQ_Q8_0 || type == CUQ_Q4_0) {
-		off[0] = 0;                          /* d */
-		off[1] = round256(n / 32 * 2);       /* q */
+		off[0] = 0;                    /* d */
+		off[1] = round256(n / 32 * 2); /* q */
 	} else if (type == CUQ_Q6_K) {
-		off[0] = 0;                                  /* ql */
-		off[1] = off[0] + round256(n / 256 * 128);  /* qh */
-		off[2] = off[1] + round256(n / 256 * 64);   /* sc */
-		off[3] = off[2] + round256(n / 256 * 16);   /* d */
+		off[0] = 0;                                /* ql */
+		off[1] = off[0] + round256(n / 256 * 128); /* qh */
+		off[2] = off[1] + round256(n / 256 * 64);  /* sc */
+		off[3] = off[2] + round256(n / 256 * 16);  /* d */
 	}
 }
 
 extern "C" int cuq_repack(int type, int64_t rows, int64_t cols, const void *src, void *dst)
 {
 	const size_t fs = cuq_file_size(type, rows, cols);
-	if (!fs || !src || !dst)
-		return -EINVAL;
+	if (!fs || !src || !dst) return -EINVAL;
 	const size_t n = (size_t)rows * (size_t)cols;
 	const uint8_t *s = (const uint8_t *)src;
 	uint8_t *o = (uint8_t *)dst;
@@ -103,7 +100,8 @@ extern "C" int cuq_repack(int type, int64_t rows, int64_t cols, const void *src,
 	return 0;
 }
 
-extern "C" void cuq_weight_bind(struct cuq_weight *w, int type, int64_t rows, int64_t cols, const void *base)
+extern "C" void cuq_weight_bind(struct cuq_weight *w, int type, int64_t rows, int64_t cols,
+                                const void *base)
 {
 	const size_t n = (size_t)rows * (size_t)cols;
 	const uint8_t *b = (const uint8_t *)base;
@@ -182,14 +180,12 @@ static __global__ void __launch_bounds__(GEMV_WARPS * 32) gemv_kernel(gemv_dev g
 					s += xv * xv;
 				}
 			s = warp_sum(s);
-			if (lane == 0)
-				red[warp][t] = s;
+			if (lane == 0) red[warp][t] = s;
 		}
 		__syncthreads();
 		if (threadIdx.x < NB) {
 			float s = 0.f;
-			for (int i = 0; i < GEMV_WARPS; i++)
-				s += red[i][threadIdx.x];
+			for (int i = 0; i < GEMV_WARPS; i++) s += red[i][threadIdx.x];
 			inv_rms[threadIdx.x] = rsqrtf(s / (float)cols + g.eps);
 		}
 		__syncthreads();
@@ -198,49 +194,40 @@ static __global__ void __launch_bounds__(GEMV_WARPS * 32) gemv_kernel(gemv_dev g
 	const int grow = blockIdx.x * GEMV_WARPS + warp;
 	int wi = 0;
 	if (g.mode != CUQ_GEMV_SWIGLU)
-		while (wi + 1 < g.nw && grow >= g.row_start[wi + 1])
-			wi++;
-	if (grow >= g.row_start[g.mode == CUQ_GEMV_SWIGLU ? 1 : g.nw])
-		return;
+		while (wi + 1 < g.nw && grow >= g.row_start[wi + 1]) wi++;
+	if (grow >= g.row_start[g.mode == CUQ_GEMV_SWIGLU ? 1 : g.nw]) return;
 	const int row = grow - g.row_start[wi];
 	const cuq_weight &w = g.w[wi];
 	const bool swiglu = g.mode == CUQ_GEMV_SWIGLU;
 
 	float acc[NB], acc2[NB];
 #pragma unroll
-	for (int t = 0; t < NB; t++)
-		acc[t] = acc2[t] = 0.f;
+	for (int t = 0; t < NB; t++) acc[t] = acc2[t] = 0.f;
 
 	const int nsb = cols / 32;
 #pragma unroll 2
 	for (int sb = lane; sb < nsb; sb += 32) {
 		float v[32];
 		deq32<T>(w, row, sb, v);
-		if (g.norm_w)
-			fold_norm(v, g.norm_w + 32 * sb);
+		if (g.norm_w) fold_norm(v, g.norm_w + 32 * sb);
 #pragma unroll
 		for (int t = 0; t < NB; t++)
-			if (t < g.n)
-				acc[t] += dot32(v, g.x + (size_t)t * cols + 32 * sb);
+			if (t < g.n) acc[t] += dot32(v, g.x + (size_t)t * cols + 32 * sb);
 		if (swiglu) {
 			deq32<T>(g.w[1], row, sb, v);
-			if (g.norm_w)
-				fold_norm(v, g.norm_w + 32 * sb);
+			if (g.norm_w) fold_norm(v, g.norm_w + 32 * sb);
 #pragma unroll
 			for (int t = 0; t < NB; t++)
-				if (t < g.n)
-					acc2[t] += dot32(v, g.x + (size_t)t * cols + 32 * sb);
+				if (t < g.n) acc2[t] += dot32(v, g.x + (size_t)t * cols + 32 * sb);
 		}
 	}
 
 #pragma unroll
 	for (int t = 0; t < NB; t++) {
-		if (t >= g.n)
-			break;
+		if (t >= g.n) break;
 		float a = warp_sum(acc[t]);
 		float b = swiglu ? warp_sum(acc2[t]) : 0.f;
-		if (lane != 0)
-			continue;
+		if (lane != 0) continue;
 		if (g.norm_w) {
 			a *= inv_rms[t];
 			b *= inv_rms[t];
@@ -255,8 +242,7 @@ static __global__ void __launch_bounds__(GEMV_WARPS * 32) gemv_kernel(gemv_dev g
 	}
 }
 
-template <int T>
-static int gemv_dispatch_n(const gemv_dev &g, int total_rows, cudaStream_t stream)
+template <int T> static int gemv_dispatch_n(const gemv_dev &g, int total_rows, cudaStream_t stream)
 {
 	dim3 grid((total_rows + GEMV_WARPS - 1) / GEMV_WARPS), block(GEMV_WARPS * 32);
 	if (g.n <= 1)
@@ -282,8 +268,7 @@ extern "C" int cuq_gemv_launch(const struct cuq_gemv *a, cudaStream_t stream)
 		if (a->w[i].type != a->w[0].type || a->w[i].cols != a->w[0].cols || !a->w[i].q ||
 		    a->w[i].cols % 32 || a->w[i].rows < 1)
 			return -EINVAL;
-		if (a->mode == CUQ_GEMV_SWIGLU && a->w[i].rows != a->w[0].rows)
-			return -EINVAL;
+		if (a->mode == CUQ_GEMV_SWIGLU && a->w[i].rows != a->w[0].rows) return -EINVAL;
 		g.w[i] = a->w[i];
 		g.y[i] = a->y[i];
 		g.row_start[i] = total;
@@ -294,8 +279,7 @@ extern "C" int cuq_gemv_launch(const struct cuq_gemv *a, cudaStream_t stream)
 		total = a->w[0].rows;
 		g.row_start[1] = total;
 	}
-	if (!g.y[0])
-		return -EINVAL;
+	if (!g.y[0]) return -EINVAL;
 	g.nw = a->nw;
 	g.mode = a->mode;
 	g.norm_w = a->norm_w;
@@ -310,16 +294,14 @@ extern "C" int cuq_gemv_launch(const struct cuq_gemv *a, cudaStream_t stream)
 #define GEMV_CASE(T) rc = gemv_dispatch_n<T>(g, total, stream)
 		CUQ_DISPATCH_TYPE(a->w[0].type, GEMV_CASE)
 #undef GEMV_CASE
-		if (rc)
-			return rc;
+		if (rc) return rc;
 	}
 	return 0;
 }
 
 /* ---- dequantization to f16 (prefill through cuBLAS) ---- */
 
-template <int T>
-static __global__ void dequant_f16_kernel(cuq_weight w, __half *out)
+template <int T> static __global__ void dequant_f16_kernel(cuq_weight w, __half *out)
 {
 	const int nsb = w.cols / 32;
 	const size_t total = (size_t)w.rows * nsb;
@@ -336,7 +318,8 @@ static __global__ void dequant_f16_kernel(cuq_weight w, __half *out)
 			for (int j = 0; j < 4; j++)
 				h[j] = __floats2half2_rn(v[8 * k + 2 * j], v[8 * k + 2 * j + 1]);
 			uint4 u;
-			memcpy(&u, h, sizeof u); /* not a pointer cast: that breaks strict aliasing */
+			memcpy(&u, h,
+			       sizeof u); /* not a pointer cast: that breaks strict aliasing */
 			o[k] = u;
 		}
 	}
@@ -344,13 +327,11 @@ static __global__ void dequant_f16_kernel(cuq_weight w, __half *out)
 
 extern "C" int cuq_dequant_f16_launch(const struct cuq_weight *w, void *out, cudaStream_t stream)
 {
-	if (!w || !out || w->cols % 32 || w->rows < 1)
-		return -EINVAL;
+	if (!w || !out || w->cols % 32 || w->rows < 1) return -EINVAL;
 	const size_t total = (size_t)w->rows * (w->cols / 32);
 	const int block = 256;
 	size_t nblk = (total + block - 1) / block;
-	if (nblk > 65535)
-		nblk = 65535;
+	if (nblk > 65535) nblk = 65535;
 #define DQ_CASE(T) dequant_f16_kernel<T><<<(unsigned)nblk, block, 0, stream>>>(*w, (__half *)out)
 	CUQ_DISPATCH_TYPE(w->type, DQ_CASE)
 #undef DQ_CASE

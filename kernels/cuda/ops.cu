@@ -12,8 +12,7 @@
 
 /* ---- embedding ---- */
 
-template <int T>
-static __global__ void embed_kernel(cuq_weight w, const int32_t *ids, float *x)
+template <int T> static __global__ void embed_kernel(cuq_weight w, const int32_t *ids, float *x)
 {
 	const int t = blockIdx.x;
 	int id = ids[t];
@@ -31,10 +30,9 @@ static __global__ void embed_kernel(cuq_weight w, const int32_t *ids, float *x)
 }
 
 extern "C" int cuq_embed_launch(const struct cuq_weight *w, const int32_t *ids, int n, float *x,
-	cudaStream_t stream)
+                                cudaStream_t stream)
 {
-	if (!w || !ids || !x || n < 1 || w->cols % 32)
-		return -EINVAL;
+	if (!w || !ids || !x || n < 1 || w->cols % 32) return -EINVAL;
 #define EMB_CASE(T) embed_kernel<T><<<n, 64, 0, stream>>>(*w, ids, x)
 	CUQ_DISPATCH_TYPE(w->type, EMB_CASE)
 #undef EMB_CASE
@@ -50,8 +48,7 @@ __device__ float block_sum(float v)
 	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	v = warp_sum(v);
 	__syncthreads(); /* s may still be read by a previous call */
-	if (lane == 0)
-		s[warp] = v;
+	if (lane == 0) s[warp] = v;
 	__syncthreads();
 	const int nw = blockDim.x / 32;
 	v = lane < nw ? s[lane] : 0.f;
@@ -65,8 +62,7 @@ static __global__ void rmsnorm_kernel(const float *x, const float *w, int dim, f
 	const size_t t = blockIdx.x;
 	const float *xr = x + t * dim;
 	float s = 0.f;
-	for (int k = threadIdx.x; k < dim; k += blockDim.x)
-		s += xr[k] * xr[k];
+	for (int k = threadIdx.x; k < dim; k += blockDim.x) s += xr[k] * xr[k];
 	const float inv = eps >= 0.f ? rsqrtf(block_sum(s) / (float)dim + eps) : 1.f;
 	for (int k = threadIdx.x; k < dim; k += blockDim.x) {
 		const float v = xr[k] * inv * (w ? w[k] : 1.f);
@@ -79,20 +75,18 @@ static __global__ void rmsnorm_kernel(const float *x, const float *w, int dim, f
 	}
 }
 
-extern "C" int cuq_rmsnorm_launch(const float *x, const float *w, int n, int dim, float eps, float *y,
-	cudaStream_t stream)
+extern "C" int cuq_rmsnorm_launch(const float *x, const float *w, int n, int dim, float eps,
+                                  float *y, cudaStream_t stream)
 {
-	if (!x || !y || n < 1 || dim < 1)
-		return -EINVAL;
+	if (!x || !y || n < 1 || dim < 1) return -EINVAL;
 	rmsnorm_kernel<0><<<n, 256, 0, stream>>>(x, w, dim, eps, y);
 	return cuq_launch_status();
 }
 
-extern "C" int cuq_rmsnorm_half_launch(const float *x, const float *w, int n, int dim, float eps, int is_bf16,
-	void *y, cudaStream_t stream)
+extern "C" int cuq_rmsnorm_half_launch(const float *x, const float *w, int n, int dim, float eps,
+                                       int is_bf16, void *y, cudaStream_t stream)
 {
-	if (!x || !y || n < 1 || dim < 1)
-		return -EINVAL;
+	if (!x || !y || n < 1 || dim < 1) return -EINVAL;
 	/* Without a norm weight this is a plain conversion: eps < 0 skips the scaling. */
 	const float e = w ? eps : -1.f;
 	if (is_bf16)
@@ -106,7 +100,8 @@ extern "C" int cuq_rmsnorm_half_launch(const float *x, const float *w, int n, in
 
 static __global__ void swiglu_kernel(const float *g, const float *u, size_t count, float *out)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+	     i += (size_t)gridDim.x * blockDim.x) {
 		const float a = g[i];
 		out[i] = a / (1.f + __expf(-a)) * u[i];
 	}
@@ -118,10 +113,10 @@ static unsigned grid_for(size_t count, int block)
 	return (unsigned)(g > 4096 ? 4096 : (g ? g : 1));
 }
 
-extern "C" int cuq_swiglu_launch(const float *g, const float *u, int n, int width, float *out, cudaStream_t stream)
+extern "C" int cuq_swiglu_launch(const float *g, const float *u, int n, int width, float *out,
+                                 cudaStream_t stream)
 {
-	if (!g || !u || !out || n < 1 || width < 1)
-		return -EINVAL;
+	if (!g || !u || !out || n < 1 || width < 1) return -EINVAL;
 	const size_t count = (size_t)n * width;
 	swiglu_kernel<<<grid_for(count, 256), 256, 0, stream>>>(g, u, count, out);
 	return cuq_launch_status();
@@ -129,14 +124,14 @@ extern "C" int cuq_swiglu_launch(const float *g, const float *u, int n, int widt
 
 static __global__ void add_kernel(float *x, const float *y, size_t count)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+	     i += (size_t)gridDim.x * blockDim.x)
 		x[i] += y[i];
 }
 
 extern "C" int cuq_add_launch(float *x, const float *y, size_t count, cudaStream_t stream)
 {
-	if (!x || !y || !count)
-		return -EINVAL;
+	if (!x || !y || !count) return -EINVAL;
 	add_kernel<<<grid_for(count, 256), 256, 0, stream>>>(x, y, count);
 	return cuq_launch_status();
 }
@@ -178,14 +173,16 @@ __device__ __forceinline__ bool pair_of(int i, const cuq_rope &r, int *a, int *b
 __device__ __forceinline__ __half *kv_at(const cuq_kv &kv, int page, int layer, int which, int slot)
 {
 	const size_t kvd = (size_t)kv.n_kv_heads * kv.head_dim;
-	return (__half *)kv.pool + ((((size_t)page * kv.n_layers + layer) * 2 + which) * kv.page_size + slot) * kvd;
+	return (__half *)kv.pool +
+	       ((((size_t)page * kv.n_layers + layer) * 2 + which) * kv.page_size + slot) * kvd;
 }
 
 /* One block per entry t: threads over the pairs of q, then of k (rotated and
  * written) and v (written). */
 static __global__ void rope_kv_kernel(float *q, const float *k, const float *v, const float *bq,
-	const float *bk, const float *bv, const int32_t *pos, const int32_t *seq, int n_heads, cuq_rope rope,
-	cuq_kv kv, int layer)
+                                      const float *bk, const float *bv, const int32_t *pos,
+                                      const int32_t *seq, int n_heads, cuq_rope rope, cuq_kv kv,
+                                      int layer)
 {
 	const int t = blockIdx.x;
 	const int D = kv.head_dim, hp = D / 2;
@@ -199,10 +196,8 @@ static __global__ void rope_kv_kernel(float *q, const float *k, const float *v, 
 		const bool rot = pair_of(pr, rope, &ia, &ib);
 		ia += head * D, ib += head * D;
 		float a = qr[ia], b = qr[ib];
-		if (bq)
-			a += bq[ia], b += bq[ib];
-		if (rot)
-			rotate(a, b, fp * rope.freq[pr]);
+		if (bq) a += bq[ia], b += bq[ib];
+		if (rot) rotate(a, b, fp * rope.freq[pr]);
 		qr[ia] = a, qr[ib] = b;
 	}
 	const int page = kv.tables[(size_t)seq[t] * kv.max_pages + p / kv.page_size];
@@ -216,10 +211,8 @@ static __global__ void rope_kv_kernel(float *q, const float *k, const float *v, 
 		const bool rot = pair_of(pr, rope, &ia, &ib);
 		ia += head * D, ib += head * D;
 		float a = kr[ia], b = kr[ib];
-		if (bk)
-			a += bk[ia], b += bk[ib];
-		if (rot)
-			rotate(a, b, fp * rope.freq[pr]);
+		if (bk) a += bk[ia], b += bk[ib];
+		if (rot) rotate(a, b, fp * rope.freq[pr]);
 		kd[ia] = __float2half_rn(a);
 		kd[ib] = __float2half_rn(b);
 		vd[2 * i] = __float2half_rn(vr[2 * i] + (bv ? bv[2 * i] : 0.f));
@@ -227,25 +220,31 @@ static __global__ void rope_kv_kernel(float *q, const float *k, const float *v, 
 	}
 }
 
-extern "C" int cuq_rope_kv_launch(float *q, const float *k, const float *v, const float *bq, const float *bk,
-	const float *bv, const int32_t *pos, const int32_t *seq, int n, int n_heads, const struct cuq_rope *rope,
-	const struct cuq_kv *kv, int layer, cudaStream_t stream)
+extern "C" int cuq_rope_kv_launch(float *q, const float *k, const float *v, const float *bq,
+                                  const float *bk, const float *bv, const int32_t *pos,
+                                  const int32_t *seq, int n, int n_heads,
+                                  const struct cuq_rope *rope, const struct cuq_kv *kv, int layer,
+                                  cudaStream_t stream)
 {
-	if (!q || !k || !v || !pos || !seq || !kv || !rope || !rope->freq || n < 1 || kv->head_dim % 2 ||
-	    rope->n_rot % 2 || rope->n_rot > kv->head_dim || layer < 0 || layer >= kv->n_layers)
+	if (!q || !k || !v || !pos || !seq || !kv || !rope || !rope->freq || n < 1 ||
+	    kv->head_dim % 2 || rope->n_rot % 2 || rope->n_rot > kv->head_dim || layer < 0 ||
+	    layer >= kv->n_layers)
 		return -EINVAL;
-	rope_kv_kernel<<<n, 128, 0, stream>>>(q, k, v, bq, bk, bv, pos, seq, n_heads, *rope, *kv, layer);
+	rope_kv_kernel<<<n, 128, 0, stream>>>(q, k, v, bq, bk, bv, pos, seq, n_heads, *rope, *kv,
+	                                      layer);
 	return cuq_launch_status();
 }
 
 /* One block per (token, layer). Each thread reads its pair (and V values)
  * before writing them, so an in-place move is safe. */
-static __global__ void kv_shift_kernel(cuq_kv kv, const int32_t *sp, const int32_t *ss, const int32_t *dp,
-	const int32_t *ds, int delta, cuq_rope rope)
+static __global__ void kv_shift_kernel(cuq_kv kv, const int32_t *sp, const int32_t *ss,
+                                       const int32_t *dp, const int32_t *ds, int delta,
+                                       cuq_rope rope)
 {
 	const int i = blockIdx.x, layer = blockIdx.y;
 	const int D = kv.head_dim, hp = D / 2, kvd = kv.n_kv_heads * D;
-	const __half *ks = kv_at(kv, sp[i], layer, 0, ss[i]), *vs = kv_at(kv, sp[i], layer, 1, ss[i]);
+	const __half *ks = kv_at(kv, sp[i], layer, 0, ss[i]),
+	             *vs = kv_at(kv, sp[i], layer, 1, ss[i]);
 	__half *kd = kv_at(kv, dp[i], layer, 0, ds[i]), *vd = kv_at(kv, dp[i], layer, 1, ds[i]);
 	for (int j = threadIdx.x; j < kvd / 2; j += blockDim.x) {
 		const int head = j / hp, pr = j % hp;
@@ -254,8 +253,7 @@ static __global__ void kv_shift_kernel(cuq_kv kv, const int32_t *sp, const int32
 		ia += head * D, ib += head * D;
 		float a = __half2float(ks[ia]), b = __half2float(ks[ib]);
 		const __half v0 = vs[2 * j], v1 = vs[2 * j + 1];
-		if (rot)
-			rotate(a, b, (float)delta * rope.freq[pr]);
+		if (rot) rotate(a, b, (float)delta * rope.freq[pr]);
 		kd[ia] = __float2half_rn(a);
 		kd[ib] = __float2half_rn(b);
 		vd[2 * j] = v0;
@@ -263,17 +261,17 @@ static __global__ void kv_shift_kernel(cuq_kv kv, const int32_t *sp, const int32
 	}
 }
 
-extern "C" int cuq_kv_shift_launch(const struct cuq_kv *kv, const int32_t *src_page, const int32_t *src_slot,
-	const int32_t *dst_page, const int32_t *dst_slot, int n, int delta, const struct cuq_rope *rope,
-	cudaStream_t stream)
+extern "C" int cuq_kv_shift_launch(const struct cuq_kv *kv, const int32_t *src_page,
+                                   const int32_t *src_slot, const int32_t *dst_page,
+                                   const int32_t *dst_slot, int n, int delta,
+                                   const struct cuq_rope *rope, cudaStream_t stream)
 {
-	if (!kv || !src_page || !src_slot || !dst_page || !dst_slot || !rope || !rope->freq || n < 0 ||
-	    rope->n_rot > kv->head_dim)
+	if (!kv || !src_page || !src_slot || !dst_page || !dst_slot || !rope || !rope->freq ||
+	    n < 0 || rope->n_rot > kv->head_dim)
 		return -EINVAL;
-	if (n == 0)
-		return 0;
-	kv_shift_kernel<<<dim3(n, kv->n_layers), 64, 0, stream>>>(*kv, src_page, src_slot, dst_page, dst_slot,
-		delta, *rope);
+	if (n == 0) return 0;
+	kv_shift_kernel<<<dim3(n, kv->n_layers), 64, 0, stream>>>(*kv, src_page, src_slot, dst_page,
+	                                                          dst_slot, delta, *rope);
 	return cuq_launch_status();
 }
 
@@ -283,15 +281,13 @@ static __global__ void gather_kernel(const float *src, const int32_t *rows, int 
 {
 	const int i = blockIdx.x;
 	const float *s = src + (size_t)rows[i] * width;
-	for (int k = threadIdx.x; k < width; k += blockDim.x)
-		dst[(size_t)i * width + k] = s[k];
+	for (int k = threadIdx.x; k < width; k += blockDim.x) dst[(size_t)i * width + k] = s[k];
 }
 
-extern "C" int cuq_gather_launch(const float *src, const int32_t *rows, int n, int width, float *dst,
-	cudaStream_t stream)
+extern "C" int cuq_gather_launch(const float *src, const int32_t *rows, int n, int width,
+                                 float *dst, cudaStream_t stream)
 {
-	if (!src || !rows || !dst || n < 1 || width < 1)
-		return -EINVAL;
+	if (!src || !rows || !dst || n < 1 || width < 1) return -EINVAL;
 	gather_kernel<<<n, 256, 0, stream>>>(src, rows, width, dst);
 	return cuq_launch_status();
 }

@@ -13,12 +13,11 @@
 
 #include "quant.h"
 
-int cuq_ref_gemv(int type, const void *w0, const void *w1, int rows, int cols, const float *x, int n,
-	const float *norm_w, float eps, int mode, float *y0)
+int cuq_ref_gemv(int type, const void *w0, const void *w1, int rows, int cols, const float *x,
+                 int n, const float *norm_w, float eps, int mode, float *y0)
 {
 	const uint64_t rs = tensor_type_row_size((uint32_t)type, cols);
-	if (!rs)
-		return -EINVAL;
+	if (!rs) return -EINVAL;
 	float *row = malloc(sizeof(float) * (size_t)cols * 2);
 	float *xn = malloc(sizeof(float) * (size_t)cols);
 	if (!row || !xn) {
@@ -29,20 +28,19 @@ int cuq_ref_gemv(int type, const void *w0, const void *w1, int rows, int cols, c
 	for (int t = 0; t < n; t++) {
 		const float *xt = x + (size_t)t * cols;
 		double ss = 0;
-		for (int k = 0; k < cols; k++)
-			ss += (double)xt[k] * xt[k];
+		for (int k = 0; k < cols; k++) ss += (double)xt[k] * xt[k];
 		const double inv = norm_w ? 1.0 / sqrt(ss / cols + eps) : 1.0;
 		for (int k = 0; k < cols; k++)
 			xn[k] = norm_w ? (float)(xt[k] * inv * norm_w[k]) : xt[k];
 		for (int r = 0; r < rows; r++) {
-			tensor_row_dequantize((uint32_t)type, (const uint8_t *)w0 + rs * r, row, cols);
+			tensor_row_dequantize((uint32_t)type, (const uint8_t *)w0 + rs * r, row,
+			                      cols);
 			double a = 0, b = 0;
-			for (int k = 0; k < cols; k++)
-				a += (double)row[k] * xn[k];
+			for (int k = 0; k < cols; k++) a += (double)row[k] * xn[k];
 			if (mode == CUQ_GEMV_SWIGLU) {
-				tensor_row_dequantize((uint32_t)type, (const uint8_t *)w1 + rs * r, row + cols, cols);
-				for (int k = 0; k < cols; k++)
-					b += (double)row[cols + k] * xn[k];
+				tensor_row_dequantize((uint32_t)type, (const uint8_t *)w1 + rs * r,
+				                      row + cols, cols);
+				for (int k = 0; k < cols; k++) b += (double)row[cols + k] * xn[k];
 			}
 			float *y = y0 + (size_t)t * rows + r;
 			if (mode == CUQ_GEMV_ADD)
@@ -61,11 +59,11 @@ int cuq_ref_gemv(int type, const void *w0, const void *w1, int rows, int cols, c
 int cuq_ref_embed(int type, const void *w, int rows, int cols, const int32_t *ids, int n, float *x)
 {
 	const uint64_t rs = tensor_type_row_size((uint32_t)type, cols);
-	if (!rs)
-		return -EINVAL;
+	if (!rs) return -EINVAL;
 	for (int t = 0; t < n; t++) {
 		const int id = ids[t] >= 0 && ids[t] < rows ? ids[t] : 0;
-		tensor_row_dequantize((uint32_t)type, (const uint8_t *)w + rs * id, x + (size_t)t * cols, cols);
+		tensor_row_dequantize((uint32_t)type, (const uint8_t *)w + rs * id,
+		                      x + (size_t)t * cols, cols);
 	}
 	return 0;
 }
@@ -78,7 +76,8 @@ void cuq_ref_rmsnorm(const float *x, const float *w, int n, int dim, float eps, 
 			ss += (double)x[(size_t)t * dim + k] * x[(size_t)t * dim + k];
 		const double inv = 1.0 / sqrt(ss / dim + eps);
 		for (int k = 0; k < dim; k++)
-			y[(size_t)t * dim + k] = (float)(x[(size_t)t * dim + k] * inv * (w ? w[k] : 1.f));
+			y[(size_t)t * dim + k] =
+			        (float)(x[(size_t)t * dim + k] * inv * (w ? w[k] : 1.f));
 	}
 }
 
@@ -125,29 +124,28 @@ static void rope_vec(float *x, const float *bias, int nh, int D, const struct cu
 			int ia, ib;
 			const int rot = pair_of(i, r, &ia, &ib);
 			ia += h * D, ib += h * D;
-			if (bias)
-				x[ia] += bias[ia], x[ib] += bias[ib];
-			if (rot)
-				rotate(&x[ia], &x[ib], p * r->freq[i]);
+			if (bias) x[ia] += bias[ia], x[ib] += bias[ib];
+			if (rot) rotate(&x[ia], &x[ib], p * r->freq[i]);
 		}
 }
 
 void cuq_ref_rope_kv(float *q, const float *k, const float *v, const float *bq, const float *bk,
-	const float *bv, const int32_t *pos, const int32_t *seq, int n, int n_heads, const struct cuq_rope *rope,
-	const struct cuq_kv *kv, int layer)
+                     const float *bv, const int32_t *pos, const int32_t *seq, int n, int n_heads,
+                     const struct cuq_rope *rope, const struct cuq_kv *kv, int layer)
 {
 	const int D = kv->head_dim, kvd = kv->n_kv_heads * D;
 	float *kr = malloc(sizeof(float) * (size_t)kvd);
-	if (!kr)
-		return;
+	if (!kr) return;
 	for (int t = 0; t < n; t++) {
 		/* The angle is formed in f32 as the kernel does (pos * freq), then taken exactly. */
 		rope_vec(q + (size_t)t * n_heads * D, bq, n_heads, D, rope, (double)pos[t]);
 		memcpy(kr, k + (size_t)t * kvd, sizeof(float) * (size_t)kvd);
 		rope_vec(kr, bk, kv->n_kv_heads, D, rope, (double)pos[t]);
-		const int page = kv->tables[(size_t)seq[t] * kv->max_pages + pos[t] / kv->page_size];
+		const int page =
+		        kv->tables[(size_t)seq[t] * kv->max_pages + pos[t] / kv->page_size];
 		const int slot = pos[t] % kv->page_size;
-		uint16_t *kd = kv_at(kv, page, layer, 0, slot), *vd = kv_at(kv, page, layer, 1, slot);
+		uint16_t *kd = kv_at(kv, page, layer, 0, slot),
+		         *vd = kv_at(kv, page, layer, 1, slot);
 		for (int i = 0; i < kvd; i++) {
 			kd[i] = tensor_f32_to_f16(kr[i]);
 			vd[i] = tensor_f32_to_f16(v[(size_t)t * kvd + i] + (bv ? bv[i] : 0.f));
@@ -157,25 +155,23 @@ void cuq_ref_rope_kv(float *q, const float *k, const float *v, const float *bq, 
 }
 
 void cuq_ref_kv_shift(const struct cuq_kv *kv, const int32_t *src_page, const int32_t *src_slot,
-	const int32_t *dst_page, const int32_t *dst_slot, int n, int delta, const struct cuq_rope *rope)
+                      const int32_t *dst_page, const int32_t *dst_slot, int n, int delta,
+                      const struct cuq_rope *rope)
 {
 	const int D = kv->head_dim, kvd = kv->n_kv_heads * D;
 	float *kr = malloc(sizeof(float) * (size_t)kvd);
 	uint16_t *vr = malloc(sizeof(uint16_t) * (size_t)kvd);
-	if (!kr || !vr)
-		goto out;
+	if (!kr || !vr) goto out;
 	for (int i = 0; i < n; i++)
 		for (int l = 0; l < kv->n_layers; l++) {
 			const uint16_t *ks = kv_at(kv, src_page[i], l, 0, src_slot[i]);
 			const uint16_t *vs = kv_at(kv, src_page[i], l, 1, src_slot[i]);
-			for (int j = 0; j < kvd; j++)
-				kr[j] = tensor_f16_to_f32(ks[j]);
+			for (int j = 0; j < kvd; j++) kr[j] = tensor_f16_to_f32(ks[j]);
 			memcpy(vr, vs, sizeof(uint16_t) * (size_t)kvd);
 			rope_vec(kr, NULL, kv->n_kv_heads, D, rope, (double)delta);
 			uint16_t *kd = kv_at(kv, dst_page[i], l, 0, dst_slot[i]);
 			uint16_t *vd = kv_at(kv, dst_page[i], l, 1, dst_slot[i]);
-			for (int j = 0; j < kvd; j++)
-				kd[j] = tensor_f32_to_f16(kr[j]);
+			for (int j = 0; j < kvd; j++) kd[j] = tensor_f32_to_f16(kr[j]);
 			memcpy(vd, vr, sizeof(uint16_t) * (size_t)kvd);
 		}
 out:
@@ -184,35 +180,35 @@ out:
 }
 
 void cuq_ref_attn(const float *q, const int32_t *pos, const int32_t *seq, int n, int n_heads,
-	const struct cuq_kv *kv, int layer, float *out)
+                  const struct cuq_kv *kv, int layer, float *out)
 {
 	const int D = kv->head_dim, group = n_heads / kv->n_kv_heads;
 	for (int t = 0; t < n; t++) {
 		const int L = pos[t] + 1;
 		double *sc = malloc(sizeof(double) * (size_t)L);
-		if (!sc)
-			return;
+		if (!sc) return;
 		const int32_t *table = kv->tables + (size_t)seq[t] * kv->max_pages;
 		for (int h = 0; h < n_heads; h++) {
 			const float *qh = q + ((size_t)t * n_heads + h) * D;
 			const int kh = h / group;
 			double m = -INFINITY, sum = 0;
 			for (int p = 0; p < L; p++) {
-				const uint16_t *kp = kv_at(kv, table[p / kv->page_size], layer, 0, p % kv->page_size) + kh * D;
+				const uint16_t *kp = kv_at(kv, table[p / kv->page_size], layer, 0,
+				                           p % kv->page_size) +
+				                     kh * D;
 				double s = 0;
 				for (int d = 0; d < D; d++)
 					s += (double)qh[d] * tensor_f16_to_f32(kp[d]);
 				sc[p] = s / sqrt((double)D);
-				if (sc[p] > m)
-					m = sc[p];
+				if (sc[p] > m) m = sc[p];
 			}
-			for (int p = 0; p < L; p++)
-				sum += (sc[p] = exp(sc[p] - m));
+			for (int p = 0; p < L; p++) sum += (sc[p] = exp(sc[p] - m));
 			for (int d = 0; d < D; d++) {
 				double a = 0;
 				for (int p = 0; p < L; p++) {
-					const uint16_t *vp =
-						kv_at(kv, table[p / kv->page_size], layer, 1, p % kv->page_size) + kh * D;
+					const uint16_t *vp = kv_at(kv, table[p / kv->page_size],
+					                           layer, 1, p % kv->page_size) +
+					                     kh * D;
 					a += sc[p] * tensor_f16_to_f32(vp[d]);
 				}
 				out[((size_t)t * n_heads + h) * D + d] = (float)(a / sum);
@@ -232,33 +228,28 @@ struct cand {
 static int cand_cmp(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
-	if (x->v != y->v)
-		return x->v > y->v ? -1 : 1;
+	if (x->v != y->v) return x->v > y->v ? -1 : 1;
 	return x->id - y->id;
 }
 
 void cuq_ref_sample(const float *logits, int n, int vocab, const float *temp, const int32_t *top_k,
-	const float *top_p, const float *u, int32_t *ids, float *logprob)
+                    const float *top_p, const float *u, int32_t *ids, float *logprob)
 {
 	struct cand *c = malloc(sizeof *c * (size_t)vocab);
-	if (!c)
-		return;
+	if (!c) return;
 	for (int r = 0; r < n; r++) {
 		const float *x = logits + (size_t)r * vocab;
 		int nc = 0;
 		for (int i = 0; i < vocab; i++)
-			if (x[i] == x[i])
-				c[nc++] = (struct cand){x[i], i};
+			if (x[i] == x[i]) c[nc++] = (struct cand){ x[i], i };
 		qsort(c, (size_t)nc, sizeof *c, cand_cmp);
 		double se = 0;
-		for (int i = 0; i < nc; i++)
-			se += exp((double)c[i].v - c[0].v);
+		for (int i = 0; i < nc; i++) se += exp((double)c[i].v - c[0].v);
 		const double lse = c[0].v + log(se);
 		const float t = temp ? temp[r] : 0.f;
 		int k = top_k ? top_k[r] : 1;
 		k = k < 1 ? 1 : k > CUQ_TOPK_MAX ? CUQ_TOPK_MAX : k;
-		if (k > nc)
-			k = nc;
+		if (k > nc) k = nc;
 		int pick = 0;
 		if (t > 0.f && k > 1) {
 			double w[CUQ_TOPK_MAX], total = 0, mass = 0, kept = 0, acc = 0;
@@ -273,8 +264,7 @@ void cuq_ref_sample(const float *logits, int n, int vocab, const float *temp, co
 					break;
 				}
 			}
-			for (int i = 0; i < keep; i++)
-				kept += w[i];
+			for (int i = 0; i < keep; i++) kept += w[i];
 			const double target = (u ? u[r] : 0.0) * kept;
 			pick = keep - 1;
 			for (int i = 0; i < keep; i++) {
@@ -286,8 +276,7 @@ void cuq_ref_sample(const float *logits, int n, int vocab, const float *temp, co
 			}
 		}
 		ids[r] = c[pick].id;
-		if (logprob)
-			logprob[r] = (float)(c[pick].v - lse);
+		if (logprob) logprob[r] = (float)(c[pick].v - lse);
 	}
 	free(c);
 }

@@ -22,10 +22,8 @@ struct pair {
 /* a comes before b: larger value, then lower id. Invalid entries have id < 0. */
 __device__ __forceinline__ bool before(pair a, pair b)
 {
-	if (b.id < 0)
-		return a.id >= 0;
-	if (a.id < 0)
-		return false;
+	if (b.id < 0) return a.id >= 0;
+	if (a.id < 0) return false;
 	return a.v > b.v || (a.v == b.v && a.id < b.id);
 }
 
@@ -36,25 +34,21 @@ __device__ pair block_best(pair p)
 		pair q;
 		q.v = __shfl_xor_sync(0xffffffffu, p.v, o);
 		q.id = __shfl_xor_sync(0xffffffffu, p.id, o);
-		if (before(q, p))
-			p = q;
+		if (before(q, p)) p = q;
 	}
 	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	__syncthreads();
-	if (lane == 0)
-		s[warp] = p;
+	if (lane == 0) s[warp] = p;
 	__syncthreads();
 	if (warp == 0) {
-		p = lane < (int)(blockDim.x / 32) ? s[lane] : pair{0.f, -1};
+		p = lane < (int)(blockDim.x / 32) ? s[lane] : pair{ 0.f, -1 };
 		for (int o = 16; o > 0; o >>= 1) {
 			pair q;
 			q.v = __shfl_xor_sync(0xffffffffu, p.v, o);
 			q.id = __shfl_xor_sync(0xffffffffu, p.id, o);
-			if (before(q, p))
-				p = q;
+			if (before(q, p)) p = q;
 		}
-		if (lane == 0)
-			s[0] = p;
+		if (lane == 0) s[0] = p;
 	}
 	__syncthreads();
 	return s[0];
@@ -66,74 +60,63 @@ __device__ float block_sum_f(float v)
 	v = warp_sum(v);
 	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	__syncthreads();
-	if (lane == 0)
-		s[warp] = v;
+	if (lane == 0) s[warp] = v;
 	__syncthreads();
 	v = lane < (int)(blockDim.x / 32) ? s[lane] : 0.f;
 	return warp_sum(v);
 }
 
 static __global__ void __launch_bounds__(SAMPLE_THREADS)
-	sample_kernel(const float *logits, int vocab, cuq_sample_params p, int32_t *ids, float *logprob)
+        sample_kernel(const float *logits, int vocab, cuq_sample_params p, int32_t *ids,
+                      float *logprob)
 {
 	__shared__ pair top[CUQ_TOPK_MAX];
 	const int r = blockIdx.x;
 	const float *x = logits + (size_t)r * vocab;
 
 	/* Pass 1: the best pair (also the greedy answer). NaN never wins. */
-	pair best = {0.f, -1};
+	pair best = { 0.f, -1 };
 	for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
-		pair c = {x[i], x[i] == x[i] ? i : -1};
-		if (before(c, best))
-			best = c;
+		pair c = { x[i], x[i] == x[i] ? i : -1 };
+		if (before(c, best)) best = c;
 	}
 	best = block_best(best);
 	const float M = best.v;
 	float se = 0.f;
 	for (int i = threadIdx.x; i < vocab; i += blockDim.x)
-		if (x[i] == x[i])
-			se += __expf(x[i] - M);
+		if (x[i] == x[i]) se += __expf(x[i] - M);
 	const float lse = M + logf(block_sum_f(se));
 
 	const float temp = p.temp ? p.temp[r] : 0.f;
 	int k = p.top_k ? p.top_k[r] : 1;
-	if (k < 1)
-		k = 1;
-	if (k > CUQ_TOPK_MAX)
-		k = CUQ_TOPK_MAX;
-	if (k > vocab)
-		k = vocab;
+	if (k < 1) k = 1;
+	if (k > CUQ_TOPK_MAX) k = CUQ_TOPK_MAX;
+	if (k > vocab) k = vocab;
 	if (!(temp > 0.f) || k == 1 || best.id < 0) {
 		if (threadIdx.x == 0) {
 			ids[r] = best.id < 0 ? 0 : best.id;
-			if (logprob)
-				logprob[r] = best.id < 0 ? -INFINITY : best.v - lse;
+			if (logprob) logprob[r] = best.id < 0 ? -INFINITY : best.v - lse;
 		}
 		return;
 	}
 
 	/* Passes 2..k: the next pair strictly after the previous one. */
-	if (threadIdx.x == 0)
-		top[0] = best;
+	if (threadIdx.x == 0) top[0] = best;
 	pair prev = best;
 	int got = 1;
 	for (; got < k; got++) {
-		pair c = {0.f, -1};
+		pair c = { 0.f, -1 };
 		for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
-			pair e = {x[i], x[i] == x[i] ? i : -1};
-			if (e.id >= 0 && before(prev, e) && before(e, c))
-				c = e;
+			pair e = { x[i], x[i] == x[i] ? i : -1 };
+			if (e.id >= 0 && before(prev, e) && before(e, c)) c = e;
 		}
 		c = block_best(c);
-		if (c.id < 0)
-			break;
-		if (threadIdx.x == 0)
-			top[got] = c;
+		if (c.id < 0) break;
+		if (threadIdx.x == 0) top[got] = c;
 		prev = c;
 	}
 	__syncthreads();
-	if (threadIdx.x != 0)
-		return;
+	if (threadIdx.x != 0) return;
 
 	/* Softmax over the kept ones at temperature, then the top-p prefix. */
 	const float top_p = p.top_p ? p.top_p[r] : 1.f;
@@ -152,8 +135,7 @@ static __global__ void __launch_bounds__(SAMPLE_THREADS)
 		}
 	}
 	float kept = 0.f;
-	for (int i = 0; i < keep; i++)
-		kept += w[i];
+	for (int i = 0; i < keep; i++) kept += w[i];
 	const float target = (p.u ? p.u[r] : 0.f) * kept;
 	int pick = keep - 1;
 	float c = 0.f;
@@ -165,15 +147,14 @@ static __global__ void __launch_bounds__(SAMPLE_THREADS)
 		}
 	}
 	ids[r] = top[pick].id;
-	if (logprob)
-		logprob[r] = top[pick].v - lse;
+	if (logprob) logprob[r] = top[pick].v - lse;
 }
 
-extern "C" int cuq_sample_launch(const float *logits, int n, int vocab, const struct cuq_sample_params *p,
-	int32_t *ids, float *logprob, cudaStream_t stream)
+extern "C" int cuq_sample_launch(const float *logits, int n, int vocab,
+                                 const struct cuq_sample_params *p, int32_t *ids, float *logprob,
+                                 cudaStream_t stream)
 {
-	if (!logits || !p || !ids || n < 1 || vocab < 1)
-		return -EINVAL;
+	if (!logits || !p || !ids || n < 1 || vocab < 1) return -EINVAL;
 	sample_kernel<<<n, SAMPLE_THREADS, 0, stream>>>(logits, vocab, *p, ids, logprob);
 	return cuq_launch_status();
 }

@@ -46,14 +46,12 @@ static char *slurp(const char *name, size_t *len)
 	char path[1024];
 	snprintf(path, sizeof path, "%s/data/%s", AST_TEST_DIR, name);
 	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
+	if (!f) return NULL;
 	fseek(f, 0, SEEK_END);
 	long n = ftell(f);
 	fseek(f, 0, SEEK_SET);
 	char *b = malloc((size_t)n + 1);
-	if (fread(b, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
+	if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
 	b[n] = 0;
 	*len = (size_t)n;
 	fclose(f);
@@ -63,14 +61,12 @@ static char *slurp(const char *name, size_t *len)
 /* The file repeated until it has at least `lines` lines. */
 static struct buf repeat_to(const char *name, size_t lines)
 {
-	struct buf b = {0};
+	struct buf b = { 0 };
 	size_t n;
 	char *one = slurp(name, &n);
-	if (!one)
-		return b;
+	if (!one) return b;
 	size_t per = 0;
-	for (size_t i = 0; i < n; i++)
-		per += one[i] == '\n';
+	for (size_t i = 0; i < n; i++) per += one[i] == '\n';
 	size_t copies = (lines + per - 1) / per;
 	b.cap = n * copies + 64;
 	b.p = malloc(b.cap);
@@ -85,7 +81,7 @@ static struct buf repeat_to(const char *name, size_t lines)
 
 static struct ast_point point_at(const char *t, size_t off)
 {
-	struct ast_point p = {0, 0};
+	struct ast_point p = { 0, 0 };
 	for (size_t i = 0; i < off; i++) {
 		if (t[i] == '\n') {
 			p.row++;
@@ -107,14 +103,13 @@ static void report(const char *what, double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
 	double sum = 0;
-	for (int i = 0; i < n; i++)
-		sum += v[i];
+	for (int i = 0; i < n; i++) sum += v[i];
 	printf("  %-34s mean %9.1f us  p50 %9.1f  p90 %9.1f  max %9.1f  (n=%d)\n", what, sum / n,
 	       v[n / 2], v[n * 9 / 10], v[n - 1], n);
 }
 
 static void bench(const char *file, const char *lang_id, const char *anchor,
-		  const char *const *cands, int iters)
+                  const char *const *cands, int iters)
 {
 	struct buf b = repeat_to(file, 5000);
 	if (!b.p) {
@@ -123,8 +118,7 @@ static void bench(const char *file, const char *lang_id, const char *anchor,
 	}
 	const struct ast_lang *lang = ast_lang_from_id(lang_id);
 	size_t lines = 0;
-	for (size_t i = 0; i < b.len; i++)
-		lines += b.p[i] == '\n';
+	for (size_t i = 0; i < b.len; i++) lines += b.p[i] == '\n';
 	printf("%s x%zu lines (%zu bytes), %s:\n", file, lines, b.len, lang_id);
 
 	double *t = malloc(sizeof(double) * (size_t)(iters > 20 ? iters : 20) * 2);
@@ -155,13 +149,13 @@ static void bench(const char *file, const char *lang_id, const char *anchor,
 			b.len++;
 			t0 = now_us();
 			ast_doc_edit(doc, pos, pos, pos + 1, sp, sp,
-				     (struct ast_point){sp.row, sp.column + 1});
+			             (struct ast_point){ sp.row, sp.column + 1 });
 		} else {
 			memmove(b.p + pos, b.p + pos + 1, b.len - pos);
 			b.len--;
 			t0 = now_us();
 			ast_doc_edit(doc, pos, pos + 1, pos, sp,
-				     (struct ast_point){sp.row, sp.column + 1}, sp);
+			             (struct ast_point){ sp.row, sp.column + 1 }, sp);
 		}
 		ast_doc_parse(doc);
 		t[n++] = now_us() - t0;
@@ -172,9 +166,13 @@ static void bench(const char *file, const char *lang_id, const char *anchor,
 	/* Candidates at the anchor (the document as it is, tree reused). */
 	for (const char *const *c = cands; *c; c++) {
 		struct ast_validation v;
-		struct ast_validate_params vp = {.lang = lang, .text = b.p, .len = b.len,
-						 .cursor = pos, .candidate = *c,
-						 .candidate_len = strlen(*c), .doc = doc};
+		struct ast_validate_params vp = { .lang = lang,
+			                          .text = b.p,
+			                          .len = b.len,
+			                          .cursor = pos,
+			                          .candidate = *c,
+			                          .candidate_len = strlen(*c),
+			                          .doc = doc };
 		n = 0;
 		for (int i = 0; i < iters; i++) {
 			double t0 = now_us();
@@ -182,15 +180,18 @@ static void bench(const char *file, const char *lang_id, const char *anchor,
 			t[n++] = now_us() - t0;
 		}
 		char label[96];
-		snprintf(label, sizeof label, "validate %-9s (%u parses)", ast_verdict_name(v.verdict),
-			 v.parses);
+		snprintf(label, sizeof label, "validate %-9s (%u parses)",
+		         ast_verdict_name(v.verdict), v.parses);
 		report(label, t, n);
 	}
 	{
 		struct ast_validation v;
-		struct ast_validate_params vp = {.lang = lang, .text = b.p, .len = b.len,
-						 .cursor = pos, .candidate = cands[0],
-						 .candidate_len = strlen(cands[0])};
+		struct ast_validate_params vp = { .lang = lang,
+			                          .text = b.p,
+			                          .len = b.len,
+			                          .cursor = pos,
+			                          .candidate = cands[0],
+			                          .candidate_len = strlen(cands[0]) };
 		n = 0;
 		for (int i = 0; i < (iters < 20 ? iters : 20); i++) {
 			double t0 = now_us();
@@ -203,10 +204,14 @@ static void bench(const char *file, const char *lang_id, const char *anchor,
 		n = 0;
 		for (int i = 0; i < iters; i++) {
 			struct ast_slice s;
-			struct ast_slice_params sp = {.lang = lang, .text = b.p, .len = b.len,
-						      .cursor = pos, .prefix_tokens = 1024,
-						      .suffix_tokens = 192, .extra_tokens = 512,
-						      .doc = doc};
+			struct ast_slice_params sp = { .lang = lang,
+				                       .text = b.p,
+				                       .len = b.len,
+				                       .cursor = pos,
+				                       .prefix_tokens = 1024,
+				                       .suffix_tokens = 192,
+				                       .extra_tokens = 512,
+				                       .doc = doc };
 			double t0 = now_us();
 			ast_slice(&sp, &s);
 			t[n++] = now_us() - t0;
@@ -222,8 +227,7 @@ static void bench(const char *file, const char *lang_id, const char *anchor,
 int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 200;
-	if (iters < 2)
-		iters = 2;
+	if (iters < 2) iters = 2;
 	/* The cursor sits at the end of a line in a function body in the middle
 	 * of the file; candidates are what a model writes there. */
 	static const char *const py[] = {

@@ -35,7 +35,7 @@ static uint64_t rng_next(uint64_t *s)
 
 static struct ast_point point_at(const char *t, size_t off)
 {
-	struct ast_point p = {0, 0};
+	struct ast_point p = { 0, 0 };
 	for (size_t i = 0; i < off; i++) {
 		if (t[i] == '\n') {
 			p.row++;
@@ -49,7 +49,7 @@ static struct ast_point point_at(const char *t, size_t off)
 
 /* Replaces b[start, start+del) with ins[0..n), telling the doc. */
 static void edit(struct buf *b, struct ast_doc *doc, size_t start, size_t del, const char *ins,
-		 size_t n)
+                 size_t n)
 {
 	struct ast_point sp = point_at(b->p, start), oep = point_at(b->p, start + del);
 	if (b->len - del + n + 1 > b->cap) {
@@ -65,8 +65,7 @@ static void edit(struct buf *b, struct ast_doc *doc, size_t start, size_t del, c
 
 static int compare(const struct ast_lang *lang, struct buf *b, struct ast_doc *doc)
 {
-	if (ast_doc_parse(doc) != 0)
-		return -1;
+	if (ast_doc_parse(doc) != 0) return -1;
 	struct ast_doc *fresh = ast_doc_new(lang, buf_read, b);
 	ast_doc_parse(fresh);
 	char *x = ast_doc_sexp(doc), *y = ast_doc_sexp(fresh);
@@ -78,11 +77,11 @@ static int compare(const struct ast_lang *lang, struct buf *b, struct ast_doc *d
 }
 
 static void run(int *test_failed_, const char *file, const char *lang_id, uint64_t seed, int steps,
-		int undo_pct)
+                int undo_pct)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/data/%s", AST_TEST_DIR, file);
-	struct buf b = {0};
+	struct buf b = { 0 };
 	b.p = test_read_file(path, &b.len);
 	REQUIRE(b.p && b.len > 0);
 	b.cap = b.len + 1;
@@ -96,26 +95,23 @@ static void run(int *test_failed_, const char *file, const char *lang_id, uint64
 	for (int step = 0; step < steps; step++) {
 		size_t start = rng_next(&s) % (b.len + 1);
 		size_t del = rng_next(&s) % 16;
-		if (start + del > b.len)
-			del = b.len - start;
+		if (start + del > b.len) del = b.len - start;
 		/* Insert a piece of the file itself: realistic tokens. */
 		size_t n = rng_next(&s) % 24, from = rng_next(&s) % (b.len + 1);
-		if (from + n > b.len)
-			n = b.len - from;
+		if (from + n > b.len) n = b.len - from;
 		memcpy(ins, b.p + from, n);
 		memcpy(saved, b.p + start, del);
 		edit(&b, doc, start, del, ins, n);
 		/* Sometimes parse between edits, sometimes batch them. */
-		if (rng_next(&s) % 3 == 0)
-			ast_doc_parse(doc);
+		if (rng_next(&s) % 3 == 0) ast_doc_parse(doc);
 		if ((int)(rng_next(&s) % 100) < undo_pct) /* undo, as an editor does */
 			edit(&b, doc, start, n, saved, del);
 		if (step % 5 == 4 || step == steps - 1) {
 			int rc = compare(lang, &b, doc);
 			with_errors += ast_doc_error_count(doc) > 0;
 			if (rc) {
-				fprintf(stderr, "%s: seed %llu step %d: incremental != fresh\n", file,
-					(unsigned long long)seed, step);
+				fprintf(stderr, "%s: seed %llu step %d: incremental != fresh\n",
+				        file, (unsigned long long)seed, step);
 				mismatches++;
 				/* Re-sync so later steps test again. */
 				ast_doc_reset(doc);
@@ -131,19 +127,40 @@ static void run(int *test_failed_, const char *file, const char *lang_id, uint64
 }
 
 /* Mostly kept edits: the file breaks and stays broken (error recovery). */
-TEST(python_random_edits) { run(test_failed_, "inventory.py", "python", 1, 200, 25); }
-TEST(c_random_edits) { run(test_failed_, "slice_snapshot.c", "c", 2, 200, 25); }
-TEST(go_random_edits) { run(test_failed_, "sample.go", "go", 3, 150, 25); }
-TEST(rust_random_edits) { run(test_failed_, "sample.rs", "rust", 4, 150, 25); }
-TEST(typescript_random_edits) { run(test_failed_, "sample.ts", "typescript", 5, 150, 25); }
+TEST(python_random_edits)
+{
+	run(test_failed_, "inventory.py", "python", 1, 200, 25);
+}
+TEST(c_random_edits)
+{
+	run(test_failed_, "slice_snapshot.c", "c", 2, 200, 25);
+}
+TEST(go_random_edits)
+{
+	run(test_failed_, "sample.go", "go", 3, 150, 25);
+}
+TEST(rust_random_edits)
+{
+	run(test_failed_, "sample.rs", "rust", 4, 150, 25);
+}
+TEST(typescript_random_edits)
+{
+	run(test_failed_, "sample.ts", "typescript", 5, 150, 25);
+}
 /* Every edit undone: the tree goes back to clean each time. */
-TEST(python_edit_undo) { run(test_failed_, "inventory.py", "python", 6, 150, 100); }
-TEST(c_edit_undo) { run(test_failed_, "slice_snapshot.c", "c", 7, 150, 100); }
+TEST(python_edit_undo)
+{
+	run(test_failed_, "inventory.py", "python", 6, 150, 100);
+}
+TEST(c_edit_undo)
+{
+	run(test_failed_, "slice_snapshot.c", "c", 7, 150, 100);
+}
 
 /* Edits before the first parse and a NULL language are harmless. */
 TEST(edge_cases)
 {
-	struct buf b = {strdup("x = 1\n"), 6, 7, 4096};
+	struct buf b = { strdup("x = 1\n"), 6, 7, 4096 };
 	struct ast_doc *doc = ast_doc_new(ast_lang_from_id("python"), buf_read, &b);
 	edit(&b, doc, 0, 1, "yy", 2);
 	CHECK_INT_EQ(ast_doc_parse(doc), 0);

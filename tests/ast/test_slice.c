@@ -16,16 +16,14 @@ static struct file load(const char *name)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/data/%s", AST_TEST_DIR, name);
-	struct file f = {0};
+	struct file f = { 0 };
 	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return f;
+	if (!fp) return f;
 	fseek(fp, 0, SEEK_END);
 	long n = ftell(fp);
 	fseek(fp, 0, SEEK_SET);
 	f.text = malloc((size_t)n + 1);
-	if (fread(f.text, 1, (size_t)n, fp) != (size_t)n)
-		n = 0;
+	if (fread(f.text, 1, (size_t)n, fp) != (size_t)n) n = 0;
 	f.text[n] = 0;
 	f.len = (size_t)n;
 	fclose(fp);
@@ -45,10 +43,8 @@ static size_t line_window_start(const char *text, size_t cursor, size_t budget)
 	size_t start = cursor;
 	while (start > 0) {
 		size_t s = start - 1;
-		while (s > 0 && text[s - 1] != '\n')
-			s--;
-		if (ast_tokens_estimate(NULL, text + s, cursor - s) > budget)
-			break;
+		while (s > 0 && text[s - 1] != '\n') s--;
+		if (ast_tokens_estimate(NULL, text + s, cursor - s) > budget) break;
 		start = s;
 	}
 	return start;
@@ -58,16 +54,14 @@ static bool contains(const char *hay, size_t n, const char *needle)
 {
 	size_t l = strlen(needle);
 	for (size_t i = 0; i + l <= n; i++)
-		if (!memcmp(hay + i, needle, l))
-			return true;
+		if (!memcmp(hay + i, needle, l)) return true;
 	return false;
 }
 
 static const struct ast_snippet *find_snippet(const struct ast_slice *s, const char *name)
 {
 	for (size_t i = 0; i < s->n_snippets; i++)
-		if (!strcmp(s->snippets[i].name, name))
-			return &s->snippets[i];
+		if (!strcmp(s->snippets[i].name, name)) return &s->snippets[i];
 	return NULL;
 }
 
@@ -84,9 +78,13 @@ TEST(python_keeps_imports_and_signatures)
 	size_t cursor = at(&f, "    slow = slow_movers(", 4);
 	REQUIRE(cursor != (size_t)-1);
 	struct ast_slice s;
-	struct ast_slice_params p = {.lang = ast_lang_from_id("python"), .text = f.text,
-				     .len = f.len, .cursor = cursor, .prefix_tokens = 300,
-				     .suffix_tokens = 200, .extra_tokens = 300};
+	struct ast_slice_params p = { .lang = ast_lang_from_id("python"),
+		                      .text = f.text,
+		                      .len = f.len,
+		                      .cursor = cursor,
+		                      .prefix_tokens = 300,
+		                      .suffix_tokens = 200,
+		                      .extra_tokens = 300 };
 	REQUIRE(ast_slice(&p, &s) == 0);
 	CHECK(s.syntactic);
 	CHECK(s.prefix_tokens_used <= 300);
@@ -129,13 +127,17 @@ TEST(python_suffix_ends_with_scope)
 	REQUIRE(f.text);
 	size_t cursor = at(&f, "        rows = [\n            {\"date\"", 8);
 	struct ast_slice s;
-	struct ast_slice_params p = {.lang = ast_lang_from_id("python"), .text = f.text,
-				     .len = f.len, .cursor = cursor, .prefix_tokens = 1024,
-				     .suffix_tokens = 2000, .extra_tokens = 0};
+	struct ast_slice_params p = { .lang = ast_lang_from_id("python"),
+		                      .text = f.text,
+		                      .len = f.len,
+		                      .cursor = cursor,
+		                      .prefix_tokens = 1024,
+		                      .suffix_tokens = 2000,
+		                      .extra_tokens = 0 };
 	REQUIRE(ast_slice(&p, &s) == 0);
 	CHECK(contains(s.suffix, s.suffix_len, "self.path.write_text"));
 	CHECK(!contains(s.suffix, s.suffix_len, "def load("));
-	CHECK(contains(s.prefix, s.prefix_len, "class Ledger"));  /* the budget allows more */
+	CHECK(contains(s.prefix, s.prefix_len, "class Ledger")); /* the budget allows more */
 	CHECK_INT_EQ(s.n_snippets, 0);
 	ast_slice_finish(&s);
 	free(f.text);
@@ -149,9 +151,12 @@ TEST(python_small_budget_cuts_on_boundaries)
 	for (size_t budget = 4; budget <= 64; budget += 6) {
 		size_t cursor = at(&f, "safety = SAFETY_FACTOR", 9);
 		struct ast_slice s;
-		struct ast_slice_params p = {.lang = ast_lang_from_id("python"), .text = f.text,
-					     .len = f.len, .cursor = cursor,
-					     .prefix_tokens = budget, .suffix_tokens = budget};
+		struct ast_slice_params p = { .lang = ast_lang_from_id("python"),
+			                      .text = f.text,
+			                      .len = f.len,
+			                      .cursor = cursor,
+			                      .prefix_tokens = budget,
+			                      .suffix_tokens = budget };
 		REQUIRE(ast_slice(&p, &s) == 0);
 		CHECK(s.prefix_tokens_used <= budget);
 		CHECK(s.suffix_tokens_used <= budget);
@@ -175,9 +180,13 @@ TEST(c_keeps_includes_and_prototypes)
 	/* Budget: exactly enough for the function from its header to the cursor. */
 	size_t budget = ast_tokens_estimate(NULL, f.text + fn, cursor - fn) + 2;
 	struct ast_slice s;
-	struct ast_slice_params p = {.lang = ast_lang_from_id("c"), .text = f.text, .len = f.len,
-				     .cursor = cursor, .prefix_tokens = budget,
-				     .suffix_tokens = 400, .extra_tokens = 400};
+	struct ast_slice_params p = { .lang = ast_lang_from_id("c"),
+		                      .text = f.text,
+		                      .len = f.len,
+		                      .cursor = cursor,
+		                      .prefix_tokens = budget,
+		                      .suffix_tokens = 400,
+		                      .extra_tokens = 400 };
 	REQUIRE(ast_slice(&p, &s) == 0);
 	CHECK(contains(s.prefix, s.prefix_len, "int ast_slice(const struct ast_slice_params *p"));
 	CHECK(s.prefix_start <= fn);
@@ -206,8 +215,12 @@ TEST(plaintext_line_based)
 	REQUIRE(f.text);
 	size_t cursor = at(&f, "\tout->prefix_len = cursor - ps;", 1);
 	struct ast_slice s;
-	struct ast_slice_params p = {.text = f.text, .len = f.len, .cursor = cursor,
-				     .prefix_tokens = 100, .suffix_tokens = 50, .extra_tokens = 100};
+	struct ast_slice_params p = { .text = f.text,
+		                      .len = f.len,
+		                      .cursor = cursor,
+		                      .prefix_tokens = 100,
+		                      .suffix_tokens = 50,
+		                      .extra_tokens = 100 };
 	REQUIRE(ast_slice(&p, &s) == 0);
 	CHECK(!s.syntactic);
 	CHECK_INT_EQ(s.n_snippets, 0);
@@ -222,23 +235,26 @@ TEST(plaintext_line_based)
  * (run under the sanitizers, this is also a small fuzz of both paths). */
 TEST(every_cursor_invariants)
 {
-	static const char *const files[][2] = {{"inventory.py", "python"},
-					       {"slice_snapshot.c", "c"},
-					       {"sample.go", "go"},
-					       {"sample.rs", "rust"},
-					       {"sample.ts", "typescript"},
-					       {"sample.ts", NULL}};
+	static const char *const files[][2] = {
+		{ "inventory.py", "python" }, { "slice_snapshot.c", "c" },   { "sample.go", "go" },
+		{ "sample.rs", "rust" },      { "sample.ts", "typescript" }, { "sample.ts", NULL }
+	};
 	for (size_t fi = 0; fi < sizeof files / sizeof files[0]; fi++) {
 		struct file f = load(files[fi][0]);
 		REQUIRE(f.text);
 		const struct ast_lang *lang = files[fi][1] ? ast_lang_from_id(files[fi][1]) : NULL;
 		for (size_t cur = 0; cur <= f.len; cur += 211) {
 			struct ast_slice s;
-			struct ast_slice_params p = {.lang = lang, .text = f.text, .len = f.len,
-						     .cursor = cur, .prefix_tokens = 64,
-						     .suffix_tokens = 32, .extra_tokens = 64};
+			struct ast_slice_params p = { .lang = lang,
+				                      .text = f.text,
+				                      .len = f.len,
+				                      .cursor = cur,
+				                      .prefix_tokens = 64,
+				                      .suffix_tokens = 32,
+				                      .extra_tokens = 64 };
 			REQUIRE(ast_slice(&p, &s) == 0);
-			CHECK(s.prefix_start <= cur && cur <= s.suffix_end && s.suffix_end <= f.len);
+			CHECK(s.prefix_start <= cur && cur <= s.suffix_end &&
+			      s.suffix_end <= f.len);
 			CHECK(s.prefix_len == cur - s.prefix_start);
 			CHECK(!memcmp(s.prefix, f.text + s.prefix_start, s.prefix_len));
 			CHECK(s.prefix_tokens_used <= 64 && s.suffix_tokens_used <= 32);
@@ -246,12 +262,14 @@ TEST(every_cursor_invariants)
 			ast_slice_finish(&s);
 			/* A candidate taken from elsewhere in the file. */
 			size_t from = (cur * 7919) % f.len, n = 1 + cur % 90;
-			if (from + n > f.len)
-				n = f.len - from;
+			if (from + n > f.len) n = f.len - from;
 			struct ast_validation v;
-			struct ast_validate_params vp = {.lang = lang, .text = f.text, .len = f.len,
-							 .cursor = cur, .candidate = f.text + from,
-							 .candidate_len = n};
+			struct ast_validate_params vp = { .lang = lang,
+				                          .text = f.text,
+				                          .len = f.len,
+				                          .cursor = cur,
+				                          .candidate = f.text + from,
+				                          .candidate_len = n };
 			REQUIRE(ast_validate(&vp, &v) == 0);
 			CHECK(v.keep_len <= n);
 			CHECK(v.verdict != AST_VERDICT_INVALID || v.keep_len == 0);
@@ -264,7 +282,7 @@ TEST(every_cursor_invariants)
 TEST(bad_cursor)
 {
 	struct ast_slice s;
-	struct ast_slice_params p = {.text = "abc", .len = 3, .cursor = 4};
+	struct ast_slice_params p = { .text = "abc", .len = 3, .cursor = 4 };
 	CHECK_INT_EQ(ast_slice(&p, &s), AST_EINVAL);
 	ast_slice_finish(&s);
 }

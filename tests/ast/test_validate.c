@@ -43,8 +43,7 @@ static const char *doc_read(void *ctx, size_t off, size_t *len)
 
 static char *section(const char *from, const char *to)
 {
-	if (to > from && to[-1] == '\n')
-		to--;
+	if (to > from && to[-1] == '\n') to--;
 	char *s = malloc((size_t)(to - from) + 1);
 	memcpy(s, from, (size_t)(to - from));
 	s[to - from] = 0;
@@ -69,10 +68,9 @@ static int run_file(const char *path, const char *lang_id, int *failures)
 	int n = 0;
 	char *p = strstr(all, "### ");
 	while (p) {
-		struct vcase c = {0};
+		struct vcase c = { 0 };
 		char *eol = strchr(p, '\n');
-		if (!eol)
-			break;
+		if (!eol) break;
 		*eol = 0;
 		if (sscanf(p + 4, "%127s %15s", c.name, c.expect) != 2) {
 			fprintf(stderr, "%s: bad case header: %s\n", path, p);
@@ -86,8 +84,7 @@ static int run_file(const char *path, const char *lang_id, int *failures)
 		char *sec = body;
 		while (sec && sec < end) {
 			char *hdr_end = strchr(sec, '\n');
-			if (!hdr_end || hdr_end >= end)
-				break;
+			if (!hdr_end || hdr_end >= end) break;
 			char *content = hdr_end + 1;
 			char *nsec = strstr(content, "\n--- ");
 			char *cend = (nsec && nsec < end) ? nsec + 1 : end;
@@ -103,7 +100,7 @@ static int run_file(const char *path, const char *lang_id, int *failures)
 		char *mark = c.doc ? strstr(c.doc, CURSOR_MARK) : NULL;
 		if (!mark || !c.cand) {
 			fprintf(stderr, "%s: case %s lacks doc with %s or cand\n", path, c.name,
-				CURSOR_MARK);
+			        CURSOR_MARK);
 			(*failures)++;
 		} else {
 			size_t cursor = (size_t)(mark - c.doc);
@@ -111,8 +108,12 @@ static int run_file(const char *path, const char *lang_id, int *failures)
 			struct ast_doc *doc = ast_doc_new(lang, doc_read, c.doc);
 			struct ast_validation v1, v2;
 			struct ast_validate_params vp = {
-				.lang = lang, .text = c.doc, .len = strlen(c.doc), .cursor = cursor,
-				.candidate = c.cand, .candidate_len = strlen(c.cand),
+				.lang = lang,
+				.text = c.doc,
+				.len = strlen(c.doc),
+				.cursor = cursor,
+				.candidate = c.cand,
+				.candidate_len = strlen(c.cand),
 			};
 			int rc1 = ast_validate(&vp, &v1);
 			vp.doc = doc;
@@ -127,12 +128,12 @@ static int run_file(const char *path, const char *lang_id, int *failures)
 				ok = v1.keep_len == strlen(c.cand);
 			if (!ok) {
 				fprintf(stderr,
-					"FAIL %s %s: expected %s, got %s (fresh) / %s (doc tree), "
-					"kept \"%.*s\"%s%s%s, errors %zu -> %zu\n",
-					lang_id, c.name, c.expect, got, ast_verdict_name(v2.verdict),
-					(int)v1.keep_len, c.cand, c.keep ? " want \"" : "",
-					c.keep ? c.keep : "", c.keep ? "\"" : "", v1.errors_before,
-					v1.errors_after);
+				        "FAIL %s %s: expected %s, got %s (fresh) / %s (doc tree), "
+				        "kept \"%.*s\"%s%s%s, errors %zu -> %zu\n",
+				        lang_id, c.name, c.expect, got,
+				        ast_verdict_name(v2.verdict), (int)v1.keep_len, c.cand,
+				        c.keep ? " want \"" : "", c.keep ? c.keep : "",
+				        c.keep ? "\"" : "", v1.errors_before, v1.errors_after);
 				(*failures)++;
 			}
 			ast_doc_delete(doc);
@@ -157,20 +158,41 @@ static void run_lang(int *test_failed_, const char *file, const char *lang_id, i
 	CHECK_INT_EQ(failures, 0);
 }
 
-TEST(python_cases) { run_lang(test_failed_, "python.cases", "python", 25); }
-TEST(c_cases) { run_lang(test_failed_, "c.cases", "c", 25); }
-TEST(javascript_cases) { run_lang(test_failed_, "javascript.cases", "javascript", 13); }
-TEST(typescript_cases) { run_lang(test_failed_, "typescript.cases", "typescript", 12); }
-TEST(go_cases) { run_lang(test_failed_, "go.cases", "go", 25); }
-TEST(rust_cases) { run_lang(test_failed_, "rust.cases", "rust", 25); }
+TEST(python_cases)
+{
+	run_lang(test_failed_, "python.cases", "python", 25);
+}
+TEST(c_cases)
+{
+	run_lang(test_failed_, "c.cases", "c", 25);
+}
+TEST(javascript_cases)
+{
+	run_lang(test_failed_, "javascript.cases", "javascript", 13);
+}
+TEST(typescript_cases)
+{
+	run_lang(test_failed_, "typescript.cases", "typescript", 12);
+}
+TEST(go_cases)
+{
+	run_lang(test_failed_, "go.cases", "go", 25);
+}
+TEST(rust_cases)
+{
+	run_lang(test_failed_, "rust.cases", "rust", 25);
+}
 
 /* No grammar: accepted unchecked, whitespace rejected. */
 TEST(plaintext_unchecked)
 {
 	const char *t = "hello\nwor";
 	struct ast_validation v;
-	struct ast_validate_params p = {.text = t, .len = strlen(t), .cursor = strlen(t),
-					.candidate = "ld", .candidate_len = 2};
+	struct ast_validate_params p = { .text = t,
+		                         .len = strlen(t),
+		                         .cursor = strlen(t),
+		                         .candidate = "ld",
+		                         .candidate_len = 2 };
 	CHECK_INT_EQ(ast_validate(&p, &v), 0);
 	CHECK_INT_EQ(v.verdict, AST_VERDICT_UNCHECKED);
 	CHECK_INT_EQ(v.keep_len, 2);

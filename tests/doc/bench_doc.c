@@ -31,8 +31,7 @@ static struct doc *make_doc(size_t lines)
 	const char *line = "    result = compute(alpha, beta) + \xc3\xa9t\xc3\xa9; // line\n";
 	size_t ll = strlen(line);
 	char *buf = malloc(lines * ll);
-	for (size_t i = 0; i < lines; i++)
-		memcpy(buf + i * ll, line, ll);
+	for (size_t i = 0; i < lines; i++) memcpy(buf + i * ll, line, ll);
 	struct doc *d = doc_new(buf, lines * ll);
 	free(buf);
 	return d;
@@ -75,7 +74,7 @@ static struct result run(size_t lines, size_t keystrokes, int random_lines)
 		fprintf(stderr, "bench-doc: out of memory\n");
 		exit(1);
 	}
-	struct doc_pos cur = {(uint32_t)(lines / 2), 4};
+	struct doc_pos cur = { (uint32_t)(lines / 2), 4 };
 	volatile uint32_t sink = 0;
 	double c0 = cpu_now_us();
 	for (size_t k = 0; k < keystrokes; k++) {
@@ -109,8 +108,9 @@ static struct result run(size_t lines, size_t keystrokes, int random_lines)
 int main(int argc, char **argv)
 {
 	size_t keystrokes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 200000;
-	const char *names[2] = {"typing at a cursor", "typing at random lines"};
-	printf("one keystroke = LSP position -> offset, insert 1 byte, offset -> position (UTF-16)\n");
+	const char *names[2] = { "typing at a cursor", "typing at random lines" };
+	printf("one keystroke = LSP position -> offset, insert 1 byte, offset -> position "
+	       "(UTF-16)\n");
 	for (int mode = 0; mode < 2; mode++) {
 		struct result small = run(1000, keystrokes, mode);
 		struct result big = run(100000, keystrokes, mode);
@@ -119,15 +119,14 @@ int main(int argc, char **argv)
 		       small.cpu_us, small.p50, small.p99);
 		printf("  100,000 lines: %.3f us CPU/keystroke, wall p50 %.3f us, p99 %.3f us\n",
 		       big.cpu_us, big.p50, big.p99);
-		printf("  ratio 100,000 / 1,000 lines: CPU %.2f, p50 %.2f\n", big.cpu_us / small.cpu_us,
-		       big.p50 / small.p50);
+		printf("  ratio 100,000 / 1,000 lines: CPU %.2f, p50 %.2f\n",
+		       big.cpu_us / small.cpu_us, big.p50 / small.p50);
 	}
 	/* One long line (minified code): conversions walk the line, 8 ASCII
 	 * bytes at a time. */
 	size_t long_len = 1 << 20;
 	char *flat = malloc(long_len);
-	for (size_t i = 0; i < long_len; i++)
-		flat[i] = (char)('a' + i % 26);
+	for (size_t i = 0; i < long_len; i++) flat[i] = (char)('a' + i % 26);
 	struct doc *d = doc_new(flat, long_len);
 	free(flat);
 	if (d) {
@@ -135,7 +134,7 @@ int main(int argc, char **argv)
 		double c0 = cpu_now_us();
 		volatile size_t sink = 0;
 		for (size_t k = 0; k < reps; k++) {
-			struct doc_pos p = {0, (uint32_t)(long_len - 1 - k)};
+			struct doc_pos p = { 0, (uint32_t)(long_len - 1 - k) };
 			sink += doc_offset_at(d, p, POS_ENCODING_UTF16);
 			sink += doc_pos_at(d, long_len - 1 - k, POS_ENCODING_UTF16).character;
 		}

@@ -26,7 +26,7 @@ static void collect(void *ud, const char *message)
 }
 
 static int set_json(struct config *cfg, enum config_layer layer, const char *text,
-		    struct warnings *w)
+                    struct warnings *w)
 {
 	json_error_t err;
 	json_t *obj = json_loads(text, 0, &err);
@@ -72,14 +72,16 @@ TEST(defaults)
 
 TEST(nested_dotted_and_wrapped)
 {
-	struct warnings w = {0};
+	struct warnings w = { 0 };
 	struct config *cfg = config_new();
 	REQUIRE(cfg);
-	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER,
-			      "{\"completion\": {\"debounceMs\": 50, \"stop\": [\"\\n\\n\", \"END\"]},"
-			      " \"cache.memoryMB\": 2048, \"backend\": \"cuda\", \"model\": \"/m.gguf\"}",
-			      &w),
-		     0);
+	CHECK_INT_EQ(
+	        set_json(
+	                cfg, CONFIG_LAYER_USER,
+	                "{\"completion\": {\"debounceMs\": 50, \"stop\": [\"\\n\\n\", \"END\"]},"
+	                " \"cache.memoryMB\": 2048, \"backend\": \"cuda\", \"model\": \"/m.gguf\"}",
+	                &w),
+	        0);
 	CHECK_INT_EQ(w.count, 0);
 	const struct settings *s = config_get(cfg, NULL);
 	CHECK_INT_EQ(s->completion_debounce_ms, 50);
@@ -92,9 +94,10 @@ TEST(nested_dotted_and_wrapped)
 	CHECK(s->completion_stop[2] == NULL);
 
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_INIT,
-			      "{\"infill\": {\"completion.multiline\": \"never\", \"log\": {\"level\": \"debug\"}}}",
-			      &w),
-		     0);
+	                      "{\"infill\": {\"completion.multiline\": \"never\", \"log\": "
+	                      "{\"level\": \"debug\"}}}",
+	                      &w),
+	             0);
 	CHECK_INT_EQ(w.count, 0);
 	s = config_get(cfg, NULL);
 	CHECK_INT_EQ(s->completion_multiline, CONFIG_MULTILINE_NEVER);
@@ -105,15 +108,23 @@ TEST(nested_dotted_and_wrapped)
 
 TEST(merge_order)
 {
-	struct warnings w = {0};
+	struct warnings w = { 0 };
 	struct config *cfg = config_new();
 	REQUIRE(cfg);
 	/* Set layers out of order: the layer, not the call order, decides. */
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_FLAGS, "{\"threads\": 9}", &w), 0);
-	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER, "{\"threads\": 1, \"completion.candidates\": 1}", &w), 0);
-	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_CLIENT, "{\"threads\": 8, \"completion.candidates\": 8}", &w), 0);
-	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_PROJECT, "{\"threads\": 2, \"completion.candidates\": 2}", &w), 0);
-	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_INIT, "{\"threads\": 4, \"completion.candidates\": 4}", &w), 0);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER,
+	                      "{\"threads\": 1, \"completion.candidates\": 1}", &w),
+	             0);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_CLIENT,
+	                      "{\"threads\": 8, \"completion.candidates\": 8}", &w),
+	             0);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_PROJECT,
+	                      "{\"threads\": 2, \"completion.candidates\": 2}", &w),
+	             0);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_INIT,
+	                      "{\"threads\": 4, \"completion.candidates\": 4}", &w),
+	             0);
 	CHECK_INT_EQ(w.count, 0);
 	CHECK_INT_EQ(config_get(cfg, NULL)->threads, 9);
 	CHECK_INT_EQ(config_get(cfg, NULL)->completion_candidates, 8);
@@ -130,7 +141,8 @@ TEST(merge_order)
 	CHECK_INT_EQ(config_get(cfg, NULL)->completion_candidates, 3);
 	/* null in a layer means "not set here". */
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER, "{\"completion.candidates\": 5}", &w), 0);
-	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_CLIENT, "{\"completion.candidates\": null}", &w), 0);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_CLIENT, "{\"completion.candidates\": null}", &w),
+	             0);
 	CHECK_INT_EQ(config_get(cfg, NULL)->completion_candidates, 5);
 	CHECK_INT_EQ(w.count, 0);
 	config_free(cfg);
@@ -138,19 +150,19 @@ TEST(merge_order)
 
 TEST(per_language_overrides)
 {
-	struct warnings w = {0};
+	struct warnings w = { 0 };
 	struct config *cfg = config_new();
 	REQUIRE(cfg);
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER,
-			      "{\"languages\": {\"python\": {\"completion\": {\"candidates\": 2},"
-			      " \"enabled\": false}, \"go\": {\"context.prefixTokens\": 300}}}",
-			      &w),
-		     0);
+	                      "{\"languages\": {\"python\": {\"completion\": {\"candidates\": 2},"
+	                      " \"enabled\": false}, \"go\": {\"context.prefixTokens\": 300}}}",
+	                      &w),
+	             0);
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_CLIENT,
-			      "{\"completion.candidates\": 5, \"context.suffixTokens\": 99,"
-			      " \"languages\": {\"go\": {\"completion.maxLines\": 3}}}",
-			      &w),
-		     0);
+	                      "{\"completion.candidates\": 5, \"context.suffixTokens\": 99,"
+	                      " \"languages\": {\"go\": {\"completion.maxLines\": 3}}}",
+	                      &w),
+	             0);
 	CHECK_INT_EQ(w.count, 0);
 	const struct settings *g = config_get(cfg, NULL);
 	const struct settings *py = config_get(cfg, "python");
@@ -168,8 +180,8 @@ TEST(per_language_overrides)
 	CHECK(rs == g);
 	/* Global-only keys are refused per language. */
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_PROJECT,
-			      "{\"languages\": {\"c\": {\"model\": \"x.gguf\"}}}", &w),
-		     0);
+	                      "{\"languages\": {\"c\": {\"model\": \"x.gguf\"}}}", &w),
+	             0);
 	CHECK_INT_EQ(w.count, 1);
 	CHECK(strstr(w.last, "\"languages.c.model\"") != NULL);
 	CHECK(config_get(cfg, "c")->model == NULL);
@@ -178,28 +190,31 @@ TEST(per_language_overrides)
 
 TEST(warnings_keep_previous_values)
 {
-	struct warnings w = {0};
+	struct warnings w = { 0 };
 	struct config *cfg = config_new();
 	REQUIRE(cfg);
-	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_INIT, "{\"completion\": {\"candidates\": 1000}}", &w), 0);
+	CHECK_INT_EQ(
+	        set_json(cfg, CONFIG_LAYER_INIT, "{\"completion\": {\"candidates\": 1000}}", &w),
+	        0);
 	CHECK_INT_EQ(w.count, 1);
 	CHECK_STR_EQ(w.last, "infill: setting \"completion.candidates\" must be an integer 1..16; "
-			     "keeping 3 (initializationOptions)");
+	                     "keeping 3 (initializationOptions)");
 	CHECK_INT_EQ(config_get(cfg, NULL)->completion_candidates, 3);
 
 	w.count = 0;
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_CLIENT,
-			      "{\"completion.candidates\": 6, \"completion.temperature\": 0.5}", &w),
-		     0);
+	                      "{\"completion.candidates\": 6, \"completion.temperature\": 0.5}",
+	                      &w),
+	             0);
 	CHECK_INT_EQ(config_get(cfg, NULL)->completion_candidates, 6);
 	/* Re-sending the layer with bad values keeps this layer's old ones. */
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_CLIENT,
-			      "{\"completion.candidates\": 0, \"completion.temperature\": \"hot\","
-			      " \"backend\": \"tpu\", \"enabled\": 1, \"threads\": 2.5,"
-			      " \"completion.stop\": [1], \"frobnicate\": true,"
-			      " \"completion\": {\"bogus\": 1}, \"log\": 3}",
-			      &w),
-		     0);
+	                      "{\"completion.candidates\": 0, \"completion.temperature\": \"hot\","
+	                      " \"backend\": \"tpu\", \"enabled\": 1, \"threads\": 2.5,"
+	                      " \"completion.stop\": [1], \"frobnicate\": true,"
+	                      " \"completion\": {\"bogus\": 1}, \"log\": 3}",
+	                      &w),
+	             0);
 	CHECK_INT_EQ(w.count, 9);
 	const struct settings *s = config_get(cfg, NULL);
 	CHECK_INT_EQ(s->completion_candidates, 6);
@@ -207,8 +222,10 @@ TEST(warnings_keep_previous_values)
 	CHECK_INT_EQ(s->backend, CONFIG_BACKEND_AUTO);
 	CHECK(s->enabled);
 	CHECK_INT_EQ(s->threads, 0);
-	CHECK(strstr(w.all, "\"completion.candidates\" must be an integer 1..16; keeping 6") != NULL);
-	CHECK(strstr(w.all, "\"completion.temperature\" must be a number 0..2; keeping 0.5") != NULL);
+	CHECK(strstr(w.all, "\"completion.candidates\" must be an integer 1..16; keeping 6") !=
+	      NULL);
+	CHECK(strstr(w.all, "\"completion.temperature\" must be a number 0..2; keeping 0.5") !=
+	      NULL);
 	CHECK(strstr(w.all, "\"backend\" must be one of auto, cpu, cuda; keeping auto") != NULL);
 	CHECK(strstr(w.all, "\"enabled\" must be true or false") != NULL);
 	CHECK(strstr(w.all, "\"threads\" must be an integer") != NULL);
@@ -221,16 +238,16 @@ TEST(warnings_keep_previous_values)
 	 * full key and the language's current value. */
 	w.count = 0;
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER,
-			      "{\"completion.maxLines\": 20.0, \"languages\": {\"rust\":"
-			      " {\"completion\": {\"maxLines\": 4, \"debounceMs\": -5}}}}",
-			      &w),
-		     0);
+	                      "{\"completion.maxLines\": 20.0, \"languages\": {\"rust\":"
+	                      " {\"completion\": {\"maxLines\": 4, \"debounceMs\": -5}}}}",
+	                      &w),
+	             0);
 	CHECK_INT_EQ(w.count, 1);
 	CHECK_INT_EQ(config_get(cfg, NULL)->completion_max_lines, 20);
 	CHECK_INT_EQ(config_get(cfg, "rust")->completion_max_lines, 4);
 	CHECK_INT_EQ(config_get(cfg, "rust")->completion_debounce_ms, 30);
 	CHECK(strstr(w.last, "\"languages.rust.completion.debounceMs\" must be an integer 0..10000;"
-			     " keeping 30") != NULL);
+	                     " keeping 30") != NULL);
 
 	/* A layer that is not an object is refused and the layer kept. */
 	w.count = 0;
@@ -245,8 +262,7 @@ TEST(warnings_keep_previous_values)
 static int write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "wb");
-	if (!f)
-		return -1;
+	if (!f) return -1;
 	fputs(text, f);
 	return fclose(f);
 }
@@ -264,7 +280,7 @@ TEST(files)
 	REQUIRE(write_file(bad, "{\n  \"completion\": {\"maxTokens\": 12,}\n}\n") == 0);
 	REQUIRE(write_file(empty, "  \n") == 0);
 
-	struct warnings w = {0};
+	struct warnings w = { 0 };
 	struct config *cfg = config_new();
 	REQUIRE(cfg);
 	CHECK_INT_EQ(config_load_file(cfg, CONFIG_LAYER_PROJECT, missing, collect, &w), 0);

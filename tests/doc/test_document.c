@@ -127,11 +127,12 @@ TEST(large_document_line_index)
 	int bad = 0;
 	for (size_t i = 0; i < lines && bad < 5; i++) {
 		size_t s = doc_line_start(d, i);
-		char tmp[6] = {0};
+		char tmp[6] = { 0 };
 		doc_read(d, s, s + 5, tmp);
 		char want[6];
 		snprintf(want, sizeof want, "%05zu", i % 100000);
-		if (strcmp(tmp, want) != 0 || doc_line_at(d, s) != i || doc_line_end(d, i) != s + 5) {
+		if (strcmp(tmp, want) != 0 || doc_line_at(d, s) != i ||
+		    doc_line_end(d, i) != s + 5) {
 			bad++;
 			fprintf(stderr, "line %zu: '%s'\n", i, tmp);
 		}
@@ -163,8 +164,7 @@ TEST(big_replace_across_chunks)
 {
 	size_t n = 100000;
 	char *buf = malloc(n);
-	for (size_t i = 0; i < n; i++)
-		buf[i] = i % 50 == 49 ? '\n' : (char)('a' + i % 26);
+	for (size_t i = 0; i < n; i++) buf[i] = i % 50 == 49 ? '\n' : (char)('a' + i % 26);
 	struct doc *d = doc_new(buf, n);
 	REQUIRE(d);
 	CHECK_INT_EQ(doc_replace(d, 1000, 90000, "Z\r", 2), 0);
@@ -176,10 +176,8 @@ TEST(big_replace_across_chunks)
 	free(t);
 	/* 90000 % 50 == 0 so buf[90000] is not \n: 2 lines + ... count breaks */
 	size_t breaks = 0;
-	for (size_t i = 0; i < 1000; i++)
-		breaks += buf[i] == '\n';
-	for (size_t i = 90000; i < n; i++)
-		breaks += buf[i] == '\n';
+	for (size_t i = 0; i < 1000; i++) breaks += buf[i] == '\n';
+	for (size_t i = 90000; i < n; i++) breaks += buf[i] == '\n';
 	CHECK_INT_EQ(doc_line_count(d), breaks + 2);
 	free(buf);
 	doc_free(d);

@@ -79,9 +79,15 @@ TEST(every_allocation_failing_in_turn)
 	for (size_t i = 0; i < sizeof big; i++)
 		big[i] = i % 40 == 39 ? '\n' : i % 40 == 38 ? '\r' : (char)('a' + i % 26);
 	const struct step steps[] = {
-		{5, 5, "x", 1},          {0, 3, "\r\n", 1},       {100, 100, "line\n", 900},
-		{10, 4000, "", 1},       {2000, 2000, "\n", 1},   {0, 0, "\xf0\x9f\x98\x80", 3000},
-		{50, 9000, "ab\r", 2},   {0, (size_t)-1, "", 1},  {0, 0, "z", 1},
+		{ 5, 5, "x", 1 },
+		{ 0, 3, "\r\n", 1 },
+		{ 100, 100, "line\n", 900 },
+		{ 10, 4000, "", 1 },
+		{ 2000, 2000, "\n", 1 },
+		{ 0, 0, "\xf0\x9f\x98\x80", 3000 },
+		{ 50, 9000, "ab\r", 2 },
+		{ 0, (size_t)-1, "", 1 },
+		{ 0, 0, "z", 1 },
 	};
 	int bad = 0;
 	long n;
@@ -100,8 +106,7 @@ TEST(every_allocation_failing_in_turn)
 			const struct step *st = &steps[s];
 			size_t tl = strlen(st->text), len = tl * st->repeat;
 			char *text = __real_malloc(len + 1);
-			for (size_t r = 0; r < st->repeat; r++)
-				memcpy(text + r * tl, st->text, tl);
+			for (size_t r = 0; r < st->repeat; r++) memcpy(text + r * tl, st->text, tl);
 			size_t a = st->start < shadow_len ? st->start : shadow_len;
 			size_t b = st->end < shadow_len ? st->end : shadow_len;
 			long before = alloc_failed;
@@ -116,14 +121,14 @@ TEST(every_allocation_failing_in_turn)
 			}
 			free(text);
 			if (!same_as_shadow(d)) {
-				fprintf(stderr, "fail at %ld, step %zu: document differs (rc %d)\n", n, s, rc);
+				fprintf(stderr, "fail at %ld, step %zu: document differs (rc %d)\n",
+				        n, s, rc);
 				bad = 1;
 			}
 		}
 		alloc_fail_at = -1;
 		doc_free(d);
-		if (!alloc_failed)
-			break; /* the whole script ran without reaching call n */
+		if (!alloc_failed) break; /* the whole script ran without reaching call n */
 	}
 	CHECK(!bad);
 	CHECK(n > 10);

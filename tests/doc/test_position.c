@@ -11,15 +11,15 @@
 
 static size_t off(struct doc *d, uint32_t line, uint32_t ch, enum pos_encoding e)
 {
-	struct doc_pos p = {line, ch};
+	struct doc_pos p = { line, ch };
 	return doc_offset_at(d, p, e);
 }
 
-#define CHECK_POS(d, offset, enc, l, c)                                        \
-	do {                                                                   \
-		struct doc_pos p_ = doc_pos_at(d, offset, enc);                \
-		CHECK_INT_EQ(p_.line, l);                                      \
-		CHECK_INT_EQ(p_.character, c);                                 \
+#define CHECK_POS(d, offset, enc, l, c)                         \
+	do {                                                    \
+		struct doc_pos p_ = doc_pos_at(d, offset, enc); \
+		CHECK_INT_EQ(p_.line, l);                       \
+		CHECK_INT_EQ(p_.character, c);                  \
 	} while (0)
 
 TEST(encoding_names)
@@ -38,7 +38,8 @@ TEST(encoding_names)
 /* "aé€😀b": a (1 byte), é (2), € (3), 😀 (4, a surrogate pair), b. */
 TEST(multibyte_and_surrogates)
 {
-	const char *s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" "b";
+	const char *s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+	                "b";
 	struct doc *d = doc_new(s, strlen(s));
 	REQUIRE(d);
 	/* byte offsets of each char: a0 é1 €3 😀6 b10 end11 */
@@ -104,8 +105,7 @@ TEST(invalid_utf8)
 	for (int e = 0; e < 3; e++) {
 		for (uint32_t i = 0; i <= n; i++)
 			CHECK_INT_EQ(off(d, 0, i, (enum pos_encoding)e), i);
-		for (uint32_t i = 0; i <= n; i++)
-			CHECK_POS(d, i, (enum pos_encoding)e, 0, i);
+		for (uint32_t i = 0; i <= n; i++) CHECK_POS(d, i, (enum pos_encoding)e, 0, i);
 	}
 	doc_free(d);
 }
@@ -128,8 +128,7 @@ TEST(long_line_of_emoji)
 {
 	size_t count = 5000;
 	char *buf = malloc(count * 4 + 1);
-	for (size_t i = 0; i < count; i++)
-		memcpy(buf + i * 4, "\xf0\x9f\x98\x80", 4);
+	for (size_t i = 0; i < count; i++) memcpy(buf + i * 4, "\xf0\x9f\x98\x80", 4);
 	buf[count * 4] = 'e';
 	struct doc *d = doc_new(buf, count * 4 + 1);
 	REQUIRE(d);
@@ -144,8 +143,7 @@ TEST(long_line_of_emoji)
 	int bad = 0;
 	for (size_t i = 0; i < count; i += 7) {
 		struct doc_pos p = doc_pos_at(d, 2 + 4 * i, POS_ENCODING_UTF16);
-		if (p.character != 2 + 2 * i)
-			bad++;
+		if (p.character != 2 + 2 * i) bad++;
 	}
 	CHECK_INT_EQ(bad, 0);
 	free(buf);
@@ -158,8 +156,7 @@ TEST(long_ascii_line_with_one_accent)
 {
 	size_t n = 10000;
 	char *buf = malloc(n + 3);
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (char)('a' + i % 26);
+	for (size_t i = 0; i < n; i++) buf[i] = (char)('a' + i % 26);
 	memcpy(buf + 5003, "\xc3\xa9", 2); /* e-acute replaces bytes 5003, 5004 */
 	buf[n] = '\r';
 	buf[n + 1] = 'q';
@@ -175,8 +172,7 @@ TEST(long_ascii_line_with_one_accent)
 	CHECK_POS(d, 5005, POS_ENCODING_UTF16, 0, 5004);
 	CHECK_POS(d, n, POS_ENCODING_UTF16, 0, n - 1);
 	CHECK_POS(d, n + 1, POS_ENCODING_UTF16, 1, 0);
-	for (size_t o = 0; o < 64; o++)
-		CHECK_POS(d, o, POS_ENCODING_UTF32, 0, o);
+	for (size_t o = 0; o < 64; o++) CHECK_POS(d, o, POS_ENCODING_UTF32, 0, o);
 	free(buf);
 	doc_free(d);
 }

@@ -77,8 +77,7 @@ static size_t ref_seq(const unsigned char *s, size_t avail)
 	unsigned c = s[0];
 	size_t n;
 	unsigned cp;
-	if (c < 0x80)
-		return 1;
+	if (c < 0x80) return 1;
 	if ((c & 0xE0) == 0xC0) {
 		n = 2;
 		cp = c & 0x1F;
@@ -91,34 +90,31 @@ static size_t ref_seq(const unsigned char *s, size_t avail)
 	} else {
 		return 1;
 	}
-	if (avail < n)
-		return 1;
+	if (avail < n) return 1;
 	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 1;
+		if ((s[i] & 0xC0) != 0x80) return 1;
 		cp = (cp << 6) | (s[i] & 0x3F);
 	}
-	static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
-	if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 1;
+	static const unsigned min[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+	if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 1;
 	return n;
 }
 
 static unsigned ref_units(size_t n, int enc)
 {
-	return enc == POS_ENCODING_UTF8 ? (unsigned)n : enc == POS_ENCODING_UTF16 ? (n == 4 ? 2 : 1) : 1;
+	return enc == POS_ENCODING_UTF8    ? (unsigned)n
+	       : enc == POS_ENCODING_UTF16 ? (n == 4 ? 2 : 1)
+	                                   : 1;
 }
 
-static size_t ref_offset_at(const struct shadow *t, const size_t *st, const size_t *en, size_t lines,
-			    struct doc_pos p, int enc)
+static size_t ref_offset_at(const struct shadow *t, const size_t *st, const size_t *en,
+                            size_t lines, struct doc_pos p, int enc)
 {
-	if (p.line >= lines)
-		return t->n;
+	if (p.line >= lines) return t->n;
 	size_t at = st[p.line], u = 0;
 	while (at < en[p.line]) {
 		size_t n = ref_seq((const unsigned char *)t->s + at, en[p.line] - at);
-		if (u + ref_units(n, enc) > p.character)
-			break;
+		if (u + ref_units(n, enc) > p.character) break;
 		u += ref_units(n, enc);
 		at += n;
 	}
@@ -126,28 +122,26 @@ static size_t ref_offset_at(const struct shadow *t, const size_t *st, const size
 }
 
 static struct doc_pos ref_pos_at(const struct shadow *t, const size_t *st, const size_t *en,
-				 size_t lines, size_t off, int enc)
+                                 size_t lines, size_t off, int enc)
 {
 	size_t line = 0;
-	while (line + 1 < lines && st[line + 1] <= off)
-		line++;
-	if (off > en[line])
-		off = en[line];
+	while (line + 1 < lines && st[line + 1] <= off) line++;
+	if (off > en[line]) off = en[line];
 	size_t at = st[line], u = 0;
 	while (at < off) {
 		size_t n = ref_seq((const unsigned char *)t->s + at, en[line] - at);
-		if (at + n > off)
-			break;
+		if (at + n > off) break;
 		u += ref_units(n, enc);
 		at += n;
 	}
-	struct doc_pos p = {(uint32_t)line, (uint32_t)u};
+	struct doc_pos p = { (uint32_t)line, (uint32_t)u };
 	return p;
 }
 
 static const char *pieces[] = {
-	"a", "b", "xyz", " ", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\n", "\r\n", "\r",
-	"\xff", "\xe2\x82", "\x80", "\t", "hello ", "\xf0\x9f",
+	"a",      "b",        "xyz", " ",    "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+	"\n",     "\r\n",     "\r",  "\xff", "\xe2\x82", "\x80",         "\t",
+	"hello ", "\xf0\x9f",
 };
 
 static size_t make_text(struct rng *r, char *out, size_t max_pieces)
@@ -169,10 +163,10 @@ static size_t env_size(const char *name, size_t def)
 
 TEST(random_edits_match_shadow)
 {
-	struct rng r = {env_size("DOC_PROPERTY_SEED", 0x9E3779B97F4A7C15ull) | 1};
+	struct rng r = { env_size("DOC_PROPERTY_SEED", 0x9E3779B97F4A7C15ull) | 1 };
 	size_t edits = env_size("DOC_PROPERTY_EDITS", 6000);
 	size_t cap = 1 << 22;
-	struct shadow t = {malloc(cap), 0};
+	struct shadow t = { malloc(cap), 0 };
 	size_t *st = malloc(cap * sizeof *st), *en = malloc(cap * sizeof *en);
 	char *ins = malloc(1 << 16), *next = malloc(cap);
 	REQUIRE(t.s && st && en && ins && next);
@@ -180,8 +174,7 @@ TEST(random_edits_match_shadow)
 	/* Start with ~12 KiB so that the document spans several chunks. */
 	size_t initial = env_size("DOC_PROPERTY_SIZE", 12000);
 	size_t ceiling = initial * 10 / 3; /* above it, edits only shrink */
-	while (t.n < initial)
-		t.n += make_text(&r, t.s + t.n, 16);
+	while (t.n < initial) t.n += make_text(&r, t.s + t.n, 16);
 	struct doc *d = doc_new(t.s, t.n);
 	REQUIRE(d);
 
@@ -190,7 +183,8 @@ TEST(random_edits_match_shadow)
 	for (size_t e = 0; e < edits && failures < 5; e++) {
 		size_t lines = ref_lines(&t, st, en);
 		int enc = (int)rng_below(&r, 3);
-		struct doc_pos a = {(uint32_t)rng_below(&r, lines + 1), (uint32_t)rng_below(&r, 40)};
+		struct doc_pos a = { (uint32_t)rng_below(&r, lines + 1),
+			             (uint32_t)rng_below(&r, 40) };
 		struct doc_pos b = a;
 		unsigned kind = (unsigned)rng_below(&r, 10);
 		if (t.n > ceiling)
@@ -198,7 +192,8 @@ TEST(random_edits_match_shadow)
 		if (kind < 4) { /* delete or replace a short span */
 			b.line += (uint32_t)rng_below(&r, 2);
 			b.character = (uint32_t)rng_below(&r, 40);
-		} else if (kind == 4 && t.n > initial * 5 / 3) { /* a long span, when there is room */
+		} else if (kind == 4 &&
+		           t.n > initial * 5 / 3) { /* a long span, when there is room */
 			b.line += (uint32_t)rng_below(&r, 200);
 		}
 		size_t so = doc_offset_at(d, a, (enum pos_encoding)enc);
@@ -206,7 +201,8 @@ TEST(random_edits_match_shadow)
 		size_t rso = ref_offset_at(&t, st, en, lines, a, enc);
 		size_t reo = ref_offset_at(&t, st, en, lines, b, enc);
 		if (so != rso || eo != reo) {
-			fprintf(stderr, "edit %zu: offsets %zu,%zu want %zu,%zu\n", e, so, eo, rso, reo);
+			fprintf(stderr, "edit %zu: offsets %zu,%zu want %zu,%zu\n", e, so, eo, rso,
+			        reo);
 			failures++;
 			CHECK(0);
 			break;
@@ -216,9 +212,9 @@ TEST(random_edits_match_shadow)
 			so = eo;
 			eo = x;
 		}
-		size_t il = kind == 9 ? make_text(&r, ins, 600) : make_text(&r, ins, kind < 4 ? 2 : 6);
-		if (t.n > ceiling)
-			il = 0;
+		size_t il =
+		        kind == 9 ? make_text(&r, ins, 600) : make_text(&r, ins, kind < 4 ? 2 : 6);
+		if (t.n > ceiling) il = 0;
 		CHECK_INT_EQ(doc_replace(d, so, eo, ins, il), 0);
 
 		/* Shadow: rebuild the whole text. */
@@ -235,9 +231,12 @@ TEST(random_edits_match_shadow)
 		/* Compare. */
 		lines = ref_lines(&t, st, en);
 		char *got = doc_text(d);
-		if (doc_length(d) != t.n || memcmp(got, t.s, t.n) != 0 || doc_line_count(d) != lines) {
-			fprintf(stderr, "edit %zu: text or line count differs (len %zu/%zu lines %zu/%zu)\n",
-				e, doc_length(d), t.n, doc_line_count(d), lines);
+		if (doc_length(d) != t.n || memcmp(got, t.s, t.n) != 0 ||
+		    doc_line_count(d) != lines) {
+			fprintf(stderr,
+			        "edit %zu: text or line count differs (len %zu/%zu lines "
+			        "%zu/%zu)\n",
+			        e, doc_length(d), t.n, doc_line_count(d), lines);
 			failures++;
 		}
 		free(got);
@@ -245,8 +244,8 @@ TEST(random_edits_match_shadow)
 			size_t l = rng_below(&r, lines + 1);
 			size_t ws = l < lines ? st[l] : t.n, we = l < lines ? en[l] : t.n;
 			if (doc_line_start(d, l) != ws || doc_line_end(d, l) != we) {
-				fprintf(stderr, "edit %zu: line %zu bounds %zu,%zu want %zu,%zu\n", e, l,
-					doc_line_start(d, l), doc_line_end(d, l), ws, we);
+				fprintf(stderr, "edit %zu: line %zu bounds %zu,%zu want %zu,%zu\n",
+				        e, l, doc_line_start(d, l), doc_line_end(d, l), ws, we);
 				failures++;
 			}
 			size_t o = rng_below(&r, t.n + 1);
@@ -254,8 +253,9 @@ TEST(random_edits_match_shadow)
 			struct doc_pos gp = doc_pos_at(d, o, (enum pos_encoding)pe);
 			struct doc_pos wp = ref_pos_at(&t, st, en, lines, o, pe);
 			if (gp.line != wp.line || gp.character != wp.character) {
-				fprintf(stderr, "edit %zu: pos_at(%zu, enc %d) = %u:%u want %u:%u\n", e, o,
-					pe, gp.line, gp.character, wp.line, wp.character);
+				fprintf(stderr,
+				        "edit %zu: pos_at(%zu, enc %d) = %u:%u want %u:%u\n", e, o,
+				        pe, gp.line, gp.character, wp.line, wp.character);
 				failures++;
 			}
 			size_t rows = 0, last = 0;
@@ -266,8 +266,8 @@ TEST(random_edits_match_shadow)
 				}
 			struct doc_point pt = doc_point_at(d, o);
 			if (pt.row != rows || pt.column != o - last) {
-				fprintf(stderr, "edit %zu: point_at(%zu) = %u:%u want %zu:%zu\n", e, o, pt.row,
-					pt.column, rows, o - last);
+				fprintf(stderr, "edit %zu: point_at(%zu) = %u:%u want %zu:%zu\n", e,
+				        o, pt.row, pt.column, rows, o - last);
 				failures++;
 			}
 		}
@@ -288,7 +288,7 @@ TEST(random_edits_match_shadow)
 	}
 	CHECK_INT_EQ(failures, 0);
 	fprintf(stderr, "%zu edits; length ranged %zu..%zu bytes, final %zu bytes, %zu lines\n",
-		edits, min_len, max_len, doc_length(d), doc_line_count(d));
+	        edits, min_len, max_len, doc_length(d), doc_line_count(d));
 	doc_free(d);
 	free(t.s);
 	free(st);

@@ -32,8 +32,7 @@ static int cmp_d(const void *a, const void *b)
 
 static double pct(const double *v, int n, double p)
 {
-	if (!n)
-		return 0;
+	if (!n) return 0;
 	int i = (int)(p / 100.0 * (n - 1) + 0.5);
 	return v[i < n ? i : n - 1];
 }
@@ -41,8 +40,7 @@ static double pct(const double *v, int n, double p)
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
+	if (!f) return NULL;
 	fseek(f, 0, SEEK_END);
 	long n = ftell(f);
 	fseek(f, 0, SEEK_SET);
@@ -52,8 +50,7 @@ static char *slurp(const char *path, size_t *len)
 		s = NULL;
 	}
 	fclose(f);
-	if (s)
-		s[n] = 0, *len = (size_t)n;
+	if (s) s[n] = 0, *len = (size_t)n;
 	return s;
 }
 
@@ -62,8 +59,7 @@ static size_t line_start(const char *s, size_t len, int line)
 {
 	size_t i = 0;
 	for (int l = 1; l < line && i < len; i++)
-		if (s[i] == '\n')
-			l++;
+		if (s[i] == '\n') l++;
 	return i;
 }
 
@@ -81,7 +77,7 @@ struct opts {
  * the setting changes while the user keeps typing.
  */
 static void session(struct engine *e, const struct opts *o, const char *text, size_t len,
-		    const char *mode, int *typed)
+                    const char *mode, int *typed)
 {
 	bool cache = strcmp(mode, "off") != 0, shift = !strcmp(mode, "shift");
 	int keys = cache ? o->keys : o->keys_off;
@@ -90,10 +86,10 @@ static void session(struct engine *e, const struct opts *o, const char *text, si
 	engine_configure(e, &ep);
 	struct infer_error err;
 	size_t start = line_start(text, len, o->line);
-	size_t pstart = line_start(text, len, o->line > o->prefix_lines ? o->line - o->prefix_lines : 1);
+	size_t pstart =
+	        line_start(text, len, o->line > o->prefix_lines ? o->line - o->prefix_lines : 1);
 	size_t eol = start;
-	while (eol < len && text[eol] != '\n')
-		eol++;
+	while (eol < len && text[eol] != '\n') eol++;
 	double *lat = calloc((size_t)keys + 1, sizeof *lat);
 	long prompt = 0, cached = 0, shifted = 0, gen = 0;
 	double prefill = 0, decode = 0;
@@ -101,8 +97,7 @@ static void session(struct engine *e, const struct opts *o, const char *text, si
 	int first = *typed == 0 ? 0 : 1;
 	for (int k = first; k <= keys; k++) {
 		size_t cur = start + (size_t)(*typed + k);
-		if (cur > len)
-			break;
+		if (cur > len) break;
 		/* the suffix: the rest of the file after the line being typed */
 		size_t sfx = cur < eol ? eol : cur;
 		struct engine_request rq = engine_request_default();
@@ -125,8 +120,9 @@ static void session(struct engine *e, const struct opts *o, const char *text, si
 			break;
 		}
 		if (k == 0) {
-			printf("  [%s] cold: %d prompt tokens, %.0f ms (prefill %.0f, decode %.0f)\n", mode,
-			       r.prompt_tokens, r.total_ms, r.prefill_ms, r.decode_ms);
+			printf("  [%s] cold: %d prompt tokens, %.0f ms (prefill %.0f, decode "
+			       "%.0f)\n",
+			       mode, r.prompt_tokens, r.total_ms, r.prefill_ms, r.decode_ms);
 		} else {
 			lat[k - 1] = r.total_ms;
 			prompt += r.prompt_tokens;
@@ -135,9 +131,11 @@ static void session(struct engine *e, const struct opts *o, const char *text, si
 			gen += r.generated_tokens;
 			prefill += r.prefill_ms;
 			decode += r.decode_ms;
-				if (k <= 3 || k == keys || o->verbose)
-				printf("  [%s] key %d: %d prompt (%d cached, %d shifted), %.0f ms, cand0 \"%.*s\"\n",
-				       mode, k, r.prompt_tokens, r.cached_tokens, r.shifted_tokens, r.total_ms,
+			if (k <= 3 || k == keys || o->verbose)
+				printf("  [%s] key %d: %d prompt (%d cached, %d shifted), %.0f ms, "
+				       "cand0 \"%.*s\"\n",
+				       mode, k, r.prompt_tokens, r.cached_tokens, r.shifted_tokens,
+				       r.total_ms,
 				       (int)(r.candidates[0].len > 40 ? 40 : r.candidates[0].len),
 				       r.candidates[0].text);
 		}
@@ -146,7 +144,8 @@ static void session(struct engine *e, const struct opts *o, const char *text, si
 	}
 	*typed += keys;
 	qsort(lat, (size_t)keys, sizeof *lat, cmp_d);
-	printf("%-6s keys %3d  p50 %7.0f ms  p90 %7.0f ms  p99 %7.0f ms  cached %5.1f%%  shifted %5.1f%%  "
+	printf("%-6s keys %3d  p50 %7.0f ms  p90 %7.0f ms  p99 %7.0f ms  cached %5.1f%%  shifted "
+	       "%5.1f%%  "
 	       "prefill %6.0f ms/key  decode %6.0f ms/key  gen %ld\n",
 	       mode, keys, pct(lat, keys, 50), pct(lat, keys, 90), pct(lat, keys, 99),
 	       prompt ? 100.0 * (double)cached / (double)prompt : 0,
@@ -158,10 +157,18 @@ static void session(struct engine *e, const struct opts *o, const char *text, si
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.source = "/usr/lib/python3.11/json/decoder.py", .backend = "cpu",
-			 .modes = "on,off,shift", .line = 0, .keys = 20, .keys_off = 5,
-			 .candidates = 3, .tokens = 16, .prefix_lines = 60, .suffix_tokens = 64,
-			 .threads = 0, .kv_mb = 1024};
+	struct opts o = { .source = "/usr/lib/python3.11/json/decoder.py",
+		          .backend = "cpu",
+		          .modes = "on,off,shift",
+		          .line = 0,
+		          .keys = 20,
+		          .keys_off = 5,
+		          .candidates = 3,
+		          .tokens = 16,
+		          .prefix_lines = 60,
+		          .suffix_tokens = 64,
+		          .threads = 0,
+		          .kv_mb = 1024 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (a[0] != '-') {
@@ -173,26 +180,40 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		i++;
-		if (!strcmp(a, "--source")) o.source = v;
-		else if (!strcmp(a, "--line")) o.line = atoi(v);
-		else if (!strcmp(a, "--keys")) o.keys = atoi(v);
-		else if (!strcmp(a, "--keys-off")) o.keys_off = atoi(v);
-		else if (!strcmp(a, "--candidates")) o.candidates = atoi(v);
-		else if (!strcmp(a, "--tokens")) o.tokens = atoi(v);
-		else if (!strcmp(a, "--prefix-lines")) o.prefix_lines = atoi(v);
-		else if (!strcmp(a, "--suffix-tokens")) o.suffix_tokens = atoi(v);
-		else if (!strcmp(a, "--threads")) o.threads = atoi(v);
-		else if (!strcmp(a, "--backend")) o.backend = v;
-		else if (!strcmp(a, "--modes")) o.modes = v;
-		else if (!strcmp(a, "--kv-mb")) o.kv_mb = atoi(v);
-		else if (!strcmp(a, "--verbose")) o.verbose = atoi(v);
+		if (!strcmp(a, "--source"))
+			o.source = v;
+		else if (!strcmp(a, "--line"))
+			o.line = atoi(v);
+		else if (!strcmp(a, "--keys"))
+			o.keys = atoi(v);
+		else if (!strcmp(a, "--keys-off"))
+			o.keys_off = atoi(v);
+		else if (!strcmp(a, "--candidates"))
+			o.candidates = atoi(v);
+		else if (!strcmp(a, "--tokens"))
+			o.tokens = atoi(v);
+		else if (!strcmp(a, "--prefix-lines"))
+			o.prefix_lines = atoi(v);
+		else if (!strcmp(a, "--suffix-tokens"))
+			o.suffix_tokens = atoi(v);
+		else if (!strcmp(a, "--threads"))
+			o.threads = atoi(v);
+		else if (!strcmp(a, "--backend"))
+			o.backend = v;
+		else if (!strcmp(a, "--modes"))
+			o.modes = v;
+		else if (!strcmp(a, "--kv-mb"))
+			o.kv_mb = atoi(v);
+		else if (!strcmp(a, "--verbose"))
+			o.verbose = atoi(v);
 		else {
 			fprintf(stderr, "unknown option %s\n", a);
 			return 2;
 		}
 	}
 	if (!o.model) {
-		fprintf(stderr, "usage: bench-engine MODEL.gguf [--source FILE] [--line N] [--keys K] ...\n");
+		fprintf(stderr, "usage: bench-engine MODEL.gguf [--source FILE] [--line N] [--keys "
+		                "K] ...\n");
 		return 2;
 	}
 	size_t len;
@@ -203,24 +224,21 @@ int main(int argc, char **argv)
 	}
 	if (o.line <= 0) { /* a line with some text, 60% into the file */
 		int lines = 0;
-		for (size_t i = 0; i < len; i++)
-			lines += text[i] == '\n';
+		for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
 		o.line = lines * 6 / 10;
 		for (;;) {
 			size_t s = line_start(text, len, o.line);
 			size_t e = s;
-			while (e < len && text[e] != '\n')
-				e++;
-			if (e - s >= 30 || o.line >= lines)
-				break;
+			while (e < len && text[e] != '\n') e++;
+			if (e - s >= 30 || o.line >= lines) break;
 			o.line++;
 		}
 	}
 	struct model_params mp = model_params_default();
 	mp.path = o.model;
-	mp.backend = !strcmp(o.backend, "cuda")  ? INFER_BACKEND_CUDA
-		     : !strcmp(o.backend, "auto") ? INFER_BACKEND_AUTO
-						  : INFER_BACKEND_CPU;
+	mp.backend = !strcmp(o.backend, "cuda")   ? INFER_BACKEND_CUDA
+	             : !strcmp(o.backend, "auto") ? INFER_BACKEND_AUTO
+	                                          : INFER_BACKEND_CPU;
 	mp.n_threads = o.threads;
 	mp.kv_bytes = (size_t)o.kv_mb << 20;
 	struct infer_error err;
@@ -231,8 +249,8 @@ int main(int argc, char **argv)
 	}
 	printf("model %s, backend %s\nsource %s line %d, prefix %d lines, suffix <= %d tokens, "
 	       "%d candidates x %d tokens\n",
-	       o.model, model_info(m)->backend_name, o.source, o.line, o.prefix_lines, o.suffix_tokens,
-	       o.candidates, o.tokens);
+	       o.model, model_info(m)->backend_name, o.source, o.line, o.prefix_lines,
+	       o.suffix_tokens, o.candidates, o.tokens);
 	struct engine *e = engine_new(m, NULL, &err);
 	if (!e) {
 		fprintf(stderr, "engine_new: %s\n", err.message);
@@ -245,7 +263,8 @@ int main(int argc, char **argv)
 		session(e, &o, text, len, t, &typed);
 	struct engine_stats st;
 	engine_get_stats(e, &st);
-	printf("engine: %llu jobs, cache lookups %llu hits %llu (%.0f%%), prompt tokens %llu, cached %llu "
+	printf("engine: %llu jobs, cache lookups %llu hits %llu (%.0f%%), prompt tokens %llu, "
+	       "cached %llu "
 	       "(%.1f%%), shifted %llu, cache %d nodes / %d pages, %llu evictions\n",
 	       (unsigned long long)st.jobs, (unsigned long long)st.cache_lookups,
 	       (unsigned long long)st.cache_hits,

@@ -27,8 +27,7 @@ static bool have_model(void)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
-	if (access(path, R_OK) == 0)
-		return true;
+	if (access(path, R_OK) == 0) return true;
 	printf("SKIP: %s missing\n", path);
 	return false;
 }
@@ -44,8 +43,7 @@ static struct model *load_file(const char *file)
 	mp.kv_bytes = 4u << 20;
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
-	if (!m)
-		fprintf(stderr, "model_load: %s\n", err.message);
+	if (!m) fprintf(stderr, "model_load: %s\n", err.message);
 	return m;
 }
 
@@ -57,8 +55,7 @@ static struct model *load(void)
 static double maxdiff(const float *a, const float *b, int n)
 {
 	double d = 0;
-	for (int i = 0; i < n; i++)
-		d = fmax(d, fabs(a[i] - b[i]));
+	for (int i = 0; i < n; i++) d = fmax(d, fabs(a[i] - b[i]));
 	return d;
 }
 
@@ -68,8 +65,7 @@ static void ref_logits(struct model *m, const int32_t *tok, int n, float *out)
 {
 	struct infer_error err;
 	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
-	if (model_eval(m, s, tok, n, out, &err))
-		fprintf(stderr, "model_eval: %s\n", err.message);
+	if (model_eval(m, s, tok, n, out, &err)) fprintf(stderr, "model_eval: %s\n", err.message);
 	kv_seq_free(s);
 }
 
@@ -88,8 +84,7 @@ static int cached_logits(struct model *m, struct pcache *c, const int32_t *tok, 
 
 static void cache_logits_exact(int *test_failed_, const char *file, double tol)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load_file(file);
 	REQUIRE(m != NULL);
 	int nv = model_info(m)->n_vocab;
@@ -98,21 +93,18 @@ static void cache_logits_exact(int *test_failed_, const char *file, double tol)
 	struct pcache *c = pcache_new(pool, 1000);
 	float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
 	int32_t p1[60], p2[45], p3[60], p4[30];
-	for (int i = 0; i < 60; i++)
-		p1[i] = (int32_t)((i * 7919 + 13) % 32000);
+	for (int i = 0; i < 60; i++) p1[i] = (int32_t)((i * 7919 + 13) % 32000);
 	memcpy(p2, p1, 35 * sizeof(int32_t)); /* diverges inside page 2 */
-	for (int i = 35; i < 45; i++)
-		p2[i] = (int32_t)((i * 104729 + 7) % 32000);
+	for (int i = 35; i < 45; i++) p2[i] = (int32_t)((i * 104729 + 7) % 32000);
 	memcpy(p3, p1, 60 * sizeof(int32_t)); /* extends the first 40 */
 	memcpy(p4, p2, 20 * sizeof(int32_t)); /* diverges inside page 1 of a split */
-	for (int i = 20; i < 30; i++)
-		p4[i] = 5 + i;
+	for (int i = 20; i < 30; i++) p4[i] = 5 + i;
 	struct {
 		const int32_t *tok;
 		int n, want;
 	} steps[] = {
-		{p1, 40, 0},  {p2, 45, 35}, {p3, 60, 40}, {p4, 30, 20},
-		{p1, 40, 39}, {p2, 45, 44}, {p3, 50, 49}, {p4, 30, 29},
+		{ p1, 40, 0 },  { p2, 45, 35 }, { p3, 60, 40 }, { p4, 30, 20 },
+		{ p1, 40, 39 }, { p2, 45, 44 }, { p3, 50, 49 }, { p4, 30, 29 },
 	};
 	for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
 		ref_logits(m, steps[k].tok, steps[k].n, a);
@@ -148,8 +140,9 @@ TEST(cache_logits_close_q8_0)
 
 /* ---- jobs ---- */
 
-static const char *PREFIX = "import os\nimport sys\n\n\ndef read_config(path):\n    with open(path) as f:\n"
-			    "        data = f.read()\n    return parse(data)\n\n\ndef main(argv):\n    cfg = ";
+static const char *PREFIX =
+        "import os\nimport sys\n\n\ndef read_config(path):\n    with open(path) as f:\n"
+        "        data = f.read()\n    return parse(data)\n\n\ndef main(argv):\n    cfg = ";
 static const char *SUFFIX = "\n    run(cfg)\n    return 0\n";
 
 static struct engine_request request(const char *prefix, int n_cand, int max_tokens)
@@ -169,19 +162,17 @@ static int run(struct engine *e, const struct engine_request *rq, struct engine_
 {
 	struct infer_error err;
 	int rc = engine_run(e, rq, res, &err);
-	if (rc && rc != ENGINE_ECANCELED)
-		fprintf(stderr, "engine_run: %d %s\n", rc, err.message);
+	if (rc && rc != ENGINE_ECANCELED) fprintf(stderr, "engine_run: %d %s\n", rc, err.message);
 	return rc;
 }
 
 TEST(greedy_deterministic_and_cache_exact)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
 	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){0});
+	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 1, 24);
 	struct engine_result r0, r1, r2;
@@ -204,7 +195,8 @@ TEST(greedy_deterministic_and_cache_exact)
 	struct engine_request rq2 = request(typed, 1, 24);
 	struct engine_result r3, r4;
 	REQUIRE(run(e, &rq2, &r3) == 0);
-	CHECK(r3.cached_tokens >= r3.prompt_tokens - 20); /* the suffix and the last prefix tokens */
+	CHECK(r3.cached_tokens >=
+	      r3.prompt_tokens - 20); /* the suffix and the last prefix tokens */
 	rq2.use_cache = false;
 	REQUIRE(run(e, &rq2, &r4) == 0);
 	CHECK_STR_EQ(r3.candidates[0].text, r4.candidates[0].text);
@@ -226,11 +218,10 @@ TEST(greedy_deterministic_and_cache_exact)
 
 TEST(batch_candidate0_equals_single_greedy)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){0});
+	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 1, 20);
 	rq.use_cache = false;
@@ -263,7 +254,8 @@ TEST(batch_candidate0_equals_single_greedy)
 
 struct cancel_at {
 	atomic_int flag;
-	int32_t step, prefilled; /* cancel at this decode step / after this many prefilled (0: off) */
+	int32_t step,
+	        prefilled; /* cancel at this decode step / after this many prefilled (0: off) */
 	int calls;
 };
 
@@ -271,23 +263,23 @@ static void on_progress(void *ud, int32_t prefilled, int32_t step)
 {
 	struct cancel_at *c = ud;
 	c->calls++;
-	if ((step >= 0 && step == c->step) || (step < 0 && c->prefilled && prefilled >= c->prefilled))
+	if ((step >= 0 && step == c->step) ||
+	    (step < 0 && c->prefilled && prefilled >= c->prefilled))
 		atomic_store(&c->flag, 1);
 }
 
 TEST(cancel_stops_within_a_step_and_frees_pages)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
 	struct kv_pool *pool = model_kv_pool(m);
 	int32_t free0 = kv_pool_free_pages(pool);
 	struct engine_params ep = engine_params_default();
 	ep.prefill_chunk = 16;
-	struct engine *e = engine_new(m, &ep, &(struct infer_error){0});
+	struct engine *e = engine_new(m, &ep, &(struct infer_error){ 0 });
 	REQUIRE(e != NULL);
-	struct cancel_at ca = {.step = 2};
+	struct cancel_at ca = { .step = 2 };
 	atomic_init(&ca.flag, 0);
 	struct engine_request rq = request(PREFIX, 3, 40);
 	rq.cancel = &ca.flag;
@@ -298,11 +290,12 @@ TEST(cancel_stops_within_a_step_and_frees_pages)
 	CHECK(r.cancelled);
 	for (int i = 0; i < r.n_candidates; i++) {
 		CHECK(r.candidates[i].n_tokens <= 4);
-		CHECK(r.candidates[i].stop == ENGINE_STOP_CANCELLED || r.candidates[i].stop == ENGINE_STOP_EOG);
+		CHECK(r.candidates[i].stop == ENGINE_STOP_CANCELLED ||
+		      r.candidates[i].stop == ENGINE_STOP_EOG);
 	}
 	engine_result_finish(&r);
 	/* during prefill: stops after the chunk that crossed 20 tokens */
-	struct cancel_at cb = {.step = -100, .prefilled = 20};
+	struct cancel_at cb = { .step = -100, .prefilled = 20 };
 	atomic_init(&cb.flag, 0);
 	rq.cancel = &cb.flag;
 	rq.progress_ud = &cb;
@@ -327,21 +320,20 @@ TEST(cancel_stops_within_a_step_and_frees_pages)
 
 TEST(eviction_keeps_the_budget)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
 	struct kv_pool *pool = model_kv_pool(m);
 	int32_t free0 = kv_pool_free_pages(pool);
 	struct engine_params ep = engine_params_default();
 	ep.cache_max_pages = 12;
-	struct engine *e = engine_new(m, &ep, &(struct infer_error){0});
+	struct engine *e = engine_new(m, &ep, &(struct infer_error){ 0 });
 	REQUIRE(e != NULL);
-	const char *files[] = {"int a = 1;\nint b = 2;\nint main(void) {\n    return ",
-			       "package main\n\nimport \"fmt\"\n\nfunc main() {\n    fmt.",
-			       "fn main() {\n    let v: Vec<u32> = Vec::new();\n    for x in ",
-			       "class Foo:\n    def __init__(self):\n        self.x = ",
-			       "SELECT name, count(*) FROM users WHERE age > 30 GROUP BY "};
+	const char *files[] = { "int a = 1;\nint b = 2;\nint main(void) {\n    return ",
+		                "package main\n\nimport \"fmt\"\n\nfunc main() {\n    fmt.",
+		                "fn main() {\n    let v: Vec<u32> = Vec::new();\n    for x in ",
+		                "class Foo:\n    def __init__(self):\n        self.x = ",
+		                "SELECT name, count(*) FROM users WHERE age > 30 GROUP BY " };
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < 5; i++) {
 			struct engine_request rq = request(files[i], 1, 8);
@@ -368,11 +360,10 @@ TEST(eviction_keeps_the_budget)
 
 TEST(stop_strings_and_lines_cut_at_first_occurrence)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){0});
+	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 1, 32);
 	struct engine_result full, cut;
@@ -384,7 +375,7 @@ TEST(stop_strings_and_lines_cut_at_first_occurrence)
 		memcpy(stop, t + 3, 4); /* 4 bytes from inside the text: likely spans tokens */
 		stop[4] = 0;
 		if (!memchr(stop, 0, 4)) {
-			const char *stops[] = {stop};
+			const char *stops[] = { stop };
 			rq.stop = stops;
 			rq.n_stop = 1;
 			REQUIRE(run(e, &rq, &cut) == 0);
@@ -406,7 +397,8 @@ TEST(stop_strings_and_lines_cut_at_first_occurrence)
 		engine_result_finish(&cut);
 		rq.max_lines = 0;
 	} else {
-		printf("note: greedy text has no second line; max_lines checked by engine_pure only\n");
+		printf("note: greedy text has no second line; max_lines checked by engine_pure "
+		       "only\n");
 	}
 	engine_result_finish(&full);
 	engine_free(e);
@@ -422,11 +414,10 @@ static bool always_leaves(void *ud, const char *text, size_t len)
 
 TEST(scope_callback_cuts_the_last_line)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){0});
+	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 1, 16);
 	int calls = 0;
@@ -446,11 +437,10 @@ TEST(scope_callback_cuts_the_last_line)
 
 TEST(token_healing_backs_up_one_token)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){0});
+	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request("def main():\n    pri", 2, 6);
 	struct infer_error err;
@@ -473,15 +463,14 @@ TEST(token_healing_backs_up_one_token)
 
 TEST(shifted_suffix_reuse_runs_and_frees)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
 	struct kv_pool *pool = model_kv_pool(m);
 	int32_t free0 = kv_pool_free_pages(pool);
 	struct engine_params ep = engine_params_default();
 	ep.reuse_shifted_suffix = true;
-	struct engine *e = engine_new(m, &ep, &(struct infer_error){0});
+	struct engine *e = engine_new(m, &ep, &(struct infer_error){ 0 });
 	REQUIRE(e != NULL);
 	char buf[1024];
 	snprintf(buf, sizeof buf, "%s", PREFIX);
@@ -492,8 +481,7 @@ TEST(shifted_suffix_reuse_runs_and_frees)
 		struct engine_request rq = request(buf, 2, 4);
 		REQUIRE(run(e, &rq, &r) == 0);
 		CHECK(r.cached_tokens + r.shifted_tokens < r.prompt_tokens);
-		if (k > 0 && r.shifted_tokens > 0)
-			shifted++;
+		if (k > 0 && r.shifted_tokens > 0) shifted++;
 		run_len = r.shifted_tokens > 0 ? run_len + 1 : 0;
 		longest = run_len > longest ? run_len : longest;
 		engine_result_finish(&r);
@@ -511,11 +499,10 @@ TEST(shifted_suffix_reuse_runs_and_frees)
 
 TEST(bad_requests_fail_with_a_message)
 {
-	if (!have_model())
-		return;
+	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){0});
+	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 0, 8);
 	struct engine_result r;

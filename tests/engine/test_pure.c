@@ -37,14 +37,15 @@ TEST(similarity_is_normalized_levenshtein)
 
 static struct rerank_item item(const char *t, double lp)
 {
-	return (struct rerank_item){.text = t, .len = strlen(t), .mean_logprob = lp};
+	return (struct rerank_item){ .text = t, .len = strlen(t), .mean_logprob = lp };
 }
 
 TEST(rerank_drops_blank_and_merges_duplicates)
 {
 	struct rerank_item it[5] = {
-		item("return a + b", -0.5), item("   \n\t", -0.1), item("return a + b ", -0.7),
-		item("", -0.1), item("print(x)", -0.6),
+		item("return a + b", -0.5),  item("   \n\t", -0.1),
+		item("return a + b ", -0.7), item("", -0.1),
+		item("print(x)", -0.6),
 	};
 	struct rerank_params p = rerank_params_default();
 	size_t n = rerank_run(&p, it, 5);
@@ -56,7 +57,7 @@ TEST(rerank_drops_blank_and_merges_duplicates)
 	CHECK_INT_EQ(it[1].index, 4);
 	CHECK(it[0].score > it[1].score);
 	/* the better logprob of two duplicates is the one kept */
-	struct rerank_item d[2] = {item("foo(a, b)", -1.0), item("foo(a, b);", -0.2)};
+	struct rerank_item d[2] = { item("foo(a, b)", -1.0), item("foo(a, b);", -0.2) };
 	n = rerank_run(&p, d, 2);
 	CHECK_INT_EQ(n, 1);
 	CHECK_STR_EQ(d[0].text, "foo(a, b);");
@@ -80,7 +81,7 @@ TEST(rerank_demotes_repeating_the_suffix)
 
 TEST(rerank_prefers_what_is_shown_and_thresholds)
 {
-	struct rerank_item it[2] = {item("total += value", -0.30), item("count = 0", -0.25)};
+	struct rerank_item it[2] = { item("total += value", -0.30), item("count = 0", -0.25) };
 	struct rerank_params p = rerank_params_default();
 	p.previous = "total += value";
 	p.previous_len = strlen(p.previous);
@@ -88,12 +89,12 @@ TEST(rerank_prefers_what_is_shown_and_thresholds)
 	CHECK_INT_EQ(n, 2);
 	CHECK_STR_EQ(it[0].text, "total += value");
 	/* without the previous suggestion the likelier one wins */
-	struct rerank_item j[2] = {item("total += value", -0.30), item("count = 0", -0.25)};
+	struct rerank_item j[2] = { item("total += value", -0.30), item("count = 0", -0.25) };
 	p.previous = NULL;
 	n = rerank_run(&p, j, 2);
 	CHECK_STR_EQ(j[0].text, "count = 0");
 	/* min confidence drops everything below it */
-	struct rerank_item k[2] = {item("a", -3.0), item("b", -0.1)};
+	struct rerank_item k[2] = { item("a", -3.0), item("b", -0.1) };
 	p.min_confidence = -1.0;
 	n = rerank_run(&p, k, 2);
 	CHECK_INT_EQ(n, 1);
@@ -104,7 +105,7 @@ TEST(rerank_prefers_what_is_shown_and_thresholds)
 
 TEST(stop_strings_anywhere_after_from)
 {
-	const char *stops[] = {"\n\n", "def ", ""};
+	const char *stops[] = { "\n\n", "def ", "" };
 	const char *t = "x = 1\n\ndef f";
 	CHECK_INT_EQ(stop_find_string(t, strlen(t), 0, stops, 3), 5);
 	/* an occurrence that ended before `from` was already seen */
@@ -154,10 +155,10 @@ TEST(fim_format_text_per_template)
 		enum fim_template t;
 		const char *want;
 	} cases[] = {
-		{FIM_TEMPLATE_DEEPSEEK, "<｜fim▁begin｜>def f(<｜fim▁hole｜>):\n<｜fim▁end｜>"},
-		{FIM_TEMPLATE_QWEN, "<|fim_prefix|>def f(<|fim_suffix|>):\n<|fim_middle|>"},
-		{FIM_TEMPLATE_STARCODER, "<fim_prefix>def f(<fim_suffix>):\n<fim_middle>"},
-		{FIM_TEMPLATE_CODELLAMA, "<PRE> def f( <SUF>):\n <MID>"},
+		{ FIM_TEMPLATE_DEEPSEEK, "<｜fim▁begin｜>def f(<｜fim▁hole｜>):\n<｜fim▁end｜>" },
+		{ FIM_TEMPLATE_QWEN, "<|fim_prefix|>def f(<|fim_suffix|>):\n<|fim_middle|>" },
+		{ FIM_TEMPLATE_STARCODER, "<fim_prefix>def f(<fim_suffix>):\n<fim_middle>" },
+		{ FIM_TEMPLATE_CODELLAMA, "<PRE> def f( <SUF>):\n <MID>" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *s = fim_format_text(cases[i].t, NULL, "def f(", "):\n");
@@ -174,12 +175,10 @@ static struct tokenizer *vocab(const char *name)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/vocab/%s", testdata(), name);
-	if (access(path, R_OK) != 0)
-		return NULL;
+	if (access(path, R_OK) != 0) return NULL;
 	struct gguf_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
-	if (!f)
-		return NULL;
+	if (!f) return NULL;
 	struct tokenizer *t = tokenizer_load(f, &ge);
 	gguf_close(f);
 	return t;
@@ -188,8 +187,7 @@ static struct tokenizer *vocab(const char *name)
 static int count_id(const int32_t *v, int n, int32_t id)
 {
 	int c = 0;
-	for (int i = 0; i < n; i++)
-		c += v[i] == id;
+	for (int i = 0; i < n; i++) c += v[i] == id;
 	return c;
 }
 
@@ -206,7 +204,7 @@ TEST(fim_prompt_deepseek_layout)
 	rq.prefix_len = strlen(rq.prefix);
 	rq.suffix = "\n    return 0\n";
 	rq.suffix_len = strlen(rq.suffix);
-	struct engine_snippet sn = {.text = "def helper(x): ...", .len = 18, .path = "util.py"};
+	struct engine_snippet sn = { .text = "def helper(x): ...", .len = 18, .path = "util.py" };
 	rq.extra = &sn;
 	rq.n_extra = 1;
 	rq.comment = "#";
@@ -215,8 +213,7 @@ TEST(fim_prompt_deepseek_layout)
 	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
 	const struct tokenizer_special *sp = tokenizer_special(t);
 	int k = sp->add_bos ? 1 : 0;
-	if (k)
-		CHECK_INT_EQ(fp.tok[0], sp->bos);
+	if (k) CHECK_INT_EQ(fp.tok[0], sp->bos);
 	CHECK_INT_EQ(fp.tok[k], 32016); /* <｜fim▁begin｜> */
 	CHECK_INT_EQ(fp.tok[fp.tail_start], 32015);
 	CHECK_INT_EQ(fp.tok[fp.n - 1], 32017);
@@ -230,8 +227,7 @@ TEST(fim_prompt_deepseek_layout)
 	rq.prefix_len = strlen(rq.prefix);
 	REQUIRE(fim_prompt_build(t, &rq, &fp2, &err) == 0);
 	int same = 0;
-	while (same < fp.n && same < fp2.n && fp.tok[same] == fp2.tok[same])
-		same++;
+	while (same < fp.n && same < fp2.n && fp.tok[same] == fp2.tok[same]) same++;
 	CHECK(same >= fp.tail_start - 1);
 	/* budgets: a one-token suffix budget, a prefix cut at its front */
 	rq.suffix_tokens = 1;
@@ -265,8 +261,9 @@ TEST(fim_prompt_starcoder_vocab)
 	struct infer_error err;
 	struct fim_prompt fp;
 	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
-	int32_t pre = tokenizer_find(t, "<fim_prefix>", 12), suf = tokenizer_find(t, "<fim_suffix>", 12),
-		mid = tokenizer_find(t, "<fim_middle>", 12);
+	int32_t pre = tokenizer_find(t, "<fim_prefix>", 12),
+	        suf = tokenizer_find(t, "<fim_suffix>", 12),
+	        mid = tokenizer_find(t, "<fim_middle>", 12);
 	CHECK(pre >= 0 && suf >= 0 && mid >= 0);
 	int k = tokenizer_special(t)->add_bos ? 1 : 0;
 	CHECK_INT_EQ(fp.tok[k], pre);

@@ -11,68 +11,64 @@
 #include "eval_cases.h"
 #include "infer.h"
 
-static const char PY[] =
-	"import os\n"
-	"\n"
-	"\n"
-	"def add(a, b):\n"
-	"    total = a + b\n"
-	"    return total\n"
-	"\n"
-	"\n"
-	"class Box:\n"
-	"    \"\"\"Holds things.\n"
-	"\n"
-	"    Args:\n"
-	"        size: how many\n"
-	"        name: what it is called\n"
-	"    \"\"\"\n"
-	"\n"
-	"    def __init__(self, size):\n"
-	"        self.size = size\n"
-	"        self.items = []\n"
-	"\n"
-	"        self.name = None\n"
-	"\n"
-	"    def put(self, x):\n"
-	"        self.items.append(x)\n"
-	"        return len(self.items)\n";
+static const char PY[] = "import os\n"
+                         "\n"
+                         "\n"
+                         "def add(a, b):\n"
+                         "    total = a + b\n"
+                         "    return total\n"
+                         "\n"
+                         "\n"
+                         "class Box:\n"
+                         "    \"\"\"Holds things.\n"
+                         "\n"
+                         "    Args:\n"
+                         "        size: how many\n"
+                         "        name: what it is called\n"
+                         "    \"\"\"\n"
+                         "\n"
+                         "    def __init__(self, size):\n"
+                         "        self.size = size\n"
+                         "        self.items = []\n"
+                         "\n"
+                         "        self.name = None\n"
+                         "\n"
+                         "    def put(self, x):\n"
+                         "        self.items.append(x)\n"
+                         "        return len(self.items)\n";
 
-static const char C[] =
-	"#include <stdio.h>\n"
-	"\n"
-	"static int sum(const int *v, int n)\n"
-	"{\n"
-	"\tint s = 0;\n"
-	"\tfor (int i = 0; i < n; i++)\n"
-	"\t\ts += v[i];\n"
-	"\treturn s;\n"
-	"}\n"
-	"\n"
-	"int main(void)\n"
-	"{\n"
-	"\tint v[] = {1, 2, 3};\r\n"
-	"\tif (sum(v, 3) > 5) {\n"
-	"\t\tprintf(\"big\\n\");\n"
-	"\t\treturn 1;\n"
-	"\t}\n"
-	"\treturn 0;\n"
-	"}\n";
+static const char C[] = "#include <stdio.h>\n"
+                        "\n"
+                        "static int sum(const int *v, int n)\n"
+                        "{\n"
+                        "\tint s = 0;\n"
+                        "\tfor (int i = 0; i < n; i++)\n"
+                        "\t\ts += v[i];\n"
+                        "\treturn s;\n"
+                        "}\n"
+                        "\n"
+                        "int main(void)\n"
+                        "{\n"
+                        "\tint v[] = {1, 2, 3};\r\n"
+                        "\tif (sum(v, 3) > 5) {\n"
+                        "\t\tprintf(\"big\\n\");\n"
+                        "\t\treturn 1;\n"
+                        "\t}\n"
+                        "\treturn 0;\n"
+                        "}\n";
 
 /* The file with the expected text put back at the cursor, less the hole's
  * trailing blanks, is the original file. */
 static bool restores(const char *orig, const struct eval_case *c)
 {
 	size_t n = strlen(orig);
-	if (c->len + c->hole_len != n || c->cursor > c->len)
-		return false;
+	if (c->len + c->hole_len != n || c->cursor > c->len) return false;
 	if (memcmp(orig, c->text, c->cursor) ||
 	    memcmp(orig + c->cursor, c->expected, c->expected_len))
 		return false;
 	for (size_t i = c->expected_len; i < c->hole_len; i++) {
 		char ch = orig[c->cursor + i];
-		if (ch != ' ' && ch != '\t')
-			return false;
+		if (ch != ' ' && ch != '\t') return false;
 	}
 	return !memcmp(orig + c->cursor + c->hole_len, c->text + c->cursor, c->len - c->cursor);
 }
@@ -80,36 +76,32 @@ static bool restores(const char *orig, const struct eval_case *c)
 /* Start of the line holding byte `at`, and its end (before '\n'). */
 static size_t line_start(const char *t, size_t at)
 {
-	while (at > 0 && t[at - 1] != '\n')
-		at--;
+	while (at > 0 && t[at - 1] != '\n') at--;
 	return at;
 }
 
 static size_t line_end(const char *t, size_t len, size_t at)
 {
-	while (at < len && t[at] != '\n')
-		at++;
+	while (at < len && t[at] != '\n') at++;
 	return at;
 }
 
 static bool all_blank(const char *s, size_t a, size_t b)
 {
 	for (size_t i = a; i < b; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return false;
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r') return false;
 	return true;
 }
 
 static void check_kind(int *test_failed_, const char *src, enum eval_kind kind,
-		       enum eval_blocks blocks)
+                       enum eval_blocks blocks)
 {
 	for (uint64_t seed = 1; seed <= 40; seed++) {
 		uint64_t rng = seed;
 		struct eval_case c;
 		int rc = eval_case_cut(src, strlen(src), kind, blocks, &rng, &c);
 		CHECK_INT_EQ(rc, 0);
-		if (rc)
-			continue;
+		if (rc) continue;
 		CHECK(c.kind == kind);
 		CHECK(restores(src, &c));
 		CHECK(c.expected_len > 0);
@@ -119,8 +111,7 @@ static void check_kind(int *test_failed_, const char *src, enum eval_kind kind,
 		CHECK(all_blank(c.text, c.cursor, le));
 		size_t ls = line_start(c.text, c.cursor);
 		size_t nl = 0;
-		for (size_t i = 0; i < c.expected_len; i++)
-			nl += c.expected[i] == '\n';
+		for (size_t i = 0; i < c.expected_len; i++) nl += c.expected[i] == '\n';
 		if (kind == EVAL_KIND_LINE) {
 			/* exactly that line's text: the line keeps its indentation only */
 			CHECK(all_blank(c.text, ls, c.cursor));
@@ -128,7 +119,8 @@ static void check_kind(int *test_failed_, const char *src, enum eval_kind kind,
 			size_t ols = line_start(src, c.cursor);
 			size_t ole = line_end(src, strlen(src), c.cursor);
 			size_t e = ole;
-			while (e > ols && (src[e - 1] == ' ' || src[e - 1] == '\t' || src[e - 1] == '\r'))
+			while (e > ols &&
+			       (src[e - 1] == ' ' || src[e - 1] == '\t' || src[e - 1] == '\r'))
 				e--;
 			CHECK(c.expected_len == e - c.cursor);
 		} else if (kind == EVAL_KIND_REST) {
@@ -141,9 +133,9 @@ static void check_kind(int *test_failed_, const char *src, enum eval_kind kind,
 			CHECK(nl >= 1);
 			CHECK(all_blank(c.text, ls, c.cursor));
 			size_t pe = ls - 1; /* the '\n' ending the previous line */
-			while (pe > 0 && (c.text[pe - 1] == ' ' || c.text[pe - 1] == '\r'))
-				pe--;
-			CHECK(pe > 0 && c.text[pe - 1] == (blocks == EVAL_BLOCKS_INDENT ? ':' : '{'));
+			while (pe > 0 && (c.text[pe - 1] == ' ' || c.text[pe - 1] == '\r')) pe--;
+			CHECK(pe > 0 &&
+			      c.text[pe - 1] == (blocks == EVAL_BLOCKS_INDENT ? ':' : '{'));
 		}
 		eval_case_finish(&c);
 	}
@@ -177,8 +169,8 @@ TEST(block_bodies_are_the_expected_ones)
 		"self.size = size\n        self.items = []\n\n        self.name = None",
 		"self.items.append(x)\n        return len(self.items)",
 	};
-	bool seen_py[3] = {0};
-	bool seen_c[3] = {0};
+	bool seen_py[3] = { 0 };
+	bool seen_c[3] = { 0 };
 	const char *c_bodies[] = {
 		"int s = 0;\n\tfor (int i = 0; i < n; i++)\n\t\ts += v[i];\n\treturn s;",
 		"printf(\"big\\n\");\n\t\treturn 1;",
@@ -188,22 +180,20 @@ TEST(block_bodies_are_the_expected_ones)
 	for (uint64_t seed = 1; seed <= 200; seed++) {
 		uint64_t rng = seed;
 		struct eval_case c;
-		REQUIRE(eval_case_cut(PY, strlen(PY), EVAL_KIND_BLOCK, EVAL_BLOCKS_INDENT, &rng, &c) == 0);
+		REQUIRE(eval_case_cut(PY, strlen(PY), EVAL_KIND_BLOCK, EVAL_BLOCKS_INDENT, &rng,
+		                      &c) == 0);
 		bool known = false;
 		for (int i = 0; i < 3; i++)
-			if (!strcmp(c.expected, py_bodies[i]))
-				seen_py[i] = known = true;
-		if (!known)
-			fprintf(stderr, "unexpected python block: [%s]\n", c.expected);
+			if (!strcmp(c.expected, py_bodies[i])) seen_py[i] = known = true;
+		if (!known) fprintf(stderr, "unexpected python block: [%s]\n", c.expected);
 		CHECK(known);
 		eval_case_finish(&c);
-		REQUIRE(eval_case_cut(C, strlen(C), EVAL_KIND_BLOCK, EVAL_BLOCKS_BRACE, &rng, &c) == 0);
+		REQUIRE(eval_case_cut(C, strlen(C), EVAL_KIND_BLOCK, EVAL_BLOCKS_BRACE, &rng, &c) ==
+		        0);
 		known = false;
 		for (int i = 0; i < 3; i++)
-			if (!strcmp(c.expected, c_bodies[i]))
-				seen_c[i] = known = true;
-		if (!known)
-			fprintf(stderr, "unexpected C block: [%s]\n", c.expected);
+			if (!strcmp(c.expected, c_bodies[i])) seen_c[i] = known = true;
+		if (!known) fprintf(stderr, "unexpected C block: [%s]\n", c.expected);
 		CHECK(known);
 		eval_case_finish(&c);
 	}
@@ -218,7 +208,8 @@ TEST(block_cut_leaves_an_empty_body)
 	const char src[] = "def f(x):\n    y = x * 2\n    return y\n\nprint(f(2))\n";
 	uint64_t rng = 7;
 	struct eval_case c;
-	REQUIRE(eval_case_cut(src, strlen(src), EVAL_KIND_BLOCK, EVAL_BLOCKS_INDENT, &rng, &c) == 0);
+	REQUIRE(eval_case_cut(src, strlen(src), EVAL_KIND_BLOCK, EVAL_BLOCKS_INDENT, &rng, &c) ==
+	        0);
 	CHECK_STR_EQ(c.text, "def f(x):\n    \n\nprint(f(2))\n");
 	CHECK_INT_EQ(c.cursor, 14);
 	CHECK_STR_EQ(c.expected, "y = x * 2\n    return y");
@@ -231,8 +222,10 @@ TEST(same_seed_same_case)
 	for (int k = 0; k < EVAL_KIND_COUNT; k++) {
 		uint64_t r1 = 99, r2 = 99;
 		struct eval_case a, b;
-		REQUIRE(eval_case_cut(C, strlen(C), (enum eval_kind)k, EVAL_BLOCKS_BRACE, &r1, &a) == 0);
-		REQUIRE(eval_case_cut(C, strlen(C), (enum eval_kind)k, EVAL_BLOCKS_BRACE, &r2, &b) == 0);
+		REQUIRE(eval_case_cut(C, strlen(C), (enum eval_kind)k, EVAL_BLOCKS_BRACE, &r1,
+		                      &a) == 0);
+		REQUIRE(eval_case_cut(C, strlen(C), (enum eval_kind)k, EVAL_BLOCKS_BRACE, &r2,
+		                      &b) == 0);
 		CHECK_INT_EQ(a.cursor, b.cursor);
 		CHECK_STR_EQ(a.expected, b.expected);
 		CHECK_STR_EQ(a.text, b.text);
@@ -246,12 +239,11 @@ TEST(same_seed_same_case)
 	for (uint64_t s = 0; s < 16; s++) {
 		uint64_t r = s * 1000 + 3;
 		struct eval_case c;
-		REQUIRE(eval_case_cut(PY, strlen(PY), EVAL_KIND_REST, EVAL_BLOCKS_INDENT, &r, &c) == 0);
+		REQUIRE(eval_case_cut(PY, strlen(PY), EVAL_KIND_REST, EVAL_BLOCKS_INDENT, &r, &c) ==
+		        0);
 		bool seen = false;
-		for (size_t i = 0; i < distinct; i++)
-			seen |= cursors[i] == c.cursor;
-		if (!seen)
-			cursors[distinct++] = c.cursor;
+		for (size_t i = 0; i < distinct; i++) seen |= cursors[i] == c.cursor;
+		if (!seen) cursors[distinct++] = c.cursor;
 		eval_case_finish(&c);
 	}
 	CHECK(distinct >= 8);
@@ -262,15 +254,16 @@ TEST(no_place_for_a_kind)
 	uint64_t rng = 1;
 	struct eval_case c;
 	CHECK_INT_EQ(eval_case_cut("x\n}\n", 4, EVAL_KIND_LINE, EVAL_BLOCKS_BRACE, &rng, &c),
-		     EVAL_ENONE);
+	             EVAL_ENONE);
 	CHECK(c.text == NULL && c.expected == NULL);
-	CHECK_INT_EQ(eval_case_cut("a = 1\nb = 2\n", 12, EVAL_KIND_BLOCK, EVAL_BLOCKS_INDENT, &rng,
-				   &c),
-		     EVAL_ENONE);
+	CHECK_INT_EQ(
+	        eval_case_cut("a = 1\nb = 2\n", 12, EVAL_KIND_BLOCK, EVAL_BLOCKS_INDENT, &rng, &c),
+	        EVAL_ENONE);
 	/* a brace body whose indentation does not close at a `}` is not taken */
-	const char odd[] = "int f(void) {\n\tint a = 1;\n#ifdef X\n\ta++;\n#endif\n\treturn a;\n}\n";
+	const char odd[] =
+	        "int f(void) {\n\tint a = 1;\n#ifdef X\n\ta++;\n#endif\n\treturn a;\n}\n";
 	CHECK_INT_EQ(eval_case_cut(odd, strlen(odd), EVAL_KIND_BLOCK, EVAL_BLOCKS_BRACE, &rng, &c),
-		     EVAL_ENONE);
+	             EVAL_ENONE);
 	CHECK_INT_EQ(eval_case_cut("", 0, EVAL_KIND_REST, EVAL_BLOCKS_BRACE, &rng, &c), EVAL_ENONE);
 }
 
@@ -281,7 +274,8 @@ TEST(rest_of_line_cuts_on_characters)
 	for (uint64_t seed = 0; seed < 64; seed++) {
 		uint64_t rng = seed;
 		struct eval_case c;
-		REQUIRE(eval_case_cut(src, strlen(src), EVAL_KIND_REST, EVAL_BLOCKS_INDENT, &rng, &c) == 0);
+		REQUIRE(eval_case_cut(src, strlen(src), EVAL_KIND_REST, EVAL_BLOCKS_INDENT, &rng,
+		                      &c) == 0);
 		CHECK(((unsigned char)src[c.cursor] & 0xC0) != 0x80);
 		eval_case_finish(&c);
 	}
@@ -294,8 +288,7 @@ TEST(rng_is_splitmix64)
 	CHECK(eval_rng_next(&s) == 0xe220a8397b1dcdafull);
 	CHECK(eval_rng_next(&s) == 0x6e789e6aa1b965f4ull);
 	CHECK(eval_rng_next(&s) == 0x06c45d188009454full);
-	for (int i = 0; i < 1000; i++)
-		CHECK(eval_rng_below(&s, 7) < 7);
+	for (int i = 0; i < 1000; i++) CHECK(eval_rng_below(&s, 7) < 7);
 }
 
 /* ---- metrics ---- */
@@ -342,14 +335,14 @@ TEST(normalize_and_exact_match)
 
 TEST(percentiles_nearest_rank)
 {
-	double v[] = {50, 10, 40, 20, 30};
+	double v[] = { 50, 10, 40, 20, 30 };
 	CHECK_NEAR(eval_percentile(v, 5, 0.5), 30, 0);
 	CHECK_NEAR(eval_percentile(v, 5, 0.9), 50, 0);
 	CHECK_NEAR(eval_percentile(v, 5, 0.2), 10, 0);
 	CHECK_NEAR(eval_percentile(v, 5, 0), 10, 0);
 	CHECK_NEAR(eval_percentile(v, 5, 1), 50, 0);
 	CHECK_NEAR(eval_percentile(v, 0, 0.5), 0, 0);
-	double w[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	double w[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
 	CHECK_NEAR(eval_percentile(w, 10, 0.9), 9, 0);
 	CHECK_NEAR(eval_percentile(w, 10, 0.5), 5, 0);
 }

@@ -18,8 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gguf_error err;
 	struct gguf_file *f = gguf_open_memory(data, size, &err);
 	if (!f) {
-		if (!err.message[0])
-			__builtin_trap(); /* every failure must explain itself */
+		if (!err.message[0]) __builtin_trap(); /* every failure must explain itself */
 		return 0;
 	}
 	/* touch everything the reader claims is valid */
@@ -27,8 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int64_t i = 0; i < gguf_key_count(f); i++) {
 		struct gguf_str k = gguf_key_name(f, i);
 		char key[128];
-		if (k.len >= sizeof key || memchr(k.ptr, 0, k.len))
-			continue;
+		if (k.len >= sizeof key || memchr(k.ptr, 0, k.len)) continue;
 		memcpy(key, k.ptr, k.len);
 		key[k.len] = 0;
 		uint32_t u;
@@ -38,19 +36,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct gguf_str s;
 		enum gguf_type et;
 		uint64_t n;
-		sink += gguf_get_u32(f, key, &u) + gguf_get_i64(f, key, &i64) + gguf_get_f32(f, key, &x) +
-			gguf_get_bool(f, key, &b);
-		if (gguf_get_str(f, key, &s) && s.len)
-			sink += (uint8_t)s.ptr[s.len - 1];
+		sink += gguf_get_u32(f, key, &u) + gguf_get_i64(f, key, &i64) +
+		        gguf_get_f32(f, key, &x) + gguf_get_bool(f, key, &b);
+		if (gguf_get_str(f, key, &s) && s.len) sink += (uint8_t)s.ptr[s.len - 1];
 		if (gguf_get_arr(f, key, &et, &n)) {
 			for (uint64_t j = 0; j < n && j < 64; j++) {
 				struct gguf_str e = gguf_get_arr_str(f, key, j);
-				if (e.ptr && e.len)
-					sink += (uint8_t)e.ptr[e.len - 1];
+				if (e.ptr && e.len) sink += (uint8_t)e.ptr[e.len - 1];
 			}
 			const uint8_t *d = gguf_get_arr_data(f, key);
-			if (d && n)
-				sink += d[0];
+			if (d && n) sink += d[0];
 		}
 	}
 	for (int64_t i = 0; i < gguf_tensor_count(f); i++) {
@@ -60,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink += p[0] + p[t->nbytes - 1];
 		}
 		/* dequantize the first row when it is small */
-		if (t->ne[0] > 0 && t->ne[0] <= 4096 && t->nbytes >= tensor_type_row_size(t->type, t->ne[0])) {
+		if (t->ne[0] > 0 && t->ne[0] <= 4096 &&
+		    t->nbytes >= tensor_type_row_size(t->type, t->ne[0])) {
 			float row[4096];
 			tensor_row_dequantize(t->type, t->data, row, t->ne[0]);
 		}

@@ -22,10 +22,9 @@ static const char *data_path(const char *rel)
 
 static struct gguf_file *open_data(const char *rel)
 {
-	struct gguf_error err = {{0}};
+	struct gguf_error err = { { 0 } };
 	struct gguf_file *f = gguf_open(data_path(rel), &err);
-	if (!f)
-		fprintf(stderr, "open failed: %s\n", err.message);
+	if (!f) fprintf(stderr, "open failed: %s\n", err.message);
 	return f;
 }
 
@@ -62,7 +61,8 @@ static void check_model_keys(int *test_failed_, struct gguf_file *f, uint32_t fi
 	CHECK(gguf_get_str(f, "tokenizer.ggml.pre", &s) && str_is(s, "deepseek-coder"));
 	enum gguf_type et;
 	uint64_t n;
-	CHECK(gguf_get_arr(f, "tokenizer.ggml.tokens", &et, &n) && et == GGUF_TYPE_STRING && n == 32256);
+	CHECK(gguf_get_arr(f, "tokenizer.ggml.tokens", &et, &n) && et == GGUF_TYPE_STRING &&
+	      n == 32256);
 	CHECK(str_is(gguf_get_arr_str(f, "tokenizer.ggml.tokens", 32016), "<｜fim▁begin｜>"));
 	CHECK(gguf_get_arr_str(f, "tokenizer.ggml.tokens", 32256).ptr == NULL);
 	CHECK(!gguf_get_u32(f, "no.such.key", &u));
@@ -77,18 +77,17 @@ static void check_model_tensors(int *test_failed_, struct gguf_file *f, uint32_t
 		const char *name;
 		int64_t ne0, ne1;
 	} want[] = {
-		{"token_embd.weight", 64, 32256}, {"output_norm.weight", 64, 1},
-		{"output.weight", 64, 32256}, {"blk.0.attn_norm.weight", 64, 1},
-		{"blk.1.attn_q.weight", 64, 64}, {"blk.1.attn_k.weight", 64, 32},
-		{"blk.0.attn_v.weight", 64, 32}, {"blk.0.attn_output.weight", 64, 64},
-		{"blk.1.ffn_norm.weight", 64, 1}, {"blk.0.ffn_gate.weight", 64, 160},
-		{"blk.1.ffn_up.weight", 64, 160}, {"blk.1.ffn_down.weight", 160, 64},
+		{ "token_embd.weight", 64, 32256 }, { "output_norm.weight", 64, 1 },
+		{ "output.weight", 64, 32256 },     { "blk.0.attn_norm.weight", 64, 1 },
+		{ "blk.1.attn_q.weight", 64, 64 },  { "blk.1.attn_k.weight", 64, 32 },
+		{ "blk.0.attn_v.weight", 64, 32 },  { "blk.0.attn_output.weight", 64, 64 },
+		{ "blk.1.ffn_norm.weight", 64, 1 }, { "blk.0.ffn_gate.weight", 64, 160 },
+		{ "blk.1.ffn_up.weight", 64, 160 }, { "blk.1.ffn_down.weight", 160, 64 },
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		int64_t ti = gguf_find_tensor(f, want[i].name);
 		CHECK(ti >= 0);
-		if (ti < 0)
-			continue;
+		if (ti < 0) continue;
 		const struct gguf_tensor_info *t = gguf_tensor(f, ti);
 		CHECK(str_is(t->name, want[i].name));
 		CHECK_INT_EQ(t->ne[0], want[i].ne0);
@@ -148,19 +147,22 @@ TEST(models_dequantize_match_f32)
 		const struct gguf_tensor_info *b = gguf_tensor(f16, gguf_find_tensor(f16, name));
 		const struct gguf_tensor_info *c = gguf_tensor(q8, gguf_find_tensor(q8, name));
 		REQUIRE(b && c);
-		if (a->n_dims != 2)
-			continue;
+		if (a->n_dims != 2) continue;
 		int64_t n = a->ne[0];
-		float *ref = malloc((size_t)n * sizeof *ref), *got = malloc((size_t)n * sizeof *got);
+		float *ref = malloc((size_t)n * sizeof *ref),
+		      *got = malloc((size_t)n * sizeof *got);
 		uint8_t *q = malloc(tensor_type_row_size(TENSOR_TYPE_Q8_0, n));
-		uint64_t r16 = tensor_type_row_size(TENSOR_TYPE_F16, n), r8 = tensor_type_row_size(TENSOR_TYPE_Q8_0, n);
+		uint64_t r16 = tensor_type_row_size(TENSOR_TYPE_F16, n),
+		         r8 = tensor_type_row_size(TENSOR_TYPE_Q8_0, n);
 		for (int64_t r = 0; r < a->ne[1]; r++) {
 			memcpy(ref, (const float *)a->data + r * n, (size_t)n * sizeof *ref);
-			CHECK_INT_EQ(tensor_row_dequantize(TENSOR_TYPE_F16, (const uint8_t *)b->data + r * r16, got, n), 0);
+			CHECK_INT_EQ(tensor_row_dequantize(TENSOR_TYPE_F16,
+			                                   (const uint8_t *)b->data + r * r16, got,
+			                                   n),
+			             0);
 			for (int64_t j = 0; j < n; j++) {
 				double rel = fabs(got[j] - ref[j]) / fmax(fabs(ref[j]), 6.1e-5);
-				if (rel > max_rel16)
-					max_rel16 = rel;
+				if (rel > max_rel16) max_rel16 = rel;
 				uint16_t stored;
 				memcpy(&stored, (const uint8_t *)b->data + r * r16 + 2 * j, 2);
 				f16_bits_differ += stored != tensor_f32_to_f16(ref[j]);
@@ -172,12 +174,10 @@ TEST(models_dequantize_match_f32)
 				memcpy(&dh, qrow + (j / 32) * 34, 2);
 				double d = tensor_f16_to_f32(dh);
 				double e = d > 0 ? fabs(got[j] - ref[j]) / d : 0;
-				if (e > max_q8_err_over_d)
-					max_q8_err_over_d = e;
+				if (e > max_q8_err_over_d) max_q8_err_over_d = e;
 			}
 			tensor_row_quantize(TENSOR_TYPE_Q8_0, ref, q, n);
-			for (uint64_t k = 0; k < r8; k++)
-				q8_bytes_differ += q[k] != qrow[k];
+			for (uint64_t k = 0; k < r8; k++) q8_bytes_differ += q[k] != qrow[k];
 			n_checked += n;
 		}
 		free(ref);
@@ -205,8 +205,10 @@ TEST(vocab_files)
 	CHECK_INT_EQ(gguf_tensor_count(f), 0);
 	enum gguf_type et;
 	uint64_t n;
-	CHECK(gguf_get_arr(f, "tokenizer.ggml.merges", &et, &n) && et == GGUF_TYPE_STRING && n == 31757);
-	CHECK(gguf_get_arr(f, "tokenizer.ggml.token_type", &et, &n) && et == GGUF_TYPE_INT32 && n == 32256);
+	CHECK(gguf_get_arr(f, "tokenizer.ggml.merges", &et, &n) && et == GGUF_TYPE_STRING &&
+	      n == 31757);
+	CHECK(gguf_get_arr(f, "tokenizer.ggml.token_type", &et, &n) && et == GGUF_TYPE_INT32 &&
+	      n == 32256);
 	const uint8_t *tt = gguf_get_arr_data(f, "tokenizer.ggml.token_type");
 	REQUIRE(tt);
 	int32_t type;
@@ -224,7 +226,8 @@ TEST(vocab_files)
 	REQUIRE(f);
 	struct gguf_str s;
 	CHECK(gguf_get_str(f, "tokenizer.ggml.model", &s) && str_is(s, "llama"));
-	CHECK(gguf_get_arr(f, "tokenizer.ggml.scores", &et, &n) && et == GGUF_TYPE_FLOAT32 && n == 32000);
+	CHECK(gguf_get_arr(f, "tokenizer.ggml.scores", &et, &n) && et == GGUF_TYPE_FLOAT32 &&
+	      n == 32000);
 	CHECK(gguf_get_arr(f, "tokenizer.ggml.tokens", &et, &n) && n == 32000);
 	uint32_t u;
 	CHECK(gguf_get_u32(f, "tokenizer.ggml.bos_token_id", &u) && u == 1);
@@ -238,7 +241,7 @@ TEST(vocab_files)
 
 TEST(open_errors_name_the_file)
 {
-	struct gguf_error err = {{0}};
+	struct gguf_error err = { { 0 } };
 	CHECK(gguf_open("/nonexistent/x.gguf", &err) == NULL);
 	CHECK(strstr(err.message, "/nonexistent/x.gguf") != NULL);
 	CHECK(gguf_open(data_path("models/README.md"), &err) == NULL);

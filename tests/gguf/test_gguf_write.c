@@ -62,13 +62,12 @@ static void b_header(struct bytes *b, uint32_t version, uint64_t n_tensors, uint
 
 /* one tensor info: 1-D or 2-D */
 static void b_tensor(struct bytes *b, const char *name, uint32_t n_dims, uint64_t ne0, uint64_t ne1,
-		     uint32_t type, uint64_t offset)
+                     uint32_t type, uint64_t offset)
 {
 	b_str(b, name);
 	b_u32(b, n_dims);
 	b_u64(b, ne0);
-	if (n_dims > 1)
-		b_u64(b, ne1);
+	if (n_dims > 1) b_u64(b, ne1);
 	b_u32(b, type);
 	b_u64(b, offset);
 }
@@ -86,16 +85,16 @@ static bool try_open(const uint8_t *p, size_t n, struct gguf_error *err)
 	return ok;
 }
 
-#define EXPECT_REJECT(b, needle)                                                        \
-	do {                                                                            \
-		struct gguf_error e_;                                                   \
-		CHECK(!try_open((b)->p, (b)->n, &e_));                                  \
-		if (!strstr(e_.message, needle)) {                                      \
+#define EXPECT_REJECT(b, needle)                                                                \
+	do {                                                                                    \
+		struct gguf_error e_;                                                           \
+		CHECK(!try_open((b)->p, (b)->n, &e_));                                          \
+		if (!strstr(e_.message, needle)) {                                              \
 			fprintf(stderr, "  message \"%s\" lacks \"%s\"\n", e_.message, needle); \
-			CHECK(!"message names the problem");                          \
-		}                                                                       \
-		free((b)->p);                                                           \
-		*(b) = (struct bytes){0};                                               \
+			CHECK(!"message names the problem");                                    \
+		}                                                                               \
+		free((b)->p);                                                                   \
+		*(b) = (struct bytes){ 0 };                                                     \
 	} while (0)
 
 /* ---- writer round trip ---- */
@@ -105,8 +104,7 @@ static int fill_ramp(void *ctx, void *buf, uint64_t nbytes)
 	int *calls = ctx;
 	(*calls)++;
 	float *x = buf;
-	for (uint64_t i = 0; i < nbytes / 4; i++)
-		x[i] = (float)i * 0.5f;
+	for (uint64_t i = 0; i < nbytes / 4; i++) x[i] = (float)i * 0.5f;
 	return 0;
 }
 
@@ -131,38 +129,39 @@ TEST(writer_round_trip)
 	CHECK_INT_EQ(gguf_writer_set_str(w, "a.str", "héllo"), 0);
 	CHECK_INT_EQ(gguf_writer_set_u32(w, "a.u32", 1), -EEXIST);
 	CHECK_INT_EQ(gguf_writer_set_u32(w, "general.alignment", 64), -EINVAL);
-	int32_t ints[5] = {1, -2, 3, -4, 5};
+	int32_t ints[5] = { 1, -2, 3, -4, 5 };
 	CHECK_INT_EQ(gguf_writer_set_arr(w, "a.ints", GGUF_TYPE_INT32, ints, 5), 0);
-	const char *strs[3] = {"x", "", "zzz"};
+	const char *strs[3] = { "x", "", "zzz" };
 	CHECK_INT_EQ(gguf_writer_set_arr_str(w, "a.strs", strs, 3), 0);
 	CHECK_INT_EQ(gguf_writer_set_arr_str(w, "a.empty", strs, 0), 0);
 
 	float f[64 * 3];
-	for (int i = 0; i < 64 * 3; i++)
-		f[i] = (float)i / 100.0f - 0.5f;
+	for (int i = 0; i < 64 * 3; i++) f[i] = (float)i / 100.0f - 0.5f;
 	uint8_t q4[3 * 2 * 18];
 	for (int r = 0; r < 3; r++)
 		tensor_row_quantize(TENSOR_TYPE_Q4_0, f + 64 * r, q4 + r * 36, 64);
-	int64_t ne2[2] = {64, 3}, ne1[1] = {5};
+	int64_t ne2[2] = { 64, 3 }, ne1[1] = { 5 };
 	CHECK_INT_EQ(gguf_writer_add_tensor(w, "t.q4", TENSOR_TYPE_Q4_0, 2, ne2, q4, sizeof q4), 0);
-	CHECK_INT_EQ(gguf_writer_add_tensor(w, "t.q4", TENSOR_TYPE_Q4_0, 2, ne2, q4, sizeof q4), -EEXIST);
+	CHECK_INT_EQ(gguf_writer_add_tensor(w, "t.q4", TENSOR_TYPE_Q4_0, 2, ne2, q4, sizeof q4),
+	             -EEXIST);
 	CHECK_INT_EQ(gguf_writer_add_tensor(w, "t.bad", TENSOR_TYPE_Q4_0, 2, ne2, q4, 10), -EINVAL);
 	CHECK_INT_EQ(gguf_writer_add_tensor(w, "t.bad", 99, 2, ne2, q4, sizeof q4), -EINVAL);
 	CHECK_INT_EQ(gguf_writer_add_tensor_ref(w, "t.f32", TENSOR_TYPE_F32, 1, ne1, f, 20), 0);
 	int calls = 0;
-	int64_t ne_fill[2] = {8, 4};
-	CHECK_INT_EQ(gguf_writer_add_tensor_fill(w, "t.fill", TENSOR_TYPE_F32, 2, ne_fill, fill_ramp, &calls), 0);
+	int64_t ne_fill[2] = { 8, 4 };
+	CHECK_INT_EQ(gguf_writer_add_tensor_fill(w, "t.fill", TENSOR_TYPE_F32, 2, ne_fill,
+	                                         fill_ramp, &calls),
+	             0);
 
 	char path[256];
 	tmp_path(path, sizeof path, "rt");
-	struct gguf_error err = {{0}};
+	struct gguf_error err = { { 0 } };
 	REQUIRE(gguf_writer_write(w, path, &err) == 0);
 	CHECK_INT_EQ(calls, 1);
 	gguf_writer_free(w);
 
 	struct gguf_file *g = gguf_open(path, &err);
-	if (!g)
-		fprintf(stderr, "%s\n", err.message);
+	if (!g) fprintf(stderr, "%s\n", err.message);
 	REQUIRE(g);
 	CHECK_INT_EQ(gguf_version(g), 3);
 	CHECK_INT_EQ(gguf_key_count(g), 9); /* 8 + general.alignment */
@@ -203,8 +202,7 @@ TEST(writer_round_trip)
 	/* copy every key of the written file into a second file */
 	w = gguf_writer_new();
 	for (int64_t i = 0; i < gguf_key_count(g); i++) {
-		if (gguf_str_eq(gguf_key_name(g, i), "general.alignment"))
-			continue;
+		if (gguf_str_eq(gguf_key_name(g, i), "general.alignment")) continue;
 		CHECK_INT_EQ(gguf_writer_copy_key(w, g, i), 0);
 	}
 	char path2[256];
@@ -229,11 +227,12 @@ TEST(writer_round_trip)
 TEST(writer_errors)
 {
 	struct gguf_writer *w = gguf_writer_new();
-	int64_t ne[1] = {4};
-	CHECK_INT_EQ(gguf_writer_add_tensor_fill(w, "t", TENSOR_TYPE_F32, 1, ne, fill_fail, NULL), 0);
+	int64_t ne[1] = { 4 };
+	CHECK_INT_EQ(gguf_writer_add_tensor_fill(w, "t", TENSOR_TYPE_F32, 1, ne, fill_fail, NULL),
+	             0);
 	char path[256];
 	tmp_path(path, sizeof path, "fail");
-	struct gguf_error err = {{0}};
+	struct gguf_error err = { { 0 } };
 	CHECK(gguf_writer_write(w, path, &err) < 0);
 	CHECK(strstr(err.message, "\"t\"") != NULL);
 	CHECK(access(path, F_OK) != 0); /* a failed write leaves no file */
@@ -250,16 +249,15 @@ static uint8_t *small_file(size_t *size, uint64_t *data_end)
 	struct gguf_writer *w = gguf_writer_new();
 	gguf_writer_set_u32(w, "k.u32", 5);
 	gguf_writer_set_str(w, "k.str", "abc");
-	float fl[3] = {1, 2, 3};
+	float fl[3] = { 1, 2, 3 };
 	gguf_writer_set_arr(w, "k.arr", GGUF_TYPE_FLOAT32, fl, 3);
-	const char *strs[2] = {"one", "two"};
+	const char *strs[2] = { "one", "two" };
 	gguf_writer_set_arr_str(w, "k.strs", strs, 2);
 	float d[40];
-	for (int i = 0; i < 40; i++)
-		d[i] = (float)i;
+	for (int i = 0; i < 40; i++) d[i] = (float)i;
 	uint8_t q8[34];
 	tensor_row_quantize(TENSOR_TYPE_Q8_0, d, q8, 32);
-	int64_t ne_a[1] = {8}, ne_b[2] = {32, 1};
+	int64_t ne_a[1] = { 8 }, ne_b[2] = { 32, 1 };
 	gguf_writer_add_tensor(w, "a", TENSOR_TYPE_F32, 1, ne_a, d, 32);
 	gguf_writer_add_tensor(w, "b", TENSOR_TYPE_Q8_0, 2, ne_b, q8, 34);
 	char path[256];
@@ -291,8 +289,7 @@ TEST(truncation_at_every_byte)
 	int bad = 0;
 	for (size_t n = 0; n < size; n++) {
 		bool ok = try_open(p, n, &err);
-		if (n < data_end && (ok || !err.message[0]))
-			bad++;
+		if (n < data_end && (ok || !err.message[0])) bad++;
 		if (n >= data_end && !ok) /* only trailing padding is missing: still a whole file */
 			bad++;
 	}
@@ -302,8 +299,7 @@ TEST(truncation_at_every_byte)
 		for (int v = 0; v < 256; v += 51) {
 			uint8_t old = p[i];
 			p[i] = (uint8_t)(old ^ (v | 1));
-			if (!try_open(p, size, &err))
-				CHECK(err.message[0] != 0);
+			if (!try_open(p, size, &err)) CHECK(err.message[0] != 0);
 			p[i] = old;
 		}
 	}
@@ -312,7 +308,7 @@ TEST(truncation_at_every_byte)
 
 TEST(hostile_headers)
 {
-	struct bytes b = {0};
+	struct bytes b = { 0 };
 
 	b_put(&b, "GGUX", 4);
 	b_u32(&b, 3);
@@ -340,8 +336,7 @@ TEST(hostile_headers)
 
 	/* counts that fit the file size but not the index limits */
 	b_header(&b, 3, 0, 70000);
-	for (int i = 0; i < 70000; i++)
-		b_put(&b, "\0\0\0\0\0\0\0\0\0\0\0\0\0", 13);
+	for (int i = 0; i < 70000; i++) b_put(&b, "\0\0\0\0\0\0\0\0\0\0\0\0\0", 13);
 	EXPECT_REJECT(&b, "at most 65536");
 
 	b_header(&b, 3, 0, 1);
@@ -429,7 +424,8 @@ TEST(hostile_headers)
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "q", 2, 33, 2, TENSOR_TYPE_Q4_0, 0);
 	b_pad(&b, 32);
-	EXPECT_REJECT(&b, "tensor \"q\": row length 33 is not a multiple of the q4_0 block size 32");
+	EXPECT_REJECT(&b,
+	              "tensor \"q\": row length 33 is not a multiple of the q4_0 block size 32");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "big", 2, 1ull << 40, 1ull << 40, TENSOR_TYPE_F32, 0);
@@ -450,7 +446,8 @@ TEST(hostile_headers)
 	b_tensor(&b, "blk.3.ffn_up.weight", 2, 64, 64, TENSOR_TYPE_F32, 0);
 	b_pad(&b, 32);
 	b_put(&b, "0123456789", 10);
-	EXPECT_REJECT(&b, "tensor \"blk.3.ffn_up.weight\" data [offset 0, 16384 bytes] runs past the end of the file");
+	EXPECT_REJECT(&b, "tensor \"blk.3.ffn_up.weight\" data [offset 0, 16384 bytes] runs past "
+	                  "the end of the file");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "t", 1, 8, 1, TENSOR_TYPE_F32, UINT64_MAX - 31);
@@ -461,16 +458,14 @@ TEST(hostile_headers)
 	b_tensor(&b, "a", 1, 16, 1, TENSOR_TYPE_F32, 0);
 	b_tensor(&b, "b", 1, 8, 1, TENSOR_TYPE_F32, 32);
 	b_pad(&b, 32);
-	for (int i = 0; i < 4; i++)
-		b_put(&b, "0123456789abcdef0123456789abcdef", 32);
+	for (int i = 0; i < 4; i++) b_put(&b, "0123456789abcdef0123456789abcdef", 32);
 	EXPECT_REJECT(&b, "tensor \"a\" data [offset 0, 64 bytes] overlaps tensor \"b\"");
 
 	b_header(&b, 3, 2, 0);
 	b_tensor(&b, "a", 1, 8, 1, TENSOR_TYPE_F32, 0);
 	b_tensor(&b, "a", 1, 8, 1, TENSOR_TYPE_F32, 32);
 	b_pad(&b, 32);
-	for (int i = 0; i < 2; i++)
-		b_put(&b, "0123456789abcdef0123456789abcdef", 32);
+	for (int i = 0; i < 2; i++) b_put(&b, "0123456789abcdef0123456789abcdef", 32);
 	EXPECT_REJECT(&b, "tensor \"a\" appears twice");
 
 	/* a name with control bytes is escaped in the message */
@@ -487,7 +482,7 @@ TEST(hostile_headers)
 	b_tensor(&b, "t", 1, 4, 1, TENSOR_TYPE_F32, 0);
 	b_pad(&b, 64);
 	size_t data_at = b.n;
-	float v[4] = {1, 2, 3, 4};
+	float v[4] = { 1, 2, 3, 4 };
 	b_put(&b, v, 16);
 	struct gguf_error err;
 	struct gguf_file *f = gguf_open_memory(b.p, b.n, &err);

@@ -15,10 +15,11 @@
 static char vocab[4096];
 
 static int run_mkmodel(const char *type, const char *out, const char *seed, const char *extra1,
-		       const char *extra2)
+                       const char *extra2)
 {
-	char *argv[16] = {"mkmodel", "--shape", "tiny", "--type", (char *)type, "--vocab", vocab,
-			  "-o", (char *)out, "--seed", (char *)seed, (char *)extra1, (char *)extra2, NULL};
+	char *argv[16] = { "mkmodel",    "--shape",      "tiny",         "--type",    (char *)type,
+		           "--vocab",    vocab,          "-o",           (char *)out, "--seed",
+		           (char *)seed, (char *)extra1, (char *)extra2, NULL };
 	int argc = 11 + (extra1 ? 1 : 0) + (extra2 ? 1 : 0);
 	return cli_mkmodel(argc, argv);
 }
@@ -28,12 +29,12 @@ static void tmp(char *out, const char *tag)
 	snprintf(out, 256, "/tmp/infill-test-mkmodel-%d-%s.gguf", (int)getpid(), tag);
 }
 
-static void check_model(int *test_failed_, const char *path, uint32_t mat_type, uint32_t dim, uint32_t ffn)
+static void check_model(int *test_failed_, const char *path, uint32_t mat_type, uint32_t dim,
+                        uint32_t ffn)
 {
 	struct gguf_error err;
 	struct gguf_file *f = gguf_open(path, &err);
-	if (!f)
-		fprintf(stderr, "%s\n", err.message);
+	if (!f) fprintf(stderr, "%s\n", err.message);
 	REQUIRE(f);
 	struct gguf_file *v = gguf_open(vocab, &err);
 	REQUIRE(v);
@@ -56,8 +57,7 @@ static void check_model(int *test_failed_, const char *path, uint32_t mat_type, 
 	int n_tok_keys = 0;
 	for (int64_t i = 0; i < gguf_key_count(v); i++) {
 		struct gguf_str k = gguf_key_name(v, i);
-		if (k.len < 10 || memcmp(k.ptr, "tokenizer.", 10))
-			continue;
+		if (k.len < 10 || memcmp(k.ptr, "tokenizer.", 10)) continue;
 		char key[256];
 		snprintf(key, sizeof key, "%.*s", (int)k.len, k.ptr);
 		int64_t j = gguf_find_key(f, key);
@@ -70,7 +70,8 @@ static void check_model(int *test_failed_, const char *path, uint32_t mat_type, 
 	}
 	CHECK(n_tok_keys >= 8);
 	CHECK_INT_EQ(gguf_tensor_count(f), 3 + 2 * 9);
-	const struct gguf_tensor_info *t = gguf_tensor(f, gguf_find_tensor(f, "blk.1.attn_k.weight"));
+	const struct gguf_tensor_info *t =
+	        gguf_tensor(f, gguf_find_tensor(f, "blk.1.attn_k.weight"));
 	REQUIRE(t);
 	CHECK(t->ne[0] == dim && t->ne[1] == dim / 2 && t->type == mat_type);
 	t = gguf_tensor(f, gguf_find_tensor(f, "blk.0.ffn_down.weight"));
@@ -80,8 +81,7 @@ static void check_model(int *test_failed_, const char *path, uint32_t mat_type, 
 	REQUIRE(t);
 	CHECK(t->n_dims == 1 && t->type == TENSOR_TYPE_F32);
 	double mean = 0;
-	for (uint32_t i = 0; i < dim; i++)
-		mean += ((const float *)t->data)[i] / dim;
+	for (uint32_t i = 0; i < dim; i++) mean += ((const float *)t->data)[i] / dim;
 	CHECK_NEAR(mean, 1.0, 0.02);
 	/* the embedding: mean 0, standard deviation 0.02 (within quantization noise) */
 	t = gguf_tensor(f, gguf_find_tensor(f, "token_embd.weight"));
@@ -90,7 +90,9 @@ static void check_model(int *test_failed_, const char *path, uint32_t mat_type, 
 	double s1 = 0, s2 = 0;
 	uint64_t rb = tensor_type_row_size(t->type, dim);
 	for (int r = 0; r < 2000; r++) {
-		CHECK_INT_EQ(tensor_row_dequantize(t->type, (const uint8_t *)t->data + r * rb, row, dim), 0);
+		CHECK_INT_EQ(
+		        tensor_row_dequantize(t->type, (const uint8_t *)t->data + r * rb, row, dim),
+		        0);
 		for (uint32_t i = 0; i < dim; i++) {
 			s1 += row[i];
 			s2 += (double)row[i] * row[i];
@@ -110,8 +112,11 @@ TEST(tiny_types)
 	static const struct {
 		const char *name;
 		uint32_t type;
-	} types[] = {{"f32", TENSOR_TYPE_F32}, {"f16", TENSOR_TYPE_F16}, {"bf16", TENSOR_TYPE_BF16},
-		     {"q8_0", TENSOR_TYPE_Q8_0}, {"q4_0", TENSOR_TYPE_Q4_0}};
+	} types[] = { { "f32", TENSOR_TYPE_F32 },
+		      { "f16", TENSOR_TYPE_F16 },
+		      { "bf16", TENSOR_TYPE_BF16 },
+		      { "q8_0", TENSOR_TYPE_Q8_0 },
+		      { "q4_0", TENSOR_TYPE_Q4_0 } };
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
 		tmp(p, types[i].name);
 		CHECK_INT_EQ(run_mkmodel(types[i].name, p, "7", NULL, NULL), 0);
@@ -125,8 +130,8 @@ TEST(tiny_k_quants)
 {
 	char p[256];
 	tmp(p, "q4k");
-	char *argv[] = {"mkmodel", "--shape", "tiny", "--type", "q4_k", "--vocab", vocab, "-o", p,
-			"--dim", "256", "--ffn", "512", NULL};
+	char *argv[] = { "mkmodel", "--shape", "tiny",  "--type", "q4_k",  "--vocab", vocab,
+		         "-o",      p,         "--dim", "256",    "--ffn", "512",     NULL };
 	CHECK_INT_EQ(cli_mkmodel(13, argv), 0);
 	check_model(test_failed_, p, TENSOR_TYPE_Q4_K, 256, 512);
 	argv[4] = "q6_k";
@@ -145,7 +150,8 @@ TEST(seeded)
 	CHECK_INT_EQ(run_mkmodel("q8_0", b, "42", NULL, NULL), 0);
 	CHECK_INT_EQ(run_mkmodel("q8_0", c, "43", NULL, NULL), 0);
 	size_t na, nb, nc;
-	char *pa = test_read_file(a, &na), *pb = test_read_file(b, &nb), *pc = test_read_file(c, &nc);
+	char *pa = test_read_file(a, &na), *pb = test_read_file(b, &nb),
+	     *pc = test_read_file(c, &nc);
 	REQUIRE(pa && pb && pc);
 	CHECK(na == nb && !memcmp(pa, pb, na));
 	CHECK(na == nc && memcmp(pa, pc, na) != 0);
@@ -165,9 +171,10 @@ TEST(usage_errors)
 	CHECK_INT_EQ(run_mkmodel("f32", p, "x", NULL, NULL), 2);
 	CHECK_INT_EQ(run_mkmodel("f32", p, "1", "--heads", "5"), 2); /* 64 does not split into 5 */
 	CHECK_INT_EQ(run_mkmodel("f32", p, "1", "--bogus", "1"), 2);
-	char *argv[] = {"mkmodel", "--shape", "tiny", NULL};
+	char *argv[] = { "mkmodel", "--shape", "tiny", NULL };
 	CHECK_INT_EQ(cli_mkmodel(3, argv), 2);
-	char *argv2[] = {"mkmodel", "--shape", "tiny", "--type", "f32", "--vocab", "/nonexistent.gguf", "-o", p, NULL};
+	char *argv2[] = { "mkmodel", "--shape",           "tiny", "--type", "f32",
+		          "--vocab", "/nonexistent.gguf", "-o",   p,        NULL };
 	CHECK_INT_EQ(cli_mkmodel(9, argv2), 1);
 	CHECK(access(p, F_OK) != 0);
 }

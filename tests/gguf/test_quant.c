@@ -31,7 +31,7 @@ TEST(type_table)
 	CHECK_INT_EQ(tensor_type_row_size(TENSOR_TYPE_F32, INT64_MAX), 0); /* overflow */
 	CHECK_INT_EQ(tensor_type_block_size(TENSOR_TYPE_Q6_K), 256);
 	CHECK_INT_EQ(tensor_type_block_bytes(TENSOR_TYPE_Q4_K), 144);
-	float x[32] = {0};
+	float x[32] = { 0 };
 	CHECK_INT_EQ(tensor_row_dequantize(TENSOR_TYPE_Q4_0, x, x, 31), -EINVAL);
 	CHECK_INT_EQ(tensor_row_quantize(99, x, x, 32), -EINVAL);
 }
@@ -69,8 +69,7 @@ TEST(bf16_exhaustive)
 	int bad = 0;
 	for (uint32_t h = 0; h < 65536; h++) {
 		float f = tensor_bf16_to_f32((uint16_t)h);
-		if (f != f)
-			continue;
+		if (f != f) continue;
 		bad += tensor_f32_to_bf16(f) != h;
 	}
 	CHECK_INT_EQ(bad, 0);
@@ -83,26 +82,23 @@ TEST(bf16_exhaustive)
  * order, scale index or bias fails loudly. */
 TEST(layout_q4_0_q8_0)
 {
-	struct block_q4_0 b4 = {.d = 0x3C00}; /* d = 1 */
-	for (int j = 0; j < 16; j++)
-		b4.qs[j] = (uint8_t)(j | ((15 - j) << 4));
+	struct block_q4_0 b4 = { .d = 0x3C00 }; /* d = 1 */
+	for (int j = 0; j < 16; j++) b4.qs[j] = (uint8_t)(j | ((15 - j) << 4));
 	float y[32];
 	CHECK_INT_EQ(tensor_row_dequantize(TENSOR_TYPE_Q4_0, &b4, y, 32), 0);
 	for (int j = 0; j < 16; j++) {
 		CHECK(y[j] == (float)(j - 8));
 		CHECK(y[j + 16] == (float)(7 - j));
 	}
-	struct block_q8_0 b8 = {.d = 0x3800}; /* d = 0.5 */
-	for (int j = 0; j < 32; j++)
-		b8.qs[j] = (int8_t)(j * 8 - 128);
+	struct block_q8_0 b8 = { .d = 0x3800 }; /* d = 0.5 */
+	for (int j = 0; j < 32; j++) b8.qs[j] = (int8_t)(j * 8 - 128);
 	CHECK_INT_EQ(tensor_row_dequantize(TENSOR_TYPE_Q8_0, &b8, y, 32), 0);
-	for (int j = 0; j < 32; j++)
-		CHECK(y[j] == 0.5f * (float)(j * 8 - 128));
+	for (int j = 0; j < 32; j++) CHECK(y[j] == 0.5f * (float)(j * 8 - 128));
 }
 
 TEST(layout_q4_k)
 {
-	struct block_q4_k b = {.d = 0x3C00, .dmin = 0x3800}; /* d = 1, dmin = 0.5 */
+	struct block_q4_k b = { .d = 0x3C00, .dmin = 0x3800 }; /* d = 1, dmin = 0.5 */
 	/* sub-block s: scale s + 1 + 40 * (s >= 4) (needs the high bits), min 2s + 1 */
 	uint8_t sc[8], m[8];
 	for (int s = 0; s < 8; s++) {
@@ -132,25 +128,24 @@ TEST(layout_q4_k)
 
 TEST(layout_q6_k)
 {
-	struct block_q6_k b = {.d = 0x3C00};
-	for (int s = 0; s < 16; s++)
-		b.scales[s] = (int8_t)(s % 2 ? -(s + 1) : s + 1);
+	struct block_q6_k b = { .d = 0x3C00 };
+	for (int s = 0; s < 16; s++) b.scales[s] = (int8_t)(s % 2 ? -(s + 1) : s + 1);
 	/* element i of the block gets q = i % 64 */
 	for (int h = 0; h < 2; h++) {
 		for (int l = 0; l < 32; l++) {
 			int base = 128 * h;
-			int q1 = (base + l) % 64, q2 = (base + l + 32) % 64, q3 = (base + l + 64) % 64,
-			    q4 = (base + l + 96) % 64;
+			int q1 = (base + l) % 64, q2 = (base + l + 32) % 64,
+			    q3 = (base + l + 64) % 64, q4 = (base + l + 96) % 64;
 			b.ql[64 * h + l] = (uint8_t)((q1 & 15) | ((q3 & 15) << 4));
 			b.ql[64 * h + l + 32] = (uint8_t)((q2 & 15) | ((q4 & 15) << 4));
-			b.qh[32 * h + l] = (uint8_t)((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
+			b.qh[32 * h + l] = (uint8_t)((q1 >> 4) | ((q2 >> 4) << 2) |
+			                             ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
 		}
 	}
 	float y[256];
 	CHECK_INT_EQ(tensor_row_dequantize(TENSOR_TYPE_Q6_K, &b, y, 256), 0);
 	int bad = 0;
-	for (int i = 0; i < 256; i++)
-		bad += y[i] != (float)b.scales[i / 16] * (float)(i % 64 - 32);
+	for (int i = 0; i < 256; i++) bad += y[i] != (float)b.scales[i / 16] * (float)(i % 64 - 32);
 	CHECK_INT_EQ(bad, 0);
 }
 
@@ -177,26 +172,23 @@ static struct rt_stats round_trip(uint32_t type, int64_t n, int64_t block)
 	uint64_t seed = 0x9E3779B97F4A7C15ull ^ type;
 	float *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
 	uint8_t *q = malloc(tensor_type_row_size(type, n));
-	for (int64_t i = 0; i < n; i++)
-		x[i] = (float)(0.02 * gauss(&seed));
+	for (int64_t i = 0; i < n; i++) x[i] = (float)(0.02 * gauss(&seed));
 	for (int64_t i = 0; i < n; i += 997) /* outliers, as real weights have */
 		x[i] *= 8;
 	for (int64_t i = 512; i < 512 + 256; i++) /* an all-zero stretch */
 		x[i] = 0;
 	tensor_row_quantize(type, x, q, n);
 	tensor_row_dequantize(type, q, y, n);
-	struct rt_stats st = {0, 0};
+	struct rt_stats st = { 0, 0 };
 	double se = 0, sx = 0;
 	for (int64_t b = 0; b < n; b += block) {
 		double amax = 0;
-		for (int64_t i = b; i < b + block; i++)
-			amax = fmax(amax, fabs(x[i]));
+		for (int64_t i = b; i < b + block; i++) amax = fmax(amax, fabs(x[i]));
 		for (int64_t i = b; i < b + block; i++) {
 			double e = fabs((double)x[i] - y[i]);
 			if (amax > 0 && e / amax > st.max_err_over_amax)
 				st.max_err_over_amax = e / amax;
-			if (amax == 0 && y[i] != 0)
-				st.max_err_over_amax = 1e9;
+			if (amax == 0 && y[i] != 0) st.max_err_over_amax = 1e9;
 			se += e * e;
 			sx += (double)x[i] * x[i];
 		}
@@ -225,19 +217,19 @@ TEST(round_trip_error_bounds)
 		int64_t block;
 		double max_bound, rms_bound;
 	} cases[] = {
-		{TENSOR_TYPE_F32, 256, 0, 0},
-		{TENSOR_TYPE_F16, 256, 1.0 / 2048, 3e-4},
-		{TENSOR_TYPE_BF16, 256, 1.0 / 256, 3e-3},
-		{TENSOR_TYPE_Q8_0, 32, 1.0 / 254 + 1.0 / 2048, 7.5e-3},
-		{TENSOR_TYPE_Q4_0, 32, 1.0 / 8 + 1.0 / 1024, 0.12},
-		{TENSOR_TYPE_Q4_K, 256, 1.0 / 15, 0.12},
-		{TENSOR_TYPE_Q6_K, 256, 1.0 / 32, 0.04},
+		{ TENSOR_TYPE_F32, 256, 0, 0 },
+		{ TENSOR_TYPE_F16, 256, 1.0 / 2048, 3e-4 },
+		{ TENSOR_TYPE_BF16, 256, 1.0 / 256, 3e-3 },
+		{ TENSOR_TYPE_Q8_0, 32, 1.0 / 254 + 1.0 / 2048, 7.5e-3 },
+		{ TENSOR_TYPE_Q4_0, 32, 1.0 / 8 + 1.0 / 1024, 0.12 },
+		{ TENSOR_TYPE_Q4_K, 256, 1.0 / 15, 0.12 },
+		{ TENSOR_TYPE_Q6_K, 256, 1.0 / 32, 0.04 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct rt_stats st = round_trip(cases[i].type, n, cases[i].block);
 		printf("  %-5s max |err|/amax %.4f (bound %.4f)  rel rms %.5f (bound %.4f)\n",
-		       tensor_type_name(cases[i].type), st.max_err_over_amax, cases[i].max_bound, st.rel_rms,
-		       cases[i].rms_bound);
+		       tensor_type_name(cases[i].type), st.max_err_over_amax, cases[i].max_bound,
+		       st.rel_rms, cases[i].rms_bound);
 		CHECK(st.max_err_over_amax <= cases[i].max_bound);
 		CHECK(st.rel_rms <= cases[i].rms_bound);
 	}
@@ -255,7 +247,7 @@ TEST(q4_0_reference_rule)
 	CHECK_INT_EQ(b.qs[0] & 0xF, 0);        /* -4 -> q = 0 */
 	CHECK_INT_EQ(b.qs[15] >> 4, 15);       /* 3.75/0.5 + 8.5 = 16 -> clamped to 15 */
 	CHECK_INT_EQ(b.qs[1] & 0xF, 1);        /* -3.75/0.5 + 8.5 = 1.0 */
-	CHECK_INT_EQ(b.qs[8] & 0xF, 4);        /* -2 * 2 + 8.5 = 4.5 truncates to 4 (value -2, exact) */
+	CHECK_INT_EQ(b.qs[8] & 0xF, 4); /* -2 * 2 + 8.5 = 4.5 truncates to 4 (value -2, exact) */
 }
 
 TEST_MAIN()

@@ -53,21 +53,22 @@ static void fill_ids(int32_t *ids, int n, int nv)
 
 /* One forward of n entries on the given sequences at their current ends; argmax of every row. */
 static int step(struct model *m, struct kv_seq **seqs, const int32_t *tok, int n, int32_t *argmax,
-	struct infer_error *err)
+                struct infer_error *err)
 {
 	int32_t pos[64], rows[64];
 	for (int i = 0; i < n; i++) {
 		pos[i] = kv_seq_len(seqs[i]);
 		rows[i] = i;
 	}
-	struct model_batch b = {n, tok, pos, seqs, n, rows, NULL, argmax};
+	struct model_batch b = { n, tok, pos, seqs, n, rows, NULL, argmax };
 	return model_forward(m, &b, err);
 }
 
 static void line(const char *label, const char *fig, double ms, double bound_ms, const char *aim)
 {
-	printf("FIGURE %s %s: %.3f ms | bound %.3f ms | %.0f%% of bound%s%s\n", label, fig, ms, bound_ms,
-	       bound_ms > 0 ? 100.0 * bound_ms / ms : 0.0, aim ? " | aim " : "", aim ? aim : "");
+	printf("FIGURE %s %s: %.3f ms | bound %.3f ms | %.0f%% of bound%s%s\n", label, fig, ms,
+	       bound_ms, bound_ms > 0 ? 100.0 * bound_ms / ms : 0.0, aim ? " | aim " : "",
+	       aim ? aim : "");
 }
 
 int main(int argc, char **argv)
@@ -84,7 +85,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--peak-tflops") && i + 1 < argc)
 			peak_tflops = atof(argv[++i]);
 		else {
-			fprintf(stderr, "usage: bench_cuda --model M.gguf [--label L] [--peak-gbs 4800] [--peak-tflops 989]\n");
+			fprintf(stderr, "usage: bench_cuda --model M.gguf [--label L] [--peak-gbs "
+			                "4800] [--peak-tflops 989]\n");
 			return 2;
 		}
 	}
@@ -105,8 +107,10 @@ int main(int argc, char **argv)
 	const struct model_info *mi = model_info(m);
 	const int nv = mi->n_vocab;
 	printf("bench_cuda: %s on %s\n", path, mi->backend_name);
-	const double E = mi->n_embd, qd = (double)mi->n_head * mi->head_dim, kvd = (double)mi->n_head_kv * mi->head_dim;
-	const double params = mi->n_layer * (2 * E * qd + 2 * E * kvd + 3 * E * mi->n_ff) + (double)nv * E;
+	const double E = mi->n_embd, qd = (double)mi->n_head * mi->head_dim,
+	             kvd = (double)mi->n_head_kv * mi->head_dim;
+	const double params =
+	        mi->n_layer * (2 * E * qd + 2 * E * kvd + 3 * E * mi->n_ff) + (double)nv * E;
 	const double decode_bound = (double)mi->decode_read_bytes / (peak_gbs * 1e9) * 1e3;
 	const double prefill_bound = 2 * params * 512 / (peak_tflops * 1e12) * 1e3;
 
@@ -115,8 +119,7 @@ int main(int argc, char **argv)
 	float *logits = malloc(sizeof(float) * (size_t)nv);
 	double t[REPS];
 	int rc = ids && logits ? 0 : -ENOMEM;
-	if (rc)
-		goto out;
+	if (rc) goto out;
 	fill_ids(ids, CTX, nv);
 
 	/* Prefill 512: median of 5 after a warm-up. */
@@ -124,23 +127,20 @@ int main(int argc, char **argv)
 		struct kv_seq *s = kv_seq_new(model_kv_pool(m));
 		double t0 = now_ms();
 		rc = model_eval(m, s, ids, P, logits, &err);
-		if (r > 0)
-			t[r - 1] = now_ms() - t0;
+		if (r > 0) t[r - 1] = now_ms() - t0;
 		kv_seq_free(s);
 	}
-	if (rc)
-		goto out;
+	if (rc) goto out;
 	line(label, "prefill_512", pct(t, 5, 0.5), prefill_bound, "< 5 ms (1.3B)");
 
 	/* Decode at batch 1 and 3 after a 512-token prompt. */
-	double dec[2] = {0, 0};
+	double dec[2] = { 0, 0 };
 	for (int nb = 1, k = 0; nb <= 3 && !rc; nb += 2, k++) {
 		struct kv_seq *s[3];
 		s[0] = kv_seq_new(model_kv_pool(m));
 		rc = model_eval(m, s[0], ids, P, NULL, &err);
-		for (int i = 1; i < nb; i++)
-			s[i] = kv_seq_fork(s[0]);
-		int32_t tok[3] = {100, 200, 300}, am[3];
+		for (int i = 1; i < nb; i++) s[i] = kv_seq_fork(s[0]);
+		int32_t tok[3] = { 100, 200, 300 }, am[3];
 		for (int w = 0; !rc && w < 3; w++) /* graph capture happens here */
 			rc = step(m, s, tok, nb, am, &err);
 		double t0 = now_ms();
@@ -149,11 +149,9 @@ int main(int argc, char **argv)
 			memcpy(tok, am, sizeof(int32_t) * nb);
 		}
 		dec[k] = (now_ms() - t0) / NDEC;
-		for (int i = 0; i < nb; i++)
-			kv_seq_free(s[i]);
+		for (int i = 0; i < nb; i++) kv_seq_free(s[i]);
 	}
-	if (rc)
-		goto out;
+	if (rc) goto out;
 	line(label, "decode_b1_per_token", dec[0], decode_bound, ">= 70% of bound");
 	char aim[64];
 	snprintf(aim, sizeof aim, "< 1.3x batch 1 (is %.2fx)", dec[1] / dec[0]);
@@ -165,29 +163,26 @@ int main(int argc, char **argv)
 	rc = model_eval(m, base, ids, CTX - 64, NULL, &err);
 	for (int r = 0; !rc && r < REPS; r++) {
 		double t0 = now_ms();
-		struct kv_seq *s[3] = {kv_seq_fork(base), NULL, NULL};
+		struct kv_seq *s[3] = { kv_seq_fork(base), NULL, NULL };
 		int32_t am[3], tok[3];
 		rc = model_eval(m, s[0], ids + CTX - 64 + (r % 8) * 4, 4, logits, &err);
 		s[1] = kv_seq_fork(s[0]);
 		s[2] = kv_seq_fork(s[0]);
-		for (int k = 0; k < 3; k++)
-			tok[k] = (int32_t)((r * 31 + k * 7 + 5) % 32000);
+		for (int k = 0; k < 3; k++) tok[k] = (int32_t)((r * 31 + k * 7 + 5) % 32000);
 		for (int i = 0; !rc && i < 16; i++) {
 			rc = step(m, s, tok, 3, am, &err);
 			memcpy(tok, am, sizeof tok);
 		}
 		t[r] = now_ms() - t0;
-		for (int k = 0; k < 3; k++)
-			kv_seq_free(s[k]);
+		for (int k = 0; k < 3; k++) kv_seq_free(s[k]);
 	}
 	kv_seq_free(base);
-	if (rc)
-		goto out;
+	if (rc) goto out;
 	/* Bound: 4 prompt tokens + 16 steps, each at least one read of the weights. */
-	line(label, "completion_16x3_p50", pct(t, REPS, 0.5), 17 * decode_bound, "< 15 ms p50 (1.3B)");
+	line(label, "completion_16x3_p50", pct(t, REPS, 0.5), 17 * decode_bound,
+	     "< 15 ms p50 (1.3B)");
 out:
-	if (rc)
-		fprintf(stderr, "bench_cuda: %s\n", err.message);
+	if (rc) fprintf(stderr, "bench_cuda: %s\n", err.message);
 	free(ids);
 	free(logits);
 	model_free(m);

@@ -19,32 +19,31 @@ static int gpu_skip_reason(void)
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess || n == 0) {
-		printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "count is 0");
+		printf("SKIP: no CUDA device (%s)\n",
+		       e != cudaSuccess ? cudaGetErrorString(e) : "count is 0");
 		return 77;
 	}
 	return 0;
 }
 
 /* The harness loop of TEST_MAIN, behind the device check. */
-#define GPU_TEST_MAIN()                                                                  \
-	int main(void)                                                                   \
-	{                                                                                \
-		int skip = gpu_skip_reason();                                            \
-		if (skip)                                                                \
-			return skip;                                                     \
-		const char *filter = getenv("TEST_FILTER");                              \
-		int passed = 0, failed = 0;                                              \
-		for (struct test_case *t = test_cases_head; t; t = t->next) {            \
-			if (filter && !strstr(t->name, filter))                          \
-				continue;                                                \
-			int f = 0;                                                       \
-			t->fn(&f);                                                       \
-			printf("%s %s\n", f ? "FAIL" : "ok  ", t->name);                 \
-			fflush(stdout);                                                  \
-			f ? failed++ : passed++;                                         \
-		}                                                                        \
-		printf("%d passed, %d failed\n", passed, failed);                        \
-		return failed ? 1 : 0;                                                   \
+#define GPU_TEST_MAIN()                                                       \
+	int main(void)                                                        \
+	{                                                                     \
+		int skip = gpu_skip_reason();                                 \
+		if (skip) return skip;                                        \
+		const char *filter = getenv("TEST_FILTER");                   \
+		int passed = 0, failed = 0;                                   \
+		for (struct test_case *t = test_cases_head; t; t = t->next) { \
+			if (filter && !strstr(t->name, filter)) continue;     \
+			int f = 0;                                            \
+			t->fn(&f);                                            \
+			printf("%s %s\n", f ? "FAIL" : "ok  ", t->name);      \
+			fflush(stdout);                                       \
+			f ? failed++ : passed++;                              \
+		}                                                             \
+		printf("%d passed, %d failed\n", passed, failed);             \
+		return failed ? 1 : 0;                                        \
 	}
 
 /* xorshift64*: reproducible data for every run. */
@@ -64,29 +63,25 @@ static inline float rng_f(uint64_t *s)
 
 static inline void rng_fill(uint64_t *s, float *x, size_t n, float scale)
 {
-	for (size_t i = 0; i < n; i++)
-		x[i] = rng_f(s) * scale;
+	for (size_t i = 0; i < n; i++) x[i] = rng_f(s) * scale;
 }
 
 /* Device copy of host bytes; NULL on failure (the caller REQUIREs it). */
 static inline void *dev_from(const void *host, size_t bytes)
 {
 	void *d = NULL;
-	if (cudaMalloc(&d, bytes ? bytes : 16) != cudaSuccess)
-		return NULL;
+	if (cudaMalloc(&d, bytes ? bytes : 16) != cudaSuccess) return NULL;
 	if (host && cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
 		cudaFree(d);
 		return NULL;
 	}
-	if (!host)
-		cudaMemset(d, 0, bytes);
+	if (!host) cudaMemset(d, 0, bytes);
 	return d;
 }
 
 static inline int dev_to(void *host, const void *dev, size_t bytes)
 {
-	if (cudaDeviceSynchronize() != cudaSuccess)
-		return -1;
+	if (cudaDeviceSynchronize() != cudaSuccess) return -1;
 	return cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? 0 : -1;
 }
 

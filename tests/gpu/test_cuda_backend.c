@@ -55,16 +55,15 @@ static struct model *load(const char *file, enum infer_backend be)
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m)
-		fprintf(stderr, "model_load(%s, %s): %s\n", file, be == INFER_BACKEND_CUDA ? "cuda" : "cpu",
-			err.message);
+		fprintf(stderr, "model_load(%s, %s): %s\n", file,
+		        be == INFER_BACKEND_CUDA ? "cuda" : "cpu", err.message);
 	return m;
 }
 
 static double maxdiff(const float *a, const float *b, int n)
 {
 	double d = 0;
-	for (int i = 0; i < n; i++)
-		d = fmax(d, fabs((double)a[i] - b[i]));
+	for (int i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i]));
 	return d;
 }
 
@@ -85,28 +84,27 @@ static void check_run(int *test_failed_, int run_idx, const char *file, double t
 	double worst_ref = 0, worst_cpu = 0;
 	const int prompts = jm_get(&doc, run, "prompts");
 	for (int pi = 0; pi < jm_len(&doc, prompts); pi++) {
-		if (quick && pi != 0 && pi != jm_len(&doc, prompts) - 1)
-			continue;
+		if (quick && pi != 0 && pi != jm_len(&doc, prompts) - 1) continue;
 		const int pr = jm_at(&doc, prompts, pi);
 		double idsd[4096];
 		const int n = jm_nums(&doc, jm_get(&doc, pr, "token_ids"), idsd, 4096);
 		REQUIRE(n > 0 && n <= 4096);
 		int32_t ids[4096];
-		for (int i = 0; i < n; i++)
-			ids[i] = (int32_t)idsd[i];
-		struct kv_seq *sg = kv_seq_new(model_kv_pool(gpu)), *sc = kv_seq_new(model_kv_pool(cpu));
+		for (int i = 0; i < n; i++) ids[i] = (int32_t)idsd[i];
+		struct kv_seq *sg = kv_seq_new(model_kv_pool(gpu)),
+		              *sc = kv_seq_new(model_kv_pool(cpu));
 		int rc = model_eval(gpu, sg, ids, n, lg, &err);
-		if (rc)
-			fprintf(stderr, "cuda eval: %s\n", err.message);
+		if (rc) fprintf(stderr, "cuda eval: %s\n", err.message);
 		REQUIRE(rc == 0);
 		REQUIRE(model_eval(cpu, sc, ids, n, lc, &err) == 0);
 		REQUIRE(jm_nums(&doc, jm_get(&doc, pr, "last_logits"), refd, nv) == nv);
-		for (int i = 0; i < nv; i++)
-			ref[i] = (float)refd[i];
+		for (int i = 0; i < nv; i++) ref[i] = (float)refd[i];
 		const double dr = maxdiff(lg, ref, nv), dc = maxdiff(lg, lc, nv);
 		if (dr > tol || dc > tol)
-			fprintf(stderr, "  %s prompt %d (%d tokens): |cuda - llama.cpp| %.3g, |cuda - cpu| %.3g (tol %.3g)\n",
-				file, pi, n, dr, dc, tol);
+			fprintf(stderr,
+			        "  %s prompt %d (%d tokens): |cuda - llama.cpp| %.3g, |cuda - cpu| "
+			        "%.3g (tol %.3g)\n",
+			        file, pi, n, dr, dc, tol);
 		CHECK(dr <= tol);
 		CHECK(dc <= tol);
 		worst_ref = fmax(worst_ref, dr);
@@ -120,11 +118,14 @@ static void check_run(int *test_failed_, int run_idx, const char *file, double t
 			int32_t tok = sample_greedy(lg, nv);
 			if (tok != (int32_t)g[step]) {
 				if (margin[step] < tol) {
-					printf("  %s prompt %d step %d: %d instead of %d tolerated (margin %.2g)\n", file, pi, step,
-					       tok, (int)g[step], margin[step]);
+					printf("  %s prompt %d step %d: %d instead of %d tolerated "
+					       "(margin %.2g)\n",
+					       file, pi, step, tok, (int)g[step], margin[step]);
 				} else {
-					fprintf(stderr, "  %s prompt %d step %d: greedy %d, llama.cpp %d (margin %.3g)\n", file, pi,
-						step, tok, (int)g[step], margin[step]);
+					fprintf(stderr,
+					        "  %s prompt %d step %d: greedy %d, llama.cpp %d "
+					        "(margin %.3g)\n",
+					        file, pi, step, tok, (int)g[step], margin[step]);
 					CHECK(0);
 				}
 				break;
@@ -138,8 +139,8 @@ static void check_run(int *test_failed_, int run_idx, const char *file, double t
 		kv_seq_free(sg);
 		kv_seq_free(sc);
 	}
-	printf("  %s: max |cuda - llama.cpp| %.3g, max |cuda - cpu| %.3g (tolerance %.3g)\n", file, worst_ref,
-	       worst_cpu, tol);
+	printf("  %s: max |cuda - llama.cpp| %.3g, max |cuda - cpu| %.3g (tolerance %.3g)\n", file,
+	       worst_ref, worst_cpu, tol);
 	free(lg);
 	free(lc);
 	free(ref);
@@ -166,8 +167,7 @@ TEST(reference_q8_0)
 static void prompt(int32_t *ids, int n)
 {
 	ids[0] = 32013;
-	for (int i = 1; i < n; i++)
-		ids[i] = (int32_t)((i * 7919 + 13) % 32000);
+	for (int i = 1; i < n; i++) ids[i] = (int32_t)((i * 7919 + 13) % 32000);
 }
 
 TEST(batched_candidates_equal_single)
@@ -176,7 +176,7 @@ TEST(batched_candidates_equal_single)
 	REQUIRE(m != NULL);
 	const int nv = model_info(m)->n_vocab;
 	struct infer_error err;
-	int32_t ids[40], next[3] = {100, 2000, 30000};
+	int32_t ids[40], next[3] = { 100, 2000, 30000 };
 	prompt(ids, 40);
 	float *ref = malloc(sizeof(float) * 3 * nv), *got = malloc(sizeof(float) * 3 * nv);
 	for (int k = 0; k < 3; k++) {
@@ -187,16 +187,15 @@ TEST(batched_candidates_equal_single)
 	}
 	struct kv_seq *base = kv_seq_new(model_kv_pool(m));
 	REQUIRE(model_eval(m, base, ids, 40, NULL, &err) == 0);
-	struct kv_seq *fk[3] = {base, kv_seq_fork(base), kv_seq_fork(base)};
+	struct kv_seq *fk[3] = { base, kv_seq_fork(base), kv_seq_fork(base) };
 	REQUIRE(fk[1] && fk[2]);
-	int32_t pos[3] = {40, 40, 40}, rows[3] = {2, 0, 1}, argmax[3];
-	int32_t tok3[3] = {next[0], next[1], next[2]};
-	struct model_batch b = {3, tok3, pos, fk, 3, rows, got, argmax};
+	int32_t pos[3] = { 40, 40, 40 }, rows[3] = { 2, 0, 1 }, argmax[3];
+	int32_t tok3[3] = { next[0], next[1], next[2] };
+	struct model_batch b = { 3, tok3, pos, fk, 3, rows, got, argmax };
 	/* Twice: the second run replays the graph captured by the first. */
 	for (int rep = 0; rep < 2; rep++) {
 		if (rep == 1)
-			for (int k = 0; k < 3; k++)
-				kv_seq_truncate(fk[k], 40);
+			for (int k = 0; k < 3; k++) kv_seq_truncate(fk[k], 40);
 		REQUIRE(model_forward(m, &b, &err) == 0);
 		for (int j = 0; j < 3; j++) {
 			const int k = rows[j];
@@ -204,8 +203,7 @@ TEST(batched_candidates_equal_single)
 			CHECK_INT_EQ(argmax[j], sample_greedy(got + (size_t)j * nv, nv));
 		}
 	}
-	for (int k = 0; k < 3; k++)
-		kv_seq_free(fk[k]);
+	for (int k = 0; k < 3; k++) kv_seq_free(fk[k]);
 	free(ref);
 	free(got);
 	model_free(m);
@@ -224,11 +222,11 @@ TEST(chunked_prefill_equals_one_batch)
 	REQUIRE(model_eval(m, s, ids, 70, a, &err) == 0); /* one cuBLAS prefill */
 	kv_seq_free(s);
 	s = kv_seq_new(model_kv_pool(m));
-	REQUIRE(model_eval(m, s, ids, 5, NULL, &err) == 0);       /* GEMV path */
-	REQUIRE(model_eval(m, s, ids + 5, 40, NULL, &err) == 0);  /* cuBLAS path */
+	REQUIRE(model_eval(m, s, ids, 5, NULL, &err) == 0);      /* GEMV path */
+	REQUIRE(model_eval(m, s, ids + 5, 40, NULL, &err) == 0); /* cuBLAS path */
 	if (quick) /* 20 more by cuBLAS, then only 5 single-token steps */
 		REQUIRE(model_eval(m, s, ids + 45, 20, NULL, &err) == 0);
-	for (int i = quick ? 65 : 45; i < 70; i++)                 /* graphs */
+	for (int i = quick ? 65 : 45; i < 70; i++) /* graphs */
 		REQUIRE(model_eval(m, s, ids + i, 1, b, &err) == 0);
 	CHECK(maxdiff(a, b, nv) <= 1e-4);
 	kv_seq_free(s);
@@ -272,8 +270,7 @@ int main(void)
 	(void)jm_num; /* json_mini.h's full API; this test reads arrays only */
 	quick = getenv("INFILL_GPU_TEST_QUICK") && atoi(getenv("INFILL_GPU_TEST_QUICK"));
 	int skip = gpu_skip_reason();
-	if (skip)
-		return skip;
+	if (skip) return skip;
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/tiny-dsc-reference.json", testdata());
 	if (jm_load(&doc, path) != 0) {
@@ -283,8 +280,7 @@ int main(void)
 	const char *filter = getenv("TEST_FILTER");
 	int passed = 0, failed = 0;
 	for (struct test_case *t = test_cases_head; t; t = t->next) {
-		if (filter && !strstr(t->name, filter))
-			continue;
+		if (filter && !strstr(t->name, filter)) continue;
 		int f = 0;
 		t->fn(&f);
 		printf("%s %s\n", f ? "FAIL" : "ok  ", t->name);

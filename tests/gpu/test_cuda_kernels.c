@@ -25,7 +25,9 @@
 #include "gpu_test.h"
 #include "quant.h"
 
-static const int all_types[] = {CUQ_F32, CUQ_F16, CUQ_BF16, CUQ_Q8_0, CUQ_Q4_0, CUQ_Q4_K, CUQ_Q6_K};
+static const int all_types[] = {
+	CUQ_F32, CUQ_F16, CUQ_BF16, CUQ_Q8_0, CUQ_Q4_0, CUQ_Q4_K, CUQ_Q6_K
+};
 #define N_TYPES (int)(sizeof all_types / sizeof all_types[0])
 
 /* A random weight: GGUF bytes on the host, the repacked copy on the device. */
@@ -43,19 +45,17 @@ static int tw_make(struct tw *t, int type, int rows, int cols, uint64_t seed)
 	t->gguf = malloc(fs);
 	void *rp = malloc(rs);
 	int rc = -1;
-	if (!src || !t->gguf || !rp || !fs)
-		goto out;
+	if (!src || !t->gguf || !rp || !fs) goto out;
 	rng_fill(&seed, src, (size_t)rows * cols, 1.f);
 	const uint64_t row_bytes = tensor_type_row_size((uint32_t)type, cols);
 	for (int r = 0; r < rows; r++)
-		if (tensor_row_quantize((uint32_t)type, src + (size_t)r * cols, (uint8_t *)t->gguf + row_bytes * r, cols))
+		if (tensor_row_quantize((uint32_t)type, src + (size_t)r * cols,
+		                        (uint8_t *)t->gguf + row_bytes * r, cols))
 			goto out;
 	memset(rp, 0, rs);
-	if (cuq_repack(type, rows, cols, t->gguf, rp))
-		goto out;
+	if (cuq_repack(type, rows, cols, t->gguf, rp)) goto out;
 	t->dev = dev_from(rp, rs);
-	if (!t->dev)
-		goto out;
+	if (!t->dev) goto out;
 	cuq_weight_bind(&t->w, type, rows, cols, t->dev);
 	rc = 0;
 out:
@@ -95,19 +95,22 @@ static const char *tname(int type)
 /* One GEMV configuration: returns the number of mismatches printed. */
 static int check_gemv(int type, int rows, int cols, int n, int mode, int with_norm)
 {
-	uint64_t seed = 1234 + (uint64_t)type * 77 + (uint64_t)n * 13 + (uint64_t)mode * 5 + (uint64_t)with_norm;
+	uint64_t seed = 1234 + (uint64_t)type * 77 + (uint64_t)n * 13 + (uint64_t)mode * 5 +
+	                (uint64_t)with_norm;
 	struct tw a, b;
 	int bad = 0;
 	if (tw_make(&a, type, rows, cols, seed) || tw_make(&b, type, rows, cols, seed + 1)) {
 		fprintf(stderr, "setup failed for %s\n", tname(type));
 		return 1;
 	}
-	float *x = malloc(sizeof(float) * (size_t)n * cols), *nw = malloc(sizeof(float) * (size_t)cols);
-	float *y = malloc(sizeof(float) * (size_t)n * rows), *ref = malloc(sizeof(float) * (size_t)n * rows);
-	float *mag = malloc(sizeof(float) * (size_t)n * rows), *mag2 = malloc(sizeof(float) * (size_t)n * rows);
+	float *x = malloc(sizeof(float) * (size_t)n * cols),
+	      *nw = malloc(sizeof(float) * (size_t)cols);
+	float *y = malloc(sizeof(float) * (size_t)n * rows),
+	      *ref = malloc(sizeof(float) * (size_t)n * rows);
+	float *mag = malloc(sizeof(float) * (size_t)n * rows),
+	      *mag2 = malloc(sizeof(float) * (size_t)n * rows);
 	rng_fill(&seed, x, (size_t)n * cols, 2.f);
-	for (int k = 0; k < cols; k++)
-		nw[k] = 1.f + 0.1f * rng_f(&seed);
+	for (int k = 0; k < cols; k++) nw[k] = 1.f + 0.1f * rng_f(&seed);
 	rng_fill(&seed, ref, (size_t)n * rows, 1.f); /* the residual for ADD */
 	float *dx = dev_from(x, sizeof(float) * (size_t)n * cols);
 	float *dnw = dev_from(nw, sizeof(float) * (size_t)cols);
@@ -129,7 +132,8 @@ static int check_gemv(int type, int rows, int cols, int n, int mode, int with_no
 		bad = 1;
 		goto out;
 	}
-	cuq_ref_gemv(type, a.gguf, b.gguf, rows, cols, x, n, with_norm ? nw : NULL, 1e-6f, mode, ref);
+	cuq_ref_gemv(type, a.gguf, b.gguf, rows, cols, x, n, with_norm ? nw : NULL, 1e-6f, mode,
+	             ref);
 	/* Magnitudes for the tolerance: on the normalized input when the norm is fused. */
 	{
 		float *xn = malloc(sizeof(float) * (size_t)n * cols);
@@ -146,8 +150,9 @@ static int check_gemv(int type, int rows, int cols, int n, int mode, int with_no
 		if (mode == CUQ_GEMV_SWIGLU)
 			tol = 5e-5 * (mag[i] * mag2[i] + mag2[i] + mag[i]) + 1e-6;
 		if (!(fabs(y[i] - ref[i]) <= tol)) {
-			fprintf(stderr, "gemv %s n=%d mode=%d norm=%d [%zu]: %.9g vs %.9g (tol %.3g)\n", tname(type), n,
-				mode, with_norm, i, y[i], ref[i], tol);
+			fprintf(stderr,
+			        "gemv %s n=%d mode=%d norm=%d [%zu]: %.9g vs %.9g (tol %.3g)\n",
+			        tname(type), n, mode, with_norm, i, y[i], ref[i], tol);
 			bad++;
 		}
 	}
@@ -168,7 +173,7 @@ out:
 
 TEST(gemv_every_type_batch_and_mode)
 {
-	static const int ns[] = {1, 2, 3, 5, 8, 11};
+	static const int ns[] = { 1, 2, 3, 5, 8, 11 };
 	for (int ti = 0; ti < N_TYPES; ti++)
 		for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
 			CHECK(check_gemv(all_types[ti], 67, 512, ns[ni], CUQ_GEMV_STORE, 0) == 0);
@@ -181,14 +186,14 @@ TEST(gemv_every_type_batch_and_mode)
 TEST(gemv_three_weights_one_launch)
 {
 	/* Q, K, V shapes: rows 64, 32, 32 over cols 256; each output its own stride. */
-	const int cols = 256, n = 3, rows[3] = {64, 32, 32};
+	const int cols = 256, n = 3, rows[3] = { 64, 32, 32 };
 	uint64_t seed = 99;
 	struct tw w[3];
 	float *x = malloc(sizeof(float) * n * cols), *nw = malloc(sizeof(float) * cols);
 	rng_fill(&seed, x, (size_t)n * cols, 1.f);
-	for (int k = 0; k < cols; k++)
-		nw[k] = 1.f + 0.05f * rng_f(&seed);
-	float *dx = dev_from(x, sizeof(float) * n * cols), *dnw = dev_from(nw, sizeof(float) * cols);
+	for (int k = 0; k < cols; k++) nw[k] = 1.f + 0.05f * rng_f(&seed);
+	float *dx = dev_from(x, sizeof(float) * n * cols),
+	      *dnw = dev_from(nw, sizeof(float) * cols);
 	struct cuq_gemv g;
 	memset(&g, 0, sizeof g);
 	for (int i = 0; i < 3; i++) {
@@ -201,7 +206,8 @@ TEST(gemv_three_weights_one_launch)
 	for (int i = 0; i < 3; i++) {
 		float y[3 * 64], ref[3 * 64];
 		REQUIRE(dev_to(y, g.y[i], sizeof(float) * n * rows[i]) == 0);
-		cuq_ref_gemv(CUQ_Q4_K, w[i].gguf, NULL, rows[i], cols, x, n, nw, 1e-6f, CUQ_GEMV_STORE, ref);
+		cuq_ref_gemv(CUQ_Q4_K, w[i].gguf, NULL, rows[i], cols, x, n, nw, 1e-6f,
+		             CUQ_GEMV_STORE, ref);
 		for (int j = 0; j < n * rows[i]; j++)
 			CHECK_NEAR(y[j], ref[j], 1e-4 * (1 + fabs(ref[j])));
 		cudaFree(g.y[i]);
@@ -216,12 +222,13 @@ TEST(gemv_three_weights_one_launch)
 TEST(embed_and_dequant_f16_every_type)
 {
 	const int rows = 40, cols = 512, n = 6;
-	const int32_t ids[6] = {0, 39, 7, 7, 22, 1};
+	const int32_t ids[6] = { 0, 39, 7, 7, 22, 1 };
 	for (int ti = 0; ti < N_TYPES; ti++) {
 		const int type = all_types[ti];
 		struct tw t;
 		REQUIRE(tw_make(&t, type, rows, cols, 5 + (uint64_t)ti) == 0);
-		float *x = malloc(sizeof(float) * n * cols), *ref = malloc(sizeof(float) * rows * cols);
+		float *x = malloc(sizeof(float) * n * cols),
+		      *ref = malloc(sizeof(float) * rows * cols);
 		int32_t *dids = dev_from(ids, sizeof ids);
 		float *dx = dev_from(NULL, sizeof(float) * n * cols);
 		REQUIRE(cuq_embed_launch(&t.w, dids, n, dx, NULL) == 0);
@@ -230,7 +237,8 @@ TEST(embed_and_dequant_f16_every_type)
 		int bad = 0;
 		for (int i = 0; i < n * cols; i++)
 			if (!(fabs(x[i] - ref[i]) <= 1e-6 * fabs(ref[i]) + 1e-7) && bad++ < 3)
-				fprintf(stderr, "embed %s [%d]: %.9g vs %.9g\n", tname(type), i, x[i], ref[i]);
+				fprintf(stderr, "embed %s [%d]: %.9g vs %.9g\n", tname(type), i,
+				        x[i], ref[i]);
 		CHECK(bad == 0);
 
 		/* Whole matrix to f16. */
@@ -240,12 +248,14 @@ TEST(embed_and_dequant_f16_every_type)
 		REQUIRE(dev_to(h, dh, sizeof(uint16_t) * rows * cols) == 0);
 		const uint64_t rb = tensor_type_row_size((uint32_t)type, cols);
 		for (int r = 0; r < rows; r++)
-			tensor_row_dequantize((uint32_t)type, (const uint8_t *)t.gguf + rb * r, ref + (size_t)r * cols, cols);
+			tensor_row_dequantize((uint32_t)type, (const uint8_t *)t.gguf + rb * r,
+			                      ref + (size_t)r * cols, cols);
 		bad = 0;
 		for (int i = 0; i < rows * cols; i++) {
 			const float v = tensor_f16_to_f32(h[i]);
 			if (!(fabs(v - ref[i]) <= fabs(ref[i]) * (1.0 / 2048) + 6e-8) && bad++ < 3)
-				fprintf(stderr, "dequant_f16 %s [%d]: %.9g vs %.9g\n", tname(type), i, v, ref[i]);
+				fprintf(stderr, "dequant_f16 %s [%d]: %.9g vs %.9g\n", tname(type),
+				        i, v, ref[i]);
 		}
 		CHECK(bad == 0);
 		free(h);
@@ -312,12 +322,13 @@ TEST(rmsnorm_swiglu_add_gather)
 			CHECK_NEAR(y[i], ref[i] + x[i], 0);
 			break;
 		}
-	const int32_t rows[3] = {4, 0, 2};
+	const int32_t rows[3] = { 4, 0, 2 };
 	int32_t *drows = dev_from(rows, sizeof rows);
 	REQUIRE(cuq_gather_launch(dx, drows, 3, dim, dy, NULL) == 0);
 	REQUIRE(dev_to(y, dy, sizeof(float) * 3 * dim) == 0);
 	for (int i = 0; i < 3; i++)
-		CHECK(memcmp(y + (size_t)i * dim, x + (size_t)rows[i] * dim, sizeof(float) * dim) == 0);
+		CHECK(memcmp(y + (size_t)i * dim, x + (size_t)rows[i] * dim, sizeof(float) * dim) ==
+		      0);
 	cudaFree(drows);
 	cudaFree(dx);
 	cudaFree(dw);
@@ -333,8 +344,8 @@ TEST(rmsnorm_swiglu_add_gather)
 /* ---- RoPE, KV pages, attention ---- */
 
 struct kv_setup {
-	struct cuq_kv kv;    /* device pool and tables */
-	struct cuq_kv hkv;   /* same shape, host pool and tables */
+	struct cuq_kv kv;  /* device pool and tables */
+	struct cuq_kv hkv; /* same shape, host pool and tables */
 	size_t pool_bytes;
 	int32_t tables[2 * 16];
 };
@@ -343,7 +354,8 @@ struct kv_setup {
 static int kv_setup(struct kv_setup *s, int n_kv_heads, int head_dim)
 {
 	memset(s, 0, sizeof *s);
-	s->kv.n_layers = 2, s->kv.page_size = 16, s->kv.n_kv_heads = n_kv_heads, s->kv.head_dim = head_dim;
+	s->kv.n_layers = 2, s->kv.page_size = 16, s->kv.n_kv_heads = n_kv_heads,
+	s->kv.head_dim = head_dim;
 	s->kv.max_pages = 16;
 	for (int i = 0; i < 16; i++) {
 		s->tables[i] = (i * 7 + 3) % 40;          /* seq 0: 3, 10, 17, ... */
@@ -392,16 +404,18 @@ static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int 
 	rng_fill(&rs, v, (size_t)n * kvd, 1.f);
 	rng_fill(&rs, bq, qd, 0.1f);
 	float freq[128];
-	struct cuq_rope rope = {head_dim - (head_dim >= 64 ? 16 : 0), neox, NULL};
+	struct cuq_rope rope = { head_dim - (head_dim >= 64 ? 16 : 0), neox, NULL };
 	cuq_rope_freqs(100000.f, 0.25f, rope.n_rot, freq);
 	float *dq = dev_from(q, sizeof(float) * n * qd), *dk = dev_from(k, sizeof(float) * n * kvd);
 	float *dv = dev_from(v, sizeof(float) * n * kvd), *dbq = dev_from(bq, sizeof(float) * qd);
 	float *dfreq = dev_from(freq, sizeof freq);
-	int32_t *dpos = dev_from(pos, sizeof(int32_t) * n), *dseq = dev_from(seq, sizeof(int32_t) * n);
+	int32_t *dpos = dev_from(pos, sizeof(int32_t) * n),
+	        *dseq = dev_from(seq, sizeof(int32_t) * n);
 	struct cuq_rope drope = rope;
 	drope.freq = dfreq;
 	rope.freq = freq;
-	REQUIRE(cuq_rope_kv_launch(dq, dk, dv, dbq, NULL, NULL, dpos, dseq, n, n_heads, &drope, &s.kv, layer, NULL) == 0);
+	REQUIRE(cuq_rope_kv_launch(dq, dk, dv, dbq, NULL, NULL, dpos, dseq, n, n_heads, &drope,
+	                           &s.kv, layer, NULL) == 0);
 	cuq_ref_rope_kv(q, k, v, bq, NULL, NULL, pos, seq, n, n_heads, &rope, &s.hkv, layer);
 	float *qd_out = malloc(sizeof(float) * n * qd);
 	uint16_t *pool = malloc(s.pool_bytes);
@@ -422,21 +436,22 @@ static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int 
 	/* Attention for a few entries, against the pool the device wrote. */
 	memcpy(s.hkv.pool, pool, s.pool_bytes);
 	const int nq = 5;
-	const int32_t qpos[5] = {0, 37, 199, 120, 15}, qseq[5] = {0, 0, 0, 1, 1};
+	const int32_t qpos[5] = { 0, 37, 199, 120, 15 }, qseq[5] = { 0, 0, 0, 1, 1 };
 	int32_t *dqpos = dev_from(qpos, sizeof qpos), *dqseq = dev_from(qseq, sizeof qseq);
 	float *ref = malloc(sizeof(float) * nq * qd), *out = malloc(sizeof(float) * nq * qd);
 	cuq_ref_attn(q, qpos, qseq, nq, n_heads, &s.hkv, layer, ref);
 	float *dout = dev_from(NULL, sizeof(float) * nq * qd);
-	static const int splits[] = {1, 3, 32};
+	static const int splits[] = { 1, 3, 32 };
 	for (int si = 0; si < 3; si++) {
 		float *part = dev_from(NULL, cuq_attn_scratch(nq, n_heads, head_dim, splits[si]));
-		REQUIRE(cuq_attn_launch(dq, dqpos, dqseq, nq, n_heads, &s.kv, layer, splits[si], part, dout, NULL) == 0);
+		REQUIRE(cuq_attn_launch(dq, dqpos, dqseq, nq, n_heads, &s.kv, layer, splits[si],
+		                        part, dout, NULL) == 0);
 		REQUIRE(dev_to(out, dout, sizeof(float) * nq * qd) == 0);
 		bad = 0;
 		for (int i = 0; i < nq * qd; i++)
 			if (!(fabs(out[i] - ref[i]) <= 1e-4) && bad++ < 3)
-				fprintf(stderr, "attn D=%d splits=%d [%d]: %.9g vs %.9g\n", head_dim, splits[si], i, out[i],
-					ref[i]);
+				fprintf(stderr, "attn D=%d splits=%d [%d]: %.9g vs %.9g\n",
+				        head_dim, splits[si], i, out[i], ref[i]);
 		CHECK(bad == 0);
 		cudaFree(part);
 	}
@@ -462,9 +477,11 @@ static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int 
 	CHECK(bad == 0);
 
 	cudaFree(dsp), cudaFree(dss), cudaFree(ddp), cudaFree(dds);
-	cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dbq), cudaFree(dfreq), cudaFree(dpos), cudaFree(dseq);
+	cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dbq), cudaFree(dfreq), cudaFree(dpos),
+	        cudaFree(dseq);
 	cudaFree(dqpos), cudaFree(dqseq), cudaFree(dout);
-	free(pos), free(seq), free(q), free(k), free(v), free(bq), free(qd_out), free(pool), free(ref), free(out);
+	free(pos), free(seq), free(q), free(k), free(v), free(bq), free(qd_out), free(pool),
+	        free(ref), free(out);
 	kv_free(&s);
 }
 
@@ -492,15 +509,15 @@ TEST(sample_greedy_topk_topp)
 	float *logits = malloc(sizeof(float) * n * vocab);
 	rng_fill(&seed, logits, (size_t)n * vocab, 8.f);
 	logits[3 * vocab + 100] = logits[3 * vocab + 50] = 20.f; /* a tie: the lower id wins */
-	const float temp[5] = {0.f, 0.8f, 1.5f, 0.7f, 1.0f};
-	const int32_t top_k[5] = {1, 40, 64, 3, 1};
-	const float top_p[5] = {1.f, 0.9f, 1.f, 0.5f, 1.f};
-	const float u[5] = {0.5f, 0.37f, 0.99f, 0.2f, 0.7f};
+	const float temp[5] = { 0.f, 0.8f, 1.5f, 0.7f, 1.0f };
+	const int32_t top_k[5] = { 1, 40, 64, 3, 1 };
+	const float top_p[5] = { 1.f, 0.9f, 1.f, 0.5f, 1.f };
+	const float u[5] = { 0.5f, 0.37f, 0.99f, 0.2f, 0.7f };
 	int32_t ids[5], ref_ids[5];
 	float lp[5], ref_lp[5];
 	float *dl = dev_from(logits, sizeof(float) * n * vocab);
-	struct cuq_sample_params p = {dev_from(temp, sizeof temp), dev_from(top_k, sizeof top_k),
-		dev_from(top_p, sizeof top_p), dev_from(u, sizeof u)};
+	struct cuq_sample_params p = { dev_from(temp, sizeof temp), dev_from(top_k, sizeof top_k),
+		                       dev_from(top_p, sizeof top_p), dev_from(u, sizeof u) };
 	int32_t *dids = dev_from(NULL, sizeof ids);
 	float *dlp = dev_from(NULL, sizeof lp);
 	REQUIRE(cuq_sample_launch(dl, n, vocab, &p, dids, dlp, NULL) == 0);
@@ -512,14 +529,14 @@ TEST(sample_greedy_topk_topp)
 		CHECK_NEAR(lp[r], ref_lp[r], 1e-4);
 	}
 	/* Greedy with no parameter arrays at all. */
-	struct cuq_sample_params none = {NULL, NULL, NULL, NULL};
+	struct cuq_sample_params none = { NULL, NULL, NULL, NULL };
 	REQUIRE(cuq_sample_launch(dl, n, vocab, &none, dids, NULL, NULL) == 0);
 	REQUIRE(dev_to(ids, dids, sizeof ids) == 0);
 	cuq_ref_sample(logits, n, vocab, NULL, NULL, NULL, NULL, ref_ids, NULL);
-	for (int r = 0; r < n; r++)
-		CHECK_INT_EQ(ids[r], ref_ids[r]);
+	for (int r = 0; r < n; r++) CHECK_INT_EQ(ids[r], ref_ids[r]);
 	CHECK_INT_EQ(ids[3], 50);
-	cudaFree(dl), cudaFree((void *)p.temp), cudaFree((void *)p.top_k), cudaFree((void *)p.top_p);
+	cudaFree(dl), cudaFree((void *)p.temp), cudaFree((void *)p.top_k),
+	        cudaFree((void *)p.top_p);
 	cudaFree((void *)p.u), cudaFree(dids), cudaFree(dlp);
 	free(logits);
 }
@@ -530,7 +547,7 @@ TEST(bad_arguments_are_errors_not_crashes)
 	memset(&g, 0, sizeof g);
 	CHECK(cuq_gemv_launch(&g, NULL) < 0);
 	CHECK(cuq_gemv_launch(NULL, NULL) < 0);
-	struct cuq_weight w = {77, 4, 32, (void *)16, NULL, NULL, NULL};
+	struct cuq_weight w = { 77, 4, 32, (void *)16, NULL, NULL, NULL };
 	CHECK(cuq_dequant_f16_launch(&w, (void *)16, NULL) < 0);
 	CHECK(cuq_file_size(CUQ_Q4_K, 4, 128) == 0); /* K types need 256-value rows */
 	CHECK(cuq_repacked_size(99, 4, 32) == 0);

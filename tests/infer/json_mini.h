@@ -56,16 +56,13 @@ static int jm_value(struct jm_doc *d);
 
 static int jm_string(struct jm_doc *d, const char **s, size_t *len)
 {
-	if (d->p >= d->end || *d->p != '"')
-		return -1;
+	if (d->p >= d->end || *d->p != '"') return -1;
 	const char *start = ++d->p;
 	while (d->p < d->end && *d->p != '"') {
-		if (*d->p == '\\')
-			d->p++;
+		if (*d->p == '\\') d->p++;
 		d->p++;
 	}
-	if (d->p >= d->end)
-		return -1;
+	if (d->p >= d->end) return -1;
 	*s = start;
 	*len = (size_t)(d->p - start);
 	d->p++;
@@ -75,8 +72,7 @@ static int jm_string(struct jm_doc *d, const char **s, size_t *len)
 static int jm_value(struct jm_doc *d)
 {
 	jm_ws(d);
-	if (d->p >= d->end)
-		return -1;
+	if (d->p >= d->end) return -1;
 	char c = *d->p;
 	if (c == '{' || c == '[') {
 		int id = jm_new(d, c == '{' ? JM_OBJ : JM_ARR), prev = -1;
@@ -91,16 +87,13 @@ static int jm_value(struct jm_doc *d)
 			size_t klen = 0;
 			jm_ws(d);
 			if (c == '{') {
-				if (jm_string(d, &key, &klen))
-					return -1;
+				if (jm_string(d, &key, &klen)) return -1;
 				jm_ws(d);
-				if (d->p >= d->end || *d->p != ':')
-					return -1;
+				if (d->p >= d->end || *d->p != ':') return -1;
 				d->p++;
 			}
 			int ch = jm_value(d);
-			if (ch < 0)
-				return -1;
+			if (ch < 0) return -1;
 			d->nodes[ch].key = key;
 			d->nodes[ch].key_len = klen;
 			if (prev < 0)
@@ -125,8 +118,7 @@ static int jm_value(struct jm_doc *d)
 		int id = jm_new(d, JM_STR);
 		const char *s;
 		size_t len;
-		if (jm_string(d, &s, &len))
-			return -1;
+		if (jm_string(d, &s, &len)) return -1;
 		d->nodes[id].str = s;
 		d->nodes[id].len = len;
 		return id;
@@ -143,8 +135,7 @@ static int jm_value(struct jm_doc *d)
 	}
 	char *e;
 	double v = strtod(d->p, &e);
-	if (e == d->p)
-		return -1;
+	if (e == d->p) return -1;
 	d->p = e;
 	int id = jm_new(d, JM_NUM);
 	d->nodes[id].num = v;
@@ -156,8 +147,7 @@ static int jm_load(struct jm_doc *d, const char *path)
 {
 	memset(d, 0, sizeof *d);
 	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -1;
+	if (!f) return -1;
 	fseek(f, 0, SEEK_END);
 	long size = ftell(f);
 	fseek(f, 0, SEEK_SET);
@@ -182,23 +172,19 @@ static void jm_free(struct jm_doc *d)
 /* Member `key` of object node id, or -1. */
 static int jm_get(const struct jm_doc *d, int id, const char *key)
 {
-	if (id < 0 || d->nodes[id].type != JM_OBJ)
-		return -1;
+	if (id < 0 || d->nodes[id].type != JM_OBJ) return -1;
 	size_t kl = strlen(key);
 	for (int c = d->nodes[id].first_child; c >= 0; c = d->nodes[c].next)
-		if (d->nodes[c].key_len == kl && !memcmp(d->nodes[c].key, key, kl))
-			return c;
+		if (d->nodes[c].key_len == kl && !memcmp(d->nodes[c].key, key, kl)) return c;
 	return -1;
 }
 
 /* Element i of array node id, or -1. */
 static int jm_at(const struct jm_doc *d, int id, int i)
 {
-	if (id < 0 || d->nodes[id].type != JM_ARR)
-		return -1;
+	if (id < 0 || d->nodes[id].type != JM_ARR) return -1;
 	int c = d->nodes[id].first_child;
-	while (c >= 0 && i-- > 0)
-		c = d->nodes[c].next;
+	while (c >= 0 && i-- > 0) c = d->nodes[c].next;
 	return c;
 }
 
@@ -222,11 +208,9 @@ static int jm_str_eq(const struct jm_doc *d, int id, const char *s)
 static int jm_nums(const struct jm_doc *d, int id, double *out, int cap)
 {
 	int n = 0;
-	if (id < 0)
-		return 0;
+	if (id < 0) return 0;
 	for (int c = d->nodes[id].first_child; c >= 0; c = d->nodes[c].next, n++)
-		if (n < cap)
-			out[n] = d->nodes[c].num;
+		if (n < cap) out[n] = d->nodes[c].num;
 	return n;
 }
 

@@ -32,8 +32,7 @@ static struct model *load(const char *file, size_t kv_bytes)
 	mp.kv_bytes = kv_bytes;
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
-	if (!m)
-		fprintf(stderr, "model_load(%s): %s\n", file, err.message);
+	if (!m) fprintf(stderr, "model_load(%s): %s\n", file, err.message);
 	return m;
 }
 
@@ -41,15 +40,13 @@ static struct model *load(const char *file, size_t kv_bytes)
 static void prompt(int32_t *ids, int n)
 {
 	ids[0] = 32013;
-	for (int i = 1; i < n; i++)
-		ids[i] = (int32_t)((i * 7919 + 13) % 32000);
+	for (int i = 1; i < n; i++) ids[i] = (int32_t)((i * 7919 + 13) % 32000);
 }
 
 static double maxdiff(const float *a, const float *b, int n)
 {
 	double d = 0;
-	for (int i = 0; i < n; i++)
-		d = fmax(d, fabs(a[i] - b[i]));
+	for (int i = 0; i < n; i++) d = fmax(d, fabs(a[i] - b[i]));
 	return d;
 }
 
@@ -61,8 +58,9 @@ static void batched_equals_single(int *test_failed_, const char *file)
 	struct infer_error err;
 	int32_t ids[40];
 	prompt(ids, 40); /* 40 tokens: the last page (16-slot pages) is half full */
-	float *ref = malloc((size_t)3 * nv * sizeof(float)), *got = malloc((size_t)3 * nv * sizeof(float));
-	int32_t next[3] = {100, 2000, 30000};
+	float *ref = malloc((size_t)3 * nv * sizeof(float)),
+	      *got = malloc((size_t)3 * nv * sizeof(float));
+	int32_t next[3] = { 100, 2000, 30000 };
 
 	/* Three independent sequences, each prompt + its own next token. */
 	for (int k = 0; k < 3; k++) {
@@ -75,14 +73,14 @@ static void batched_equals_single(int *test_failed_, const char *file)
 	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
 	struct kv_seq *base = kv_seq_new(model_kv_pool(m));
 	REQUIRE(model_eval(m, base, ids, 40, NULL, &err) == 0);
-	struct kv_seq *fk[3] = {base, kv_seq_fork(base), kv_seq_fork(base)};
+	struct kv_seq *fk[3] = { base, kv_seq_fork(base), kv_seq_fork(base) };
 	REQUIRE(fk[1] && fk[2]);
 	int32_t np;
 	const int32_t *pages = kv_seq_pages(base, &np);
 	CHECK_INT_EQ(np, 3);
 	CHECK_INT_EQ(kv_page_refs(model_kv_pool(m), pages[0]), 3);
-	int32_t pos[3] = {40, 40, 40}, rows[3] = {0, 1, 2};
-	struct model_batch b = {3, next, pos, fk, 3, rows, got, NULL};
+	int32_t pos[3] = { 40, 40, 40 }, rows[3] = { 0, 1, 2 };
+	struct model_batch b = { 3, next, pos, fk, 3, rows, got, NULL };
 	REQUIRE(model_forward(m, &b, &err) == 0);
 	for (int k = 0; k < 3; k++)
 		CHECK(maxdiff(ref + (size_t)k * nv, got + (size_t)k * nv, nv) <= 1e-5);
@@ -91,8 +89,7 @@ static void batched_equals_single(int *test_failed_, const char *file)
 	CHECK_INT_EQ(kv_page_refs(model_kv_pool(m), pages[0]), 3);
 	CHECK_INT_EQ(kv_page_refs(model_kv_pool(m), pages[2]), 1);
 	CHECK_INT_EQ(kv_seq_len(fk[2]), 41);
-	for (int k = 0; k < 3; k++)
-		kv_seq_free(fk[k]);
+	for (int k = 0; k < 3; k++) kv_seq_free(fk[k]);
 	CHECK_INT_EQ(kv_pool_free_pages(model_kv_pool(m)), free0);
 	free(ref);
 	free(got);
@@ -124,8 +121,7 @@ TEST(chunked_prefill_equals_one_batch)
 	s = kv_seq_new(model_kv_pool(m));
 	REQUIRE(model_eval(m, s, ids, 5, NULL, &err) == 0);
 	REQUIRE(model_eval(m, s, ids + 5, 20, NULL, &err) == 0);
-	for (int i = 25; i < 37; i++)
-		REQUIRE(model_eval(m, s, ids + i, 1, b, &err) == 0);
+	for (int i = 25; i < 37; i++) REQUIRE(model_eval(m, s, ids + i, 1, b, &err) == 0);
 	CHECK(maxdiff(a, b, nv) <= 1e-5);
 	/* Truncate and recompute the tail: same logits again. */
 	kv_seq_truncate(s, 30);
@@ -153,7 +149,7 @@ TEST(kv_shift_roundtrip)
 	REQUIRE(model_eval(m, s, ids + 20, 4, a, &err) == 0);
 	/* Move positions 4..19 of t to 9..24 of a scratch sequence (rotating by +5), then back. */
 	struct kv_seq *tmp = kv_seq_new(model_kv_pool(m));
-	REQUIRE(model_kv_shift(m, t, 0, tmp, 0, 4, &err) == 0);  /* delta 0: a copy */
+	REQUIRE(model_kv_shift(m, t, 0, tmp, 0, 4, &err) == 0); /* delta 0: a copy */
 	REQUIRE(model_kv_shift(m, t, 4, tmp, 9, 16, &err) == 0);
 	CHECK_INT_EQ(kv_seq_len(tmp), 25);
 	struct kv_seq *back = kv_seq_new(model_kv_pool(m));
@@ -204,24 +200,23 @@ TEST(kv_pool_refcounts_and_exhaustion)
 
 TEST(sampler_rules)
 {
-	float logits[8] = {0.1f, 2.0f, 1.9f, -1.0f, 0.5f, 1.95f, 0.0f, -3.0f};
+	float logits[8] = { 0.1f, 2.0f, 1.9f, -1.0f, 0.5f, 1.95f, 0.0f, -3.0f };
 	CHECK_INT_EQ(sample_greedy(logits, 8), 1);
-	struct sampler_params sp = {.temperature = 0, .seed = 1};
+	struct sampler_params sp = { .temperature = 0, .seed = 1 };
 	struct sampler *s = sampler_new(&sp, 8);
 	float lp;
 	CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, &lp), 1);
 	CHECK_NEAR(lp, logits[1] - sample_logsumexp(logits, 8), 1e-6);
 	sampler_free(s);
 	/* top_k = 1 is greedy at any temperature. */
-	sp = (struct sampler_params){.temperature = 5, .top_k = 1, .seed = 7};
+	sp = (struct sampler_params){ .temperature = 5, .top_k = 1, .seed = 7 };
 	s = sampler_new(&sp, 8);
-	for (int i = 0; i < 20; i++)
-		CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, NULL), 1);
+	for (int i = 0; i < 20; i++) CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, NULL), 1);
 	sampler_free(s);
 	/* top_k = 3: only ids 1, 5, 2 ever come out; the same seed repeats the sequence. */
-	sp = (struct sampler_params){.temperature = 1, .top_k = 3, .seed = 42};
+	sp = (struct sampler_params){ .temperature = 1, .top_k = 3, .seed = 42 };
 	s = sampler_new(&sp, 8);
-	int32_t seq1[50], seen[8] = {0};
+	int32_t seq1[50], seen[8] = { 0 };
 	for (int i = 0; i < 50; i++) {
 		seq1[i] = sampler_sample(s, logits, NULL, 0, NULL);
 		seen[seq1[i]]++;
@@ -233,15 +228,16 @@ TEST(sampler_rules)
 		CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, NULL), seq1[i]);
 	sampler_free(s);
 	/* top_p small: only the best. */
-	sp = (struct sampler_params){.temperature = 1, .top_p = 0.05f, .seed = 3};
+	sp = (struct sampler_params){ .temperature = 1, .top_p = 0.05f, .seed = 3 };
 	s = sampler_new(&sp, 8);
-	for (int i = 0; i < 20; i++)
-		CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, NULL), 1);
+	for (int i = 0; i < 20; i++) CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, NULL), 1);
 	sampler_free(s);
 	/* A strong repetition penalty on id 1 moves a low-temperature pick to id 5. */
-	sp = (struct sampler_params){.temperature = 0.01f, .repeat_penalty = 10, .repeat_last_n = 4, .seed = 3};
+	sp = (struct sampler_params){
+		.temperature = 0.01f, .repeat_penalty = 10, .repeat_last_n = 4, .seed = 3
+	};
 	s = sampler_new(&sp, 8);
-	int32_t hist[2] = {1, 1};
+	int32_t hist[2] = { 1, 1 };
 	CHECK_INT_EQ(sampler_sample(s, logits, hist, 2, NULL), 5);
 	sampler_free(s);
 }
@@ -253,24 +249,20 @@ static int write_variant(const char *out, const char *drop, const char *reshape,
 	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
 	struct gguf_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
-	if (!f)
-		return -1;
+	if (!f) return -1;
 	struct gguf_writer *w = gguf_writer_new();
 	for (int64_t i = 0; i < gguf_key_count(f); i++) {
 		struct gguf_str k = gguf_key_name(f, i);
-		if (arch && k.len == 20 && !memcmp(k.ptr, "general.architecture", 20))
-			continue;
+		if (arch && k.len == 20 && !memcmp(k.ptr, "general.architecture", 20)) continue;
 		gguf_writer_copy_key(w, f, i);
 	}
-	if (arch)
-		gguf_writer_set_str(w, "general.architecture", arch);
+	if (arch) gguf_writer_set_str(w, "general.architecture", arch);
 	for (int64_t i = 0; i < gguf_tensor_count(f); i++) {
 		const struct gguf_tensor_info *t = gguf_tensor(f, i);
 		char name[128];
 		snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
-		if (drop && !strcmp(name, drop))
-			continue;
-		int64_t ne[4] = {t->ne[0], t->ne[1], t->ne[2], t->ne[3]};
+		if (drop && !strcmp(name, drop)) continue;
+		int64_t ne[4] = { t->ne[0], t->ne[1], t->ne[2], t->ne[3] };
 		uint64_t nbytes = t->nbytes;
 		if (reshape && !strcmp(name, reshape)) {
 			ne[1] -= 1; /* one row fewer */
@@ -290,7 +282,7 @@ static void expect_load_error(int *test_failed_, const char *file, const char *n
 	mp.path = file;
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 1;
-	struct infer_error err = {{0}};
+	struct infer_error err = { { 0 } };
 	struct model *m = model_load(&mp, &err);
 	CHECK(m == NULL);
 	if (!strstr(err.message, needle))
@@ -310,7 +302,8 @@ TEST(load_errors_name_the_tensor)
 	remove(p);
 	snprintf(p, sizeof p, "%s/shape.gguf", tmpl);
 	REQUIRE(write_variant(p, NULL, "blk.0.attn_k.weight", NULL) == 0);
-	expect_load_error(test_failed_, p, "blk.0.attn_k.weight has shape [64, 31], expected [64, 32]");
+	expect_load_error(test_failed_, p,
+	                  "blk.0.attn_k.weight has shape [64, 31], expected [64, 32]");
 	remove(p);
 	snprintf(p, sizeof p, "%s/arch.gguf", tmpl);
 	REQUIRE(write_variant(p, NULL, NULL, "mamba") == 0);
@@ -326,7 +319,7 @@ TEST(load_errors_name_the_tensor)
 	struct model *m = model_load(&mp, &err);
 	CHECK(m != NULL);
 	if (m) {
-		int32_t ids[3] = {32013, 100, 200};
+		int32_t ids[3] = { 32013, 100, 200 };
 		float *lg = malloc(32256 * sizeof(float));
 		struct kv_seq *s = kv_seq_new(model_kv_pool(m));
 		CHECK(model_eval(m, s, ids, 3, lg, &err) == 0);
@@ -351,8 +344,7 @@ int main(void)
 	const char *filter = getenv("TEST_FILTER");
 	int passed = 0, failed = 0;
 	for (struct test_case *t = test_cases_head; t; t = t->next) {
-		if (filter && !strstr(t->name, filter))
-			continue;
+		if (filter && !strstr(t->name, filter)) continue;
 		int fl = 0;
 		t->fn(&fl);
 		printf("%s %s\n", fl ? "FAIL" : "ok  ", t->name);

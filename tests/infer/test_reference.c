@@ -59,7 +59,8 @@ static int load_doc(void)
 }
 
 /* Runs reference run `run_idx`; returns the number of failures. */
-static void check_run(int *test_failed_, int run_idx, const char *expect_file, bool kv_f16, double tol)
+static void check_run(int *test_failed_, int run_idx, const char *expect_file, bool kv_f16,
+                      double tol)
 {
 	if (load_doc() != 0) {
 		printf("SKIP: no reference json under %s\n", testdata());
@@ -79,8 +80,7 @@ static void check_run(int *test_failed_, int run_idx, const char *expect_file, b
 	mp.kv_f16 = kv_f16;
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
-	if (!m)
-		fprintf(stderr, "model_load: %s\n", err.message);
+	if (!m) fprintf(stderr, "model_load: %s\n", err.message);
 	REQUIRE(m != NULL);
 	int32_t nv = model_info(m)->n_vocab;
 	float *logits = malloc((size_t)nv * sizeof(float));
@@ -93,24 +93,21 @@ static void check_run(int *test_failed_, int run_idx, const char *expect_file, b
 		int n = jm_nums(&doc, jm_get(&doc, pr, "token_ids"), idsd, 4096);
 		REQUIRE(n > 0 && n <= 4096);
 		int32_t ids[4096];
-		for (int i = 0; i < n; i++)
-			ids[i] = (int32_t)idsd[i];
+		for (int i = 0; i < n; i++) ids[i] = (int32_t)idsd[i];
 		struct kv_seq *s = kv_seq_new(model_kv_pool(m));
 		int rc = model_eval(m, s, ids, n, logits, &err);
-		if (rc)
-			fprintf(stderr, "eval: %s\n", err.message);
+		if (rc) fprintf(stderr, "eval: %s\n", err.message);
 		REQUIRE(rc == 0);
 		CHECK_INT_EQ(jm_nums(&doc, jm_get(&doc, pr, "last_logits"), ref, nv), nv);
 		double maxd = 0;
-		for (int i = 0; i < nv; i++)
-			maxd = fmax(maxd, fabs(logits[i] - ref[i]));
+		for (int i = 0; i < nv; i++) maxd = fmax(maxd, fabs(logits[i] - ref[i]));
 		int top = jm_get(&doc, pr, "last_top50");
 		for (int i = 0; i < jm_len(&doc, top); i++) {
 			int pair = jm_at(&doc, top, i);
 			int id = (int)jm_num(&doc, jm_at(&doc, pair, 0));
 			if (fabs(logits[id] - jm_num(&doc, jm_at(&doc, pair, 1))) > tol) {
-				fprintf(stderr, "  top-50 #%d (id %d): %.9g vs %.9g\n", i, id, logits[id],
-					jm_num(&doc, jm_at(&doc, pair, 1)));
+				fprintf(stderr, "  top-50 #%d (id %d): %.9g vs %.9g\n", i, id,
+				        logits[id], jm_num(&doc, jm_at(&doc, pair, 1)));
 				CHECK(0);
 				break;
 			}
@@ -118,7 +115,8 @@ static void check_run(int *test_failed_, int run_idx, const char *expect_file, b
 		if (maxd > tol)
 			fprintf(stderr, "  %s prompt %d: max diff %.3g\n", expect_file, pi, maxd);
 		CHECK(maxd <= tol);
-		CHECK_NEAR(sample_logsumexp(logits, nv), jm_num(&doc, jm_get(&doc, pr, "last_logsumexp")), tol);
+		CHECK_NEAR(sample_logsumexp(logits, nv),
+		           jm_num(&doc, jm_get(&doc, pr, "last_logsumexp")), tol);
 		worst = fmax(worst, maxd);
 
 		/* greedy16 */
@@ -129,11 +127,16 @@ static void check_run(int *test_failed_, int run_idx, const char *expect_file, b
 			int32_t tok = sample_greedy(logits, nv);
 			if (tok != (int32_t)g[step]) {
 				if (margin[step] < tol) {
-					printf("  %s step %d: %d instead of %d tolerated (reference margin %.2g < %.2g)\n",
-					       expect_file, step, tok, (int)g[step], margin[step], tol);
+					printf("  %s step %d: %d instead of %d tolerated "
+					       "(reference margin %.2g < %.2g)\n",
+					       expect_file, step, tok, (int)g[step], margin[step],
+					       tol);
 				} else {
-					fprintf(stderr, "%s prompt %d step %d: greedy %d, llama.cpp %d (margin %.3g)\n",
-						expect_file, pi, step, tok, (int)g[step], margin[step]);
+					fprintf(stderr,
+					        "%s prompt %d step %d: greedy %d, llama.cpp %d "
+					        "(margin %.3g)\n",
+					        expect_file, pi, step, tok, (int)g[step],
+					        margin[step]);
 					CHECK(0);
 				}
 				break;
@@ -145,7 +148,8 @@ static void check_run(int *test_failed_, int run_idx, const char *expect_file, b
 		}
 		kv_seq_free(s);
 	}
-	printf("  %s: max |logit - llama.cpp| over 8 prompts = %.3g (tolerance %.g)\n", expect_file, worst, tol);
+	printf("  %s: max |logit - llama.cpp| over 8 prompts = %.3g (tolerance %.g)\n", expect_file,
+	       worst, tol);
 	free(logits);
 	free(ref);
 	model_free(m);
@@ -184,8 +188,7 @@ int main(void)
 	const char *filter = getenv("TEST_FILTER");
 	int passed = 0, failed = 0;
 	for (struct test_case *t = test_cases_head; t; t = t->next) {
-		if (filter && !strstr(t->name, filter))
-			continue;
+		if (filter && !strstr(t->name, filter)) continue;
 		int fl = 0;
 		t->fn(&fl);
 		printf("%s %s\n", fl ? "FAIL" : "ok  ", t->name);

@@ -29,14 +29,10 @@ static int n_sets;
 
 static void init_sets(void)
 {
-	if (n_sets)
-		return;
-	if (cpu_has_avx2())
-		sets[n_sets++] = &cpu_kernels_avx2;
-	if (cpu_has_avx512())
-		sets[n_sets++] = &cpu_kernels_avx512;
-	if (!n_sets)
-		printf("  (no AVX2 on this CPU: only the reference runs)\n");
+	if (n_sets) return;
+	if (cpu_has_avx2()) sets[n_sets++] = &cpu_kernels_avx2;
+	if (cpu_has_avx512()) sets[n_sets++] = &cpu_kernels_avx512;
+	if (!n_sets) printf("  (no AVX2 on this CPU: only the reference runs)\n");
 }
 
 TEST(act_q8_0_matches_reference_bit_for_bit)
@@ -44,14 +40,12 @@ TEST(act_q8_0_matches_reference_bit_for_bit)
 	init_sets();
 	enum { N = 4096 };
 	static float x[N];
-	for (int i = 0; i < N; i++)
-		x[i] = frand() * (i % 97 == 0 ? 10.0f : 1.0f);
+	for (int i = 0; i < N; i++) x[i] = frand() * (i % 97 == 0 ? 10.0f : 1.0f);
 	/* A block of exact ties: amax 127 gives scale 1, so k + 0.5 must round away from zero. */
 	for (int i = 0; i < 32; i++)
 		x[i] = (i == 0) ? 127.0f : (float)((i % 20) - 10) + (i % 2 ? 0.5f : -0.5f);
 	/* An all-zero block. */
-	for (int i = 32; i < 64; i++)
-		x[i] = 0.0f;
+	for (int i = 32; i < 64; i++) x[i] = 0.0f;
 	size_t bytes = cpu_act_row_bytes(CPU_ACT_Q8_0, N);
 	unsigned char *ref = malloc(bytes), *got = malloc(bytes);
 	cpu_kernels_ref.act[CPU_ACT_Q8_0](x, ref, N);
@@ -59,7 +53,8 @@ TEST(act_q8_0_matches_reference_bit_for_bit)
 		memset(got, 0xAA, bytes);
 		sets[s]->act[CPU_ACT_Q8_0](x, got, N);
 		if (memcmp(ref, got, bytes) != 0)
-			fprintf(stderr, "act_q8_0 of %s differs from the reference\n", sets[s]->name);
+			fprintf(stderr, "act_q8_0 of %s differs from the reference\n",
+			        sets[s]->name);
 		CHECK(memcmp(ref, got, bytes) == 0);
 	}
 	free(ref);
@@ -69,11 +64,10 @@ TEST(act_q8_0_matches_reference_bit_for_bit)
 static void check_gemm(int *test_failed_, uint32_t type, int64_t n)
 {
 	enum { NR = 37, NT = 19 }; /* 2 full 16-row panels + 5 rows; 8-token tiles + tails */
-	float *wf = malloc((size_t)NR * n * sizeof(float)), *xf = malloc((size_t)NT * n * sizeof(float));
-	for (int64_t i = 0; i < NR * n; i++)
-		wf[i] = frand() * 0.05f;
-	for (int64_t i = 0; i < NT * n; i++)
-		xf[i] = frand() * 2.0f;
+	float *wf = malloc((size_t)NR * n * sizeof(float)),
+	      *xf = malloc((size_t)NT * n * sizeof(float));
+	for (int64_t i = 0; i < NR * n; i++) wf[i] = frand() * 0.05f;
+	for (int64_t i = 0; i < NT * n; i++) xf[i] = frand() * 2.0f;
 	size_t ws = tensor_type_row_size(type, n);
 	unsigned char *w = malloc(ws * NR);
 	for (int r = 0; r < NR; r++)
@@ -90,8 +84,7 @@ static void check_gemm(int *test_failed_, uint32_t type, int64_t n)
 		tensor_row_dequantize(type, w + r * ws, wd, n);
 		for (int t = 0; t < NT; t++) {
 			double m = 0;
-			for (int64_t i = 0; i < n; i++)
-				m += fabs(wd[i] * xf[t * n + i]);
+			for (int64_t i = 0; i < n; i++) m += fabs(wd[i] * xf[t * n + i]);
 			mag[t][r] = (float)m;
 		}
 	}
@@ -106,9 +99,12 @@ static void check_gemm(int *test_failed_, uint32_t type, int64_t n)
 				for (int r = 0; r < NR; r++) {
 					double tol = 1e-5 * mag[t][r] + 1e-6;
 					if (fabs(got[t][r] - ref[t][r]) > tol) {
-						fprintf(stderr, "%s %s n=%lld nt=%d [%d][%d]: %.9g vs %.9g\n",
-							sets[s]->name, tensor_type_name(type), (long long)n, nt, t, r,
-							got[t][r], ref[t][r]);
+						fprintf(stderr,
+						        "%s %s n=%lld nt=%d [%d][%d]: %.9g vs "
+						        "%.9g\n",
+						        sets[s]->name, tensor_type_name(type),
+						        (long long)n, nt, t, r, got[t][r],
+						        ref[t][r]);
 						CHECK(0);
 						goto next;
 					}
@@ -154,15 +150,13 @@ TEST(gemm_kquants_reference_matches_dequantized_dot)
 		uint32_t type = k ? TENSOR_TYPE_Q6_K : TENSOR_TYPE_Q4_K;
 		int64_t n = 512;
 		float wf[512], xf[512], wd[512], y;
-		for (int i = 0; i < n; i++)
-			wf[i] = frand(), xf[i] = frand();
+		for (int i = 0; i < n; i++) wf[i] = frand(), xf[i] = frand();
 		unsigned char w[512];
 		REQUIRE(tensor_type_row_size(type, n) <= sizeof w);
 		tensor_row_quantize(type, wf, w, n);
 		tensor_row_dequantize(type, w, wd, n);
 		double want = 0;
-		for (int i = 0; i < n; i++)
-			want += (double)wd[i] * xf[i];
+		for (int i = 0; i < n; i++) want += (double)wd[i] * xf[i];
 		cpu_kernels_gemm(&cpu_kernels_ref, type)(n, w, 0, 1, xf, 0, 1, &y, 1);
 		CHECK_NEAR(y, want, 1e-4);
 	}
@@ -172,34 +166,31 @@ TEST(attention_dot_and_axpy)
 {
 	init_sets();
 	float a[131], b[131], y0[131], y1[131];
-	for (int i = 0; i < 131; i++)
-		a[i] = frand(), b[i] = frand(), y0[i] = y1[i] = frand();
+	for (int i = 0; i < 131; i++) a[i] = frand(), b[i] = frand(), y0[i] = y1[i] = frand();
 	for (int s = 0; s < n_sets; s++) {
 		for (int n = 1; n <= 131; n += 13) {
 			double mag = 0;
-			for (int i = 0; i < n; i++)
-				mag += fabs(a[i] * b[i]);
-			CHECK_NEAR(sets[s]->dot_f32(n, a, b), cpu_kernels_ref.dot_f32(n, a, b), 1e-6 * mag + 1e-7);
+			for (int i = 0; i < n; i++) mag += fabs(a[i] * b[i]);
+			CHECK_NEAR(sets[s]->dot_f32(n, a, b), cpu_kernels_ref.dot_f32(n, a, b),
+			           1e-6 * mag + 1e-7);
 		}
 		uint16_t h[131];
-		for (int i = 0; i < 131; i++)
-			h[i] = tensor_f32_to_f16(b[i]);
+		for (int i = 0; i < 131; i++) h[i] = tensor_f32_to_f16(b[i]);
 		for (int n = 1; n <= 131; n += 13)
-			CHECK_NEAR(sets[s]->dot_f16(n, a, h), cpu_kernels_ref.dot_f16(n, a, h), 1e-5);
+			CHECK_NEAR(sets[s]->dot_f16(n, a, h), cpu_kernels_ref.dot_f16(n, a, h),
+			           1e-5);
 		float r16[131], y16[131];
 		memcpy(r16, y0, sizeof y0);
 		memcpy(y16, y0, sizeof y0);
 		sets[s]->axpy_f16(131, -0.61f, h, y16);
 		cpu_kernels_ref.axpy_f16(131, -0.61f, h, r16);
-		for (int i = 0; i < 131; i++)
-			CHECK_NEAR(y16[i], r16[i], 1e-6);
+		for (int i = 0; i < 131; i++) CHECK_NEAR(y16[i], r16[i], 1e-6);
 		memcpy(y1, y0, sizeof y0);
 		float r[131];
 		memcpy(r, y0, sizeof y0);
 		sets[s]->axpy_f32(131, 0.37f, a, y1);
 		cpu_kernels_ref.axpy_f32(131, 0.37f, a, r);
-		for (int i = 0; i < 131; i++)
-			CHECK_NEAR(y1[i], r[i], 1e-6);
+		for (int i = 0; i < 131; i++) CHECK_NEAR(y1[i], r[i], 1e-6);
 	}
 }
 
@@ -213,15 +204,13 @@ TEST(amx_gemm_matches_reference)
 		uint32_t type = k ? TENSOR_TYPE_Q4_0 : TENSOR_TYPE_Q8_0;
 		enum { NR = 48, NT = 32 };
 		int64_t n = 256;
-		float *wf = malloc((size_t)NR * n * sizeof(float)), *xf = malloc((size_t)NT * n * sizeof(float));
-		for (int64_t i = 0; i < NR * n; i++)
-			wf[i] = frand() * 0.05f;
-		for (int64_t i = 0; i < NT * n; i++)
-			xf[i] = frand();
+		float *wf = malloc((size_t)NR * n * sizeof(float)),
+		      *xf = malloc((size_t)NT * n * sizeof(float));
+		for (int64_t i = 0; i < NR * n; i++) wf[i] = frand() * 0.05f;
+		for (int64_t i = 0; i < NT * n; i++) xf[i] = frand();
 		size_t ws = tensor_type_row_size(type, n), xs = cpu_act_row_bytes(CPU_ACT_Q8_0, n);
 		unsigned char *w = malloc(ws * NR), *x = malloc(xs * NT);
-		for (int r = 0; r < NR; r++)
-			tensor_row_quantize(type, wf + r * n, w + r * ws, n);
+		for (int r = 0; r < NR; r++) tensor_row_quantize(type, wf + r * n, w + r * ws, n);
 		for (int t = 0; t < NT; t++)
 			cpu_kernels_ref.act[CPU_ACT_Q8_0](xf + t * n, x + t * xs, n);
 		static float ref[NT][NR], got[NT][NR];
@@ -246,8 +235,7 @@ static void pool_task(void *arg, int ith, int nth)
 	a->hits[ith]++;
 	int64_t lo, hi;
 	cpu_split(1000, 16, ith, nth, &lo, &hi);
-	for (int64_t i = lo; i < hi; i++)
-		a->covered[i]++;
+	for (int64_t i = lo; i < hi; i++) a->covered[i]++;
 }
 
 TEST(pool_runs_every_thread_and_split_covers_once)
@@ -257,12 +245,9 @@ TEST(pool_runs_every_thread_and_split_covers_once)
 		REQUIRE(p != NULL);
 		struct pool_arg a;
 		memset(&a, 0, sizeof a);
-		for (int rep = 0; rep < 100; rep++)
-			cpu_pool_run(p, pool_task, &a);
-		for (int i = 0; i < n; i++)
-			CHECK_INT_EQ(a.hits[i], 100);
-		for (int i = 0; i < 1000; i++)
-			CHECK_INT_EQ(a.covered[i], 100);
+		for (int rep = 0; rep < 100; rep++) cpu_pool_run(p, pool_task, &a);
+		for (int i = 0; i < n; i++) CHECK_INT_EQ(a.hits[i], 100);
+		for (int i = 0; i < 1000; i++) CHECK_INT_EQ(a.covered[i], 100);
 		cpu_pool_destroy(p);
 	}
 }

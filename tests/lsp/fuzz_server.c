@@ -48,19 +48,19 @@ static void feed_frame(struct server *s, const char *json)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uv_loop_t loop;
-	if (uv_loop_init(&loop))
-		return 0;
+	if (uv_loop_init(&loop)) return 0;
 	struct log *log = log_new();
 	log_set_level(log, LOG_LEVEL_ERROR);
 	log_set_file(log, "/dev/null");
 	json_t *flags = json_pack("{s:i, s:i}", "completion.debounceMs", 0, "maxMessageMB", 1);
-	struct server_options opts = {.flags = flags, .user_config = "", .log_level_fixed = true};
-	struct server_io io = {.write = discard, .exit = on_exit_cb, .ud = NULL};
+	struct server_options opts = { .flags = flags, .user_config = "", .log_level_fixed = true };
+	struct server_io io = { .write = discard, .exit = on_exit_cb, .ud = NULL };
 	struct server *s = server_new(&loop, log, &opts, &io);
 	json_decref(flags);
 	if (s) {
 		feed_frame(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
-			      "\"params\":{\"capabilities\":{\"general\":{\"positionEncodings\":[\"utf-16\"]}}}}");
+		              "\"params\":{\"capabilities\":{\"general\":{\"positionEncodings\":["
+		              "\"utf-16\"]}}}}");
 		size_t chunk = size ? (size_t)data[0] + 1 : 1;
 		for (size_t off = size ? 1 : 0; off < size; off += chunk) {
 			size_t n = size - off < chunk ? size - off : chunk;
@@ -73,8 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uv_run(&loop, UV_RUN_DEFAULT);
 		server_free(s);
 	}
-	if (uv_loop_close(&loop))
-		abort(); /* a handle leaked */
+	if (uv_loop_close(&loop)) abort(); /* a handle leaked */
 	log_free(log);
 	return 0;
 }
@@ -119,15 +118,13 @@ int main(int argc, char **argv)
 		DIR *d = opendir(argv[i]);
 		struct dirent *e;
 		while (d && (e = readdir(d))) {
-			if (e->d_name[0] == '.')
-				continue;
+			if (e->d_name[0] == '.') continue;
 			char path[4096];
 			snprintf(path, sizeof path, "%s/%s", argv[i], e->d_name);
 			bad += replay_file(path);
 			files++;
 		}
-		if (d)
-			closedir(d);
+		if (d) closedir(d);
 	}
 	printf("%d inputs replayed\n", files);
 	return bad ? 1 : 0;

@@ -32,12 +32,11 @@ struct pipeline {
 };
 
 struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct settings *settings,
-			      const struct pipeline_host *host)
+                              const struct pipeline_host *host)
 {
 	(void)settings, (void)host;
 	struct pipeline *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
+	if (!p) return NULL;
 	p->loop = loop;
 	p->log = log;
 	log_info(log, "completion engine: none built in yet; completions will be empty");
@@ -70,8 +69,7 @@ static void job_retire(struct pipeline_job *job)
 		job->prev->next = job->next;
 	else
 		p->jobs = job->next;
-	if (job->next)
-		job->next->prev = job->prev;
+	if (job->next) job->next->prev = job->prev;
 	p->closing_jobs++;
 	uv_close((uv_handle_t *)&job->timer, job_closed);
 }
@@ -79,7 +77,7 @@ static void job_retire(struct pipeline_job *job)
 static void job_fire(uv_timer_t *timer)
 {
 	struct pipeline_job *job = timer->data;
-	struct completion_result empty = {NULL, 0};
+	struct completion_result empty = { NULL, 0 };
 	pipeline_done_fn done = job->done;
 	void *ud = job->ud;
 	job_retire(job);
@@ -87,7 +85,7 @@ static void job_fire(uv_timer_t *timer)
 }
 
 int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline_done_fn done,
-		    void *ud, struct pipeline_job **out)
+                    void *ud, struct pipeline_job **out)
 {
 	if (p->closing) {
 		completion_request_free(req);
@@ -105,8 +103,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 	uv_timer_init(p->loop, &job->timer);
 	job->timer.data = job;
 	job->next = p->jobs;
-	if (p->jobs)
-		p->jobs->prev = job;
+	if (p->jobs) p->jobs->prev = job;
 	p->jobs = job;
 	uv_timer_start(&job->timer, job_fire, 0, 0);
 	*out = job;
@@ -116,8 +113,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 void pipeline_cancel(struct pipeline *p, struct pipeline_job *job)
 {
 	(void)p;
-	if (job)
-		job_retire(job);
+	if (job) job_retire(job);
 }
 
 void pipeline_close(struct pipeline *p, void (*done)(void *ud), void *ud)
@@ -125,8 +121,7 @@ void pipeline_close(struct pipeline *p, void (*done)(void *ud), void *ud)
 	p->closing = true;
 	p->close_done = done;
 	p->close_ud = ud;
-	while (p->jobs)
-		job_retire(p->jobs);
+	while (p->jobs) job_retire(p->jobs);
 	maybe_closed(p);
 }
 
@@ -142,13 +137,13 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 }
 
 void pipeline_doc_open(struct pipeline *p, const char *uri, const char *language_id,
-		       const struct doc *doc)
+                       const struct doc *doc)
 {
 	(void)p, (void)uri, (void)language_id, (void)doc;
 }
 
 void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *doc, size_t start,
-		       size_t old_end, size_t new_end)
+                       size_t old_end, size_t new_end)
 {
 	(void)p, (void)uri, (void)doc, (void)start, (void)old_end, (void)new_end;
 }
@@ -161,5 +156,5 @@ void pipeline_doc_close(struct pipeline *p, const char *uri)
 void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)
 {
 	(void)p;
-	*out = (struct pipeline_stats){.backend = "none"};
+	*out = (struct pipeline_stats){ .backend = "none" };
 }

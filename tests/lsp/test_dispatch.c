@@ -18,8 +18,7 @@ static bool out_frame(void *ud, const char *body, size_t len)
 {
 	struct out *o = ud;
 	json_t *m = json_loadb(body, len, 0, NULL);
-	if (m)
-		json_array_append_new(o->msgs, m);
+	if (m) json_array_append_new(o->msgs, m);
 	return true;
 }
 
@@ -51,8 +50,8 @@ static void fixture_init(struct fixture *f, const char *flags_json)
 	f->out.reader = rpc_frame_reader_new(1 << 26, out_frame, NULL, &f->out);
 	f->out.exit_status = -1;
 	json_t *flags = flags_json ? json_loads(flags_json, 0, NULL) : NULL;
-	struct server_options opts = {.flags = flags, .user_config = "", .log_level_fixed = true};
-	struct server_io io = {.write = io_write, .exit = io_exit, .ud = &f->out};
+	struct server_options opts = { .flags = flags, .user_config = "", .log_level_fixed = true };
+	struct server_io io = { .write = io_write, .exit = io_exit, .ud = &f->out };
 	f->s = server_new(&f->loop, f->log, &opts, &io);
 	json_decref(flags);
 }
@@ -86,8 +85,7 @@ static void send_json(struct fixture *f, const char *json)
 
 static void spin(struct fixture *f)
 {
-	for (int i = 0; i < 5; i++)
-		uv_run(&f->loop, UV_RUN_NOWAIT);
+	for (int i = 0; i < 5; i++) uv_run(&f->loop, UV_RUN_NOWAIT);
 }
 
 /* The response to id, or NULL (borrowed from the output array). */
@@ -124,7 +122,9 @@ static json_int_t error_code(json_t *m)
 	return json_integer_value(json_object_get(json_object_get(m, "error"), "code"));
 }
 
-#define INIT "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"capabilities\":{}}}"
+#define INIT                                                                                       \
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"capabilities\":{}}" \
+	"}"
 
 TEST(lifecycle)
 {
@@ -174,7 +174,8 @@ TEST(error_codes)
 	send_json(&f, INIT);
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"}");
 	CHECK_INT_EQ(error_code(response(&f, 2)), -32601);
-	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"textDocument/completion\",\"params\":{}}");
+	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"textDocument/"
+	              "completion\",\"params\":{}}");
 	CHECK_INT_EQ(error_code(response(&f, 3)), -32602);
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"initialize\",\"params\":{}}");
 	CHECK_INT_EQ(error_code(response(&f, 4)), -32600);
@@ -189,8 +190,9 @@ TEST(error_codes)
 	CHECK_INT_EQ(fixture_finish(&f), 0);
 }
 
-#define OPEN "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":" \
-	     "{\"uri\":\"file:///a.c\",\"languageId\":\"c\",\"version\":1,\"text\":\"int x;\\n\"}}}"
+#define OPEN                                                                                     \
+	"{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":" \
+	"{\"uri\":\"file:///a.c\",\"languageId\":\"c\",\"version\":1,\"text\":\"int x;\\n\"}}}"
 
 TEST(cancel_and_supersede)
 {
@@ -199,19 +201,24 @@ TEST(cancel_and_supersede)
 	send_json(&f, INIT);
 	send_json(&f, OPEN);
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"textDocument/inlineCompletion\","
-		      "\"params\":{\"textDocument\":{\"uri\":\"file:///a.c\"},\"position\":{\"line\":0,\"character\":3}}}");
+	              "\"params\":{\"textDocument\":{\"uri\":\"file:///"
+	              "a.c\"},\"position\":{\"line\":0,\"character\":3}}}");
 	spin(&f);
 	CHECK(response(&f, 10) == NULL); /* waiting out the debounce */
-	send_json(&f, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":10}}");
+	send_json(&f,
+	          "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":10}}");
 	CHECK_INT_EQ(error_code(response(&f, 10)), -32800);
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"textDocument/completion\","
-		      "\"params\":{\"textDocument\":{\"uri\":\"file:///a.c\"},\"position\":{\"line\":0,\"character\":3}}}");
+	              "\"params\":{\"textDocument\":{\"uri\":\"file:///"
+	              "a.c\"},\"position\":{\"line\":0,\"character\":3}}}");
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"textDocument/completion\","
-		      "\"params\":{\"textDocument\":{\"uri\":\"file:///a.c\"},\"position\":{\"line\":0,\"character\":4}}}");
+	              "\"params\":{\"textDocument\":{\"uri\":\"file:///"
+	              "a.c\"},\"position\":{\"line\":0,\"character\":4}}}");
 	json_t *r = response(&f, 11);
 	CHECK(r && json_array_size(json_object_get(json_object_get(r, "result"), "items")) == 0);
 	CHECK(response(&f, 12) == NULL);
-	send_json(&f, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":10}}");
+	send_json(&f,
+	          "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":10}}");
 	CHECK_INT_EQ(count_responses(&f, 10), 1);
 	/* closing the server drops request 12 without an answer, and frees it */
 	CHECK_INT_EQ(fixture_finish(&f), 0);
@@ -224,15 +231,17 @@ TEST(completion_answers_after_debounce)
 	send_json(&f, INIT);
 	send_json(&f, OPEN);
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"textDocument/inlineCompletion\","
-		      "\"params\":{\"textDocument\":{\"uri\":\"file:///a.c\"},\"position\":{\"line\":0,\"character\":3}}}");
-	for (int i = 0; i < 100 && !response(&f, 20); i++)
-		uv_run(&f.loop, UV_RUN_ONCE);
+	              "\"params\":{\"textDocument\":{\"uri\":\"file:///"
+	              "a.c\"},\"position\":{\"line\":0,\"character\":3}}}");
+	for (int i = 0; i < 100 && !response(&f, 20); i++) uv_run(&f.loop, UV_RUN_ONCE);
 	json_t *r = response(&f, 20);
 	CHECK(r && json_is_array(json_object_get(json_object_get(r, "result"), "items")));
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"infill/stats\"}");
 	json_t *st = json_object_get(response(&f, 21), "result");
 	CHECK_INT_EQ(json_integer_value(json_object_get(st, "requests")), 1);
-	CHECK_INT_EQ(json_integer_value(json_object_get(json_object_get(st, "latencyMs"), "samples")), 1);
+	CHECK_INT_EQ(
+	        json_integer_value(json_object_get(json_object_get(st, "latencyMs"), "samples")),
+	        1);
 	CHECK_INT_EQ(fixture_finish(&f), 0);
 }
 
@@ -242,13 +251,17 @@ TEST(did_change_in_order)
 	fixture_init(&f, NULL);
 	send_json(&f, INIT);
 	send_json(&f, OPEN);
-	send_json(&f, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
-		      "\"textDocument\":{\"uri\":\"file:///a.c\",\"version\":2},\"contentChanges\":["
-		      "{\"range\":{\"start\":{\"line\":0,\"character\":4},\"end\":{\"line\":0,\"character\":5}},\"text\":\"yy\"},"
-		      "{\"range\":{\"start\":{\"line\":0,\"character\":0},\"end\":{\"line\":0,\"character\":3}},\"text\":\"long\"},"
-		      "{\"range\":{\"start\":{\"line\":1,\"character\":0},\"end\":{\"line\":1,\"character\":0}},\"text\":\"// end\"}]}}");
+	send_json(&f,
+	          "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
+	          "\"textDocument\":{\"uri\":\"file:///a.c\",\"version\":2},\"contentChanges\":["
+	          "{\"range\":{\"start\":{\"line\":0,\"character\":4},\"end\":{\"line\":0,"
+	          "\"character\":5}},\"text\":\"yy\"},"
+	          "{\"range\":{\"start\":{\"line\":0,\"character\":0},\"end\":{\"line\":0,"
+	          "\"character\":3}},\"text\":\"long\"},"
+	          "{\"range\":{\"start\":{\"line\":1,\"character\":0},\"end\":{\"line\":1,"
+	          "\"character\":0}},\"text\":\"// end\"}]}}");
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"infill/document\",\"params\":"
-		      "{\"textDocument\":{\"uri\":\"file:///a.c\"}}}");
+	              "{\"textDocument\":{\"uri\":\"file:///a.c\"}}}");
 	json_t *d = json_object_get(response(&f, 5), "result");
 	CHECK_STR_EQ(json_string_value(json_object_get(d, "text")), "long yy;\n// end");
 	CHECK_INT_EQ(json_integer_value(json_object_get(d, "version")), 2);
@@ -259,9 +272,9 @@ TEST(did_change_in_order)
 static int find_method(struct fixture *f, const char *method, size_t from)
 {
 	for (size_t i = from; i < json_array_size(f->out.msgs); i++) {
-		const char *m = json_string_value(json_object_get(json_array_get(f->out.msgs, i), "method"));
-		if (m && !strcmp(m, method))
-			return (int)i;
+		const char *m = json_string_value(
+		        json_object_get(json_array_get(f->out.msgs, i), "method"));
+		if (m && !strcmp(m, method)) return (int)i;
 	}
 	return -1;
 }
@@ -277,18 +290,19 @@ TEST(progress_and_client_responses)
 
 	fixture_init(&f, NULL);
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-		      "{\"capabilities\":{\"window\":{\"workDoneProgress\":true}}}}");
+	              "{\"capabilities\":{\"window\":{\"workDoneProgress\":true}}}}");
 	char *token = server_progress_begin(f.s, "Loading model", "mapping");
 	REQUIRE(token != NULL);
 	int create = find_method(&f, "window/workDoneProgress/create", 0);
 	int begin = find_method(&f, "$/progress", 0);
 	CHECK(create >= 0 && begin > create); /* the token exists before it is used */
 	json_t *req = json_array_get(f.out.msgs, (size_t)create);
-	CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(req, "params"), "token")), token);
+	CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(req, "params"), "token")),
+	             token);
 	/* the client's answer is matched by id; an unknown id is only logged */
 	char answer[128];
 	snprintf(answer, sizeof answer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":null}",
-		 (long long)json_integer_value(json_object_get(req, "id")));
+	         (long long)json_integer_value(json_object_get(req, "id")));
 	send_json(&f, answer);
 	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":null}");
 	server_progress_report(f.s, token, "layer 3", 50);
@@ -296,10 +310,12 @@ TEST(progress_and_client_responses)
 	int report = find_method(&f, "$/progress", (size_t)begin + 1);
 	int end = report >= 0 ? find_method(&f, "$/progress", (size_t)report + 1) : -1;
 	REQUIRE(report > 0 && end > report);
-	json_t *v = json_object_get(json_object_get(json_array_get(f.out.msgs, (size_t)report), "params"), "value");
+	json_t *v = json_object_get(
+	        json_object_get(json_array_get(f.out.msgs, (size_t)report), "params"), "value");
 	CHECK_STR_EQ(json_string_value(json_object_get(v, "kind")), "report");
 	CHECK_INT_EQ(json_integer_value(json_object_get(v, "percentage")), 50);
-	v = json_object_get(json_object_get(json_array_get(f.out.msgs, (size_t)end), "params"), "value");
+	v = json_object_get(json_object_get(json_array_get(f.out.msgs, (size_t)end), "params"),
+	                    "value");
 	CHECK_STR_EQ(json_string_value(json_object_get(v, "kind")), "end");
 	CHECK_INT_EQ(fixture_finish(&f), 0);
 }

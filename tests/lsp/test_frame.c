@@ -80,8 +80,7 @@ TEST(byte_by_byte)
 	const char *s = F1 F2;
 	struct got g;
 	struct rpc_frame_reader *r = reader(&g, 1 << 20);
-	for (size_t i = 0; s[i]; i++)
-		rpc_frame_reader_feed(r, s + i, 1);
+	for (size_t i = 0; s[i]; i++) rpc_frame_reader_feed(r, s + i, 1);
 	CHECK_INT_EQ(g.nbodies, 2);
 	rpc_frame_reader_free(r);
 }
@@ -91,8 +90,8 @@ TEST(content_type_case_and_lf)
 	struct got g;
 	struct rpc_frame_reader *r = reader(&g, 1 << 20);
 	feed(r, "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
-		"content-LENGTH:2\r\n\r\n{}");
-	feed(r, "Content-Length: 2\n\n[]");      /* bare LF line ends */
+	        "content-LENGTH:2\r\n\r\n{}");
+	feed(r, "Content-Length: 2\n\n[]");            /* bare LF line ends */
 	feed(r, "\r\nContent-Length:  2  \r\n\r\n{}"); /* blank line between frames */
 	CHECK_INT_EQ(g.nbodies, 3);
 	CHECK_STR_EQ(g.bodies[1], "[]");

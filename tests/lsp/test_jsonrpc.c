@@ -13,7 +13,9 @@ TEST(kinds)
 {
 	struct rpc_message m;
 	json_t *bad;
-	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{}}", &m, &bad), 0);
+	CHECK_INT_EQ(
+	        parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{}}", &m, &bad),
+	        0);
 	CHECK_INT_EQ(m.kind, RPC_KIND_REQUEST);
 	CHECK_STR_EQ(m.method, "a");
 	CHECK(json_is_object(m.params));
@@ -23,7 +25,9 @@ TEST(kinds)
 	CHECK(m.params == NULL);
 	json_decref(m.root);
 	/* eglot's shutdown: null params are absent params, not an invalid request */
-	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"shutdown\",\"params\":null}", &m, &bad), 0);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"shutdown\",\"params\":null}",
+	                   &m, &bad),
+	             0);
 	CHECK_INT_EQ(m.kind, RPC_KIND_REQUEST);
 	CHECK(m.params == NULL);
 	json_decref(m.root);
@@ -49,16 +53,17 @@ TEST(errors)
 	CHECK(json_integer_value(bad) == 4); /* the id survives for the error */
 	json_decref(bad);
 	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"a\"}", &m, &bad),
-		     RPC_ERROR_INVALID_REQUEST);
+	             RPC_ERROR_INVALID_REQUEST);
 	CHECK(bad == NULL);
-	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":1}", &m, &bad),
-		     RPC_ERROR_INVALID_REQUEST);
+	CHECK_INT_EQ(
+	        parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":1}", &m, &bad),
+	        RPC_ERROR_INVALID_REQUEST);
 	json_decref(bad);
 	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1,\"error\":{}}", &m, &bad),
-		     RPC_ERROR_INVALID_REQUEST);
+	             RPC_ERROR_INVALID_REQUEST);
 	json_decref(bad);
 	CHECK_INT_EQ(parse("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"a\"}", &m, &bad),
-		     RPC_ERROR_INVALID_REQUEST);
+	             RPC_ERROR_INVALID_REQUEST);
 	json_decref(bad);
 }
 
@@ -81,9 +86,10 @@ TEST(builders)
 	json_decref(r);
 	r = rpc_error_response_new(NULL, RPC_ERROR_REQUEST_CANCELLED, NULL);
 	CHECK(json_is_null(json_object_get(r, "id")));
-	CHECK_INT_EQ(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32800);
+	CHECK_INT_EQ(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
+	             -32800);
 	CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(r, "error"), "message")),
-		     "Request cancelled");
+	             "Request cancelled");
 	json_decref(r);
 	json_t *s = json_string("5");
 	CHECK(!rpc_id_equal(id, s));

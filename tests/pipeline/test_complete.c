@@ -11,8 +11,8 @@
 #include "config.h"
 
 static const char PY[] = "import os\n\n\ndef add(a, b):\n    total = a + b\n    return total\n\n\n"
-			 "def main():\n    x = add(1, 2)\n    print(x)\n    \n\n\n"
-			 "if __name__ == \"__main__\":\n    main()\n# notes: \n";
+                         "def main():\n    x = add(1, 2)\n    print(x)\n    \n\n\n"
+                         "if __name__ == \"__main__\":\n    main()\n# notes: \n";
 
 static struct model *model;
 static struct engine *engine;
@@ -20,8 +20,7 @@ static struct config *cfg;
 
 static bool setup(void)
 {
-	if (model)
-		return true;
+	if (model) return true;
 	const char *path = TESTDATA "/models/tiny-dsc-f32.gguf";
 	if (access(path, R_OK)) {
 		printf("SKIP: %s is missing\n", path);
@@ -31,7 +30,7 @@ static bool setup(void)
 	mp.path = path;
 	mp.n_threads = 1;
 	mp.kv_bytes = 64u << 20;
-	struct infer_error err = {{0}};
+	struct infer_error err = { { 0 } };
 	model = model_load(&mp, &err);
 	if (!model) {
 		fprintf(stderr, "load: %s\n", err.message);
@@ -81,7 +80,7 @@ TEST(budgets_fit_the_model_context)
 	struct settings small = s;
 	complete_fit_context(&small, 512);
 	long used = (long)small.context_prefix_tokens + small.context_suffix_tokens +
-		    small.context_extra_tokens + small.completion_max_tokens;
+	            small.context_extra_tokens + small.completion_max_tokens;
 	CHECK(used <= 512);
 	CHECK(used >= 400); /* shrunk only as much as needed */
 	CHECK_INT_EQ(small.completion_max_tokens, s.completion_max_tokens);
@@ -104,7 +103,7 @@ TEST(shown_candidates_are_valid)
 	s.completion_candidates = 6;
 	s.completion_temperature = 1.0;
 	s.completion_multiline = CONFIG_MULTILINE_ALWAYS;
-	size_t cursors[] = {sizeof PY - 2, 0, 40, 60, 95, 120}; /* the first: in the comment */
+	size_t cursors[] = { sizeof PY - 2, 0, 40, 60, 95, 120 }; /* the first: in the comment */
 	size_t len = sizeof PY - 1;
 	int shown = 0, rejected = 0;
 	for (size_t k = 0; k < sizeof cursors / sizeof cursors[0]; k++) {
@@ -113,8 +112,8 @@ TEST(shown_candidates_are_valid)
 		opt.seed = k + 1;
 		struct complete_result r;
 		char err[256];
-		int rc = complete_run(engine, model_tokenizer(model), "python", PY, len, cur, &s, &opt,
-				      &r, err, sizeof err);
+		int rc = complete_run(engine, model_tokenizer(model), "python", PY, len, cur, &s,
+		                      &opt, &r, err, sizeof err);
 		CHECK_INT_EQ(rc, 0);
 		CHECK(r.prompt_tokens > 0);
 		CHECK_INT_EQ(r.n_generated, 6);
@@ -123,16 +122,19 @@ TEST(shown_candidates_are_valid)
 			const struct complete_item *it = &r.items[i];
 			CHECK(it->start == cur && it->end >= cur);
 			CHECK(it->len > 0 && strlen(it->text) == it->len);
-			if (i)
-				CHECK(r.items[i - 1].score >= it->score);
+			if (i) CHECK(r.items[i - 1].score >= it->score);
 			/* the document with [start, end) taken out, the item inserted */
 			char *doc = malloc(len + 1);
 			memcpy(doc, PY, cur);
 			memcpy(doc + cur, PY + it->end, len - it->end);
 			size_t dlen = len - (it->end - cur);
 			struct ast_validate_params vp = {
-				.lang = ast_lang_from_id("python"), .text = doc, .len = dlen,
-				.cursor = cur, .candidate = it->text, .candidate_len = it->len,
+				.lang = ast_lang_from_id("python"),
+				.text = doc,
+				.len = dlen,
+				.cursor = cur,
+				.candidate = it->text,
+				.candidate_len = it->len,
 			};
 			struct ast_validation v;
 			CHECK_INT_EQ(ast_validate(&vp, &v), 0);
@@ -157,13 +159,16 @@ TEST(greedy_is_deterministic)
 	char err[256];
 	size_t len = sizeof PY - 1;
 	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
-				  &opt, &a, err, sizeof err), 0);
+	                          &opt, &a, err, sizeof err),
+	             0);
 	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
-				  &opt, &b, err, sizeof err), 0);
+	                          &opt, &b, err, sizeof err),
+	             0);
 	CHECK(b.cached_tokens > 0); /* the second run found the prompt in the cache */
 	opt.use_cache = false;
 	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
-				  &opt, &c, err, sizeof err), 0);
+	                          &opt, &c, err, sizeof err),
+	             0);
 	CHECK_INT_EQ(c.cached_tokens, 0);
 	CHECK(a.count == b.count && a.count == c.count);
 	for (size_t i = 0; i < a.count && i < b.count && i < c.count; i++) {
@@ -188,7 +193,8 @@ TEST(ablations_run)
 		struct complete_result r;
 		char err[256];
 		CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "python", PY, len, 95, &s,
-					  &opt, &r, err, sizeof err), 0);
+		                          &opt, &r, err, sizeof err),
+		             0);
 		CHECK(r.prompt_tokens > 0);
 		if (!opt.validate)
 			for (size_t i = 0; i < r.count; i++)
@@ -208,7 +214,7 @@ TEST(cancelled_before_start)
 	struct complete_result r;
 	char err[256];
 	int rc = complete_run(engine, model_tokenizer(model), "python", PY, sizeof PY - 1, 95, &s,
-			      &opt, &r, err, sizeof err);
+	                      &opt, &r, err, sizeof err);
 	CHECK_INT_EQ(rc, ENGINE_ECANCELED);
 	CHECK_INT_EQ(r.count, 0);
 	complete_result_finish(&r);
@@ -222,7 +228,7 @@ TEST(cursor_past_end_is_an_error)
 	struct complete_result r;
 	char err[256] = "";
 	CHECK(complete_run(engine, model_tokenizer(model), "python", PY, 4, 5, &s, &opt, &r, err,
-			   sizeof err) < 0);
+	                   sizeof err) < 0);
 	CHECK(err[0]);
 	complete_result_finish(&r);
 }

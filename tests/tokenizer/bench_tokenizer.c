@@ -26,8 +26,7 @@ struct doc {
 static int add_file(struct doc **docs, size_t *n, const char *path)
 {
 	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -1;
+	if (!f) return -1;
 	fseek(f, 0, SEEK_END);
 	long len = ftell(f);
 	fseek(f, 0, SEEK_SET);
@@ -44,7 +43,7 @@ static int add_file(struct doc **docs, size_t *n, const char *path)
 		return -1;
 	}
 	*docs = d;
-	d[(*n)++] = (struct doc){buf, (size_t)len};
+	d[(*n)++] = (struct doc){ buf, (size_t)len };
 	return 0;
 }
 
@@ -57,7 +56,8 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	const char *model = INFILL_SOURCE_ROOT "/../shared/testdata/vocab/ggml-vocab-deepseek-coder.gguf";
+	const char *model =
+	        INFILL_SOURCE_ROOT "/../shared/testdata/vocab/ggml-vocab-deepseek-coder.gguf";
 	int reps = 3;
 	struct doc *docs = NULL;
 	size_t n_docs = 0;
@@ -81,14 +81,13 @@ int main(int argc, char **argv)
 				add_file(&docs, &n_docs, path);
 			}
 		}
-		if (d)
-			closedir(d);
+		if (d) closedir(d);
 	}
 	if (!n_docs) {
 		fprintf(stderr, "bench-tokenizer: no input files\n");
 		return 1;
 	}
-	struct gguf_error err = {{0}};
+	struct gguf_error err = { { 0 } };
 	struct gguf_file *f = gguf_open(model, &err);
 	struct tokenizer *t = f ? tokenizer_load(f, &err) : NULL;
 	if (!t) {
@@ -97,8 +96,7 @@ int main(int argc, char **argv)
 	}
 	gguf_close(f);
 	size_t bytes = 0;
-	for (size_t i = 0; i < n_docs; i++)
-		bytes += docs[i].len;
+	for (size_t i = 0; i < n_docs; i++) bytes += docs[i].len;
 	size_t cap = bytes + 16;
 	int32_t *ids = malloc(cap * sizeof *ids);
 	double best = 1e30;
@@ -115,16 +113,14 @@ int main(int argc, char **argv)
 			tokens += n;
 		}
 		double dt = now() - t0;
-		if (dt < best)
-			best = dt;
+		if (dt < best) best = dt;
 	}
 	printf("files %zu, bytes %zu, tokens %lld (%.3f tokens/byte)\n", n_docs, bytes, tokens,
 	       (double)tokens / (double)bytes);
 	printf("encode: %.3f s best of %d, %.2f MB/s per core, %.0f tokens/s\n", best, reps,
 	       (double)bytes / best / 1e6, (double)tokens / best);
 	free(ids);
-	for (size_t i = 0; i < n_docs; i++)
-		free(docs[i].text);
+	for (size_t i = 0; i < n_docs; i++) free(docs[i].text);
 	free(docs);
 	tokenizer_free(t);
 	return 0;

@@ -25,10 +25,8 @@ struct pieces {
 static int collect(void *ud, size_t s, size_t e)
 {
 	struct pieces *p = ud;
-	if (p->count++ && p->n < sizeof p->out - 1)
-		p->out[p->n++] = '|';
-	for (size_t i = s; i < e && p->n < sizeof p->out - 1; i++)
-		p->out[p->n++] = p->text[i];
+	if (p->count++ && p->n < sizeof p->out - 1) p->out[p->n++] = '|';
+	for (size_t i = s; i < e && p->n < sizeof p->out - 1; i++) p->out[p->n++] = p->text[i];
 	p->out[p->n] = 0;
 	return 0;
 }
@@ -71,7 +69,7 @@ TEST(hand_checked_gpt2_starcoder_deepseek)
 	CHECK_STR_EQ(split(TOKENIZER_PRE_STARCODER, "x 42", &p), "x| |4|2");
 	/* deepseek-coder: newlines alone, \s?\p{L}+, \s?\p{P}+, digits alone, the rest between. */
 	CHECK_STR_EQ(split(TOKENIZER_PRE_DEEPSEEK_CODER, "    if x:\n\treturn 10", &p),
-		     "   | if| x|:|\n|\treturn| |1|0");
+	             "   | if| x|:|\n|\treturn| |1|0");
 	CHECK_STR_EQ(split(TOKENIZER_PRE_DEEPSEEK_CODER, "a == b", &p), "a| ==| b");
 }
 
@@ -89,14 +87,10 @@ static size_t unhex(const char *s, size_t n, char *out)
 
 static enum tokenizer_pre pre_named(const char *s)
 {
-	if (!strcmp(s, "gpt2"))
-		return TOKENIZER_PRE_GPT2;
-	if (!strcmp(s, "starcoder"))
-		return TOKENIZER_PRE_STARCODER;
-	if (!strcmp(s, "llama3"))
-		return TOKENIZER_PRE_LLAMA3;
-	if (!strcmp(s, "qwen2"))
-		return TOKENIZER_PRE_QWEN2;
+	if (!strcmp(s, "gpt2")) return TOKENIZER_PRE_GPT2;
+	if (!strcmp(s, "starcoder")) return TOKENIZER_PRE_STARCODER;
+	if (!strcmp(s, "llama3")) return TOKENIZER_PRE_LLAMA3;
+	if (!strcmp(s, "qwen2")) return TOKENIZER_PRE_QWEN2;
 	return TOKENIZER_PRE_DEEPSEEK_CODER;
 }
 
@@ -110,8 +104,7 @@ struct hexpieces {
 static int collect_hex(void *ud, size_t s, size_t e)
 {
 	struct hexpieces *p = ud;
-	if (p->count++ && p->n < sizeof p->out - 1)
-		p->out[p->n++] = ',';
+	if (p->count++ && p->n < sizeof p->out - 1) p->out[p->n++] = ',';
 	for (size_t i = s; i < e && p->n + 2 < sizeof p->out - 1; i++) {
 		static const char hx[] = "0123456789abcdef";
 		unsigned char c = (unsigned char)p->text[i];
@@ -145,8 +138,8 @@ TEST(regex_reference_cases)
 		CHECK_INT_EQ(pretok_split(pre_named(line), text, tl, collect_hex, &got), 0);
 		if (strcmp(got.out, want) != 0) {
 			if (n_bad++ < 5)
-				fprintf(stderr, "%s \"%.*s\":\n  want %s\n  got  %s\n", line, (int)tl, text, want,
-					got.out);
+				fprintf(stderr, "%s \"%.*s\":\n  want %s\n  got  %s\n", line,
+				        (int)tl, text, want, got.out);
 		}
 		n_cases++;
 	}

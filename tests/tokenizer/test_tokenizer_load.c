@@ -30,8 +30,14 @@ static void put(struct buf *b, const void *d, size_t n)
 	b->n += n;
 }
 
-static void put_u32(struct buf *b, uint32_t v) { put(b, &v, 4); }
-static void put_u64(struct buf *b, uint64_t v) { put(b, &v, 8); }
+static void put_u32(struct buf *b, uint32_t v)
+{
+	put(b, &v, 4);
+}
+static void put_u64(struct buf *b, uint64_t v)
+{
+	put(b, &v, 8);
+}
 
 static void put_str(struct buf *b, const char *s)
 {
@@ -52,8 +58,7 @@ static void kv_u32(struct buf *b, const char *k, uint32_t v)
 static void kv_strs(struct buf *b, const char *k, const char *const *v, size_t n)
 {
 	put_str(b, k), put_u32(b, GGUF_TYPE_ARRAY), put_u32(b, GGUF_TYPE_STRING), put_u64(b, n);
-	for (size_t i = 0; i < n; i++)
-		put_str(b, v[i]);
+	for (size_t i = 0; i < n; i++) put_str(b, v[i]);
 	b->n_kv++;
 }
 
@@ -74,7 +79,7 @@ static void kv_f32s(struct buf *b, const char *k, const float *v, size_t n)
 /* Header + body, padded to 32 bytes. The caller frees *out. */
 static size_t finish(struct buf *body, unsigned char **out)
 {
-	struct buf f = {0};
+	struct buf f = { 0 };
 	put(&f, "GGUF", 4);
 	put_u32(&f, 3);
 	put_u64(&f, 0);
@@ -88,7 +93,7 @@ static size_t finish(struct buf *body, unsigned char **out)
 }
 
 static struct tokenizer *load_mem(struct buf *body, struct gguf_error *err, unsigned char **mem,
-				  struct gguf_file **gf)
+                                  struct gguf_file **gf)
 {
 	size_t n = finish(body, mem);
 	*gf = gguf_open_memory(*mem, n, err);
@@ -105,7 +110,8 @@ static void byte_level_tokens(char tok[256][4])
 	unsigned n = 0;
 	for (unsigned b = 0; b < 256; b++) {
 		uint32_t cp;
-		if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF))
+		if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) ||
+		    (b >= 0xAE && b <= 0xFF))
 			cp = b;
 		else
 			cp = 256 + n++;
@@ -121,17 +127,17 @@ static void byte_level_tokens(char tok[256][4])
 
 TEST(errors_name_the_key)
 {
-	struct gguf_error err = {{0}};
+	struct gguf_error err = { { 0 } };
 	unsigned char *mem;
 	struct gguf_file *gf;
-	struct buf b = {0};
+	struct buf b = { 0 };
 	kv_str(&b, "general.architecture", "llama");
 	CHECK(load_mem(&b, &err, &mem, &gf) == NULL);
 	CHECK(strstr(err.message, "tokenizer.ggml.model") != NULL);
 	gguf_close(gf);
 	free(mem);
 
-	b = (struct buf){0};
+	b = (struct buf){ 0 };
 	kv_str(&b, "tokenizer.ggml.model", "bert");
 	CHECK(load_mem(&b, &err, &mem, &gf) == NULL);
 	CHECK(strstr(err.message, "bert") != NULL);
@@ -139,8 +145,8 @@ TEST(errors_name_the_key)
 	free(mem);
 
 	/* gpt2 without merges */
-	static const char *const toks[] = {"a", "b", "ab"};
-	b = (struct buf){0};
+	static const char *const toks[] = { "a", "b", "ab" };
+	b = (struct buf){ 0 };
 	kv_str(&b, "tokenizer.ggml.model", "gpt2");
 	kv_strs(&b, "tokenizer.ggml.tokens", toks, 3);
 	CHECK(load_mem(&b, &err, &mem, &gf) == NULL);
@@ -149,9 +155,9 @@ TEST(errors_name_the_key)
 	free(mem);
 
 	/* token_type of the wrong length */
-	static const int32_t types[] = {1, 1};
-	static const float scores[] = {0, 0, 0};
-	b = (struct buf){0};
+	static const int32_t types[] = { 1, 1 };
+	static const float scores[] = { 0, 0, 0 };
+	b = (struct buf){ 0 };
 	kv_str(&b, "tokenizer.ggml.model", "llama");
 	kv_strs(&b, "tokenizer.ggml.tokens", toks, 3);
 	kv_f32s(&b, "tokenizer.ggml.scores", scores, 3);
@@ -162,7 +168,7 @@ TEST(errors_name_the_key)
 	free(mem);
 
 	/* SPM without scores */
-	b = (struct buf){0};
+	b = (struct buf){ 0 };
 	kv_str(&b, "tokenizer.ggml.model", "llama");
 	kv_strs(&b, "tokenizer.ggml.tokens", toks, 3);
 	CHECK(load_mem(&b, &err, &mem, &gf) == NULL);
@@ -174,20 +180,20 @@ TEST(errors_name_the_key)
 /* A byte-level BPE vocabulary: the 256 byte tokens, one merge "a b", and
  * the extra tokens given (type 3 control). */
 static struct tokenizer *tiny_bpe(const char *const *extra, size_t n_extra, const char *pre,
-				  unsigned char **mem, struct gguf_file **gf)
+                                  unsigned char **mem, struct gguf_file **gf)
 {
 	static char bt[256][4];
 	byte_level_tokens(bt);
 	const char *toks[300];
 	int32_t types[300];
 	size_t n = 0;
-	for (unsigned i = 0; i < 256; i++)
-		toks[n] = bt[i], types[n++] = 1;
+	for (unsigned i = 0; i < 256; i++) toks[n] = bt[i], types[n++] = 1;
 	toks[n] = "ab", types[n++] = 1;
 	for (size_t i = 0; i < n_extra; i++)
-		toks[n] = extra[i], types[n++] = strncmp(extra[i], "<", 1) && strncmp(extra[i], "\xE2", 1) ? 1 : 3;
-	static const char *const merges[] = {"a b"};
-	struct buf b = {0};
+		toks[n] = extra[i],
+		types[n++] = strncmp(extra[i], "<", 1) && strncmp(extra[i], "\xE2", 1) ? 1 : 3;
+	static const char *const merges[] = { "a b" };
+	struct buf b = { 0 };
 	kv_str(&b, "tokenizer.ggml.model", "gpt2");
 	kv_str(&b, "tokenizer.ggml.pre", pre);
 	kv_strs(&b, "tokenizer.ggml.tokens", toks, n);
@@ -195,10 +201,9 @@ static struct tokenizer *tiny_bpe(const char *const *extra, size_t n_extra, cons
 	kv_strs(&b, "tokenizer.ggml.merges", merges, 1);
 	if (n_extra > 3)
 		kv_u32(&b, "tokenizer.ggml.fim_pre_token_id", 257 + 3); /* override by key */
-	struct gguf_error err = {{0}};
+	struct gguf_error err = { { 0 } };
 	struct tokenizer *t = load_mem(&b, &err, mem, gf);
-	if (!t)
-		fprintf(stderr, "load: %s\n", err.message);
+	if (!t) fprintf(stderr, "load: %s\n", err.message);
 	return t;
 }
 
@@ -206,8 +211,9 @@ TEST(fim_styles)
 {
 	unsigned char *mem;
 	struct gguf_file *gf;
-	static const char *const qwen[] = {"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>",
-					   "<|endoftext|>", "<|file_sep|>", "<|repo_name|>", "<|fim_pad|>"};
+	static const char *const qwen[] = { "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>",
+		                            "<|endoftext|>",  "<|file_sep|>",   "<|repo_name|>",
+		                            "<|fim_pad|>" };
 	struct tokenizer *t = tiny_bpe(qwen, 3, "qwen2", &mem, &gf);
 	REQUIRE(t);
 	CHECK_INT_EQ(tokenizer_pre(t), TOKENIZER_PRE_QWEN2);
@@ -224,17 +230,17 @@ TEST(fim_styles)
 	CHECK_INT_EQ(tokenizer_pre(t), TOKENIZER_PRE_LLAMA3);
 	/* fim_pre_token_id names <|endoftext|>: the key wins over the text */
 	CHECK_INT_EQ(tokenizer_special(t)->fim_prefix, 260);
-	CHECK(tokenizer_is_eog(t, 260));                   /* <|endoftext|> */
-	CHECK(tokenizer_is_eog(t, 261));                   /* <|file_sep|> */
-	CHECK(tokenizer_is_eog(t, 262));                   /* <|repo_name|> */
-	CHECK(tokenizer_is_eog(t, 263));                   /* <|fim_pad|> */
+	CHECK(tokenizer_is_eog(t, 260)); /* <|endoftext|> */
+	CHECK(tokenizer_is_eog(t, 261)); /* <|file_sep|> */
+	CHECK(tokenizer_is_eog(t, 262)); /* <|repo_name|> */
+	CHECK(tokenizer_is_eog(t, 263)); /* <|fim_pad|> */
 	CHECK(!tokenizer_is_eog(t, 258));
 	tokenizer_free(t);
 	gguf_close(gf);
 	free(mem);
 
-	static const char *const codellama[] = {"\xE2\x96\x81<PRE>", "\xE2\x96\x81<SUF>",
-						"\xE2\x96\x81<MID>", "\xE2\x96\x81<EOT>"};
+	static const char *const codellama[] = { "\xE2\x96\x81<PRE>", "\xE2\x96\x81<SUF>",
+		                                 "\xE2\x96\x81<MID>", "\xE2\x96\x81<EOT>" };
 	t = tiny_bpe(codellama, 4, "gpt2", &mem, &gf);
 	REQUIRE(t);
 	/* (the key sets fim_prefix to id 260, ▁<EOT>, which is not ▁<PRE>) */
@@ -269,7 +275,7 @@ TEST(llama3_ignore_merges)
 {
 	unsigned char *mem;
 	struct gguf_file *gf;
-	static const char *const extra[] = {"ba"}; /* a normal token no merge produces */
+	static const char *const extra[] = { "ba" }; /* a normal token no merge produces */
 	int32_t ids[8];
 	struct tokenizer *t = tiny_bpe(extra, 1, "llama-bpe", &mem, &gf);
 	REQUIRE(t);
@@ -292,14 +298,15 @@ TEST(llama3_ignore_merges)
  * with every pre-tokenizer: byte-level BPE loses nothing. */
 TEST(random_bytes_roundtrip)
 {
-	static const char *const pres[] = {"gpt2", "starcoder", "llama3", "qwen2", "deepseek-coder"};
+	static const char *const pres[] = { "gpt2", "starcoder", "llama3", "qwen2",
+		                            "deepseek-coder" };
 	uint64_t seed = 0x9E3779B97F4A7C15ull;
 	static char text[4096], dec[8192];
 	static int32_t ids[8192];
 	for (size_t k = 0; k < sizeof pres / sizeof pres[0]; k++) {
 		unsigned char *mem;
 		struct gguf_file *gf;
-		static const char *const ctl[] = {"<|endoftext|>"};
+		static const char *const ctl[] = { "<|endoftext|>" };
 		struct tokenizer *t = tiny_bpe(ctl, 1, pres[k], &mem, &gf);
 		REQUIRE(t);
 		for (int round = 0; round < 200; round++) {
@@ -314,7 +321,8 @@ TEST(random_bytes_roundtrip)
 			REQUIRE(m >= 0 && m <= 8192);
 			size_t dl = 0;
 			for (int i = 0; i < m; i++)
-				dl += tokenizer_decode_token(t, ids[i], true, dec + dl, sizeof dec - dl);
+				dl += tokenizer_decode_token(t, ids[i], true, dec + dl,
+				                             sizeof dec - dl);
 			CHECK(dl == n && memcmp(dec, text, n) == 0);
 		}
 		tokenizer_free(t);

@@ -23,12 +23,14 @@ static int unicode_check(const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
-		size_t l = u[i] < 0x80 ? 1 : (u[i] & 0xE0) == 0xC0 ? 2 : (u[i] & 0xF0) == 0xE0 ? 3 : (u[i] & 0xF8) == 0xF0 ? 4 : 0;
-		if (!l || i + l > n)
-			return 0;
+		size_t l = u[i] < 0x80             ? 1
+		           : (u[i] & 0xE0) == 0xC0 ? 2
+		           : (u[i] & 0xF0) == 0xE0 ? 3
+		           : (u[i] & 0xF8) == 0xF0 ? 4
+		                                   : 0;
+		if (!l || i + l > n) return 0;
 		for (size_t k = 1; k < l; k++)
-			if ((u[i + k] & 0xC0) != 0x80)
-				return 0;
+			if ((u[i + k] & 0xC0) != 0x80) return 0;
 		i += l;
 	}
 	return 1;
@@ -42,20 +44,20 @@ static const char *testdata(void)
 
 static struct tokenizer *load(const char *path, struct gguf_file **gf)
 {
-	struct gguf_error err = {{0}};
+	struct gguf_error err = { { 0 } };
 	*gf = gguf_open(path, &err);
 	if (!*gf) {
 		fprintf(stderr, "%s: %s\n", path, err.message);
 		return NULL;
 	}
 	struct tokenizer *t = tokenizer_load(*gf, &err);
-	if (!t)
-		fprintf(stderr, "%s: %s\n", path, err.message);
+	if (!t) fprintf(stderr, "%s: %s\n", path, err.message);
 	return t;
 }
 
 /* Runs one .gguf + .inp + .out set; returns the number of failing tests. */
-static int run_vectors(const char *gguf_path, const char *inp_path, const char *out_path, int *n_tests)
+static int run_vectors(const char *gguf_path, const char *inp_path, const char *out_path,
+                       int *n_tests)
 {
 	struct gguf_file *gf;
 	struct tokenizer *t = load(gguf_path, &gf);
@@ -76,8 +78,7 @@ static int run_vectors(const char *gguf_path, const char *inp_path, const char *
 	int32_t ids[4096];
 	for (;;) {
 		char *m = memmem(p, (size_t)(end - p), sep, sep_len);
-		if (!m)
-			break;
+		if (!m) break;
 		size_t len = (size_t)(m - p);
 		char *nl = strchr(line, '\n');
 		if (!nl) {
@@ -91,8 +92,7 @@ static int run_vectors(const char *gguf_path, const char *inp_path, const char *
 		for (char *q = line; *q;) {
 			char *e;
 			long v = strtol(q, &e, 10);
-			if (e == q)
-				break;
+			if (e == q) break;
 			want[n_want++] = (int32_t)v;
 			q = e;
 		}
@@ -101,12 +101,10 @@ static int run_vectors(const char *gguf_path, const char *inp_path, const char *
 		if (!ok) {
 			failed++;
 			fprintf(stderr, "%s test %d (\"%.*s\"):\n  want", gguf_path, *n_tests,
-				(int)(len > 60 ? 60 : len), p);
-			for (int i = 0; i < n_want; i++)
-				fprintf(stderr, " %d", want[i]);
+			        (int)(len > 60 ? 60 : len), p);
+			for (int i = 0; i < n_want; i++) fprintf(stderr, " %d", want[i]);
 			fprintf(stderr, "\n  got ");
-			for (int i = 0; i < n && i < 4096; i++)
-				fprintf(stderr, " %d", ids[i]);
+			for (int i = 0; i < n && i < 4096; i++) fprintf(stderr, " %d", ids[i]);
 			fprintf(stderr, "\n");
 		}
 		/* Decoding the ids gives the text back (these vocabularies have no
@@ -115,11 +113,14 @@ static int run_vectors(const char *gguf_path, const char *inp_path, const char *
 		size_t dl = 0;
 		for (int i = 0; i < n && dl + 1024 < sizeof dec; i++)
 			dl += tokenizer_decode_token(t, ids[i], false, dec + dl, sizeof dec - dl);
-		size_t skip = (tokenizer_kind(t) == TOKENIZER_KIND_SPM && tokenizer_special(t)->add_space_prefix &&
-			       dl > 0 && dec[0] == ' ') ? 1 : 0;
+		size_t skip = (tokenizer_kind(t) == TOKENIZER_KIND_SPM &&
+		               tokenizer_special(t)->add_space_prefix && dl > 0 && dec[0] == ' ')
+		                      ? 1
+		                      : 0;
 		if (n > 0 && (dl - skip != len || memcmp(dec + skip, p, len) != 0)) {
 			failed++;
-			fprintf(stderr, "%s test %d: decode does not give the text back\n", gguf_path, *n_tests);
+			fprintf(stderr, "%s test %d: decode does not give the text back\n",
+			        gguf_path, *n_tests);
 		}
 		(*n_tests)++;
 		p = m + sep_len;
@@ -191,7 +192,8 @@ TEST(spm_random_bytes_roundtrip)
 {
 	const char *dir = getenv("INFILL_TOKDATA");
 	char g[1024];
-	snprintf(g, sizeof g, "%s/ggml-vocab-spm-code-noprefix.gguf", dir ? dir : "tests/tokenizer/data");
+	snprintf(g, sizeof g, "%s/ggml-vocab-spm-code-noprefix.gguf",
+	         dir ? dir : "tests/tokenizer/data");
 	struct gguf_file *gf;
 	struct tokenizer *t = load(g, &gf);
 	REQUIRE(t);
@@ -220,12 +222,9 @@ TEST(spm_random_bytes_roundtrip)
 
 static int hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
+	if (c >= '0' && c <= '9') return c - '0';
+	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
 	return -1;
 }
 
@@ -240,7 +239,8 @@ static size_t put_utf8(uint32_t c, char *o)
 		return 2;
 	}
 	if (c < 0x10000) {
-		o[0] = (char)(0xE0 | c >> 12), o[1] = (char)(0x80 | (c >> 6 & 63)), o[2] = (char)(0x80 | (c & 63));
+		o[0] = (char)(0xE0 | c >> 12), o[1] = (char)(0x80 | (c >> 6 & 63)),
+		o[2] = (char)(0x80 | (c & 63));
 		return 3;
 	}
 	o[0] = (char)(0xF0 | c >> 18), o[1] = (char)(0x80 | (c >> 12 & 63));
@@ -268,8 +268,7 @@ static size_t json_string(const char **pp, char *out, size_t cap)
 		case 'f': out[n++] = '\f'; break;
 		case 'u': {
 			uint32_t u = 0;
-			for (int k = 0; k < 4; k++)
-				u = u * 16 + (uint32_t)hexval(*p++);
+			for (int k = 0; k < 4; k++) u = u * 16 + (uint32_t)hexval(*p++);
 			if (u >= 0xD800 && u < 0xDC00 && p[0] == '\\' && p[1] == 'u') {
 				uint32_t lo = 0;
 				for (int k = 0; k < 4; k++)
@@ -318,17 +317,18 @@ TEST(tiny_dsc_prompts)
 			char *e;
 			want[nw++] = (int32_t)strtol(q, &e, 10);
 			q = e;
-			while (*q == ',' || *q == ' ')
-				q++;
+			while (*q == ',' || *q == ' ') q++;
 		}
 		got[0] = sp->bos;
 		int n = tokenizer_encode(t, text, tl, true, got + 1, 8191);
 		bool ok = n + 1 == nw && memcmp(got, want, (size_t)nw * sizeof *got) == 0;
 		if (!ok) {
-			fprintf(stderr, "prompt %d: got %d tokens, want %d\n", n_prompts, n + 1, nw);
+			fprintf(stderr, "prompt %d: got %d tokens, want %d\n", n_prompts, n + 1,
+			        nw);
 			for (int i = 0; i < nw && i < n + 1; i++)
 				if (got[i] != want[i]) {
-					fprintf(stderr, "  first difference at %d: %d vs %d\n", i, got[i], want[i]);
+					fprintf(stderr, "  first difference at %d: %d vs %d\n", i,
+					        got[i], want[i]);
 					break;
 				}
 		}
@@ -349,10 +349,23 @@ static struct tokenizer *load_vocab(const char *name, struct gguf_file **gf)
 	return load(g, gf);
 }
 
-#define FIM_BEGIN "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>"
-#define FIM_HOLE "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>"
-#define FIM_END "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>"
-#define DS_BOS "<\xEF\xBD\x9C" "begin\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>"
+#define FIM_BEGIN         \
+	"<\xEF\xBD\x9C"   \
+	"fim\xE2\x96\x81" \
+	"begin\xEF\xBD\x9C>"
+#define FIM_HOLE          \
+	"<\xEF\xBD\x9C"   \
+	"fim\xE2\x96\x81" \
+	"hole\xEF\xBD\x9C>"
+#define FIM_END           \
+	"<\xEF\xBD\x9C"   \
+	"fim\xE2\x96\x81" \
+	"end\xEF\xBD\x9C>"
+#define DS_BOS              \
+	"<\xEF\xBD\x9C"     \
+	"begin\xE2\x96\x81" \
+	"of\xE2\x96\x81"    \
+	"sentence\xEF\xBD\x9C>"
 
 TEST(special_ids_deepseek)
 {
@@ -484,21 +497,22 @@ static void detok_roundtrip(int *test_failed_, struct tokenizer *t, const char *
 		size_t raw = tokenizer_decode_token(t, ids[i], false, NULL, 0);
 		int w = tokenizer_detok_push(t, &d, ids[i], chunk, sizeof chunk);
 		REQUIRE(w >= 0);
-		if ((size_t)w != raw)
-			split_chars++;
+		if ((size_t)w != raw) split_chars++;
 		CHECK_INT_EQ(unicode_check(chunk, (size_t)w), 1);
 		memcpy(out + ol, chunk, (size_t)w);
 		ol += (size_t)w;
 	}
 	ol += tokenizer_detok_flush(&d, out + ol);
 	/* SPM: the dummy prefix decodes to a leading space */
-	size_t skip = tokenizer_special(t)->add_space_prefix && tokenizer_kind(t) == TOKENIZER_KIND_SPM;
+	size_t skip =
+	        tokenizer_special(t)->add_space_prefix && tokenizer_kind(t) == TOKENIZER_KIND_SPM;
 	CHECK_INT_EQ(ol - skip, strlen(text));
 	CHECK(memcmp(out + skip, text, ol - skip) == 0);
 	CHECK(split_chars > 0); /* the text was chosen so that some character spans tokens */
 	/* too small a buffer: refused, nothing changes */
 	tokenizer_detok_init(&d, false);
-	CHECK_INT_EQ(tokenizer_detok_push(t, &d, ids[0], chunk, 0), tokenizer_decode_token(t, ids[0], false, NULL, 0) ? -1 : 0);
+	CHECK_INT_EQ(tokenizer_detok_push(t, &d, ids[0], chunk, 0),
+	             tokenizer_decode_token(t, ids[0], false, NULL, 0) ? -1 : 0);
 }
 
 TEST(detok_streaming)
@@ -507,7 +521,8 @@ TEST(detok_streaming)
 	struct tokenizer *t = load_vocab("deepseek-coder", &gf);
 	REQUIRE(t);
 	/* emoji and Khmer are byte tokens in this vocabulary: characters split across ids */
-	detok_roundtrip(test_failed_, t, "print('\xF0\x9F\xA6\x99 \xE1\x9E\x80\xE1\x9E\xB6') # \xF0\x9F\x98\x81 ok");
+	detok_roundtrip(test_failed_, t,
+	                "print('\xF0\x9F\xA6\x99 \xE1\x9E\x80\xE1\x9E\xB6') # \xF0\x9F\x98\x81 ok");
 	/* control tokens render only when asked */
 	char buf[64];
 	CHECK_INT_EQ(tokenizer_decode_token(t, 32013, false, buf, sizeof buf), 0);
@@ -520,7 +535,8 @@ TEST(detok_streaming)
 
 	t = load_vocab("llama-spm", &gf);
 	REQUIRE(t);
-	detok_roundtrip(test_failed_, t, "x = '\xF0\x9F\xA6\x99\xF0\x9F\xA6\x99' and \xE1\x9E\x80\xE1\x9E\xB6");
+	detok_roundtrip(test_failed_, t,
+	                "x = '\xF0\x9F\xA6\x99\xF0\x9F\xA6\x99' and \xE1\x9E\x80\xE1\x9E\xB6");
 	tokenizer_free(t);
 	gguf_close(gf);
 }
@@ -538,8 +554,7 @@ int main(void)
 	const char *filter = getenv("TEST_FILTER");
 	int passed = 0, failed = 0;
 	for (struct test_case *tc = test_cases_head; tc; tc = tc->next) {
-		if (filter && !strstr(tc->name, filter))
-			continue;
+		if (filter && !strstr(tc->name, filter)) continue;
 		int fl = 0;
 		tc->fn(&fl);
 		printf("%s %s\n", fl ? "FAIL" : "ok  ", tc->name);

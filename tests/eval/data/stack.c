@@ -11,8 +11,7 @@ int stack_push(struct stack *s, int v)
 	if (s->len == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
 		int *items = realloc(s->items, cap * sizeof *items);
-		if (!items)
-			return -1;
+		if (!items) return -1;
 		s->items = items;
 		s->cap = cap;
 	}
@@ -22,8 +21,7 @@ int stack_push(struct stack *s, int v)
 
 int stack_pop(struct stack *s, int *out)
 {
-	if (!s->len)
-		return -1;
+	if (!s->len) return -1;
 	*out = s->items[--s->len];
 	return 0;
 }

@@ -36,10 +36,11 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __shared__ static
+#define __shared__      static
 #define __launch_bounds__(...)
 
-namespace emu {
+namespace emu
+{
 
 struct thread_state {
 	uint3 tid;
@@ -55,8 +56,7 @@ void sync_warp();
 uint32_t *warp_slot();
 void launch(dim3 g, dim3 b, cudaStream_t s, std::function<void()> fn);
 
-template <class T>
-inline T shfl_xor(T v, int o)
+template <class T> inline T shfl_xor(T v, int o)
 {
 	static_assert(sizeof(T) == 4, "32-bit shuffles only");
 	uint32_t *slot = warp_slot();
@@ -68,13 +68,11 @@ inline T shfl_xor(T v, int o)
 	return r;
 }
 
-template <class... P>
-struct bound {
+template <class... P> struct bound {
 	dim3 g, b;
 	cudaStream_t s;
 	void (*f)(P...);
-	template <class... A>
-	void operator()(A... a) const
+	template <class... A> void operator()(A... a) const
 	{
 		void (*fn)(P...) = f;
 		launch(g, b, s, [=]() { fn(static_cast<P>(a)...); });
@@ -84,24 +82,26 @@ struct bound {
 struct launcher {
 	dim3 g, b;
 	cudaStream_t s;
-	launcher(dim3 g_, dim3 b_, size_t smem = 0, cudaStream_t s_ = 0) : g(g_), b(b_), s(s_) { (void)smem; }
-	template <class... P>
-	bound<P...> bind(void (*f)(P...)) const
+	launcher(dim3 g_, dim3 b_, size_t smem = 0, cudaStream_t s_ = 0) : g(g_), b(b_), s(s_)
 	{
-		return bound<P...>{g, b, s, f};
+		(void)smem;
+	}
+	template <class... P> bound<P...> bind(void (*f)(P...)) const
+	{
+		return bound<P...>{ g, b, s, f };
 	}
 };
 
 } // namespace emu
 
-#define threadIdx (emu::g_cur->tid)
-#define blockIdx (emu::g_block)
-#define blockDim (emu::g_bdim)
-#define gridDim (emu::g_gdim)
-#define __syncthreads() emu::sync_block()
+#define threadIdx                   (emu::g_cur->tid)
+#define blockIdx                    (emu::g_block)
+#define blockDim                    (emu::g_bdim)
+#define gridDim                     (emu::g_gdim)
+#define __syncthreads()             emu::sync_block()
 #define __shfl_xor_sync(mask, v, o) emu::shfl_xor((v), (o))
-#define __ldg(p) (*(p))
-#define __expf expf
+#define __ldg(p)                    (*(p))
+#define __expf                      expf
 
 static inline float rsqrtf(float x)
 {
