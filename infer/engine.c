@@ -62,7 +62,7 @@ struct engine {
 	struct engine_stats st;
 };
 
-static double now_ms(void)
+double engine_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -71,8 +71,8 @@ static double now_ms(void)
 
 const char *engine_stop_name(enum engine_stop s)
 {
-	static const char *const names[] = { "none",      "eog",   "string",   "max_tokens",
-		                             "max_lines", "scope", "cancelled" };
+	static const char *const names[] = { "none",      "eog",   "string",    "max_tokens",
+		                             "max_lines", "scope", "cancelled", "deadline" };
 	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
@@ -425,6 +425,26 @@ static void cand_check(struct cand *c, const struct engine_request *req, size_t 
 	}
 }
 
+static bool ident_byte(unsigned char b)
+{
+	return b == '_' || (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z') ||
+	       b >= 0x80;
+}
+
+/* A candidate stopped by the deadline most likely ends inside a word: the
+ * model was about to spell the rest of it. Showing "retu" invites the user
+ * to accept half an identifier, so cut back to the end of the last whole
+ * word, unless the candidate is nothing but that word (then it continues the
+ * word at the cursor and is kept as it is). */
+static void cand_trim_word(struct cand *c)
+{
+	const char *v = c->text ? c->text + c->vis : "";
+	size_t vl = c->len > c->vis ? c->len - c->vis : 0;
+	size_t i = vl;
+	while (i > 0 && ident_byte((unsigned char)v[i - 1])) i--;
+	if (i > 0 && i < vl) cand_cut(c, i, ENGINE_STOP_DEADLINE);
+}
+
 /* End of a candidate: the held bytes, and the scope check of an unfinished last line. */
 static int cand_final(struct cand *c, const struct engine_request *req)
 {
@@ -436,6 +456,7 @@ static int cand_final(struct cand *c, const struct engine_request *req)
 	if (c->len < c->vis) { /* never got past the healed bytes */
 		c->vis = c->len;
 	}
+	if (c->stop == ENGINE_STOP_DEADLINE) cand_trim_word(c);
 	const char *v = c->text ? c->text + c->vis : "";
 	size_t vl = c->len - c->vis;
 	if (req->stop_text && c->stop != ENGINE_STOP_SCOPE && vl && v[vl - 1] != '\n' &&
@@ -548,6 +569,11 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			rc = ENGINE_ECANCELED;
 			break;
 		}
+		if (req->deadline_ms > 0 && engine_now_ms() >= req->deadline_ms) {
+			for (int i = 0; i < n; i++)
+				if (!c[i].stop) c[i].stop = ENGINE_STOP_DEADLINE;
+			break;
+		}
 		struct model_batch b = { .n_tokens = nb,
 			                 .tokens = tokens,
 			                 .pos = pos,
@@ -593,7 +619,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 {
 	memset(res, 0, sizeof *res);
 	err->message[0] = 0;
-	double t0 = now_ms();
+	double t0 = engine_now_ms();
 	if (req->n_candidates < 1 || req->n_candidates > ENGINE_MAX_CANDIDATES ||
 	    req->max_tokens < 1) {
 		snprintf(err->message, sizeof err->message,
@@ -645,7 +671,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	}
 	res->cached_tokens = matched;
 
-	double tp = now_ms();
+	double tp = engine_now_ms();
 	int32_t done = matched, exact_end = L;
 	struct recent *r = NULL;
 	int shift_age = 0;
@@ -674,7 +700,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	} else {
 		rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);
 	}
-	res->prefill_ms = now_ms() - tp;
+	res->prefill_ms = engine_now_ms() - tp;
 	/* What was computed exactly goes into the cache, even when cancelled. */
 	if (req->use_cache) {
 		int32_t upto = done < exact_end ? done : exact_end;
@@ -684,9 +710,9 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	}
 	if (rc) goto out;
 
-	double td = now_ms();
+	double td = engine_now_ms();
 	rc = decode(e, req, &fp, seq, res, err);
-	res->decode_ms = now_ms() - td;
+	res->decode_ms = engine_now_ms() - td;
 
 out:
 	kv_seq_free(seq);
@@ -702,7 +728,7 @@ out:
 	e->st.cached_tokens += (uint64_t)res->cached_tokens;
 	e->st.shifted_tokens += (uint64_t)res->shifted_tokens;
 	e->st.generated_tokens += (uint64_t)res->generated_tokens;
-	res->total_ms = now_ms() - t0;
+	res->total_ms = engine_now_ms() - t0;
 	fim_prompt_finish(&fp);
 	return rc;
 }

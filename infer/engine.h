@@ -84,6 +84,7 @@ enum engine_stop {
 	ENGINE_STOP_MAX_LINES, /* cut before the newline that would start line max_lines+1 */
 	ENGINE_STOP_SCOPE,     /* stop_text said the last line leaves the scope (line cut) */
 	ENGINE_STOP_CANCELLED,
+	ENGINE_STOP_DEADLINE, /* the request's deadline passed (cut back to a word end) */
 };
 const char *engine_stop_name(enum engine_stop s); /* static */
 
@@ -127,6 +128,16 @@ struct engine_request {
 	/* Set to non-zero (from any thread) to stop the job at its next prefill
 	 * chunk or decode step; may be NULL. */
 	atomic_int *cancel;
+	/*
+	 * Answer-by time on CLOCK_MONOTONIC, in ms (completion.deadlineMs after
+	 * the request arrived); 0: none. When a decode step ends past it, every
+	 * candidate still going stops (ENGINE_STOP_DEADLINE) with what it has,
+	 * minus an unfinished trailing word. The first token of each candidate
+	 * comes from the prompt's logits, so even a late prefill yields one.
+	 * Output then depends on the machine's speed: leave it 0 where a result
+	 * must be reproducible.
+	 */
+	double deadline_ms;
 	bool use_cache; /* look up and fill the prefix cache (default true) */
 	/* Progress, may be NULL: called on the engine thread after each prefill
 	 * chunk (prefilled = prompt tokens computed so far, step = -1) and after
@@ -165,6 +176,9 @@ struct engine_result {
 
 /* Frees what a result owns; accepts a zeroed or already finished result. */
 void engine_result_finish(struct engine_result *r);
+
+/* Now on the clock engine_request.deadline_ms is read against (CLOCK_MONOTONIC, ms). */
+double engine_now_ms(void);
 
 /* ---- the engine ---- */
 

@@ -528,6 +528,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	rq.stop_ud = &scope;
 	rq.cancel = opt->cancel;
 	rq.use_cache = opt->use_cache;
+	rq.deadline_ms = opt->deadline_ms;
 
 	struct engine_result er;
 	memset(&er, 0, sizeof er);

@@ -58,6 +58,7 @@ struct complete_options {
 	int32_t n_ctx;      /* the model's trained context (model_info()->n_ctx_train):
 	                        the budgets are fitted into it; 0: used as they are */
 	struct complete_memory *memory; /* this document's; may be NULL (no stickiness) */
+	double deadline_ms; /* engine_request.deadline_ms: answer-by time (engine_now_ms clock); 0: none */
 };
 
 /* Everything on: what the server does. */

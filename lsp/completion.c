@@ -316,6 +316,7 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 	p->position = pos;
 	p->req = req;
 	p->arrival_ns = arrival;
+	req->arrival_ns = arrival;
 	uv_timer_init(s->loop, &p->timer);
 	p->timer.data = p;
 	p->next = c->list;

@@ -95,6 +95,10 @@ enum config_kind {
 	  "use the prefix cache (false: every prompt is prefilled whole, for measurements)")       \
 	X(completion_debounce_ms, "completion.debounceMs", CONFIG_KIND_INT, int, 30, NULL, 0,      \
 	  10000, NULL, CONFIG_SCOPE_LANGUAGE, "wait after a keystroke before starting a job (ms)") \
+	X(completion_deadline_ms, "completion.deadlineMs", CONFIG_KIND_INT, int, 200, NULL, 0,     \
+	  60000, NULL, CONFIG_SCOPE_LANGUAGE,                                                      \
+	  "answer within this many ms of the request, with shorter candidates if need be (0: "     \
+	  "off)")                                                                                  \
 	X(completion_candidates, "completion.candidates", CONFIG_KIND_INT, int, 3, NULL, 1, 16,    \
 	  NULL, CONFIG_SCOPE_LANGUAGE, "candidates decoded per request")                           \
 	X(completion_max_tokens, "completion.maxTokens", CONFIG_KIND_INT, int, 64, NULL, 1, 4096,  \

@@ -53,6 +53,7 @@ struct completion_request {
 	enum pos_encoding encoding;
 	enum completion_trigger trigger;
 	enum completion_kind kind;
+	uint64_t arrival_ns;      /* when the request arrived (CLOCK_MONOTONIC, as uv_hrtime) */
 	char *trigger_character;  /* completion only; NULL when none */
 	char *selected_text;      /* inline: selectedCompletionInfo.text; else NULL */
 	struct settings settings; /* resolved for language_id; a deep copy

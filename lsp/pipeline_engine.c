@@ -286,6 +286,11 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	opt.seed = req->seq;
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
+	/* The deadline counts from the request's arrival: the debounce and any
+	 * wait in the queue are part of what the user waits for. */
+	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
+		opt.deadline_ms =
+		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
 	struct complete_result res;
 	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,

@@ -71,6 +71,16 @@ May be set per language under \"languages\" in .infill.json."
   :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
   :group 'infill-settings)
 
+(defcustom infill-completion-deadline-ms nil
+  "Answer within this many ms of the request, with shorter candidates if need
+be (0: off).
+Server setting \"completion.deadlineMs\" (server default 200; range
+0..60000).
+nil: leave it to the server.
+May be set per language under \"languages\" in .infill.json."
+  :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
+  :group 'infill-settings)
+
 (defcustom infill-completion-candidates nil
   "Candidates decoded per request.
 Server setting \"completion.candidates\" (server default 3; range 1..16).
@@ -191,6 +201,7 @@ nil: leave it to the server."
     ("cache.reuseShiftedSuffix" . infill-cache-reuse-shifted-suffix)
     ("cache.enabled" . infill-cache-enabled)
     ("completion.debounceMs" . infill-completion-debounce-ms)
+    ("completion.deadlineMs" . infill-completion-deadline-ms)
     ("completion.candidates" . infill-completion-candidates)
     ("completion.maxTokens" . infill-completion-max-tokens)
     ("completion.maxLines" . infill-completion-max-lines)
@@ -216,6 +227,7 @@ nil: leave it to the server."
     ("cache.reuseShiftedSuffix" . :json-false)
     ("cache.enabled" . t)
     ("completion.debounceMs" . 30)
+    ("completion.deadlineMs" . 200)
     ("completion.candidates" . 3)
     ("completion.maxTokens" . 64)
     ("completion.maxLines" . 12)

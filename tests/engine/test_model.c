@@ -497,6 +497,78 @@ TEST(shifted_suffix_reuse_runs_and_frees)
 	model_free(m);
 }
 
+/* Moves the request's deadline into the past once decode step `step` is done. */
+struct deadline_at {
+	struct engine_request *rq;
+	int32_t step;
+};
+
+static void expire_at(void *ud, int32_t prefilled, int32_t step)
+{
+	(void)prefilled;
+	struct deadline_at *d = ud;
+	if (step == d->step) d->rq->deadline_ms = engine_now_ms() - 1;
+}
+
+static bool ends_in_word_or_is_one(const char *t)
+{
+	size_t n = strlen(t);
+	if (!n) return true;
+	unsigned char last = (unsigned char)t[n - 1];
+	bool ident = last == '_' || last >= 0x80 || (last >= '0' && last <= '9') ||
+	             ((last | 0x20) >= 'a' && (last | 0x20) <= 'z');
+	if (!ident) return true;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)t[i];
+		if (!(b == '_' || b >= 0x80 || (b >= '0' && b <= '9') ||
+		      ((b | 0x20) >= 'a' && (b | 0x20) <= 'z')))
+			return false; /* a word after other text: it must have been a whole one */
+	}
+	return true;
+}
+
+TEST(deadline_stops_every_candidate_with_a_prefix_of_its_answer)
+{
+	if (!have_model()) return;
+	struct model *m = load();
+	REQUIRE(m != NULL);
+	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
+	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	REQUIRE(e != NULL);
+	struct engine_request rq = request(PREFIX, 3, 48);
+	struct engine_result full, late, past;
+	REQUIRE(run(e, &rq, &full) == 0);
+	/* A deadline passed after the 6th decode step. */
+	struct deadline_at d = { &rq, 5 };
+	rq.on_progress = expire_at;
+	rq.progress_ud = &d;
+	REQUIRE(run(e, &rq, &late) == 0);
+	for (int i = 0; i < 3; i++) {
+		const struct engine_candidate *c = &late.candidates[i];
+		if (full.candidates[i].n_tokens > 7) {
+			CHECK_INT_EQ(c->stop, ENGINE_STOP_DEADLINE);
+			CHECK_INT_EQ(c->n_tokens, 7); /* 1 from the prompt's logits + 6 steps */
+		}
+		CHECK(ends_in_word_or_is_one(c->text));
+	}
+	/* The greedy candidate is the same text, only shorter. */
+	CHECK(late.candidates[0].len <= full.candidates[0].len);
+	CHECK(!strncmp(full.candidates[0].text, late.candidates[0].text, late.candidates[0].len));
+	/* A deadline already past when the job starts: one token each, no forward. */
+	rq.on_progress = NULL;
+	rq.deadline_ms = engine_now_ms() - 1;
+	REQUIRE(run(e, &rq, &past) == 0);
+	CHECK_INT_EQ(past.generated_tokens, 3);
+	for (int i = 0; i < 3; i++) CHECK(past.candidates[i].n_tokens == 1);
+	CHECK_STR_EQ(engine_stop_name(ENGINE_STOP_DEADLINE), "deadline");
+	engine_result_finish(&full);
+	engine_result_finish(&late);
+	engine_result_finish(&past);
+	engine_free(e);
+	CHECK_INT_EQ(kv_pool_free_pages(model_kv_pool(m)), free0);
+	model_free(m);
+}
+
 TEST(bad_requests_fail_with_a_message)
 {
 	if (!have_model()) return;

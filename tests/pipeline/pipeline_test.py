@@ -54,7 +54,10 @@ def check(cond, what, *context):
 
 def start(binary, model, init=None, caps=None):
     c = Client(binary, args=["--user-config", ""])
-    opts = {"model": model, "completion.debounceMs": 0, "threads": 1}
+    # No deadline unless a case sets one: the cases compare answers, and a
+    # deadline makes them depend on how busy the machine is.
+    opts = {"model": model, "completion.debounceMs": 0, "completion.deadlineMs": 0,
+            "threads": 1}
     opts.update(init or {})
     c.initialize(capabilities=caps or {"window": {"workDoneProgress": True}},
                  init_options=opts)
@@ -233,6 +236,36 @@ def case_cache_reuse(binary, model):
         check(c.shutdown_exit() == 0, "exit 0")
     finally:
         c.kill()
+
+
+def case_deadline(binary, model):
+    """completion.deadlineMs bounds the work per request: with a deadline that
+    has passed by the time decoding starts, each candidate gets the one token
+    the prompt's logits give, and what is shown still passes validation.
+    Without it the same request decodes many more tokens."""
+    generated = {}
+    for deadline in (0, 1):
+        c = start(binary, model, {"completion.candidates": 3, "completion.maxTokens": 64,
+                                  "completion.deadlineMs": deadline,
+                                  "completion.multiline": "always"})
+        try:
+            wait_loaded(c)
+            open_doc(c, PY)
+            items = inline(c, 11, 4)
+            cur = offset(PY, 11, 4)
+            for it in items:
+                r = it["range"]
+                text = PY[:cur] + PY[offset(PY, r["end"]["line"], r["end"]["character"]):]
+                v = validate(binary, text, 11, 4, it["insertText"])
+                check(v["valid"] and v["text"] == it["insertText"],
+                      "a cut-short candidate passes validation whole", it, v)
+            generated[deadline] = stats(c)["generatedTokens"]
+            check(c.shutdown_exit() == 0, "exit 0")
+        finally:
+            c.kill()
+    print("generated tokens: no deadline %d, 1 ms deadline %d" % (generated[0], generated[1]))
+    check(generated[1] <= 3, "one token per candidate past the deadline", generated)
+    check(generated[0] > 3 * 4, "more without a deadline", generated)
 
 
 def case_load_failure(binary, model):
