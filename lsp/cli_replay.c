@@ -4,7 +4,8 @@
  * opens a source file with the next K characters after the start of line N
  * taken out, and types them back one at a time through the protocol, asking
  * for an inline completion after each keystroke as an editor does. It
- * prints p50/p90/p99 latency from request to response and the share of
+ * prints p50/p90/p99 latency from request to response, how often the top
+ * item was what the file really says next, and the share of
  * prompt tokens the prefix cache served (from infill/stats).
  *
  *   infill replay FILE [--line N] [--chars K] [--model M] [--no-cache] [--both]
@@ -247,6 +248,9 @@ struct replay_opts {
 struct replay_figures {
 	bool cache;
 	size_t keystrokes, answered, non_empty;
+	/* the top item is what the file really says next (its text is a prefix
+	 * of the rest of the original file), and the characters it got right */
+	size_t correct, correct_chars;
 	double p50, p90, p99, mean, cold_ms, load_ms;
 	double cpu_p50, cpu_p90, cpu_mean; /* server CPU ms per keystroke */
 	json_int_t prompt, cached, generated, fast_path, rejected;
@@ -451,6 +455,13 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 			fig->answered++;
 			json_t *items = json_object_get(json_object_get(r, "result"), "items");
 			if (json_array_size(items)) fig->non_empty++;
+			const char *top = json_string_value(
+			        json_object_get(json_array_get(items, 0), "insertText"));
+			size_t tl = top ? strlen(top) : 0, rest = len - (start + i);
+			if (tl && tl <= rest && !memcmp(top, text + start + i, tl)) {
+				fig->correct++;
+				fig->correct_chars += tl;
+			}
 			json_decref(r);
 		}
 		if (o->verbose)
@@ -494,7 +505,7 @@ static json_t *figures_json(const struct replay_figures *f)
 {
 	return json_pack(
 	        "{s:b, s:I, s:I, s:I, s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}, s:f, s:f, "
-	        "s:I, s:I, s:f, s:I, s:I, s:I, s:s}",
+	        "s:I, s:I, s:f, s:I, s:I, s:I, s:s, s:I, s:I}",
 	        "cache", f->cache, "keystrokes", (json_int_t)f->keystrokes, "answered",
 	        (json_int_t)f->answered, "nonEmpty", (json_int_t)f->non_empty, "latencyMs", "p50",
 	        f->p50, "p90", f->p90, "p99", f->p99, "mean", f->mean, "serverCpuMs", "p50",
@@ -502,7 +513,8 @@ static json_t *figures_json(const struct replay_figures *f)
 	        f->load_ms, "promptTokens", f->prompt, "cachedPromptTokens", f->cached,
 	        "cachedShare", f->prompt ? (double)f->cached / (double)f->prompt : 0.0,
 	        "generatedTokens", f->generated, "fastPath", f->fast_path, "rejectedCandidates",
-	        f->rejected, "backend", f->backend);
+	        f->rejected, "backend", f->backend, "correct", (json_int_t)f->correct,
+	        "correctChars", (json_int_t)f->correct_chars);
 }
 
 static void figures_print(const struct replay_figures *f)
@@ -519,6 +531,11 @@ static void figures_print(const struct replay_figures *f)
 	       (long long)f->prompt, (long long)f->cached,
 	       f->prompt ? 100.0 * (double)f->cached / (double)f->prompt : 0.0,
 	       (long long)f->generated, (long long)f->fast_path, (long long)f->rejected);
+	printf("  top item is what the file says next: %zu of %zu keystrokes (%.1f%%), %zu "
+	       "characters\n",
+	       f->correct, f->keystrokes,
+	       f->keystrokes ? 100.0 * (double)f->correct / (double)f->keystrokes : 0.0,
+	       f->correct_chars);
 }
 
 static void replay_usage(FILE *f)

@@ -268,6 +268,32 @@ def case_deadline(binary, model):
     check(generated[0] > 3 * 4, "more without a deadline", generated)
 
 
+def case_replay(binary, model):
+    """infill replay types 20 characters back through the real server: every
+    keystroke answered, the prefix cache serves most of each prompt, and the
+    figures it prints are consistent."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(PY)
+        path = f.name
+    try:
+        out = subprocess.run([binary, "replay", path, "--line", "10", "--chars", "20",
+                              "--model", model, "--json", "--settings",
+                              '{"threads": 1, "completion.maxTokens": 8}'],
+                             capture_output=True, text=True, timeout=240)
+    finally:
+        os.unlink(path)
+    check(out.returncode == 0, "replay ran", out.stderr[-2000:])
+    r = json.loads(out.stdout)
+    figs = r["runs"] if "runs" in r else [r]
+    for fig in figs:
+        check(fig["keystrokes"] == 20 and fig["answered"] == 20, "every keystroke answered", fig)
+        check(fig["cachedShare"] > 0.5, "most prompt tokens from the cache", fig)
+        check(0 <= fig["correct"] <= fig["keystrokes"], "correct counted per keystroke", fig)
+        check(fig["latencyMs"]["p50"] > 0, "latency measured", fig)
+        print("replay p50 %.1f ms, cache share %.2f, correct %d" % (
+            fig["latencyMs"]["p50"], fig["cachedShare"], fig["correct"]))
+
+
 def case_load_failure(binary, model):
     """A missing or corrupt model: a showMessage error naming the file, empty
     answers, a clean exit."""
