@@ -540,6 +540,8 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->cached_tokens = er.cached_tokens;
 	out->generated_tokens = er.generated_tokens;
 	out->n_generated = er.n_candidates;
+	for (int32_t i = 0; i < er.n_candidates; i++)
+		if (er.candidates[i].stop == ENGINE_STOP_DEADLINE) out->deadline_hit = true;
 	out->prefill_ms = er.prefill_ms;
 	out->decode_ms = er.decode_ms;
 	free(snips);

@@ -89,6 +89,7 @@ struct complete_result {
 	double slice_ms, engine_ms, post_ms, total_ms;
 	double prefill_ms, decode_ms; /* the engine's own split of engine_ms */
 	bool cancelled;
+	bool deadline_hit; /* the deadline stopped candidates: longer ones were to come */
 };
 
 /* Frees what a result owns; accepts a zeroed or already finished result. */

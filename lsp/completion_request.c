@@ -75,6 +75,42 @@ int completion_settings_copy(struct settings *dst, const struct settings *src)
 	return rc;
 }
 
+static char *dup_bytes(const char *s, size_t n)
+{
+	if (!s) return NULL;
+	char *t = malloc(n + 1);
+	if (t) {
+		memcpy(t, s, n);
+		t[n] = 0;
+	}
+	return t;
+}
+
+struct completion_request *completion_request_clone(const struct completion_request *req)
+{
+	struct completion_request *c = calloc(1, sizeof *c);
+	if (!c) return NULL;
+	*c = *req;
+	c->uri = dup_bytes(req->uri, req->uri ? strlen(req->uri) : 0);
+	c->language_id =
+	        dup_bytes(req->language_id, req->language_id ? strlen(req->language_id) : 0);
+	c->text = dup_bytes(req->text, req->text_len);
+	c->trigger_character =
+	        dup_bytes(req->trigger_character,
+	                  req->trigger_character ? strlen(req->trigger_character) : 0);
+	c->selected_text =
+	        dup_bytes(req->selected_text, req->selected_text ? strlen(req->selected_text) : 0);
+	bool settings_ok = !completion_settings_copy(&c->settings, &req->settings);
+	if (!settings_ok) memset(&c->settings, 0, sizeof c->settings);
+	if (!settings_ok || (req->uri && !c->uri) || (req->language_id && !c->language_id) ||
+	    (req->text && !c->text) || (req->trigger_character && !c->trigger_character) ||
+	    (req->selected_text && !c->selected_text)) {
+		completion_request_free(c);
+		return NULL;
+	}
+	return c;
+}
+
 void completion_request_free(struct completion_request *req)
 {
 	if (!req) return;

@@ -63,6 +63,10 @@ struct completion_request {
 /* Frees a request and everything it owns; accepts NULL. */
 void completion_request_free(struct completion_request *req);
 
+/* A deep copy of req (new; free with completion_request_free), or NULL when
+ * out of memory. */
+struct completion_request *completion_request_clone(const struct completion_request *req);
+
 /* Deep-copies settings (strings and string lists duplicated) into *dst.
  * Returns 0 or -ENOMEM (then *dst holds nothing to free). */
 int completion_settings_copy(struct settings *dst, const struct settings *src);
@@ -92,8 +96,9 @@ typedef void (*pipeline_done_fn)(void *ud, int status, const struct completion_r
 /* Counters the engine keeps; the server adds its own (requests, cancelled,
  * latency) for infill/stats. */
 struct pipeline_stats {
-	uint64_t fast_path;            /* answered from the previous result, no model run */
-	uint64_t prompt_tokens;        /* prompt tokens over all jobs */
+	uint64_t fast_path;     /* answered from the previous result, no model run */
+	uint64_t extended;      /* answers cut by the deadline whose candidates grew afterwards */
+	uint64_t prompt_tokens; /* prompt tokens over all jobs */
 	uint64_t cached_prompt_tokens; /* of which served from the prefix cache */
 	uint64_t generated_tokens;
 	uint64_t rejected_candidates; /* dropped by validation or confidence */

@@ -60,13 +60,23 @@ struct pipeline_job {
 	struct pipeline_job *prev, *next; /* live list (loop) */
 };
 
-enum event_kind { EVENT_LOAD_BEGIN, EVENT_PROGRESS, EVENT_LOAD_END };
+enum event_kind { EVENT_LOAD_BEGIN, EVENT_PROGRESS, EVENT_LOAD_END, EVENT_EXTENDED };
+
+/* Longer candidates for an answer the deadline cut short (EVENT_EXTENDED):
+ * for the snapshot text[0, len) with the cursor at cursor. All owned. */
+struct extension {
+	char *uri;
+	char *text;
+	size_t len, cursor;
+	struct completion_result result;
+};
 
 struct event {
 	enum event_kind kind;
 	int percentage;
 	bool ok;
 	char message[600];
+	struct extension *ext; /* EVENT_EXTENDED only; owned */
 	struct event *next;
 };
 
@@ -109,6 +119,10 @@ struct pipeline {
 	bool stop;
 	bool thread_exited;
 	atomic_bool ready; /* a model and an engine are loaded */
+	/* Stops an extension run (see extend): set with mu held whenever a job
+	 * is queued, a load is asked for or the pipeline stops; cleared by the
+	 * engine thread, also with mu held, only when none of these is pending. */
+	atomic_int extend_cancel;
 	struct pipeline_stats stats;
 };
 
@@ -187,6 +201,44 @@ static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool o
 	p->events_tail = ev;
 	pthread_mutex_unlock(&p->mu);
 	uv_async_send(&p->async);
+}
+
+static void result_finish(struct completion_result *r)
+{
+	for (size_t i = 0; i < r->count; i++) free(r->items[i].text);
+	free(r->items);
+	r->items = NULL;
+	r->count = 0;
+}
+
+static void event_free(struct event *ev)
+{
+	if (ev->ext) {
+		free(ev->ext->uri);
+		free(ev->ext->text);
+		result_finish(&ev->ext->result);
+		free(ev->ext);
+	}
+	free(ev);
+}
+
+/* Moves src's items into dst (texts moved, src left to finish). 0 or -ENOMEM. */
+static int result_take(struct completion_result *dst, struct complete_result *src)
+{
+	dst->items = calloc(src->count + 1, sizeof *dst->items);
+	if (!dst->items) return -ENOMEM;
+	for (size_t i = 0; i < src->count; i++) {
+		dst->items[i] = (struct completion_candidate){
+			.text = src->items[i].text,
+			.text_len = src->items[i].len,
+			.start = src->items[i].start,
+			.end = src->items[i].end,
+			.score = src->items[i].score,
+		};
+		src->items[i].text = NULL; /* moved */
+	}
+	dst->count = src->count;
+	return 0;
 }
 
 struct load_progress {
@@ -316,24 +368,60 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 		job->status = rc < 0 ? rc : -EIO;
 		return;
 	}
-	job->result.items = calloc(res.count + 1, sizeof *job->result.items);
-	if (!job->result.items) {
-		complete_result_finish(&res);
-		job->status = -ENOMEM;
-		return;
-	}
-	for (size_t i = 0; i < res.count; i++) {
-		job->result.items[i] = (struct completion_candidate){
-			.text = res.items[i].text,
-			.text_len = res.items[i].len,
-			.start = res.items[i].start,
-			.end = res.items[i].end,
-			.score = res.items[i].score,
-		};
-		res.items[i].text = NULL; /* moved */
-	}
-	job->result.count = res.count;
+	if (result_take(&job->result, &res)) job->status = -ENOMEM;
 	complete_result_finish(&res);
+}
+
+/*
+ * After an answer the deadline cut short: the same request again with no
+ * deadline, while nothing else waits (p->extend_cancel stops it at the next
+ * decode step when a job comes). The prompt is in the prefix cache, so this
+ * costs decode steps only. The longer candidates go to the loop, where the
+ * fast path keeps those that continue what was shown: typing along the
+ * suggestion is then answered with more of it at once. shown: the top
+ * candidate answered (rerank keeps to it). req is taken.
+ */
+static void extend(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
+                   struct completion_request *req, const char *shown)
+{
+	struct complete_options opt = complete_options_default();
+	opt.cancel = &p->extend_cancel;
+	opt.previous = shown;
+	opt.previous_len = shown ? strlen(shown) : 0;
+	opt.use_cache = req->settings.cache_enabled;
+	opt.seed = req->seq; /* the same samples as the answer, only longer */
+	opt.n_ctx = model_info(m)->n_ctx_train;
+	opt.memory = edoc_memory(edocs, req->uri);
+	struct complete_result res;
+	char err[512] = "";
+	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
+	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	pthread_mutex_lock(&p->mu);
+	p->stats.generated_tokens +=
+	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
+	pthread_mutex_unlock(&p->mu);
+	struct event *ev = NULL;
+	if (!rc && res.count && (ev = calloc(1, sizeof *ev)) &&
+	    (ev->ext = calloc(1, sizeof *ev->ext)) && !result_take(&ev->ext->result, &res)) {
+		ev->kind = EVENT_EXTENDED;
+		ev->ext->uri = req->uri;
+		ev->ext->text = req->text;
+		ev->ext->len = req->text_len;
+		ev->ext->cursor = req->cursor;
+		req->uri = req->text = NULL; /* moved */
+		pthread_mutex_lock(&p->mu);
+		if (p->events_tail)
+			p->events_tail->next = ev;
+		else
+			p->events_head = ev;
+		p->events_tail = ev;
+		pthread_mutex_unlock(&p->mu);
+		uv_async_send(&p->async);
+	} else if (ev) {
+		event_free(ev);
+	}
+	complete_result_finish(&res);
+	completion_request_free(req);
 }
 
 static void *engine_main(void *arg)
@@ -373,6 +461,14 @@ static void *engine_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 
 		run_job(p, e, m, &edocs, job);
+		/* copied before the job goes back: the loop frees it */
+		struct completion_request *again = NULL;
+		char *shown = NULL;
+		if (job->figures.deadline_hit && !job->status && job->result.count &&
+		    !atomic_load(&job->cancel)) {
+			again = completion_request_clone(job->req);
+			shown = strdup(job->result.items[0].text);
+		}
 
 		pthread_mutex_lock(&p->mu);
 		if (p->done_tail)
@@ -381,6 +477,15 @@ static void *engine_main(void *arg)
 			p->done_head = job;
 		p->done_tail = job;
 		uv_async_send(&p->async);
+		if (again && shown && !p->queue_head && !p->stop && !p->load_pending) {
+			atomic_store(&p->extend_cancel, 0);
+			pthread_mutex_unlock(&p->mu);
+			extend(p, e, m, &edocs, again, shown);
+			again = NULL;
+			pthread_mutex_lock(&p->mu);
+		}
+		completion_request_free(again);
+		free(shown);
 	}
 	pthread_mutex_unlock(&p->mu);
 	atomic_store(&p->ready, false);
@@ -395,14 +500,6 @@ static void *engine_main(void *arg)
 }
 
 /* ---- jobs (loop thread) -------------------------------------------------- */
-
-static void result_finish(struct completion_result *r)
-{
-	for (size_t i = 0; i < r->count; i++) free(r->items[i].text);
-	free(r->items);
-	r->items = NULL;
-	r->count = 0;
-}
 
 static void job_free(struct pipeline *p, struct pipeline_job *job)
 {
@@ -476,6 +573,19 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		else
 			log_error(p->log, "%s", ev->message);
 		break;
+	case EVENT_EXTENDED: {
+		const struct extension *x = ev->ext;
+		size_t grown =
+		        fast_extend(&p->docs, x->uri, x->text, x->len, x->cursor, &x->result);
+		if (grown) {
+			pthread_mutex_lock(&p->mu);
+			p->stats.extended++;
+			pthread_mutex_unlock(&p->mu);
+		}
+		log_debug(p->log, "%s: %zu shown candidates lengthened after the deadline", x->uri,
+		          grown);
+		break;
+	}
 	}
 }
 
@@ -523,7 +633,7 @@ static void on_async(uv_async_t *a)
 	for (struct event *ev = events, *next; ev; ev = next) {
 		next = ev->next;
 		if (!p->closing) handle_event(p, ev);
-		free(ev);
+		event_free(ev);
 	}
 	for (struct pipeline_job *job = done, *next; job; job = next) {
 		next = job->qnext;
@@ -545,6 +655,7 @@ struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct set
 	if (host) p->host = *host;
 	p->stats.backend = "none";
 	atomic_init(&p->ready, false);
+	atomic_init(&p->extend_cancel, 0);
 	if (pthread_mutex_init(&p->mu, NULL)) {
 		free(p);
 		return NULL;
@@ -585,6 +696,7 @@ void pipeline_close(struct pipeline *p, void (*done)(void *ud), void *ud)
 	}
 	pthread_mutex_lock(&p->mu);
 	p->stop = true;
+	atomic_store(&p->extend_cancel, 1);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	/* on_async finishes when the engine thread says it has exited */
@@ -596,6 +708,7 @@ void pipeline_free(struct pipeline *p)
 	if (p->thread_started) { /* never closed (server_new failed): stop it here */
 		pthread_mutex_lock(&p->mu);
 		p->stop = true;
+		atomic_store(&p->extend_cancel, 1);
 		pthread_cond_signal(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 		pthread_join(p->thread, NULL);
@@ -603,7 +716,7 @@ void pipeline_free(struct pipeline *p)
 	while (p->live) job_free(p, p->live);
 	for (struct event *ev = p->events_head, *next; ev; ev = next) {
 		next = ev->next;
-		free(ev);
+		event_free(ev);
 	}
 	fast_doc_free_all(&p->docs);
 	spec_finish(&p->loaded);
@@ -645,6 +758,7 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 		p->pending_load.path = strdup(path);
 		if (p->pending_load.path) {
 			p->load_pending = true;
+			atomic_store(&p->extend_cancel, 1);
 			atomic_store(&p->ready, false); /* answer empty until the new model is in */
 		}
 		p->configured = true;
@@ -727,6 +841,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 		else
 			p->queue_head = job;
 		p->queue_tail = job;
+		atomic_store(&p->extend_cancel, 1); /* an extension in progress yields */
 		pthread_cond_signal(&p->cv);
 	}
 	pthread_mutex_unlock(&p->mu);

@@ -156,6 +156,34 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 	req->text_len = 0;
 }
 
+size_t fast_extend(struct fast_doc **docs, const char *uri, const char *text, size_t len,
+                   size_t cursor, const struct completion_result *ext)
+{
+	struct fast_doc *d = doc_find(docs, uri);
+	if (!d || !d->text || d->len != len || d->cursor != cursor || memcmp(d->text, text, len))
+		return 0; /* typed on, edited or answered anew since */
+	size_t grown = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		for (size_t j = 0; j < ext->count; j++) {
+			const struct completion_candidate *c = &ext->items[j];
+			if (c->start != cursor || c->end - c->start != d->cand_tail[i] ||
+			    c->text_len <= d->cand_len[i] ||
+			    memcmp(c->text, d->cands[i], d->cand_len[i]))
+				continue;
+			char *t = malloc(c->text_len + 1);
+			if (!t) return grown;
+			memcpy(t, c->text, c->text_len);
+			t[c->text_len] = 0;
+			free(d->cands[i]);
+			d->cands[i] = t;
+			d->cand_len[i] = c->text_len;
+			grown++;
+			break;
+		}
+	}
+	return grown;
+}
+
 const char *fast_top(struct fast_doc **docs, const char *uri, size_t *len)
 {
 	struct fast_doc *d = doc_find(docs, uri);

@@ -30,6 +30,17 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 void fast_record(struct fast_doc **docs, struct completion_request *req,
                  const struct completion_result *res);
 
+/*
+ * Lengthens what is remembered for uri: when the snapshot last answered is
+ * still text[0, len) with the cursor at cursor, each candidate shown that a
+ * candidate of ext (same range) begins with and outruns is replaced by that
+ * longer one, so typing along the suggestion is answered with more of it.
+ * What was shown stays a prefix of what is remembered. Everything borrowed.
+ * Returns how many candidates grew.
+ */
+size_t fast_extend(struct fast_doc **docs, const char *uri, const char *text, size_t len,
+                   size_t cursor, const struct completion_result *ext);
+
 /* The best candidate last shown for uri (borrowed until the next call that
  * changes docs), its length in *len; NULL when none. */
 const char *fast_top(struct fast_doc **docs, const char *uri, size_t *len);
