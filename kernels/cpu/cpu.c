@@ -72,6 +72,8 @@ static int grow(struct cpu_backend *c, int32_t n)
 	int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;
 	if (qd > wide) wide = qd;
 	size_t arow = cpu_act_row_bytes(CPU_ACT_F32, wide);
+	if (cpu_act_row_bytes(CPU_ACT_Q8_0, wide) > arow)
+		arow = cpu_act_row_bytes(CPU_ACT_Q8_0, wide);
 	free(c->x), free(c->h), free(c->q), free(c->kc), free(c->vc), free(c->g), free(c->u);
 	free(c->act), free(c->idx);
 	c->x = malloc((size_t)n * hp->n_embd * sizeof(float));
@@ -81,7 +83,7 @@ static int grow(struct cpu_backend *c, int32_t n)
 	c->vc = malloc((size_t)n * kvd * sizeof(float));
 	c->g = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->u = malloc((size_t)n * hp->n_ff * sizeof(float));
-	c->act = malloc((size_t)n * arow);
+	c->act = aligned_alloc(64, (size_t)n * arow); /* arow is a multiple of 64 */
 	c->idx = malloc((size_t)n * sizeof(int32_t));
 	c->act_row_cap = arow;
 	if (!c->x || !c->h || !c->q || !c->kc || !c->vc || !c->g || !c->u || !c->act || !c->idx) {
@@ -147,10 +149,22 @@ static void mm_run(void *arg, int ith, int nth)
 			}
 			continue;
 		}
-		for (int64_t t0 = 0; t0 < t->nt; t0 += MM_TOK_TILE) {
-			int64_t tn = t->nt - t0 < MM_TOK_TILE ? t->nt - t0 : MM_TOK_TILE;
-			for (int64_t r0 = lo; r0 < hi; r0 += MM_ROW_TILE) {
-				int64_t rn = hi - r0 < MM_ROW_TILE ? hi - r0 : MM_ROW_TILE;
+		/* Decode (a few tokens): one call for the thread's rows, which stream
+		 * through once. Q8_0 activations (Q8_0/Q4_0 weights): one call per
+		 * chunk of tokens whose activations fit in ~1 MB of L2, so a kernel's
+		 * weight panels are built once per chunk. Others: 16-row x 64-token tiles. */
+		int64_t tok_tile = MM_TOK_TILE, row_tile = MM_ROW_TILE;
+		if (t->nt <= 4) {
+			row_tile = hi - lo;
+		} else if (cpu_act_for(w->type) == CPU_ACT_Q8_0) {
+			tok_tile = ((int64_t)1 << 20) / (int64_t)t->x_stride / 8 * 8;
+			if (tok_tile < 16) tok_tile = 16;
+			row_tile = hi - lo;
+		}
+		for (int64_t t0 = 0; t0 < t->nt; t0 += tok_tile) {
+			int64_t tn = t->nt - t0 < tok_tile ? t->nt - t0 : tok_tile;
+			for (int64_t r0 = lo; r0 < hi; r0 += row_tile) {
+				int64_t rn = hi - r0 < row_tile ? hi - r0 : row_tile;
 				f(w->ne[0], (const char *)w->data + r0 * ws, ws, rn,
 				  (const char *)t->x + t0 * t->x_stride, t->x_stride, tn,
 				  t->y[i] + t0 * nrows + r0, nrows);

@@ -40,8 +40,33 @@ enum cpu_act {
 };
 
 enum cpu_act cpu_act_for(uint32_t weight_type);
-/* Bytes of one activation row of n elements in format a. */
+/* Bytes of one activation row of n elements in format a (a multiple of 64). */
 size_t cpu_act_row_bytes(enum cpu_act a, int64_t n);
+
+/*
+ * A CPU_ACT_Q8_0 row of nb = n / 32 blocks: the blocks in ggml's layout
+ * (what the reference kernels read), then, from a 64-byte boundary, three
+ * arrays of nb entries the SIMD kernels read instead of recomputing them for
+ * every weight row: vpdpbusd multiplies unsigned by signed bytes, so the
+ * kernels feed weights offset by +128 (or Q4_0's raw nibbles) and correct
+ * with the block sums of x.
+ */
+struct cpu_q8_tail {
+	int32_t *bias; /* -128 * sum of the block's 32 values */
+	float *d;      /* the block's scale widened to float */
+	float *dsum;   /* d * sum of the block's 32 values (rounded once) */
+};
+
+static inline struct cpu_q8_tail cpu_q8_tail_of(const void *row, int64_t nb)
+{
+	char *base = (char *)row + ((size_t)nb * 34 + 63) / 64 * 64;
+	struct cpu_q8_tail t = { (int32_t *)base, (float *)(base + 4 * nb),
+		                 (float *)(base + 8 * nb) };
+	return t;
+}
+
+/* Fills the tail of a Q8_0 activation row whose blocks are written (every act_q8_0 calls it). */
+void cpu_q8_tail_fill(void *row, int64_t nb);
 
 /*
  * y[t * ldy + r] = dot(weight row r, activation row t) for r < nr, t < nt.

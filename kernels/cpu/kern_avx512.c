@@ -13,17 +13,234 @@
 
 #include <string.h>
 
+/* ---- decode: Q4_0 / Q8_0 weight rows x up to 4 tokens ---- */
+
+/*
+ * One weight row streams from DRAM once for a group of up to TG tokens, so
+ * these must keep up with ~10 GB/s per core with few instructions per block.
+ * Q4_0: the 16 nibble bytes are broadcast to both halves of a ymm and masked
+ * with 0x0F (low half: elements 0..15) and 0xF0 (high half: elements 16..31
+ * times 16), which vpdpbusd takes as unsigned bytes against the activations'
+ * signed ones: no unpacking shifts. The high lanes' factor 16 is exact and
+ * taken out once per row; the nibbles' +8 offset is taken out once per row
+ * too, as 8 * sum_b dw_b * d_x,b * sum(x_b) from the activations' tail.
+ * Block scales are read 8 blocks at a time (vpermt2w picks the 8 fp16
+ * words at a stride of 18 bytes). Q8_0: the usual |w| x sign(x, w), scales
+ * 4 blocks at a time (stride 34). Integer block sums are exact; results
+ * equal the reference up to float rounding of the sums.
+ */
+#define DEC_PF 1024 /* prefetch distance along the row, bytes */
+
+/*
+ * The fp16 scales of 8 Q4_0 blocks (stride 9 words) or 4 Q8_0 blocks (17)
+ * from the 128 bytes at p, widened to float. Only ymm instructions: any
+ * 512-bit uop would shut port 1's vector unit, which these loops need.
+ */
+static inline __m256 q4_0_scales8(const char *p)
+{
+	const __m256i i0 = _mm256_setr_epi16(0, 9, 18, 27, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+	const __m256i i1 = _mm256_setr_epi16(4, 13, 22, 31, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+	__m256i a = _mm256_permutex2var_epi16(_mm256_loadu_si256((const __m256i *)p), i0,
+	                                      _mm256_loadu_si256((const __m256i *)(p + 32)));
+	__m256i b = _mm256_permutex2var_epi16(_mm256_loadu_si256((const __m256i *)(p + 64)), i1,
+	                                      _mm256_loadu_si256((const __m256i *)(p + 96)));
+	return _mm256_cvtph_ps(
+	        _mm_unpacklo_epi64(_mm256_castsi256_si128(a), _mm256_castsi256_si128(b)));
+}
+
+static inline __m128 q8_0_scales4(const char *p)
+{
+	const __m256i i0 = _mm256_setr_epi16(0, 17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+	const __m256i i1 = _mm256_setr_epi16(2, 19, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+	__m256i a = _mm256_permutex2var_epi16(_mm256_loadu_si256((const __m256i *)p), i0,
+	                                      _mm256_loadu_si256((const __m256i *)(p + 32)));
+	__m256i b = _mm256_permutex2var_epi16(_mm256_loadu_si256((const __m256i *)(p + 64)), i1,
+	                                      _mm256_loadu_si256((const __m256i *)(p + 96)));
+	return _mm_cvtph_ps(
+	        _mm_unpacklo_epi32(_mm256_castsi256_si128(a), _mm256_castsi256_si128(b)));
+}
+
+static inline __m256 lane_bcast(__m256 v, int k)
+{
+	return _mm256_permutexvar_ps(_mm256_set1_epi32(k), v);
+}
+
+static inline __attribute__((always_inline)) void q4_0_row(int g, int64_t nb,
+                                                           const struct block_q4_0 *w,
+                                                           const struct block_q8_0 *const *x,
+                                                           const struct cpu_q8_tail *xt, float *out)
+{
+	const int CH = g == 1 ? 4 : 2; /* independent FMA chains per token */
+	const __m256i mask = _mm256_set_epi64x((long long)0xF0F0F0F0F0F0F0F0ull,
+	                                       (long long)0xF0F0F0F0F0F0F0F0ull,
+	                                       0x0F0F0F0F0F0F0F0Fll, 0x0F0F0F0F0F0F0F0Fll);
+	__m256 acc[TG][4], cacc[TG];
+	float ctail[TG];
+#pragma GCC unroll 4
+	for (int j = 0; j < TG; j++) {
+		cacc[j] = _mm256_setzero_ps();
+		ctail[j] = 0;
+#pragma GCC unroll 4
+		for (int c = 0; c < 4; c++) acc[j][c] = _mm256_setzero_ps();
+	}
+	int64_t b = 0;
+	for (; b + 8 <= nb; b += 8) {
+		const char *wb = (const char *)(w + b);
+		_mm_prefetch(wb + DEC_PF, _MM_HINT_T0);
+		_mm_prefetch(wb + DEC_PF + 64, _MM_HINT_T0);
+		_mm_prefetch(wb + DEC_PF + 128, _MM_HINT_T0);
+		__m256 dw = q4_0_scales8(wb);
+		__m256 sc[TG];
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) {
+			sc[j] = _mm256_mul_ps(dw, _mm256_loadu_ps(xt[j].d + b));
+			cacc[j] = _mm256_fmadd_ps(dw, _mm256_loadu_ps(xt[j].dsum + b), cacc[j]);
+		}
+#pragma GCC unroll 8
+		for (int k = 0; k < 8; k++) {
+			__m256i q = _mm256_and_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128(
+			                                     (const __m128i *)w[b + k].qs)),
+			                             mask);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i p = _mm256_dpbusd_epi32(
+				        _mm256_setzero_si256(), q,
+				        _mm256_loadu_si256((const __m256i *)x[j][b + k].qs));
+				acc[j][k % CH] =
+				        _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), lane_bcast(sc[j], k),
+				                        acc[j][k % CH]);
+			}
+		}
+	}
+	for (; b < nb; b++) {
+		float dw = f16_to_f32(w[b].d);
+		__m256i q = _mm256_and_si256(
+		        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)w[b].qs)),
+		        mask);
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) {
+			__m256i p = _mm256_dpbusd_epi32(
+			        _mm256_setzero_si256(), q,
+			        _mm256_loadu_si256((const __m256i *)x[j][b].qs));
+			acc[j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+			                            _mm256_set1_ps(dw * xt[j].d[b]), acc[j][0]);
+			ctail[j] += dw * xt[j].dsum[b];
+		}
+	}
+	const __m256 unscale =
+	        _mm256_setr_ps(1, 1, 1, 1, 1.0f / 16, 1.0f / 16, 1.0f / 16, 1.0f / 16);
+#pragma GCC unroll 4
+	for (int j = 0; j < g; j++) {
+		__m256 a = acc[j][0];
+#pragma GCC unroll 4
+		for (int c = 1; c < CH; c++) a = _mm256_add_ps(a, acc[j][c]);
+		out[j] = hsum_ps(_mm256_mul_ps(a, unscale)) - 8.0f * (hsum_ps(cacc[j]) + ctail[j]);
+	}
+}
+
+static inline __attribute__((always_inline)) void q8_0_row(int g, int64_t nb,
+                                                           const struct block_q8_0 *w,
+                                                           const struct block_q8_0 *const *x,
+                                                           const struct cpu_q8_tail *xt, float *out)
+{
+	const int CH = g == 1 ? 4 : 2;
+	__m256 acc[TG][4];
+#pragma GCC unroll 4
+	for (int j = 0; j < TG; j++)
+#pragma GCC unroll 4
+		for (int c = 0; c < 4; c++) acc[j][c] = _mm256_setzero_ps();
+	int64_t b = 0;
+	for (; b + 4 <= nb; b += 4) {
+		const char *wb = (const char *)(w + b);
+		_mm_prefetch(wb + DEC_PF, _MM_HINT_T0);
+		_mm_prefetch(wb + DEC_PF + 64, _MM_HINT_T0);
+		_mm_prefetch(wb + DEC_PF + 128, _MM_HINT_T0);
+		__m128 dw = q8_0_scales4(wb);
+		__m256 sc[TG];
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++)
+			sc[j] = _mm256_zextps128_ps256(_mm_mul_ps(dw, _mm_loadu_ps(xt[j].d + b)));
+#pragma GCC unroll 4
+		for (int k = 0; k < 4; k++) {
+			__m256i wq = _mm256_loadu_si256((const __m256i *)w[b + k].qs);
+			__m256i aw = _mm256_abs_epi8(wq);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b + k].qs);
+				__m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw,
+				                                _mm256_sign_epi8(xq, wq));
+				acc[j][k % CH] =
+				        _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), lane_bcast(sc[j], k),
+				                        acc[j][k % CH]);
+			}
+		}
+	}
+	for (; b < nb; b++) {
+		float dw = f16_to_f32(w[b].d);
+		__m256i wq = _mm256_loadu_si256((const __m256i *)w[b].qs);
+		__m256i aw = _mm256_abs_epi8(wq);
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) {
+			__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);
+			__m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw,
+			                                _mm256_sign_epi8(xq, wq));
+			acc[j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+			                            _mm256_set1_ps(dw * xt[j].d[b]), acc[j][0]);
+		}
+	}
+#pragma GCC unroll 4
+	for (int j = 0; j < g; j++) {
+		__m256 a = acc[j][0];
+#pragma GCC unroll 4
+		for (int c = 1; c < CH; c++) a = _mm256_add_ps(a, acc[j][c]);
+		out[j] = hsum_ps(a);
+	}
+}
+
+#define GEMM_DEC(fname, wblock, rowfn)                                                          \
+	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
+	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                   \
+	{                                                                                       \
+		int64_t nb = n / 32;                                                            \
+		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                       \
+			const struct block_q8_0 *xs[TG];                                        \
+			struct cpu_q8_tail xt[TG];                                              \
+			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                             \
+			for (int j = 0; j < g; j++) {                                           \
+				xs[j] = (const struct block_q8_0 *)((const char *)x +           \
+				                                    (t0 + j) * x_stride);       \
+				xt[j] = cpu_q8_tail_of(xs[j], nb);                              \
+			}                                                                       \
+			for (int64_t r = 0; r < nr; r++) {                                      \
+				const wblock *wr =                                              \
+				        (const wblock *)((const char *)w + r * w_stride);       \
+				float out[TG];                                                  \
+				switch (g) {                                                    \
+				case 4: rowfn(4, nb, wr, xs, xt, out); break;                   \
+				case 3: rowfn(3, nb, wr, xs, xt, out); break;                   \
+				case 2: rowfn(2, nb, wr, xs, xt, out); break;                   \
+				default: rowfn(1, nb, wr, xs, xt, out); break;                  \
+				}                                                               \
+				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];     \
+			}                                                                       \
+		}                                                                               \
+	}
+
+GEMM_DEC(gemm_q4_0_dec, struct block_q4_0, q4_0_row)
+GEMM_DEC(gemm_q8_0_dec, struct block_q8_0, q8_0_row)
+
 /* ---- prefill: 16 rows x 8 tokens register tiles on zmm ---- */
 
 /*
- * With several tokens the integer work dominates, so weights are re-laid out
- * per call into panels where a zmm lane is a row: panel dword [kk][row] holds
- * bytes 4kk..4kk+3 of that row's block, as unsigned bytes (w + 128). One
- * vpdpbusd with the token's 4 activation bytes broadcast from memory then
- * does 16 rows x 4 products, and a block (8 of them) gives 16 rows' sums at
- * once: sum((w + 128) x) - 128 sum(x), the last term precomputed per token
- * and block. A panel of 16 rows is built once per call and serves every
- * token of the call.
+ * With many tokens the integer work dominates, so weights are re-laid out
+ * per call into panels where a zmm lane is a row: panel dword [kk][row]
+ * holds bytes 4kk..4kk+3 of that row's block as unsigned bytes (w + 128).
+ * One vpdpbusd with the token's 4 activation bytes broadcast from memory
+ * does 16 rows x 4 products; a block (8 of them) gives 16 rows' sums,
+ * started from the token's bias -128 sum(x) (activation tail), so the sums
+ * are exact. A panel is built once per call and serves every token of it
+ * (cpu.c passes a whole prompt chunk); the 8 tokens' chains are interleaved
+ * so the vpdpbusd latency is hidden.
  */
 #define PT 8 /* tokens per register tile */
 
@@ -35,63 +252,80 @@ struct panel_blk {
 static void panel_build(uint32_t type, const char *w, size_t w_stride, int64_t nb,
                         struct panel_blk *pb)
 {
-	for (int64_t b = 0; b < nb; b++)
-		for (int i = 0; i < 16; i++) {
-			uint8_t q[32];
-			uint16_t d;
-			if (type == TENSOR_TYPE_Q8_0) {
-				const struct block_q8_0 *blk =
-				        (const struct block_q8_0 *)(w + i * w_stride) + b;
-				d = blk->d;
-				_mm256_storeu_si256(
-				        (__m256i *)q,
-				        _mm256_xor_si256(
-				                _mm256_loadu_si256((const __m256i *)blk->qs),
-				                _mm256_set1_epi8((char)0x80)));
-			} else {
-				const struct block_q4_0 *blk =
-				        (const struct block_q4_0 *)(w + i * w_stride) + b;
-				d = blk->d;
-				/* q - 8 + 128 = q + 120 */
-				__m128i raw = _mm_loadu_si128((const __m128i *)blk->qs),
-				        m4 = _mm_set1_epi8(0xF);
-				__m128i e = _mm_set1_epi8(120);
-				_mm_storeu_si128((__m128i *)q,
-				                 _mm_add_epi8(_mm_and_si128(raw, m4), e));
-				_mm_storeu_si128(
-				        (__m128i *)(q + 16),
-				        _mm_add_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), e));
+	/* Gathers of one dword from each of 16 rows: the transpose in one instruction. */
+	const __m512i rows = _mm512_mullo_epi32(
+	        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+	        _mm512_set1_epi32((int)w_stride));
+	const __m512i m4 = _mm512_set1_epi8(0xF);
+	for (int64_t b = 0; b < nb; b++) {
+		if (type == TENSOR_TYPE_Q8_0) {
+			const char *base = w + b * sizeof(struct block_q8_0);
+			for (int kk = 0; kk < 8; kk++) {
+				__m512i v = _mm512_i32gather_epi32(rows, base + 2 + 4 * kk, 1);
+				_mm512_store_si512(
+				        pb[b].q[kk],
+				        _mm512_xor_si512(v, _mm512_set1_epi8((char)0x80)));
 			}
-			pb[b].dw[i] = f16_to_f32(d);
-			for (int kk = 0; kk < 8; kk++) memcpy(&pb[b].q[kk][i * 4], q + 4 * kk, 4);
+			__m512i d = _mm512_i32gather_epi32(rows, base, 1);
+			_mm512_store_ps(pb[b].dw,
+			                _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+			                        _mm512_and_si512(d, _mm512_set1_epi32(0xFFFF)))));
+		} else {
+			const char *base = w + b * sizeof(struct block_q4_0);
+			for (int kk = 0; kk < 4; kk++) {
+				/* bytes 4kk..4kk+3: low nibbles are elements 4kk.., high 16+4kk.. */
+				__m512i v = _mm512_i32gather_epi32(rows, base + 2 + 4 * kk, 1);
+				__m512i e = _mm512_set1_epi8(120); /* q - 8 + 128 */
+				_mm512_store_si512(pb[b].q[kk],
+				                   _mm512_add_epi8(_mm512_and_si512(v, m4), e));
+				_mm512_store_si512(
+				        pb[b].q[kk + 4],
+				        _mm512_add_epi8(
+				                _mm512_and_si512(_mm512_srli_epi16(v, 4), m4), e));
+			}
+			__m512i d = _mm512_i32gather_epi32(rows, base, 1);
+			_mm512_store_ps(pb[b].dw,
+			                _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+			                        _mm512_and_si512(d, _mm512_set1_epi32(0xFFFF)))));
 		}
+	}
+}
+
+static inline int32_t load_i32(const void *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
 }
 
 static inline __attribute__((always_inline)) void
 panel_tile(int g, int64_t nb, const struct panel_blk *pb, const struct block_q8_0 *const *x,
-           const float *dx, const int32_t *corr, float *y, int64_t ldy)
+           const struct cpu_q8_tail *xt, float *y, int64_t ldy)
 {
 	__m512 acc[PT];
+#pragma GCC unroll 8
 	for (int j = 0; j < PT; j++) acc[j] = _mm512_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		const struct panel_blk *P = &pb[b];
-		__m512i wk[8];
-		for (int kk = 0; kk < 8; kk++) wk[kk] = _mm512_load_si512(P->q[kk]);
-		__m512 dwv = _mm512_load_ps(P->dw);
-		for (int j = 0; j < g; j++) {
-			const int8_t *xq = x[j][b].qs;
-			__m512i p = _mm512_setzero_si512();
-			for (int kk = 0; kk < 8; kk++) {
-				int32_t xd;
-				memcpy(&xd, xq + 4 * kk, 4);
-				p = _mm512_dpbusd_epi32(p, wk[kk], _mm512_set1_epi32(xd));
-			}
-			p = _mm512_sub_epi32(p, _mm512_set1_epi32(corr[j * MAX_NB + b]));
-			acc[j] = _mm512_fmadd_ps(
-			        _mm512_cvtepi32_ps(p),
-			        _mm512_mul_ps(dwv, _mm512_set1_ps(dx[j * MAX_NB + b])), acc[j]);
+		__m512i p[PT];
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) p[j] = _mm512_set1_epi32(xt[j].bias[b]);
+#pragma GCC unroll 8
+		for (int kk = 0; kk < 8; kk++) {
+			__m512i wk = _mm512_load_si512(P->q[kk]);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++)
+				p[j] = _mm512_dpbusd_epi32(
+				        p[j], wk, _mm512_set1_epi32(load_i32(x[j][b].qs + 4 * kk)));
 		}
+		__m512 dwv = _mm512_load_ps(P->dw);
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++)
+			acc[j] = _mm512_fmadd_ps(
+			        _mm512_mul_ps(_mm512_cvtepi32_ps(p[j]), _mm512_set1_ps(xt[j].d[b])),
+			        dwv, acc[j]);
 	}
+#pragma GCC unroll 8
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
@@ -99,44 +333,35 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
                        const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	int64_t nb = n / 32;
-	/* ~330 KB of stack: fine for the caller and the pool's threads (8 MB stacks). */
+	/* Up to ~300 KB of stack: fine for the caller and the pool's threads (8 MB stacks). */
 	_Alignas(64) struct panel_blk pb[MAX_NB];
-	_Alignas(64) float dx[PT * MAX_NB];
-	_Alignas(64) int32_t corr[PT * MAX_NB];
 	for (int64_t r0 = 0; r0 + 16 <= nr; r0 += 16) {
 		panel_build(type, (const char *)w + r0 * w_stride, w_stride, nb, pb);
 		for (int64_t t0 = 0; t0 < nt; t0 += PT) {
 			int g = nt - t0 < PT ? (int)(nt - t0) : PT;
 			const struct block_q8_0 *xs[PT];
+			struct cpu_q8_tail xt[PT];
 			for (int j = 0; j < g; j++) {
 				xs[j] = (const struct block_q8_0 *)((const char *)x +
 				                                    (t0 + j) * x_stride);
-				for (int64_t b = 0; b < nb; b++) {
-					__m256i xq =
-					        _mm256_loadu_si256((const __m256i *)xs[j][b].qs);
-					__m256i s = _mm256_dpbusd_epi32(
-					        _mm256_setzero_si256(),
-					        _mm256_set1_epi8((char)0x80), xq);
-					__m128i h = _mm_add_epi32(_mm256_castsi256_si128(s),
-					                          _mm256_extracti128_si256(s, 1));
-					h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-					h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
-					corr[j * MAX_NB + b] = _mm_cvtsi128_si32(h);
-					dx[j * MAX_NB + b] = f16_to_f32(xs[j][b].d);
-				}
+				xt[j] = cpu_q8_tail_of(xs[j], nb);
 			}
 			float *yt = y + t0 * ldy + r0;
-			if (g == PT)
-				panel_tile(PT, nb, pb, xs, dx, corr, yt, ldy);
-			else
-				for (int j = 0; j < g; j++) /* the token tail: one at a time */
-					panel_tile(1, nb, pb, xs + j, dx + j * MAX_NB,
-					           corr + j * MAX_NB, yt + j * ldy, ldy);
+			switch (g) {
+			case 8: panel_tile(8, nb, pb, xs, xt, yt, ldy); break;
+			case 7: panel_tile(7, nb, pb, xs, xt, yt, ldy); break;
+			case 6: panel_tile(6, nb, pb, xs, xt, yt, ldy); break;
+			case 5: panel_tile(5, nb, pb, xs, xt, yt, ldy); break;
+			case 4: panel_tile(4, nb, pb, xs, xt, yt, ldy); break;
+			case 3: panel_tile(3, nb, pb, xs, xt, yt, ldy); break;
+			case 2: panel_tile(2, nb, pb, xs, xt, yt, ldy); break;
+			default: panel_tile(1, nb, pb, xs, xt, yt, ldy); break;
+			}
 		}
 	}
 	int64_t done = nr / 16 * 16;
 	if (done < nr) {
-		cpu_gemm_fn f = type == TENSOR_TYPE_Q8_0 ? gemm_q8_0 : gemm_q4_0;
+		cpu_gemm_fn f = type == TENSOR_TYPE_Q8_0 ? gemm_q8_0_dec : gemm_q4_0_dec;
 		f(n, (const char *)w + done * w_stride, w_stride, nr - done, x, x_stride, nt,
 		  y + done, ldy);
 	}
@@ -146,19 +371,19 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
 static void gemm_q8_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	if (nt >= PT && nr >= 16 && n / 32 <= MAX_NB)
+	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
 		gemm_panel(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 	else
-		gemm_q8_0(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+		gemm_q8_0_dec(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	if (nt >= PT && nr >= 16 && n / 32 <= MAX_NB)
+	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
 		gemm_panel(TENSOR_TYPE_Q4_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 	else
-		gemm_q4_0(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+		gemm_q4_0_dec(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 /* F16 with several tokens: 4 rows x 4 tokens of zmm accumulators, each
@@ -236,68 +461,5 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 };
 #else
 #include "cpu.h"
-/* F16 with several tokens: 2 rows x 4 tokens of zmm accumulators, each
- * widened weight vector used 4 times and each activation vector twice. */
-static inline __attribute__((always_inline)) void f16_tile(int g, int64_t n, const uint16_t *w0,
-                                                           const uint16_t *w1,
-                                                           const float *const *x, float *out0,
-                                                           float *out1)
-{
-	__m512 a0[4], a1[4];
-	for (int j = 0; j < 4; j++) a0[j] = a1[j] = _mm512_setzero_ps();
-	int64_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		__m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w0 + i)));
-		__m512 v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w1 + i)));
-		for (int j = 0; j < g; j++) {
-			__m512 xv = _mm512_loadu_ps(x[j] + i);
-			a0[j] = _mm512_fmadd_ps(v0, xv, a0[j]);
-			a1[j] = _mm512_fmadd_ps(v1, xv, a1[j]);
-		}
-	}
-	for (int j = 0; j < g; j++) {
-		float s0 = _mm512_reduce_add_ps(a0[j]), s1 = _mm512_reduce_add_ps(a1[j]);
-		for (int64_t k = i; k < n; k++) {
-			s0 += f16_to_f32(w0[k]) * x[j][k];
-			s1 += f16_to_f32(w1[k]) * x[j][k];
-		}
-		out0[j] = s0, out1[j] = s1;
-	}
-}
-
-static void gemm_f16_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                         size_t x_stride, int64_t nt, float *y, int64_t ldy)
-{
-	if (nt < 4) {
-		gemm_f16(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-		return;
-	}
-	int64_t r = 0;
-	for (; r + 2 <= nr; r += 2) {
-		const uint16_t *w0 = (const uint16_t *)((const char *)w + r * w_stride);
-		const uint16_t *w1 = (const uint16_t *)((const char *)w + (r + 1) * w_stride);
-		for (int64_t t0 = 0; t0 < nt; t0 += 4) {
-			int g = nt - t0 < 4 ? (int)(nt - t0) : 4;
-			const float *xs[4];
-			float o0[4], o1[4];
-			for (int j = 0; j < g; j++)
-				xs[j] = (const float *)((const char *)x + (t0 + j) * x_stride);
-			switch (g) {
-			case 4: f16_tile(4, n, w0, w1, xs, o0, o1); break;
-			case 3: f16_tile(3, n, w0, w1, xs, o0, o1); break;
-			case 2: f16_tile(2, n, w0, w1, xs, o0, o1); break;
-			default: f16_tile(1, n, w0, w1, xs, o0, o1); break;
-			}
-			for (int j = 0; j < g; j++) {
-				y[(t0 + j) * ldy + r] = o0[j];
-				y[(t0 + j) * ldy + r + 1] = o1[j];
-			}
-		}
-	}
-	if (r < nr)
-		gemm_f16(n, (const char *)w + r * w_stride, w_stride, nr - r, x, x_stride, nt,
-		         y + r, ldy);
-}
-
 const struct cpu_kernels cpu_kernels_avx512 = { .name = "avx512-vnni" };
 #endif

@@ -35,6 +35,7 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 		y[b].d = tensor_f32_to_f16(d);
 		for (int j = 0; j < QK8_0; j++) y[b].qs[j] = (int8_t)roundf(xb[j] * id);
 	}
+	cpu_q8_tail_fill(dst, n / QK8_0);
 }
 
 /* ---- dot products ---- */

@@ -42,6 +42,7 @@ static inline float f16_to_f32(uint16_t h)
 static void act_q8_0(const float *x, void *dst, int64_t n)
 {
 	struct block_q8_0 *y = dst;
+	struct cpu_q8_tail tail = cpu_q8_tail_of(dst, n / QK8_0);
 	const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f),
 	             one = _mm256_set1_ps(1.0f);
 	for (int64_t b = 0; b < n / QK8_0; b++) {
@@ -73,6 +74,18 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 		__m256i p = _mm256_packs_epi16(p01, p23);
 		p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 		_mm256_storeu_si256((__m256i *)y[b].qs, p);
+		/* The tail (cpu.h): the block's sum from the int32 values before packing. */
+		__m256i s4 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]),
+		                              _mm256_add_epi32(q[2], q[3]));
+		__m128i s2 =
+		        _mm_add_epi32(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
+		s2 = _mm_add_epi32(s2, _mm_shuffle_epi32(s2, 0x4E));
+		s2 = _mm_add_epi32(s2, _mm_shuffle_epi32(s2, 0xB1));
+		int32_t sum = _mm_cvtsi128_si32(s2);
+		float dd = f16_to_f32(y[b].d);
+		tail.bias[b] = -128 * sum;
+		tail.d[b] = dd;
+		tail.dsum[b] = dd * (float)sum;
 	}
 }
 
@@ -196,37 +209,38 @@ static inline __attribute__((always_inline)) void q4_0_group(int g, int64_t nb,
 	}
 }
 
-#define GEMM_QUANT(fname, wblock)                                                               \
-	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
-	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                   \
-	{                                                                                       \
-		int64_t nb = n / 32;                                                            \
-		if (nb > MAX_NB) { /* very wide rows: the reference handles them */             \
-			cpu_kernels_ref.fname(n, w, w_stride, nr, x, x_stride, nt, y, ldy);     \
-			return;                                                                 \
-		}                                                                               \
-		struct xprep xp[TG];                                                            \
-		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                       \
-			const struct block_q8_0 *xs[TG];                                        \
-			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                             \
-			for (int j = 0; j < g; j++) {                                           \
-				xs[j] = (const struct block_q8_0 *)((const char *)x +           \
-				                                    (t0 + j) * x_stride);       \
-				prep_tokens(xs[j], nb, &xp[j]);                                 \
-			}                                                                       \
-			for (int64_t r = 0; r < nr; r++) {                                      \
-				const wblock *wr =                                              \
-				        (const wblock *)((const char *)w + r * w_stride);       \
-				float out[TG];                                                  \
-				switch (g) {                                                    \
-				case 4: fname##_group(4, nb, wr, xs, xp, out); break;           \
-				case 3: fname##_group(3, nb, wr, xs, xp, out); break;           \
-				case 2: fname##_group(2, nb, wr, xs, xp, out); break;           \
-				default: fname##_group(1, nb, wr, xs, xp, out); break;          \
-				}                                                               \
-				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];     \
-			}                                                                       \
-		}                                                                               \
+#define GEMM_QUANT(fname, wblock)                                                             \
+	__attribute__((unused)) static void fname(int64_t n, const void *w, size_t w_stride,  \
+	                                          int64_t nr, const void *x, size_t x_stride, \
+	                                          int64_t nt, float *y, int64_t ldy)          \
+	{                                                                                     \
+		int64_t nb = n / 32;                                                          \
+		if (nb > MAX_NB) { /* very wide rows: the reference handles them */           \
+			cpu_kernels_ref.fname(n, w, w_stride, nr, x, x_stride, nt, y, ldy);   \
+			return;                                                               \
+		}                                                                             \
+		struct xprep xp[TG];                                                          \
+		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                     \
+			const struct block_q8_0 *xs[TG];                                      \
+			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                           \
+			for (int j = 0; j < g; j++) {                                         \
+				xs[j] = (const struct block_q8_0 *)((const char *)x +         \
+				                                    (t0 + j) * x_stride);     \
+				prep_tokens(xs[j], nb, &xp[j]);                               \
+			}                                                                     \
+			for (int64_t r = 0; r < nr; r++) {                                    \
+				const wblock *wr =                                            \
+				        (const wblock *)((const char *)w + r * w_stride);     \
+				float out[TG];                                                \
+				switch (g) {                                                  \
+				case 4: fname##_group(4, nb, wr, xs, xp, out); break;         \
+				case 3: fname##_group(3, nb, wr, xs, xp, out); break;         \
+				case 2: fname##_group(2, nb, wr, xs, xp, out); break;         \
+				default: fname##_group(1, nb, wr, xs, xp, out); break;        \
+				}                                                             \
+				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];   \
+			}                                                                     \
+		}                                                                             \
 	}
 
 #define gemm_q8_0_group q8_0_group

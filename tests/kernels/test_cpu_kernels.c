@@ -119,6 +119,7 @@ TEST(gemm_q8_0)
 {
 	init_sets();
 	check_gemm(test_failed_, TENSOR_TYPE_Q8_0, 64);
+	check_gemm(test_failed_, TENSOR_TYPE_Q8_0, 352); /* 11 blocks: 4-block scale groups + 3 */
 	check_gemm(test_failed_, TENSOR_TYPE_Q8_0, 2048);
 }
 
@@ -126,6 +127,8 @@ TEST(gemm_q4_0)
 {
 	init_sets();
 	check_gemm(test_failed_, TENSOR_TYPE_Q4_0, 64);
+	check_gemm(test_failed_, TENSOR_TYPE_Q4_0,
+	           352); /* 11 blocks: one 8-block scale group + 3 */
 	check_gemm(test_failed_, TENSOR_TYPE_Q4_0, 2048);
 }
 

@@ -1,0 +1,93 @@
+/*
+ * bench_kernels.c - speed of one CPU matrix kernel on one thread, in GB/s
+ * of weights read: the figure decode is judged by. Not a test (no timing
+ * assertions); `meson test` does not run it.
+ *
+ *   bench-kernels [TYPE] [NT] [MB]
+ *
+ * TYPE q4_0|q8_0|f16|bf16|q4_k|q6_k|f32 (default: all), NT tokens (default
+ * 1: decode), MB the weight matrix size (default: 2 MB, which stays in L2 and
+ * so measures the kernel's compute ceiling; 1000 MB measures DRAM streaming).
+ * Rows are 2048 wide like the 1.3B model's. Prints, per kernel set, GB/s and
+ * GFLOP/s-equivalent (2 * rows * n * nt / s).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu/cpu.h"
+#include "quant.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void bench(uint32_t type, int64_t nt, double mb)
+{
+	const int64_t n = 2048;
+	size_t ws = tensor_type_row_size(type, n);
+	int64_t nr = (int64_t)(mb * 1e6 / ws);
+	nr = nr < 16 ? 16 : nr / 16 * 16;
+	unsigned char *w = malloc(ws * nr);
+	float *row = malloc(n * sizeof(float));
+	uint64_t s = 1;
+	for (int64_t r = 0; r < nr; r++) {
+		for (int64_t i = 0; i < n; i++) {
+			s = s * 6364136223846793005ull + 1442695040888963407ull;
+			row[i] = (float)((s >> 40) / 16777216.0 - 0.5) * 0.1f;
+		}
+		if (r < 64)
+			tensor_row_quantize(type, row, w + r * ws, n);
+		else /* quantizing is slow: repeat the first 64 rows */
+			memcpy(w + r * ws, w + (r % 64) * ws, ws);
+	}
+	enum cpu_act a = cpu_act_for(type);
+	size_t xs = cpu_act_row_bytes(a, n);
+	unsigned char *x = malloc(xs * nt);
+	for (int64_t t = 0; t < nt; t++) {
+		for (int64_t i = 0; i < n; i++) row[i] = (float)((t * 7 + i) % 13) - 6.0f;
+		cpu_kernels_act(&cpu_kernels_ref, a)(row, x + t * xs, n);
+	}
+	float *y = malloc(sizeof(float) * nr * nt);
+	const struct cpu_kernels *sets[] = { &cpu_kernels_ref, &cpu_kernels_avx2,
+		                             &cpu_kernels_avx512 };
+	bool ok[] = { true, cpu_has_avx2(), cpu_has_avx512() };
+	for (int k = 0; k < 3; k++) {
+		if (!ok[k]) continue;
+		cpu_gemm_fn f = cpu_kernels_gemm(sets[k], type);
+		f(n, w, ws, nr, x, xs, nt, y, nr); /* warm */
+		double best = 1e9, total = 0;
+		int reps = 0;
+		while (total < 0.5 || reps < 3) {
+			double t0 = now_s();
+			f(n, w, ws, nr, x, xs, nt, y, nr);
+			double dt = now_s() - t0;
+			total += dt;
+			reps++;
+			if (dt < best) best = dt;
+			if (k == 0 && total > 0.2) break; /* the reference is slow */
+		}
+		printf("%-5s nt=%-3lld %7.1f MB  %-12s %7.2f GB/s  %8.1f GFLOP/s\n",
+		       tensor_type_name(type), (long long)nt, ws * nr / 1e6, sets[k]->name,
+		       ws * nr / best / 1e9, 2.0 * nr * n * nt / best / 1e9);
+	}
+	free(w), free(row), free(x), free(y);
+}
+
+int main(int argc, char **argv)
+{
+	const char *names[] = { "q4_0", "q8_0", "f16", "bf16", "q4_k", "q6_k", "f32" };
+	uint32_t types[] = { TENSOR_TYPE_Q4_0, TENSOR_TYPE_Q8_0, TENSOR_TYPE_F16, TENSOR_TYPE_BF16,
+		             TENSOR_TYPE_Q4_K, TENSOR_TYPE_Q6_K, TENSOR_TYPE_F32 };
+	const char *want = argc > 1 ? argv[1] : "all";
+	int64_t nt = argc > 2 ? atoll(argv[2]) : 1;
+	double mb = argc > 3 ? atof(argv[3]) : 2.0;
+	if (nt < 1) nt = 1;
+	for (int i = 0; i < 7; i++)
+		if (!strcmp(want, "all") || !strcmp(want, names[i])) bench(types[i], nt, mb);
+	return 0;
+}
