@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,13 @@ static int grow(struct cpu_backend *c, int32_t n)
 #define MM_ROW_TILE 16
 #define MM_TOK_TILE 64
 
-/* Up to MM_MAX products sharing one activation matrix: y_i = x . W_i^T. */
+/*
+ * Up to MM_MAX products sharing one activation matrix: y_i = x . W_i^T.
+ * The work is cut into items (a row chunk x a token tile of one product)
+ * that the threads take in order from an atomic counter: a thread that
+ * runs slower (another process on its core, a busier memory channel) takes
+ * fewer items instead of making every other thread wait at the end.
+ */
 struct mm_task {
 	const struct cpu_kernels *k;
 	char *amx_scratch; /* per thread, or NULL */
@@ -111,9 +118,62 @@ struct mm_task {
 	const void *x;
 	size_t x_stride;
 	int64_t nt;
+	/* items of product i: n_tok[i] token tiles x n_rows[i] row chunks, numbered from first[i] */
+	int64_t row_chunk[MM_MAX], tok_tile[MM_MAX], n_rows[MM_MAX], first[MM_MAX + 1];
+	atomic_llong next;
 };
 
+/* Chooses the items of product i (see mm_task). */
+static void mm_plan(struct mm_task *t, int i)
+{
+	const struct backend_tensor *w = t->w[i];
+	int64_t nrows = w->ne[1], ws = (int64_t)row_bytes(w);
+	int64_t tok_tile = MM_TOK_TILE, row_chunk = MM_ROW_TILE;
+	if (t->nt <= 4) {
+		/* Decode: the rows stream through once; chunks of ~64 KB of weights. */
+		tok_tile = t->nt;
+		row_chunk = (65536 / ws + 15) / 16 * 16;
+	} else if (cpu_act_for(w->type) == CPU_ACT_Q8_0) {
+		/* Prefill on Q8_0 activations: the kernels build weight panels per
+		 * call, so a call takes as many tokens as fit in ~1 MB of L2 and
+		 * 64 rows. */
+		tok_tile = ((int64_t)1 << 20) / (int64_t)t->x_stride / 8 * 8;
+		if (tok_tile < 16) tok_tile = 16;
+		row_chunk = 64;
+	}
+	if (row_chunk < 16) row_chunk = 16;
+	if (tok_tile < 1) tok_tile = 1;
+	t->row_chunk[i] = row_chunk;
+	t->tok_tile[i] = tok_tile;
+	t->n_rows[i] = (nrows + row_chunk - 1) / row_chunk;
+	t->first[i + 1] = t->first[i] + t->n_rows[i] * ((t->nt + tok_tile - 1) / tok_tile);
+}
+
 static void mm_run(void *arg, int ith, int nth)
+{
+	struct mm_task *t = arg;
+	(void)ith, (void)nth;
+	int i = 0;
+	for (;;) {
+		int64_t it = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+		if (it >= t->first[t->n]) return;
+		while (it >= t->first[i + 1]) i++;
+		const struct backend_tensor *w = t->w[i];
+		int64_t local = it - t->first[i], nrows = w->ne[1];
+		int64_t t0 = local / t->n_rows[i] * t->tok_tile[i];
+		int64_t r0 = local % t->n_rows[i] * t->row_chunk[i];
+		int64_t tn = t->nt - t0 < t->tok_tile[i] ? t->nt - t0 : t->tok_tile[i];
+		int64_t rn = nrows - r0 < t->row_chunk[i] ? nrows - r0 : t->row_chunk[i];
+		size_t ws = row_bytes(w);
+		cpu_kernels_gemm(t->k, w->type)(w->ne[0], (const char *)w->data + r0 * ws, ws, rn,
+		                                (const char *)t->x + t0 * t->x_stride, t->x_stride,
+		                                tn, t->y[i] + t0 * nrows + r0, nrows);
+	}
+}
+
+/* Prefill on AMX tiles (opt-in, see backend_cpu_init): a static split of the
+ * rows, whole 16-row/16-token tiles on the tiles, the edges on the VNNI kernels. */
+static void mm_run_amx(void *arg, int ith, int nth)
 {
 	struct mm_task *t = arg;
 	for (int i = 0; i < t->n; i++) {
@@ -122,53 +182,23 @@ static void mm_run(void *arg, int ith, int nth)
 		size_t ws = row_bytes(w);
 		int64_t lo, hi, nrows = w->ne[1];
 		cpu_split(nrows, MM_ROW_TILE, ith, nth, &lo, &hi);
-		if (t->amx_scratch && t->nt >= 16 &&
-		    (w->type == TENSOR_TYPE_Q8_0 || w->type == TENSOR_TYPE_Q4_0)) {
-			/* Prefill on AMX tiles: whole 16-row/16-token tiles there, the edges below. */
-			int64_t rows16 = (hi - lo) / 16 * 16;
-			for (int64_t t0 = 0; t0 < t->nt; t0 += CPU_AMX_TOKENS) {
-				int64_t tn =
-				        t->nt - t0 < CPU_AMX_TOKENS ? t->nt - t0 : CPU_AMX_TOKENS;
-				int64_t tn16 = tn / 16 * 16;
-				const char *xt = (const char *)t->x + t0 * t->x_stride;
-				float *yt = t->y[i] + t0 * nrows;
-				if (tn16 && rows16)
-					cpu_amx_gemm(w->type, w->ne[0],
-					             (const char *)w->data + lo * ws, ws, rows16,
-					             xt, t->x_stride, tn16, yt + lo, nrows,
-					             t->amx_scratch +
-					                     (size_t)ith * t->amx_scratch_bytes);
-				if (hi - lo > rows16)
-					f(w->ne[0], (const char *)w->data + (lo + rows16) * ws, ws,
-					  hi - lo - rows16, xt, t->x_stride, tn, yt + lo + rows16,
-					  nrows);
-				if (tn > tn16 && rows16)
-					f(w->ne[0], (const char *)w->data + lo * ws, ws, rows16,
-					  xt + tn16 * t->x_stride, t->x_stride, tn - tn16,
-					  yt + tn16 * nrows + lo, nrows);
-			}
-			continue;
-		}
-		/* Decode (a few tokens): one call for the thread's rows, which stream
-		 * through once. Q8_0 activations (Q8_0/Q4_0 weights): one call per
-		 * chunk of tokens whose activations fit in ~1 MB of L2, so a kernel's
-		 * weight panels are built once per chunk. Others: 16-row x 64-token tiles. */
-		int64_t tok_tile = MM_TOK_TILE, row_tile = MM_ROW_TILE;
-		if (t->nt <= 4) {
-			row_tile = hi - lo;
-		} else if (cpu_act_for(w->type) == CPU_ACT_Q8_0) {
-			tok_tile = ((int64_t)1 << 20) / (int64_t)t->x_stride / 8 * 8;
-			if (tok_tile < 16) tok_tile = 16;
-			row_tile = hi - lo;
-		}
-		for (int64_t t0 = 0; t0 < t->nt; t0 += tok_tile) {
-			int64_t tn = t->nt - t0 < tok_tile ? t->nt - t0 : tok_tile;
-			for (int64_t r0 = lo; r0 < hi; r0 += row_tile) {
-				int64_t rn = hi - r0 < row_tile ? hi - r0 : row_tile;
-				f(w->ne[0], (const char *)w->data + r0 * ws, ws, rn,
-				  (const char *)t->x + t0 * t->x_stride, t->x_stride, tn,
-				  t->y[i] + t0 * nrows + r0, nrows);
-			}
+		int64_t rows16 = (hi - lo) / 16 * 16;
+		for (int64_t t0 = 0; t0 < t->nt; t0 += CPU_AMX_TOKENS) {
+			int64_t tn = t->nt - t0 < CPU_AMX_TOKENS ? t->nt - t0 : CPU_AMX_TOKENS;
+			int64_t tn16 = tn / 16 * 16;
+			const char *xt = (const char *)t->x + t0 * t->x_stride;
+			float *yt = t->y[i] + t0 * nrows;
+			if (tn16 && rows16)
+				cpu_amx_gemm(w->type, w->ne[0], (const char *)w->data + lo * ws, ws,
+				             rows16, xt, t->x_stride, tn16, yt + lo, nrows,
+				             t->amx_scratch + (size_t)ith * t->amx_scratch_bytes);
+			if (hi - lo > rows16)
+				f(w->ne[0], (const char *)w->data + (lo + rows16) * ws, ws,
+				  hi - lo - rows16, xt, t->x_stride, tn, yt + lo + rows16, nrows);
+			if (tn > tn16 && rows16)
+				f(w->ne[0], (const char *)w->data + lo * ws, ws, rows16,
+				  xt + tn16 * t->x_stride, t->x_stride, tn - tn16,
+				  yt + tn16 * nrows + lo, nrows);
 		}
 	}
 }
@@ -217,6 +247,12 @@ static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 		mt.x = c->act;
 		mt.x_stride = at.dst_stride;
 	}
+	if (c->amx_scratch && nt >= 16 && a == CPU_ACT_Q8_0) {
+		cpu_pool_run(c->pool, mm_run_amx, &mt);
+		return;
+	}
+	for (int i = 0; i < n_w; i++) mm_plan(&mt, i);
+	atomic_init(&mt.next, 0);
 	cpu_pool_run(c->pool, mm_run, &mt);
 }
 

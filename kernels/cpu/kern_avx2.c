@@ -12,12 +12,16 @@
 	                 _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
 
 #include "kern_simd.h"
+#include "kern_simd_k.h"
 
 const struct cpu_kernels cpu_kernels_avx2 = {
 	.name = "avx2",
 	.act = { NULL, act_q8_0 },
 	.gemm_f32 = gemm_f32,
 	.gemm_f16 = gemm_f16,
+	.gemm_bf16 = gemm_bf16,
+	.gemm_q4_k = gemm_q4_k,
+	.gemm_q6_k = gemm_q6_k,
 	.gemm_q8_0 = gemm_q8_0,
 	.gemm_q4_0 = gemm_q4_0,
 	.dot_f32 = attn_dot,

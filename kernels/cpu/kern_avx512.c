@@ -10,6 +10,7 @@
 #define SIMD_DOT_I8(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
 
 #include "kern_simd.h"
+#include "kern_simd_k.h"
 
 #include <string.h>
 
@@ -29,7 +30,7 @@
  * 4 blocks at a time (stride 34). Integer block sums are exact; results
  * equal the reference up to float rounding of the sums.
  */
-#define DEC_PF 1024 /* prefetch distance along the row, bytes */
+#define DEC_PF 4096
 
 /*
  * The fp16 scales of 8 Q4_0 blocks (stride 9 words) or 4 Q8_0 blocks (17)
@@ -452,6 +453,9 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.act = { NULL, act_q8_0 },
 	.gemm_f32 = gemm_f32,
 	.gemm_f16 = gemm_f16_512,
+	.gemm_bf16 = gemm_bf16,
+	.gemm_q4_k = gemm_q4_k,
+	.gemm_q6_k = gemm_q6_k,
 	.gemm_q8_0 = gemm_q8_0_512,
 	.gemm_q4_0 = gemm_q4_0_512,
 	.dot_f32 = attn_dot,

@@ -146,6 +146,27 @@ TEST(gemm_f32)
 	check_gemm(test_failed_, TENSOR_TYPE_F32, 1003);
 }
 
+TEST(gemm_bf16)
+{
+	init_sets();
+	check_gemm(test_failed_, TENSOR_TYPE_BF16, 64);
+	check_gemm(test_failed_, TENSOR_TYPE_BF16, 1000); /* the scalar tail */
+}
+
+TEST(gemm_q4_k)
+{
+	init_sets();
+	check_gemm(test_failed_, TENSOR_TYPE_Q4_K, 256);
+	check_gemm(test_failed_, TENSOR_TYPE_Q4_K, 2048);
+}
+
+TEST(gemm_q6_k)
+{
+	init_sets();
+	check_gemm(test_failed_, TENSOR_TYPE_Q6_K, 256);
+	check_gemm(test_failed_, TENSOR_TYPE_Q6_K, 2048);
+}
+
 TEST(gemm_kquants_reference_matches_dequantized_dot)
 {
 	/* Q4_K/Q6_K run through the reference on every set: check it against a float dot. */
