@@ -50,10 +50,10 @@ struct cpu_backend {
 	float *u;  /* [cap][n_ff] */
 	void *act; /* [cap] activation rows of the widest format */
 	size_t act_row_cap;
-	float *scores;     /* [n_threads][n_pages * page_size] */
+	float *scores;     /* [n_threads][CPU_ATTN_QB][n_pages * page_size] */
 	char *amx_scratch; /* [n_threads][amx_scratch_bytes], NULL when AMX is off */
 	size_t amx_scratch_bytes;
-	int32_t *idx; /* [cap] scratch ids */
+	int32_t *idx; /* [cap + 1] attention query block starts */
 };
 
 /* ---- helpers ---- */
@@ -85,7 +85,7 @@ static int grow(struct cpu_backend *c, int32_t n)
 	c->g = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->u = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->act = aligned_alloc(64, (size_t)n * arow); /* arow is a multiple of 64 */
-	c->idx = malloc((size_t)n * sizeof(int32_t));
+	c->idx = malloc(((size_t)n + 1) * sizeof(int32_t));
 	c->act_row_cap = arow;
 	if (!c->x || !c->h || !c->q || !c->kc || !c->vc || !c->g || !c->u || !c->act || !c->idx) {
 		c->cap = 0;
@@ -278,6 +278,11 @@ struct attn_task {
 	int layer;
 	const float *q; /* [nt][n_head*hd] */
 	float *out;     /* [nt][n_head*hd] */
+	/* Query blocks: up to CPU_ATTN_QB consecutive entries of one sequence,
+	 * block k = entries [blk[k], blk[k + 1]). */
+	const int32_t *blk;
+	int64_t n_blk;
+	atomic_llong next; /* next job (head * n_blk + block); causal jobs differ in cost */
 };
 
 /* Slot `pos` of a sequence, K (which 0) or V (1), in the pool's element type. */
@@ -319,52 +324,101 @@ static void attn_run(void *arg, int ith, int nth)
 	const struct backend_hparams *hp = &c->hp;
 	int hd = hp->head_dim, group = hp->n_head / hp->n_head_kv;
 	float scale = 1.0f / sqrtf((float)hd);
-	float *sc = c->scores + (int64_t)ith * c->n_pages * c->page_size;
-	int64_t lo, hi;
-	cpu_split((int64_t)t->b->n_tokens * hp->n_head, 1, ith, nth, &lo, &hi);
-	for (int64_t job = lo; job < hi; job++) {
-		int64_t i = job / hp->n_head;
-		int h = (int)(job % hp->n_head), kh = h / group;
-		const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i]];
-		int32_t pos = t->b->positions[i];
-		const float *q = t->q + i * (int64_t)hp->n_head * hd + (int64_t)h * hd;
-		float qr[BACKEND_MAX_HEAD_DIM];
+	int64_t ld = (int64_t)c->n_pages * c->page_size, qd = (int64_t)hp->n_head * hd;
+	int64_t kvd = (int64_t)hp->n_head_kv * hd;
+	float *sc = c->scores + (int64_t)ith * CPU_ATTN_QB * ld; /* [CPU_ATTN_QB][ld] */
+	float qr[CPU_ATTN_QB * BACKEND_MAX_HEAD_DIM];
+	(void)nth;
+	for (;;) {
+		int64_t job = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+		if (job >= t->n_blk * hp->n_head) break;
+		/* Head-major: consecutive jobs read the same head's K/V slice, which
+		 * then stays in L2 (a layer's whole cache would not). */
+		int64_t k0 = job % t->n_blk, i0 = t->blk[k0];
+		int h = (int)(job / t->n_blk), kh = h / group, g = t->blk[k0 + 1] - (int)i0;
+		const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i0]];
+		int32_t maxpos = 0;
+		for (int j = 0; j < g; j++)
+			if (t->b->positions[i0 + j] > maxpos) maxpos = t->b->positions[i0 + j];
+		const float *q = t->q + i0 * qd + (int64_t)h * hd;
+		int64_t q_stride = qd;
 		if (c->kv_f16) { /* llama.cpp's K.q with an F16 cache rounds q to fp16 too */
-			for (int j = 0; j < hd; j++)
-				qr[j] = tensor_f16_to_f32(tensor_f32_to_f16(q[j]));
+			for (int j = 0; j < g; j++)
+				for (int e = 0; e < hd; e++)
+					qr[j * hd + e] =
+					        tensor_f16_to_f32(tensor_f32_to_f16(q[j * qd + e]));
 			q = qr;
+			q_stride = hd;
 		}
-		float mx = -INFINITY;
-		for (int32_t p = 0; p <= pos; p++) {
-			const char *k = (const char *)kv_slot(c, s, t->layer, p, 0) +
+		/* Scores of every query of the block up to the block's last
+		 * position, one kernel call per run of slots contiguous in a page. */
+		for (int32_t p0 = 0; p0 <= maxpos;) {
+			int32_t n = c->page_size - p0 % c->page_size;
+			if (n > maxpos + 1 - p0) n = maxpos + 1 - p0;
+			const char *k = (const char *)kv_slot(c, s, t->layer, p0, 0) +
 			                (size_t)kh * hd * c->kv_es;
-			sc[p] = (c->kv_f16 ? c->k->dot_f16(hd, q, (const uint16_t *)k)
-			                   : c->k->dot_f32(hd, q, (const float *)k)) *
-			        scale;
-			if (sc[p] > mx) mx = sc[p];
-		}
-		double sum = 0;
-		for (int32_t p = 0; p <= pos; p++) {
-			sc[p] = expf(sc[p] - mx);
-			sum += sc[p];
-		}
-		float inv = (float)(1.0 / sum);
-		float *o = t->out + i * (int64_t)hp->n_head * hd + (int64_t)h * hd;
-		for (int j = 0; j < hd; j++) o[j] = 0;
-		for (int32_t p = 0; p <= pos; p++) {
-			const char *v = (const char *)kv_slot(c, s, t->layer, p, 1) +
-			                (size_t)kh * hd * c->kv_es;
-			/* ... and multiplies V by the probabilities rounded to fp16: with
-			 * both roundings we match its F16-cache logits to 5e-6 (7e-5
-			 * without). */
 			if (c->kv_f16)
-				c->k->axpy_f16(hd,
-				               tensor_f16_to_f32(tensor_f32_to_f16(sc[p] * inv)),
-				               (const uint16_t *)v, o);
+				c->k->score_f16(hd, g, q, q_stride, (const uint16_t *)k, kvd, n,
+				                scale, sc + p0, ld);
 			else
-				c->k->axpy_f32(hd, sc[p] * inv, (const float *)v, o);
+				c->k->score_f32(hd, g, q, q_stride, (const float *)k, kvd, n, scale,
+				                sc + p0, ld);
+			p0 += n;
+		}
+		/* Softmax per query over its own causal range; slots past it get
+		 * probability 0, which adds exactly nothing in the mix. */
+		for (int j = 0; j < g; j++) {
+			float *sj = sc + j * ld;
+			int32_t pos = t->b->positions[i0 + j];
+			float mx = -INFINITY;
+			for (int32_t p = 0; p <= pos; p++)
+				if (sj[p] > mx) mx = sj[p];
+			double sum = 0;
+			for (int32_t p = 0; p <= pos; p++) {
+				sj[p] = expf(sj[p] - mx);
+				sum += sj[p];
+			}
+			float inv = (float)(1.0 / sum);
+			/* ... and multiplies V by the probabilities rounded to fp16:
+			 * with both roundings we match its F16-cache logits to 5e-6
+			 * (7e-5 without). */
+			for (int32_t p = 0; p <= pos; p++)
+				sj[p] = c->kv_f16
+				                ? tensor_f16_to_f32(tensor_f32_to_f16(sj[p] * inv))
+				                : sj[p] * inv;
+			for (int32_t p = pos + 1; p <= maxpos; p++) sj[p] = 0;
+		}
+		float *o = t->out + i0 * qd + (int64_t)h * hd;
+		for (int j = 0; j < g; j++)
+			for (int e = 0; e < hd; e++) o[j * qd + e] = 0;
+		for (int32_t p0 = 0; p0 <= maxpos;) {
+			int32_t n = c->page_size - p0 % c->page_size;
+			if (n > maxpos + 1 - p0) n = maxpos + 1 - p0;
+			const char *v = (const char *)kv_slot(c, s, t->layer, p0, 1) +
+			                (size_t)kh * hd * c->kv_es;
+			if (c->kv_f16)
+				c->k->mix_f16(hd, g, sc + p0, ld, (const uint16_t *)v, kvd, n, o,
+				              qd);
+			else
+				c->k->mix_f32(hd, g, sc + p0, ld, (const float *)v, kvd, n, o, qd);
+			p0 += n;
 		}
 	}
+}
+
+/* Groups the batch into attention query blocks (see attn_task) in c->idx; returns their count. */
+static int64_t attn_blocks(struct cpu_backend *c, const struct backend_batch *b)
+{
+	int64_t n = 0;
+	for (int32_t i = 0; i < b->n_tokens;) {
+		int32_t j = i + 1;
+		while (j < b->n_tokens && j - i < CPU_ATTN_QB && b->seq_ids[j] == b->seq_ids[i])
+			j++;
+		c->idx[n++] = i;
+		i = j;
+	}
+	c->idx[n] = b->n_tokens;
+	return n;
 }
 
 /* ---- the forward pass ---- */
@@ -420,6 +474,8 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	int64_t nt = b->n_tokens, E = hp->n_embd, hd = hp->head_dim;
 	int64_t qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
 
+	int64_t n_blk = attn_blocks(c, b);
+
 	/* x = token_embd[tokens] */
 	size_t ers = row_bytes(&c->tok_embd);
 	for (int64_t i = 0; i < nt; i++)
@@ -452,7 +508,14 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 			kv_store(c, kv_slot(c, s, l, b->positions[i], 0), c->kc + i * kvd, kvd);
 			kv_store(c, kv_slot(c, s, l, b->positions[i], 1), c->vc + i * kvd, kvd);
 		}
-		struct attn_task at = { c, b, l, c->q, c->h };
+		struct attn_task at = { .c = c,
+			                .b = b,
+			                .layer = l,
+			                .q = c->q,
+			                .out = c->h,
+			                .blk = c->idx,
+			                .n_blk = n_blk };
+		atomic_init(&at.next, 0);
 		cpu_pool_run(c->pool, attn_run, &at);
 		matmul1(c, c->h, nt, &L->wo, c->g); /* g: [nt][E] temporary */
 		for (int64_t i = 0; i < nt * E; i++) c->x[i] += c->g[i];
@@ -619,7 +682,8 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->kv_es = c->kv_f16 ? 2 : 4;
 	c->kv = calloc((size_t)c->n_pages * c->page_elems, c->kv_es);
 	c->kv_tmp = malloc((size_t)hp->n_head_kv * hp->head_dim * sizeof(float));
-	c->scores = malloc((size_t)n_threads * c->n_pages * c->page_size * sizeof(float));
+	c->scores =
+	        malloc((size_t)n_threads * CPU_ATTN_QB * c->n_pages * c->page_size * sizeof(float));
 	if (!c->layers || !c->pool || !c->kv || !c->scores || !c->kv_tmp) {
 		cpu_destroy(c);
 		return backend_error_set(

@@ -143,6 +143,10 @@ struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
 	FILL(axpy_f32);
 	FILL(dot_f16);
 	FILL(axpy_f16);
+	FILL(score_f32);
+	FILL(mix_f32);
+	FILL(score_f16);
+	FILL(mix_f16);
 #undef FILL
 	return c;
 }

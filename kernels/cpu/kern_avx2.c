@@ -28,6 +28,10 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,
 	.axpy_f16 = attn_axpy_f16,
+	.score_f32 = attn_score_f32,
+	.mix_f32 = attn_mix_f32,
+	.score_f16 = attn_score_f16,
+	.mix_f16 = attn_mix_f16,
 };
 #else
 #include "cpu.h"

@@ -8,6 +8,7 @@
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
 
 #define SIMD_DOT_I8(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
+#define ATTN_STRIP             4 /* 32 registers: 4 queries x 4 ymm of o */
 
 #include "kern_simd.h"
 #include "kern_simd_k.h"
@@ -462,6 +463,10 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,
 	.axpy_f16 = attn_axpy_f16,
+	.score_f32 = attn_score_f32,
+	.mix_f32 = attn_mix_f32,
+	.score_f16 = attn_score_f16,
+	.mix_f16 = attn_mix_f16,
 };
 #else
 #include "cpu.h"

@@ -181,6 +181,38 @@ static void axpy_f16(int64_t n, float s, const uint16_t *h, float *y)
 	for (int64_t i = 0; i < n; i++) y[i] += s * tensor_f16_to_f32(h[i]);
 }
 
+static void score_f32(int64_t hd, int g, const float *q, int64_t q_stride, const float *r,
+                      int64_t stride, int64_t n, float scale, float *s, int64_t ld)
+{
+	for (int j = 0; j < g; j++)
+		for (int64_t i = 0; i < n; i++)
+			s[j * ld + i] = dot_f32(hd, q + j * q_stride, r + i * stride) * scale;
+}
+
+static void mix_f32(int64_t hd, int g, const float *p, int64_t ld, const float *r, int64_t stride,
+                    int64_t n, float *o, int64_t o_stride)
+{
+	for (int j = 0; j < g; j++)
+		for (int64_t i = 0; i < n; i++)
+			axpy_f32(hd, p[j * ld + i], r + i * stride, o + j * o_stride);
+}
+
+static void score_f16(int64_t hd, int g, const float *q, int64_t q_stride, const uint16_t *r,
+                      int64_t stride, int64_t n, float scale, float *s, int64_t ld)
+{
+	for (int j = 0; j < g; j++)
+		for (int64_t i = 0; i < n; i++)
+			s[j * ld + i] = dot_f16_ref(hd, q + j * q_stride, r + i * stride) * scale;
+}
+
+static void mix_f16(int64_t hd, int g, const float *p, int64_t ld, const uint16_t *r,
+                    int64_t stride, int64_t n, float *o, int64_t o_stride)
+{
+	for (int j = 0; j < g; j++)
+		for (int64_t i = 0; i < n; i++)
+			axpy_f16(hd, p[j * ld + i], r + i * stride, o + j * o_stride);
+}
+
 const struct cpu_kernels cpu_kernels_ref = {
 	.name = "ref",
 	.act = { act_f32, act_q8_0 },
@@ -195,4 +227,8 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.axpy_f32 = axpy_f32,
 	.dot_f16 = dot_f16_ref,
 	.axpy_f16 = axpy_f16,
+	.score_f32 = score_f32,
+	.mix_f32 = mix_f32,
+	.score_f16 = score_f16,
+	.mix_f16 = mix_f16,
 };

@@ -218,6 +218,57 @@ TEST(attention_dot_and_axpy)
 	}
 }
 
+TEST(attention_score_and_mix_over_rows)
+{
+	/* Rows of a cache page (stride > hd), 1..4 queries, head sizes with and
+	 * without a scalar tail and whole strips, odd and even row counts. */
+	init_sets();
+	enum { MAXN = 19, STRIDE = 300, QB = CPU_ATTN_QB, LD = 24 };
+	static float r32[MAXN * STRIDE], q[QB * STRIDE], p[QB * LD];
+	static uint16_t r16[MAXN * STRIDE];
+	for (int i = 0; i < MAXN * STRIDE; i++)
+		r32[i] = frand(), r16[i] = tensor_f32_to_f16(frand());
+	for (int i = 0; i < QB * STRIDE; i++) q[i] = frand();
+	for (int i = 0; i < QB * LD; i++) p[i] = (frand() + 1.0f) / MAXN;
+	int hds[] = { 8, 64, 100, 128, 200 };
+	for (int s = 0; s < n_sets; s++)
+		for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++)
+			for (int g = 1; g <= QB; g++)
+				for (int n = 1; n <= MAXN; n += 3) {
+					int hd = hds[hi];
+					static float a[QB * LD], b[QB * LD], oa[QB * STRIDE],
+					        ob[QB * STRIDE];
+					sets[s]->score_f32(hd, g, q, STRIDE, r32, STRIDE, n, 0.125f,
+					                   a, LD);
+					cpu_kernels_ref.score_f32(hd, g, q, STRIDE, r32, STRIDE, n,
+					                          0.125f, b, LD);
+					for (int j = 0; j < g; j++)
+						for (int i = 0; i < n; i++)
+							CHECK_NEAR(a[j * LD + i], b[j * LD + i],
+							           1e-5);
+					sets[s]->score_f16(hd, g, q, STRIDE, r16, STRIDE, n, 0.125f,
+					                   a, LD);
+					cpu_kernels_ref.score_f16(hd, g, q, STRIDE, r16, STRIDE, n,
+					                          0.125f, b, LD);
+					for (int j = 0; j < g; j++)
+						for (int i = 0; i < n; i++)
+							CHECK_NEAR(a[j * LD + i], b[j * LD + i],
+							           1e-5);
+					memcpy(oa, q, sizeof oa);
+					memcpy(ob, q, sizeof ob);
+					sets[s]->mix_f32(hd, g, p, LD, r32, STRIDE, n, oa, STRIDE);
+					cpu_kernels_ref.mix_f32(hd, g, p, LD, r32, STRIDE, n, ob,
+					                        STRIDE);
+					for (int j = 0; j < g * STRIDE; j++)
+						CHECK_NEAR(oa[j], ob[j], 1e-6);
+					sets[s]->mix_f16(hd, g, p, LD, r16, STRIDE, n, oa, STRIDE);
+					cpu_kernels_ref.mix_f16(hd, g, p, LD, r16, STRIDE, n, ob,
+					                        STRIDE);
+					for (int j = 0; j < g * STRIDE; j++)
+						CHECK_NEAR(oa[j], ob[j], 1e-6);
+				}
+}
+
 TEST(amx_gemm_matches_reference)
 {
 	if (!cpu_amx_available()) {
