@@ -421,6 +421,76 @@ static int64_t attn_blocks(struct cpu_backend *c, const struct backend_batch *b)
 	return n;
 }
 
+/* ---- per-token row operations, split over the pool for a prompt ---- */
+
+enum row_op {
+	ROW_NORM,     /* h = rmsnorm(x, w) */
+	ROW_ADD_NORM, /* x += y; h = rmsnorm(x, w) */
+	ROW_ADD,      /* x += y */
+	ROW_ROPE_KV,  /* rotate q and k, store k and v in their slots */
+	ROW_SWIGLU,   /* g = silu(g) * u */
+};
+
+struct rows_task {
+	struct cpu_backend *c;
+	const struct backend_batch *b;
+	enum row_op op;
+	int layer;
+	const float *y; /* ROW_ADD*: [nt][n_embd] */
+	const float *w; /* ROW_*NORM: [n_embd] */
+};
+
+static void rows_run(void *arg, int ith, int nth)
+{
+	struct rows_task *t = arg;
+	struct cpu_backend *c = t->c;
+	const struct backend_hparams *hp = &c->hp;
+	int64_t E = hp->n_embd, hd = hp->head_dim, qd = (int64_t)hp->n_head * hd,
+	        kvd = (int64_t)hp->n_head_kv * hd;
+	int64_t lo, hi;
+	cpu_split(t->b->n_tokens, 1, ith, nth, &lo, &hi);
+	for (int64_t i = lo; i < hi; i++) {
+		float *x = c->x + i * E;
+		switch (t->op) {
+		case ROW_ADD_NORM:
+		case ROW_ADD:
+			for (int64_t e = 0; e < E; e++) x[e] += t->y[i * E + e];
+			if (t->op == ROW_ADD) break;
+			/* fallthrough */
+		case ROW_NORM: cpu_rmsnorm(x, t->w, c->h + i * E, E, hp->rms_eps); break;
+		case ROW_ROPE_KV: {
+			const struct backend_batch *b = t->b;
+			float pos = (float)b->positions[i];
+			cpu_rope(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, pos, hp->rope_base,
+			         hp->rope_freq_scale, hp->rope_neox);
+			cpu_rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, pos,
+			         hp->rope_base, hp->rope_freq_scale, hp->rope_neox);
+			const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
+			kv_store(c, kv_slot(c, s, t->layer, b->positions[i], 0), c->kc + i * kvd,
+			         kvd);
+			kv_store(c, kv_slot(c, s, t->layer, b->positions[i], 1), c->vc + i * kvd,
+			         kvd);
+			break;
+		}
+		case ROW_SWIGLU:
+			cpu_swiglu(c->g + i * hp->n_ff, c->u + i * hp->n_ff, hp->n_ff);
+			break;
+		}
+	}
+}
+
+/* Runs one row operation over the batch: on the pool for a prompt, here for a
+ * few decode tokens (waking the workers would cost more). */
+static void rows(struct cpu_backend *c, const struct backend_batch *b, enum row_op op, int layer,
+                 const float *y, const float *w)
+{
+	struct rows_task t = { c, b, op, layer, y, w };
+	if (b->n_tokens >= 8)
+		cpu_pool_run(c->pool, rows_run, &t);
+	else
+		rows_run(&t, 0, 1);
+}
+
 /* ---- the forward pass ---- */
 
 static int check_batch(struct cpu_backend *c, const struct backend_batch *b,
@@ -483,10 +553,10 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		                      (const char *)c->tok_embd.data + b->tokens[i] * ers,
 		                      c->x + i * E, E);
 
+	/* The residual add after each FFN is fused with the next layer's norm. */
+	rows(c, b, ROW_NORM, 0, NULL, hp->n_layer > 0 ? c->layers[0].attn_norm.data : NULL);
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct backend_layer *L = &c->layers[l];
-		for (int64_t i = 0; i < nt; i++)
-			cpu_rmsnorm(c->x + i * E, L->attn_norm.data, c->h + i * E, E, hp->rms_eps);
 		const struct backend_tensor *qkv[3] = { &L->wq, &L->wk, &L->wv };
 		float *qkv_out[3] = { c->q, c->kc, c->vc };
 		if (cpu_act_for(L->wq.type) == cpu_act_for(L->wk.type) &&
@@ -498,16 +568,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		add_bias(c->q, &L->bq, nt, qd);
 		add_bias(c->kc, &L->bk, nt, kvd);
 		add_bias(c->vc, &L->bv, nt, kvd);
-		for (int64_t i = 0; i < nt; i++) {
-			float pos = (float)b->positions[i];
-			cpu_rope(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, pos, hp->rope_base,
-			         hp->rope_freq_scale, hp->rope_neox);
-			cpu_rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, pos,
-			         hp->rope_base, hp->rope_freq_scale, hp->rope_neox);
-			const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
-			kv_store(c, kv_slot(c, s, l, b->positions[i], 0), c->kc + i * kvd, kvd);
-			kv_store(c, kv_slot(c, s, l, b->positions[i], 1), c->vc + i * kvd, kvd);
-		}
+		rows(c, b, ROW_ROPE_KV, l, NULL, NULL);
 		struct attn_task at = { .c = c,
 			                .b = b,
 			                .layer = l,
@@ -518,10 +579,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		atomic_init(&at.next, 0);
 		cpu_pool_run(c->pool, attn_run, &at);
 		matmul1(c, c->h, nt, &L->wo, c->g); /* g: [nt][E] temporary */
-		for (int64_t i = 0; i < nt * E; i++) c->x[i] += c->g[i];
-
-		for (int64_t i = 0; i < nt; i++)
-			cpu_rmsnorm(c->x + i * E, L->ffn_norm.data, c->h + i * E, E, hp->rms_eps);
+		rows(c, b, ROW_ADD_NORM, l, c->g, L->ffn_norm.data);
 		const struct backend_tensor *gu[2] = { &L->w_gate, &L->w_up };
 		float *gu_out[2] = { c->g, c->u };
 		if (cpu_act_for(L->w_gate.type) == cpu_act_for(L->w_up.type)) {
@@ -530,9 +588,12 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 			matmul1(c, c->h, nt, gu[0], gu_out[0]);
 			matmul1(c, c->h, nt, gu[1], gu_out[1]);
 		}
-		cpu_swiglu(c->g, c->u, nt * hp->n_ff);
+		rows(c, b, ROW_SWIGLU, l, NULL, NULL);
 		matmul1(c, c->g, nt, &L->w_down, c->h); /* h: [nt][E] */
-		for (int64_t i = 0; i < nt * E; i++) c->x[i] += c->h[i];
+		if (l + 1 < hp->n_layer)
+			rows(c, b, ROW_ADD_NORM, l, c->h, c->layers[l + 1].attn_norm.data);
+		else
+			rows(c, b, ROW_ADD, l, c->h, NULL);
 	}
 
 	if (b->n_out == 0 || (!b->logits && !b->argmax)) return 0;
