@@ -35,8 +35,8 @@ void cpu_split(int64_t n, int64_t align, int ith, int nth, int64_t *lo, int64_t 
 
 /* The activation format a weight type's kernel consumes. */
 enum cpu_act {
-	CPU_ACT_F32,  /* float: F32, F16, BF16, Q4_K, Q6_K weights */
-	CPU_ACT_Q8_0, /* Q8_0 blocks (Q8_0 and Q4_0 weights, as ggml does) */
+	CPU_ACT_F32,  /* float: F32, F16, BF16 weights */
+	CPU_ACT_Q8_0, /* Q8_0 blocks: Q8_0, Q4_0 (as ggml does), Q4_K, Q6_K weights */
 };
 
 enum cpu_act cpu_act_for(uint32_t weight_type);

@@ -92,7 +92,9 @@ enum cpu_act cpu_act_for(uint32_t weight_type)
 {
 	switch (weight_type) {
 	case TENSOR_TYPE_Q8_0:
-	case TENSOR_TYPE_Q4_0: return CPU_ACT_Q8_0;
+	case TENSOR_TYPE_Q4_0:
+	case TENSOR_TYPE_Q4_K:
+	case TENSOR_TYPE_Q6_K: return CPU_ACT_Q8_0;
 	default: return CPU_ACT_F32;
 	}
 }

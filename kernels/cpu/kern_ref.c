@@ -7,8 +7,8 @@
  * block sums, then scaled by both fp16 scales in float); F16 and BF16
  * weights are widened to float and meet float activations (that, not
  * rounding the activations to fp16, is what reproduces llama.cpp's F16
- * reference logits to 3e-7). Q4_K/Q6_K rows are dequantized per block and
- * dotted in float.
+ * reference logits to 3e-7). Q4_K/Q6_K weights meet Q8_0 activations too
+ * (see dot_q4_k).
  */
 #include "cpu.h"
 
@@ -127,36 +127,74 @@ static void gemm_q4_0(int64_t n, const void *w, size_t w_stride, int64_t nr, con
 	GEMM_LOOP(dot_q4_0(n, wr, xt))
 }
 
-/* K-quants: dequantize one 256-element block, dot it with every token's slice. */
-static void gemm_kquant(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
-                        const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
+/*
+ * K-quants against Q8_0 activations (as llama.cpp quantizes activations for
+ * them, to Q8_K there): each Q8_0 activation block lines up with one 32-value
+ * Q4_K sub-block or two 16-value Q6_K groups, whose integer sums are exact;
+ * then, per activation block with scale dx:
+ *   Q4_K: dx * (d * sc * sum(q x) - dmin * m * sum(x))
+ *   Q6_K: dx * d * scale * sum((q - 32) x), per 16-value group.
+ */
+static float dot_q4_k(int64_t n, const struct block_q4_k *w, const struct block_q8_0 *x)
 {
-	size_t bb = tensor_type_block_bytes(type);
-	float tmp[QK_K];
-	for (int64_t r = 0; r < nr; r++) {
-		const char *wr = (const char *)w + r * w_stride;
-		for (int64_t t = 0; t < nt; t++) y[t * ldy + r] = 0;
-		for (int64_t b = 0; b < n / QK_K; b++) {
-			tensor_row_dequantize(type, wr + b * bb, tmp, QK_K);
-			for (int64_t t = 0; t < nt; t++) {
-				const float *xt =
-				        (const float *)((const char *)x + t * x_stride) + b * QK_K;
-				y[t * ldy + r] += dot_f32(QK_K, tmp, xt);
+	float s = 0;
+	for (int64_t b = 0; b < n / QK_K; b++) {
+		float d = tensor_f16_to_f32(w[b].d), dmin = tensor_f16_to_f32(w[b].dmin);
+		for (int sub = 0; sub < 8; sub++) {
+			const struct block_q8_0 *xb = &x[8 * b + sub];
+			const uint8_t *q = w[b].qs + 32 * (sub / 2);
+			uint8_t sc, m;
+			tensor_q4_k_scale_min(w[b].scales, sub, &sc, &m);
+			int32_t qx = 0, sx = 0;
+			for (int l = 0; l < 32; l++) {
+				int v = sub % 2 ? q[l] >> 4 : q[l] & 0xF;
+				qx += v * xb->qs[l];
+				sx += xb->qs[l];
+			}
+			float dx = tensor_f16_to_f32(xb->d);
+			s += dx * (d * (float)sc * (float)qx - dmin * (float)m * (float)sx);
+		}
+	}
+	return s;
+}
+
+static float dot_q6_k(int64_t n, const struct block_q6_k *w, const struct block_q8_0 *x)
+{
+	float s = 0;
+	for (int64_t b = 0; b < n / QK_K; b++) {
+		float d = tensor_f16_to_f32(w[b].d);
+		for (int h = 0; h < 2; h++) {
+			const uint8_t *ql = w[b].ql + 64 * h, *qh = w[b].qh + 32 * h;
+			const int8_t *sc = w[b].scales + 8 * h;
+			for (int k = 0; k < 4; k++) {
+				const struct block_q8_0 *xb = &x[8 * b + 4 * h + k];
+				float dx = tensor_f16_to_f32(xb->d);
+				for (int half = 0; half < 2; half++) {
+					int32_t qx = 0;
+					for (int l = 16 * half; l < 16 * half + 16; l++) {
+						int lo = k % 2 ? ql[l + 32] : ql[l];
+						lo = k < 2 ? lo & 0xF : lo >> 4;
+						int q = (lo | (((qh[l] >> (2 * k)) & 3) << 4)) - 32;
+						qx += q * xb->qs[l];
+					}
+					s += dx * (d * (float)sc[2 * k + half] * (float)qx);
+				}
 			}
 		}
 	}
+	return s;
 }
 
 static void gemm_q4_k(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                       size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	gemm_kquant(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	GEMM_LOOP(dot_q4_k(n, wr, xt))
 }
 
 static void gemm_q6_k(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                       size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	gemm_kquant(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	GEMM_LOOP(dot_q6_k(n, wr, xt))
 }
 
 static float attn_dot(int64_t n, const float *a, const float *b)
