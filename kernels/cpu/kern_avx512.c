@@ -244,7 +244,8 @@ GEMM_DEC(gemm_q8_0_dec, struct block_q8_0, q8_0_row)
  * (cpu.c passes a whole prompt chunk); the 8 tokens' chains are interleaved
  * so the vpdpbusd latency is hidden.
  */
-#define PT 8 /* tokens per register tile */
+#define PT     8   /* tokens per register tile */
+#define MAX_NB 512 /* blocks per row in a panel (rows up to 16384; wider: the row kernels) */
 
 struct panel_blk {
 	uint8_t q[8][64]; /* [kk][row * 4 + byte] */

@@ -89,164 +89,111 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 	}
 }
 
-/* ---- Q8_0 and Q4_0 weights x Q8_0 activations ---- */
+/* ---- Q8_0 and Q4_0 weights x Q8_0 activations (kern_avx512.c has its own) ---- */
 
 /*
- * Per call, each token's activation block scales are widened to float once.
- * Weights and activations are both signed: vpdpbusd/maddubs take |w| and
- * sign(x, w). (Feeding Q4_0's unsigned nibbles directly with a -8 sum(x)
- * correction measured slower.)
+ * Q8_0: |w| x sign(x, w). Q4_0: the nibbles as unsigned bytes against the
+ * signed activations (q4_0_block). The activation scales come from the
+ * activation tail, so there is no per-call preparation and no limit on the
+ * row width.
  */
-#define MAX_NB 512 /* blocks per row handled in one piece (rows up to 16384) */
-
-struct xprep {
-	float dx[MAX_NB];
-};
-
-static void prep_tokens(const struct block_q8_0 *x, int64_t nb, struct xprep *p)
-{
-	for (int64_t b = 0; b < nb; b++) p->dx[b] = f16_to_f32(x[b].d);
-}
 
 /* Independent accumulator chains per token, so the 4-cycle FMA latency is
- * hidden when a group has few tokens (decode): U blocks in flight. */
+ * hidden when a group has few tokens (decode). */
 #define CHAINS(g) ((g) == 1 ? 4 : (g) == 2 ? 2 : 1)
 
-static inline __attribute__((always_inline)) void q8_0_group(int g, int64_t nb,
-                                                             const struct block_q8_0 *w,
-                                                             const struct block_q8_0 *const *x,
-                                                             const struct xprep *xp, float *out)
+static inline __attribute__((always_inline)) void
+q8_0_block(int g, const struct block_q8_0 *w, int64_t b, const struct block_q8_0 *const *x,
+           const struct cpu_q8_tail *xt, __m256 *acc)
 {
-	const int U = 1; /* measured: more chains only add register pressure here */
-	__m256 acc[4][TG];
-	for (int u = 0; u < 4; u++)
-		for (int j = 0; j < TG; j++) acc[u][j] = _mm256_setzero_ps();
-	int64_t b = 0;
-	for (; b + U <= nb; b += U) {
-		_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);
-		_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES + 32, _MM_HINT_T0);
-		for (int u = 0; u < U; u++) {
-			__m256i wq = _mm256_loadu_si256((const __m256i *)w[b + u].qs);
-			__m256i aw = _mm256_sign_epi8(wq, wq);
-			float dw = f16_to_f32(w[b + u].d);
-			for (int j = 0; j < g; j++) {
-				__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b + u].qs);
-				__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), aw,
-				                        _mm256_sign_epi8(xq, wq));
-				acc[u][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
-				                            _mm256_set1_ps(dw * xp[j].dx[b + u]),
-				                            acc[u][j]);
-			}
-		}
-	}
-	for (; b < nb; b++) {
-		__m256i wq = _mm256_loadu_si256((const __m256i *)w[b].qs);
-		__m256i aw = _mm256_sign_epi8(wq, wq);
-		float dw = f16_to_f32(w[b].d);
-		for (int j = 0; j < g; j++) {
-			__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);
-			__m256i p =
-			        SIMD_DOT_I8(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xq, wq));
-			acc[0][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
-			                            _mm256_set1_ps(dw * xp[j].dx[b]), acc[0][j]);
-		}
-	}
+	__m256i wq = _mm256_loadu_si256((const __m256i *)w[b].qs);
+	__m256i aw = _mm256_sign_epi8(wq, wq);
+	float dw = f16_to_f32(w[b].d);
+#pragma GCC unroll 4
 	for (int j = 0; j < g; j++) {
-		for (int u = 1; u < U; u++) acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
-		out[j] = hsum_ps(acc[0][j]);
+		__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);
+		__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xq, wq));
+		acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xt[j].d[b]),
+		                         acc[j]);
 	}
 }
 
-static inline __attribute__((always_inline)) __m256i q4_0_nibbles(const struct block_q4_0 *b)
+/* The -8 sum(x) of the nibble offset enters the integer sum through lane 0
+ * of the accumulator (the tail's bias is -128 sum(x)), so block sums are
+ * exact as in the reference. */
+static inline __attribute__((always_inline)) void
+q4_0_block(int g, const struct block_q4_0 *w, int64_t b, const struct block_q8_0 *const *x,
+           const struct cpu_q8_tail *xt, __m256 *acc)
 {
 	const __m128i m4 = _mm_set1_epi8(0xF);
-	__m128i raw = _mm_loadu_si128((const __m128i *)b->qs);
+	__m128i raw = _mm_loadu_si128((const __m128i *)w[b].qs);
 	__m256i q =
 	        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
-	return _mm256_sub_epi8(q, _mm256_set1_epi8(8));
-}
-
-static inline __attribute__((always_inline)) void q4_0_group(int g, int64_t nb,
-                                                             const struct block_q4_0 *w,
-                                                             const struct block_q8_0 *const *x,
-                                                             const struct xprep *xp, float *out)
-{
-	const int U = 1; /* measured: more chains only add register pressure here */
-	__m256 acc[4][TG];
-	for (int u = 0; u < 4; u++)
-		for (int j = 0; j < TG; j++) acc[u][j] = _mm256_setzero_ps();
-	int64_t b = 0;
-	for (; b + U <= nb; b += U) {
-		_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);
-		for (int u = 0; u < U; u++) {
-			__m256i q = q4_0_nibbles(&w[b + u]);
-			float dw = f16_to_f32(w[b + u].d);
-			for (int j = 0; j < g; j++) {
-				__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b + u].qs);
-				__m256i p =
-				        SIMD_DOT_I8(_mm256_setzero_si256(), _mm256_sign_epi8(q, q),
-				                    _mm256_sign_epi8(xq, q));
-				acc[u][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
-				                            _mm256_set1_ps(dw * xp[j].dx[b + u]),
-				                            acc[u][j]);
-			}
-		}
-	}
-	for (; b < nb; b++) {
-		__m256i q = q4_0_nibbles(&w[b]);
-		float dw = f16_to_f32(w[b].d);
-		for (int j = 0; j < g; j++) {
-			__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);
-			__m256i p = SIMD_DOT_I8(_mm256_setzero_si256(), _mm256_sign_epi8(q, q),
-			                        _mm256_sign_epi8(xq, q));
-			acc[0][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
-			                            _mm256_set1_ps(dw * xp[j].dx[b]), acc[0][j]);
-		}
-	}
+	float dw = f16_to_f32(w[b].d);
+#pragma GCC unroll 4
 	for (int j = 0; j < g; j++) {
-		for (int u = 1; u < U; u++) acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
-		out[j] = hsum_ps(acc[0][j]);
+		__m256i xq = _mm256_loadu_si256((const __m256i *)x[j][b].qs);
+		__m256i init = _mm256_zextsi128_si256(_mm_cvtsi32_si128(xt[j].bias[b] / 16));
+		__m256i p = SIMD_DOT_I8(init, q, xq);
+		acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xt[j].d[b]),
+		                         acc[j]);
 	}
 }
 
-#define GEMM_QUANT(fname, wblock)                                                             \
+#define QUANT_GROUP(name, wblock, blockfn)                                               \
+	static inline __attribute__((always_inline)) void name(                          \
+	        int g, int64_t nb, const wblock *w, const struct block_q8_0 *const *x,   \
+	        const struct cpu_q8_tail *xt, float *out)                                \
+	{                                                                                \
+		__m256 a0[TG], a1[TG];                                                   \
+		_Pragma("GCC unroll 4") for (int j = 0; j < TG; j++) a0[j] = a1[j] =     \
+		        _mm256_setzero_ps();                                             \
+		int64_t b = 0;                                                           \
+		for (; b + 2 <= nb; b += 2) { /* two chains hide the FMA latency */      \
+			_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0); \
+			blockfn(g, w, b, x, xt, a0);                                     \
+			blockfn(g, w, b + 1, x, xt, a1);                                 \
+		}                                                                        \
+		if (b < nb) blockfn(g, w, b, x, xt, a0);                                 \
+		_Pragma("GCC unroll 4") for (int j = 0; j < g; j++) out[j] =             \
+		        hsum_ps(_mm256_add_ps(a0[j], a1[j]));                            \
+	}
+
+QUANT_GROUP(q8_0_group, struct block_q8_0, q8_0_block)
+QUANT_GROUP(q4_0_group, struct block_q4_0, q4_0_block)
+
+#define GEMM_QUANT(fname, wblock, groupfn)                                                    \
 	__attribute__((unused)) static void fname(int64_t n, const void *w, size_t w_stride,  \
 	                                          int64_t nr, const void *x, size_t x_stride, \
 	                                          int64_t nt, float *y, int64_t ldy)          \
 	{                                                                                     \
 		int64_t nb = n / 32;                                                          \
-		if (nb > MAX_NB) { /* very wide rows: the reference handles them */           \
-			cpu_kernels_ref.fname(n, w, w_stride, nr, x, x_stride, nt, y, ldy);   \
-			return;                                                               \
-		}                                                                             \
-		struct xprep xp[TG];                                                          \
 		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                     \
 			const struct block_q8_0 *xs[TG];                                      \
+			struct cpu_q8_tail xt[TG];                                            \
 			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                           \
 			for (int j = 0; j < g; j++) {                                         \
 				xs[j] = (const struct block_q8_0 *)((const char *)x +         \
 				                                    (t0 + j) * x_stride);     \
-				prep_tokens(xs[j], nb, &xp[j]);                               \
+				xt[j] = cpu_q8_tail_of(xs[j], nb);                            \
 			}                                                                     \
 			for (int64_t r = 0; r < nr; r++) {                                    \
 				const wblock *wr =                                            \
 				        (const wblock *)((const char *)w + r * w_stride);     \
 				float out[TG];                                                \
 				switch (g) {                                                  \
-				case 4: fname##_group(4, nb, wr, xs, xp, out); break;         \
-				case 3: fname##_group(3, nb, wr, xs, xp, out); break;         \
-				case 2: fname##_group(2, nb, wr, xs, xp, out); break;         \
-				default: fname##_group(1, nb, wr, xs, xp, out); break;        \
+				case 4: groupfn(4, nb, wr, xs, xt, out); break;               \
+				case 3: groupfn(3, nb, wr, xs, xt, out); break;               \
+				case 2: groupfn(2, nb, wr, xs, xt, out); break;               \
+				default: groupfn(1, nb, wr, xs, xt, out); break;              \
 				}                                                             \
 				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];   \
 			}                                                                     \
 		}                                                                             \
 	}
 
-#define gemm_q8_0_group q8_0_group
-#define gemm_q4_0_group q4_0_group
-GEMM_QUANT(gemm_q8_0, struct block_q8_0)
-GEMM_QUANT(gemm_q4_0, struct block_q4_0)
+GEMM_QUANT(gemm_q8_0, struct block_q8_0, q8_0_group)
+GEMM_QUANT(gemm_q4_0, struct block_q4_0, q4_0_group)
 
 /* ---- F16 and F32 weights x float activations ---- */
 
