@@ -120,6 +120,8 @@ struct mm_task {
 	int64_t nt;
 	/* items of product i: n_tok[i] token tiles x n_rows[i] row chunks, numbered from first[i] */
 	int64_t row_chunk[MM_MAX], tok_tile[MM_MAX], n_rows[MM_MAX], first[MM_MAX + 1];
+	/* decode: a claim takes at least min_items[i] items (~16 KB of weights) */
+	int64_t min_items[MM_MAX];
 	atomic_llong next;
 };
 
@@ -130,9 +132,12 @@ static void mm_plan(struct mm_task *t, int i)
 	int64_t nrows = w->ne[1], ws = (int64_t)row_bytes(w);
 	int64_t tok_tile = MM_TOK_TILE, row_chunk = MM_ROW_TILE;
 	if (t->nt <= 4) {
-		/* Decode: the rows stream through once; chunks of ~64 KB of weights. */
+		/* Decode: the rows stream through once, 16-row items claimed in
+		 * shrinking runs (mm_run). */
 		tok_tile = t->nt;
-		row_chunk = (65536 / ws + 15) / 16 * 16;
+		row_chunk = 16;
+		t->min_items[i] = (16384 / ws + 15) / 16;
+		if (t->min_items[i] < 1) t->min_items[i] = 1;
 	} else if (cpu_act_for(w->type) == CPU_ACT_Q8_0) {
 		/* Prefill on Q8_0 activations: the kernels build weight panels per
 		 * call, so a call takes as many tokens as fit in ~1 MB of L2 and
@@ -149,13 +154,43 @@ static void mm_plan(struct mm_task *t, int i)
 	t->first[i + 1] = t->first[i] + t->n_rows[i] * ((t->nt + tok_tile - 1) / tok_tile);
 }
 
+/* Decode claims a run of items sized remaining / (2 threads), at least
+ * min_items and within one product ("guided" scheduling): the runs shrink
+ * towards the end, so threads finish together with a few dozen claims per
+ * product instead of one atomic per small chunk (each a cache-line transfer
+ * between the cores). Prefill items are large: one at a time. */
+static int64_t mm_claim(struct mm_task *t, int nth, int64_t *count)
+{
+	int64_t total = t->first[t->n];
+	if (t->nt > 4) {
+		*count = 1;
+		return atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+	}
+	int64_t cur = atomic_load_explicit(&t->next, memory_order_relaxed);
+	for (;;) {
+		if (cur >= total) return cur;
+		int i = 0;
+		while (cur >= t->first[i + 1]) i++;
+		int64_t size = (total - cur) / (2 * nth);
+		if (size < t->min_items[i]) size = t->min_items[i];
+		if (size > t->first[i + 1] - cur) size = t->first[i + 1] - cur;
+		if (atomic_compare_exchange_weak_explicit(&t->next, &cur, cur + size,
+		                                          memory_order_relaxed,
+		                                          memory_order_relaxed)) {
+			*count = size;
+			return cur;
+		}
+	}
+}
+
 static void mm_run(void *arg, int ith, int nth)
 {
 	struct mm_task *t = arg;
-	(void)ith, (void)nth;
+	(void)ith;
 	int i = 0;
 	for (;;) {
-		int64_t it = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+		int64_t count = 1;
+		int64_t it = mm_claim(t, nth, &count);
 		if (it >= t->first[t->n]) return;
 		while (it >= t->first[i + 1]) i++;
 		const struct backend_tensor *w = t->w[i];
@@ -163,7 +198,9 @@ static void mm_run(void *arg, int ith, int nth)
 		int64_t t0 = local / t->n_rows[i] * t->tok_tile[i];
 		int64_t r0 = local % t->n_rows[i] * t->row_chunk[i];
 		int64_t tn = t->nt - t0 < t->tok_tile[i] ? t->nt - t0 : t->tok_tile[i];
-		int64_t rn = nrows - r0 < t->row_chunk[i] ? nrows - r0 : t->row_chunk[i];
+		/* a decode run of count items stays in one token tile (there is one) */
+		int64_t rn =
+		        nrows - r0 < count * t->row_chunk[i] ? nrows - r0 : count * t->row_chunk[i];
 		size_t ws = row_bytes(w);
 		cpu_kernels_gemm(t->k, w->type)(w->ne[0], (const char *)w->data + r0 * ws, ws, rn,
 		                                (const char *)t->x + t0 * t->x_stride, t->x_stride,
