@@ -13,6 +13,7 @@
 #include "kern_simd.h"
 #include "kern_simd_k.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* ---- decode: Q4_0 / Q8_0 weight rows x up to 4 tokens ---- */
@@ -249,8 +250,42 @@ GEMM_DEC(gemm_q8_0_dec, struct block_q8_0, q8_0_row)
 
 struct panel_blk {
 	uint8_t q[8][64]; /* [kk][row * 4 + byte] */
-	float dw[16];
+	float dw[16];     /* per row: the block's scale (Q4_K: d * sc of the sub-block) */
+	float dm[16];     /* Q4_K: dmin * m of the sub-block; unused otherwise */
 };
+
+/* Q4_K: one panel entry per 32-value sub-block, the nibbles as they are
+ * (0..15, no bias: the min term is separate), scales decoded per row. */
+static void panel_build_q4_k(const char *w, size_t w_stride, int64_t nb, struct panel_blk *pb,
+                             __m512i rows)
+{
+	const __m512i m4 = _mm512_set1_epi8(0xF);
+	for (int64_t sb = 0; sb < nb / 8; sb++) {
+		const char *base = w + sb * sizeof(struct block_q4_k);
+		struct panel_blk *P = pb + 8 * sb;
+		for (int c = 0; c < 4; c++)
+			for (int kk = 0; kk < 8; kk++) {
+				__m512i v = _mm512_i32gather_epi32(
+				        rows,
+				        base + offsetof(struct block_q4_k, qs) + 32 * c + 4 * kk,
+				        1);
+				_mm512_store_si512(P[2 * c].q[kk], _mm512_and_si512(v, m4));
+				_mm512_store_si512(P[2 * c + 1].q[kk],
+				                   _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+			}
+		for (int r = 0; r < 16; r++) {
+			const struct block_q4_k *blk =
+			        (const struct block_q4_k *)(base + r * w_stride);
+			float d = f16_to_f32(blk->d), dmin = f16_to_f32(blk->dmin);
+			for (int sub = 0; sub < 8; sub++) {
+				uint8_t sc, m;
+				tensor_q4_k_scale_min(blk->scales, sub, &sc, &m);
+				P[sub].dw[r] = d * (float)sc;
+				P[sub].dm[r] = dmin * (float)m;
+			}
+		}
+	}
+}
 
 static void panel_build(uint32_t type, const char *w, size_t w_stride, int64_t nb,
                         struct panel_blk *pb)
@@ -260,6 +295,10 @@ static void panel_build(uint32_t type, const char *w, size_t w_stride, int64_t n
 	        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 	        _mm512_set1_epi32((int)w_stride));
 	const __m512i m4 = _mm512_set1_epi8(0xF);
+	if (type == TENSOR_TYPE_Q4_K) {
+		panel_build_q4_k(w, w_stride, nb, pb, rows);
+		return;
+	}
 	for (int64_t b = 0; b < nb; b++) {
 		if (type == TENSOR_TYPE_Q8_0) {
 			const char *base = w + b * sizeof(struct block_q8_0);
@@ -301,18 +340,20 @@ static inline int32_t load_i32(const void *p)
 	return v;
 }
 
+/* kq: Q4_K entries (no bias, a min term); else Q8_0/Q4_0 (bias -128 sum(x)). */
 static inline __attribute__((always_inline)) void
-panel_tile(int g, int64_t nb, const struct panel_blk *pb, const struct block_q8_0 *const *x,
-           const struct cpu_q8_tail *xt, float *y, int64_t ldy)
+panel_tile(int g, bool kq, int64_t nb, const struct panel_blk *pb,
+           const struct block_q8_0 *const *x, const struct cpu_q8_tail *xt, float *y, int64_t ldy)
 {
-	__m512 acc[PT];
+	__m512 acc[PT], macc[PT];
 #pragma GCC unroll 8
-	for (int j = 0; j < PT; j++) acc[j] = _mm512_setzero_ps();
+	for (int j = 0; j < PT; j++) acc[j] = macc[j] = _mm512_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		const struct panel_blk *P = &pb[b];
 		__m512i p[PT];
 #pragma GCC unroll 8
-		for (int j = 0; j < g; j++) p[j] = _mm512_set1_epi32(xt[j].bias[b]);
+		for (int j = 0; j < g; j++)
+			p[j] = kq ? _mm512_setzero_si512() : _mm512_set1_epi32(xt[j].bias[b]);
 #pragma GCC unroll 8
 		for (int kk = 0; kk < 8; kk++) {
 			__m512i wk = _mm512_load_si512(P->q[kk]);
@@ -327,9 +368,17 @@ panel_tile(int g, int64_t nb, const struct panel_blk *pb, const struct block_q8_
 			acc[j] = _mm512_fmadd_ps(
 			        _mm512_mul_ps(_mm512_cvtepi32_ps(p[j]), _mm512_set1_ps(xt[j].d[b])),
 			        dwv, acc[j]);
+		if (kq) {
+			__m512 dmv = _mm512_load_ps(P->dm);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++)
+				macc[j] = _mm512_fmadd_ps(dmv, _mm512_set1_ps(xt[j].dsum[b]),
+				                          macc[j]);
+		}
 	}
 #pragma GCC unroll 8
-	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+	for (int j = 0; j < g; j++)
+		_mm512_storeu_ps(y + j * ldy, kq ? _mm512_sub_ps(acc[j], macc[j]) : acc[j]);
 }
 
 static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
@@ -350,21 +399,33 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
 				xt[j] = cpu_q8_tail_of(xs[j], nb);
 			}
 			float *yt = y + t0 * ldy + r0;
+			if (type == TENSOR_TYPE_Q4_K) {
+				if (g == 8)
+					panel_tile(8, true, nb, pb, xs, xt, yt, ldy);
+				else
+					for (int j = 0; j < g;
+					     j++) /* the token tail: one at a time */
+						panel_tile(1, true, nb, pb, xs + j, xt + j,
+						           yt + j * ldy, ldy);
+				continue;
+			}
 			switch (g) {
-			case 8: panel_tile(8, nb, pb, xs, xt, yt, ldy); break;
-			case 7: panel_tile(7, nb, pb, xs, xt, yt, ldy); break;
-			case 6: panel_tile(6, nb, pb, xs, xt, yt, ldy); break;
-			case 5: panel_tile(5, nb, pb, xs, xt, yt, ldy); break;
-			case 4: panel_tile(4, nb, pb, xs, xt, yt, ldy); break;
-			case 3: panel_tile(3, nb, pb, xs, xt, yt, ldy); break;
-			case 2: panel_tile(2, nb, pb, xs, xt, yt, ldy); break;
-			default: panel_tile(1, nb, pb, xs, xt, yt, ldy); break;
+			case 8: panel_tile(8, false, nb, pb, xs, xt, yt, ldy); break;
+			case 7: panel_tile(7, false, nb, pb, xs, xt, yt, ldy); break;
+			case 6: panel_tile(6, false, nb, pb, xs, xt, yt, ldy); break;
+			case 5: panel_tile(5, false, nb, pb, xs, xt, yt, ldy); break;
+			case 4: panel_tile(4, false, nb, pb, xs, xt, yt, ldy); break;
+			case 3: panel_tile(3, false, nb, pb, xs, xt, yt, ldy); break;
+			case 2: panel_tile(2, false, nb, pb, xs, xt, yt, ldy); break;
+			default: panel_tile(1, false, nb, pb, xs, xt, yt, ldy); break;
 			}
 		}
 	}
 	int64_t done = nr / 16 * 16;
 	if (done < nr) {
-		cpu_gemm_fn f = type == TENSOR_TYPE_Q8_0 ? gemm_q8_0_dec : gemm_q4_0_dec;
+		cpu_gemm_fn f = type == TENSOR_TYPE_Q8_0   ? gemm_q8_0_dec
+		                : type == TENSOR_TYPE_Q4_0 ? gemm_q4_0_dec
+		                                           : gemm_q4_k;
 		f(n, (const char *)w + done * w_stride, w_stride, nr - done, x, x_stride, nt,
 		  y + done, ldy);
 	}
@@ -378,6 +439,15 @@ static void gemm_q8_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
 		gemm_panel(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 	else
 		gemm_q8_0_dec(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+}
+
+static void gemm_q4_k_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
+		gemm_panel(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	else
+		gemm_q4_k(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
@@ -482,7 +552,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_f32 = gemm_f32,
 	.gemm_f16 = gemm_f16_512,
 	.gemm_bf16 = gemm_bf16,
-	.gemm_q4_k = gemm_q4_k,
+	.gemm_q4_k = gemm_q4_k_512,
 	.gemm_q6_k = gemm_q6_k,
 	.gemm_q8_0 = gemm_q8_0_512,
 	.gemm_q4_0 = gemm_q4_0_512,
