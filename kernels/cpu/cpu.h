@@ -55,13 +55,14 @@ struct cpu_q8_tail {
 	int32_t *bias; /* -128 * sum of the block's 32 values */
 	float *d;      /* the block's scale widened to float */
 	float *dsum;   /* d * sum of the block's 32 values (rounded once) */
+	int32_t *b16;  /* [2 * nb]: -32 * sum of values 0..15, of values 16..31 (Q6_K's groups) */
 };
 
 static inline struct cpu_q8_tail cpu_q8_tail_of(const void *row, int64_t nb)
 {
 	char *base = (char *)row + ((size_t)nb * 34 + 63) / 64 * 64;
 	struct cpu_q8_tail t = { (int32_t *)base, (float *)(base + 4 * nb),
-		                 (float *)(base + 8 * nb) };
+		                 (float *)(base + 8 * nb), (int32_t *)(base + 12 * nb) };
 	return t;
 }
 

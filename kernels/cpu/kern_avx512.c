@@ -252,9 +252,53 @@ GEMM_DEC(gemm_q8_0_dec, struct block_q8_0, q8_0_row)
 
 struct panel_blk {
 	uint8_t q[8][64]; /* [kk][row * 4 + byte] */
-	float dw[16];     /* per row: the block's scale (Q4_K: d * sc of the sub-block) */
-	float dm[16];     /* Q4_K: dmin * m of the sub-block; unused otherwise */
+	float dw[16];     /* per row: the block's scale (Q4_K: d * sc of the sub-block;
+	                   * Q6_K: d * scale of values 0..15) */
+	float dm[16];     /* Q4_K: dmin * m of the sub-block; Q6_K: d * scale of values
+	                   * 16..31; unused otherwise */
 };
+
+/* Q6_K: one panel entry per 32 values (group k of half h), q as unsigned
+ * 0..63; the -32 offset enters through the activation tail's b16 sums, one
+ * per 16-value group since each has its own scale. */
+static void panel_build_q6_k(const char *w, size_t w_stride, int64_t nb, struct panel_blk *pb,
+                             __m512i rows)
+{
+	const __m512i m4 = _mm512_set1_epi8(0xF), m2 = _mm512_set1_epi8(3);
+	for (int64_t sb = 0; sb < nb / 8; sb++) {
+		const char *base = w + sb * sizeof(struct block_q6_k);
+		for (int h = 0; h < 2; h++) {
+			struct panel_blk *P = pb + 8 * sb + 4 * h;
+			const char *ql = base + offsetof(struct block_q6_k, ql) + 64 * h;
+			const char *qh = base + offsetof(struct block_q6_k, qh) + 32 * h;
+			for (int kk = 0; kk < 8; kk++) {
+				__m512i l0 = _mm512_i32gather_epi32(rows, ql + 4 * kk, 1);
+				__m512i l1 = _mm512_i32gather_epi32(rows, ql + 32 + 4 * kk, 1);
+				__m512i hb = _mm512_i32gather_epi32(rows, qh + 4 * kk, 1);
+				__m512i lo[4] = { _mm512_and_si512(l0, m4),
+					          _mm512_and_si512(l1, m4),
+					          _mm512_and_si512(_mm512_srli_epi16(l0, 4), m4),
+					          _mm512_and_si512(_mm512_srli_epi16(l1, 4), m4) };
+				for (int k = 0; k < 4; k++) {
+					__m512i hi =
+					        _mm512_and_si512(_mm512_srli_epi16(hb, 2 * k), m2);
+					_mm512_store_si512(
+					        P[k].q[kk],
+					        _mm512_or_si512(lo[k], _mm512_slli_epi16(hi, 4)));
+				}
+			}
+		}
+		for (int r = 0; r < 16; r++) {
+			const struct block_q6_k *blk =
+			        (const struct block_q6_k *)(base + r * w_stride);
+			float d = f16_to_f32(blk->d);
+			for (int e = 0; e < 8; e++) { /* entry e = 4h + k: scales 2e, 2e + 1 */
+				pb[8 * sb + e].dw[r] = d * (float)blk->scales[2 * e];
+				pb[8 * sb + e].dm[r] = d * (float)blk->scales[2 * e + 1];
+			}
+		}
+	}
+}
 
 /* Q4_K: one panel entry per 32-value sub-block, the nibbles as they are
  * (0..15, no bias: the min term is separate), scales decoded per row. */
@@ -299,6 +343,10 @@ static void panel_build(uint32_t type, const char *w, size_t w_stride, int64_t n
 	const __m512i m4 = _mm512_set1_epi8(0xF);
 	if (type == TENSOR_TYPE_Q4_K) {
 		panel_build_q4_k(w, w_stride, nb, pb, rows);
+		return;
+	}
+	if (type == TENSOR_TYPE_Q6_K) {
+		panel_build_q6_k(w, w_stride, nb, pb, rows);
 		return;
 	}
 	for (int64_t b = 0; b < nb; b++) {
@@ -383,6 +431,49 @@ panel_tile(int g, bool kq, int64_t nb, const struct panel_blk *pb,
 		_mm512_storeu_ps(y + j * ldy, kq ? _mm512_sub_ps(acc[j], macc[j]) : acc[j]);
 }
 
+/* Q6_K entries: two integer sums per token, one per 16-value group with its
+ * own scale, each started from the group's -32 sum(x). */
+static inline __attribute__((always_inline)) void
+panel_tile_q6(int g, int64_t nb, const struct panel_blk *pb, const struct block_q8_0 *const *x,
+              const struct cpu_q8_tail *xt, float *y, int64_t ldy)
+{
+	__m512 acc[PT];
+#pragma GCC unroll 8
+	for (int j = 0; j < PT; j++) acc[j] = _mm512_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		const struct panel_blk *P = &pb[b];
+		__m512i lo[PT], hi[PT];
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			lo[j] = _mm512_set1_epi32(xt[j].b16[2 * b]);
+			hi[j] = _mm512_set1_epi32(xt[j].b16[2 * b + 1]);
+		}
+#pragma GCC unroll 8
+		for (int kk = 0; kk < 8; kk++) {
+			__m512i wk = _mm512_load_si512(P->q[kk]);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				__m512i xb = _mm512_set1_epi32(load_i32(x[j][b].qs + 4 * kk));
+				if (kk < 4)
+					lo[j] = _mm512_dpbusd_epi32(lo[j], wk, xb);
+				else
+					hi[j] = _mm512_dpbusd_epi32(hi[j], wk, xb);
+			}
+		}
+		__m512 da = _mm512_load_ps(P->dw), db = _mm512_load_ps(P->dm);
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m512 dx = _mm512_set1_ps(xt[j].d[b]);
+			acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(lo[j]), dx), da,
+			                         acc[j]);
+			acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(hi[j]), dx), db,
+			                         acc[j]);
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
 static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
                        const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
@@ -401,6 +492,15 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
 				xt[j] = cpu_q8_tail_of(xs[j], nb);
 			}
 			float *yt = y + t0 * ldy + r0;
+			if (type == TENSOR_TYPE_Q6_K) {
+				if (g == 8)
+					panel_tile_q6(8, nb, pb, xs, xt, yt, ldy);
+				else
+					for (int j = 0; j < g; j++)
+						panel_tile_q6(1, nb, pb, xs + j, xt + j,
+						              yt + j * ldy, ldy);
+				continue;
+			}
 			if (type == TENSOR_TYPE_Q4_K) {
 				if (g == 8)
 					panel_tile(8, true, nb, pb, xs, xt, yt, ldy);
@@ -427,7 +527,8 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
 	if (done < nr) {
 		cpu_gemm_fn f = type == TENSOR_TYPE_Q8_0   ? gemm_q8_0_dec
 		                : type == TENSOR_TYPE_Q4_0 ? gemm_q4_0_dec
-		                                           : gemm_q4_k;
+		                : type == TENSOR_TYPE_Q4_K ? gemm_q4_k
+		                                           : gemm_q6_k;
 		f(n, (const char *)w + done * w_stride, w_stride, nr - done, x, x_stride, nt,
 		  y + done, ldy);
 	}
@@ -450,6 +551,15 @@ static void gemm_q4_k_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
 		gemm_panel(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 	else
 		gemm_q4_k(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+}
+
+static void gemm_q6_k_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
+		gemm_panel(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	else
+		gemm_q6_k(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
@@ -555,7 +665,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_f16 = gemm_f16_512,
 	.gemm_bf16 = gemm_bf16,
 	.gemm_q4_k = gemm_q4_k_512,
-	.gemm_q6_k = gemm_q6_k,
+	.gemm_q6_k = gemm_q6_k_512,
 	.gemm_q8_0 = gemm_q8_0_512,
 	.gemm_q4_0 = gemm_q4_0_512,
 	.dot_f32 = attn_dot,
