@@ -315,7 +315,7 @@ struct attn_task {
 	int layer;
 	const float *q; /* [nt][n_head*hd] */
 	float *out;     /* [nt][n_head*hd] */
-	/* Query blocks: up to CPU_ATTN_QB consecutive entries of one sequence,
+	/* Query blocks: up to attn_qb (kernel set) consecutive entries of one sequence,
 	 * block k = entries [blk[k], blk[k + 1]). */
 	const int32_t *blk;
 	int64_t n_blk;
@@ -449,7 +449,7 @@ static int64_t attn_blocks(struct cpu_backend *c, const struct backend_batch *b)
 	int64_t n = 0;
 	for (int32_t i = 0; i < b->n_tokens;) {
 		int32_t j = i + 1;
-		while (j < b->n_tokens && j - i < CPU_ATTN_QB && b->seq_ids[j] == b->seq_ids[i])
+		while (j < b->n_tokens && j - i < c->k->attn_qb && b->seq_ids[j] == b->seq_ids[i])
 			j++;
 		c->idx[n++] = i;
 		i = j;

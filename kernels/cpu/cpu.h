@@ -80,7 +80,7 @@ typedef void (*cpu_gemm_fn)(int64_t n, const void *w, size_t w_stride, int64_t n
 /* Converts one float row of n elements into format a at dst. */
 typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
-#define CPU_ATTN_QB 4 /* queries per attention kernel call at most */
+#define CPU_ATTN_QB 8 /* queries per attention kernel call at most (a set's attn_qb) */
 
 /* One instruction-set level's kernels; NULL entries fall back to the reference. */
 struct cpu_kernels {
@@ -93,7 +93,7 @@ struct cpu_kernels {
 	/* the same with an fp16 operand (F16 KV cache): sum a[i] h[i]; y[i] += s h[i] */
 	float (*dot_f16)(int64_t n, const float *a, const uint16_t *h);
 	void (*axpy_f16)(int64_t n, float s, const uint16_t *h, float *y);
-	/* Attention for g <= CPU_ATTN_QB queries at once over n cache rows of hd
+	/* Attention for g <= attn_qb queries at once over n cache rows of hd
 	 * values, row i at r + i * stride (elements). score: s[j * ld + i] =
 	 * scale * (q_j . row i), q_j = q + j * q_stride. mix: o_j[0, hd) +=
 	 * sum_i p[j * ld + i] row i, o_j = o + j * o_stride, i ascending (each
@@ -108,6 +108,7 @@ struct cpu_kernels {
 	                  int64_t stride, int64_t n, float scale, float *s, int64_t ld);
 	void (*mix_f16)(int64_t hd, int g, const float *p, int64_t ld, const uint16_t *r,
 	                int64_t stride, int64_t n, float *o, int64_t o_stride);
+	int attn_qb; /* queries per score/mix call this set handles, <= CPU_ATTN_QB */
 };
 
 extern const struct cpu_kernels cpu_kernels_ref;

@@ -10,7 +10,8 @@
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
 
 #define SIMD_DOT_I8(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
-#define ATTN_STRIP             4 /* 32 registers: 4 queries x 4 ymm of o */
+#define ATTN_QB                8 /* attention: 8 queries per pass over the cache rows */
+#define ATTN_STRIP             2 /* 32 registers: 8 queries x 2 ymm of o */
 
 #include "kern_simd.h"
 #include "kern_simd_k.h"
@@ -676,6 +677,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.mix_f32 = attn_mix_f32,
 	.score_f16 = attn_score_f16,
 	.mix_f16 = attn_mix_f16,
+	.attn_qb = ATTN_QB,
 };
 #else
 #include "cpu.h"

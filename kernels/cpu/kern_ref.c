@@ -269,4 +269,5 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.mix_f32 = mix_f32,
 	.score_f16 = score_f16,
 	.mix_f16 = mix_f16,
+	.attn_qb = CPU_ATTN_QB,
 };

@@ -328,16 +328,31 @@ static void attn_axpy_f16(int64_t n, float s, const uint16_t *h, float *y)
 	for (; i < n; i++) y[i] += s * f16_to_f32(h[i]);
 }
 
-/* ---- attention over runs of cache rows for up to CPU_ATTN_QB queries (cpu.h) ---- */
+/* ---- attention over runs of cache rows for up to ATTN_QB queries (cpu.h) ---- */
 
 #ifndef ATTN_STRIP
 #define ATTN_STRIP 2 /* ymm registers of o per query in the mix loop (16 registers: AVX2) */
+#endif
+#ifndef ATTN_QB
+#define ATTN_QB 4 /* queries per call (AVX2: 2 rows x 4 queries of score accumulators) */
 #endif
 
 static inline float id_f32(float f)
 {
 	return f;
 }
+
+/* Cases 8..5 of the query-count switch, present when ATTN_QB is 8. */
+#if ATTN_QB > 4
+#define ATTN_CASES_HI(c8, c7, c6, c5) \
+	case 8: c8 break;             \
+	case 7: c7 break;             \
+	case 6: c6 break;             \
+	case 5:                       \
+		c5 break;
+#else
+#define ATTN_CASES_HI(c8, c7, c6, c5)
+#endif
 
 #define LOADK_F32(p) _mm256_loadu_ps(p)
 #define LOADK_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
@@ -353,12 +368,12 @@ static inline float id_f32(float f)
 		for (int64_t i = 0; i < n; i += 2) {                                            \
 			int rows = n - i >= 2 ? 2 : 1;                                          \
 			const rtype *r0 = r + i * stride, *r1 = rows == 2 ? r0 + stride : r0;   \
-			__m256 a[2][CPU_ATTN_QB];                                               \
-			_Pragma("GCC unroll 4") for (int j = 0; j < CPU_ATTN_QB; j++) a[0][j] = \
+			__m256 a[2][ATTN_QB];                                                   \
+			_Pragma("GCC unroll 8") for (int j = 0; j < ATTN_QB; j++) a[0][j] =     \
 			        a[1][j] = _mm256_setzero_ps();                                  \
 			for (int64_t k = 0; k < h8; k += 8) {                                   \
 				__m256 k0 = loadk(r0 + k), k1 = loadk(r1 + k);                  \
-				_Pragma("GCC unroll 4") for (int j = 0; j < g; j++)             \
+				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)             \
 				{                                                               \
 					__m256 qv = _mm256_loadu_ps(q + j * qs + k);            \
 					a[0][j] = _mm256_fmadd_ps(qv, k0, a[0][j]);             \
@@ -366,12 +381,15 @@ static inline float id_f32(float f)
 				}                                                               \
 			}                                                                       \
 			for (int u = 0; u < rows; u++) {                                        \
-				__m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a[u][0], a[u][1]),     \
-				                          _mm256_hadd_ps(a[u][2], a[u][3]));    \
-				__m128 v = _mm_add_ps(_mm256_castps256_ps128(h),                \
-				                      _mm256_extractf128_ps(h, 1));             \
-				float t[4];                                                     \
-				_mm_storeu_ps(t, v);                                            \
+				float t[ATTN_QB];                                               \
+				for (int q0 = 0; q0 < g; q0 += 4) {                             \
+					__m256 h = _mm256_hadd_ps(                              \
+					        _mm256_hadd_ps(a[u][q0], a[u][q0 + 1]),         \
+					        _mm256_hadd_ps(a[u][q0 + 2], a[u][q0 + 3]));    \
+					_mm_storeu_ps(t + q0,                                   \
+					              _mm_add_ps(_mm256_castps256_ps128(h),     \
+					                         _mm256_extractf128_ps(h, 1))); \
+				}                                                               \
 				const rtype *ru = u ? r1 : r0;                                  \
 				for (int j = 0; j < g; j++) {                                   \
 					for (int64_t k = h8; k < hd; k++)                       \
@@ -385,6 +403,10 @@ static inline float id_f32(float f)
 	                  int64_t stride, int64_t n, float scale, float *s, int64_t ld)         \
 	{                                                                                       \
 		switch (g) {                                                                    \
+			ATTN_CASES_HI(fname##_g(8, hd, q, qs, r, stride, n, scale, s, ld);      \
+			              , fname##_g(7, hd, q, qs, r, stride, n, scale, s, ld);    \
+			              , fname##_g(6, hd, q, qs, r, stride, n, scale, s, ld);    \
+			              , fname##_g(5, hd, q, qs, r, stride, n, scale, s, ld);)   \
 		case 4: fname##_g(4, hd, q, qs, r, stride, n, scale, s, ld); break;             \
 		case 3: fname##_g(3, hd, q, qs, r, stride, n, scale, s, ld); break;             \
 		case 2: fname##_g(2, hd, q, qs, r, stride, n, scale, s, ld); break;             \
@@ -402,8 +424,8 @@ static inline float id_f32(float f)
 		const int W = 8 * ATTN_STRIP;                                                   \
 		int64_t c = 0;                                                                  \
 		for (; c + W <= hd; c += W) {                                                   \
-			__m256 a[CPU_ATTN_QB][ATTN_STRIP];                                      \
-			_Pragma("GCC unroll 4") for (int j = 0; j < g; j++)                     \
+			__m256 a[ATTN_QB][ATTN_STRIP];                                          \
+			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                     \
 			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
 			                a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);      \
 			for (int64_t i = 0; i < n; i++) {                                       \
@@ -411,7 +433,7 @@ static inline float id_f32(float f)
 				__m256 v[ATTN_STRIP];                                           \
 				_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
 				        v[u] = loadk(ri + 8 * u);                               \
-				_Pragma("GCC unroll 4") for (int j = 0; j < g; j++)             \
+				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)             \
 				{                                                               \
 					__m256 pv = _mm256_set1_ps(p[j * ld + i]);              \
 					_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; \
@@ -419,7 +441,7 @@ static inline float id_f32(float f)
 					        _mm256_fmadd_ps(pv, v[u], a[j][u]);             \
 				}                                                               \
 			}                                                                       \
-			_Pragma("GCC unroll 4") for (int j = 0; j < g; j++)                     \
+			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                     \
 			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
 			                _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);      \
 		}                                                                               \
@@ -441,6 +463,10 @@ static inline float id_f32(float f)
 	                  int64_t stride, int64_t n, float *o, int64_t os)                      \
 	{                                                                                       \
 		switch (g) {                                                                    \
+			ATTN_CASES_HI(fname##_g(8, hd, p, ld, r, stride, n, o, os);             \
+			              , fname##_g(7, hd, p, ld, r, stride, n, o, os);           \
+			              , fname##_g(6, hd, p, ld, r, stride, n, o, os);           \
+			              , fname##_g(5, hd, p, ld, r, stride, n, o, os);)          \
 		case 4: fname##_g(4, hd, p, ld, r, stride, n, o, os); break;                    \
 		case 3: fname##_g(3, hd, p, ld, r, stride, n, o, os); break;                    \
 		case 2: fname##_g(2, hd, p, ld, r, stride, n, o, os); break;                    \

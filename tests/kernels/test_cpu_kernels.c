@@ -227,7 +227,7 @@ TEST(attention_dot_and_axpy)
 
 TEST(attention_score_and_mix_over_rows)
 {
-	/* Rows of a cache page (stride > hd), 1..4 queries, head sizes with and
+	/* Rows of a cache page (stride > hd), 1..attn_qb queries, head sizes with and
 	 * without a scalar tail and whole strips, odd and even row counts. */
 	init_sets();
 	enum { MAXN = 19, STRIDE = 300, QB = CPU_ATTN_QB, LD = 24 };
@@ -240,7 +240,7 @@ TEST(attention_score_and_mix_over_rows)
 	int hds[] = { 8, 64, 100, 128, 200 };
 	for (int s = 0; s < n_sets; s++)
 		for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++)
-			for (int g = 1; g <= QB; g++)
+			for (int g = 1; g <= sets[s]->attn_qb; g++)
 				for (int n = 1; n <= MAXN; n += 3) {
 					int hd = hds[hi];
 					static float a[QB * LD], b[QB * LD], oa[QB * STRIDE],
