@@ -391,39 +391,56 @@ static inline int32_t load_i32(const void *p)
 	return v;
 }
 
+/*
+ * The tiles address every token's data from one base pointer per token (x0 +
+ * j * x_stride) plus offsets shared by all tokens (the block's qs, the
+ * tail's arrays): 8 bases and a few offsets fit the 16 general registers,
+ * where a pointer per token and array would spill.
+ */
+#define TAIL_I32(base, off) (*(const int32_t *)((base) + (off)))
+#define TAIL_F32(base, off) (*(const float *)((base) + (off)))
+
 /* kq: Q4_K entries (no bias, a min term); else Q8_0/Q4_0 (bias -128 sum(x)). */
-static inline __attribute__((always_inline)) void
-panel_tile(int g, bool kq, int64_t nb, const struct panel_blk *pb,
-           const struct block_q8_0 *const *x, const struct cpu_q8_tail *xt, float *y, int64_t ldy)
+static inline __attribute__((always_inline)) void panel_tile(int g, bool kq, int64_t nb,
+                                                             const struct panel_blk *pb,
+                                                             const char *x0, size_t xs, float *y,
+                                                             int64_t ldy)
 {
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *xb[PT];
 	__m512 acc[PT], macc[PT];
 #pragma GCC unroll 8
-	for (int j = 0; j < PT; j++) acc[j] = macc[j] = _mm512_setzero_ps();
+	for (int j = 0; j < PT; j++) {
+		acc[j] = macc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
 	for (int64_t b = 0; b < nb; b++) {
 		const struct panel_blk *P = &pb[b];
+		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
+		size_t od = ob + 4 * (size_t)nb, os = ob + 8 * (size_t)nb;
 		__m512i p[PT];
 #pragma GCC unroll 8
 		for (int j = 0; j < g; j++)
-			p[j] = kq ? _mm512_setzero_si512() : _mm512_set1_epi32(xt[j].bias[b]);
+			p[j] = kq ? _mm512_setzero_si512() : _mm512_set1_epi32(TAIL_I32(xb[j], ob));
 #pragma GCC unroll 8
 		for (int kk = 0; kk < 8; kk++) {
 			__m512i wk = _mm512_load_si512(P->q[kk]);
 #pragma GCC unroll 8
 			for (int j = 0; j < g; j++)
 				p[j] = _mm512_dpbusd_epi32(
-				        p[j], wk, _mm512_set1_epi32(load_i32(x[j][b].qs + 4 * kk)));
+				        p[j], wk, _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
 		}
 		__m512 dwv = _mm512_load_ps(P->dw);
 #pragma GCC unroll 8
 		for (int j = 0; j < g; j++)
-			acc[j] = _mm512_fmadd_ps(
-			        _mm512_mul_ps(_mm512_cvtepi32_ps(p[j]), _mm512_set1_ps(xt[j].d[b])),
-			        dwv, acc[j]);
+			acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(p[j]),
+			                                       _mm512_set1_ps(TAIL_F32(xb[j], od))),
+			                         dwv, acc[j]);
 		if (kq) {
 			__m512 dmv = _mm512_load_ps(P->dm);
 #pragma GCC unroll 8
 			for (int j = 0; j < g; j++)
-				macc[j] = _mm512_fmadd_ps(dmv, _mm512_set1_ps(xt[j].dsum[b]),
+				macc[j] = _mm512_fmadd_ps(dmv, _mm512_set1_ps(TAIL_F32(xb[j], os)),
 				                          macc[j]);
 		}
 	}
@@ -434,37 +451,45 @@ panel_tile(int g, bool kq, int64_t nb, const struct panel_blk *pb,
 
 /* Q6_K entries: two integer sums per token, one per 16-value group with its
  * own scale, each started from the group's -32 sum(x). */
-static inline __attribute__((always_inline)) void
-panel_tile_q6(int g, int64_t nb, const struct panel_blk *pb, const struct block_q8_0 *const *x,
-              const struct cpu_q8_tail *xt, float *y, int64_t ldy)
+static inline __attribute__((always_inline)) void panel_tile_q6(int g, int64_t nb,
+                                                                const struct panel_blk *pb,
+                                                                const char *x0, size_t xs, float *y,
+                                                                int64_t ldy)
 {
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *xb[PT];
 	__m512 acc[PT];
 #pragma GCC unroll 8
-	for (int j = 0; j < PT; j++) acc[j] = _mm512_setzero_ps();
+	for (int j = 0; j < PT; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
 	for (int64_t b = 0; b < nb; b++) {
 		const struct panel_blk *P = &pb[b];
+		size_t oq = (size_t)b * 34 + 2, od = toff + 4 * (size_t)(nb + b);
+		size_t o16 = toff + 12 * (size_t)nb + 8 * (size_t)b;
 		__m512i lo[PT], hi[PT];
 #pragma GCC unroll 8
 		for (int j = 0; j < g; j++) {
-			lo[j] = _mm512_set1_epi32(xt[j].b16[2 * b]);
-			hi[j] = _mm512_set1_epi32(xt[j].b16[2 * b + 1]);
+			lo[j] = _mm512_set1_epi32(TAIL_I32(xb[j], o16));
+			hi[j] = _mm512_set1_epi32(TAIL_I32(xb[j], o16 + 4));
 		}
 #pragma GCC unroll 8
 		for (int kk = 0; kk < 8; kk++) {
 			__m512i wk = _mm512_load_si512(P->q[kk]);
 #pragma GCC unroll 8
 			for (int j = 0; j < g; j++) {
-				__m512i xb = _mm512_set1_epi32(load_i32(x[j][b].qs + 4 * kk));
+				__m512i xv = _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk));
 				if (kk < 4)
-					lo[j] = _mm512_dpbusd_epi32(lo[j], wk, xb);
+					lo[j] = _mm512_dpbusd_epi32(lo[j], wk, xv);
 				else
-					hi[j] = _mm512_dpbusd_epi32(hi[j], wk, xb);
+					hi[j] = _mm512_dpbusd_epi32(hi[j], wk, xv);
 			}
 		}
 		__m512 da = _mm512_load_ps(P->dw), db = _mm512_load_ps(P->dm);
 #pragma GCC unroll 8
 		for (int j = 0; j < g; j++) {
-			__m512 dx = _mm512_set1_ps(xt[j].d[b]);
+			__m512 dx = _mm512_set1_ps(TAIL_F32(xb[j], od));
 			acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(lo[j]), dx), da,
 			                         acc[j]);
 			acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(hi[j]), dx), db,
@@ -485,42 +510,36 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
 		panel_build(type, (const char *)w + r0 * w_stride, w_stride, nb, pb);
 		for (int64_t t0 = 0; t0 < nt; t0 += PT) {
 			int g = nt - t0 < PT ? (int)(nt - t0) : PT;
-			const struct block_q8_0 *xs[PT];
-			struct cpu_q8_tail xt[PT];
-			for (int j = 0; j < g; j++) {
-				xs[j] = (const struct block_q8_0 *)((const char *)x +
-				                                    (t0 + j) * x_stride);
-				xt[j] = cpu_q8_tail_of(xs[j], nb);
-			}
+			const char *x0 = (const char *)x + t0 * x_stride;
 			float *yt = y + t0 * ldy + r0;
 			if (type == TENSOR_TYPE_Q6_K) {
-				if (g == 8)
-					panel_tile_q6(8, nb, pb, xs, xt, yt, ldy);
-				else
-					for (int j = 0; j < g; j++)
-						panel_tile_q6(1, nb, pb, xs + j, xt + j,
-						              yt + j * ldy, ldy);
-				continue;
-			}
-			if (type == TENSOR_TYPE_Q4_K) {
-				if (g == 8)
-					panel_tile(8, true, nb, pb, xs, xt, yt, ldy);
+				if (g == PT)
+					panel_tile_q6(PT, nb, pb, x0, x_stride, yt, ldy);
 				else
 					for (int j = 0; j < g;
 					     j++) /* the token tail: one at a time */
-						panel_tile(1, true, nb, pb, xs + j, xt + j,
-						           yt + j * ldy, ldy);
+						panel_tile_q6(1, nb, pb, x0 + j * x_stride,
+						              x_stride, yt + j * ldy, ldy);
+				continue;
+			}
+			if (type == TENSOR_TYPE_Q4_K) {
+				if (g == PT)
+					panel_tile(PT, true, nb, pb, x0, x_stride, yt, ldy);
+				else
+					for (int j = 0; j < g; j++)
+						panel_tile(1, true, nb, pb, x0 + j * x_stride,
+						           x_stride, yt + j * ldy, ldy);
 				continue;
 			}
 			switch (g) {
-			case 8: panel_tile(8, false, nb, pb, xs, xt, yt, ldy); break;
-			case 7: panel_tile(7, false, nb, pb, xs, xt, yt, ldy); break;
-			case 6: panel_tile(6, false, nb, pb, xs, xt, yt, ldy); break;
-			case 5: panel_tile(5, false, nb, pb, xs, xt, yt, ldy); break;
-			case 4: panel_tile(4, false, nb, pb, xs, xt, yt, ldy); break;
-			case 3: panel_tile(3, false, nb, pb, xs, xt, yt, ldy); break;
-			case 2: panel_tile(2, false, nb, pb, xs, xt, yt, ldy); break;
-			default: panel_tile(1, false, nb, pb, xs, xt, yt, ldy); break;
+			case 8: panel_tile(8, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 7: panel_tile(7, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 6: panel_tile(6, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 5: panel_tile(5, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 4: panel_tile(4, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 3: panel_tile(3, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 2: panel_tile(2, false, nb, pb, x0, x_stride, yt, ldy); break;
+			default: panel_tile(1, false, nb, pb, x0, x_stride, yt, ldy); break;
 			}
 		}
 	}
