@@ -342,6 +342,18 @@ static inline float id_f32(float f)
 	return f;
 }
 
+/* Cache rows of one head sit a whole KV row apart (n_head_kv * head_dim
+ * values), so each is in another 4 KB page and the hardware prefetchers do
+ * not follow them; decode reads them from DRAM. The kernels prefetch the
+ * rows ATTN_PF ahead, every line of them. Prefetches never fault, so rows
+ * past the run need no check. */
+#define ATTN_PF 6
+
+static inline void attn_prefetch_row(const void *row, int64_t bytes)
+{
+	for (int64_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)row + o, _MM_HINT_T0);
+}
+
 /* Cases 8..5 of the query-count switch, present when ATTN_QB is 8. */
 #if ATTN_QB > 4
 #define ATTN_CASES_HI(c8, c7, c6, c5) \
@@ -366,6 +378,10 @@ static inline float id_f32(float f)
 	{                                                                                       \
 		int64_t h8 = hd / 8 * 8;                                                        \
 		for (int64_t i = 0; i < n; i += 2) {                                            \
+			attn_prefetch_row(r + (i + ATTN_PF) * stride,                           \
+			                  hd * (int64_t)sizeof(rtype));                         \
+			attn_prefetch_row(r + (i + ATTN_PF + 1) * stride,                       \
+			                  hd * (int64_t)sizeof(rtype));                         \
 			int rows = n - i >= 2 ? 2 : 1;                                          \
 			const rtype *r0 = r + i * stride, *r1 = rows == 2 ? r0 + stride : r0;   \
 			__m256 a[2][ATTN_QB];                                                   \
@@ -429,6 +445,9 @@ static inline float id_f32(float f)
 			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
 			                a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);      \
 			for (int64_t i = 0; i < n; i++) {                                       \
+				if (c == 0) /* the first strip brings whole rows in */          \
+					attn_prefetch_row(r + (i + ATTN_PF) * stride,           \
+					                  hd * (int64_t)sizeof(rtype));         \
 				const rtype *ri = r + i * stride + c;                           \
 				__m256 v[ATTN_STRIP];                                           \
 				_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
