@@ -51,6 +51,8 @@ struct cpu_backend {
 	void *act; /* [cap] activation rows of the widest format */
 	size_t act_row_cap;
 	float *scores;     /* [n_threads][CPU_ATTN_QB][n_pages * page_size] */
+	float *dscores;    /* decode: [ATTN_DEC_MAX][n_head][n_pages * page_size] */
+	float *dpart;      /* decode: [ATTN_DEC_MAX][chunks][n_head * head_dim] partial outputs */
 	char *amx_scratch; /* [n_threads][amx_scratch_bytes], NULL when AMX is off */
 	size_t amx_scratch_bytes;
 	int32_t *idx; /* [cap + 1] attention query block starts */
@@ -443,6 +445,137 @@ static void attn_run(void *arg, int ith, int nth)
 	}
 }
 
+/*
+ * Decode attention (every entry its own block, at most ATTN_DEC_MAX): the
+ * head-major jobs above would read each head's cache rows a KV row apart,
+ * from DRAM for a long context. Here jobs are chunks of positions and take
+ * every head of each cache row while the row is at hand, so rows are read
+ * whole, in order ("flash decoding"): scores for all heads (pass 1), softmax
+ * per head (2), partial weighted sums of V per chunk (3), then the partials
+ * added in chunk order (deterministic whatever thread ran which chunk).
+ */
+#define ATTN_DEC_MAX   4
+#define ATTN_DEC_CHUNK 64 /* positions per job, a multiple of any page size <= 64 */
+
+struct attn_dec_task {
+	struct cpu_backend *c;
+	const struct backend_batch *b;
+	int layer, pass;
+	int64_t n_chunks; /* per entry: ceil(ld / ATTN_DEC_CHUNK) */
+	atomic_llong next;
+};
+
+static void attn_dec_run(void *arg, int ith, int nth)
+{
+	struct attn_dec_task *t = arg;
+	struct cpu_backend *c = t->c;
+	const struct backend_hparams *hp = &c->hp;
+	const struct backend_batch *b = t->b;
+	int hd = hp->head_dim, group = hp->n_head / hp->n_head_kv, qb = c->k->attn_qb;
+	int64_t ld = (int64_t)c->n_pages * c->page_size, qd = (int64_t)hp->n_head * hd;
+	int64_t kvd = (int64_t)hp->n_head_kv * hd;
+	float scale = 1.0f / sqrtf((float)hd);
+	float qr[BACKEND_MAX_HEAD_DIM * 8];
+	(void)ith, (void)nth;
+	int64_t n_jobs = t->pass == 2 ? (int64_t)b->n_tokens * hp->n_head
+	                              : (int64_t)b->n_tokens * t->n_chunks;
+	for (;;) {
+		int64_t job = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+		if (job >= n_jobs) break;
+		if (t->pass == 2) { /* softmax of entry i, head h */
+			int64_t i = job / hp->n_head, h = job % hp->n_head;
+			int32_t pos = b->positions[i];
+			float *sj = c->dscores + (i * hp->n_head + h) * ld;
+			float mx = -INFINITY;
+			for (int32_t p = 0; p <= pos; p++)
+				if (sj[p] > mx) mx = sj[p];
+			double sum = 0;
+			for (int32_t p = 0; p <= pos; p++) {
+				sj[p] = expf(sj[p] - mx);
+				sum += sj[p];
+			}
+			float inv = (float)(1.0 / sum);
+			for (int32_t p = 0; p <= pos; p++)
+				sj[p] = c->kv_f16
+				                ? tensor_f16_to_f32(tensor_f32_to_f16(sj[p] * inv))
+				                : sj[p] * inv;
+			continue;
+		}
+		int64_t i = job / t->n_chunks, k = job % t->n_chunks;
+		int32_t pos = b->positions[i];
+		int32_t p_lo = (int32_t)(k * ATTN_DEC_CHUNK), p_hi = p_lo + ATTN_DEC_CHUNK - 1;
+		if (p_hi > pos) p_hi = pos;
+		float *part = c->dpart + (i * t->n_chunks + k) * qd;
+		if (t->pass == 3)
+			for (int64_t e = 0; e < qd; e++) part[e] = 0;
+		if (p_lo > pos) continue;
+		const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
+		const float *q = c->q + i * qd;
+		for (int32_t p0 = p_lo; p0 <= p_hi;) {
+			int32_t n = c->page_size - p0 % c->page_size;
+			if (n > p_hi + 1 - p0) n = p_hi + 1 - p0;
+			const char *rows =
+			        (const char *)kv_slot(c, s, t->layer, p0, t->pass == 1 ? 0 : 1);
+			for (int kh = 0; kh < hp->n_head_kv; kh++) {
+				const char *r = rows + (size_t)kh * hd * c->kv_es;
+				for (int h0 = 0; h0 < group; h0 += qb) {
+					int g = group - h0 < qb ? group - h0 : qb;
+					int64_t h = (int64_t)kh * group + h0;
+					float *sc = c->dscores + (i * hp->n_head + h) * ld;
+					if (t->pass == 1) {
+						const float *qh = q + h * hd;
+						if (c->kv_f16) { /* as attn_run: q rounded to fp16 */
+							for (int64_t e = 0; e < (int64_t)g * hd;
+							     e++)
+								qr[e] = tensor_f16_to_f32(
+								        tensor_f32_to_f16(qh[e]));
+							qh = qr;
+							c->k->score_f16(hd, g, qh, hd,
+							                (const uint16_t *)r, kvd, n,
+							                scale, sc + p0, ld);
+						} else {
+							c->k->score_f32(hd, g, qh, hd,
+							                (const float *)r, kvd, n,
+							                scale, sc + p0, ld);
+						}
+					} else if (c->kv_f16) {
+						c->k->mix_f16(hd, g, sc + p0, ld,
+						              (const uint16_t *)r, kvd, n,
+						              part + h * hd, hd);
+					} else {
+						c->k->mix_f32(hd, g, sc + p0, ld, (const float *)r,
+						              kvd, n, part + h * hd, hd);
+					}
+				}
+			}
+			p0 += n;
+		}
+	}
+}
+
+static void attn_decode(struct cpu_backend *c, const struct backend_batch *b, int layer, float *out)
+{
+	const struct backend_hparams *hp = &c->hp;
+	int64_t ld = (int64_t)c->n_pages * c->page_size;
+	int64_t qd = (int64_t)hp->n_head * hp->head_dim;
+	struct attn_dec_task t = { .c = c, .b = b, .layer = layer };
+	t.n_chunks = (ld + ATTN_DEC_CHUNK - 1) / ATTN_DEC_CHUNK;
+	for (int pass = 1; pass <= 3; pass++) {
+		t.pass = pass;
+		atomic_init(&t.next, 0);
+		cpu_pool_run(c->pool, attn_dec_run, &t);
+	}
+	for (int32_t i = 0; i < b->n_tokens; i++) {
+		float *o = out + i * qd;
+		int64_t used = b->positions[i] / ATTN_DEC_CHUNK + 1;
+		for (int64_t e = 0; e < qd; e++) o[e] = 0;
+		for (int64_t k = 0; k < used; k++) {
+			const float *part = c->dpart + (i * t.n_chunks + k) * qd;
+			for (int64_t e = 0; e < qd; e++) o[e] += part[e];
+		}
+	}
+}
+
 /* Groups the batch into attention query blocks (see attn_task) in c->idx; returns their count. */
 static int64_t attn_blocks(struct cpu_backend *c, const struct backend_batch *b)
 {
@@ -614,7 +747,10 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 			                .blk = c->idx,
 			                .n_blk = n_blk };
 		atomic_init(&at.next, 0);
-		cpu_pool_run(c->pool, attn_run, &at);
+		if (nt <= ATTN_DEC_MAX && n_blk == nt && c->dscores)
+			attn_decode(c, b, l, c->h);
+		else
+			cpu_pool_run(c->pool, attn_run, &at);
 		matmul1(c, c->h, nt, &L->wo, c->g); /* g: [nt][E] temporary */
 		rows(c, b, ROW_ADD_NORM, l, c->g, L->ffn_norm.data);
 		const struct backend_tensor *gu[2] = { &L->w_gate, &L->w_up };
@@ -720,6 +856,7 @@ static void cpu_destroy(void *ctx)
 	free(c->kv_tmp);
 	free(c->x), free(c->h), free(c->q), free(c->kc), free(c->vc), free(c->g), free(c->u);
 	free(c->act), free(c->scores), free(c->idx);
+	free(c->dscores), free(c->dpart);
 	free(c->amx_scratch);
 	free(c);
 }
@@ -782,7 +919,15 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->kv_tmp = malloc((size_t)hp->n_head_kv * hp->head_dim * sizeof(float));
 	c->scores =
 	        malloc((size_t)n_threads * CPU_ATTN_QB * c->n_pages * c->page_size * sizeof(float));
-	if (!c->layers || !c->pool || !c->kv || !c->scores || !c->kv_tmp) {
+	{
+		int64_t ld = (int64_t)c->n_pages * c->page_size;
+		int64_t chunks = (ld + ATTN_DEC_CHUNK - 1) / ATTN_DEC_CHUNK;
+		c->dscores = malloc((size_t)ATTN_DEC_MAX * hp->n_head * ld * sizeof(float));
+		c->dpart = malloc((size_t)ATTN_DEC_MAX * chunks * hp->n_head * hp->head_dim *
+		                  sizeof(float));
+	}
+	if (!c->layers || !c->pool || !c->kv || !c->scores || !c->kv_tmp || !c->dscores ||
+	    !c->dpart) {
 		cpu_destroy(c);
 		return backend_error_set(
 		        err, -ENOMEM, "cpu backend: out of memory for %d KV pages (%zu MiB)",
