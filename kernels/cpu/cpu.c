@@ -21,42 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "cpu_backend.h"
 #include "quant.h"
-
-struct cpu_backend {
-	struct backend_hparams hp;
-	struct backend_tensor tok_embd, output_norm, output;
-	struct backend_layer *layers; /* [n_layer], copied; data borrowed */
-	struct cpu_pool *pool;
-	struct cpu_kernels k_full; /* the chosen set, gaps filled from the reference */
-	const struct cpu_kernels *k;
-
-	char *kv;           /* [n_pages][page_elems] of F32 or F16 */
-	int64_t page_elems; /* 2 * n_layer * page_size * kv_dim */
-	bool kv_f16;
-	size_t kv_es;  /* bytes per element: 4 or 2 */
-	float *kv_tmp; /* [n_head_kv * head_dim]: one F16 slot widened (kv_shift) */
-	int32_t n_pages, page_size;
-
-	/* scratch, for up to `cap` tokens */
-	int32_t cap;
-	float *x;  /* [cap][n_embd] residual stream */
-	float *h;  /* [cap][max(n_embd, n_ff)] normed input / attention output */
-	float *q;  /* [cap][n_head * head_dim] */
-	float *kc; /* [cap][kv_dim] */
-	float *vc; /* [cap][kv_dim] */
-	float *g;  /* [cap][n_ff] */
-	float *u;  /* [cap][n_ff] */
-	void *act; /* [cap] activation rows of the widest format */
-	size_t act_row_cap;
-	float *scores;     /* [n_threads][CPU_ATTN_QB][n_pages * page_size] */
-	float *dscores;    /* decode: [ATTN_DEC_MAX][n_head][n_pages * page_size] */
-	float *dpart;      /* decode: [ATTN_DEC_MAX][chunks][n_head * head_dim] partial outputs */
-	char *amx_scratch; /* [n_threads][amx_scratch_bytes], NULL when AMX is off */
-	size_t amx_scratch_bytes;
-	int32_t *idx; /* [cap + 1] attention query block starts */
-};
 
 /* ---- helpers ---- */
 
@@ -309,32 +275,7 @@ static void add_bias(float *y, const struct backend_tensor *b, int64_t nt, int64
 		for (int64_t i = 0; i < n; i++) y[t * n + i] += bv[i];
 }
 
-/* ---- attention ---- */
-
-struct attn_task {
-	struct cpu_backend *c;
-	const struct backend_batch *b;
-	int layer;
-	const float *q; /* [nt][n_head*hd] */
-	float *out;     /* [nt][n_head*hd] */
-	/* Query blocks: up to attn_qb (kernel set) consecutive entries of one sequence,
-	 * block k = entries [blk[k], blk[k + 1]). */
-	const int32_t *blk;
-	int64_t n_blk;
-	atomic_llong next; /* next job (head * n_blk + block); causal jobs differ in cost */
-};
-
-/* Slot `pos` of a sequence, K (which 0) or V (1), in the pool's element type. */
-static inline void *kv_slot(struct cpu_backend *c, const struct backend_seq *s, int layer,
-                            int32_t pos, int which)
-{
-	int64_t kvd = (int64_t)c->hp.n_head_kv * c->hp.head_dim;
-	int32_t page = s->pages[pos / c->page_size];
-	return c->kv +
-	       (size_t)(page * c->page_elems + ((int64_t)layer * 2 + which) * c->page_size * kvd +
-	                (int64_t)(pos % c->page_size) * kvd) *
-	               c->kv_es;
-}
+/* ---- KV slots ---- */
 
 static void kv_store(struct cpu_backend *c, void *dst, const float *src, int64_t n)
 {
@@ -354,241 +295,6 @@ static void kv_load(struct cpu_backend *c, float *dst, const void *src, int64_t 
 	}
 	const uint16_t *h = src;
 	for (int64_t i = 0; i < n; i++) dst[i] = tensor_f16_to_f32(h[i]);
-}
-
-static void attn_run(void *arg, int ith, int nth)
-{
-	struct attn_task *t = arg;
-	struct cpu_backend *c = t->c;
-	const struct backend_hparams *hp = &c->hp;
-	int hd = hp->head_dim, group = hp->n_head / hp->n_head_kv;
-	float scale = 1.0f / sqrtf((float)hd);
-	int64_t ld = (int64_t)c->n_pages * c->page_size, qd = (int64_t)hp->n_head * hd;
-	int64_t kvd = (int64_t)hp->n_head_kv * hd;
-	float *sc = c->scores + (int64_t)ith * CPU_ATTN_QB * ld; /* [CPU_ATTN_QB][ld] */
-	float qr[CPU_ATTN_QB * BACKEND_MAX_HEAD_DIM];
-	(void)nth;
-	for (;;) {
-		int64_t job = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
-		if (job >= t->n_blk * hp->n_head) break;
-		/* Head-major: consecutive jobs read the same head's K/V slice, which
-		 * then stays in L2 (a layer's whole cache would not). */
-		int64_t k0 = job % t->n_blk, i0 = t->blk[k0];
-		int h = (int)(job / t->n_blk), kh = h / group, g = t->blk[k0 + 1] - (int)i0;
-		const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i0]];
-		int32_t maxpos = 0;
-		for (int j = 0; j < g; j++)
-			if (t->b->positions[i0 + j] > maxpos) maxpos = t->b->positions[i0 + j];
-		const float *q = t->q + i0 * qd + (int64_t)h * hd;
-		int64_t q_stride = qd;
-		if (c->kv_f16) { /* llama.cpp's K.q with an F16 cache rounds q to fp16 too */
-			for (int j = 0; j < g; j++)
-				for (int e = 0; e < hd; e++)
-					qr[j * hd + e] =
-					        tensor_f16_to_f32(tensor_f32_to_f16(q[j * qd + e]));
-			q = qr;
-			q_stride = hd;
-		}
-		/* Scores of every query of the block up to the block's last
-		 * position, one kernel call per run of slots contiguous in a page. */
-		for (int32_t p0 = 0; p0 <= maxpos;) {
-			int32_t n = c->page_size - p0 % c->page_size;
-			if (n > maxpos + 1 - p0) n = maxpos + 1 - p0;
-			const char *k = (const char *)kv_slot(c, s, t->layer, p0, 0) +
-			                (size_t)kh * hd * c->kv_es;
-			if (c->kv_f16)
-				c->k->score_f16(hd, g, q, q_stride, (const uint16_t *)k, kvd, n,
-				                scale, sc + p0, ld);
-			else
-				c->k->score_f32(hd, g, q, q_stride, (const float *)k, kvd, n, scale,
-				                sc + p0, ld);
-			p0 += n;
-		}
-		/* Softmax per query over its own causal range; slots past it get
-		 * probability 0, which adds exactly nothing in the mix. */
-		for (int j = 0; j < g; j++) {
-			float *sj = sc + j * ld;
-			int32_t pos = t->b->positions[i0 + j];
-			float mx = -INFINITY;
-			for (int32_t p = 0; p <= pos; p++)
-				if (sj[p] > mx) mx = sj[p];
-			double sum = 0;
-			for (int32_t p = 0; p <= pos; p++) {
-				sj[p] = expf(sj[p] - mx);
-				sum += sj[p];
-			}
-			float inv = (float)(1.0 / sum);
-			/* ... and multiplies V by the probabilities rounded to fp16:
-			 * with both roundings we match its F16-cache logits to 5e-6
-			 * (7e-5 without). */
-			for (int32_t p = 0; p <= pos; p++)
-				sj[p] = c->kv_f16
-				                ? tensor_f16_to_f32(tensor_f32_to_f16(sj[p] * inv))
-				                : sj[p] * inv;
-			for (int32_t p = pos + 1; p <= maxpos; p++) sj[p] = 0;
-		}
-		float *o = t->out + i0 * qd + (int64_t)h * hd;
-		for (int j = 0; j < g; j++)
-			for (int e = 0; e < hd; e++) o[j * qd + e] = 0;
-		for (int32_t p0 = 0; p0 <= maxpos;) {
-			int32_t n = c->page_size - p0 % c->page_size;
-			if (n > maxpos + 1 - p0) n = maxpos + 1 - p0;
-			const char *v = (const char *)kv_slot(c, s, t->layer, p0, 1) +
-			                (size_t)kh * hd * c->kv_es;
-			if (c->kv_f16)
-				c->k->mix_f16(hd, g, sc + p0, ld, (const uint16_t *)v, kvd, n, o,
-				              qd);
-			else
-				c->k->mix_f32(hd, g, sc + p0, ld, (const float *)v, kvd, n, o, qd);
-			p0 += n;
-		}
-	}
-}
-
-/*
- * Decode attention (every entry its own block, at most ATTN_DEC_MAX): the
- * head-major jobs above would read each head's cache rows a KV row apart,
- * from DRAM for a long context. Here jobs are chunks of positions and take
- * every head of each cache row while the row is at hand, so rows are read
- * whole, in order ("flash decoding"): scores for all heads (pass 1), softmax
- * per head (2), partial weighted sums of V per chunk (3), then the partials
- * added in chunk order (deterministic whatever thread ran which chunk).
- */
-#define ATTN_DEC_MAX   4
-#define ATTN_DEC_CHUNK 64 /* positions per job, a multiple of any page size <= 64 */
-
-struct attn_dec_task {
-	struct cpu_backend *c;
-	const struct backend_batch *b;
-	int layer, pass;
-	int64_t n_chunks; /* per entry: ceil(ld / ATTN_DEC_CHUNK) */
-	atomic_llong next;
-};
-
-static void attn_dec_run(void *arg, int ith, int nth)
-{
-	struct attn_dec_task *t = arg;
-	struct cpu_backend *c = t->c;
-	const struct backend_hparams *hp = &c->hp;
-	const struct backend_batch *b = t->b;
-	int hd = hp->head_dim, group = hp->n_head / hp->n_head_kv, qb = c->k->attn_qb;
-	int64_t ld = (int64_t)c->n_pages * c->page_size, qd = (int64_t)hp->n_head * hd;
-	int64_t kvd = (int64_t)hp->n_head_kv * hd;
-	float scale = 1.0f / sqrtf((float)hd);
-	float qr[BACKEND_MAX_HEAD_DIM * 8];
-	(void)ith, (void)nth;
-	int64_t n_jobs = t->pass == 2 ? (int64_t)b->n_tokens * hp->n_head
-	                              : (int64_t)b->n_tokens * t->n_chunks;
-	for (;;) {
-		int64_t job = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
-		if (job >= n_jobs) break;
-		if (t->pass == 2) { /* softmax of entry i, head h */
-			int64_t i = job / hp->n_head, h = job % hp->n_head;
-			int32_t pos = b->positions[i];
-			float *sj = c->dscores + (i * hp->n_head + h) * ld;
-			float mx = -INFINITY;
-			for (int32_t p = 0; p <= pos; p++)
-				if (sj[p] > mx) mx = sj[p];
-			double sum = 0;
-			for (int32_t p = 0; p <= pos; p++) {
-				sj[p] = expf(sj[p] - mx);
-				sum += sj[p];
-			}
-			float inv = (float)(1.0 / sum);
-			for (int32_t p = 0; p <= pos; p++)
-				sj[p] = c->kv_f16
-				                ? tensor_f16_to_f32(tensor_f32_to_f16(sj[p] * inv))
-				                : sj[p] * inv;
-			continue;
-		}
-		int64_t i = job / t->n_chunks, k = job % t->n_chunks;
-		int32_t pos = b->positions[i];
-		int32_t p_lo = (int32_t)(k * ATTN_DEC_CHUNK), p_hi = p_lo + ATTN_DEC_CHUNK - 1;
-		if (p_hi > pos) p_hi = pos;
-		float *part = c->dpart + (i * t->n_chunks + k) * qd;
-		if (t->pass == 3)
-			for (int64_t e = 0; e < qd; e++) part[e] = 0;
-		if (p_lo > pos) continue;
-		const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
-		const float *q = c->q + i * qd;
-		for (int32_t p0 = p_lo; p0 <= p_hi;) {
-			int32_t n = c->page_size - p0 % c->page_size;
-			if (n > p_hi + 1 - p0) n = p_hi + 1 - p0;
-			const char *rows =
-			        (const char *)kv_slot(c, s, t->layer, p0, t->pass == 1 ? 0 : 1);
-			for (int kh = 0; kh < hp->n_head_kv; kh++) {
-				const char *r = rows + (size_t)kh * hd * c->kv_es;
-				for (int h0 = 0; h0 < group; h0 += qb) {
-					int g = group - h0 < qb ? group - h0 : qb;
-					int64_t h = (int64_t)kh * group + h0;
-					float *sc = c->dscores + (i * hp->n_head + h) * ld;
-					if (t->pass == 1) {
-						const float *qh = q + h * hd;
-						if (c->kv_f16) { /* as attn_run: q rounded to fp16 */
-							for (int64_t e = 0; e < (int64_t)g * hd;
-							     e++)
-								qr[e] = tensor_f16_to_f32(
-								        tensor_f32_to_f16(qh[e]));
-							qh = qr;
-							c->k->score_f16(hd, g, qh, hd,
-							                (const uint16_t *)r, kvd, n,
-							                scale, sc + p0, ld);
-						} else {
-							c->k->score_f32(hd, g, qh, hd,
-							                (const float *)r, kvd, n,
-							                scale, sc + p0, ld);
-						}
-					} else if (c->kv_f16) {
-						c->k->mix_f16(hd, g, sc + p0, ld,
-						              (const uint16_t *)r, kvd, n,
-						              part + h * hd, hd);
-					} else {
-						c->k->mix_f32(hd, g, sc + p0, ld, (const float *)r,
-						              kvd, n, part + h * hd, hd);
-					}
-				}
-			}
-			p0 += n;
-		}
-	}
-}
-
-static void attn_decode(struct cpu_backend *c, const struct backend_batch *b, int layer, float *out)
-{
-	const struct backend_hparams *hp = &c->hp;
-	int64_t ld = (int64_t)c->n_pages * c->page_size;
-	int64_t qd = (int64_t)hp->n_head * hp->head_dim;
-	struct attn_dec_task t = { .c = c, .b = b, .layer = layer };
-	t.n_chunks = (ld + ATTN_DEC_CHUNK - 1) / ATTN_DEC_CHUNK;
-	for (int pass = 1; pass <= 3; pass++) {
-		t.pass = pass;
-		atomic_init(&t.next, 0);
-		cpu_pool_run(c->pool, attn_dec_run, &t);
-	}
-	for (int32_t i = 0; i < b->n_tokens; i++) {
-		float *o = out + i * qd;
-		int64_t used = b->positions[i] / ATTN_DEC_CHUNK + 1;
-		for (int64_t e = 0; e < qd; e++) o[e] = 0;
-		for (int64_t k = 0; k < used; k++) {
-			const float *part = c->dpart + (i * t.n_chunks + k) * qd;
-			for (int64_t e = 0; e < qd; e++) o[e] += part[e];
-		}
-	}
-}
-
-/* Groups the batch into attention query blocks (see attn_task) in c->idx; returns their count. */
-static int64_t attn_blocks(struct cpu_backend *c, const struct backend_batch *b)
-{
-	int64_t n = 0;
-	for (int32_t i = 0; i < b->n_tokens;) {
-		int32_t j = i + 1;
-		while (j < b->n_tokens && j - i < c->k->attn_qb && b->seq_ids[j] == b->seq_ids[i])
-			j++;
-		c->idx[n++] = i;
-		i = j;
-	}
-	c->idx[n] = b->n_tokens;
-	return n;
 }
 
 /* ---- per-token row operations, split over the pool for a prompt ---- */
@@ -714,7 +420,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	int64_t nt = b->n_tokens, E = hp->n_embd, hd = hp->head_dim;
 	int64_t qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
 
-	int64_t n_blk = attn_blocks(c, b);
+	int64_t n_blk = cpu_attn_blocks(c, b);
 
 	/* x = token_embd[tokens] */
 	size_t ers = row_bytes(&c->tok_embd);
@@ -739,18 +445,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		add_bias(c->kc, &L->bk, nt, kvd);
 		add_bias(c->vc, &L->bv, nt, kvd);
 		rows(c, b, ROW_ROPE_KV, l, NULL, NULL);
-		struct attn_task at = { .c = c,
-			                .b = b,
-			                .layer = l,
-			                .q = c->q,
-			                .out = c->h,
-			                .blk = c->idx,
-			                .n_blk = n_blk };
-		atomic_init(&at.next, 0);
-		if (nt <= ATTN_DEC_MAX && n_blk == nt && c->dscores)
-			attn_decode(c, b, l, c->h);
-		else
-			cpu_pool_run(c->pool, attn_run, &at);
+		cpu_attention(c, b, l, n_blk);
 		matmul1(c, c->h, nt, &L->wo, c->g); /* g: [nt][E] temporary */
 		rows(c, b, ROW_ADD_NORM, l, c->g, L->ffn_norm.data);
 		const struct backend_tensor *gu[2] = { &L->w_gate, &L->w_up };

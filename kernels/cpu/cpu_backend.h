@@ -1,0 +1,66 @@
+/*
+ * cpu_backend.h - private to kernels/cpu: the CPU backend's state, shared by
+ * cpu.c (the forward pass, KV pages, lifetime) and attn.c (attention).
+ */
+#ifndef INFILL_KERNELS_CPU_BACKEND_H
+#define INFILL_KERNELS_CPU_BACKEND_H
+
+#include "backend.h"
+#include "cpu.h"
+
+struct cpu_backend {
+	struct backend_hparams hp;
+	struct backend_tensor tok_embd, output_norm, output;
+	struct backend_layer *layers; /* [n_layer], copied; data borrowed */
+	struct cpu_pool *pool;
+	struct cpu_kernels k_full; /* the chosen set, gaps filled from the reference */
+	const struct cpu_kernels *k;
+
+	char *kv;           /* [n_pages][page_elems] of F32 or F16 */
+	int64_t page_elems; /* 2 * n_layer * page_size * kv_dim */
+	bool kv_f16;
+	size_t kv_es;  /* bytes per element: 4 or 2 */
+	float *kv_tmp; /* [n_head_kv * head_dim]: one F16 slot widened (kv_shift) */
+	int32_t n_pages, page_size;
+
+	/* scratch, for up to `cap` tokens */
+	int32_t cap;
+	float *x;  /* [cap][n_embd] residual stream */
+	float *h;  /* [cap][max(n_embd, n_ff)] normed input / attention output */
+	float *q;  /* [cap][n_head * head_dim] */
+	float *kc; /* [cap][kv_dim] */
+	float *vc; /* [cap][kv_dim] */
+	float *g;  /* [cap][n_ff] */
+	float *u;  /* [cap][n_ff] */
+	void *act; /* [cap] activation rows of the widest format */
+	size_t act_row_cap;
+	float *scores;     /* [n_threads][CPU_ATTN_QB][n_pages * page_size] */
+	float *dscores;    /* decode: [ATTN_DEC_MAX][n_head][n_pages * page_size] */
+	float *dpart;      /* decode: [ATTN_DEC_MAX][chunks][n_head * head_dim] partial outputs */
+	char *amx_scratch; /* [n_threads][amx_scratch_bytes], NULL when AMX is off */
+	size_t amx_scratch_bytes;
+	int32_t *idx; /* [cap + 1] attention query block starts */
+};
+
+#define ATTN_DEC_MAX   4  /* decode batches of up to this many entries take attn_decode */
+#define ATTN_DEC_CHUNK 64 /* positions per decode attention job */
+
+/* Slot `pos` of a sequence, K (which 0) or V (1), in the pool's element type. */
+static inline void *kv_slot(const struct cpu_backend *c, const struct backend_seq *s, int layer,
+                            int32_t pos, int which)
+{
+	int64_t kvd = (int64_t)c->hp.n_head_kv * c->hp.head_dim;
+	int32_t page = s->pages[pos / c->page_size];
+	return c->kv +
+	       (size_t)(page * c->page_elems + ((int64_t)layer * 2 + which) * c->page_size * kvd +
+	                (int64_t)(pos % c->page_size) * kvd) *
+	               c->kv_es;
+}
+
+/* Groups the batch into attention query blocks in c->idx; returns their count. */
+int64_t cpu_attn_blocks(struct cpu_backend *c, const struct backend_batch *b);
+/* Attention of layer `layer` for the batch: q from c->q, the output to c->h
+ * ([nt][n_head * head_dim]); K/V of the batch are already in their slots. */
+void cpu_attention(struct cpu_backend *c, const struct backend_batch *b, int layer, int64_t n_blk);
+
+#endif
