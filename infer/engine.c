@@ -548,6 +548,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 	int32_t tokens[ENGINE_MAX_CANDIDATES], pos[ENGINE_MAX_CANDIDATES],
 	        rows[ENGINE_MAX_CANDIDATES];
 	struct kv_seq *seqs[ENGINE_MAX_CANDIDATES];
+	double step_ms = 0; /* the last decode step's wall time */
 	for (int step = 0; !rc; step++) {
 		int nb = 0;
 		for (int i = 0; i < n && !rc; i++) {
@@ -569,7 +570,11 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			rc = ENGINE_ECANCELED;
 			break;
 		}
-		if (req->deadline_ms > 0 && engine_now_ms() >= req->deadline_ms) {
+		/* Stop before a step that would end past the deadline (the last
+		 * step's time is the estimate), not after it: a step of a large
+		 * model on a CPU is a good part of the whole budget. */
+		double now = engine_now_ms();
+		if (req->deadline_ms > 0 && now + step_ms >= req->deadline_ms) {
 			for (int i = 0; i < n; i++)
 				if (!c[i].stop) c[i].stop = ENGINE_STOP_DEADLINE;
 			break;
@@ -582,6 +587,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			                 .out_rows = rows,
 			                 .logits = e->logits };
 		rc = model_forward(e->m, &b, err);
+		step_ms = engine_now_ms() - now;
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
 	}
 	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "decode: out of memory");

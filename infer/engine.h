@@ -130,7 +130,8 @@ struct engine_request {
 	atomic_int *cancel;
 	/*
 	 * Answer-by time on CLOCK_MONOTONIC, in ms (completion.deadlineMs after
-	 * the request arrived); 0: none. When a decode step ends past it, every
+	 * the request arrived); 0: none. When the next decode step would end
+	 * past it (judged by the last step's time), every
 	 * candidate still going stops (ENGINE_STOP_DEADLINE) with what it has,
 	 * minus an unfinished trailing word. The first token of each candidate
 	 * comes from the prompt's logits, so even a late prefill yields one.
