@@ -124,6 +124,7 @@ static int child_send(struct child *c, json_t *msg)
 /* One message parsed from what was read, or NULL when it is not whole yet. */
 static json_t *take_message(struct child *c)
 {
+	if (!c->buf) return NULL; /* nothing read yet */
 	char *sep = memmem(c->buf, c->len, "\r\n\r\n", 4);
 	if (!sep) return NULL;
 	size_t hlen = (size_t)(sep - c->buf) + 4;
