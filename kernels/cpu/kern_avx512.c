@@ -203,37 +203,8 @@ static inline __attribute__((always_inline)) void q8_0_row(int g, int64_t nb,
 	}
 }
 
-#define GEMM_DEC(fname, wblock, rowfn)                                                          \
-	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
-	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                   \
-	{                                                                                       \
-		int64_t nb = n / 32;                                                            \
-		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                       \
-			const struct block_q8_0 *xs[TG];                                        \
-			struct cpu_q8_tail xt[TG];                                              \
-			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                             \
-			for (int j = 0; j < g; j++) {                                           \
-				xs[j] = (const struct block_q8_0 *)((const char *)x +           \
-				                                    (t0 + j) * x_stride);       \
-				xt[j] = cpu_q8_tail_of(xs[j], nb);                              \
-			}                                                                       \
-			for (int64_t r = 0; r < nr; r++) {                                      \
-				const wblock *wr =                                              \
-				        (const wblock *)((const char *)w + r * w_stride);       \
-				float out[TG];                                                  \
-				switch (g) {                                                    \
-				case 4: rowfn(4, nb, wr, xs, xt, out); break;                   \
-				case 3: rowfn(3, nb, wr, xs, xt, out); break;                   \
-				case 2: rowfn(2, nb, wr, xs, xt, out); break;                   \
-				default: rowfn(1, nb, wr, xs, xt, out); break;                  \
-				}                                                               \
-				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];     \
-			}                                                                       \
-		}                                                                               \
-	}
-
-GEMM_DEC(gemm_q4_0_dec, struct block_q4_0, q4_0_row)
-GEMM_DEC(gemm_q8_0_dec, struct block_q8_0, q8_0_row)
+GEMM_GROUPED(gemm_q4_0_dec, struct block_q4_0, 32, q4_0_row)
+GEMM_GROUPED(gemm_q8_0_dec, struct block_q8_0, 32, q8_0_row)
 
 /* ---- prefill: 16 rows x 8 tokens register tiles on zmm ---- */
 

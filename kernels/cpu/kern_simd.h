@@ -170,12 +170,18 @@ q4_0_block(int g, const struct block_q4_0 *w, int64_t b, const struct block_q8_0
 QUANT_GROUP(q8_0_group, struct block_q8_0, q8_0_block)
 QUANT_GROUP(q4_0_group, struct block_q4_0, q4_0_block)
 
-#define GEMM_QUANT(fname, wblock, groupfn)                                                    \
+/*
+ * The driver of every quantized GEMM against Q8_0 activations: tokens in
+ * groups of up to TG, each weight row once per group through
+ * groupfn(g, blocks, row, xs, xt, out), where blocks counts the row's weight
+ * blocks of wblock_n elements (32 for Q4_0/Q8_0, QK_K for K-quants).
+ */
+#define GEMM_GROUPED(fname, wblock, wblock_n, groupfn)                                        \
 	__attribute__((unused)) static void fname(int64_t n, const void *w, size_t w_stride,  \
 	                                          int64_t nr, const void *x, size_t x_stride, \
 	                                          int64_t nt, float *y, int64_t ldy)          \
 	{                                                                                     \
-		int64_t nb = n / 32;                                                          \
+		int64_t nb = n / 32, nw = n / (wblock_n);                                     \
 		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                     \
 			const struct block_q8_0 *xs[TG];                                      \
 			struct cpu_q8_tail xt[TG];                                            \
@@ -190,18 +196,18 @@ QUANT_GROUP(q4_0_group, struct block_q4_0, q4_0_block)
 				        (const wblock *)((const char *)w + r * w_stride);     \
 				float out[TG];                                                \
 				switch (g) {                                                  \
-				case 4: groupfn(4, nb, wr, xs, xt, out); break;               \
-				case 3: groupfn(3, nb, wr, xs, xt, out); break;               \
-				case 2: groupfn(2, nb, wr, xs, xt, out); break;               \
-				default: groupfn(1, nb, wr, xs, xt, out); break;              \
+				case 4: groupfn(4, nw, wr, xs, xt, out); break;               \
+				case 3: groupfn(3, nw, wr, xs, xt, out); break;               \
+				case 2: groupfn(2, nw, wr, xs, xt, out); break;               \
+				default: groupfn(1, nw, wr, xs, xt, out); break;              \
 				}                                                             \
 				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];   \
 			}                                                                     \
 		}                                                                             \
 	}
 
-GEMM_QUANT(gemm_q8_0, struct block_q8_0, q8_0_group)
-GEMM_QUANT(gemm_q4_0, struct block_q4_0, q4_0_group)
+GEMM_GROUPED(gemm_q8_0, struct block_q8_0, 32, q8_0_group)
+GEMM_GROUPED(gemm_q4_0, struct block_q4_0, 32, q4_0_group)
 
 /* ---- F16 and F32 weights x float activations ---- */
 

@@ -175,34 +175,5 @@ static inline __attribute__((always_inline)) void q6_k_row(int g, int64_t nblk,
 	for (int j = 0; j < g; j++) out[j] = hsum_ps(_mm256_add_ps(acc[j][0], acc[j][1]));
 }
 
-#define GEMM_K(fname, wblock, rowfn)                                                            \
-	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
-	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                   \
-	{                                                                                       \
-		int64_t nb = n / 32, nblk = n / QK_K;                                           \
-		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                       \
-			const struct block_q8_0 *xs[TG];                                        \
-			struct cpu_q8_tail xt[TG];                                              \
-			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                             \
-			for (int j = 0; j < g; j++) {                                           \
-				xs[j] = (const struct block_q8_0 *)((const char *)x +           \
-				                                    (t0 + j) * x_stride);       \
-				xt[j] = cpu_q8_tail_of(xs[j], nb);                              \
-			}                                                                       \
-			for (int64_t r = 0; r < nr; r++) {                                      \
-				const wblock *wr =                                              \
-				        (const wblock *)((const char *)w + r * w_stride);       \
-				float out[TG];                                                  \
-				switch (g) {                                                    \
-				case 4: rowfn(4, nblk, wr, xs, xt, out); break;                 \
-				case 3: rowfn(3, nblk, wr, xs, xt, out); break;                 \
-				case 2: rowfn(2, nblk, wr, xs, xt, out); break;                 \
-				default: rowfn(1, nblk, wr, xs, xt, out); break;                \
-				}                                                               \
-				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];     \
-			}                                                                       \
-		}                                                                               \
-	}
-
-GEMM_K(gemm_q4_k, struct block_q4_k, q4_k_row)
-GEMM_K(gemm_q6_k, struct block_q6_k, q6_k_row)
+GEMM_GROUPED(gemm_q4_k, struct block_q4_k, QK_K, q4_k_row)
+GEMM_GROUPED(gemm_q6_k, struct block_q6_k, QK_K, q6_k_row)
