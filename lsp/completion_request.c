@@ -9,6 +9,7 @@
 #include "pipeline.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,14 +76,11 @@ int completion_settings_copy(struct settings *dst, const struct settings *src)
 	return rc;
 }
 
-static char *dup_bytes(const char *s, size_t n)
+/* A copy of the NUL-terminated string s, or of NULL; *failed set when out of memory. */
+static char *dup_opt(const char *s, bool *failed)
 {
-	if (!s) return NULL;
-	char *t = malloc(n + 1);
-	if (t) {
-		memcpy(t, s, n);
-		t[n] = 0;
-	}
+	char *t = s ? strdup(s) : NULL;
+	if (s && !t) *failed = true;
 	return t;
 }
 
@@ -91,20 +89,26 @@ struct completion_request *completion_request_clone(const struct completion_requ
 	struct completion_request *c = calloc(1, sizeof *c);
 	if (!c) return NULL;
 	*c = *req;
-	c->uri = dup_bytes(req->uri, req->uri ? strlen(req->uri) : 0);
-	c->language_id =
-	        dup_bytes(req->language_id, req->language_id ? strlen(req->language_id) : 0);
-	c->text = dup_bytes(req->text, req->text_len);
-	c->trigger_character =
-	        dup_bytes(req->trigger_character,
-	                  req->trigger_character ? strlen(req->trigger_character) : 0);
-	c->selected_text =
-	        dup_bytes(req->selected_text, req->selected_text ? strlen(req->selected_text) : 0);
-	bool settings_ok = !completion_settings_copy(&c->settings, &req->settings);
-	if (!settings_ok) memset(&c->settings, 0, sizeof c->settings);
-	if (!settings_ok || (req->uri && !c->uri) || (req->language_id && !c->language_id) ||
-	    (req->text && !c->text) || (req->trigger_character && !c->trigger_character) ||
-	    (req->selected_text && !c->selected_text)) {
+	bool failed = false;
+	c->uri = dup_opt(req->uri, &failed);
+	c->language_id = dup_opt(req->language_id, &failed);
+	c->trigger_character = dup_opt(req->trigger_character, &failed);
+	c->selected_text = dup_opt(req->selected_text, &failed);
+	c->text = NULL;
+	if (req->text) { /* may hold NUL bytes: copied by length */
+		c->text = malloc(req->text_len + 1);
+		if (c->text) {
+			memcpy(c->text, req->text, req->text_len);
+			c->text[req->text_len] = 0;
+		} else {
+			failed = true;
+		}
+	}
+	if (completion_settings_copy(&c->settings, &req->settings)) {
+		memset(&c->settings, 0, sizeof c->settings);
+		failed = true;
+	}
+	if (failed) {
 		completion_request_free(c);
 		return NULL;
 	}

@@ -185,14 +185,9 @@ static void edoc_free_all(struct edoc *d)
 	}
 }
 
-static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool ok, const char *msg)
+/* Hands ev (taken) to the loop thread. */
+static void event_push(struct pipeline *p, struct event *ev)
 {
-	struct event *ev = calloc(1, sizeof *ev);
-	if (!ev) return; /* a lost progress line is not worth failing for */
-	ev->kind = kind;
-	ev->percentage = pct;
-	ev->ok = ok;
-	snprintf(ev->message, sizeof ev->message, "%s", msg ? msg : "");
 	pthread_mutex_lock(&p->mu);
 	if (p->events_tail)
 		p->events_tail->next = ev;
@@ -201,6 +196,17 @@ static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool o
 	p->events_tail = ev;
 	pthread_mutex_unlock(&p->mu);
 	uv_async_send(&p->async);
+}
+
+static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool ok, const char *msg)
+{
+	struct event *ev = calloc(1, sizeof *ev);
+	if (!ev) return; /* a lost progress line is not worth failing for */
+	ev->kind = kind;
+	ev->percentage = pct;
+	ev->ok = ok;
+	snprintf(ev->message, sizeof ev->message, "%s", msg ? msg : "");
+	event_push(p, ev);
 }
 
 static void result_finish(struct completion_result *r)
@@ -409,14 +415,7 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 		ev->ext->len = req->text_len;
 		ev->ext->cursor = req->cursor;
 		req->uri = req->text = NULL; /* moved */
-		pthread_mutex_lock(&p->mu);
-		if (p->events_tail)
-			p->events_tail->next = ev;
-		else
-			p->events_head = ev;
-		p->events_tail = ev;
-		pthread_mutex_unlock(&p->mu);
-		uv_async_send(&p->async);
+		event_push(p, ev);
 	} else if (ev) {
 		event_free(ev);
 	}

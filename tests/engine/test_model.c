@@ -510,20 +510,19 @@ static void expire_at(void *ud, int32_t prefilled, int32_t step)
 	if (step == d->step) d->rq->deadline_ms = engine_now_ms() - 1;
 }
 
+static bool word_byte(unsigned char b)
+{
+	return b == '_' || b >= 0x80 || (b >= '0' && b <= '9') ||
+	       ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
+}
+
 static bool ends_in_word_or_is_one(const char *t)
 {
 	size_t n = strlen(t);
-	if (!n) return true;
-	unsigned char last = (unsigned char)t[n - 1];
-	bool ident = last == '_' || last >= 0x80 || (last >= '0' && last <= '9') ||
-	             ((last | 0x20) >= 'a' && (last | 0x20) <= 'z');
-	if (!ident) return true;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char b = (unsigned char)t[i];
-		if (!(b == '_' || b >= 0x80 || (b >= '0' && b <= '9') ||
-		      ((b | 0x20) >= 'a' && (b | 0x20) <= 'z')))
+	if (!n || !word_byte((unsigned char)t[n - 1])) return true;
+	for (size_t i = 0; i < n; i++)
+		if (!word_byte((unsigned char)t[i]))
 			return false; /* a word after other text: it must have been a whole one */
-	}
 	return true;
 }
 
