@@ -53,7 +53,8 @@ struct model_params {
 	size_t kv_bytes;      /* KV page pool budget (cache.memoryMB); 0: 256 MiB */
 	int32_t kv_tokens;    /* > 0: size the pool for this many tokens instead of kv_bytes */
 	int32_t kv_page_size; /* tokens per page; 0: 16 */
-	bool kv_f16;          /* store K/V as fp16 (half the memory; logits move by ~1e-4) */
+	bool kv_f32;          /* store K/V as fp32: twice the memory and decode reads of the default
+	              * fp16 (as llama.cpp and the CUDA backend), logits exact to ~1e-4 closer */
 	/* Load progress in [0, 1], called on the loading thread; may be NULL. */
 	void (*progress)(void *user, float fraction);
 	void *progress_user;

@@ -295,7 +295,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		                                          : BACKEND_KIND_AUTO,
 		.n_threads = p.n_threads,
 		.kv_page_size = p.kv_page_size,
-		.kv_type = p.kv_f16 ? TENSOR_TYPE_F16 : TENSOR_TYPE_F32,
+		.kv_type = p.kv_f32 ? TENSOR_TYPE_F32 : TENSOR_TYPE_F16,
 		.progress = p.progress,
 		.progress_user = p.progress_user,
 	};

@@ -645,6 +645,7 @@ int cli_eval(int argc, char **argv)
 	mp.path = model_path;
 	mp.n_threads = o.threads ? o.threads : g->threads;
 	mp.kv_bytes = (size_t)g->cache_memory_mb << 20;
+	mp.kv_f32 = g->cache_kv_type == CONFIG_KV_F32;
 	struct infer_error ierr = { { 0 } };
 	model = model_load(&mp, &ierr);
 	if (model) {

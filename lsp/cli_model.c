@@ -3,7 +3,7 @@
  * engine from the command line (infer.h), for checks against llama.cpp and
  * for speed figures.
  *
- *   infill logits   --model M --prompt-file F [--top K] [-t N] [--backend B]
+ *   infill logits   --model M --prompt-file F [--top K] [-t N] [--backend B] [--kv-type T]
  *   infill generate --model M --prompt-file F -n N [-t N] [--backend B]
  *   infill bench    --model M [-p 512] [-n 64] [-t N] [--backend B] [--json]
  *
@@ -26,7 +26,7 @@
 #include "infer.h"
 
 struct opts {
-	const char *model, *prompt_file, *backend;
+	const char *model, *prompt_file, *backend, *kv_type;
 	int top, n, p, threads;
 	bool json;
 };
@@ -35,13 +35,13 @@ static int usage(const char *cmd)
 {
 	if (!strcmp(cmd, "logits"))
 		fprintf(stderr, "usage: infill logits --model M --prompt-file F [--top K] [-t "
-		                "THREADS] [--backend cpu|cuda|auto]\n");
+		                "THREADS] [--backend cpu|cuda|auto] [--kv-type f16|f32]\n");
 	else if (!strcmp(cmd, "generate"))
 		fprintf(stderr, "usage: infill generate --model M --prompt-file F -n N [-t "
-		                "THREADS] [--backend cpu|cuda|auto]\n");
+		                "THREADS] [--backend cpu|cuda|auto] [--kv-type f16|f32]\n");
 	else
 		fprintf(stderr, "usage: infill bench --model M [-p 512] [-n 64] [-t THREADS] "
-		                "[--backend cpu|cuda|auto] [--json]\n");
+		                "[--backend cpu|cuda|auto] [--kv-type f16|f32] [--json]\n");
 	return 2;
 }
 
@@ -60,6 +60,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->prompt_file = argv[++i];
 		else if (!strcmp(a, "--backend") && has)
 			o->backend = argv[++i];
+		else if (!strcmp(a, "--kv-type") && has)
+			o->kv_type = argv[++i];
 		else if (!strcmp(a, "--top") && has)
 			o->top = atoi(argv[++i]);
 		else if (!strcmp(a, "-n") && has)
@@ -100,6 +102,12 @@ static struct model *open_model(const struct opts *o, const char *cmd, int32_t k
 		        o->backend);
 		return NULL;
 	}
+	if (o->kv_type && strcmp(o->kv_type, "f16") && strcmp(o->kv_type, "f32")) {
+		fprintf(stderr, "infill %s: unknown KV cache type %s (f16, f32)\n", cmd,
+		        o->kv_type);
+		return NULL;
+	}
+	mp.kv_f32 = o->kv_type && !strcmp(o->kv_type, "f32");
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "infill %s: %s\n", cmd, err.message);
@@ -362,6 +370,7 @@ int cli_bench(int argc, char **argv)
 			print_json_string(o.model, strlen(o.model));
 			printf(",\"backend\":");
 			print_json_string(mi->backend_name, strlen(mi->backend_name));
+			printf(",\"kv_type\":\"%s\"", o.kv_type ? o.kv_type : "f16");
 			printf(",\"threads\":%d,\"n_prompt\":%d,\"n_decode\":%d,\"prompt_tps\":%."
 			       "2f,"
 			       "\"decode_tps\":%.2f,\"read_gbs\":%.2f,\"decode_bytes_per_token\":%"
@@ -373,7 +382,8 @@ int cli_bench(int argc, char **argv)
 			       (unsigned long long)mi->decode_read_bytes, frac, ptps_c, dtps_c,
 			       gbs_cpu, frac_c);
 		} else {
-			printf("model      %s\nbackend    %s\n", o.model, mi->backend_name);
+			printf("model      %s\nbackend    %s, KV cache %s\n", o.model,
+			       mi->backend_name, o.kv_type ? o.kv_type : "f16");
 			printf("prompt     %d tokens in %.3f s: %.2f tok/s\n", o.p, t_prompt, ptps);
 			printf("decode     %d tokens in %.3f s: %.2f tok/s\n", o.n, t_decode, dtps);
 			printf("bandwidth  %.2f GB/s read (%d threads, %zu MiB buffer)\n", gbs,

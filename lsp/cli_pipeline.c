@@ -207,6 +207,7 @@ int cli_complete(int argc, char **argv)
 	                                                 : INFER_BACKEND_AUTO;
 	mp.n_threads = st->threads;
 	mp.kv_bytes = (size_t)st->cache_memory_mb << 20;
+	mp.kv_f32 = st->cache_kv_type == CONFIG_KV_F32;
 	struct infer_error ierr = { { 0 } };
 	m = model_load(&mp, &ierr);
 	if (!m) {

@@ -45,6 +45,7 @@ enum { NDESCS = sizeof descs / sizeof descs[0] };
 
 /* Enum fields are written through int: every enum in config.h fits. */
 _Static_assert(sizeof(enum config_backend) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum config_kv_type) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum config_multiline) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum config_log_level) == sizeof(int), "enum size");
 

@@ -38,6 +38,11 @@ enum config_backend {
 	CONFIG_BACKEND_CUDA,
 };
 
+enum config_kv_type {
+	CONFIG_KV_F16,
+	CONFIG_KV_F32,
+};
+
 enum config_multiline {
 	CONFIG_MULTILINE_AUTO,
 	CONFIG_MULTILINE_ALWAYS,
@@ -87,6 +92,9 @@ enum config_kind {
 	  "CPU worker threads (0: one per physical core)")                                         \
 	X(cache_memory_mb, "cache.memoryMB", CONFIG_KIND_INT, int, 1024, NULL, 16, 1048576, NULL,  \
 	  CONFIG_SCOPE_GLOBAL, "KV page pool in MiB (prefix cache + live sequences)")              \
+	X(cache_kv_type, "cache.kvType", CONFIG_KIND_ENUM, enum config_kv_type, CONFIG_KV_F16,     \
+	  NULL, 0, 1, "f16|f32", CONFIG_SCOPE_GLOBAL,                                              \
+	  "precision of cached keys and values (f32: twice the memory, slower decode)")            \
 	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 0, NULL, \
 	  0, 1, NULL, CONFIG_SCOPE_GLOBAL,                                                         \
 	  "re-use the suffix's KV pages by RoPE shift (approximate)")                              \

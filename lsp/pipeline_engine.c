@@ -86,6 +86,7 @@ struct load_spec {
 	enum config_backend backend;
 	int threads;
 	int cache_mb;
+	enum config_kv_type kv_type;
 };
 
 struct pipeline {
@@ -293,6 +294,7 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, 
 	                                                    : INFER_BACKEND_AUTO;
 	mp_.n_threads = spec->threads;
 	mp_.kv_bytes = (size_t)spec->cache_mb << 20;
+	mp_.kv_f32 = spec->kv_type == CONFIG_KV_F32;
 	struct load_progress lp = { p, -100 };
 	mp_.progress = on_load_progress;
 	mp_.progress_user = &lp;
@@ -738,7 +740,8 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	bool reload = !p->configured || strcmp(path, p->loaded.path) ||
 	              settings->backend != p->loaded.backend ||
 	              settings->threads != p->loaded.threads ||
-	              settings->cache_memory_mb != p->loaded.cache_mb;
+	              settings->cache_memory_mb != p->loaded.cache_mb ||
+	              settings->cache_kv_type != p->loaded.kv_type;
 	bool shifted_changed = settings->cache_reuse_shifted_suffix != p->reuse_shifted;
 	p->reuse_shifted = settings->cache_reuse_shifted_suffix;
 	if (!reload && !shifted_changed) {
@@ -750,8 +753,9 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	p->params_pending = true;
 	if (reload) {
 		spec_finish(&p->loaded);
-		p->loaded = (struct load_spec){ path, settings->backend, settings->threads,
-			                        settings->cache_memory_mb };
+		p->loaded =
+		        (struct load_spec){ path, settings->backend, settings->threads,
+			                    settings->cache_memory_mb, settings->cache_kv_type };
 		spec_finish(&p->pending_load);
 		p->pending_load = p->loaded;
 		p->pending_load.path = strdup(path);

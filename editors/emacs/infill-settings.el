@@ -48,6 +48,13 @@ nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
   :group 'infill-settings)
 
+(defcustom infill-cache-kv-type nil
+  "Precision of cached keys and values (f32: twice the memory, slower decode).
+Server setting \"cache.kvType\" (server default \"f16\").
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (const "f16") (const "f32"))
+  :group 'infill-settings)
+
 (defcustom infill-cache-reuse-shifted-suffix nil
   "Re-use the suffix's KV pages by RoPE shift (approximate).
 Server setting \"cache.reuseShiftedSuffix\" (server default false).
@@ -198,6 +205,7 @@ nil: leave it to the server."
     ("backend" . infill-backend)
     ("threads" . infill-threads)
     ("cache.memoryMB" . infill-cache-memory-mb)
+    ("cache.kvType" . infill-cache-kv-type)
     ("cache.reuseShiftedSuffix" . infill-cache-reuse-shifted-suffix)
     ("cache.enabled" . infill-cache-enabled)
     ("completion.debounceMs" . infill-completion-debounce-ms)
@@ -224,6 +232,7 @@ nil: leave it to the server."
     ("backend" . "auto")
     ("threads" . 0)
     ("cache.memoryMB" . 1024)
+    ("cache.kvType" . "f16")
     ("cache.reuseShiftedSuffix" . :json-false)
     ("cache.enabled" . t)
     ("completion.debounceMs" . 30)

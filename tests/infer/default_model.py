@@ -6,7 +6,8 @@ all last-position logits and 16 greedy tokens that tools/train/check_gguf.py
 computed from the shipped Q8_0 file in float64 with float activations. Our
 engine quantizes activations to Q8_0 blocks before the integer dot products
 (as ggml does), which moves these logits by 1.8e-2 .. 5.3e-2 (measured), so
-the tolerance on the top-50 logits is 0.1; token ids must be identical, and
+the tolerance on the top-50 logits is 0.1 with a float32 KV cache as in the
+reference (the default fp16 cache adds up to ~0.06 more); token ids must be identical, and
 the first greedy token must agree wherever the reference's top-2 margin is
 wider than that tolerance.
 
@@ -36,7 +37,8 @@ def main():
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
             f.write(p["prompt"])
         try:
-            got = run(infill, "logits", "--model", model, "--prompt-file", f.name, "--top", "50")
+            got = run(infill, "logits", "--model", model, "--prompt-file", f.name, "--top", "50",
+                      "--kv-type", "f32")
         finally:
             os.unlink(f.name)
         logits = p["last_logits"]

@@ -30,6 +30,8 @@ static struct model *load(const char *file, size_t kv_bytes)
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 2;
 	mp.kv_bytes = kv_bytes;
+	mp.kv_f32 = true; /* cache operations must then be exact (fp16 storage is tested against
+	                   * llama.cpp in test_reference.c) */
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load(%s): %s\n", file, err.message);

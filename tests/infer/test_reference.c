@@ -77,7 +77,7 @@ static void check_run(int *test_failed_, int run_idx, const char *expect_file, b
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 2;
 	mp.kv_bytes = 8u << 20;
-	mp.kv_f16 = kv_f16;
+	mp.kv_f32 = !kv_f16;
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load: %s\n", err.message);

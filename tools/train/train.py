@@ -3,7 +3,8 @@
 usage: nice -n 5 /usr/bin/python3 tools/train/train.py RUN_NAME --minutes 75 [shape options]
 Writes tools/runs/RUN_NAME/{log.txt,ckpt.pt,best.pt}. The learning rate warms up over the first
 steps and then follows a cosine from the peak to 10% of it as a function of elapsed/total
-time, so the run ends on schedule whatever else the machine is doing. Held-out loss is measured
+time, so the run ends on schedule whatever else the machine is doing. Matrix products run in
+bf16 (autocast) by default. Held-out loss is measured in float32
 on fixed sequences from the validation files (plain windows and FIM middles separately)."""
 import argparse, math, os, pickle, random, sys, time
 import torch
@@ -74,6 +75,8 @@ def main():
     ap.add_argument("--val-seqs", type=int, default=24)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--no-bf16", dest="bf16", action="store_false",
+                    help="float32 matrix products (about 3x slower on AVX512_BF16 CPUs)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -127,8 +130,11 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         x = torch.tensor([sampler.example(a.seq + 1) for _ in range(a.bsz)])
-        logits = model(x[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, cfg.vocab), x[:, 1:].reshape(-1))
+        # bf16 matrix products (oneDNN), float32 weights, optimizer state and loss: the usual
+        # mixed precision; 3.3x the tokens/s of float32 at d=128 on this machine type.
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            logits = model(x[:, :-1])
+        loss = F.cross_entropy(logits.float().reshape(-1, cfg.vocab), x[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
