@@ -140,8 +140,7 @@ static bool rd_str(struct reader *r, struct gguf_str *s)
 	return true;
 }
 
-/* Bytes of one scalar of type t; 0 for STRING, ARRAY and unknown types. */
-static size_t scalar_size(uint32_t t)
+size_t gguf_scalar_size(uint32_t t)
 {
 	switch (t) {
 	case GGUF_TYPE_UINT8:
@@ -200,7 +199,7 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 			fail(r->err, r->file, "%s: nested arrays are not supported", r->what);
 			return false;
 		} else {
-			size_t es = scalar_size(et);
+			size_t es = gguf_scalar_size(et);
 			if (es == 0) {
 				fail(r->err, r->file, "%s: unknown array element type %u", r->what,
 				     et);
@@ -216,7 +215,7 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 			r->pos += (size_t)(n * es);
 		}
 	} else {
-		size_t sz = scalar_size(t);
+		size_t sz = gguf_scalar_size(t);
 		if (sz == 0) {
 			fail(r->err, r->file, "%s: unknown value type %u", r->what, t);
 			return false;

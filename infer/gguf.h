@@ -32,6 +32,9 @@ enum gguf_type {
 	GGUF_TYPE_FLOAT64 = 12,
 };
 
+/* Bytes of one scalar of type t; 0 for STRING, ARRAY and unknown types. */
+size_t gguf_scalar_size(uint32_t t);
+
 /* Filled by a failing call: a message the user can act on (file, key or tensor, what was expected). */
 struct gguf_error {
 	char message[512];
