@@ -264,6 +264,17 @@ static void on_load_progress(void *user, float fraction)
 	post_event(lp->p, EVENT_PROGRESS, pct, true, NULL);
 }
 
+/* What infill/stats says about the loaded model (engine thread). */
+static void stats_set_model(struct pipeline *p, const char *backend, const char *kv_type,
+                            int32_t kv_pages)
+{
+	pthread_mutex_lock(&p->mu);
+	p->stats.backend = backend;
+	p->stats.kv_type = kv_type;
+	p->stats.kv_pages = kv_pages;
+	pthread_mutex_unlock(&p->mu);
+}
+
 static const char *backend_word(const struct model *m)
 {
 	const char *name = model_info(m)->backend_name;
@@ -278,9 +289,7 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, 
 	*ep = NULL;
 	*mp = NULL;
 	if (!strcmp(spec->path, PIPELINE_NO_MODEL)) {
-		pthread_mutex_lock(&p->mu);
-		p->stats.backend = "none";
-		pthread_mutex_unlock(&p->mu);
+		stats_set_model(p, "none", "none", 0);
 		return; /* unloaded on purpose: answers stay empty */
 	}
 	char msg[600];
@@ -314,17 +323,15 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, 
 		snprintf(msg, sizeof msg, "infill: cannot load the model %s: %s", spec->path,
 		         err.message[0] ? err.message : "unknown error");
 		post_event(p, EVENT_LOAD_END, 100, false, msg);
-		pthread_mutex_lock(&p->mu);
-		p->stats.backend = "none";
-		pthread_mutex_unlock(&p->mu);
+		stats_set_model(p, "none", "none", 0);
 		return;
 	}
 	const struct model_info *mi = model_info(m);
-	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s", spec->path, mi->n_layer, mi->n_embd,
-	         mi->backend_name ? mi->backend_name : "cpu");
-	pthread_mutex_lock(&p->mu);
-	p->stats.backend = backend_word(m);
-	pthread_mutex_unlock(&p->mu);
+	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
+	         spec->path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu",
+	         spec->kv_type == CONFIG_KV_F32 ? "f32" : "f16", mi->kv_n_pages, mi->kv_page_size);
+	stats_set_model(p, backend_word(m), spec->kv_type == CONFIG_KV_F32 ? "f32" : "f16",
+	                mi->kv_n_pages);
 	*mp = m;
 	*ep = e;
 	atomic_store(&p->ready, true);
@@ -654,7 +661,7 @@ struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct set
 	p->loop = loop;
 	p->log = log;
 	if (host) p->host = *host;
-	p->stats.backend = "none";
+	p->stats.backend = p->stats.kv_type = "none";
 	atomic_init(&p->ready, false);
 	atomic_init(&p->extend_cancel, 0);
 	if (pthread_mutex_init(&p->mu, NULL)) {

@@ -249,6 +249,28 @@ def case_cache_reuse(binary, model):
         c.kill()
 
 
+def case_kv_type(binary, model):
+    """cache.kvType picks the KV cache's precision; changing it reloads the
+    model with a pool of the same bytes (so twice the pages in f16)."""
+    c = start(binary, model, {"cache.kvType": "f32", "cache.memoryMB": 16})
+    try:
+        wait_loaded(c)
+        s32 = stats(c)
+        check(s32["kvType"] == "f32" and s32["kvPages"] > 0, "an f32 cache", s32)
+        open_doc(c, PY)
+        check(inline(c, 11, 4) is not None, "answers with an f32 cache")
+        c.notify("workspace/didChangeConfiguration",
+                 {"settings": {"infill": {"cache": {"kvType": "f16"}}}})
+        check(poll(lambda: stats(c)["kvType"] == "f16", LOAD_TIMEOUT), "reloaded in f16")
+        s16 = stats(c)
+        check(s16["kvPages"] == 2 * s32["kvPages"], "the same memory holds twice the pages",
+              s32, s16)
+        check(inline(c, 11, 4) is not None, "answers with an f16 cache")
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
 def case_deadline(binary, model):
     """completion.deadlineMs bounds the work per request: with a deadline that
     has passed by the time decoding starts, each candidate gets the one token
