@@ -14,6 +14,11 @@
  * bytes returned in fim_prompt.heal; the engine constrains the first
  * generated tokens to spell them out, so a completion of "pri" can start
  * with the token "print" rather than being forced to continue after "pri".
+ * On a line that holds only indentation before the cursor, the whole
+ * indentation is backed up over instead: FIM models see whole-line middles
+ * that start at the line start, and given a prefix that ends in indentation
+ * they indent a second time (45% of the answers on blank lines in `infill
+ * eval` did, before).
  *
  * Budgets keep the prefix's end and the suffix's start. The prefix's front
  * is cut in steps of FRONT_STEP tokens so that a growing prefix keeps the
@@ -317,11 +322,24 @@ static int add_extra(const struct tokenizer *t, const struct engine_request *req
 
 /* Appends the prefix within its budget (keeping its end), backing up over
  * its last token for healing. */
+/* Bytes of indentation that are all of the prefix's last line, when they
+ * follow a newline and fit the heal buffer; else 0. */
+static size_t blank_line_indent(const char *prefix, size_t len, size_t cap)
+{
+	size_t i = len;
+	while (i > 0 && (prefix[i - 1] == ' ' || prefix[i - 1] == '\t')) i--;
+	if (i == len || i == 0 || prefix[i - 1] != '\n' || len - i > cap) return 0;
+	return len - i;
+}
+
 static int add_prefix(const struct tokenizer *t, const struct engine_request *req, bool dummy,
                       struct ids *out, struct fim_prompt *p)
 {
 	struct ids seg = { 0 };
-	int rc = encode_seg(t, req->prefix, req->prefix_len, dummy, &seg);
+	size_t indent = req->token_healing
+	                        ? blank_line_indent(req->prefix, req->prefix_len, sizeof p->heal)
+	                        : 0;
+	int rc = encode_seg(t, req->prefix, req->prefix_len - indent, dummy, &seg);
 	if (rc) {
 		free(seg.v);
 		return rc;
@@ -330,7 +348,10 @@ static int add_prefix(const struct tokenizer *t, const struct engine_request *re
 	if (seg.n > b) drop = (seg.n - b + FRONT_STEP - 1) / FRONT_STEP * FRONT_STEP;
 	if (drop > seg.n) drop = seg.n;
 	int32_t n = seg.n;
-	if (req->token_healing && n - drop > 0) {
+	if (indent) {
+		memcpy(p->heal, req->prefix + req->prefix_len - indent, indent);
+		p->heal_len = indent;
+	} else if (req->token_healing && n - drop > 0) {
 		int32_t last = seg.v[n - 1];
 		char buf[64];
 		size_t l = 0;

@@ -221,6 +221,24 @@ TEST(fim_prompt_deepseek_layout)
 	CHECK(fp.extra_tokens > 0);
 	/* the last token ("pri" or " pri") is backed up over */
 	CHECK(fp.heal_len >= 3 && fp.heal_len <= 4 && !memcmp(fp.heal + fp.heal_len - 3, "pri", 3));
+	/* on a line of indentation only, the whole indentation is backed up over:
+	 * the prompt then ends as the same prefix without it does */
+	struct fim_prompt fi, fn, fw;
+	rq.prefix = "import os\n\ndef main():\n\t \t  \t   ";
+	rq.prefix_len = strlen(rq.prefix);
+	REQUIRE(fim_prompt_build(t, &rq, &fi, &err) == 0);
+	CHECK(fi.heal_len == 9 && !memcmp(fi.heal, "\t \t  \t   ", 9));
+	rq.token_healing = false;
+	REQUIRE(fim_prompt_build(t, &rq, &fw, &err) == 0);
+	rq.prefix_len -= 9;
+	REQUIRE(fim_prompt_build(t, &rq, &fn, &err) == 0);
+	rq.token_healing = true;
+	CHECK(fw.n >= fn.n + 2); /* the indentation is several tokens: more than one backed up */
+	CHECK_INT_EQ(fi.n, fn.n);
+	CHECK(fi.n == fn.n && !memcmp(fi.tok, fn.tok, (size_t)fi.n * sizeof *fi.tok));
+	fim_prompt_finish(&fi);
+	fim_prompt_finish(&fn);
+	fim_prompt_finish(&fw);
 	/* typing at the prefix's end keeps every token before its last one */
 	struct fim_prompt fp2;
 	rq.prefix = "import os\n\ndef main():\n    prin";
