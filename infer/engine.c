@@ -517,6 +517,23 @@ static void cands_free(struct cand *c, int n)
 	}
 }
 
+/* Healed indentation (a blank line's, see fim.c) that the candidate then
+ * writes out again: models trained on middles that start at the line start
+ * spell the indentation themselves after spelling the healed copy of it
+ * (every candidate of a blank line in a Python body did, measured). The
+ * editor already put that indentation in; showing it twice indents twice. */
+static void hide_restated_indent(struct cand *c, const struct fim_prompt *fp)
+{
+	size_t h = fp->heal_len;
+	if (!h || c->len < c->vis + h || memcmp(c->text + c->vis, fp->heal, h)) return;
+	for (size_t i = 0; i < h; i++)
+		if (fp->heal[i] != ' ' && fp->heal[i] != '\t') return;
+	size_t after = c->vis + h;
+	if (after < c->len && (c->text[after] == ' ' || c->text[after] == '\t'))
+		return; /* deeper than the line: the model means it */
+	c->vis = after;
+}
+
 /*
  * Decodes n candidates from the prompt in seq (length L) whose last logits
  * are in e->logits row 0. Fills res. 0, ENGINE_ECANCELED or < 0.
@@ -600,6 +617,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 	for (int i = 0; i < n; i++) {
 		if (rc == ENGINE_ECANCELED && !c[i].stop) c[i].stop = ENGINE_STOP_CANCELLED;
 		if (!rc) cand_final(&c[i], req);
+		hide_restated_indent(&c[i], fp);
 		struct engine_candidate *o = &res->candidates[i];
 		size_t vis = c[i].len > c[i].vis ? c[i].len - c[i].vis : 0;
 		o->text = malloc(vis + 1);

@@ -53,7 +53,20 @@ def main():
             problems.append(f"greedy token {got['top'][0][0]} != {p['greedy16'][0]}")
         print(f"{'FAIL' if problems else 'ok  '} {p['name']}: max |diff| {diff:.3g} {'; '.join(problems)}")
         failed += bool(problems)
-    print(f"{len(ref['prompts']) - failed} passed, {failed} failed")
+    # The README's first command: a blank line in a loop body, already indented
+    # by the editor. The model writes its own copy of the indentation after the
+    # healed one; the engine must not show it twice (every candidate did).
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(model))),
+                           "examples", "files.py")
+    out = subprocess.run([infill, "complete", example + ":9:9", "--model", model, "--json"],
+                         capture_output=True, text=True, timeout=120)
+    cands = json.loads(out.stdout)["candidates"] if out.returncode == 0 else []
+    bad = [c["text"] for c in cands if c["text"][:1] in (" ", "\t")]
+    ok = bool(cands) and not bad
+    print(f"{'ok  ' if ok else 'FAIL'} readme example: {len(cands)} candidates, "
+          f"{len(bad)} indented twice {bad[:1]}")
+    failed += not ok
+    print(f"{len(ref['prompts']) + 1 - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
