@@ -17,8 +17,8 @@
  * On a line that holds only indentation before the cursor, the whole
  * indentation is backed up over instead: FIM models see whole-line middles
  * that start at the line start, and given a prefix that ends in indentation
- * they indent a second time (45% of the answers on blank lines in `infill
- * eval` did, before).
+ * they indent a second time (45% of the whole-line answers of `infill eval`
+ * began with whitespace before this).
  *
  * Budgets keep the prefix's end and the suffix's start. The prefix's front
  * is cut in steps of FRONT_STEP tokens so that a growing prefix keeps the
@@ -320,8 +320,6 @@ static int add_extra(const struct tokenizer *t, const struct engine_request *req
 	return 0;
 }
 
-/* Appends the prefix within its budget (keeping its end), backing up over
- * its last token for healing. */
 /* Bytes of indentation that are all of the prefix's last line, when they
  * follow a newline and fit the heal buffer; else 0. */
 static size_t blank_line_indent(const char *prefix, size_t len, size_t cap)
@@ -332,6 +330,8 @@ static size_t blank_line_indent(const char *prefix, size_t len, size_t cap)
 	return len - i;
 }
 
+/* Appends the prefix within its budget (keeping its end), backing up over
+ * its last token, or a blank line's whole indentation, for healing. */
 static int add_prefix(const struct tokenizer *t, const struct engine_request *req, bool dummy,
                       struct ids *out, struct fim_prompt *p)
 {

@@ -4,8 +4,8 @@
  * for speed figures.
  *
  *   infill logits   --model M --prompt-file F [--top K] [-t N] [--backend B] [--kv-type T]
- *   infill generate --model M --prompt-file F -n N [-t N] [--backend B]
- *   infill bench    --model M [-p 512] [-n 64] [-t N] [--backend B] [--json]
+ *   infill generate --model M --prompt-file F -n N [-t N] [--backend B] [--kv-type T]
+ *   infill bench    --model M [-p 512] [-n 64] [-t N] [--backend B] [--kv-type T] [--json]
  *
  * logits/generate tokenize the file with special tokens parsed and add BOS
  * when the vocabulary says so (as llama.cpp does). bench measures the read
