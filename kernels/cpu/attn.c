@@ -24,6 +24,13 @@ struct attn_task {
 	atomic_llong next; /* next job (head * n_blk + block); causal jobs differ in cost */
 };
 
+/* Slots from p0 up to last that lie in p0's page: one kernel call's run. */
+static int32_t page_run(const struct cpu_backend *c, int32_t p0, int32_t last)
+{
+	int32_t n = c->page_size - p0 % c->page_size;
+	return n < last + 1 - p0 ? n : last + 1 - p0;
+}
+
 /*
  * Softmax of s[0..pos] in place. With an F16 cache llama.cpp multiplies V by
  * the probabilities rounded to fp16; with that rounding (and q's, see
@@ -80,8 +87,7 @@ static void attn_run(void *arg, int ith, int nth)
 		/* Scores of every query of the block up to the block's last
 		 * position, one kernel call per run of slots contiguous in a page. */
 		for (int32_t p0 = 0; p0 <= maxpos;) {
-			int32_t n = c->page_size - p0 % c->page_size;
-			if (n > maxpos + 1 - p0) n = maxpos + 1 - p0;
+			int32_t n = page_run(c, p0, maxpos);
 			const char *k = (const char *)kv_slot(c, s, t->layer, p0, 0) +
 			                (size_t)kh * hd * c->kv_es;
 			if (c->kv_f16)
@@ -104,8 +110,7 @@ static void attn_run(void *arg, int ith, int nth)
 		for (int j = 0; j < g; j++)
 			for (int e = 0; e < hd; e++) o[j * qd + e] = 0;
 		for (int32_t p0 = 0; p0 <= maxpos;) {
-			int32_t n = c->page_size - p0 % c->page_size;
-			if (n > maxpos + 1 - p0) n = maxpos + 1 - p0;
+			int32_t n = page_run(c, p0, maxpos);
 			const char *v = (const char *)kv_slot(c, s, t->layer, p0, 1) +
 			                (size_t)kh * hd * c->kv_es;
 			if (c->kv_f16)
@@ -170,8 +175,7 @@ static void attn_dec_run(void *arg, int ith, int nth)
 		const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
 		const float *q = c->q + i * qd;
 		for (int32_t p0 = p_lo; p0 <= p_hi;) {
-			int32_t n = c->page_size - p0 % c->page_size;
-			if (n > p_hi + 1 - p0) n = p_hi + 1 - p0;
+			int32_t n = page_run(c, p0, p_hi);
 			const char *rows =
 			        (const char *)kv_slot(c, s, t->layer, p0, t->pass == 1 ? 0 : 1);
 			for (int kh = 0; kh < hp->n_head_kv; kh++) {

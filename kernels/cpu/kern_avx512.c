@@ -471,6 +471,15 @@ static inline __attribute__((always_inline)) void panel_tile_q6(int g, int64_t n
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
+/* The row-streaming kernel of a panel type: decode, and rows past the last panel. */
+static cpu_gemm_fn row_kernel(uint32_t type)
+{
+	return type == TENSOR_TYPE_Q8_0   ? gemm_q8_0_dec
+	       : type == TENSOR_TYPE_Q4_0 ? gemm_q4_0_dec
+	       : type == TENSOR_TYPE_Q4_K ? gemm_q4_k
+	                                  : gemm_q6_k;
+}
+
 static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
                        const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
@@ -515,51 +524,43 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
 		}
 	}
 	int64_t done = nr / 16 * 16;
-	if (done < nr) {
-		cpu_gemm_fn f = type == TENSOR_TYPE_Q8_0   ? gemm_q8_0_dec
-		                : type == TENSOR_TYPE_Q4_0 ? gemm_q4_0_dec
-		                : type == TENSOR_TYPE_Q4_K ? gemm_q4_k
-		                                           : gemm_q6_k;
-		f(n, (const char *)w + done * w_stride, w_stride, nr - done, x, x_stride, nt,
-		  y + done, ldy);
-	}
+	if (done < nr)
+		row_kernel(type)(n, (const char *)w + done * w_stride, w_stride, nr - done, x,
+		                 x_stride, nt, y + done, ldy);
 }
 
-/* Few tokens (decode): the row-streaming kernels; several: the panels. */
+/* Few tokens (decode): the row-streaming kernel; several: the panels. */
+static void gemm_rows_or_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
+                               const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
+		gemm_panel(type, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	else
+		row_kernel(type)(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+}
+
 static void gemm_q8_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
-		gemm_panel(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-	else
-		gemm_q8_0_dec(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	gemm_rows_or_panel(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 static void gemm_q4_k_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
-		gemm_panel(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-	else
-		gemm_q4_k(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	gemm_rows_or_panel(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 static void gemm_q6_k_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
-		gemm_panel(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-	else
-		gemm_q6_k(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	gemm_rows_or_panel(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
-		gemm_panel(TENSOR_TYPE_Q4_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-	else
-		gemm_q4_0_dec(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	gemm_rows_or_panel(TENSOR_TYPE_Q4_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 /*
