@@ -327,11 +327,11 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, 
 		return;
 	}
 	const struct model_info *mi = model_info(m);
+	const char *kv = spec->kv_type == CONFIG_KV_F32 ? "f32" : "f16";
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
 	         spec->path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu",
-	         spec->kv_type == CONFIG_KV_F32 ? "f32" : "f16", mi->kv_n_pages, mi->kv_page_size);
-	stats_set_model(p, backend_word(m), spec->kv_type == CONFIG_KV_F32 ? "f32" : "f16",
-	                mi->kv_n_pages);
+	         kv, mi->kv_n_pages, mi->kv_page_size);
+	stats_set_model(p, backend_word(m), kv, mi->kv_n_pages);
 	*mp = m;
 	*ep = e;
 	atomic_store(&p->ready, true);
