@@ -71,8 +71,9 @@ double engine_now_ms(void)
 
 const char *engine_stop_name(enum engine_stop s)
 {
-	static const char *const names[] = { "none",      "eog",   "string",    "max_tokens",
-		                             "max_lines", "scope", "cancelled", "deadline" };
+	static const char *const names[] = { "none",       "eog",       "string",
+		                             "max_tokens", "max_lines", "scope",
+		                             "cancelled",  "deadline",  "given" };
 	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
@@ -636,6 +637,155 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 	return rc;
 }
 
+/* ---- given candidates ---- */
+
+/* log P(the completion ends here): an end token, or a token that starts a
+ * new line (a one-line text from elsewhere in the document ends at its line's
+ * end; the decoded one-line candidates stop on that same newline token). */
+static bool ends_line(const struct engine *e, int32_t v)
+{
+	const char *pc = e->pieces + e->off[v];
+	return e->ends[v] || (e->off[v + 1] > e->off[v] && (pc[0] == '\n' || pc[0] == '\r'));
+}
+
+static double end_logprob(const struct engine *e, const float *lg)
+{
+	double m = -INFINITY, s = 0;
+	for (int32_t v = 0; v < e->n_vocab; v++)
+		if (ends_line(e, v) && lg[v] > m) m = lg[v];
+	if (m == -INFINITY) return -INFINITY;
+	for (int32_t v = 0; v < e->n_vocab; v++)
+		if (ends_line(e, v)) s += exp((double)lg[v] - m);
+	return m + log(s) - (double)sample_logsumexp(lg, e->n_vocab);
+}
+
+/* log-softmax of token tok under lg, masked to the healed bytes still to
+ * spell (as cand_step scores a decoded token), *heal_done advanced. */
+static double given_token_lp(struct engine *e, const float *lg, int32_t tok,
+                             const struct fim_prompt *fp, size_t *heal_done)
+{
+	if (*heal_done < fp->heal_len) {
+		lg = heal_mask(e, lg, fp->heal + *heal_done, fp->heal_len - *heal_done);
+		*heal_done += e->off[tok + 1] - e->off[tok];
+	}
+	return (double)lg[tok] - (double)sample_logsumexp(lg, e->n_vocab);
+}
+
+/*
+ * Scores req->given after the prompt in seq (last logits in the prompt row):
+ * every text (healed bytes first) forced through the model in one batch of
+ * forked sequences, logits for all its rows. Appends a candidate per text
+ * that fits max_tokens to res. 0 or a negative code.
+ */
+static int score_given(struct engine *e, const struct engine_request *req,
+                       const struct fim_prompt *fp, struct kv_seq *seq, struct engine_result *res,
+                       struct infer_error *err)
+{
+	size_t ng = req->n_given < ENGINE_MAX_GIVEN ? req->n_given : ENGINE_MAX_GIVEN;
+	int32_t cap = req->max_tokens, L = fp->n;
+	int32_t *ids = calloc(ng * (size_t)cap + 1, sizeof *ids);
+	int32_t count[ENGINE_MAX_GIVEN] = { 0 };
+	struct kv_seq *fork[ENGINE_MAX_GIVEN] = { 0 };
+	char *buf = NULL;
+	float *lg = NULL;
+	int32_t *pos = NULL, *rows = NULL;
+	struct kv_seq **seqs = NULL;
+	int rc = ids ? 0 : -ENOMEM;
+	int32_t total = 0;
+	for (size_t g = 0; g < ng && !rc; g++) {
+		if (!req->given[g].len) continue;
+		size_t n = fp->heal_len + req->given[g].len;
+		char *b = realloc(buf, n + 1);
+		if (!b) {
+			rc = -ENOMEM;
+			break;
+		}
+		buf = b;
+		memcpy(buf, fp->heal, fp->heal_len);
+		memcpy(buf + fp->heal_len, req->given[g].text, req->given[g].len);
+		int k = fim_encode_continuation(e->tk, buf, n, ids + (size_t)g * (size_t)cap,
+		                                (size_t)cap);
+		if (k < 0)
+			rc = k;
+		else if (k >= 1 && k <= cap)
+			count[g] = k, total += k;
+	}
+	if (!rc && total) {
+		lg = malloc((size_t)total * (size_t)e->n_vocab * sizeof *lg);
+		pos = malloc((size_t)total * sizeof *pos);
+		rows = malloc((size_t)total * sizeof *rows);
+		seqs = malloc((size_t)total * sizeof *seqs);
+		int32_t *tok = malloc((size_t)total * sizeof *tok);
+		if (!lg || !pos || !rows || !seqs || !tok) rc = -ENOMEM;
+		int32_t at = 0;
+		for (size_t g = 0; g < ng && !rc; g++) {
+			if (!count[g]) continue;
+			fork[g] = kv_seq_fork(seq);
+			if (!fork[g]) {
+				rc = -ENOMEM;
+				break;
+			}
+			for (int32_t j = 0; j < count[g]; j++, at++) {
+				tok[at] = ids[(size_t)g * (size_t)cap + (size_t)j];
+				pos[at] = L + j;
+				seqs[at] = fork[g];
+				rows[at] = at;
+			}
+		}
+		if (!rc) {
+			struct model_batch b = { .n_tokens = total,
+				                 .tokens = tok,
+				                 .pos = pos,
+				                 .seqs = seqs,
+				                 .n_out = total,
+				                 .out_rows = rows,
+				                 .logits = lg };
+			rc = model_forward(e->m, &b, err);
+		}
+		free(tok);
+	}
+	if (!rc && total) {
+		struct engine_candidate *more =
+		        realloc(res->candidates, ((size_t)res->n_candidates + ng) * sizeof *more);
+		if (!more)
+			rc = -ENOMEM;
+		else
+			res->candidates = more;
+	}
+	const float *prompt_lg = e->logits + (size_t)ENGINE_MAX_CANDIDATES * (size_t)e->n_vocab;
+	int32_t at = 0;
+	for (size_t g = 0; g < ng && !rc && total; g++) {
+		if (!count[g]) continue;
+		const int32_t *t = ids + (size_t)g * (size_t)cap;
+		size_t heal_done = 0;
+		double sum = given_token_lp(e, prompt_lg, t[0], fp, &heal_done);
+		for (int32_t j = 1; j < count[g]; j++)
+			sum += given_token_lp(e, lg + (size_t)(at + j - 1) * (size_t)e->n_vocab,
+			                      t[j], fp, &heal_done);
+		double end = end_logprob(e, lg + (size_t)(at + count[g] - 1) * (size_t)e->n_vocab);
+		at += count[g];
+		struct engine_candidate *o = &res->candidates[res->n_candidates];
+		o->text = malloc(req->given[g].len + 1);
+		if (!o->text) {
+			rc = -ENOMEM;
+			break;
+		}
+		memcpy(o->text, req->given[g].text, req->given[g].len);
+		o->text[req->given[g].len] = 0;
+		o->len = req->given[g].len;
+		o->n_tokens = count[g] + 1;
+		o->end_logprob = end;
+		o->sum_logprob = sum + end;
+		o->mean_logprob = o->sum_logprob / o->n_tokens;
+		o->stop = ENGINE_STOP_GIVEN;
+		res->n_candidates++;
+	}
+	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "scoring: out of memory");
+	for (size_t g = 0; g < ng; g++) kv_seq_free(fork[g]);
+	free(ids), free(buf), free(lg), free(pos), free(rows), free(seqs);
+	return rc;
+}
+
 /* ---- the job ---- */
 
 int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
@@ -666,14 +816,17 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		goto out;
 	}
 	/* Room for the prompt and every candidate's tokens; the cache gives way. */
-	int32_t need = (L + e->ps - 1) / e->ps + 1 +
-	               req->n_candidates * ((req->max_tokens + e->ps - 1) / e->ps + 1);
+	int32_t n_seqs =
+	        req->n_candidates +
+	        (int32_t)(req->n_given < ENGINE_MAX_GIVEN ? req->n_given : ENGINE_MAX_GIVEN);
+	int32_t need =
+	        (L + e->ps - 1) / e->ps + 1 + n_seqs * ((req->max_tokens + e->ps - 1) / e->ps + 1);
 	if (need > kv_pool_n_pages(e->pool)) {
 		snprintf(err->message, sizeof err->message,
 		         "the KV pool (%d pages of %d tokens) cannot hold a %d-token prompt and %d "
 		         "x %d "
 		         "new tokens: raise cache.memoryMB or lower the budgets",
-		         kv_pool_n_pages(e->pool), e->ps, L, req->n_candidates, req->max_tokens);
+		         kv_pool_n_pages(e->pool), e->ps, L, n_seqs, req->max_tokens);
 		rc = -ENOSPC;
 		goto out;
 	}
@@ -736,6 +889,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 
 	double td = engine_now_ms();
 	rc = decode(e, req, &fp, seq, res, err);
+	if (!rc && req->n_given) rc = score_given(e, req, &fp, seq, res, err);
 	res->decode_ms = engine_now_ms() - td;
 
 out:

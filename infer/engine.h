@@ -75,6 +75,16 @@ struct engine_snippet {
 	const char *path; /* shown in a comment line above it; may be NULL */
 };
 
+/* A candidate the caller found without the model (a line that continues the
+ * same way elsewhere in the document): the engine does not decode it, it
+ * scores it after the same prompt, so it ranks against the decoded ones. */
+struct engine_given {
+	const char *text; /* what goes at the cursor; borrowed for engine_run */
+	size_t len;
+};
+
+#define ENGINE_MAX_GIVEN 4
+
 /* Why a candidate stopped. */
 enum engine_stop {
 	ENGINE_STOP_NONE = 0,
@@ -85,6 +95,7 @@ enum engine_stop {
 	ENGINE_STOP_SCOPE,     /* stop_text said the last line leaves the scope (line cut) */
 	ENGINE_STOP_CANCELLED,
 	ENGINE_STOP_DEADLINE, /* the request's deadline passed (cut back to a word end) */
+	ENGINE_STOP_GIVEN,    /* not decoded: a given text, scored */
 };
 const char *engine_stop_name(enum engine_stop s); /* static */
 
@@ -108,7 +119,11 @@ struct engine_request {
 	int32_t prefix_tokens, suffix_tokens, extra_tokens;
 	bool token_healing; /* back up over the prefix's last token (default true) */
 
-	int32_t n_candidates;     /* 1..ENGINE_MAX_CANDIDATES; candidate 0 is greedy */
+	int32_t n_candidates; /* 1..ENGINE_MAX_CANDIDATES; candidate 0 is greedy */
+	/* Texts to score as further candidates (0..ENGINE_MAX_GIVEN); one longer
+	 * than max_tokens tokens is left out of the result. */
+	const struct engine_given *given;
+	size_t n_given;
 	int32_t max_tokens;       /* per candidate */
 	int32_t max_lines;        /* per candidate; <= 0: no limit */
 	float temperature, top_p; /* for candidates 1.. (completion.temperature/topP) */
@@ -161,10 +176,16 @@ struct engine_candidate {
 	double sum_logprob;  /* of the chosen tokens, natural log */
 	double mean_logprob; /* sum / n_tokens (0 when none) */
 	enum engine_stop stop;
+	/* A given text (stop ENGINE_STOP_GIVEN): its tokens are n_tokens - 1,
+	 * and the last term of sum_logprob is end_logprob, the log-probability
+	 * that the completion ends after it (an end token or a line break). */
+	double end_logprob;
 };
 
 struct engine_result {
-	struct engine_candidate *candidates; /* owned; n_candidates entries, index 0 greedy */
+	/* owned; n_candidates entries: the decoded ones (index 0 greedy), then
+	 * the given ones that were scored */
+	struct engine_candidate *candidates;
 	int32_t n_candidates;
 	int32_t prompt_tokens;    /* tokens of the prompt */
 	int32_t cached_tokens;    /* of those, KV re-used from the prefix cache */

@@ -34,6 +34,12 @@ struct fim_prompt {
 int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req,
                      struct fim_prompt *out, struct infer_error *err);
 void fim_prompt_finish(struct fim_prompt *p); /* accepts a zeroed prompt */
+/* Tokens of text that continues a prompt's prefix (the healed bytes, then a
+ * given candidate), encoded as the prefix's own segments are: for
+ * SentencePiece without a dummy space. Writes at most cap ids; returns the
+ * token count (more than cap: out holds the first cap) or a negative code. */
+int fim_encode_continuation(const struct tokenizer *t, const char *text, size_t len, int32_t *out,
+                            size_t cap);
 
 /* ---- pcache.c: the prefix cache ---- */
 

@@ -233,6 +233,21 @@ static int encode_seg(const struct tokenizer *t, const char *text, size_t len, b
 	return rc;
 }
 
+int fim_encode_continuation(const struct tokenizer *t, const char *text, size_t len, int32_t *out,
+                            size_t cap)
+{
+	struct ids a = { 0 };
+	int rc = encode_seg(t, text, len, false, &a);
+	if (!rc) {
+		rc = a.n;
+		if (a.n && cap)
+			memcpy(out, a.v,
+			       (size_t)(a.n < (int32_t)cap ? a.n : (int32_t)cap) * sizeof *out);
+	}
+	free(a.v);
+	return rc;
+}
+
 /* Encodes a template's literal text, special tokens parsed. */
 static int encode_literal(const struct tokenizer *t, const char *text, struct ids *out)
 {

@@ -227,6 +227,7 @@ static void mode_setup(enum mode m, const struct settings *base, struct settings
 	st->completion_min_confidence = 0;
 }
 
+static size_t text_line_start_dbg(const char *t, size_t i){while(i>0&&t[i-1]!='\n')i--;return i;}
 static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t seed,
                    struct outcome *out)
 {
@@ -262,6 +263,10 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 			out->checked++;
 			out->parsed += ok;
 			out->no_new += no_new;
+			if (!ok && getenv("EVAL_DEBUG"))
+				fprintf(stderr, "NOPARSE %s:%u %s cut=[%.*s] got=[%.*s] line=[%.*s]\n", e->path, e->c.line+1,
+				        mode_names[m], (int)e->c.expected_len, e->c.expected, (int)it->len, it->text,
+				        (int)(it->start - text_line_start_dbg(e->c.text, it->start)), e->c.text + text_line_start_dbg(e->c.text, it->start));
 		}
 	}
 	if (r.count) {

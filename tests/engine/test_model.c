@@ -568,6 +568,100 @@ TEST(deadline_stops_every_candidate_with_a_prefix_of_its_answer)
 	model_free(m);
 }
 
+/* log-softmax of the given text's tokens after the prompt, by a plain
+ * sequential forward (no forks, no batch with other sequences) */
+static double ref_given_sum(struct model *m, const int32_t *prompt, int32_t L, const int32_t *ids,
+                            int32_t k)
+{
+	int32_t nv = model_info(m)->n_vocab;
+	struct infer_error err;
+	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+	if (!s || model_eval(m, s, prompt, L - 1, NULL, &err)) return NAN;
+	int32_t tok[64], pos[64], rows[64];
+	struct kv_seq *seqs[64];
+	float *lg = malloc((size_t)k * (size_t)nv * sizeof *lg);
+	for (int32_t j = 0; j < k; j++) {
+		tok[j] = j ? ids[j - 1] : prompt[L - 1];
+		pos[j] = L - 1 + j, rows[j] = j, seqs[j] = s;
+	}
+	struct model_batch b = { .n_tokens = k,
+		                 .tokens = tok,
+		                 .pos = pos,
+		                 .seqs = seqs,
+		                 .n_out = k,
+		                 .out_rows = rows,
+		                 .logits = lg };
+	double sum = NAN;
+	if (lg && model_forward(m, &b, &err) == 0) {
+		sum = 0;
+		for (int32_t j = 0; j < k; j++)
+			sum += lg[(size_t)j * (size_t)nv + (size_t)ids[j]] -
+			       sample_logsumexp(lg + (size_t)j * (size_t)nv, nv);
+	}
+	free(lg);
+	kv_seq_free(s);
+	return sum;
+}
+
+TEST(given_texts_score_as_a_sequential_forward)
+{
+	if (!have_model()) return;
+	struct model *m = load();
+	REQUIRE(m != NULL);
+	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
+	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	REQUIRE(e != NULL);
+	struct engine_given given[] = { { "parse(argv)", 11 },
+		                        { "load_config(argv[1], strict=True)", 34 },
+		                        { "", 0 } };
+	struct engine_request rq = request(PREFIX, 2, 16);
+	rq.token_healing = false;
+	rq.use_cache = false;
+	rq.given = given;
+	rq.n_given = 3; /* the empty one is left out */
+	struct engine_result r;
+	REQUIRE(run(e, &rq, &r) == 0);
+	REQUIRE(r.n_candidates == 4);
+	int32_t prompt[1024];
+	struct infer_error err;
+	int32_t L = engine_prompt_tokens(e, &rq, prompt, 1024, NULL, &err);
+	REQUIRE(L > 1 && L <= 1024);
+	for (int g = 0; g < 2; g++) {
+		const struct engine_candidate *c = &r.candidates[2 + g];
+		CHECK_STR_EQ(c->text, given[g].text);
+		CHECK(c->stop == ENGINE_STOP_GIVEN);
+		int32_t ids[64];
+		int k = tokenizer_encode(model_tokenizer(m), given[g].text, given[g].len, false,
+		                         ids, 64);
+		REQUIRE(k > 0 && k < 64);
+		CHECK_INT_EQ(c->n_tokens, k + 1);
+		CHECK(c->end_logprob < 0 && c->end_logprob > -1e3);
+		CHECK_NEAR(c->sum_logprob - c->end_logprob, ref_given_sum(m, prompt, L, ids, k),
+		           1e-3);
+		CHECK_NEAR(c->mean_logprob, c->sum_logprob / c->n_tokens, 1e-9);
+	}
+	engine_result_finish(&r);
+	/* longer than max_tokens: left out, not cut */
+	rq.max_tokens = 3;
+	REQUIRE(run(e, &rq, &r) == 0);
+	CHECK_INT_EQ(r.n_candidates, 2);
+	engine_result_finish(&r);
+	/* with healing, the healed bytes are spelled first and masked as when decoding */
+	struct engine_request hq = request("def main():\n    pri", 1, 8);
+	struct engine_given pr = { "nt(main)", 8 };
+	hq.given = &pr;
+	hq.n_given = 1;
+	REQUIRE(run(e, &hq, &r) == 0);
+	REQUIRE(r.n_candidates == 2);
+	CHECK(r.healed_bytes >= 3);
+	CHECK_STR_EQ(r.candidates[1].text, "nt(main)");
+	CHECK(r.candidates[1].sum_logprob < 0 && isfinite(r.candidates[1].sum_logprob));
+	engine_result_finish(&r);
+	engine_free(e);
+	CHECK_INT_EQ(kv_pool_free_pages(model_kv_pool(m)), free0);
+	model_free(m);
+}
+
 TEST(bad_requests_fail_with_a_message)
 {
 	if (!have_model()) return;
