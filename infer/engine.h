@@ -267,6 +267,7 @@ struct rerank_item {
 	const char *text; /* borrowed */
 	size_t len;
 	double mean_logprob; /* from the engine */
+	double prior;        /* added to the score: what the caller knows beyond the model */
 	/* Set by rerank_run: */
 	double score;     /* higher is better */
 	int32_t evidence; /* how many candidates merged into this one (itself included) */
@@ -280,8 +281,8 @@ struct rerank_params {
 	size_t previous_len;
 	double dedup_threshold; /* merge when similarity >= this; default 0.9 */
 	double min_confidence;  /* drop items whose score < this; default -inf (keep all) */
-	/* score = mean_logprob + w_evidence*log(evidence) - w_suffix*[repeats suffix]
-	 *         + w_previous*similarity(previous) */
+	/* score = mean_logprob + prior + w_evidence*log(evidence)
+	 *         - w_suffix*[repeats suffix] + w_previous*similarity(previous) */
 	double w_evidence, w_suffix, w_previous;
 };
 

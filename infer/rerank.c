@@ -143,16 +143,18 @@ size_t rerank_run(const struct rerank_params *p, struct rerank_item *items, size
 			if (rerank_similarity(items[j].text, items[j].len, items[i].text,
 			                      items[i].len) >= p->dedup_threshold)
 				break;
-		if (j < kept)
+		if (j < kept) {
 			items[j].evidence += items[i].evidence;
-		else
+			if (items[i].prior > items[j].prior) items[j].prior = items[i].prior;
+		} else {
 			items[kept++] = items[i];
+		}
 	}
 	/* 3. score, threshold, sort */
 	size_t out = 0;
 	for (size_t i = 0; i < kept; i++) {
 		struct rerank_item *it = &items[i];
-		double s = it->mean_logprob + p->w_evidence * log((double)it->evidence);
+		double s = it->mean_logprob + it->prior + p->w_evidence * log((double)it->evidence);
 		if (repeats_suffix(p, it)) s -= p->w_suffix;
 		if (p->previous && p->previous_len)
 			s += p->w_previous *

@@ -2,7 +2,7 @@
  * cli_eval.c - `infill eval`: the quality harness. It cuts fill-in-the-middle
  * cases out of source files the model never trained on (eval_cases.c), runs
  * each one through complete_run - the very function the server calls - in
- * three configurations, and reports per configuration and per kind of cut:
+ * four configurations, and reports per configuration and per kind of cut:
  *
  *   exact     top completion == the text cut out (modulo trailing blanks)
  *   edit sim  1 - Levenshtein / max(len), top completion (0 when none);
@@ -23,9 +23,12 @@
  *   line  plain line-window context, greedy, 1 candidate, no validation, no
  *         rerank, no confidence floor: the model alone;
  *   ast   the AST slice as context, otherwise as line;
- *   full  the server's pipeline as configured by default: slicing,
- *         completion.candidates candidates, scope stop, validation and
- *         trimming, rerank and the confidence floor.
+ *   checked  the server's pipeline without lines from the document:
+ *         slicing, completion.candidates candidates, scope stop, validation
+ *         and trimming, rerank and the confidence floor;
+ *   full  the server's pipeline as configured by default: checked, plus
+ *         the ways the line continues elsewhere in the document
+ *         (completion.fromDocument, lsp/recall.h), scored by the model.
  * The prefix cache is off in every configuration, so each request is cold
  * and no configuration profits from the one before it.
  *
@@ -37,7 +40,7 @@
  * are printed and go into the JSON.
  *
  *   infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases N]
- *               [--seed S] [--modes line,ast,full] [--threads T]
+ *               [--seed S] [--modes line,ast,checked,full] [--threads T]
  *               [--max-seconds S] [--settings JSON] [--no-fit-context]
  *               [--json] [--verbose] [--allow-train]
  *
@@ -64,8 +67,8 @@
 
 #define MAX_FILE_BYTES (1u << 20) /* larger files are generated data, not code */
 
-enum mode { MODE_LINE, MODE_AST, MODE_FULL, MODE_COUNT };
-static const char *const mode_names[MODE_COUNT] = { "line", "ast", "full" };
+enum mode { MODE_LINE, MODE_AST, MODE_CHECKED, MODE_FULL, MODE_COUNT };
+static const char *const mode_names[MODE_COUNT] = { "line", "ast", "checked", "full" };
 
 struct opts {
 	const char *model;
@@ -220,6 +223,8 @@ static void mode_setup(enum mode m, const struct settings *base, struct settings
 	*opt = complete_options_default();
 	opt->use_cache = false;
 	if (m == MODE_FULL) return;
+	st->completion_from_document = false;
+	if (m == MODE_CHECKED) return;
 	opt->ast_slice = m == MODE_AST;
 	opt->validate = false;
 	opt->rerank = false;
@@ -227,7 +232,6 @@ static void mode_setup(enum mode m, const struct settings *base, struct settings
 	st->completion_min_confidence = 0;
 }
 
-static size_t text_line_start_dbg(const char *t, size_t i){while(i>0&&t[i-1]!='\n')i--;return i;}
 static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t seed,
                    struct outcome *out)
 {
@@ -263,10 +267,6 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 			out->checked++;
 			out->parsed += ok;
 			out->no_new += no_new;
-			if (!ok && getenv("EVAL_DEBUG"))
-				fprintf(stderr, "NOPARSE %s:%u %s cut=[%.*s] got=[%.*s] line=[%.*s]\n", e->path, e->c.line+1,
-				        mode_names[m], (int)e->c.expected_len, e->c.expected, (int)it->len, it->text,
-				        (int)(it->start - text_line_start_dbg(e->c.text, it->start)), e->c.text + text_line_start_dbg(e->c.text, it->start));
 		}
 	}
 	if (r.count) {
@@ -484,12 +484,13 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases "
 	        "N]\n"
-	        "                   [--seed S] [--modes line,ast,full] [--threads T]\n"
+	        "                   [--seed S] [--modes line,ast,checked,full] [--threads T]\n"
 	        "                   [--max-seconds S] [--settings JSON] [--no-fit-context]\n"
 	        "                   [--json] [--verbose] [--allow-train]\n"
 	        "Cuts fill-in-the-middle cases (rest of line, whole line, block body) from source\n"
 	        "files held out from training, completes each with the plain line window (line),\n"
-	        "the AST slice (ast) and the whole pipeline (full), and prints exact match, edit\n"
+	        "the AST slice (ast), the pipeline on the model's own candidates (checked) and\n"
+	        "the whole pipeline (full), and prints exact match, edit\n"
 	        "similarity, the share of completions that parse, no-answer share and latency.\n"
 	        "  --files     source files or .txt lists (default: a sample of\n"
 	        "              models/eval-files.txt); training files are refused\n"
@@ -530,7 +531,7 @@ static bool is_value_option(const char *a)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){
-		.max_files = 40, .n_cases = 60, .seed = 1, .modes = { true, true, true }
+		.max_files = 40, .n_cases = 60, .seed = 1, .modes = { true, true, true, true }
 	};
 	o->files = calloc((size_t)argc + 1, sizeof *o->files);
 	if (!o->files) return 1;

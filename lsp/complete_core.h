@@ -72,6 +72,7 @@ struct complete_item {
 	        end;  /* start == cursor; end > cursor when it re-types the line's closing text */
 	double score; /* higher is better; items are sorted by it */
 	double mean_logprob; /* per generated token, natural log */
+	double prior;        /* added by rerank: a text found elsewhere in the document */
 	enum ast_verdict verdict;
 	enum engine_stop stop;
 	int32_t index; /* engine candidate index (0: greedy) */
@@ -80,7 +81,7 @@ struct complete_item {
 struct complete_result {
 	struct complete_item *items; /* owned; count entries, best first */
 	size_t count;
-	int32_t n_generated; /* candidates the engine returned */
+	int32_t n_generated; /* candidates the engine returned: decoded, and document lines scored */
 	int32_t rejected;    /* of those, dropped by validation, emptiness or confidence */
 	int32_t merged;      /* of those, merged into a near-duplicate by rerank */
 	int32_t prompt_tokens, cached_tokens, generated_tokens;

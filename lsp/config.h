@@ -122,6 +122,9 @@ enum config_kind {
 	  CONFIG_SCOPE_LANGUAGE, "nucleus sampling threshold for the sampled candidates")          \
 	X(completion_min_confidence, "completion.minConfidence", CONFIG_KIND_DOUBLE, double, 0.0,  \
 	  NULL, 0, 1, NULL, CONFIG_SCOPE_LANGUAGE, "below this confidence nothing is shown")       \
+	X(completion_from_document, "completion.fromDocument", CONFIG_KIND_BOOL, bool, 1, NULL, 0, \
+	  1, NULL, CONFIG_SCOPE_LANGUAGE,                                                          \
+	  "also offer how the line continues elsewhere in the document, scored by the model")      \
 	X(completion_stop, "completion.stop", CONFIG_KIND_STRLIST, char **, 0, NULL, 0, 64, NULL,  \
 	  CONFIG_SCOPE_LANGUAGE, "extra stop strings (added to the language's own)")               \
 	X(context_prefix_tokens, "context.prefixTokens", CONFIG_KIND_INT, int, 1024, NULL, 0,      \

@@ -144,6 +144,15 @@ May be set per language under \"languages\" in .infill.json."
   :type '(choice (const :tag "Server default" nil) (number :tag "Value"))
   :group 'infill-settings)
 
+(defcustom infill-completion-from-document nil
+  "Also offer how the line continues elsewhere in the document, scored by the
+model.
+Server setting \"completion.fromDocument\" (server default true).
+nil: leave it to the server.
+May be set per language under \"languages\" in .infill.json."
+  :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
+  :group 'infill-settings)
+
 (defcustom infill-completion-stop nil
   "Extra stop strings (added to the language's own).
 Server setting \"completion.stop\" (server default []).
@@ -217,6 +226,7 @@ nil: leave it to the server."
     ("completion.temperature" . infill-completion-temperature)
     ("completion.topP" . infill-completion-top-p)
     ("completion.minConfidence" . infill-completion-min-confidence)
+    ("completion.fromDocument" . infill-completion-from-document)
     ("completion.stop" . infill-completion-stop)
     ("context.prefixTokens" . infill-context-prefix-tokens)
     ("context.suffixTokens" . infill-context-suffix-tokens)
@@ -244,6 +254,7 @@ nil: leave it to the server."
     ("completion.temperature" . 0.2)
     ("completion.topP" . 0.95)
     ("completion.minConfidence" . 0)
+    ("completion.fromDocument" . t)
     ("completion.stop" . [])
     ("context.prefixTokens" . 1024)
     ("context.suffixTokens" . 192)

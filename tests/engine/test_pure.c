@@ -101,6 +101,21 @@ TEST(rerank_prefers_what_is_shown_and_thresholds)
 	CHECK_STR_EQ(k[0].text, "b");
 }
 
+TEST(rerank_adds_the_prior_and_keeps_the_larger_on_merge)
+{
+	struct rerank_item it[3] = { item("loop_loop_loop", -0.5), item("total(items)", -3.0),
+		                     item("total(items) ", -3.5) };
+	it[1].prior = 1.0;
+	it[2].prior = 4.0; /* merged into it[1]: its prior stays */
+	struct rerank_params p = rerank_params_default();
+	size_t n = rerank_run(&p, it, 3);
+	CHECK_INT_EQ(n, 2);
+	CHECK_STR_EQ(it[0].text, "total(items)");
+	CHECK_INT_EQ(it[0].evidence, 2);
+	CHECK_NEAR(it[0].score, -3.0 + 4.0 + p.w_evidence * log(2.0), 1e-12);
+	CHECK_NEAR(it[1].score, -0.5, 1e-12);
+}
+
 /* ---- stop rules ---- */
 
 TEST(stop_strings_anywhere_after_from)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """e2e.py INFILL TESTDATA DATA_DIR - `infill eval` end to end on the tiny
-random-weight model: it runs, the JSON has the three modes for every kind,
-and every completion the full pipeline returned adds no syntax error to the
+random-weight model: it runs, the JSON has the four modes for every kind,
+and every completion the checked and full pipelines returned adds no syntax error to the
 file (validation's promise; whether it also restores what the cut removed,
 the strict "parses" figure, is up to the model). (Random weights: the
 figures themselves mean nothing here.) Exit 77 when the test data is missing.
@@ -30,10 +30,10 @@ table = p.stderr
 
 if out["cases"] != 9:
     fail.append("cases: %r" % out["cases"])
-if out["modes"] != ["line", "ast", "full"]:
+if out["modes"] != ["line", "ast", "checked", "full"]:
     fail.append("modes: %r" % out["modes"])
 rows = {(r["mode"], r["kind"]): r for r in out["rows"]}
-for m in ("line", "ast", "full"):
+for m in ("line", "ast", "checked", "full"):
     for k in ("all", "rest_of_line", "line", "block"):
         if (m, k) not in rows:
             fail.append("no row %s/%s" % (m, k))
@@ -43,11 +43,12 @@ full = rows.get(("full", "all"))
 if full and full["parse_checked"] and full["no_new_errors"] != 1.0:
     fail.append("full returned completions that add syntax errors: %r" % full)
 for c in out["per_case"]:
-    r = c["results"]["full"]
-    if r["no_new_errors"] != r["checked"] or r["checked"] != r["returned"]:
-        fail.append("case %s:%d (%s): full: %d returned, %d checked, %d add no error; top %r"
-                    % (c["path"], c["line"], c["kind"], r["returned"], r["checked"],
-                       r["no_new_errors"], r["top"]))
+    for m in ("checked", "full"):
+        r = c["results"][m]
+        if r["no_new_errors"] != r["checked"] or r["checked"] != r["returned"]:
+            fail.append("case %s:%d (%s): %s: %d returned, %d checked, %d add no error; top %r"
+                        % (c["path"], c["line"], c["kind"], m, r["returned"], r["checked"],
+                           r["no_new_errors"], r["top"]))
     for m in ("line", "ast"):
         if c["results"][m]["returned"] > 1:
             fail.append("%s returned more than one completion" % m)

@@ -4,6 +4,7 @@
  */
 #include "harness.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -244,6 +245,64 @@ TEST(replace_end_covers_retyped_closers)
 	CHECK_INT_EQ(complete_replace_end(t, len, len, "abc", 3), len);
 	const char *u = "f(a, |b)";
 	CHECK_INT_EQ(complete_replace_end(u, strlen(u), 6, "c)", 2), 6); /* "b)" is not its tail */
+}
+
+static int complete_at_bar(const char *doc_with_bar, const struct settings *s,
+                           struct complete_result *r)
+{
+	static char doc[1024];
+	const char *bar = strchr(doc_with_bar, '|');
+	size_t at = (size_t)(bar - doc_with_bar);
+	memcpy(doc, doc_with_bar, at);
+	strcpy(doc + at, bar + 1);
+	struct complete_options opt = complete_options_default();
+	char err[256];
+	return complete_run(engine, model_tokenizer(model), "python", doc, strlen(doc), at, s, &opt,
+	                    r, err, sizeof err);
+}
+
+static const struct complete_item *find_text(const struct complete_result *r, const char *t)
+{
+	for (size_t i = 0; i < r->count; i++)
+		if (!strcmp(r->items[i].text, t)) return &r->items[i];
+	return NULL;
+}
+
+/* Lines that continue the same way elsewhere in the document are scored and
+ * ranked with the decoded candidates, and validated like them. */
+TEST(document_lines_are_offered_and_validated)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	const char *doc = "def f(items):\n    total = compute_total(items)\n"
+	                  "    total = compute_total(items)\n    total = compute_total(items, 2)\n"
+	                  "    total = comp|\n    return total\n";
+	struct complete_result r;
+	REQUIRE(complete_at_bar(doc, &s, &r) == 0);
+	REQUIRE(r.count >= 2);
+	/* random weights give any text about -10 nats a token, so the prior decides */
+	CHECK_STR_EQ(r.items[0].text, "ute_total(items)");
+	CHECK(r.items[0].stop == ENGINE_STOP_GIVEN);
+	CHECK_NEAR(r.items[0].prior, 3.0 + 2.0 * log(2.0), 1e-9);
+	const struct complete_item *other = find_text(&r, "ute_total(items, 2)");
+	CHECK(other && other->stop == ENGINE_STOP_GIVEN);
+	CHECK_INT_EQ(r.n_generated, s.completion_candidates + 2);
+	complete_result_finish(&r);
+
+	s.completion_from_document = false;
+	REQUIRE(complete_at_bar(doc, &s, &r) == 0);
+	CHECK_INT_EQ(r.n_generated, s.completion_candidates);
+	for (size_t i = 0; i < r.count; i++) CHECK(r.items[i].stop != ENGINE_STOP_GIVEN);
+	complete_result_finish(&r);
+
+	/* a copy that would leave the cursor's line broken is dropped */
+	s.completion_from_document = true;
+	REQUIRE(complete_at_bar("def f():\n    y = foo(1))\n    y = foo(1))\n    y = f|\n", &s,
+	                        &r) == 0);
+	CHECK_INT_EQ(r.n_generated, s.completion_candidates + 1);
+	CHECK(find_text(&r, "oo(1))") == NULL);
+	CHECK(r.rejected >= 1);
+	complete_result_finish(&r);
 }
 
 TEST(teardown)

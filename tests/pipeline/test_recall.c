@@ -1,0 +1,119 @@
+/*
+ * test_recall.c - candidates from the document itself (lsp/recall.c): the
+ * rest of a line that starts like the cursor's, the line after a copy of the
+ * previous line at the same indentation step, counts and order, the limits.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "harness.h"
+#include "recall.h"
+
+/* Runs recall on doc, the cursor at the '|' (removed). */
+static int find(const char *doc_with_bar, struct recall_item *out, size_t cap, size_t window,
+                char *buf)
+{
+	const char *bar = strchr(doc_with_bar, '|');
+	size_t at = (size_t)(bar - doc_with_bar);
+	memcpy(buf, doc_with_bar, at);
+	strcpy(buf + at, bar + 1);
+	struct recall_params p = { buf, strlen(buf), at, window };
+	return recall_find(&p, out, cap);
+}
+
+static bool item_is(const struct recall_item *it, const char *s, int count)
+{
+	return it->len == strlen(s) && !memcmp(it->text, s, it->len) && it->count == count;
+}
+
+TEST(rest_of_line_most_frequent_first)
+{
+	char buf[1024];
+	struct recall_item it[4];
+	int n = find("    self.assertTrue(x)\n"
+	             "    self.assertEqual(a, 1)   \n"
+	             "def f():\n"
+	             "\tself.assertEqual(a, 1)\n"
+	             "    self.assert|\n"
+	             "    self.assert\n",
+	             it, 4, 0, buf);
+	CHECK_INT_EQ(n, 2);
+	CHECK(item_is(&it[0], "Equal(a, 1)", 2)); /* trailing blanks cut, any indentation */
+	CHECK(item_is(&it[1], "True(x)", 1));     /* a line with nothing more offers nothing */
+	CHECK(it[0].text > buf && it[0].text < buf + strlen(buf)); /* borrowed */
+}
+
+TEST(rest_of_line_must_end_with_the_text_after_the_cursor)
+{
+	char buf[1024];
+	struct recall_item it[4];
+	int n = find("run(load(cfg))\nrun(cfg\nrun(other)\nrun(|)\n", it, 4, 0, buf);
+	CHECK_INT_EQ(n, 2); /* `run(cfg` lacks the `)` */
+	CHECK(item_is(&it[0], "other", 1));
+	CHECK(item_is(&it[1], "load(cfg)", 1));
+}
+
+TEST(ties_go_to_the_nearest)
+{
+	char buf[1024];
+	struct recall_item it[4];
+	int n = find("x = far()\n\n\n\n\n\nx = near()\nx = |\n", it, 4, 0, buf);
+	CHECK_INT_EQ(n, 2);
+	CHECK(item_is(&it[0], "near()", 1));
+	CHECK(item_is(&it[1], "far()", 1));
+}
+
+TEST(blank_line_offers_what_followed_the_previous_line)
+{
+	char buf[1024];
+	struct recall_item it[4];
+	int n = find("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\nint f(void);\n\n"
+	             "#ifdef __cplusplus\n\n|\n#endif\n",
+	             it, 4, 0, buf);
+	/* the previous line's own copy is not counted */
+	CHECK_INT_EQ(n, 1);
+	CHECK(item_is(&it[0], "extern \"C\" {", 1)); /* blank lines between are skipped */
+}
+
+TEST(blank_line_keeps_the_indentation_step)
+{
+	char buf[1024];
+	struct recall_item it[4];
+	const char *body = "if ok:\n    return 1\nif ok:\nreturn_none()\n";
+	char doc[256];
+	snprintf(doc, sizeof doc, "%sif ok:\n    |\n", body);
+	int n = find(doc, it, 4, 0, buf);
+	CHECK_INT_EQ(n, 1);
+	CHECK(item_is(&it[0], "return 1", 1));
+	snprintf(doc, sizeof doc, "%sif ok:\n|\n", body);
+	n = find(doc, it, 4, 0, buf);
+	CHECK_INT_EQ(n, 1);
+	CHECK(item_is(&it[0], "return_none()", 1));
+}
+
+TEST(limits)
+{
+	char buf[4096];
+	struct recall_item it[4];
+	/* nothing before the cursor on a non-blank line; nothing repeats */
+	CHECK_INT_EQ(find("a = 1\n|  b = 2\n", it, 4, 0, buf), 0);
+	CHECK_INT_EQ(find("a = 1\nb = |\n", it, 4, 0, buf), 0);
+	/* the cursor's own line does not count; cap; the first line of the file */
+	CHECK_INT_EQ(find("f(|1)\n", it, 4, 0, buf), 0);
+	CHECK_INT_EQ(find("|\nx\n", it, 4, 0, buf), 0);
+	CHECK_INT_EQ(find("p1\np2\np3\np|\n", it, 2, 0, buf), 2);
+	CHECK_INT_EQ(find("p1\np2\np|\n", it, 0, 0, buf), 0);
+	/* the window: a line 300 bytes away is not seen with a 100-byte window */
+	char doc[1024];
+	memset(doc, '#', 300);
+	memcpy(doc, "key = value\n", 12);
+	doc[299] = '\n';
+	strcpy(doc + 300, "key|\n");
+	CHECK_INT_EQ(find(doc, it, 4, 100, buf), 0);
+	CHECK_INT_EQ(find(doc, it, 4, 0, buf), 1);
+	CHECK(item_is(&it[0], " = value", 1));
+	struct recall_params p = { "abc", 3, 4, 0 };
+	CHECK_INT_EQ(recall_find(&p, it, 4), 0); /* cursor past the end */
+}
+
+TEST_MAIN()
