@@ -11,6 +11,11 @@
  *   other     everything else, including a large error region that began on
  *             an earlier line and swallows the cursor (not the candidate's
  *             doing).
+ *   owned     an error that starts in the lines the cursor's line heads: itself and the
+ *             run of deeper-indented lines after it, with the line that ends
+ *             the run (`}`, `except:`). Where `if (x) {` or `try:` was, that
+ *             block is orphaned; a candidate that does not open it again
+ *             leaves the file broken, however it ranks; counted as local.
  * A candidate passes when it has no local error and no more other errors than
  * the document had (local + other) before. Each check copies the document's
  * tree, ts_tree_edit()s the insertion into the copy and re-parses
@@ -68,7 +73,7 @@ struct error_counts {
 /* Sorts the error nodes of a tree into local / other for an insertion
  * occupying [s, e) (e == s for the document as it is). */
 static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line_start,
-                                    size_t content_end)
+                                    size_t content_end, size_t owned_end)
 {
 	struct error_counts c = { 0, 0 };
 	if (!ts_node_has_error(root)) return c;
@@ -92,7 +97,9 @@ static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line
 			 * the parser cannot attach to it) means the candidate
 			 * did not finish the line it was asked to finish. */
 			bool unmended = !missing && e > s && ns >= line_start && ne <= s;
-			if ((touches && ns >= line_start) || unmended)
+			bool owned = ns >= line_start && ns <= owned_end &&
+			             !(missing && ns >= content_end);
+			if ((touches && ns >= line_start) || unmended || owned)
 				c.local++;
 			else
 				c.other++;
@@ -107,6 +114,80 @@ static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line
 	}
 }
 
+static size_t indent_of(const char *t, size_t len, size_t ls)
+{
+	size_t i = ls;
+	while (i < len && (t[i] == ' ' || t[i] == '\t')) i++;
+	return i - ls;
+}
+
+/* End of the lines the cursor's line heads: its own end or, when non-blank
+ * lines indented deeper than it follow (blank lines among them), the end of
+ * that run, and of the line after it if that sits at the cursor line's own
+ * indentation (the run's closing bracket, `except`, `else`). */
+static size_t owned_end(const char *t, size_t len, size_t line_start, size_t cursor)
+{
+	size_t ind = indent_of(t, cursor, line_start); /* up to the cursor on a blank line */
+	size_t end = text_line_end(t, len, cursor), at = end;
+	while (at < len) {
+		size_t ls = at + 1, le = text_line_end(t, len, ls);
+		size_t i = indent_of(t, le, ls);
+		if (ls + i == le || t[ls + i] == '\r') { /* blank */
+			at = le;
+			continue;
+		}
+		if (i > ind) {
+			end = at = le;
+			continue;
+		}
+		if (i == ind && end > text_line_end(t, len, cursor)) end = le;
+		break;
+	}
+	return end;
+}
+
+static int bracket_kind(TSNode n)
+{
+	if (ts_node_is_named(n) || ts_node_is_missing(n)) return 0;
+	const char *ty = ts_node_type(n);
+	if (!strcmp(ty, "{") || !strcmp(ty, "(") || !strcmp(ty, "[") || !strcmp(ty, "${")) return 1;
+	if (!strcmp(ty, "}") || !strcmp(ty, ")") || !strcmp(ty, "]")) return -1;
+	return 0;
+}
+
+/*
+ * Whether the bracket tokens among the leaves in [s, e) never close more
+ * than they opened, closers before the first other token aside (`} else {`
+ * closes what came before the region). Tokens, not bytes: brackets in
+ * strings and comments do not count, nor those the parser made up.
+ */
+static bool brackets_hold(TSNode root, size_t s, size_t e)
+{
+	long bal = 0;
+	bool leading = true, holds = true;
+	TSTreeCursor cur = ts_tree_cursor_new(root);
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&cur);
+		bool inside = ts_node_end_byte(n) > s && ts_node_start_byte(n) < e;
+		if (inside && ts_node_child_count(n) == 0 &&
+		    ts_node_end_byte(n) > ts_node_start_byte(n)) {
+			int b = bracket_kind(n);
+			if (b >= 0 || !leading) {
+				leading = false;
+				bal += b;
+				if (bal < 0) holds = false;
+			}
+		}
+		if (holds && inside && ts_tree_cursor_goto_first_child(&cur)) continue;
+		bool up = true;
+		while (holds && !ts_tree_cursor_goto_next_sibling(&cur))
+			if (!(up = ts_tree_cursor_goto_parent(&cur))) break;
+		if (!holds || !up) break;
+	}
+	ts_tree_cursor_delete(&cur);
+	return holds;
+}
+
 struct checker {
 	TSParser *parser; /* the document's (borrowed) or owned_parser */
 	TSParser *owned_parser;
@@ -115,6 +196,8 @@ struct checker {
 	const char *text;
 	size_t len, cursor, line_start;
 	size_t tail_start; /* end of the document's last non-blank byte */
+	size_t owned_end;  /* end of the lines the cursor's line heads (see classify) */
+	bool heads_block;  /* deeper-indented lines follow the cursor's line */
 	TSPoint at;        /* the cursor as a tree-sitter point */
 	struct error_counts before;
 	unsigned parses;
@@ -162,10 +245,16 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 		content_end = ce > 0 ? ck->cursor + ce : ck->tail_start;
 	}
 	struct error_counts c = classify(ts_tree_root_node(nt), ck->cursor, ck->cursor + k,
-	                                 ck->line_start, content_end);
+	                                 ck->line_start, content_end, ck->owned_end + k);
+	/* A line heading a block whose opener was cut (`if (x) {`, a call's
+	 * first line) leaves the block's closer orphaned; tree-sitter's
+	 * recovery may report that far from here or blame nothing, so the
+	 * brackets of the lines it heads decide. */
+	bool balanced = !ck->heads_block ||
+	                brackets_hold(ts_tree_root_node(nt), ck->line_start, ck->owned_end + k);
 	ts_tree_delete(nt);
 	*after = c.local + c.other;
-	*ok = c.local == 0 && c.other <= ck->before.local + ck->before.other;
+	*ok = balanced && c.local == 0 && c.other <= ck->before.local + ck->before.other;
 	return 0;
 }
 
@@ -205,8 +294,11 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	ck->tail_start = p->len;
 	while (ck->tail_start > 0 && strchr(" \t\r\n", p->text[ck->tail_start - 1]))
 		ck->tail_start--;
-	ck->before = classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start,
-	                      ck->tail_start > p->cursor ? ck->tail_start : p->cursor);
+	ck->owned_end = owned_end(p->text, p->len, ck->line_start, p->cursor);
+	ck->heads_block = ck->owned_end > text_line_end(p->text, p->len, p->cursor);
+	ck->before =
+	        classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start,
+	                 ck->tail_start > p->cursor ? ck->tail_start : p->cursor, ck->owned_end);
 	return 0;
 }
 

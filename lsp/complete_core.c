@@ -39,7 +39,8 @@
  * above its mean log-probability: the embedded model gives a real line of
  * code about -2 to -4 nats per token and its own confident loops (`todl_todl_`)
  * -0.5, so without it the copies never won. A one-line candidate still going
- * when it ran out of tokens is such a loop: -1.
+ * when it ran out of tokens is most likely such a loop, even when it does not
+ * visibly repeat (those that do are dropped, complete_is_runaway): -1.
  */
 #define RECALL_PRIOR       3.0
 #define RECALL_PRIOR_COUNT 2.0
@@ -281,6 +282,18 @@ static void set_err(char *err, size_t errlen, const char *fmt, const char *what)
 	if (err && errlen) snprintf(err, errlen, fmt, what);
 }
 
+bool complete_is_runaway(const char *text, size_t len, enum engine_stop stop)
+{
+	if (stop != ENGINE_STOP_MAX_TOKENS || memchr(text, '\n', len)) return false;
+	for (size_t p = 1; p <= 16; p++) {
+		size_t span = 3 * p > 16 ? 3 * p : 16;
+		if (len < span + p) break;
+		const char *t = text + len - span;
+		if (!memcmp(t, t - p, span)) return true;
+	}
+	return false;
+}
+
 /* Validation, trimming, ranges: survivors become items (texts new). */
 static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const char *text,
                         size_t len, size_t cursor, const struct complete_options *opt,
@@ -293,6 +306,10 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 		const struct engine_candidate *c = &er->candidates[i];
 		size_t keep = c->len;
 		enum ast_verdict verdict = AST_VERDICT_UNCHECKED;
+		if (opt->validate && complete_is_runaway(c->text, c->len, c->stop)) {
+			out->rejected++;
+			continue;
+		}
 		if (opt->validate && lang && c->len) {
 			struct ast_validate_params vp = {
 				.lang = lang,

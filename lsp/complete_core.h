@@ -129,6 +129,15 @@ void complete_fit_context(struct settings *st, int32_t n_ctx);
 int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st);
 
 /*
+ * Whether a candidate is a runaway loop: one line, stopped by maxTokens while
+ * repeating itself (`_type_type_type`, `int *w, int *w, int *w,`): its tail is
+ * one period of 1..16 bytes over at least 16 bytes and four periods. A small
+ * model's confident loop, never code: validation drops it rather than cut it,
+ * since any cut of it is a made-up identifier.
+ */
+bool complete_is_runaway(const char *text, size_t len, enum engine_stop stop);
+
+/*
  * The end of the span a candidate inserted at cursor replaces: cursor, or
  * the end of the cursor's line (trailing blanks aside) when the candidate is
  * one line that ends with exactly the rest of that line (`print(|)` and

@@ -305,6 +305,24 @@ TEST(document_lines_are_offered_and_validated)
 	complete_result_finish(&r);
 }
 
+TEST(runaway_loops_are_recognised)
+{
+	const char *loops[] = {
+		"Object *, int *widthPtr, int *widthPtr, int *widthPtr, int *widthPtr,",
+		"ct _LINUX_RPATH_PEND_MAX_MAX_MAX_MAX_MAX_MAX", "00000000000000000000"
+	};
+	for (size_t i = 0; i < 3; i++) {
+		CHECK(complete_is_runaway(loops[i], strlen(loops[i]), ENGINE_STOP_MAX_TOKENS));
+		/* a line that ended, however it looks, is the model's choice */
+		CHECK(!complete_is_runaway(loops[i], strlen(loops[i]), ENGINE_STOP_MAX_LINES));
+	}
+	const char *fine[] = { "total = compute_total(items, weights) + offset * scale",
+		               "_MAX_MAX_MAX", /* too short to call */
+		               "a = [\n0, 0, 0, 0, 0, 0, 0, 0, 0, 0" };
+	for (size_t i = 0; i < 3; i++)
+		CHECK(!complete_is_runaway(fine[i], strlen(fine[i]), ENGINE_STOP_MAX_TOKENS));
+}
+
 TEST(teardown)
 {
 	engine_free(engine);
