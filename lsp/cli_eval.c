@@ -647,11 +647,8 @@ int cli_eval(int argc, char **argv)
 	             : g->model ? strdup(g->model)
 	                        : complete_default_model_path();
 	if (!model_path) goto out;
-	struct model_params mp = model_params_default();
-	mp.path = model_path;
-	mp.n_threads = o.threads ? o.threads : g->threads;
-	mp.kv_bytes = (size_t)g->cache_memory_mb << 20;
-	mp.kv_f32 = g->cache_kv_type == CONFIG_KV_F32;
+	struct model_params mp = complete_model_params(g, model_path);
+	if (o.threads) mp.n_threads = o.threads;
 	struct infer_error ierr = { { 0 } };
 	model = model_load(&mp, &ierr);
 	if (model) {

@@ -200,14 +200,7 @@ int cli_complete(int argc, char **argv)
 		fprintf(stderr, "infill: out of memory\n");
 		goto out;
 	}
-	struct model_params mp = model_params_default();
-	mp.path = model_path;
-	mp.backend = st->backend == CONFIG_BACKEND_CUDA  ? INFER_BACKEND_CUDA
-	             : st->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
-	                                                 : INFER_BACKEND_AUTO;
-	mp.n_threads = st->threads;
-	mp.kv_bytes = (size_t)st->cache_memory_mb << 20;
-	mp.kv_f32 = st->cache_kv_type == CONFIG_KV_F32;
+	struct model_params mp = complete_model_params(st, model_path);
 	struct infer_error ierr = { { 0 } };
 	m = model_load(&mp, &ierr);
 	if (!m) {

@@ -114,6 +114,19 @@ char *complete_default_model_path(void)
 	return strdup(path);
 }
 
+struct model_params complete_model_params(const struct settings *st, const char *path)
+{
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.backend = st->backend == CONFIG_BACKEND_CUDA  ? INFER_BACKEND_CUDA
+	             : st->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
+	                                                 : INFER_BACKEND_AUTO;
+	mp.n_threads = st->threads;
+	mp.kv_bytes = (size_t)st->cache_memory_mb << 20;
+	mp.kv_f32 = st->cache_kv_type == CONFIG_KV_F32;
+	return mp;
+}
+
 /* ---- sticky snippets ---------------------------------------------------- */
 
 void complete_memory_finish(struct complete_memory *m)

@@ -156,4 +156,8 @@ size_t complete_replace_end(const char *text, size_t len, size_t cursor, const c
  */
 char *complete_default_model_path(void);
 
+/* What the settings ask of model_load: backend, threads, cache.memoryMB and
+ * cache.kvType, for the model at path (borrowed). The caller adds progress. */
+struct model_params complete_model_params(const struct settings *st, const char *path);
+
 #endif

@@ -296,14 +296,11 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, 
 	snprintf(msg, sizeof msg, "%s", spec->path);
 	post_event(p, EVENT_LOAD_BEGIN, 0, true, msg);
 
-	struct model_params mp_ = model_params_default();
-	mp_.path = spec->path;
-	mp_.backend = spec->backend == CONFIG_BACKEND_CUDA  ? INFER_BACKEND_CUDA
-	              : spec->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
-	                                                    : INFER_BACKEND_AUTO;
-	mp_.n_threads = spec->threads;
-	mp_.kv_bytes = (size_t)spec->cache_mb << 20;
-	mp_.kv_f32 = spec->kv_type == CONFIG_KV_F32;
+	struct settings asked = { .backend = spec->backend,
+		                  .threads = spec->threads,
+		                  .cache_memory_mb = spec->cache_mb,
+		                  .cache_kv_type = spec->kv_type };
+	struct model_params mp_ = complete_model_params(&asked, spec->path);
 	struct load_progress lp = { p, -100 };
 	mp_.progress = on_load_progress;
 	mp_.progress_user = &lp;
