@@ -67,14 +67,16 @@ def main():
                 ys.append(r[key])
             bars = ax.bar(xs, ys, width, label=m, color=MODE_COLOR.get(m))
             for b, y in zip(bars, ys):
-                ax.text(b.get_x() + b.get_width() / 2, y, "%.2f" % y, ha="center",
-                        va="bottom", fontsize=6)
+                ax.text(b.get_x() + b.get_width() / 2, y, ("%.1f%%" % (100 * y)) if key == "exact" else "%.2f" % y,
+                        ha="center", va="bottom", fontsize=6)
         ax.set_xticks(range(len(KINDS)))
         ax.set_xticklabels([KIND_LABEL[k] for k in KINDS], fontsize=8)
-        ax.set_ylim(0, 1.08)
+        # exact match is a few percent at most with small models: its own scale
+        top = max([r.get(key) or 0 for r in run["rows"]] + [0.01])
+        ax.set_ylim(0, 1.08 if key != "exact" else min(1.08, top * 1.25))
         ax.set_title(label, fontsize=10)
         ax.grid(axis="y", alpha=0.3)
-    axes[0].legend(fontsize=8, loc="upper left")
+    axes[1].legend(fontsize=8, loc="upper right")
 
     ax = axes[-1]
     for i, m in enumerate(modes):
