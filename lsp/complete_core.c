@@ -353,7 +353,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 		it->end = complete_replace_end(text, len, cursor, it->text, keep);
 		it->mean_logprob = c->mean_logprob;
 		it->score = c->mean_logprob;
-		if (c->stop == ENGINE_STOP_MAX_TOKENS && !memchr(c->text, '\n', keep))
+		if (c->stop == ENGINE_STOP_MAX_TOKENS && !memchr(c->text, '\n', c->len))
 			it->prior = RUNAWAY_LINE_PRIOR;
 		for (int j = 0; c->stop == ENGINE_STOP_GIVEN && j < n_found; j++)
 			if (found[j].len == c->len && !memcmp(found[j].text, c->text, c->len))
