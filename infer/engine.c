@@ -674,12 +674,13 @@ static double given_token_lp(struct engine *e, const float *lg, int32_t tok,
 /*
  * Scores req->given after the prompt in seq (last logits in the prompt row):
  * every text (healed bytes first) forced through the model in one batch of
- * forked sequences, logits for all its rows. Appends a candidate per text
- * that fits max_tokens to res. 0 or a negative code.
+ * forked sequences, logits for all its rows. Fills out[0..*n_out) with a
+ * candidate per text that fits max_tokens (texts owned by the caller then).
+ * 0 or a negative code.
  */
 static int score_given(struct engine *e, const struct engine_request *req,
-                       const struct fim_prompt *fp, struct kv_seq *seq, struct engine_result *res,
-                       struct infer_error *err)
+                       const struct fim_prompt *fp, struct kv_seq *seq,
+                       struct engine_candidate *out, int *n_out, struct infer_error *err)
 {
 	size_t ng = req->n_given < ENGINE_MAX_GIVEN ? req->n_given : ENGINE_MAX_GIVEN;
 	int32_t cap = req->max_tokens, L = fp->n;
@@ -744,14 +745,7 @@ static int score_given(struct engine *e, const struct engine_request *req,
 		}
 		free(tok);
 	}
-	if (!rc && total) {
-		struct engine_candidate *more =
-		        realloc(res->candidates, ((size_t)res->n_candidates + ng) * sizeof *more);
-		if (!more)
-			rc = -ENOMEM;
-		else
-			res->candidates = more;
-	}
+	*n_out = 0;
 	const float *prompt_lg = e->logits + (size_t)ENGINE_MAX_CANDIDATES * (size_t)e->n_vocab;
 	int32_t at = 0;
 	for (size_t g = 0; g < ng && !rc && total; g++) {
@@ -764,7 +758,8 @@ static int score_given(struct engine *e, const struct engine_request *req,
 			                      t[j], fp, &heal_done);
 		double end = end_logprob(e, lg + (size_t)(at + count[g] - 1) * (size_t)e->n_vocab);
 		at += count[g];
-		struct engine_candidate *o = &res->candidates[res->n_candidates];
+		struct engine_candidate *o = &out[*n_out];
+		memset(o, 0, sizeof *o);
 		o->text = malloc(req->given[g].len + 1);
 		if (!o->text) {
 			rc = -ENOMEM;
@@ -778,12 +773,24 @@ static int score_given(struct engine *e, const struct engine_request *req,
 		o->sum_logprob = sum + end;
 		o->mean_logprob = o->sum_logprob / o->n_tokens;
 		o->stop = ENGINE_STOP_GIVEN;
-		res->n_candidates++;
+		(*n_out)++;
 	}
 	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "scoring: out of memory");
 	for (size_t g = 0; g < ng; g++) kv_seq_free(fork[g]);
 	free(ids), free(buf), free(lg), free(pos), free(rows), free(seqs);
 	return rc;
+}
+
+/* Moves the scored given candidates to the end of res (their texts with them). */
+static int append_given(struct engine_result *res, struct engine_candidate *given, int n)
+{
+	struct engine_candidate *all =
+	        realloc(res->candidates, ((size_t)res->n_candidates + (size_t)n) * sizeof *all);
+	if (!all) return -ENOMEM;
+	memcpy(all + res->n_candidates, given, (size_t)n * sizeof *all);
+	res->candidates = all;
+	res->n_candidates += n;
+	return 0;
 }
 
 /* ---- the job ---- */
@@ -888,8 +895,15 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	if (rc) goto out;
 
 	double td = engine_now_ms();
-	rc = decode(e, req, &fp, seq, res, err);
-	if (!rc && req->n_given) rc = score_given(e, req, &fp, seq, res, err);
+	/* Given texts first: one batched forward, and often the answer; decoding
+	 * then has what is left before the deadline. */
+	struct engine_candidate given[ENGINE_MAX_GIVEN];
+	int n_given = 0;
+	if (req->n_given && !cancelled(req) && !(req->deadline_ms > 0 && td >= req->deadline_ms))
+		rc = score_given(e, req, &fp, seq, given, &n_given, err);
+	if (!rc) rc = decode(e, req, &fp, seq, res, err);
+	if (!rc && n_given) rc = append_given(res, given, n_given);
+	for (int i = 0; rc && i < n_given; i++) free(given[i].text);
 	res->decode_ms = engine_now_ms() - td;
 
 out:

@@ -120,8 +120,9 @@ struct engine_request {
 	bool token_healing; /* back up over the prefix's last token (default true) */
 
 	int32_t n_candidates; /* 1..ENGINE_MAX_CANDIDATES; candidate 0 is greedy */
-	/* Texts to score as further candidates (0..ENGINE_MAX_GIVEN); one longer
-	 * than max_tokens tokens is left out of the result. */
+	/* Texts to score as further candidates (0..ENGINE_MAX_GIVEN), in one
+	 * batched forward before decoding (left out when the deadline has passed
+	 * by then); one longer than max_tokens tokens is left out of the result. */
 	const struct engine_given *given;
 	size_t n_given;
 	int32_t max_tokens;       /* per candidate */

@@ -641,6 +641,13 @@ TEST(given_texts_score_as_a_sequential_forward)
 		CHECK_NEAR(c->mean_logprob, c->sum_logprob / c->n_tokens, 1e-9);
 	}
 	engine_result_finish(&r);
+	/* scored before decoding, and not at all once the deadline has passed */
+	rq.deadline_ms = engine_now_ms() - 1;
+	REQUIRE(run(e, &rq, &r) == 0);
+	CHECK_INT_EQ(r.n_candidates, 2);
+	for (int i = 0; i < r.n_candidates; i++) CHECK(r.candidates[i].stop != ENGINE_STOP_GIVEN);
+	engine_result_finish(&r);
+	rq.deadline_ms = 0;
 	/* longer than max_tokens: left out, not cut */
 	rq.max_tokens = 3;
 	REQUIRE(run(e, &rq, &r) == 0);
