@@ -11,13 +11,14 @@
  *   other     everything else, including a large error region that began on
  *             an earlier line and swallows the cursor (not the candidate's
  *             doing).
- *   owned     an error that starts in the lines the cursor's line heads: itself and the
- *             run of deeper-indented lines after it, with the line that ends
- *             the run (`}`, `except:`). Where `if (x) {` or `try:` was, that
- *             block is orphaned; a candidate that does not open it again
- *             leaves the file broken, however it ranks; counted as local.
+ *   owned     an error that starts in the lines the cursor's line heads:
+ *             itself and the run of deeper-indented lines after it, with the
+ *             line that ends the run (`}`, `except:`). Where `if (x) {` or
+ *             `try:` was cut out, that block is orphaned; a candidate that
+ *             does not open it again leaves the file broken: counted local.
  * A candidate passes when it has no local error and no more other errors than
- * the document had (local + other) before. Each check copies the document's
+ * the document had (local + other) before, and, on a line that heads such a
+ * block, the brackets of those lines never close more than they opened. Each check copies the document's
  * tree, ts_tree_edit()s the insertion into the copy and re-parses
  * incrementally, so its cost follows the edit, not the file.
  */

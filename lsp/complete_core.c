@@ -29,8 +29,8 @@
 #include "infill_config.h"
 #include "recall.h"
 
-/* Lines from the document scored per request: each costs its tokens in one
- * batched forward after the candidates are decoded. */
+/* Lines from the document scored per request: their tokens go through the
+ * model in one batched forward before the candidates are decoded. */
 #define RECALL_CANDIDATES 3
 
 /*
@@ -288,7 +288,6 @@ static bool blank(const char *s, size_t n)
 }
 
 /* ---- the run ------------------------------------------------------------ */
-
 
 static void set_err(char *err, size_t errlen, const char *fmt, const char *what)
 {
