@@ -313,10 +313,17 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
                         int n_found, struct complete_result *out)
 {
 	out->items = calloc((size_t)er->n_candidates + 1, sizeof *out->items);
-	if (!out->items) return -ENOMEM;
+	/* per item: whether it removed an error the document had (mended) */
+	bool *mends = calloc((size_t)er->n_candidates + 1, sizeof *mends);
+	if (!out->items || !mends) {
+		free(mends);
+		return -ENOMEM;
+	}
+	bool any_mends = false;
 	for (int32_t i = 0; i < er->n_candidates; i++) {
 		const struct engine_candidate *c = &er->candidates[i];
 		size_t keep = c->len;
+		bool mended = false;
 		enum ast_verdict verdict = AST_VERDICT_UNCHECKED;
 		if (opt->validate && complete_is_runaway(c->text, c->len, c->stop)) {
 			out->rejected++;
@@ -334,9 +341,13 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			};
 			struct ast_validation v;
 			int rc = ast_validate(&vp, &v);
-			if (rc == AST_ENOMEM) return -ENOMEM;
+			if (rc == AST_ENOMEM) {
+				free(mends);
+				return -ENOMEM;
+			}
 			verdict = rc ? AST_VERDICT_INVALID : v.verdict;
 			keep = verdict == AST_VERDICT_INVALID ? 0 : v.keep_len;
+			mended = v.errors_after < v.errors_before;
 		}
 		if (!keep || blank(c->text, keep)) {
 			out->rejected++;
@@ -344,7 +355,12 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 		}
 		struct complete_item *it = &out->items[out->count];
 		it->text = malloc(keep + 1);
-		if (!it->text) return -ENOMEM;
+		if (!it->text) {
+			free(mends);
+			return -ENOMEM;
+		}
+		mends[out->count] = mended;
+		any_mends |= mended;
 		memcpy(it->text, c->text, keep);
 		it->text[keep] = 0;
 		it->len = keep;
@@ -362,6 +378,20 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 		it->index = i;
 		out->count++;
 	}
+	/* Where the document is broken and some candidate mends it (the rest
+	 * of an unclosed docstring, the `)` of a cut call), one that leaves it
+	 * as broken is no answer to what was asked: only the mending ones stay. */
+	size_t w = 0;
+	for (size_t i = 0; i < out->count; i++) {
+		if (any_mends && !mends[i]) {
+			free(out->items[i].text);
+			out->rejected++;
+		} else {
+			out->items[w++] = out->items[i];
+		}
+	}
+	out->count = w;
+	free(mends);
 	return 0;
 }
 

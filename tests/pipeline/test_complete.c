@@ -247,8 +247,8 @@ TEST(replace_end_covers_retyped_closers)
 	CHECK_INT_EQ(complete_replace_end(u, strlen(u), 6, "c)", 2), 6); /* "b)" is not its tail */
 }
 
-static int complete_at_bar(const char *doc_with_bar, const struct settings *s,
-                           struct complete_result *r)
+static int complete_at_bar_in(const char *lang, const char *doc_with_bar, const struct settings *s,
+                              struct complete_result *r)
 {
 	static char doc[1024];
 	const char *bar = strchr(doc_with_bar, '|');
@@ -257,8 +257,14 @@ static int complete_at_bar(const char *doc_with_bar, const struct settings *s,
 	strcpy(doc + at, bar + 1);
 	struct complete_options opt = complete_options_default();
 	char err[256];
-	return complete_run(engine, model_tokenizer(model), "python", doc, strlen(doc), at, s, &opt,
-	                    r, err, sizeof err);
+	return complete_run(engine, model_tokenizer(model), lang, doc, strlen(doc), at, s, &opt, r,
+	                    err, sizeof err);
+}
+
+static int complete_at_bar(const char *doc_with_bar, const struct settings *s,
+                           struct complete_result *r)
+{
+	return complete_at_bar_in("python", doc_with_bar, s, r);
 }
 
 static const struct complete_item *find_text(const struct complete_result *r, const char *t)
@@ -302,6 +308,41 @@ TEST(document_lines_are_offered_and_validated)
 	CHECK_INT_EQ(r.n_generated, s.completion_candidates + 1);
 	CHECK(find_text(&r, "oo(1))") == NULL);
 	CHECK(r.rejected >= 1);
+	complete_result_finish(&r);
+}
+
+/* Where the document is broken at the cursor and a candidate mends it, only
+ * candidates that mend it are shown. */
+TEST(only_mending_candidates_when_one_mends)
+{
+	CHECK(setup());
+	struct settings s = settings_for("javascript");
+	/* an unclosed string: random text inside it breaks nothing more, and
+	 * validation passes it (measured: 3 of them without this rule) */
+	const char *doc = "const a = [\n  'alpha',\n  'ga|\n  'delta',\n];\n"
+	                  "const b = [\n  'gamma',\n  'gamma'\n];\n";
+	struct complete_result r;
+	REQUIRE(complete_at_bar_in("javascript", doc, &s, &r) == 0);
+	CHECK(find_text(&r, "mma',") != NULL);
+	CHECK(r.rejected >= 3);
+	const char *bar = strchr(doc, '|');
+	size_t at = (size_t)(bar - doc);
+	char text[512];
+	memcpy(text, doc, at);
+	strcpy(text + at, bar + 1);
+	for (size_t i = 0; i < r.count; i++) {
+		struct ast_validate_params vp = {
+			.lang = ast_lang_from_id("javascript"),
+			.text = text,
+			.len = strlen(text),
+			.cursor = at,
+			.candidate = r.items[i].text,
+			.candidate_len = r.items[i].len,
+		};
+		struct ast_validation v;
+		REQUIRE(ast_validate(&vp, &v) == 0);
+		CHECK(v.errors_after < v.errors_before);
+	}
 	complete_result_finish(&r);
 }
 
