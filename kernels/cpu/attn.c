@@ -31,26 +31,6 @@ static int32_t page_run(const struct cpu_backend *c, int32_t p0, int32_t last)
 	return n < last + 1 - p0 ? n : last + 1 - p0;
 }
 
-/*
- * Softmax of s[0..pos] in place. With an F16 cache llama.cpp multiplies V by
- * the probabilities rounded to fp16; with that rounding (and q's, see
- * attn_run) we match its F16-cache logits to 5e-6 (7e-5 without).
- */
-static void softmax_causal(float *s, int32_t pos, bool kv_f16)
-{
-	float mx = -INFINITY;
-	for (int32_t p = 0; p <= pos; p++)
-		if (s[p] > mx) mx = s[p];
-	double sum = 0;
-	for (int32_t p = 0; p <= pos; p++) {
-		s[p] = expf(s[p] - mx);
-		sum += s[p];
-	}
-	float inv = (float)(1.0 / sum);
-	for (int32_t p = 0; p <= pos; p++)
-		s[p] = kv_f16 ? tensor_f16_to_f32(tensor_f32_to_f16(s[p] * inv)) : s[p] * inv;
-}
-
 static void attn_run(void *arg, int ith, int nth)
 {
 	struct attn_task *t = arg;
@@ -103,7 +83,10 @@ static void attn_run(void *arg, int ith, int nth)
 		for (int j = 0; j < g; j++) {
 			float *sj = sc + j * ld;
 			int32_t pos = t->b->positions[i0 + j];
-			softmax_causal(sj, pos, c->kv_f16);
+			/* With an F16 cache llama.cpp multiplies V by the probabilities
+			 * rounded to fp16; with that rounding (and q's, above) we match
+			 * its F16-cache logits to 5e-6 (7e-5 without). */
+			c->k->softmax(sj, (int64_t)pos + 1, c->kv_f16);
 			for (int32_t p = pos + 1; p <= maxpos; p++) sj[p] = 0;
 		}
 		float *o = t->out + i0 * qd + (int64_t)h * hd;
@@ -161,7 +144,8 @@ static void attn_dec_run(void *arg, int ith, int nth)
 		if (t->pass == 2) { /* softmax of entry i, head h */
 			int64_t i = job / hp->n_head, h = job % hp->n_head;
 			int32_t pos = b->positions[i];
-			softmax_causal(c->dscores + (i * hp->n_head + h) * ld, pos, c->kv_f16);
+			c->k->softmax(c->dscores + (i * hp->n_head + h) * ld, (int64_t)pos + 1,
+			              c->kv_f16);
 			continue;
 		}
 		int64_t i = job / t->n_chunks, k = job % t->n_chunks;

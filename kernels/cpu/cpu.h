@@ -115,6 +115,9 @@ struct cpu_kernels {
 	                  int64_t stride, int64_t n, float scale, float *s, int64_t ld);
 	void (*mix_f16)(int64_t hd, int g, const float *p, int64_t ld, const uint16_t *r,
 	                int64_t stride, int64_t n, float *o, int64_t o_stride);
+	/* Softmax of s[0, n) in place, the sum in double as ggml does; with
+	 * round_f16 the probabilities are rounded to fp16 (an F16 cache's V). */
+	void (*softmax)(float *s, int64_t n, bool round_f16);
 	int attn_qb; /* queries per score/mix call this set handles, <= CPU_ATTN_QB */
 };
 

@@ -151,6 +151,7 @@ struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
 	FILL(mix_f32);
 	FILL(score_f16);
 	FILL(mix_f16);
+	FILL(softmax);
 	if (c.score_f32 == r->score_f32 || !c.attn_qb) c.attn_qb = r->attn_qb;
 #undef FILL
 	return c;

@@ -668,6 +668,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.mix_f32 = attn_mix_f32,
 	.score_f16 = attn_score_f16,
 	.mix_f16 = attn_mix_f16,
+	.softmax = attn_softmax,
 	.attn_qb = ATTN_QB,
 };
 #else

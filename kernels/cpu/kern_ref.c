@@ -251,6 +251,21 @@ static void mix_f16(int64_t hd, int g, const float *p, int64_t ld, const uint16_
 			axpy_f16(hd, p[j * ld + i], r + i * stride, o + j * o_stride);
 }
 
+static void softmax(float *s, int64_t n, bool round_f16)
+{
+	float mx = -INFINITY;
+	for (int64_t i = 0; i < n; i++)
+		if (s[i] > mx) mx = s[i];
+	double sum = 0;
+	for (int64_t i = 0; i < n; i++) {
+		s[i] = expf(s[i] - mx);
+		sum += s[i];
+	}
+	float inv = (float)(1.0 / sum);
+	for (int64_t i = 0; i < n; i++)
+		s[i] = round_f16 ? tensor_f16_to_f32(tensor_f32_to_f16(s[i] * inv)) : s[i] * inv;
+}
+
 const struct cpu_kernels cpu_kernels_ref = {
 	.name = "ref",
 	.act = { act_f32, act_q8_0 },
@@ -269,5 +284,6 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.mix_f32 = mix_f32,
 	.score_f16 = score_f16,
 	.mix_f16 = mix_f16,
+	.softmax = softmax,
 	.attn_qb = CPU_ATTN_QB,
 };

@@ -503,3 +503,73 @@ ATTN_SCORE(attn_score_f32, float, LOADK_F32, id_f32)
 ATTN_SCORE(attn_score_f16, uint16_t, LOADK_F16, f16_to_f32)
 ATTN_MIX(attn_mix_f32, float, LOADK_F32, id_f32)
 ATTN_MIX(attn_mix_f16, uint16_t, LOADK_F16, f16_to_f32)
+
+/*
+ * exp(x) for x <= 0, 8 lanes: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split
+ * in two so n ln2 is exact to float precision), exp(r) by its Taylor series
+ * to degree 7 (truncation 5e-9 relative, under the rounding of the Horner
+ * steps), times 2^n built in the exponent bits. Within 2 ulp of expf; below
+ * -87 (where 2^n would leave the normal range) it returns 0, which is
+ * 1e-38 away from exp(x) and nothing next to the softmax's largest term 1.
+ */
+static inline __m256 exp_neg_ps(__m256 x)
+{
+	const __m256 lo = _mm256_set1_ps(-87.0f);
+	__m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+	x = _mm256_max_ps(x, lo);
+	__m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+	                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
+	__m256 p = _mm256_set1_ps(1.0f / 5040);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	__m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+	p = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
+	return _mm256_andnot_ps(under, p);
+}
+
+/* The reference's three passes, 8 lanes at a time; the sum is taken in
+ * double per lane and added across lanes at the end. */
+static void attn_softmax(float *s, int64_t n, bool round_f16)
+{
+	__m256 mv = _mm256_set1_ps(-INFINITY);
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) mv = _mm256_max_ps(mv, _mm256_loadu_ps(s + i));
+	float mx = -INFINITY, lanes[8];
+	_mm256_storeu_ps(lanes, mv);
+	for (int l = 0; l < 8; l++) mx = lanes[l] > mx ? lanes[l] : mx;
+	for (int64_t k = i; k < n; k++) mx = s[k] > mx ? s[k] : mx;
+	__m256d sum0 = _mm256_setzero_pd(), sum1 = _mm256_setzero_pd();
+	const __m256 m8 = _mm256_set1_ps(mx);
+	for (i = 0; i + 8 <= n; i += 8) {
+		__m256 e = exp_neg_ps(_mm256_sub_ps(_mm256_loadu_ps(s + i), m8));
+		_mm256_storeu_ps(s + i, e);
+		sum0 = _mm256_add_pd(sum0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+		sum1 = _mm256_add_pd(sum1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+	}
+	double d[4], sum = 0;
+	_mm256_storeu_pd(d, _mm256_add_pd(sum0, sum1));
+	for (int l = 0; l < 4; l++) sum += d[l];
+	for (int64_t k = i; k < n; k++) {
+		s[k] = expf(s[k] - mx);
+		sum += s[k];
+	}
+	const __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
+	for (i = 0; i + 8 <= n; i += 8) {
+		__m256 p = _mm256_mul_ps(_mm256_loadu_ps(s + i), inv);
+		if (round_f16)
+			p = _mm256_cvtph_ps(
+			        _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+		_mm256_storeu_ps(s + i, p);
+	}
+	for (int64_t k = i; k < n; k++) {
+		float p = s[k] * _mm256_cvtss_f32(inv);
+		s[k] = round_f16 ? f16_to_f32(_cvtss_sh(p, 0)) : p;
+	}
+}

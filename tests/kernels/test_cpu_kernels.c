@@ -276,6 +276,34 @@ TEST(attention_score_and_mix_over_rows)
 				}
 }
 
+TEST(softmax_matches_reference)
+{
+	/* Scores as attention makes them (a spread of tens of nats, so some
+	 * terms underflow), lengths with and without a vector tail. A SIMD exp
+	 * within 2 ulp of expf moves a probability by a few 1e-7 relative; with
+	 * fp16 rounding it may land one fp16 step (2^-11 relative) the other way. */
+	init_sets();
+	enum { N = 600 };
+	static float x[N], a[N], b[N];
+	for (int i = 0; i < N; i++) x[i] = frand() * 40.0f;
+	x[N / 2] = -200.0f;
+	for (int s = 0; s < n_sets; s++)
+		for (int f16 = 0; f16 < 2; f16++)
+			for (int n = 1; n <= N; n += n < 20 ? 1 : 97) {
+				memcpy(a, x, sizeof a);
+				memcpy(b, x, sizeof b);
+				sets[s]->softmax(a, n, f16);
+				cpu_kernels_ref.softmax(b, n, f16);
+				double total = 0;
+				for (int i = 0; i < n; i++) {
+					CHECK_NEAR(a[i], b[i],
+					           b[i] * (f16 ? 1.0 / 1024 : 1e-6) + 1e-30);
+					total += a[i];
+				}
+				CHECK_NEAR(total, 1.0, f16 ? 1e-3 : 1e-5);
+			}
+}
+
 TEST(amx_gemm_matches_reference)
 {
 	if (!cpu_amx_available()) {
