@@ -57,6 +57,17 @@ const struct ast_lang *ast_lang_from_path(const char *path);
  * NULL. Static string. */
 const char *ast_lang_name(const struct ast_lang *lang);
 
+/*
+ * What would finish the cursor's line as one of the language's closing lines
+ * (C's `#endif`), which a model seldom proposes where the document lacks
+ * one: for each closer the line's text before the cursor (after the
+ * indentation) begins, and nothing after the cursor, its rest goes to
+ * out[0..cap). Returns how many; static strings. Offered as candidates,
+ * validation decides: one that closes nothing breaks the file.
+ */
+size_t ast_closers_at(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
+                      const char **out, size_t cap);
+
 /* Number of grammars built in, and the i-th one (for tests and --help). */
 size_t ast_lang_count(void);
 const struct ast_lang *ast_lang_at(size_t i);
@@ -226,6 +237,10 @@ struct ast_validate_params {
 	struct ast_doc *doc; /* optional: its tree (in step with text) is reused by
 	                           copy + ts_tree_edit + incremental parse; it is not
 	                           modified. NULL: the document is parsed here. */
+	bool copied;         /* the line it makes is one the document already has
+	                elsewhere: what that line breaks is taken as the grammar
+	                not knowing the project (a macro before a declaration),
+	                not as a line left unfinished */
 };
 
 struct ast_validation {

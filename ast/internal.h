@@ -24,6 +24,9 @@ struct ast_lang {
 	enum ast_block_style blocks;
 	const char *const *defs;    /* node types that define a named thing */
 	const char *const *imports; /* top-level node types that import/include */
+	const char *const *closers; /* lines that close what an earlier line opened
+	                             * and that nothing else on the line follows
+	                             * (C's `#endif`); NULL: none */
 };
 
 /* True when `type` is one of the NULL-terminated list. */

@@ -40,40 +40,41 @@ static const char *const ts_defs[] = { "function_declaration",   "generator_func
 	                               "type_alias_declaration", "enum_declaration",
 	                               "function_signature",     NULL };
 static const char *const js_imports[] = { "import_statement", NULL };
+static const char *const preproc_closers[] = { "#endif", NULL };
 
 static const struct ast_lang langs[] = {
 	{ "python", LIST("python3"), LIST(".py", ".pyi", ".pyw"), tree_sitter_python,
 	  AST_BLOCK_INDENT, LIST("function_definition", "class_definition", "decorated_definition"),
-	  LIST("import_statement", "import_from_statement", "future_import_statement") },
+	  LIST("import_statement", "import_from_statement", "future_import_statement"), NULL },
 	{ "c", LIST("c"), LIST(".c", ".h"), tree_sitter_c, AST_BLOCK_BRACE, c_defs,
-	  LIST("preproc_include") },
+	  LIST("preproc_include"), preproc_closers },
 	{ "cpp", LIST("c++", "cuda-cpp", "objective-cpp"),
 	  LIST(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".cu", ".cuh", ".ipp"),
-	  tree_sitter_cpp, AST_BLOCK_BRACE, cpp_defs,
-	  LIST("preproc_include", "using_declaration") },
+	  tree_sitter_cpp, AST_BLOCK_BRACE, cpp_defs, LIST("preproc_include", "using_declaration"),
+	  preproc_closers },
 	{ "javascript", LIST("javascriptreact", "js", "jsx"), LIST(".js", ".mjs", ".cjs", ".jsx"),
-	  tree_sitter_javascript, AST_BLOCK_BRACE, js_defs, js_imports },
+	  tree_sitter_javascript, AST_BLOCK_BRACE, js_defs, js_imports, NULL },
 	{ "typescript", LIST("ts"), LIST(".ts", ".mts", ".cts"), tree_sitter_typescript,
-	  AST_BLOCK_BRACE, ts_defs, js_imports },
+	  AST_BLOCK_BRACE, ts_defs, js_imports, NULL },
 	{ "typescriptreact", LIST("tsx"), LIST(".tsx"), tree_sitter_tsx, AST_BLOCK_BRACE, ts_defs,
-	  js_imports },
+	  js_imports, NULL },
 	{ "go", LIST("golang"), LIST(".go"), tree_sitter_go, AST_BLOCK_BRACE,
 	  LIST("function_declaration", "method_declaration", "type_declaration"),
-	  LIST("import_declaration", "package_clause") },
+	  LIST("import_declaration", "package_clause"), NULL },
 	{ "rust", LIST("rs"), LIST(".rs"), tree_sitter_rust, AST_BLOCK_BRACE,
 	  LIST("function_item", "function_signature_item", "struct_item", "enum_item", "union_item",
 	       "trait_item", "impl_item", "mod_item", "type_item"),
-	  LIST("use_declaration", "extern_crate_declaration") },
+	  LIST("use_declaration", "extern_crate_declaration"), NULL },
 	{ "java", LIST("java"), LIST(".java"), tree_sitter_java, AST_BLOCK_BRACE,
 	  LIST("class_declaration", "interface_declaration", "enum_declaration",
 	       "record_declaration", "method_declaration", "constructor_declaration"),
-	  LIST("import_declaration", "package_declaration") },
+	  LIST("import_declaration", "package_declaration"), NULL },
 	{ "json", LIST("jsonc", "json5"), LIST(".json", ".jsonc"), tree_sitter_json, AST_BLOCK_NONE,
-	  LIST("pair"), LIST("__none__") },
+	  LIST("pair"), LIST("__none__"), NULL },
 	{ "shellscript", LIST("bash", "sh", "shell", "zsh"), LIST(".sh", ".bash"), tree_sitter_bash,
-	  AST_BLOCK_KEYWORD, LIST("function_definition"), LIST("__none__") },
+	  AST_BLOCK_KEYWORD, LIST("function_definition"), LIST("__none__"), NULL },
 	{ "lua", LIST("lua"), LIST(".lua"), tree_sitter_lua, AST_BLOCK_KEYWORD,
-	  LIST("function_declaration"), LIST("__none__") },
+	  LIST("function_declaration"), LIST("__none__"), NULL },
 };
 
 #define N_LANGS (sizeof langs / sizeof langs[0])
@@ -91,6 +92,21 @@ const struct ast_lang *ast_lang_at(size_t i)
 const char *ast_lang_name(const struct ast_lang *lang)
 {
 	return lang ? lang->name : "plaintext";
+}
+
+size_t ast_closers_at(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
+                      const char **out, size_t cap)
+{
+	if (!lang || !lang->closers || cursor > len) return 0;
+	size_t le = text_line_end(text, len, cursor);
+	if (!text_is_blank(text, cursor, le)) return 0;
+	size_t s = text_line_start(text, cursor);
+	while (s < cursor && (text[s] == ' ' || text[s] == '\t')) s++;
+	size_t n = 0;
+	for (const char *const *c = lang->closers; *c && n < cap; c++)
+		if (strlen(*c) > cursor - s && !memcmp(*c, text + s, cursor - s))
+			out[n++] = *c + (cursor - s);
+	return n;
 }
 
 bool lang_type_in(const char *type, const char *const *list)

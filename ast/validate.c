@@ -22,6 +22,7 @@
  * tree, ts_tree_edit()s the insertion into the copy and re-parses
  * incrementally, so its cost follows the edit, not the file.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,10 +39,10 @@ const char *ast_verdict_name(enum ast_verdict v)
 	return "?";
 }
 
-/* The document with cand[0..k) inserted at `at`, read in three pieces. */
+/* The document with [at, at + del) replaced by cand[0..k), read in three pieces. */
 struct spliced {
 	const char *text;
-	size_t len, at;
+	size_t len, at, del;
 	const char *cand;
 	size_t k;
 };
@@ -59,9 +60,9 @@ static const char *spliced_read(void *payload, uint32_t byte, TSPoint pos, uint3
 	} else if (b < s->at + s->k) {
 		p = s->cand + (b - s->at);
 		l = s->at + s->k - b;
-	} else if (b - s->k < s->len) {
-		p = s->text + (b - s->k);
-		l = s->len - (b - s->k);
+	} else if (b - s->k + s->del < s->len) {
+		p = s->text + (b - s->k + s->del);
+		l = s->len - (b - s->k + s->del);
 	}
 	*n = (uint32_t)(l > UINT32_MAX ? UINT32_MAX : l);
 	return p;
@@ -201,15 +202,22 @@ struct checker {
 	bool heads_block;  /* deeper-indented lines follow the cursor's line */
 	TSPoint at;        /* the cursor as a tree-sitter point */
 	struct error_counts before;
+	size_t near_end;    /* end of the next line with text after the cursor's */
+	size_t near_limit;  /* errors allowed to start in [line_start, near_end] */
+	size_t total_limit; /* and in the whole file */
+	bool copied;        /* see ast_validate_params */
 	unsigned parses;
 };
 
-/* Whether cand[0..k) inserted at the cursor passes; *after gets its errors. */
-static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok, size_t *after)
+/* The document's tree re-parsed with [at, at + del) replaced by cand[0..k);
+ * `at` and the deleted bytes lie on the cursor's line. Caller owns it. */
+static int parse_spliced(struct checker *ck, size_t at, size_t del, const char *cand, size_t k,
+                         TSTree **out)
 {
 	TSTree *t = ts_tree_copy(ck->old);
 	if (!t) return AST_ENOMEM;
-	TSPoint end = ck->at;
+	TSPoint start = { ck->at.row, (uint32_t)(at - ck->line_start) };
+	TSPoint old_end = { start.row, start.column + (uint32_t)del }, end = start;
 	for (size_t i = 0; i < k; i++) {
 		if (cand[i] == '\n') {
 			end.row++;
@@ -219,23 +227,55 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 		}
 	}
 	TSInputEdit ed = {
-		.start_byte = (uint32_t)ck->cursor,
-		.old_end_byte = (uint32_t)ck->cursor,
-		.new_end_byte = (uint32_t)(ck->cursor + k),
-		.start_point = ck->at,
-		.old_end_point = ck->at,
+		.start_byte = (uint32_t)at,
+		.old_end_byte = (uint32_t)(at + del),
+		.new_end_byte = (uint32_t)(at + k),
+		.start_point = start,
+		.old_end_point = old_end,
 		.new_end_point = end,
 	};
 	ts_tree_edit(t, &ed);
-	struct spliced sp = { ck->text, ck->len, ck->cursor, cand, k };
+	struct spliced sp = { ck->text, ck->len, at, del, cand, k };
 	TSInput in = { .payload = &sp, .read = spliced_read, .encoding = TSInputEncodingUTF8 };
-	TSTree *nt = ts_parser_parse(ck->parser, t, in);
+	*out = ts_parser_parse(ck->parser, t, in);
 	ts_tree_delete(t);
 	ck->parses++;
-	if (!nt) {
+	if (!*out) {
 		ts_parser_reset(ck->parser);
 		return AST_EPARSE;
 	}
+	return 0;
+}
+
+/* Error nodes that start in [s, e], less those missing where the text ends. */
+static size_t count_near(TSNode root, size_t s, size_t e, size_t content_end)
+{
+	size_t n = 0;
+	if (!ts_node_has_error(root)) return 0;
+	TSTreeCursor cur = ts_tree_cursor_new(root);
+	for (;;) {
+		TSNode nd = ts_tree_cursor_current_node(&cur);
+		size_t ns = ts_node_start_byte(nd);
+		bool missing = ts_node_is_missing(nd);
+		if ((missing || ts_node_is_error(nd)) && ns >= s && ns <= e &&
+		    !(missing && ns >= content_end))
+			n++;
+		if (ts_node_has_error(nd) && ts_tree_cursor_goto_first_child(&cur)) continue;
+		bool up = true;
+		while (!ts_tree_cursor_goto_next_sibling(&cur))
+			if (!(up = ts_tree_cursor_goto_parent(&cur))) break;
+		if (!up) break;
+	}
+	ts_tree_cursor_delete(&cur);
+	return n;
+}
+
+/* Whether cand[0..k) inserted at the cursor passes; *after gets its errors. */
+static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok, size_t *after)
+{
+	TSTree *nt;
+	int rc = parse_spliced(ck, ck->cursor, 0, cand, k, &nt);
+	if (rc) return rc;
 	/* Where the spliced text's last non-blank byte ends. */
 	size_t content_end;
 	if (ck->tail_start > ck->cursor) {
@@ -245,17 +285,67 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 		while (ce > 0 && strchr(" \t\r\n", cand[ce - 1])) ce--;
 		content_end = ce > 0 ? ck->cursor + ce : ck->tail_start;
 	}
-	struct error_counts c = classify(ts_tree_root_node(nt), ck->cursor, ck->cursor + k,
-	                                 ck->line_start, content_end, ck->owned_end + k);
+	TSNode root = ts_tree_root_node(nt);
+	struct error_counts c = classify(root, ck->cursor, ck->cursor + k, ck->line_start,
+	                                 content_end, ck->owned_end + k);
 	/* A line heading a block whose opener was cut (`if (x) {`, a call's
 	 * first line) leaves the block's closer orphaned; tree-sitter's
 	 * recovery may report that far from here or blame nothing, so the
 	 * brackets of the lines it heads decide. */
-	bool balanced = !ck->heads_block ||
-	                brackets_hold(ts_tree_root_node(nt), ck->line_start, ck->owned_end + k);
+	bool balanced = !ck->heads_block || brackets_hold(root, ck->line_start, ck->owned_end + k);
+	size_t near = count_near(root, ck->line_start, ck->near_end + k, content_end);
+	size_t total = count_near(root, 0, SIZE_MAX, content_end);
 	ts_tree_delete(nt);
 	*after = c.local + c.other;
-	*ok = balanced && c.local == 0 && c.other <= ck->before.local + ck->before.other;
+	*ok = balanced && c.local == 0 && c.other <= ck->before.local + ck->before.other &&
+	      near <= ck->near_limit && total <= ck->total_limit;
+	return 0;
+}
+
+/*
+ * How many errors may start between the cursor's line and the next line
+ * with text once a candidate is in, and in the whole file. A line cut short
+ * breaks the line after it (`...o` before `npm: x,` in an object) or the
+ * rest of the file (a docstring left open): the document as it is has that
+ * error too, so "no more errors than before" lets a candidate leave it.
+ * The file with the line's text deleted has only the errors that are not
+ * the line's doing: those a candidate may keep. A blank line has no text
+ * to blame, and a copied line is trusted over the grammar: the limits are
+ * what the document has.
+ */
+static int near_limit(struct checker *ck)
+{
+	const char *t = ck->text;
+	size_t le = text_line_end(t, ck->len, ck->cursor);
+	size_t cs = ck->line_start;
+	while (cs < le && strchr(" \t\r", t[cs])) cs++;
+	size_t ce = le;
+	while (ce > cs && t[ce - 1] == '\r') ce--;
+	ck->near_end = le;
+	for (size_t at = le; at < ck->len;) {
+		size_t ls = at + 1, e = text_line_end(t, ck->len, ls);
+		if (!text_is_blank(t, ls, e)) {
+			ck->near_end = e;
+			break;
+		}
+		at = e;
+	}
+	size_t tail = ck->tail_start > ck->cursor ? ck->tail_start : ck->cursor;
+	if (cs == ce || ck->copied) {
+		TSNode root = ts_tree_root_node(ck->old);
+		ck->near_limit = count_near(root, ck->line_start, ck->near_end, tail);
+		ck->total_limit = count_near(root, 0, SIZE_MAX, tail);
+		return 0;
+	}
+	TSTree *bare;
+	int rc = parse_spliced(ck, cs, ce - cs, "", 0, &bare);
+	if (rc) return rc;
+	size_t del = ce - cs, bare_tail = ck->tail_start > ce ? ck->tail_start - del : cs;
+	while (bare_tail > 0 && bare_tail <= cs && strchr(" \t\r\n", t[bare_tail - 1])) bare_tail--;
+	TSNode root = ts_tree_root_node(bare);
+	ck->near_limit = count_near(root, ck->line_start, ck->near_end - del, bare_tail);
+	ck->total_limit = count_near(root, 0, SIZE_MAX, bare_tail);
+	ts_tree_delete(bare);
 	return 0;
 }
 
@@ -272,6 +362,7 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	ck->len = p->len;
 	ck->cursor = p->cursor;
 	ck->line_start = text_line_start(p->text, p->cursor);
+	ck->copied = p->copied;
 	if (p->doc && ast_doc_lang(p->doc) == p->lang) {
 		ck->old = ast_doc_tree(p->doc);
 		ck->parser = ast_doc_parser(p->doc);
@@ -300,7 +391,9 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	ck->before =
 	        classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start,
 	                 ck->tail_start > p->cursor ? ck->tail_start : p->cursor, ck->owned_end);
-	return 0;
+	int rc = near_limit(ck);
+	if (rc) checker_finish(ck);
+	return rc;
 }
 
 /* Cut points for trimming, longest first: before each newline, and for

@@ -306,11 +306,18 @@ bool complete_is_runaway(const char *text, size_t len, enum engine_stop stop)
 	return false;
 }
 
+/* What a text given to the engine to score is worth, beside it. */
+struct given_note {
+	double prior;   /* added to its score */
+	bool must_mend; /* shown only where it removes an error the document has */
+	bool copied;    /* a line the document has elsewhere (ast_validate_params) */
+};
+
 /* Validation, trimming, ranges: survivors become items (texts new). */
 static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const char *text,
                         size_t len, size_t cursor, const struct complete_options *opt,
-                        const struct engine_result *er, const struct recall_item *found,
-                        int n_found, struct complete_result *out)
+                        const struct engine_result *er, const struct engine_given *given,
+                        const struct given_note *notes, size_t n_given, struct complete_result *out)
 {
 	out->items = calloc((size_t)er->n_candidates + 1, sizeof *out->items);
 	/* per item: whether it removed an error the document had (mended) */
@@ -325,6 +332,10 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 		size_t keep = c->len;
 		bool mended = false;
 		enum ast_verdict verdict = AST_VERDICT_UNCHECKED;
+		const struct given_note *note = NULL;
+		for (size_t j = 0; c->stop == ENGINE_STOP_GIVEN && j < n_given; j++)
+			if (given[j].len == c->len && !memcmp(given[j].text, c->text, c->len))
+				note = &notes[j];
 		if (opt->validate && complete_is_runaway(c->text, c->len, c->stop)) {
 			out->rejected++;
 			continue;
@@ -338,6 +349,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 				.candidate = c->text,
 				.candidate_len = c->len,
 				.doc = doc,
+				.copied = note && note->copied,
 			};
 			struct ast_validation v;
 			int rc = ast_validate(&vp, &v);
@@ -349,7 +361,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			keep = verdict == AST_VERDICT_INVALID ? 0 : v.keep_len;
 			mended = v.errors_after < v.errors_before;
 		}
-		if (!keep || blank(c->text, keep)) {
+		if (!keep || blank(c->text, keep) || (note && note->must_mend && !mended)) {
 			out->rejected++;
 			continue;
 		}
@@ -370,9 +382,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 		it->score = c->mean_logprob;
 		if (c->stop == ENGINE_STOP_MAX_TOKENS && !memchr(c->text, '\n', c->len))
 			it->prior = RUNAWAY_LINE_PRIOR;
-		for (int j = 0; c->stop == ENGINE_STOP_GIVEN && j < n_found; j++)
-			if (found[j].len == c->len && !memcmp(found[j].text, c->text, c->len))
-				it->prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(found[j].count);
+		if (note) it->prior = note->prior;
 		it->verdict = verdict;
 		it->stop = c->stop;
 		it->index = i;
@@ -602,15 +612,30 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	/* lines that continue this way elsewhere in the document (borrowed) */
 	struct recall_item found[ENGINE_MAX_GIVEN];
 	struct engine_given given[ENGINE_MAX_GIVEN];
-	int n_found = 0;
+	struct given_note notes[ENGINE_MAX_GIVEN];
+	size_t n_given = 0;
 	if (st->completion_from_document) {
 		struct recall_params recp = { .text = text, .len = len, .cursor = cursor };
-		n_found = recall_find(&recp, found, RECALL_CANDIDATES);
-		for (int i = 0; i < n_found; i++)
-			given[i] = (struct engine_given){ found[i].text, found[i].len };
+		int n_found = recall_find(&recp, found, RECALL_CANDIDATES);
+		for (int i = 0; i < n_found; i++, n_given++) {
+			given[n_given] = (struct engine_given){ found[i].text, found[i].len };
+			notes[n_given] = (struct given_note){
+				RECALL_PRIOR + RECALL_PRIOR_COUNT * log(found[i].count), false, true
+			};
+		}
+	}
+	/* A closing line the document lacks (`#endif`), which the grammar may
+	 * accept anywhere: shown only where it closes something left open. */
+	const char *closers[ENGINE_MAX_GIVEN];
+	size_t n_closers = opt->validate ? ast_closers_at(lang, text, len, cursor, closers,
+	                                                  ENGINE_MAX_GIVEN - n_given)
+	                                 : 0;
+	for (size_t i = 0; i < n_closers; i++, n_given++) {
+		given[n_given] = (struct engine_given){ closers[i], strlen(closers[i]) };
+		notes[n_given] = (struct given_note){ 0, true, false };
 	}
 	rq.given = given;
-	rq.n_given = n_found > 0 ? (size_t)n_found : 0;
+	rq.n_given = n_given;
 	rq.n_candidates = st->completion_candidates;
 	if (rq.n_candidates > ENGINE_MAX_CANDIDATES) rq.n_candidates = ENGINE_MAX_CANDIDATES;
 	rq.max_tokens = st->completion_max_tokens;
@@ -656,8 +681,8 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		return rc;
 	}
 
-	rc = post_process(lang, opt->validate ? doc : NULL, text, len, cursor, opt, &er, found,
-	                  n_found, out);
+	rc = post_process(lang, opt->validate ? doc : NULL, text, len, cursor, opt, &er, given,
+	                  notes, n_given, out);
 	if (!rc) rc = rank(st, text, len, cursor, opt, out);
 	engine_result_finish(&er);
 	ast_slice_finish(&slice);
