@@ -237,10 +237,13 @@ struct ast_validate_params {
 	struct ast_doc *doc; /* optional: its tree (in step with text) is reused by
 	                           copy + ts_tree_edit + incremental parse; it is not
 	                           modified. NULL: the document is parsed here. */
-	bool copied;         /* the line it makes is one the document already has
-	                elsewhere: what that line breaks is taken as the grammar
-	                not knowing the project (a macro before a declaration),
-	                not as a line left unfinished */
+	/* The line it makes is a copy of the line at copy_at (a byte offset in
+	 * text): the errors that line has around it are taken as the grammar not
+	 * knowing the project (a macro before a declaration), and the copy may
+	 * have as many. Otherwise errors that deleting the line's text would
+	 * remove are a line left unfinished. */
+	bool copied;
+	size_t copy_at;
 };
 
 struct ast_validation {

@@ -205,7 +205,7 @@ struct checker {
 	size_t near_end;    /* end of the next line with text after the cursor's */
 	size_t near_limit;  /* errors allowed to start in [line_start, near_end] */
 	size_t total_limit; /* and in the whole file */
-	bool copied;        /* see ast_validate_params */
+	size_t copy_errors; /* errors around the line copied (ast_validate_params) */
 	unsigned parses;
 };
 
@@ -310,10 +310,23 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
  * error too, so "no more errors than before" lets a candidate leave it.
  * The file with the line's text deleted has only the errors that are not
  * the line's doing: those a candidate may keep. A blank line has no text
- * to blame, and a copied line is trusted over the grammar: the limits are
- * what the document has.
+ * to blame: the limits are what the document has. A line copied from
+ * elsewhere in the file may break what follows it as much as it does there.
  */
-static int near_limit(struct checker *ck)
+/* The end of the next line with text after the one holding pos, or of
+ * pos's own line when none follows. */
+static size_t next_text_line_end(const char *t, size_t len, size_t pos)
+{
+	size_t le = text_line_end(t, len, pos);
+	for (size_t at = le; at < len;) {
+		size_t ls = at + 1, e = text_line_end(t, len, ls);
+		if (!text_is_blank(t, ls, e)) return e;
+		at = e;
+	}
+	return le;
+}
+
+static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 {
 	const char *t = ck->text;
 	size_t le = text_line_end(t, ck->len, ck->cursor);
@@ -321,30 +334,27 @@ static int near_limit(struct checker *ck)
 	while (cs < le && strchr(" \t\r", t[cs])) cs++;
 	size_t ce = le;
 	while (ce > cs && t[ce - 1] == '\r') ce--;
-	ck->near_end = le;
-	for (size_t at = le; at < ck->len;) {
-		size_t ls = at + 1, e = text_line_end(t, ck->len, ls);
-		if (!text_is_blank(t, ls, e)) {
-			ck->near_end = e;
-			break;
-		}
-		at = e;
-	}
+	ck->near_end = next_text_line_end(t, ck->len, ck->cursor);
 	size_t tail = ck->tail_start > ck->cursor ? ck->tail_start : ck->cursor;
-	if (cs == ce || ck->copied) {
-		TSNode root = ts_tree_root_node(ck->old);
+	TSNode root = ts_tree_root_node(ck->old);
+	if (cs == ce) {
 		ck->near_limit = count_near(root, ck->line_start, ck->near_end, tail);
 		ck->total_limit = count_near(root, 0, SIZE_MAX, tail);
 		return 0;
 	}
+	size_t copy_errors = 0;
+	if (p->copied && p->copy_at < ck->len)
+		copy_errors = count_near(root, text_line_start(t, p->copy_at),
+		                         next_text_line_end(t, ck->len, p->copy_at), tail);
 	TSTree *bare;
 	int rc = parse_spliced(ck, cs, ce - cs, "", 0, &bare);
 	if (rc) return rc;
 	size_t del = ce - cs, bare_tail = ck->tail_start > ce ? ck->tail_start - del : cs;
 	while (bare_tail > 0 && bare_tail <= cs && strchr(" \t\r\n", t[bare_tail - 1])) bare_tail--;
-	TSNode root = ts_tree_root_node(bare);
-	ck->near_limit = count_near(root, ck->line_start, ck->near_end - del, bare_tail);
-	ck->total_limit = count_near(root, 0, SIZE_MAX, bare_tail);
+	root = ts_tree_root_node(bare);
+	ck->near_limit =
+	        copy_errors + count_near(root, ck->line_start, ck->near_end - del, bare_tail);
+	ck->total_limit = copy_errors + count_near(root, 0, SIZE_MAX, bare_tail);
 	ts_tree_delete(bare);
 	return 0;
 }
@@ -362,7 +372,6 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	ck->len = p->len;
 	ck->cursor = p->cursor;
 	ck->line_start = text_line_start(p->text, p->cursor);
-	ck->copied = p->copied;
 	if (p->doc && ast_doc_lang(p->doc) == p->lang) {
 		ck->old = ast_doc_tree(p->doc);
 		ck->parser = ast_doc_parser(p->doc);
@@ -391,7 +400,7 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	ck->before =
 	        classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start,
 	                 ck->tail_start > p->cursor ? ck->tail_start : p->cursor, ck->owned_end);
-	int rc = near_limit(ck);
+	int rc = near_limit(ck, p);
 	if (rc) checker_finish(ck);
 	return rc;
 }

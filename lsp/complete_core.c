@@ -310,7 +310,8 @@ bool complete_is_runaway(const char *text, size_t len, enum engine_stop stop)
 struct given_note {
 	double prior;   /* added to its score */
 	bool must_mend; /* shown only where it removes an error the document has */
-	bool copied;    /* a line the document has elsewhere (ast_validate_params) */
+	bool copied;    /* a line the document has at copy_at (ast_validate_params) */
+	size_t copy_at;
 };
 
 /* Validation, trimming, ranges: survivors become items (texts new). */
@@ -320,17 +321,19 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
                         const struct given_note *notes, size_t n_given, struct complete_result *out)
 {
 	out->items = calloc((size_t)er->n_candidates + 1, sizeof *out->items);
-	/* per item: whether it removed an error the document had (mended) */
-	bool *mends = calloc((size_t)er->n_candidates + 1, sizeof *mends);
+	/* per item: the errors it leaves when it removed one the document had
+	 * (it mends), else SIZE_MAX */
+	size_t *mends = calloc((size_t)er->n_candidates + 1, sizeof *mends);
 	if (!out->items || !mends) {
 		free(mends);
 		return -ENOMEM;
 	}
-	bool any_mends = false;
+	size_t best = SIZE_MAX; /* fewest errors a mending candidate leaves */
 	for (int32_t i = 0; i < er->n_candidates; i++) {
 		const struct engine_candidate *c = &er->candidates[i];
 		size_t keep = c->len;
 		bool mended = false;
+		size_t left = SIZE_MAX;
 		enum ast_verdict verdict = AST_VERDICT_UNCHECKED;
 		const struct given_note *note = NULL;
 		for (size_t j = 0; c->stop == ENGINE_STOP_GIVEN && j < n_given; j++)
@@ -350,6 +353,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 				.candidate_len = c->len,
 				.doc = doc,
 				.copied = note && note->copied,
+				.copy_at = note ? note->copy_at : 0,
 			};
 			struct ast_validation v;
 			int rc = ast_validate(&vp, &v);
@@ -360,6 +364,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			verdict = rc ? AST_VERDICT_INVALID : v.verdict;
 			keep = verdict == AST_VERDICT_INVALID ? 0 : v.keep_len;
 			mended = v.errors_after < v.errors_before;
+			left = mended ? v.errors_after : SIZE_MAX;
 		}
 		if (!keep || blank(c->text, keep) || (note && note->must_mend && !mended)) {
 			out->rejected++;
@@ -371,8 +376,8 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			free(mends);
 			return -ENOMEM;
 		}
-		mends[out->count] = mended;
-		any_mends |= mended;
+		mends[out->count] = left;
+		if (left < best) best = left;
 		memcpy(it->text, c->text, keep);
 		it->text[keep] = 0;
 		it->len = keep;
@@ -390,10 +395,12 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 	}
 	/* Where the document is broken and some candidate mends it (the rest
 	 * of an unclosed docstring, the `)` of a cut call), one that leaves it
-	 * as broken is no answer to what was asked: only the mending ones stay. */
+	 * more broken is no answer to what was asked: only the candidates that
+	 * leave the fewest errors stay (`#define` on a stray `#` mends the line
+	 * but not the guard that `#endif` would close). */
 	size_t w = 0;
 	for (size_t i = 0; i < out->count; i++) {
-		if (any_mends && !mends[i]) {
+		if (best != SIZE_MAX && mends[i] != best) {
 			free(out->items[i].text);
 			out->rejected++;
 		} else {
@@ -619,9 +626,10 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		int n_found = recall_find(&recp, found, RECALL_CANDIDATES);
 		for (int i = 0; i < n_found; i++, n_given++) {
 			given[n_given] = (struct engine_given){ found[i].text, found[i].len };
-			notes[n_given] = (struct given_note){
-				RECALL_PRIOR + RECALL_PRIOR_COUNT * log(found[i].count), false, true
-			};
+			notes[n_given] =
+			        (struct given_note){ RECALL_PRIOR + RECALL_PRIOR_COUNT *
+				                                            log(found[i].count),
+				                     false, true, found[i].source };
 		}
 	}
 	/* A closing line the document lacks (`#endif`), which the grammar may
@@ -632,7 +640,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	                                 : 0;
 	for (size_t i = 0; i < n_closers; i++, n_given++) {
 		given[n_given] = (struct engine_given){ closers[i], strlen(closers[i]) };
-		notes[n_given] = (struct given_note){ 0, true, false };
+		notes[n_given] = (struct given_note){ 0, true, false, 0 };
 	}
 	rq.given = given;
 	rq.n_given = n_given;

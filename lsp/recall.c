@@ -49,17 +49,20 @@ struct tally {
 	size_t n;
 };
 
-static void tally_add(struct tally *ty, const char *s, size_t n, size_t dist)
+static void tally_add(struct tally *ty, const char *s, size_t n, size_t dist, size_t source)
 {
 	for (size_t i = 0; i < ty->n; i++) {
 		struct recall_item *it = &ty->v[i];
 		if (it->len == n && !memcmp(it->text, s, n)) {
 			it->count++;
-			if (dist < it->nearest) it->nearest = dist;
+			if (dist < it->nearest) {
+				it->nearest = dist;
+				it->source = source;
+			}
 			return;
 		}
 	}
-	if (ty->n < RECALL_DISTINCT) ty->v[ty->n++] = (struct recall_item){ s, n, 1, dist };
+	if (ty->n < RECALL_DISTINCT) ty->v[ty->n++] = (struct recall_item){ s, n, 1, dist, source };
 }
 
 static int cmp_item(const void *a, const void *b)
@@ -122,7 +125,7 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 				if (cn <= rlen || memcmp(c + cn - rlen, t + rest, rlen)) continue;
 				cn -= rlen;
 			}
-			tally_add(&ty, c, cn, dist(s, cur));
+			tally_add(&ty, c, cn, dist(s, cur), s);
 			continue;
 		}
 		if (s == key.start || l.end - l.text != key.end - key.text ||
@@ -140,7 +143,7 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 		if (!found || fs == cl || f.end - f.text > RECALL_MAX_TEXT) continue;
 		/* the same step in indentation as from the key to the cursor */
 		if ((f.text - f.start) + key_indent != here_indent + (l.text - l.start)) continue;
-		tally_add(&ty, t + f.text, f.end - f.text, dist(s, cur));
+		tally_add(&ty, t + f.text, f.end - f.text, dist(s, cur), fs);
 	}
 	qsort(ty.v, ty.n, sizeof *ty.v, cmp_item);
 	size_t n = ty.n < cap ? ty.n : cap;

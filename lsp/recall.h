@@ -29,6 +29,7 @@ struct recall_item {
 	size_t len;
 	int32_t count;  /* places in the window that offered it */
 	size_t nearest; /* distance in bytes from the cursor to the nearest of them */
+	size_t source;  /* start of the line it came from there */
 };
 
 struct recall_params {

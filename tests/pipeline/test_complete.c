@@ -346,6 +346,78 @@ TEST(only_mending_candidates_when_one_mends)
 	complete_result_finish(&r);
 }
 
+/* `#endif` is offered where the file leaves an `#if` open, and only there:
+ * tree-sitter's C grammar takes a stray `#endif` as a directive like any
+ * other, so validation alone would let it through everywhere. */
+TEST(closing_lines_are_offered_where_they_close)
+{
+	CHECK(setup());
+	struct settings s = settings_for("c");
+	const char *open_doc = "#ifndef X_H\n#define X_H\n\nint f(void);\n\n#|";
+	struct complete_result r;
+	REQUIRE(complete_at_bar_in("c", open_doc, &s, &r) == 0);
+	REQUIRE(r.count >= 1);
+	/* it mends the file, so nothing that leaves the guard open is shown */
+	CHECK_STR_EQ(r.items[0].text, "endif");
+	CHECK_INT_EQ(r.count, 1);
+	complete_result_finish(&r);
+
+	REQUIRE(complete_at_bar_in("c", "#ifndef X_H\n#define X_H\n\nint f(void);\n|\n#endif\n", &s,
+	                           &r) == 0);
+	CHECK(find_text(&r, "#endif") == NULL);
+	complete_result_finish(&r);
+
+	const char *text;
+	size_t n = ast_closers_at(ast_lang_from_id("c"), "  #en", 5, 5, &text, 1);
+	CHECK_INT_EQ(n, 1);
+	CHECK_STR_EQ(text, "dif");
+	CHECK_INT_EQ(ast_closers_at(ast_lang_from_id("c"), "#end x", 6, 4, &text, 1), 0);
+	CHECK_INT_EQ(ast_closers_at(ast_lang_from_id("c"), "#endif", 6, 6, &text, 1), 0);
+	CHECK_INT_EQ(ast_closers_at(ast_lang_from_id("python"), "", 0, 0, &text, 1), 0);
+}
+
+/* A line copied from elsewhere in the document may break what follows it
+ * as much as the line it copies does there: the grammar does not know the
+ * project's macros. Any other line is judged against the file without its
+ * text, which here has no error. */
+TEST(copied_lines_may_break_what_their_source_breaks)
+{
+	CHECK(setup());
+	const char *doc =
+	        "int ok;\nAPI_DEPRECATED\nvoid f(int a);\nAPI_DEPRECATED\nvoid g(int a);\n"
+	        "API_|\nvoid k(int a);\n";
+	const char *bar = strchr(doc, '|');
+	size_t at = (size_t)(bar - doc);
+	char text[512];
+	memcpy(text, doc, at);
+	strcpy(text + at, bar + 1);
+	struct ast_validate_params vp = {
+		.lang = ast_lang_from_id("c"),
+		.text = text,
+		.len = strlen(text),
+		.cursor = at,
+		.candidate = "DEPRECATED",
+		.candidate_len = 10,
+	};
+	struct ast_validation v;
+	REQUIRE(ast_validate(&vp, &v) == 0);
+	CHECK(v.verdict == AST_VERDICT_INVALID);
+	vp.copied = true;
+	vp.copy_at = (size_t)(strstr(text, "API_DEPRECATED\nvoid g") - text);
+	REQUIRE(ast_validate(&vp, &v) == 0);
+	CHECK(v.verdict == AST_VERDICT_VALID);
+	vp.copy_at = 0; /* `int ok;` breaks nothing */
+	REQUIRE(ast_validate(&vp, &v) == 0);
+	CHECK(v.verdict == AST_VERDICT_INVALID);
+
+	struct settings s = settings_for("c");
+	struct complete_result r;
+	REQUIRE(complete_at_bar_in("c", doc, &s, &r) == 0);
+	const struct complete_item *it = find_text(&r, "DEPRECATED");
+	CHECK(it && it->stop == ENGINE_STOP_GIVEN);
+	complete_result_finish(&r);
+}
+
 TEST(runaway_loops_are_recognised)
 {
 	const char *loops[] = {

@@ -41,6 +41,9 @@ TEST(rest_of_line_most_frequent_first)
 	CHECK(item_is(&it[0], "Equal(a, 1)", 2)); /* trailing blanks cut, any indentation */
 	CHECK(item_is(&it[1], "True(x)", 1));     /* a line with nothing more offers nothing */
 	CHECK(it[0].text > buf && it[0].text < buf + strlen(buf)); /* borrowed */
+	/* the nearest copy's line, where validation looks at what it breaks */
+	CHECK_INT_EQ(it[0].source, (size_t)(strstr(buf, "\tself.assertEqual") - buf));
+	CHECK_INT_EQ(it[1].source, 0);
 }
 
 TEST(rest_of_line_must_end_with_the_text_after_the_cursor)
@@ -73,6 +76,7 @@ TEST(blank_line_offers_what_followed_the_previous_line)
 	/* the previous line's own copy is not counted */
 	CHECK_INT_EQ(n, 1);
 	CHECK(item_is(&it[0], "extern \"C\" {", 1)); /* blank lines between are skipped */
+	CHECK_INT_EQ(it[0].source, (size_t)(strstr(buf, "extern") - buf));
 }
 
 TEST(blank_line_keeps_the_indentation_step)
