@@ -535,8 +535,12 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 	bool swallowed = false;
 	int rc = validate_text(p, cand, k, out->scope_cut, out, &swallowed);
 	/* (errors_before/after then describe the window, parses both.) */
+	/* A candidate that heals the break swallowing the cursor (the `#endif`
+	 * an `#ifndef` lacked) is judged by the file it mends. */
+	bool heals = out->verdict != AST_VERDICT_INVALID && out->errors_after < out->errors_before;
 	size_t ws, we;
-	if (rc || !swallowed || !isolate_window(p->text, p->len, p->cursor, &ws, &we)) return rc;
+	if (rc || !swallowed || heals || !isolate_window(p->text, p->len, p->cursor, &ws, &we))
+		return rc;
 	/* The file's own break hides the cursor's region, and its recovery
 	 * can hide a bad candidate as well as condemn a good one: judge the
 	 * candidate inside the top-level construct around the cursor instead. */

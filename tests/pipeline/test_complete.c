@@ -367,6 +367,29 @@ TEST(closing_lines_are_offered_where_they_close)
 	CHECK(find_text(&r, "#endif") == NULL);
 	complete_result_finish(&r);
 
+	/* Here the split `extern "C" {` block makes tree-sitter swallow the
+	 * file into one error: the `#endif` that heals it is judged by the file
+	 * (it mends), not by the line alone (where it would mend nothing). */
+	const char *swallowed = "#ifndef X_H\n#define X_H\n\n#ifdef __cplusplus\nextern \"C\" {\n"
+	                        "#endif\n\n/*\n * Kinds.\n */\n#define X_UNKNOWN 0\n\n"
+	                        "#ifdef __cplusplus\n}\n#endif\n\n#end\n";
+	struct ast_validate_params vp = {
+		.lang = ast_lang_from_id("c"),
+		.text = swallowed,
+		.len = strlen(swallowed),
+		.cursor = strlen(swallowed) - 1,
+		.candidate = "if",
+		.candidate_len = 2,
+	};
+	struct ast_validation v;
+	REQUIRE(ast_validate(&vp, &v) == 0);
+	CHECK(v.verdict == AST_VERDICT_VALID);
+	CHECK(v.errors_after < v.errors_before);
+	vp.candidate = "e_type_t";
+	vp.candidate_len = 8;
+	REQUIRE(ast_validate(&vp, &v) == 0);
+	CHECK(v.errors_after == v.errors_before);
+
 	const char *text;
 	size_t n = ast_closers_at(ast_lang_from_id("c"), "  #en", 5, 5, &text, 1);
 	CHECK_INT_EQ(n, 1);
