@@ -263,11 +263,15 @@ struct ast_validation {
  * trailing closing brackets/quotes that the suffix already starts with, then
  * compare syntax errors with the document as it is: errors at or after the
  * cursor's line that touch the inserted text, or more errors elsewhere than
- * before, make it invalid; if so the longest prefix cut at a line or
+ * before, make it invalid, and so do more errors from the cursor's line to
+ * the next line with text, or in the file, than the file has with the text
+ * of the cursor's line deleted (a line left unfinished: `...o` with no comma
+ * before the next entry); if so the longest prefix cut at a line or
  * statement end that passes is kept (TRIMMED). When a break earlier in the
  * file (an unclosed bracket) has swallowed the cursor's region into an error
- * node, the candidate is judged inside the top-level construct around the
- * cursor instead (errors_* then count that region). Whitespace-only results
+ * node, a candidate that does not heal that break is judged inside the
+ * top-level construct around the cursor instead (errors_* then count that
+ * region). Whitespace-only results
  * are INVALID. The kept text is candidate[0 .. keep_len).
  * 0, AST_EINVAL or AST_ENOMEM (then *out says INVALID).
  */

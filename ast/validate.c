@@ -18,9 +18,13 @@
  *             does not open it again leaves the file broken: counted local.
  * A candidate passes when it has no local error and no more other errors than
  * the document had (local + other) before, and, on a line that heads such a
- * block, the brackets of those lines never close more than they opened. Each check copies the document's
- * tree, ts_tree_edit()s the insertion into the copy and re-parses
- * incrementally, so its cost follows the edit, not the file.
+ * block, the brackets of those lines never close more than they opened.
+ * Where the cursor's line has text, the file with that text deleted sets a
+ * further bound (near_limit): a line left unfinished must not leave the line
+ * after it, or the rest of the file, more broken than no line at all would.
+ * Each check copies the document's tree, ts_tree_edit()s the insertion into
+ * the copy and re-parses incrementally, so its cost follows the edit, not
+ * the file.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -205,7 +209,6 @@ struct checker {
 	size_t near_end;    /* end of the next line with text after the cursor's */
 	size_t near_limit;  /* errors allowed to start in [line_start, near_end] */
 	size_t total_limit; /* and in the whole file */
-	size_t copy_errors; /* errors around the line copied (ast_validate_params) */
 	unsigned parses;
 };
 
@@ -302,17 +305,6 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 	return 0;
 }
 
-/*
- * How many errors may start between the cursor's line and the next line
- * with text once a candidate is in, and in the whole file. A line cut short
- * breaks the line after it (`...o` before `npm: x,` in an object) or the
- * rest of the file (a docstring left open): the document as it is has that
- * error too, so "no more errors than before" lets a candidate leave it.
- * The file with the line's text deleted has only the errors that are not
- * the line's doing: those a candidate may keep. A blank line has no text
- * to blame: the limits are what the document has. A line copied from
- * elsewhere in the file may break what follows it as much as it does there.
- */
 /* The end of the next line with text after the one holding pos, or of
  * pos's own line when none follows. */
 static size_t next_text_line_end(const char *t, size_t len, size_t pos)
@@ -326,6 +318,19 @@ static size_t next_text_line_end(const char *t, size_t len, size_t pos)
 	return le;
 }
 
+/*
+ * How many errors may start between the cursor's line and the next line
+ * with text once a candidate is in, and in the whole file. A line cut short
+ * breaks the line after it (`...o` before `npm: x,` in an object) or the
+ * rest of the file (a docstring left open): the document as it is has that
+ * error too, so "no more errors than before" lets a candidate leave it.
+ * The file with the line's text deleted has only the errors that are not
+ * the line's doing: those a candidate may keep. A blank line has no text
+ * to blame, but an error that starts between it and the next line with
+ * text is most likely where the missing line goes (an entry, a closing
+ * `} = x`): one of those must go. A line copied from elsewhere in the file
+ * may break what follows it as much as it does there.
+ */
 static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 {
 	const char *t = ck->text;
@@ -339,6 +344,7 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	TSNode root = ts_tree_root_node(ck->old);
 	if (cs == ce) {
 		ck->near_limit = count_near(root, ck->line_start, ck->near_end, tail);
+		if (ck->near_limit > 0) ck->near_limit--;
 		ck->total_limit = count_near(root, 0, SIZE_MAX, tail);
 		return 0;
 	}
