@@ -15,10 +15,11 @@
 struct ast_doc {
 	const struct ast_lang *lang;
 	ast_read_fn read;
-	void *ctx;        /* borrowed: the daemon's document */
-	TSParser *parser; /* NULL for a NULL language */
-	TSTree *tree;     /* NULL before the first parse */
-	bool stale;       /* edits recorded since the last parse */
+	void *ctx;            /* borrowed: the daemon's document */
+	TSParser *parser;     /* NULL for a NULL language */
+	TSTree *tree;         /* NULL before the first parse */
+	bool stale;           /* edits recorded since the last parse */
+	struct doc_bare bare; /* validation's, for the current tree */
 };
 
 struct ast_doc *ast_doc_new(const struct ast_lang *lang, ast_read_fn read, void *ctx)
@@ -63,6 +64,7 @@ void ast_doc_edit(struct ast_doc *doc, size_t start_byte, size_t old_end_byte, s
 {
 	if (!doc || !doc->parser) return;
 	doc->stale = true;
+	doc->bare.valid = false;
 	if (!doc->tree) return;
 	TSInputEdit e = {
 		.start_byte = (uint32_t)start_byte,
@@ -81,6 +83,7 @@ void ast_doc_reset(struct ast_doc *doc)
 	ts_tree_delete(doc->tree);
 	doc->tree = NULL;
 	doc->stale = true;
+	doc->bare.valid = false;
 }
 
 /* TSInput.read over the caller's callback: tree-sitter wants 32-bit lengths. */
@@ -126,6 +129,11 @@ const TSTree *ast_doc_tree(struct ast_doc *doc)
 TSParser *ast_doc_parser(struct ast_doc *doc)
 {
 	return doc ? doc->parser : NULL;
+}
+
+struct doc_bare *ast_doc_bare(struct ast_doc *doc)
+{
+	return doc ? &doc->bare : NULL;
 }
 
 size_t tree_error_count(TSNode root)

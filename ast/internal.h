@@ -43,6 +43,18 @@ const TSTree *ast_doc_tree(struct ast_doc *doc);
  * each check does not build a parser: borrowed, NULL for a NULL language. */
 TSParser *ast_doc_parser(struct ast_doc *doc);
 
+/* What validation counted in the document with the cursor's line emptied
+ * (validate.c near_limit): the same for every candidate at one cursor, so
+ * kept with the document until its next edit. */
+struct doc_bare {
+	bool valid;
+	size_t line_start; /* of the line emptied */
+	size_t near, total;
+};
+
+/* The document's slot for it (NULL for a NULL doc). */
+struct doc_bare *ast_doc_bare(struct ast_doc *doc);
+
 /* Errors (ERROR + MISSING nodes) under `node`, descending only into subtrees
  * that have one, so a clean tree costs O(1). */
 size_t tree_error_count(TSNode node);

@@ -352,16 +352,30 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	if (p->copied && p->copy_at < ck->len)
 		copy_errors = count_near(root, text_line_start(t, p->copy_at),
 		                         next_text_line_end(t, ck->len, p->copy_at), tail);
-	TSTree *bare;
-	int rc = parse_spliced(ck, cs, ce - cs, "", 0, &bare);
-	if (rc) return rc;
-	size_t del = ce - cs, bare_tail = ck->tail_start > ce ? ck->tail_start - del : cs;
-	while (bare_tail > 0 && bare_tail <= cs && strchr(" \t\r\n", t[bare_tail - 1])) bare_tail--;
-	root = ts_tree_root_node(bare);
-	ck->near_limit =
-	        copy_errors + count_near(root, ck->line_start, ck->near_end - del, bare_tail);
-	ck->total_limit = copy_errors + count_near(root, 0, SIZE_MAX, bare_tail);
-	ts_tree_delete(bare);
+	struct doc_bare *memo =
+	        p->doc && ast_doc_tree(p->doc) == ck->old ? ast_doc_bare(p->doc) : NULL;
+	if (!memo || !memo->valid || memo->line_start != ck->line_start) {
+		TSTree *bare;
+		int rc = parse_spliced(ck, cs, ce - cs, "", 0, &bare);
+		if (rc) return rc;
+		size_t del = ce - cs, bare_tail = ck->tail_start > ce ? ck->tail_start - del : cs;
+		while (bare_tail > 0 && bare_tail <= cs && strchr(" \t\r\n", t[bare_tail - 1]))
+			bare_tail--;
+		root = ts_tree_root_node(bare);
+		struct doc_bare b = { true, ck->line_start,
+			              count_near(root, ck->line_start, ck->near_end - del,
+			                         bare_tail),
+			              count_near(root, 0, SIZE_MAX, bare_tail) };
+		ts_tree_delete(bare);
+		if (!memo) {
+			ck->near_limit = copy_errors + b.near;
+			ck->total_limit = copy_errors + b.total;
+			return 0;
+		}
+		*memo = b;
+	}
+	ck->near_limit = copy_errors + memo->near;
+	ck->total_limit = copy_errors + memo->total;
 	return 0;
 }
 

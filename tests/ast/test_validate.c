@@ -184,6 +184,44 @@ TEST(rust_cases)
 }
 
 /* No grammar: accepted unchecked, whitespace rejected. */
+/* Validation keeps what it counted in the file with the cursor's line
+ * emptied with the document, for the next candidate; an edit elsewhere must
+ * drop it. Here the edit breaks the next line on its own, which lets a
+ * candidate that leaves it broken pass; with stale counts it would not. */
+TEST(emptied_line_counts_follow_edits)
+{
+	const struct ast_lang *lang = ast_lang_from_id("javascript");
+	char text[64] = "const o = {\n  ...o\n  npm: 1,\n};\n";
+	size_t cursor = (size_t)(strstr(text, "...o") - text) + 4;
+	struct ast_doc *doc = ast_doc_new(lang, doc_read, text);
+	REQUIRE(doc);
+	struct ast_validate_params vp = {
+		.lang = lang,
+		.text = text,
+		.len = strlen(text),
+		.cursor = cursor,
+		.candidate = "n",
+		.candidate_len = 1,
+		.doc = doc,
+	};
+	struct ast_validation v;
+	REQUIRE(ast_validate(&vp, &v) == 0);
+	CHECK(v.verdict == AST_VERDICT_INVALID); /* `...on` lacks its comma */
+	char *colon = strstr(text, "npm:") + 3;
+	size_t at = (size_t)(colon - text);
+	memmove(colon, colon + 1, strlen(colon + 1) + 1);
+	ast_doc_edit(doc, at, at + 1, at, (struct ast_point){ 2, 5 }, (struct ast_point){ 2, 6 },
+	             (struct ast_point){ 2, 5 });
+	vp.len = strlen(text);
+	REQUIRE(ast_validate(&vp, &v) == 0);
+	struct ast_validation fresh;
+	vp.doc = NULL;
+	REQUIRE(ast_validate(&vp, &fresh) == 0);
+	CHECK(fresh.verdict == AST_VERDICT_VALID);
+	CHECK(v.verdict == fresh.verdict);
+	ast_doc_delete(doc);
+}
+
 TEST(plaintext_unchecked)
 {
 	const char *t = "hello\nwor";
