@@ -318,18 +318,37 @@ static size_t next_text_line_end(const char *t, size_t len, size_t pos)
 	return le;
 }
 
+/* What the file has with the text of the cursor's line, [cs, ce), deleted:
+ * errors from the line to the next line with text, and in all. */
+static int bare_counts(struct checker *ck, size_t cs, size_t ce, struct doc_bare *out)
+{
+	TSTree *bare;
+	int rc = parse_spliced(ck, cs, ce - cs, "", 0, &bare);
+	if (rc) return rc;
+	size_t del = ce - cs, tail = ck->tail_start > ce ? ck->tail_start - del : cs;
+	while (tail > 0 && tail <= cs && strchr(" \t\r\n", ck->text[tail - 1])) tail--;
+	TSNode root = ts_tree_root_node(bare);
+	*out = (struct doc_bare){ true, ck->line_start,
+		                  count_near(root, ck->line_start, ck->near_end - del, tail),
+		                  count_near(root, 0, SIZE_MAX, tail) };
+	ts_tree_delete(bare);
+	return 0;
+}
+
 /*
  * How many errors may start between the cursor's line and the next line
  * with text once a candidate is in, and in the whole file. A line cut short
  * breaks the line after it (`...o` before `npm: x,` in an object) or the
  * rest of the file (a docstring left open): the document as it is has that
  * error too, so "no more errors than before" lets a candidate leave it.
- * The file with the line's text deleted has only the errors that are not
- * the line's doing: those a candidate may keep. A blank line has no text
- * to blame, but an error that starts between it and the next line with
- * text is most likely where the missing line goes (an entry, a closing
- * `} = x`): one of those must go. A line copied from elsewhere in the file
- * may break what follows it as much as it does there.
+ *   - The file with the line's text deleted has only the errors that are
+ *     not the line's doing: no more of those may stay.
+ *   - An error just after a blank line is most likely where the missing
+ *     entry or `} = x` goes: there must be one fewer. (After a line with
+ *     text it may as well be the next line's own, which no completion of
+ *     this one mends: the line above a line being edited would go silent.)
+ *   - A line copied from elsewhere in the file may break what follows it as
+ *     much as it does there: the grammar does not know the project's macros.
  */
 static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 {
@@ -342,40 +361,27 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	ck->near_end = next_text_line_end(t, ck->len, ck->cursor);
 	size_t tail = ck->tail_start > ck->cursor ? ck->tail_start : ck->cursor;
 	TSNode root = ts_tree_root_node(ck->old);
-	if (cs == ce) {
-		ck->near_limit = count_near(root, ck->line_start, ck->near_end, tail);
-		if (ck->near_limit > 0) ck->near_limit--;
-		ck->total_limit = count_near(root, 0, SIZE_MAX, tail);
-		return 0;
-	}
+	size_t hole = count_near(root, ck->line_start, ck->near_end, tail);
+	struct doc_bare b = { true, ck->line_start, hole, count_near(root, 0, SIZE_MAX, tail) };
 	size_t copy_errors = 0;
-	if (p->copied && p->copy_at < ck->len)
-		copy_errors = count_near(root, text_line_start(t, p->copy_at),
-		                         next_text_line_end(t, ck->len, p->copy_at), tail);
-	struct doc_bare *memo =
-	        p->doc && ast_doc_tree(p->doc) == ck->old ? ast_doc_bare(p->doc) : NULL;
-	if (!memo || !memo->valid || memo->line_start != ck->line_start) {
-		TSTree *bare;
-		int rc = parse_spliced(ck, cs, ce - cs, "", 0, &bare);
-		if (rc) return rc;
-		size_t del = ce - cs, bare_tail = ck->tail_start > ce ? ck->tail_start - del : cs;
-		while (bare_tail > 0 && bare_tail <= cs && strchr(" \t\r\n", t[bare_tail - 1]))
-			bare_tail--;
-		root = ts_tree_root_node(bare);
-		struct doc_bare b = { true, ck->line_start,
-			              count_near(root, ck->line_start, ck->near_end - del,
-			                         bare_tail),
-			              count_near(root, 0, SIZE_MAX, bare_tail) };
-		ts_tree_delete(bare);
-		if (!memo) {
-			ck->near_limit = copy_errors + b.near;
-			ck->total_limit = copy_errors + b.total;
-			return 0;
+	if (cs < ce) {
+		if (p->copied && p->copy_at < ck->len)
+			copy_errors = count_near(root, text_line_start(t, p->copy_at),
+			                         next_text_line_end(t, ck->len, p->copy_at), tail);
+		/* the same for every candidate at this line: kept with the document */
+		struct doc_bare *memo =
+		        p->doc && ast_doc_tree(p->doc) == ck->old ? ast_doc_bare(p->doc) : NULL;
+		if (memo && memo->valid && memo->line_start == ck->line_start) {
+			b = *memo;
+		} else {
+			int rc = bare_counts(ck, cs, ce, &b);
+			if (rc) return rc;
+			if (memo) *memo = b;
 		}
-		*memo = b;
 	}
-	ck->near_limit = copy_errors + memo->near;
-	ck->total_limit = copy_errors + memo->total;
+	if (cs == ce && hole > 0) b.near = hole - 1;
+	ck->near_limit = copy_errors + b.near;
+	ck->total_limit = copy_errors + b.total;
 	return 0;
 }
 
