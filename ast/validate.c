@@ -250,8 +250,9 @@ static int parse_spliced(struct checker *ck, size_t at, size_t del, const char *
 	return 0;
 }
 
-/* Error nodes that start in [s, e], less those missing where the text ends. */
-static size_t count_near(TSNode root, size_t s, size_t e, size_t content_end)
+/* Error nodes that start in [s, e] and end by end_max, less those missing
+ * where the text ends. */
+static size_t count_in(TSNode root, size_t s, size_t e, size_t end_max, size_t content_end)
 {
 	size_t n = 0;
 	if (!ts_node_has_error(root)) return 0;
@@ -261,7 +262,7 @@ static size_t count_near(TSNode root, size_t s, size_t e, size_t content_end)
 		size_t ns = ts_node_start_byte(nd);
 		bool missing = ts_node_is_missing(nd);
 		if ((missing || ts_node_is_error(nd)) && ns >= s && ns <= e &&
-		    !(missing && ns >= content_end))
+		    ts_node_end_byte(nd) <= end_max && !(missing && ns >= content_end))
 			n++;
 		if (ts_node_has_error(nd) && ts_tree_cursor_goto_first_child(&cur)) continue;
 		bool up = true;
@@ -271,6 +272,11 @@ static size_t count_near(TSNode root, size_t s, size_t e, size_t content_end)
 	}
 	ts_tree_cursor_delete(&cur);
 	return n;
+}
+
+static size_t count_near(TSNode root, size_t s, size_t e, size_t content_end)
+{
+	return count_in(root, s, e, SIZE_MAX, content_end);
 }
 
 /* Whether cand[0..k) inserted at the cursor passes; *after gets its errors. */
@@ -365,9 +371,13 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	struct doc_bare b = { true, ck->line_start, hole, count_near(root, 0, SIZE_MAX, tail) };
 	size_t copy_errors = 0;
 	if (cs < ce) {
-		if (p->copied && p->copy_at < ck->len)
-			copy_errors = count_near(root, text_line_start(t, p->copy_at),
-			                         next_text_line_end(t, ck->len, p->copy_at), tail);
+		/* (only errors that lie there: not a break far above it whose
+		 * recovery happens to start there) */
+		if (p->copied && p->copy_at < ck->len) {
+			size_t ce2 = next_text_line_end(t, ck->len, p->copy_at);
+			copy_errors =
+			        count_in(root, text_line_start(t, p->copy_at), ce2, ce2, tail);
+		}
 		/* the same for every candidate at this line: kept with the document */
 		struct doc_bare *memo =
 		        p->doc && ast_doc_tree(p->doc) == ck->old ? ast_doc_bare(p->doc) : NULL;
