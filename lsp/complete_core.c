@@ -332,8 +332,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 	for (int32_t i = 0; i < er->n_candidates; i++) {
 		const struct engine_candidate *c = &er->candidates[i];
 		size_t keep = c->len;
-		bool mended = false;
-		size_t left = SIZE_MAX;
+		size_t left = SIZE_MAX; /* errors left, if it mends */
 		enum ast_verdict verdict = AST_VERDICT_UNCHECKED;
 		const struct given_note *note = NULL;
 		for (size_t j = 0; c->stop == ENGINE_STOP_GIVEN && j < n_given; j++)
@@ -363,10 +362,10 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			}
 			verdict = rc ? AST_VERDICT_INVALID : v.verdict;
 			keep = verdict == AST_VERDICT_INVALID ? 0 : v.keep_len;
-			mended = v.errors_after < v.errors_before;
-			left = mended ? v.errors_after : SIZE_MAX;
+			if (v.errors_after < v.errors_before) left = v.errors_after;
 		}
-		if (!keep || blank(c->text, keep) || (note && note->must_mend && !mended)) {
+		if (!keep || blank(c->text, keep) ||
+		    (note && note->must_mend && left == SIZE_MAX)) {
 			out->rejected++;
 			continue;
 		}
@@ -626,10 +625,11 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		int n_found = recall_find(&recp, found, RECALL_CANDIDATES);
 		for (int i = 0; i < n_found; i++, n_given++) {
 			given[n_given] = (struct engine_given){ found[i].text, found[i].len };
-			notes[n_given] =
-			        (struct given_note){ RECALL_PRIOR + RECALL_PRIOR_COUNT *
-				                                            log(found[i].count),
-				                     false, true, found[i].source };
+			notes[n_given] = (struct given_note){
+				.prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(found[i].count),
+				.copied = true,
+				.copy_at = found[i].source,
+			};
 		}
 	}
 	/* A closing line the document lacks (`#endif`), which the grammar may
@@ -640,7 +640,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	                                 : 0;
 	for (size_t i = 0; i < n_closers; i++, n_given++) {
 		given[n_given] = (struct engine_given){ closers[i], strlen(closers[i]) };
-		notes[n_given] = (struct given_note){ 0, true, false, 0 };
+		notes[n_given] = (struct given_note){ .must_mend = true };
 	}
 	rq.given = given;
 	rq.n_given = n_given;

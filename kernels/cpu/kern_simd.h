@@ -13,6 +13,7 @@
  */
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 #include "cpu.h"
 #include "quant.h"
@@ -535,7 +536,8 @@ static inline __m256 exp_neg_ps(__m256 x)
 }
 
 /* The reference's three passes, 8 lanes at a time; the sum is taken in
- * double per lane and added across lanes at the end. */
+ * double per lane and added across lanes at the end. The last partial
+ * vector goes through a copy padded with -inf, whose exp is 0. */
 static void attn_softmax(float *s, int64_t n, bool round_f16)
 {
 	__m256 mv = _mm256_set1_ps(-INFINITY);
@@ -547,19 +549,27 @@ static void attn_softmax(float *s, int64_t n, bool round_f16)
 	for (int64_t k = i; k < n; k++) mx = s[k] > mx ? s[k] : mx;
 	__m256d sum0 = _mm256_setzero_pd(), sum1 = _mm256_setzero_pd();
 	const __m256 m8 = _mm256_set1_ps(mx);
-	for (i = 0; i + 8 <= n; i += 8) {
-		__m256 e = exp_neg_ps(_mm256_sub_ps(_mm256_loadu_ps(s + i), m8));
-		_mm256_storeu_ps(s + i, e);
+	for (i = 0; i < n; i += 8) {
+		float pad[8];
+		int64_t w = n - i < 8 ? n - i : 8;
+		const float *src = s + i;
+		if (w < 8) {
+			for (int l = 0; l < 8; l++) pad[l] = l < w ? s[i + l] : -INFINITY;
+			src = pad;
+		}
+		__m256 e = exp_neg_ps(_mm256_sub_ps(_mm256_loadu_ps(src), m8));
 		sum0 = _mm256_add_pd(sum0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
 		sum1 = _mm256_add_pd(sum1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+		if (w == 8) {
+			_mm256_storeu_ps(s + i, e);
+		} else {
+			_mm256_storeu_ps(pad, e);
+			memcpy(s + i, pad, (size_t)w * sizeof *s);
+		}
 	}
 	double d[4], sum = 0;
 	_mm256_storeu_pd(d, _mm256_add_pd(sum0, sum1));
 	for (int l = 0; l < 4; l++) sum += d[l];
-	for (int64_t k = i; k < n; k++) {
-		s[k] = expf(s[k] - mx);
-		sum += s[k];
-	}
 	const __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
 	for (i = 0; i + 8 <= n; i += 8) {
 		__m256 p = _mm256_mul_ps(_mm256_loadu_ps(s + i), inv);
