@@ -700,6 +700,8 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		set_err(err, errlen, "out of memory%s", "");
 		return rc;
 	}
+	for (size_t i = 0; i < out->count; i++)
+		out->given_shown += out->items[i].stop == ENGINE_STOP_GIVEN;
 	double t3 = now_ms();
 	out->post_ms = t3 - t2;
 	out->total_ms = t3 - t0;

@@ -84,6 +84,8 @@ struct complete_result {
 	int32_t n_generated; /* candidates the engine returned: decoded, and document lines scored */
 	int32_t rejected;    /* of those, dropped by validation, emptiness or confidence */
 	int32_t merged;      /* of those, merged into a near-duplicate by rerank */
+	int32_t given_shown; /* items shown that the engine scored, not decoded: document
+	                      * lines and closing lines */
 	int32_t prompt_tokens, cached_tokens, generated_tokens;
 	enum ast_shape_kind shape;
 	int32_t max_lines; /* what the shape and completion.multiline allowed */

@@ -368,6 +368,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
+	p->stats.document_lines += (uint64_t)(res.given_shown > 0 ? res.given_shown : 0);
 	pthread_mutex_unlock(&p->mu);
 	if (rc == ENGINE_ECANCELED) {
 		complete_result_finish(&res);

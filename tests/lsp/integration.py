@@ -335,7 +335,7 @@ def case_completion_empty(c):
     check(r.get("result", {}).get("items") == [], "a document not open: empty", r)
     s = c.request("infill/stats")["result"]
     for k in ["requests", "cancelled", "fastPath", "promptTokens", "cachedPromptTokens",
-              "generatedTokens", "rejectedCandidates", "backend", "latencyMs"]:
+              "generatedTokens", "rejectedCandidates", "documentLines", "backend", "latencyMs"]:
         check(k in s, "stats has " + k, s)
     check(set(s["latencyMs"]) >= {"p50", "p90", "p99"}, "latency percentiles", s)
     check(s["requests"] == 3 and s["latencyMs"]["samples"] == 2, "counted", s)

@@ -293,11 +293,13 @@ TEST(document_lines_are_offered_and_validated)
 	const struct complete_item *other = find_text(&r, "ute_total(items, 2)");
 	CHECK(other && other->stop == ENGINE_STOP_GIVEN);
 	CHECK_INT_EQ(r.n_generated, s.completion_candidates + 2);
+	CHECK_INT_EQ(r.given_shown, 2); /* what infill/stats counts as documentLines */
 	complete_result_finish(&r);
 
 	s.completion_from_document = false;
 	REQUIRE(complete_at_bar(doc, &s, &r) == 0);
 	CHECK_INT_EQ(r.n_generated, s.completion_candidates);
+	CHECK_INT_EQ(r.given_shown, 0);
 	for (size_t i = 0; i < r.count; i++) CHECK(r.items[i].stop != ENGINE_STOP_GIVEN);
 	complete_result_finish(&r);
 
