@@ -136,23 +136,35 @@ struct doc_bare *ast_doc_bare(struct ast_doc *doc)
 	return doc ? &doc->bare : NULL;
 }
 
-size_t tree_error_count(TSNode root)
+void tree_each_error(TSNode root, void (*fn)(TSNode node, void *ctx), void *ctx)
 {
-	if (ts_node_is_null(root) || !ts_node_has_error(root)) return 0;
-	size_t n = 0;
+	if (ts_node_is_null(root) || !ts_node_has_error(root)) return;
 	TSTreeCursor c = ts_tree_cursor_new(root);
 	for (;;) {
 		TSNode node = ts_tree_cursor_current_node(&c);
-		if (ts_node_is_error(node) || ts_node_is_missing(node)) n++;
+		if (ts_node_is_error(node) || ts_node_is_missing(node)) fn(node, ctx);
 		/* Only subtrees that contain an error are worth entering. */
 		if (ts_node_has_error(node) && ts_tree_cursor_goto_first_child(&c)) continue;
 		while (!ts_tree_cursor_goto_next_sibling(&c)) {
 			if (!ts_tree_cursor_goto_parent(&c)) {
 				ts_tree_cursor_delete(&c);
-				return n;
+				return;
 			}
 		}
 	}
+}
+
+static void count_one(TSNode node, void *ctx)
+{
+	(void)node;
+	(*(size_t *)ctx)++;
+}
+
+size_t tree_error_count(TSNode root)
+{
+	size_t n = 0;
+	tree_each_error(root, count_one, &n);
+	return n;
 }
 
 size_t ast_doc_error_count(const struct ast_doc *doc)

@@ -55,8 +55,12 @@ struct doc_bare {
 /* The document's slot for it (NULL for a NULL doc). */
 struct doc_bare *ast_doc_bare(struct ast_doc *doc);
 
-/* Errors (ERROR + MISSING nodes) under `node`, descending only into subtrees
- * that have one, so a clean tree costs O(1). */
+/* Calls fn for each error (ERROR or MISSING node) under `root`, outer ones
+ * first, descending only into subtrees that have one, so a clean tree costs
+ * O(1). */
+void tree_each_error(TSNode root, void (*fn)(TSNode node, void *ctx), void *ctx);
+
+/* How many errors tree_each_error visits. */
 size_t tree_error_count(TSNode node);
 
 /* A new parser for lang (NULL on failure). */

@@ -76,48 +76,46 @@ struct error_counts {
 	size_t local, other;
 };
 
+/* An insertion occupying [s, e) (e == s for the document as it is), and
+ * the error counts classify() sorts into. */
+struct classify_ctx {
+	size_t s, e, line_start, content_end, owned_end;
+	struct error_counts c;
+};
+
+static void classify_one(TSNode n, void *ctx)
+{
+	struct classify_ctx *x = ctx;
+	bool missing = ts_node_is_missing(n);
+	size_t ns = ts_node_start_byte(n), ne = ts_node_end_byte(n);
+	bool touches;
+	if (x->e == x->s || missing)
+		touches = ns <= x->e && ne >= x->s;
+	else
+		touches = ns < x->e && ne > x->s;
+	/* Something missing where the file stops (an unclosed function at the
+	 * end of a file being written) was missing before the candidate too. */
+	if (missing && ns >= x->content_end) touches = false;
+	/* An error earlier on the cursor's line that the insertion leaves
+	 * standing (`if ` followed by text the parser cannot attach to it)
+	 * means the candidate did not finish the line it was asked to finish. */
+	bool unmended = !missing && x->e > x->s && ns >= x->line_start && ne <= x->s;
+	bool owned =
+	        ns >= x->line_start && ns <= x->owned_end && !(missing && ns >= x->content_end);
+	if ((touches && ns >= x->line_start) || unmended || owned)
+		x->c.local++;
+	else
+		x->c.other++;
+}
+
 /* Sorts the error nodes of a tree into local / other for an insertion
  * occupying [s, e) (e == s for the document as it is). */
 static struct error_counts classify(TSNode root, size_t s, size_t e, size_t line_start,
                                     size_t content_end, size_t owned_end)
 {
-	struct error_counts c = { 0, 0 };
-	if (!ts_node_has_error(root)) return c;
-	TSTreeCursor cur = ts_tree_cursor_new(root);
-	for (;;) {
-		TSNode n = ts_tree_cursor_current_node(&cur);
-		bool missing = ts_node_is_missing(n);
-		if (missing || ts_node_is_error(n)) {
-			size_t ns = ts_node_start_byte(n), ne = ts_node_end_byte(n);
-			bool touches;
-			if (e == s || missing)
-				touches = ns <= e && ne >= s;
-			else
-				touches = ns < e && ne > s;
-			/* Something missing where the file stops (an unclosed
-			 * function at the end of a file being written) was
-			 * missing before the candidate too. */
-			if (missing && ns >= content_end) touches = false;
-			/* An error earlier on the cursor's line that the
-			 * insertion leaves standing (`if ` followed by text
-			 * the parser cannot attach to it) means the candidate
-			 * did not finish the line it was asked to finish. */
-			bool unmended = !missing && e > s && ns >= line_start && ne <= s;
-			bool owned = ns >= line_start && ns <= owned_end &&
-			             !(missing && ns >= content_end);
-			if ((touches && ns >= line_start) || unmended || owned)
-				c.local++;
-			else
-				c.other++;
-		}
-		if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&cur)) continue;
-		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-			if (!ts_tree_cursor_goto_parent(&cur)) {
-				ts_tree_cursor_delete(&cur);
-				return c;
-			}
-		}
-	}
+	struct classify_ctx x = { s, e, line_start, content_end, owned_end, { 0, 0 } };
+	tree_each_error(root, classify_one, &x);
+	return x.c;
 }
 
 static size_t indent_of(const char *t, size_t len, size_t ls)
@@ -250,28 +248,26 @@ static int parse_spliced(struct checker *ck, size_t at, size_t del, const char *
 	return 0;
 }
 
+struct count_ctx {
+	size_t s, e, end_max, content_end, n;
+};
+
+static void count_one_in(TSNode nd, void *ctx)
+{
+	struct count_ctx *x = ctx;
+	size_t ns = ts_node_start_byte(nd);
+	if (ns >= x->s && ns <= x->e && ts_node_end_byte(nd) <= x->end_max &&
+	    !(ts_node_is_missing(nd) && ns >= x->content_end))
+		x->n++;
+}
+
 /* Error nodes that start in [s, e] and end by end_max, less those missing
  * where the text ends. */
 static size_t count_in(TSNode root, size_t s, size_t e, size_t end_max, size_t content_end)
 {
-	size_t n = 0;
-	if (!ts_node_has_error(root)) return 0;
-	TSTreeCursor cur = ts_tree_cursor_new(root);
-	for (;;) {
-		TSNode nd = ts_tree_cursor_current_node(&cur);
-		size_t ns = ts_node_start_byte(nd);
-		bool missing = ts_node_is_missing(nd);
-		if ((missing || ts_node_is_error(nd)) && ns >= s && ns <= e &&
-		    ts_node_end_byte(nd) <= end_max && !(missing && ns >= content_end))
-			n++;
-		if (ts_node_has_error(nd) && ts_tree_cursor_goto_first_child(&cur)) continue;
-		bool up = true;
-		while (!ts_tree_cursor_goto_next_sibling(&cur))
-			if (!(up = ts_tree_cursor_goto_parent(&cur))) break;
-		if (!up) break;
-	}
-	ts_tree_cursor_delete(&cur);
-	return n;
+	struct count_ctx x = { s, e, end_max, content_end, 0 };
+	tree_each_error(root, count_one_in, &x);
+	return x.n;
 }
 
 static size_t count_near(TSNode root, size_t s, size_t e, size_t content_end)
