@@ -363,29 +363,30 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	ck->near_end = next_text_line_end(t, ck->len, ck->cursor);
 	size_t tail = ck->tail_start > ck->cursor ? ck->tail_start : ck->cursor;
 	TSNode root = ts_tree_root_node(ck->old);
-	size_t hole = count_near(root, ck->line_start, ck->near_end, tail);
-	struct doc_bare b = { true, ck->line_start, hole, count_near(root, 0, SIZE_MAX, tail) };
-	size_t copy_errors = 0;
-	if (cs < ce) {
-		/* (only errors that lie there: not a break far above it whose
-		 * recovery happens to start there) */
-		if (p->copied && p->copy_at < ck->len) {
-			size_t ce2 = next_text_line_end(t, ck->len, p->copy_at);
-			copy_errors =
-			        count_in(root, text_line_start(t, p->copy_at), ce2, ce2, tail);
-		}
-		/* the same for every candidate at this line: kept with the document */
-		struct doc_bare *memo =
-		        p->doc && ast_doc_tree(p->doc) == ck->old ? ast_doc_bare(p->doc) : NULL;
-		if (memo && memo->valid && memo->line_start == ck->line_start) {
-			b = *memo;
-		} else {
-			int rc = bare_counts(ck, cs, ce, &b);
-			if (rc) return rc;
-			if (memo) *memo = b;
-		}
+	if (cs == ce) { /* a blank line: the document as it is, one fewer near */
+		size_t hole = count_near(root, ck->line_start, ck->near_end, tail);
+		ck->near_limit = hole > 0 ? hole - 1 : 0;
+		ck->total_limit = count_near(root, 0, SIZE_MAX, tail);
+		return 0;
 	}
-	if (cs == ce && hole > 0) b.near = hole - 1;
+	/* (only errors that lie around the copy's source: not a break far
+	 * above it whose recovery happens to start there) */
+	size_t copy_errors = 0;
+	if (p->copied && p->copy_at < ck->len) {
+		size_t ce2 = next_text_line_end(t, ck->len, p->copy_at);
+		copy_errors = count_in(root, text_line_start(t, p->copy_at), ce2, ce2, tail);
+	}
+	/* the same for every candidate at this line: kept with the document */
+	struct doc_bare *memo =
+	        p->doc && ast_doc_tree(p->doc) == ck->old ? ast_doc_bare(p->doc) : NULL;
+	struct doc_bare b;
+	if (memo && memo->valid && memo->line_start == ck->line_start) {
+		b = *memo;
+	} else {
+		int rc = bare_counts(ck, cs, ce, &b);
+		if (rc) return rc;
+		if (memo) *memo = b;
+	}
 	ck->near_limit = copy_errors + b.near;
 	ck->total_limit = copy_errors + b.total;
 	return 0;
@@ -566,10 +567,10 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 	}
 	bool swallowed = false;
 	int rc = validate_text(p, cand, k, out->scope_cut, out, &swallowed);
-	/* (errors_before/after then describe the window, parses both.) */
 	/* A candidate that heals the break swallowing the cursor (the `#endif`
 	 * an `#ifndef` lacked) is judged by the file it mends. */
 	bool heals = out->verdict != AST_VERDICT_INVALID && out->errors_after < out->errors_before;
+	/* (errors_before/after then describe the window, parses both.) */
 	size_t ws, we;
 	if (rc || !swallowed || heals || !isolate_window(p->text, p->len, p->cursor, &ws, &we))
 		return rc;
