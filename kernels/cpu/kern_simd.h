@@ -33,6 +33,14 @@ static inline float hsum_ps(__m256 v)
 	return _mm_cvtss_f32(s);
 }
 
+static inline float hmax_ps(__m256 v)
+{
+	__m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+	m = _mm_max_ss(m, _mm_movehdup_ps(m));
+	return _mm_cvtss_f32(m);
+}
+
 static inline float f16_to_f32(uint16_t h)
 {
 	return _cvtsh_ss(h);
@@ -53,10 +61,7 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 			v[i] = _mm256_loadu_ps(xb + 8 * i);
 			m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
 		}
-		__m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-		m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-		m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-		float amax = _mm_cvtss_f32(m4);
+		float amax = hmax_ps(m);
 		float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
 		y[b].d = tensor_f32_to_f16(d);
 		__m256 vid = _mm256_set1_ps(id);
@@ -543,9 +548,7 @@ static void attn_softmax(float *s, int64_t n, bool round_f16)
 	__m256 mv = _mm256_set1_ps(-INFINITY);
 	int64_t i = 0;
 	for (; i + 8 <= n; i += 8) mv = _mm256_max_ps(mv, _mm256_loadu_ps(s + i));
-	float mx = -INFINITY, lanes[8];
-	_mm256_storeu_ps(lanes, mv);
-	for (int l = 0; l < 8; l++) mx = lanes[l] > mx ? lanes[l] : mx;
+	float mx = hmax_ps(mv);
 	for (int64_t k = i; k < n; k++) mx = s[k] > mx ? s[k] : mx;
 	__m256d sum0 = _mm256_setzero_pd(), sum1 = _mm256_setzero_pd();
 	const __m256 m8 = _mm256_set1_ps(mx);
