@@ -58,15 +58,23 @@ const struct ast_lang *ast_lang_from_path(const char *path);
 const char *ast_lang_name(const struct ast_lang *lang);
 
 /*
- * What would finish the cursor's line as one of the language's closing lines
- * (C's `#endif`), which a model seldom proposes where the document lacks
- * one: for each closer the line's text before the cursor (after the
- * indentation) begins, and nothing after the cursor, its rest goes to
- * out[0..cap). Returns how many; static strings. Offered as candidates,
- * validation decides: one that closes nothing breaks the file.
+ * Texts that would close what the document left open at the cursor, which
+ * a model seldom proposes where the file lacks them (closers.c): the rest of
+ * a closing line the cursor's line has begun (C's `#endif`); on a line of
+ * closing brackets, what the closed block's first line opened with it and
+ * nothing closes (`)` and `);` after `}` under `it('x', () => {`); in a
+ * string an earlier line opened, its delimiter (`"""`). Only where nothing
+ * follows the cursor on its line; doc (optional, in step with text) is
+ * needed for all but the first kind. Returns how many went to out[0..cap).
  */
-size_t ast_closers_at(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
-                      const char **out, size_t cap);
+struct ast_doc;
+struct ast_closer {
+	char text[16];
+	bool must_mend; /* a guess that only a mended file confirms: show it
+	                 * only where it removes an error the document has */
+};
+size_t ast_closers_at(struct ast_doc *doc, const struct ast_lang *lang, const char *text,
+                      size_t len, size_t cursor, struct ast_closer *out, size_t cap);
 
 /* Number of grammars built in, and the i-th one (for tests and --help). */
 size_t ast_lang_count(void);

@@ -60,6 +60,11 @@ struct doc_bare *ast_doc_bare(struct ast_doc *doc);
  * O(1). */
 void tree_each_error(TSNode root, void (*fn)(TSNode node, void *ctx), void *ctx);
 
+/* Calls fn for each leaf (token) under `root` with bytes in [s, e), in
+ * document order, until fn returns false. Zero-width leaves (MISSING) have
+ * no bytes. */
+void tree_each_leaf(TSNode root, size_t s, size_t e, bool (*fn)(TSNode leaf, void *ctx), void *ctx);
+
 /* How many errors tree_each_error visits. */
 size_t tree_error_count(TSNode node);
 

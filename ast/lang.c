@@ -94,21 +94,6 @@ const char *ast_lang_name(const struct ast_lang *lang)
 	return lang ? lang->name : "plaintext";
 }
 
-size_t ast_closers_at(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
-                      const char **out, size_t cap)
-{
-	if (!lang || !lang->closers || cursor > len) return 0;
-	size_t le = text_line_end(text, len, cursor);
-	if (!text_is_blank(text, cursor, le)) return 0;
-	size_t s = text_line_start(text, cursor);
-	while (s < cursor && (text[s] == ' ' || text[s] == '\t')) s++;
-	size_t n = 0;
-	for (const char *const *c = lang->closers; *c && n < cap; c++)
-		if (strlen(*c) > cursor - s && !memcmp(*c, text + s, cursor - s))
-			out[n++] = *c + (cursor - s);
-	return n;
-}
-
 bool lang_type_in(const char *type, const char *const *list)
 {
 	for (; list && *list; list++)

@@ -165,31 +165,26 @@ static int bracket_kind(TSNode n)
  * closes what came before the region). Tokens, not bytes: brackets in
  * strings and comments do not count, nor those the parser made up.
  */
+struct balance {
+	long bal;
+	bool leading;
+};
+
+static bool balance_one(TSNode leaf, void *ctx)
+{
+	struct balance *x = ctx;
+	int b = bracket_kind(leaf);
+	if (b < 0 && x->leading) return true;
+	x->leading = false;
+	x->bal += b;
+	return x->bal >= 0;
+}
+
 static bool brackets_hold(TSNode root, size_t s, size_t e)
 {
-	long bal = 0;
-	bool leading = true, holds = true;
-	TSTreeCursor cur = ts_tree_cursor_new(root);
-	for (;;) {
-		TSNode n = ts_tree_cursor_current_node(&cur);
-		bool inside = ts_node_end_byte(n) > s && ts_node_start_byte(n) < e;
-		if (inside && ts_node_child_count(n) == 0 &&
-		    ts_node_end_byte(n) > ts_node_start_byte(n)) {
-			int b = bracket_kind(n);
-			if (b >= 0 || !leading) {
-				leading = false;
-				bal += b;
-				if (bal < 0) holds = false;
-			}
-		}
-		if (holds && inside && ts_tree_cursor_goto_first_child(&cur)) continue;
-		bool up = true;
-		while (holds && !ts_tree_cursor_goto_next_sibling(&cur))
-			if (!(up = ts_tree_cursor_goto_parent(&cur))) break;
-		if (!holds || !up) break;
-	}
-	ts_tree_cursor_delete(&cur);
-	return holds;
+	struct balance x = { 0, true };
+	tree_each_leaf(root, s, e, balance_one, &x);
+	return x.bal >= 0;
 }
 
 struct checker {
@@ -205,7 +200,10 @@ struct checker {
 	TSPoint at;        /* the cursor as a tree-sitter point */
 	struct error_counts before;
 	size_t near_end;    /* end of the next line with text after the cursor's */
-	size_t near_limit;  /* errors allowed to start in [line_start, near_end] */
+	size_t near_from;   /* errors from here to line_start count as near if */
+	size_t near_reach;  /* they reach this far (the end of the line above) */
+	size_t near_hole;   /* near errors the document has */
+	size_t near_limit;  /* near errors allowed once a candidate is in */
 	size_t total_limit; /* and in the whole file */
 	unsigned parses;
 };
@@ -249,30 +247,64 @@ static int parse_spliced(struct checker *ck, size_t at, size_t del, const char *
 }
 
 struct count_ctx {
-	size_t s, e, end_max, content_end, n;
+	size_t s, e, end_min, end_max, content_end, n;
 };
 
 static void count_one_in(TSNode nd, void *ctx)
 {
 	struct count_ctx *x = ctx;
-	size_t ns = ts_node_start_byte(nd);
-	if (ns >= x->s && ns <= x->e && ts_node_end_byte(nd) <= x->end_max &&
+	size_t ns = ts_node_start_byte(nd), ne = ts_node_end_byte(nd);
+	if (ns >= x->s && ns <= x->e && ne >= x->end_min && ne <= x->end_max &&
 	    !(ts_node_is_missing(nd) && ns >= x->content_end))
 		x->n++;
 }
 
-/* Error nodes that start in [s, e] and end by end_max, less those missing
- * where the text ends. */
-static size_t count_in(TSNode root, size_t s, size_t e, size_t end_max, size_t content_end)
+/* Error nodes that start in [s, e] and end in [end_min, end_max], less those
+ * missing where the text ends. */
+static size_t count_in(TSNode root, size_t s, size_t e, size_t end_min, size_t end_max,
+                       size_t content_end)
 {
-	struct count_ctx x = { s, e, end_max, content_end, 0 };
+	struct count_ctx x = { s, e, end_min, end_max, content_end, 0 };
 	tree_each_error(root, count_one_in, &x);
 	return x.n;
 }
 
 static size_t count_near(TSNode root, size_t s, size_t e, size_t content_end)
 {
-	return count_in(root, s, e, SIZE_MAX, content_end);
+	return count_in(root, s, e, 0, SIZE_MAX, content_end);
+}
+
+/* Errors near the cursor's line in a tree where k bytes went in at the
+ * cursor: from the line to the next line with text, and those that start
+ * above it and reach the end of the line above (see near_limit). */
+static size_t near_errors(const struct checker *ck, TSNode root, size_t k, size_t content_end)
+{
+	size_t n = count_near(root, ck->line_start, ck->near_end + k, content_end);
+	if (ck->near_from < ck->line_start)
+		n += count_in(root, ck->near_from, ck->line_start - 1, ck->near_reach, SIZE_MAX,
+		              content_end);
+	return n;
+}
+
+struct comment_ctx {
+	size_t from;
+	bool only;
+};
+
+static bool comment_one(TSNode leaf, void *ctx)
+{
+	struct comment_ctx *x = ctx;
+	x->only = strstr(ts_node_type(leaf), "comment") && ts_node_start_byte(leaf) >= x->from;
+	return x->only;
+}
+
+/* Whether the tokens in [s, e) are comments that begin there: a comment
+ * the candidate starts, not one the line already had. */
+static bool new_comment_only(TSNode root, size_t s, size_t e)
+{
+	struct comment_ctx x = { s, false };
+	tree_each_leaf(root, s, e, comment_one, &x);
+	return x.only;
 }
 
 /* Whether cand[0..k) inserted at the cursor passes; *after gets its errors. */
@@ -298,12 +330,16 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 	 * recovery may report that far from here or blame nothing, so the
 	 * brackets of the lines it heads decide. */
 	bool balanced = !ck->heads_block || brackets_hold(root, ck->line_start, ck->owned_end + k);
-	size_t near = count_near(root, ck->line_start, ck->near_end + k, content_end);
+	size_t near = near_errors(ck, root, k, content_end);
 	size_t total = count_near(root, 0, SIZE_MAX, content_end);
+	/* A comment mends nothing: where the lines around the cursor are
+	 * broken, it only hides that the line is unfinished (`} = // x`). */
+	bool hides = ck->near_hole > 0 && new_comment_only(root, ck->cursor, ck->cursor + k);
 	ts_tree_delete(nt);
 	*after = c.local + c.other;
-	*ok = balanced && c.local == 0 && c.other <= ck->before.local + ck->before.other &&
-	      near <= ck->near_limit && total <= ck->total_limit;
+	*ok = balanced && !hides && c.local == 0 &&
+	      c.other <= ck->before.local + ck->before.other && near <= ck->near_limit &&
+	      total <= ck->total_limit;
 	return 0;
 }
 
@@ -345,10 +381,13 @@ static int bare_counts(struct checker *ck, size_t cs, size_t ce, struct doc_bare
  * error too, so "no more errors than before" lets a candidate leave it.
  *   - The file with the line's text deleted has only the errors that are
  *     not the line's doing: no more of those may stay.
- *   - An error just after a blank line is most likely where the missing
- *     entry or `} = x` goes: there must be one fewer. (After a line with
- *     text it may as well be the next line's own, which no completion of
- *     this one mends: the line above a line being edited would go silent.)
+ *   - On a blank line, an error just after it or one that reaches the end
+ *     of the line with text above it is most likely where the missing
+ *     entry, `} = x` or a ternary's `: y` goes: there must be one fewer,
+ *     there and in the whole file (not the same break, moved).
+ *     (After a line with text it may as well be the next line's own, which
+ *     no completion of this one mends: the line above a line being edited
+ *     would go silent.)
  *   - A line copied from elsewhere in the file may break what follows it as
  *     much as it does there: the grammar does not know the project's macros.
  */
@@ -361,12 +400,23 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	size_t ce = le;
 	while (ce > cs && t[ce - 1] == '\r') ce--;
 	ck->near_end = next_text_line_end(t, ck->len, ck->cursor);
+	ck->near_from = ck->line_start;
 	size_t tail = ck->tail_start > ck->cursor ? ck->tail_start : ck->cursor;
 	TSNode root = ts_tree_root_node(ck->old);
 	if (cs == ce) { /* a blank line: the document as it is, one fewer near */
-		size_t hole = count_near(root, ck->line_start, ck->near_end, tail);
+		for (size_t ls = ck->line_start; ls > 0;) {
+			size_t ps = text_line_start(t, ls - 1), pe = ls - 1;
+			while (pe > ps && strchr(" \t\r", t[pe - 1])) pe--;
+			if (pe > ps) {
+				ck->near_from = ps;
+				ck->near_reach = pe;
+				break;
+			}
+			ls = ps;
+		}
+		size_t hole = ck->near_hole = near_errors(ck, root, 0, tail);
 		ck->near_limit = hole > 0 ? hole - 1 : 0;
-		ck->total_limit = count_near(root, 0, SIZE_MAX, tail);
+		ck->total_limit = count_near(root, 0, SIZE_MAX, tail) - (hole > 0);
 		return 0;
 	}
 	/* (only errors that lie around the copy's source: not a break far
@@ -374,7 +424,7 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	size_t copy_errors = 0;
 	if (p->copied && p->copy_at < ck->len) {
 		size_t ce2 = next_text_line_end(t, ck->len, p->copy_at);
-		copy_errors = count_in(root, text_line_start(t, p->copy_at), ce2, ce2, tail);
+		copy_errors = count_in(root, text_line_start(t, p->copy_at), ce2, 0, ce2, tail);
 	}
 	/* the same for every candidate at this line: kept with the document */
 	struct doc_bare *memo =
@@ -389,6 +439,7 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	}
 	ck->near_limit = copy_errors + b.near;
 	ck->total_limit = copy_errors + b.total;
+	ck->near_hole = count_near(root, ck->line_start, ck->near_end, tail);
 	return 0;
 }
 

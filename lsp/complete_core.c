@@ -632,15 +632,15 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 			};
 		}
 	}
-	/* A closing line the document lacks (`#endif`), which the grammar may
-	 * accept anywhere: shown only where it closes something left open. */
-	const char *closers[ENGINE_MAX_GIVEN];
-	size_t n_closers = opt->validate ? ast_closers_at(lang, text, len, cursor, closers,
+	/* What closes what the document left open (`#endif`, `});`, `"""`),
+	 * which this model seldom proposes: scored like the rest. */
+	struct ast_closer closers[ENGINE_MAX_GIVEN];
+	size_t n_closers = opt->validate ? ast_closers_at(doc, lang, text, len, cursor, closers,
 	                                                  ENGINE_MAX_GIVEN - n_given)
 	                                 : 0;
 	for (size_t i = 0; i < n_closers; i++, n_given++) {
-		given[n_given] = (struct engine_given){ closers[i], strlen(closers[i]) };
-		notes[n_given] = (struct given_note){ .must_mend = true };
+		given[n_given] = (struct engine_given){ closers[i].text, strlen(closers[i].text) };
+		notes[n_given] = (struct given_note){ .must_mend = closers[i].must_mend };
 	}
 	rq.given = given;
 	rq.n_given = n_given;

@@ -391,14 +391,36 @@ TEST(closing_lines_are_offered_where_they_close)
 	vp.candidate_len = 8;
 	REQUIRE(ast_validate(&vp, &v) == 0);
 	CHECK(v.errors_after == v.errors_before);
+}
 
-	const char *text;
-	size_t n = ast_closers_at(ast_lang_from_id("c"), "  #en", 5, 5, &text, 1);
-	CHECK_INT_EQ(n, 1);
-	CHECK_STR_EQ(text, "dif");
-	CHECK_INT_EQ(ast_closers_at(ast_lang_from_id("c"), "#end x", 6, 4, &text, 1), 0);
-	CHECK_INT_EQ(ast_closers_at(ast_lang_from_id("c"), "#endif", 6, 6, &text, 1), 0);
-	CHECK_INT_EQ(ast_closers_at(ast_lang_from_id("python"), "", 0, 0, &text, 1), 0);
+/* What closes a block's line (`} );` under `}( function( d ) {`) and a
+ * docstring left open: offered beside the model's candidates, and where
+ * they mend the file, the only ones shown (the model's go on as if the
+ * file did not end there). */
+TEST(brackets_and_strings_left_open_are_closed)
+{
+	CHECK(setup());
+	struct settings s = settings_for("javascript");
+	struct complete_result r;
+	REQUIRE(complete_at_bar_in(
+	                "javascript",
+	                "( function( factory ) {\n\tfactory( 1 );\n} )( function( d ) {\n"
+	                "\td.x = 1;\n\treturn d;\n\n} |",
+	                &s, &r) == 0);
+	REQUIRE(r.count >= 1);
+	for (size_t i = 0; i < r.count; i++)
+		CHECK(!strcmp(r.items[i].text, ")") || !strcmp(r.items[i].text, ");"));
+	complete_result_finish(&r);
+
+	s = settings_for("python");
+	REQUIRE(complete_at_bar_in(
+	                "python",
+	                "def f():\n    \"\"\"Open a pty.\n    Use os.openpty() if possible|\n\n"
+	                "    return 1\n\n\ndef g():\n    \"\"\"Another.\"\"\"\n",
+	                &s, &r) == 0);
+	REQUIRE(r.count == 1);
+	CHECK_STR_EQ(r.items[0].text, "\"\"\"");
+	complete_result_finish(&r);
 }
 
 /* A line copied from elsewhere in the document may break what follows it
