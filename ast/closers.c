@@ -45,14 +45,6 @@ struct opened {
 	uint32_t row;
 };
 
-static char closer_of(const char *type)
-{
-	if (!strcmp(type, "(")) return ')';
-	if (!strcmp(type, "[")) return ']';
-	if (!strcmp(type, "{") || !strcmp(type, "${")) return '}';
-	return 0;
-}
-
 /*
  * Bracket tokens in document order (not bytes: brackets in strings and
  * comments do not count, nor those the parser made up). Up to the cursor,
@@ -106,15 +98,15 @@ static bool scan_one(TSNode leaf, void *ctx)
 {
 	struct bracket_scan *s = ctx;
 	size_t at = ts_node_start_byte(leaf);
-	const char *type = ts_node_type(leaf);
 	if (at >= s->cursor && s->base == SIZE_MAX) {
 		if (!s->have_row) return false;
 		scan_mark(s);
 	}
-	char c = closer_of(type);
-	if (c) return scan_push(s, c, ts_node_start_point(leaf).row);
-	if (strcmp(type, ")") && strcmp(type, "]") && strcmp(type, "}")) return true;
-	size_t j = scan_match(s, type[0]);
+	char c = 0;
+	int kind = tree_bracket(leaf, &c);
+	if (kind > 0) return scan_push(s, c, ts_node_start_point(leaf).row);
+	if (kind == 0) return true;
+	size_t j = scan_match(s, ts_node_type(leaf)[0]);
 	if (j == SIZE_MAX) return true;
 	if (at >= s->line_start && at < s->cursor) {
 		s->row = s->stack[j].row;

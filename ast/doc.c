@@ -172,6 +172,21 @@ void tree_each_leaf(TSNode root, size_t s, size_t e, bool (*fn)(TSNode leaf, voi
 	ts_tree_cursor_delete(&c);
 }
 
+int tree_bracket(TSNode leaf, char *closer)
+{
+	if (ts_node_is_named(leaf) || ts_node_is_missing(leaf)) return 0;
+	const char *ty = ts_node_type(leaf);
+	char c = !strcmp(ty, "(")                        ? ')'
+	         : !strcmp(ty, "[")                      ? ']'
+	         : !strcmp(ty, "{") || !strcmp(ty, "${") ? '}'
+	                                                 : 0;
+	if (c) {
+		if (closer) *closer = c;
+		return 1;
+	}
+	return !strcmp(ty, "}") || !strcmp(ty, ")") || !strcmp(ty, "]") ? -1 : 0;
+}
+
 static void count_one(TSNode node, void *ctx)
 {
 	(void)node;

@@ -150,21 +150,6 @@ static size_t owned_end(const char *t, size_t len, size_t line_start, size_t cur
 	return end;
 }
 
-static int bracket_kind(TSNode n)
-{
-	if (ts_node_is_named(n) || ts_node_is_missing(n)) return 0;
-	const char *ty = ts_node_type(n);
-	if (!strcmp(ty, "{") || !strcmp(ty, "(") || !strcmp(ty, "[") || !strcmp(ty, "${")) return 1;
-	if (!strcmp(ty, "}") || !strcmp(ty, ")") || !strcmp(ty, "]")) return -1;
-	return 0;
-}
-
-/*
- * Whether the bracket tokens among the leaves in [s, e) never close more
- * than they opened, closers before the first other token aside (`} else {`
- * closes what came before the region). Tokens, not bytes: brackets in
- * strings and comments do not count, nor those the parser made up.
- */
 struct balance {
 	long bal;
 	bool leading;
@@ -173,13 +158,19 @@ struct balance {
 static bool balance_one(TSNode leaf, void *ctx)
 {
 	struct balance *x = ctx;
-	int b = bracket_kind(leaf);
+	int b = tree_bracket(leaf, NULL);
 	if (b < 0 && x->leading) return true;
 	x->leading = false;
 	x->bal += b;
 	return x->bal >= 0;
 }
 
+/*
+ * Whether the bracket tokens among the leaves in [s, e) never close more
+ * than they opened, closers before the first other token aside (`} else {`
+ * closes what came before the region). Tokens, not bytes: brackets in
+ * strings and comments do not count, nor those the parser made up.
+ */
 static bool brackets_hold(TSNode root, size_t s, size_t e)
 {
 	struct balance x = { 0, true };
