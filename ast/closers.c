@@ -126,7 +126,26 @@ static size_t open_on_closed_row(TSNode root, size_t line_start, size_t cursor, 
                                  size_t cap)
 {
 	struct bracket_scan s = { .line_start = line_start, .cursor = cursor, .base = SIZE_MAX };
-	tree_each_leaf(root, 0, SIZE_MAX, scan_one, &s);
+	/* A subtree without an error has its brackets in pairs: it neither
+	 * leaves one open nor closes one of ours, so only the cursor's line and
+	 * the broken parts are walked (a 5,000-line file: 6 ms for every token,
+	 * see bench-ast). */
+	TSTreeCursor cur = ts_tree_cursor_new(root);
+	for (;;) {
+		TSNode nd = ts_tree_cursor_current_node(&cur);
+		size_t ns = ts_node_start_byte(nd), ne = ts_node_end_byte(nd);
+		if (ts_node_child_count(nd) == 0) {
+			if (ne > ns && !scan_one(nd, &s)) break;
+		} else if ((ts_node_has_error(nd) || (ne > line_start && ns < cursor)) &&
+		           ts_tree_cursor_goto_first_child(&cur)) {
+			continue;
+		}
+		bool up = true;
+		while (!ts_tree_cursor_goto_next_sibling(&cur))
+			if (!(up = ts_tree_cursor_goto_parent(&cur))) break;
+		if (!up) break;
+	}
+	ts_tree_cursor_delete(&cur);
 	if (s.base == SIZE_MAX && s.have_row) scan_mark(&s); /* nothing after the cursor */
 	size_t n = 0;
 	if (s.base != SIZE_MAX && !s.failed)
@@ -191,6 +210,7 @@ size_t ast_closers_at(struct ast_doc *doc, const struct ast_lang *lang, const ch
 	const TSTree *tree = doc && ast_doc_lang(doc) == lang ? ast_doc_tree(doc) : NULL;
 	if (!tree) return n;
 	TSNode root = ts_tree_root_node(tree);
+	if (!ts_node_has_error(root)) return n;
 	brackets(lang, root, text, ls, cs, cursor, out, cap, &n);
 	uint32_t row = 0;
 	for (size_t i = 0; i < ls; i++) row += text[i] == '\n';

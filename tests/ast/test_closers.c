@@ -82,6 +82,13 @@ TEST(brackets_the_closed_line_left_open)
 	        closers_at_bar("javascript", "g([function () {\n  f()\n}|", true, got, sizeof got),
 	        2);
 	CHECK_STR_EQ(got, "]) ]);");
+	/* clean code around it is skipped, not misread */
+	CHECK_INT_EQ(closers_at_bar("javascript",
+	                            "function a() { return [(1)] }\ng(function () {\n  f()\n}|\n\n"
+	                            "function b() { return [(2)] }\n",
+	                            true, got, sizeof got),
+	             2);
+	CHECK_STR_EQ(got, ") );");
 	/* a later line closes it: nothing to offer */
 	CHECK_INT_EQ(closers_at_bar("javascript", "g(function () {\n  f()\n}|\n, 100)\n", true, got,
 	                            sizeof got),
