@@ -279,7 +279,8 @@ struct ast_validation {
  * file (an unclosed bracket) has swallowed the cursor's region into an error
  * node, a candidate that does not heal that break is judged inside the
  * top-level construct around the cursor instead (errors_* then count that
- * region). Whitespace-only results
+ * region), and where that construct is broken too, must not add errors to
+ * the file either. Whitespace-only results
  * are INVALID. The kept text is candidate[0 .. keep_len).
  * 0, AST_EINVAL or AST_ENOMEM (then *out says INVALID).
  */

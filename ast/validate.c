@@ -625,5 +625,22 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 	wp.len = we - ws;
 	wp.cursor = p->cursor - ws;
 	wp.doc = NULL;
-	return validate_text(&wp, cand, k, out->scope_cut, out, &swallowed);
+	rc = validate_text(&wp, cand, k, out->scope_cut, out, &swallowed);
+	if (rc || out->verdict == AST_VERDICT_INVALID || out->errors_before == 0) return rc;
+	/* Where the construct is broken as well (the cursor's line may be
+	 * where it closes), it cannot vouch for the candidate alone: the file
+	 * must not get worse either. */
+	struct checker ck;
+	rc = checker_init(&ck, p);
+	if (rc) return rc;
+	bool ok;
+	size_t after;
+	rc = check_prefix(&ck, cand, out->keep_len, &ok, &after);
+	out->parses += ck.parses;
+	if (!rc && after > ck.before.local + ck.before.other) {
+		out->verdict = AST_VERDICT_INVALID;
+		out->keep_len = 0;
+	}
+	checker_finish(&ck);
+	return rc;
 }
