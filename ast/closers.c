@@ -20,15 +20,14 @@
 
 enum { MAX_BRACKETS = 8 };
 
-static bool add(struct ast_closer *out, size_t cap, size_t *n, const char *text, size_t len,
+static void add(struct ast_closer *out, size_t cap, size_t *n, const char *text, size_t len,
                 bool must_mend)
 {
-	if (*n >= cap || len == 0 || len >= sizeof out->text) return false;
+	if (*n >= cap || len == 0 || len >= sizeof out->text) return;
 	memcpy(out[*n].text, text, len);
 	out[*n].text[len] = 0;
 	out[*n].must_mend = must_mend;
 	(*n)++;
-	return true;
 }
 
 static void closing_lines(const struct ast_lang *lang, const char *text, size_t cs, size_t cursor,
@@ -114,8 +113,11 @@ static bool scan_one(TSNode leaf, void *ctx)
 	}
 	s->n = j;
 	if (s->base != SIZE_MAX && j < s->top) {
-		if (j >= s->base) s->base = s->top; /* a later line closes one: none are ours */
-		return false;                       /* or its recovery drops them: they stay ours */
+		/* A closer after the cursor reaches ours: where it matches one of
+		 * them, that one is closed and none is offered; where it matches
+		 * one below, ours are dropped unclosed and stay ours. */
+		if (j >= s->base) s->base = s->top;
+		return false;
 	}
 	return true;
 }

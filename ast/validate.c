@@ -22,6 +22,8 @@
  * Where the cursor's line has text, the file with that text deleted sets a
  * further bound (near_limit): a line left unfinished must not leave the line
  * after it, or the rest of the file, more broken than no line at all would.
+ * Where those lines are broken, a candidate that only starts a comment is
+ * refused: it mends nothing and hides the unfinished line.
  * Each check copies the document's tree, ts_tree_edit()s the insertion into
  * the copy and re-parses incrementally, so its cost follows the edit, not
  * the file.
