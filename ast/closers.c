@@ -132,22 +132,7 @@ static size_t open_on_closed_row(TSNode root, size_t line_start, size_t cursor, 
 	 * leaves one open nor closes one of ours, so only the cursor's line and
 	 * the broken parts are walked (a 5,000-line file: 6 ms for every token,
 	 * see bench-ast). */
-	TSTreeCursor cur = ts_tree_cursor_new(root);
-	for (;;) {
-		TSNode nd = ts_tree_cursor_current_node(&cur);
-		size_t ns = ts_node_start_byte(nd), ne = ts_node_end_byte(nd);
-		if (ts_node_child_count(nd) == 0) {
-			if (ne > ns && !scan_one(nd, &s)) break;
-		} else if ((ts_node_has_error(nd) || (ne > line_start && ns < cursor)) &&
-		           ts_tree_cursor_goto_first_child(&cur)) {
-			continue;
-		}
-		bool up = true;
-		while (!ts_tree_cursor_goto_next_sibling(&cur))
-			if (!(up = ts_tree_cursor_goto_parent(&cur))) break;
-		if (!up) break;
-	}
-	ts_tree_cursor_delete(&cur);
+	tree_each_broken_leaf(root, line_start, cursor, scan_one, &s);
 	if (s.base == SIZE_MAX && s.have_row) scan_mark(&s); /* nothing after the cursor */
 	size_t n = 0;
 	if (s.base != SIZE_MAX && !s.failed)

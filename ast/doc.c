@@ -154,22 +154,40 @@ void tree_each_error(TSNode root, void (*fn)(TSNode node, void *ctx), void *ctx)
 	}
 }
 
-void tree_each_leaf(TSNode root, size_t s, size_t e, bool (*fn)(TSNode leaf, void *ctx), void *ctx)
+/* The leaves of each node entered, in document order: a node is entered
+ * when it overlaps [s, e), or, if `broken`, when it has an error. Without
+ * `broken` only the leaves inside [s, e) go to fn. */
+static void each_leaf(TSNode root, size_t s, size_t e, bool broken,
+                      bool (*fn)(TSNode leaf, void *ctx), void *ctx)
 {
 	TSTreeCursor c = ts_tree_cursor_new(root);
 	for (;;) {
 		TSNode n = ts_tree_cursor_current_node(&c);
 		size_t ns = ts_node_start_byte(n), ne = ts_node_end_byte(n);
 		bool inside = ne > s && ns < e;
-		if (inside && ne > ns && ts_node_child_count(n) == 0 && !fn(n, ctx)) break;
-		/* subtrees outside [s, e) hold no leaf inside it */
-		if (inside && ts_tree_cursor_goto_first_child(&c)) continue;
+		if (ts_node_child_count(n) == 0) {
+			if ((inside || broken) && ne > ns && !fn(n, ctx)) break;
+		} else if ((inside || (broken && ts_node_has_error(n))) &&
+		           ts_tree_cursor_goto_first_child(&c)) {
+			continue;
+		}
 		bool up = true;
 		while (!ts_tree_cursor_goto_next_sibling(&c))
 			if (!(up = ts_tree_cursor_goto_parent(&c))) break;
 		if (!up) break;
 	}
 	ts_tree_cursor_delete(&c);
+}
+
+void tree_each_leaf(TSNode root, size_t s, size_t e, bool (*fn)(TSNode leaf, void *ctx), void *ctx)
+{
+	each_leaf(root, s, e, false, fn, ctx);
+}
+
+void tree_each_broken_leaf(TSNode root, size_t s, size_t e, bool (*fn)(TSNode leaf, void *ctx),
+                           void *ctx)
+{
+	each_leaf(root, s, e, true, fn, ctx);
 }
 
 int tree_bracket(TSNode leaf, char *closer)

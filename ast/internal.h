@@ -65,6 +65,11 @@ void tree_each_error(TSNode root, void (*fn)(TSNode node, void *ctx), void *ctx)
  * no bytes. */
 void tree_each_leaf(TSNode root, size_t s, size_t e, bool (*fn)(TSNode leaf, void *ctx), void *ctx);
 
+/* The same for the leaves of every node that has an error or overlaps
+ * [s, e): the subtrees that do neither are skipped. */
+void tree_each_broken_leaf(TSNode root, size_t s, size_t e, bool (*fn)(TSNode leaf, void *ctx),
+                           void *ctx);
+
 /* A bracket token: 1 for an opener (its closing character to *closer,
  * if not NULL), -1 for a closer, 0 for anything else, including the
  * brackets the parser made up (MISSING) and those inside strings. */
