@@ -396,20 +396,22 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	ck->near_from = ck->line_start;
 	size_t tail = ck->tail_start > ck->cursor ? ck->tail_start : ck->cursor;
 	TSNode root = ts_tree_root_node(ck->old);
-	if (cs == ce) { /* a blank line: the document as it is, one fewer near */
-		for (size_t ls = ck->line_start; ls > 0;) {
-			size_t ps = text_line_start(t, ls - 1), pe = ls - 1;
-			while (pe > ps && strchr(" \t\r", t[pe - 1])) pe--;
-			if (pe > ps) {
-				ck->near_from = ps;
-				ck->near_reach = pe;
-				break;
-			}
-			ls = ps;
+	/* a blank line: an error that reaches the end of the line above is near */
+	for (size_t ls = ck->line_start; cs == ce && ls > 0;) {
+		size_t ps = text_line_start(t, ls - 1), pe = ls - 1;
+		while (pe > ps && strchr(" \t\r", t[pe - 1])) pe--;
+		if (pe > ps) {
+			ck->near_from = ps;
+			ck->near_reach = pe;
+			break;
 		}
-		size_t hole = ck->near_hole = near_errors(ck, root, 0, tail);
-		ck->near_limit = hole > 0 ? hole - 1 : 0;
-		ck->total_limit = count_near(root, 0, SIZE_MAX, tail) - (hole > 0);
+		ls = ps;
+	}
+	ck->near_hole = near_errors(ck, root, 0, tail);
+	if (cs == ce) { /* the document as it is, one fewer near and in all */
+		bool hole = ck->near_hole > 0;
+		ck->near_limit = ck->near_hole - hole;
+		ck->total_limit = count_near(root, 0, SIZE_MAX, tail) - hole;
 		return 0;
 	}
 	/* (only errors that lie around the copy's source: not a break far
@@ -432,7 +434,6 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	}
 	ck->near_limit = copy_errors + b.near;
 	ck->total_limit = copy_errors + b.total;
-	ck->near_hole = count_near(root, ck->line_start, ck->near_end, tail);
 	return 0;
 }
 
@@ -547,43 +548,36 @@ static bool isolate_window(const char *t, size_t len, size_t cursor, size_t *ws,
 	return s > 0 || e < len;
 }
 
-/* Validates cand[0..k) against p's text: the whole candidate, then its cut
- * points, longest first. Fills verdict, keep_len, errors and parses. */
-static int validate_text(const struct ast_validate_params *p, const char *cand, size_t k,
-                         bool scope_cut, struct ast_validation *out, bool *swallowed)
+/* Validates cand[0..k) with a checker of the text: the whole candidate,
+ * then its cut points, longest first. Fills verdict, keep_len and errors. */
+static int validate_text(struct checker *ck, const struct ast_lang *lang, const char *cand,
+                         size_t k, bool scope_cut, struct ast_validation *out)
 {
-	struct checker ck;
-	int rc = checker_init(&ck, p);
-	if (rc) return rc;
-	*swallowed = cursor_swallowed(&ck);
-	out->errors_before = ck.before.local + ck.before.other;
+	out->errors_before = ck->before.local + ck->before.other;
 	bool ok = false;
 	size_t after = 0;
-	rc = check_prefix(&ck, cand, k, &ok, &after);
+	int rc = check_prefix(ck, cand, k, &ok, &after);
 	if (!rc && ok) {
 		out->verdict = scope_cut ? AST_VERDICT_TRIMMED : AST_VERDICT_VALID;
 		out->keep_len = k;
 		out->errors_after = after;
-		goto done;
+		return 0;
 	}
 	size_t cuts[MAX_TRIES];
-	size_t n = rc ? 0 : cut_points(p->lang, cand, k, cuts, MAX_TRIES);
+	size_t n = rc ? 0 : cut_points(lang, cand, k, cuts, MAX_TRIES);
 	for (size_t i = 0; i < n; i++) {
-		rc = check_prefix(&ck, cand, cuts[i], &ok, &after);
+		rc = check_prefix(ck, cand, cuts[i], &ok, &after);
 		if (rc) break;
 		if (ok) {
 			out->verdict = AST_VERDICT_TRIMMED;
 			out->keep_len = cuts[i];
 			out->errors_after = after;
-			goto done;
+			return 0;
 		}
 	}
 	out->verdict = AST_VERDICT_INVALID;
 	out->keep_len = 0;
 	out->errors_after = after;
-done:
-	out->parses += ck.parses;
-	checker_finish(&ck);
 	return rc;
 }
 
@@ -609,40 +603,49 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 		out->verdict = AST_VERDICT_UNCHECKED;
 		return 0;
 	}
-	bool swallowed = false;
-	int rc = validate_text(p, cand, k, out->scope_cut, out, &swallowed);
+	struct checker ck;
+	int rc = checker_init(&ck, p);
+	if (rc) return rc;
+	rc = validate_text(&ck, p->lang, cand, k, out->scope_cut, out);
 	/* A candidate that heals the break swallowing the cursor (the `#endif`
 	 * an `#ifndef` lacked) is judged by the file it mends. */
 	bool heals = out->verdict != AST_VERDICT_INVALID && out->errors_after < out->errors_before;
 	/* (errors_before/after then describe the window, parses both.) */
 	size_t ws, we;
-	if (rc || !swallowed || heals || !isolate_window(p->text, p->len, p->cursor, &ws, &we))
-		return rc;
+	if (rc || !cursor_swallowed(&ck) || heals ||
+	    !isolate_window(p->text, p->len, p->cursor, &ws, &we))
+		goto done;
 	/* The file's own break hides the cursor's region, and its recovery
 	 * can hide a bad candidate as well as condemn a good one: judge the
 	 * candidate inside the top-level construct around the cursor instead. */
-	out->verdict = AST_VERDICT_INVALID;
 	struct ast_validate_params wp = *p;
 	wp.text = p->text + ws;
 	wp.len = we - ws;
 	wp.cursor = p->cursor - ws;
 	wp.doc = NULL;
-	rc = validate_text(&wp, cand, k, out->scope_cut, out, &swallowed);
-	if (rc || out->verdict == AST_VERDICT_INVALID || out->errors_before == 0) return rc;
+	struct checker wck;
+	rc = checker_init(&wck, &wp);
+	if (rc) {
+		out->verdict = AST_VERDICT_INVALID;
+		out->keep_len = 0;
+		goto done;
+	}
+	rc = validate_text(&wck, p->lang, cand, k, out->scope_cut, out);
+	ck.parses += wck.parses;
+	checker_finish(&wck);
+	if (rc || out->verdict == AST_VERDICT_INVALID || out->errors_before == 0) goto done;
 	/* Where the construct is broken as well (the cursor's line may be
 	 * where it closes), it cannot vouch for the candidate alone: the file
 	 * must not get worse either. */
-	struct checker ck;
-	rc = checker_init(&ck, p);
-	if (rc) return rc;
 	bool ok;
 	size_t after;
 	rc = check_prefix(&ck, cand, out->keep_len, &ok, &after);
-	out->parses += ck.parses;
 	if (!rc && after > ck.before.local + ck.before.other) {
 		out->verdict = AST_VERDICT_INVALID;
 		out->keep_len = 0;
 	}
+done:
+	out->parses += ck.parses;
 	checker_finish(&ck);
 	return rc;
 }
