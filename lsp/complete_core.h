@@ -85,7 +85,7 @@ struct complete_result {
 	int32_t rejected;    /* of those, dropped by validation, emptiness or confidence */
 	int32_t merged;      /* of those, merged into a near-duplicate by rerank */
 	int32_t given_shown; /* items shown that the engine scored, not decoded: document
-	                      * lines and closing lines */
+	                      * lines and closers (ast_closers_at) */
 	int32_t prompt_tokens, cached_tokens, generated_tokens;
 	enum ast_shape_kind shape;
 	int32_t max_lines; /* what the shape and completion.multiline allowed */

@@ -103,7 +103,7 @@ struct pipeline_stats {
 	uint64_t generated_tokens;
 	uint64_t rejected_candidates; /* dropped by validation or confidence */
 	uint64_t document_lines;      /* shown items taken from the document (or a
-	                               * closing line), scored but not decoded */
+	                               * closer), scored but not decoded */
 	const char *backend;          /* "none", "cpu", "cuda"; static string */
 	const char *kv_type;          /* "none", "f16", "f32"; static string */
 	int32_t kv_pages;             /* pages in the KV pool of the loaded model */
