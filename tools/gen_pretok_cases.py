@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write tests/tokenizer/data/pretok_cases.txt: expected pre-tokenizer splits.
+"""Write tests/infer/tokenizer_data/pretok_cases.txt: expected pre-tokenizer splits.
 
 The splits come from the real regexes of each model family, run with the
 `regex` module (Debian: python3-regex, for /usr/bin/python3). A chain of
@@ -11,7 +11,7 @@ as the engines it was written for did.
 Line format (one case per line, fields separated by tabs, bytes in hex):
     <pre-name> TAB <hex of input> TAB <hex piece>,<hex piece>,...
 
-Usage: /usr/bin/python3 tools/gen_pretok_cases.py > tests/tokenizer/data/pretok_cases.txt
+Usage: /usr/bin/python3 tools/gen_pretok_cases.py > tests/infer/tokenizer_data/pretok_cases.txt
 """
 import sys
 

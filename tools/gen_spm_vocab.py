@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Make the SentencePiece test vocabularies in tests/tokenizer/data/.
+"""Make the SentencePiece test vocabularies in tests/infer/tokenizer_data/.
 
 Trains two small BPE models with Debian's python3-sentencepiece on Python
 standard-library source, the way a code model's vocabulary would be trained

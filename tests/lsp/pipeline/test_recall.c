@@ -1,5 +1,5 @@
 /*
- * test_recall.c - candidates from the document itself (lsp/recall.c): the
+ * test_recall.c - candidates from the document itself (lsp/pipeline/recall.c): the
  * rest of a line that starts like the cursor's, the line after a copy of the
  * previous line at the same indentation step, counts and order, the limits.
  */

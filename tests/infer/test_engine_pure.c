@@ -1,5 +1,5 @@
 /*
- * test_pure.c - the engine's parts that need no model: rerank, stop rules,
+ * test_engine_pure.c - the engine's parts that need no model: rerank, stop rules,
  * FIM template names and text, template choice and prompt layout per
  * vocabulary (vocabulary files from testdata; skipped when missing).
  */

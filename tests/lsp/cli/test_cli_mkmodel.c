@@ -1,5 +1,5 @@
 /*
- * test_mkmodel.c - `infill mkmodel` (cli_mkmodel linked in directly):
+ * test_cli_mkmodel.c - `infill mkmodel` (cli_mkmodel linked in directly):
  * the file it writes opens, has the Llama keys and tensor table of the
  * shape, carries the vocab's tokenizer keys byte for byte, holds weights of
  * the stated distribution, and is reproducible from its seed.

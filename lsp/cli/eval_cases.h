@@ -1,6 +1,6 @@
 /*
  * eval_cases.h - the quality harness's building blocks (`infill eval`,
- * lsp/cli_eval.c): the files held out for it, fill-in-the-middle cases cut
+ * lsp/cli/cli_eval.c): the files held out for it, fill-in-the-middle cases cut
  * from them, and the metrics that score a completion against the text that
  * was cut out.
  * Private to lsp/.

@@ -1,5 +1,5 @@
 /*
- * bench_doc.c - the cost of one keystroke in a large document against a
+ * bench_document.c - the cost of one keystroke in a large document against a
  * small one.
  *
  * A keystroke here is what the server does for one didChange with one

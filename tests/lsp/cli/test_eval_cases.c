@@ -1,6 +1,6 @@
 /*
- * test_eval.c - the quality harness's parts that need no model
- * (lsp/eval_cases.c, lsp/eval_metrics.c): cases are cut where and how the
+ * test_eval_cases.c - the quality harness's parts that need no model
+ * (lsp/cli/eval_cases.c, lsp/cli/eval_metrics.c): cases are cut where and how the
  * header says, the same way for the same seed, and the metrics give the
  * values worked out by hand.
  */

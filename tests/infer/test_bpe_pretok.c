@@ -1,5 +1,5 @@
 /*
- * test_pretok.c - pre-tokenizer splits and UTF-8 helpers; needs no vocabulary.
+ * test_bpe_pretok.c - pre-tokenizer splits and UTF-8 helpers; needs no vocabulary.
  *
  * data/pretok_cases.txt holds, for gpt2, starcoder, llama3, qwen2 and
  * deepseek-coder, the splits that the families' real regexes give (made with
@@ -119,7 +119,8 @@ TEST(regex_reference_cases)
 {
 	const char *dir = getenv("INFILL_TOKDATA");
 	char path[1024];
-	snprintf(path, sizeof path, "%s/pretok_cases.txt", dir ? dir : "tests/tokenizer/data");
+	snprintf(path, sizeof path, "%s/pretok_cases.txt",
+	         dir ? dir : "tests/infer/tokenizer_data");
 	FILE *f = fopen(path, "r");
 	REQUIRE(f);
 	static char line[1 << 17], text[1 << 16];

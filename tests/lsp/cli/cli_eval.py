@@ -66,7 +66,7 @@ if same != same2:
     fail.append("a second run with the same seed cut other cases")
 
 # a training file is refused
-train = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models",
+train = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "models",
                      "train-files.txt")
 if os.path.exists(train):
     with open(train) as f:

@@ -6,7 +6,7 @@
  * - the prompts of ../shared/testdata/models/tiny-dsc-reference.json
  *   (llama.cpp ids, BOS first, special tokens parsed).
  * - our own SentencePiece BPE vocabulary trained by python3-sentencepiece
- *   (tests/tokenizer/data/, made by tools/gen_spm_vocab.py) with its ids.
+ *   (tests/infer/tokenizer_data/, made by tools/gen_spm_vocab.py) with its ids.
  * Paths come from INFILL_TESTDATA and INFILL_TOKDATA; when the shared
  * testdata is missing the test prints SKIP and exits 77.
  */
@@ -167,7 +167,8 @@ static void own_spm_case(int *test_failed_, const char *name)
 {
 	const char *dir = getenv("INFILL_TOKDATA");
 	char g[1024], i[1100], o[1100];
-	snprintf(g, sizeof g, "%s/ggml-vocab-%s.gguf", dir ? dir : "tests/tokenizer/data", name);
+	snprintf(g, sizeof g, "%s/ggml-vocab-%s.gguf", dir ? dir : "tests/infer/tokenizer_data",
+	         name);
 	snprintf(i, sizeof i, "%s.inp", g);
 	snprintf(o, sizeof o, "%s.out", g);
 	int n_tests;
@@ -193,7 +194,7 @@ TEST(spm_random_bytes_roundtrip)
 	const char *dir = getenv("INFILL_TOKDATA");
 	char g[1024];
 	snprintf(g, sizeof g, "%s/ggml-vocab-spm-code-noprefix.gguf",
-	         dir ? dir : "tests/tokenizer/data");
+	         dir ? dir : "tests/infer/tokenizer_data");
 	struct gguf_file *gf;
 	struct tokenizer *t = load(g, &gf);
 	REQUIRE(t);

@@ -1,5 +1,5 @@
 /*
- * test_property.c - thousands of random incremental edits applied to a
+ * test_document_property.c - thousands of random incremental edits applied to a
  * struct doc, compared after each one with a shadow plain string that is
  * rebuilt whole (the "full replacement" a client would send) and with a
  * naive reference for positions, lines and points.

@@ -1,11 +1,11 @@
 /*
  * pipeline_fast.h - the typed-ahead fast path of the pipeline (private to
- * lsp/): per document, the last answer given (its text snapshot, cursor and
+ * lsp/pipeline/): per document, the last answer given (its text snapshot, cursor and
  * the candidates shown); when the next request's text is that snapshot with
  * characters typed at the cursor and they begin a candidate shown, the rest
  * of that candidate is the answer, without the model.
  *
- * Threads: the loop thread only (pipeline_engine.c calls these from
+ * Threads: the loop thread only (pipeline.c calls these from
  * pipeline_submit and from its result delivery).
  */
 #ifndef INFILL_LSP_PIPELINE_FAST_H

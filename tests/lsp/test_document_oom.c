@@ -1,5 +1,5 @@
 /*
- * test_oom.c - every allocation in document.c failing in turn.
+ * test_document_oom.c - every allocation in document.c failing in turn.
  *
  * malloc, calloc and realloc are wrapped at link time (-Wl,--wrap=...);
  * the wrapper fails the Nth call. For N = 1, 2, ... a fixed script of

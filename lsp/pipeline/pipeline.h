@@ -1,11 +1,14 @@
 /*
- * pipeline.h - the completion pipeline as the server sees it (private to
- * lsp/): the server hands over one request with a snapshot of the document
- * and gets candidates back on the loop thread.
+ * pipeline.h - the completion pipeline as the server sees it: its whole
+ * face to the server (lsp/ includes nothing else from lsp/pipeline/). The
+ * server hands over one request with a snapshot of the document and gets
+ * candidates back on the loop thread. The in-process engine plugs in here
+ * (pipeline.c, worker.c); a remote backend is meant to plug in behind the
+ * same functions.
  *
  * This file is the seam between the LSP side (debounce, supersede, cancel,
  * LSP items; completion.c) and the engine side (fast path, AST context,
- * prompt, model, validation, rerank: pipeline_engine.c, pipeline_fast.c and
+ * prompt, model, validation, rerank: pipeline.c, pipeline_fast.c and
  * complete_core.c; tests/lsp/pipeline_null.c is a test double).
  *
  * Threads: every function here is called on the loop thread, and every

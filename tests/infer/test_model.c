@@ -1,0 +1,357 @@
+/*
+ * test_model.c - batching, paged KV sharing, KV shifts, sampling and load
+ * errors, on the tiny F32 and Q8_0 test models.
+ *
+ * Equalities are checked to 1e-5: each (weight row, token) dot product and
+ * each (token, head) attention is computed the same way whatever else is in
+ * the batch, so results are identical in practice; the slack only covers
+ * SIMD kernels that might group tokens differently.
+ */
+#include <errno.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "gguf.h"
+#include "harness.h"
+#include "infer.h"
+
+static const char *testdata(void)
+{
+	const char *t = getenv("INFILL_TESTDATA");
+	return t ? t : "../shared/testdata";
+}
+
+static struct model *load(const char *file, size_t kv_bytes)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/models/%s", testdata(), file);
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.backend = INFER_BACKEND_CPU;
+	mp.n_threads = 2;
+	mp.kv_bytes = kv_bytes;
+	mp.kv_f32 = true; /* cache operations must then be exact (fp16 storage is tested against
+	                   * llama.cpp in test_reference.c) */
+	struct infer_error err;
+	struct model *m = model_load(&mp, &err);
+	if (!m) fprintf(stderr, "model_load(%s): %s\n", file, err.message);
+	return m;
+}
+
+/* 40 arbitrary prompt tokens (a BOS then ids from the vocabulary's body). */
+static void prompt(int32_t *ids, int n)
+{
+	ids[0] = 32013;
+	for (int i = 1; i < n; i++) ids[i] = (int32_t)((i * 7919 + 13) % 32000);
+}
+
+static double maxdiff(const float *a, const float *b, int n)
+{
+	double d = 0;
+	for (int i = 0; i < n; i++) d = fmax(d, fabs(a[i] - b[i]));
+	return d;
+}
+
+static void batched_equals_single(int *test_failed_, const char *file)
+{
+	struct model *m = load(file, 4u << 20);
+	REQUIRE(m != NULL);
+	int nv = model_info(m)->n_vocab;
+	struct infer_error err;
+	int32_t ids[40];
+	prompt(ids, 40); /* 40 tokens: the last page (16-slot pages) is half full */
+	float *ref = malloc((size_t)3 * nv * sizeof(float)),
+	      *got = malloc((size_t)3 * nv * sizeof(float));
+	int32_t next[3] = { 100, 2000, 30000 };
+
+	/* Three independent sequences, each prompt + its own next token. */
+	for (int k = 0; k < 3; k++) {
+		struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+		REQUIRE(model_eval(m, s, ids, 40, NULL, &err) == 0);
+		REQUIRE(model_eval(m, s, &next[k], 1, ref + (size_t)k * nv, &err) == 0);
+		kv_seq_free(s);
+	}
+	/* One prompt, forked three ways (pages shared copy-on-write), one batch of 3. */
+	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
+	struct kv_seq *base = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_eval(m, base, ids, 40, NULL, &err) == 0);
+	struct kv_seq *fk[3] = { base, kv_seq_fork(base), kv_seq_fork(base) };
+	REQUIRE(fk[1] && fk[2]);
+	int32_t np;
+	const int32_t *pages = kv_seq_pages(base, &np);
+	CHECK_INT_EQ(np, 3);
+	CHECK_INT_EQ(kv_page_refs(model_kv_pool(m), pages[0]), 3);
+	int32_t pos[3] = { 40, 40, 40 }, rows[3] = { 0, 1, 2 };
+	struct model_batch b = { 3, next, pos, fk, 3, rows, got, NULL };
+	REQUIRE(model_forward(m, &b, &err) == 0);
+	for (int k = 0; k < 3; k++)
+		CHECK(maxdiff(ref + (size_t)k * nv, got + (size_t)k * nv, nv) <= 1e-5);
+	/* The shared full pages stay shared; the half-full last page was copied for two of them. */
+	pages = kv_seq_pages(fk[1], &np);
+	CHECK_INT_EQ(kv_page_refs(model_kv_pool(m), pages[0]), 3);
+	CHECK_INT_EQ(kv_page_refs(model_kv_pool(m), pages[2]), 1);
+	CHECK_INT_EQ(kv_seq_len(fk[2]), 41);
+	for (int k = 0; k < 3; k++) kv_seq_free(fk[k]);
+	CHECK_INT_EQ(kv_pool_free_pages(model_kv_pool(m)), free0);
+	free(ref);
+	free(got);
+	model_free(m);
+}
+
+TEST(batched_decode_equals_single_f32)
+{
+	batched_equals_single(test_failed_, "tiny-dsc-f32.gguf");
+}
+
+TEST(batched_decode_equals_single_q8_0)
+{
+	batched_equals_single(test_failed_, "tiny-dsc-q8_0.gguf");
+}
+
+TEST(chunked_prefill_equals_one_batch)
+{
+	struct model *m = load("tiny-dsc-f32.gguf", 4u << 20);
+	REQUIRE(m != NULL);
+	int nv = model_info(m)->n_vocab;
+	struct infer_error err;
+	int32_t ids[37];
+	prompt(ids, 37);
+	float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
+	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_eval(m, s, ids, 37, a, &err) == 0);
+	kv_seq_free(s);
+	s = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_eval(m, s, ids, 5, NULL, &err) == 0);
+	REQUIRE(model_eval(m, s, ids + 5, 20, NULL, &err) == 0);
+	for (int i = 25; i < 37; i++) REQUIRE(model_eval(m, s, ids + i, 1, b, &err) == 0);
+	CHECK(maxdiff(a, b, nv) <= 1e-5);
+	/* Truncate and recompute the tail: same logits again. */
+	kv_seq_truncate(s, 30);
+	CHECK_INT_EQ(kv_seq_len(s), 30);
+	REQUIRE(model_eval(m, s, ids + 30, 7, b, &err) == 0);
+	CHECK(maxdiff(a, b, nv) <= 1e-5);
+	kv_seq_free(s);
+	free(a);
+	free(b);
+	model_free(m);
+}
+
+TEST(kv_shift_roundtrip)
+{
+	struct model *m = load("tiny-dsc-f32.gguf", 4u << 20);
+	REQUIRE(m != NULL);
+	int nv = model_info(m)->n_vocab;
+	struct infer_error err;
+	int32_t ids[24];
+	prompt(ids, 24);
+	float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
+	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_eval(m, s, ids, 20, NULL, &err) == 0);
+	struct kv_seq *t = kv_seq_fork(s);
+	REQUIRE(model_eval(m, s, ids + 20, 4, a, &err) == 0);
+	/* Move positions 4..19 of t to 9..24 of a scratch sequence (rotating by +5), then back. */
+	struct kv_seq *tmp = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_kv_shift(m, t, 0, tmp, 0, 4, &err) == 0); /* delta 0: a copy */
+	REQUIRE(model_kv_shift(m, t, 4, tmp, 9, 16, &err) == 0);
+	CHECK_INT_EQ(kv_seq_len(tmp), 25);
+	struct kv_seq *back = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_kv_shift(m, tmp, 0, back, 0, 4, &err) == 0);
+	REQUIRE(model_kv_shift(m, tmp, 9, back, 4, 16, &err) == 0);
+	CHECK_INT_EQ(kv_seq_len(back), 20);
+	REQUIRE(model_eval(m, back, ids + 20, 4, b, &err) == 0);
+	/* Rotations compose exactly up to float rounding of cos/sin. */
+	CHECK(maxdiff(a, b, nv) <= 1e-5);
+	/* The source sequence t is untouched (its pages were shared with s, and tmp/back are new). */
+	REQUIRE(model_eval(m, t, ids + 20, 4, b, &err) == 0);
+	CHECK(maxdiff(a, b, nv) <= 1e-6);
+	kv_seq_free(s);
+	kv_seq_free(t);
+	kv_seq_free(tmp);
+	kv_seq_free(back);
+	free(a);
+	free(b);
+	model_free(m);
+}
+
+TEST(kv_pool_refcounts_and_exhaustion)
+{
+	struct model *m = load("tiny-dsc-f32.gguf", 1); /* the minimum: 4 pages */
+	REQUIRE(m != NULL);
+	struct kv_pool *p = model_kv_pool(m);
+	CHECK_INT_EQ(kv_pool_n_pages(p), 4);
+	CHECK_INT_EQ(kv_pool_page_size(p), 16);
+	int32_t a = kv_page_alloc(p);
+	CHECK(a >= 0);
+	kv_page_retain(p, a);
+	CHECK_INT_EQ(kv_page_refs(p, a), 2);
+	kv_page_release(p, a);
+	kv_page_release(p, a);
+	CHECK_INT_EQ(kv_page_refs(p, a), 0);
+	CHECK_INT_EQ(kv_pool_free_pages(p), 4);
+	struct infer_error err;
+	struct kv_seq *s = kv_seq_new(p);
+	int32_t ids[80];
+	prompt(ids, 80);
+	int rc = model_eval(m, s, ids, 80, NULL, &err); /* 80 tokens need 5 pages */
+	CHECK_INT_EQ(rc, -ENOSPC);
+	CHECK(strstr(err.message, "exhausted") != NULL);
+	kv_seq_free(s);
+	CHECK_INT_EQ(kv_pool_free_pages(p), 4);
+	model_free(m);
+}
+
+TEST(sampler_rules)
+{
+	float logits[8] = { 0.1f, 2.0f, 1.9f, -1.0f, 0.5f, 1.95f, 0.0f, -3.0f };
+	CHECK_INT_EQ(sample_greedy(logits, 8), 1);
+	struct sampler_params sp = { .temperature = 0, .seed = 1 };
+	struct sampler *s = sampler_new(&sp, 8);
+	float lp;
+	CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, &lp), 1);
+	CHECK_NEAR(lp, logits[1] - sample_logsumexp(logits, 8), 1e-6);
+	sampler_free(s);
+	/* top_k = 1 is greedy at any temperature. */
+	sp = (struct sampler_params){ .temperature = 5, .top_k = 1, .seed = 7 };
+	s = sampler_new(&sp, 8);
+	for (int i = 0; i < 20; i++) CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, NULL), 1);
+	sampler_free(s);
+	/* top_k = 3: only ids 1, 5, 2 ever come out; the same seed repeats the sequence. */
+	sp = (struct sampler_params){ .temperature = 1, .top_k = 3, .seed = 42 };
+	s = sampler_new(&sp, 8);
+	int32_t seq1[50], seen[8] = { 0 };
+	for (int i = 0; i < 50; i++) {
+		seq1[i] = sampler_sample(s, logits, NULL, 0, NULL);
+		seen[seq1[i]]++;
+	}
+	CHECK(seen[1] > 0 && seen[2] > 0 && seen[5] > 0);
+	CHECK_INT_EQ(seen[0] + seen[3] + seen[4] + seen[6] + seen[7], 0);
+	sampler_seed(s, 42);
+	for (int i = 0; i < 50; i++)
+		CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, NULL), seq1[i]);
+	sampler_free(s);
+	/* top_p small: only the best. */
+	sp = (struct sampler_params){ .temperature = 1, .top_p = 0.05f, .seed = 3 };
+	s = sampler_new(&sp, 8);
+	for (int i = 0; i < 20; i++) CHECK_INT_EQ(sampler_sample(s, logits, NULL, 0, NULL), 1);
+	sampler_free(s);
+	/* A strong repetition penalty on id 1 moves a low-temperature pick to id 5. */
+	sp = (struct sampler_params){
+		.temperature = 0.01f, .repeat_penalty = 10, .repeat_last_n = 4, .seed = 3
+	};
+	s = sampler_new(&sp, 8);
+	int32_t hist[2] = { 1, 1 };
+	CHECK_INT_EQ(sampler_sample(s, logits, hist, 2, NULL), 5);
+	sampler_free(s);
+}
+
+/* Writes a copy of the F32 model with tensor `drop` left out or `reshape` given a wrong shape. */
+static int write_variant(const char *out, const char *drop, const char *reshape, const char *arch)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
+	struct gguf_error ge;
+	struct gguf_file *f = gguf_open(path, &ge);
+	if (!f) return -1;
+	struct gguf_writer *w = gguf_writer_new();
+	for (int64_t i = 0; i < gguf_key_count(f); i++) {
+		struct gguf_str k = gguf_key_name(f, i);
+		if (arch && k.len == 20 && !memcmp(k.ptr, "general.architecture", 20)) continue;
+		gguf_writer_copy_key(w, f, i);
+	}
+	if (arch) gguf_writer_set_str(w, "general.architecture", arch);
+	for (int64_t i = 0; i < gguf_tensor_count(f); i++) {
+		const struct gguf_tensor_info *t = gguf_tensor(f, i);
+		char name[128];
+		snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
+		if (drop && !strcmp(name, drop)) continue;
+		int64_t ne[4] = { t->ne[0], t->ne[1], t->ne[2], t->ne[3] };
+		uint64_t nbytes = t->nbytes;
+		if (reshape && !strcmp(name, reshape)) {
+			ne[1] -= 1; /* one row fewer */
+			nbytes -= (uint64_t)ne[0] * 4;
+		}
+		gguf_writer_add_tensor(w, name, t->type, t->n_dims, ne, t->data, nbytes);
+	}
+	int rc = gguf_writer_write(w, out, &ge);
+	gguf_writer_free(w);
+	gguf_close(f);
+	return rc;
+}
+
+static void expect_load_error(int *test_failed_, const char *file, const char *needle)
+{
+	struct model_params mp = model_params_default();
+	mp.path = file;
+	mp.backend = INFER_BACKEND_CPU;
+	mp.n_threads = 1;
+	struct infer_error err = { { 0 } };
+	struct model *m = model_load(&mp, &err);
+	CHECK(m == NULL);
+	if (!strstr(err.message, needle))
+		fprintf(stderr, "error message \"%s\" lacks \"%s\"\n", err.message, needle);
+	CHECK(strstr(err.message, needle) != NULL);
+	model_free(m);
+}
+
+TEST(load_errors_name_the_tensor)
+{
+	char tmpl[] = "/tmp/infill-test-XXXXXX";
+	REQUIRE(mkdtemp(tmpl) != NULL);
+	char p[256];
+	snprintf(p, sizeof p, "%s/missing.gguf", tmpl);
+	REQUIRE(write_variant(p, "blk.1.ffn_up.weight", NULL, NULL) == 0);
+	expect_load_error(test_failed_, p, "missing tensor blk.1.ffn_up.weight");
+	remove(p);
+	snprintf(p, sizeof p, "%s/shape.gguf", tmpl);
+	REQUIRE(write_variant(p, NULL, "blk.0.attn_k.weight", NULL) == 0);
+	expect_load_error(test_failed_, p,
+	                  "blk.0.attn_k.weight has shape [64, 31], expected [64, 32]");
+	remove(p);
+	snprintf(p, sizeof p, "%s/arch.gguf", tmpl);
+	REQUIRE(write_variant(p, NULL, NULL, "mamba") == 0);
+	expect_load_error(test_failed_, p, "architecture \"mamba\" is not supported");
+	remove(p);
+	/* Tied embeddings: without output.weight the model uses token_embd. */
+	snprintf(p, sizeof p, "%s/tied.gguf", tmpl);
+	REQUIRE(write_variant(p, "output.weight", NULL, NULL) == 0);
+	struct model_params mp = model_params_default();
+	mp.path = p;
+	mp.backend = INFER_BACKEND_CPU;
+	struct infer_error err;
+	struct model *m = model_load(&mp, &err);
+	CHECK(m != NULL);
+	if (m) {
+		int32_t ids[3] = { 32013, 100, 200 };
+		float *lg = malloc(32256 * sizeof(float));
+		struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+		CHECK(model_eval(m, s, ids, 3, lg, &err) == 0);
+		kv_seq_free(s);
+		free(lg);
+	}
+	model_free(m);
+	remove(p);
+	rmdir(tmpl);
+}
+
+int main(void)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		printf("SKIP: %s not found\n", path);
+		return 77;
+	}
+	fclose(f);
+	const char *filter = getenv("TEST_FILTER");
+	int passed = 0, failed = 0;
+	for (struct test_case *t = test_cases_head; t; t = t->next) {
+		if (filter && !strstr(t->name, filter)) continue;
+		int fl = 0;
+		t->fn(&fl);
+		printf("%s %s\n", fl ? "FAIL" : "ok  ", t->name);
+		fl ? failed++ : passed++;
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
