@@ -4,7 +4,7 @@
  * trimming, rerank, and the exact range each answer replaces. Private to
  * lsp/.
  *
- * The server's engine thread (pipeline.c), `infill complete` and the
+ * The server's engine thread (worker.c), `infill complete` and the
  * quality harness (`infill eval`) all call complete_run, so what is measured
  * is what the editor gets. The options switch the AST parts and the rerank
  * off one at a time, for ablations.

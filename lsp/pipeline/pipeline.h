@@ -8,7 +8,7 @@
  *
  * This file is the seam between the LSP side (debounce, supersede, cancel,
  * LSP items; completion.c) and the engine side (fast path, AST context,
- * prompt, model, validation, rerank: pipeline.c, pipeline_fast.c and
+ * prompt, model, validation, rerank: pipeline.c, worker.c, pipeline_fast.c and
  * complete_core.c; tests/lsp/pipeline_null.c is a test double).
  *
  * Threads: every function here is called on the loop thread, and every

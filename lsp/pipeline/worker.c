@@ -1,0 +1,395 @@
+/*
+ * worker.c - the engine thread of the in-process pipeline: it loads the
+ * model, runs each queued job through complete_run (complete_core.c), and,
+ * when an answer was cut short by the deadline, decodes it again to full
+ * length while nothing else waits (extend). It hands results and events to
+ * the loop thread (pipeline.c) through worker.h's lists and the async
+ * handle; it never touches a loop-thread field.
+ *
+ * The model loads at the first pipeline_configure (during `initialize`,
+ * once initializationOptions are in), and again when `model`, `backend`,
+ * `threads` or `cache.memoryMB` change.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void worker_spec_finish(struct load_spec *s)
+{
+	free(s->path);
+	s->path = NULL;
+}
+
+/* Per-document memory of the engine thread (sticky snippets; see
+ * complete_core.h), most recently used first, at most EDOC_MAX documents. */
+#define EDOC_MAX 32
+
+struct edoc {
+	char *uri;
+	struct complete_memory mem;
+	struct edoc *next;
+};
+
+static struct complete_memory *edoc_memory(struct edoc **list, const char *uri)
+{
+	struct edoc **pp = list, *d;
+	size_t n = 0;
+	for (; (d = *pp); pp = &d->next, n++) {
+		if (!strcmp(d->uri, uri)) {
+			*pp = d->next; /* to the front */
+			d->next = *list;
+			*list = d;
+			return &d->mem;
+		}
+	}
+	if (n >= EDOC_MAX) { /* drop the least recently used */
+		pp = list;
+		while ((*pp)->next) pp = &(*pp)->next;
+		complete_memory_finish(&(*pp)->mem);
+		free((*pp)->uri);
+		free(*pp);
+		*pp = NULL;
+	}
+	d = calloc(1, sizeof *d);
+	if (!d || !(d->uri = strdup(uri))) {
+		free(d);
+		return NULL;
+	}
+	d->next = *list;
+	*list = d;
+	return &d->mem;
+}
+
+static void edoc_free_all(struct edoc *d)
+{
+	while (d) {
+		struct edoc *next = d->next;
+		complete_memory_finish(&d->mem);
+		free(d->uri);
+		free(d);
+		d = next;
+	}
+}
+
+/* Hands ev (taken) to the loop thread. */
+static void event_push(struct pipeline *p, struct event *ev)
+{
+	pthread_mutex_lock(&p->mu);
+	if (p->events_tail)
+		p->events_tail->next = ev;
+	else
+		p->events_head = ev;
+	p->events_tail = ev;
+	pthread_mutex_unlock(&p->mu);
+	uv_async_send(&p->async);
+}
+
+static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool ok, const char *msg)
+{
+	struct event *ev = calloc(1, sizeof *ev);
+	if (!ev) return; /* a lost progress line is not worth failing for */
+	ev->kind = kind;
+	ev->percentage = pct;
+	ev->ok = ok;
+	snprintf(ev->message, sizeof ev->message, "%s", msg ? msg : "");
+	event_push(p, ev);
+}
+
+void worker_result_finish(struct completion_result *r)
+{
+	for (size_t i = 0; i < r->count; i++) free(r->items[i].text);
+	free(r->items);
+	r->items = NULL;
+	r->count = 0;
+}
+
+void worker_event_free(struct event *ev)
+{
+	if (ev->ext) {
+		free(ev->ext->uri);
+		free(ev->ext->text);
+		worker_result_finish(&ev->ext->result);
+		free(ev->ext);
+	}
+	free(ev);
+}
+
+/* Moves src's items into dst (texts moved, src left to finish). 0 or -ENOMEM. */
+static int result_take(struct completion_result *dst, struct complete_result *src)
+{
+	dst->items = calloc(src->count + 1, sizeof *dst->items);
+	if (!dst->items) return -ENOMEM;
+	for (size_t i = 0; i < src->count; i++) {
+		dst->items[i] = (struct completion_candidate){
+			.text = src->items[i].text,
+			.text_len = src->items[i].len,
+			.start = src->items[i].start,
+			.end = src->items[i].end,
+			.score = src->items[i].score,
+		};
+		src->items[i].text = NULL; /* moved */
+	}
+	dst->count = src->count;
+	return 0;
+}
+
+struct load_progress {
+	struct pipeline *p;
+	int last;
+};
+
+static void on_load_progress(void *user, float fraction)
+{
+	struct load_progress *lp = user;
+	int pct = (int)(fraction * 100.0f);
+	if (pct < 0) pct = 0;
+	if (pct > 100) pct = 100;
+	if (pct / 5 == lp->last / 5) return; /* every 5%: enough for a progress bar */
+	lp->last = pct;
+	post_event(lp->p, EVENT_PROGRESS, pct, true, NULL);
+}
+
+/* What infill/stats says about the loaded model (engine thread). */
+static void stats_set_model(struct pipeline *p, const char *backend, const char *kv_type,
+                            int32_t kv_pages)
+{
+	pthread_mutex_lock(&p->mu);
+	p->stats.backend = backend;
+	p->stats.kv_type = kv_type;
+	p->stats.kv_pages = kv_pages;
+	pthread_mutex_unlock(&p->mu);
+}
+
+static const char *backend_word(const struct model *m)
+{
+	const char *name = model_info(m)->backend_name;
+	return name && !strncmp(name, "cuda", 4) ? "cuda" : "cpu";
+}
+
+static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, struct engine **ep,
+                 bool reuse_shifted)
+{
+	engine_free(*ep);
+	model_free(*mp);
+	*ep = NULL;
+	*mp = NULL;
+	if (!strcmp(spec->path, PIPELINE_NO_MODEL)) {
+		stats_set_model(p, "none", "none", 0);
+		return; /* unloaded on purpose: answers stay empty */
+	}
+	char msg[600];
+	snprintf(msg, sizeof msg, "%s", spec->path);
+	post_event(p, EVENT_LOAD_BEGIN, 0, true, msg);
+
+	struct settings asked = { .backend = spec->backend,
+		                  .threads = spec->threads,
+		                  .cache_memory_mb = spec->cache_mb,
+		                  .cache_kv_type = spec->kv_type };
+	struct model_params mp_ = complete_model_params(&asked, spec->path);
+	struct load_progress lp = { p, -100 };
+	mp_.progress = on_load_progress;
+	mp_.progress_user = &lp;
+	struct infer_error err = { { 0 } };
+	struct model *m = model_load(&mp_, &err);
+	struct engine *e = NULL;
+	if (m) {
+		struct engine_params eprm = engine_params_default();
+		eprm.reuse_shifted_suffix = reuse_shifted;
+		e = engine_new(m, &eprm, &err);
+		if (!e) {
+			model_free(m);
+			m = NULL;
+		}
+	}
+	if (!m) {
+		snprintf(msg, sizeof msg, "infill: cannot load the model %s: %s", spec->path,
+		         err.message[0] ? err.message : "unknown error");
+		post_event(p, EVENT_LOAD_END, 100, false, msg);
+		stats_set_model(p, "none", "none", 0);
+		return;
+	}
+	const struct model_info *mi = model_info(m);
+	const char *kv = spec->kv_type == CONFIG_KV_F32 ? "f32" : "f16";
+	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
+	         spec->path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu",
+	         kv, mi->kv_n_pages, mi->kv_page_size);
+	stats_set_model(p, backend_word(m), kv, mi->kv_n_pages);
+	*mp = m;
+	*ep = e;
+	atomic_store(&p->ready, true);
+	post_event(p, EVENT_LOAD_END, 100, true, msg);
+}
+
+/* Runs one job; fills job->status and job->result. */
+static void run_job(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
+                    struct pipeline_job *job)
+{
+	struct completion_request *req = job->req;
+	job->status = 0;
+	if (!e || atomic_load(&job->cancel)) return; /* no model (answered empty) or nobody waits */
+	struct complete_options opt = complete_options_default();
+	opt.cancel = &job->cancel;
+	opt.previous = job->previous;
+	opt.previous_len = job->previous_len;
+	opt.use_cache = req->settings.cache_enabled;
+	opt.seed = req->seq;
+	opt.n_ctx = model_info(m)->n_ctx_train;
+	opt.memory = edoc_memory(edocs, req->uri);
+	/* The deadline counts from the request's arrival: the debounce and any
+	 * wait in the queue are part of what the user waits for. */
+	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
+		opt.deadline_ms =
+		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
+	struct complete_result res;
+	char err[512] = "";
+	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
+	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	job->figures = res;
+	job->figures.items = NULL;
+	job->figures.count = res.count;
+	pthread_mutex_lock(&p->mu);
+	p->stats.prompt_tokens += (uint64_t)(res.prompt_tokens > 0 ? res.prompt_tokens : 0);
+	p->stats.cached_prompt_tokens += (uint64_t)(res.cached_tokens > 0 ? res.cached_tokens : 0);
+	p->stats.generated_tokens +=
+	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
+	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
+	p->stats.document_lines += (uint64_t)(res.given_shown > 0 ? res.given_shown : 0);
+	pthread_mutex_unlock(&p->mu);
+	if (rc == ENGINE_ECANCELED) {
+		complete_result_finish(&res);
+		return;
+	}
+	if (rc) {
+		/* reported on the loop (log) through the status; the message is
+		 * kept short in the result's absence */
+		complete_result_finish(&res);
+		job->status = rc < 0 ? rc : -EIO;
+		return;
+	}
+	if (result_take(&job->result, &res)) job->status = -ENOMEM;
+	complete_result_finish(&res);
+}
+
+/*
+ * After an answer the deadline cut short: the same request again with no
+ * deadline, while nothing else waits (p->extend_cancel stops it at the next
+ * decode step when a job comes). The prompt is in the prefix cache, so this
+ * costs decode steps only. The longer candidates go to the loop, where the
+ * fast path keeps those that continue what was shown: typing along the
+ * suggestion is then answered with more of it at once. shown: the top
+ * candidate answered (rerank keeps to it). req is taken.
+ */
+static void extend(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
+                   struct completion_request *req, const char *shown)
+{
+	struct complete_options opt = complete_options_default();
+	opt.cancel = &p->extend_cancel;
+	opt.previous = shown;
+	opt.previous_len = shown ? strlen(shown) : 0;
+	opt.use_cache = req->settings.cache_enabled;
+	opt.seed = req->seq; /* the same samples as the answer, only longer */
+	opt.n_ctx = model_info(m)->n_ctx_train;
+	opt.memory = edoc_memory(edocs, req->uri);
+	struct complete_result res;
+	char err[512] = "";
+	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
+	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	pthread_mutex_lock(&p->mu);
+	p->stats.generated_tokens +=
+	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
+	pthread_mutex_unlock(&p->mu);
+	struct event *ev = NULL;
+	if (!rc && res.count && (ev = calloc(1, sizeof *ev)) &&
+	    (ev->ext = calloc(1, sizeof *ev->ext)) && !result_take(&ev->ext->result, &res)) {
+		ev->kind = EVENT_EXTENDED;
+		ev->ext->uri = req->uri;
+		ev->ext->text = req->text;
+		ev->ext->len = req->text_len;
+		ev->ext->cursor = req->cursor;
+		req->uri = req->text = NULL; /* moved */
+		event_push(p, ev);
+	} else if (ev) {
+		worker_event_free(ev);
+	}
+	complete_result_finish(&res);
+	completion_request_free(req);
+}
+
+void *worker_main(void *arg)
+{
+	struct pipeline *p = arg;
+	struct model *m = NULL;
+	struct engine *e = NULL;
+	struct edoc *edocs = NULL;
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->stop && !p->load_pending && !p->queue_head)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop) break;
+		if (p->load_pending) {
+			struct load_spec spec = p->pending_load;
+			p->pending_load.path = NULL;
+			p->load_pending = false;
+			p->params_pending = false;
+			bool shifted = p->reuse_shifted_pending;
+			atomic_store(&p->ready, false);
+			pthread_mutex_unlock(&p->mu);
+			load(p, &spec, &m, &e, shifted);
+			worker_spec_finish(&spec);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
+		if (p->params_pending && e) {
+			struct engine_params ep = engine_params_default();
+			ep.reuse_shifted_suffix = p->reuse_shifted_pending;
+			engine_configure(e, &ep);
+		}
+		p->params_pending = false;
+		struct pipeline_job *job = p->queue_head;
+		p->queue_head = job->qnext;
+		if (!p->queue_head) p->queue_tail = NULL;
+		job->qnext = NULL;
+		pthread_mutex_unlock(&p->mu);
+
+		run_job(p, e, m, &edocs, job);
+		/* copied before the job goes back: the loop frees it */
+		struct completion_request *again = NULL;
+		char *shown = NULL;
+		if (job->figures.deadline_hit && !job->status && job->result.count &&
+		    !atomic_load(&job->cancel)) {
+			again = completion_request_clone(job->req);
+			shown = strdup(job->result.items[0].text);
+		}
+
+		pthread_mutex_lock(&p->mu);
+		if (p->done_tail)
+			p->done_tail->qnext = job;
+		else
+			p->done_head = job;
+		p->done_tail = job;
+		uv_async_send(&p->async);
+		if (again && shown && !p->queue_head && !p->stop && !p->load_pending) {
+			atomic_store(&p->extend_cancel, 0);
+			pthread_mutex_unlock(&p->mu);
+			extend(p, e, m, &edocs, again, shown);
+			again = NULL;
+			pthread_mutex_lock(&p->mu);
+		}
+		completion_request_free(again);
+		free(shown);
+	}
+	pthread_mutex_unlock(&p->mu);
+	atomic_store(&p->ready, false);
+	edoc_free_all(edocs);
+	engine_free(e);
+	model_free(m);
+	pthread_mutex_lock(&p->mu);
+	p->thread_exited = true;
+	pthread_mutex_unlock(&p->mu);
+	uv_async_send(&p->async);
+	return NULL;
+}
+

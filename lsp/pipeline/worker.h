@@ -1,0 +1,132 @@
+/*
+ * worker.h - what the two halves of the in-process pipeline share (private
+ * to lsp/pipeline/): the job, the events the engine thread posts, the
+ * pipeline's state, and the few functions each half calls in the other.
+ * pipeline.c is the loop-thread half (the pipeline.h functions, jobs,
+ * events, the fast path's memory); worker.c is the engine thread (loads,
+ * runs, extends).
+ *
+ * Threads (DESIGN.md, "Threads"):
+ *   - loop thread: struct pipeline's loop fields, the live-job list, the
+ *     per-document fast-path state (pipeline_fast.c), the host hooks. Every
+ *     pipeline_* function and every callback runs here.
+ *   - engine thread: the model and the engine (locals of worker_main). It
+ *     sees jobs only through the queue.
+ *   - between them: `mu` guards the job queue, the done list, the event list
+ *     and the counters; `cv` wakes the engine thread; `async` wakes the loop.
+ *     A job's cancel flag is an atomic the engine checks every decode step.
+ */
+#ifndef INFILL_PIPELINE_WORKER_H
+#define INFILL_PIPELINE_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "complete_core.h"
+#include "pipeline.h"
+#include "pipeline_fast.h"
+
+/* The `model` value that means "no model": every answer is empty. Tests of
+ * the server core use it so that they need no model file. */
+#define PIPELINE_NO_MODEL "none"
+
+/* ---- state ---------------------------------------------------------------- */
+
+struct pipeline_job {
+	struct pipeline *p;
+	struct completion_request *req;
+	pipeline_done_fn done;
+	void *ud;
+	atomic_int cancel; /* set by pipeline_cancel/close; read by the engine */
+	bool dropped;      /* loop: cancelled, no callback */
+	int status;        /* engine -> loop: 0 or negative */
+	struct completion_result result;
+	char *previous; /* the suggestion on screen for this document, or NULL */
+	size_t previous_len;
+	bool fast;                        /* answered by the fast path */
+	struct complete_result figures;   /* counts and timings of the run (no items) */
+	struct pipeline_job *qnext;       /* queue / done list (under mu) */
+	struct pipeline_job *prev, *next; /* live list (loop) */
+};
+
+enum event_kind { EVENT_LOAD_BEGIN, EVENT_PROGRESS, EVENT_LOAD_END, EVENT_EXTENDED };
+
+/* Longer candidates for an answer the deadline cut short (EVENT_EXTENDED):
+ * for the snapshot text[0, len) with the cursor at cursor. All owned. */
+struct extension {
+	char *uri;
+	char *text;
+	size_t len, cursor;
+	struct completion_result result;
+};
+
+struct event {
+	enum event_kind kind;
+	int percentage;
+	bool ok;
+	char message[600];
+	struct extension *ext; /* EVENT_EXTENDED only; owned */
+	struct event *next;
+};
+
+/* What a load needs; compared to decide whether a configure means a reload. */
+struct load_spec {
+	char *path; /* resolved */
+	enum config_backend backend;
+	int threads;
+	int cache_mb;
+	enum config_kv_type kv_type;
+};
+
+struct pipeline {
+	uv_loop_t *loop;
+	struct log *log;
+	uv_async_t async; /* started lazily (see async_start) */
+	bool async_started;
+	struct pipeline_host host; /* copied at pipeline_new */
+	bool loading;              /* a progress report is open */
+	struct pipeline_job *live; /* every job not yet freed (loop) */
+	struct fast_doc *docs;     /* the fast path's memory (loop) */
+	struct load_spec loaded;   /* the spec of the last load requested (loop) */
+	bool configured;
+	bool reuse_shifted; /* cache.reuseShiftedSuffix (loop copy) */
+	bool closing;
+	void (*close_done)(void *ud);
+	void *close_ud;
+	bool thread_started;
+	pthread_t thread;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* under mu */
+	struct pipeline_job *queue_head, *queue_tail;
+	struct pipeline_job *done_head, *done_tail;
+	struct event *events_head, *events_tail;
+	struct load_spec pending_load;
+	bool load_pending;
+	bool params_pending; /* new engine params (shifted suffix) */
+	bool reuse_shifted_pending;
+	bool stop;
+	bool thread_exited;
+	atomic_bool ready; /* a model and an engine are loaded */
+	/* Stops an extension run (see extend): set with mu held whenever a job
+	 * is queued, a load is asked for or the pipeline stops; cleared by the
+	 * engine thread, also with mu held, only when none of these is pending. */
+	atomic_int extend_cancel;
+	struct pipeline_stats stats;
+};
+
+/* The engine thread's body; arg is the struct pipeline (engine thread). */
+void *worker_main(void *arg);
+
+/* Frees what a load spec owns (either thread, on a spec it owns). */
+void worker_spec_finish(struct load_spec *s);
+
+/* Frees a result's items and texts (either thread). */
+void worker_result_finish(struct completion_result *r);
+
+/* Frees an event and what it owns (loop thread). */
+void worker_event_free(struct event *ev);
+
+#endif
