@@ -27,6 +27,14 @@
 #include "engine_internal.h"
 
 #define N_RECENT      4
+/* Prompt lookup: the longest run of last tokens looked up (then shorter
+ * ones), and the drafted tokens one decode step may check over all its
+ * candidates (each is a row of compute in the forward pass). */
+#define DRAFT_NGRAM   3
+#define DRAFT_BUDGET  16
+/* Rows of e->logits: a decode step's (every candidate plus the drafts),
+ * then the prompt's last row. */
+#define STEP_ROWS     (ENGINE_MAX_CANDIDATES + DRAFT_BUDGET)
 /* A shifted tail is re-used at most this many keystrokes in a row before it
  * is computed exactly again, so its staleness (it attended to an older
  * prefix) stays bounded. */
@@ -55,7 +63,7 @@ struct engine {
 	 * control tokens, and user-defined markup tokens (<|User|>, [PAD123])
 	 * that a model should never write into code. */
 	bool *ends;
-	float *logits;  /* [ENGINE_MAX_CANDIDATES + 1][n_vocab] */
+	float *logits;  /* [STEP_ROWS + 1][n_vocab]: a step's rows, then the prompt's */
 	float *scratch; /* [n_vocab]: masked copy for healing */
 	struct recent recent[N_RECENT];
 	uint64_t tick;
@@ -93,6 +101,7 @@ struct engine_request engine_request_default(void)
 		.top_p = 0.95f,
 		.seed = 1,
 		.use_cache = true,
+		.prompt_lookup = true,
 	};
 }
 
@@ -173,8 +182,7 @@ struct engine *engine_new(struct model *m, const struct engine_params *p, struct
 	e->n_vocab = model_info(m)->n_vocab;
 	e->ps = kv_pool_page_size(e->pool);
 	e->cache = pcache_new(e->pool, cache_pages_for(e, &e->p));
-	e->logits =
-	        malloc((size_t)(ENGINE_MAX_CANDIDATES + 1) * (size_t)e->n_vocab * sizeof(float));
+	e->logits = malloc((size_t)(STEP_ROWS + 1) * (size_t)e->n_vocab * sizeof(float));
 	e->scratch = malloc((size_t)e->n_vocab * sizeof(float));
 	if (!e->cache || !e->logits || !e->scratch || build_pieces(e)) goto oom;
 	return e;
@@ -359,7 +367,10 @@ struct cand {
 	int32_t n_tok, last;
 	double sum_lp;
 	enum engine_stop stop;
-	int32_t row; /* logits row in the last forward, -1 when none */
+	int32_t row;   /* logits row in the last forward, -1 when none */
+	int32_t *hist; /* [max_tokens]: the tokens chosen, for prompt lookup; owned */
+	int32_t draft[ENGINE_DRAFT_MAX]; /* drafted after `last` in the last forward, */
+	int32_t n_draft;                 /* at rows row + 1 .. row + n_draft */
 };
 
 static int cand_append(struct cand *c, const char *s, size_t n)
@@ -486,6 +497,7 @@ static int cand_step(struct engine *e, struct cand *c, int idx, const float *log
 	} else {
 		tok = sampler_sample(c->smp, lg, NULL, 0, &lp);
 	}
+	if (c->hist) c->hist[c->n_tok] = tok;
 	c->n_tok++;
 	c->sum_lp += lp;
 	c->last = tok;
@@ -515,6 +527,7 @@ static void cands_free(struct cand *c, int n)
 		kv_seq_free(c[i].seq);
 		sampler_free(c[i].smp);
 		free(c[i].text);
+		free(c[i].hist);
 	}
 }
 
@@ -535,9 +548,83 @@ static void hide_restated_indent(struct cand *c, const struct fim_prompt *fp)
 	c->vis = after;
 }
 
+/* ---- prompt lookup ---- */
+
+/* Token i of the candidate's context: the prompt, then what it chose. */
+static inline int32_t ctx_at(const int32_t *prompt, int32_t L, const int32_t *gen, int32_t i)
+{
+	return i < L ? prompt[i] : gen[i - L];
+}
+
+/*
+ * Drafts what follows the candidate's context (prompt[0..L) then
+ * gen[0..n_gen)) by looking its last DRAFT_NGRAM tokens up in it, then
+ * fewer down to one: the latest earlier occurrence wins (code repeats what
+ * it wrote last), and the tokens that followed it there are the draft.
+ * Writes at most kmax tokens to out and returns how many (0: no match).
+ * A linear scan: a few thousand comparisons a step, nothing next to a
+ * forward pass.
+ */
+static int32_t draft_find(const int32_t *prompt, int32_t L, const int32_t *gen, int32_t n_gen,
+                          int32_t kmax, int32_t *out)
+{
+	int32_t total = L + n_gen;
+	for (int32_t n = DRAFT_NGRAM; n >= 1 && kmax > 0; n--) {
+		if (n >= total) continue;
+		/* The occurrence ends at j (< total - 1: not the key itself) and
+		 * must leave at least one token after it. */
+		for (int32_t j = total - 2; j >= n - 1; j--) {
+			int32_t k = 0;
+			while (k < n && ctx_at(prompt, L, gen, j - k) ==
+			                        ctx_at(prompt, L, gen, total - 1 - k))
+				k++;
+			if (k < n) continue;
+			int32_t m = 0;
+			while (m < kmax && j + 1 + m < total) {
+				out[m] = ctx_at(prompt, L, gen, j + 1 + m);
+				m++;
+			}
+			return m;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Takes candidate c's choices from the last forward pass: its own row, then
+ * each drafted token's row while the token chosen equals the draft (then the
+ * drafted token was the input the next row needed, so that row's logits are
+ * exactly those a step of its own would have given). The sequence keeps the
+ * KV of the entries whose input was right and drops the rest. Returns 0 or
+ * -ENOMEM; *accepted counts the drafts kept.
+ */
+static int cand_take(struct engine *e, struct cand *c, int idx, const float *first,
+                     const struct fim_prompt *fp, const struct engine_request *req,
+                     int32_t *accepted)
+{
+	int32_t pos0 = fp->n + c->n_tok - 1; /* position of the entry at c->row */
+	int32_t n_draft = c->n_draft, a = 0;
+	c->n_draft = 0;
+	int rc = cand_step(e, c, idx, first, fp, req);
+	while (!rc && !c->stop && a < n_draft && c->last == c->draft[a]) {
+		a++;
+		const float *lg = e->logits + (size_t)(c->row + a) * (size_t)e->n_vocab;
+		rc = cand_step(e, c, idx, lg, fp, req);
+	}
+	*accepted = a;
+	/* Slots pos0 .. pos0 + a hold the KV of right inputs; later drafted
+	 * slots are dropped (a later step writes them again). */
+	if (n_draft > a) kv_seq_truncate(c->seq, pos0 + a + 1);
+	return rc;
+}
+
 /*
  * Decodes n candidates from the prompt in seq (length L) whose last logits
- * are in e->logits row 0. Fills res. 0, ENGINE_ECANCELED or < 0.
+ * are in the prompt row of e->logits. Fills res. 0, ENGINE_ECANCELED or < 0.
+ *
+ * A step is one forward pass over every live candidate's next input token
+ * at its position, plus, with prompt lookup, the tokens drafted after it at
+ * the following positions of the same sequence (logits for every row).
  */
 static int decode(struct engine *e, const struct engine_request *req, const struct fim_prompt *fp,
                   struct kv_seq *seq, struct engine_result *res, struct infer_error *err)
@@ -552,6 +639,10 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		tokenizer_detok_init(&c[i].dt, false);
 		c[i].seq = kv_seq_fork(seq);
 		if (!c[i].seq) rc = -ENOMEM;
+		if (req->prompt_lookup && !rc) {
+			c[i].hist = malloc((size_t)req->max_tokens * sizeof *c[i].hist);
+			if (!c[i].hist) rc = -ENOMEM;
+		}
 		if (i > 0 && !rc) {
 			struct sampler_params sp = { .temperature = req->temperature,
 				                     .top_k = req->top_k,
@@ -562,26 +653,53 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			if (!c[i].smp) rc = -ENOMEM;
 		}
 	}
-	float *prompt_logits = e->logits + (size_t)ENGINE_MAX_CANDIDATES * (size_t)e->n_vocab;
-	int32_t tokens[ENGINE_MAX_CANDIDATES], pos[ENGINE_MAX_CANDIDATES],
-	        rows[ENGINE_MAX_CANDIDATES];
-	struct kv_seq *seqs[ENGINE_MAX_CANDIDATES];
+	float *prompt_logits = e->logits + (size_t)STEP_ROWS * (size_t)e->n_vocab;
+	int32_t tokens[STEP_ROWS], pos[STEP_ROWS], rows[STEP_ROWS];
+	struct kv_seq *seqs[STEP_ROWS];
 	double step_ms = 0; /* the last decode step's wall time */
 	for (int step = 0; !rc; step++) {
 		int nb = 0;
 		for (int i = 0; i < n && !rc; i++) {
 			if (c[i].stop) continue;
-			const float *lg =
-			        step == 0 ? prompt_logits
-			                  : e->logits + (size_t)c[i].row * (size_t)e->n_vocab;
-			rc = cand_step(e, &c[i], i, lg, fp, req);
-			if (rc || c[i].stop) continue;
+			int32_t acc = 0;
+			if (step == 0)
+				rc = cand_step(e, &c[i], i, prompt_logits, fp, req);
+			else
+				rc = cand_take(e, &c[i], i,
+				               e->logits + (size_t)c[i].row * (size_t)e->n_vocab,
+				               fp, req, &acc);
+			res->accepted_draft_tokens += acc;
+		}
+		/* The step's batch: each live candidate's input, then its drafts
+		 * while the budget lasts (candidate 0 first: it is shown first). */
+		int32_t budget = DRAFT_BUDGET;
+		for (int i = 0; i < n && !rc; i++) {
+			if (c[i].stop) continue;
+			int32_t p = L + c[i].n_tok - 1;
 			tokens[nb] = c[i].last;
-			pos[nb] = L + c[i].n_tok - 1;
+			pos[nb] = p;
 			seqs[nb] = c[i].seq;
 			rows[nb] = nb;
 			c[i].row = nb;
 			nb++;
+			/* Drafts stay within the candidate's max_tokens positions (the
+			 * pages reserved for it; a draft past max_tokens could never be
+			 * kept) and start once healing is done (the healed bytes
+			 * constrain the choice, not a plain step). */
+			int32_t kmax = req->max_tokens - c[i].n_tok - 1;
+			if (kmax > ENGINE_DRAFT_MAX) kmax = ENGINE_DRAFT_MAX;
+			if (kmax > budget) kmax = budget;
+			if (!req->prompt_lookup || c[i].heal_done < fp->heal_len || kmax <= 0)
+				continue;
+			c[i].n_draft =
+			        draft_find(fp->tok, L, c[i].hist, c[i].n_tok, kmax, c[i].draft);
+			for (int32_t j = 0; j < c[i].n_draft; j++, nb++) {
+				tokens[nb] = c[i].draft[j];
+				pos[nb] = p + 1 + j;
+				seqs[nb] = c[i].seq;
+				rows[nb] = nb;
+			}
+			budget -= c[i].n_draft;
 		}
 		if (rc || !nb) break;
 		if (cancelled(req)) {
@@ -606,6 +724,8 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			                 .logits = e->logits };
 		rc = model_forward(e->m, &b, err);
 		step_ms = engine_now_ms() - now;
+		res->decode_steps++;
+		res->draft_tokens += DRAFT_BUDGET - budget;
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
 	}
 	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "decode: out of memory");
@@ -746,7 +866,7 @@ static int score_given(struct engine *e, const struct engine_request *req,
 		free(tok);
 	}
 	*n_out = 0;
-	const float *prompt_lg = e->logits + (size_t)ENGINE_MAX_CANDIDATES * (size_t)e->n_vocab;
+	const float *prompt_lg = e->logits + (size_t)STEP_ROWS * (size_t)e->n_vocab;
 	int32_t at = 0;
 	for (size_t g = 0; g < ng && !rc && total; g++) {
 		if (!count[g]) continue;
@@ -816,7 +936,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	e->st.jobs++;
 	int32_t L = fp.n;
 	struct kv_seq *seq = NULL;
-	float *prompt_logits = e->logits + (size_t)ENGINE_MAX_CANDIDATES * (size_t)e->n_vocab;
+	float *prompt_logits = e->logits + (size_t)STEP_ROWS * (size_t)e->n_vocab;
 
 	if (cancelled(req)) {
 		rc = ENGINE_ECANCELED;
@@ -920,6 +1040,8 @@ out:
 	e->st.cached_tokens += (uint64_t)res->cached_tokens;
 	e->st.shifted_tokens += (uint64_t)res->shifted_tokens;
 	e->st.generated_tokens += (uint64_t)res->generated_tokens;
+	e->st.draft_tokens += (uint64_t)res->draft_tokens;
+	e->st.accepted_draft_tokens += (uint64_t)res->accepted_draft_tokens;
 	res->total_ms = engine_now_ms() - t0;
 	fim_prompt_finish(&fp);
 	return rc;

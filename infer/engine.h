@@ -156,6 +156,16 @@ struct engine_request {
 	 */
 	double deadline_ms;
 	bool use_cache; /* look up and fill the prefix cache (default true) */
+	/*
+	 * Prompt-lookup decoding (completion.promptLookup, default true): each
+	 * step, a candidate whose last tokens also occur earlier in the prompt
+	 * or in its own text drafts the tokens that followed them there (up to
+	 * ENGINE_DRAFT_MAX), and the step's forward pass checks them all; the
+	 * prefix the candidate would have chosen anyway is kept. The output is
+	 * that of decoding token by token (same choices, same sampler draws),
+	 * up to the float rounding of a wider batch; only fewer steps are run.
+	 */
+	bool prompt_lookup;
 	/* Progress, may be NULL: called on the engine thread after each prefill
 	 * chunk (prefilled = prompt tokens computed so far, step = -1) and after
 	 * each decode step (step = 0, 1, ...). For tests and progress reports. */
@@ -164,9 +174,11 @@ struct engine_request {
 };
 
 #define ENGINE_MAX_CANDIDATES 16
+/* Tokens one candidate may draft per decode step (prompt lookup). */
+#define ENGINE_DRAFT_MAX      4
 
 /* Defaults: budgets 1024/192/512, healing on, 3 candidates, 64 tokens, 12
- * lines, temperature 0.2, top_p 0.95, seed 1, cache on, everything else 0. */
+ * lines, temperature 0.2, top_p 0.95, seed 1, cache and prompt lookup on, everything else 0. */
 struct engine_request engine_request_default(void);
 
 struct engine_candidate {
@@ -188,11 +200,14 @@ struct engine_result {
 	 * the given ones that were scored */
 	struct engine_candidate *candidates;
 	int32_t n_candidates;
-	int32_t prompt_tokens;    /* tokens of the prompt */
-	int32_t cached_tokens;    /* of those, KV re-used from the prefix cache */
-	int32_t shifted_tokens;   /* of those, re-used by RoPE shift (approximate) */
-	int32_t generated_tokens; /* over all candidates */
-	int32_t healed_bytes;     /* bytes of the prefix backed up over by token healing */
+	int32_t prompt_tokens;         /* tokens of the prompt */
+	int32_t cached_tokens;         /* of those, KV re-used from the prefix cache */
+	int32_t shifted_tokens;        /* of those, re-used by RoPE shift (approximate) */
+	int32_t generated_tokens;      /* over all candidates */
+	int32_t healed_bytes;          /* bytes of the prefix backed up over by token healing */
+	int32_t draft_tokens;          /* prompt lookup: tokens drafted and checked */
+	int32_t accepted_draft_tokens; /* of those, kept (each saved a decode step) */
+	int32_t decode_steps;          /* forward passes of the decode loop */
 	double prefill_ms, decode_ms, total_ms;
 	bool cancelled;
 };
@@ -251,9 +266,10 @@ int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int
 struct engine_stats {
 	uint64_t jobs, cancelled;
 	uint64_t prompt_tokens, cached_tokens, shifted_tokens, generated_tokens;
-	uint64_t cache_lookups, cache_hits; /* a hit re-used at least one token */
-	uint64_t cache_evictions;           /* nodes evicted */
-	int32_t cache_nodes, cache_pages;   /* now */
+	uint64_t draft_tokens, accepted_draft_tokens; /* prompt lookup */
+	uint64_t cache_lookups, cache_hits;           /* a hit re-used at least one token */
+	uint64_t cache_evictions;                     /* nodes evicted */
+	int32_t cache_nodes, cache_pages;             /* now */
 };
 void engine_get_stats(const struct engine *e, struct engine_stats *out);
 

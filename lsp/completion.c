@@ -417,7 +417,7 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 	qsort(sorted, n, sizeof *sorted, cmp_double);
 	json_t *result = json_pack(
 	        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:f, s:f, s:f, s:I}, s:I, s:I, "
-	        "s:s, s:i}",
+	        "s:s, s:i, s:I, s:I}",
 	        "requests", (json_int_t)c->requests, "cancelled", (json_int_t)c->cancelled,
 	        "fastPath", (json_int_t)ps.fast_path, "promptTokens", (json_int_t)ps.prompt_tokens,
 	        "cachedPromptTokens", (json_int_t)ps.cached_prompt_tokens, "generatedTokens",
@@ -427,6 +427,8 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 	        percentile(sorted, n, 0.50), "p90", percentile(sorted, n, 0.90), "p99",
 	        percentile(sorted, n, 0.99), "samples", (json_int_t)n, "openDocuments",
 	        (json_int_t)docs_count(s->docs), "extended", (json_int_t)ps.extended, "kvType",
-	        ps.kv_type ? ps.kv_type : "none", "kvPages", (int)ps.kv_pages);
+	        ps.kv_type ? ps.kv_type : "none", "kvPages", (int)ps.kv_pages, "draftTokens",
+	        (json_int_t)ps.draft_tokens, "acceptedDraftTokens",
+	        (json_int_t)ps.accepted_draft_tokens);
 	server_reply(s, id, result);
 }

@@ -125,6 +125,10 @@ enum config_kind {
 	X(completion_from_document, "completion.fromDocument", CONFIG_KIND_BOOL, bool, 1, NULL, 0, \
 	  1, NULL, CONFIG_SCOPE_LANGUAGE,                                                          \
 	  "also offer how the line continues elsewhere in the document, scored by the model")      \
+	X(completion_prompt_lookup, "completion.promptLookup", CONFIG_KIND_BOOL, bool, 1, NULL, 0, \
+	  1, NULL, CONFIG_SCOPE_LANGUAGE,                                                          \
+	  "draft tokens by finding the last ones earlier in the prompt, checked in one forward "   \
+	  "pass (same output, fewer decode steps)")                                                \
 	X(completion_stop, "completion.stop", CONFIG_KIND_STRLIST, char **, 0, NULL, 0, 64, NULL,  \
 	  CONFIG_SCOPE_LANGUAGE, "extra stop strings (added to the language's own)")               \
 	X(context_prefix_tokens, "context.prefixTokens", CONFIG_KIND_INT, int, 1024, NULL, 0,      \

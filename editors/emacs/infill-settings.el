@@ -153,6 +153,15 @@ May be set per language under \"languages\" in .infill.json."
   :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
   :group 'infill-settings)
 
+(defcustom infill-completion-prompt-lookup nil
+  "Draft tokens by finding the last ones earlier in the prompt, checked in one
+forward pass (same output, fewer decode steps).
+Server setting \"completion.promptLookup\" (server default true).
+nil: leave it to the server.
+May be set per language under \"languages\" in .infill.json."
+  :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
+  :group 'infill-settings)
+
 (defcustom infill-completion-stop nil
   "Extra stop strings (added to the language's own).
 Server setting \"completion.stop\" (server default []).
@@ -227,6 +236,7 @@ nil: leave it to the server."
     ("completion.topP" . infill-completion-top-p)
     ("completion.minConfidence" . infill-completion-min-confidence)
     ("completion.fromDocument" . infill-completion-from-document)
+    ("completion.promptLookup" . infill-completion-prompt-lookup)
     ("completion.stop" . infill-completion-stop)
     ("context.prefixTokens" . infill-context-prefix-tokens)
     ("context.suffixTokens" . infill-context-suffix-tokens)
@@ -255,6 +265,7 @@ nil: leave it to the server."
     ("completion.topP" . 0.95)
     ("completion.minConfidence" . 0)
     ("completion.fromDocument" . t)
+    ("completion.promptLookup" . t)
     ("completion.stop" . [])
     ("context.prefixTokens" . 1024)
     ("context.suffixTokens" . 192)

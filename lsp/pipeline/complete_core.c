@@ -658,6 +658,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	rq.cancel = opt->cancel;
 	rq.use_cache = opt->use_cache;
 	rq.deadline_ms = opt->deadline_ms;
+	rq.prompt_lookup = st->completion_prompt_lookup;
 
 	struct engine_result er;
 	memset(&er, 0, sizeof er);
@@ -668,6 +669,8 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->prompt_tokens = er.prompt_tokens;
 	out->cached_tokens = er.cached_tokens;
 	out->generated_tokens = er.generated_tokens;
+	out->draft_tokens = er.draft_tokens;
+	out->accepted_draft_tokens = er.accepted_draft_tokens;
 	out->n_generated = er.n_candidates;
 	for (int32_t i = 0; i < er.n_candidates; i++)
 		if (er.candidates[i].stop == ENGINE_STOP_DEADLINE) out->deadline_hit = true;

@@ -104,12 +104,14 @@ struct pipeline_stats {
 	uint64_t prompt_tokens; /* prompt tokens over all jobs */
 	uint64_t cached_prompt_tokens; /* of which served from the prefix cache */
 	uint64_t generated_tokens;
-	uint64_t rejected_candidates; /* dropped by validation or confidence */
-	uint64_t document_lines;      /* shown items taken from the document (or a
+	uint64_t draft_tokens;          /* prompt lookup: tokens drafted and checked */
+	uint64_t accepted_draft_tokens; /* of those, kept (a decode step saved each) */
+	uint64_t rejected_candidates;   /* dropped by validation or confidence */
+	uint64_t document_lines;        /* shown items taken from the document (or a
 	                               * closer), scored but not decoded */
-	const char *backend;          /* "none", "cpu", "cuda"; static string */
-	const char *kv_type;          /* "none", "f16", "f32"; static string */
-	int32_t kv_pages;             /* pages in the KV pool of the loaded model */
+	const char *backend;            /* "none", "cpu", "cuda"; static string */
+	const char *kv_type;            /* "none", "f16", "f32"; static string */
+	int32_t kv_pages;               /* pages in the KV pool of the loaded model */
 };
 
 struct pipeline;

@@ -255,6 +255,9 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.cached_prompt_tokens += (uint64_t)(res.cached_tokens > 0 ? res.cached_tokens : 0);
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
+	p->stats.draft_tokens += (uint64_t)(res.draft_tokens > 0 ? res.draft_tokens : 0);
+	p->stats.accepted_draft_tokens +=
+	        (uint64_t)(res.accepted_draft_tokens > 0 ? res.accepted_draft_tokens : 0);
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
 	p->stats.document_lines += (uint64_t)(res.given_shown > 0 ? res.given_shown : 0);
 	pthread_mutex_unlock(&p->mu);
@@ -300,6 +303,9 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 	pthread_mutex_lock(&p->mu);
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
+	p->stats.draft_tokens += (uint64_t)(res.draft_tokens > 0 ? res.draft_tokens : 0);
+	p->stats.accepted_draft_tokens +=
+	        (uint64_t)(res.accepted_draft_tokens > 0 ? res.accepted_draft_tokens : 0);
 	pthread_mutex_unlock(&p->mu);
 	struct event *ev = NULL;
 	if (!rc && res.count && (ev = calloc(1, sizeof *ev)) &&
@@ -392,4 +398,3 @@ void *worker_main(void *arg)
 	uv_async_send(&p->async);
 	return NULL;
 }
-

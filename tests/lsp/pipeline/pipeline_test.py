@@ -185,6 +185,41 @@ def case_greedy_deterministic(binary, model):
         c.kill()
 
 
+TABLE = (
+    "static const struct op ops[] = {\n"
+    "    { \"add\", op_add, 2 },\n"
+    "    { \"sub\", op_sub, 2 },\n"
+    "    { \"mul\", op_mul, 2 },\n"
+    "    { \"div\", op_div, 2 },\n"
+    "    { \"\n"
+    "};\n"
+)
+
+
+def case_prompt_lookup(binary, model):
+    """completion.promptLookup changes how many steps decoding takes, not
+    what it answers; infill/stats counts the drafted and the kept tokens."""
+    answers, figures = {}, {}
+    for on in (False, True):
+        c = start(binary, model, {"completion.candidates": 1, "completion.temperature": 0,
+                                  "completion.maxTokens": 48, "completion.promptLookup": on})
+        try:
+            wait_loaded(c)
+            open_doc(c, TABLE, lang="plaintext")  # unchecked: shown as generated
+            answers[on] = [inline(c, 5, 7), inline(c, 4, 4), inline(c, 6, 2)]
+            figures[on] = stats(c)
+            check(c.shutdown_exit() == 0, "exit 0")
+        finally:
+            c.kill()
+    check(answers[True] == answers[False], "the same answers with and without lookup",
+          answers)
+    off, on = figures[False], figures[True]
+    check(off["draftTokens"] == 0 and off["acceptedDraftTokens"] == 0, "off: no drafts", off)
+    check(on["draftTokens"] > 0, "on: tokens drafted", on)
+    check(0 < on["acceptedDraftTokens"] <= on["draftTokens"], "on: some kept", on)
+    check(on["generatedTokens"] == off["generatedTokens"], "the same tokens generated", off, on)
+
+
 def case_superseded(binary, model):
     """A newer request for the same document answers the running one at once
     (empty) and its job stops; the newer one is answered too."""
