@@ -242,15 +242,15 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	opt.n_ctx = cx->n_ctx;
 	opt.seed = seed;
 	struct complete_result r;
-	char err[512] = "";
+	struct complete_error err;
 	double t0 = now_ms(), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 	int rc = complete_run(cx->engine, cx->tok, e->language_id, e->c.text, e->c.len, e->c.cursor,
-	                      &st, &opt, &r, err, sizeof err);
+	                      &st, &opt, &r, &err);
 	out->ms = now_ms() - t0;
 	out->cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	if (rc) {
 		fprintf(stderr, "infill eval: %s:%u (%s, %s): %s\n", e->path, e->c.line + 1,
-		        eval_kind_name(e->c.kind), mode_names[m], err);
+		        eval_kind_name(e->c.kind), mode_names[m], err.message);
 		complete_result_finish(&r);
 		out->error = true;
 		return rc == -ENOMEM ? rc : 0;

@@ -216,12 +216,13 @@ int cli_complete(int argc, char **argv)
 		goto out;
 	}
 	struct complete_result res;
-	char err[512] = "";
+	struct complete_error err;
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	int rc = complete_run(e, model_tokenizer(m), lname, text, len, (size_t)off, st, &opt, &res,
-	                      err, sizeof err);
+	                      &err);
 	if (rc) {
-		fprintf(stderr, "infill complete: %s\n", err[0] ? err : strerror(-rc));
+		fprintf(stderr, "infill complete: %s\n",
+		        err.message[0] ? err.message : strerror(-rc));
 		complete_result_finish(&res);
 		goto out;
 	}

@@ -98,6 +98,13 @@ struct complete_result {
 /* Frees what a result owns; accepts a zeroed or already finished result. */
 void complete_result_finish(struct complete_result *r);
 
+/* Why a run failed: code is what complete_run returned (a negative errno
+ * value; ENGINE_ECANCELED when cancelled), message says it for a person. */
+struct complete_error {
+	int code;
+	char message[512];
+};
+
 /*
  * Runs one completion of text[0..len) at byte offset cursor, for
  * language_id (an LSP languageId; one without a grammar is completed and
@@ -105,12 +112,14 @@ void complete_result_finish(struct complete_result *r);
  * engine and tok belong to the calling thread's model (borrowed). Fills *out
  * (caller's memory; release with complete_result_finish whatever the
  * return). Returns 0, ENGINE_ECANCELED when opt->cancel was set (out->count
- * is 0), or a negative code with a message in err[errlen].
+ * is 0), -EINVAL (cursor past len), -ENOMEM, or the engine's negative code;
+ * *err (caller's memory, may be NULL) is zeroed, then filled on any non-zero
+ * return.
  */
 int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
                  const char *text, size_t len, size_t cursor, const struct settings *st,
-                 const struct complete_options *opt, struct complete_result *out, char *err,
-                 size_t errlen);
+                 const struct complete_options *opt, struct complete_result *out,
+                 struct complete_error *err);
 
 /*
  * Scales the prefix, suffix and extra token budgets of *st down together

@@ -244,9 +244,8 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 		opt.deadline_ms =
 		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
 	struct complete_result res;
-	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	                      req->cursor, &req->settings, &opt, &res, NULL);
 	job->figures = res;
 	job->figures.items = NULL;
 	job->figures.count = res.count;
@@ -294,9 +293,8 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
 	struct complete_result res;
-	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	                      req->cursor, &req->settings, &opt, &res, NULL);
 	pthread_mutex_lock(&p->mu);
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
@@ -392,4 +390,3 @@ void *worker_main(void *arg)
 	uv_async_send(&p->async);
 	return NULL;
 }
-
