@@ -24,9 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "infill_config.h"
 #include "recall.h"
 
 /* Lines from the document scored per request: their tokens go through the
@@ -81,50 +79,6 @@ int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
 	case CONFIG_MULTILINE_AUTO: break;
 	}
 	return shape == AST_SHAPE_BLOCK ? st->completion_max_lines : 1;
-}
-
-/* ---- the default model -------------------------------------------------- */
-
-static bool file_exists(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
-char *complete_default_model_path(void)
-{
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	char dir[4096] = "";
-	if (n > 0) {
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			snprintf(dir, sizeof dir, "%s", exe);
-		}
-	}
-	char path[4200];
-	if (dir[0]) {
-		snprintf(path, sizeof path, "%s/models/infill-default.gguf", dir);
-		if (file_exists(path)) return strdup(path);
-		snprintf(path, sizeof path, "%s/../share/infill/infill-default.gguf", dir);
-		if (file_exists(path)) return strdup(path);
-	}
-	snprintf(path, sizeof path, "%s/models/infill-default.gguf", INFILL_SOURCE_ROOT);
-	return strdup(path);
-}
-
-struct model_params complete_model_params(const struct settings *st, const char *path)
-{
-	struct model_params mp = model_params_default();
-	mp.path = path;
-	mp.backend = st->backend == CONFIG_BACKEND_CUDA  ? INFER_BACKEND_CUDA
-	             : st->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
-	                                                 : INFER_BACKEND_AUTO;
-	mp.n_threads = st->threads;
-	mp.kv_bytes = (size_t)st->cache_memory_mb << 20;
-	mp.kv_f32 = st->cache_kv_type == CONFIG_KV_F32;
-	return mp;
 }
 
 /* ---- sticky snippets ---------------------------------------------------- */
@@ -280,13 +234,6 @@ size_t complete_replace_end(const char *text, size_t len, size_t cursor, const c
 	return rest;
 }
 
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
-	return true;
-}
-
 /* ---- the run ------------------------------------------------------------ */
 
 /* Fills *err (may be NULL) and returns code: the one way complete_run
@@ -370,7 +317,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			keep = verdict == AST_VERDICT_INVALID ? 0 : v.keep_len;
 			if (v.errors_after < v.errors_before) left = v.errors_after;
 		}
-		if (!keep || blank(c->text, keep) ||
+		if (!keep || rerank_is_blank(c->text, keep) ||
 		    (note && note->must_mend && left == SIZE_MAX)) {
 			out->rejected++;
 			continue;

@@ -157,6 +157,8 @@ bool complete_is_runaway(const char *text, size_t len, enum engine_stop stop);
 size_t complete_replace_end(const char *text, size_t len, size_t cursor, const char *cand,
                             size_t cand_len);
 
+/* ---- the model (complete_model.c) ---- */
+
 /*
  * Where the embedded model lives when the `model` setting is unset: the
  * first existing of <dir of the binary>/models/infill-default.gguf,
@@ -167,8 +169,36 @@ size_t complete_replace_end(const char *text, size_t len, size_t cursor, const c
  */
 char *complete_default_model_path(void);
 
-/* What the settings ask of model_load: backend, threads, cache.memoryMB and
- * cache.kvType, for the model at path (borrowed). The caller adds progress. */
-struct model_params complete_model_params(const struct settings *st, const char *path);
+/*
+ * The settings that open a model (backend, threads, cache.memoryMB,
+ * cache.kvType) and set up its engine (cache.reuseShiftedSuffix), copied
+ * out of struct settings: a plain value that the loop thread hands to the
+ * engine thread, and compares with the last one to tell a reload.
+ */
+struct complete_model_spec {
+	enum config_backend backend;
+	int threads; /* <= 0: one per physical core */
+	int cache_memory_mb;
+	enum config_kv_type kv_type;
+	bool reuse_shifted_suffix; /* engine only: changed without a reload */
+};
+
+struct complete_model_spec complete_model_spec_from(const struct settings *st);
+
+/* What the engine is given (engine_configure takes it too). */
+struct engine_params complete_engine_params(const struct complete_model_spec *spec);
+
+/*
+ * Opens the model at path (borrowed) as spec says, and an engine on it: the
+ * one way the server's engine thread, `infill complete` and `infill eval`
+ * load a model, so they honour the same settings. progress (may be NULL) is
+ * called with progress_user on this thread during the load (as
+ * model_params.progress). Returns 0 with *model and *engine new (release
+ * with engine_free, then model_free), or a negative errno with both NULL
+ * and *err (may be NULL) saying "cannot load the model PATH: why".
+ */
+int complete_model_open(const char *path, const struct complete_model_spec *spec,
+                        void (*progress)(void *user, float fraction), void *progress_user,
+                        struct model **model, struct engine **engine, struct complete_error *err);
 
 #endif

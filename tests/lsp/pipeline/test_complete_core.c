@@ -503,4 +503,58 @@ TEST(teardown)
 	cfg = NULL;
 }
 
+/* The one way a model is opened (server, complete, eval) takes what the
+ * settings say: the KV pool's size and precision, and the engine's shifted
+ * suffix re-use; a file that is not there leaves nothing open. */
+static int32_t pages_with(const struct complete_model_spec *spec, bool *shifted)
+{
+	struct model *m;
+	struct engine *e;
+	struct complete_error err;
+	int rc = complete_model_open(TESTDATA "/models/tiny-dsc-f32.gguf", spec, NULL, NULL, &m, &e,
+	                             &err);
+	if (rc) {
+		fprintf(stderr, "open: %s\n", err.message);
+		return -1;
+	}
+	int32_t pages = model_info(m)->kv_n_pages;
+	*shifted = engine_get_params(e).reuse_shifted_suffix;
+	engine_free(e);
+	model_free(m);
+	return pages;
+}
+
+TEST(model_open_follows_the_settings)
+{
+	CHECK(setup());
+	struct settings s = *config_get(cfg, NULL);
+	s.threads = 1;
+	s.cache_memory_mb = 4;
+	s.cache_kv_type = CONFIG_KV_F16;
+	s.cache_reuse_shifted_suffix = true;
+	struct complete_model_spec spec = complete_model_spec_from(&s);
+	CHECK(spec.reuse_shifted_suffix && spec.threads == 1 && spec.cache_memory_mb == 4);
+	bool shifted = false;
+	int32_t f16_4 = pages_with(&spec, &shifted);
+	CHECK(f16_4 > 4);
+	CHECK(shifted);
+	spec.cache_memory_mb = 8;
+	spec.reuse_shifted_suffix = false;
+	int32_t f16_8 = pages_with(&spec, &shifted);
+	CHECK(!shifted);
+	CHECK_NEAR((double)f16_8 / f16_4, 2.0, 0.05); /* cache.memoryMB sizes the pool */
+	spec.kv_type = CONFIG_KV_F32;
+	int32_t f32_8 = pages_with(&spec, &shifted);
+	CHECK_NEAR((double)f16_8 / f32_8, 2.0, 0.05); /* f32 pages are twice as large */
+
+	struct model *m = (struct model *)1;
+	struct engine *e = (struct engine *)1;
+	struct complete_error err;
+	int rc = complete_model_open("/nonexistent/none.gguf", &spec, NULL, NULL, &m, &e, &err);
+	CHECK(rc < 0);
+	CHECK_INT_EQ(err.code, rc);
+	CHECK(strstr(err.message, "cannot load the model /nonexistent/none.gguf: "));
+	CHECK(m == NULL && e == NULL);
+}
+
 TEST_MAIN()
