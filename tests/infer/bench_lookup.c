@@ -15,13 +15,16 @@
  *   plain   the first --prefix-bytes of --source (default: this file's own
  *           text when built in the tree, else a built-in snippet), the rest
  *           of its line as the suffix: whatever the model writes.
- *   repeat  a prompt built so the model's greedy answer repeats it: the
- *           plain prompt's greedy answer G (decoded once, lookup off) is
- *           written after the plain prefix, then the prefix again, so the
- *           model is asked the same question a second time with its first
- *           answer in view. A random-weight model mostly answers from the
- *           last tokens, so it writes G again; a trained one copies it.
- *           The accepted share printed says how much it did.
+ *   repeat  the plain prefix followed by the model's own greedy answer G
+ *           to it, 3 x --tokens long (decoded once, lookup off): the job
+ *           continues G. A random-weight model's greedy text soon runs in
+ *           a loop, so what it writes next repeats text of its prompt (a
+ *           trained model repeats code the same way); the kept share
+ *           printed says how much it did.
+ *
+ * Then the price of checking drafts: one forward pass of 1 token against
+ * one of 1 + ENGINE_DRAFT_MAX tokens of the same sequence, at the end of the
+ * plain prompt (ms per pass, median of --reps x 3).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -94,6 +97,73 @@ static void report(const char *name, const struct figures *off, const struct fig
 	       name, a, off->tokens / off->runs, off->steps / off->runs, b, on->steps / on->runs,
 	       on->drafted / on->runs, on->accepted / on->runs,
 	       on->drafted > 0 ? 100.0 * on->accepted / on->drafted : 0.0, b / a);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Forward passes of k tokens of one sequence after rq's prompt: median ms. */
+static double pass_ms(struct model *m, struct kv_seq *prompt, int32_t L, const int32_t *tok,
+                      int32_t k, int reps, float *logits)
+{
+	double t[64];
+	int32_t pos[1 + ENGINE_DRAFT_MAX], rows[1 + ENGINE_DRAFT_MAX];
+	struct kv_seq *seqs[1 + ENGINE_DRAFT_MAX];
+	if (reps > 64) reps = 64;
+	for (int r = 0; r < reps; r++) {
+		struct kv_seq *s = kv_seq_fork(prompt);
+		for (int32_t j = 0; j < k; j++) pos[j] = L + j, rows[j] = j, seqs[j] = s;
+		struct model_batch b = { .n_tokens = k,
+			                 .tokens = tok,
+			                 .pos = pos,
+			                 .seqs = seqs,
+			                 .n_out = k,
+			                 .out_rows = rows,
+			                 .logits = logits };
+		struct infer_error err;
+		double t0 = engine_now_ms();
+		int rc = model_forward(m, &b, &err);
+		t[r] = engine_now_ms() - t0;
+		kv_seq_free(s);
+		if (rc) {
+			fprintf(stderr, "forward: %s\n", err.message);
+			return -1;
+		}
+	}
+	qsort(t, (size_t)reps, sizeof t[0], cmp_d);
+	return t[reps / 2];
+}
+
+static int verify_cost(struct model *m, struct engine *e, const struct engine_request *rq, int reps)
+{
+	struct infer_error err;
+	int32_t n = engine_prompt_tokens(e, rq, NULL, 0, NULL, &err);
+	int32_t *tok = n > 0 ? malloc((size_t)n * sizeof *tok) : NULL;
+	float *logits =
+	        malloc((size_t)(1 + ENGINE_DRAFT_MAX) * model_info(m)->n_vocab * sizeof *logits);
+	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+	if (!tok || !logits || !s || engine_prompt_tokens(e, rq, tok, (size_t)n, NULL, &err) != n ||
+	    model_eval(m, s, tok, n - 1, NULL, &err)) {
+		fprintf(stderr, "verify cost: %s\n", err.message);
+		return 1;
+	}
+	/* the prompt's last tokens stand in for the drafts: only the cost counts */
+	const int32_t *in = tok + n - 1 - ENGINE_DRAFT_MAX;
+	double one = 0, all = 0;
+	for (int r = 0; r < 3; r++) { /* alternate, so a load change hits both */
+		one += pass_ms(m, s, n - 1, in, 1, reps / 3 + 1, logits);
+		all += pass_ms(m, s, n - 1, in, 1 + ENGINE_DRAFT_MAX, reps / 3 + 1, logits);
+	}
+	printf("verify  one token %.1f ms, 1 + %d drafted %.1f ms per forward pass at %d tokens of "
+	       "context: %.2fx a plain step\n",
+	       one / 3, ENGINE_DRAFT_MAX, all / 3, n - 1, all / one);
+	kv_seq_free(s);
+	free(tok);
+	free(logits);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -176,17 +246,19 @@ int main(int argc, char **argv)
 	rq.max_lines = 0; /* random weights: lines are not what stops them */
 	rq.prompt_lookup = false;
 
-	/* The plain answer, for the repeat case's prompt (also warms the cache). */
+	/* The plain answer, three times as long, for the repeat case's prompt. */
 	struct engine_result g;
+	rq.max_tokens = 3 * tokens;
+	rq.n_candidates = 1;
 	if (job(e, &rq, NULL, &g)) return 1;
+	rq.max_tokens = tokens;
+	rq.n_candidates = cand;
 	size_t glen = g.candidates[0].len;
-	char *rep = malloc(cut + glen + 2 + cut + 1);
+	char *rep = malloc(cut + glen + 1);
 	if (!rep) return 1;
 	memcpy(rep, text, cut);
 	memcpy(rep + cut, g.candidates[0].text, glen);
-	memcpy(rep + cut + glen, "\n\n", 2);
-	memcpy(rep + cut + glen + 2, text, cut);
-	size_t rep_len = cut + glen + 2 + cut;
+	size_t rep_len = cut + glen;
 	engine_result_finish(&g);
 
 	struct {
@@ -208,6 +280,9 @@ int main(int argc, char **argv)
 		}
 		report(cases[k].name, &off, &on);
 	}
+	rq.prefix = text;
+	rq.prefix_len = cut;
+	if (verify_cost(m, e, &rq, reps * 3)) return 1;
 	free(rep);
 	free(text);
 	engine_free(e);
