@@ -180,7 +180,7 @@ struct engine *engine_new(struct model *m, const struct engine_params *p, struct
 	return e;
 oom:
 	engine_free(e);
-	snprintf(err->message, sizeof err->message, "engine_new: out of memory");
+	infer_error_set(err, -ENOMEM, "engine_new: out of memory");
 	return NULL;
 }
 
@@ -266,8 +266,7 @@ static int prefill(struct engine *e, const struct engine_request *req, struct kv
 	int rc = 0;
 	*done = from;
 	if (!pos || !seqs) {
-		rc = -ENOMEM;
-		snprintf(err->message, sizeof err->message, "prefill: out of memory");
+		rc = infer_error_set(err, -ENOMEM, "prefill: out of memory");
 	}
 	for (int32_t at = from; !rc && at < to; at += chunk) {
 		if (cancelled(req)) {
@@ -608,7 +607,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		step_ms = engine_now_ms() - now;
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
 	}
-	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "decode: out of memory");
+	if (rc == -ENOMEM) infer_error_set(err, rc, "decode: out of memory");
 	res->candidates = calloc((size_t)n, sizeof *res->candidates);
 	if (!res->candidates) {
 		cands_free(c, n);
@@ -775,7 +774,7 @@ static int score_given(struct engine *e, const struct engine_request *req,
 		o->stop = ENGINE_STOP_GIVEN;
 		(*n_out)++;
 	}
-	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "scoring: out of memory");
+	if (rc == -ENOMEM) infer_error_set(err, rc, "scoring: out of memory");
 	for (size_t g = 0; g < ng; g++) kv_seq_free(fork[g]);
 	free(ids), free(buf), free(lg), free(pos), free(rows), free(seqs);
 	return rc;
@@ -799,14 +798,17 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
                struct infer_error *err)
 {
 	memset(res, 0, sizeof *res);
-	err->message[0] = 0;
+	infer_error_set(err, 0, "%s", "");
 	double t0 = engine_now_ms();
 	if (req->n_candidates < 1 || req->n_candidates > ENGINE_MAX_CANDIDATES ||
 	    req->max_tokens < 1) {
-		snprintf(err->message, sizeof err->message,
-		         "completion.candidates must be 1..%d and completion.maxTokens >= 1 (got "
-		         "%d, %d)",
-		         ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
+		infer_error_set(err, -EINVAL,
+		                "completion.candidates must be 1..%d and completion.maxTokens >= 1 "
+		                "(got %d, %d)",
+		                ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
+		const char *key =
+		        req->max_tokens < 1 ? "completion.maxTokens" : "completion.candidates";
+		infer_error_key(err, key, strlen(key));
 		return -EINVAL;
 	}
 	struct fim_prompt fp;
@@ -829,12 +831,12 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	int32_t need =
 	        (L + e->ps - 1) / e->ps + 1 + n_seqs * ((req->max_tokens + e->ps - 1) / e->ps + 1);
 	if (need > kv_pool_n_pages(e->pool)) {
-		snprintf(err->message, sizeof err->message,
-		         "the KV pool (%d pages of %d tokens) cannot hold a %d-token prompt and %d "
-		         "x %d "
-		         "new tokens: raise cache.memoryMB or lower the budgets",
-		         kv_pool_n_pages(e->pool), e->ps, L, n_seqs, req->max_tokens);
-		rc = -ENOSPC;
+		rc = infer_error_set(err, -ENOSPC,
+		                     "the KV pool (%d pages of %d tokens) cannot hold a %d-token "
+		                     "prompt and %d x %d new tokens: raise cache.memoryMB or lower "
+		                     "the budgets",
+		                     kv_pool_n_pages(e->pool), e->ps, L, n_seqs, req->max_tokens);
+		infer_error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
 		goto out;
 	}
 	if (kv_pool_free_pages(e->pool) < need) {
@@ -877,7 +879,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		} else if (!rc) {
 			/* the backend could not shift: prefill the tail exactly */
 			kv_seq_truncate(seq, fp.tail_start);
-			err->message[0] = 0;
+			infer_error_set(err, 0, "%s", "");
 			rc = prefill(e, req, seq, fp.tok, fp.tail_start, L, prompt_logits, &done,
 			             err);
 		}
@@ -911,10 +913,12 @@ out:
 	if (rc == ENGINE_ECANCELED) {
 		res->cancelled = true;
 		e->st.cancelled++;
-		snprintf(err->message, sizeof err->message, "cancelled");
+		infer_error_set(err, rc, "cancelled");
 	} else if (rc && !err->message[0]) {
-		snprintf(err->message, sizeof err->message, "completion job: %s", strerror(-rc));
+		infer_error_set(err, rc, "completion job: %s", strerror(-rc));
 	}
+	/* Whatever step failed, the error's code is what engine_run returns. */
+	if (rc) err->code = rc;
 	res->healed_bytes = (int32_t)fp.heal_len;
 	e->st.prompt_tokens += (uint64_t)res->prompt_tokens;
 	e->st.cached_tokens += (uint64_t)res->cached_tokens;

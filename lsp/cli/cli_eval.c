@@ -649,7 +649,7 @@ int cli_eval(int argc, char **argv)
 	if (!model_path) goto out;
 	struct model_params mp = complete_model_params(g, model_path);
 	if (o.threads) mp.n_threads = o.threads;
-	struct infer_error ierr = { { 0 } };
+	struct infer_error ierr = { 0 };
 	model = model_load(&mp, &ierr);
 	if (model) {
 		struct engine_params ep = engine_params_default();

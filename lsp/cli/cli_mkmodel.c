@@ -240,7 +240,7 @@ int cli_mkmodel(int argc, char **argv)
 	}
 	uint32_t head_dim = sh.dim / sh.n_head, kv_dim = head_dim * sh.n_head_kv;
 
-	struct gguf_error err;
+	struct infer_error err;
 	struct gguf_file *vocab = gguf_open(vocab_path, &err);
 	if (!vocab) {
 		fprintf(stderr, "infill mkmodel: %s\n", err.message);

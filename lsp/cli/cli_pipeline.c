@@ -201,7 +201,7 @@ int cli_complete(int argc, char **argv)
 		goto out;
 	}
 	struct model_params mp = complete_model_params(st, model_path);
-	struct infer_error ierr = { { 0 } };
+	struct infer_error ierr = { 0 };
 	m = model_load(&mp, &ierr);
 	if (!m) {
 		fprintf(stderr, "infill complete: cannot load the model %s: %s\n", model_path,

@@ -661,7 +661,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 
 	struct engine_result er;
 	memset(&er, 0, sizeof er);
-	struct infer_error ierr = { { 0 } };
+	struct infer_error ierr = { 0 };
 	rc = engine_run(engine, &rq, &er, &ierr);
 	double t2 = now_ms();
 	out->engine_ms = t2 - t1;

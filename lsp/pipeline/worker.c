@@ -192,7 +192,7 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, 
 	struct load_progress lp = { p, -100 };
 	mp_.progress = on_load_progress;
 	mp_.progress_user = &lp;
-	struct infer_error err = { { 0 } };
+	struct infer_error err = { 0 };
 	struct model *m = model_load(&mp_, &err);
 	struct engine *e = NULL;
 	if (m) {
@@ -392,4 +392,3 @@ void *worker_main(void *arg)
 	uv_async_send(&p->async);
 	return NULL;
 }
-

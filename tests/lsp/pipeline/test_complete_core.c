@@ -31,7 +31,7 @@ static bool setup(void)
 	mp.path = path;
 	mp.n_threads = 1;
 	mp.kv_bytes = 64u << 20;
-	struct infer_error err = { { 0 } };
+	struct infer_error err = { 0 };
 	model = model_load(&mp, &err);
 	if (!model) {
 		fprintf(stderr, "load: %s\n", err.message);
