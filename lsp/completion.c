@@ -405,6 +405,28 @@ static double percentile(const double *sorted, size_t n, double q)
 	return sorted[(rank > n ? n : rank) - 1];
 }
 
+void completions_warm(struct server *s, struct docs_entry *e, size_t cursor)
+{
+	const struct settings *st = config_get(s->config, e->language_id);
+	if (!st->enabled || !st->cache_enabled) return;
+	struct completion_request *req = calloc(1, sizeof *req);
+	if (!req) return; /* a hint: nothing lost without it */
+	req->uri = strdup(e->uri);
+	req->language_id = strdup(e->language_id);
+	req->version = e->version;
+	req->text = doc_text(e->doc);
+	req->text_len = doc_length(e->doc);
+	req->cursor = cursor < req->text_len ? cursor : req->text_len;
+	req->encoding = s->encoding;
+	req->kind = COMPLETION_KIND_INLINE;
+	if (!req->uri || !req->language_id || !req->text ||
+	    completion_settings_copy(&req->settings, st)) {
+		completion_request_free(req);
+		return;
+	}
+	pipeline_warm(s->pipeline, req);
+}
+
 void completion_on_stats(struct server *s, json_t *id, json_t *params)
 {
 	(void)params;
@@ -428,5 +450,11 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 	        percentile(sorted, n, 0.99), "samples", (json_int_t)n, "openDocuments",
 	        (json_int_t)docs_count(s->docs), "extended", (json_int_t)ps.extended, "kvType",
 	        ps.kv_type ? ps.kv_type : "none", "kvPages", (int)ps.kv_pages);
+	if (result) {
+		json_object_set_new(result, "backgroundPrefillTokens",
+		                    json_integer((json_int_t)ps.background_prefill_tokens));
+		json_object_set_new(result, "shortContexts",
+		                    json_integer((json_int_t)ps.short_contexts));
+	}
 	server_reply(s, id, result);
 }

@@ -29,6 +29,14 @@
 #include "infill_config.h"
 #include "recall.h"
 
+/* The short context the prefill budget falls back to (issue 16): the
+ * nearest statements before the cursor and the start of what follows, cut
+ * by ast_slice on syntax boundaries; the engine trims its front further
+ * when even this cannot be prefilled in time. No snippets: they come first
+ * in the prompt, so they would cost their whole length uncached. */
+#define SHORT_PREFIX_TOKENS 96
+#define SHORT_SUFFIX_TOKENS 24
+
 /* Lines from the document scored per request: their tokens go through the
  * model in one batched forward before the candidates are decoded. */
 #define RECALL_CANDIDATES 3
@@ -550,6 +558,24 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		        rc == AST_ENOMEM ? " (out of memory)" : "");
 		return rc == AST_ENOMEM ? -ENOMEM : -EINVAL;
 	}
+	/* The short context, for the prefill budget (or instead of the full one). */
+	struct ast_slice short_slice;
+	memset(&short_slice, 0, sizeof short_slice);
+	bool want_short = !opt->prefill_only &&
+	                  (opt->short_only || (opt->fit_deadline && opt->deadline_ms > 0));
+	if (want_short) {
+		struct ast_slice_params ssp = sp;
+		ssp.prefix_tokens = SHORT_PREFIX_TOKENS < sp.prefix_tokens ? SHORT_PREFIX_TOKENS
+		                                                           : sp.prefix_tokens;
+		ssp.suffix_tokens = SHORT_SUFFIX_TOKENS < sp.suffix_tokens ? SHORT_SUFFIX_TOKENS
+		                                                           : sp.suffix_tokens;
+		ssp.extra_tokens = 0;
+		if (ast_slice(&ssp, &short_slice)) {
+			ast_slice_finish(&short_slice);
+			memset(&short_slice, 0, sizeof short_slice);
+			want_short = false; /* out of memory: no fallback, the full context */
+		}
+	}
 	/* Without slicing the shape still comes from the lines (cheap, no tree). */
 	struct ast_shape shape =
 	        opt->ast_slice ? slice.shape : ast_shape_at(lang, text, len, cursor);
@@ -563,6 +589,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		snips = calloc(slice.n_snippets, sizeof *snips);
 		if (!snips) {
 			ast_slice_finish(&slice);
+			ast_slice_finish(&short_slice);
 			ast_doc_delete(doc);
 			set_err(err, errlen, "out of memory%s", "");
 			return -ENOMEM;
@@ -658,11 +685,44 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	rq.cancel = opt->cancel;
 	rq.use_cache = opt->use_cache;
 	rq.deadline_ms = opt->deadline_ms;
+	rq.fit_deadline = opt->fit_deadline;
+	if (want_short && opt->short_only) {
+		rq.prefix = short_slice.prefix;
+		rq.prefix_len = short_slice.prefix_len;
+		rq.suffix = short_slice.suffix;
+		rq.suffix_len = short_slice.suffix_len;
+		rq.n_extra = 0;
+	} else if (want_short) {
+		rq.short_prefix = short_slice.prefix;
+		rq.short_prefix_len = short_slice.prefix_len;
+		rq.short_suffix = short_slice.suffix;
+		rq.short_suffix_len = short_slice.suffix_len;
+	}
 
 	struct engine_result er;
 	memset(&er, 0, sizeof er);
 	struct infer_error ierr = { { 0 } };
+	if (opt->prefill_only) {
+		rc = engine_prefill(engine, &rq, &er, &ierr);
+		out->prompt_tokens = er.prompt_tokens;
+		out->cached_tokens = er.cached_tokens;
+		out->prefilled_tokens = er.prefilled_tokens;
+		out->cancelled = er.cancelled;
+		out->engine_ms = out->total_ms = now_ms() - t1;
+		free(snips);
+		engine_result_finish(&er);
+		ast_slice_finish(&slice);
+		ast_doc_delete(doc);
+		if (rc < 0 && rc != ENGINE_ECANCELED)
+			set_err(err, errlen, "%s",
+			        ierr.message[0] ? ierr.message : "prefill failed");
+		return rc;
+	}
 	rc = engine_run(engine, &rq, &er, &ierr);
+	ast_slice_finish(&short_slice);
+	out->prefilled_tokens = er.prefilled_tokens;
+	out->budget = er.budget;
+	out->shortened = er.budget == ENGINE_BUDGET_SHORT;
 	double t2 = now_ms();
 	out->engine_ms = t2 - t1;
 	out->prompt_tokens = er.prompt_tokens;
