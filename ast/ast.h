@@ -53,6 +53,12 @@ const struct ast_lang *ast_lang_from_id(const char *language_id);
  * ...). NULL when there is none. Static result. */
 const struct ast_lang *ast_lang_from_path(const char *path);
 
+/* The languageId to open a file of this path with (what an editor would
+ * send): its grammar's canonical id by the extension, as ast_lang_from_path
+ * finds it ("python" for x.py, "c" for x.h), or "plaintext" when no grammar
+ * has the extension. Static string. */
+const char *ast_lang_id_from_path(const char *path);
+
 /* The canonical languageId of a grammar ("python", "c", ...); "plaintext" for
  * NULL. Static string. */
 const char *ast_lang_name(const struct ast_lang *lang);

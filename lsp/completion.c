@@ -20,6 +20,7 @@
  * the client asks again after the edit anyway.
  */
 #include "server_priv.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -437,24 +438,26 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 	size_t n = c->latency_count;
 	memcpy(sorted, c->latency_ms, n * sizeof *sorted);
 	qsort(sorted, n, sizeof *sorted, cmp_double);
-	json_t *result = json_pack(
-	        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:f, s:f, s:f, s:I}, s:I, s:I, "
-	        "s:s, s:i}",
-	        "requests", (json_int_t)c->requests, "cancelled", (json_int_t)c->cancelled,
-	        "fastPath", (json_int_t)ps.fast_path, "promptTokens", (json_int_t)ps.prompt_tokens,
-	        "cachedPromptTokens", (json_int_t)ps.cached_prompt_tokens, "generatedTokens",
-	        (json_int_t)ps.generated_tokens, "rejectedCandidates",
-	        (json_int_t)ps.rejected_candidates, "documentLines", (json_int_t)ps.document_lines,
-	        "backend", ps.backend ? ps.backend : "none", "latencyMs", "p50",
-	        percentile(sorted, n, 0.50), "p90", percentile(sorted, n, 0.90), "p99",
-	        percentile(sorted, n, 0.99), "samples", (json_int_t)n, "openDocuments",
-	        (json_int_t)docs_count(s->docs), "extended", (json_int_t)ps.extended, "kvType",
-	        ps.kv_type ? ps.kv_type : "none", "kvPages", (int)ps.kv_pages);
-	if (result) {
-		json_object_set_new(result, "backgroundPrefillTokens",
-		                    json_integer((json_int_t)ps.background_prefill_tokens));
-		json_object_set_new(result, "shortContexts",
-		                    json_integer((json_int_t)ps.short_contexts));
-	}
-	server_reply(s, id, result);
+	struct stats st = {
+		.requests = c->requests,
+		.cancelled = c->cancelled,
+		.fast_path = ps.fast_path,
+		.prompt_tokens = ps.prompt_tokens,
+		.cached_prompt_tokens = ps.cached_prompt_tokens,
+		.generated_tokens = ps.generated_tokens,
+		.rejected_candidates = ps.rejected_candidates,
+		.document_lines = ps.document_lines,
+		.backend = ps.backend,
+		.latency_ms = { .p50 = percentile(sorted, n, 0.50),
+		                .p90 = percentile(sorted, n, 0.90),
+		                .p99 = percentile(sorted, n, 0.99),
+		                .samples = n },
+		.open_documents = docs_count(s->docs),
+		.extended = ps.extended,
+		.kv_type = ps.kv_type,
+		.kv_pages = ps.kv_pages > 0 ? (uint64_t)ps.kv_pages : 0,
+		.background_prefill_tokens = ps.background_prefill_tokens,
+		.short_contexts = ps.short_contexts,
+	};
+	server_reply(s, id, stats_to_json(&st));
 }

@@ -36,7 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ast.h"
 #include "cli.h"
+#include "stats.h"
 
 /* ---- a minimal LSP client over pipes ------------------------------------ */
 
@@ -297,10 +299,6 @@ static json_t *stats_of(struct child *c)
 	return res;
 }
 
-static json_int_t stat_int(json_t *s, const char *k)
-{
-	return json_integer_value(json_object_get(s, k));
-}
 
 static int replay_once(const struct replay_opts *o, const char *text, size_t len, size_t start,
                        size_t typed_len, bool cache, struct replay_figures *fig)
@@ -388,15 +386,7 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 	memcpy(doc, text, start);
 	if (!o->truncate) memcpy(doc + start, text + start + typed_len, len - start - typed_len);
 	doc[doc_len] = 0;
-	const char *lang = "plaintext";
-	const char *dot = strrchr(o->path, '.');
-	static const char *const exts[][2] = { { ".py", "python" },     { ".c", "c" },
-		                               { ".h", "c" },           { ".js", "javascript" },
-		                               { ".ts", "typescript" }, { ".go", "go" },
-		                               { ".rs", "rust" },       { ".java", "java" },
-		                               { ".cpp", "cpp" } };
-	for (size_t i = 0; dot && i < sizeof exts / sizeof exts[0]; i++)
-		if (!strcmp(dot, exts[i][0])) lang = exts[i][1];
+	const char *lang = ast_lang_id_from_path(o->path);
 	json_t *docj = json_stringn(doc, doc_len);
 	free(doc);
 	if (!docj) {
@@ -471,14 +461,16 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 		if (o->pace_ms > 0) usleep((useconds_t)o->pace_ms * 1000);
 	}
 	json_t *s1 = stats_of(&c);
-	fig->prompt = stat_int(s1, "promptTokens") - stat_int(s0, "promptTokens");
-	fig->cached = stat_int(s1, "cachedPromptTokens") - stat_int(s0, "cachedPromptTokens");
-	fig->generated = stat_int(s1, "generatedTokens") - stat_int(s0, "generatedTokens");
-	fig->fast_path = stat_int(s1, "fastPath") - stat_int(s0, "fastPath");
-	fig->rejected = stat_int(s1, "rejectedCandidates") - stat_int(s0, "rejectedCandidates");
-	fig->server_p50 = json_real_value(json_object_get(json_object_get(s1, "latencyMs"), "p50"));
-	snprintf(fig->backend, sizeof fig->backend, "%s",
-	         json_string_value(json_object_get(s1, "backend")) ?: "?");
+	struct stats a, b; /* before and after the keystrokes (names borrowed from s1) */
+	stats_from_json(s0, &a);
+	stats_from_json(s1, &b);
+	fig->prompt = (json_int_t)b.prompt_tokens - (json_int_t)a.prompt_tokens;
+	fig->cached = (json_int_t)b.cached_prompt_tokens - (json_int_t)a.cached_prompt_tokens;
+	fig->generated = (json_int_t)b.generated_tokens - (json_int_t)a.generated_tokens;
+	fig->fast_path = (json_int_t)b.fast_path - (json_int_t)a.fast_path;
+	fig->rejected = (json_int_t)b.rejected_candidates - (json_int_t)a.rejected_candidates;
+	fig->server_p50 = b.latency_ms.p50;
+	snprintf(fig->backend, sizeof fig->backend, "%s", b.backend ?: "?");
 	json_decref(s0);
 	json_decref(s1);
 	if (lat && n) {
