@@ -230,7 +230,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	opt.seed = req->seq;
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
-	opt.fit_deadline = true;
+	opt.fit_deadline = req->settings.completion_prefill_budget;
 	/* The deadline counts from the request's arrival: the debounce and any
 	 * wait in the queue are part of what the user waits for. */
 	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
