@@ -101,6 +101,18 @@ struct ast_point {
  */
 typedef const char *(*ast_read_fn)(void *ctx, size_t offset, size_t *len);
 
+/* Text in one piece, for ast_doc_new(lang, ast_text_read, &text) where the
+ * caller holds the whole text (a snapshot, a file read in): the struct and
+ * the text it points to are borrowed while the document lives. */
+struct ast_text {
+	const char *text;
+	size_t len;
+};
+
+/* An ast_read_fn over a struct ast_text (ctx): the rest of the text from
+ * offset, in one chunk. */
+const char *ast_text_read(void *ctx, size_t offset, size_t *len);
+
 struct ast_doc;
 
 /* A new document of language `lang` (may be NULL: then no tree is ever built

@@ -391,21 +391,6 @@ void completions_free(struct completions *c)
 
 /* ---- infill/stats ----------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted[0..n); 0 when n is 0. */
-static double percentile(const double *sorted, size_t n, double q)
-{
-	if (!n) return 0;
-	size_t rank = (size_t)(q * (double)n + 0.999999);
-	if (rank < 1) rank = 1;
-	return sorted[(rank > n ? n : rank) - 1];
-}
-
 void completions_warm(struct server *s, struct docs_entry *e, size_t cursor)
 {
 	const struct settings *st = config_get(s->config, e->language_id);
@@ -437,7 +422,7 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 	double sorted[LATENCY_SAMPLES];
 	size_t n = c->latency_count;
 	memcpy(sorted, c->latency_ms, n * sizeof *sorted);
-	qsort(sorted, n, sizeof *sorted, cmp_double);
+	stats_sort(sorted, n);
 	struct stats st = {
 		.requests = c->requests,
 		.cancelled = c->cancelled,
@@ -448,9 +433,9 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.rejected_candidates = ps.rejected_candidates,
 		.document_lines = ps.document_lines,
 		.backend = ps.backend,
-		.latency_ms = { .p50 = percentile(sorted, n, 0.50),
-		                .p90 = percentile(sorted, n, 0.90),
-		                .p99 = percentile(sorted, n, 0.99),
+		.latency_ms = { .p50 = stats_percentile(sorted, n, 0.50),
+		                .p90 = stats_percentile(sorted, n, 0.90),
+		                .p99 = stats_percentile(sorted, n, 0.99),
 		                .samples = n },
 		.open_documents = docs_count(s->docs),
 		.extended = ps.extended,

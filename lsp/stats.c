@@ -5,6 +5,7 @@
  */
 #include "stats.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const struct stats_keys stats_keys = {
@@ -73,4 +74,25 @@ void stats_from_json(const json_t *o, struct stats *out)
 #define GET(field, key, kind) kind##_from_json(json_object_get(o, key), &out->field);
 	STATS_FIELDS(GET)
 #undef GET
+}
+
+/* ---- percentiles ---------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void stats_sort(double *v, size_t n)
+{
+	if (n) qsort(v, n, sizeof *v, cmp_double);
+}
+
+double stats_percentile(const double *sorted, size_t n, double q)
+{
+	if (!n) return 0;
+	size_t rank = (size_t)(q * (double)n + 0.999999);
+	if (rank < 1) rank = 1;
+	return sorted[(rank > n ? n : rank) - 1];
 }

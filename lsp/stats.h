@@ -12,6 +12,7 @@
 #define INFILL_LSP_STATS_H
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -73,5 +74,13 @@ json_t *stats_to_json(const struct stats *s);
  * or of another type stays 0 or NULL. Names are borrowed from o (valid
  * while o lives). o may be NULL (all zero). */
 void stats_from_json(const json_t *o, struct stats *out);
+
+/* Sorts v[0..n) ascending, for stats_percentile. */
+void stats_sort(double *v, size_t n);
+
+/* The nearest-rank percentile q (in (0, 1]) of sorted[0..n), ascending; 0
+ * when n is 0. How latencyMs's p50, p90 and p99 are taken, so that
+ * `infill replay` takes its own the same way. */
+double stats_percentile(const double *sorted, size_t n, double q);
 
 #endif

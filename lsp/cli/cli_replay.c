@@ -261,20 +261,6 @@ struct replay_figures {
 	char backend[32];
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double pct(const double *sorted, size_t n, double q)
-{
-	if (!n) return 0;
-	size_t rank = (size_t)(q * (double)n + 0.999999);
-	if (rank < 1) rank = 1;
-	return sorted[(rank > n ? n : rank) - 1];
-}
-
 /* UTF-16 code units of the UTF-8 sequence starting with byte b. */
 static int utf16_units(unsigned char b)
 {
@@ -477,16 +463,16 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 		double sum = 0;
 		for (size_t i = 0; i < n; i++) sum += lat[i];
 		fig->mean = sum / (double)n;
-		qsort(lat, n, sizeof *lat, cmp_double);
-		fig->p50 = pct(lat, n, 0.5);
-		fig->p90 = pct(lat, n, 0.9);
-		fig->p99 = pct(lat, n, 0.99);
+		stats_sort(lat, n);
+		fig->p50 = stats_percentile(lat, n, 0.5);
+		fig->p90 = stats_percentile(lat, n, 0.9);
+		fig->p99 = stats_percentile(lat, n, 0.99);
 		sum = 0;
 		for (size_t i = 0; i < n; i++) sum += cpu[i];
 		fig->cpu_mean = sum / (double)n;
-		qsort(cpu, n, sizeof *cpu, cmp_double);
-		fig->cpu_p50 = pct(cpu, n, 0.5);
-		fig->cpu_p90 = pct(cpu, n, 0.9);
+		stats_sort(cpu, n);
+		fig->cpu_p50 = stats_percentile(cpu, n, 0.5);
+		fig->cpu_p90 = stats_percentile(cpu, n, 0.9);
 	}
 	free(lat);
 	free(cpu);
@@ -503,11 +489,11 @@ static json_t *figures_json(const struct replay_figures *f)
 	        (json_int_t)f->answered, "nonEmpty", (json_int_t)f->non_empty, "latencyMs", "p50",
 	        f->p50, "p90", f->p90, "p99", f->p99, "mean", f->mean, "serverCpuMs", "p50",
 	        f->cpu_p50, "p90", f->cpu_p90, "mean", f->cpu_mean, "coldMs", f->cold_ms, "loadMs",
-	        f->load_ms, "promptTokens", f->prompt, "cachedPromptTokens", f->cached,
-	        "cachedShare", f->prompt ? (double)f->cached / (double)f->prompt : 0.0,
-	        "generatedTokens", f->generated, "fastPath", f->fast_path, "rejectedCandidates",
-	        f->rejected, "backend", f->backend, "correct", (json_int_t)f->correct,
-	        "correctChars", (json_int_t)f->correct_chars);
+	        f->load_ms, stats_keys.prompt_tokens, f->prompt, stats_keys.cached_prompt_tokens,
+	        f->cached, "cachedShare", f->prompt ? (double)f->cached / (double)f->prompt : 0.0,
+	        stats_keys.generated_tokens, f->generated, stats_keys.fast_path, f->fast_path,
+	        stats_keys.rejected_candidates, f->rejected, stats_keys.backend, f->backend,
+	        "correct", (json_int_t)f->correct, "correctChars", (json_int_t)f->correct_chars);
 }
 
 static void figures_print(const struct replay_figures *f)

@@ -130,23 +130,7 @@ static void memory_store(struct complete_memory *m, size_t line_start, size_t pr
 	m->valid = true;
 }
 
-/* ---- reading the snapshot for tree-sitter --------------------------------- */
-
-struct flat_text {
-	const char *text;
-	size_t len;
-};
-
-static const char *flat_read(void *ctx, size_t offset, size_t *len)
-{
-	const struct flat_text *f = ctx;
-	if (offset >= f->len) {
-		*len = 0;
-		return NULL;
-	}
-	*len = f->len - offset;
-	return f->text + offset;
-}
+/* ---- token counts for the slicer ------------------------------------------ */
 
 static size_t count_tokens(void *ctx, const char *text, size_t len)
 {
@@ -465,7 +449,7 @@ void complete_fit_context(struct settings *st, int32_t n_ctx)
 struct run {
 	const struct ast_lang *lang;  /* NULL: no grammar for the language */
 	const char *lname;            /* its name, or the languageId asked for */
-	struct flat_text flat;        /* the snapshot, for tree-sitter */
+	struct ast_text flat;         /* the snapshot, for tree-sitter */
 	struct ast_doc *doc;          /* one tree of the snapshot (owned); NULL: no tree */
 	struct ast_slice slice;       /* prefix, suffix and snippets (owned) */
 	struct ast_slice short_slice; /* the prefill budget's fallback (owned; empty when none) */
@@ -501,7 +485,7 @@ static void run_finish(struct run *r)
 static int step_parse(struct run *r, const struct complete_options *opt)
 {
 	if (!r->lang || !(opt->ast_slice || opt->validate)) return 0;
-	r->doc = ast_doc_new(r->lang, flat_read, &r->flat);
+	r->doc = ast_doc_new(r->lang, ast_text_read, &r->flat);
 	if (!r->doc) return -ENOMEM;
 	if (ast_doc_parse(r->doc)) {
 		ast_doc_delete(r->doc);
@@ -696,7 +680,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	struct run *r = &run;
 	r->lang = language_id ? ast_lang_from_id(language_id) : NULL;
 	r->lname = r->lang || !language_id ? ast_lang_name(r->lang) : language_id;
-	r->flat = (struct flat_text){ text, len };
+	r->flat = (struct ast_text){ text, len };
 
 	int rc = step_parse(r, opt);
 	if (rc) {

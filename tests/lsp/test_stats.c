@@ -124,4 +124,17 @@ TEST(missing_or_mistyped_fields_read_as_zero)
 	CHECK_INT_EQ(back.kv_pages, 0);
 }
 
+/* Nearest rank: of 1..10 ms, p50 is 5, p90 9, p99 10; none: 0. */
+TEST(percentiles_by_nearest_rank)
+{
+	double v[10] = { 7, 3, 10, 1, 9, 2, 8, 5, 4, 6 };
+	stats_sort(v, 10);
+	for (int i = 0; i < 10; i++) CHECK_NEAR(v[i], i + 1, 0);
+	CHECK_NEAR(stats_percentile(v, 10, 0.50), 5, 0);
+	CHECK_NEAR(stats_percentile(v, 10, 0.90), 9, 0);
+	CHECK_NEAR(stats_percentile(v, 10, 0.99), 10, 0);
+	CHECK_NEAR(stats_percentile(v, 1, 0.99), 1, 0);
+	CHECK_NEAR(stats_percentile(v, 0, 0.5), 0, 0);
+}
+
 TEST_MAIN()
