@@ -667,6 +667,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->engine_ms = t2 - t1;
 	out->prompt_tokens = er.prompt_tokens;
 	out->cached_tokens = er.cached_tokens;
+	out->processed_tokens = er.processed_tokens;
 	out->generated_tokens = er.generated_tokens;
 	out->n_generated = er.n_candidates;
 	for (int32_t i = 0; i < er.n_candidates; i++)
