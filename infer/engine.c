@@ -214,6 +214,11 @@ void engine_configure(struct engine *e, const struct engine_params *p)
 	pcache_set_max_pages(e->cache, cache_pages_for(e, &e->p));
 }
 
+struct engine_params engine_get_params(const struct engine *e)
+{
+	return e->p;
+}
+
 void engine_cache_clear(struct engine *e)
 {
 	recent_clear(e);

@@ -229,6 +229,9 @@ struct engine *engine_new(struct model *m, const struct engine_params *p, struct
 void engine_free(struct engine *e);
 /* New settings (cache size, shifted reuse); a smaller cache evicts at once. */
 void engine_configure(struct engine *e, const struct engine_params *p);
+/* The parameters the engine runs with (engine_new's or the last
+ * engine_configure's, defaults filled in). */
+struct engine_params engine_get_params(const struct engine *e);
 /* Drops the whole prefix cache (all its pages go back to the pool). */
 void engine_cache_clear(struct engine *e);
 
@@ -267,6 +270,9 @@ void engine_get_stats(const struct engine *e, struct engine_stats *out);
 size_t rerank_levenshtein(const char *a, size_t alen, const char *b, size_t blen);
 /* 1 - levenshtein(a, b) / max(len a, len b) over bytes; 1 for two empty strings. */
 double rerank_similarity(const char *a, size_t alen, const char *b, size_t blen);
+/* Whether s[0..n) is only spaces, tabs and line breaks (true for n == 0): a
+ * candidate that would show nothing. */
+bool rerank_is_blank(const char *s, size_t n);
 
 struct rerank_item {
 	const char *text; /* borrowed */

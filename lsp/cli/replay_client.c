@@ -256,8 +256,9 @@ int replay_client_wait_loaded(struct replay_client *c, int timeout_ms, char *msg
 	/* the error message follows the progress end */
 	for (int i = 0; i < 10 && !c->error[0] && !c->eof; i++) replay_client_pump(c, 100);
 	snprintf(msg, msglen, "%s",
-	         c->error[0] ? c->error
-	                     : c->load_done || c->eof ? "no progress report" : "timed out");
+	         c->error[0]              ? c->error
+	         : c->load_done || c->eof ? "no progress report"
+	                                  : "timed out");
 	return c->load_done || c->load_failed || c->eof ? -EIO : -ETIMEDOUT;
 }
 

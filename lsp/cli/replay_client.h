@@ -34,8 +34,7 @@ void replay_client_notify(struct replay_client *c, const char *method, json_t *p
 
 /* Sends a request without waiting; takes params. Returns its id (> 0), or
  * -EPIPE when the server is gone. */
-json_int_t replay_client_send_request(struct replay_client *c, const char *method,
-                                      json_t *params);
+json_int_t replay_client_send_request(struct replay_client *c, const char *method, json_t *params);
 
 /* Sends a request and waits at most timeout_ms for its response, handling
  * whatever else arrives meanwhile. Takes params (NULL: {}). Returns the

@@ -20,9 +20,10 @@
 #include "ast.h"
 #include "cli.h"
 #include "replay_client.h"
+#include "stats.h"
 
-#define TIMEOUT_MS 600000 /* a cold prompt on a big model on a busy machine */
-#define TRUTH_MAX 4096    /* bytes of "what follows" kept per request */
+#define TIMEOUT_MS        600000 /* a cold prompt on a big model on a busy machine */
+#define TRUTH_MAX         4096   /* bytes of "what follows" kept per request */
 #define DEADLINE_SLACK_MS 50.0
 
 static const char *const event_keys[] = {
@@ -63,7 +64,8 @@ int replay_trace_check(const json_t *trace, char *err, size_t errlen)
 	}
 	size_t i;
 	json_t *ev;
-	json_array_foreach(events, i, ev) {
+	json_array_foreach(events, i, ev)
+	{
 		int k = json_is_object(ev) ? event_kind(ev) : -1;
 		const char *bad = NULL;
 		json_t *v = k >= 0 ? json_object_get(ev, event_keys[k]) : NULL;
@@ -75,15 +77,17 @@ int replay_trace_check(const json_t *trace, char *err, size_t errlen)
 		case REPLAY_EVENT_GOTO:
 			if (!json_is_string(v) || !is_count(json_object_get(ev, "line")) ||
 			    json_integer_value(json_object_get(ev, "line")) < 1 ||
-			    (json_object_get(ev, "column") && !is_count(json_object_get(ev, "column"))))
+			    (json_object_get(ev, "column") &&
+			     !is_count(json_object_get(ev, "column"))))
 				bad = "a file path, \"line\" >= 1 and an optional \"column\" >= 0";
 			break;
 		case REPLAY_EVENT_DELETE:
 			if (!is_count(v)) bad = "a count of characters";
 			break;
 		case REPLAY_EVENT_CUT:
-			if (!is_count(v) && !(json_is_string(v) && (!strcmp(json_string_value(v), "line") ||
-			                                             !strcmp(json_string_value(v), "end"))))
+			if (!is_count(v) &&
+			    !(json_is_string(v) && (!strcmp(json_string_value(v), "line") ||
+			                            !strcmp(json_string_value(v), "end"))))
 				bad = "a count of characters, \"line\" or \"end\"";
 			break;
 		case REPLAY_EVENT_TYPE:
@@ -96,17 +100,19 @@ int replay_trace_check(const json_t *trace, char *err, size_t errlen)
 			break;
 		case REPLAY_EVENT_ACCEPT:
 		case REPLAY_EVENT_ASK:
-		case REPLAY_EVENT_AWAIT:
-			break;
+		case REPLAY_EVENT_AWAIT: break;
 		default:
 			snprintf(err, errlen,
-			         "event %zu: expected an object with one of the keys open, close, goto, "
-			         "delete, cut, type, accept, ask, wait, await (see infill replay --help)",
+			         "event %zu: expected an object with one of the keys open, close, "
+			         "goto, "
+			         "delete, cut, type, accept, ask, wait, await (see infill replay "
+			         "--help)",
 			         i);
 			return -EINVAL;
 		}
 		if (bad) {
-			snprintf(err, errlen, "event %zu (\"%s\"): expected %s", i, event_keys[k], bad);
+			snprintf(err, errlen, "event %zu (\"%s\"): expected %s", i, event_keys[k],
+			         bad);
 			return -EINVAL;
 		}
 	}
@@ -197,7 +203,7 @@ static long doc_get(struct run *r, const char *path, const char *language, bool 
 		d->len = len;
 		char abs[PATH_MAX];
 		snprintf(d->uri, sizeof d->uri, "file://%s", realpath(full, abs) ? abs : full);
-		d->language = language ? language : ast_lang_name(ast_lang_from_path(full));
+		d->language = language ? language : ast_lang_id_from_path(full);
 		r->n_docs++;
 	}
 	struct tdoc *d = &r->docs[i];
@@ -580,9 +586,9 @@ static int run_event(struct run *r, const json_t *ev)
 		long i = doc_get(r, json_string_value(v), NULL, false);
 		if (i < 0) return (int)i;
 		if (r->docs[i].open)
-			replay_client_notify(r->c, "textDocument/didClose",
-			                     json_pack("{s:{s:s}}", "textDocument", "uri",
-			                               r->docs[i].uri));
+			replay_client_notify(
+			        r->c, "textDocument/didClose",
+			        json_pack("{s:{s:s}}", "textDocument", "uri", r->docs[i].uri));
 		r->docs[i].open = false;
 		if ((size_t)i == r->cur) r->has_cursor = false;
 		return 0;
@@ -658,9 +664,9 @@ static int server_up(struct run *r, json_t *init)
 	                  "rootUri", "capabilities", "window", "workDoneProgress", 1, "general",
 	                  "positionEncodings", "utf-8", "initializationOptions", init),
 	        30000);
-	const char *enc = json_string_value(json_object_get(
-	        json_object_get(json_object_get(resp, "result"), "capabilities"),
-	        "positionEncoding"));
+	const char *enc = json_string_value(
+	        json_object_get(json_object_get(json_object_get(resp, "result"), "capabilities"),
+	                        "positionEncoding"));
 	bool utf8 = enc && !strcmp(enc, "utf-8");
 	json_decref(resp);
 	if (!resp) {
@@ -694,55 +700,45 @@ static json_t *stats_of(struct run *r)
 	return res;
 }
 
-/* s1[k] - s0[k], or -1 when the server has no such key. */
-static long long stat_delta(json_t *s0, json_t *s1, const char *k)
+/* b - a for a counter of infill/stats named key, or -1 when the server
+ * does not have it (an older server, run with --server). */
+static long long stat_delta(json_t *s1, const char *key, uint64_t a, uint64_t b)
 {
-	json_t *a = json_object_get(s0, k), *b = json_object_get(s1, k);
-	if (!json_is_integer(a) || !json_is_integer(b)) return -1;
-	return (long long)(json_integer_value(b) - json_integer_value(a));
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted[0..n). */
-static double pct(const double *sorted, size_t n, double q)
-{
-	if (!n) return 0;
-	size_t rank = (size_t)(q * (double)n + 0.999999);
-	if (rank < 1) rank = 1;
-	return sorted[(rank > n ? n : rank) - 1];
+	if (!json_is_integer(json_object_get(s1, key))) return -1;
+	return (long long)b - (long long)a;
 }
 
 static struct replay_latency summarize(double *v, size_t n)
 {
 	struct replay_latency l = { .n = n };
 	if (!n) return l;
-	qsort(v, n, sizeof *v, cmp_double);
+	stats_sort(v, n);
 	double sum = 0;
 	for (size_t i = 0; i < n; i++) sum += v[i];
 	l.mean = sum / (double)n;
-	l.p50 = pct(v, n, 0.5);
-	l.p90 = pct(v, n, 0.9);
-	l.p99 = pct(v, n, 0.99);
+	l.p50 = stats_percentile(v, n, 0.5);
+	l.p90 = stats_percentile(v, n, 0.9);
+	l.p99 = stats_percentile(v, n, 0.99);
 	l.max = v[n - 1];
 	return l;
 }
 
+/* The report's figures from infill/stats before (s0) and after (s1). */
 static void stats_into(struct replay_report *rep, json_t *s0, json_t *s1)
 {
-	rep->prompt = stat_delta(s0, s1, "promptTokens");
-	rep->cached = stat_delta(s0, s1, "cachedPromptTokens");
-	rep->generated = stat_delta(s0, s1, "generatedTokens");
-	rep->fast_path = stat_delta(s0, s1, "fastPath");
-	rep->rejected = stat_delta(s0, s1, "rejectedCandidates");
-	rep->never_started = stat_delta(s0, s1, "neverStarted");
-	rep->cold_requests = stat_delta(s0, s1, "coldRequests");
-	snprintf(rep->backend, sizeof rep->backend, "%s",
-	         json_string_value(json_object_get(s1, "backend")) ?: "?");
+	struct stats a, b; /* names borrowed from s1 */
+	stats_from_json(s0, &a);
+	stats_from_json(s1, &b);
+#define DELTA(field) stat_delta(s1, stats_keys.field, a.field, b.field)
+	rep->prompt = DELTA(prompt_tokens);
+	rep->cached = DELTA(cached_prompt_tokens);
+	rep->generated = DELTA(generated_tokens);
+	rep->fast_path = DELTA(fast_path);
+	rep->rejected = DELTA(rejected_candidates);
+	rep->never_started = DELTA(never_started);
+	rep->cold_requests = DELTA(cold_requests);
+#undef DELTA
+	snprintf(rep->backend, sizeof rep->backend, "%s", b.backend ? b.backend : "?");
 }
 
 static void run_free(struct run *r)
@@ -777,7 +773,8 @@ int replay_trace_run(const json_t *trace, const struct replay_opts *o, struct re
 	double cpu0 = replay_client_cpu_ms(r.c);
 	size_t i;
 	json_t *ev;
-	json_array_foreach(json_object_get(trace, "events"), i, ev) {
+	json_array_foreach(json_object_get(trace, "events"), i, ev)
+	{
 		rc = run_event(&r, ev);
 		if (rc) {
 			char what[256];
@@ -822,14 +819,14 @@ json_t *replay_report_json(const struct replay_report *f)
 	size_t judged = f->answered + f->superseded_late;
 	json_t *j = json_pack(
 	        "{s:b, s:s, s:f, s:I, s:I, s:I, s:o, s:o, s:f, s:{s:f, s:f, s:f, s:f}, s:f, s:I}",
-	        "cache", f->cache, "backend", f->backend, "loadMs", f->load_ms, "keystrokes",
-	        (json_int_t)f->keystrokes, "answered", (json_int_t)f->keystrokes_answered,
-	        "nonEmpty", (json_int_t)f->keystrokes_with_items, "latencyMs",
-	        latency_json(&f->latency), "coldLatencyMs", latency_json(&f->cold), "coldMs",
-	        f->first_cold_ms, "serverCpuMs", "p50", f->server_cpu.p50, "p90",
-	        f->server_cpu.p90, "mean", f->server_cpu.mean, "total", f->server_cpu_total_ms,
-	        "withinDeadlineShare", share(f->within_deadline, judged), "deadlineMs",
-	        (json_int_t)f->deadline_ms);
+	        "cache", f->cache, stats_keys.backend, f->backend, "loadMs", f->load_ms,
+	        "keystrokes", (json_int_t)f->keystrokes, "answered",
+	        (json_int_t)f->keystrokes_answered, "nonEmpty",
+	        (json_int_t)f->keystrokes_with_items, "latencyMs", latency_json(&f->latency),
+	        "coldLatencyMs", latency_json(&f->cold), "coldMs", f->first_cold_ms, "serverCpuMs",
+	        "p50", f->server_cpu.p50, "p90", f->server_cpu.p90, "mean", f->server_cpu.mean,
+	        "total", f->server_cpu_total_ms, "withinDeadlineShare",
+	        share(f->within_deadline, judged), "deadlineMs", (json_int_t)f->deadline_ms);
 	json_object_set_new(
 	        j, "requests",
 	        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "sent",
@@ -840,15 +837,16 @@ json_t *replay_report_json(const struct replay_report *f)
 	                  "withinDeadline", (json_int_t)f->within_deadline, "accepted",
 	                  (json_int_t)f->accepted, "acceptMissed", (json_int_t)f->accept_missed));
 	json_object_set_new(j, "withItemsShare", json_real(share(f->with_items, f->answered)));
-	json_object_set_new(j, "promptTokens", json_integer(f->prompt));
-	json_object_set_new(j, "cachedPromptTokens", json_integer(f->cached));
+	/* the server's counters over the run, under the server's own keys */
+	json_object_set_new(j, stats_keys.prompt_tokens, json_integer(f->prompt));
+	json_object_set_new(j, stats_keys.cached_prompt_tokens, json_integer(f->cached));
 	json_object_set_new(j, "cachedShare",
 	                    json_real(f->prompt > 0 ? (double)f->cached / (double)f->prompt : 0.0));
-	json_object_set_new(j, "generatedTokens", json_integer(f->generated));
-	json_object_set_new(j, "fastPath", json_integer(f->fast_path));
-	json_object_set_new(j, "rejectedCandidates", json_integer(f->rejected));
-	json_object_set_new(j, "neverStarted", json_integer(f->never_started));
-	json_object_set_new(j, "coldRequests", json_integer(f->cold_requests));
+	json_object_set_new(j, stats_keys.generated_tokens, json_integer(f->generated));
+	json_object_set_new(j, stats_keys.fast_path, json_integer(f->fast_path));
+	json_object_set_new(j, stats_keys.rejected_candidates, json_integer(f->rejected));
+	json_object_set_new(j, stats_keys.never_started, json_integer(f->never_started));
+	json_object_set_new(j, stats_keys.cold_requests, json_integer(f->cold_requests));
 	json_object_set_new(j, "correct", json_integer((json_int_t)f->correct));
 	json_object_set_new(j, "correctChars", json_integer((json_int_t)f->correct_chars));
 	return j;
@@ -864,19 +862,22 @@ void replay_report_print(const struct replay_report *f, FILE *out)
 	        f->superseded_late, f->backend, f->load_ms);
 	fprintf(out, "  latency ms  p50 %.1f  p90 %.1f  p99 %.1f  mean %.1f  (%zu answers)\n",
 	        f->latency.p50, f->latency.p90, f->latency.p99, f->latency.mean, f->latency.n);
-	fprintf(out, "  cold (first request at a new place) ms  p50 %.1f  p90 %.1f  max %.1f  (%zu)\n",
+	fprintf(out,
+	        "  cold (first request at a new place) ms  p50 %.1f  p90 %.1f  max %.1f  (%zu)\n",
 	        f->cold.p50, f->cold.p90, f->cold.max, f->cold.n);
 	fprintf(out, "  within completion.deadlineMs %ld + %.0f ms: %.1f%%;  with items: %.1f%%\n",
 	        f->deadline_ms, DEADLINE_SLACK_MS, 100.0 * share(f->within_deadline, judged),
 	        100.0 * share(f->with_items, f->answered));
-	fprintf(out, "  server CPU ms per request answered alone  p50 %.0f  p90 %.0f  mean %.0f;  "
+	fprintf(out,
+	        "  server CPU ms per request answered alone  p50 %.0f  p90 %.0f  mean %.0f;  "
 	        "total %.0f\n",
 	        f->server_cpu.p50, f->server_cpu.p90, f->server_cpu.mean, f->server_cpu_total_ms);
 	fprintf(out,
 	        "  prompt tokens %lld, from the prefix cache %lld (%.1f%%); generated %lld; fast "
 	        "path %lld; rejected %lld; never started %lld; cold requests %lld\n",
-	        f->prompt, f->cached, f->prompt > 0 ? 100.0 * (double)f->cached / (double)f->prompt : 0.0,
-	        f->generated, f->fast_path, f->rejected, f->never_started, f->cold_requests);
+	        f->prompt, f->cached,
+	        f->prompt > 0 ? 100.0 * (double)f->cached / (double)f->prompt : 0.0, f->generated,
+	        f->fast_path, f->rejected, f->never_started, f->cold_requests);
 	fprintf(out,
 	        "  top item is what the file says next: %zu of %zu keystrokes (%.1f%%), %zu "
 	        "characters; accepted %zu (%zu with nothing shown)\n",

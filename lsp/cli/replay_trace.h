@@ -40,7 +40,7 @@
 	X(TYPE, "type",                                                                        \
 	  "{\"type\": TEXT, \"paceMs\"?: 150, \"afterAnswer\"?: false}  one keystroke per "    \
 	  "character, each asking")                                                            \
-	X(ACCEPT, "accept", "{\"accept\": true}  insert the suggestion shown (top item), ask")  \
+	X(ACCEPT, "accept", "{\"accept\": true}  insert the suggestion shown (top item), ask") \
 	X(ASK, "ask", "{\"ask\": true}  an inlineCompletion request at the cursor")            \
 	X(WAIT, "wait", "{\"wait\": MS}  let time pass (answers arrive meanwhile)")            \
 	X(AWAIT, "await", "{\"await\": true}  wait until every request was answered")
@@ -79,22 +79,21 @@ struct replay_report {
 	long deadline_ms;           /* completion.deadlineMs in effect */
 	size_t requests, responses; /* sent, and responses received */
 	size_t answered, superseded;
-	size_t superseded_late;          /* superseded after waiting past deadline + 50 ms */
-	size_t keystrokes;               /* requests made by "type" events */
-	size_t keystrokes_answered;      /* of those, answered */
-	size_t with_items;               /* answered with at least one item */
+	size_t superseded_late;     /* superseded after waiting past deadline + 50 ms */
+	size_t keystrokes;          /* requests made by "type" events */
+	size_t keystrokes_answered; /* of those, answered */
+	size_t with_items;          /* answered with at least one item */
 	size_t keystrokes_with_items;
-	size_t within_deadline;          /* answered within deadline + 50 ms */
-	size_t accepted, accept_missed;  /* accept events with / without a suggestion shown */
-	size_t correct, correct_chars;   /* keystrokes whose top item is what follows */
-	struct replay_latency latency;   /* answered requests, cold ones apart */
-	struct replay_latency cold;      /* answered first requests at a new place */
-	double first_cold_ms;            /* the first cold request (0: none answered) */
+	size_t within_deadline;           /* answered within deadline + 50 ms */
+	size_t accepted, accept_missed;   /* accept events with / without a suggestion shown */
+	size_t correct, correct_chars;    /* keystrokes whose top item is what follows */
+	struct replay_latency latency;    /* answered requests, cold ones apart */
+	struct replay_latency cold;       /* answered first requests at a new place */
+	double first_cold_ms;             /* the first cold request (0: none answered) */
 	struct replay_latency server_cpu; /* server CPU ms of requests answered alone */
 	double server_cpu_total_ms;
 	/* from infill/stats, over the run (-1 where the server has no such key) */
-	long long prompt, cached, generated, fast_path, rejected, never_started,
-	        cold_requests;
+	long long prompt, cached, generated, fast_path, rejected, never_started, cold_requests;
 };
 
 /* Checks a trace's shape; 0, or -EINVAL with the event and key to fix in

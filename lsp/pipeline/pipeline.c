@@ -254,11 +254,11 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 		log_error(p->log, "cannot configure the engine (out of memory or handles)");
 		return;
 	}
+	struct complete_model_spec want = complete_model_spec_from(settings);
+	const struct complete_model_spec *had = &p->loaded.model;
 	bool reload = !p->configured || strcmp(path, p->loaded.path) ||
-	              settings->backend != p->loaded.backend ||
-	              settings->threads != p->loaded.threads ||
-	              settings->cache_memory_mb != p->loaded.cache_mb ||
-	              settings->cache_kv_type != p->loaded.kv_type;
+	              want.backend != had->backend || want.threads != had->threads ||
+	              want.cache_memory_mb != had->cache_memory_mb || want.kv_type != had->kv_type;
 	bool shifted_changed = settings->cache_reuse_shifted_suffix != p->reuse_shifted;
 	p->reuse_shifted = settings->cache_reuse_shifted_suffix;
 	if (!reload && !shifted_changed) {
@@ -270,9 +270,7 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	p->params_pending = true;
 	if (reload) {
 		worker_spec_finish(&p->loaded);
-		p->loaded =
-		        (struct load_spec){ path, settings->backend, settings->threads,
-			                    settings->cache_memory_mb, settings->cache_kv_type };
+		p->loaded = (struct load_spec){ path, want };
 		worker_spec_finish(&p->pending_load);
 		p->pending_load = p->loaded;
 		p->pending_load.path = strdup(path);

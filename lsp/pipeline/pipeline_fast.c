@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h" /* rerank_is_blank */
+
 /* Per-document fast-path state: the last answer given (loop thread). */
 struct fast_doc {
 	char *uri;
@@ -56,13 +58,6 @@ void fast_doc_remove(struct fast_doc **docs, const char *uri)
 	}
 }
 
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
-	return true;
-}
-
 /*
  * The typed-ahead fast path. The last answer for this document was given
  * at cursor c of text T. If the new text is T with k > 0 bytes inserted at
@@ -90,7 +85,7 @@ static struct fast_doc *typed_at_cursor(struct fast_doc **docs,
 static bool continues(const struct fast_doc *d, size_t i, const char *typed, size_t k)
 {
 	return d->cand_len[i] > k && !memcmp(d->cands[i], typed, k) &&
-	       !blank(d->cands[i] + k, d->cand_len[i] - k);
+	       !rerank_is_blank(d->cands[i] + k, d->cand_len[i] - k);
 }
 
 bool fast_applies(struct fast_doc **docs, const struct completion_request *req)

@@ -184,35 +184,20 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, 
 	snprintf(msg, sizeof msg, "%s", spec->path);
 	post_event(p, EVENT_LOAD_BEGIN, 0, true, msg);
 
-	struct settings asked = { .backend = spec->backend,
-		                  .threads = spec->threads,
-		                  .cache_memory_mb = spec->cache_mb,
-		                  .cache_kv_type = spec->kv_type };
-	struct model_params mp_ = complete_model_params(&asked, spec->path);
+	struct complete_model_spec ms = spec->model;
+	ms.reuse_shifted_suffix = reuse_shifted; /* the latest, which needs no reload */
 	struct load_progress lp = { p, -100 };
-	mp_.progress = on_load_progress;
-	mp_.progress_user = &lp;
-	struct infer_error err = { { 0 } };
-	struct model *m = model_load(&mp_, &err);
-	struct engine *e = NULL;
-	if (m) {
-		struct engine_params eprm = engine_params_default();
-		eprm.reuse_shifted_suffix = reuse_shifted;
-		e = engine_new(m, &eprm, &err);
-		if (!e) {
-			model_free(m);
-			m = NULL;
-		}
-	}
-	if (!m) {
-		snprintf(msg, sizeof msg, "infill: cannot load the model %s: %s", spec->path,
-		         err.message[0] ? err.message : "unknown error");
+	struct model *m;
+	struct engine *e;
+	struct complete_error err;
+	if (complete_model_open(spec->path, &ms, on_load_progress, &lp, &m, &e, &err)) {
+		snprintf(msg, sizeof msg, "infill: %s", err.message);
 		post_event(p, EVENT_LOAD_END, 100, false, msg);
 		stats_set_model(p, "none", "none", 0);
 		return;
 	}
 	const struct model_info *mi = model_info(m);
-	const char *kv = spec->kv_type == CONFIG_KV_F32 ? "f32" : "f16";
+	const char *kv = ms.kv_type == CONFIG_KV_F32 ? "f32" : "f16";
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
 	         spec->path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu",
 	         kv, mi->kv_n_pages, mi->kv_page_size);
@@ -250,9 +235,8 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 		opt.deadline_ms =
 		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
 	struct complete_result res;
-	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	                      req->cursor, &req->settings, &opt, &res, NULL);
 	job->figures = res;
 	job->figures.items = NULL;
 	job->figures.count = res.count;
@@ -309,9 +293,8 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
 	struct complete_result res;
-	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	                      req->cursor, &req->settings, &opt, &res, NULL);
 	pthread_mutex_lock(&p->mu);
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);

@@ -70,13 +70,12 @@ struct event {
 	struct event *next;
 };
 
-/* What a load needs; compared to decide whether a configure means a reload. */
+/* What a load needs; compared to decide whether a configure means a reload
+ * (model.reuse_shifted_suffix aside: the engine takes it without one, see
+ * pipeline.reuse_shifted). */
 struct load_spec {
 	char *path; /* resolved */
-	enum config_backend backend;
-	int threads;
-	int cache_mb;
-	enum config_kv_type kv_type;
+	struct complete_model_spec model;
 };
 
 struct pipeline {

@@ -19,6 +19,15 @@ static const char *testdata(void)
 
 /* ---- rerank ---- */
 
+TEST(blank_is_only_spaces_tabs_and_line_breaks)
+{
+	CHECK(rerank_is_blank("", 0));
+	CHECK(rerank_is_blank(" \t\r\n  ", 6));
+	CHECK(!rerank_is_blank("  x", 3));
+	CHECK(rerank_is_blank("  x", 2)); /* only the first n bytes count */
+	CHECK(!rerank_is_blank("\v", 1)); /* a form of space, but shows as something */
+}
+
 TEST(similarity_is_normalized_levenshtein)
 {
 	CHECK_NEAR(rerank_similarity("", 0, "", 0), 1.0, 1e-12);
