@@ -402,6 +402,28 @@ void completions_free(struct completions *c)
 
 /* ---- infill/stats ----------------------------------------------------- */
 
+void completions_warm(struct server *s, struct docs_entry *e, size_t cursor)
+{
+	const struct settings *st = config_get(s->config, e->language_id);
+	if (!st->enabled || !st->cache_enabled) return;
+	struct completion_request *req = calloc(1, sizeof *req);
+	if (!req) return; /* a hint: nothing lost without it */
+	req->uri = strdup(e->uri);
+	req->language_id = strdup(e->language_id);
+	req->version = e->version;
+	req->text = doc_text(e->doc);
+	req->text_len = doc_length(e->doc);
+	req->cursor = cursor < req->text_len ? cursor : req->text_len;
+	req->encoding = s->encoding;
+	req->kind = COMPLETION_KIND_INLINE;
+	if (!req->uri || !req->language_id || !req->text ||
+	    completion_settings_copy(&req->settings, st)) {
+		completion_request_free(req);
+		return;
+	}
+	pipeline_warm(s->pipeline, req);
+}
+
 void completion_on_stats(struct server *s, json_t *id, json_t *params)
 {
 	(void)params;
@@ -430,6 +452,8 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.extended = ps.extended,
 		.kv_type = ps.kv_type,
 		.kv_pages = ps.kv_pages > 0 ? (uint64_t)ps.kv_pages : 0,
+		.background_prefill_tokens = ps.background_prefill_tokens,
+		.short_contexts = ps.short_contexts,
 		.never_started = c->never_started + ps.never_started,
 		.cold_requests = ps.cold_requests,
 	};

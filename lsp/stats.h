@@ -21,22 +21,24 @@
  * borrowed string, "none" when NULL), latency (struct stats_latency, an
  * object).
  */
-#define STATS_FIELDS(X)                                      \
-	X(requests, "requests", count)                       \
-	X(cancelled, "cancelled", count)                     \
-	X(fast_path, "fastPath", count)                      \
-	X(prompt_tokens, "promptTokens", count)              \
-	X(cached_prompt_tokens, "cachedPromptTokens", count) \
-	X(generated_tokens, "generatedTokens", count)        \
-	X(rejected_candidates, "rejectedCandidates", count)  \
-	X(document_lines, "documentLines", count)            \
-	X(backend, "backend", name)                          \
-	X(latency_ms, "latencyMs", latency)                  \
-	X(open_documents, "openDocuments", count)            \
-	X(extended, "extended", count)                       \
-	X(kv_type, "kvType", name)                           \
-	X(kv_pages, "kvPages", count)                        \
-	X(never_started, "neverStarted", count)              \
+#define STATS_FIELDS(X)                                                \
+	X(requests, "requests", count)                                 \
+	X(cancelled, "cancelled", count)                               \
+	X(fast_path, "fastPath", count)                                \
+	X(prompt_tokens, "promptTokens", count)                        \
+	X(cached_prompt_tokens, "cachedPromptTokens", count)           \
+	X(generated_tokens, "generatedTokens", count)                  \
+	X(rejected_candidates, "rejectedCandidates", count)            \
+	X(document_lines, "documentLines", count)                      \
+	X(backend, "backend", name)                                    \
+	X(latency_ms, "latencyMs", latency)                            \
+	X(open_documents, "openDocuments", count)                      \
+	X(extended, "extended", count)                                 \
+	X(kv_type, "kvType", name)                                     \
+	X(kv_pages, "kvPages", count)                                  \
+	X(background_prefill_tokens, "backgroundPrefillTokens", count) \
+	X(short_contexts, "shortContexts", count)                      \
+	X(never_started, "neverStarted", count)                        \
 	X(cold_requests, "coldRequests", count)
 
 /* Milliseconds from a completion request's arrival to its answer, over the

@@ -42,7 +42,7 @@
  *   infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases N]
  *               [--seed S] [--modes line,ast,checked,full] [--threads T]
  *               [--max-seconds S] [--settings JSON] [--no-fit-context]
- *               [--json] [--verbose] [--allow-train]
+ *               [--short-context] [--json] [--verbose] [--allow-train]
  *
  * Files: by default a seeded sample of models/eval-files.txt (held out from
  * training by the script that wrote models/train-files.txt). An argument
@@ -81,6 +81,7 @@ struct opts {
 	double max_seconds;
 	const char *settings; /* JSON object as in .infill.json; may be NULL */
 	bool json, verbose, allow_train, no_fit;
+	bool short_context; /* every case from the prefill budget's short context */
 };
 
 /* ---- cases ---------------------------------------------------------------------- */
@@ -202,6 +203,7 @@ struct ctx {
 	const struct tokenizer *tok;
 	struct config *cfg;
 	int32_t n_ctx; /* the model's trained context; 0: do not fit the budgets */
+	bool short_context;
 };
 
 static double clock_ms(clockid_t id)
@@ -241,6 +243,7 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	mode_setup(m, config_get(cx->cfg, e->language_id), &st, &opt);
 	opt.n_ctx = cx->n_ctx;
 	opt.seed = seed;
+	opt.short_only = cx->short_context;
 	struct complete_result r;
 	struct complete_error err;
 	double t0 = now_ms(), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
@@ -502,6 +505,8 @@ static void usage(FILE *f)
 	        "  --max-seconds  start no new case after this long (default: no limit)\n"
 	        "  --settings  a JSON object of settings as in .infill.json\n"
 	        "  --no-fit-context  keep context budgets past the model's context_length\n"
+	        "  --short-context  answer every case from the short context the prefill\n"
+	        "              budget falls back to (the nearest lines, no snippets)\n"
 	        "  --json      one JSON object on stdout (tools/plot_eval.py); table on stderr\n");
 }
 
@@ -553,6 +558,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->allow_train = true;
 		} else if (!strcmp(a, "--no-fit-context")) {
 			o->no_fit = true;
+		} else if (!strcmp(a, "--short-context")) {
+			o->short_context = true;
 		} else if (!strcmp(a, "--files")) {
 			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
 				o->files[o->n_files++] = argv[++i];
@@ -659,6 +666,7 @@ int cli_eval(int argc, char **argv)
 	}
 	cx.tok = model_tokenizer(model);
 	cx.n_ctx = o.no_fit ? 0 : model_info(model)->n_ctx_train;
+	cx.short_context = o.short_context;
 	struct settings fitted = *config_get(cx.cfg, NULL);
 	complete_fit_context(&fitted, cx.n_ctx);
 	fprintf(stderr,

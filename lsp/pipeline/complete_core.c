@@ -27,6 +27,14 @@
 
 #include "recall.h"
 
+/* The short context the prefill budget falls back to (issue 16): the
+ * nearest statements before the cursor and the start of what follows, cut
+ * by ast_slice on syntax boundaries; the engine trims its front further
+ * when even this cannot be prefilled in time. No snippets: they come first
+ * in the prompt, so they would cost their whole length uncached. */
+#define SHORT_PREFIX_TOKENS 96
+#define SHORT_SUFFIX_TOKENS 24
+
 /* Lines from the document scored per request: their tokens go through the
  * model in one batched forward before the candidates are decoded. */
 #define RECALL_CANDIDATES 3
@@ -439,11 +447,13 @@ void complete_fit_context(struct settings *st, int32_t n_ctx)
  * each step leaves what it made here even when it fails.
  */
 struct run {
-	const struct ast_lang *lang; /* NULL: no grammar for the language */
-	const char *lname;           /* its name, or the languageId asked for */
-	struct ast_text flat;        /* the snapshot, for tree-sitter */
-	struct ast_doc *doc;         /* one tree of the snapshot (owned); NULL: no tree */
-	struct ast_slice slice;      /* prefix, suffix and snippets (owned) */
+	const struct ast_lang *lang;  /* NULL: no grammar for the language */
+	const char *lname;            /* its name, or the languageId asked for */
+	struct ast_text flat;         /* the snapshot, for tree-sitter */
+	struct ast_doc *doc;          /* one tree of the snapshot (owned); NULL: no tree */
+	struct ast_slice slice;       /* prefix, suffix and snippets (owned) */
+	struct ast_slice short_slice; /* the prefill budget's fallback (owned; empty when none) */
+	bool has_short;
 	struct ast_shape shape;
 	struct engine_snippet *snips; /* extra snippets (owned array; texts borrowed from
 	                               * slice or the document's memory) */
@@ -465,6 +475,7 @@ static void run_finish(struct run *r)
 	engine_result_finish(&r->er);
 	free(r->snips);
 	ast_slice_finish(&r->slice);
+	ast_slice_finish(&r->short_slice);
 	ast_doc_delete(r->doc);
 }
 
@@ -502,7 +513,19 @@ static int step_slice(struct run *r, const struct tokenizer *tok, const char *te
 		.doc = opt->ast_slice ? r->doc : NULL,
 	};
 	int rc = ast_slice(&sp, &r->slice);
-	if (rc) return rc == AST_ENOMEM ? -ENOMEM : -EINVAL;
+	if (rc) return rc; /* ast/ returns negative errno values too */
+	/* The short context, for the prefill budget (or instead of the full one). */
+	if (!opt->prefill_only &&
+	    (opt->short_only || (opt->fit_deadline && opt->deadline_ms > 0))) {
+		struct ast_slice_params ssp = sp;
+		if (ssp.prefix_tokens > SHORT_PREFIX_TOKENS)
+			ssp.prefix_tokens = SHORT_PREFIX_TOKENS;
+		if (ssp.suffix_tokens > SHORT_SUFFIX_TOKENS)
+			ssp.suffix_tokens = SHORT_SUFFIX_TOKENS;
+		ssp.extra_tokens = 0;
+		/* out of memory: no fallback, the full context answers */
+		r->has_short = ast_slice(&ssp, &r->short_slice) == 0;
+	}
 	/* Without slicing the shape still comes from the lines (cheap, no tree). */
 	r->shape = opt->ast_slice ? r->slice.shape : ast_shape_at(r->lang, text, len, cursor);
 	return 0;
@@ -623,6 +646,19 @@ static void step_request(struct run *r, const struct settings *st,
 	rq->cancel = opt->cancel;
 	rq->use_cache = opt->use_cache;
 	rq->deadline_ms = opt->deadline_ms;
+	rq->fit_deadline = opt->fit_deadline;
+	if (r->has_short && opt->short_only) {
+		rq->prefix = r->short_slice.prefix;
+		rq->prefix_len = r->short_slice.prefix_len;
+		rq->suffix = r->short_slice.suffix;
+		rq->suffix_len = r->short_slice.suffix_len;
+		rq->n_extra = 0;
+	} else if (r->has_short) {
+		rq->short_prefix = r->short_slice.prefix;
+		rq->short_prefix_len = r->short_slice.prefix_len;
+		rq->short_suffix = r->short_slice.suffix;
+		rq->short_suffix_len = r->short_slice.suffix_len;
+	}
 }
 
 int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
@@ -672,7 +708,20 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 
 	struct infer_error ierr;
 	memset(&ierr, 0, sizeof ierr);
+	if (opt->prefill_only) { /* background work: the cache filled, nothing decoded */
+		rc = engine_prefill(engine, &r->rq, &r->er, &ierr);
+		out->prompt_tokens = r->er.prompt_tokens;
+		out->cached_tokens = r->er.cached_tokens;
+		out->prefilled_tokens = r->er.prefilled_tokens;
+		out->cancelled = r->er.cancelled;
+		out->engine_ms = out->total_ms = now_ms() - t1;
+		if (rc < 0) rc = fail(err, rc, ierr.message[0] ? ierr.message : "prefill failed");
+		goto done;
+	}
 	rc = engine_run(engine, &r->rq, &r->er, &ierr);
+	out->prefilled_tokens = r->er.prefilled_tokens;
+	out->budget = r->er.budget;
+	out->shortened = r->er.budget == ENGINE_BUDGET_SHORT;
 	double t2 = now_ms();
 	out->engine_ms = t2 - t1;
 	out->prompt_tokens = r->er.prompt_tokens;

@@ -59,6 +59,16 @@ struct complete_options {
 	                        the budgets are fitted into it; 0: used as they are */
 	struct complete_memory *memory; /* this document's; may be NULL (no stickiness) */
 	double deadline_ms; /* engine_request.deadline_ms: answer-by time (engine_now_ms clock); 0: none */
+	/* The prefill budget: with a deadline, a prompt whose uncached part
+	 * cannot be prefilled in time is answered from a shorter one (the
+	 * suffix cut, or the nearest lines; engine_request.fit_deadline). */
+	bool fit_deadline;
+	/* Always answer from the short context the budget would fall back to
+	 * (`infill eval --short-context`: its quality against the full one). */
+	bool short_only;
+	/* Prefill the prompt into the prefix cache and stop (background work):
+	 * no candidates; out->prefilled_tokens says what was computed. */
+	bool prefill_only;
 };
 
 /* Everything on: what the server does. */
@@ -94,7 +104,11 @@ struct complete_result {
 	double slice_ms, engine_ms, post_ms, total_ms;
 	double prefill_ms, decode_ms; /* the engine's own split of engine_ms */
 	bool cancelled;
-	bool deadline_hit; /* the deadline stopped candidates: longer ones were to come */
+	bool deadline_hit;         /* the deadline stopped candidates: longer ones were to come */
+	int32_t prefilled_tokens;  /* prompt tokens actually computed */
+	enum engine_budget budget; /* what the prefill budget did */
+	bool shortened;            /* answered from the short context (budget SHORT): the full
+	                 * one is worth prefilling in the background */
 };
 
 /* Frees what a result owns; accepts a zeroed or already finished result. */

@@ -126,6 +126,7 @@ static void finish_close(struct pipeline *p)
 	/* the engine is gone: whatever it still held is ours to free */
 	p->queue_head = p->queue_tail = p->done_head = p->done_tail = NULL;
 	while (p->live) job_free(p, p->live);
+	for (size_t i = 0; i < p->n_warm; i++) completion_request_free(p->warm[i]);
 	if (p->loading && p->host.progress)
 		p->host.progress(p->host.ud, LOAD_TITLE, "stopped", 100, true);
 	p->loading = false;
@@ -399,6 +400,30 @@ void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *do
 void pipeline_doc_close(struct pipeline *p, const char *uri)
 {
 	fast_doc_remove(&p->docs, uri);
+}
+
+void pipeline_warm(struct pipeline *p, struct completion_request *req)
+{
+	if (p->closing || !p->thread_started || !atomic_load(&p->ready)) {
+		completion_request_free(req);
+		return;
+	}
+	struct completion_request *drop = NULL;
+	pthread_mutex_lock(&p->mu);
+	size_t i = 0; /* the same document's older hint goes, else the oldest */
+	while (i < p->n_warm && strcmp(p->warm[i]->uri, req->uri)) i++;
+	if (i == p->n_warm && p->n_warm == WORKER_WARM_MAX) i = p->n_warm - 1;
+	if (i < p->n_warm)
+		drop = p->warm[i];
+	else
+		p->n_warm++;
+	memmove(&p->warm[1], &p->warm[0], i * sizeof p->warm[0]);
+	p->warm[0] = req;
+	/* background work in progress is older than this hint: it yields */
+	atomic_store(&p->extend_cancel, 1);
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	completion_request_free(drop);
 }
 
 void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)

@@ -200,7 +200,7 @@ static struct tokenizer *vocab(const char *name)
 	char path[1024];
 	snprintf(path, sizeof path, "%s/vocab/%s", testdata(), name);
 	if (access(path, R_OK) != 0) return NULL;
-	struct gguf_error ge;
+	struct infer_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
 	if (!f) return NULL;
 	struct tokenizer *t = tokenizer_load(f, &ge);
@@ -308,14 +308,25 @@ TEST(fim_prompt_starcoder_vocab)
 	        mid = tokenizer_find(t, "<fim_middle>", 12);
 	CHECK(pre >= 0 && suf >= 0 && mid >= 0);
 	int k = tokenizer_special(t)->add_bos ? 1 : 0;
+	/* StarCoder's own order is suffix first (SPMv2): <pre><suf>S<mid>P */
+	CHECK_INT_EQ(fp.tok[k], pre);
+	CHECK_INT_EQ(fp.tok[k + 1], suf);
+	CHECK_INT_EQ(fp.tok[fp.n - 1 - fp.prefix_tokens], mid);
+	CHECK_INT_EQ(fp.tail_start, fp.n); /* nothing after the prefix to shift */
+	fim_prompt_finish(&fp);
+	/* PSM when asked */
+	rq.order = FIM_ORDER_PSM;
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
 	CHECK_INT_EQ(fp.tok[k], pre);
 	CHECK_INT_EQ(fp.tok[fp.tail_start], suf);
 	CHECK_INT_EQ(fp.tok[fp.n - 1], mid);
 	fim_prompt_finish(&fp);
+	rq.order = FIM_ORDER_AUTO;
 	/* a template the vocabulary lacks is an error that says what to set */
 	rq.fim = FIM_TEMPLATE_DEEPSEEK;
 	CHECK(fim_prompt_build(t, &rq, &fp, &err) == -EINVAL);
-	CHECK(strstr(err.message, "fim.template") != NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK_STR_EQ(err.key, "fim.template");
 	/* a custom template: literal special tokens parsed */
 	rq.fim = FIM_TEMPLATE_CUSTOM;
 	rq.fim_custom = "<fim_suffix>{suffix}<fim_prefix>{prefix}<fim_middle>";

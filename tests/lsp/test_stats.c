@@ -21,6 +21,8 @@ static const char *const documented[] = {
 	"extended",
 	"kvType",
 	"kvPages",
+	"backgroundPrefillTokens",
+	"shortContexts",
 	"neverStarted",
 	"coldRequests",
 };
