@@ -84,7 +84,6 @@ def case_every_event(binary, model, traces):
     # answered, and cold (the first requests at their places)
     cold = run["coldLatencyMs"]["samples"]
     check(2 <= cold <= 3, "the first request after each goto is cold", run)
-    check(run["coldRequests"] >= 1, "the server saw a cold prompt", run)
     print("every-event: %d requests, p50 %.1f ms, cold p50 %.1f ms, cache %.2f" % (
         run["requests"]["sent"], run["latencyMs"]["p50"], run["coldLatencyMs"]["p50"],
         run["cachedShare"]))
