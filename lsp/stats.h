@@ -38,6 +38,8 @@
 	X(kv_pages, "kvPages", count)                                  \
 	X(background_prefill_tokens, "backgroundPrefillTokens", count) \
 	X(short_contexts, "shortContexts", count)                      \
+	X(never_started, "neverStarted", count)                        \
+	X(cold_requests, "coldRequests", count)                        \
 	X(draft_tokens, "draftTokens", count)                          \
 	X(accepted_draft_tokens, "acceptedDraftTokens", count)
 

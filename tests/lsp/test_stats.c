@@ -23,6 +23,8 @@ static const char *const documented[] = {
 	"kvPages",
 	"backgroundPrefillTokens",
 	"shortContexts",
+	"neverStarted",
+	"coldRequests",
 	"draftTokens",
 	"acceptedDraftTokens",
 };
@@ -44,8 +46,10 @@ static struct stats sample(void)
 		.extended = 12,
 		.kv_type = "f16",
 		.kv_pages = 13,
-		.draft_tokens = 14,
-		.accepted_draft_tokens = 15,
+		.never_started = 14,
+		.cold_requests = 15,
+		.draft_tokens = 16,
+		.accepted_draft_tokens = 17,
 	};
 }
 
@@ -76,6 +80,8 @@ TEST(values_as_the_server_sends_them)
 	REQUIRE(o);
 	CHECK_INT_EQ(json_integer_value(json_object_get(o, "requests")), 1);
 	CHECK_INT_EQ(json_integer_value(json_object_get(o, "kvPages")), 13);
+	CHECK_INT_EQ(json_integer_value(json_object_get(o, "neverStarted")), 14);
+	CHECK_INT_EQ(json_integer_value(json_object_get(o, "coldRequests")), 15);
 	CHECK_STR_EQ(json_string_value(json_object_get(o, "backend")), "cpu");
 	CHECK_STR_EQ(json_string_value(json_object_get(o, "kvType")), "none");
 	json_t *lat = json_object_get(o, "latencyMs");
@@ -103,8 +109,10 @@ TEST(round_trip)
 	CHECK_INT_EQ(back.document_lines, 8);
 	CHECK_INT_EQ(back.open_documents, 11);
 	CHECK_INT_EQ(back.kv_pages, 13);
-	CHECK_INT_EQ(back.draft_tokens, 14);
-	CHECK_INT_EQ(back.accepted_draft_tokens, 15);
+	CHECK_INT_EQ(back.never_started, 14);
+	CHECK_INT_EQ(back.cold_requests, 15);
+	CHECK_INT_EQ(back.draft_tokens, 16);
+	CHECK_INT_EQ(back.accepted_draft_tokens, 17);
 	CHECK_STR_EQ(back.backend, "cpu");
 	CHECK_STR_EQ(back.kv_type, "f16");
 	CHECK_NEAR(back.latency_ms.p50, 10.5, 0);
