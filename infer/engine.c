@@ -32,19 +32,23 @@
 
 #include "engine_internal.h"
 
-#define N_RECENT      4
+#define N_RECENT        4
 /* Prompt lookup: the longest run of last tokens looked up (then shorter
- * ones), and the drafted tokens one decode step may check over all its
- * candidates (each is a row of compute in the forward pass). */
-#define DRAFT_NGRAM   3
-#define DRAFT_BUDGET  16
+ * ones). Drafts fill a decode step up to STEP_CHEAP_ROWS rows, no further:
+ * the CPU backend streams each weight row once for up to 4 batch rows (its
+ * decode kernels, kernels/cpu/cpu.c mm_plan), so those rows cost little
+ * more than one on a memory-bound step; a fifth makes the step a prompt
+ * chunk, computed through the prefill kernels, and a verify step of 5 rows
+ * measured slower than the steps it saved on a busy machine. */
+#define DRAFT_NGRAM     3
+#define STEP_CHEAP_ROWS 4
 /* Rows of e->logits: a decode step's (every candidate plus the drafts),
  * then the prompt's last row. */
-#define STEP_ROWS     (ENGINE_MAX_CANDIDATES + DRAFT_BUDGET)
+#define STEP_ROWS       (ENGINE_MAX_CANDIDATES + ENGINE_DRAFT_MAX)
 /* A shifted tail is re-used at most this many keystrokes in a row before it
  * is computed exactly again, so its staleness (it attended to an older
  * prefix) stays bounded. */
-#define SHIFT_MAX_AGE 8
+#define SHIFT_MAX_AGE   8
 
 struct recent {
 	int32_t *tok; /* the prompt */
@@ -725,7 +729,9 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		}
 		/* The step's batch: each live candidate's input, then its drafts
 		 * while the budget lasts (candidate 0 first: it is shown first). */
-		int32_t budget = DRAFT_BUDGET;
+		int32_t live = 0;
+		for (int i = 0; i < n; i++) live += !c[i].stop;
+		int32_t budget = STEP_CHEAP_ROWS - live, budget0 = budget > 0 ? budget : 0;
 		for (int i = 0; i < n && !rc; i++) {
 			if (c[i].stop) continue;
 			int32_t p = L + c[i].n_tok - 1;
@@ -779,7 +785,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		step_ms = engine_now_ms() - now;
 		if (!rc) average(&e->step_ms, step_ms);
 		res->decode_steps++;
-		res->draft_tokens += DRAFT_BUDGET - budget;
+		res->draft_tokens += budget0 - (budget > 0 ? budget : 0);
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
 	}
 	if (rc == -ENOMEM) infer_error_set(err, rc, "decode: out of memory");

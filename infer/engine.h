@@ -224,8 +224,9 @@ struct engine_request {
 };
 
 #define ENGINE_MAX_CANDIDATES 16
-/* Tokens one candidate may draft per decode step (prompt lookup). */
-#define ENGINE_DRAFT_MAX      4
+/* Tokens one candidate may draft per decode step (prompt lookup); a step
+ * holds at most 4 rows with its drafts (engine.c, STEP_CHEAP_ROWS). */
+#define ENGINE_DRAFT_MAX      3
 
 /* What the prefill budget did with a request (engine_request.fit_deadline). */
 enum engine_budget {
