@@ -517,7 +517,13 @@ void *worker_main(void *arg)
 				todo_push(&todo, as_accepted(job->req, &job->result.items[0]),
 				          false, ACCEPT_DELAY_NS);
 		}
-		if (job->figures.deadline_hit && !job->status && job->result.count &&
+		/* Lengthening re-runs the request without a deadline, so with its
+		 * full prompt: only an answer from that prompt is extended (one the
+		 * prefill budget shortened would prefill the rest in foreground-size
+		 * chunks; its full context is background work instead). */
+		bool full_prompt = job->figures.budget != ENGINE_BUDGET_SUFFIX &&
+		                   job->figures.budget != ENGINE_BUDGET_SHORT;
+		if (job->figures.deadline_hit && full_prompt && !job->status && job->result.count &&
 		    !atomic_load(&job->cancel)) {
 			again = completion_request_clone(job->req);
 			shown = strdup(job->result.items[0].text);
