@@ -177,38 +177,38 @@ static const char *backend_word(const struct model *m)
 	return name && !strncmp(name, "cuda", 4) ? "cuda" : "cpu";
 }
 
-static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, struct engine **ep,
-                 bool reuse_shifted)
+/* Loads the model at path as ms says (the engine thread's own copy),
+ * replacing *mp and *ep. */
+static void load(struct pipeline *p, const char *path, const struct complete_model_spec *ms,
+                 struct model **mp, struct engine **ep)
 {
 	engine_free(*ep);
 	model_free(*mp);
 	*ep = NULL;
 	*mp = NULL;
-	if (!strcmp(spec->path, PIPELINE_NO_MODEL)) {
+	if (!strcmp(path, PIPELINE_NO_MODEL)) {
 		stats_set_model(p, "none", "none", 0);
 		return; /* unloaded on purpose: answers stay empty */
 	}
 	char msg[600];
-	snprintf(msg, sizeof msg, "%s", spec->path);
+	snprintf(msg, sizeof msg, "%s", path);
 	post_event(p, EVENT_LOAD_BEGIN, 0, true, msg);
 
-	struct complete_model_spec ms = spec->model;
-	ms.reuse_shifted_suffix = reuse_shifted; /* the latest, which needs no reload */
 	struct load_progress lp = { p, -100 };
 	struct model *m;
 	struct engine *e;
 	struct complete_error err;
-	if (complete_model_open(spec->path, &ms, on_load_progress, &lp, &m, &e, &err)) {
+	if (complete_model_open(path, ms, on_load_progress, &lp, &m, &e, &err)) {
 		snprintf(msg, sizeof msg, "infill: %s", err.message);
 		post_event(p, EVENT_LOAD_END, 100, false, msg);
 		stats_set_model(p, "none", "none", 0);
 		return;
 	}
 	const struct model_info *mi = model_info(m);
-	const char *kv = ms.kv_type == CONFIG_KV_F32 ? "f32" : "f16";
+	const char *kv = ms->kv_type == CONFIG_KV_F32 ? "f32" : "f16";
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
-	         spec->path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu",
-	         kv, mi->kv_n_pages, mi->kv_page_size);
+	         path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu", kv,
+	         mi->kv_n_pages, mi->kv_page_size);
 	stats_set_model(p, backend_word(m), kv, mi->kv_n_pages);
 	*mp = m;
 	*ep = e;
@@ -222,7 +222,13 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 {
 	struct completion_request *req = job->req;
 	job->status = 0;
-	if (!e || atomic_load(&job->cancel)) return; /* no model (answered empty) or nobody waits */
+	if (!e) return;                  /* no model: answered empty */
+	if (atomic_load(&job->cancel)) { /* nobody waits any more */
+		pthread_mutex_lock(&p->mu);
+		p->stats.never_started++;
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
 	struct complete_options opt = complete_options_default();
 	opt.cancel = &job->cancel;
 	opt.previous = job->previous;
@@ -243,9 +249,18 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	job->figures = res;
 	job->figures.items = NULL;
 	job->figures.count = res.count;
+	/* Only what was processed counts: a job superseded mid-prefill did not
+	 * cost its whole prompt, and one superseded before the engine took it
+	 * up cost nothing (counted apart). */
+	int32_t processed = res.processed_tokens > 0 ? res.processed_tokens : 0;
+	int32_t cached = res.cached_tokens > 0 ? res.cached_tokens : 0;
+	if (cached > processed) cached = processed;
 	pthread_mutex_lock(&p->mu);
-	p->stats.prompt_tokens += (uint64_t)(res.prompt_tokens > 0 ? res.prompt_tokens : 0);
-	p->stats.cached_prompt_tokens += (uint64_t)(res.cached_tokens > 0 ? res.cached_tokens : 0);
+	p->stats.prompt_tokens += (uint64_t)processed;
+	p->stats.cached_prompt_tokens += (uint64_t)cached;
+	if (!processed && rc == ENGINE_ECANCELED) p->stats.never_started++;
+	if (processed && processed == res.prompt_tokens && 2 * cached < processed)
+		p->stats.cold_requests++;
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
@@ -428,6 +443,9 @@ void *worker_main(void *arg)
 	struct model *m = NULL;
 	struct engine *e = NULL;
 	struct edoc *edocs = NULL;
+	/* the settings of the model loaded, with the latest shifted-suffix
+	 * choice (which the engine takes without a reload) */
+	struct complete_model_spec ms = { 0 };
 	struct todo todo = { 0 };
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -439,17 +457,18 @@ void *worker_main(void *arg)
 			p->pending_load.path = NULL;
 			p->load_pending = false;
 			p->params_pending = false;
-			bool shifted = p->reuse_shifted_pending;
+			ms = spec.model;
+			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
 			atomic_store(&p->ready, false);
 			pthread_mutex_unlock(&p->mu);
-			load(p, &spec, &m, &e, shifted);
+			load(p, spec.path, &ms, &m, &e);
 			worker_spec_finish(&spec);
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
 		if (p->params_pending && e) {
-			struct engine_params ep = engine_params_default();
-			ep.reuse_shifted_suffix = p->reuse_shifted_pending;
+			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
+			struct engine_params ep = complete_engine_params(&ms);
 			engine_configure(e, &ep);
 		}
 		p->params_pending = false;
