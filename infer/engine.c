@@ -132,7 +132,6 @@ struct engine_request engine_request_default(void)
 		.top_p = 0.95f,
 		.seed = 1,
 		.use_cache = true,
-		.prompt_lookup = true,
 	};
 }
 

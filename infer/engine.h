@@ -207,7 +207,9 @@ struct engine_request {
 	const char *short_suffix;
 	size_t short_suffix_len;
 	/*
-	 * Prompt-lookup decoding (completion.promptLookup, default true): each
+	 * Prompt-lookup decoding (completion.promptLookup, default false: on a
+	 * busy 2-core machine a step with drafts cost more than the steps it
+	 * saved; to be measured on an idle one, tests/infer/bench_lookup.c): each
 	 * step, a candidate whose last tokens also occur earlier in the prompt
 	 * or in its own text drafts the tokens that followed them there (up to
 	 * ENGINE_DRAFT_MAX), and the step's forward pass checks them all; the
@@ -239,7 +241,7 @@ enum engine_budget {
 const char *engine_budget_name(enum engine_budget b); /* static */
 
 /* Defaults: budgets 1024/192/512, healing on, 3 candidates, 64 tokens, 12
- * lines, temperature 0.2, top_p 0.95, seed 1, cache and prompt lookup on, everything else 0. */
+ * lines, temperature 0.2, top_p 0.95, seed 1, cache on, everything else 0 (prompt lookup off). */
 struct engine_request engine_request_default(void);
 
 struct engine_candidate {
