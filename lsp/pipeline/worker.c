@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void worker_spec_finish(struct load_spec *s)
 {
@@ -176,38 +177,38 @@ static const char *backend_word(const struct model *m)
 	return name && !strncmp(name, "cuda", 4) ? "cuda" : "cpu";
 }
 
-static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, struct engine **ep,
-                 bool reuse_shifted)
+/* Loads the model at path as ms says (the engine thread's own copy),
+ * replacing *mp and *ep. */
+static void load(struct pipeline *p, const char *path, const struct complete_model_spec *ms,
+                 struct model **mp, struct engine **ep)
 {
 	engine_free(*ep);
 	model_free(*mp);
 	*ep = NULL;
 	*mp = NULL;
-	if (!strcmp(spec->path, PIPELINE_NO_MODEL)) {
+	if (!strcmp(path, PIPELINE_NO_MODEL)) {
 		stats_set_model(p, "none", "none", 0);
 		return; /* unloaded on purpose: answers stay empty */
 	}
 	char msg[600];
-	snprintf(msg, sizeof msg, "%s", spec->path);
+	snprintf(msg, sizeof msg, "%s", path);
 	post_event(p, EVENT_LOAD_BEGIN, 0, true, msg);
 
-	struct complete_model_spec ms = spec->model;
-	ms.reuse_shifted_suffix = reuse_shifted; /* the latest, which needs no reload */
 	struct load_progress lp = { p, -100 };
 	struct model *m;
 	struct engine *e;
 	struct complete_error err;
-	if (complete_model_open(spec->path, &ms, on_load_progress, &lp, &m, &e, &err)) {
+	if (complete_model_open(path, ms, on_load_progress, &lp, &m, &e, &err)) {
 		snprintf(msg, sizeof msg, "infill: %s", err.message);
 		post_event(p, EVENT_LOAD_END, 100, false, msg);
 		stats_set_model(p, "none", "none", 0);
 		return;
 	}
 	const struct model_info *mi = model_info(m);
-	const char *kv = ms.kv_type == CONFIG_KV_F32 ? "f32" : "f16";
+	const char *kv = ms->kv_type == CONFIG_KV_F32 ? "f32" : "f16";
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
-	         spec->path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu",
-	         kv, mi->kv_n_pages, mi->kv_page_size);
+	         path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu", kv,
+	         mi->kv_n_pages, mi->kv_page_size);
 	stats_set_model(p, backend_word(m), kv, mi->kv_n_pages);
 	*mp = m;
 	*ep = e;
@@ -333,9 +334,37 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 
 struct todo {
 	struct completion_request *req[TODO_MAX]; /* owned */
-	bool keep_memory[TODO_MAX]; /* the document's sticky snippets apply (same place) */
+	bool keep_memory[TODO_MAX];    /* the document's sticky snippets apply (same place) */
+	uint64_t not_before[TODO_MAX]; /* uv_hrtime ns: not started before then */
 	int n;
 };
+
+/*
+ * How long background work waits before it starts. Each piece costs the
+ * request that comes next up to one chunk and a parse of the document (the
+ * slicing is not cancellable), so work that a keystroke most likely makes
+ * useless waits a typist's pause first: the prompt as if accepted (the user
+ * is typing on, not accepting, if a key comes within it) and the loop's
+ * hints (after didChange the completion request itself comes within the
+ * debounce and computes that place). The full context of a shortened
+ * answer starts at once: the next keystroke needs it.
+ */
+#define ACCEPT_DELAY_NS (150 * 1000000ull)
+#define HINT_DELAY_NS   (100 * 1000000ull)
+
+/* Waits on p->cv (mu held) until the monotonic time `at` (uv_hrtime ns) or
+ * a signal. */
+static void wait_until(struct pipeline *p, uint64_t at)
+{
+	uint64_t now = uv_hrtime();
+	if (at <= now) return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts); /* the condition variable's clock */
+	uint64_t ns = (uint64_t)ts.tv_nsec + (at - now);
+	ts.tv_sec += (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+}
 
 static void todo_clear(struct todo *t)
 {
@@ -343,7 +372,8 @@ static void todo_clear(struct todo *t)
 	t->n = 0;
 }
 
-static void todo_push(struct todo *t, struct completion_request *req, bool keep_memory)
+static void todo_push(struct todo *t, struct completion_request *req, bool keep_memory,
+                      uint64_t delay_ns)
 {
 	if (!req) return;
 	if (t->n == TODO_MAX) {
@@ -351,6 +381,7 @@ static void todo_push(struct todo *t, struct completion_request *req, bool keep_
 		return;
 	}
 	t->req[t->n] = req;
+	t->not_before[t->n] = uv_hrtime() + delay_ns;
 	t->keep_memory[t->n++] = keep_memory;
 }
 
@@ -412,6 +443,9 @@ void *worker_main(void *arg)
 	struct model *m = NULL;
 	struct engine *e = NULL;
 	struct edoc *edocs = NULL;
+	/* the settings of the model loaded, with the latest shifted-suffix
+	 * choice (which the engine takes without a reload) */
+	struct complete_model_spec ms = { 0 };
 	struct todo todo = { 0 };
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -423,17 +457,18 @@ void *worker_main(void *arg)
 			p->pending_load.path = NULL;
 			p->load_pending = false;
 			p->params_pending = false;
-			bool shifted = p->reuse_shifted_pending;
+			ms = spec.model;
+			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
 			atomic_store(&p->ready, false);
 			pthread_mutex_unlock(&p->mu);
-			load(p, &spec, &m, &e, shifted);
+			load(p, spec.path, &ms, &m, &e);
 			worker_spec_finish(&spec);
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
 		if (p->params_pending && e) {
-			struct engine_params ep = engine_params_default();
-			ep.reuse_shifted_suffix = p->reuse_shifted_pending;
+			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
+			struct engine_params ep = complete_engine_params(&ms);
 			engine_configure(e, &ep);
 		}
 		p->params_pending = false;
@@ -441,6 +476,12 @@ void *worker_main(void *arg)
 			struct completion_request *w = NULL;
 			bool keep = false;
 			if (p->n_warm) todo_clear(&todo); /* an edit came since: stale */
+			uint64_t at = todo.n ? todo.not_before[0]
+			                     : p->warm[0]->arrival_ns + HINT_DELAY_NS;
+			if (at > uv_hrtime()) {
+				wait_until(p, at);
+				continue; /* whatever came meanwhile goes first */
+			}
 			if (todo.n) {
 				w = todo.req[0];
 				keep = todo.keep_memory[0];
@@ -449,6 +490,8 @@ void *worker_main(void *arg)
 				        (size_t)todo.n * sizeof todo.req[0]);
 				memmove(&todo.keep_memory[0], &todo.keep_memory[1],
 				        (size_t)todo.n * sizeof todo.keep_memory[0]);
+				memmove(&todo.not_before[0], &todo.not_before[1],
+				        (size_t)todo.n * sizeof todo.not_before[0]);
 			} else {
 				w = p->warm[0];
 				keep = true;
@@ -469,6 +512,16 @@ void *worker_main(void *arg)
 		p->queue_head = job->qnext;
 		if (!p->queue_head) p->queue_tail = NULL;
 		job->qnext = NULL;
+		/* the job computes its document's place itself: older hints there go */
+		for (size_t i = 0; i < p->n_warm;) {
+			if (strcmp(p->warm[i]->uri, job->req->uri)) {
+				i++;
+				continue;
+			}
+			completion_request_free(p->warm[i]);
+			p->n_warm--;
+			memmove(&p->warm[i], &p->warm[i + 1], (p->n_warm - i) * sizeof p->warm[0]);
+		}
 		pthread_mutex_unlock(&p->mu);
 
 		run_job(p, e, m, &edocs, job);
@@ -478,12 +531,18 @@ void *worker_main(void *arg)
 		todo_clear(&todo); /* an older job's background work is stale now */
 		if (e && !job->status && !atomic_load(&job->cancel)) {
 			if (job->figures.shortened)
-				todo_push(&todo, completion_request_clone(job->req), true);
+				todo_push(&todo, completion_request_clone(job->req), true, 0);
 			if (job->result.count)
 				todo_push(&todo, as_accepted(job->req, &job->result.items[0]),
-				          false);
+				          false, ACCEPT_DELAY_NS);
 		}
-		if (job->figures.deadline_hit && !job->status && job->result.count &&
+		/* Lengthening re-runs the request without a deadline, so with its
+		 * full prompt: only an answer from that prompt is extended (one the
+		 * prefill budget shortened would prefill the rest in foreground-size
+		 * chunks; its full context is background work instead). */
+		bool full_prompt = job->figures.budget != ENGINE_BUDGET_SUFFIX &&
+		                   job->figures.budget != ENGINE_BUDGET_SHORT;
+		if (job->figures.deadline_hit && full_prompt && !job->status && job->result.count &&
 		    !atomic_load(&job->cancel)) {
 			again = completion_request_clone(job->req);
 			shown = strdup(job->result.items[0].text);
