@@ -61,7 +61,8 @@ static void replay_usage(FILE *f)
 	        "N (default: the middle line), asks once (cold), then retypes them one at a time,\n"
 	        "each keystroke after the answer to the one before, plus --pace ms.\n"
 	        "--both runs with the cache and then without; --no-cache runs without only.\n"
-	        "--server runs another infill binary as the server (an older build, to compare).\n");
+	        "--server runs another infill binary as the server (an older build, to "
+	        "compare).\n");
 }
 
 /* 0, 1 (stop: --help), or 2 (usage error, said on stderr). */
