@@ -53,6 +53,12 @@ const struct ast_lang *ast_lang_from_id(const char *language_id);
  * ...). NULL when there is none. Static result. */
 const struct ast_lang *ast_lang_from_path(const char *path);
 
+/* The languageId to open a file of this path with (what an editor would
+ * send): its grammar's canonical id by the extension, as ast_lang_from_path
+ * finds it ("python" for x.py, "c" for x.h), or "plaintext" when no grammar
+ * has the extension. Static string. */
+const char *ast_lang_id_from_path(const char *path);
+
 /* The canonical languageId of a grammar ("python", "c", ...); "plaintext" for
  * NULL. Static string. */
 const char *ast_lang_name(const struct ast_lang *lang);
@@ -94,6 +100,18 @@ struct ast_point {
  * daemon's doc_chunk() with ctx = the document.
  */
 typedef const char *(*ast_read_fn)(void *ctx, size_t offset, size_t *len);
+
+/* Text in one piece, for ast_doc_new(lang, ast_text_read, &text) where the
+ * caller holds the whole text (a snapshot, a file read in): the struct and
+ * the text it points to are borrowed while the document lives. */
+struct ast_text {
+	const char *text;
+	size_t len;
+};
+
+/* An ast_read_fn over a struct ast_text (ctx): the rest of the text from
+ * offset, in one chunk. */
+const char *ast_text_read(void *ctx, size_t offset, size_t *len);
 
 struct ast_doc;
 

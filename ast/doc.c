@@ -22,6 +22,17 @@ struct ast_doc {
 	struct doc_bare bare; /* validation's, for the current tree */
 };
 
+const char *ast_text_read(void *ctx, size_t offset, size_t *len)
+{
+	const struct ast_text *t = ctx;
+	if (offset >= t->len) {
+		*len = 0;
+		return NULL;
+	}
+	*len = t->len - offset;
+	return t->text + offset;
+}
+
 struct ast_doc *ast_doc_new(const struct ast_lang *lang, ast_read_fn read, void *ctx)
 {
 	struct ast_doc *doc = calloc(1, sizeof *doc);

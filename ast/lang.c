@@ -127,6 +127,11 @@ const struct ast_lang *ast_lang_from_path(const char *path)
 	return NULL;
 }
 
+const char *ast_lang_id_from_path(const char *path)
+{
+	return ast_lang_name(ast_lang_from_path(path));
+}
+
 TSParser *lang_parser_new(const struct ast_lang *lang)
 {
 	if (!lang) return NULL;

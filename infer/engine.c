@@ -16,6 +16,12 @@
  * re-rotated to their new positions) instead of being prefilled. The values
  * are approximate (they attended to the old prefix), so they never enter the
  * exact prefix cache.
+ *
+ * The prefill budget (engine_request.fit_deadline): prefill and decode
+ * rates are measured here as jobs run (moving averages), and a prompt whose
+ * uncached part would not be prefilled before the deadline is answered from
+ * a shorter one (fit_budget). engine_prefill is the background half: it
+ * fills the cache with a prompt and decodes nothing.
  */
 #include <errno.h>
 #include <math.h>
@@ -60,7 +66,28 @@ struct engine {
 	struct recent recent[N_RECENT];
 	uint64_t tick;
 	struct engine_stats st;
+	double prefill_ms_per_tok; /* moving average over chunks of >= RATE_MIN_CHUNK; 0: none */
+	double step_ms;            /* moving average of decode steps; 0: none */
+	uint64_t computed;         /* prompt tokens prefilled, ever (for per-job differences) */
 };
+
+/* Chunks shorter than this say more about a forward's fixed cost than about
+ * the rate, so they are left out of the average. */
+#define RATE_MIN_CHUNK 16
+/* Weight of the newest sample in the moving averages: the rate follows the
+ * machine's load within a few chunks. */
+#define RATE_ALPHA     0.3
+
+static void average(double *avg, double sample)
+{
+	*avg = *avg > 0 ? (1 - RATE_ALPHA) * *avg + RATE_ALPHA * sample : sample;
+}
+
+const char *engine_budget_name(enum engine_budget b)
+{
+	static const char *const names[] = { "off", "fits", "suffix", "short", "late" };
+	return (unsigned)b < sizeof names / sizeof names[0] ? names[b] : "?";
+}
 
 double engine_now_ms(void)
 {
@@ -100,7 +127,9 @@ struct engine_params engine_params_default(void)
 {
 	return (struct engine_params){ .cache_max_pages = 0,
 		                       .reuse_shifted_suffix = false,
-		                       .prefill_chunk = 64 };
+		                       .prefill_chunk = 64,
+		                       .background_chunk = 16,
+		                       .decode_reserve_steps = 2 };
 }
 
 void engine_result_finish(struct engine_result *r)
@@ -161,6 +190,13 @@ static int build_pieces(struct engine *e)
 	return 0;
 }
 
+static void params_fix(struct engine_params *p)
+{
+	if (p->prefill_chunk <= 0) p->prefill_chunk = 64;
+	if (p->background_chunk <= 0) p->background_chunk = 16;
+	if (p->decode_reserve_steps < 0) p->decode_reserve_steps = 2;
+}
+
 struct engine *engine_new(struct model *m, const struct engine_params *p, struct infer_error *err)
 {
 	struct engine *e = calloc(1, sizeof *e);
@@ -169,7 +205,7 @@ struct engine *engine_new(struct model *m, const struct engine_params *p, struct
 	e->tk = model_tokenizer(m);
 	e->pool = model_kv_pool(m);
 	e->p = p ? *p : engine_params_default();
-	if (e->p.prefill_chunk <= 0) e->p.prefill_chunk = 64;
+	params_fix(&e->p);
 	e->n_vocab = model_info(m)->n_vocab;
 	e->ps = kv_pool_page_size(e->pool);
 	e->cache = pcache_new(e->pool, cache_pages_for(e, &e->p));
@@ -209,9 +245,14 @@ void engine_free(struct engine *e)
 void engine_configure(struct engine *e, const struct engine_params *p)
 {
 	e->p = *p;
-	if (e->p.prefill_chunk <= 0) e->p.prefill_chunk = 64;
+	params_fix(&e->p);
 	if (!e->p.reuse_shifted_suffix) recent_clear(e);
 	pcache_set_max_pages(e->cache, cache_pages_for(e, &e->p));
+}
+
+struct engine_params engine_get_params(const struct engine *e)
+{
+	return e->p;
 }
 
 void engine_cache_clear(struct engine *e)
@@ -228,6 +269,10 @@ void engine_get_stats(const struct engine *e, struct engine_stats *out)
 	out->cache_nodes = ps.nodes;
 	out->cache_pages = ps.pages;
 	out->cache_evictions = ps.evictions;
+	out->prefill_tokens_per_s = e->p.prefill_tokens_per_s > 0 ? e->p.prefill_tokens_per_s
+	                            : e->prefill_ms_per_tok > 0   ? 1000.0 / e->prefill_ms_per_tok
+	                                                          : 0;
+	out->decode_step_ms = e->step_ms;
 }
 
 int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
@@ -256,11 +301,10 @@ static bool cancelled(const struct engine_request *req)
  * logits (if not NULL). *done receives the slots computed. 0,
  * ENGINE_ECANCELED or a negative code.
  */
-static int prefill(struct engine *e, const struct engine_request *req, struct kv_seq *seq,
-                   const int32_t *tok, int32_t from, int32_t to, float *logits, int32_t *done,
-                   struct infer_error *err)
+static int prefill_chunked(struct engine *e, const struct engine_request *req, struct kv_seq *seq,
+                           const int32_t *tok, int32_t from, int32_t to, float *logits,
+                           int32_t *done, int32_t chunk, struct infer_error *err)
 {
-	int32_t chunk = e->p.prefill_chunk;
 	int32_t *pos = malloc((size_t)chunk * sizeof *pos);
 	struct kv_seq **seqs = malloc((size_t)chunk * sizeof *seqs);
 	int rc = 0;
@@ -287,13 +331,23 @@ static int prefill(struct engine *e, const struct engine_request *req, struct kv
 			.out_rows = &row,
 			.logits = last ? logits : NULL,
 		};
+		double t = engine_now_ms();
 		rc = model_forward(e->m, &b, err);
-		if (!rc) *done = at + n;
+		if (!rc && n >= RATE_MIN_CHUNK)
+			average(&e->prefill_ms_per_tok, (engine_now_ms() - t) / n);
+		if (!rc) *done = at + n, e->computed += (uint64_t)n;
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, *done, -1);
 	}
 	free(pos);
 	free(seqs);
 	return rc;
+}
+
+static int prefill(struct engine *e, const struct engine_request *req, struct kv_seq *seq,
+                   const int32_t *tok, int32_t from, int32_t to, float *logits, int32_t *done,
+                   struct infer_error *err)
+{
+	return prefill_chunked(e, req, seq, tok, from, to, logits, done, e->p.prefill_chunk, err);
 }
 
 /* ---- shifted suffix reuse ---- */
@@ -606,6 +660,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			                 .logits = e->logits };
 		rc = model_forward(e->m, &b, err);
 		step_ms = engine_now_ms() - now;
+		if (!rc) average(&e->step_ms, step_ms);
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
 	}
 	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "decode: out of memory");
@@ -793,6 +848,179 @@ static int append_given(struct engine_result *res, struct engine_candidate *give
 	return 0;
 }
 
+/* ---- the prefill budget ---- */
+
+/* Shortest prefix the short context is trimmed to: below this a model sees
+ * too little to say anything useful. */
+#define SHORT_MIN_PREFIX 16
+
+static double ms_per_token(const struct engine *e)
+{
+	return e->p.prefill_tokens_per_s > 0 ? 1000.0 / e->p.prefill_tokens_per_s
+	                                     : e->prefill_ms_per_tok;
+}
+
+/* Prompt tokens engine_run would not compute: its cached prefix, and a
+ * remembered tail it would shift. */
+static int32_t reusable(struct engine *e, const struct engine_request *req,
+                        const struct fim_prompt *fp)
+{
+	if (!req->use_cache || fp->n < 2) return 0;
+	int32_t m = pcache_peek(e->cache, fp->tok, fp->n - 1);
+	if (e->p.reuse_shifted_suffix && m <= fp->tail_start && recent_find(e, fp))
+		m += fp->n - 1 - fp->tail_start;
+	return m;
+}
+
+/* Bytes of req's suffix that its first keep tokens in fp spell, cut back to
+ * the end of the last whole line among them (0 when none ends there). */
+static size_t suffix_cut(const struct engine *e, const struct engine_request *req,
+                         const struct fim_prompt *fp, int32_t keep)
+{
+	size_t bytes = 0;
+	for (int32_t i = 0; i < keep && i < fp->suffix_tokens; i++) {
+		int32_t t = fp->tok[fp->suffix_at + i];
+		bytes += e->off[t + 1] - e->off[t];
+	}
+	if (bytes > req->suffix_len) bytes = req->suffix_len;
+	while (bytes > 0 && req->suffix[bytes - 1] != '\n') bytes--;
+	return bytes;
+}
+
+/* Replaces *fp with the prompt of alt. 0 or a negative code. */
+static int rebuild(struct engine *e, const struct engine_request *alt, struct fim_prompt *fp,
+                   struct infer_error *err)
+{
+	struct fim_prompt np;
+	int rc = fim_prompt_build(e->tk, alt, &np, err);
+	if (rc) return rc;
+	fim_prompt_finish(fp);
+	*fp = np;
+	return 0;
+}
+
+/*
+ * The prefill budget (engine_request.fit_deadline). The time left before the
+ * deadline, less decode_reserve_steps decode steps, at the measured rate,
+ * is `allowed` prompt tokens; a prompt whose uncached part is larger is
+ * replaced in *fp: by the same prompt with a shorter suffix when that is
+ * enough (PSM, where the suffix follows the cached prefix), else by the
+ * short context, trimmed (suffix, then the prefix's front) to fit. Why the
+ * suffix goes first: in PSM it is the part re-prefilled on every key, and
+ * the prefix before it is what the cache holds. 0 or a negative code.
+ */
+static int fit_budget(struct engine *e, const struct engine_request *req, struct fim_prompt *fp,
+                      struct engine_result *res, struct infer_error *err)
+{
+	double mpt = ms_per_token(e);
+	if (!req->fit_deadline || req->deadline_ms <= 0 || mpt <= 0) return 0;
+	double left = req->deadline_ms - engine_now_ms() - e->p.decode_reserve_steps * e->step_ms;
+	int32_t allowed = left > 0 ? (int32_t)(left / mpt) : 0;
+	int32_t reuse = reusable(e, req, fp);
+	int32_t uncached = fp->n - reuse;
+	res->full_uncached = uncached;
+	res->estimated_prefill_ms = uncached * mpt;
+	res->budget = ENGINE_BUDGET_FITS;
+	if (uncached <= allowed) return 0;
+	int32_t excess = uncached - allowed;
+	enum fim_template tpl = req->fim == FIM_TEMPLATE_AUTO ? fim_template_for(e->tk) : req->fim;
+	enum fim_order order = req->order == FIM_ORDER_AUTO ? fim_order_for(tpl) : req->order;
+	struct engine_request alt = *req;
+	if (tpl != FIM_TEMPLATE_CUSTOM && order == FIM_ORDER_PSM && reuse <= fp->suffix_at &&
+	    excess <= fp->suffix_tokens) {
+		alt.suffix_len = suffix_cut(e, req, fp, fp->suffix_tokens - excess);
+		res->budget = ENGINE_BUDGET_SUFFIX;
+		e->st.budget_suffix++;
+		return rebuild(e, &alt, fp, err);
+	}
+	if (!req->short_prefix) {
+		res->budget = ENGINE_BUDGET_LATE;
+		e->st.budget_late++;
+		return 0;
+	}
+	alt.prefix = req->short_prefix;
+	alt.prefix_len = req->short_prefix_len;
+	alt.suffix = req->short_suffix ? req->short_suffix : "";
+	alt.suffix_len = req->short_suffix ? req->short_suffix_len : 0;
+	alt.extra = NULL;
+	alt.n_extra = 0;
+	int rc = rebuild(e, &alt, fp, err);
+	int32_t over = rc ? 0 : fp->n - reusable(e, &alt, fp) - allowed;
+	if (over > 0) {
+		int32_t from_suffix = over < fp->suffix_tokens ? over : fp->suffix_tokens;
+		int32_t from_prefix = over - from_suffix;
+		struct engine_request cut = alt;
+		cut.suffix_len = suffix_cut(e, &alt, fp, fp->suffix_tokens - from_suffix);
+		if (from_prefix > 0) {
+			int32_t keep = fp->prefix_tokens - from_prefix;
+			cut.prefix_tokens = keep > SHORT_MIN_PREFIX ? keep : SHORT_MIN_PREFIX;
+		}
+		rc = rebuild(e, &cut, fp, err);
+	}
+	res->budget = ENGINE_BUDGET_SHORT;
+	e->st.budget_short++;
+	return rc;
+}
+
+/* ---- background prefill ---- */
+
+int engine_prefill(struct engine *e, const struct engine_request *req, struct engine_result *res,
+                   struct infer_error *err)
+{
+	memset(res, 0, sizeof *res);
+	err->message[0] = 0;
+	double t0 = engine_now_ms();
+	struct fim_prompt fp;
+	int rc = fim_prompt_build(e->tk, req, &fp, err);
+	if (rc) return rc;
+	res->prompt_tokens = fp.n;
+	struct kv_seq *seq = NULL;
+	/* The last token is the request's own to compute (its logits start the
+	 * candidates), so it is left out: the cache takes the rest. */
+	int32_t L = fp.n - 1;
+	if (cancelled(req)) {
+		rc = ENGINE_ECANCELED;
+		goto out;
+	}
+	if (!req->use_cache || L <= 0) goto out;
+	int32_t need = (L + e->ps - 1) / e->ps + 1;
+	if (need > cache_pages_for(e, &e->p)) {
+		snprintf(err->message, sizeof err->message,
+		         "background prefill: a %d-token prompt does not fit the prefix cache "
+		         "(cache.memoryMB)",
+		         L);
+		rc = -ENOSPC;
+		goto out;
+	}
+	if (kv_pool_free_pages(e->pool) < need) pcache_evict(e->cache, need);
+	seq = kv_seq_new(e->pool);
+	if (!seq) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	int32_t matched = pcache_match(e->cache, fp.tok, L, seq);
+	int32_t done = matched;
+	res->cached_tokens = matched;
+	rc = prefill_chunked(e, req, seq, fp.tok, matched, L, NULL, &done, e->p.background_chunk,
+	                     err);
+	res->prefilled_tokens = done - matched;
+	e->st.background_tokens += (uint64_t)res->prefilled_tokens;
+	/* what was computed is exact, cancelled or not */
+	if (done > matched) pcache_insert(e->cache, fp.tok, done, seq);
+out:
+	kv_seq_free(seq);
+	if (rc == ENGINE_ECANCELED) {
+		res->cancelled = true;
+		snprintf(err->message, sizeof err->message, "cancelled");
+	} else if (rc && !err->message[0]) {
+		snprintf(err->message, sizeof err->message, "background prefill: %s",
+		         strerror(-rc));
+	}
+	res->prefill_ms = res->total_ms = engine_now_ms() - t0;
+	fim_prompt_finish(&fp);
+	return rc;
+}
+
 /* ---- the job ---- */
 
 int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
@@ -811,9 +1039,14 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	}
 	struct fim_prompt fp;
 	int rc = fim_prompt_build(e->tk, req, &fp, err);
-	if (rc) return rc;
+	if (!rc) rc = fit_budget(e, req, &fp, res, err);
+	if (rc) {
+		fim_prompt_finish(&fp);
+		return rc;
+	}
 	res->prompt_tokens = fp.n;
 	e->st.jobs++;
+	uint64_t computed0 = e->computed;
 	int32_t L = fp.n;
 	struct kv_seq *seq = NULL;
 	float *prompt_logits = e->logits + (size_t)ENGINE_MAX_CANDIDATES * (size_t)e->n_vocab;
@@ -916,6 +1149,8 @@ out:
 		snprintf(err->message, sizeof err->message, "completion job: %s", strerror(-rc));
 	}
 	res->healed_bytes = (int32_t)fp.heal_len;
+	res->prefilled_tokens = (int32_t)(e->computed - computed0);
+	e->st.prefilled_tokens += (uint64_t)res->prefilled_tokens;
 	e->st.prompt_tokens += (uint64_t)res->prompt_tokens;
 	e->st.cached_tokens += (uint64_t)res->cached_tokens;
 	e->st.shifted_tokens += (uint64_t)res->shifted_tokens;

@@ -45,6 +45,34 @@ enum fim_template {
 	FIM_TEMPLATE_CUSTOM,    /* a string with {prefix} and {suffix} */
 };
 
+/*
+ * The order of a FIM prompt's parts. PSM: prefix, then suffix (what every
+ * family here was trained on); SPM: suffix first, then the prefix, so text
+ * typed at the cursor extends the prompt's end and the suffix stays cached
+ * (StarCoder's "SPMv2" <fim_prefix><fim_suffix>S<fim_middle>P, and
+ * CodeLlama's "<PRE> <SUF>S <MID> P", both trained on half their FIM
+ * samples). AUTO: fim_order_for the template.
+ */
+enum fim_order {
+	FIM_ORDER_AUTO,
+	FIM_ORDER_PSM,
+	FIM_ORDER_SPM,
+};
+
+/* Parses the fim.order setting ("auto", "psm", "spm"; NULL or "": auto).
+ * -1 for anything else. */
+int fim_order_parse(const char *s, enum fim_order *out);
+const char *fim_order_name(enum fim_order o); /* static: "auto", "psm", "spm" */
+/*
+ * The suffix path of a model family (issue 16, checked against each
+ * family's FIM training): SPM for STARCODER and CODELLAMA, whose training
+ * mixed PSM and SPM, so typing never re-prefills the suffix; PSM for
+ * DEEPSEEK (PSM only) and QWEN (its FIM format is PSM only), where the
+ * suffix is re-prefilled on each key and the prefill budget cuts it when
+ * it would break the deadline; PSM for CUSTOM and AUTO.
+ */
+enum fim_order fim_order_for(enum fim_template t);
+
 /* Parses the fim.template setting: "auto", "deepseek", "qwen", "starcoder",
  * "codellama", or anything containing both {prefix} and {suffix} (CUSTOM).
  * NULL or "" is AUTO. Returns -1 (EINVAL-like) for a name that is none of
@@ -155,7 +183,27 @@ struct engine_request {
 	 * must be reproducible.
 	 */
 	double deadline_ms;
-	bool use_cache; /* look up and fill the prefix cache (default true) */
+	bool use_cache;       /* look up and fill the prefix cache (default true) */
+	enum fim_order order; /* AUTO: fim_order_for the template (custom: as written) */
+	/*
+	 * The prefill budget (completion.deadlineMs governs prefill too). When
+	 * fit_deadline is set, deadline_ms is set and the engine knows its
+	 * prefill rate (measured at run time, or engine_params), it estimates
+	 * the time of the prompt's uncached part before prefilling; when that
+	 * would end past the deadline less room for the first decode steps:
+	 *   1. PSM: the suffix is cut at a line end to what fits, when the
+	 *      excess is no more than the suffix (the cached prefix is kept);
+	 *   2. else the short context below answers (no snippets), its front
+	 *      trimmed further when even it does not fit;
+	 *   3. else (no short context) the full prompt runs late.
+	 * engine_result.budget says which. The full prompt is not prefilled:
+	 * the caller may engine_prefill it in the background.
+	 */
+	bool fit_deadline;
+	const char *short_prefix; /* the nearest lines and the scope's head; NULL: none */
+	size_t short_prefix_len;
+	const char *short_suffix;
+	size_t short_suffix_len;
 	/* Progress, may be NULL: called on the engine thread after each prefill
 	 * chunk (prefilled = prompt tokens computed so far, step = -1) and after
 	 * each decode step (step = 0, 1, ...). For tests and progress reports. */
@@ -164,6 +212,16 @@ struct engine_request {
 };
 
 #define ENGINE_MAX_CANDIDATES 16
+
+/* What the prefill budget did with a request (engine_request.fit_deadline). */
+enum engine_budget {
+	ENGINE_BUDGET_OFF,    /* not asked, no deadline, or the rate is not known yet */
+	ENGINE_BUDGET_FITS,   /* the full prompt fits */
+	ENGINE_BUDGET_SUFFIX, /* the suffix was cut to fit */
+	ENGINE_BUDGET_SHORT,  /* the short context answered */
+	ENGINE_BUDGET_LATE,   /* nothing shorter to use: the full prompt, past the deadline */
+};
+const char *engine_budget_name(enum engine_budget b); /* static */
 
 /* Defaults: budgets 1024/192/512, healing on, 3 candidates, 64 tokens, 12
  * lines, temperature 0.2, top_p 0.95, seed 1, cache on, everything else 0. */
@@ -195,6 +253,11 @@ struct engine_result {
 	int32_t healed_bytes;     /* bytes of the prefix backed up over by token healing */
 	double prefill_ms, decode_ms, total_ms;
 	bool cancelled;
+	int32_t prefilled_tokens;  /* prompt tokens actually computed (prompt - cached - shifted,
+	                           * or fewer when cancelled) */
+	enum engine_budget budget; /* what the prefill budget did (fit_deadline) */
+	int32_t full_uncached; /* uncached tokens of the full prompt (fit_deadline), estimated */
+	double estimated_prefill_ms; /* of the full prompt's uncached part; 0: rate unknown */
 };
 
 /* Frees what a result owns; accepts a zeroed or already finished result. */
@@ -212,6 +275,16 @@ struct engine_params {
 	int32_t cache_max_pages;
 	bool reuse_shifted_suffix; /* cache.reuseShiftedSuffix: approximate, off by default */
 	int32_t prefill_chunk;     /* tokens per prefill forward (cancel checked between); 0: 64 */
+	/* Tokens per forward of engine_prefill (background work): a request
+	 * that comes waits at most one of these; 0: 16. */
+	int32_t background_chunk;
+	/* The prefill rate the budget assumes, tokens/s; 0: measured at run
+	 * time (a moving average over chunks of 16 tokens or more). For tests
+	 * and reproducible benchmarks. */
+	double prefill_tokens_per_s;
+	/* Decode steps the budget leaves room for after the prefill (at the
+	 * measured step time); < 0: 2. */
+	int32_t decode_reserve_steps;
 };
 
 struct engine_params engine_params_default(void);
@@ -225,6 +298,9 @@ struct engine *engine_new(struct model *m, const struct engine_params *p, struct
 void engine_free(struct engine *e);
 /* New settings (cache size, shifted reuse); a smaller cache evicts at once. */
 void engine_configure(struct engine *e, const struct engine_params *p);
+/* The parameters the engine runs with (engine_new's or the last
+ * engine_configure's, defaults filled in). */
+struct engine_params engine_get_params(const struct engine *e);
 /* Drops the whole prefix cache (all its pages go back to the pool). */
 void engine_cache_clear(struct engine *e);
 
@@ -242,6 +318,20 @@ void engine_cache_clear(struct engine *e);
 int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
                struct infer_error *err);
 
+/*
+ * Background prefill: builds req's prompt as engine_run would (no budget,
+ * no decoding) and prefills what the prefix cache lacks of it, in chunks of
+ * engine_params.background_chunk, checking req->cancel before each chunk;
+ * everything computed goes into the cache (bounded by its page budget,
+ * cache.memoryMB). For warming the next request: the full context after a
+ * shortened answer, the text around an edit, a file just opened, the
+ * prompt as if a suggestion were accepted. Fills res's prompt_tokens,
+ * cached_tokens and prefilled_tokens (caller's memory; finish it). Returns
+ * 0, ENGINE_ECANCELED, or a negative code with *err set.
+ */
+int engine_prefill(struct engine *e, const struct engine_request *req, struct engine_result *res,
+                   struct infer_error *err);
+
 /* Builds the prompt's token ids without running anything (tests, tools):
  * writes at most cap ids to out and returns the prompt's length, or a
  * negative code. *healed_bytes (may be NULL) receives the bytes backed up. */
@@ -254,6 +344,11 @@ struct engine_stats {
 	uint64_t cache_lookups, cache_hits; /* a hit re-used at least one token */
 	uint64_t cache_evictions;           /* nodes evicted */
 	int32_t cache_nodes, cache_pages;   /* now */
+	uint64_t prefilled_tokens;          /* computed by engine_run (not cached, not shifted) */
+	uint64_t background_tokens;         /* computed by engine_prefill */
+	uint64_t budget_suffix, budget_short, budget_late; /* engine_run's budget decisions */
+	double prefill_tokens_per_s; /* the rate the budget uses now; 0: not known yet */
+	double decode_step_ms;       /* the measured decode step (moving average); 0: none yet */
 };
 void engine_get_stats(const struct engine *e, struct engine_stats *out);
 
@@ -263,6 +358,9 @@ void engine_get_stats(const struct engine *e, struct engine_stats *out);
 size_t rerank_levenshtein(const char *a, size_t alen, const char *b, size_t blen);
 /* 1 - levenshtein(a, b) / max(len a, len b) over bytes; 1 for two empty strings. */
 double rerank_similarity(const char *a, size_t alen, const char *b, size_t blen);
+/* Whether s[0..n) is only spaces, tabs and line breaks (true for n == 0): a
+ * candidate that would show nothing. */
+bool rerank_is_blank(const char *s, size_t n);
 
 struct rerank_item {
 	const char *text; /* borrowed */

@@ -28,6 +28,7 @@ struct fim_prompt {
 	char heal[64];      /* bytes of the prefix's last token, backed up over */
 	size_t heal_len;
 	int32_t prefix_tokens, suffix_tokens, extra_tokens; /* used, after budgets */
+	int32_t suffix_at;                                  /* index of the suffix's first token */
 };
 
 /* Builds req's prompt for tokenizer t. 0 or a negative code with *err. */
@@ -57,6 +58,10 @@ void pcache_set_max_pages(struct pcache *c, int32_t max_pages);
  * partly used; the sequence copies it before writing into it.
  */
 int32_t pcache_match(struct pcache *c, const int32_t *tok, int32_t n, struct kv_seq *seq);
+
+/* How many of tok[0..n) pcache_match would re-use, without taking pages or
+ * touching the recency of any node (the prefill budget's estimate). */
+int32_t pcache_peek(const struct pcache *c, const int32_t *tok, int32_t n);
 
 /* Records tok[0..n), whose KV is in seq's slots 0..n (exact values), taking
  * references on seq's pages. 0 or -ENOMEM (the cache is then unchanged or

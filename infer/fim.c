@@ -74,6 +74,38 @@ const char *fim_template_name(enum fim_template t)
 	return "?";
 }
 
+int fim_order_parse(const char *s, enum fim_order *out)
+{
+	if (!s || !*s || !strcmp(s, "auto"))
+		*out = FIM_ORDER_AUTO;
+	else if (!strcmp(s, "psm"))
+		*out = FIM_ORDER_PSM;
+	else if (!strcmp(s, "spm"))
+		*out = FIM_ORDER_SPM;
+	else
+		return -1;
+	return 0;
+}
+
+const char *fim_order_name(enum fim_order o)
+{
+	switch (o) {
+	case FIM_ORDER_AUTO: return "auto";
+	case FIM_ORDER_PSM: return "psm";
+	case FIM_ORDER_SPM: return "spm";
+	}
+	return "?";
+}
+
+enum fim_order fim_order_for(enum fim_template t)
+{
+	/* StarCoder (1 and 2) trained on PSM and "SPMv2" halves, CodeLlama on
+	 * PSM and SPM halves (its paper; Meta's infilling_prompt_tokens has
+	 * suffix_first); DeepSeek-Coder and Qwen2.5-Coder document PSM only. */
+	return t == FIM_TEMPLATE_STARCODER || t == FIM_TEMPLATE_CODELLAMA ? FIM_ORDER_SPM
+	                                                                  : FIM_ORDER_PSM;
+}
+
 enum fim_template fim_template_for(const struct tokenizer *t)
 {
 	const struct tokenizer_special *sp = tokenizer_special(t);
@@ -385,8 +417,10 @@ static int add_prefix(const struct tokenizer *t, const struct engine_request *re
 }
 
 static int add_suffix(const struct tokenizer *t, const struct engine_request *req, struct ids *out,
-                      int32_t *used)
+                      struct fim_prompt *p)
 {
+	int32_t *used = &p->suffix_tokens;
+	p->suffix_at = out->n;
 	struct ids seg = { 0 };
 	int rc = encode_seg(t, req->suffix, req->suffix_len, false, &seg);
 	int32_t b = budget(req->suffix_tokens, 192);
@@ -420,11 +454,36 @@ static int build_custom(const struct tokenizer *t, const struct engine_request *
 			if (!rc) rc = add_prefix(t, req, false, a, p);
 			if (!suffix_first) p->tail_start = a->n;
 		} else {
-			rc = add_suffix(t, req, a, &p->suffix_tokens);
+			rc = add_suffix(t, req, a, p);
 		}
 		c = next + 8;
 	}
 	if (suffix_first) p->tail_start = -1;
+	return rc;
+}
+
+/*
+ * Suffix first: <pre> <suf> suffix <mid> [snippets] prefix. The prefix ends
+ * the prompt, so a keystroke changes only its last tokens and the suffix
+ * before it stays cached. CodeLlama's prefix keeps its SentencePiece dummy
+ * space here (Meta's suffix_first encodes it as a text of its own). The
+ * part after the prefix is empty: nothing shifts (tail_start = n).
+ */
+static int build_spm(const struct tokenizer *t, const struct engine_request *req,
+                     enum fim_template tpl, const int32_t mk[3], struct ids *a,
+                     struct fim_prompt *p)
+{
+	int rc = ids_push(a, mk[0]);
+	if (!rc) rc = ids_push(a, mk[1]);
+	if (!rc) rc = add_suffix(t, req, a, p);
+	if (!rc) rc = ids_push(a, mk[2]);
+	bool blocks = tpl == FIM_TEMPLATE_QWEN && tokenizer_special(t)->fim_sep >= 0;
+	if (!rc && !blocks)
+		rc = add_extra(t, req, false, tpl == FIM_TEMPLATE_CODELLAMA, a, &p->extra_tokens);
+	if (!rc)
+		rc = add_prefix(t, req, tpl == FIM_TEMPLATE_CODELLAMA && p->extra_tokens == 0, a,
+		                p);
+	p->tail_start = -1;
 	return rc;
 }
 
@@ -453,7 +512,13 @@ int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req
 			return -EINVAL;
 		}
 		bool blocks = tpl == FIM_TEMPLATE_QWEN && sp->fim_sep >= 0 && req->n_extra > 0;
+		enum fim_order order =
+		        req->order == FIM_ORDER_AUTO ? fim_order_for(tpl) : req->order;
 		if (blocks) rc = add_extra(t, req, true, false, &a, &p->extra_tokens);
+		if (!rc && order == FIM_ORDER_SPM) {
+			rc = build_spm(t, req, tpl, mk, &a, p);
+			goto built;
+		}
 		if (!rc) rc = ids_push(&a, mk[0]);
 		if (!rc && !blocks)
 			rc = add_extra(t, req, false, tpl == FIM_TEMPLATE_CODELLAMA, &a,
@@ -466,9 +531,10 @@ int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req
 			                p);
 		p->tail_start = a.n;
 		if (!rc) rc = ids_push(&a, mk[1]);
-		if (!rc) rc = add_suffix(t, req, &a, &p->suffix_tokens);
+		if (!rc) rc = add_suffix(t, req, &a, p);
 		if (!rc) rc = ids_push(&a, mk[2]);
 	}
+built:
 	if (rc) {
 		free(a.v);
 		snprintf(err->message, sizeof err->message, "building the FIM prompt: %s",

@@ -2,9 +2,10 @@
  * model.c - loading a Llama-family model from GGUF and running it.
  *
  * model_load reads the hyperparameters from metadata, finds every tensor by
- * its GGUF name, checks shapes and types (errors name the tensor), builds the
- * tokenizer and hands the weights to a backend (kernels/backend.h), which
- * keeps pointing into the memory-mapped file (cpu) or uploads them (cuda).
+ * its GGUF name (the lists in llama_tensors.h), checks shapes and types
+ * (errors name the tensor), builds the tokenizer and hands the weights to a
+ * backend (kernels/backend.h), which keeps pointing into the memory-mapped
+ * file (cpu) or uploads them (cuda).
  * model_forward turns a batch of (token, position, kv_seq) entries into the
  * backend's batch of page tables, doing copy-on-write of shared pages first.
  */
@@ -20,6 +21,7 @@
 #include "gguf.h"
 #include "infer.h"
 #include "kv.h"
+#include "llama_tensors.h"
 #include "quant.h"
 
 #define NAME_LEN 48
@@ -247,10 +249,19 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		fail(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (find_tensor(&ld, "token_embd.weight", &w.tok_embd) || require(&ld, &w.tok_embd) ||
-	    find_tensor(&ld, "output_norm.weight", &w.output_norm) ||
-	    require(&ld, &w.output_norm) || find_tensor(&ld, "output.weight", &w.output))
-		goto fail;
+	struct {
+		const char *name;
+		struct backend_tensor *t;
+		enum llama_tensor_kind kind;
+	} whole[] = {
+#define WHOLE(name, field, kind, ne0, ne1) { name, &w.field, kind },
+		LLAMA_TENSORS_FIRST(WHOLE) LLAMA_TENSORS_LAST(WHOLE)
+#undef WHOLE
+	};
+	for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
+		if (find_tensor(&ld, whole[i].name, whole[i].t) ||
+		    (whole[i].kind == LLAMA_TENSOR_REQUIRED && require(&ld, whole[i].t)))
+			goto fail;
 	if (!w.output.data) /* tied embeddings */
 		w.output = w.tok_embd;
 	hp->n_vocab = (int32_t)w.tok_embd.ne[1];
@@ -267,26 +278,17 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		struct {
 			const char *suffix;
 			struct backend_tensor *t;
-			bool optional;
+			enum llama_tensor_kind kind;
 		} list[] = {
-			{ "attn_norm.weight", &L->attn_norm, false },
-			{ "attn_q.weight", &L->wq, false },
-			{ "attn_k.weight", &L->wk, false },
-			{ "attn_v.weight", &L->wv, false },
-			{ "attn_q.bias", &L->bq, true },
-			{ "attn_k.bias", &L->bk, true },
-			{ "attn_v.bias", &L->bv, true },
-			{ "attn_output.weight", &L->wo, false },
-			{ "ffn_norm.weight", &L->ffn_norm, false },
-			{ "ffn_gate.weight", &L->w_gate, false },
-			{ "ffn_up.weight", &L->w_up, false },
-			{ "ffn_down.weight", &L->w_down, false },
+#define LAYER(name, field, kind, ne0, ne1) { name, &L->field, kind },
+			LLAMA_TENSORS_LAYER(LAYER)
+#undef LAYER
 		};
 		for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
 			char name[NAME_LEN];
 			snprintf(name, sizeof name, "blk.%d.%s", l, list[i].suffix);
 			if (find_tensor(&ld, name, list[i].t) ||
-			    (!list[i].optional && require(&ld, list[i].t)))
+			    (list[i].kind == LLAMA_TENSOR_REQUIRED && require(&ld, list[i].t)))
 				goto fail;
 		}
 	}

@@ -135,6 +135,21 @@ int32_t pcache_match(struct pcache *c, const int32_t *tok, int32_t n, struct kv_
 	return pos;
 }
 
+int32_t pcache_peek(const struct pcache *c, const int32_t *tok, int32_t n)
+{
+	int32_t pos = 0;
+	const struct pnode *node = &c->root;
+	while (n > 0) {
+		int32_t m;
+		const struct pnode *k = best_kid(node, tok + pos, n - pos, &m);
+		if (!k) break;
+		pos += m;
+		if (m < k->len || k->len % c->ps) break;
+		node = k;
+	}
+	return pos;
+}
+
 static int add_kid(struct pnode *parent, struct pnode *k)
 {
 	if (parent->n_kids == parent->cap_kids) {

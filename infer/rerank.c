@@ -64,7 +64,7 @@ struct rerank_params rerank_params_default(void)
 	};
 }
 
-static bool blank(const char *s, size_t n)
+bool rerank_is_blank(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
@@ -136,7 +136,7 @@ size_t rerank_run(const struct rerank_params *p, struct rerank_item *items, size
 		struct rerank_item it = items[i];
 		it.index = (int32_t)i;
 		it.evidence = 1;
-		if (!it.text || blank(it.text, it.len)) continue;
+		if (!it.text || rerank_is_blank(it.text, it.len)) continue;
 		items[k++] = it;
 	}
 	/* 2. merge near-duplicates into the more probable one */

@@ -20,6 +20,7 @@
  * the client asks again after the edit anyway.
  */
 #include "server_priv.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -451,19 +452,26 @@ void completions_free(struct completions *c)
 
 /* ---- infill/stats ----------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
+void completions_warm(struct server *s, struct docs_entry *e, size_t cursor)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted[0..n); 0 when n is 0. */
-static double percentile(const double *sorted, size_t n, double q)
-{
-	if (!n) return 0;
-	size_t rank = (size_t)(q * (double)n + 0.999999);
-	if (rank < 1) rank = 1;
-	return sorted[(rank > n ? n : rank) - 1];
+	const struct settings *st = config_get(s->config, e->language_id);
+	if (!st->enabled || !st->cache_enabled) return;
+	struct completion_request *req = calloc(1, sizeof *req);
+	if (!req) return; /* a hint: nothing lost without it */
+	req->uri = strdup(e->uri);
+	req->language_id = strdup(e->language_id);
+	req->version = e->version;
+	if (cursor > doc_length(e->doc)) cursor = doc_length(e->doc);
+	req->text = snapshot_window(e->doc, cursor, &req->text_offset, &req->text_len);
+	req->cursor = cursor - req->text_offset;
+	req->encoding = s->encoding;
+	req->kind = COMPLETION_KIND_INLINE;
+	if (!req->uri || !req->language_id || !req->text ||
+	    completion_settings_copy(&req->settings, st)) {
+		completion_request_free(req);
+		return;
+	}
+	pipeline_warm(s->pipeline, req);
 }
 
 void completion_on_stats(struct server *s, json_t *id, json_t *params)
@@ -475,19 +483,27 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 	double sorted[LATENCY_SAMPLES];
 	size_t n = c->latency_count;
 	memcpy(sorted, c->latency_ms, n * sizeof *sorted);
-	qsort(sorted, n, sizeof *sorted, cmp_double);
-	json_t *result = json_pack(
-	        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:f, s:f, s:f, s:I}, s:I, s:I, "
-	        "s:s, s:i}",
-	        "requests", (json_int_t)c->requests, "cancelled", (json_int_t)c->cancelled,
-	        "fastPath", (json_int_t)ps.fast_path, "promptTokens", (json_int_t)ps.prompt_tokens,
-	        "cachedPromptTokens", (json_int_t)ps.cached_prompt_tokens, "generatedTokens",
-	        (json_int_t)ps.generated_tokens, "rejectedCandidates",
-	        (json_int_t)ps.rejected_candidates, "documentLines", (json_int_t)ps.document_lines,
-	        "backend", ps.backend ? ps.backend : "none", "latencyMs", "p50",
-	        percentile(sorted, n, 0.50), "p90", percentile(sorted, n, 0.90), "p99",
-	        percentile(sorted, n, 0.99), "samples", (json_int_t)n, "openDocuments",
-	        (json_int_t)docs_count(s->docs), "extended", (json_int_t)ps.extended, "kvType",
-	        ps.kv_type ? ps.kv_type : "none", "kvPages", (int)ps.kv_pages);
-	server_reply(s, id, result);
+	stats_sort(sorted, n);
+	struct stats st = {
+		.requests = c->requests,
+		.cancelled = c->cancelled,
+		.fast_path = ps.fast_path,
+		.prompt_tokens = ps.prompt_tokens,
+		.cached_prompt_tokens = ps.cached_prompt_tokens,
+		.generated_tokens = ps.generated_tokens,
+		.rejected_candidates = ps.rejected_candidates,
+		.document_lines = ps.document_lines,
+		.backend = ps.backend,
+		.latency_ms = { .p50 = stats_percentile(sorted, n, 0.50),
+		                .p90 = stats_percentile(sorted, n, 0.90),
+		                .p99 = stats_percentile(sorted, n, 0.99),
+		                .samples = n },
+		.open_documents = docs_count(s->docs),
+		.extended = ps.extended,
+		.kv_type = ps.kv_type,
+		.kv_pages = ps.kv_pages > 0 ? (uint64_t)ps.kv_pages : 0,
+		.background_prefill_tokens = ps.background_prefill_tokens,
+		.short_contexts = ps.short_contexts,
+	};
+	server_reply(s, id, stats_to_json(&st));
 }

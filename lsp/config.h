@@ -113,6 +113,10 @@ enum config_kind {
 	  60000, NULL, CONFIG_SCOPE_LANGUAGE,                                                      \
 	  "answer within this many ms of the request, with shorter candidates if need be (0: "     \
 	  "off)")                                                                                  \
+	X(completion_prefill_budget, "completion.prefillBudget", CONFIG_KIND_BOOL, bool, 1, NULL,  \
+	  0, 1, NULL, CONFIG_SCOPE_LANGUAGE,                                                       \
+	  "when the prompt cannot be prefilled before completion.deadlineMs, answer from a "       \
+	  "shorter context and prefill the full one in the background")                            \
 	X(completion_candidates, "completion.candidates", CONFIG_KIND_INT, int, 3, NULL, 1, 16,    \
 	  NULL, CONFIG_SCOPE_LANGUAGE, "candidates decoded per request")                           \
 	X(completion_max_tokens, "completion.maxTokens", CONFIG_KIND_INT, int, 64, NULL, 1, 4096,  \

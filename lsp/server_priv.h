@@ -172,6 +172,11 @@ char *workspace_uri_to_path(const char *uri);
 struct completions *completions_new(struct server *s);
 /* Answers pending requests for uri with empty results (document closed). */
 void completions_doc_closed(struct completions *c, const char *uri);
+/* Hints the engine that a completion at byte offset cursor of the open
+ * document e will likely come (pipeline_warm): after didOpen, the file's
+ * head; after didChange, the end of the edit. Nothing when completions are
+ * off for its language or the cache is disabled. */
+void completions_warm(struct server *s, struct docs_entry *e, size_t cursor);
 /* Answers request id with -32800 if it is pending; true when it was. */
 bool completions_cancel(struct completions *c, json_t *id);
 /* Drops every pending request without answering; done when all timers are

@@ -14,6 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Bytes of a file's head worth prefilling when it is opened: about what the
+ * prefix budget (1024 tokens, ~3.5 bytes each) holds, so a first completion
+ * near the top of the file finds its prefix cached. */
+#define HEAD_BYTES 3072
+
+/* Where the head ends: the start of the line holding byte HEAD_BYTES (the
+ * whole file when it is shorter). */
+static size_t head_end(const struct doc *d)
+{
+	size_t len = doc_length(d);
+	if (len <= HEAD_BYTES) return len;
+	return doc_line_start(d, doc_line_at(d, HEAD_BYTES));
+}
+
 void textsync_did_open(struct server *s, json_t *id, json_t *params)
 {
 	(void)id;
@@ -40,10 +54,12 @@ void textsync_did_open(struct server *s, json_t *id, json_t *params)
 	}
 	log_debug(s->log, "opened %s (%s, %zu bytes)", uri, e->language_id, doc_length(e->doc));
 	pipeline_doc_open(s->pipeline, uri, e->language_id, e->doc);
+	completions_warm(s, e, head_end(e->doc));
 }
 
-/* Applies one TextDocumentContentChangeEvent; false when it was skipped. */
-static bool apply_change(struct server *s, struct docs_entry *e, json_t *change)
+/* Applies one TextDocumentContentChangeEvent; false when it was skipped.
+ * *at receives the end of the inserted text. */
+static bool apply_change(struct server *s, struct docs_entry *e, json_t *change, size_t *at)
 {
 	json_t *text = json_object_get(change, "text");
 	if (!json_is_string(text)) {
@@ -78,6 +94,7 @@ static bool apply_change(struct server *s, struct docs_entry *e, json_t *change)
 	}
 	e->generation++;
 	pipeline_doc_edit(s->pipeline, e->uri, e->doc, start, end, start + tlen);
+	*at = start + tlen;
 	return true;
 }
 
@@ -106,10 +123,13 @@ void textsync_did_change(struct server *s, json_t *id, json_t *params)
 		         uri, (long long)json_integer_value(version), (long long)e->version);
 		return;
 	}
-	size_t i;
+	size_t i, at = 0;
+	bool any = false;
 	json_t *change;
-	json_array_foreach(changes, i, change) apply_change(s, e, change);
+	json_array_foreach(changes, i, change) any |= apply_change(s, e, change, &at);
 	if (json_is_integer(version)) e->version = json_integer_value(version);
+	/* the next completion most likely comes where the text changed */
+	if (any) completions_warm(s, e, at);
 }
 
 void textsync_did_close(struct server *s, json_t *id, json_t *params)

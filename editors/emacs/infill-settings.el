@@ -88,6 +88,15 @@ May be set per language under \"languages\" in .infill.json."
   :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
   :group 'infill-settings)
 
+(defcustom infill-completion-prefill-budget nil
+  "When the prompt cannot be prefilled before completion.deadlineMs, answer
+from a shorter context and prefill the full one in the background.
+Server setting \"completion.prefillBudget\" (server default true).
+nil: leave it to the server.
+May be set per language under \"languages\" in .infill.json."
+  :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
+  :group 'infill-settings)
+
 (defcustom infill-completion-candidates nil
   "Candidates decoded per request.
 Server setting \"completion.candidates\" (server default 3; range 1..16).
@@ -227,6 +236,7 @@ nil: leave it to the server."
     ("cache.enabled" . infill-cache-enabled)
     ("completion.debounceMs" . infill-completion-debounce-ms)
     ("completion.deadlineMs" . infill-completion-deadline-ms)
+    ("completion.prefillBudget" . infill-completion-prefill-budget)
     ("completion.candidates" . infill-completion-candidates)
     ("completion.maxTokens" . infill-completion-max-tokens)
     ("completion.maxLines" . infill-completion-max-lines)
@@ -256,6 +266,7 @@ nil: leave it to the server."
     ("cache.enabled" . t)
     ("completion.debounceMs" . 30)
     ("completion.deadlineMs" . 200)
+    ("completion.prefillBudget" . t)
     ("completion.candidates" . 3)
     ("completion.maxTokens" . 64)
     ("completion.maxLines" . 12)

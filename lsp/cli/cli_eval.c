@@ -42,7 +42,7 @@
  *   infill eval [--model M] [--files LIST|FILE...] [--max-files F] [--cases N]
  *               [--seed S] [--modes line,ast,checked,full] [--threads T]
  *               [--max-seconds S] [--settings JSON] [--no-fit-context]
- *               [--json] [--verbose] [--allow-train]
+ *               [--short-context] [--json] [--verbose] [--allow-train]
  *
  * Files: by default a seeded sample of models/eval-files.txt (held out from
  * training by the script that wrote models/train-files.txt). An argument
@@ -81,6 +81,7 @@ struct opts {
 	double max_seconds;
 	const char *settings; /* JSON object as in .infill.json; may be NULL */
 	bool json, verbose, allow_train, no_fit;
+	bool short_context; /* every case from the prefill budget's short context */
 };
 
 /* ---- cases ---------------------------------------------------------------------- */
@@ -125,7 +126,7 @@ static int cases_cut(const struct eval_files *files, const struct opts *o, struc
 	const char *langs[32];
 	size_t n_langs = 0;
 	for (size_t i = 0; i < nf; i++) {
-		const char *name = ast_lang_name(ast_lang_from_path(files->v[order[i]]));
+		const char *name = ast_lang_id_from_path(files->v[order[i]]);
 		size_t k = 0;
 		while (k < n_langs && strcmp(langs[k], name)) k++;
 		if (k == n_langs && n_langs < 32) langs[n_langs++] = name;
@@ -143,7 +144,7 @@ static int cases_cut(const struct eval_files *files, const struct opts *o, struc
 		/* the sample's files of that language, first in `order` */
 		size_t n_want = 0;
 		for (size_t j = 0; j < nf; j++) {
-			if (!strcmp(ast_lang_name(ast_lang_from_path(files->v[order[j]])), want)) {
+			if (!strcmp(ast_lang_id_from_path(files->v[order[j]]), want)) {
 				size_t t = order[n_want];
 				order[n_want++] = order[j];
 				order[j] = t;
@@ -202,6 +203,7 @@ struct ctx {
 	const struct tokenizer *tok;
 	struct config *cfg;
 	int32_t n_ctx; /* the model's trained context; 0: do not fit the budgets */
+	bool short_context;
 };
 
 static double clock_ms(clockid_t id)
@@ -241,16 +243,17 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	mode_setup(m, config_get(cx->cfg, e->language_id), &st, &opt);
 	opt.n_ctx = cx->n_ctx;
 	opt.seed = seed;
+	opt.short_only = cx->short_context;
 	struct complete_result r;
-	char err[512] = "";
+	struct complete_error err;
 	double t0 = now_ms(), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 	int rc = complete_run(cx->engine, cx->tok, e->language_id, e->c.text, e->c.len, e->c.cursor,
-	                      &st, &opt, &r, err, sizeof err);
+	                      &st, &opt, &r, &err);
 	out->ms = now_ms() - t0;
 	out->cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	if (rc) {
 		fprintf(stderr, "infill eval: %s:%u (%s, %s): %s\n", e->path, e->c.line + 1,
-		        eval_kind_name(e->c.kind), mode_names[m], err);
+		        eval_kind_name(e->c.kind), mode_names[m], err.message);
 		complete_result_finish(&r);
 		out->error = true;
 		return rc == -ENOMEM ? rc : 0;
@@ -406,7 +409,8 @@ static json_t *json_text(const char *s)
 
 static json_t *json_report(const struct opts *o, const char *model_path, const struct ecase *cs,
                            struct outcome *const *res, size_t n, double seconds,
-                           const struct settings *budgets, int32_t n_ctx)
+                           const struct settings *budgets, int32_t n_ctx,
+                           const struct engine_params *ep)
 {
 	json_t *rows = json_array(), *cases = json_array(), *modes = json_array();
 	for (int m = 0; m < MODE_COUNT; m++) {
@@ -461,11 +465,13 @@ static json_t *json_report(const struct opts *o, const char *model_path, const s
 		                  eval_kind_name(cs[i].c.kind), "language", cs[i].language_id,
 		                  "expected", json_text(cs[i].c.expected), "results", per));
 	}
+	/* reuse_shifted_suffix: what the engine ran with, read back from it */
 	json_t *b = json_pack(
-	        "{s:i, s:i, s:i, s:i, s:i, s:i}", "prefix_tokens", budgets->context_prefix_tokens,
-	        "suffix_tokens", budgets->context_suffix_tokens, "extra_tokens",
-	        budgets->context_extra_tokens, "max_tokens", budgets->completion_max_tokens,
-	        "candidates", budgets->completion_candidates, "model_context", n_ctx);
+	        "{s:i, s:i, s:i, s:i, s:i, s:i, s:b}", "prefix_tokens",
+	        budgets->context_prefix_tokens, "suffix_tokens", budgets->context_suffix_tokens,
+	        "extra_tokens", budgets->context_extra_tokens, "max_tokens",
+	        budgets->completion_max_tokens, "candidates", budgets->completion_candidates,
+	        "model_context", n_ctx, "reuse_shifted_suffix", ep->reuse_shifted_suffix);
 	return json_pack("{s:o, s:o, s:I, s:I, s:f, s:o, s:o, s:o}", "model", json_text(model_path),
 	                 "settings", b, "seed", (json_int_t)o->seed, "cases", (json_int_t)n,
 	                 "seconds", seconds, "modes", modes, "rows", rows, "per_case", cases);
@@ -499,6 +505,8 @@ static void usage(FILE *f)
 	        "  --max-seconds  start no new case after this long (default: no limit)\n"
 	        "  --settings  a JSON object of settings as in .infill.json\n"
 	        "  --no-fit-context  keep context budgets past the model's context_length\n"
+	        "  --short-context  answer every case from the short context the prefill\n"
+	        "              budget falls back to (the nearest lines, no snippets)\n"
 	        "  --json      one JSON object on stdout (tools/plot_eval.py); table on stderr\n");
 }
 
@@ -550,6 +558,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->allow_train = true;
 		} else if (!strcmp(a, "--no-fit-context")) {
 			o->no_fit = true;
+		} else if (!strcmp(a, "--short-context")) {
+			o->short_context = true;
 		} else if (!strcmp(a, "--files")) {
 			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
 				o->files[o->n_files++] = argv[++i];
@@ -647,21 +657,16 @@ int cli_eval(int argc, char **argv)
 	             : g->model ? strdup(g->model)
 	                        : complete_default_model_path();
 	if (!model_path) goto out;
-	struct model_params mp = complete_model_params(g, model_path);
-	if (o.threads) mp.n_threads = o.threads;
-	struct infer_error ierr = { { 0 } };
-	model = model_load(&mp, &ierr);
-	if (model) {
-		struct engine_params ep = engine_params_default();
-		cx.engine = engine_new(model, &ep, &ierr);
-	}
-	if (!cx.engine) {
-		fprintf(stderr, "infill eval: cannot load the model %s: %s\n", model_path,
-		        ierr.message[0] ? ierr.message : "unknown error");
+	struct complete_model_spec spec = complete_model_spec_from(g);
+	if (o.threads) spec.threads = o.threads;
+	struct complete_error err;
+	if (complete_model_open(model_path, &spec, NULL, NULL, &model, &cx.engine, &err)) {
+		fprintf(stderr, "infill eval: %s\n", err.message);
 		goto out;
 	}
 	cx.tok = model_tokenizer(model);
 	cx.n_ctx = o.no_fit ? 0 : model_info(model)->n_ctx_train;
+	cx.short_context = o.short_context;
 	struct settings fitted = *config_get(cx.cfg, NULL);
 	complete_fit_context(&fitted, cx.n_ctx);
 	fprintf(stderr,
@@ -706,8 +711,9 @@ int cli_eval(int argc, char **argv)
 	double seconds = (now_ms() - t0) / 1e3;
 	table_print(o.json ? stderr : stdout, cs, res, done, o.modes);
 	if (o.json) {
+		struct engine_params ep = engine_get_params(cx.engine);
 		json_t *j = json_report(&o, model_path, cs, res, done, seconds, &fitted,
-		                        model_info(model)->n_ctx_train);
+		                        model_info(model)->n_ctx_train, &ep);
 		if (!j || json_dumpf(j, stdout, JSON_INDENT(1)) < 0) {
 			json_decref(j);
 			goto out;

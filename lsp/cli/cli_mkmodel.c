@@ -22,12 +22,22 @@
 
 #include "cli.h"
 #include "gguf.h"
+#include "llama_tensors.h"
 #include "quant.h"
 
 struct shape {
 	const char *name;
 	uint32_t n_layer, dim, n_head, n_head_kv, ffn, ctx;
 };
+
+/* The options that override a shape's fields: X(option, field). */
+#define SHAPE_OPTIONS(X)           \
+	X("--layers", n_layer)     \
+	X("--dim", dim)            \
+	X("--heads", n_head)       \
+	X("--kv-heads", n_head_kv) \
+	X("--ffn", ffn)            \
+	X("--ctx", ctx)
 
 static const struct shape shapes[] = {
 	{ "deepseek-coder-1.3b", 24, 2048, 16, 16, 5504, 16384 },
@@ -127,6 +137,150 @@ static bool parse_u32(const char *s, uint32_t *out)
 	return true;
 }
 
+/* What the command line asks for. */
+struct args {
+	const char *shape_name, *type_name, *vocab_path, *out; /* borrowed from argv */
+	uint64_t seed;
+	struct shape shape; /* the named shape with the overrides applied */
+	enum tensor_type type;
+};
+
+/* An override given on the command line: 0 when absent. */
+struct overrides {
+#define FIELD(opt, field) uint32_t field;
+	SHAPE_OPTIONS(FIELD)
+#undef FIELD
+};
+
+/* One option and its value into *a; false when the option is unknown or
+ * its value bad. */
+static bool parse_option(const char *opt, const char *v, struct args *a, struct overrides *ov)
+{
+	const char **text = !strcmp(opt, "--shape")                          ? &a->shape_name
+	                    : !strcmp(opt, "--type")                         ? &a->type_name
+	                    : !strcmp(opt, "--vocab")                        ? &a->vocab_path
+	                    : !strcmp(opt, "-o") || !strcmp(opt, "--output") ? &a->out
+	                                                                     : NULL;
+	if (text) {
+		*text = v;
+		return true;
+	}
+	if (!strcmp(opt, "--seed")) {
+		char *end;
+		errno = 0;
+		a->seed = strtoull(v, &end, 0);
+		return !errno && *end == 0 && end != v;
+	}
+#define OVERRIDE(o, field) \
+	if (!strcmp(opt, o)) return parse_u32(v, &ov->field);
+	SHAPE_OPTIONS(OVERRIDE)
+#undef OVERRIDE
+	return false;
+}
+
+/*
+ * The command line into *a: the options, the shape and type they name, the
+ * overrides applied and the shape checked. Returns 0, 1 when --help was
+ * printed, or 2 (the command's exit status) after a message on stderr.
+ */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	*a = (struct args){ .seed = 1 };
+	struct overrides ov = { 0 };
+	for (int i = 1; i < argc; i++) {
+		const char *opt = argv[i];
+		if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
+			usage(stdout);
+			return 1;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "infill mkmodel: %s needs a value (or is unknown)\n", opt);
+			usage(stderr);
+			return 2;
+		}
+		const char *v = argv[++i];
+		if (!parse_option(opt, v, a, &ov)) {
+			fprintf(stderr, "infill mkmodel: bad option or value: %s %s\n", opt, v);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!a->shape_name || !a->type_name || !a->vocab_path || !a->out) {
+		fprintf(stderr, "infill mkmodel: --shape, --type, --vocab and -o are required\n");
+		usage(stderr);
+		return 2;
+	}
+	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+		if (!strcmp(shapes[k].name, a->shape_name)) a->shape = shapes[k];
+	if (!a->shape.name || !tensor_type_from_name(a->type_name, &a->type)) {
+		fprintf(stderr, "infill mkmodel: unknown %s \"%s\"\n",
+		        a->shape.name ? "type" : "shape",
+		        a->shape.name ? a->type_name : a->shape_name);
+		usage(stderr);
+		return 2;
+	}
+	struct shape *sh = &a->shape;
+#define APPLY(o, field) \
+	if (ov.field) sh->field = ov.field;
+	SHAPE_OPTIONS(APPLY)
+#undef APPLY
+	if (sh->dim % sh->n_head || sh->n_head % sh->n_head_kv || (sh->dim / sh->n_head) % 2) {
+		fprintf(stderr,
+		        "infill mkmodel: dim %u must split into %u heads of even size, and heads "
+		        "into %u kv heads\n",
+		        sh->dim, sh->n_head, sh->n_head_kv);
+		return 2;
+	}
+	return 0;
+}
+
+/* The vocabulary's size: its tokenizer.ggml.tokens count; 0 after a
+ * message when it has none. */
+static uint64_t vocab_size(struct gguf_file *vocab, const char *path)
+{
+	enum gguf_type et;
+	uint64_t n;
+	if (!gguf_get_arr(vocab, "tokenizer.ggml.tokens", &et, &n) || et != GGUF_TYPE_STRING ||
+	    n == 0 || n > INT32_MAX) {
+		fprintf(stderr, "infill mkmodel: %s: no tokenizer.ggml.tokens string array\n",
+		        path);
+		return 0;
+	}
+	return n;
+}
+
+/* The metadata: the Llama hyperparameters of the shape, then every
+ * tokenizer.* key of the vocab as it is. Returns 0 or a negative errno. */
+static int plan_keys(struct gguf_writer *w, const struct args *a, struct gguf_file *vocab,
+                     uint64_t n_vocab)
+{
+	const struct shape *sh = &a->shape;
+	char name[96];
+	snprintf(name, sizeof name, "infill random %s %s", a->shape_name,
+	         tensor_type_name(a->type));
+	int rc = gguf_writer_set_str(w, "general.architecture", "llama");
+	rc = rc ? rc : gguf_writer_set_str(w, "general.name", name);
+	rc = rc ? rc : gguf_writer_set_u32(w, "general.file_type", llama_file_type(a->type));
+	rc = rc ? rc : gguf_writer_set_u32(w, "llama.vocab_size", (uint32_t)n_vocab);
+	rc = rc ? rc : gguf_writer_set_u32(w, "llama.context_length", sh->ctx);
+	rc = rc ? rc : gguf_writer_set_u32(w, "llama.embedding_length", sh->dim);
+	rc = rc ? rc : gguf_writer_set_u32(w, "llama.block_count", sh->n_layer);
+	rc = rc ? rc : gguf_writer_set_u32(w, "llama.feed_forward_length", sh->ffn);
+	rc = rc ? rc : gguf_writer_set_u32(w, "llama.rope.dimension_count", sh->dim / sh->n_head);
+	rc = rc ? rc : gguf_writer_set_u32(w, "llama.attention.head_count", sh->n_head);
+	rc = rc ? rc : gguf_writer_set_u32(w, "llama.attention.head_count_kv", sh->n_head_kv);
+	rc = rc ? rc : gguf_writer_set_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-6f);
+	rc = rc ? rc : gguf_writer_set_f32(w, "llama.rope.freq_base", 100000.0f);
+	rc = rc ? rc : gguf_writer_set_str(w, "llama.rope.scaling.type", "linear");
+	rc = rc ? rc : gguf_writer_set_f32(w, "llama.rope.scaling.factor", 4.0f);
+	for (int64_t i = 0; !rc && i < gguf_key_count(vocab); i++) {
+		struct gguf_str k = gguf_key_name(vocab, i);
+		if (k.len >= 10 && !memcmp(k.ptr, "tokenizer.", 10))
+			rc = gguf_writer_copy_key(w, vocab, i);
+	}
+	return rc;
+}
+
 struct plan {
 	struct gguf_writer *w;
 	struct tensor_job *jobs; /* one per tensor, owned; must outlive the write */
@@ -165,154 +319,108 @@ static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t n
 	return rc;
 }
 
+/* One of the tensors llama_tensors.h lists. */
+struct part {
+	const char *name;
+	enum llama_tensor_kind kind;
+	enum llama_dim ne0, ne1;
+};
+
+#define PART(name, field, kind, ne0, ne1) { name, kind, LLAMA_DIM_##ne0, LLAMA_DIM_##ne1 },
+static const struct part first_parts[] = { LLAMA_TENSORS_FIRST(PART) };
+static const struct part layer_parts[] = { LLAMA_TENSORS_LAYER(PART) };
+static const struct part last_parts[] = { LLAMA_TENSORS_LAST(PART) };
+#undef PART
+
+static int64_t dim_size(enum llama_dim d, const struct shape *sh, uint64_t n_vocab)
+{
+	switch (d) {
+	case LLAMA_DIM_NONE: return 0;
+	case LLAMA_DIM_EMBD: return sh->dim;
+	case LLAMA_DIM_KV: return (int64_t)(sh->dim / sh->n_head) * sh->n_head_kv;
+	case LLAMA_DIM_FF: return sh->ffn;
+	case LLAMA_DIM_VOCAB: return (int64_t)n_vocab;
+	}
+	return 0;
+}
+
+/* The parts[n] tensors, named prefix + name (biases left out: a Llama
+ * model has none). Returns 0 or a negative errno. */
+static int plan_parts(struct plan *p, const struct args *a, uint64_t n_vocab, const char *prefix,
+                      const struct part *parts, size_t n)
+{
+	int rc = 0;
+	for (size_t k = 0; !rc && k < n; k++) {
+		if (parts[k].kind == LLAMA_TENSOR_BIAS) continue;
+		char name[96];
+		snprintf(name, sizeof name, "%s%s", prefix, parts[k].name);
+		rc = add_weight(p, name, a->type, dim_size(parts[k].ne0, &a->shape, n_vocab),
+		                dim_size(parts[k].ne1, &a->shape, n_vocab), a->seed);
+	}
+	return rc;
+}
+
+/* Every tensor, in llama_tensors.h's order (each tensor's random stream
+ * follows from its place in it). Returns 0 or a negative errno. */
+static int plan_tensors(struct plan *p, const struct args *a, uint64_t n_vocab)
+{
+#define COUNT(parts) (sizeof parts / sizeof parts[0])
+	int rc = plan_parts(p, a, n_vocab, "", first_parts, COUNT(first_parts));
+	for (uint32_t l = 0; !rc && l < a->shape.n_layer; l++) {
+		char prefix[32];
+		snprintf(prefix, sizeof prefix, "blk.%u.", l);
+		rc = plan_parts(p, a, n_vocab, prefix, layer_parts, COUNT(layer_parts));
+	}
+	rc = rc ? rc : plan_parts(p, a, n_vocab, "", last_parts, COUNT(last_parts));
+	return rc;
+#undef COUNT
+}
+
 int cli_mkmodel(int argc, char **argv)
 {
-	const char *shape_name = NULL, *type_name = NULL, *vocab_path = NULL, *out = NULL;
-	uint64_t seed = 1;
-	uint32_t ov[6] = { 0 }; /* layers, dim, heads, kv-heads, ffn, ctx */
-	static const char *ov_names[6] = { "--layers",   "--dim", "--heads",
-		                           "--kv-heads", "--ffn", "--ctx" };
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (i + 1 >= argc) {
-			fprintf(stderr, "infill mkmodel: %s needs a value (or is unknown)\n", a);
-			usage(stderr);
-			return 2;
-		}
-		const char *v = argv[++i];
-		bool known = true;
-		if (!strcmp(a, "--shape"))
-			shape_name = v;
-		else if (!strcmp(a, "--type"))
-			type_name = v;
-		else if (!strcmp(a, "--vocab"))
-			vocab_path = v;
-		else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-			out = v;
-		else if (!strcmp(a, "--seed")) {
-			char *end;
-			errno = 0;
-			seed = strtoull(v, &end, 0);
-			known = !errno && *end == 0 && end != v;
-		} else {
-			known = false;
-			for (int k = 0; k < 6; k++) {
-				if (!strcmp(a, ov_names[k])) {
-					known = parse_u32(v, &ov[k]);
-					break;
-				}
-			}
-		}
-		if (!known) {
-			fprintf(stderr, "infill mkmodel: bad option or value: %s %s\n", a, v);
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (!shape_name || !type_name || !vocab_path || !out) {
-		fprintf(stderr, "infill mkmodel: --shape, --type, --vocab and -o are required\n");
-		usage(stderr);
-		return 2;
-	}
-	struct shape sh = { 0 };
-	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
-		if (!strcmp(shapes[k].name, shape_name)) sh = shapes[k];
-	enum tensor_type type;
-	if (!sh.name || !tensor_type_from_name(type_name, &type)) {
-		fprintf(stderr, "infill mkmodel: unknown %s \"%s\"\n", sh.name ? "type" : "shape",
-		        sh.name ? type_name : shape_name);
-		usage(stderr);
-		return 2;
-	}
-	uint32_t *fields[6] = { &sh.n_layer, &sh.dim, &sh.n_head, &sh.n_head_kv, &sh.ffn, &sh.ctx };
-	for (int k = 0; k < 6; k++)
-		if (ov[k]) *fields[k] = ov[k];
-	if (sh.dim % sh.n_head || sh.n_head % sh.n_head_kv || (sh.dim / sh.n_head) % 2) {
-		fprintf(stderr,
-		        "infill mkmodel: dim %u must split into %u heads of even size, and heads "
-		        "into %u kv heads\n",
-		        sh.dim, sh.n_head, sh.n_head_kv);
-		return 2;
-	}
-	uint32_t head_dim = sh.dim / sh.n_head, kv_dim = head_dim * sh.n_head_kv;
+	struct args a;
+	int status = parse_args(argc, argv, &a);
+	if (status) return status == 1 ? 0 : status;
 
 	struct gguf_error err;
-	struct gguf_file *vocab = gguf_open(vocab_path, &err);
+	struct gguf_file *vocab = gguf_open(a.vocab_path, &err);
 	if (!vocab) {
 		fprintf(stderr, "infill mkmodel: %s\n", err.message);
 		return 1;
 	}
-	enum gguf_type et;
-	uint64_t n_vocab;
-	if (!gguf_get_arr(vocab, "tokenizer.ggml.tokens", &et, &n_vocab) ||
-	    et != GGUF_TYPE_STRING || n_vocab == 0 || n_vocab > INT32_MAX) {
-		fprintf(stderr, "infill mkmodel: %s: no tokenizer.ggml.tokens string array\n",
-		        vocab_path);
-		gguf_close(vocab);
-		return 1;
-	}
+	struct plan p = { 0 };
+	uint64_t n_vocab = vocab_size(vocab, a.vocab_path);
+	int rc = n_vocab ? 0 : -EINVAL;
+	if (rc) goto done;
 
-	struct plan p = { .w = gguf_writer_new() };
-	p.jobs = calloc(3 + 9 * (size_t)sh.n_layer, sizeof *p.jobs);
-	int rc = p.w && p.jobs ? 0 : -ENOMEM;
-	char name[96];
-	rc = rc ? rc : gguf_writer_set_str(p.w, "general.architecture", "llama");
-	snprintf(name, sizeof name, "infill random %s %s", shape_name, tensor_type_name(type));
-	rc = rc ? rc : gguf_writer_set_str(p.w, "general.name", name);
-	rc = rc ? rc : gguf_writer_set_u32(p.w, "general.file_type", llama_file_type(type));
-	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.vocab_size", (uint32_t)n_vocab);
-	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.context_length", sh.ctx);
-	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.embedding_length", sh.dim);
-	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.block_count", sh.n_layer);
-	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.feed_forward_length", sh.ffn);
-	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.rope.dimension_count", head_dim);
-	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.attention.head_count", sh.n_head);
-	rc = rc ? rc : gguf_writer_set_u32(p.w, "llama.attention.head_count_kv", sh.n_head_kv);
-	rc = rc ? rc : gguf_writer_set_f32(p.w, "llama.attention.layer_norm_rms_epsilon", 1e-6f);
-	rc = rc ? rc : gguf_writer_set_f32(p.w, "llama.rope.freq_base", 100000.0f);
-	rc = rc ? rc : gguf_writer_set_str(p.w, "llama.rope.scaling.type", "linear");
-	rc = rc ? rc : gguf_writer_set_f32(p.w, "llama.rope.scaling.factor", 4.0f);
-	for (int64_t i = 0; !rc && i < gguf_key_count(vocab); i++) {
-		struct gguf_str k = gguf_key_name(vocab, i);
-		if (k.len >= 10 && !memcmp(k.ptr, "tokenizer.", 10))
-			rc = gguf_writer_copy_key(p.w, vocab, i);
-	}
-	rc = rc ? rc : add_weight(&p, "token_embd.weight", type, sh.dim, (int64_t)n_vocab, seed);
-	for (uint32_t l = 0; !rc && l < sh.n_layer; l++) {
-		static const char *parts[9] = { "attn_norm", "attn_q",      "attn_k",
-			                        "attn_v",    "attn_output", "ffn_norm",
-			                        "ffn_gate",  "ffn_up",      "ffn_down" };
-		/* (ne0 = input size, ne1 = output rows); ne1 = 0 marks a 1-D norm */
-		int64_t shp[9][2] = { { sh.dim, 0 },      { sh.dim, sh.dim }, { sh.dim, kv_dim },
-			              { sh.dim, kv_dim }, { sh.dim, sh.dim }, { sh.dim, 0 },
-			              { sh.dim, sh.ffn }, { sh.dim, sh.ffn }, { sh.ffn, sh.dim } };
-		for (int k = 0; !rc && k < 9; k++) {
-			snprintf(name, sizeof name, "blk.%u.%s.weight", l, parts[k]);
-			rc = add_weight(&p, name, type, shp[k][0], shp[k][1], seed);
-		}
-	}
-	rc = rc ? rc : add_weight(&p, "output_norm.weight", type, sh.dim, 0, seed);
-	rc = rc ? rc : add_weight(&p, "output.weight", type, sh.dim, (int64_t)n_vocab, seed);
+	size_t n_tensors = sizeof first_parts / sizeof first_parts[0] +
+	                   sizeof last_parts / sizeof last_parts[0] +
+	                   a.shape.n_layer * (sizeof layer_parts / sizeof layer_parts[0]);
+	p.w = gguf_writer_new();
+	p.jobs = calloc(n_tensors, sizeof *p.jobs);
+	rc = p.w && p.jobs ? 0 : -ENOMEM;
+	rc = rc ? rc : plan_keys(p.w, &a, vocab, n_vocab);
+	rc = rc ? rc : plan_tensors(&p, &a, n_vocab);
 	if (rc) {
 		fprintf(stderr, "infill mkmodel: building the model description failed: %s\n",
 		        strerror(-rc));
-	} else {
-		rc = gguf_writer_write(p.w, out, &err);
-		if (rc) fprintf(stderr, "infill mkmodel: %s\n", err.message);
+		goto done;
 	}
+	rc = gguf_writer_write(p.w, a.out, &err);
+	if (rc) {
+		fprintf(stderr, "infill mkmodel: %s\n", err.message);
+		goto done;
+	}
+	const struct shape *sh = &a.shape;
+	fprintf(stderr,
+	        "mkmodel: wrote %s (%s, %u layers, dim %u, %u/%u heads, ffn %u, vocab %llu, %s",
+	        a.out, a.shape_name, sh->n_layer, sh->dim, sh->n_head, sh->n_head_kv, sh->ffn,
+	        (unsigned long long)n_vocab, tensor_type_name(a.type));
+	if (p.n_fallback) fprintf(stderr, "; %d matrices in a fallback type", p.n_fallback);
+	fprintf(stderr, ")\n");
+done:
 	gguf_writer_free(p.w);
 	free(p.jobs);
 	gguf_close(vocab);
-	if (rc) return 1;
-	fprintf(stderr,
-	        "mkmodel: wrote %s (%s, %u layers, dim %u, %u/%u heads, ffn %u, vocab %llu, %s",
-	        out, shape_name, sh.n_layer, sh.dim, sh.n_head, sh.n_head_kv, sh.ffn,
-	        (unsigned long long)n_vocab, tensor_type_name(type));
-	if (p.n_fallback) fprintf(stderr, "; %d matrices in a fallback type", p.n_fallback);
-	fprintf(stderr, ")\n");
-	return 0;
+	return rc ? 1 : 0;
 }

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "complete_core.h"
 #include "config.h"
+#include "stats.h"
 
 static void warn_setting(void *ud, const char *message)
 {
@@ -83,11 +84,12 @@ static int print_json(const struct complete_result *r, const char *lang, size_t 
 	        "{s:s, s:I, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
 	        "s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
 	        "lang", lang, "cursor", (json_int_t)cursor, "shape", ast_shape_name(r->shape),
-	        "maxLines", r->max_lines, "promptTokens", r->prompt_tokens, "cachedPromptTokens",
-	        r->cached_tokens, "generatedTokens", r->generated_tokens, "generated",
-	        r->n_generated, "rejected", r->rejected, "merged", r->merged, "ms", "slice",
-	        r->slice_ms, "engine", r->engine_ms, "prefill", r->prefill_ms, "decode",
-	        r->decode_ms, "post", r->post_ms, "total", r->total_ms, "candidates", items);
+	        "maxLines", r->max_lines, stats_keys.prompt_tokens, r->prompt_tokens,
+	        stats_keys.cached_prompt_tokens, r->cached_tokens, stats_keys.generated_tokens,
+	        r->generated_tokens, "generated", r->n_generated, "rejected", r->rejected, "merged",
+	        r->merged, "ms", "slice", r->slice_ms, "engine", r->engine_ms, "prefill",
+	        r->prefill_ms, "decode", r->decode_ms, "post", r->post_ms, "total", r->total_ms,
+	        "candidates", items);
 	if (!o) {
 		fprintf(stderr, "infill: out of memory\n");
 		return 1;
@@ -200,28 +202,19 @@ int cli_complete(int argc, char **argv)
 		fprintf(stderr, "infill: out of memory\n");
 		goto out;
 	}
-	struct model_params mp = complete_model_params(st, model_path);
-	struct infer_error ierr = { { 0 } };
-	m = model_load(&mp, &ierr);
-	if (!m) {
-		fprintf(stderr, "infill complete: cannot load the model %s: %s\n", model_path,
-		        ierr.message);
-		goto out;
-	}
-	struct engine_params ep = engine_params_default();
-	ep.reuse_shifted_suffix = st->cache_reuse_shifted_suffix;
-	e = engine_new(m, &ep, &ierr);
-	if (!e) {
-		fprintf(stderr, "infill complete: %s\n", ierr.message);
+	struct complete_model_spec spec = complete_model_spec_from(st);
+	struct complete_error err;
+	if (complete_model_open(model_path, &spec, NULL, NULL, &m, &e, &err)) {
+		fprintf(stderr, "infill complete: %s\n", err.message);
 		goto out;
 	}
 	struct complete_result res;
-	char err[512] = "";
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	int rc = complete_run(e, model_tokenizer(m), lname, text, len, (size_t)off, st, &opt, &res,
-	                      err, sizeof err);
+	                      &err);
 	if (rc) {
-		fprintf(stderr, "infill complete: %s\n", err[0] ? err : strerror(-rc));
+		fprintf(stderr, "infill complete: %s\n",
+		        err.message[0] ? err.message : strerror(-rc));
 		complete_result_finish(&res);
 		goto out;
 	}

@@ -36,7 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ast.h"
 #include "cli.h"
+#include "stats.h"
 
 /* ---- a minimal LSP client over pipes ------------------------------------ */
 
@@ -259,20 +261,6 @@ struct replay_figures {
 	char backend[32];
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double pct(const double *sorted, size_t n, double q)
-{
-	if (!n) return 0;
-	size_t rank = (size_t)(q * (double)n + 0.999999);
-	if (rank < 1) rank = 1;
-	return sorted[(rank > n ? n : rank) - 1];
-}
-
 /* UTF-16 code units of the UTF-8 sequence starting with byte b. */
 static int utf16_units(unsigned char b)
 {
@@ -297,10 +285,6 @@ static json_t *stats_of(struct child *c)
 	return res;
 }
 
-static json_int_t stat_int(json_t *s, const char *k)
-{
-	return json_integer_value(json_object_get(s, k));
-}
 
 static int replay_once(const struct replay_opts *o, const char *text, size_t len, size_t start,
                        size_t typed_len, bool cache, struct replay_figures *fig)
@@ -388,15 +372,7 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 	memcpy(doc, text, start);
 	if (!o->truncate) memcpy(doc + start, text + start + typed_len, len - start - typed_len);
 	doc[doc_len] = 0;
-	const char *lang = "plaintext";
-	const char *dot = strrchr(o->path, '.');
-	static const char *const exts[][2] = { { ".py", "python" },     { ".c", "c" },
-		                               { ".h", "c" },           { ".js", "javascript" },
-		                               { ".ts", "typescript" }, { ".go", "go" },
-		                               { ".rs", "rust" },       { ".java", "java" },
-		                               { ".cpp", "cpp" } };
-	for (size_t i = 0; dot && i < sizeof exts / sizeof exts[0]; i++)
-		if (!strcmp(dot, exts[i][0])) lang = exts[i][1];
+	const char *lang = ast_lang_id_from_path(o->path);
 	json_t *docj = json_stringn(doc, doc_len);
 	free(doc);
 	if (!docj) {
@@ -471,30 +447,32 @@ static int replay_once(const struct replay_opts *o, const char *text, size_t len
 		if (o->pace_ms > 0) usleep((useconds_t)o->pace_ms * 1000);
 	}
 	json_t *s1 = stats_of(&c);
-	fig->prompt = stat_int(s1, "promptTokens") - stat_int(s0, "promptTokens");
-	fig->cached = stat_int(s1, "cachedPromptTokens") - stat_int(s0, "cachedPromptTokens");
-	fig->generated = stat_int(s1, "generatedTokens") - stat_int(s0, "generatedTokens");
-	fig->fast_path = stat_int(s1, "fastPath") - stat_int(s0, "fastPath");
-	fig->rejected = stat_int(s1, "rejectedCandidates") - stat_int(s0, "rejectedCandidates");
-	fig->server_p50 = json_real_value(json_object_get(json_object_get(s1, "latencyMs"), "p50"));
-	snprintf(fig->backend, sizeof fig->backend, "%s",
-	         json_string_value(json_object_get(s1, "backend")) ?: "?");
+	struct stats a, b; /* before and after the keystrokes (names borrowed from s1) */
+	stats_from_json(s0, &a);
+	stats_from_json(s1, &b);
+	fig->prompt = (json_int_t)b.prompt_tokens - (json_int_t)a.prompt_tokens;
+	fig->cached = (json_int_t)b.cached_prompt_tokens - (json_int_t)a.cached_prompt_tokens;
+	fig->generated = (json_int_t)b.generated_tokens - (json_int_t)a.generated_tokens;
+	fig->fast_path = (json_int_t)b.fast_path - (json_int_t)a.fast_path;
+	fig->rejected = (json_int_t)b.rejected_candidates - (json_int_t)a.rejected_candidates;
+	fig->server_p50 = b.latency_ms.p50;
+	snprintf(fig->backend, sizeof fig->backend, "%s", b.backend ?: "?");
 	json_decref(s0);
 	json_decref(s1);
 	if (lat && n) {
 		double sum = 0;
 		for (size_t i = 0; i < n; i++) sum += lat[i];
 		fig->mean = sum / (double)n;
-		qsort(lat, n, sizeof *lat, cmp_double);
-		fig->p50 = pct(lat, n, 0.5);
-		fig->p90 = pct(lat, n, 0.9);
-		fig->p99 = pct(lat, n, 0.99);
+		stats_sort(lat, n);
+		fig->p50 = stats_percentile(lat, n, 0.5);
+		fig->p90 = stats_percentile(lat, n, 0.9);
+		fig->p99 = stats_percentile(lat, n, 0.99);
 		sum = 0;
 		for (size_t i = 0; i < n; i++) sum += cpu[i];
 		fig->cpu_mean = sum / (double)n;
-		qsort(cpu, n, sizeof *cpu, cmp_double);
-		fig->cpu_p50 = pct(cpu, n, 0.5);
-		fig->cpu_p90 = pct(cpu, n, 0.9);
+		stats_sort(cpu, n);
+		fig->cpu_p50 = stats_percentile(cpu, n, 0.5);
+		fig->cpu_p90 = stats_percentile(cpu, n, 0.9);
 	}
 	free(lat);
 	free(cpu);
@@ -511,11 +489,11 @@ static json_t *figures_json(const struct replay_figures *f)
 	        (json_int_t)f->answered, "nonEmpty", (json_int_t)f->non_empty, "latencyMs", "p50",
 	        f->p50, "p90", f->p90, "p99", f->p99, "mean", f->mean, "serverCpuMs", "p50",
 	        f->cpu_p50, "p90", f->cpu_p90, "mean", f->cpu_mean, "coldMs", f->cold_ms, "loadMs",
-	        f->load_ms, "promptTokens", f->prompt, "cachedPromptTokens", f->cached,
-	        "cachedShare", f->prompt ? (double)f->cached / (double)f->prompt : 0.0,
-	        "generatedTokens", f->generated, "fastPath", f->fast_path, "rejectedCandidates",
-	        f->rejected, "backend", f->backend, "correct", (json_int_t)f->correct,
-	        "correctChars", (json_int_t)f->correct_chars);
+	        f->load_ms, stats_keys.prompt_tokens, f->prompt, stats_keys.cached_prompt_tokens,
+	        f->cached, "cachedShare", f->prompt ? (double)f->cached / (double)f->prompt : 0.0,
+	        stats_keys.generated_tokens, f->generated, stats_keys.fast_path, f->fast_path,
+	        stats_keys.rejected_candidates, f->rejected, stats_keys.backend, f->backend,
+	        "correct", (json_int_t)f->correct, "correctChars", (json_int_t)f->correct_chars);
 }
 
 static void figures_print(const struct replay_figures *f)

@@ -79,27 +79,11 @@ double eval_edit_similarity(const char *got, size_t got_len, const char *want, s
 
 /* ---- parsing ------------------------------------------------------------------ */
 
-struct flat {
-	const char *text;
-	size_t len;
-};
-
-static const char *flat_read(void *ctx, size_t offset, size_t *len)
-{
-	const struct flat *f = ctx;
-	if (offset >= f->len) {
-		*len = 0;
-		return NULL;
-	}
-	*len = f->len - offset;
-	return f->text + offset;
-}
-
 int eval_parse_errors(const struct ast_lang *lang, const char *text, size_t len, size_t *errors)
 {
 	if (!lang) return AST_EINVAL;
-	struct flat f = { text, len };
-	struct ast_doc *doc = ast_doc_new(lang, flat_read, &f);
+	struct ast_text t = { text, len };
+	struct ast_doc *doc = ast_doc_new(lang, ast_text_read, &t);
 	if (!doc) return AST_ENOMEM;
 	int rc = ast_doc_parse(doc);
 	if (!rc) *errors = ast_doc_error_count(doc);

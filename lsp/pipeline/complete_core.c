@@ -24,10 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "infill_config.h"
 #include "recall.h"
+
+/* The short context the prefill budget falls back to (issue 16): the
+ * nearest statements before the cursor and the start of what follows, cut
+ * by ast_slice on syntax boundaries; the engine trims its front further
+ * when even this cannot be prefilled in time. No snippets: they come first
+ * in the prompt, so they would cost their whole length uncached. */
+#define SHORT_PREFIX_TOKENS 96
+#define SHORT_SUFFIX_TOKENS 24
 
 /* Lines from the document scored per request: their tokens go through the
  * model in one batched forward before the candidates are decoded. */
@@ -83,50 +89,6 @@ int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
 	return shape == AST_SHAPE_BLOCK ? st->completion_max_lines : 1;
 }
 
-/* ---- the default model -------------------------------------------------- */
-
-static bool file_exists(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
-char *complete_default_model_path(void)
-{
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	char dir[4096] = "";
-	if (n > 0) {
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			snprintf(dir, sizeof dir, "%s", exe);
-		}
-	}
-	char path[4200];
-	if (dir[0]) {
-		snprintf(path, sizeof path, "%s/models/infill-default.gguf", dir);
-		if (file_exists(path)) return strdup(path);
-		snprintf(path, sizeof path, "%s/../share/infill/infill-default.gguf", dir);
-		if (file_exists(path)) return strdup(path);
-	}
-	snprintf(path, sizeof path, "%s/models/infill-default.gguf", INFILL_SOURCE_ROOT);
-	return strdup(path);
-}
-
-struct model_params complete_model_params(const struct settings *st, const char *path)
-{
-	struct model_params mp = model_params_default();
-	mp.path = path;
-	mp.backend = st->backend == CONFIG_BACKEND_CUDA  ? INFER_BACKEND_CUDA
-	             : st->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
-	                                                 : INFER_BACKEND_AUTO;
-	mp.n_threads = st->threads;
-	mp.kv_bytes = (size_t)st->cache_memory_mb << 20;
-	mp.kv_f32 = st->cache_kv_type == CONFIG_KV_F32;
-	return mp;
-}
-
 /* ---- sticky snippets ---------------------------------------------------- */
 
 void complete_memory_finish(struct complete_memory *m)
@@ -168,23 +130,7 @@ static void memory_store(struct complete_memory *m, size_t line_start, size_t pr
 	m->valid = true;
 }
 
-/* ---- reading the snapshot for tree-sitter --------------------------------- */
-
-struct flat_text {
-	const char *text;
-	size_t len;
-};
-
-static const char *flat_read(void *ctx, size_t offset, size_t *len)
-{
-	const struct flat_text *f = ctx;
-	if (offset >= f->len) {
-		*len = 0;
-		return NULL;
-	}
-	*len = f->len - offset;
-	return f->text + offset;
-}
+/* ---- token counts for the slicer ------------------------------------------ */
 
 static size_t count_tokens(void *ctx, const char *text, size_t len)
 {
@@ -280,18 +226,17 @@ size_t complete_replace_end(const char *text, size_t len, size_t cursor, const c
 	return rest;
 }
 
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
-	return true;
-}
-
 /* ---- the run ------------------------------------------------------------ */
 
-static void set_err(char *err, size_t errlen, const char *fmt, const char *what)
+/* Fills *err (may be NULL) and returns code: the one way complete_run
+ * reports a failure. */
+static int fail(struct complete_error *err, int code, const char *message)
 {
-	if (err && errlen) snprintf(err, errlen, fmt, what);
+	if (err) {
+		err->code = code;
+		snprintf(err->message, sizeof err->message, "%s", message);
+	}
+	return code;
 }
 
 bool complete_is_runaway(const char *text, size_t len, enum engine_stop stop)
@@ -364,7 +309,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			keep = verdict == AST_VERDICT_INVALID ? 0 : v.keep_len;
 			if (v.errors_after < v.errors_before) left = v.errors_after;
 		}
-		if (!keep || blank(c->text, keep) ||
+		if (!keep || rerank_is_blank(c->text, keep) ||
 		    (note && note->must_mend && left == SIZE_MAX)) {
 			out->rejected++;
 			continue;
@@ -496,41 +441,67 @@ void complete_fit_context(struct settings *st, int32_t n_ctx)
 	st->context_extra_tokens = (int)(st->context_extra_tokens * f);
 }
 
-int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
-                 const char *text, size_t len, size_t cursor, const struct settings *st,
-                 const struct complete_options *opt, struct complete_result *out, char *err,
-                 size_t errlen)
+/*
+ * What one run holds between its steps. Everything in it is released once,
+ * by run_finish at complete_run's one exit, whichever step stopped the run;
+ * each step leaves what it made here even when it fails.
+ */
+struct run {
+	const struct ast_lang *lang;  /* NULL: no grammar for the language */
+	const char *lname;            /* its name, or the languageId asked for */
+	struct ast_text flat;         /* the snapshot, for tree-sitter */
+	struct ast_doc *doc;          /* one tree of the snapshot (owned); NULL: no tree */
+	struct ast_slice slice;       /* prefix, suffix and snippets (owned) */
+	struct ast_slice short_slice; /* the prefill budget's fallback (owned; empty when none) */
+	bool has_short;
+	struct ast_shape shape;
+	struct engine_snippet *snips; /* extra snippets (owned array; texts borrowed from
+	                               * slice or the document's memory) */
+	size_t n_snips;
+	/* texts given to the engine to score: given[i] borrows found[] (the
+	 * document's text) or closers[]; notes[i] says what each is worth */
+	struct recall_item found[ENGINE_MAX_GIVEN];
+	struct ast_closer closers[ENGINE_MAX_GIVEN];
+	struct engine_given given[ENGINE_MAX_GIVEN];
+	struct given_note notes[ENGINE_MAX_GIVEN];
+	size_t n_given;
+	struct scope_rule scope; /* the engine's scope-end stop reads it */
+	struct engine_request rq;
+	struct engine_result er; /* owned */
+};
+
+static void run_finish(struct run *r)
 {
-	memset(out, 0, sizeof *out);
-	double t0 = now_ms();
-	struct settings fitted = *st; /* shallow: only numbers change */
-	complete_fit_context(&fitted, opt->n_ctx);
-	st = &fitted;
-	if (cursor > len) {
-		set_err(err, errlen, "cursor past the end of the text%s", "");
-		return -EINVAL;
-	}
-	const struct ast_lang *lang = language_id ? ast_lang_from_id(language_id) : NULL;
-	const char *lname = ast_lang_name(lang);
-	if (!lang && language_id) lname = language_id;
+	engine_result_finish(&r->er);
+	free(r->snips);
+	ast_slice_finish(&r->slice);
+	ast_slice_finish(&r->short_slice);
+	ast_doc_delete(r->doc);
+}
 
-	/* one parse of the snapshot, shared by slicing and validation */
-	struct flat_text flat = { text, len };
-	struct ast_doc *doc = NULL;
-	if (lang && (opt->ast_slice || opt->validate)) {
-		doc = ast_doc_new(lang, flat_read, &flat);
-		if (!doc) {
-			set_err(err, errlen, "out of memory%s", "");
-			return -ENOMEM;
-		}
-		if (ast_doc_parse(doc)) {
-			ast_doc_delete(doc); /* slicing and validation parse on their own */
-			doc = NULL;
-		}
+/* Step 1: one parse of the snapshot, shared by slicing and validation. A
+ * parse that fails leaves no tree: slicing and validation then parse on
+ * their own. Returns 0 or -ENOMEM. */
+static int step_parse(struct run *r, const struct complete_options *opt)
+{
+	if (!r->lang || !(opt->ast_slice || opt->validate)) return 0;
+	r->doc = ast_doc_new(r->lang, ast_text_read, &r->flat);
+	if (!r->doc) return -ENOMEM;
+	if (ast_doc_parse(r->doc)) {
+		ast_doc_delete(r->doc);
+		r->doc = NULL;
 	}
+	return 0;
+}
 
+/* Step 2: the prefix, suffix and snippets under the token budgets, counted
+ * with the model's own tokenizer, and the shape that decides max lines.
+ * Returns 0, -ENOMEM or -EINVAL. */
+static int step_slice(struct run *r, const struct tokenizer *tok, const char *text, size_t len,
+                      size_t cursor, const struct settings *st, const struct complete_options *opt)
+{
 	struct ast_slice_params sp = {
-		.lang = opt->ast_slice ? lang : NULL,
+		.lang = opt->ast_slice ? r->lang : NULL,
 		.text = text,
 		.len = len,
 		.cursor = cursor,
@@ -539,171 +510,253 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		.extra_tokens = opt->ast_slice ? (size_t)st->context_extra_tokens : 0,
 		.count = count_tokens,
 		.count_ctx = (void *)tok,
-		.doc = opt->ast_slice ? doc : NULL,
+		.doc = opt->ast_slice ? r->doc : NULL,
 	};
-	struct ast_slice slice;
-	int rc = ast_slice(&sp, &slice);
-	if (rc) {
-		ast_slice_finish(&slice);
-		ast_doc_delete(doc);
-		set_err(err, errlen, "context slicing failed%s",
-		        rc == AST_ENOMEM ? " (out of memory)" : "");
-		return rc == AST_ENOMEM ? -ENOMEM : -EINVAL;
+	int rc = ast_slice(&sp, &r->slice);
+	if (rc) return rc == AST_ENOMEM ? -ENOMEM : -EINVAL;
+	/* The short context, for the prefill budget (or instead of the full one). */
+	if (!opt->prefill_only &&
+	    (opt->short_only || (opt->fit_deadline && opt->deadline_ms > 0))) {
+		struct ast_slice_params ssp = sp;
+		if (ssp.prefix_tokens > SHORT_PREFIX_TOKENS)
+			ssp.prefix_tokens = SHORT_PREFIX_TOKENS;
+		if (ssp.suffix_tokens > SHORT_SUFFIX_TOKENS)
+			ssp.suffix_tokens = SHORT_SUFFIX_TOKENS;
+		ssp.extra_tokens = 0;
+		/* out of memory: no fallback, the full context answers */
+		r->has_short = ast_slice(&ssp, &r->short_slice) == 0;
 	}
 	/* Without slicing the shape still comes from the lines (cheap, no tree). */
-	struct ast_shape shape =
-	        opt->ast_slice ? slice.shape : ast_shape_at(lang, text, len, cursor);
-	out->shape = shape.kind;
-	out->max_lines = complete_max_lines(shape.kind, st);
-	double t1 = now_ms();
-	out->slice_ms = t1 - t0;
+	r->shape = opt->ast_slice ? r->slice.shape : ast_shape_at(r->lang, text, len, cursor);
+	return 0;
+}
 
-	struct engine_snippet *snips = NULL;
-	if (slice.n_snippets) {
-		snips = calloc(slice.n_snippets, sizeof *snips);
-		if (!snips) {
-			ast_slice_finish(&slice);
-			ast_doc_delete(doc);
-			set_err(err, errlen, "out of memory%s", "");
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < slice.n_snippets; i++)
-			snips[i] = (struct engine_snippet){ slice.snippets[i].text,
-				                            slice.snippets[i].len, NULL };
+/*
+ * Step 3: the extra snippets, and the document's sticky memory of them: the
+ * ones chosen on this line are kept while it is typed (same line start, same
+ * prefix start), so the cached prompt after them stays valid. Returns 0 or
+ * -ENOMEM. Keeping the memory's snippets is best effort: out of memory
+ * there, the slice's own are used.
+ */
+static int step_snippets(struct run *r, const char *text, size_t cursor,
+                         const struct complete_options *opt)
+{
+	const struct ast_slice *sl = &r->slice;
+	if (sl->n_snippets) {
+		r->snips = calloc(sl->n_snippets, sizeof *r->snips);
+		if (!r->snips) return -ENOMEM;
+		for (size_t i = 0; i < sl->n_snippets; i++)
+			r->snips[i] = (struct engine_snippet){ sl->snippets[i].text,
+				                               sl->snippets[i].len, NULL };
 	}
-	/* sticky snippets: the ones chosen on this line, while it is typed */
-	size_t n_snips = slice.n_snippets;
-	if (opt->memory) {
-		size_t line_start = cursor;
-		while (line_start > 0 && text[line_start - 1] != '\n') line_start--;
-		struct complete_memory *mem = opt->memory;
-		if (mem->valid && mem->line_start == line_start &&
-		    mem->prefix_start == slice.prefix_start) {
-			struct engine_snippet *kept = calloc(mem->n + 1, sizeof *kept);
-			if (kept) {
-				for (size_t i = 0; i < mem->n; i++)
-					kept[i] = (struct engine_snippet){ mem->texts[i],
-						                           mem->lens[i], NULL };
-				free(snips);
-				snips = kept;
-				n_snips = mem->n;
-			}
-		} else {
-			memory_store(mem, line_start, slice.prefix_start, snips, n_snips);
-		}
+	r->n_snips = sl->n_snippets;
+	struct complete_memory *mem = opt->memory;
+	if (!mem) return 0;
+	size_t line_start = cursor;
+	while (line_start > 0 && text[line_start - 1] != '\n') line_start--;
+	if (!(mem->valid && mem->line_start == line_start &&
+	      mem->prefix_start == sl->prefix_start)) {
+		memory_store(mem, line_start, sl->prefix_start, r->snips, r->n_snips);
+		return 0;
 	}
-	size_t n_stop = 0;
-	while (st->completion_stop && st->completion_stop[n_stop]) n_stop++;
+	struct engine_snippet *kept = calloc(mem->n + 1, sizeof *kept);
+	if (!kept) return 0;
+	for (size_t i = 0; i < mem->n; i++)
+		kept[i] = (struct engine_snippet){ mem->texts[i], mem->lens[i], NULL };
+	free(r->snips);
+	r->snips = kept;
+	r->n_snips = mem->n;
+	return 0;
+}
 
-	struct scope_rule scope = { .by_indent = lang_by_indent(lname),
-		                    .indent = shape.indent_len };
-	struct engine_request rq = engine_request_default();
-	rq.prefix = slice.prefix;
-	rq.prefix_len = slice.prefix_len;
-	rq.suffix = slice.suffix;
-	rq.suffix_len = slice.suffix_len;
-	rq.extra = snips;
-	rq.n_extra = n_snips;
-	rq.comment = lang_comment(lname);
-	if (fim_template_parse(st->fim_template, &rq.fim) < 0) {
-		rq.fim = FIM_TEMPLATE_AUTO;
-	} else if (rq.fim == FIM_TEMPLATE_CUSTOM) {
-		rq.fim_custom = st->fim_template;
-	}
-	/* the slice already fits the budgets with this tokenizer; the engine's
-	 * own cut (same budgets) is then a no-op, except for template tokens */
-	rq.prefix_tokens = st->context_prefix_tokens > 0 ? st->context_prefix_tokens : 1;
-	rq.suffix_tokens = st->context_suffix_tokens > 0 ? st->context_suffix_tokens : 1;
-	rq.extra_tokens = st->context_extra_tokens > 0 ? st->context_extra_tokens : 1;
-	/* lines that continue this way elsewhere in the document (borrowed) */
-	struct recall_item found[ENGINE_MAX_GIVEN];
-	struct engine_given given[ENGINE_MAX_GIVEN];
-	struct given_note notes[ENGINE_MAX_GIVEN];
-	size_t n_given = 0;
+/*
+ * Step 4: the texts given to the engine to score beside its own candidates:
+ * lines that continue the cursor's line elsewhere in the document
+ * (completion.fromDocument), then what closes what the document left open
+ * (`#endif`, `});`, `"""`), which this model seldom proposes.
+ */
+static void step_given(struct run *r, const char *text, size_t len, size_t cursor,
+                       const struct settings *st, const struct complete_options *opt)
+{
+	r->n_given = 0;
 	if (st->completion_from_document) {
 		struct recall_params recp = { .text = text, .len = len, .cursor = cursor };
-		int n_found = recall_find(&recp, found, RECALL_CANDIDATES);
-		for (int i = 0; i < n_found; i++, n_given++) {
-			given[n_given] = (struct engine_given){ found[i].text, found[i].len };
-			notes[n_given] = (struct given_note){
-				.prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(found[i].count),
+		int n_found = recall_find(&recp, r->found, RECALL_CANDIDATES);
+		for (int i = 0; i < n_found; i++, r->n_given++) {
+			r->given[r->n_given] =
+			        (struct engine_given){ r->found[i].text, r->found[i].len };
+			r->notes[r->n_given] = (struct given_note){
+				.prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(r->found[i].count),
 				.copied = true,
-				.copy_at = found[i].source,
+				.copy_at = r->found[i].source,
 			};
 		}
 	}
-	/* What closes what the document left open (`#endif`, `});`, `"""`),
-	 * which this model seldom proposes: scored like the rest. */
-	struct ast_closer closers[ENGINE_MAX_GIVEN];
-	size_t n_closers = opt->validate ? ast_closers_at(doc, lang, text, len, cursor, closers,
-	                                                  ENGINE_MAX_GIVEN - n_given)
+	size_t n_closers = opt->validate ? ast_closers_at(r->doc, r->lang, text, len, cursor,
+	                                                  r->closers, ENGINE_MAX_GIVEN - r->n_given)
 	                                 : 0;
-	for (size_t i = 0; i < n_closers; i++, n_given++) {
-		given[n_given] = (struct engine_given){ closers[i].text, strlen(closers[i].text) };
-		notes[n_given] = (struct given_note){ .must_mend = closers[i].must_mend };
+	for (size_t i = 0; i < n_closers; i++, r->n_given++) {
+		r->given[r->n_given] =
+		        (struct engine_given){ r->closers[i].text, strlen(r->closers[i].text) };
+		r->notes[r->n_given] = (struct given_note){ .must_mend = r->closers[i].must_mend };
 	}
-	rq.given = given;
-	rq.n_given = n_given;
-	rq.n_candidates = st->completion_candidates;
-	if (rq.n_candidates > ENGINE_MAX_CANDIDATES) rq.n_candidates = ENGINE_MAX_CANDIDATES;
-	rq.max_tokens = st->completion_max_tokens;
-	rq.max_lines = out->max_lines;
-	rq.temperature = (float)st->completion_temperature;
-	rq.top_p = (float)st->completion_top_p;
-	rq.seed = opt->seed;
-	rq.stop = (const char *const *)st->completion_stop;
-	rq.n_stop = n_stop;
-	rq.stop_text = opt->validate && out->max_lines > 1 ? scope_stop : NULL;
-	rq.stop_ud = &scope;
-	rq.cancel = opt->cancel;
-	rq.use_cache = opt->use_cache;
-	rq.deadline_ms = opt->deadline_ms;
+}
 
-	struct engine_result er;
-	memset(&er, 0, sizeof er);
-	struct infer_error ierr = { { 0 } };
-	rc = engine_run(engine, &rq, &er, &ierr);
+/* Step 5: the engine request from the settings, the options and what the
+ * steps before made (all borrowed from *r). */
+static void step_request(struct run *r, const struct settings *st,
+                         const struct complete_options *opt, int32_t max_lines)
+{
+	size_t n_stop = 0;
+	while (st->completion_stop && st->completion_stop[n_stop]) n_stop++;
+	r->scope = (struct scope_rule){ .by_indent = lang_by_indent(r->lname),
+		                        .indent = r->shape.indent_len };
+	struct engine_request *rq = &r->rq;
+	*rq = engine_request_default();
+	rq->prefix = r->slice.prefix;
+	rq->prefix_len = r->slice.prefix_len;
+	rq->suffix = r->slice.suffix;
+	rq->suffix_len = r->slice.suffix_len;
+	rq->extra = r->snips;
+	rq->n_extra = r->n_snips;
+	rq->comment = lang_comment(r->lname);
+	if (fim_template_parse(st->fim_template, &rq->fim) < 0) {
+		rq->fim = FIM_TEMPLATE_AUTO;
+	} else if (rq->fim == FIM_TEMPLATE_CUSTOM) {
+		rq->fim_custom = st->fim_template;
+	}
+	/* the slice already fits the budgets with this tokenizer; the engine's
+	 * own cut (same budgets) is then a no-op, except for template tokens */
+	rq->prefix_tokens = st->context_prefix_tokens > 0 ? st->context_prefix_tokens : 1;
+	rq->suffix_tokens = st->context_suffix_tokens > 0 ? st->context_suffix_tokens : 1;
+	rq->extra_tokens = st->context_extra_tokens > 0 ? st->context_extra_tokens : 1;
+	rq->given = r->given;
+	rq->n_given = r->n_given;
+	rq->n_candidates = st->completion_candidates;
+	if (rq->n_candidates > ENGINE_MAX_CANDIDATES) rq->n_candidates = ENGINE_MAX_CANDIDATES;
+	rq->max_tokens = st->completion_max_tokens;
+	rq->max_lines = max_lines;
+	rq->temperature = (float)st->completion_temperature;
+	rq->top_p = (float)st->completion_top_p;
+	rq->seed = opt->seed;
+	rq->stop = (const char *const *)st->completion_stop;
+	rq->n_stop = n_stop;
+	rq->stop_text = opt->validate && max_lines > 1 ? scope_stop : NULL;
+	rq->stop_ud = &r->scope;
+	rq->cancel = opt->cancel;
+	rq->use_cache = opt->use_cache;
+	rq->deadline_ms = opt->deadline_ms;
+	rq->fit_deadline = opt->fit_deadline;
+	if (r->has_short && opt->short_only) {
+		rq->prefix = r->short_slice.prefix;
+		rq->prefix_len = r->short_slice.prefix_len;
+		rq->suffix = r->short_slice.suffix;
+		rq->suffix_len = r->short_slice.suffix_len;
+		rq->n_extra = 0;
+	} else if (r->has_short) {
+		rq->short_prefix = r->short_slice.prefix;
+		rq->short_prefix_len = r->short_slice.prefix_len;
+		rq->short_suffix = r->short_slice.suffix;
+		rq->short_suffix_len = r->short_slice.suffix_len;
+	}
+}
+
+int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
+                 const char *text, size_t len, size_t cursor, const struct settings *st,
+                 const struct complete_options *opt, struct complete_result *out,
+                 struct complete_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (err) memset(err, 0, sizeof *err);
+	double t0 = now_ms();
+	struct settings fitted = *st; /* shallow: only numbers change */
+	complete_fit_context(&fitted, opt->n_ctx);
+	st = &fitted;
+	if (cursor > len) return fail(err, -EINVAL, "cursor past the end of the text");
+
+	/* zeroed: run_finish releases whatever the steps made */
+	struct run run;
+	memset(&run, 0, sizeof run);
+	struct run *r = &run;
+	r->lang = language_id ? ast_lang_from_id(language_id) : NULL;
+	r->lname = r->lang || !language_id ? ast_lang_name(r->lang) : language_id;
+	r->flat = (struct ast_text){ text, len };
+
+	int rc = step_parse(r, opt);
+	if (rc) {
+		rc = fail(err, rc, "out of memory");
+		goto done;
+	}
+	rc = step_slice(r, tok, text, len, cursor, st, opt);
+	if (rc) {
+		rc = fail(err, rc,
+		          rc == -ENOMEM ? "context slicing failed (out of memory)"
+		                        : "context slicing failed");
+		goto done;
+	}
+	out->shape = r->shape.kind;
+	out->max_lines = complete_max_lines(r->shape.kind, st);
+	double t1 = now_ms();
+	out->slice_ms = t1 - t0;
+	rc = step_snippets(r, text, cursor, opt);
+	if (rc) {
+		rc = fail(err, rc, "out of memory");
+		goto done;
+	}
+	step_given(r, text, len, cursor, st, opt);
+	step_request(r, st, opt, out->max_lines);
+
+	struct infer_error ierr;
+	memset(&ierr, 0, sizeof ierr);
+	if (opt->prefill_only) { /* background work: the cache filled, nothing decoded */
+		rc = engine_prefill(engine, &r->rq, &r->er, &ierr);
+		out->prompt_tokens = r->er.prompt_tokens;
+		out->cached_tokens = r->er.cached_tokens;
+		out->prefilled_tokens = r->er.prefilled_tokens;
+		out->cancelled = r->er.cancelled;
+		out->engine_ms = out->total_ms = now_ms() - t1;
+		if (rc < 0) rc = fail(err, rc, ierr.message[0] ? ierr.message : "prefill failed");
+		goto done;
+	}
+	rc = engine_run(engine, &r->rq, &r->er, &ierr);
+	out->prefilled_tokens = r->er.prefilled_tokens;
+	out->budget = r->er.budget;
+	out->shortened = r->er.budget == ENGINE_BUDGET_SHORT;
 	double t2 = now_ms();
 	out->engine_ms = t2 - t1;
-	out->prompt_tokens = er.prompt_tokens;
-	out->cached_tokens = er.cached_tokens;
-	out->generated_tokens = er.generated_tokens;
-	out->n_generated = er.n_candidates;
-	for (int32_t i = 0; i < er.n_candidates; i++)
-		if (er.candidates[i].stop == ENGINE_STOP_DEADLINE) out->deadline_hit = true;
-	out->prefill_ms = er.prefill_ms;
-	out->decode_ms = er.decode_ms;
-	free(snips);
+	out->prompt_tokens = r->er.prompt_tokens;
+	out->cached_tokens = r->er.cached_tokens;
+	out->generated_tokens = r->er.generated_tokens;
+	out->n_generated = r->er.n_candidates;
+	for (int32_t i = 0; i < r->er.n_candidates; i++)
+		if (r->er.candidates[i].stop == ENGINE_STOP_DEADLINE) out->deadline_hit = true;
+	out->prefill_ms = r->er.prefill_ms;
+	out->decode_ms = r->er.decode_ms;
 	if (rc == ENGINE_ECANCELED || (opt->cancel && atomic_load(opt->cancel))) {
 		out->cancelled = true;
-		engine_result_finish(&er);
-		ast_slice_finish(&slice);
-		ast_doc_delete(doc);
-		return ENGINE_ECANCELED;
+		rc = fail(err, ENGINE_ECANCELED, "cancelled");
+		goto done;
 	}
 	if (rc < 0) {
-		set_err(err, errlen, "%s", ierr.message[0] ? ierr.message : "the engine failed");
-		engine_result_finish(&er);
-		ast_slice_finish(&slice);
-		ast_doc_delete(doc);
-		return rc;
+		rc = fail(err, rc, ierr.message[0] ? ierr.message : "the engine failed");
+		goto done;
 	}
 
-	rc = post_process(lang, opt->validate ? doc : NULL, text, len, cursor, opt, &er, given,
-	                  notes, n_given, out);
+	/* Step 6: validation, trimming and ranges; then rerank */
+	rc = post_process(r->lang, opt->validate ? r->doc : NULL, text, len, cursor, opt, &r->er,
+	                  r->given, r->notes, r->n_given, out);
 	if (!rc) rc = rank(st, text, len, cursor, opt, out);
-	engine_result_finish(&er);
-	ast_slice_finish(&slice);
-	ast_doc_delete(doc);
 	if (rc) {
 		complete_result_finish(out);
-		set_err(err, errlen, "out of memory%s", "");
-		return rc;
+		rc = fail(err, rc, "out of memory");
+		goto done;
 	}
 	for (size_t i = 0; i < out->count; i++)
 		out->given_shown += out->items[i].stop == ENGINE_STOP_GIVEN;
 	double t3 = now_ms();
 	out->post_ms = t3 - t2;
 	out->total_ms = t3 - t0;
-	return 0;
+done:
+	run_finish(r);
+	return rc;
 }

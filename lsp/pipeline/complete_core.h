@@ -59,6 +59,16 @@ struct complete_options {
 	                        the budgets are fitted into it; 0: used as they are */
 	struct complete_memory *memory; /* this document's; may be NULL (no stickiness) */
 	double deadline_ms; /* engine_request.deadline_ms: answer-by time (engine_now_ms clock); 0: none */
+	/* The prefill budget: with a deadline, a prompt whose uncached part
+	 * cannot be prefilled in time is answered from a shorter one (the
+	 * suffix cut, or the nearest lines; engine_request.fit_deadline). */
+	bool fit_deadline;
+	/* Always answer from the short context the budget would fall back to
+	 * (`infill eval --short-context`: its quality against the full one). */
+	bool short_only;
+	/* Prefill the prompt into the prefix cache and stop (background work):
+	 * no candidates; out->prefilled_tokens says what was computed. */
+	bool prefill_only;
 };
 
 /* Everything on: what the server does. */
@@ -92,11 +102,22 @@ struct complete_result {
 	double slice_ms, engine_ms, post_ms, total_ms;
 	double prefill_ms, decode_ms; /* the engine's own split of engine_ms */
 	bool cancelled;
-	bool deadline_hit; /* the deadline stopped candidates: longer ones were to come */
+	bool deadline_hit;         /* the deadline stopped candidates: longer ones were to come */
+	int32_t prefilled_tokens;  /* prompt tokens actually computed */
+	enum engine_budget budget; /* what the prefill budget did */
+	bool shortened;            /* answered from the short context (budget SHORT): the full
+	                 * one is worth prefilling in the background */
 };
 
 /* Frees what a result owns; accepts a zeroed or already finished result. */
 void complete_result_finish(struct complete_result *r);
+
+/* Why a run failed: code is what complete_run returned (a negative errno
+ * value; ENGINE_ECANCELED when cancelled), message says it for a person. */
+struct complete_error {
+	int code;
+	char message[512];
+};
 
 /*
  * Runs one completion of text[0..len) at byte offset cursor, for
@@ -105,12 +126,14 @@ void complete_result_finish(struct complete_result *r);
  * engine and tok belong to the calling thread's model (borrowed). Fills *out
  * (caller's memory; release with complete_result_finish whatever the
  * return). Returns 0, ENGINE_ECANCELED when opt->cancel was set (out->count
- * is 0), or a negative code with a message in err[errlen].
+ * is 0), -EINVAL (cursor past len), -ENOMEM, or the engine's negative code;
+ * *err (caller's memory, may be NULL) is zeroed, then filled on any non-zero
+ * return.
  */
 int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
                  const char *text, size_t len, size_t cursor, const struct settings *st,
-                 const struct complete_options *opt, struct complete_result *out, char *err,
-                 size_t errlen);
+                 const struct complete_options *opt, struct complete_result *out,
+                 struct complete_error *err);
 
 /*
  * Scales the prefix, suffix and extra token budgets of *st down together
@@ -148,6 +171,8 @@ bool complete_is_runaway(const char *text, size_t len, enum engine_stop stop);
 size_t complete_replace_end(const char *text, size_t len, size_t cursor, const char *cand,
                             size_t cand_len);
 
+/* ---- the model (complete_model.c) ---- */
+
 /*
  * Where the embedded model lives when the `model` setting is unset: the
  * first existing of <dir of the binary>/models/infill-default.gguf,
@@ -158,8 +183,36 @@ size_t complete_replace_end(const char *text, size_t len, size_t cursor, const c
  */
 char *complete_default_model_path(void);
 
-/* What the settings ask of model_load: backend, threads, cache.memoryMB and
- * cache.kvType, for the model at path (borrowed). The caller adds progress. */
-struct model_params complete_model_params(const struct settings *st, const char *path);
+/*
+ * The settings that open a model (backend, threads, cache.memoryMB,
+ * cache.kvType) and set up its engine (cache.reuseShiftedSuffix), copied
+ * out of struct settings: a plain value that the loop thread hands to the
+ * engine thread, and compares with the last one to tell a reload.
+ */
+struct complete_model_spec {
+	enum config_backend backend;
+	int threads; /* <= 0: one per physical core */
+	int cache_memory_mb;
+	enum config_kv_type kv_type;
+	bool reuse_shifted_suffix; /* engine only: changed without a reload */
+};
+
+struct complete_model_spec complete_model_spec_from(const struct settings *st);
+
+/* What the engine is given (engine_configure takes it too). */
+struct engine_params complete_engine_params(const struct complete_model_spec *spec);
+
+/*
+ * Opens the model at path (borrowed) as spec says, and an engine on it: the
+ * one way the server's engine thread, `infill complete` and `infill eval`
+ * load a model, so they honour the same settings. progress (may be NULL) is
+ * called with progress_user on this thread during the load (as
+ * model_params.progress). Returns 0 with *model and *engine new (release
+ * with engine_free, then model_free), or a negative errno with both NULL
+ * and *err (may be NULL) saying "cannot load the model PATH: why".
+ */
+int complete_model_open(const char *path, const struct complete_model_spec *spec,
+                        void (*progress)(void *user, float fraction), void *progress_user,
+                        struct model **model, struct engine **engine, struct complete_error *err);
 
 #endif

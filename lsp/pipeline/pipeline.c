@@ -132,6 +132,7 @@ static void finish_close(struct pipeline *p)
 	/* the engine is gone: whatever it still held is ours to free */
 	p->queue_head = p->queue_tail = p->done_head = p->done_tail = NULL;
 	while (p->live) job_free(p, p->live);
+	for (size_t i = 0; i < p->n_warm; i++) completion_request_free(p->warm[i]);
 	if (p->loading && p->host.progress)
 		p->host.progress(p->host.ud, LOAD_TITLE, "stopped", 100, true);
 	p->loading = false;
@@ -260,11 +261,11 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 		log_error(p->log, "cannot configure the engine (out of memory or handles)");
 		return;
 	}
+	struct complete_model_spec want = complete_model_spec_from(settings);
+	const struct complete_model_spec *had = &p->loaded.model;
 	bool reload = !p->configured || strcmp(path, p->loaded.path) ||
-	              settings->backend != p->loaded.backend ||
-	              settings->threads != p->loaded.threads ||
-	              settings->cache_memory_mb != p->loaded.cache_mb ||
-	              settings->cache_kv_type != p->loaded.kv_type;
+	              want.backend != had->backend || want.threads != had->threads ||
+	              want.cache_memory_mb != had->cache_memory_mb || want.kv_type != had->kv_type;
 	bool shifted_changed = settings->cache_reuse_shifted_suffix != p->reuse_shifted;
 	p->reuse_shifted = settings->cache_reuse_shifted_suffix;
 	if (!reload && !shifted_changed) {
@@ -276,9 +277,7 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	p->params_pending = true;
 	if (reload) {
 		worker_spec_finish(&p->loaded);
-		p->loaded =
-		        (struct load_spec){ path, settings->backend, settings->threads,
-			                    settings->cache_memory_mb, settings->cache_kv_type };
+		p->loaded = (struct load_spec){ path, want };
 		worker_spec_finish(&p->pending_load);
 		p->pending_load = p->loaded;
 		p->pending_load.path = strdup(path);
@@ -408,6 +407,30 @@ void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *do
 void pipeline_doc_close(struct pipeline *p, const char *uri)
 {
 	fast_doc_remove(&p->docs, uri);
+}
+
+void pipeline_warm(struct pipeline *p, struct completion_request *req)
+{
+	if (p->closing || !p->thread_started || !atomic_load(&p->ready)) {
+		completion_request_free(req);
+		return;
+	}
+	struct completion_request *drop = NULL;
+	pthread_mutex_lock(&p->mu);
+	size_t i = 0; /* the same document's older hint goes, else the oldest */
+	while (i < p->n_warm && strcmp(p->warm[i]->uri, req->uri)) i++;
+	if (i == p->n_warm && p->n_warm == WORKER_WARM_MAX) i = p->n_warm - 1;
+	if (i < p->n_warm)
+		drop = p->warm[i];
+	else
+		p->n_warm++;
+	memmove(&p->warm[1], &p->warm[0], i * sizeof p->warm[0]);
+	p->warm[0] = req;
+	/* background work in progress is older than this hint: it yields */
+	atomic_store(&p->extend_cancel, 1);
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	completion_request_free(drop);
 }
 
 void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)

@@ -113,12 +113,17 @@ struct pipeline_stats {
 	uint64_t prompt_tokens; /* prompt tokens over all jobs */
 	uint64_t cached_prompt_tokens; /* of which served from the prefix cache */
 	uint64_t generated_tokens;
-	uint64_t rejected_candidates; /* dropped by validation or confidence */
-	uint64_t document_lines;      /* shown items taken from the document (or a
+	uint64_t rejected_candidates;       /* dropped by validation or confidence */
+	uint64_t document_lines;            /* shown items taken from the document (or a
 	                               * closer), scored but not decoded */
-	const char *backend;          /* "none", "cpu", "cuda"; static string */
-	const char *kv_type;          /* "none", "f16", "f32"; static string */
-	int32_t kv_pages;             /* pages in the KV pool of the loaded model */
+	const char *backend;                /* "none", "cpu", "cuda"; static string */
+	const char *kv_type;                /* "none", "f16", "f32"; static string */
+	int32_t kv_pages;                   /* pages in the KV pool of the loaded model */
+	uint64_t background_prefill_tokens; /* prompt tokens prefilled while no request
+	                                     * waited (pipeline_warm, the full context
+	                                     * of a shortened answer, as if accepted) */
+	uint64_t short_contexts;            /* answers from a shorter context, the full one
+	                          * not prefillable before the deadline */
 };
 
 struct pipeline;
@@ -180,6 +185,15 @@ void pipeline_doc_open(struct pipeline *p, const char *uri, const char *language
 void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *doc, size_t start,
                        size_t old_end, size_t new_end);
 void pipeline_doc_close(struct pipeline *p, const char *uri);
+
+/*
+ * A hint that a request like req will come (after didOpen: the file's head;
+ * after didChange: the place of the edit): when the engine is idle it
+ * prefills req's prompt into the prefix cache at low priority, in small
+ * chunks, and any request that comes stops it within one chunk. Takes req.
+ * Only the newest few hints are kept (one per document).
+ */
+void pipeline_warm(struct pipeline *p, struct completion_request *req);
 
 /* The engine's counters (a copy). */
 void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h" /* rerank_is_blank */
+
 /* Per-document fast-path state: the last answer given (loop thread). */
 struct fast_doc {
 	char *uri;
@@ -56,13 +58,6 @@ void fast_doc_remove(struct fast_doc **docs, const char *uri)
 	}
 }
 
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
-	return true;
-}
-
 /*
  * The typed-ahead fast path. The last answer for this document was given
  * at cursor c of text T. If the new text is T with k > 0 bytes inserted at
@@ -88,7 +83,7 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 		if (d->cand_len[i] <= k || memcmp(d->cands[i], typed, k)) continue;
 		const char *rest = d->cands[i] + k;
 		size_t rest_len = d->cand_len[i] - k;
-		if (blank(rest, rest_len)) continue;
+		if (rerank_is_blank(rest, rest_len)) continue;
 		char *t = malloc(rest_len + 1);
 		if (!t) break;
 		memcpy(t, rest, rest_len);

@@ -6,6 +6,13 @@
  * the loop thread (pipeline.c) through worker.h's lists and the async
  * handle; it never touches a loop-thread field.
  *
+ * When nothing waits, it also prefills at low priority what the next
+ * request will likely need (warm): the full context of an answer the
+ * prefill budget shortened, the prompt as if the shown suggestion were
+ * accepted, and the loop's hints (pipeline_warm: a file just opened, the
+ * place of the last edit). Each is stopped by a new job within one chunk
+ * (p->extend_cancel, set whenever a job is queued).
+ *
  * The model loads at the first pipeline_configure (during `initialize`,
  * once initializationOptions are in), and again when `model`, `backend`,
  * `threads` or `cache.memoryMB` change.
@@ -185,35 +192,20 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, 
 	snprintf(msg, sizeof msg, "%s", spec->path);
 	post_event(p, EVENT_LOAD_BEGIN, 0, true, msg);
 
-	struct settings asked = { .backend = spec->backend,
-		                  .threads = spec->threads,
-		                  .cache_memory_mb = spec->cache_mb,
-		                  .cache_kv_type = spec->kv_type };
-	struct model_params mp_ = complete_model_params(&asked, spec->path);
+	struct complete_model_spec ms = spec->model;
+	ms.reuse_shifted_suffix = reuse_shifted; /* the latest, which needs no reload */
 	struct load_progress lp = { p, -100 };
-	mp_.progress = on_load_progress;
-	mp_.progress_user = &lp;
-	struct infer_error err = { { 0 } };
-	struct model *m = model_load(&mp_, &err);
-	struct engine *e = NULL;
-	if (m) {
-		struct engine_params eprm = engine_params_default();
-		eprm.reuse_shifted_suffix = reuse_shifted;
-		e = engine_new(m, &eprm, &err);
-		if (!e) {
-			model_free(m);
-			m = NULL;
-		}
-	}
-	if (!m) {
-		snprintf(msg, sizeof msg, "infill: cannot load the model %s: %s", spec->path,
-		         err.message[0] ? err.message : "unknown error");
+	struct model *m;
+	struct engine *e;
+	struct complete_error err;
+	if (complete_model_open(spec->path, &ms, on_load_progress, &lp, &m, &e, &err)) {
+		snprintf(msg, sizeof msg, "infill: %s", err.message);
 		post_event(p, EVENT_LOAD_END, 100, false, msg);
 		stats_set_model(p, "none", "none", 0);
 		return;
 	}
 	const struct model_info *mi = model_info(m);
-	const char *kv = spec->kv_type == CONFIG_KV_F32 ? "f32" : "f16";
+	const char *kv = ms.kv_type == CONFIG_KV_F32 ? "f32" : "f16";
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
 	         spec->path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu",
 	         kv, mi->kv_n_pages, mi->kv_page_size);
@@ -304,15 +296,15 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	opt.seed = req->seq;
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
+	opt.fit_deadline = req->settings.completion_prefill_budget;
 	/* The deadline counts from the request's arrival: the debounce and any
 	 * wait in the queue are part of what the user waits for. */
 	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
 		opt.deadline_ms =
 		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
 	struct complete_result res;
-	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	                      req->cursor, &req->settings, &opt, &res, NULL);
 	job->figures = res;
 	job->figures.items = NULL;
 	job->figures.count = res.count;
@@ -323,6 +315,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
 	p->stats.document_lines += (uint64_t)(res.given_shown > 0 ? res.given_shown : 0);
+	p->stats.short_contexts += res.shortened;
 	pthread_mutex_unlock(&p->mu);
 	if (rc == ENGINE_ECANCELED) {
 		complete_result_finish(&res);
@@ -360,9 +353,8 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
 	struct complete_result res;
-	char err[512] = "";
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-	                      req->cursor, &req->settings, &opt, &res, err, sizeof err);
+	                      req->cursor, &req->settings, &opt, &res, NULL);
 	pthread_mutex_lock(&p->mu);
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
@@ -384,6 +376,87 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 	completion_request_free(req);
 }
 
+/* ---- background prefill ---------------------------------------------------- */
+
+/* Background work the engine thread found for itself, in order: the full
+ * context of a shortened answer, then the prompt as if it were accepted. */
+#define TODO_MAX 2
+
+struct todo {
+	struct completion_request *req[TODO_MAX]; /* owned */
+	bool keep_memory[TODO_MAX]; /* the document's sticky snippets apply (same place) */
+	int n;
+};
+
+static void todo_clear(struct todo *t)
+{
+	for (int i = 0; i < t->n; i++) completion_request_free(t->req[i]);
+	t->n = 0;
+}
+
+static void todo_push(struct todo *t, struct completion_request *req, bool keep_memory)
+{
+	if (!req) return;
+	if (t->n == TODO_MAX) {
+		completion_request_free(req);
+		return;
+	}
+	t->req[t->n] = req;
+	t->keep_memory[t->n++] = keep_memory;
+}
+
+/* The request as if its top item were accepted: the item's text in place,
+ * the cursor after it. New, or NULL when out of memory. */
+static struct completion_request *as_accepted(const struct completion_request *req,
+                                              const struct completion_candidate *it)
+{
+	if (it->start > it->end || it->end > req->text_len) return NULL;
+	struct completion_request *a = completion_request_clone(req);
+	if (!a) return NULL;
+	size_t len = req->text_len - (it->end - it->start) + it->text_len;
+	char *t = malloc(len + 1);
+	if (!t) {
+		completion_request_free(a);
+		return NULL;
+	}
+	memcpy(t, req->text, it->start);
+	memcpy(t + it->start, it->text, it->text_len);
+	memcpy(t + it->start + it->text_len, req->text + it->end, req->text_len - it->end);
+	t[len] = 0;
+	free(a->text);
+	a->text = t;
+	a->text_len = len;
+	a->cursor = it->start + it->text_len;
+	return a;
+}
+
+/* Prefills req's prompt (complete_run with prefill_only) until done or
+ * until a job comes (p->extend_cancel). req is taken. */
+static void warm(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
+                 struct completion_request *req, bool keep_memory)
+{
+	struct complete_options opt = complete_options_default();
+	opt.cancel = &p->extend_cancel;
+	opt.use_cache = req->settings.cache_enabled;
+	opt.n_ctx = model_info(m)->n_ctx_train;
+	/* elsewhere than the document's last request: its sticky snippets stay
+	 * as they are, for the keystroke that may come there */
+	opt.memory = keep_memory ? edoc_memory(edocs, req->uri) : NULL;
+	opt.prefill_only = true;
+	struct complete_result res;
+	if (req->cursor <= req->text_len && opt.use_cache)
+		complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
+		             req->cursor, &req->settings, &opt, &res, NULL);
+	else
+		memset(&res, 0, sizeof res);
+	pthread_mutex_lock(&p->mu);
+	p->stats.background_prefill_tokens +=
+	        (uint64_t)(res.prefilled_tokens > 0 ? res.prefilled_tokens : 0);
+	pthread_mutex_unlock(&p->mu);
+	complete_result_finish(&res);
+	completion_request_free(req);
+}
+
 void *worker_main(void *arg)
 {
 	struct pipeline *p = arg;
@@ -391,9 +464,11 @@ void *worker_main(void *arg)
 	struct engine *e = NULL;
 	struct edoc *edocs = NULL;
 	struct current_load cur = { 0 };
+	struct todo todo = { 0 };
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		while (!p->stop && !p->load_pending && !p->queue_head && !p->recheck_pending)
+		while (!p->stop && !p->load_pending && !p->queue_head && !todo.n && !p->n_warm &&
+		       !p->recheck_pending)
 			pthread_cond_wait(&p->cv, &p->mu);
 		if (p->stop) break;
 		if (p->load_pending) {
@@ -426,6 +501,34 @@ void *worker_main(void *arg)
 			engine_configure(e, &ep);
 		}
 		p->params_pending = false;
+		if (!p->queue_head) { /* idle: background prefill, newest first */
+			struct completion_request *w = NULL;
+			bool keep = false;
+			if (p->n_warm) todo_clear(&todo); /* an edit came since: stale */
+			if (todo.n) {
+				w = todo.req[0];
+				keep = todo.keep_memory[0];
+				todo.n--;
+				memmove(&todo.req[0], &todo.req[1],
+				        (size_t)todo.n * sizeof todo.req[0]);
+				memmove(&todo.keep_memory[0], &todo.keep_memory[1],
+				        (size_t)todo.n * sizeof todo.keep_memory[0]);
+			} else {
+				w = p->warm[0];
+				keep = true;
+				p->n_warm--;
+				memmove(&p->warm[0], &p->warm[1], p->n_warm * sizeof p->warm[0]);
+			}
+			if (!e) {
+				completion_request_free(w);
+				continue;
+			}
+			atomic_store(&p->extend_cancel, 0);
+			pthread_mutex_unlock(&p->mu);
+			warm(p, e, m, &edocs, w, keep);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
 		struct pipeline_job *job = p->queue_head;
 		p->queue_head = job->qnext;
 		if (!p->queue_head) p->queue_tail = NULL;
@@ -446,6 +549,14 @@ void *worker_main(void *arg)
 		/* copied before the job goes back: the loop frees it */
 		struct completion_request *again = NULL;
 		char *shown = NULL;
+		todo_clear(&todo); /* an older job's background work is stale now */
+		if (e && !job->status && !atomic_load(&job->cancel)) {
+			if (job->figures.shortened)
+				todo_push(&todo, completion_request_clone(job->req), true);
+			if (job->result.count)
+				todo_push(&todo, as_accepted(job->req, &job->result.items[0]),
+				          false);
+		}
 		if (job->figures.deadline_hit && !job->status && job->result.count &&
 		    !atomic_load(&job->cancel)) {
 			again = completion_request_clone(job->req);
@@ -470,6 +581,7 @@ void *worker_main(void *arg)
 		free(shown);
 	}
 	pthread_mutex_unlock(&p->mu);
+	todo_clear(&todo);
 	atomic_store(&p->ready, false);
 	edoc_free_all(edocs);
 	engine_free(e);

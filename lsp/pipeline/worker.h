@@ -33,6 +33,9 @@
 
 /* ---- state ---------------------------------------------------------------- */
 
+/* Hints of pipeline_warm kept at most: the newest, one per document. */
+#define WORKER_WARM_MAX 4
+
 struct pipeline_job {
 	struct pipeline *p;
 	struct completion_request *req;
@@ -72,13 +75,12 @@ struct event {
 	struct event *next;
 };
 
-/* What a load needs; compared to decide whether a configure means a reload. */
+/* What a load needs; compared to decide whether a configure means a reload
+ * (model.reuse_shifted_suffix aside: the engine takes it without one, see
+ * pipeline.reuse_shifted). */
 struct load_spec {
 	char *path; /* resolved */
-	enum config_backend backend;
-	int threads;
-	int cache_mb;
-	enum config_kv_type kv_type;
+	struct complete_model_spec model;
 };
 
 struct pipeline {
@@ -115,11 +117,14 @@ struct pipeline {
 	bool stop;
 	bool thread_exited;
 	atomic_bool ready; /* a model and an engine are loaded */
-	/* Stops an extension run (see extend): set with mu held whenever a job
+	/* Stops an extension run (see extend) and background prefill (warm): set with mu held whenever a job
 	 * is queued, a load is asked for or the pipeline stops; cleared by the
 	 * engine thread, also with mu held, only when none of these is pending. */
 	atomic_int extend_cancel;
 	struct pipeline_stats stats;
+	/* pipeline_warm's hints, newest first (under mu; owned) */
+	struct completion_request *warm[WORKER_WARM_MAX];
+	size_t n_warm;
 };
 
 /* The engine thread's body; arg is the struct pipeline (engine thread). */

@@ -180,4 +180,24 @@ TEST(edge_cases)
 	free(b.p);
 }
 
+/* A text held in one piece reads as one chunk, and parses like any other. */
+TEST(text_in_one_piece)
+{
+	static const char src[] = "def f(x):\n    return x\n";
+	struct ast_text t = { src, sizeof src - 1 };
+	size_t n = 99;
+	CHECK(ast_text_read(&t, 0, &n) == src);
+	CHECK_INT_EQ(n, sizeof src - 1);
+	CHECK(ast_text_read(&t, 4, &n) == src + 4);
+	CHECK_INT_EQ(n, sizeof src - 5);
+	CHECK(ast_text_read(&t, sizeof src - 1, &n) == NULL);
+	CHECK_INT_EQ(n, 0);
+	CHECK(ast_text_read(&t, 1000, &n) == NULL);
+	struct ast_doc *doc = ast_doc_new(ast_lang_from_id("python"), ast_text_read, &t);
+	REQUIRE(doc);
+	CHECK_INT_EQ(ast_doc_parse(doc), 0);
+	CHECK_INT_EQ(ast_doc_error_count(doc), 0);
+	ast_doc_delete(doc);
+}
+
 TEST_MAIN()

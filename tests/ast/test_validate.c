@@ -257,6 +257,12 @@ TEST(registry)
 	CHECK(ast_lang_from_path("README") == NULL);
 	CHECK(ast_lang_from_path(".bashrc") == NULL);
 	CHECK_STR_EQ(ast_lang_name(NULL), "plaintext");
+	/* the languageId a file opens with: the grammar's canonical id */
+	CHECK_STR_EQ(ast_lang_id_from_path("/usr/lib/python3.11/json/decoder.py"), "python");
+	CHECK_STR_EQ(ast_lang_id_from_path("src/App.TSX"), "typescriptreact");
+	CHECK_STR_EQ(ast_lang_id_from_path("kernels/cuda/gemv.cu"), "cpp");
+	CHECK_STR_EQ(ast_lang_id_from_path("dir.py/README"), "plaintext");
+	CHECK_STR_EQ(ast_lang_id_from_path("notes.txt"), "plaintext");
 	/* Every grammar loads (ABI accepted by the runtime) and parses. */
 	for (size_t i = 0; i < ast_lang_count(); i++) {
 		const struct ast_lang *l = ast_lang_at(i);

@@ -19,6 +19,15 @@ static const char *testdata(void)
 
 /* ---- rerank ---- */
 
+TEST(blank_is_only_spaces_tabs_and_line_breaks)
+{
+	CHECK(rerank_is_blank("", 0));
+	CHECK(rerank_is_blank(" \t\r\n  ", 6));
+	CHECK(!rerank_is_blank("  x", 3));
+	CHECK(rerank_is_blank("  x", 2)); /* only the first n bytes count */
+	CHECK(!rerank_is_blank("\v", 1)); /* a form of space, but shows as something */
+}
+
 TEST(similarity_is_normalized_levenshtein)
 {
 	CHECK_NEAR(rerank_similarity("", 0, "", 0), 1.0, 1e-12);
@@ -299,10 +308,20 @@ TEST(fim_prompt_starcoder_vocab)
 	        mid = tokenizer_find(t, "<fim_middle>", 12);
 	CHECK(pre >= 0 && suf >= 0 && mid >= 0);
 	int k = tokenizer_special(t)->add_bos ? 1 : 0;
+	/* StarCoder's own order is suffix first (SPMv2): <pre><suf>S<mid>P */
+	CHECK_INT_EQ(fp.tok[k], pre);
+	CHECK_INT_EQ(fp.tok[k + 1], suf);
+	CHECK_INT_EQ(fp.tok[fp.n - 1 - fp.prefix_tokens], mid);
+	CHECK_INT_EQ(fp.tail_start, fp.n); /* nothing after the prefix to shift */
+	fim_prompt_finish(&fp);
+	/* PSM when asked */
+	rq.order = FIM_ORDER_PSM;
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
 	CHECK_INT_EQ(fp.tok[k], pre);
 	CHECK_INT_EQ(fp.tok[fp.tail_start], suf);
 	CHECK_INT_EQ(fp.tok[fp.n - 1], mid);
 	fim_prompt_finish(&fp);
+	rq.order = FIM_ORDER_AUTO;
 	/* a template the vocabulary lacks is an error that says what to set */
 	rq.fim = FIM_TEMPLATE_DEEPSEEK;
 	CHECK(fim_prompt_build(t, &rq, &fp, &err) == -EINVAL);

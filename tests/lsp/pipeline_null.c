@@ -153,6 +153,12 @@ void pipeline_doc_close(struct pipeline *p, const char *uri)
 	(void)p, (void)uri;
 }
 
+void pipeline_warm(struct pipeline *p, struct completion_request *req)
+{
+	(void)p;
+	completion_request_free(req);
+}
+
 void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)
 {
 	(void)p;

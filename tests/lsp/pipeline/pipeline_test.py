@@ -476,6 +476,53 @@ def case_fast_path(binary, model):
         c.kill()
 
 
+def case_background_prefill(binary, model):
+    """A file just opened has its head prefilled while the engine is idle
+    (backgroundPrefillTokens); a request the deadline leaves no time for is
+    answered from the short context (shortContexts), and the full context
+    is then prefilled in the background, so the same request finds it all
+    in the cache."""
+    text = PY * 20  # ~4.6 KB: its end lies past the head that didOpen warms
+    c = start(binary, model, {"completion.candidates": 1, "completion.maxTokens": 4,
+                              "completion.deadlineMs": 1})
+    try:
+        wait_loaded(c)
+        open_doc(c, text)
+        check(poll(lambda: stats(c).get("backgroundPrefillTokens", 0) > 0, 60),
+              "the opened file's head prefilled in the background", stats(c))
+
+        def settled():
+            a = stats(c)["backgroundPrefillTokens"]
+            time.sleep(0.5)
+            return stats(c)["backgroundPrefillTokens"] == a
+        poll(settled, 60)
+        s0 = stats(c)
+        last = len(text.split("\n")) - 7  # "    x = add(1, 2)" of the last copy
+        inline(c, last, 4)  # 1 ms: no time to prefill anything uncached
+        s1 = stats(c)
+        check(s1["shortContexts"] == s0["shortContexts"] + 1,
+              "answered from the short context", s0, s1)
+        check(poll(lambda: stats(c)["backgroundPrefillTokens"]
+                   > s1["backgroundPrefillTokens"], 60),
+              "the full context prefilled after the short answer", s1, stats(c))
+        poll(settled, 60)
+        # the same request without a deadline: its full prompt is cached
+        c.notify("workspace/didChangeConfiguration",
+                 {"settings": {"infill": {"completion.deadlineMs": 0}}})
+        s2 = stats(c)
+        inline(c, last, 4)
+        s3 = stats(c)
+        prompt = s3["promptTokens"] - s2["promptTokens"]
+        cached = s3["cachedPromptTokens"] - s2["cachedPromptTokens"]
+        check(prompt > 50 and cached >= prompt - 1,
+              "the full prompt came from the background prefill", s2, s3)
+        print("background %d tokens; full prompt %d tokens, %d cached"
+              % (s3["backgroundPrefillTokens"], prompt, cached))
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 

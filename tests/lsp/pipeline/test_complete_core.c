@@ -4,6 +4,7 @@
  */
 #include "harness.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -112,9 +113,9 @@ TEST(shown_candidates_are_valid)
 		struct complete_options opt = complete_options_default();
 		opt.seed = k + 1;
 		struct complete_result r;
-		char err[256];
+		struct complete_error err;
 		int rc = complete_run(engine, model_tokenizer(model), "python", PY, len, cur, &s,
-		                      &opt, &r, err, sizeof err);
+		                      &opt, &r, &err);
 		CHECK_INT_EQ(rc, 0);
 		CHECK(r.prompt_tokens > 0);
 		CHECK_INT_EQ(r.n_generated, 6);
@@ -157,18 +158,20 @@ TEST(greedy_is_deterministic)
 	s.completion_temperature = 0;
 	struct complete_options opt = complete_options_default();
 	struct complete_result a, b, c;
-	char err[256];
+	struct complete_error err;
 	size_t len = sizeof PY - 1;
 	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
-	                          &opt, &a, err, sizeof err),
+	                          &opt, &a, &err),
 	             0);
 	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
-	                          &opt, &b, err, sizeof err),
+	                          &opt, &b, &err),
 	             0);
 	CHECK(b.cached_tokens > 0); /* the second run found the prompt in the cache */
+	CHECK_INT_EQ(err.code, 0);  /* zeroed by a run that succeeds */
+	CHECK(!err.message[0]);
 	opt.use_cache = false;
 	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
-	                          &opt, &c, err, sizeof err),
+	                          &opt, &c, &err),
 	             0);
 	CHECK_INT_EQ(c.cached_tokens, 0);
 	CHECK(a.count == b.count && a.count == c.count);
@@ -192,9 +195,9 @@ TEST(ablations_run)
 		opt.validate = mask & 2;
 		opt.rerank = mask & 4;
 		struct complete_result r;
-		char err[256];
+		struct complete_error err;
 		CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "python", PY, len, 95, &s,
-		                          &opt, &r, err, sizeof err),
+		                          &opt, &r, &err),
 		             0);
 		CHECK(r.prompt_tokens > 0);
 		if (!opt.validate)
@@ -213,10 +216,11 @@ TEST(cancelled_before_start)
 	struct complete_options opt = complete_options_default();
 	opt.cancel = &cancel;
 	struct complete_result r;
-	char err[256];
+	struct complete_error err;
 	int rc = complete_run(engine, model_tokenizer(model), "python", PY, sizeof PY - 1, 95, &s,
-	                      &opt, &r, err, sizeof err);
+	                      &opt, &r, &err);
 	CHECK_INT_EQ(rc, ENGINE_ECANCELED);
+	CHECK_INT_EQ(err.code, ENGINE_ECANCELED);
 	CHECK_INT_EQ(r.count, 0);
 	complete_result_finish(&r);
 }
@@ -227,10 +231,16 @@ TEST(cursor_past_end_is_an_error)
 	struct settings s = settings_for("python");
 	struct complete_options opt = complete_options_default();
 	struct complete_result r;
-	char err[256] = "";
-	CHECK(complete_run(engine, model_tokenizer(model), "python", PY, 4, 5, &s, &opt, &r, err,
-	                   sizeof err) < 0);
-	CHECK(err[0]);
+	struct complete_error err;
+	CHECK(complete_run(engine, model_tokenizer(model), "python", PY, 4, 5, &s, &opt, &r, &err) <
+	      0);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK(strstr(err.message, "cursor"));
+	complete_result_finish(&r);
+	/* no error struct: the code alone */
+	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "python", PY, 4, 5, &s, &opt, &r,
+	                          NULL),
+	             -EINVAL);
 	complete_result_finish(&r);
 }
 
@@ -256,9 +266,9 @@ static int complete_at_bar_in(const char *lang, const char *doc_with_bar, const 
 	memcpy(doc, doc_with_bar, at);
 	strcpy(doc + at, bar + 1);
 	struct complete_options opt = complete_options_default();
-	char err[256];
+	struct complete_error err;
 	return complete_run(engine, model_tokenizer(model), lang, doc, strlen(doc), at, s, &opt, r,
-	                    err, sizeof err);
+	                    &err);
 }
 
 static int complete_at_bar(const char *doc_with_bar, const struct settings *s,
@@ -491,6 +501,60 @@ TEST(teardown)
 	engine = NULL;
 	model = NULL;
 	cfg = NULL;
+}
+
+/* The one way a model is opened (server, complete, eval) takes what the
+ * settings say: the KV pool's size and precision, and the engine's shifted
+ * suffix re-use; a file that is not there leaves nothing open. */
+static int32_t pages_with(const struct complete_model_spec *spec, bool *shifted)
+{
+	struct model *m;
+	struct engine *e;
+	struct complete_error err;
+	int rc = complete_model_open(TESTDATA "/models/tiny-dsc-f32.gguf", spec, NULL, NULL, &m, &e,
+	                             &err);
+	if (rc) {
+		fprintf(stderr, "open: %s\n", err.message);
+		return -1;
+	}
+	int32_t pages = model_info(m)->kv_n_pages;
+	*shifted = engine_get_params(e).reuse_shifted_suffix;
+	engine_free(e);
+	model_free(m);
+	return pages;
+}
+
+TEST(model_open_follows_the_settings)
+{
+	CHECK(setup());
+	struct settings s = *config_get(cfg, NULL);
+	s.threads = 1;
+	s.cache_memory_mb = 4;
+	s.cache_kv_type = CONFIG_KV_F16;
+	s.cache_reuse_shifted_suffix = true;
+	struct complete_model_spec spec = complete_model_spec_from(&s);
+	CHECK(spec.reuse_shifted_suffix && spec.threads == 1 && spec.cache_memory_mb == 4);
+	bool shifted = false;
+	int32_t f16_4 = pages_with(&spec, &shifted);
+	CHECK(f16_4 > 4);
+	CHECK(shifted);
+	spec.cache_memory_mb = 8;
+	spec.reuse_shifted_suffix = false;
+	int32_t f16_8 = pages_with(&spec, &shifted);
+	CHECK(!shifted);
+	CHECK_NEAR((double)f16_8 / f16_4, 2.0, 0.05); /* cache.memoryMB sizes the pool */
+	spec.kv_type = CONFIG_KV_F32;
+	int32_t f32_8 = pages_with(&spec, &shifted);
+	CHECK_NEAR((double)f16_8 / f32_8, 2.0, 0.05); /* f32 pages are twice as large */
+
+	struct model *m = (struct model *)1;
+	struct engine *e = (struct engine *)1;
+	struct complete_error err;
+	int rc = complete_model_open("/nonexistent/none.gguf", &spec, NULL, NULL, &m, &e, &err);
+	CHECK(rc < 0);
+	CHECK_INT_EQ(err.code, rc);
+	CHECK(strstr(err.message, "cannot load the model /nonexistent/none.gguf: "));
+	CHECK(m == NULL && e == NULL);
 }
 
 TEST_MAIN()

@@ -1,0 +1,140 @@
+/* test_stats.c - the infill/stats answer (lsp/stats.c): its keys, in order,
+ * are the ones clients and scripts rely on; what the server writes reads
+ * back the same; a missing or mistyped field reads as 0 or NULL. */
+#include "stats.h"
+
+#include "harness.h"
+
+/* The documented keys (README, `infill/stats`), in the answer's order. */
+static const char *const documented[] = {
+	"requests",
+	"cancelled",
+	"fastPath",
+	"promptTokens",
+	"cachedPromptTokens",
+	"generatedTokens",
+	"rejectedCandidates",
+	"documentLines",
+	"backend",
+	"latencyMs",
+	"openDocuments",
+	"extended",
+	"kvType",
+	"kvPages",
+	"backgroundPrefillTokens",
+	"shortContexts",
+};
+
+static struct stats sample(void)
+{
+	return (struct stats){
+		.requests = 1,
+		.cancelled = 2,
+		.fast_path = 3,
+		.prompt_tokens = 4,
+		.cached_prompt_tokens = 5,
+		.generated_tokens = 6,
+		.rejected_candidates = 7,
+		.document_lines = 8,
+		.backend = "cpu",
+		.latency_ms = { .p50 = 10.5, .p90 = 20.25, .p99 = 30.125, .samples = 9 },
+		.open_documents = 11,
+		.extended = 12,
+		.kv_type = "f16",
+		.kv_pages = 13,
+	};
+}
+
+TEST(keys_are_the_documented_ones_in_order)
+{
+	struct stats s = sample();
+	json_t *o = stats_to_json(&s);
+	REQUIRE(o);
+	CHECK_INT_EQ(json_object_size(o), sizeof documented / sizeof documented[0]);
+	size_t i = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach(o, key, v)
+	{
+		if (i < sizeof documented / sizeof documented[0]) CHECK_STR_EQ(key, documented[i]);
+		i++;
+	}
+	CHECK_STR_EQ(stats_keys.prompt_tokens, "promptTokens");
+	CHECK_STR_EQ(stats_keys.latency_ms, "latencyMs");
+	json_decref(o);
+}
+
+TEST(values_as_the_server_sends_them)
+{
+	struct stats s = sample();
+	s.kv_type = NULL; /* no model loaded */
+	json_t *o = stats_to_json(&s);
+	REQUIRE(o);
+	CHECK_INT_EQ(json_integer_value(json_object_get(o, "requests")), 1);
+	CHECK_INT_EQ(json_integer_value(json_object_get(o, "kvPages")), 13);
+	CHECK_STR_EQ(json_string_value(json_object_get(o, "backend")), "cpu");
+	CHECK_STR_EQ(json_string_value(json_object_get(o, "kvType")), "none");
+	json_t *lat = json_object_get(o, "latencyMs");
+	CHECK(json_is_real(json_object_get(lat, "p50")));
+	CHECK_NEAR(json_real_value(json_object_get(lat, "p90")), 20.25, 0);
+	CHECK_INT_EQ(json_integer_value(json_object_get(lat, "samples")), 9);
+	json_decref(o);
+}
+
+TEST(round_trip)
+{
+	struct stats s = sample(), back;
+	json_t *o = stats_to_json(&s);
+	REQUIRE(o);
+	/* through text, as `infill replay` gets it from a child server */
+	char *text = json_dumps(o, 0);
+	json_decref(o);
+	REQUIRE(text);
+	o = json_loads(text, 0, NULL);
+	free(text);
+	REQUIRE(o);
+	stats_from_json(o, &back);
+	CHECK_INT_EQ(back.requests, 1);
+	CHECK_INT_EQ(back.cached_prompt_tokens, 5);
+	CHECK_INT_EQ(back.document_lines, 8);
+	CHECK_INT_EQ(back.open_documents, 11);
+	CHECK_INT_EQ(back.kv_pages, 13);
+	CHECK_STR_EQ(back.backend, "cpu");
+	CHECK_STR_EQ(back.kv_type, "f16");
+	CHECK_NEAR(back.latency_ms.p50, 10.5, 0);
+	CHECK_NEAR(back.latency_ms.p99, 30.125, 0);
+	CHECK_INT_EQ(back.latency_ms.samples, 9);
+	json_decref(o);
+}
+
+TEST(missing_or_mistyped_fields_read_as_zero)
+{
+	json_t *o = json_pack("{s:s, s:I, s:i, s:[]}", "requests", "many", "fastPath",
+	                      (json_int_t)-4, "backend", 7, "latencyMs");
+	REQUIRE(o);
+	struct stats back = sample();
+	stats_from_json(o, &back);
+	CHECK_INT_EQ(back.requests, 0);
+	CHECK_INT_EQ(back.fast_path, 0);
+	CHECK_INT_EQ(back.prompt_tokens, 0);
+	CHECK(back.backend == NULL);
+	CHECK_NEAR(back.latency_ms.p50, 0, 0);
+	json_decref(o);
+	stats_from_json(NULL, &back);
+	CHECK_INT_EQ(back.kv_pages, 0);
+}
+
+/* Nearest rank: of 1..10 ms, p50 is 5, p90 9, p99 10; none: 0. */
+TEST(percentiles_by_nearest_rank)
+{
+	double v[10] = { 7, 3, 10, 1, 9, 2, 8, 5, 4, 6 };
+	stats_sort(v, 10);
+	for (int i = 0; i < 10; i++) CHECK_NEAR(v[i], i + 1, 0);
+	CHECK_NEAR(stats_percentile(v, 10, 0.50), 5, 0);
+	CHECK_NEAR(stats_percentile(v, 10, 0.90), 9, 0);
+	CHECK_NEAR(stats_percentile(v, 10, 0.99), 10, 0);
+	CHECK_NEAR(stats_percentile(v, 1, 0.99), 1, 0);
+	CHECK_NEAR(stats_percentile(v, 0, 0.5), 0, 0);
+}
+
+TEST_MAIN()
