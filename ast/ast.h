@@ -21,22 +21,30 @@
  * daemon). The language table is immutable and may be read from any thread.
  * Nothing here uses global mutable state.
  *
+ * Errors: functions return 0 or a negative errno value (below), so
+ * strerror(-rc) names any of them and a caller passes them on unchanged.
+ *
  * Depends on nothing of ours (not libuv, not jansson).
  */
 #ifndef INFILL_AST_H
 #define INFILL_AST_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* ---- Errors --------------------------------------------------------------- */
 
+/* Names for the negative errno values this layer returns (as libuv's UV_E*
+ * are on Unix): one error space with infer/, kernels/ and the server. */
 enum {
 	AST_OK = 0,
-	AST_ENOMEM = -1, /* an allocation failed */
-	AST_EINVAL = -2, /* an argument out of range (offset past the end, ...) */
-	AST_EPARSE = -3, /* tree-sitter refused to parse (ABI mismatch, cancelled) */
+	AST_ENOMEM = -ENOMEM, /* an allocation failed */
+	AST_EINVAL = -EINVAL, /* an argument out of range (offset past the end, ...) */
+	/* tree-sitter returned no tree: the grammar's ABI does not match the
+	 * runtime's, or the parse was cancelled */
+	AST_EPARSE = -EPROTO,
 };
 
 /* ---- 1. Languages --------------------------------------------------------- */

@@ -216,7 +216,7 @@ struct engine *engine_new(struct model *m, const struct engine_params *p, struct
 	return e;
 oom:
 	engine_free(e);
-	snprintf(err->message, sizeof err->message, "engine_new: out of memory");
+	infer_error_set(err, -ENOMEM, "engine_new: out of memory");
 	return NULL;
 }
 
@@ -310,8 +310,7 @@ static int prefill_chunked(struct engine *e, const struct engine_request *req, s
 	int rc = 0;
 	*done = from;
 	if (!pos || !seqs) {
-		rc = -ENOMEM;
-		snprintf(err->message, sizeof err->message, "prefill: out of memory");
+		rc = infer_error_set(err, -ENOMEM, "prefill: out of memory");
 	}
 	for (int32_t at = from; !rc && at < to; at += chunk) {
 		if (cancelled(req)) {
@@ -663,7 +662,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		if (!rc) average(&e->step_ms, step_ms);
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
 	}
-	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "decode: out of memory");
+	if (rc == -ENOMEM) infer_error_set(err, rc, "decode: out of memory");
 	res->candidates = calloc((size_t)n, sizeof *res->candidates);
 	if (!res->candidates) {
 		cands_free(c, n);
@@ -830,7 +829,7 @@ static int score_given(struct engine *e, const struct engine_request *req,
 		o->stop = ENGINE_STOP_GIVEN;
 		(*n_out)++;
 	}
-	if (rc == -ENOMEM) snprintf(err->message, sizeof err->message, "scoring: out of memory");
+	if (rc == -ENOMEM) infer_error_set(err, rc, "scoring: out of memory");
 	for (size_t g = 0; g < ng; g++) kv_seq_free(fork[g]);
 	free(ids), free(buf), free(lg), free(pos), free(rows), free(seqs);
 	return rc;
@@ -968,7 +967,7 @@ int engine_prefill(struct engine *e, const struct engine_request *req, struct en
                    struct infer_error *err)
 {
 	memset(res, 0, sizeof *res);
-	err->message[0] = 0;
+	infer_error_set(err, 0, "%s", "");
 	double t0 = engine_now_ms();
 	struct fim_prompt fp;
 	int rc = fim_prompt_build(e->tk, req, &fp, err);
@@ -985,11 +984,12 @@ int engine_prefill(struct engine *e, const struct engine_request *req, struct en
 	if (!req->use_cache || L <= 0) goto out;
 	int32_t need = (L + e->ps - 1) / e->ps + 1;
 	if (need > cache_pages_for(e, &e->p)) {
-		snprintf(err->message, sizeof err->message,
-		         "background prefill: a %d-token prompt does not fit the prefix cache "
-		         "(cache.memoryMB)",
-		         L);
-		rc = -ENOSPC;
+		rc = infer_error_set(
+		        err, -ENOSPC,
+		        "background prefill: a %d-token prompt does not fit the prefix "
+		        "cache (cache.memoryMB)",
+		        L);
+		infer_error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
 		goto out;
 	}
 	if (kv_pool_free_pages(e->pool) < need) pcache_evict(e->cache, need);
@@ -1011,11 +1011,11 @@ out:
 	kv_seq_free(seq);
 	if (rc == ENGINE_ECANCELED) {
 		res->cancelled = true;
-		snprintf(err->message, sizeof err->message, "cancelled");
+		infer_error_set(err, rc, "cancelled");
 	} else if (rc && !err->message[0]) {
-		snprintf(err->message, sizeof err->message, "background prefill: %s",
-		         strerror(-rc));
+		infer_error_set(err, rc, "background prefill: %s", strerror(-rc));
 	}
+	if (rc) err->code = rc; /* whatever step failed */
 	res->prefill_ms = res->total_ms = engine_now_ms() - t0;
 	fim_prompt_finish(&fp);
 	return rc;
@@ -1027,14 +1027,17 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
                struct infer_error *err)
 {
 	memset(res, 0, sizeof *res);
-	err->message[0] = 0;
+	infer_error_set(err, 0, "%s", "");
 	double t0 = engine_now_ms();
 	if (req->n_candidates < 1 || req->n_candidates > ENGINE_MAX_CANDIDATES ||
 	    req->max_tokens < 1) {
-		snprintf(err->message, sizeof err->message,
-		         "completion.candidates must be 1..%d and completion.maxTokens >= 1 (got "
-		         "%d, %d)",
-		         ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
+		infer_error_set(err, -EINVAL,
+		                "completion.candidates must be 1..%d and completion.maxTokens >= 1 "
+		                "(got %d, %d)",
+		                ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
+		const char *key =
+		        req->max_tokens < 1 ? "completion.maxTokens" : "completion.candidates";
+		infer_error_key(err, key, strlen(key));
 		return -EINVAL;
 	}
 	struct fim_prompt fp;
@@ -1062,12 +1065,12 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	int32_t need =
 	        (L + e->ps - 1) / e->ps + 1 + n_seqs * ((req->max_tokens + e->ps - 1) / e->ps + 1);
 	if (need > kv_pool_n_pages(e->pool)) {
-		snprintf(err->message, sizeof err->message,
-		         "the KV pool (%d pages of %d tokens) cannot hold a %d-token prompt and %d "
-		         "x %d "
-		         "new tokens: raise cache.memoryMB or lower the budgets",
-		         kv_pool_n_pages(e->pool), e->ps, L, n_seqs, req->max_tokens);
-		rc = -ENOSPC;
+		rc = infer_error_set(err, -ENOSPC,
+		                     "the KV pool (%d pages of %d tokens) cannot hold a %d-token "
+		                     "prompt and %d x %d new tokens: raise cache.memoryMB or lower "
+		                     "the budgets",
+		                     kv_pool_n_pages(e->pool), e->ps, L, n_seqs, req->max_tokens);
+		infer_error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
 		goto out;
 	}
 	if (kv_pool_free_pages(e->pool) < need) {
@@ -1110,7 +1113,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		} else if (!rc) {
 			/* the backend could not shift: prefill the tail exactly */
 			kv_seq_truncate(seq, fp.tail_start);
-			err->message[0] = 0;
+			infer_error_set(err, 0, "%s", "");
 			rc = prefill(e, req, seq, fp.tok, fp.tail_start, L, prompt_logits, &done,
 			             err);
 		}
@@ -1144,10 +1147,12 @@ out:
 	if (rc == ENGINE_ECANCELED) {
 		res->cancelled = true;
 		e->st.cancelled++;
-		snprintf(err->message, sizeof err->message, "cancelled");
+		infer_error_set(err, rc, "cancelled");
 	} else if (rc && !err->message[0]) {
-		snprintf(err->message, sizeof err->message, "completion job: %s", strerror(-rc));
+		infer_error_set(err, rc, "completion job: %s", strerror(-rc));
 	}
+	/* Whatever step failed, the error's code is what engine_run returns. */
+	if (rc) err->code = rc;
 	res->healed_bytes = (int32_t)fp.heal_len;
 	res->prefilled_tokens = (int32_t)(e->computed - computed0);
 	e->st.prefilled_tokens += (uint64_t)res->prefilled_tokens;

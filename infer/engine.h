@@ -24,6 +24,7 @@
 #ifndef INFILL_INFER_ENGINE_H
 #define INFILL_INFER_ENGINE_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,8 +32,9 @@
 
 #include "infer.h"
 
-/* engine_run's return when the request's cancel flag was set (-ECANCELED). */
-#define ENGINE_ECANCELED (-125)
+/* engine_run's return when the request's cancel flag was set: a name for
+ * -ECANCELED, in the one errno space of infer/ (error.h). */
+#define ENGINE_ECANCELED (-ECANCELED)
 
 /* ---- FIM templates (fim.c) ---- */
 
@@ -75,7 +77,7 @@ enum fim_order fim_order_for(enum fim_template t);
 
 /* Parses the fim.template setting: "auto", "deepseek", "qwen", "starcoder",
  * "codellama", or anything containing both {prefix} and {suffix} (CUSTOM).
- * NULL or "" is AUTO. Returns -1 (EINVAL-like) for a name that is none of
+ * NULL or "" is AUTO. Returns 0, or -EINVAL for a name that is none of
  * these (a custom string lacking a placeholder). */
 int fim_template_parse(const char *s, enum fim_template *out);
 /* Static name: "auto", "deepseek", ... */

@@ -58,7 +58,7 @@ int fim_template_parse(const char *s, enum fim_template *out)
 		*out = FIM_TEMPLATE_CUSTOM;
 		return 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 const char *fim_template_name(enum fim_template t)
@@ -502,12 +502,13 @@ int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req
 		int32_t mk[3];
 		marker_ids(t, tpl, mk);
 		if (mk[0] < 0 || mk[1] < 0 || mk[2] < 0) {
-			snprintf(err->message, sizeof err->message,
-			         "the model's vocabulary has no %s fill-in-the-middle tokens: set "
-			         "fim.template to "
-			         "deepseek, qwen, starcoder, codellama or a string with {prefix} "
-			         "and {suffix}",
-			         tpl == FIM_TEMPLATE_AUTO ? "" : fim_template_name(tpl));
+			infer_error_set(
+			        err, -EINVAL,
+			        "the model's vocabulary has no %s fill-in-the-middle tokens: "
+			        "set fim.template to deepseek, qwen, starcoder, codellama or "
+			        "a string with {prefix} and {suffix}",
+			        tpl == FIM_TEMPLATE_AUTO ? "" : fim_template_name(tpl));
+			infer_error_key(err, "fim.template", strlen("fim.template"));
 			free(a.v);
 			return -EINVAL;
 		}
@@ -537,9 +538,10 @@ int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req
 built:
 	if (rc) {
 		free(a.v);
-		snprintf(err->message, sizeof err->message, "building the FIM prompt: %s",
-		         rc == -EINVAL ? "fim.template needs {prefix} and {suffix}"
-		                       : strerror(-rc));
+		infer_error_set(err, rc, "building the FIM prompt: %s",
+		                rc == -EINVAL ? "fim.template needs {prefix} and {suffix}"
+		                              : strerror(-rc));
+		if (rc == -EINVAL) infer_error_key(err, "fim.template", strlen("fim.template"));
 		memset(p, 0, sizeof *p);
 		return rc;
 	}

@@ -84,17 +84,23 @@ static const char *show(char out[300], struct gguf_str s)
 	return out;
 }
 
-static void fail(struct gguf_error *err, const char *file, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void fail(struct gguf_error *err, const char *file, const char *fmt, ...)
+static void vfail(struct infer_error *err, int code, const char *file, const char *fmt, va_list ap)
 {
 	if (!err) return;
-	int n = snprintf(err->message, sizeof err->message, "%s: ", file);
-	if (n < 0 || (size_t)n >= sizeof err->message) return;
+	infer_error_set(err, code, "%s: ", file);
+	size_t n = strlen(err->message);
+	vsnprintf(err->message + n, sizeof err->message - n, fmt, ap);
+}
+
+/* A failure before or after parsing (open, map, allocate): no offset. */
+static void fail(struct infer_error *err, int code, const char *file, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static void fail(struct infer_error *err, int code, const char *file, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+	vfail(err, code, file, fmt, ap);
 	va_end(ap);
 }
 
@@ -105,16 +111,46 @@ struct reader {
 	size_t size;
 	size_t pos;
 	const char *file;
-	struct gguf_error *err;
+	struct infer_error *err;
 	char what[400]; /* what is being read, for the message */
+	/* Where the item being read (header, key, tensor info) starts, and its
+	 * key or tensor name once read: what a failure reports beside the message. */
+	size_t at;
+	struct gguf_str key, tensor;
 };
+
+/* Points the next failure at the key (or tensor) whose name is `name`, a
+ * string inside the file: its offset is that of its 8-byte length. */
+static void point_at(struct reader *r, struct gguf_str name, bool is_key)
+{
+	r->at = (size_t)((const uint8_t *)name.ptr - r->p) - 8;
+	r->key = is_key ? name : (struct gguf_str){ 0 };
+	r->tensor = is_key ? (struct gguf_str){ 0 } : name;
+}
+
+/* A failure while parsing: the error names the offset and the key or tensor. */
+static void rfail(struct reader *r, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void rfail(struct reader *r, int code, const char *fmt, ...)
+{
+	if (!r->err) return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(r->err, code, r->file, fmt, ap);
+	va_end(ap);
+	r->err->offset = (int64_t)r->at;
+	infer_error_key(r->err, r->key.ptr, r->key.ptr ? (size_t)r->key.len : 0);
+	infer_error_tensor(r->err, r->tensor.ptr, r->tensor.ptr ? (size_t)r->tensor.len : 0);
+}
 
 static bool need(struct reader *r, uint64_t n)
 {
 	if (n <= r->size - r->pos) return true;
-	fail(r->err, r->file,
-	     "%s: needs %llu bytes at offset %zu but the file ends at %zu (truncated?)", r->what,
-	     (unsigned long long)n, r->pos, r->size);
+	r->at = r->pos;
+	rfail(r, -EINVAL,
+	      "%s: needs %llu bytes at offset %zu but the file ends at %zu (truncated?)", r->what,
+	      (unsigned long long)n, r->pos, r->size);
 	return false;
 }
 
@@ -181,16 +217,16 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 		if (et == GGUF_TYPE_STRING) {
 			/* each element is at least its 8-byte length: bound n before allocating */
 			if (n > (r->size - r->pos) / 8) {
-				fail(r->err, r->file,
-				     "%s: array of %llu strings cannot fit in the %zu bytes left "
-				     "in the file",
-				     r->what, (unsigned long long)n, r->size - r->pos);
+				rfail(r, -EINVAL,
+				      "%s: array of %llu strings cannot fit in the %zu bytes left "
+				      "in the file",
+				      r->what, (unsigned long long)n, r->size - r->pos);
 				return false;
 			}
 			kv->str_off = malloc((n ? n : 1) * sizeof *kv->str_off);
 			if (!kv->str_off) {
-				fail(r->err, r->file, "%s: out of memory for %llu strings", r->what,
-				     (unsigned long long)n);
+				rfail(r, -ENOMEM, "%s: out of memory for %llu strings", r->what,
+				      (unsigned long long)n);
 				return false;
 			}
 			size_t base = r->pos;
@@ -200,20 +236,21 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 				if (!rd_str(r, &s)) return false;
 			}
 		} else if (et == GGUF_TYPE_ARRAY) {
-			fail(r->err, r->file, "%s: nested arrays are not supported", r->what);
+			rfail(r, -ENOTSUP, "%s: nested arrays are not supported", r->what);
 			return false;
 		} else {
 			size_t es = gguf_scalar_size(et);
 			if (es == 0) {
-				fail(r->err, r->file, "%s: unknown array element type %u", r->what,
-				     et);
+				rfail(r, -ENOTSUP, "%s: unknown array element type %u", r->what,
+				      et);
 				return false;
 			}
 			if (n > (r->size - r->pos) / es) {
-				fail(r->err, r->file,
-				     "%s: array of %llu elements of %zu bytes runs past the end of "
-				     "the file (%zu bytes left)",
-				     r->what, (unsigned long long)n, es, r->size - r->pos);
+				rfail(r, -EINVAL,
+				      "%s: array of %llu elements of %zu bytes runs past the end "
+				      "of "
+				      "the file (%zu bytes left)",
+				      r->what, (unsigned long long)n, es, r->size - r->pos);
 				return false;
 			}
 			r->pos += (size_t)(n * es);
@@ -221,7 +258,7 @@ static bool rd_value(struct reader *r, struct kv *kv, uint32_t t)
 	} else {
 		size_t sz = gguf_scalar_size(t);
 		if (sz == 0) {
-			fail(r->err, r->file, "%s: unknown value type %u", r->what, t);
+			rfail(r, -ENOTSUP, "%s: unknown value type %u", r->what, t);
 			return false;
 		}
 		if (!need(r, sz)) return false;
@@ -268,7 +305,8 @@ static const struct gguf_str *find_duplicate(const void *first, size_t stride, i
 	qsort(v, (size_t)n, sizeof *v, cmp_str_ptr);
 	const struct gguf_str *dup = NULL;
 	for (int64_t i = 1; i < n && !dup; i++)
-		if (!str_cmp(*v[i - 1], *v[i])) dup = v[i];
+		if (!str_cmp(*v[i - 1], *v[i])) /* the later copy in the file: the one to remove */
+			dup = v[i - 1]->ptr > v[i]->ptr ? v[i - 1] : v[i];
 	free(v);
 	return dup;
 }
@@ -286,22 +324,23 @@ static bool parse_header(struct gguf_file *f, struct reader *r)
 	snprintf(r->what, sizeof r->what, "header");
 	if (!rd_u32(r, &magic)) return false;
 	if (memcmp(&magic, "GGUF", 4) != 0) {
-		fail(r->err, r->file, "not a GGUF file (the first 4 bytes are not \"GGUF\")");
+		rfail(r, -EINVAL, "not a GGUF file (the first 4 bytes are not \"GGUF\")");
 		return false;
 	}
 	if (!rd_u32(r, &version)) return false;
 	if (version == 1) {
-		fail(r->err, r->file,
-		     "GGUF version 1 is not supported (only 2 and 3): convert the model again with "
-		     "a current converter");
+		rfail(r, -ENOTSUP,
+		      "GGUF version 1 is not supported (only 2 and 3): convert the model again "
+		      "with "
+		      "a current converter");
 		return false;
 	}
 	if (version != 2 && version != 3) {
 		if ((version & 0xFFFF) == 0)
-			fail(r->err, r->file, "big-endian GGUF files are not supported");
+			rfail(r, -ENOTSUP, "big-endian GGUF files are not supported");
 		else
-			fail(r->err, r->file, "unsupported GGUF version %u (expected 2 or 3)",
-			     version);
+			rfail(r, -ENOTSUP, "unsupported GGUF version %u (expected 2 or 3)",
+			      version);
 		return false;
 	}
 	f->version = version;
@@ -313,23 +352,22 @@ static bool parse_header(struct gguf_file *f, struct reader *r)
 	/* each key-value takes at least 13 bytes (key length, type, 1-byte value),
 	 * each tensor info at least 32 (name length, n_dims, one ne, type, offset) */
 	if (nkv > (r->size - r->pos) / 13) {
-		fail(r->err, r->file,
-		     "header claims %llu metadata keys, more than a %zu-byte file can hold",
-		     (unsigned long long)nkv, r->size);
+		rfail(r, -EINVAL,
+		      "header claims %llu metadata keys, more than a %zu-byte file can hold",
+		      (unsigned long long)nkv, r->size);
 		return false;
 	}
 	if (nt > (r->size - r->pos) / 32) {
-		fail(r->err, r->file,
-		     "header claims %llu tensors, more than a %zu-byte file can hold",
-		     (unsigned long long)nt, r->size);
+		rfail(r, -EINVAL, "header claims %llu tensors, more than a %zu-byte file can hold",
+		      (unsigned long long)nt, r->size);
 		return false;
 	}
 	if (nkv > GGUF_MAX_KV || nt > GGUF_MAX_TENSORS) {
-		fail(r->err, r->file,
-		     "header claims %llu metadata keys and %llu tensors; at most %d and %d are "
-		     "accepted",
-		     (unsigned long long)nkv, (unsigned long long)nt, GGUF_MAX_KV,
-		     GGUF_MAX_TENSORS);
+		rfail(r, -EINVAL,
+		      "header claims %llu metadata keys and %llu tensors; at most %d and %d are "
+		      "accepted",
+		      (unsigned long long)nkv, (unsigned long long)nt, GGUF_MAX_KV,
+		      GGUF_MAX_TENSORS);
 		return false;
 	}
 	f->n_kv = (int64_t)nkv;
@@ -341,7 +379,7 @@ static bool parse_kvs(struct gguf_file *f, struct reader *r)
 {
 	f->kvs = calloc((size_t)f->n_kv + 1, sizeof *f->kvs);
 	if (!f->kvs) {
-		fail(r->err, r->file, "out of memory for %lld keys", (long long)f->n_kv);
+		rfail(r, -ENOMEM, "out of memory for %lld keys", (long long)f->n_kv);
 		return false;
 	}
 	char buf[300];
@@ -349,33 +387,39 @@ static bool parse_kvs(struct gguf_file *f, struct reader *r)
 		struct kv *kv = &f->kvs[i];
 		uint32_t t;
 		snprintf(r->what, sizeof r->what, "metadata key #%lld name", (long long)i);
+		r->at = r->pos;
 		if (!rd_str(r, &kv->key)) return false;
+		r->key = kv->key;
 		snprintf(r->what, sizeof r->what, "key \"%s\"", show(buf, kv->key));
 		if (!rd_u32(r, &t) || !rd_value(r, kv, t)) return false;
 	}
 	bool oom;
 	const struct gguf_str *dup = find_duplicate(&f->kvs[0].key, sizeof *f->kvs, f->n_kv, &oom);
+	r->key = (struct gguf_str){ 0 };
 	if (oom || dup) {
-		if (oom)
-			fail(r->err, r->file, "out of memory");
-		else
-			fail(r->err, r->file, "key \"%s\" appears twice", show(buf, *dup));
+		if (oom) {
+			rfail(r, -ENOMEM, "out of memory");
+		} else {
+			point_at(r, *dup, true);
+			rfail(r, -EINVAL, "key \"%s\" appears twice", show(buf, *dup));
+		}
 		return false;
 	}
 	int64_t ai = gguf_find_key(f, "general.alignment");
 	f->alignment = GGUF_DEFAULT_ALIGNMENT;
 	if (ai >= 0) {
 		uint32_t a;
+		point_at(r, f->kvs[ai].key, true);
 		if (f->kvs[ai].type != GGUF_TYPE_UINT32) {
-			fail(r->err, r->file,
-			     "key \"general.alignment\" must be a uint32 (found type %u)",
-			     (unsigned)f->kvs[ai].type);
+			rfail(r, -EINVAL,
+			      "key \"general.alignment\" must be a uint32 (found type %u)",
+			      (unsigned)f->kvs[ai].type);
 			return false;
 		}
 		memcpy(&a, f->kvs[ai].raw, 4);
 		if (a == 0 || (a & (a - 1)) != 0) {
-			fail(r->err, r->file,
-			     "key \"general.alignment\" is %u, expected a power of two", a);
+			rfail(r, -EINVAL,
+			      "key \"general.alignment\" is %u, expected a power of two", a);
 			return false;
 		}
 		f->alignment = a;
@@ -388,13 +432,16 @@ static bool parse_tensor_info(struct gguf_file *f, struct reader *r, int64_t i)
 	struct gguf_tensor_info *t = &f->tensors[i];
 	char buf[300];
 	snprintf(r->what, sizeof r->what, "tensor #%lld name", (long long)i);
+	r->at = r->pos;
+	r->key = (struct gguf_str){ 0 };
 	if (!rd_str(r, &t->name)) return false;
+	r->tensor = t->name;
 	const char *nm = show(buf, t->name);
 	snprintf(r->what, sizeof r->what, "tensor \"%s\" info", nm);
 	if (!rd_u32(r, &t->n_dims)) return false;
 	if (t->n_dims < 1 || t->n_dims > GGUF_MAX_DIMS) {
-		fail(r->err, r->file, "tensor \"%s\" has %u dimensions, expected 1 to %d", nm,
-		     t->n_dims, GGUF_MAX_DIMS);
+		rfail(r, -EINVAL, "tensor \"%s\" has %u dimensions, expected 1 to %d", nm,
+		      t->n_dims, GGUF_MAX_DIMS);
 		return false;
 	}
 	for (int d = 0; d < GGUF_MAX_DIMS; d++) t->ne[d] = 1;
@@ -403,9 +450,8 @@ static bool parse_tensor_info(struct gguf_file *f, struct reader *r, int64_t i)
 		uint64_t ne;
 		if (!rd_u64(r, &ne)) return false;
 		if (ne > INT64_MAX || (ne != 0 && n_elems > (uint64_t)INT64_MAX / ne)) {
-			fail(r->err, r->file,
-			     "tensor \"%s\" dimension %u (%llu) makes it too large", nm, d,
-			     (unsigned long long)ne);
+			rfail(r, -EINVAL, "tensor \"%s\" dimension %u (%llu) makes it too large",
+			      nm, d, (unsigned long long)ne);
 			return false;
 		}
 		t->ne[d] = (int64_t)ne;
@@ -413,31 +459,31 @@ static bool parse_tensor_info(struct gguf_file *f, struct reader *r, int64_t i)
 	}
 	if (!rd_u32(r, &t->type) || !rd_u64(r, &t->offset)) return false;
 	if (!tensor_type_valid(t->type)) {
-		fail(r->err, r->file,
-		     "tensor \"%s\" has type id %u, which is not supported (supported: f32, f16, "
-		     "bf16, q8_0, q4_0, q4_k, q6_k)",
-		     nm, t->type);
+		rfail(r, -ENOTSUP,
+		      "tensor \"%s\" has type id %u, which is not supported (supported: f32, f16, "
+		      "bf16, q8_0, q4_0, q4_k, q6_k)",
+		      nm, t->type);
 		return false;
 	}
 	int64_t bs = tensor_type_block_size(t->type);
 	if (t->ne[0] % bs != 0) {
-		fail(r->err, r->file,
-		     "tensor \"%s\": row length %lld is not a multiple of the %s block size %lld",
-		     nm, (long long)t->ne[0], tensor_type_name(t->type), (long long)bs);
+		rfail(r, -EINVAL,
+		      "tensor \"%s\": row length %lld is not a multiple of the %s block size %lld",
+		      nm, (long long)t->ne[0], tensor_type_name(t->type), (long long)bs);
 		return false;
 	}
 	uint64_t row = tensor_type_row_size(t->type, t->ne[0]);
 	uint64_t rows = n_elems / (t->ne[0] ? (uint64_t)t->ne[0] : 1);
 	if (t->ne[0] == 0) rows = 0;
 	if (rows != 0 && row > UINT64_MAX / rows) {
-		fail(r->err, r->file, "tensor \"%s\" is too large", nm);
+		rfail(r, -EINVAL, "tensor \"%s\" is too large", nm);
 		return false;
 	}
 	t->nbytes = row * rows;
 	if (t->offset % f->alignment != 0) {
-		fail(r->err, r->file,
-		     "tensor \"%s\" data offset %llu is not a multiple of the alignment %llu", nm,
-		     (unsigned long long)t->offset, (unsigned long long)f->alignment);
+		rfail(r, -EINVAL,
+		      "tensor \"%s\" data offset %llu is not a multiple of the alignment %llu", nm,
+		      (unsigned long long)t->offset, (unsigned long long)f->alignment);
 		return false;
 	}
 	return true;
@@ -453,12 +499,13 @@ static bool place_tensors(struct gguf_file *f, struct reader *r)
 		struct gguf_tensor_info *t = &f->tensors[i];
 		uint64_t avail = f->data_offset <= r->size ? r->size - f->data_offset : 0;
 		if (t->offset > avail || t->nbytes > avail - t->offset) {
-			fail(r->err, r->file,
-			     "tensor \"%s\" data [offset %llu, %llu bytes] runs past the end of "
-			     "the file (data section starts at %llu, file size %zu)",
-			     show(buf, t->name), (unsigned long long)t->offset,
-			     (unsigned long long)t->nbytes, (unsigned long long)f->data_offset,
-			     r->size);
+			point_at(r, t->name, false);
+			rfail(r, -EINVAL,
+			      "tensor \"%s\" data [offset %llu, %llu bytes] runs past the end of "
+			      "the file (data section starts at %llu, file size %zu)",
+			      show(buf, t->name), (unsigned long long)t->offset,
+			      (unsigned long long)t->nbytes, (unsigned long long)f->data_offset,
+			      r->size);
 			return false;
 		}
 		t->data = r->p + f->data_offset + t->offset;
@@ -467,16 +514,18 @@ static bool place_tensors(struct gguf_file *f, struct reader *r)
 	const struct gguf_str *dup =
 	        find_duplicate(&f->tensors[0].name, sizeof *f->tensors, f->n_tensors, &oom);
 	if (oom || dup) {
-		if (oom)
-			fail(r->err, r->file, "out of memory");
-		else
-			fail(r->err, r->file, "tensor \"%s\" appears twice", show(buf, *dup));
+		if (oom) {
+			rfail(r, -ENOMEM, "out of memory");
+		} else {
+			point_at(r, *dup, false);
+			rfail(r, -EINVAL, "tensor \"%s\" appears twice", show(buf, *dup));
+		}
 		return false;
 	}
 	if (f->n_tensors < 2) return true;
 	const struct gguf_tensor_info **v = malloc((size_t)f->n_tensors * sizeof *v);
 	if (!v) {
-		fail(r->err, r->file, "out of memory");
+		rfail(r, -ENOMEM, "out of memory");
 		return false;
 	}
 	for (int64_t i = 0; i < f->n_tensors; i++) v[i] = &f->tensors[i];
@@ -485,12 +534,13 @@ static bool place_tensors(struct gguf_file *f, struct reader *r)
 	for (int64_t i = 1; i < f->n_tensors && ok; i++) {
 		if (v[i - 1]->offset + v[i - 1]->nbytes > v[i]->offset) {
 			char buf2[300];
-			fail(r->err, r->file,
-			     "tensor \"%s\" data [offset %llu, %llu bytes] overlaps tensor \"%s\" "
-			     "at offset %llu",
-			     show(buf, v[i - 1]->name), (unsigned long long)v[i - 1]->offset,
-			     (unsigned long long)v[i - 1]->nbytes, show(buf2, v[i]->name),
-			     (unsigned long long)v[i]->offset);
+			point_at(r, v[i - 1]->name, false);
+			rfail(r, -EINVAL,
+			      "tensor \"%s\" data [offset %llu, %llu bytes] overlaps tensor \"%s\" "
+			      "at offset %llu",
+			      show(buf, v[i - 1]->name), (unsigned long long)v[i - 1]->offset,
+			      (unsigned long long)v[i - 1]->nbytes, show(buf2, v[i]->name),
+			      (unsigned long long)v[i]->offset);
 			ok = false;
 		}
 	}
@@ -498,13 +548,14 @@ static bool place_tensors(struct gguf_file *f, struct reader *r)
 	return ok;
 }
 
-static bool parse(struct gguf_file *f, struct gguf_error *err)
+static bool parse(struct gguf_file *f, struct infer_error *err)
 {
 	struct reader r = { .p = f->base, .size = f->size, .file = f->name, .err = err };
 	if (!parse_header(f, &r) || !parse_kvs(f, &r)) return false;
 	f->tensors = calloc((size_t)f->n_tensors + 1, sizeof *f->tensors);
 	if (!f->tensors) {
-		fail(err, f->name, "out of memory for %lld tensors", (long long)f->n_tensors);
+		fail(err, -ENOMEM, f->name, "out of memory for %lld tensors",
+		     (long long)f->n_tensors);
 		return false;
 	}
 	for (int64_t i = 0; i < f->n_tensors; i++)
@@ -526,11 +577,11 @@ static struct gguf_file *file_new(const char *name)
 	return f;
 }
 
-struct gguf_file *gguf_open_memory(const void *data, size_t size, struct gguf_error *err)
+struct gguf_file *gguf_open_memory(const void *data, size_t size, struct infer_error *err)
 {
 	struct gguf_file *f = file_new("<memory>");
 	if (!f) {
-		fail(err, "<memory>", "out of memory");
+		fail(err, -ENOMEM, "<memory>", "out of memory");
 		return NULL;
 	}
 	f->base = data;
@@ -542,7 +593,7 @@ struct gguf_file *gguf_open_memory(const void *data, size_t size, struct gguf_er
 	return f;
 }
 
-struct gguf_file *gguf_open(const char *path, struct gguf_error *err)
+struct gguf_file *gguf_open(const char *path, struct infer_error *err)
 {
 	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
 	 * writer, forever, with the engine thread stuck in open(). The type is
@@ -550,17 +601,20 @@ struct gguf_file *gguf_open(const char *path, struct gguf_error *err)
 	 * fool it. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		fail(err, path, "cannot open: %s", strerror(errno));
+		int e = errno;
+		fail(err, -e, path, "cannot open: %s", strerror(e));
 		return NULL;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
-		fail(err, path, "cannot stat: %s", strerror(errno));
+		int e = errno;
+		fail(err, -e, path, "cannot stat: %s", strerror(e));
 		close(fd);
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fail(err, path, "not a regular file (%s): a model must be a GGUF file on disk",
+		fail(err, -EINVAL, path,
+		     "not a regular file (%s): a model must be a GGUF file on disk",
 		     S_ISFIFO(st.st_mode)   ? "a FIFO"
 		     : S_ISDIR(st.st_mode)  ? "a directory"
 		     : S_ISCHR(st.st_mode)  ? "a character device"
@@ -571,7 +625,7 @@ struct gguf_file *gguf_open(const char *path, struct gguf_error *err)
 		return NULL;
 	}
 	if (st.st_size == 0) {
-		fail(err, path, "the file is empty");
+		fail(err, -EINVAL, path, "the file is empty");
 		close(fd);
 		return NULL;
 	}
@@ -579,13 +633,14 @@ struct gguf_file *gguf_open(const char *path, struct gguf_error *err)
 	int e = errno;
 	close(fd);
 	if (p == MAP_FAILED) {
-		fail(err, path, "cannot map %lld bytes: %s", (long long)st.st_size, strerror(e));
+		fail(err, -e, path, "cannot map %lld bytes: %s", (long long)st.st_size,
+		     strerror(e));
 		return NULL;
 	}
 	struct gguf_file *f = file_new(path);
 	if (!f) {
 		munmap(p, (size_t)st.st_size);
-		fail(err, path, "out of memory");
+		fail(err, -ENOMEM, path, "out of memory");
 		return NULL;
 	}
 	f->base = p;

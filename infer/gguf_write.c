@@ -297,15 +297,14 @@ static bool put_pad(FILE *fp, uint64_t pos)
 	return put(fp, zeros, align_up(pos) - pos);
 }
 
-static int io_error(const char *path, struct gguf_error *err)
+/* The stream's errno (ENOSPC, EDQUOT, EIO, ...) is what the user acts on. */
+static int io_error(const char *path, struct infer_error *err)
 {
-	if (err)
-		snprintf(err->message, sizeof err->message, "%s: write failed: %s", path,
-		         strerror(errno));
-	return -EIO;
+	int e = errno ? errno : EIO;
+	return infer_error_set(err, -e, "%s: write failed: %s", path, strerror(e));
 }
 
-static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct gguf_error *err)
+static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct infer_error *err)
 {
 	/* header and metadata */
 	bool ok = put(fp, "GGUF", 4) && put_u32(fp, 3) && put_u64(fp, w->n_tensors) &&
@@ -337,19 +336,18 @@ static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct g
 		if (t->fill) {
 			void *buf = malloc(t->nbytes ? t->nbytes : 1);
 			if (!buf) {
-				if (err)
-					snprintf(err->message, sizeof err->message,
-					         "%s: out of memory for tensor \"%s\" (%llu bytes)",
-					         path, t->name, (unsigned long long)t->nbytes);
+				infer_error_set(err, -ENOMEM,
+				                "%s: out of memory for tensor \"%s\" (%llu bytes)",
+				                path, t->name, (unsigned long long)t->nbytes);
+				infer_error_tensor(err, t->name, strlen(t->name));
 				return -ENOMEM;
 			}
 			int rc = t->fill(t->ctx, buf, t->nbytes);
 			if (rc) {
 				free(buf);
-				if (err)
-					snprintf(err->message, sizeof err->message,
-					         "%s: producing tensor \"%s\" failed: %s", path,
-					         t->name, strerror(-rc));
+				infer_error_set(err, rc, "%s: producing tensor \"%s\" failed: %s",
+				                path, t->name, strerror(-rc));
+				infer_error_tensor(err, t->name, strlen(t->name));
 				return rc;
 			}
 			ok = put(fp, buf, t->nbytes);
@@ -362,24 +360,17 @@ static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct g
 	return 0;
 }
 
-int gguf_writer_write(struct gguf_writer *w, const char *path, struct gguf_error *err)
+int gguf_writer_write(struct gguf_writer *w, const char *path, struct infer_error *err)
 {
 	FILE *fp = fopen(path, "wb");
 	if (!fp) {
 		int e = errno;
-		if (err)
-			snprintf(err->message, sizeof err->message, "%s: cannot create: %s", path,
-			         strerror(e));
-		return -e;
+		return infer_error_set(err, -e, "%s: cannot create: %s", path, strerror(e));
 	}
 	setvbuf(fp, NULL, _IOFBF, 1 << 20);
 	int rc = write_all(w, fp, path, err);
 	if (fclose(fp) != 0 && rc == 0) {
-		int e = errno;
-		if (err)
-			snprintf(err->message, sizeof err->message, "%s: write failed: %s", path,
-			         strerror(e));
-		rc = -EIO;
+		rc = io_error(path, err);
 	}
 	if (rc) unlink(path);
 	return rc;

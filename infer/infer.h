@@ -31,12 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"     /* struct infer_error: code, key/tensor/offset at fault, message */
 #include "tokenizer.h" /* the tokenizer API is part of this public face */
-
-/* Filled by a failing call: a message naming the file, tensor, key or value at fault. */
-struct infer_error {
-	char message[512];
-};
 
 /* ---- model ---- */
 

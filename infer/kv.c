@@ -202,12 +202,8 @@ int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infer_
 	if (from < 0) from = 0;
 	if (n <= from) return 0;
 	int32_t need = (n + p->page_size - 1) / p->page_size;
-	if (reserve_table(s, need) != 0) {
-		if (err)
-			snprintf(err->message, sizeof err->message,
-			         "kv: out of memory for a page table");
-		return -ENOMEM;
-	}
+	if (reserve_table(s, need) != 0)
+		return infer_error_set(err, -ENOMEM, "kv: out of memory for a page table");
 	/* Copy-on-write: pages in [len, n) that exist but are shared. */
 	for (int32_t i = from / p->page_size; i < s->n_pages && i < need; i++) {
 		if (p->refs[s->pages[i]] <= 1) continue;
@@ -216,10 +212,8 @@ int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infer_
 		struct backend_error be;
 		if (backend_kv_copy_page(p->b, np, s->pages[i], &be) != 0) {
 			kv_page_release(p, np);
-			if (err)
-				snprintf(err->message, sizeof err->message, "kv: %.500s",
-				         be.message);
-			return -EIO;
+			return infer_error_set(err, be.code < 0 ? be.code : -EIO, "kv: %.500s",
+			                       be.message);
 		}
 		kv_page_release(p, s->pages[i]);
 		s->pages[i] = np;
@@ -231,9 +225,9 @@ int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infer_
 	}
 	return 0;
 full:
-	if (err)
-		snprintf(err->message, sizeof err->message,
-		         "kv: page pool exhausted (%d pages of %d tokens); raise cache.memoryMB",
-		         p->n_pages, p->page_size);
+	infer_error_set(err, -ENOSPC,
+	                "kv: page pool exhausted (%d pages of %d tokens); raise cache.memoryMB",
+	                p->n_pages, p->page_size);
+	infer_error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
 	return -ENOSPC;
 }

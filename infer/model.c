@@ -42,20 +42,7 @@ struct model {
 	struct kv_seq **eval_seqs;
 };
 
-static int fail(struct infer_error *err, int code, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static int fail(struct infer_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof err->message, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
+/* The error names the tensor at fault as well as saying what is wrong with it. */
 struct model_params model_params_default(void)
 {
 	struct model_params p = { 0 };
@@ -76,6 +63,21 @@ struct loader {
 	struct infer_error *err;
 };
 
+static int tensor_fail(struct loader *ld, int code, const char *name, const char *what)
+{
+	infer_error_set(ld->err, code, "%s: tensor %s %s", ld->path, name, what);
+	infer_error_tensor(ld->err, name, strlen(name));
+	return code;
+}
+
+/* Likewise for a metadata key (its full name, "llama.block_count"). */
+static int key_fail(struct loader *ld, int code, const char *key, const char *what)
+{
+	infer_error_set(ld->err, code, "%s: %s %s", ld->path, key, what);
+	infer_error_key(ld->err, key, strlen(key));
+	return code;
+}
+
 static bool get_u32(struct loader *ld, const char *suffix, uint32_t *out)
 {
 	char key[128];
@@ -95,16 +97,18 @@ static int find_tensor(struct loader *ld, const char *name, struct backend_tenso
 {
 	memset(t, 0, sizeof *t);
 	if (ld->n_names >= ld->cap_names)
-		return fail(ld->err, -EINVAL, "%s: too many tensors", ld->path);
+		return infer_error_set(ld->err, -EINVAL, "%s: too many tensors", ld->path);
 	char *slot = ld->names[ld->n_names++];
 	snprintf(slot, NAME_LEN, "%s", name);
 	t->name = slot;
 	int64_t i = gguf_find_tensor(ld->f, name);
 	if (i < 0) return 0;
 	const struct gguf_tensor_info *ti = gguf_tensor(ld->f, i);
-	if (ti->n_dims > 2)
-		return fail(ld->err, -EINVAL, "%s: tensor %s has %u dimensions, expected 1 or 2",
-		            ld->path, name, ti->n_dims);
+	if (ti->n_dims > 2) {
+		char what[64];
+		snprintf(what, sizeof what, "has %u dimensions, expected 1 or 2", ti->n_dims);
+		return tensor_fail(ld, -EINVAL, name, what);
+	}
 	t->type = ti->type;
 	t->ne[0] = ti->ne[0];
 	t->ne[1] = ti->n_dims >= 2 ? ti->ne[1] : 1;
@@ -115,7 +119,7 @@ static int find_tensor(struct loader *ld, const char *name, struct backend_tenso
 
 static int require(struct loader *ld, const struct backend_tensor *t)
 {
-	if (!t->data) return fail(ld->err, -EINVAL, "%s: missing tensor %s", ld->path, t->name);
+	if (!t->data) return tensor_fail(ld, -EINVAL, t->name, "is missing");
 	return 0;
 }
 
@@ -123,21 +127,27 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 {
 	struct gguf_str a;
 	if (!gguf_get_str(ld->f, "general.architecture", &a))
-		return fail(ld->err, -EINVAL, "%s: no general.architecture key", ld->path);
+		return key_fail(ld, -EINVAL, "general.architecture",
+		                "is missing (the file says which model it holds there)");
 	snprintf(ld->arch, sizeof ld->arch, "%.*s", (int)(a.len < 31 ? a.len : 31), a.ptr);
 	bool qwen2 = !strcmp(ld->arch, "qwen2");
-	if (strcmp(ld->arch, "llama") != 0 && !qwen2)
-		return fail(ld->err, -ENOTSUP,
-		            "%s: architecture \"%s\" is not supported (llama and qwen2 are)",
-		            ld->path, ld->arch);
+	if (strcmp(ld->arch, "llama") != 0 && !qwen2) {
+		char what[96];
+		snprintf(what, sizeof what,
+		         "is \"%s\", which is not supported (llama and qwen2 are)", ld->arch);
+		return key_fail(ld, -ENOTSUP, "general.architecture", what);
+	}
 	uint32_t v;
 	memset(hp, 0, sizeof *hp);
-#define REQ(field, key)                                                                         \
-	do {                                                                                    \
-		if (!get_u32(ld, key, &v) || v == 0 || v > (1u << 24))                          \
-			return fail(ld->err, -EINVAL, "%s: missing or bad key %s.%s", ld->path, \
-			            ld->arch, key);                                             \
-		hp->field = (int32_t)v;                                                         \
+#define REQ(field, key)                                                               \
+	do {                                                                          \
+		if (!get_u32(ld, key, &v) || v == 0 || v > (1u << 24)) {              \
+			char full[128];                                               \
+			snprintf(full, sizeof full, "%s.%s", ld->arch, key);          \
+			return key_fail(ld, -EINVAL, full,                            \
+			                "is missing or not a uint32 in 1..16777216"); \
+		}                                                                     \
+		hp->field = (int32_t)v;                                               \
 	} while (0)
 	REQ(n_layer, "block_count");
 	REQ(n_embd, "embedding_length");
@@ -145,10 +155,13 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 	REQ(n_ff, "feed_forward_length");
 #undef REQ
 	hp->n_head_kv = get_u32(ld, "attention.head_count_kv", &v) ? (int32_t)v : hp->n_head;
-	if (hp->n_head_kv <= 0 || hp->n_embd % hp->n_head != 0)
-		return fail(ld->err, -EINVAL,
-		            "%s: embedding length %d is not a multiple of head count %d", ld->path,
-		            hp->n_embd, hp->n_head);
+	if (hp->n_head_kv <= 0 || hp->n_embd % hp->n_head != 0) {
+		char full[128], what[96];
+		snprintf(full, sizeof full, "%s.embedding_length", ld->arch);
+		snprintf(what, sizeof what, "(%d) is not a multiple of the head count %d",
+		         hp->n_embd, hp->n_head);
+		return key_fail(ld, -EINVAL, full, what);
+	}
 	hp->head_dim = hp->n_embd / hp->n_head;
 	hp->n_rot = get_u32(ld, "rope.dimension_count", &v) ? (int32_t)v : hp->head_dim;
 	if (!get_f32(ld, "rope.freq_base", &hp->rope_base)) hp->rope_base = 10000.0f;
@@ -159,10 +172,12 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 	snprintf(key, sizeof key, "%s.rope.scaling.type", ld->arch);
 	bool has_type = gguf_get_str(ld->f, key, &st);
 	if (has_type && !(st.len == 6 && !memcmp(st.ptr, "linear", 6)) &&
-	    !(st.len == 4 && !memcmp(st.ptr, "none", 4)))
-		return fail(ld->err, -ENOTSUP,
-		            "%s: rope scaling type \"%.*s\" is not supported (linear is)", ld->path,
-		            (int)st.len, st.ptr);
+	    !(st.len == 4 && !memcmp(st.ptr, "none", 4))) {
+		char what[128];
+		snprintf(what, sizeof what, "is \"%.*s\", which is not supported (linear is)",
+		         (int)(st.len < 64 ? st.len : 64), st.ptr);
+		return key_fail(ld, -ENOTSUP, key, what);
+	}
 	if ((!has_type || st.len == 6) &&
 	    (get_f32(ld, "rope.scaling.factor", &factor) ||
 	     get_f32(ld, "rope.scale_linear", &factor)) &&
@@ -174,10 +189,12 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 	if (get_u32(ld, "context_length", &v)) {
 		/* 0 would leave no room for a prompt; past 2^24 is no model we
 		 * could hold, and int32 positions would overflow. */
-		if (v == 0 || v > (1u << 24))
-			return fail(ld->err, -EINVAL,
-			            "%s: %s.context_length is %u, outside 1..16777216", ld->path,
-			            ld->arch, v);
+		if (v == 0 || v > (1u << 24)) {
+			char full[96], what[64];
+			snprintf(full, sizeof full, "%s.context_length", ld->arch);
+			snprintf(what, sizeof what, "is %u, outside 1..16777216", v);
+			return key_fail(ld, -EINVAL, full, what);
+		}
 		info->n_ctx_train = (int32_t)v;
 	}
 	snprintf(info->arch, sizeof info->arch, "%s", ld->arch);
@@ -226,13 +243,11 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	if (p.kv_page_size <= 0) p.kv_page_size = d.kv_page_size;
 	struct model *m = calloc(1, sizeof *m);
 	if (!m) {
-		fail(err, -ENOMEM, "out of memory");
+		infer_error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
-	struct gguf_error ge;
-	m->gguf = gguf_open(p.path, &ge);
+	m->gguf = gguf_open(p.path, err); /* its error names the file, offset, key or tensor */
 	if (!m->gguf) {
-		fail(err, -EINVAL, "%s", ge.message);
 		model_free(m);
 		return NULL;
 	}
@@ -246,7 +261,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	ld.names = calloc((size_t)ld.cap_names, NAME_LEN);
 	layers = calloc((size_t)hp->n_layer, sizeof *layers);
 	if (!ld.names || !layers) {
-		fail(err, -ENOMEM, "out of memory");
+		infer_error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	struct {
@@ -269,8 +284,10 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	char key[96];
 	snprintf(key, sizeof key, "%s.vocab_size", ld.arch);
 	if (gguf_get_u32(m->gguf, key, &vs) && (int64_t)vs != w.tok_embd.ne[1]) {
-		fail(err, -EINVAL, "%s: %s is %u but token_embd.weight has %lld rows", p.path, key,
-		     vs, (long long)w.tok_embd.ne[1]);
+		char what[96];
+		snprintf(what, sizeof what, "is %u but token_embd.weight has %lld rows", vs,
+		         (long long)w.tok_embd.ne[1]);
+		key_fail(&ld, -EINVAL, key, what);
 		goto fail;
 	}
 	for (int l = 0; l < hp->n_layer; l++) {
@@ -305,9 +322,9 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	info->decode_read_bytes = info->weight_bytes - w.tok_embd.nbytes;
 	if (w.output.data == w.tok_embd.data) info->decode_read_bytes += w.tok_embd.nbytes;
 
-	m->tok = tokenizer_load(m->gguf, &ge);
+	m->tok = tokenizer_load(m->gguf, err);
 	if (!m->tok) {
-		fail(err, -EINVAL, "%s: tokenizer: %s", p.path, ge.message);
+		infer_error_prefix(err, "%s: tokenizer: ", p.path);
 		goto fail;
 	}
 	/* BOS and EOS are used in every prompt and every stop: an id past the
@@ -318,15 +335,18 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		uint32_t id;
 		if (gguf_get_u32(m->gguf, special_keys[i], &id) &&
 		    (int64_t)id >= tokenizer_vocab_size(m->tok)) {
-			fail(err, -EINVAL, "%s: %s is %u, past the vocabulary of %d tokens", p.path,
-			     special_keys[i], id, tokenizer_vocab_size(m->tok));
+			infer_error_set(err, -EINVAL,
+			                "%s: %s is %u, past the vocabulary of %d tokens", p.path,
+			                special_keys[i], id, tokenizer_vocab_size(m->tok));
+			infer_error_key(err, special_keys[i], strlen(special_keys[i]));
 			goto fail;
 		}
 	}
 	if (tokenizer_vocab_size(m->tok) > hp->n_vocab) {
-		fail(err, -EINVAL,
-		     "%s: the tokenizer has %d tokens but token_embd.weight only %d rows", p.path,
-		     tokenizer_vocab_size(m->tok), hp->n_vocab);
+		infer_error_set(
+		        err, -EINVAL,
+		        "%s: the tokenizer has %d tokens but token_embd.weight only %d rows",
+		        p.path, tokenizer_vocab_size(m->tok), hp->n_vocab);
 		goto fail;
 	}
 
@@ -350,12 +370,13 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	struct backend_error be;
 	m->backend = backend_create(&cfg, &w, &be);
 	if (!m->backend) {
-		fail(err, -EINVAL, "%s: %s", p.path, be.message);
+		infer_error_set(err, be.code, "%s: %s", p.path, be.message);
+		infer_error_tensor(err, be.tensor, strlen(be.tensor));
 		goto fail;
 	}
 	m->pool = kv_pool_create(m->backend, cfg.kv_n_pages, cfg.kv_page_size);
 	if (!m->pool) {
-		fail(err, -ENOMEM, "out of memory for the KV pool");
+		infer_error_set(err, -ENOMEM, "out of memory for the KV pool");
 		goto fail;
 	}
 	info->kv_page_size = cfg.kv_page_size;
@@ -415,18 +436,20 @@ static int grow_scratch(struct model *m, int32_t n_tokens)
 
 int model_forward(struct model *m, const struct model_batch *b, struct infer_error *err)
 {
-	if (b->n_tokens <= 0) return fail(err, -EINVAL, "forward: empty batch");
-	if (grow_scratch(m, b->n_tokens) != 0) return fail(err, -ENOMEM, "forward: out of memory");
+	if (b->n_tokens <= 0) return infer_error_set(err, -EINVAL, "forward: empty batch");
+	if (grow_scratch(m, b->n_tokens) != 0)
+		return infer_error_set(err, -ENOMEM, "forward: out of memory");
 	/* Distinct sequences, in order of first appearance. */
 	int32_t n_seqs = 0, last = -1;
 	for (int32_t i = 0; i < b->n_tokens; i++) {
 		struct kv_seq *s = b->seqs[i];
 		if (!s || kv_seq_pool(s) != m->pool)
-			return fail(err, -EINVAL, "forward: entry %d has no sequence of this model",
-			            i);
+			return infer_error_set(
+			        err, -EINVAL, "forward: entry %d has no sequence of this model", i);
 		if (b->pos[i] < 0)
-			return fail(err, -EINVAL, "forward: entry %d has negative position %d", i,
-			            b->pos[i]);
+			return infer_error_set(err, -EINVAL,
+			                       "forward: entry %d has negative position %d", i,
+			                       b->pos[i]);
 		int32_t k = last >= 0 && m->seq_list[last] == s ? last : -1;
 		for (int32_t j = 0; k < 0 && j < n_seqs; j++)
 			if (m->seq_list[j] == s) k = j;
@@ -463,7 +486,7 @@ int model_forward(struct model *m, const struct model_batch *b, struct infer_err
 	};
 	struct backend_error be;
 	int rc = backend_forward(m->backend, &bb, &be);
-	if (rc) return fail(err, rc, "%s", be.message);
+	if (rc) return infer_error_set(err, rc, "%s", be.message);
 	for (int32_t k = 0; k < n_seqs; k++)
 		if (m->seq_maxpos[k] + 1 > kv_seq_len(m->seq_list[k]))
 			kv_seq_set_len(m->seq_list[k], m->seq_maxpos[k] + 1);
@@ -475,9 +498,9 @@ int model_forward(struct model *m, const struct model_batch *b, struct infer_err
 int model_eval(struct model *m, struct kv_seq *s, const int32_t *tokens, int32_t n, float *logits,
                struct infer_error *err)
 {
-	if (n <= 0) return fail(err, -EINVAL, "eval: no tokens");
+	if (n <= 0) return infer_error_set(err, -EINVAL, "eval: no tokens");
 	if (grow_scratch(m, n < EVAL_CHUNK ? n : EVAL_CHUNK) != 0)
-		return fail(err, -ENOMEM, "eval: out of memory");
+		return infer_error_set(err, -ENOMEM, "eval: out of memory");
 	/* One sequence pointer repeated: model_forward wants one per entry. */
 	struct kv_seq **seqs = m->eval_seqs;
 	int rc = 0;
@@ -510,9 +533,9 @@ int model_kv_shift(struct model *m, struct kv_seq *src, int32_t src_start, struc
 {
 	if (n <= 0) return 0;
 	if (src_start < 0 || src_start + n > kv_seq_len(src))
-		return fail(err, -EINVAL,
-		            "kv shift: source range [%d, %d) is not cached (length %d)", src_start,
-		            src_start + n, kv_seq_len(src));
+		return infer_error_set(err, -EINVAL,
+		                       "kv shift: source range [%d, %d) is not cached (length %d)",
+		                       src_start, src_start + n, kv_seq_len(src));
 	int rc = kv_seq_reserve_from(dst, dst_start, dst_start + n, err);
 	if (rc) return rc;
 	struct backend_seq bs, bd;
@@ -520,7 +543,7 @@ int model_kv_shift(struct model *m, struct kv_seq *src, int32_t src_start, struc
 	bd.pages = kv_seq_pages(dst, &bd.n_pages);
 	struct backend_error be;
 	rc = backend_kv_shift(m->backend, &bs, src_start, &bd, dst_start, n, &be);
-	if (rc) return fail(err, rc, "%s", be.message);
+	if (rc) return infer_error_set(err, rc, "%s", be.message);
 	if (dst_start + n > kv_seq_len(dst)) kv_seq_set_len(dst, dst_start + n);
 	return 0;
 }

@@ -86,7 +86,7 @@ struct tokenizer_special {
 
 /* Builds the tokenizer of `f`. Returns a new tokenizer (free with
  * tokenizer_free) or NULL with *err naming the missing or malformed key. */
-struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *err);
+struct tokenizer *tokenizer_load(const struct gguf_file *f, struct infer_error *err);
 /* Accepts NULL. */
 void tokenizer_free(struct tokenizer *t);
 
@@ -160,8 +160,8 @@ struct tokenizer_detok {
 void tokenizer_detok_init(struct tokenizer_detok *d, bool special);
 /*
  * Appends the piece of `id` and writes what is complete to out (cap must be at
- * least tokenizer_max_piece(t) + 4). Returns the bytes written, or -1 (and
- * writes nothing, changes nothing) if cap is too small.
+ * least tokenizer_max_piece(t) + 4). Returns the bytes written, or -ENOBUFS
+ * (and writes nothing, changes nothing) if cap is too small.
  */
 int tokenizer_detok_push(const struct tokenizer *t, struct tokenizer_detok *d, int32_t id,
                          char *out, size_t cap);

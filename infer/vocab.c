@@ -36,9 +36,12 @@ static uint32_t byte_to_cp(unsigned b)
  * Loading
  * ====================================================================== */
 
-static void set_err(struct gguf_error *err, const char *fmt, const char *a)
+/* A tokenizer key at fault: the error names it, and the message starts with it. */
+static int key_err(struct infer_error *err, int code, const char *key, const char *what)
 {
-	if (err) snprintf(err->message, sizeof err->message, fmt, a);
+	infer_error_set(err, code, "%s: %s", key, what);
+	infer_error_key(err, key, strlen(key));
+	return code;
 }
 
 static enum tokenizer_pre pre_from_name(const char *s, size_t n, bool *ignore_merges)
@@ -340,15 +343,14 @@ static void find_special_ids(struct tokenizer *t, const struct gguf_file *f)
 	}
 }
 
-static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct gguf_error *err)
+static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct infer_error *err)
 {
 	const char *key = "tokenizer.ggml.tokens";
 	enum gguf_type et;
 	uint64_t n;
 	if (!gguf_get_arr(f, key, &et, &n) || et != GGUF_TYPE_STRING || n == 0 ||
 	    n > INT32_MAX / 4) {
-		set_err(err, "%s: missing, empty or not an array of strings", key);
-		return -EINVAL;
+		return key_err(err, -EINVAL, key, "missing, empty or not an array of strings");
 	}
 	t->n_vocab = (int32_t)n;
 	t->tokens = calloc(n, sizeof *t->tokens);
@@ -358,12 +360,10 @@ static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct gg
 	for (uint64_t i = 0; i < n; i++) {
 		struct gguf_str s = gguf_get_arr_str(f, key, i);
 		if (!s.ptr && s.len) {
-			set_err(err, "%s: element unreadable", key);
-			return -EINVAL;
+			return key_err(err, -EINVAL, key, "element unreadable");
 		}
 		if (s.len > UINT32_MAX / 2 || total + s.len > UINT32_MAX / 2) {
-			set_err(err, "%s: token text too long", key);
-			return -EINVAL;
+			return key_err(err, -EINVAL, key, "token text too long");
 		}
 		t->tokens[i].text_off = (uint32_t)total;
 		t->tokens[i].text_len = (uint32_t)s.len;
@@ -382,8 +382,7 @@ static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct gg
 	if (gguf_get_arr(f, tkey, &et, &m)) {
 		const unsigned char *d = gguf_get_arr_data(f, tkey);
 		if (m != n || !d || (et != GGUF_TYPE_INT32 && et != GGUF_TYPE_UINT32)) {
-			set_err(err, "%s: expected one int32 per token", tkey);
-			return -EINVAL;
+			return key_err(err, -EINVAL, tkey, "expected one int32 per token");
 		}
 		for (uint64_t i = 0; i < n; i++) {
 			int32_t v;
@@ -396,13 +395,12 @@ static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct gg
 	if (gguf_get_arr(f, skey, &et, &m)) {
 		const unsigned char *d = gguf_get_arr_data(f, skey);
 		if (m != n || !d || et != GGUF_TYPE_FLOAT32) {
-			set_err(err, "%s: expected one float32 per token", skey);
-			return -EINVAL;
+			return key_err(err, -EINVAL, skey, "expected one float32 per token");
 		}
 		for (uint64_t i = 0; i < n; i++) memcpy(&t->tokens[i].score, d + 4 * i, 4);
 	} else if (t->kind == TOKENIZER_KIND_SPM) {
-		set_err(err, "%s: missing (a \"llama\" tokenizer merges by score)", skey);
-		return -EINVAL;
+		return key_err(err, -EINVAL, skey,
+		               "missing (a \"llama\" tokenizer merges by score)");
 	}
 	return 0;
 }
@@ -427,16 +425,17 @@ static bool spm_no_inner_space(const struct tokenizer *t)
 	return true;
 }
 
-struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *err)
+struct tokenizer *tokenizer_load(const struct gguf_file *f, struct infer_error *err)
 {
 	struct gguf_str model;
 	if (!gguf_get_str(f, "tokenizer.ggml.model", &model)) {
-		set_err(err, "%s: missing (the file has no tokenizer)", "tokenizer.ggml.model");
+		key_err(err, -EINVAL, "tokenizer.ggml.model",
+		        "missing (the file has no tokenizer)");
 		return NULL;
 	}
 	struct tokenizer *t = calloc(1, sizeof *t);
 	if (!t) {
-		set_err(err, "%s", "out of memory loading the tokenizer");
+		infer_error_set(err, -ENOMEM, "out of memory loading the tokenizer");
 		return NULL;
 	}
 	if (model.len == 4 && memcmp(model.ptr, "gpt2", 4) == 0) {
@@ -447,10 +446,11 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *e
 		char name[64];
 		snprintf(name, sizeof name, "%.*s", (int)(model.len < 48 ? model.len : 48),
 		         model.ptr);
-		set_err(err,
-		        "tokenizer.ggml.model = \"%s\": unsupported (infill reads \"gpt2\" and "
-		        "\"llama\")",
-		        name);
+		infer_error_set(err, -ENOTSUP,
+		                "tokenizer.ggml.model = \"%s\": unsupported (infill reads \"gpt2\" "
+		                "and \"llama\")",
+		                name);
+		infer_error_key(err, "tokenizer.ggml.model", strlen("tokenizer.ggml.model"));
 		free(t);
 		return NULL;
 	}
@@ -488,7 +488,7 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct gguf_error *e
 	if (!rc) rc = build_pieces(t);
 	if (!rc) rc = build_specials(t);
 	if (rc) {
-		if (rc == -ENOMEM) set_err(err, "%s", "out of memory loading the tokenizer");
+		if (rc == -ENOMEM) infer_error_set(err, rc, "out of memory loading the tokenizer");
 		tokenizer_free(t);
 		return NULL;
 	}
@@ -751,7 +751,7 @@ int tokenizer_detok_push(const struct tokenizer *t, struct tokenizer_detok *d, i
 	size_t n;
 	if (!piece_of(t, id, d->special, &p, &n)) n = 0;
 	size_t total = d->n_held + n;
-	if (total > cap) return -1;
+	if (total > cap) return -ENOBUFS;
 	memcpy(out, d->held, d->n_held);
 	if (n) memcpy(out + d->n_held, p, n);
 	size_t done = unicode_utf8_complete_prefix((const unsigned char *)out, total);

@@ -25,6 +25,8 @@
 int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
 {
 	if (err) {
+		err->code = code;
+		err->tensor[0] = 0;
 		va_list ap;
 		va_start(ap, fmt);
 		vsnprintf(err->message, sizeof err->message, fmt, ap);
@@ -33,7 +35,12 @@ int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-static int check_tensor(const struct backend_tensor *t, int64_t ne0, int64_t ne1, bool optional,
+void backend_error_tensor(struct backend_error *err, const char *name)
+{
+	if (err && name) snprintf(err->tensor, sizeof err->tensor, "%s", name);
+}
+
+static int tensor_fault(const struct backend_tensor *t, int64_t ne0, int64_t ne1, bool optional,
                         struct backend_error *err)
 {
 	const char *name = t->name ? t->name : "(unnamed)";
@@ -58,13 +65,24 @@ static int check_tensor(const struct backend_tensor *t, int64_t ne0, int64_t ne1
 	return 0;
 }
 
+/* 0, or the error of the first fault found, naming the tensor. */
+static int check_tensor(const struct backend_tensor *t, int64_t ne0, int64_t ne1, bool optional,
+                        struct backend_error *err)
+{
+	int rc = tensor_fault(t, ne0, ne1, optional, err);
+	if (rc) backend_error_tensor(err, t->name);
+	return rc;
+}
+
 static int check_f32(const struct backend_tensor *t, int64_t n, bool optional,
                      struct backend_error *err)
 {
 	int rc = check_tensor(t, n, 1, optional, err);
-	if (rc == 0 && t->data && t->type != TENSOR_TYPE_F32)
-		return backend_error_set(err, -EINVAL, "tensor %s must be f32, is %s", t->name,
-		                         tensor_type_name(t->type));
+	if (rc == 0 && t->data && t->type != TENSOR_TYPE_F32) {
+		rc = backend_error_set(err, -EINVAL, "tensor %s must be f32, is %s", t->name,
+		                       tensor_type_name(t->type));
+		backend_error_tensor(err, t->name);
+	}
 	return rc;
 }
 
@@ -175,7 +193,7 @@ struct backend *backend_create(const struct backend_config *cfg, const struct ba
 	b->kv_n_pages = cfg->kv_n_pages;
 	b->kv_page_size = cfg->kv_page_size;
 	b->kv_type = cfg->kv_type;
-	struct backend_error cuda_err = { { 0 } };
+	struct backend_error cuda_err = { 0 };
 	rc = -ENOENT;
 	if (cfg->kind == BACKEND_KIND_CUDA || cfg->kind == BACKEND_KIND_AUTO) {
 		rc = cuda_init(b, cfg, w, cfg->kind == BACKEND_KIND_CUDA ? err : &cuda_err);

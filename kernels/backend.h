@@ -22,8 +22,9 @@
  * thread); it may run worker threads of its own inside a call, and the
  * calling thread joins in (the cpu backend's kernels use up to ~400 KB of
  * its stack: give the engine thread the default 8 MB).
- * Errors: calls return 0 or a negative errno-style code and fill *err (when
- * not NULL) with a message naming the tensor, page or value at fault.
+ * Errors: calls return 0 or a negative errno value and fill *err (when not
+ * NULL) with the same code, the tensor at fault when there is one, and a
+ * message naming the tensor, page or value at fault.
  */
 #ifndef INFILL_KERNELS_BACKEND_H
 #define INFILL_KERNELS_BACKEND_H
@@ -35,13 +36,18 @@
 /* ---- errors ---- */
 
 struct backend_error {
+	int code; /* the negative errno value the call returned */
+	/* The weight tensor at fault ("blk.3.attn_q.weight"); "" when none. */
+	char tensor[96];
 	char message[512];
 };
 
-/* Formats a message into err (may be NULL) and returns code: the one way
- * backends fill a backend_error. */
+/* Sets code, clears tensor and formats the message into err (may be NULL);
+ * returns code: the one way backends fill a backend_error. */
 int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+/* Names the tensor at fault (err may be NULL; name copied, truncated to fit). */
+void backend_error_tensor(struct backend_error *err, const char *name);
 
 /* ---- the model, as infer/model.c hands it over ---- */
 
@@ -54,10 +60,12 @@ enum backend_kind {
 /* One weight tensor exactly as stored in the GGUF file. */
 struct backend_tensor {
 	const char *name; /* borrowed, NUL-terminated (for error messages) */
-	uint32_t
-	        type; /* enum tensor_type (quant.h): GGML numbering, F32=0, F16=1, Q4_0=2, Q8_0=8, Q4_K=12, Q6_K=14, BF16=30 */
-	int64_t ne
-	        [2]; /* ne[0]: contiguous (input) size, ne[1]: rows (output size); 1-D tensors have ne[1] = 1 */
+	/* enum tensor_type (quant.h): GGML numbering, F32=0, F16=1, Q4_0=2,
+	 * Q8_0=8, Q4_K=12, Q6_K=14, BF16=30 */
+	uint32_t type;
+	/* ne[0]: contiguous (input) size, ne[1]: rows (output size); 1-D
+	 * tensors have ne[1] = 1 */
+	int64_t ne[2];
 	const void *data; /* borrowed; NULL marks an absent optional tensor (biases) */
 	uint64_t nbytes;
 };

@@ -568,6 +568,14 @@ static bool gemm_supported(const struct backend_tensor *t)
 	return cpu_kernels_gemm(&cpu_kernels_ref, t->type) != NULL;
 }
 
+static int unsupported_type(const struct backend_tensor *t, struct backend_error *err)
+{
+	backend_error_set(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %s", t->name,
+	                  tensor_type_name(t->type));
+	backend_error_tensor(err, t->name);
+	return -ENOTSUP;
+}
+
 int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
                      const struct backend_weights *w, struct backend_error *err)
 {
@@ -584,16 +592,9 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 			                                &w->layers[l].w_gate, &w->layers[l].w_up,
 			                                &w->layers[l].w_down };
 		for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
-			if (!gemm_supported(mats[i]))
-				return backend_error_set(
-				        err, -ENOTSUP,
-				        "cpu backend: tensor %s has unsupported type %s",
-				        mats[i]->name, tensor_type_name(mats[i]->type));
+			if (!gemm_supported(mats[i])) return unsupported_type(mats[i], err);
 	}
-	if (!gemm_supported(&w->output))
-		return backend_error_set(err, -ENOTSUP,
-		                         "cpu backend: tensor %s has unsupported type %s",
-		                         w->output.name, tensor_type_name(w->output.type));
+	if (!gemm_supported(&w->output)) return unsupported_type(&w->output, err);
 	struct cpu_backend *c = calloc(1, sizeof *c);
 	if (!c) return backend_error_set(err, -ENOMEM, "cpu backend: out of memory");
 	c->hp = *hp;

@@ -93,11 +93,21 @@ static int fail(struct backend_error *err, int code, const char *fmt, ...)
 static int fail(struct backend_error *err, int code, const char *fmt, ...)
 {
 	if (err) {
+		err->code = code;
+		err->tensor[0] = 0;
 		va_list ap;
 		va_start(ap, fmt);
 		vsnprintf(err->message, sizeof err->message, fmt, ap);
 		va_end(ap);
 	}
+	return code;
+}
+
+/* fail() for a weight: the error names the tensor too. */
+static int tensor_fail(struct backend_error *err, int code, const char *name, const char *what)
+{
+	fail(err, code, "cuda: %s %s", what, name);
+	if (err) snprintf(err->tensor, sizeof err->tensor, "%s", name);
 	return code;
 }
 
@@ -176,10 +186,10 @@ static int upload_weight(struct cuda_backend *c, struct upload *u, const struct 
 		            "of 32 values (256 for k-quants)",
 		            t->name, t->type, (long long)cols, (long long)rows);
 	if (cols > INT32_MAX || rows > INT32_MAX)
-		return fail(err, -EINVAL, "cuda: tensor %s is too large", t->name);
+		return tensor_fail(err, -EINVAL, t->name, "tensor too large:");
 	if (rs > u->cap) {
 		void *h = realloc(u->host, rs);
-		if (!h) return fail(err, -ENOMEM, "cuda: out of host memory repacking %s", t->name);
+		if (!h) return tensor_fail(err, -ENOMEM, t->name, "out of host memory repacking");
 		u->host = h;
 		u->cap = rs;
 	}

@@ -513,7 +513,7 @@ static int step_slice(struct run *r, const struct tokenizer *tok, const char *te
 		.doc = opt->ast_slice ? r->doc : NULL,
 	};
 	int rc = ast_slice(&sp, &r->slice);
-	if (rc) return rc == AST_ENOMEM ? -ENOMEM : -EINVAL;
+	if (rc) return rc; /* ast/ returns negative errno values too */
 	/* The short context, for the prefill budget (or instead of the full one). */
 	if (!opt->prefill_only &&
 	    (opt->short_only || (opt->fit_deadline && opt->deadline_ms > 0))) {

@@ -104,9 +104,9 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 	}
 	if (!e) {
 		model_free(m);
-		/* model_load and engine_new keep no code yet: what they refuse is
-		 * the file (or the memory), which the message names */
-		int code = m ? -ENOMEM : -EINVAL;
+		/* the code of the step that failed: -ENOENT for a missing file,
+		 * -EINVAL for a bad one, -ENOTSUP for an architecture we lack */
+		int code = ierr.code < 0 ? ierr.code : m ? -ENOMEM : -EINVAL;
 		if (err) {
 			err->code = code;
 			snprintf(err->message, sizeof err->message,

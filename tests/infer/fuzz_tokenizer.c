@@ -23,7 +23,7 @@ static struct tokenizer *tok;
 static void load_once(void)
 {
 	if (tok) return;
-	struct gguf_error err;
+	struct infer_error err;
 	struct gguf_file *f = gguf_open(INFILL_FUZZ_MODEL, &err);
 	if (!f) {
 		fprintf(stderr, "fuzz-tokenizer: %s\n", err.message);

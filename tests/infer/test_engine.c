@@ -680,7 +680,8 @@ TEST(bad_requests_fail_with_a_message)
 	struct engine_result r;
 	struct infer_error err;
 	CHECK_INT_EQ(engine_run(e, &rq, &r, &err), -EINVAL);
-	CHECK(strstr(err.message, "completion.candidates") != NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK_STR_EQ(err.key, "completion.candidates");
 	engine_result_finish(&r);
 	rq = request(PREFIX, 1, 8);
 	rq.prefix_tokens = 100000;
@@ -691,7 +692,9 @@ TEST(bad_requests_fail_with_a_message)
 	rq.prefix = big;
 	rq.prefix_len = strlen(big);
 	CHECK_INT_EQ(engine_run(e, &rq, &r, &err), -ENOSPC);
-	CHECK(strstr(err.message, "cache.memoryMB") != NULL);
+	CHECK_INT_EQ(err.code, -ENOSPC);
+	CHECK_STR_EQ(err.key, "cache.memoryMB");
+	CHECK(strstr(err.message, "cache.memoryMB") != NULL); /* the message says what to raise */
 	engine_result_finish(&r);
 	free(big);
 	engine_free(e);

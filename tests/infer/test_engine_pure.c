@@ -200,7 +200,7 @@ static struct tokenizer *vocab(const char *name)
 	char path[1024];
 	snprintf(path, sizeof path, "%s/vocab/%s", testdata(), name);
 	if (access(path, R_OK) != 0) return NULL;
-	struct gguf_error ge;
+	struct infer_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
 	if (!f) return NULL;
 	struct tokenizer *t = tokenizer_load(f, &ge);
@@ -325,7 +325,8 @@ TEST(fim_prompt_starcoder_vocab)
 	/* a template the vocabulary lacks is an error that says what to set */
 	rq.fim = FIM_TEMPLATE_DEEPSEEK;
 	CHECK(fim_prompt_build(t, &rq, &fp, &err) == -EINVAL);
-	CHECK(strstr(err.message, "fim.template") != NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK_STR_EQ(err.key, "fim.template");
 	/* a custom template: literal special tokens parsed */
 	rq.fim = FIM_TEMPLATE_CUSTOM;
 	rq.fim_custom = "<fim_suffix>{suffix}<fim_prefix>{prefix}<fim_middle>";

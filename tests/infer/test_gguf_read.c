@@ -4,6 +4,7 @@
  * The dequantized F16 and Q8_0 tensors are compared with the F32 file.
  * Testdata comes from $INFILL_TESTDATA; without it the test is skipped.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -22,7 +23,7 @@ static const char *data_path(const char *rel)
 
 static struct gguf_file *open_data(const char *rel)
 {
-	struct gguf_error err = { { 0 } };
+	struct infer_error err = { 0 };
 	struct gguf_file *f = gguf_open(data_path(rel), &err);
 	if (!f) fprintf(stderr, "open failed: %s\n", err.message);
 	return f;
@@ -241,10 +242,14 @@ TEST(vocab_files)
 
 TEST(open_errors_name_the_file)
 {
-	struct gguf_error err = { { 0 } };
+	struct infer_error err = { 0 };
 	CHECK(gguf_open("/nonexistent/x.gguf", &err) == NULL);
+	CHECK_INT_EQ(err.code, -ENOENT); /* the file system's own code comes back */
 	CHECK(strstr(err.message, "/nonexistent/x.gguf") != NULL);
 	CHECK(gguf_open(data_path("models/README.md"), &err) == NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK_INT_EQ(err.offset, 0);
+	CHECK(strstr(err.message, data_path("models/README.md")) != NULL);
 	CHECK(strstr(err.message, "not a GGUF file") != NULL);
 }
 

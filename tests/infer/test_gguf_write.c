@@ -73,7 +73,7 @@ static void b_tensor(struct bytes *b, const char *name, uint32_t n_dims, uint64_
 }
 
 /* Opens an exact-size heap copy; returns whether it opened, the message in err. */
-static bool try_open(const uint8_t *p, size_t n, struct gguf_error *err)
+static bool try_open(const uint8_t *p, size_t n, struct infer_error *err)
 {
 	uint8_t *copy = malloc(n ? n : 1);
 	memcpy(copy, p, n);
@@ -85,10 +85,17 @@ static bool try_open(const uint8_t *p, size_t n, struct gguf_error *err)
 	return ok;
 }
 
-#define EXPECT_REJECT(b, needle)                                                                \
+/* The reader refuses b with this code, naming this key and tensor ("" for
+ * none) and the file offset of the item at fault; the message, which is what
+ * a user reads, says what is wrong (needle). */
+#define EXPECT_REJECT(b, want_code, want_key, want_tensor, want_offset, needle)                 \
 	do {                                                                                    \
-		struct gguf_error e_;                                                           \
+		struct infer_error e_;                                                          \
 		CHECK(!try_open((b)->p, (b)->n, &e_));                                          \
+		CHECK_INT_EQ(e_.code, want_code);                                               \
+		CHECK_STR_EQ(e_.key, want_key);                                                 \
+		CHECK_STR_EQ(e_.tensor, want_tensor);                                           \
+		CHECK_INT_EQ(e_.offset, want_offset);                                           \
 		if (!strstr(e_.message, needle)) {                                              \
 			fprintf(stderr, "  message \"%s\" lacks \"%s\"\n", e_.message, needle); \
 			CHECK(!"message names the problem");                                    \
@@ -155,7 +162,7 @@ TEST(writer_round_trip)
 
 	char path[256];
 	tmp_path(path, sizeof path, "rt");
-	struct gguf_error err = { { 0 } };
+	struct infer_error err = { 0 };
 	REQUIRE(gguf_writer_write(w, path, &err) == 0);
 	CHECK_INT_EQ(calls, 1);
 	gguf_writer_free(w);
@@ -232,12 +239,15 @@ TEST(writer_errors)
 	             0);
 	char path[256];
 	tmp_path(path, sizeof path, "fail");
-	struct gguf_error err = { { 0 } };
-	CHECK(gguf_writer_write(w, path, &err) < 0);
-	CHECK(strstr(err.message, "\"t\"") != NULL);
+	struct infer_error err = { 0 };
+	/* the fill callback's code comes back, naming the tensor it was producing */
+	CHECK_INT_EQ(gguf_writer_write(w, path, &err), -EIO);
+	CHECK_INT_EQ(err.code, -EIO);
+	CHECK_STR_EQ(err.tensor, "t");
 	CHECK(access(path, F_OK) != 0); /* a failed write leaves no file */
-	CHECK(gguf_writer_write(w, "/nonexistent-dir/x.gguf", &err) < 0);
-	CHECK(strstr(err.message, "/nonexistent-dir/x.gguf") != NULL);
+	CHECK_INT_EQ(gguf_writer_write(w, "/nonexistent-dir/x.gguf", &err), -ENOENT);
+	CHECK_INT_EQ(err.code, -ENOENT);
+	CHECK(strstr(err.message, "/nonexistent-dir/x.gguf") != NULL); /* names the path */
 	gguf_writer_free(w);
 	gguf_writer_free(NULL);
 	gguf_close(NULL);
@@ -262,7 +272,7 @@ static uint8_t *small_file(size_t *size, uint64_t *data_end)
 	gguf_writer_add_tensor(w, "b", TENSOR_TYPE_Q8_0, 2, ne_b, q8, 34);
 	char path[256];
 	tmp_path(path, sizeof path, "small");
-	struct gguf_error err;
+	struct infer_error err;
 	gguf_writer_write(w, path, &err);
 	gguf_writer_free(w);
 	struct gguf_file *f = gguf_open(path, &err);
@@ -284,7 +294,7 @@ TEST(truncation_at_every_byte)
 	uint64_t data_end;
 	uint8_t *p = small_file(&size, &data_end);
 	REQUIRE(p);
-	struct gguf_error err;
+	struct infer_error err;
 	CHECK(try_open(p, size, &err));
 	int bad = 0;
 	for (size_t n = 0; n < size; n++) {
@@ -312,50 +322,51 @@ TEST(hostile_headers)
 
 	b_put(&b, "GGUX", 4);
 	b_u32(&b, 3);
-	EXPECT_REJECT(&b, "not a GGUF file");
+	EXPECT_REJECT(&b, -EINVAL, "", "", 0, "not a GGUF file");
 
 	b_header(&b, 1, 0, 0);
-	EXPECT_REJECT(&b, "version 1 is not supported");
+	EXPECT_REJECT(&b, -ENOTSUP, "", "", 0, "version 1 is not supported");
 
 	b_header(&b, 0x03000000, 0, 0);
-	EXPECT_REJECT(&b, "big-endian");
+	EXPECT_REJECT(&b, -ENOTSUP, "", "", 0, "big-endian");
 
 	b_header(&b, 7, 0, 0);
-	EXPECT_REJECT(&b, "unsupported GGUF version 7");
+	EXPECT_REJECT(&b, -ENOTSUP, "", "", 0, "unsupported GGUF version 7");
 
 	b_put(&b, "GGUF", 4);
 	b_u32(&b, 3);
 	b_u32(&b, 0);
-	EXPECT_REJECT(&b, "tensor count: needs 8 bytes");
+	EXPECT_REJECT(&b, -EINVAL, "", "", 8, "tensor count: needs 8 bytes");
 
 	b_header(&b, 3, 0, UINT64_MAX);
-	EXPECT_REJECT(&b, "metadata keys, more than");
+	EXPECT_REJECT(&b, -EINVAL, "", "", 0, "metadata keys, more than");
 
 	b_header(&b, 3, 1ull << 40, 0);
-	EXPECT_REJECT(&b, "tensors, more than");
+	EXPECT_REJECT(&b, -EINVAL, "", "", 0, "tensors, more than");
 
 	/* counts that fit the file size but not the index limits */
 	b_header(&b, 3, 0, 70000);
 	for (int i = 0; i < 70000; i++) b_put(&b, "\0\0\0\0\0\0\0\0\0\0\0\0\0", 13);
-	EXPECT_REJECT(&b, "at most 65536");
+	EXPECT_REJECT(&b, -EINVAL, "", "", 0, "at most 65536");
 
 	b_header(&b, 3, 0, 1);
 	b_u64(&b, UINT64_MAX); /* key length */
 	b_put(&b, "xxxxxxxxxxxxxxxx", 16);
-	EXPECT_REJECT(&b, "metadata key #0 name: needs 18446744073709551615 bytes");
+	EXPECT_REJECT(&b, -EINVAL, "", "", 32,
+	              "metadata key #0 name: needs 18446744073709551615 bytes");
 
 	b_header(&b, 3, 0, 1);
 	b_str(&b, "k");
 	b_u32(&b, 13);
 	b_u32(&b, 0);
-	EXPECT_REJECT(&b, "key \"k\": unknown value type 13");
+	EXPECT_REJECT(&b, -ENOTSUP, "k", "", 24, "key \"k\": unknown value type 13");
 
 	b_header(&b, 3, 0, 1);
 	b_str(&b, "k");
 	b_u32(&b, GGUF_TYPE_STRING);
 	b_u64(&b, 1000);
 	b_put(&b, "abc", 3);
-	EXPECT_REJECT(&b, "key \"k\": needs 1000 bytes");
+	EXPECT_REJECT(&b, -EINVAL, "k", "", 45, "key \"k\": needs 1000 bytes");
 
 	b_header(&b, 3, 0, 1);
 	b_str(&b, "arr");
@@ -363,7 +374,8 @@ TEST(hostile_headers)
 	b_u32(&b, GGUF_TYPE_UINT64);
 	b_u64(&b, 1ull << 61); /* 2^61 * 8 overflows 64 bits */
 	b_u64(&b, 0);
-	EXPECT_REJECT(&b, "key \"arr\": array of 2305843009213693952 elements");
+	EXPECT_REJECT(&b, -EINVAL, "arr", "", 24,
+	              "key \"arr\": array of 2305843009213693952 elements");
 
 	b_header(&b, 3, 0, 1);
 	b_str(&b, "arr");
@@ -371,7 +383,7 @@ TEST(hostile_headers)
 	b_u32(&b, GGUF_TYPE_STRING);
 	b_u64(&b, 1ull << 40);
 	b_u64(&b, 0);
-	EXPECT_REJECT(&b, "array of 1099511627776 strings cannot fit");
+	EXPECT_REJECT(&b, -EINVAL, "arr", "", 24, "array of 1099511627776 strings cannot fit");
 
 	b_header(&b, 3, 0, 1);
 	b_str(&b, "arr");
@@ -380,14 +392,14 @@ TEST(hostile_headers)
 	b_u64(&b, 1);
 	b_u32(&b, GGUF_TYPE_UINT8);
 	b_u64(&b, 0);
-	EXPECT_REJECT(&b, "nested arrays are not supported");
+	EXPECT_REJECT(&b, -ENOTSUP, "arr", "", 24, "nested arrays are not supported");
 
 	b_header(&b, 3, 0, 1);
 	b_str(&b, "arr");
 	b_u32(&b, GGUF_TYPE_ARRAY);
 	b_u32(&b, 99);
 	b_u64(&b, 0);
-	EXPECT_REJECT(&b, "unknown array element type 99");
+	EXPECT_REJECT(&b, -ENOTSUP, "arr", "", 24, "unknown array element type 99");
 
 	b_header(&b, 3, 0, 2);
 	b_str(&b, "dup");
@@ -396,83 +408,88 @@ TEST(hostile_headers)
 	b_str(&b, "dup");
 	b_u32(&b, GGUF_TYPE_UINT8);
 	b_put(&b, "\1", 1);
-	EXPECT_REJECT(&b, "key \"dup\" appears twice");
+	EXPECT_REJECT(&b, -EINVAL, "dup", "", 40, "key \"dup\" appears twice");
 
 	b_header(&b, 3, 0, 1);
 	b_str(&b, "general.alignment");
 	b_u32(&b, GGUF_TYPE_UINT32);
 	b_u32(&b, 48);
-	EXPECT_REJECT(&b, "\"general.alignment\" is 48, expected a power of two");
+	EXPECT_REJECT(&b, -EINVAL, "general.alignment", "", 24,
+	              "\"general.alignment\" is 48, expected a power of two");
 
 	b_header(&b, 3, 0, 1);
 	b_str(&b, "general.alignment");
 	b_u32(&b, GGUF_TYPE_UINT64);
 	b_u64(&b, 32);
-	EXPECT_REJECT(&b, "must be a uint32");
+	EXPECT_REJECT(&b, -EINVAL, "general.alignment", "", 24, "must be a uint32");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "t", 5, 1, 1, 0, 0);
 	b_put(&b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 32);
-	EXPECT_REJECT(&b, "tensor \"t\" has 5 dimensions");
+	EXPECT_REJECT(&b, -EINVAL, "", "t", 24, "tensor \"t\" has 5 dimensions");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "blk.0.w", 1, 32, 1, 77, 0);
 	b_pad(&b, 32);
 	b_put(&b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 32);
-	EXPECT_REJECT(&b, "tensor \"blk.0.w\" has type id 77");
+	EXPECT_REJECT(&b, -ENOTSUP, "", "blk.0.w", 24, "tensor \"blk.0.w\" has type id 77");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "q", 2, 33, 2, TENSOR_TYPE_Q4_0, 0);
 	b_pad(&b, 32);
-	EXPECT_REJECT(&b,
+	EXPECT_REJECT(&b, -EINVAL, "", "q", 24,
 	              "tensor \"q\": row length 33 is not a multiple of the q4_0 block size 32");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "big", 2, 1ull << 40, 1ull << 40, TENSOR_TYPE_F32, 0);
 	b_pad(&b, 32);
-	EXPECT_REJECT(&b, "tensor \"big\" dimension 1");
+	EXPECT_REJECT(&b, -EINVAL, "", "big", 24, "tensor \"big\" dimension 1");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "neg", 1, UINT64_MAX, 1, TENSOR_TYPE_F32, 0);
 	b_pad(&b, 32);
-	EXPECT_REJECT(&b, "tensor \"neg\" dimension 0");
+	EXPECT_REJECT(&b, -EINVAL, "", "neg", 24, "tensor \"neg\" dimension 0");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "t", 1, 8, 1, TENSOR_TYPE_F32, 4);
 	b_pad(&b, 32);
-	EXPECT_REJECT(&b, "tensor \"t\" data offset 4 is not a multiple of the alignment 32");
+	EXPECT_REJECT(&b, -EINVAL, "", "t", 24,
+	              "tensor \"t\" data offset 4 is not a multiple of the alignment 32");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "blk.3.ffn_up.weight", 2, 64, 64, TENSOR_TYPE_F32, 0);
 	b_pad(&b, 32);
 	b_put(&b, "0123456789", 10);
-	EXPECT_REJECT(&b, "tensor \"blk.3.ffn_up.weight\" data [offset 0, 16384 bytes] runs past "
-	                  "the end of the file");
+	EXPECT_REJECT(&b, -EINVAL, "", "blk.3.ffn_up.weight", 24,
+	              "tensor \"blk.3.ffn_up.weight\" data [offset 0, 16384 bytes] runs past "
+	              "the end of the file");
 
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "t", 1, 8, 1, TENSOR_TYPE_F32, UINT64_MAX - 31);
 	b_pad(&b, 32);
-	EXPECT_REJECT(&b, "runs past the end of the file");
+	EXPECT_REJECT(&b, -EINVAL, "", "t", 24, "runs past the end of the file");
 
 	b_header(&b, 3, 2, 0);
 	b_tensor(&b, "a", 1, 16, 1, TENSOR_TYPE_F32, 0);
 	b_tensor(&b, "b", 1, 8, 1, TENSOR_TYPE_F32, 32);
 	b_pad(&b, 32);
 	for (int i = 0; i < 4; i++) b_put(&b, "0123456789abcdef0123456789abcdef", 32);
-	EXPECT_REJECT(&b, "tensor \"a\" data [offset 0, 64 bytes] overlaps tensor \"b\"");
+	EXPECT_REJECT(&b, -EINVAL, "", "a", 24,
+	              "tensor \"a\" data [offset 0, 64 bytes] overlaps tensor \"b\"");
 
 	b_header(&b, 3, 2, 0);
 	b_tensor(&b, "a", 1, 8, 1, TENSOR_TYPE_F32, 0);
 	b_tensor(&b, "a", 1, 8, 1, TENSOR_TYPE_F32, 32);
 	b_pad(&b, 32);
 	for (int i = 0; i < 2; i++) b_put(&b, "0123456789abcdef0123456789abcdef", 32);
-	EXPECT_REJECT(&b, "tensor \"a\" appears twice");
+	EXPECT_REJECT(&b, -EINVAL, "", "a", 57, "tensor \"a\" appears twice");
 
 	/* a name with control bytes is escaped in the message */
 	b_header(&b, 3, 1, 0);
 	b_tensor(&b, "x\n\x1b[2J", 1, 8, 1, 200, 0);
 	b_pad(&b, 32);
-	EXPECT_REJECT(&b, "tensor \"x\\x0a\\x1b[2J\" has type id 200");
+	EXPECT_REJECT(&b, -ENOTSUP, "", "x\n\x1b[2J", 24,
+	              "tensor \"x\\x0a\\x1b[2J\" has type id 200");
 
 	/* v2 files are read; an alignment of 64 moves the data section */
 	b_header(&b, 2, 1, 1);
@@ -484,7 +501,7 @@ TEST(hostile_headers)
 	size_t data_at = b.n;
 	float v[4] = { 1, 2, 3, 4 };
 	b_put(&b, v, 16);
-	struct gguf_error err;
+	struct infer_error err;
 	struct gguf_file *f = gguf_open_memory(b.p, b.n, &err);
 	REQUIRE(f);
 	CHECK_INT_EQ(gguf_version(f), 2);

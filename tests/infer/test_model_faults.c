@@ -29,7 +29,7 @@ static int write_with_u32(const char *out, const char *key, uint32_t value)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
-	struct gguf_error ge;
+	struct infer_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
 	if (!f) return -1;
 	struct gguf_writer *w = gguf_writer_new();
@@ -209,7 +209,7 @@ TEST(a_fifo_is_refused_without_blocking)
 	snprintf(p, sizeof p, "%s/fifo.gguf", tmpl);
 	REQUIRE(mkfifo(p, 0600) == 0);
 	alarm(10); /* the old open() waited for a writer forever */
-	struct gguf_error ge;
+	struct infer_error ge;
 	struct gguf_file *f = gguf_open(p, &ge);
 	alarm(0);
 	CHECK(f == NULL);

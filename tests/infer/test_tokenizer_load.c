@@ -4,6 +4,7 @@
  * by tokenizer.ggml.fim_* keys, and byte-exact round trips of random bytes
  * (invalid UTF-8 included) through encode and decode. Needs no testdata.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,7 @@ static size_t finish(struct buf *body, unsigned char **out)
 	return f.n;
 }
 
-static struct tokenizer *load_mem(struct buf *body, struct gguf_error *err, unsigned char **mem,
+static struct tokenizer *load_mem(struct buf *body, struct infer_error *err, unsigned char **mem,
                                   struct gguf_file **gf)
 {
 	size_t n = finish(body, mem);
@@ -127,20 +128,23 @@ static void byte_level_tokens(char tok[256][4])
 
 TEST(errors_name_the_key)
 {
-	struct gguf_error err = { { 0 } };
+	struct infer_error err = { 0 };
 	unsigned char *mem;
 	struct gguf_file *gf;
 	struct buf b = { 0 };
 	kv_str(&b, "general.architecture", "llama");
 	CHECK(load_mem(&b, &err, &mem, &gf) == NULL);
-	CHECK(strstr(err.message, "tokenizer.ggml.model") != NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK_STR_EQ(err.key, "tokenizer.ggml.model");
 	gguf_close(gf);
 	free(mem);
 
 	b = (struct buf){ 0 };
 	kv_str(&b, "tokenizer.ggml.model", "bert");
 	CHECK(load_mem(&b, &err, &mem, &gf) == NULL);
-	CHECK(strstr(err.message, "bert") != NULL);
+	CHECK_INT_EQ(err.code, -ENOTSUP);
+	CHECK_STR_EQ(err.key, "tokenizer.ggml.model");
+	CHECK(strstr(err.message, "bert") != NULL); /* says which value it found */
 	gguf_close(gf);
 	free(mem);
 
@@ -150,7 +154,8 @@ TEST(errors_name_the_key)
 	kv_str(&b, "tokenizer.ggml.model", "gpt2");
 	kv_strs(&b, "tokenizer.ggml.tokens", toks, 3);
 	CHECK(load_mem(&b, &err, &mem, &gf) == NULL);
-	CHECK(strstr(err.message, "tokenizer.ggml.merges") != NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK_STR_EQ(err.key, "tokenizer.ggml.merges");
 	gguf_close(gf);
 	free(mem);
 
@@ -163,7 +168,8 @@ TEST(errors_name_the_key)
 	kv_f32s(&b, "tokenizer.ggml.scores", scores, 3);
 	kv_i32s(&b, "tokenizer.ggml.token_type", types, 2);
 	CHECK(load_mem(&b, &err, &mem, &gf) == NULL);
-	CHECK(strstr(err.message, "tokenizer.ggml.token_type") != NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK_STR_EQ(err.key, "tokenizer.ggml.token_type");
 	gguf_close(gf);
 	free(mem);
 
@@ -172,7 +178,8 @@ TEST(errors_name_the_key)
 	kv_str(&b, "tokenizer.ggml.model", "llama");
 	kv_strs(&b, "tokenizer.ggml.tokens", toks, 3);
 	CHECK(load_mem(&b, &err, &mem, &gf) == NULL);
-	CHECK(strstr(err.message, "tokenizer.ggml.scores") != NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK_STR_EQ(err.key, "tokenizer.ggml.scores");
 	gguf_close(gf);
 	free(mem);
 }
@@ -201,7 +208,7 @@ static struct tokenizer *tiny_bpe(const char *const *extra, size_t n_extra, cons
 	kv_strs(&b, "tokenizer.ggml.merges", merges, 1);
 	if (n_extra > 3)
 		kv_u32(&b, "tokenizer.ggml.fim_pre_token_id", 257 + 3); /* override by key */
-	struct gguf_error err = { { 0 } };
+	struct infer_error err = { 0 };
 	struct tokenizer *t = load_mem(&b, &err, mem, gf);
 	if (!t) fprintf(stderr, "load: %s\n", err.message);
 	return t;

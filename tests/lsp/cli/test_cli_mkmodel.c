@@ -32,7 +32,7 @@ static void tmp(char *out, const char *tag)
 static void check_model(int *test_failed_, const char *path, uint32_t mat_type, uint32_t dim,
                         uint32_t ffn)
 {
-	struct gguf_error err;
+	struct infer_error err;
 	struct gguf_file *f = gguf_open(path, &err);
 	if (!f) fprintf(stderr, "%s\n", err.message);
 	REQUIRE(f);
