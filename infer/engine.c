@@ -1121,6 +1121,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);
 	}
 	res->prefill_ms = engine_now_ms() - tp;
+	res->processed_tokens = done;
 	/* What was computed exactly goes into the cache, even when cancelled. */
 	if (req->use_cache) {
 		int32_t upto = done < exact_end ? done : exact_end;

@@ -248,9 +248,13 @@ struct engine_result {
 	 * the given ones that were scored */
 	struct engine_candidate *candidates;
 	int32_t n_candidates;
-	int32_t prompt_tokens;    /* tokens of the prompt */
-	int32_t cached_tokens;    /* of those, KV re-used from the prefix cache */
-	int32_t shifted_tokens;   /* of those, re-used by RoPE shift (approximate) */
+	int32_t prompt_tokens;  /* tokens of the prompt */
+	int32_t cached_tokens;  /* of those, KV re-used from the prefix cache */
+	int32_t shifted_tokens; /* of those, re-used by RoPE shift (approximate) */
+	/* of prompt_tokens, those whose KV the job holds after its prefill
+	 * (cached, shifted or computed): fewer when it was cancelled during
+	 * the prefill, 0 when before it */
+	int32_t processed_tokens;
 	int32_t generated_tokens; /* over all candidates */
 	int32_t healed_bytes;     /* bytes of the prefix backed up over by token healing */
 	double prefill_ms, decode_ms, total_ms;

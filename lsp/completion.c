@@ -55,6 +55,7 @@ struct completions {
 	uint64_t seq;
 	/* counters for infill/stats */
 	uint64_t requests, cancelled;
+	uint64_t never_started;             /* cancelled or superseded during their debounce */
 	double latency_ms[LATENCY_SAMPLES]; /* ring of the latest answers */
 	size_t latency_count, latency_next;
 };
@@ -108,6 +109,14 @@ static json_t *empty_result(enum completion_kind kind)
 {
 	if (kind == COMPLETION_KIND_INLINE) return json_pack("{s:[]}", "items");
 	return json_pack("{s:b, s:[]}", "isIncomplete", 1, "items");
+}
+
+/* A request dropped before it was answered: counted as cancelled, and as
+ * never started when its debounce had not run out (no job yet). */
+static void count_dropped(struct pending *p)
+{
+	p->c->cancelled++;
+	if (p->req) p->c->never_started++;
 }
 
 static void answer_empty(struct pending *p)
@@ -306,7 +315,7 @@ static void supersede(struct completions *c, const char *uri, enum completion_ki
 		next = p->next;
 		if (p->kind == kind && !strcmp(p->uri, uri)) {
 			answer_empty(p);
-			c->cancelled++;
+			count_dropped(p);
 			pending_retire(p);
 		}
 	}
@@ -388,6 +397,8 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 	        (uint64_t)(st->completion_debounce_ms > 0 ? st->completion_debounce_ms : 0);
 	if (kind == COMPLETION_KIND_INLINE && req->trigger == COMPLETION_TRIGGER_INVOKED)
 		delay = 0; /* asked for explicitly: no burst to wait out */
+	if (pipeline_answers_at_once(s->pipeline, req))
+		delay = 0; /* typed along the suggestion shown: no model run to spare */
 	uv_timer_start(&p->timer, debounce_fired, delay, 0);
 	return;
 oom:
@@ -416,7 +427,7 @@ bool completions_cancel(struct completions *c, json_t *id)
 		if (rpc_id_equal(p->id, id)) {
 			server_reply_error(c->s, p->id, RPC_ERROR_REQUEST_CANCELLED,
 			                   "cancelled by the client");
-			c->cancelled++;
+			count_dropped(p);
 			pending_retire(p);
 			return true;
 		}
@@ -430,7 +441,7 @@ void completions_doc_closed(struct completions *c, const char *uri)
 		next = p->next;
 		if (!strcmp(p->uri, uri)) {
 			answer_empty(p);
-			c->cancelled++;
+			count_dropped(p);
 			pending_retire(p);
 		}
 	}
@@ -504,6 +515,8 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.kv_pages = ps.kv_pages > 0 ? (uint64_t)ps.kv_pages : 0,
 		.background_prefill_tokens = ps.background_prefill_tokens,
 		.short_contexts = ps.short_contexts,
+		.never_started = c->never_started + ps.never_started,
+		.cold_requests = ps.cold_requests,
 	};
 	server_reply(s, id, stats_to_json(&st));
 }

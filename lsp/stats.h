@@ -37,7 +37,9 @@
 	X(kv_type, "kvType", name)                                     \
 	X(kv_pages, "kvPages", count)                                  \
 	X(background_prefill_tokens, "backgroundPrefillTokens", count) \
-	X(short_contexts, "shortContexts", count)
+	X(short_contexts, "shortContexts", count)                      \
+	X(never_started, "neverStarted", count)                        \
+	X(cold_requests, "coldRequests", count)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

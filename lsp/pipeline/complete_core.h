@@ -97,6 +97,8 @@ struct complete_result {
 	int32_t given_shown; /* items shown that the engine scored, not decoded: document
 	                      * lines and closers (ast_closers_at) */
 	int32_t prompt_tokens, cached_tokens, generated_tokens;
+	int32_t processed_tokens; /* of prompt_tokens, those prefilled or found cached
+	                           * before a cancel (engine_result.processed_tokens) */
 	enum ast_shape_kind shape;
 	int32_t max_lines; /* what the shape and completion.multiline allowed */
 	double slice_ms, engine_ms, post_ms, total_ms;

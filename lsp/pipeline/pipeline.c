@@ -380,6 +380,11 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 	return 0;
 }
 
+bool pipeline_answers_at_once(struct pipeline *p, const struct completion_request *req)
+{
+	return fast_applies(&p->docs, req);
+}
+
 void pipeline_cancel(struct pipeline *p, struct pipeline_job *job)
 {
 	(void)p;

@@ -108,10 +108,20 @@ typedef void (*pipeline_done_fn)(void *ud, int status, const struct completion_r
 /* Counters the engine keeps; the server adds its own (requests, cancelled,
  * latency) for infill/stats. */
 struct pipeline_stats {
-	uint64_t fast_path;     /* answered from the previous result, no model run */
-	uint64_t extended;      /* answers cut by the deadline whose candidates grew afterwards */
-	uint64_t prompt_tokens; /* prompt tokens over all jobs */
+	uint64_t fast_path; /* answered from the previous result, no model run */
+	uint64_t extended;  /* answers cut by the deadline whose candidates grew afterwards */
+	/* prompt tokens the engine processed (found in the prefix cache or
+	 * prefilled); a job cancelled during its prefill counts what it had
+	 * done, one cancelled before it nothing */
+	uint64_t prompt_tokens;
 	uint64_t cached_prompt_tokens; /* of which served from the prefix cache */
+	/* jobs cancelled (superseded) before the engine processed any of
+	 * their prompt; the server adds the requests cancelled during their
+	 * debounce */
+	uint64_t never_started;
+	/* jobs prefilled whole that found less than half of their prompt in
+	 * the prefix cache: a jump to a new place, a new file, or no cache */
+	uint64_t cold_requests;
 	uint64_t generated_tokens;
 	uint64_t rejected_candidates;       /* dropped by validation or confidence */
 	uint64_t document_lines;            /* shown items taken from the document (or a
@@ -172,6 +182,11 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings);
  * negative errno and never calls done. */
 int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline_done_fn done,
                     void *ud, struct pipeline_job **job);
+
+/* Whether req (borrowed) would be answered at once, without the model: it
+ * types the beginning of a suggestion on screen (the fast path). The server
+ * then skips the debounce: there is no model run to spare by waiting. */
+bool pipeline_answers_at_once(struct pipeline *p, const struct completion_request *req);
 
 /* Cancels a job: its callback will not run, and the engine stops it at its
  * next step. job is invalid afterwards. */

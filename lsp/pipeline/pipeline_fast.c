@@ -66,24 +66,51 @@ void fast_doc_remove(struct fast_doc **docs, const char *uri)
  * asked to continue text it has already written. Fills out (texts new) and
  * returns true; false when it does not apply (then out is untouched).
  */
+/* The document's memory when req is its last answer's snapshot with bytes
+ * typed at the cursor (their count in *k); NULL otherwise. */
+static struct fast_doc *typed_at_cursor(struct fast_doc **docs,
+                                        const struct completion_request *req, size_t *k)
+{
+	struct fast_doc *d = doc_find(docs, req->uri);
+	if (!d || !d->n || !d->text || req->text_len <= d->len) return NULL;
+	*k = req->text_len - d->len;
+	if (req->cursor != d->cursor + *k || memcmp(req->text, d->text, d->cursor) ||
+	    memcmp(req->text + d->cursor + *k, d->text + d->cursor, d->len - d->cursor))
+		return NULL;
+	return d;
+}
+
+/* Whether candidate i of d begins with the k bytes typed and has more than
+ * blanks after them. */
+static bool continues(const struct fast_doc *d, size_t i, const char *typed, size_t k)
+{
+	return d->cand_len[i] > k && !memcmp(d->cands[i], typed, k) &&
+	       !rerank_is_blank(d->cands[i] + k, d->cand_len[i] - k);
+}
+
+bool fast_applies(struct fast_doc **docs, const struct completion_request *req)
+{
+	size_t k;
+	struct fast_doc *d = typed_at_cursor(docs, req, &k);
+	for (size_t i = 0; d && i < d->n; i++)
+		if (continues(d, i, req->text + d->cursor, k)) return true;
+	return false;
+}
+
 bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
                  struct completion_result *out)
 {
-	struct fast_doc *d = doc_find(docs, req->uri);
-	if (!d || !d->n || !d->text || req->text_len <= d->len) return false;
-	size_t k = req->text_len - d->len;
-	if (req->cursor != d->cursor + k || memcmp(req->text, d->text, d->cursor) ||
-	    memcmp(req->text + d->cursor + k, d->text + d->cursor, d->len - d->cursor))
-		return false;
+	size_t k;
+	struct fast_doc *d = typed_at_cursor(docs, req, &k);
+	if (!d) return false;
 	const char *typed = req->text + d->cursor;
 	struct completion_candidate *items = calloc(d->n, sizeof *items);
 	if (!items) return false;
 	size_t n = 0;
 	for (size_t i = 0; i < d->n; i++) {
-		if (d->cand_len[i] <= k || memcmp(d->cands[i], typed, k)) continue;
+		if (!continues(d, i, typed, k)) continue;
 		const char *rest = d->cands[i] + k;
 		size_t rest_len = d->cand_len[i] - k;
-		if (rerank_is_blank(rest, rest_len)) continue;
 		char *t = malloc(rest_len + 1);
 		if (!t) break;
 		memcpy(t, rest, rest_len);

@@ -25,6 +25,9 @@ struct fast_doc;
 bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
                  struct completion_result *out);
 
+/* Whether fast_answer would answer req (nothing allocated). */
+bool fast_applies(struct fast_doc **docs, const struct completion_request *req);
+
 /* Remembers res as the answer shown for req's document. Takes req->text
  * (req->text becomes NULL); res is borrowed (copied). */
 void fast_record(struct fast_doc **docs, struct completion_request *req,

@@ -287,7 +287,13 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 {
 	struct completion_request *req = job->req;
 	job->status = 0;
-	if (!e || atomic_load(&job->cancel)) return; /* no model (answered empty) or nobody waits */
+	if (!e) return;                  /* no model: answered empty */
+	if (atomic_load(&job->cancel)) { /* nobody waits any more */
+		pthread_mutex_lock(&p->mu);
+		p->stats.never_started++;
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
 	struct complete_options opt = complete_options_default();
 	opt.cancel = &job->cancel;
 	opt.previous = job->previous;
@@ -308,9 +314,18 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	job->figures = res;
 	job->figures.items = NULL;
 	job->figures.count = res.count;
+	/* Only what was processed counts: a job superseded mid-prefill did not
+	 * cost its whole prompt, and one superseded before the engine took it
+	 * up cost nothing (counted apart). */
+	int32_t processed = res.processed_tokens > 0 ? res.processed_tokens : 0;
+	int32_t cached = res.cached_tokens > 0 ? res.cached_tokens : 0;
+	if (cached > processed) cached = processed;
 	pthread_mutex_lock(&p->mu);
-	p->stats.prompt_tokens += (uint64_t)(res.prompt_tokens > 0 ? res.prompt_tokens : 0);
-	p->stats.cached_prompt_tokens += (uint64_t)(res.cached_tokens > 0 ? res.cached_tokens : 0);
+	p->stats.prompt_tokens += (uint64_t)processed;
+	p->stats.cached_prompt_tokens += (uint64_t)cached;
+	if (!processed && rc == ENGINE_ECANCELED) p->stats.never_started++;
+	if (processed && processed == res.prompt_tokens && 2 * cached < processed)
+		p->stats.cold_requests++;
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);

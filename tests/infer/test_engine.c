@@ -288,6 +288,7 @@ TEST(cancel_stops_within_a_step_and_frees_pages)
 	struct engine_result r;
 	CHECK_INT_EQ(run(e, &rq, &r), ENGINE_ECANCELED);
 	CHECK(r.cancelled);
+	CHECK_INT_EQ(r.processed_tokens, r.prompt_tokens); /* cancelled in decode: all prefilled */
 	for (int i = 0; i < r.n_candidates; i++) {
 		CHECK(r.candidates[i].n_tokens <= 4);
 		CHECK(r.candidates[i].stop == ENGINE_STOP_CANCELLED ||
@@ -303,10 +304,14 @@ TEST(cancel_stops_within_a_step_and_frees_pages)
 	CHECK_INT_EQ(run(e, &rq, &r), ENGINE_ECANCELED);
 	CHECK_INT_EQ(r.generated_tokens, 0);
 	CHECK_INT_EQ(cb.calls, 2);
+	/* what infill/stats counts: the two chunks done, not the whole prompt */
+	CHECK_INT_EQ(r.processed_tokens, 32);
+	CHECK(r.prompt_tokens > 32);
 	engine_result_finish(&r);
 	/* already cancelled: nothing runs */
 	rq.on_progress = NULL;
 	CHECK_INT_EQ(run(e, &rq, &r), ENGINE_ECANCELED);
+	CHECK_INT_EQ(r.processed_tokens, 0);
 	engine_result_finish(&r);
 	struct engine_stats st;
 	engine_get_stats(e, &st);

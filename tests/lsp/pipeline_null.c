@@ -110,6 +110,12 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 	return 0;
 }
 
+bool pipeline_answers_at_once(struct pipeline *p, const struct completion_request *req)
+{
+	(void)p, (void)req;
+	return false; /* no fast path here: every request waits its debounce */
+}
+
 void pipeline_cancel(struct pipeline *p, struct pipeline_job *job)
 {
 	(void)p;

@@ -23,6 +23,8 @@ static const char *const documented[] = {
 	"kvPages",
 	"backgroundPrefillTokens",
 	"shortContexts",
+	"neverStarted",
+	"coldRequests",
 };
 
 static struct stats sample(void)
@@ -42,6 +44,8 @@ static struct stats sample(void)
 		.extended = 12,
 		.kv_type = "f16",
 		.kv_pages = 13,
+		.never_started = 14,
+		.cold_requests = 15,
 	};
 }
 
@@ -72,6 +76,8 @@ TEST(values_as_the_server_sends_them)
 	REQUIRE(o);
 	CHECK_INT_EQ(json_integer_value(json_object_get(o, "requests")), 1);
 	CHECK_INT_EQ(json_integer_value(json_object_get(o, "kvPages")), 13);
+	CHECK_INT_EQ(json_integer_value(json_object_get(o, "neverStarted")), 14);
+	CHECK_INT_EQ(json_integer_value(json_object_get(o, "coldRequests")), 15);
 	CHECK_STR_EQ(json_string_value(json_object_get(o, "backend")), "cpu");
 	CHECK_STR_EQ(json_string_value(json_object_get(o, "kvType")), "none");
 	json_t *lat = json_object_get(o, "latencyMs");
@@ -99,6 +105,8 @@ TEST(round_trip)
 	CHECK_INT_EQ(back.document_lines, 8);
 	CHECK_INT_EQ(back.open_documents, 11);
 	CHECK_INT_EQ(back.kv_pages, 13);
+	CHECK_INT_EQ(back.never_started, 14);
+	CHECK_INT_EQ(back.cold_requests, 15);
 	CHECK_STR_EQ(back.backend, "cpu");
 	CHECK_STR_EQ(back.kv_type, "f16");
 	CHECK_NEAR(back.latency_ms.p50, 10.5, 0);

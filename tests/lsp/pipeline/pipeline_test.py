@@ -476,6 +476,127 @@ def case_fast_path(binary, model):
         c.kill()
 
 
+def edit(c, version, line, ch, text):
+    c.notify("textDocument/didChange", {
+        "textDocument": {"uri": URI, "version": version},
+        "contentChanges": [{"range": {"start": {"line": line, "character": ch},
+                                      "end": {"line": line, "character": ch}},
+                            "text": text}]})
+
+
+def auto_request(c, line, ch):
+    """An automatic inline request (it waits the debounce); its id."""
+    return c.request_async("textDocument/inlineCompletion", {
+        "textDocument": {"uri": URI}, "position": {"line": line, "character": ch},
+        "context": {"triggerKind": 2}})
+
+
+def case_stats_truthful(binary, model):
+    """infill/stats counts only the prompt tokens the engine processed:
+    requests superseded during their debounce count as neverStarted and add
+    no prompt tokens; a prompt after a one-character edit is not a cold
+    request, one without the prefix cache is."""
+    c = start(binary, model, {"completion.candidates": 1, "completion.maxTokens": 4,
+                              "completion.debounceMs": 1500})
+    try:
+        wait_loaded(c)
+        open_doc(c, PY)
+        s0 = stats(c)
+        check(s0["neverStarted"] == 0 and s0["coldRequests"] == 0, "fresh counters", s0)
+        # three keystrokes in a burst: the first two are superseded while
+        # they wait out the debounce; only the third reaches the engine
+        ids = []
+        for k, ch in enumerate("ret"):
+            edit(c, 2 + k, 11, 4 + k, ch)
+            ids.append(auto_request(c, 11, 5 + k))
+        for i in ids[:2]:
+            r = c.response(i, timeout=30)
+            check(r.get("result") == {"items": []}, "superseded: answered empty", r)
+        r = c.response(ids[2], timeout=60)
+        check("result" in r, "the last one answered", r)
+        s1 = stats(c)
+        check(s1["neverStarted"] - s0["neverStarted"] == 2, "two never started", s0, s1)
+        check(s1["cancelled"] - s0["cancelled"] == 2, "and counted as cancelled", s0, s1)
+        first = s1["promptTokens"] - s0["promptTokens"]
+        # one prompt's worth: the superseded requests added nothing
+        one = c.request("textDocument/inlineCompletion", {
+            "textDocument": {"uri": URI}, "position": {"line": 11, "character": 7},
+            "context": {"triggerKind": 1}})
+        check("result" in one, "asked again", one)
+        s2 = stats(c)
+        again = s2["promptTokens"] - s1["promptTokens"]
+        check(first > 0 and abs(again - first) <= 2, "one prompt counted, not three",
+              first, again)
+        # a character off the suggestion shown, so the model runs again
+        shown = [it["insertText"] for it in one["result"]["items"]]
+        ch = next(x for x in "uvwxyz" if not any(t.startswith(x) for t in shown))
+        edit(c, 5, 11, 7, ch)
+        inline(c, 11, 8)
+        s3 = stats(c)
+        check(s3["coldRequests"] == s2["coldRequests"], "a one-character edit is not cold",
+              s2, s3)
+        check(s3["cachedPromptTokens"] > s2["cachedPromptTokens"], "served from the cache", s3)
+        # without the cache every prompt is prefilled whole: cold
+        c.notify("workspace/didChangeConfiguration",
+                 {"settings": {"infill": {"cache.enabled": False}}})
+        inline(c, 11, 8)
+        s4 = stats(c)
+        check(s4["coldRequests"] == s3["coldRequests"] + 1, "a prompt with no cache is cold",
+              s3, s4)
+        check(s4["cachedPromptTokens"] == s3["cachedPromptTokens"], "nothing cached", s3, s4)
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
+def case_fast_path_no_debounce(binary, model):
+    """Typing along the suggestion on screen is answered at once, without
+    waiting completion.debounceMs (here 4 s); a keystroke off the suggestion
+    still waits it."""
+    c = start(binary, model, {"completion.candidates": 1, "completion.temperature": 0,
+                              "completion.maxTokens": 12, "completion.debounceMs": 4000})
+    try:
+        wait_loaded(c)
+        open_doc(c, PY, lang="plaintext")
+        items = []
+        line, ch = 11, 4
+        for line, ch in [(11, 4), (9, 8), (5, 4), (4, 17)]:
+            # invoked: no debounce for the first answer
+            items = [it for it in inline(c, line, ch) if len(it["insertText"]) >= 3
+                     and it["insertText"][0] != "\n"
+                     and it["insertText"][1:].strip()]
+            if items:
+                break
+        if not items:
+            print("SKIP: the random model offered nothing to type ahead into")
+            sys.exit(77)
+        top = items[0]["insertText"]
+        s0 = stats(c)
+        edit(c, 2, line, ch, top[0])
+        t0 = time.time()
+        r = c.response(auto_request(c, line, ch + 1), timeout=30)
+        fast_s = time.time() - t0
+        s1 = stats(c)
+        check(s1["fastPath"] == s0["fastPath"] + 1, "answered by the fast path", s0, s1)
+        check(r["result"]["items"] and r["result"]["items"][0]["insertText"] == top[1:],
+              "the rest of the suggestion", top, r)
+        # the debounce is 4 s: an answer in under 2 s did not wait it,
+        # however busy the machine
+        check(fast_s < 2.0, "answered without the debounce", fast_s)
+        # a character that is not the suggestion's next one waits it
+        off = "Q" if top[1] != "Q" else "Z"
+        edit(c, 3, line, ch + 1, off)
+        t0 = time.time()
+        r = c.response(auto_request(c, line, ch + 2), timeout=60)
+        slow_s = time.time() - t0
+        check("result" in r, "answered", r)
+        check(slow_s >= 3.9, "a keystroke off the suggestion waits the debounce", slow_s)
+        print("along the suggestion %.3f s, off it %.3f s" % (fast_s, slow_s))
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
 def case_background_prefill(binary, model):
     """A file just opened has its head prefilled while the engine is idle
     (backgroundPrefillTokens); a request the deadline leaves no time for is
