@@ -177,38 +177,38 @@ static const char *backend_word(const struct model *m)
 	return name && !strncmp(name, "cuda", 4) ? "cuda" : "cpu";
 }
 
-static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, struct engine **ep,
-                 bool reuse_shifted)
+/* Loads the model at path as ms says (the engine thread's own copy),
+ * replacing *mp and *ep. */
+static void load(struct pipeline *p, const char *path, const struct complete_model_spec *ms,
+                 struct model **mp, struct engine **ep)
 {
 	engine_free(*ep);
 	model_free(*mp);
 	*ep = NULL;
 	*mp = NULL;
-	if (!strcmp(spec->path, PIPELINE_NO_MODEL)) {
+	if (!strcmp(path, PIPELINE_NO_MODEL)) {
 		stats_set_model(p, "none", "none", 0);
 		return; /* unloaded on purpose: answers stay empty */
 	}
 	char msg[600];
-	snprintf(msg, sizeof msg, "%s", spec->path);
+	snprintf(msg, sizeof msg, "%s", path);
 	post_event(p, EVENT_LOAD_BEGIN, 0, true, msg);
 
-	struct complete_model_spec ms = spec->model;
-	ms.reuse_shifted_suffix = reuse_shifted; /* the latest, which needs no reload */
 	struct load_progress lp = { p, -100 };
 	struct model *m;
 	struct engine *e;
 	struct complete_error err;
-	if (complete_model_open(spec->path, &ms, on_load_progress, &lp, &m, &e, &err)) {
+	if (complete_model_open(path, ms, on_load_progress, &lp, &m, &e, &err)) {
 		snprintf(msg, sizeof msg, "infill: %s", err.message);
 		post_event(p, EVENT_LOAD_END, 100, false, msg);
 		stats_set_model(p, "none", "none", 0);
 		return;
 	}
 	const struct model_info *mi = model_info(m);
-	const char *kv = ms.kv_type == CONFIG_KV_F32 ? "f32" : "f16";
+	const char *kv = ms->kv_type == CONFIG_KV_F32 ? "f32" : "f16";
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
-	         spec->path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu",
-	         kv, mi->kv_n_pages, mi->kv_page_size);
+	         path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu", kv,
+	         mi->kv_n_pages, mi->kv_page_size);
 	stats_set_model(p, backend_word(m), kv, mi->kv_n_pages);
 	*mp = m;
 	*ep = e;
@@ -227,22 +227,18 @@ static void load(struct pipeline *p, struct load_spec *spec, struct model **mp, 
  * file changes again (*failed keeps the failed attempt's stat).
  */
 struct current_load {
-	struct load_spec spec; /* what is loaded (path owned), or path NULL */
-	bool shifted;
-	bool failed;           /* the last load of spec failed */
+	char *path;            /* what was loaded last (owned), or NULL */
+	bool failed;           /* that load failed */
 	struct stat failed_st; /* the file at that attempt */
 };
 
-static void current_set(struct current_load *c, const struct load_spec *spec, bool shifted,
-                        const struct model *m)
+static void current_set(struct current_load *c, const char *path, const struct model *m)
 {
-	char *path = strdup(spec->path);
-	worker_spec_finish(&c->spec);
-	c->spec = *spec;
-	c->spec.path = path;
-	c->shifted = shifted;
-	c->failed = !m && path && strcmp(path, PIPELINE_NO_MODEL);
-	if (c->failed && stat(path, &c->failed_st) != 0)
+	char *copy = strdup(path);
+	free(c->path);
+	c->path = copy;
+	c->failed = !m && copy && strcmp(copy, PIPELINE_NO_MODEL);
+	if (c->failed && stat(copy, &c->failed_st) != 0)
 		memset(&c->failed_st, 0, sizeof c->failed_st);
 }
 
@@ -252,32 +248,32 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-/* Reloads when the file changed (see above); true when it did. */
-static bool reload_if_changed(struct pipeline *p, struct current_load *c, struct model **mp,
+/* Reloads (with the settings ms of the model loaded) when the file changed
+ * (see above); true when it did. */
+static bool reload_if_changed(struct pipeline *p, struct current_load *c,
+                              const struct complete_model_spec *ms, struct model **mp,
                               struct engine **ep)
 {
-	if (!c->spec.path) return false;
+	if (!c->path) return false;
 	char why[128] = "";
 	if (*mp) {
 		if (!model_file_changed(*mp, why, sizeof why)) return false;
 	} else {
 		struct stat now;
-		if (!c->failed || stat(c->spec.path, &now) != 0 || same_file(&now, &c->failed_st))
+		if (!c->failed || stat(c->path, &now) != 0 || same_file(&now, &c->failed_st))
 			return false;
 		snprintf(why, sizeof why, "it changed since it failed to load");
 	}
 	char msg[600];
 	snprintf(msg, sizeof msg,
-	         "infill: the model file %s changed on disk (%s); loading it again", c->spec.path,
-	         why);
+	         "infill: the model file %s changed on disk (%s); loading it again", c->path, why);
 	post_event(p, EVENT_WARNING, 0, false, msg);
-	struct load_spec spec = c->spec;
-	spec.path = strdup(c->spec.path);
-	if (!spec.path) return false;
+	char *path = strdup(c->path);
+	if (!path) return false;
 	atomic_store(&p->ready, false);
-	load(p, &spec, mp, ep, c->shifted);
-	current_set(c, &spec, c->shifted, *mp);
-	worker_spec_finish(&spec);
+	load(p, path, ms, mp, ep);
+	current_set(c, path, *mp);
+	free(path);
 	return true;
 }
 
@@ -479,6 +475,9 @@ void *worker_main(void *arg)
 	struct engine *e = NULL;
 	struct edoc *edocs = NULL;
 	struct current_load cur = { 0 };
+	/* the settings of the model loaded, with the latest shifted-suffix
+	 * choice (which the engine takes without a reload) */
+	struct complete_model_spec ms = { 0 };
 	struct todo todo = { 0 };
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -491,11 +490,12 @@ void *worker_main(void *arg)
 			p->pending_load.path = NULL;
 			p->load_pending = false;
 			p->params_pending = false;
-			bool shifted = p->reuse_shifted_pending;
+			ms = spec.model;
+			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
 			atomic_store(&p->ready, false);
 			pthread_mutex_unlock(&p->mu);
-			load(p, &spec, &m, &e, shifted);
-			current_set(&cur, &spec, shifted, m);
+			load(p, spec.path, &ms, &m, &e);
+			current_set(&cur, spec.path, m);
 			worker_spec_finish(&spec);
 			pthread_mutex_lock(&p->mu);
 			continue;
@@ -503,7 +503,7 @@ void *worker_main(void *arg)
 		if (p->recheck_pending) {
 			p->recheck_pending = false;
 			pthread_mutex_unlock(&p->mu);
-			if (reload_if_changed(p, &cur, &m, &e)) {
+			if (reload_if_changed(p, &cur, &ms, &m, &e)) {
 				edoc_free_all(edocs);
 				edocs = NULL;
 			}
@@ -511,8 +511,8 @@ void *worker_main(void *arg)
 			continue;
 		}
 		if (p->params_pending && e) {
-			struct engine_params ep = engine_params_default();
-			ep.reuse_shifted_suffix = p->reuse_shifted_pending;
+			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
+			struct engine_params ep = complete_engine_params(&ms);
 			engine_configure(e, &ep);
 		}
 		p->params_pending = false;
@@ -550,7 +550,7 @@ void *worker_main(void *arg)
 		job->qnext = NULL;
 		pthread_mutex_unlock(&p->mu);
 
-		if (reload_if_changed(p, &cur, &m, &e)) {
+		if (reload_if_changed(p, &cur, &ms, &m, &e)) {
 			edoc_free_all(edocs); /* remembered from the old model's output */
 			edocs = NULL;
 		}
@@ -601,7 +601,7 @@ void *worker_main(void *arg)
 	edoc_free_all(edocs);
 	engine_free(e);
 	model_free(m);
-	worker_spec_finish(&cur.spec);
+	free(cur.path);
 	pthread_mutex_lock(&p->mu);
 	p->thread_exited = true;
 	pthread_mutex_unlock(&p->mu);
