@@ -84,8 +84,9 @@ const char *ast_lang_name(const struct ast_lang *lang);
 struct ast_doc;
 struct ast_closer {
 	char text[16];
-	bool must_mend; /* a guess that only a mended file confirms: show it
-	                 * only where it removes an error the document has */
+	/* a guess that only a mended file confirms: show it only where it
+	 * removes an error the document has */
+	bool must_mend;
 };
 size_t ast_closers_at(struct ast_doc *doc, const struct ast_lang *lang, const char *text,
                       size_t len, size_t cursor, struct ast_closer *out, size_t cap);

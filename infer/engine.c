@@ -850,8 +850,9 @@ static int append_given(struct engine_result *res, struct engine_candidate *give
 /* ---- the prefill budget ---- */
 
 /* Shortest prefix the short context is trimmed to: below this a model sees
- * too little to say anything useful. */
-#define SHORT_MIN_PREFIX 16
+ * too little to say anything useful (about a line and a half of code), so
+ * the answer may then come a little late rather than be noise. */
+#define SHORT_MIN_PREFIX 32
 
 static double ms_per_token(const struct engine *e)
 {
@@ -952,7 +953,10 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
 		cut.suffix_len = suffix_cut(e, &alt, fp, fp->suffix_tokens - from_suffix);
 		if (from_prefix > 0) {
 			int32_t keep = fp->prefix_tokens - from_prefix;
-			cut.prefix_tokens = keep > SHORT_MIN_PREFIX ? keep : SHORT_MIN_PREFIX;
+			if (keep < SHORT_MIN_PREFIX) keep = SHORT_MIN_PREFIX;
+			/* the front is cut in steps: ask for a step more, so at
+			 * least keep tokens stay */
+			cut.prefix_tokens = keep + FIM_FRONT_STEP - 1;
 		}
 		rc = rebuild(e, &cut, fp, err);
 	}

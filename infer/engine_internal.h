@@ -31,6 +31,10 @@ struct fim_prompt {
 	int32_t suffix_at;                                  /* index of the suffix's first token */
 };
 
+/* The prefix's front is cut in steps of this many tokens (fim.c): a budget
+ * of b keeps between b - FIM_FRONT_STEP + 1 and b of a longer prefix. */
+#define FIM_FRONT_STEP 32
+
 /* Builds req's prompt for tokenizer t. 0 or a negative code with *err. */
 int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req,
                      struct fim_prompt *out, struct infer_error *err);

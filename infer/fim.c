@@ -33,7 +33,7 @@
 #include "engine_internal.h"
 #include "tokenizer_internal.h"
 
-#define FRONT_STEP 32
+#define FRONT_STEP FIM_FRONT_STEP
 
 int fim_template_parse(const char *s, enum fim_template *out)
 {

@@ -49,8 +49,9 @@ struct model_params {
 	size_t kv_bytes;      /* KV page pool budget (cache.memoryMB); 0: 256 MiB */
 	int32_t kv_tokens;    /* > 0: size the pool for this many tokens instead of kv_bytes */
 	int32_t kv_page_size; /* tokens per page; 0: 16 */
-	bool kv_f32;          /* store K/V as fp32: twice the memory and decode reads of the default
-	              * fp16 (as llama.cpp and the CUDA backend), logits exact to ~1e-4 closer */
+	/* store K/V as fp32: twice the memory and decode reads of the default
+	 * fp16 (as llama.cpp and the CUDA backend), logits exact to ~1e-4 closer */
+	bool kv_f32;
 	/* Load progress in [0, 1], called on the loading thread; may be NULL. */
 	void (*progress)(void *user, float fraction);
 	void *progress_user;
@@ -65,11 +66,11 @@ struct model_info {
 	int32_t n_ctx_train;   /* context_length */
 	uint32_t file_type;    /* enum tensor_type of the attention weights (quant.h) */
 	uint64_t weight_bytes; /* bytes of all weight tensors */
-	uint64_t
-	        decode_read_bytes; /* weight bytes one decode step reads (all but the embedding table) */
+	/* weight bytes one decode step reads (all but the embedding table) */
+	uint64_t decode_read_bytes;
 	int32_t kv_page_size, kv_n_pages; /* the KV pool: pages of kv_page_size tokens */
-	const char *
-	        backend_name; /* "cpu (avx512-vnni, 2 threads)"; borrowed, valid until model_free */
+	/* "cpu (avx512-vnni, 2 threads)"; borrowed, valid until model_free */
+	const char *backend_name;
 };
 
 struct model;

@@ -105,10 +105,10 @@ struct backend_weights {
 	struct backend_hparams hp;
 	struct backend_tensor tok_embd;    /* [n_embd, n_vocab] */
 	struct backend_tensor output_norm; /* [n_embd] F32 */
-	struct backend_tensor
-	        output; /* [n_embd, n_vocab]; equal to tok_embd when the model ties them */
-	const struct backend_layer
-	        *layers; /* [n_layer], borrowed for the duration of backend_create */
+	/* [n_embd, n_vocab]; equal to tok_embd when the model ties them */
+	struct backend_tensor output;
+	/* [n_layer], borrowed for the duration of backend_create */
+	const struct backend_layer *layers;
 };
 
 /* ---- creation ---- */

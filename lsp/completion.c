@@ -477,6 +477,7 @@ void completions_warm(struct server *s, struct docs_entry *e, size_t cursor)
 	req->cursor = cursor - req->text_offset;
 	req->encoding = s->encoding;
 	req->kind = COMPLETION_KIND_INLINE;
+	req->arrival_ns = uv_hrtime(); /* the engine thread waits a little after it */
 	if (!req->uri || !req->language_id || !req->text ||
 	    completion_settings_copy(&req->settings, st)) {
 		completion_request_free(req);

@@ -236,19 +236,16 @@ int64_t cpu_attn_blocks(struct cpu_backend *c, const struct backend_batch *b)
 	return n;
 }
 
-void cpu_attention(struct cpu_backend *c, const struct backend_batch *b, int layer, int64_t n_blk)
+void cpu_attention(struct cpu_backend *c, const struct backend_batch *b, int layer, int64_t n_blk,
+                   float *out)
 {
 	if (b->n_tokens <= ATTN_DEC_MAX && n_blk == b->n_tokens && c->dscores) {
-		attn_decode(c, b, layer, c->h);
+		attn_decode(c, b, layer, out);
 		return;
 	}
-	struct attn_task at = { .c = c,
-		                .b = b,
-		                .layer = layer,
-		                .q = c->q,
-		                .out = c->h,
-		                .blk = c->idx,
-		                .n_blk = n_blk };
+	struct attn_task at = {
+		.c = c, .b = b, .layer = layer, .q = c->q, .out = out, .blk = c->idx, .n_blk = n_blk
+	};
 	atomic_init(&at.next, 0);
 	cpu_pool_run(c->pool, attn_run, &at);
 }

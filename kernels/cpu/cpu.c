@@ -5,12 +5,13 @@
  * It reads top to bottom in the order a token flows: embedding, per layer
  * (RMSNorm, Q/K/V, RoPE, K/V into their page slots, causal attention over
  * the sequence's pages, output projection, RMSNorm, SwiGLU FFN), final norm
- * and the output head for the requested rows only. Weights are the caller's
- * (memory-mapped GGUF blocks); scratch buffers grow to the largest batch seen
- * and are reused, so a decode step allocates nothing.
+ * and the output head for the requested rows only (cpu_forward, each step
+ * with its shapes). Weights are the caller's (memory-mapped GGUF blocks);
+ * scratch buffers, one per role (cpu_backend.h), grow to the largest batch
+ * seen and are reused, so a decode step allocates nothing.
  *
- * KV page layout (float): page p holds, per layer l, K then V, each
- * [page_size slots][n_head_kv * head_dim].
+ * KV page layout (F32 or F16, cache.kvType): page p holds, per layer l, K
+ * then V, each [page_size slots][n_head_kv * head_dim].
  */
 #include "cpu.h"
 
@@ -32,30 +33,43 @@ static size_t row_bytes(const struct backend_tensor *t)
 	return (size_t)tensor_type_row_size(t->type, t->ne[0]);
 }
 
+static void scratch_free(struct cpu_backend *c)
+{
+	free(c->x), free(c->xb), free(c->q), free(c->kc), free(c->vc), free(c->att), free(c->dx);
+	free(c->g), free(c->u), free(c->act), free(c->idx);
+	c->x = c->xb = c->q = c->kc = c->vc = c->att = c->dx = c->g = c->u = NULL;
+	c->act = NULL;
+	c->idx = NULL;
+}
+
+/* Makes the scratch hold n tokens (it only grows): 0 or -ENOMEM. */
 static int grow(struct cpu_backend *c, int32_t n)
 {
 	if (n <= c->cap) return 0;
 	const struct backend_hparams *hp = &c->hp;
 	int64_t qd = (int64_t)hp->n_head * hp->head_dim,
 	        kvd = (int64_t)hp->n_head_kv * hp->head_dim;
+	/* the widest matmul input: n_embd (xb), n_head * head_dim (att) or n_ff (g) */
 	int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;
 	if (qd > wide) wide = qd;
 	size_t arow = cpu_act_row_bytes(CPU_ACT_F32, wide);
 	if (cpu_act_row_bytes(CPU_ACT_Q8_0, wide) > arow)
 		arow = cpu_act_row_bytes(CPU_ACT_Q8_0, wide);
-	free(c->x), free(c->h), free(c->q), free(c->kc), free(c->vc), free(c->g), free(c->u);
-	free(c->act), free(c->idx);
+	scratch_free(c);
 	c->x = malloc((size_t)n * hp->n_embd * sizeof(float));
-	c->h = malloc((size_t)n * wide * sizeof(float));
+	c->xb = malloc((size_t)n * hp->n_embd * sizeof(float));
 	c->q = malloc((size_t)n * qd * sizeof(float));
 	c->kc = malloc((size_t)n * kvd * sizeof(float));
 	c->vc = malloc((size_t)n * kvd * sizeof(float));
+	c->att = malloc((size_t)n * qd * sizeof(float));
+	c->dx = malloc((size_t)n * hp->n_embd * sizeof(float));
 	c->g = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->u = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->act = aligned_alloc(64, (size_t)n * arow); /* arow is a multiple of 64 */
 	c->idx = malloc(((size_t)n + 1) * sizeof(int32_t));
 	c->act_row_cap = arow;
-	if (!c->x || !c->h || !c->q || !c->kc || !c->vc || !c->g || !c->u || !c->act || !c->idx) {
+	if (!c->x || !c->xb || !c->q || !c->kc || !c->vc || !c->att || !c->dx || !c->g || !c->u ||
+	    !c->act || !c->idx) {
 		c->cap = 0;
 		return -ENOMEM;
 	}
@@ -277,7 +291,8 @@ static void add_bias(float *y, const struct backend_tensor *b, int64_t nt, int64
 
 /* ---- KV slots ---- */
 
-static void kv_store(struct cpu_backend *c, void *dst, const float *src, int64_t n)
+/* One K or V slot (kv_dim values) from float, narrowed to fp16 when the pool is. */
+static void kv_slot_write(struct cpu_backend *c, void *dst, const float *src, int64_t n)
 {
 	if (!c->kv_f16) {
 		memcpy(dst, src, (size_t)n * sizeof(float));
@@ -287,7 +302,7 @@ static void kv_store(struct cpu_backend *c, void *dst, const float *src, int64_t
 	for (int64_t i = 0; i < n; i++) h[i] = tensor_f32_to_f16(src[i]);
 }
 
-static void kv_load(struct cpu_backend *c, float *dst, const void *src, int64_t n)
+static void kv_slot_read(struct cpu_backend *c, float *dst, const void *src, int64_t n)
 {
 	if (!c->kv_f16) {
 		memcpy(dst, src, (size_t)n * sizeof(float));
@@ -297,74 +312,126 @@ static void kv_load(struct cpu_backend *c, float *dst, const void *src, int64_t 
 	for (int64_t i = 0; i < n; i++) dst[i] = tensor_f16_to_f32(h[i]);
 }
 
-/* ---- per-token row operations, split over the pool for a prompt ---- */
+/* ---- per-token steps, split over the pool for a prompt ---- */
 
-enum row_op {
-	ROW_NORM,     /* h = rmsnorm(x, w) */
-	ROW_ADD_NORM, /* x += y; h = rmsnorm(x, w) */
-	ROW_ADD,      /* x += y */
-	ROW_ROPE_KV,  /* rotate q and k, store k and v in their slots */
-	ROW_SWIGLU,   /* g = silu(g) * u */
-};
+struct rows_task;
+typedef void (*row_fn)(const struct rows_task *t, int64_t i);
 
 struct rows_task {
 	struct cpu_backend *c;
 	const struct backend_batch *b;
-	enum row_op op;
-	int layer;
-	const float *y; /* ROW_ADD*: [nt][n_embd] */
-	const float *w; /* ROW_*NORM: [n_embd] */
+	row_fn fn;      /* the step, for token i of the batch */
+	int layer;      /* kv_store_row */
+	const float *w; /* the *norm_row steps: (n_embd,) RMSNorm weight */
+	const float *y; /* add*_row: (nt, n_embd) added to x */
 };
 
 static void rows_run(void *arg, int ith, int nth)
 {
-	struct rows_task *t = arg;
-	struct cpu_backend *c = t->c;
-	const struct backend_hparams *hp = &c->hp;
-	int64_t E = hp->n_embd, hd = hp->head_dim, qd = (int64_t)hp->n_head * hd,
-	        kvd = (int64_t)hp->n_head_kv * hd;
+	const struct rows_task *t = arg;
 	int64_t lo, hi;
 	cpu_split(t->b->n_tokens, 1, ith, nth, &lo, &hi);
-	for (int64_t i = lo; i < hi; i++) {
-		float *x = c->x + i * E;
-		switch (t->op) {
-		case ROW_ADD_NORM:
-		case ROW_ADD:
-			for (int64_t e = 0; e < E; e++) x[e] += t->y[i * E + e];
-			if (t->op == ROW_ADD) break;
-			/* fallthrough */
-		case ROW_NORM: cpu_rmsnorm(x, t->w, c->h + i * E, E, hp->rms_eps); break;
-		case ROW_ROPE_KV: {
-			const struct backend_batch *b = t->b;
-			float pos = (float)b->positions[i];
-			cpu_rope(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, pos, hp->rope_base,
-			         hp->rope_freq_scale, hp->rope_neox);
-			cpu_rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, pos,
-			         hp->rope_base, hp->rope_freq_scale, hp->rope_neox);
-			const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
-			kv_store(c, kv_slot(c, s, t->layer, b->positions[i], 0), c->kc + i * kvd,
-			         kvd);
-			kv_store(c, kv_slot(c, s, t->layer, b->positions[i], 1), c->vc + i * kvd,
-			         kvd);
-			break;
-		}
-		case ROW_SWIGLU:
-			cpu_swiglu(c->g + i * hp->n_ff, c->u + i * hp->n_ff, hp->n_ff);
-			break;
-		}
-	}
+	for (int64_t i = lo; i < hi; i++) t->fn(t, i);
 }
 
-/* Runs one row operation over the batch: on the pool for a prompt, here for a
- * few decode tokens (waking the workers would cost more). */
-static void rows(struct cpu_backend *c, const struct backend_batch *b, enum row_op op, int layer,
-                 const float *y, const float *w)
+/* Runs one step for every token of the batch: on the pool for a prompt, here
+ * for a few decode tokens (waking the workers would cost more). */
+static void rows(struct rows_task t)
 {
-	struct rows_task t = { c, b, op, layer, y, w };
-	if (b->n_tokens >= 8)
-		cpu_pool_run(c->pool, rows_run, &t);
+	if (t.b->n_tokens >= 8)
+		cpu_pool_run(t.c->pool, rows_run, &t);
 	else
 		rows_run(&t, 0, 1);
+}
+
+/* xb[i] = rmsnorm(x[i]) * w */
+static void norm_row(const struct rows_task *t, int64_t i)
+{
+	struct cpu_backend *c = t->c;
+	int64_t E = c->hp.n_embd;
+	cpu_rmsnorm(c->x + i * E, t->w, c->xb + i * E, E, c->hp.rms_eps);
+}
+
+/* x[i] += y[i] */
+static void add_row(const struct rows_task *t, int64_t i)
+{
+	struct cpu_backend *c = t->c;
+	int64_t E = c->hp.n_embd;
+	float *x = c->x + i * E;
+	for (int64_t e = 0; e < E; e++) x[e] += t->y[i * E + e];
+}
+
+/* x[i] += y[i]; xb[i] = rmsnorm(x[i]) * w: the residual add fused with the next norm */
+static void add_norm_row(const struct rows_task *t, int64_t i)
+{
+	add_row(t, i);
+	norm_row(t, i);
+}
+
+/* q[i] (n_head, head_dim) and kc[i] (n_head_kv, head_dim) rotated in place by
+ * token i's position (the first n_rot dims of each head; NeoX or interleaved pairs) */
+static void rope_row(const struct rows_task *t, int64_t i)
+{
+	struct cpu_backend *c = t->c;
+	const struct backend_hparams *hp = &c->hp;
+	int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
+	float pos = (float)t->b->positions[i];
+	cpu_rope(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, pos, hp->rope_base,
+	         hp->rope_freq_scale, hp->rope_neox);
+	cpu_rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, pos, hp->rope_base,
+	         hp->rope_freq_scale, hp->rope_neox);
+}
+
+/* kc[i], vc[i] (kv_dim,) -> the K and V slots of (token i's sequence, its
+ * position) in layer t->layer, in the pool's element type */
+static void kv_store_row(const struct rows_task *t, int64_t i)
+{
+	struct cpu_backend *c = t->c;
+	const struct backend_batch *b = t->b;
+	int64_t kvd = (int64_t)c->hp.n_head_kv * c->hp.head_dim;
+	const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
+	kv_slot_write(c, kv_slot(c, s, t->layer, b->positions[i], 0), c->kc + i * kvd, kvd);
+	kv_slot_write(c, kv_slot(c, s, t->layer, b->positions[i], 1), c->vc + i * kvd, kvd);
+}
+
+/* g[i] = silu(g[i]) * u[i] (n_ff,) */
+static void swiglu_row(const struct rows_task *t, int64_t i)
+{
+	struct cpu_backend *c = t->c;
+	int64_t F = c->hp.n_ff;
+	cpu_swiglu(c->g + i * F, c->u + i * F, F);
+}
+
+/* The steps by name, over the whole batch. */
+static void norm(struct cpu_backend *c, const struct backend_batch *b, const float *w)
+{
+	rows((struct rows_task){ .c = c, .b = b, .fn = norm_row, .w = w });
+}
+
+static void add_norm(struct cpu_backend *c, const struct backend_batch *b, const float *y,
+                     const float *w)
+{
+	rows((struct rows_task){ .c = c, .b = b, .fn = add_norm_row, .y = y, .w = w });
+}
+
+static void add(struct cpu_backend *c, const struct backend_batch *b, const float *y)
+{
+	rows((struct rows_task){ .c = c, .b = b, .fn = add_row, .y = y });
+}
+
+static void rope(struct cpu_backend *c, const struct backend_batch *b)
+{
+	rows((struct rows_task){ .c = c, .b = b, .fn = rope_row });
+}
+
+static void kv_store(struct cpu_backend *c, const struct backend_batch *b, int layer)
+{
+	rows((struct rows_task){ .c = c, .b = b, .fn = kv_store_row, .layer = layer });
+}
+
+static void swiglu(struct cpu_backend *c, const struct backend_batch *b)
+{
+	rows((struct rows_task){ .c = c, .b = b, .fn = swiglu_row });
 }
 
 /* ---- the forward pass ---- */
@@ -417,57 +484,76 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		return backend_error_set(err, -ENOMEM,
 		                         "forward: out of memory for a batch of %d tokens",
 		                         b->n_tokens);
-	int64_t nt = b->n_tokens, E = hp->n_embd, hd = hp->head_dim;
-	int64_t qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
+	/* Shapes: nt tokens in the batch, E = n_embd, F = n_ff, qd = n_head *
+	 * head_dim, kvd = n_head_kv * head_dim, V = n_vocab. A weight W (d, n)
+	 * has d rows of n inputs (GGUF ne = {n, d}); x @ W^T is matmul(). */
+	int64_t nt = b->n_tokens, E = hp->n_embd;
+	int64_t qd = (int64_t)hp->n_head * hp->head_dim;
+	int64_t kvd = (int64_t)hp->n_head_kv * hp->head_dim;
+	int64_t n_blk = cpu_attn_blocks(c, b); /* attention query blocks, in c->idx */
 
-	int64_t n_blk = cpu_attn_blocks(c, b);
-
-	/* x = token_embd[tokens] */
+	/* token_embd (V,E) [tokens (nt,)] -> x (nt,E) */
 	size_t ers = row_bytes(&c->tok_embd);
 	for (int64_t i = 0; i < nt; i++)
 		tensor_row_dequantize(c->tok_embd.type,
 		                      (const char *)c->tok_embd.data + b->tokens[i] * ers,
 		                      c->x + i * E, E);
 
-	/* The residual add after each FFN is fused with the next layer's norm. */
-	rows(c, b, ROW_NORM, 0, NULL, hp->n_layer > 0 ? c->layers[0].attn_norm.data : NULL);
+	/* rmsnorm(x (nt,E)) * attn_norm (E,) -> xb (nt,E); later layers get
+	 * theirs fused with the residual add that ends the layer before */
+	if (hp->n_layer > 0) norm(c, b, c->layers[0].attn_norm.data);
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct backend_layer *L = &c->layers[l];
+		/* xb (nt,E) @ wq (qd,E)^T -> q (nt,qd); wk, wv (kvd,E) -> kc, vc (nt,kvd):
+		 * one pass over xb when the three take the same activation format */
 		const struct backend_tensor *qkv[3] = { &L->wq, &L->wk, &L->wv };
 		float *qkv_out[3] = { c->q, c->kc, c->vc };
 		if (cpu_act_for(L->wq.type) == cpu_act_for(L->wk.type) &&
 		    cpu_act_for(L->wq.type) == cpu_act_for(L->wv.type)) {
-			matmul(c, c->h, nt, 3, qkv, qkv_out);
+			matmul(c, c->xb, nt, 3, qkv, qkv_out);
 		} else {
-			for (int i = 0; i < 3; i++) matmul1(c, c->h, nt, qkv[i], qkv_out[i]);
+			for (int i = 0; i < 3; i++) matmul1(c, c->xb, nt, qkv[i], qkv_out[i]);
 		}
+		/* + bq (qd,), bk, bv (kvd,) where the model has them (qwen2) */
 		add_bias(c->q, &L->bq, nt, qd);
 		add_bias(c->kc, &L->bk, nt, kvd);
 		add_bias(c->vc, &L->bv, nt, kvd);
-		rows(c, b, ROW_ROPE_KV, l, NULL, NULL);
-		cpu_attention(c, b, l, n_blk);
-		matmul1(c, c->h, nt, &L->wo, c->g); /* g: [nt][E] temporary */
-		rows(c, b, ROW_ADD_NORM, l, c->g, L->ffn_norm.data);
+		/* q (nt,n_head,head_dim), kc (nt,n_head_kv,head_dim) rotated by position */
+		rope(c, b);
+		/* kc, vc (nt,kvd) -> the K/V page slots of (sequence, position), layer l */
+		kv_store(c, b, l);
+		/* softmax(q kᵀ / sqrt(head_dim)) v over each token's sequence up to its
+		 * position, heads grouped over the KV heads -> att (nt,qd) */
+		cpu_attention(c, b, l, n_blk, c->att);
+		/* att (nt,qd) @ wo (E,qd)^T -> dx (nt,E) */
+		matmul1(c, c->att, nt, &L->wo, c->dx);
+		/* x += dx; rmsnorm(x) * ffn_norm (E,) -> xb (nt,E) */
+		add_norm(c, b, c->dx, L->ffn_norm.data);
+		/* xb (nt,E) @ w_gate, w_up (F,E)^T -> g, u (nt,F) */
 		const struct backend_tensor *gu[2] = { &L->w_gate, &L->w_up };
 		float *gu_out[2] = { c->g, c->u };
 		if (cpu_act_for(L->w_gate.type) == cpu_act_for(L->w_up.type)) {
-			matmul(c, c->h, nt, 2, gu, gu_out);
+			matmul(c, c->xb, nt, 2, gu, gu_out);
 		} else {
-			matmul1(c, c->h, nt, gu[0], gu_out[0]);
-			matmul1(c, c->h, nt, gu[1], gu_out[1]);
+			matmul1(c, c->xb, nt, gu[0], gu_out[0]);
+			matmul1(c, c->xb, nt, gu[1], gu_out[1]);
 		}
-		rows(c, b, ROW_SWIGLU, l, NULL, NULL);
-		matmul1(c, c->g, nt, &L->w_down, c->h); /* h: [nt][E] */
+		/* g = silu(g) * u (nt,F) */
+		swiglu(c, b);
+		/* g (nt,F) @ w_down (E,F)^T -> dx (nt,E) */
+		matmul1(c, c->g, nt, &L->w_down, c->dx);
+		/* x += dx, and rmsnorm(x) * the next layer's attn_norm -> xb (nt,E) */
 		if (l + 1 < hp->n_layer)
-			rows(c, b, ROW_ADD_NORM, l, c->h, c->layers[l + 1].attn_norm.data);
+			add_norm(c, b, c->dx, c->layers[l + 1].attn_norm.data);
 		else
-			rows(c, b, ROW_ADD, l, c->h, NULL);
+			add(c, b, c->dx);
 	}
 
 	if (b->n_out == 0 || (!b->logits && !b->argmax)) return 0;
-	/* Final norm and output head for the requested rows only. */
+	/* rmsnorm(x [out_rows] (n_out,E)) * output_norm (E,) -> xb (n_out,E): the
+	 * requested rows only */
 	for (int32_t i = 0; i < b->n_out; i++)
-		cpu_rmsnorm(c->x + (int64_t)b->out_rows[i] * E, c->output_norm.data, c->h + i * E,
+		cpu_rmsnorm(c->x + (int64_t)b->out_rows[i] * E, c->output_norm.data, c->xb + i * E,
 		            E, hp->rms_eps);
 	float *logits = b->logits;
 	float *tmp = NULL;
@@ -479,7 +565,8 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 			                         b->n_out);
 		logits = tmp;
 	}
-	matmul1(c, c->h, b->n_out, &c->output, logits);
+	/* xb (n_out,E) @ output (V,E)^T -> logits (n_out,V) */
+	matmul1(c, c->xb, b->n_out, &c->output, logits);
 	if (b->argmax) {
 		for (int32_t i = 0; i < b->n_out; i++) {
 			const float *row = logits + (int64_t)i * hp->n_vocab;
@@ -531,10 +618,10 @@ static int cpu_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_st
 			void *vs = kv_slot(c, src, l, src_start + i, 1),
 			     *vd = kv_slot(c, dst, l, dst_start + i, 1);
 			memmove(vd, vs, (size_t)kvd * c->kv_es);
-			kv_load(c, c->kv_tmp, ks, kvd);
+			kv_slot_read(c, c->kv_tmp, ks, kvd);
 			cpu_rope(c->kv_tmp, hp->n_head_kv, hp->head_dim, hp->n_rot, delta,
 			         hp->rope_base, hp->rope_freq_scale, hp->rope_neox);
-			kv_store(c, kd, c->kv_tmp, kvd);
+			kv_slot_write(c, kd, c->kv_tmp, kvd);
 		}
 	return 0;
 }
@@ -549,8 +636,8 @@ static void cpu_destroy(void *ctx)
 	free(c->layers);
 	free(c->kv);
 	free(c->kv_tmp);
-	free(c->x), free(c->h), free(c->q), free(c->kc), free(c->vc), free(c->g), free(c->u);
-	free(c->act), free(c->scores), free(c->idx);
+	scratch_free(c);
+	free(c->scores);
 	free(c->dscores), free(c->dpart);
 	free(c->amx_scratch);
 	free(c);

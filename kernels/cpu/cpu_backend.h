@@ -23,15 +23,25 @@ struct cpu_backend {
 	float *kv_tmp; /* [n_head_kv * head_dim]: one F16 slot widened (kv_shift) */
 	int32_t n_pages, page_size;
 
-	/* scratch, for up to `cap` tokens */
+	/* Scratch for up to `cap` tokens, one buffer per role; the shapes are
+	 * those of cpu_forward's step comments. */
 	int32_t cap;
-	float *x;  /* [cap][n_embd] residual stream */
-	float *h;  /* [cap][max(n_embd, n_ff)] normed input / attention output */
-	float *q;  /* [cap][n_head * head_dim] */
-	float *kc; /* [cap][kv_dim] */
-	float *vc; /* [cap][kv_dim] */
-	float *g;  /* [cap][n_ff] */
-	float *u;  /* [cap][n_ff] */
+	/* (cap, n_embd) the residual stream */
+	float *x;
+	/* (cap, n_embd) rmsnorm(x): the input of Q/K/V, of the FFN and of the output head */
+	float *xb;
+	/* (cap, n_head * head_dim) queries */
+	float *q;
+	/* (cap, kv_dim) this batch's keys and values, before they go to their page slots */
+	float *kc, *vc;
+	/* (cap, n_head * head_dim) the attention's output, the input of wo */
+	float *att;
+	/* (cap, n_embd) what a block adds to the residual stream: wo's output, then w_down's */
+	float *dx;
+	/* (cap, n_ff) the FFN's gate, then silu(gate) * up in place: the input of w_down */
+	float *g;
+	/* (cap, n_ff) the FFN's up projection */
+	float *u;
 	void *act; /* [cap] activation rows of the widest format */
 	size_t act_row_cap;
 	float *scores;     /* [n_threads][CPU_ATTN_QB][n_pages * page_size] */
@@ -59,8 +69,10 @@ static inline void *kv_slot(const struct cpu_backend *c, const struct backend_se
 
 /* Groups the batch into attention query blocks in c->idx; returns their count. */
 int64_t cpu_attn_blocks(struct cpu_backend *c, const struct backend_batch *b);
-/* Attention of layer `layer` for the batch: q from c->q, the output to c->h
- * ([nt][n_head * head_dim]); K/V of the batch are already in their slots. */
-void cpu_attention(struct cpu_backend *c, const struct backend_batch *b, int layer, int64_t n_blk);
+/* Attention of layer `layer` for the batch: q (nt, n_head * head_dim) from
+ * c->q over the K/V page slots (the batch's own already stored) -> out (nt,
+ * n_head * head_dim). */
+void cpu_attention(struct cpu_backend *c, const struct backend_batch *b, int layer, int64_t n_blk,
+                   float *out);
 
 #endif

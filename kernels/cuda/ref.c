@@ -1,8 +1,9 @@
 /*
  * ref.c - plain C references of the CUDA kernels (see cuda_ref.h). Written
  * straight from the math, in double where sums are long, with weights
- * dequantized by quant.h's reference so the tests check the kernels' block
- * decoding against E1's independent one.
+ * dequantized by quant.h's reference (kernels/quant.c, written apart from
+ * the CUDA code) so the tests check the kernels' block decoding against an
+ * independent one.
  */
 #include "cuda_ref.h"
 

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-/* The language server on stdio (also the default with no subcommand). */
+/* The language server on stdio (also the default with no subcommand; cli_serve.c). */
 int cli_serve(int argc, char **argv);
 
 /* Engine tools (cli_mkmodel.c, cli_tokenize.c, cli_model.c). */
@@ -25,7 +25,8 @@ int cli_mkmodel(int argc, char **argv);
 int cli_context(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 
-/* The whole pipeline (cli_pipeline.c). */
+/* The whole pipeline: one completion (cli_pipeline.c), the typing replay
+ * (cli_replay.c), the quality harness (cli_eval.c with eval_*.c). */
 int cli_complete(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_eval(int argc, char **argv);

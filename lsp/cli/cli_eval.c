@@ -28,7 +28,7 @@
  *         and trimming, rerank and the confidence floor;
  *   full  the server's pipeline as configured by default: checked, plus
  *         the ways the line continues elsewhere in the document
- *         (completion.fromDocument, lsp/recall.h), scored by the model.
+ *         (completion.fromDocument, lsp/pipeline/recall.h), scored by the model.
  * The prefix cache is off in every configuration, so each request is cold
  * and no configuration profits from the one before it.
  *

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 void worker_spec_finish(struct load_spec *s)
 {
@@ -395,9 +396,37 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 
 struct todo {
 	struct completion_request *req[TODO_MAX]; /* owned */
-	bool keep_memory[TODO_MAX]; /* the document's sticky snippets apply (same place) */
+	bool keep_memory[TODO_MAX];    /* the document's sticky snippets apply (same place) */
+	uint64_t not_before[TODO_MAX]; /* uv_hrtime ns: not started before then */
 	int n;
 };
+
+/*
+ * How long background work waits before it starts. Each piece costs the
+ * request that comes next up to one chunk and a parse of the document (the
+ * slicing is not cancellable), so work that a keystroke most likely makes
+ * useless waits a typist's pause first: the prompt as if accepted (the user
+ * is typing on, not accepting, if a key comes within it) and the loop's
+ * hints (after didChange the completion request itself comes within the
+ * debounce and computes that place). The full context of a shortened
+ * answer starts at once: the next keystroke needs it.
+ */
+#define ACCEPT_DELAY_NS (150 * 1000000ull)
+#define HINT_DELAY_NS   (100 * 1000000ull)
+
+/* Waits on p->cv (mu held) until the monotonic time `at` (uv_hrtime ns) or
+ * a signal. */
+static void wait_until(struct pipeline *p, uint64_t at)
+{
+	uint64_t now = uv_hrtime();
+	if (at <= now) return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts); /* the condition variable's clock */
+	uint64_t ns = (uint64_t)ts.tv_nsec + (at - now);
+	ts.tv_sec += (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+}
 
 static void todo_clear(struct todo *t)
 {
@@ -405,7 +434,8 @@ static void todo_clear(struct todo *t)
 	t->n = 0;
 }
 
-static void todo_push(struct todo *t, struct completion_request *req, bool keep_memory)
+static void todo_push(struct todo *t, struct completion_request *req, bool keep_memory,
+                      uint64_t delay_ns)
 {
 	if (!req) return;
 	if (t->n == TODO_MAX) {
@@ -413,6 +443,7 @@ static void todo_push(struct todo *t, struct completion_request *req, bool keep_
 		return;
 	}
 	t->req[t->n] = req;
+	t->not_before[t->n] = uv_hrtime() + delay_ns;
 	t->keep_memory[t->n++] = keep_memory;
 }
 
@@ -520,6 +551,12 @@ void *worker_main(void *arg)
 			struct completion_request *w = NULL;
 			bool keep = false;
 			if (p->n_warm) todo_clear(&todo); /* an edit came since: stale */
+			uint64_t at = todo.n ? todo.not_before[0]
+			                     : p->warm[0]->arrival_ns + HINT_DELAY_NS;
+			if (at > uv_hrtime()) {
+				wait_until(p, at);
+				continue; /* whatever came meanwhile goes first */
+			}
 			if (todo.n) {
 				w = todo.req[0];
 				keep = todo.keep_memory[0];
@@ -528,6 +565,8 @@ void *worker_main(void *arg)
 				        (size_t)todo.n * sizeof todo.req[0]);
 				memmove(&todo.keep_memory[0], &todo.keep_memory[1],
 				        (size_t)todo.n * sizeof todo.keep_memory[0]);
+				memmove(&todo.not_before[0], &todo.not_before[1],
+				        (size_t)todo.n * sizeof todo.not_before[0]);
 			} else {
 				w = p->warm[0];
 				keep = true;
@@ -548,6 +587,16 @@ void *worker_main(void *arg)
 		p->queue_head = job->qnext;
 		if (!p->queue_head) p->queue_tail = NULL;
 		job->qnext = NULL;
+		/* the job computes its document's place itself: older hints there go */
+		for (size_t i = 0; i < p->n_warm;) {
+			if (strcmp(p->warm[i]->uri, job->req->uri)) {
+				i++;
+				continue;
+			}
+			completion_request_free(p->warm[i]);
+			p->n_warm--;
+			memmove(&p->warm[i], &p->warm[i + 1], (p->n_warm - i) * sizeof p->warm[0]);
+		}
 		pthread_mutex_unlock(&p->mu);
 
 		if (reload_if_changed(p, &cur, &ms, &m, &e)) {
@@ -567,12 +616,18 @@ void *worker_main(void *arg)
 		todo_clear(&todo); /* an older job's background work is stale now */
 		if (e && !job->status && !atomic_load(&job->cancel)) {
 			if (job->figures.shortened)
-				todo_push(&todo, completion_request_clone(job->req), true);
+				todo_push(&todo, completion_request_clone(job->req), true, 0);
 			if (job->result.count)
 				todo_push(&todo, as_accepted(job->req, &job->result.items[0]),
-				          false);
+				          false, ACCEPT_DELAY_NS);
 		}
-		if (job->figures.deadline_hit && !job->status && job->result.count &&
+		/* Lengthening re-runs the request without a deadline, so with its
+		 * full prompt: only an answer from that prompt is extended (one the
+		 * prefill budget shortened would prefill the rest in foreground-size
+		 * chunks; its full context is background work instead). */
+		bool full_prompt = job->figures.budget != ENGINE_BUDGET_SUFFIX &&
+		                   job->figures.budget != ENGINE_BUDGET_SHORT;
+		if (job->figures.deadline_hit && full_prompt && !job->status && job->result.count &&
 		    !atomic_load(&job->cancel)) {
 			again = completion_request_clone(job->req);
 			shown = strdup(job->result.items[0].text);
