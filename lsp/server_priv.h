@@ -101,6 +101,7 @@ struct server {
 	struct config *config;
 	char *user_config_path;
 	bool log_level_fixed;
+	bool log_text; /* log.messageText: trace lines may carry message bodies */
 	size_t max_message;
 
 	struct docs *docs;
