@@ -31,7 +31,7 @@ TEST(location_offset)
 	CHECK_INT_EQ(cli_location_offset(t, strlen(t), 1, 1), 0);
 	CHECK_INT_EQ(cli_location_offset(t, strlen(t), 2, 2), 4);
 	CHECK_INT_EQ(cli_location_offset(t, strlen(t), 2, 99), 5); /* clamped to the line's end */
-	CHECK_INT_EQ(cli_location_offset(t, strlen(t), 9, 1), -1);  /* fewer lines */
+	CHECK_INT_EQ(cli_location_offset(t, strlen(t), 9, 1), -1); /* fewer lines */
 }
 
 TEST_MAIN()
