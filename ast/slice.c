@@ -108,15 +108,19 @@ static size_t fit_end(const struct counter *c, const struct offsets *ends, size_
  * so the prefix keeps the first line's indentation. */
 static size_t start_at_line(const char *text, size_t pos)
 {
-	size_t ls = text_line_start(text, pos);
-	return text_is_blank(text, ls, pos) ? ls : pos;
+	/* backwards over the blanks only: scanning to the line start first
+	 * made this O(line) per node, O(n^2) on a one-line document */
+	size_t i = pos;
+	while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\r')) i--;
+	return i == 0 || text[i - 1] == '\n' ? i : pos;
 }
 
 /* An end moved past the rest of its line (and the newline) when blank. */
 static size_t end_at_line(const char *text, size_t len, size_t pos)
 {
-	size_t le = text_line_end(text, len, pos);
-	if (!text_is_blank(text, pos, le)) return pos;
+	size_t le = pos; /* forwards over the blanks only (see start_at_line) */
+	while (le < len && (text[le] == ' ' || text[le] == '\t' || text[le] == '\r')) le++;
+	if (le < len && text[le] != '\n') return pos;
 	return le < len ? le + 1 : le;
 }
 

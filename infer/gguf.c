@@ -14,6 +14,8 @@
  */
 #include "gguf.h"
 
+#include "mapguard.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -48,7 +50,9 @@ struct gguf_file {
 	const uint8_t *base; /* the mapping or the caller's buffer */
 	size_t size;
 	bool mapped;
-	char *name; /* for messages */
+	int guard;      /* mapguard slot of the mapping, or negative */
+	struct stat st; /* the file as mapped (gguf_file_changed compares) */
+	char *name;     /* for messages */
 	uint32_t version;
 	uint64_t alignment;
 	uint64_t data_offset; /* start of the data section in the file */
@@ -564,6 +568,7 @@ static bool parse(struct gguf_file *f, struct infer_error *err)
 static struct gguf_file *file_new(const char *name)
 {
 	struct gguf_file *f = calloc(1, sizeof *f);
+	if (f) f->guard = -1;
 	if (f) f->name = strdup(name);
 	if (!f || !f->name) {
 		free(f);
@@ -590,15 +595,32 @@ struct gguf_file *gguf_open_memory(const void *data, size_t size, struct infer_e
 
 struct gguf_file *gguf_open(const char *path, struct infer_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+	 * writer, forever, with the engine thread stuck in open(). The type is
+	 * checked on the descriptor, so a path swapped after a stat cannot
+	 * fool it. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 		fail(err, -e, path, "cannot open: %s", strerror(e));
 		return NULL;
 	}
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		fail(err, -EINVAL, path, "not a regular file");
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		fail(err, -e, path, "cannot stat: %s", strerror(e));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fail(err, -EINVAL, path,
+		     "not a regular file (%s): a model must be a GGUF file on disk",
+		     S_ISFIFO(st.st_mode)   ? "a FIFO"
+		     : S_ISDIR(st.st_mode)  ? "a directory"
+		     : S_ISCHR(st.st_mode)  ? "a character device"
+		     : S_ISBLK(st.st_mode)  ? "a block device"
+		     : S_ISSOCK(st.st_mode) ? "a socket"
+		                            : "a special file");
 		close(fd);
 		return NULL;
 	}
@@ -624,6 +646,10 @@ struct gguf_file *gguf_open(const char *path, struct infer_error *err)
 	f->base = p;
 	f->size = (size_t)st.st_size;
 	f->mapped = true;
+	f->st = st;
+	/* Unguarded (all slots taken) still works; it only loses the SIGBUS
+	 * protection, as before the guard existed. */
+	f->guard = mapguard_add(p, f->size);
 	if (!parse(f, err)) {
 		gguf_close(f);
 		return NULL;
@@ -638,9 +664,32 @@ void gguf_close(struct gguf_file *f)
 		for (int64_t i = 0; i < f->n_kv; i++) free(f->kvs[i].str_off);
 	free(f->kvs);
 	free(f->tensors);
-	if (f->mapped) munmap((void *)f->base, f->size);
+	if (f->mapped) {
+		mapguard_remove(f->guard); /* before the pages go */
+		munmap((void *)f->base, f->size);
+	}
 	free(f->name);
 	free(f);
+}
+
+bool gguf_file_changed(const struct gguf_file *f, char *why, size_t why_size)
+{
+	if (!f->mapped) return false; /* a caller's buffer: theirs to keep */
+	const char *reason = NULL;
+	struct stat now;
+	if (mapguard_hit(f->guard))
+		reason = "it shrank while being read (its pages now read as zeros)";
+	else if (stat(f->name, &now) != 0)
+		reason = NULL; /* deleted: the mapping keeps the old contents, safe to use */
+	else if (now.st_dev != f->st.st_dev || now.st_ino != f->st.st_ino)
+		reason = "another file was put in its place";
+	else if (now.st_size != f->st.st_size)
+		reason = now.st_size < f->st.st_size ? "it was truncated" : "it grew";
+	else if (now.st_mtim.tv_sec != f->st.st_mtim.tv_sec ||
+	         now.st_mtim.tv_nsec != f->st.st_mtim.tv_nsec)
+		reason = "it was rewritten";
+	if (reason && why && why_size) snprintf(why, why_size, "%s", reason);
+	return reason != NULL;
 }
 
 /* ---- accessors ---- */

@@ -63,6 +63,15 @@ struct gguf_file *gguf_open_memory(const void *data, size_t size, struct infer_e
 /* Accepts NULL. */
 void gguf_close(struct gguf_file *f);
 
+/* Whether the file behind a mapped gguf_file changed since it was opened:
+ * truncated or rewritten in place (size, mtime), replaced (another inode at
+ * the path), or shrunk under a read (mapguard.h: its pages are now zeros).
+ * Then what was read from it may be wrong and it should be opened again; why
+ * gets a short reason. A deleted file is not a change (the mapping keeps its
+ * contents). Always false for gguf_open_memory. A stat() per call: cheap
+ * enough before each completion. */
+bool gguf_file_changed(const struct gguf_file *f, char *why, size_t why_size);
+
 uint32_t gguf_version(const struct gguf_file *f);
 /* general.alignment (default 32) and the file offset where the data section starts. */
 uint64_t gguf_alignment(const struct gguf_file *f);

@@ -45,7 +45,7 @@ enum infer_backend {
 struct model_params {
 	const char *path; /* GGUF file; borrowed for the call */
 	enum infer_backend backend;
-	int32_t n_threads;    /* cpu worker threads; <= 0: physical cores */
+	int32_t n_threads; /* cpu worker threads; <= 0: physical cores; never more than the online CPUs */
 	size_t kv_bytes;      /* KV page pool budget (cache.memoryMB); 0: 256 MiB */
 	int32_t kv_tokens;    /* > 0: size the pool for this many tokens instead of kv_bytes */
 	int32_t kv_page_size; /* tokens per page; 0: 16 */
@@ -89,6 +89,12 @@ void model_free(struct model *m);
 
 const struct model_info *model_info(const struct model *m);     /* borrowed */
 const struct tokenizer *model_tokenizer(const struct model *m); /* borrowed */
+
+/* Whether the model's file changed on disk since it was loaded (truncated,
+ * rewritten, replaced, or shrunk under a read: see gguf_file_changed). Then
+ * results computed from it may be garbage and it should be loaded again; why
+ * gets a short reason. One stat() per call. */
+bool model_file_changed(const struct model *m, char *why, size_t why_size);
 
 /* ---- KV pages and sequences (kv.c) ---- */
 

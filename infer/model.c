@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "backend.h"
@@ -184,7 +185,18 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 		hp->rope_freq_scale = 1.0f / factor;
 	if (!get_f32(ld, "attention.layer_norm_rms_epsilon", &hp->rms_eps)) hp->rms_eps = 1e-5f;
 	hp->rope_neox = qwen2;
-	info->n_ctx_train = get_u32(ld, "context_length", &v) ? (int32_t)v : 4096;
+	info->n_ctx_train = 4096;
+	if (get_u32(ld, "context_length", &v)) {
+		/* 0 would leave no room for a prompt; past 2^24 is no model we
+		 * could hold, and int32 positions would overflow. */
+		if (v == 0 || v > (1u << 24)) {
+			char full[96], what[64];
+			snprintf(full, sizeof full, "%s.context_length", ld->arch);
+			snprintf(what, sizeof what, "is %u, outside 1..16777216", v);
+			return key_fail(ld, -EINVAL, full, what);
+		}
+		info->n_ctx_train = (int32_t)v;
+	}
 	snprintf(info->arch, sizeof info->arch, "%s", ld->arch);
 	return 0;
 }
@@ -205,6 +217,22 @@ void model_free(struct model *m)
 	gguf_close(m->gguf);
 	model_scratch_free(m);
 	free(m);
+}
+
+/* Never more worker threads than the CPUs we may run on: more only time-slice
+ * against each other at every barrier of every layer (issue 17: 1,025
+ * threads from a project file made one completion take 6.5 s). 0 stays 0
+ * (the backend's choice: one per physical core). */
+static int model_threads(int asked)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 1) cpus = 1;
+	return asked > cpus ? (int)cpus : asked;
+}
+
+bool model_file_changed(const struct model *m, char *why, size_t why_size)
+{
+	return m && m->gguf && gguf_file_changed(m->gguf, why, why_size);
 }
 
 struct model *model_load(const struct model_params *params, struct infer_error *err)
@@ -299,6 +327,21 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		infer_error_prefix(err, "%s: tokenizer: ", p.path);
 		goto fail;
 	}
+	/* BOS and EOS are used in every prompt and every stop: an id past the
+	 * vocabulary is a broken file, not something to guess around. */
+	static const char *const special_keys[] = { "tokenizer.ggml.bos_token_id",
+		                                    "tokenizer.ggml.eos_token_id" };
+	for (size_t i = 0; i < sizeof special_keys / sizeof special_keys[0]; i++) {
+		uint32_t id;
+		if (gguf_get_u32(m->gguf, special_keys[i], &id) &&
+		    (int64_t)id >= tokenizer_vocab_size(m->tok)) {
+			infer_error_set(err, -EINVAL,
+			                "%s: %s is %u, past the vocabulary of %d tokens", p.path,
+			                special_keys[i], id, tokenizer_vocab_size(m->tok));
+			infer_error_key(err, special_keys[i], strlen(special_keys[i]));
+			goto fail;
+		}
+	}
 	if (tokenizer_vocab_size(m->tok) > hp->n_vocab) {
 		infer_error_set(
 		        err, -EINVAL,
@@ -311,7 +354,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		.kind = p.backend == INFER_BACKEND_CPU    ? BACKEND_KIND_CPU
 		        : p.backend == INFER_BACKEND_CUDA ? BACKEND_KIND_CUDA
 		                                          : BACKEND_KIND_AUTO,
-		.n_threads = p.n_threads,
+		.n_threads = model_threads(p.n_threads),
 		.kv_page_size = p.kv_page_size,
 		.kv_type = p.kv_f32 ? TENSOR_TYPE_F32 : TENSOR_TYPE_F16,
 		.progress = p.progress,

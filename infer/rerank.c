@@ -106,6 +106,11 @@ static bool repeats_suffix(const struct rerank_params *p, const struct rerank_it
 	first_line(p->suffix, p->suffix_len, &sl, &sn);
 	last_line(it->text, it->len, &cl, &cn);
 	if (!sn || !cn) return false;
+	/* The distance is at least the length difference, so lines of very
+	 * different lengths cannot pass: said without the O(sn * cn) table,
+	 * which a one-line document of megabytes made cost seconds. */
+	size_t lo = sn < cn ? sn : cn, hi = sn < cn ? cn : sn;
+	if (1.0 - (double)(hi - lo) / (double)hi < p->dedup_threshold) return false;
 	return rerank_similarity(sl, sn, cl, cn) >= p->dedup_threshold;
 }
 

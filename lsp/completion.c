@@ -35,7 +35,8 @@ struct pending {
 	enum completion_kind kind;
 	char *uri;
 	uint64_t generation; /* of the document when the request arrived */
-	size_t cursor;
+	size_t cursor;       /* in the document */
+	size_t text_offset;  /* where the request's snapshot starts in the document */
 	struct doc_pos position;
 	struct completion_request *req; /* until submitted */
 	struct pipeline_job *job;       /* while the pipeline has it */
@@ -155,6 +156,62 @@ static json_t *label_json(const char *text, size_t len)
 	return label ? label : json_string("(completion)");
 }
 
+/*
+ * The text a completion job gets: the whole document, or for one larger
+ * than COMPLETION_WINDOW_BYTES a window of that size around the cursor
+ * (issue 17: a 50 MB one-line document cost 28 s and 4.3 GB per completion,
+ * all of it parsing, slicing and scanning text the prompt never holds). The
+ * context budgets are tokens, a few KiB of text, so a window of 256 KiB loses
+ * only far-away context (a one-line document of 1 MiB cost 3 s of CPU even
+ * after the fixes in ast and rerank; 256 KiB about 1 s). Three quarters of it go before the cursor (the
+ * prefix matters most); its start moves in steps of WINDOW_STEP (so typing
+ * does not shift it every key, which keeps the fast path and prefix cache
+ * useful) and is moved to the next line start when one is near, and to a
+ * UTF-8 character boundary. Returns the copy (malloc'd, NUL-terminated) or
+ * NULL; *offset and *len say where it is.
+ */
+#define WINDOW_STEP ((size_t)64 << 10)
+
+static char *snapshot_window(const struct doc *d, size_t cursor, size_t *offset, size_t *len)
+{
+	size_t full = doc_length(d), w0 = 0, w1 = full;
+	if (full > COMPLETION_WINDOW_BYTES) {
+		size_t before = COMPLETION_WINDOW_BYTES / 4 * 3;
+		w0 = cursor > before ? (cursor - before) / WINDOW_STEP * WINDOW_STEP : 0;
+		w1 = w0 + COMPLETION_WINDOW_BYTES;
+		if (w1 >= full) { /* near the end: a whole window that ends there */
+			w0 = (full - COMPLETION_WINDOW_BYTES) / WINDOW_STEP * WINDOW_STEP;
+			w1 = full;
+		}
+		size_t line = doc_line_at(d, w0);
+		if (w0 > 0 && doc_line_start(d, line) < w0 && line + 1 < doc_line_count(d)) {
+			size_t next = doc_line_start(d, line + 1);
+			if (next - w0 <= WINDOW_STEP && next <= cursor) w0 = next;
+		}
+		size_t last = doc_line_start(d, doc_line_at(d, w1));
+		if (w1 < full && last > cursor && w1 - last <= WINDOW_STEP) w1 = last;
+	}
+	char *t = malloc(w1 - w0 + 1);
+	if (!t) return NULL;
+	doc_read(d, w0, w1, t);
+	/* not inside a character at either end */
+	size_t head = 0, tail = w1 - w0;
+	while (w0 + head < cursor && head < 3 && ((unsigned char)t[head] & 0xC0) == 0x80) head++;
+	if (w1 < full && tail > 0) {
+		/* the last character's lead byte, and whether all of it is in */
+		size_t i = tail - 1;
+		while (i > 0 && tail - i < 4 && ((unsigned char)t[i] & 0xC0) == 0x80) i--;
+		unsigned char c = (unsigned char)t[i];
+		size_t need = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+		if (i + need > tail) tail = i; /* the cursor is at a boundary: i >= it */
+	}
+	if (head) memmove(t, t + head, tail - head);
+	t[tail - head] = 0;
+	*offset = w0 + head;
+	*len = tail - head;
+	return t;
+}
+
 static json_t *items_json(struct pending *p, struct docs_entry *e,
                           const struct completion_result *res)
 {
@@ -163,8 +220,11 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 	size_t len = doc_length(e->doc);
 	for (size_t i = 0; items && i < res->count; i++) {
 		const struct completion_candidate *cand = &res->items[i];
-		size_t start = cand->start < len ? cand->start : len;
-		size_t end = cand->end < len ? cand->end : len;
+		/* the candidate's offsets are in the snapshot, a window of the
+		 * document when it is huge (snapshot_window) */
+		size_t start = cand->start + p->text_offset, end = cand->end + p->text_offset;
+		if (start > len) start = len;
+		if (end > len) end = len;
 		if (start > p->cursor || end < p->cursor) {
 			log_debug(s->log, "candidate %zu: range [%zu,%zu) misses the cursor %zu", i,
 			          start, end, p->cursor);
@@ -300,10 +360,10 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 	req->uri = strdup(uri);
 	req->language_id = strdup(e->language_id);
 	req->version = e->version;
-	req->text = doc_text(e->doc);
-	req->text_len = doc_length(e->doc);
+	size_t cursor = doc_offset_at(e->doc, pos, s->encoding);
 	req->position = pos;
-	req->cursor = doc_offset_at(e->doc, pos, s->encoding);
+	req->text = snapshot_window(e->doc, cursor, &req->text_offset, &req->text_len);
+	req->cursor = cursor - req->text_offset;
 	req->encoding = s->encoding;
 	req->kind = kind;
 	req->trigger = trigger >= 1 && trigger <= 3 ? (enum completion_trigger)trigger
@@ -322,7 +382,8 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 	p->id = json_incref(id);
 	p->kind = kind;
 	p->generation = e->generation;
-	p->cursor = req->cursor;
+	p->cursor = cursor;
+	p->text_offset = req->text_offset;
 	p->position = pos;
 	p->req = req;
 	p->arrival_ns = arrival;
@@ -411,9 +472,9 @@ void completions_warm(struct server *s, struct docs_entry *e, size_t cursor)
 	req->uri = strdup(e->uri);
 	req->language_id = strdup(e->language_id);
 	req->version = e->version;
-	req->text = doc_text(e->doc);
-	req->text_len = doc_length(e->doc);
-	req->cursor = cursor < req->text_len ? cursor : req->text_len;
+	if (cursor > doc_length(e->doc)) cursor = doc_length(e->doc);
+	req->text = snapshot_window(e->doc, cursor, &req->text_offset, &req->text_len);
+	req->cursor = cursor - req->text_offset;
 	req->encoding = s->encoding;
 	req->kind = COMPLETION_KIND_INLINE;
 	req->arrival_ns = uv_hrtime(); /* the engine thread waits a little after it */

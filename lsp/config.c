@@ -13,12 +13,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- the table ------------------------------------------------------------ */
 
@@ -33,6 +36,9 @@ struct desc {
 	int scope;
 	const char *doc;
 };
+
+/* A settings file larger than this is not one (real ones are < 4 KiB). */
+#define CONFIG_FILE_MAX (1 << 20)
 
 static const struct desc descs[] = {
 #define CONFIG_DESC_(field, key, kind, ctype, dnum, dstr, lo, hi, names, scope, doc) \
@@ -445,6 +451,7 @@ const struct settings *config_get(const struct config *cfg, const char *language
 
 struct parse {
 	const struct config *cfg;
+	enum config_layer layer;
 	const struct layer *old; /* the layer being replaced: bad values keep its value */
 	const char *source;      /* for messages */
 	config_warn_fn warn;
@@ -463,6 +470,82 @@ static void warnf(struct parse *p, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	p->warn(p->ud, msg);
+}
+
+/* ---- what a project file may not do ---------------------------------------- */
+
+/*
+ * .infill.json comes with the repository, not from the user: a clone must
+ * not be able to make the daemon load an arbitrary file as a model, write
+ * document text to the log, or spend more threads or memory than the user
+ * would (issue 17: `threads: 1024` ran 1,025 threads). max: the largest value
+ * a project file may set (for log.level, the enum index), PROJECT_IGNORED:
+ * not at all, PROJECT_CPUS: the online CPUs. The user's own layers (user
+ * file, client settings, flags) are not limited.
+ */
+#define PROJECT_IGNORED (-1)
+#define PROJECT_CPUS    (-2)
+
+static const struct project_rule {
+	const char *key;
+	int max;
+	const char *why;
+} project_rules[] = {
+	{ "model", PROJECT_IGNORED, "a repository does not choose the file loaded as a model" },
+	{ "log.messageText", PROJECT_IGNORED, "only you decide whether document text is logged" },
+	{ "log.level", CONFIG_LOG_INFO, "a more detailed log is your choice" },
+	{ "threads", PROJECT_CPUS, "never more threads than CPUs" },
+	{ "cache.memoryMB", 1024, "more memory is your choice" },
+	{ "maxMessageMB", 64, "larger messages are your choice" },
+	{ "completion.candidates", 8, "more work per keystroke is your choice" },
+	{ "completion.maxTokens", 256, "more work per keystroke is your choice" },
+};
+
+const char *config_project_rule(const char *key, int *max)
+{
+	for (size_t i = 0; i < sizeof project_rules / sizeof project_rules[0]; i++) {
+		if (strcmp(project_rules[i].key, key)) continue;
+		int m = project_rules[i].max;
+		if (m == PROJECT_CPUS) {
+			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+			m = cpus < 1 ? 1 : (int)cpus;
+		}
+		if (max) *max = m;
+		return project_rules[i].why;
+	}
+	return NULL;
+}
+
+/* The value a project file may set for d (a new reference), or NULL when it
+ * may not set d at all; warns when it changed or dropped v. */
+static json_t *project_filter(struct parse *p, const struct desc *d, json_t *v, const char *shown)
+{
+	int max;
+	const char *why = config_project_rule(d->key, &max);
+	if (!why) return json_incref(v);
+	if (max == PROJECT_IGNORED) {
+		warnf(p,
+		      "infill: setting \"%s\" is ignored in a project file (%s): %s; set it in "
+		      "your user settings",
+		      shown, p->source, why);
+		return NULL;
+	}
+	if (d->kind == CONFIG_KIND_ENUM) {
+		int idx = enum_index(d->names, json_string_value(v));
+		if (idx <= max) return json_incref(v);
+		char most[32];
+		enum_name(d->names, max, most, sizeof most);
+		warnf(p,
+		      "infill: setting \"%s\" above \"%s\" is ignored in a project file (%s): %s; "
+		      "set it in your user settings",
+		      shown, most, p->source, why);
+		return NULL;
+	}
+	double x = json_number_value(v);
+	if (x <= max) return json_incref(v);
+	warnf(p, "infill: setting \"%s\" is at most %d in a project file (%s): %s; using %d", shown,
+	      max, p->source, why, max);
+	return json_integer(max);
 }
 
 /* Validates obj's members into flat (dotted keys). lang is the language id
@@ -552,6 +635,12 @@ static void parse_object(struct parse *p, json_t *obj, const char *prefix, const
 			keep = old_flat ? json_object_get(old_flat, full) : NULL;
 			if (!keep) continue;
 		}
+		if (keep == v && p->layer == CONFIG_LAYER_PROJECT) {
+			json_t *allowed = project_filter(p, d, v, shown);
+			if (!allowed) continue;
+			if (json_object_set_new(flat, full, allowed) != 0) p->oom = 1;
+			continue;
+		}
 		if (json_object_set(flat, full, keep) != 0) p->oom = 1;
 	}
 }
@@ -575,7 +664,7 @@ static int set_layer(struct config *cfg, enum config_layer layer, json_t *obj, c
 		fresh.global = json_object();
 		fresh.languages = json_object();
 		if (!fresh.global || !fresh.languages) goto oom;
-		struct parse p = { cfg, old, source, warn, ud, 0 };
+		struct parse p = { cfg, layer, old, source, warn, ud, 0 };
 		parse_object(&p, obj, NULL, NULL, fresh.global, fresh.languages);
 		if (p.oom) goto oom;
 	}
@@ -604,9 +693,36 @@ int config_load_file(struct config *cfg, enum config_layer layer, const char *pa
                      config_warn_fn warn, void *ud)
 {
 	char msg[1024];
-	FILE *f = fopen(path, "rb");
+	/* A settings file comes with a cloned repository: it may be a FIFO
+	 * (open() would wait for a writer forever, and `initialize` with it) or
+	 * a link to /proc/self/fd/0 (the client's own messages). O_NONBLOCK
+	 * makes the open return at once; only a regular file of sane size is
+	 * read, judged on the descriptor that was opened. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	const char *bad = NULL;
+	if (fd >= 0 && fstat(fd, &st) != 0)
+		bad = strerror(errno);
+	else if (fd >= 0 && !S_ISREG(st.st_mode))
+		bad = S_ISFIFO(st.st_mode)  ? "not a regular file (a FIFO or pipe)"
+		      : S_ISDIR(st.st_mode) ? "not a regular file (a directory)"
+		                            : "not a regular file (a device or socket)";
+	else if (fd >= 0 && st.st_size > CONFIG_FILE_MAX)
+		bad = "larger than 1 MiB, not a settings file";
+	if (bad) {
+		close(fd);
+		if (warn) {
+			snprintf(msg, sizeof msg,
+			         "infill: %s is %s; not read, keeping its previous settings", path,
+			         bad);
+			warn(ud, msg);
+		}
+		return -EINVAL;
+	}
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	if (!f) {
 		int err = errno;
+		if (fd >= 0) close(fd);
 		if (err == ENOENT) return set_layer(cfg, layer, NULL, path, warn, ud);
 		if (warn) {
 			snprintf(msg, sizeof msg,

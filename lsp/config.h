@@ -22,6 +22,12 @@
  * the key (through the caller's config_warn_fn) and keep the previous value;
  * nothing in a layer is ever fatal.
  *
+ * CONFIG_LAYER_PROJECT comes with a cloned repository, so it is not trusted
+ * with what costs resources or exposes text (config_project_rule): `model`
+ * and `log.messageText` are ignored there, `log.level` above info is ignored,
+ * and `threads`, `cache.memoryMB`, `maxMessageMB`, `completion.candidates`
+ * and `completion.maxTokens` are clamped, each with a warning.
+ *
  * Threads: a struct config belongs to the thread that created it.
  */
 #ifndef INFILL_LSP_CONFIG_H
@@ -147,6 +153,9 @@ enum config_kind {
 	  "auto, deepseek, qwen, starcoder, codellama, or a custom string with {prefix} {suffix}") \
 	X(log_level, "log.level", CONFIG_KIND_ENUM, enum config_log_level, CONFIG_LOG_INFO, NULL,  \
 	  0, 4, "error|warn|info|debug|trace", CONFIG_SCOPE_GLOBAL, "log verbosity")               \
+	X(log_message_text, "log.messageText", CONFIG_KIND_BOOL, bool, 0, NULL, 0, 1, NULL,        \
+	  CONFIG_SCOPE_GLOBAL,                                                                     \
+	  "at trace level, log message bodies (document text) too; off: only method, id, size")    \
 	X(max_message_mb, "maxMessageMB", CONFIG_KIND_INT, int, 64, NULL, 1, 4096, NULL,           \
 	  CONFIG_SCOPE_GLOBAL, "largest LSP message accepted (MiB); larger ones are skipped")
 
@@ -207,5 +216,11 @@ char *config_settings_markdown(void);
 
 /* Name of a layer for messages ("user file", "initializationOptions", ...). */
 const char *config_layer_name(enum config_layer layer);
+
+/* Whether a project file (.infill.json) is limited in setting key: NULL when
+ * not, else why (static text), with *max (may be NULL) the most it may set
+ * (an int, or the enum index for log.level) or -1 when it may not set the
+ * key at all. */
+const char *config_project_rule(const char *key, int *max);
 
 #endif

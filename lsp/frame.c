@@ -226,6 +226,24 @@ static void process(struct rpc_frame_reader *r, bool *stopped)
 		char *base = r->buf + r->pos;
 		if (r->state == STATE_HEADERS) {
 			char *nl = avail ? memchr(base, '\n', avail) : NULL;
+			size_t line = nl ? (size_t)(nl - base) : avail;
+			/* A "Content-Length: N" line may start anywhere in this one:
+			 * a body that ended without a newline (its length a byte short)
+			 * or stray bytes run straight into the next header. Resume
+			 * there, or the header is read as garbage and every later
+			 * message is lost. */
+			bool found;
+			size_t at = scan_for_header(r, 1, line, &found);
+			if (found) {
+				char detail[96];
+				snprintf(detail, sizeof detail,
+				         "skipped %zu bytes before a Content-Length header", at);
+				report(r, RPC_FRAME_ERROR_RESYNC, detail);
+				r->pos += at;
+				r->in_garbage = false;
+				block_reset(r);
+				continue;
+			}
 			if (!nl) {
 				if (avail > MAX_HEADER_LINE) {
 					if (!r->in_garbage)
@@ -233,11 +251,12 @@ static void process(struct rpc_frame_reader *r, bool *stopped)
 						       "an over-long header line");
 					r->in_garbage = true;
 					block_reset(r);
-					r->pos = r->len;
+					/* keep the bytes that may begin a header */
+					r->pos += at;
 				}
 				return;
 			}
-			size_t n = (size_t)(nl - base);
+			size_t n = line;
 			r->pos += n + 1;
 			if (n && base[n - 1] == '\r') n--;
 			header_line(r, base, n);

@@ -7,6 +7,10 @@
  * up on a stream:
  * - a header line that is not "Token: value" is garbage: reported once per
  *   run, skipped line by line until a header block parses;
+ * - a "Content-Length: N" line that starts inside another line (after stray
+ *   bytes, or after a body whose length was short by a few bytes and which
+ *   ended without a newline) is found there: the bytes before it are
+ *   skipped and reported, and reading resumes at it;
  * - a header block without Content-Length is reported and dropped;
  * - a body longer than the maximum is reported and skipped without being
  *   buffered;
@@ -25,12 +29,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define RPC_FRAME_ERRORS(X)                                                   \
-	X(GARBAGE, "bytes that are not a header line were skipped")           \
-	X(NO_LENGTH, "a header block without Content-Length was dropped")     \
-	X(BAD_LENGTH, "a Content-Length that is not a number was dropped")    \
-	X(OVERSIZED, "a body over the maximum message size is being skipped") \
-	X(TRUNCATED, "a body was cut short by the next frame's header and dropped")
+#define RPC_FRAME_ERRORS(X)                                                         \
+	X(GARBAGE, "bytes that are not a header line were skipped")                 \
+	X(NO_LENGTH, "a header block without Content-Length was dropped")           \
+	X(BAD_LENGTH, "a Content-Length that is not a number was dropped")          \
+	X(OVERSIZED, "a body over the maximum message size is being skipped")       \
+	X(TRUNCATED, "a body was cut short by the next frame's header and dropped") \
+	X(RESYNC, "resynchronised on a Content-Length header found mid-line")
 
 enum rpc_frame_error {
 #define X(name, msg) RPC_FRAME_ERROR_##name,

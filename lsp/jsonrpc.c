@@ -3,12 +3,17 @@
  *
  * Bodies are parsed with JSON_ALLOW_NUL (document text may hold U+0000) and
  * JSON_DECODE_ANY (so `42` is an invalid request, not a parse error, as the
- * JSON-RPC spec asks). jansson rejects invalid UTF-8 as a parse error.
+ * JSON-RPC spec asks). A body jansson refuses for invalid UTF-8, a lone
+ * surrogate or an integer past int64 is repaired (jsonfix.h) and parsed
+ * again; msg->repaired says so.
  */
 #include "jsonrpc.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "jsonfix.h"
 
 const char *rpc_error_message(int code)
 {
@@ -33,6 +38,21 @@ int rpc_message_parse(const char *body, size_t len, struct rpc_message *msg, jso
 	memset(msg, 0, sizeof *msg);
 	*bad_id = NULL;
 	json_t *root = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	if (!root) {
+		/* One bad byte, lone surrogate or huge integer must not cost the
+		 * whole message (a didOpen lost is a document never open): repair
+		 * those and try again; the caller warns (msg->repaired). */
+		char *fixed = NULL;
+		size_t fixed_len = 0;
+		int fixes = jsonfix_repair(body, len, &fixed, &fixed_len);
+		if (fixes > 0) {
+			json_error_t jerr2;
+			root = json_loadb(fixed, fixed_len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
+			                  &jerr2);
+			free(fixed);
+			if (root) msg->repaired = fixes;
+		}
+	}
 	if (!root) {
 		snprintf(why, why_size, "%s at byte %d", jerr.text, jerr.position);
 		return RPC_ERROR_PARSE_ERROR;

@@ -47,6 +47,7 @@ struct rpc_message {
 	json_t *params;     /* object or array, or NULL when absent */
 	json_t *result;     /* responses: one of result, error */
 	json_t *error;
+	int repaired; /* JSONFIX_* bits: what was repaired to parse it (0: none) */
 };
 
 /* Parses and classifies one body. Returns 0 and fills *msg (the caller

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "infill_config.h"
+#include "jsonfix.h"
 
 #define DEFAULT_MAX_MESSAGE ((size_t)64 << 20)
 
@@ -85,7 +86,14 @@ void server_send(struct server *s, json_t *msg)
 		if (rc) log_debug(s->log, "dropping a message: the output is closed (%d)", rc);
 	}
 	free(frame);
-	if (log_enabled(s->log, LOG_LEVEL_TRACE)) log_trace(s->log, "--> %.1000s", body);
+	/* Bodies hold document text and completions of it: only with the user's
+	 * log.messageText (issue 17), never by log level alone. */
+	if (log_enabled(s->log, LOG_LEVEL_TRACE)) {
+		if (s->log_text)
+			log_trace(s->log, "--> %.1000s", body);
+		else
+			log_trace(s->log, "--> %zu bytes", len);
+	}
 	free(body);
 }
 
@@ -110,7 +118,7 @@ json_int_t server_request(struct server *s, const char *method, json_t *params,
 	struct outgoing *o = calloc(1, sizeof *o);
 	if (!o) {
 		json_decref(params);
-		return -1;
+		return -ENOMEM;
 	}
 	o->id = ++s->next_id;
 	o->cb = cb;
@@ -346,7 +354,7 @@ static void dispatch(struct server *s, struct rpc_message *m)
 void server_handle_body(struct server *s, const char *body, size_t len)
 {
 	if (s->finished) return;
-	if (log_enabled(s->log, LOG_LEVEL_TRACE))
+	if (log_enabled(s->log, LOG_LEVEL_TRACE) && s->log_text)
 		log_trace(s->log, "<-- %.*s", len > 1000 ? 1000 : (int)len, body);
 	struct rpc_message m;
 	json_t *bad_id;
@@ -360,6 +368,19 @@ void server_handle_body(struct server *s, const char *body, size_t len)
 		json_decref(bad_id);
 		return;
 	}
+	if (log_enabled(s->log, LOG_LEVEL_TRACE) && !s->log_text) {
+		char *id = m.id ? json_dumps(m.id, JSON_ENCODE_ANY) : NULL;
+		log_trace(s->log, "<-- %s%s%s, %zu bytes", m.method ? m.method : "response",
+		          id ? " id " : "", id ? id : "", len);
+		free(id);
+	}
+	if (m.repaired)
+		log_warn(s->log, "%s%s: repaired to parse it:%s%s%s",
+		         m.method ? m.method : "a message", m.id ? " (a request)" : "",
+		         m.repaired & JSONFIX_UTF8 ? " invalid UTF-8 replaced by U+FFFD;" : "",
+		         m.repaired & JSONFIX_SURROGATE ? " lone surrogates replaced by U+FFFD;"
+		                                        : "",
+		         m.repaired & JSONFIX_BIGINT ? " integers past 2^63 read as reals;" : "");
 	dispatch(s, &m);
 	json_decref(m.root);
 }

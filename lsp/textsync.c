@@ -6,7 +6,8 @@
  * These are notifications: a malformed one cannot be answered, so it is
  * logged and skipped. An incremental change whose range runs past the end
  * is clamped (LSP positions clamp); one whose end precedes its start is
- * skipped, and the rest of the batch still applies in order.
+ * skipped, and the rest of the batch still applies in order. A didChange
+ * whose version is older than the document's is ignored with a warning.
  */
 #include "server_priv.h"
 
@@ -112,11 +113,20 @@ void textsync_did_change(struct server *s, json_t *id, json_t *params)
 		log_warn(s->log, "didChange of %s, which is not open: ignored", uri);
 		return;
 	}
+	/* Versions only grow (LSP): an older one is a change that arrived late
+	 * or twice, and applying it would garble the text. */
+	json_t *version = json_object_get(td, "version");
+	if (json_is_integer(version) && json_integer_value(version) < e->version) {
+		log_warn(s->log,
+		         "didChange of %s with version %lld, older than the document's %lld: "
+		         "ignored",
+		         uri, (long long)json_integer_value(version), (long long)e->version);
+		return;
+	}
 	size_t i, at = 0;
 	bool any = false;
 	json_t *change;
 	json_array_foreach(changes, i, change) any |= apply_change(s, e, change, &at);
-	json_t *version = json_object_get(td, "version");
 	if (json_is_integer(version)) e->version = json_integer_value(version);
 	/* the next completion most likely comes where the text changed */
 	if (any) completions_warm(s, e, at);

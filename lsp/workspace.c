@@ -168,6 +168,7 @@ void workspace_apply(struct server *s)
 	const struct settings *g = config_get(s->config, NULL);
 	if (!s->log_level_fixed)
 		log_set_level(s->log, (enum log_level)g->log_level); /* same order */
+	s->log_text = g->log_message_text;
 	s->max_message = (size_t)g->max_message_mb << 20;
 	rpc_frame_reader_set_max(s->reader, s->max_message);
 	if (s->pipeline) pipeline_configure(s->pipeline, g);

@@ -219,6 +219,14 @@ nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (const "error") (const "warn") (const "info") (const "debug") (const "trace"))
   :group 'infill-settings)
 
+(defcustom infill-log-message-text nil
+  "At trace level, log message bodies (document text) too; off: only method,
+id, size.
+Server setting \"log.messageText\" (server default false).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
+  :group 'infill-settings)
+
 (defcustom infill-max-message-mb nil
   "Largest LSP message accepted (MiB); larger ones are skipped.
 Server setting \"maxMessageMB\" (server default 64; range 1..4096).
@@ -253,6 +261,7 @@ nil: leave it to the server."
     ("context.extraTokens" . infill-context-extra-tokens)
     ("fim.template" . infill-fim-template)
     ("log.level" . infill-log-level)
+    ("log.messageText" . infill-log-message-text)
     ("maxMessageMB" . infill-max-message-mb))
   "Server setting key -> the variable that holds it.")
 
@@ -283,6 +292,7 @@ nil: leave it to the server."
     ("context.extraTokens" . 512)
     ("fim.template" . "auto")
     ("log.level" . "info")
+    ("log.messageText" . :json-false)
     ("maxMessageMB" . 64))
   "Server setting key -> the server's default (for display).")
 

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,12 +81,42 @@ static void flushed(void *ud)
 	server_close(sv->server, server_closed, sv);
 }
 
+/* `exit` must end the process (issue 17) even when an orderly close cannot
+ * finish: the engine thread stuck in a system call (a model on a dead network
+ * mount), or a client that stops reading so the last writes never flush.
+ * After EXIT_GRACE_S seconds a detached thread ends the process with the
+ * status exit asked for. */
+#define EXIT_GRACE_S 5
+
+static void *exit_watchdog(void *arg)
+{
+	int status = (int)(intptr_t)arg;
+	sleep(EXIT_GRACE_S);
+	static const char msg[] = "infill: the orderly exit did not finish in time; exiting now\n";
+	ssize_t w = write(2, msg, sizeof msg - 1);
+	(void)w;
+	_exit(status);
+	return NULL;
+}
+
+static void exit_watchdog_start(int status)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	if (pthread_attr_init(&a)) return;
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &a, exit_watchdog, (void *)(intptr_t)status))
+		fprintf(stderr, "infill: cannot start the exit watchdog\n");
+	pthread_attr_destroy(&a);
+}
+
 static void io_exit(void *ud, int status)
 {
 	struct serve *sv = ud;
 	if (sv->exiting) return;
 	sv->exiting = true;
 	sv->status = status;
+	exit_watchdog_start(status);
 	transport_stop(sv->transport);
 	transport_flush(sv->transport, flushed, sv);
 }

@@ -91,6 +91,12 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		else
 			log_error(p->log, "%s", ev->message);
 		break;
+	case EVENT_WARNING:
+		if (p->host.message) /* which logs it too */
+			p->host.message(p->host.ud, 2, ev->message);
+		else
+			log_warn(p->log, "%s", ev->message);
+		break;
 	case EVENT_EXTENDED: {
 		const struct extension *x = ev->ext;
 		size_t grown =
@@ -338,6 +344,12 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 		pthread_mutex_unlock(&p->mu);
 	} else if (!atomic_load(&p->ready)) {
 		immediate = true;
+		pthread_mutex_lock(&p->mu);
+		if (p->thread_started) {
+			p->recheck_pending = true;
+			pthread_cond_signal(&p->cv);
+		}
+		pthread_mutex_unlock(&p->mu);
 	}
 	if (!immediate) {
 		size_t top_len;

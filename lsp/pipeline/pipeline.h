@@ -44,13 +44,22 @@ enum completion_trigger {
 
 /* One request. Everything in it belongs to the request (see
  * completion_request_free); pipeline_submit takes it. */
+/* A document larger than this is completed from a window of this many bytes
+ * around the cursor, so that a completion's cost is bounded by the context
+ * budgets, not the document's size (issue 17). Candidates' offsets are in the
+ * window. */
+#define COMPLETION_WINDOW_BYTES ((size_t)256 << 10)
+
 struct completion_request {
 	uint64_t seq;            /* unique, increasing per server */
 	char *uri;               /* the document's URI */
 	char *language_id;       /* as given in didOpen ("python", ...) */
 	int64_t version;         /* the document version the snapshot is of */
-	char *text;              /* snapshot of the whole document, NUL-terminated */
+	char *text;              /* snapshot of the document, NUL-terminated: all of it,
+				  * or a window around the cursor past
+				  * COMPLETION_WINDOW_BYTES */
 	size_t text_len;         /* bytes in text (it may hold NUL bytes) */
+	size_t text_offset;      /* where text starts in the document (0: at its start) */
 	size_t cursor;           /* byte offset of the cursor in text */
 	struct doc_pos position; /* the cursor as the client sent it */
 	enum pos_encoding encoding;

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 void worker_spec_finish(struct load_spec *s)
@@ -214,6 +215,67 @@ static void load(struct pipeline *p, const char *path, const struct complete_mod
 	*ep = e;
 	atomic_store(&p->ready, true);
 	post_event(p, EVENT_LOAD_END, 100, true, msg);
+}
+
+/*
+ * The model file changed on disk (issue 17): a re-download truncates it or
+ * puts another file in its place while it is mapped. Before each job the
+ * file is compared with what was mapped, and after each job the SIGBUS guard
+ * (infer/mapguard.h) is asked whether a read hit a page past a new end (it
+ * then read zeros). Either way the model is loaded again from the path,
+ * with a warning; a result computed from zeros is dropped. When the load
+ * fails (the file is still being written), the next job tries again once the
+ * file changes again (*failed keeps the failed attempt's stat).
+ */
+struct current_load {
+	char *path;            /* what was loaded last (owned), or NULL */
+	bool failed;           /* that load failed */
+	struct stat failed_st; /* the file at that attempt */
+};
+
+static void current_set(struct current_load *c, const char *path, const struct model *m)
+{
+	char *copy = strdup(path);
+	free(c->path);
+	c->path = copy;
+	c->failed = !m && copy && strcmp(copy, PIPELINE_NO_MODEL);
+	if (c->failed && stat(copy, &c->failed_st) != 0)
+		memset(&c->failed_st, 0, sizeof c->failed_st);
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Reloads (with the settings ms of the model loaded) when the file changed
+ * (see above); true when it did. */
+static bool reload_if_changed(struct pipeline *p, struct current_load *c,
+                              const struct complete_model_spec *ms, struct model **mp,
+                              struct engine **ep)
+{
+	if (!c->path) return false;
+	char why[128] = "";
+	if (*mp) {
+		if (!model_file_changed(*mp, why, sizeof why)) return false;
+	} else {
+		struct stat now;
+		if (!c->failed || stat(c->path, &now) != 0 || same_file(&now, &c->failed_st))
+			return false;
+		snprintf(why, sizeof why, "it changed since it failed to load");
+	}
+	char msg[600];
+	snprintf(msg, sizeof msg,
+	         "infill: the model file %s changed on disk (%s); loading it again", c->path, why);
+	post_event(p, EVENT_WARNING, 0, false, msg);
+	char *path = strdup(c->path);
+	if (!path) return false;
+	atomic_store(&p->ready, false);
+	load(p, path, ms, mp, ep);
+	current_set(c, path, *mp);
+	free(path);
+	return true;
 }
 
 /* Runs one job; fills job->status and job->result. */
@@ -449,13 +511,15 @@ void *worker_main(void *arg)
 	struct model *m = NULL;
 	struct engine *e = NULL;
 	struct edoc *edocs = NULL;
+	struct current_load cur = { 0 };
 	/* the settings of the model loaded, with the latest shifted-suffix
 	 * choice (which the engine takes without a reload) */
 	struct complete_model_spec ms = { 0 };
 	struct todo todo = { 0 };
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		while (!p->stop && !p->load_pending && !p->queue_head && !todo.n && !p->n_warm)
+		while (!p->stop && !p->load_pending && !p->queue_head && !todo.n && !p->n_warm &&
+		       !p->recheck_pending)
 			pthread_cond_wait(&p->cv, &p->mu);
 		if (p->stop) break;
 		if (p->load_pending) {
@@ -468,7 +532,18 @@ void *worker_main(void *arg)
 			atomic_store(&p->ready, false);
 			pthread_mutex_unlock(&p->mu);
 			load(p, spec.path, &ms, &m, &e);
+			current_set(&cur, spec.path, m);
 			worker_spec_finish(&spec);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
+		if (p->recheck_pending) {
+			p->recheck_pending = false;
+			pthread_mutex_unlock(&p->mu);
+			if (reload_if_changed(p, &cur, &ms, &m, &e)) {
+				edoc_free_all(edocs);
+				edocs = NULL;
+			}
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
@@ -530,7 +605,17 @@ void *worker_main(void *arg)
 		}
 		pthread_mutex_unlock(&p->mu);
 
+		if (reload_if_changed(p, &cur, &ms, &m, &e)) {
+			edoc_free_all(edocs); /* remembered from the old model's output */
+			edocs = NULL;
+		}
 		run_job(p, e, m, &edocs, job);
+		if (m && model_file_changed(m, NULL, 0)) {
+			/* computed (in part) from a file that changed under the read:
+			 * answered empty; the next job reloads */
+			worker_result_finish(&job->result);
+			job->status = 0;
+		}
 		/* copied before the job goes back: the loop frees it */
 		struct completion_request *again = NULL;
 		char *shown = NULL;
@@ -577,6 +662,7 @@ void *worker_main(void *arg)
 	edoc_free_all(edocs);
 	engine_free(e);
 	model_free(m);
+	free(cur.path);
 	pthread_mutex_lock(&p->mu);
 	p->thread_exited = true;
 	pthread_mutex_unlock(&p->mu);

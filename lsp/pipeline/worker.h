@@ -53,7 +53,9 @@ struct pipeline_job {
 	struct pipeline_job *prev, *next; /* live list (loop) */
 };
 
-enum event_kind { EVENT_LOAD_BEGIN, EVENT_PROGRESS, EVENT_LOAD_END, EVENT_EXTENDED };
+/* EVENT_WARNING: a message the user must see (window/showMessage, warning),
+ * e.g. the model file changed on disk and is being reloaded. */
+enum event_kind { EVENT_LOAD_BEGIN, EVENT_PROGRESS, EVENT_LOAD_END, EVENT_EXTENDED, EVENT_WARNING };
 
 /* Longer candidates for an answer the deadline cut short (EVENT_EXTENDED):
  * for the snapshot text[0, len) with the cursor at cursor. All owned. */
@@ -107,7 +109,10 @@ struct pipeline {
 	struct event *events_head, *events_tail;
 	struct load_spec pending_load;
 	bool load_pending;
-	bool params_pending; /* new engine params (shifted suffix) */
+	bool params_pending;  /* new engine params (shifted suffix) */
+	bool recheck_pending; /* a request came while no model was ready: the engine
+	                       * sees whether a model file that failed to load has
+	                       * changed since (a download that completed) */
 	bool reuse_shifted_pending;
 	bool stop;
 	bool thread_exited;

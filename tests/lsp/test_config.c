@@ -5,6 +5,7 @@
  * (the previous value is kept), and files (missing, bad JSON, good).
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -315,6 +316,103 @@ TEST(files)
 	unlink(good);
 	unlink(bad);
 	unlink(empty);
+	rmdir(dir);
+}
+
+/* Issue 17: a project file may not raise what costs resources or exposes
+ * text; the user's own layers may. */
+TEST(project_file_limits)
+{
+	struct warnings w = { 0 };
+	struct config *cfg = config_new();
+	REQUIRE(cfg);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_PROJECT,
+	                      "{\"threads\": 1024, \"log.level\": \"trace\", \"cache.memoryMB\": "
+	                      "1048576, \"maxMessageMB\": 4096, \"model\": \"/dev/zero\", "
+	                      "\"log.messageText\": true, \"completion.candidates\": 4, "
+	                      "\"languages\": {\"c\": {\"completion.maxTokens\": 4096}}}",
+	                      &w),
+	             0);
+	const struct settings *s = config_get(cfg, NULL);
+	CHECK_INT_EQ(s->threads, cpus);
+	CHECK_INT_EQ(s->log_level, CONFIG_LOG_INFO);
+	CHECK_INT_EQ(s->cache_memory_mb, 1024);
+	CHECK_INT_EQ(s->max_message_mb, 64);
+	CHECK(s->model == NULL);
+	CHECK(!s->log_message_text);
+	CHECK_INT_EQ(s->completion_candidates, 4); /* within its limit: applies */
+	CHECK_INT_EQ(config_get(cfg, "c")->completion_max_tokens, 256);
+	CHECK_INT_EQ(w.count, 7);
+	CHECK(strstr(w.all, "\"threads\" is at most") != NULL);
+	CHECK(strstr(w.all, "\"model\" is ignored in a project file") != NULL);
+	CHECK(strstr(w.all, "\"log.level\" above \"info\"") != NULL);
+	CHECK(strstr(w.all, "languages.c.completion.maxTokens") != NULL);
+	/* a lower log level is fine from a project */
+	w.count = 0;
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_PROJECT, "{\"log.level\": \"warn\"}", &w), 0);
+	CHECK_INT_EQ(config_get(cfg, NULL)->log_level, CONFIG_LOG_WARN);
+	CHECK_INT_EQ(w.count, 0);
+	/* the same from the user's file: as asked */
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER,
+	                      "{\"threads\": 1024, \"log.level\": \"trace\", \"model\": \"/m\"}",
+	                      &w),
+	             0);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_PROJECT, "{}", &w), 0);
+	s = config_get(cfg, NULL);
+	CHECK_INT_EQ(s->threads, 1024);
+	CHECK_INT_EQ(s->log_level, CONFIG_LOG_TRACE);
+	CHECK_STR_EQ(s->model, "/m");
+	CHECK_INT_EQ(w.count, 0);
+	int max;
+	CHECK(config_project_rule("threads", &max) != NULL && max == cpus);
+	CHECK(config_project_rule("model", &max) != NULL && max == -1);
+	CHECK(config_project_rule("completion.debounceMs", NULL) == NULL);
+	config_free(cfg);
+}
+
+/* Issue 17: a settings file that is a FIFO, a link to the client's stdin or
+ * too large is refused at once, with a warning; nothing waits. */
+TEST(special_settings_files)
+{
+	char dir[] = "/tmp/infill-config-test-XXXXXX";
+	REQUIRE(mkdtemp(dir));
+	char fifo[256], link[256], big[256];
+	snprintf(fifo, sizeof fifo, "%s/fifo.json", dir);
+	snprintf(link, sizeof link, "%s/stdin.json", dir);
+	snprintf(big, sizeof big, "%s/big.json", dir);
+	REQUIRE(mkfifo(fifo, 0600) == 0);
+	REQUIRE(symlink("/proc/self/fd/0", link) == 0);
+	FILE *f = fopen(big, "w");
+	REQUIRE(f);
+	fputc('{', f);
+	for (int i = 0; i < (1 << 20); i++) fputc(' ', f);
+	fputc('}', f);
+	fclose(f);
+	int fds[2];
+	REQUIRE(pipe(fds) == 0);
+	int saved = dup(0);
+	REQUIRE(dup2(fds[0], 0) == 0); /* stdin is a pipe nobody writes */
+	struct warnings w = { 0 };
+	struct config *cfg = config_new();
+	REQUIRE(cfg);
+	alarm(10); /* the old reader blocked in open() or read() forever */
+	CHECK_INT_EQ(config_load_file(cfg, CONFIG_LAYER_PROJECT, fifo, collect, &w), -EINVAL);
+	CHECK(strstr(w.last, "not a regular file") != NULL && strstr(w.last, fifo) != NULL);
+	CHECK_INT_EQ(config_load_file(cfg, CONFIG_LAYER_PROJECT, link, collect, &w), -EINVAL);
+	CHECK(strstr(w.last, "not a regular file") != NULL);
+	CHECK_INT_EQ(config_load_file(cfg, CONFIG_LAYER_PROJECT, big, collect, &w), -EINVAL);
+	CHECK(strstr(w.last, "larger than 1 MiB") != NULL);
+	alarm(0);
+	CHECK_INT_EQ(w.count, 3);
+	dup2(saved, 0);
+	close(saved);
+	close(fds[0]);
+	close(fds[1]);
+	config_free(cfg);
+	unlink(fifo);
+	unlink(link);
+	unlink(big);
 	rmdir(dir);
 }
 

@@ -215,4 +215,66 @@ TEST(header_writer)
 	CHECK(!memcmp(buf, "Content-Length: 1234\r\n\r\n", n));
 }
 
+/* Issue 17 item 1: a header that starts mid-line is found there. Each of
+ * these left the old reader deaf to every later message. */
+TEST(resync_stray_bytes_before_header)
+{
+	struct got g;
+	struct rpc_frame_reader *r = reader(&g, 1 << 20);
+	feed(r, "xyz" F1);
+	feed(r, F2);
+	CHECK_INT_EQ(g.nbodies, 2);
+	CHECK_STR_EQ(g.bodies[0], "{\"a\":1}");
+	CHECK_STR_EQ(g.bodies[1], "[]");
+	CHECK_INT_EQ(g.errors[RPC_FRAME_ERROR_RESYNC], 1);
+	rpc_frame_reader_free(r);
+}
+
+TEST(resync_length_one_short)
+{
+	/* a body of 8 bytes declared as 7 (characters counted, not bytes) */
+	struct got g;
+	struct rpc_frame_reader *r = reader(&g, 1 << 20);
+	feed(r, "Content-Length: 7\r\n\r\n{\"a\":12}" F2 F1);
+	CHECK_INT_EQ(g.nbodies, 3); /* the first, cut a byte short, then both */
+	CHECK_STR_EQ(g.bodies[1], "[]");
+	CHECK_STR_EQ(g.bodies[2], "{\"a\":1}");
+	CHECK_INT_EQ(g.errors[RPC_FRAME_ERROR_RESYNC], 1);
+	rpc_frame_reader_free(r);
+}
+
+TEST(resync_after_bad_lengths)
+{
+	const char *bad[] = { "Content-Length: abc\r\n\r\n{\"x\":1}",
+		              "Content-Length: 18446744073709551615\r\n\r\n{\"x\":1}",
+		              "Content-Length: -5\r\n\r\n{\"x\":1}" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct got g;
+		struct rpc_frame_reader *r = reader(&g, 1 << 20);
+		feed(r, bad[i]);
+		feed(r, F1);
+		feed(r, F2);
+		CHECK_INT_EQ(g.nbodies, 2);
+		CHECK_STR_EQ(g.bodies[0], "{\"a\":1}");
+		CHECK_STR_EQ(g.bodies[1], "[]");
+		rpc_frame_reader_free(r);
+	}
+}
+
+TEST(resync_after_long_garbage_without_newline)
+{
+	struct got g;
+	struct rpc_frame_reader *r = reader(&g, 1 << 20);
+	char junk[20000];
+	memset(junk, 'q', sizeof junk);
+	rpc_frame_reader_feed(r, junk, sizeof junk);
+	feed(r, "Content-Len"); /* split inside the header */
+	rpc_frame_reader_feed(r, junk, 100);
+	feed(r, F1);
+	CHECK_INT_EQ(g.nbodies, 1);
+	CHECK_STR_EQ(g.bodies[0], "{\"a\":1}");
+	CHECK(rpc_frame_reader_pending(r) == 0);
+	rpc_frame_reader_free(r);
+}
+
 TEST_MAIN()

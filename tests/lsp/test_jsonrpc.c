@@ -1,4 +1,5 @@
 /* test_jsonrpc.c - parsing and classifying JSON-RPC 2.0 messages. */
+#include "jsonfix.h"
 #include "jsonrpc.h"
 
 #include "harness.h"
@@ -46,7 +47,10 @@ TEST(errors)
 	json_t *bad;
 	CHECK_INT_EQ(parse("{", &m, &bad), RPC_ERROR_PARSE_ERROR);
 	CHECK(bad == NULL);
-	CHECK_INT_EQ(parse("{\"a\":\"\xff\"}", &m, &bad), RPC_ERROR_PARSE_ERROR);
+	/* invalid UTF-8 is repaired (issue 17), so this is a message, and not a
+	 * valid one */
+	CHECK_INT_EQ(parse("{\"a\":\"\xff\"}", &m, &bad), RPC_ERROR_INVALID_REQUEST);
+	CHECK_INT_EQ(parse("{\"a\":\"\xff\"", &m, &bad), RPC_ERROR_PARSE_ERROR);
 	CHECK_INT_EQ(parse("[]", &m, &bad), RPC_ERROR_INVALID_REQUEST);
 	CHECK_INT_EQ(parse("3", &m, &bad), RPC_ERROR_INVALID_REQUEST);
 	CHECK_INT_EQ(parse("{\"id\":4,\"method\":\"a\"}", &m, &bad), RPC_ERROR_INVALID_REQUEST);
@@ -99,6 +103,54 @@ TEST(builders)
 	json_decref(id);
 	json_decref(id2);
 	CHECK_STR_EQ(rpc_error_message(-32002), "Server not initialized");
+}
+
+/* Issue 17: one bad spot costs the spot, not the message. */
+TEST(repairs)
+{
+	struct rpc_message m;
+	json_t *bad;
+	CHECK_INT_EQ(
+	        parse("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"t\":\"a\xff\xc3\"}}", &m,
+	              &bad),
+	        0);
+	CHECK_INT_EQ(m.repaired, JSONFIX_UTF8);
+	CHECK_STR_EQ(json_string_value(json_object_get(m.params, "t")),
+	             "a\xEF\xBF\xBD\xEF\xBF\xBD");
+	json_decref(m.root);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"t\":"
+	                   "\"\\ud800x\\udc00\\ud83d\\ude00\\\\ud800\"}}",
+	                   &m, &bad),
+	             0);
+	CHECK_INT_EQ(m.repaired, JSONFIX_SURROGATE);
+	/* both lone halves replaced; the pair and the escaped backslash kept */
+	CHECK_STR_EQ(json_string_value(json_object_get(m.params, "t")),
+	             "\xEF\xBF\xBDx\xEF\xBF\xBD\xF0\x9F\x98\x80\\ud800");
+	json_decref(m.root);
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":{\"line\":"
+	                   "9223372036854775808,\"b\":-9223372036854775808,\"s\":"
+	                   "\"99999999999999999999\"}}",
+	                   &m, &bad),
+	             0);
+	CHECK_INT_EQ(m.repaired, JSONFIX_BIGINT);
+	CHECK(json_is_real(json_object_get(m.params, "line")));
+	CHECK(json_is_integer(json_object_get(m.params, "b"))); /* INT64_MIN fits */
+	CHECK_STR_EQ(json_string_value(json_object_get(m.params, "s")), "99999999999999999999");
+	CHECK(json_integer_value(m.id) == 7);
+	json_decref(m.root);
+	/* a good message is not touched */
+	CHECK_INT_EQ(parse("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"t\":\"\\u00e9\"}}",
+	                   &m, &bad),
+	             0);
+	CHECK_INT_EQ(m.repaired, 0);
+	json_decref(m.root);
+	/* repairs never turn garbage into JSON */
+	char *out;
+	size_t n;
+	CHECK_INT_EQ(jsonfix_repair("{\"a\": \xff", 7, &out, &n), JSONFIX_UTF8);
+	CHECK_INT_EQ(n, 9);
+	free(out);
+	CHECK_INT_EQ(parse("{\"a\": \xff", &m, &bad), RPC_ERROR_PARSE_ERROR);
 }
 
 TEST_MAIN()

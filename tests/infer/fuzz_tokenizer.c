@@ -1,0 +1,75 @@
+/*
+ * fuzz_tokenizer.c - libFuzzer target for the tokenizer on arbitrary bytes
+ * (the embedded model's byte-level BPE). Every input must encode to ids
+ * inside the vocabulary, count the same as it encodes, and (without special
+ * tokens parsed) decode back to exactly its bytes, malformed UTF-8 included.
+ * The first byte picks parse_special and a small output cap (truncation).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gguf.h"
+#include "tokenizer.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Loaded once for the process (the fuzzer calls us millions of times). */
+static struct tokenizer *tok;
+
+static void load_once(void)
+{
+	if (tok) return;
+	struct infer_error err;
+	struct gguf_file *f = gguf_open(INFILL_FUZZ_MODEL, &err);
+	if (!f) {
+		fprintf(stderr, "fuzz-tokenizer: %s\n", err.message);
+		abort();
+	}
+	tok = tokenizer_load(f, &err);
+	if (!tok) {
+		fprintf(stderr, "fuzz-tokenizer: %s\n", err.message);
+		abort();
+	}
+	/* f stays open: the tokenizer may point into it, for the process's life */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	load_once();
+	if (size == 0) return 0;
+	bool special = data[0] & 1;
+	size_t cap = (data[0] >> 1) & 7; /* 0..7: a cap smaller than the count truncates */
+	const char *text = (const char *)data + 1;
+	size_t len = size - 1;
+	int n = tokenizer_count(tok, text, len, special);
+	if (n < 0) return 0; /* out of memory */
+	int32_t *ids = malloc(((size_t)n + 1) * sizeof *ids);
+	if (!ids) return 0;
+	if (tokenizer_encode(tok, text, len, special, ids, (size_t)n) != n) __builtin_trap();
+	int32_t few[8];
+	if (tokenizer_encode(tok, text, len, special, few, cap) != n) __builtin_trap();
+	for (size_t i = 0; i < cap && i < (size_t)n; i++)
+		if (few[i] != ids[i]) __builtin_trap();
+	int32_t nv = tokenizer_vocab_size(tok);
+	for (int i = 0; i < n; i++)
+		if (ids[i] < 0 || ids[i] >= nv) __builtin_trap();
+	if (!special) {
+		/* the bytes come back, each token's piece in turn */
+		char *back = malloc(len + tokenizer_max_piece(tok) + 1);
+		size_t k = 0;
+		for (int i = 0; back && i < n; i++) {
+			size_t piece = tokenizer_decode_token(tok, ids[i], false, back + k,
+			                                      tokenizer_max_piece(tok));
+			k += piece;
+			if (k > len) __builtin_trap();
+		}
+		if (back && (k != len || memcmp(back, text, len))) __builtin_trap();
+		free(back);
+	}
+	free(ids);
+	return 0;
+}
