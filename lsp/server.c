@@ -118,7 +118,7 @@ json_int_t server_request(struct server *s, const char *method, json_t *params,
 	struct outgoing *o = calloc(1, sizeof *o);
 	if (!o) {
 		json_decref(params);
-		return -1;
+		return -ENOMEM;
 	}
 	o->id = ++s->next_id;
 	o->cb = cb;

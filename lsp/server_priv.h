@@ -132,7 +132,8 @@ void server_reply_error(struct server *s, json_t *id, int code, const char *mess
 void server_notify(struct server *s, const char *method, json_t *params);
 /* Sends a request to the client; params stolen. cb runs with the result or
  * the error (borrowed) when the response arrives; never if the server is
- * closed first. Returns the request id, or -1 when it could not be sent. */
+ * closed first. Returns the request id (> 0), or -ENOMEM when it could not
+ * be sent. */
 json_int_t server_request(struct server *s, const char *method, json_t *params,
                           server_response_fn cb, void *ud);
 

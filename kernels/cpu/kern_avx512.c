@@ -305,60 +305,53 @@ static void panel_build_q4_k(const char *w, size_t w_stride, int64_t nb, struct 
 	}
 }
 
-/* Q8_0: one panel entry per block, q + 128 as unsigned (the bias enters
- * through the activation tail's -128 sum(x)), the fp16 scale widened. */
-static void panel_build_q8_0(const char *w, int64_t nb, struct panel_blk *pb, __m512i rows)
-{
-	for (int64_t b = 0; b < nb; b++) {
-		const char *base = w + b * sizeof(struct block_q8_0);
-		for (int kk = 0; kk < 8; kk++) {
-			__m512i v = _mm512_i32gather_epi32(rows, base + 2 + 4 * kk, 1);
-			_mm512_store_si512(pb[b].q[kk],
-			                   _mm512_xor_si512(v, _mm512_set1_epi8((char)0x80)));
-		}
-		__m512i d = _mm512_i32gather_epi32(rows, base, 1);
-		_mm512_store_ps(pb[b].dw, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
-		                                  _mm512_and_si512(d, _mm512_set1_epi32(0xFFFF)))));
-	}
-}
-
-/* Q4_0: one panel entry per block, each nibble as q - 8 + 128 (the same
- * bias as Q8_0's), low nibbles to entries 0..3 and high ones to 4..7. */
-static void panel_build_q4_0(const char *w, int64_t nb, struct panel_blk *pb, __m512i rows)
-{
-	const __m512i m4 = _mm512_set1_epi8(0xF);
-	for (int64_t b = 0; b < nb; b++) {
-		const char *base = w + b * sizeof(struct block_q4_0);
-		for (int kk = 0; kk < 4; kk++) {
-			/* bytes 4kk..4kk+3: low nibbles are elements 4kk.., high 16+4kk.. */
-			__m512i v = _mm512_i32gather_epi32(rows, base + 2 + 4 * kk, 1);
-			__m512i e = _mm512_set1_epi8(120); /* q - 8 + 128 */
-			_mm512_store_si512(pb[b].q[kk],
-			                   _mm512_add_epi8(_mm512_and_si512(v, m4), e));
-			_mm512_store_si512(
-			        pb[b].q[kk + 4],
-			        _mm512_add_epi8(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4), e));
-		}
-		__m512i d = _mm512_i32gather_epi32(rows, base, 1);
-		_mm512_store_ps(pb[b].dw, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
-		                                  _mm512_and_si512(d, _mm512_set1_epi32(0xFFFF)))));
-	}
-}
-
-/* The panel of 16 rows starting at w: the per-type part of gemm_panel that
- * builds, chosen by its type constant. */
-static inline __attribute__((always_inline)) void
-panel_build(uint32_t type, const char *w, size_t w_stride, int64_t nb, struct panel_blk *pb)
+static void panel_build(uint32_t type, const char *w, size_t w_stride, int64_t nb,
+                        struct panel_blk *pb)
 {
 	/* Gathers of one dword from each of 16 rows: the transpose in one instruction. */
 	const __m512i rows = _mm512_mullo_epi32(
 	        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 	        _mm512_set1_epi32((int)w_stride));
-	switch (type) {
-	case TENSOR_TYPE_Q4_K: panel_build_q4_k(w, w_stride, nb, pb, rows); break;
-	case TENSOR_TYPE_Q6_K: panel_build_q6_k(w, w_stride, nb, pb, rows); break;
-	case TENSOR_TYPE_Q8_0: panel_build_q8_0(w, nb, pb, rows); break;
-	default: panel_build_q4_0(w, nb, pb, rows); break;
+	const __m512i m4 = _mm512_set1_epi8(0xF);
+	if (type == TENSOR_TYPE_Q4_K) {
+		panel_build_q4_k(w, w_stride, nb, pb, rows);
+		return;
+	}
+	if (type == TENSOR_TYPE_Q6_K) {
+		panel_build_q6_k(w, w_stride, nb, pb, rows);
+		return;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		if (type == TENSOR_TYPE_Q8_0) {
+			const char *base = w + b * sizeof(struct block_q8_0);
+			for (int kk = 0; kk < 8; kk++) {
+				__m512i v = _mm512_i32gather_epi32(rows, base + 2 + 4 * kk, 1);
+				_mm512_store_si512(
+				        pb[b].q[kk],
+				        _mm512_xor_si512(v, _mm512_set1_epi8((char)0x80)));
+			}
+			__m512i d = _mm512_i32gather_epi32(rows, base, 1);
+			_mm512_store_ps(pb[b].dw,
+			                _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+			                        _mm512_and_si512(d, _mm512_set1_epi32(0xFFFF)))));
+		} else {
+			const char *base = w + b * sizeof(struct block_q4_0);
+			for (int kk = 0; kk < 4; kk++) {
+				/* bytes 4kk..4kk+3: low nibbles are elements 4kk.., high 16+4kk.. */
+				__m512i v = _mm512_i32gather_epi32(rows, base + 2 + 4 * kk, 1);
+				__m512i e = _mm512_set1_epi8(120); /* q - 8 + 128 */
+				_mm512_store_si512(pb[b].q[kk],
+				                   _mm512_add_epi8(_mm512_and_si512(v, m4), e));
+				_mm512_store_si512(
+				        pb[b].q[kk + 4],
+				        _mm512_add_epi8(
+				                _mm512_and_si512(_mm512_srli_epi16(v, 4), m4), e));
+			}
+			__m512i d = _mm512_i32gather_epi32(rows, base, 1);
+			_mm512_store_ps(pb[b].dw,
+			                _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+			                        _mm512_and_si512(d, _mm512_set1_epi32(0xFFFF)))));
+		}
 	}
 }
 
@@ -487,28 +480,8 @@ static cpu_gemm_fn row_kernel(uint32_t type)
 	                                  : gemm_q6_k;
 }
 
-/* One register tile of g tokens (g a constant after inlining) over a
- * panel: the per-type part of gemm_panel, chosen by its type constant. */
-static inline __attribute__((always_inline)) void tile(uint32_t type, int g, int64_t nb,
-                                                       const struct panel_blk *pb, const char *x0,
-                                                       size_t xs, float *y, int64_t ldy)
-{
-	if (type == TENSOR_TYPE_Q6_K)
-		panel_tile_q6(g, nb, pb, x0, xs, y, ldy);
-	else
-		panel_tile(g, type == TENSOR_TYPE_Q4_K, nb, pb, x0, xs, y, ldy);
-}
-
-/*
- * The shape every panel type shares: for each 16-row panel, build it once,
- * then run it over the tokens in tiles of PT (the last tile as wide as the
- * tokens left, each width its own unrolled copy); rows past the last whole
- * panel go to the type's row kernel. `type` is a constant in each caller,
- * so the per-type parts (panel_build's branch, tile()) fold away.
- */
-static inline __attribute__((always_inline)) void
-gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-           size_t x_stride, int64_t nt, float *y, int64_t ldy)
+static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
+                       const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	int64_t nb = n / 32;
 	/* Up to ~300 KB of stack: fine for the caller and the pool's threads (8 MB stacks). */
@@ -519,15 +492,34 @@ gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
 			int g = nt - t0 < PT ? (int)(nt - t0) : PT;
 			const char *x0 = (const char *)x + t0 * x_stride;
 			float *yt = y + t0 * ldy + r0;
+			if (type == TENSOR_TYPE_Q6_K) {
+				if (g == PT)
+					panel_tile_q6(PT, nb, pb, x0, x_stride, yt, ldy);
+				else
+					for (int j = 0; j < g;
+					     j++) /* the token tail: one at a time */
+						panel_tile_q6(1, nb, pb, x0 + j * x_stride,
+						              x_stride, yt + j * ldy, ldy);
+				continue;
+			}
+			if (type == TENSOR_TYPE_Q4_K) {
+				if (g == PT)
+					panel_tile(PT, true, nb, pb, x0, x_stride, yt, ldy);
+				else
+					for (int j = 0; j < g; j++)
+						panel_tile(1, true, nb, pb, x0 + j * x_stride,
+						           x_stride, yt + j * ldy, ldy);
+				continue;
+			}
 			switch (g) {
-			case 8: tile(type, 8, nb, pb, x0, x_stride, yt, ldy); break;
-			case 7: tile(type, 7, nb, pb, x0, x_stride, yt, ldy); break;
-			case 6: tile(type, 6, nb, pb, x0, x_stride, yt, ldy); break;
-			case 5: tile(type, 5, nb, pb, x0, x_stride, yt, ldy); break;
-			case 4: tile(type, 4, nb, pb, x0, x_stride, yt, ldy); break;
-			case 3: tile(type, 3, nb, pb, x0, x_stride, yt, ldy); break;
-			case 2: tile(type, 2, nb, pb, x0, x_stride, yt, ldy); break;
-			default: tile(type, 1, nb, pb, x0, x_stride, yt, ldy); break;
+			case 8: panel_tile(8, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 7: panel_tile(7, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 6: panel_tile(6, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 5: panel_tile(5, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 4: panel_tile(4, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 3: panel_tile(3, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 2: panel_tile(2, false, nb, pb, x0, x_stride, yt, ldy); break;
+			default: panel_tile(1, false, nb, pb, x0, x_stride, yt, ldy); break;
 			}
 		}
 	}
@@ -537,57 +529,38 @@ gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
 		                 x_stride, nt, y + done, ldy);
 }
 
-/* The shape made concrete per type. Out of line, so the panel's ~300 KB
- * stack frame is set up only when panels run, not on every decode call. */
-#define PANEL_ARGS                                                                             \
-	int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, size_t x_stride, \
-	        int64_t nt, float *y, int64_t ldy
-static __attribute__((noinline)) void panel_q8_0(PANEL_ARGS)
+/* Few tokens (decode): the row-streaming kernel; several: the panels. */
+static void gemm_rows_or_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
+                               const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	gemm_panel(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-}
-static __attribute__((noinline)) void panel_q4_0(PANEL_ARGS)
-{
-	gemm_panel(TENSOR_TYPE_Q4_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-}
-static __attribute__((noinline)) void panel_q4_k(PANEL_ARGS)
-{
-	gemm_panel(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-}
-static __attribute__((noinline)) void panel_q6_k(PANEL_ARGS)
-{
-	gemm_panel(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	if (nt > TG && nr >= 16 && n / 32 <= MAX_NB)
+		gemm_panel(type, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	else
+		row_kernel(type)(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
-/* Few tokens (decode), or rows too wide for a panel: the row-streaming
- * kernel; several tokens: the panels. */
-static inline bool panel_pays(int64_t n, int64_t nr, int64_t nt)
+static void gemm_q8_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	return nt > TG && nr >= 16 && n / 32 <= MAX_NB;
+	gemm_rows_or_panel(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
-static void gemm_q8_0_512(PANEL_ARGS)
+static void gemm_q4_k_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	(panel_pays(n, nr, nt) ? panel_q8_0 : gemm_q8_0_dec)(n, w, w_stride, nr, x, x_stride, nt, y,
-	                                                     ldy);
+	gemm_rows_or_panel(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
-static void gemm_q4_0_512(PANEL_ARGS)
+static void gemm_q6_k_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	(panel_pays(n, nr, nt) ? panel_q4_0 : gemm_q4_0_dec)(n, w, w_stride, nr, x, x_stride, nt, y,
-	                                                     ldy);
+	gemm_rows_or_panel(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
-static void gemm_q4_k_512(PANEL_ARGS)
+static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	(panel_pays(n, nr, nt) ? panel_q4_k : gemm_q4_k)(n, w, w_stride, nr, x, x_stride, nt, y,
-	                                                 ldy);
-}
-
-static void gemm_q6_k_512(PANEL_ARGS)
-{
-	(panel_pays(n, nr, nt) ? panel_q6_k : gemm_q6_k)(n, w, w_stride, nr, x, x_stride, nt, y,
-	                                                 ldy);
+	gemm_rows_or_panel(TENSOR_TYPE_Q4_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 /*

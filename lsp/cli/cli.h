@@ -36,8 +36,8 @@ int cli_eval(int argc, char **argv);
 /* Reads path whole into a new NUL-terminated buffer (caller frees) and sets
  * *len; NULL with a message on stderr when it cannot. */
 char *cli_read_file(const char *path, size_t *len);
-/* Splits FILE:LINE:COL in place (arg keeps the path); 0, or -1 when it is
- * not of that form or LINE or COL is below 1. */
+/* Splits FILE:LINE:COL in place (arg keeps the path); 0, or -EINVAL when it
+ * is not of that form or LINE or COL is below 1. */
 int cli_parse_location(char *arg, long *line, long *col);
 /* Byte offset of 1-based LINE and character (code point) COL in text,
  * the column clamped to the line's end; -1 when the file has fewer lines. */

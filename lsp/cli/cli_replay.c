@@ -45,7 +45,7 @@ static void replay_usage(FILE *f)
 	           "       infill replay FILE [--line N] [--chars K] [--pace MS] [--truncate] "
 	           "[options]\n"
 	           "options: [--model M] [--settings JSON] [--debounce MS] [--no-cache] [--both]\n"
-	           "         [--json] [--verbose] [--log FILE]\n"
+	           "         [--json] [--verbose] [--log FILE] [--server INFILL]\n"
 	           "Starts the server as a child and replays editing against it over LSP, then\n"
 	           "reports request-to-response latency (cold requests, the first at a new place,\n"
 	           "apart), the share within completion.deadlineMs + 50 ms, the share with items,\n"
@@ -60,7 +60,9 @@ static void replay_usage(FILE *f)
 	        "FILE: opens FILE without the K characters (default 60) from the start of line\n"
 	        "N (default: the middle line), asks once (cold), then retypes them one at a time,\n"
 	        "each keystroke after the answer to the one before, plus --pace ms.\n"
-	        "--both runs with the cache and then without; --no-cache runs without only.\n");
+	        "--both runs with the cache and then without; --no-cache runs without only.\n"
+	        "--server runs another infill binary as the server (an older build, to "
+	        "compare).\n");
 }
 
 /* 0, 1 (stop: --help), or 2 (usage error, said on stderr). */
@@ -78,6 +80,8 @@ static int parse_args(int argc, char **argv, struct replay_cmd *o)
 			o->line = atol(argv[++i]);
 		} else if (!strcmp(a, "--chars") && more) {
 			o->chars = atol(argv[++i]);
+		} else if (!strcmp(a, "--server") && more) {
+			o->run.server = argv[++i];
 		} else if (!strcmp(a, "--model") && more) {
 			o->run.model = argv[++i];
 		} else if (!strcmp(a, "--pace") && more) {

@@ -41,16 +41,16 @@ char *cli_read_file(const char *path, size_t *len)
 int cli_parse_location(char *arg, long *line, long *col)
 {
 	char *c2 = strrchr(arg, ':');
-	if (!c2) return -1;
+	if (!c2) return -EINVAL;
 	*c2 = 0;
 	char *c1 = strrchr(arg, ':');
-	if (!c1) return -1;
+	if (!c1) return -EINVAL;
 	*c1 = 0;
 	char *end;
 	*line = strtol(c1 + 1, &end, 10);
-	if (*end || *line < 1) return -1;
+	if (*end || *line < 1) return -EINVAL;
 	*col = strtol(c2 + 1, &end, 10);
-	if (*end || *col < 1) return -1;
+	if (*end || *col < 1) return -EINVAL;
 	return 0;
 }
 

@@ -56,7 +56,8 @@ double replay_client_cpu_ms(const struct replay_client *c)
 	return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
 }
 
-int replay_client_start(struct replay_client **out, char *const argv[], const char *log_path)
+int replay_client_start(struct replay_client **out, const char *program, char *const argv[],
+                        const char *log_path)
 {
 	*out = NULL;
 	struct replay_client *c = calloc(1, sizeof *c);
@@ -86,7 +87,7 @@ int replay_client_start(struct replay_client **out, char *const argv[], const ch
 		              0644);
 		if (fd >= 0) dup2(fd, 2);
 		close(in[0]), close(in[1]), close(outp[0]), close(outp[1]);
-		execv("/proc/self/exe", argv);
+		execv(program ? program : "/proc/self/exe", argv);
 		_exit(127);
 	}
 	close(in[0]);

@@ -20,11 +20,13 @@ struct replay_client;
  * replay_client_request is waiting for; msg is borrowed for the call. */
 typedef void (*replay_response_fn)(void *ud, json_t *msg);
 
-/* Starts `infill ARGV...` (argv[0] is the program name, NULL-terminated;
- * borrowed) with its stderr appended to log_path (NULL: /dev/null). Returns 0
- * and a new client in *out (free with replay_client_finish), or a negative
- * errno. */
-int replay_client_start(struct replay_client **out, char *const argv[], const char *log_path);
+/* Starts the server program (NULL: this binary) with argv (argv[0] is the
+ * program name, NULL-terminated; borrowed), its stderr appended to log_path
+ * (NULL: /dev/null). Returns 0 and a new client in *out (free with
+ * replay_client_finish), or a negative errno; a program that cannot be run
+ * shows as a server that closed its output. */
+int replay_client_start(struct replay_client **out, const char *program, char *const argv[],
+                        const char *log_path);
 
 /* Where responses nobody waits for go (NULL: dropped). */
 void replay_client_on_response(struct replay_client *c, replay_response_fn fn, void *ud);

@@ -650,7 +650,7 @@ static int server_up(struct run *r, json_t *init)
 		argv[argc++] = (char *)r->o->model;
 	}
 	argv[argc] = NULL;
-	int rc = replay_client_start(&r->c, argv, r->o->log);
+	int rc = replay_client_start(&r->c, r->o->server, argv, r->o->log);
 	if (rc) {
 		json_decref(init);
 		snprintf(r->err, r->errlen, "cannot start the server: %s", strerror(-rc));

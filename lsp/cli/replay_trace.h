@@ -54,6 +54,7 @@ enum replay_event_kind {
 
 /* How to run a trace. Everything borrowed. */
 struct replay_opts {
+	const char *server;   /* the server's binary; NULL: this one */
 	const char *model;    /* NULL: the server's default */
 	const char *settings; /* a JSON object merged over the trace's settings, or NULL */
 	const char *log;      /* the server's stderr goes here (NULL: /dev/null) */

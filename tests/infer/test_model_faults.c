@@ -74,6 +74,8 @@ static void expect_refused(int *test_failed_, const char *key, uint32_t value, c
 	struct infer_error err;
 	struct model *m = load_path(p, &err);
 	CHECK(m == NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK_STR_EQ(err.key, key); /* the key the user must fix, by name */
 	if (!strstr(err.message, needle))
 		fprintf(stderr, "error \"%s\" lacks \"%s\"\n", err.message, needle);
 	CHECK(strstr(err.message, needle) != NULL);

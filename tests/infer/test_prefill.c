@@ -204,6 +204,7 @@ TEST(prefill_budget_cuts_the_suffix_or_answers_from_the_short_context)
 	/* a key typed: the prefix is cached, the suffix (~60 tokens) is not;
 	 * 150 ms allow 15 tokens: the suffix is cut, the prefix kept */
 	char *typed = malloc(strlen(PREFIX) + 2);
+	REQUIRE(typed != NULL);
 	sprintf(typed, "%sx", PREFIX);
 	rq = request(typed, SUFFIX);
 	rq.fit_deadline = true;
@@ -245,6 +246,7 @@ TEST(prefill_budget_cuts_the_suffix_or_answers_from_the_short_context)
 	rq.short_prefix = far; /* long: must be trimmed to fit */
 	rq.short_prefix_len = strlen(far);
 	char *moved = malloc(strlen(PREFIX) + 32);
+	REQUIRE(moved != NULL);
 	sprintf(moved, "# another file\n%s", PREFIX); /* nothing of it cached */
 	rq.prefix = moved;
 	rq.prefix_len = strlen(moved);
@@ -332,6 +334,7 @@ TEST(suffix_order_per_family)
 	 * the whole suffix is prefilled again */
 	struct engine_result r;
 	char *typed = malloc(strlen(PREFIX) + 2);
+	REQUIRE(typed != NULL);
 	sprintf(typed, "%sx", PREFIX);
 	enum fim_order orders[2] = { FIM_ORDER_SPM, FIM_ORDER_PSM };
 	int32_t refilled[2];
