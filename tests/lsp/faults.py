@@ -219,7 +219,9 @@ def case_huge_one_line(c):
                   "ranges are in the document, not the window", item)
     peak = vm_mb(c.proc.pid, "VmHWM")
     doc_mb = len(text) / float(1 << 20)
-    check(peak - base < 8 * doc_mb, "memory a small multiple of the document",
+    with open("/proc/%d/maps" % c.proc.pid) as f:
+        sanitized = "libasan" in f.read()  # its quarantine keeps freed memory
+    check(sanitized or peak - base < 8 * doc_mb, "memory a small multiple of the document",
           "peak %.0f MB, before the document %.0f MB" % (peak, base))
     check(c.shutdown_exit() == 0, "exit 0")
 
