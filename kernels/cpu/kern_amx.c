@@ -17,10 +17,7 @@
 #include "cpu.h"
 
 #if defined(__x86_64__)
-#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,amx-tile,amx-int8")
-
 #include <cpuid.h>
-#include <immintrin.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -30,6 +27,9 @@
 #define ARCH_REQ_XCOMP_PERM 0x1023
 #define XFEATURE_XTILEDATA  18
 
+/* Above the target pragma on purpose: this runs on CPUs without AVX-512,
+ * and with the pragma in force the compiler may use AVX-512 anywhere in the
+ * function (ASan's stack poisoning did: SIGILL on an AVX2-only host). */
 bool cpu_amx_available(void)
 {
 	unsigned a, b, c, d;
@@ -40,6 +40,9 @@ bool cpu_amx_available(void)
 	if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0) return false;
 	return true;
 }
+
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,amx-tile,amx-int8")
+#include <immintrin.h>
 
 struct tile_config {
 	uint8_t palette;
