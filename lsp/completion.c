@@ -520,6 +520,12 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.cold_requests = ps.cold_requests,
 		.draft_tokens = ps.draft_tokens,
 		.accepted_draft_tokens = ps.accepted_draft_tokens,
+		.remote_latency_ms = ps.remote_latency,
+		.daemon_latency_ms = ps.daemon_latency,
+		.remote_share = ps.remote_share,
+		.remote_requests = ps.remote_requests,
+		.remote_failures = ps.remote_failures,
+		.remote_retries = ps.remote_retries,
 	};
 	server_reply(s, id, stats_to_json(&st));
 }

@@ -19,6 +19,8 @@
  */
 #include "worker.h"
 
+#include "gguf.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +219,43 @@ static void load(struct pipeline *p, const char *path, const struct complete_mod
 	post_event(p, EVENT_LOAD_END, 100, true, msg);
 }
 
+/* The remote backend's "load" (path: PIPELINE_REMOTE_PREFIX then the
+ * remote.tokenizer file, or nothing): no model, perhaps a vocabulary to
+ * count and build prompts with. A vocabulary that cannot be read is
+ * reported and the backend runs without it. */
+static void load_remote(struct pipeline *p, const char *path, struct gguf_file **gp,
+                        struct tokenizer **tp)
+{
+	tokenizer_free(*tp);
+	gguf_close(*gp);
+	*tp = NULL;
+	*gp = NULL;
+	const char *file = path + strlen(PIPELINE_REMOTE_PREFIX);
+	char msg[600];
+	if (file[0]) {
+		struct infer_error err;
+		memset(&err, 0, sizeof err);
+		struct gguf_file *g = gguf_open(file, &err);
+		struct tokenizer *t = g ? tokenizer_load(g, &err) : NULL;
+		if (!t) {
+			gguf_close(g);
+			snprintf(msg, sizeof msg,
+			         "infill: cannot read remote.tokenizer %.200s: %.250s; prompts are "
+			         "counted at %d bytes a token and sent as text",
+			         file, err.message, COMPLETE_BYTES_PER_TOKEN);
+			post_event(p, EVENT_WARNING, 0, false, msg);
+		} else {
+			*gp = g;
+			*tp = t;
+		}
+	}
+	stats_set_model(p, "remote", "none", 0);
+	atomic_store(&p->ready, true);
+	log_info(p->log, "remote backend ready (%s)",
+	         *tp ? "the prompt built with remote.tokenizer's vocabulary"
+	             : "no vocabulary: a text prompt, 3 bytes a token");
+}
+
 /*
  * The model file changed on disk (issue 17): a re-download truncates it or
  * puts another file in its place while it is mapped. Before each job the
@@ -280,11 +319,11 @@ static bool reload_if_changed(struct pipeline *p, struct current_load *c,
 
 /* Runs one job; fills job->status and job->result. */
 static void run_job(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
-                    struct pipeline_job *job)
+                    struct pipeline_job *job, bool remote, const struct tokenizer *rtok)
 {
 	struct completion_request *req = job->req;
 	job->status = 0;
-	if (!e) return;                  /* no model: answered empty */
+	if (!e && !remote) return;       /* no model: answered empty */
 	if (atomic_load(&job->cancel)) { /* nobody waits any more */
 		pthread_mutex_lock(&p->mu);
 		p->stats.never_started++;
@@ -297,17 +336,25 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	opt.previous_len = job->previous_len;
 	opt.use_cache = req->settings.cache_enabled;
 	opt.seed = req->seq;
-	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
-	opt.fit_deadline = req->settings.completion_prefill_budget;
-	/* The deadline counts from the request's arrival: the debounce and any
-	 * wait in the queue are part of what the user waits for. */
-	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
-		opt.deadline_ms =
-		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
+	struct remote_gen gen = { p, job, rtok };
+	if (remote) {
+		/* the server decides its own context; remote.timeoutMs bounds the
+		 * wait (completion.deadlineMs cuts local decoding only) */
+		opt.generate = remote_bridge_generate;
+		opt.generate_ud = &gen;
+	} else {
+		opt.n_ctx = model_info(m)->n_ctx_train;
+		opt.fit_deadline = req->settings.completion_prefill_budget;
+		/* The deadline counts from the request's arrival: the debounce
+		 * and any wait in the queue are part of what the user waits for. */
+		if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
+			opt.deadline_ms = (double)req->arrival_ns / 1e6 +
+			                  req->settings.completion_deadline_ms;
+	}
 	struct complete_result res;
-	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-	                      req->cursor, &req->settings, &opt, &res, NULL);
+	int rc = complete_run(e, remote ? rtok : model_tokenizer(m), req->language_id, req->text,
+	                      req->text_len, req->cursor, &req->settings, &opt, &res, NULL);
 	job->figures = res;
 	job->figures.items = NULL;
 	job->figures.count = res.count;
@@ -321,8 +368,8 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.prompt_tokens += (uint64_t)processed;
 	p->stats.cached_prompt_tokens += (uint64_t)cached;
 	if (!processed && rc == ENGINE_ECANCELED) p->stats.never_started++;
-	if (processed && processed == res.prompt_tokens && 2 * cached < processed)
-		p->stats.cold_requests++;
+	if (!remote && processed && processed == res.prompt_tokens && 2 * cached < processed)
+		p->stats.cold_requests++; /* the remote server's cache is its own */
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
 	p->stats.draft_tokens += (uint64_t)(res.draft_tokens > 0 ? res.draft_tokens : 0);
@@ -516,6 +563,10 @@ void *worker_main(void *arg)
 	 * choice (which the engine takes without a reload) */
 	struct complete_model_spec ms = { 0 };
 	struct todo todo = { 0 };
+	/* the remote backend: on, and remote.tokenizer's vocabulary (or NULL) */
+	bool remote = false;
+	struct gguf_file *rgguf = NULL;
+	struct tokenizer *rtok = NULL;
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		while (!p->stop && !p->load_pending && !p->queue_head && !todo.n && !p->n_warm &&
@@ -531,8 +582,24 @@ void *worker_main(void *arg)
 			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
 			atomic_store(&p->ready, false);
 			pthread_mutex_unlock(&p->mu);
-			load(p, spec.path, &ms, &m, &e);
-			current_set(&cur, spec.path, m);
+			remote = !strncmp(spec.path, PIPELINE_REMOTE_PREFIX,
+			                  strlen(PIPELINE_REMOTE_PREFIX));
+			if (remote) {
+				engine_free(e);
+				model_free(m);
+				e = NULL;
+				m = NULL;
+				load_remote(p, spec.path, &rgguf, &rtok);
+				free(cur.path);
+				cur = (struct current_load){ 0 };
+			} else {
+				tokenizer_free(rtok);
+				gguf_close(rgguf);
+				rtok = NULL;
+				rgguf = NULL;
+				load(p, spec.path, &ms, &m, &e);
+				current_set(&cur, spec.path, m);
+			}
 			worker_spec_finish(&spec);
 			pthread_mutex_lock(&p->mu);
 			continue;
@@ -609,7 +676,7 @@ void *worker_main(void *arg)
 			edoc_free_all(edocs); /* remembered from the old model's output */
 			edocs = NULL;
 		}
-		run_job(p, e, m, &edocs, job);
+		run_job(p, e, m, &edocs, job, remote, rtok);
 		if (m && model_file_changed(m, NULL, 0)) {
 			/* computed (in part) from a file that changed under the read:
 			 * answered empty; the next job reloads */
@@ -662,6 +729,8 @@ void *worker_main(void *arg)
 	edoc_free_all(edocs);
 	engine_free(e);
 	model_free(m);
+	tokenizer_free(rtok);
+	gguf_close(rgguf);
 	free(cur.path);
 	pthread_mutex_lock(&p->mu);
 	p->thread_exited = true;
