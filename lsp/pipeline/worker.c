@@ -205,9 +205,13 @@ static void load(struct pipeline *p, const char *path, const struct complete_mod
 		stats_set_model(p, "none", "none", 0);
 		return;
 	}
-	/* Not fatal: without it the budget learns the rates from the first jobs. */
+	/* Not fatal: without it the budget learns the rates from the first jobs.
+	 * Skipped when the server is exiting: exit must not wait for it. */
+	pthread_mutex_lock(&p->mu);
+	bool stopping = p->stop;
+	pthread_mutex_unlock(&p->mu);
 	struct infer_error cerr;
-	if (engine_calibrate(e, &cerr)) {
+	if (!stopping && engine_calibrate(e, &cerr)) {
 		snprintf(msg, sizeof msg, "infill: measuring the model's speed failed (%s); the first "
 		         "answers may be late", cerr.message);
 		post_event(p, EVENT_WARNING, 0, false, msg);
