@@ -289,6 +289,17 @@ static bool reload_if_changed(struct pipeline *p, struct current_load *c,
 	return true;
 }
 
+/* MiB of m's KV pool ever written: on a CPU the part of it in resident
+ * memory, which grows until the prefix cache reaches cache.memoryMB. */
+static uint64_t kv_touched_mb(struct model *m, enum config_kv_type type)
+{
+	const struct model_info *mi = model_info(m);
+	uint64_t page = 2ull * (uint64_t)mi->n_layer * (uint64_t)mi->kv_page_size *
+	                (uint64_t)mi->n_head_kv * (uint64_t)mi->head_dim *
+	                (type == CONFIG_KV_F32 ? 4u : 2u);
+	return (uint64_t)kv_pool_touched_pages(model_kv_pool(m)) * page >> 20;
+}
+
 /* Runs one job; fills job->status and job->result. */
 static void run_job(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
                     struct pipeline_job *job)
@@ -342,6 +353,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
 	p->stats.document_lines += (uint64_t)(res.given_shown > 0 ? res.given_shown : 0);
 	p->stats.short_contexts += res.shortened;
+	p->stats.kv_touched_mb = kv_touched_mb(m, req->settings.cache_kv_type);
 	pthread_mutex_unlock(&p->mu);
 	if (rc == ENGINE_ECANCELED) {
 		complete_result_finish(&res);
