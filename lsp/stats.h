@@ -49,6 +49,7 @@
 	X(cold_requests, "coldRequests", count)                        \
 	X(draft_tokens, "draftTokens", count)                          \
 	X(accepted_draft_tokens, "acceptedDraftTokens", count)         \
+	X(kv_touched_mb, "kvTouchedMB", count)                         \
 	X(remote_latency_ms, "remoteLatencyMs", latency)               \
 	X(daemon_latency_ms, "daemonLatencyMs", latency)               \
 	X(remote_share, "remoteShare", ratio)                          \
