@@ -261,6 +261,9 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 		}
 	}
 	stats_set_model(p, "remote", "none", 0);
+	pthread_mutex_lock(&p->mu);
+	p->stats.kv_touched_mb = 0; /* no KV pool here */
+	pthread_mutex_unlock(&p->mu);
 	atomic_store(&p->ready, true);
 	log_info(p->log, "remote backend ready (%s)",
 	         *tp ? "the prompt built with remote.tokenizer's vocabulary"
@@ -400,7 +403,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
 	p->stats.document_lines += (uint64_t)(res.given_shown > 0 ? res.given_shown : 0);
 	p->stats.short_contexts += res.shortened;
-	p->stats.kv_touched_mb = kv_touched_mb(m, req->settings.cache_kv_type);
+	if (m) p->stats.kv_touched_mb = kv_touched_mb(m, req->settings.cache_kv_type);
 	pthread_mutex_unlock(&p->mu);
 	if (rc == ENGINE_ECANCELED) {
 		complete_result_finish(&res);
