@@ -27,6 +27,7 @@ static const char *const documented[] = {
 	"coldRequests",
 	"draftTokens",
 	"acceptedDraftTokens",
+	"kvTouchedMB",
 };
 
 static struct stats sample(void)
@@ -50,6 +51,7 @@ static struct stats sample(void)
 		.cold_requests = 15,
 		.draft_tokens = 16,
 		.accepted_draft_tokens = 17,
+		.kv_touched_mb = 18,
 	};
 }
 
