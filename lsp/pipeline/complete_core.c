@@ -94,8 +94,12 @@ int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
 void complete_memory_finish(struct complete_memory *m)
 {
 	if (!m) return;
-	for (size_t i = 0; i < m->n; i++) free(m->texts[i]);
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->texts[i]);
+		if (m->paths) free(m->paths[i]);
+	}
 	free(m->texts);
+	free(m->paths);
 	free(m->lens);
 	memset(m, 0, sizeof *m);
 }
@@ -107,8 +111,9 @@ static void memory_store(struct complete_memory *m, size_t line_start, size_t pr
 	complete_memory_finish(m);
 	if (n) {
 		m->texts = calloc(n, sizeof *m->texts);
+		m->paths = calloc(n, sizeof *m->paths);
 		m->lens = calloc(n, sizeof *m->lens);
-		if (!m->texts || !m->lens) {
+		if (!m->texts || !m->paths || !m->lens) {
 			complete_memory_finish(m);
 			return;
 		}
@@ -121,6 +126,11 @@ static void memory_store(struct complete_memory *m, size_t line_start, size_t pr
 			}
 			memcpy(m->texts[i], snips[i].text, snips[i].len);
 			m->texts[i][snips[i].len] = 0;
+			if (snips[i].path && !(m->paths[i] = strdup(snips[i].path))) {
+				m->n = i + 1;
+				complete_memory_finish(m);
+				return;
+			}
 			m->lens[i] = snips[i].len;
 		}
 	}
@@ -465,6 +475,7 @@ struct run {
 	struct engine_given given[ENGINE_MAX_GIVEN];
 	struct given_note notes[ENGINE_MAX_GIVEN];
 	size_t n_given;
+	int32_t n_project_given; /* of them, lines of other files */
 	struct scope_rule scope; /* the engine's scope-end stop reads it */
 	struct engine_request rq;
 	struct engine_result er; /* owned */
@@ -538,18 +549,33 @@ static int step_slice(struct run *r, const struct tokenizer *tok, const char *te
  * -ENOMEM. Keeping the memory's snippets is best effort: out of memory
  * there, the slice's own are used.
  */
-static int step_snippets(struct run *r, const char *text, size_t cursor,
-                         const struct complete_options *opt)
+static int step_snippets(struct run *r, const struct tokenizer *tok, const char *text,
+                         size_t cursor, const struct settings *st,
+                         const struct complete_options *opt, struct complete_result *out)
 {
 	const struct ast_slice *sl = &r->slice;
-	if (sl->n_snippets) {
-		r->snips = calloc(sl->n_snippets, sizeof *r->snips);
+	size_t n_all = sl->n_snippets + (opt->ast_slice ? opt->n_project : 0);
+	if (n_all) {
+		r->snips = calloc(n_all, sizeof *r->snips);
 		if (!r->snips) return -ENOMEM;
-		for (size_t i = 0; i < sl->n_snippets; i++)
-			r->snips[i] = (struct engine_snippet){ sl->snippets[i].text,
-				                               sl->snippets[i].len, NULL };
 	}
-	r->n_snips = sl->n_snippets;
+	/* The project's chunks first, in the order given, whole, in what the
+	 * document's own snippets left of the budget (the path line above each
+	 * counted too); the document's own come next, nearest the prefix. */
+	long left = (long)st->context_extra_tokens - (long)sl->extra_tokens_used;
+	for (size_t i = 0; opt->ast_slice && i < opt->n_project; i++) {
+		const struct engine_snippet *ps = &opt->project[i];
+		long t = (long)count_tokens((void *)tok, ps->text, ps->len) + 2 +
+		         (ps->path ? (long)count_tokens((void *)tok, ps->path, strlen(ps->path)) : 0);
+		if (t > left) continue;
+		left -= t;
+		out->project_tokens += (int32_t)t;
+		out->n_project_kept++;
+		r->snips[r->n_snips++] = *ps;
+	}
+	for (size_t i = 0; i < sl->n_snippets; i++)
+		r->snips[r->n_snips++] = (struct engine_snippet){ sl->snippets[i].text,
+			                                          sl->snippets[i].len, NULL };
 	struct complete_memory *mem = opt->memory;
 	if (!mem) return 0;
 	size_t line_start = cursor;
@@ -562,7 +588,7 @@ static int step_snippets(struct run *r, const char *text, size_t cursor,
 	struct engine_snippet *kept = calloc(mem->n + 1, sizeof *kept);
 	if (!kept) return 0;
 	for (size_t i = 0; i < mem->n; i++)
-		kept[i] = (struct engine_snippet){ mem->texts[i], mem->lens[i], NULL };
+		kept[i] = (struct engine_snippet){ mem->texts[i], mem->lens[i], mem->paths[i] };
 	free(r->snips);
 	r->snips = kept;
 	r->n_snips = mem->n;
@@ -590,6 +616,32 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
 				.copied = true,
 				.copy_at = r->found[i].source,
 			};
+		}
+	}
+	/* Lines of the other files (issue 22): scored the same way, with the
+	 * same prior, leaving a slot for a closer; a text the document offered
+	 * already is not offered twice. */
+	if (st->completion_from_document && opt->project_lines && r->n_given + 1 < ENGINE_MAX_GIVEN) {
+		struct recall_params recp = { .text = text,
+			                      .len = len,
+			                      .cursor = cursor,
+			                      .other = opt->project_lines,
+			                      .other_len = opt->project_lines_len };
+		struct recall_item more[RECALL_CANDIDATES];
+		int n_more = recall_find(&recp, more, RECALL_CANDIDATES);
+		for (int i = 0; i < n_more && r->n_given + 1 < ENGINE_MAX_GIVEN; i++) {
+			bool dup = false;
+			for (size_t k = 0; k < r->n_given; k++)
+				dup |= r->given[k].len == more[i].len &&
+				       !memcmp(r->given[k].text, more[i].text, more[i].len);
+			if (dup) continue;
+			r->found[r->n_given] = more[i];
+			r->given[r->n_given] = (struct engine_given){ more[i].text, more[i].len };
+			r->notes[r->n_given] = (struct given_note){
+				.prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(more[i].count),
+			};
+			r->n_given++;
+			r->n_project_given++;
 		}
 	}
 	size_t n_closers = opt->validate ? ast_closers_at(r->doc, r->lang, text, len, cursor,
@@ -699,12 +751,13 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->max_lines = complete_max_lines(r->shape.kind, st);
 	double t1 = now_ms();
 	out->slice_ms = t1 - t0;
-	rc = step_snippets(r, text, cursor, opt);
+	rc = step_snippets(r, tok, text, cursor, st, opt, out);
 	if (rc) {
 		rc = fail(err, rc, "out of memory");
 		goto done;
 	}
 	step_given(r, text, len, cursor, st, opt);
+	out->project_given = r->n_project_given;
 	step_request(r, st, opt, out->max_lines);
 
 	struct infer_error ierr;

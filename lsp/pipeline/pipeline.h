@@ -70,6 +70,20 @@ struct completion_request {
 	char *selected_text;      /* inline: selectedCompletionInfo.text; else NULL */
 	struct settings settings; /* resolved for language_id; a deep copy
 				   * (strings and lists owned by the request) */
+	/* Context from the rest of the project (lsp/context/ chose it), in
+	 * prompt order: n_project chunks, owned. None: the prompt as without
+	 * a project. */
+	struct completion_chunk *project;
+	size_t n_project;
+	char *project_lines; /* other files' text for line candidates; owned, may be NULL */
+	size_t project_lines_len;
+};
+
+/* One chunk of project context: text under a path line. */
+struct completion_chunk {
+	char *path; /* owned, may be NULL */
+	char *text; /* owned */
+	size_t len;
 };
 
 /* Frees a request and everything it owns; accepts NULL. */
