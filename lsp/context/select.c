@@ -427,6 +427,18 @@ int ctx_select(const struct ctx_query *q, struct ctx_chunks *out)
 			/* the path line above it counts too */
 			c->tokens = count(q->count_ctx, c->text, c->len) +
 			            count(q->count_ctx, c->path, strlen(c->path)) + 2;
+			/* a chunk of lines that does not fit is cut to the lines
+			 * that do (3 at least); a signature is whole or nothing */
+			while (c->tokens > left && c->source != CTX_SOURCE_DEFINITION) {
+				size_t cut = c->len ? c->len - 1 : 0, lines = 0;
+				while (cut > 0 && c->text[cut - 1] != '\n') cut--;
+				for (size_t k = 0; k < cut; k++) lines += c->text[k] == '\n';
+				if (lines < 3) break;
+				c->len = cut;
+				c->text[cut] = 0;
+				c->tokens = count(q->count_ctx, c->text, c->len) +
+				            count(q->count_ctx, c->path, strlen(c->path)) + 2;
+			}
 			if (c->tokens <= left) {
 				left -= c->tokens;
 				out->tokens[c->source] += c->tokens;

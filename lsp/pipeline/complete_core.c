@@ -605,45 +605,40 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
                        const struct settings *st, const struct complete_options *opt)
 {
 	r->n_given = 0;
-	if (st->completion_from_document) {
-		struct recall_params recp = { .text = text, .len = len, .cursor = cursor };
-		int n_found = recall_find(&recp, r->found, RECALL_CANDIDATES);
-		for (int i = 0; i < n_found; i++, r->n_given++) {
-			r->given[r->n_given] =
-			        (struct engine_given){ r->found[i].text, r->found[i].len };
-			r->notes[r->n_given] = (struct given_note){
-				.prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(r->found[i].count),
-				.copied = true,
-				.copy_at = r->found[i].source,
-			};
-		}
+	if (!st->completion_from_document) goto closers;
+	struct recall_params recp = { .text = text, .len = len, .cursor = cursor };
+	struct recall_item mine[RECALL_CANDIDATES], theirs[RECALL_CANDIDATES];
+	int n_mine = recall_find(&recp, mine, RECALL_CANDIDATES), n_theirs = 0;
+	/* Lines of the other files (issue 22), scored the same way with the
+	 * same prior: they take turns with the document's own for the
+	 * RECALL_CANDIDATES places (the document first), so that without them
+	 * the candidates are the document's as before. */
+	if (opt->project_lines) {
+		recp.other = opt->project_lines;
+		recp.other_len = opt->project_lines_len;
+		n_theirs = recall_find(&recp, theirs, RECALL_CANDIDATES);
 	}
-	/* Lines of the other files (issue 22): scored the same way, with the
-	 * same prior, leaving a slot for a closer; a text the document offered
-	 * already is not offered twice. */
-	if (st->completion_from_document && opt->project_lines && r->n_given + 1 < ENGINE_MAX_GIVEN) {
-		struct recall_params recp = { .text = text,
-			                      .len = len,
-			                      .cursor = cursor,
-			                      .other = opt->project_lines,
-			                      .other_len = opt->project_lines_len };
-		struct recall_item more[RECALL_CANDIDATES];
-		int n_more = recall_find(&recp, more, RECALL_CANDIDATES);
-		for (int i = 0; i < n_more && r->n_given + 1 < ENGINE_MAX_GIVEN; i++) {
-			bool dup = false;
-			for (size_t k = 0; k < r->n_given; k++)
-				dup |= r->given[k].len == more[i].len &&
-				       !memcmp(r->given[k].text, more[i].text, more[i].len);
-			if (dup) continue;
-			r->found[r->n_given] = more[i];
-			r->given[r->n_given] = (struct engine_given){ more[i].text, more[i].len };
-			r->notes[r->n_given] = (struct given_note){
-				.prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(more[i].count),
-			};
-			r->n_given++;
-			r->n_project_given++;
-		}
+	if (n_mine < 0) n_mine = 0;
+	if (n_theirs < 0) n_theirs = 0;
+	for (int i = 0, a = 0, b = 0; r->n_given < RECALL_CANDIDATES && (a < n_mine || b < n_theirs);
+	     i++) {
+		bool take_mine = a < n_mine && (b >= n_theirs || i % 2 == 0);
+		const struct recall_item *it = take_mine ? &mine[a++] : &theirs[b++];
+		bool dup = false;
+		for (size_t k = 0; k < r->n_given; k++)
+			dup |= r->given[k].len == it->len && !memcmp(r->given[k].text, it->text, it->len);
+		if (dup) continue;
+		r->found[r->n_given] = *it;
+		r->given[r->n_given] = (struct engine_given){ it->text, it->len };
+		r->notes[r->n_given] = (struct given_note){
+			.prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(it->count),
+			.copied = take_mine, /* a copy of a line of this document */
+			.copy_at = take_mine ? it->source : 0,
+		};
+		r->n_given++;
+		r->n_project_given += !take_mine;
 	}
+closers:;
 	size_t n_closers = opt->validate ? ast_closers_at(r->doc, r->lang, text, len, cursor,
 	                                                  r->closers, ENGINE_MAX_GIVEN - r->n_given)
 	                                 : 0;
