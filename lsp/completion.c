@@ -523,6 +523,9 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.cold_requests = ps.cold_requests,
 		.draft_tokens = ps.draft_tokens,
 		.accepted_draft_tokens = ps.accepted_draft_tokens,
+		.project_tokens = ps.project_tokens,
+		.project_lines = ps.project_lines,
+		.index_files = project_index_files(s->project),
 	};
 	server_reply(s, id, stats_to_json(&st));
 }

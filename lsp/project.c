@@ -111,6 +111,12 @@ static void work_done(uv_work_t *w, int status)
 		         st.truncated ? ", truncated by context.index.maxFiles/maxMB" : "",
 		         st.skipped_ignored, st.skipped_big, st.skipped_generated, st.skipped_links);
 	}
+	if (p->n_batch) {
+		struct ctx_index_stats st;
+		ctx_index_stats(p->ix, &st);
+		log_debug(p->s->log, "workspace index: %zu files after %zu updates", st.files,
+		          p->n_batch);
+	}
 	for (size_t i = 0; i < p->n_batch; i++) free(p->batch[i]);
 	p->n_batch = 0;
 	if (p->closing) {
@@ -186,6 +192,14 @@ void project_close(struct project *p, void (*done)(void *ud), void *ud)
 	}
 	p->close_done = done; /* a running work callback cannot be stopped: wait for it */
 	p->close_ud = ud;
+}
+
+uint64_t project_index_files(struct project *p)
+{
+	if (!p->ix) return 0;
+	struct ctx_index_stats st;
+	ctx_index_stats(p->ix, &st);
+	return st.files;
 }
 
 /* ---- the ring ---- */

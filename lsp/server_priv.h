@@ -214,6 +214,8 @@ void project_doc_closed(struct project *p, const char *uri);
  * as context.project and context.extraTokens say. 0 or -ENOMEM. */
 int project_fill(struct project *p, const struct docs_entry *e, size_t cursor,
                  struct completion_request *req);
+/* Files in the workspace index (0 without one). */
+uint64_t project_index_files(struct project *p);
 /* Calls done once no work of the index runs any more (at once when none). */
 void project_close(struct project *p, void (*done)(void *ud), void *ud);
 

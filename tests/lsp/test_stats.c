@@ -27,6 +27,9 @@ static const char *const documented[] = {
 	"coldRequests",
 	"draftTokens",
 	"acceptedDraftTokens",
+	"projectTokens",
+	"projectLines",
+	"indexFiles",
 };
 
 static struct stats sample(void)
