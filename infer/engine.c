@@ -1090,6 +1090,49 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
 	return rc;
 }
 
+/*
+ * Before the first job nothing is measured, and a budget without a rate
+ * would let the first cold prompt (the most expensive one: nothing cached,
+ * and the weights not yet paged in) run whole. One forward of a single
+ * token pages the weights in, one chunk measures the prefill rate and one
+ * more single token a decode step: about a chunk's time more at load, which
+ * the first request would otherwise have paid anyway.
+ */
+int engine_calibrate(struct engine *e, struct infer_error *err)
+{
+	int32_t n = e->p.prefill_chunk;
+	int32_t *tok = malloc(((size_t)n + 2) * sizeof *tok);
+	int32_t *pos = malloc(((size_t)n + 2) * sizeof *pos);
+	struct kv_seq **seqs = malloc(((size_t)n + 2) * sizeof *seqs);
+	struct kv_seq *seq = kv_seq_new(e->pool);
+	int rc = tok && pos && seqs && seq ? 0 : -ENOMEM;
+	/* any valid ids: a forward's cost does not depend on which */
+	for (int32_t i = 0; !rc && i < n + 2; i++)
+		tok[i] = (int32_t)(((int64_t)i * 7919 + 1) % e->n_vocab), pos[i] = i, seqs[i] = seq;
+	const int32_t from[3] = { 0, 1, n + 1 }, len[3] = { 1, n, 1 };
+	for (int k = 0; !rc && k < 3; k++) {
+		int32_t row = len[k] - 1;
+		struct model_batch b = { .n_tokens = len[k],
+			                 .tokens = tok + from[k],
+			                 .pos = pos + from[k],
+			                 .seqs = seqs,
+			                 .n_out = 1,
+			                 .out_rows = &row,
+			                 .logits = e->logits };
+		double t = engine_now_ms();
+		rc = model_forward(e->m, &b, err);
+		double ms = engine_now_ms() - t;
+		if (!rc && k == 1) e->prefill_ms_per_tok = ms / n;
+		if (!rc && k == 2) e->step_ms = ms;
+	}
+	kv_seq_free(seq);
+	free(seqs);
+	free(pos);
+	free(tok);
+	if (rc == -ENOMEM) return infer_error_set(err, rc, "calibrate: out of memory");
+	return rc;
+}
+
 /* ---- background prefill ---- */
 
 int engine_prefill(struct engine *e, const struct engine_request *req, struct engine_result *res,

@@ -362,6 +362,11 @@ int engine_prefill(struct engine *e, const struct engine_request *req, struct en
 int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
                          size_t cap, int32_t *healed_bytes, struct infer_error *err);
 
+/* Measures the prefill rate and a decode step once, so the prefill budget
+ * holds from the first job (the rates are otherwise learnt as jobs run).
+ * Costs about one prefill chunk. 0 or a negative code. */
+int engine_calibrate(struct engine *e, struct infer_error *err);
+
 struct engine_stats {
 	uint64_t jobs, cancelled;
 	uint64_t prompt_tokens, cached_tokens, shifted_tokens, generated_tokens;

@@ -205,6 +205,13 @@ static void load(struct pipeline *p, const char *path, const struct complete_mod
 		stats_set_model(p, "none", "none", 0);
 		return;
 	}
+	/* Not fatal: without it the budget learns the rates from the first jobs. */
+	struct infer_error cerr;
+	if (engine_calibrate(e, &cerr)) {
+		snprintf(msg, sizeof msg, "infill: measuring the model's speed failed (%s); the first "
+		         "answers may be late", cerr.message);
+		post_event(p, EVENT_WARNING, 0, false, msg);
+	}
 	const struct model_info *mi = model_info(m);
 	const char *kv = ms->kv_type == CONFIG_KV_F32 ? "f32" : "f16";
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
