@@ -156,6 +156,15 @@ void project_start(struct project *p)
 	}
 	p->scan_wanted = true;
 	work_next(p);
+	/* Files changed outside the editor (a checkout, a generator): clients
+	 * send them once asked to watch. */
+	if (s->client_watch_files)
+		server_request(s, "client/registerCapability",
+		               json_pack("{s:[{s:s, s:s, s:{s:[{s:s}]}}]}", "registrations", "id",
+		                         "infill-watched-files", "method",
+		                         "workspace/didChangeWatchedFiles", "registerOptions",
+		                         "watchers", "globPattern", "**/*"),
+		               NULL, NULL);
 }
 
 void project_file_changed(struct project *p, const char *uri)

@@ -203,6 +203,9 @@ void lifecycle_initialize(struct server *s, json_t *id, json_t *params)
 	        json_is_true(json_object_get(json_object_get(caps, "workspace"), "configuration"));
 	s->client_progress =
 	        json_is_true(json_object_get(json_object_get(caps, "window"), "workDoneProgress"));
+	s->client_watch_files = json_is_true(json_object_get(
+	        json_object_get(json_object_get(caps, "workspace"), "didChangeWatchedFiles"),
+	        "dynamicRegistration"));
 	json_t *info = json_object_get(params, "clientInfo");
 	log_info(s->log, "initialize from %s %s; positions in %s",
 	         json_get_string(info, "name") ?: "an unnamed client",

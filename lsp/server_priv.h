@@ -97,6 +97,7 @@ struct server {
 	enum trace_value trace;
 	bool client_configuration; /* workspace.configuration */
 	bool client_progress;      /* window.workDoneProgress */
+	bool client_watch_files;   /* workspace.didChangeWatchedFiles.dynamicRegistration */
 	bool client_show_message;  /* always assumed; here for clarity */
 	char *root_path;           /* workspace root (filesystem path) or NULL */
 

@@ -28,6 +28,10 @@
 #define MIN_JACCARD 0.10            /* a chunk less alike is not worth its tokens */
 #define MAX_SIMILAR 3
 #define MAX_RECENT 4
+#define MAX_PARSE_BYTES (128u << 10)     /* the current file outlined whole up to this */
+#define MAX_HEAD_BYTES (32u << 10)       /* else its head (imports) */
+#define MAX_OPEN_PARSED 4                /* open documents outlined */
+#define MAX_OPEN_PARSE_BYTES (64u << 10) /* when this short */
 
 const char *ctx_source_name(enum ctx_source s)
 {
@@ -247,16 +251,26 @@ static int step_definitions(struct sel *s)
 	const struct ctx_query *q = s->q;
 	const struct ast_lang *lang = ast_lang_from_id(q->language_id);
 	if (!lang) return 0;
-	int n = ast_names_near(lang, q->text, q->len, q->cursor, NULL, s->names, MAX_NAMES);
+	/* Parses kept small, as this may run on the server's loop: the names
+	 * from the lines around the cursor alone, the file's own outline (its
+	 * imports) from its head when it is long, open documents only when
+	 * short (longer ones are in the index as saved). */
+	size_t ws = line_back(q->text, q->cursor, 40), we = line_fwd(q->text, q->len, q->cursor, 9);
+	int n = ast_names_near(lang, q->text + ws, we - ws, q->cursor - ws, NULL, s->names,
+	                       MAX_NAMES);
 	if (n < 0) return n == AST_ENOMEM ? -ENOMEM : 0;
 	s->n_names = n;
-	int rc = ast_outline(lang, q->text, q->len, NULL, &s->self);
+	size_t head = q->len <= MAX_PARSE_BYTES ? q->len : line_back(q->text, MAX_HEAD_BYTES, 0);
+	int rc = ast_outline(lang, q->text, head, NULL, &s->self);
 	if (rc == AST_ENOMEM) return -ENOMEM;
+	rc = 0;
 	/* open documents, outlined here: their unsaved text counts */
-	for (size_t d = 0; d < q->n_open && d < 8; d++) {
+	for (size_t d = 0, parsed = 0; d < q->n_open && parsed < MAX_OPEN_PARSED; d++) {
 		const struct ctx_doc *od = &q->open[d];
-		if (od->len > MAX_DOC_BYTES || (q->path && od->path && !strcmp(od->path, q->path)))
+		if (od->len > MAX_OPEN_PARSE_BYTES ||
+		    (q->path && od->path && !strcmp(od->path, q->path)))
 			continue;
+		parsed++;
 		const struct ast_lang *ol = ast_lang_from_path(od->path);
 		if (!ol) continue;
 		struct ast_outline o;

@@ -701,8 +701,14 @@ def case_project_context(binary, model):
             "    page = fetch_page(url)\n    resp = session.get(")
     other = "def g(url):\n    resp = session.get(url, timeout=LIMIT)\n"
     c = start(binary, model, {"completion.candidates": 1, "completion.maxTokens": 16},
-              root=root, args=["--log-level", "debug"])
+              root=root, args=["--log-level", "debug"],
+              caps={"window": {"workDoneProgress": True},
+                    "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}})
     try:
+        reg = c.wait_for(lambda m: m.get("method") == "client/registerCapability")
+        check(reg["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles",
+              "asks the client to watch the workspace's files", reg)
+        c.send({"jsonrpc": "2.0", "id": reg["id"], "result": None})
         wait_loaded(c)
         check(poll(lambda: "workspace index: 1 files" in c.log(), 30),
               "the index holds lib.py (main.py is not on disk, skipped/ is ignored)", c.log())
