@@ -433,7 +433,7 @@ int ctx_select(const struct ctx_query *q, struct ctx_chunks *out)
 	if (!rc) rc = join_lines(s, out);
 	/* within the budget, in order of trust; whole chunks only */
 	if (!rc) {
-		qsort(s->cand.v, s->cand.n, sizeof *s->cand.v, cmp_trust);
+		if (s->cand.n) qsort(s->cand.v, s->cand.n, sizeof *s->cand.v, cmp_trust);
 		size_t left = q->budget, w = 0;
 		ast_count_fn count = q->count ? q->count : ast_tokens_estimate;
 		for (size_t i = 0; i < s->cand.n; i++) {
@@ -463,7 +463,7 @@ int ctx_select(const struct ctx_query *q, struct ctx_chunks *out)
 			}
 		}
 		s->cand.n = w;
-		qsort(s->cand.v, s->cand.n, sizeof *s->cand.v, cmp_prompt);
+		if (s->cand.n) qsort(s->cand.v, s->cand.n, sizeof *s->cand.v, cmp_prompt);
 		out->v = s->cand.v;
 		out->n = s->cand.n;
 		out->cap = s->cand.cap;

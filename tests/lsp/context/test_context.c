@@ -503,6 +503,22 @@ TEST(select_similar_chunk_of_open_document)
 	}
 	/* the other document's lines are offered for the candidates */
 	CHECK(ch.lines && strstr(ch.lines, "frames.append(reader.read_frame(index))"));
+	size_t whole = ch.n ? ch.v[0].len : 0;
+	ctx_chunks_finish(&ch);
+	/* a budget short of the chunk: cut to the lines that fit, 3 at least */
+	q.budget = 40;
+	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+	CHECK_INT_EQ(ch.n, 1);
+	if (ch.n) {
+		size_t lines = 0;
+		for (size_t i = 0; i < ch.v[0].len; i++) lines += ch.v[0].text[i] == '\n';
+		CHECK(ch.v[0].len < whole && lines >= 3 && ch.v[0].tokens <= 40);
+		CHECK(ch.v[0].text[ch.v[0].len - 1] == '\n'); /* whole lines */
+	}
+	ctx_chunks_finish(&ch);
+	q.budget = 5; /* not even 3 lines: none */
+	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+	CHECK_INT_EQ(ch.n, 0);
 	ctx_chunks_finish(&ch);
 }
 
