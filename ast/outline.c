@@ -170,7 +170,8 @@ static int python_import(struct outline_acc *a, TSNode n)
 		uint32_t nc = ts_node_named_child_count(n);
 		for (uint32_t i = 0; i < nc; i++) {
 			TSNode m = ts_node_named_child(n, i);
-			if (type_is(m, "aliased_import")) m = ts_node_child_by_field_name(m, "name", 4);
+			if (type_is(m, "aliased_import"))
+				m = ts_node_child_by_field_name(m, "name", 4);
 			if (ts_node_is_null(m) || !type_is(m, "dotted_name")) continue;
 			size_t s = ts_node_start_byte(m), e = ts_node_end_byte(m);
 			int rc = import_push(a, AST_IMPORT_PYTHON, text + s, e - s);
@@ -220,7 +221,8 @@ static int go_imports(struct outline_acc *a, TSNode n)
 		if (type_is(m, "import_spec_list"))
 			rc = go_imports(a, m);
 		else if (type_is(m, "import_spec"))
-			rc = string_import(a, ts_node_child_by_field_name(m, "path", 4), AST_IMPORT_GO);
+			rc = string_import(a, ts_node_child_by_field_name(m, "path", 4),
+			                   AST_IMPORT_GO);
 		if (rc) return rc;
 	}
 	return 0;
@@ -251,7 +253,9 @@ static int add_import(struct outline_acc *a, TSNode n)
 		TSNode p = ts_node_child_by_field_name(n, "path", 4);
 		if (!ts_node_is_null(p) && type_is(p, "string_literal")) {
 			size_t s = ts_node_start_byte(p), e = ts_node_end_byte(p);
-			if (e - s >= 2) return import_push(a, AST_IMPORT_INCLUDE, a->text + s + 1, e - s - 2);
+			if (e - s >= 2)
+				return import_push(a, AST_IMPORT_INCLUDE, a->text + s + 1,
+				                   e - s - 2);
 		}
 		return 0;
 	}
@@ -275,9 +279,10 @@ static int add_import(struct outline_acc *a, TSNode n)
 /* Nodes that hold top-level code without being a scope of their own. */
 static bool is_wrapper(TSNode n)
 {
-	static const char *const w[] = { "preproc_ifdef", "preproc_if", "preproc_else",
-		                         "preproc_elif", "linkage_specification", "declaration_list",
-		                         "export_statement", NULL };
+	static const char *const w[] = { "preproc_ifdef",         "preproc_if",
+		                         "preproc_else",          "preproc_elif",
+		                         "linkage_specification", "declaration_list",
+		                         "export_statement",      NULL };
 	return lang_type_in(ts_node_type(n), w);
 }
 

@@ -246,7 +246,7 @@ static size_t lines_between(const char *text, size_t a, size_t b)
 }
 
 void slice_refs_collect(TSNode root, const char *text, size_t from, size_t to, size_t cursor,
-                         struct refs *r)
+                        struct refs *r)
 {
 	TSTreeCursor c = ts_tree_cursor_new(root);
 	for (;;) {

@@ -17,9 +17,9 @@
 
 #include "context.h"
 
-#define MAX_OPEN 8                   /* other open documents looked into */
-#define MAX_OPEN_BYTES (512u << 10)  /* larger ones are not */
-#define MAX_RING_DOC (256u << 10)    /* edits of larger documents are not kept */
+#define MAX_OPEN       8            /* other open documents looked into */
+#define MAX_OPEN_BYTES (512u << 10) /* larger ones are not */
+#define MAX_RING_DOC   (256u << 10) /* edits of larger documents are not kept */
 
 struct project {
 	struct server *s;
@@ -109,7 +109,8 @@ static void work_done(uv_work_t *w, int status)
 		         "ignored, %zu big, %zu generated, %zu links)",
 		         st.files, st.defs, st.bytes >> 10,
 		         st.truncated ? ", truncated by context.index.maxFiles/maxMB" : "",
-		         st.skipped_ignored, st.skipped_big, st.skipped_generated, st.skipped_links);
+		         st.skipped_ignored, st.skipped_big, st.skipped_generated,
+		         st.skipped_links);
 	}
 	if (p->n_batch) {
 		struct ctx_index_stats st;

@@ -43,7 +43,7 @@ void textsync_did_open(struct server *s, json_t *id, json_t *params)
 	if (docs_find(s->docs, uri)) {
 		log_debug(s->log, "didOpen of %s, which is open: replacing it", uri);
 		completions_doc_closed(s->completions, uri);
-	project_doc_closed(s->project, uri);
+		project_doc_closed(s->project, uri);
 		pipeline_doc_close(s->pipeline, uri);
 	}
 	struct docs_entry *e = docs_open(s->docs, uri, lang, version, json_string_value(text),

@@ -116,11 +116,12 @@ static json_t *project_json(const char *loc, const char *workspace, const struct
 		json_t *chunks = json_array();
 		for (size_t i = 0; i < ch.n; i++) {
 			const struct ctx_chunk *c = &ch.v[i];
-			json_array_append_new(
-			        chunks, json_pack("{s:s, s:s, s:f, s:I, s:s, s:o}", "source",
-			                          ctx_source_name(c->source), "path", c->path, "score",
-			                          c->score, "tokens", (json_int_t)c->tokens, "why",
-			                          c->why, "text", strn(c->text, c->len)));
+			json_array_append_new(chunks,
+			                      json_pack("{s:s, s:s, s:f, s:I, s:s, s:o}", "source",
+			                                ctx_source_name(c->source), "path", c->path,
+			                                "score", c->score, "tokens",
+			                                (json_int_t)c->tokens, "why", c->why,
+			                                "text", strn(c->text, c->len)));
 		}
 		o = json_pack("{s:s, s:I, s:o, s:{s:I, s:I, s:I}, s:I}", "workspace",
 		              ctx_index_root(ix), "budget", (json_int_t)budget, "chunks", chunks,
@@ -147,7 +148,8 @@ int cli_context(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("usage: infill context FILE:LINE:COL [--budget N] [--suffix-budget "
 			       "N]\n"
-			       "                      [--extra-budget N] [--lang ID] [--workspace DIR] "
+			       "                      [--extra-budget N] [--lang ID] [--workspace "
+			       "DIR] "
 			       "[--no-project]\n"
 			       "Prints the AST context slice as JSON, and under \"project\" the "
 			       "context\n"
@@ -224,7 +226,8 @@ int cli_context(int argc, char **argv)
 	size_t left = (size_t)extra_budget > s.extra_tokens_used
 	                      ? (size_t)extra_budget - s.extra_tokens_used
 	                      : 0;
-	if (o && project) json_object_set_new(o, "project", project_json(loc, workspace, &ld, left));
+	if (o && project)
+		json_object_set_new(o, "project", project_json(loc, workspace, &ld, left));
 	ast_slice_finish(&s);
 	free(ld.text);
 	return print_json(o);

@@ -85,7 +85,7 @@ struct opts {
 	bool modes[MODE_COUNT];
 	int threads;
 	double max_seconds;
-	const char *settings; /* JSON object as in .infill.json; may be NULL */
+	const char *settings;  /* JSON object as in .infill.json; may be NULL */
 	const char *workspace; /* --workspace: the project the files are cut from */
 	bool modes_given;
 	bool json, verbose, allow_train, no_fit;
@@ -584,9 +584,9 @@ static int parse_modes(const char *s, bool *modes)
 
 static bool is_value_option(const char *a)
 {
-	static const char *const names[] = { "--model",   "--modes",     "--max-seconds",
-		                             "--settings", "--cases",  "--max-files",
-		                             "--seed",    "--threads",   "--workspace",
+	static const char *const names[] = { "--model",    "--modes",   "--max-seconds",
+		                             "--settings", "--cases",   "--max-files",
+		                             "--seed",     "--threads", "--workspace",
 		                             NULL };
 	for (size_t i = 0; names[i]; i++)
 		if (!strcmp(a, names[i])) return true;
@@ -666,8 +666,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (!o->modes_given) { /* cross only with a workspace; then beside full */
-		for (int m = 0; m < MODE_COUNT; m++) o->modes[m] = o->workspace ? m >= MODE_FULL
-		                                                                : m != MODE_CROSS;
+		for (int m = 0; m < MODE_COUNT; m++)
+			o->modes[m] = o->workspace ? m >= MODE_FULL : m != MODE_CROSS;
 	} else if (o->modes[MODE_CROSS] && !o->workspace) {
 		fprintf(stderr, "infill eval: mode cross needs --workspace DIR\n");
 		return 2;

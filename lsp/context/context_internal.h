@@ -21,9 +21,8 @@ typedef int (*ctx_def_fn)(void *ud, const char *rel, const struct ast_def *def,
  * the file self (absolute, may be NULL: the current file, whose indexed copy
  * may differ from the text being completed). Returns 0 or what fn returned.
  */
-int ctx_index_find_defs(struct ctx_index *ix, const char *self, char *const *paths,
-                        size_t n_paths, const struct ast_name *names, size_t n_names,
-                        ctx_def_fn fn, void *ud);
+int ctx_index_find_defs(struct ctx_index *ix, const char *self, char *const *paths, size_t n_paths,
+                        const struct ast_name *names, size_t n_names, ctx_def_fn fn, void *ud);
 
 /* Chunks in the ring, and the i-th newest (0: the newest): borrowed until
  * the ring changes. */

@@ -18,20 +18,20 @@
 #include "context.h"
 #include "context_internal.h"
 
-#define MAX_NAMES 48
-#define MAX_IMPORTED 16
-#define MAX_READ 8                  /* imported files read when read_imported */
-#define MAX_DOC_BYTES (512u << 10)  /* larger documents are not looked into */
-#define MAX_LINES_BYTES (1u << 20)  /* ctx_chunks.lines */
-#define CHUNK_LINES 16              /* similar chunks: windows of lines ... */
-#define CHUNK_STRIDE 8              /* ... this far apart */
-#define MIN_JACCARD 0.10            /* a chunk less alike is not worth its tokens */
-#define MAX_SIMILAR 3
-#define MAX_RECENT 4
-#define MAX_PARSE_BYTES (128u << 10)     /* the current file outlined whole up to this */
-#define MAX_HEAD_BYTES (32u << 10)       /* else its head (imports) */
-#define MAX_OPEN_PARSED 4                /* open documents outlined */
-#define MAX_OPEN_PARSE_BYTES (64u << 10) /* when this short */
+#define MAX_NAMES            48
+#define MAX_IMPORTED         16
+#define MAX_READ             8            /* imported files read when read_imported */
+#define MAX_DOC_BYTES        (512u << 10) /* larger documents are not looked into */
+#define MAX_LINES_BYTES      (1u << 20)   /* ctx_chunks.lines */
+#define CHUNK_LINES          16           /* similar chunks: windows of lines ... */
+#define CHUNK_STRIDE         8            /* ... this far apart */
+#define MIN_JACCARD          0.10         /* a chunk less alike is not worth its tokens */
+#define MAX_SIMILAR          3
+#define MAX_RECENT           4
+#define MAX_PARSE_BYTES      (128u << 10) /* the current file outlined whole up to this */
+#define MAX_HEAD_BYTES       (32u << 10)  /* else its head (imports) */
+#define MAX_OPEN_PARSED      4            /* open documents outlined */
+#define MAX_OPEN_PARSE_BYTES (64u << 10)  /* when this short */
 
 const char *ctx_source_name(enum ctx_source s)
 {
@@ -56,8 +56,8 @@ void ctx_chunks_finish(struct ctx_chunks *c)
 	memset(c, 0, sizeof *c);
 }
 
-static int chunk_push(struct ctx_chunks *c, enum ctx_source src, const char *path,
-                      const char *text, size_t len, double score, const char *why)
+static int chunk_push(struct ctx_chunks *c, enum ctx_source src, const char *path, const char *text,
+                      size_t len, double score, const char *why)
 {
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 16;
@@ -186,7 +186,7 @@ struct sel {
 	struct ctx_chunks cand; /* candidates of every source, before the budget */
 	struct ast_name names[MAX_NAMES];
 	int n_names;
-	struct ast_outline self; /* the current file's outline */
+	struct ast_outline self;            /* the current file's outline */
 	struct ctx_doc docs[MAX_READ + 32]; /* open documents, then imported files read */
 	size_t n_docs;
 	char *owned[MAX_READ]; /* texts of the files read */
@@ -219,8 +219,7 @@ static int def_found(void *ud, const char *rel, const struct ast_def *def,
 	snprintf(why, sizeof why, "%s: defined in %s, %s", name->name, rel,
 	         global ? "found by name" : "imported");
 	double score = (global ? 0.5 : 1.0) * 10.0 / (1.0 + (double)name->dist / 8.0);
-	return chunk_push(&s->cand, CTX_SOURCE_DEFINITION, rel, def->sig, def->sig_len, score,
-	                  why);
+	return chunk_push(&s->cand, CTX_SOURCE_DEFINITION, rel, def->sig, def->sig_len, score, why);
 }
 
 /* Reads a file whole when it is small enough; NULL otherwise. */
@@ -399,7 +398,8 @@ static int join_lines(struct sel *s, struct ctx_chunks *out)
 {
 	size_t total = 0;
 	for (size_t d = 0; d < s->n_docs; d++)
-		if (s->docs[d].len <= MAX_DOC_BYTES && total + s->docs[d].len + 2 <= MAX_LINES_BYTES)
+		if (s->docs[d].len <= MAX_DOC_BYTES &&
+		    total + s->docs[d].len + 2 <= MAX_LINES_BYTES)
 			total += s->docs[d].len + 2;
 	if (!total) return 0;
 	out->lines = malloc(total + 1);

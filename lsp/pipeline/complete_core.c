@@ -566,7 +566,8 @@ static int step_snippets(struct run *r, const struct tokenizer *tok, const char 
 	for (size_t i = 0; opt->ast_slice && i < opt->n_project; i++) {
 		const struct engine_snippet *ps = &opt->project[i];
 		long t = (long)count_tokens((void *)tok, ps->text, ps->len) + 2 +
-		         (ps->path ? (long)count_tokens((void *)tok, ps->path, strlen(ps->path)) : 0);
+		         (ps->path ? (long)count_tokens((void *)tok, ps->path, strlen(ps->path))
+		                   : 0);
 		if (t > left) continue;
 		left -= t;
 		out->project_tokens += (int32_t)t;
@@ -574,8 +575,8 @@ static int step_snippets(struct run *r, const struct tokenizer *tok, const char 
 		r->snips[r->n_snips++] = *ps;
 	}
 	for (size_t i = 0; i < sl->n_snippets; i++)
-		r->snips[r->n_snips++] = (struct engine_snippet){ sl->snippets[i].text,
-			                                          sl->snippets[i].len, NULL };
+		r->snips[r->n_snips++] =
+		        (struct engine_snippet){ sl->snippets[i].text, sl->snippets[i].len, NULL };
 	struct complete_memory *mem = opt->memory;
 	if (!mem) return 0;
 	size_t line_start = cursor;
@@ -620,13 +621,14 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
 	}
 	if (n_mine < 0) n_mine = 0;
 	if (n_theirs < 0) n_theirs = 0;
-	for (int i = 0, a = 0, b = 0; r->n_given < RECALL_CANDIDATES && (a < n_mine || b < n_theirs);
-	     i++) {
+	for (int i = 0, a = 0, b = 0;
+	     r->n_given < RECALL_CANDIDATES && (a < n_mine || b < n_theirs); i++) {
 		bool take_mine = a < n_mine && (b >= n_theirs || i % 2 == 0);
 		const struct recall_item *it = take_mine ? &mine[a++] : &theirs[b++];
 		bool dup = false;
 		for (size_t k = 0; k < r->n_given; k++)
-			dup |= r->given[k].len == it->len && !memcmp(r->given[k].text, it->text, it->len);
+			dup |= r->given[k].len == it->len &&
+			       !memcmp(r->given[k].text, it->text, it->len);
 		if (dup) continue;
 		r->found[r->n_given] = *it;
 		r->given[r->n_given] = (struct engine_given){ it->text, it->len };

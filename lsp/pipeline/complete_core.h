@@ -106,7 +106,7 @@ struct complete_result {
 	int32_t n_generated; /* candidates the engine returned: decoded, and document lines scored */
 	int32_t rejected;    /* of those, dropped by validation, emptiness or confidence */
 	int32_t merged;      /* of those, merged into a near-duplicate by rerank */
-	int32_t given_shown; /* items shown that the engine scored, not decoded: document
+	int32_t given_shown;    /* items shown that the engine scored, not decoded: document
 	                      * lines and closers (ast_closers_at) */
 	int32_t project_given;  /* of the texts scored, lines of other files (opt.project_lines) */
 	int32_t project_tokens; /* prompt tokens the project chunks were counted at, of

@@ -150,8 +150,8 @@ struct pipeline_stats {
 	                          * not prefillable before the deadline */
 	uint64_t draft_tokens;              /* prompt lookup: tokens drafted and checked */
 	uint64_t accepted_draft_tokens;     /* of those, kept (a decode step saved each) */
-	uint64_t project_tokens; /* prompt tokens of project context (issue 22) */
-	uint64_t project_lines;  /* other files' lines scored as candidates */
+	uint64_t project_tokens;            /* prompt tokens of project context (issue 22) */
+	uint64_t project_lines;             /* other files' lines scored as candidates */
 };
 
 struct pipeline;

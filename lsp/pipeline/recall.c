@@ -134,7 +134,8 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 			const char *c = t + l.text + plen;
 			size_t cn = n - plen;
 			if (rlen) { /* it must end with the text after the cursor */
-				if (cn <= rlen || memcmp(c + cn - rlen, here_t + rest, rlen)) continue;
+				if (cn <= rlen || memcmp(c + cn - rlen, here_t + rest, rlen))
+					continue;
 				cn -= rlen;
 			}
 			tally_add(&ty, c, cn, dist(s, cur), s);

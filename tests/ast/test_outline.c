@@ -136,12 +136,13 @@ TEST(go_imports_and_methods)
 
 TEST(rust_mod_use_impl)
 {
-	const char *src = "mod parser;\n"
-	                  "mod inline { pub fn f() {} }\n"
-	                  "use crate::net::conn::{Conn, Addr};\n"
-	                  "use std::io;\n"
-	                  "pub struct Server { port: u16 }\n"
-	                  "impl Server {\n    pub fn bind(port: u16) -> Self { Server { port } }\n}\n";
+	const char *src =
+	        "mod parser;\n"
+	        "mod inline { pub fn f() {} }\n"
+	        "use crate::net::conn::{Conn, Addr};\n"
+	        "use std::io;\n"
+	        "pub struct Server { port: u16 }\n"
+	        "impl Server {\n    pub fn bind(port: u16) -> Self { Server { port } }\n}\n";
 	struct ast_outline o;
 	CHECK_INT_EQ(outline_of("rust", src, &o), 0);
 	CHECK(has_import(&o, AST_IMPORT_RUST_MOD, "parser"));
@@ -163,8 +164,8 @@ TEST(names_near_cursor_nearest_first)
 	                  "    resp = session.send(build_request())\n"
 	                  "    ";
 	struct ast_name names[32];
-	int n = ast_names_near(ast_lang_from_id("python"), src, strlen(src), strlen(src), NULL, names,
-	                       32);
+	int n = ast_names_near(ast_lang_from_id("python"), src, strlen(src), strlen(src), NULL,
+	                       names, 32);
 	CHECK(n >= 5);
 	int i_send = -1, i_far = -1;
 	for (int i = 0; i < n; i++) {

@@ -164,11 +164,13 @@ TEST(index_root_links_ignored_big_generated)
 	big[sizeof big - 1] = 0;
 	put(&p, "big.py", big);
 	char link[512], target[512];
-	symlink(abs_of(&outside, "far.py", target, sizeof target), abs_of(&p, "link.py", link, sizeof link));
+	symlink(abs_of(&outside, "far.py", target, sizeof target),
+	        abs_of(&p, "link.py", link, sizeof link));
 	symlink(outside.root, abs_of(&p, "linkdir", link, sizeof link));
 
-	struct ctx_index_params ip = { .root = p.root, .max_files = 100, .max_mb = 4,
-		                       .max_file_bytes = 4096 };
+	struct ctx_index_params ip = {
+		.root = p.root, .max_files = 100, .max_mb = 4, .max_file_bytes = 4096
+	};
 	struct ctx_index *ix = ctx_index_new(&ip);
 	CHECK(ix != NULL);
 	if (!ix) return;
@@ -274,10 +276,11 @@ TEST(imports_python)
 	put(&p, "app/models.py", "class Model: pass\n");
 	put(&p, "app/sub/__init__.py", "");
 	put(&p, "app/sub/helpers.py", "def h(): pass\n");
-	put(&p, "app/views.py", "from .models import Model\n"
-	                        "from . import sub\n"
-	                        "from app.sub.helpers import h\n"
-	                        "import os\n");
+	put(&p, "app/views.py",
+	    "from .models import Model\n"
+	    "from . import sub\n"
+	    "from app.sub.helpers import h\n"
+	    "import os\n");
 	put(&p, "app/sub/deep.py", "from ..models import Model\n");
 	struct ctx_index *ix = index_of(&p, 100, 4);
 	char out[512];
@@ -334,8 +337,9 @@ TEST(imports_js_ts)
 	proj_new(&p);
 	put(&p, "src/util.ts", "export function clamp(x: number) { return x; }\n");
 	put(&p, "src/lib/index.js", "export const lib = 1;\n");
-	put(&p, "src/app.ts", "import { clamp } from './util';\nimport { lib } from './lib';\n"
-	                      "import React from 'react';\n");
+	put(&p, "src/app.ts",
+	    "import { clamp } from './util';\nimport { lib } from './lib';\n"
+	    "import React from 'react';\n");
 	struct ctx_index *ix = index_of(&p, 100, 4);
 	char out[512];
 	imported(ix, &p, "src/app.ts", out, sizeof out);
@@ -388,8 +392,13 @@ TEST(ring_replaces_overlap_and_drops_oldest)
 	CHECK_INT_EQ(ctx_ring_add(r, "/a.py", t, len, 6), 0); /* line 2: overlaps, replaces */
 	CHECK_INT_EQ(ctx_ring_add(r, "/b.py", t, len, 0), 0);
 	CHECK_INT_EQ(ctx_ring_add(r, "/c.py", t, len, 0), 0); /* full: a.py goes */
-	struct ctx_query q = { .path = "/x.py", .language_id = "python", .text = "x = 1\n",
-		               .len = 6, .cursor = 6, .ring = r, .budget = 1000 };
+	struct ctx_query q = { .path = "/x.py",
+		               .language_id = "python",
+		               .text = "x = 1\n",
+		               .len = 6,
+		               .cursor = 6,
+		               .ring = r,
+		               .budget = 1000 };
 	struct ctx_chunks ch;
 	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
 	CHECK_INT_EQ(ch.n, 2);
@@ -417,14 +426,15 @@ TEST(select_definitions_through_imports)
 	struct proj p;
 	proj_new(&p);
 	put(&p, "shop/__init__.py", "");
-	put(&p, "shop/cart.py", "class Cart:\n"
-	                        "    def __init__(self, owner):\n"
-	                        "        self.items = []\n"
-	                        "    def add_item(self, sku, qty=1):\n"
-	                        "        self.items.append((sku, qty))\n"
-	                        "\n"
-	                        "def total_price(cart, discount=0.0):\n"
-	                        "    return sum(q for _, q in cart.items) * (1 - discount)\n");
+	put(&p, "shop/cart.py",
+	    "class Cart:\n"
+	    "    def __init__(self, owner):\n"
+	    "        self.items = []\n"
+	    "    def add_item(self, sku, qty=1):\n"
+	    "        self.items.append((sku, qty))\n"
+	    "\n"
+	    "def total_price(cart, discount=0.0):\n"
+	    "    return sum(q for _, q in cart.items) * (1 - discount)\n");
 	put(&p, "shop/unrelated.py", "def total_price(x): pass\n");
 	const char *main_py = "from shop.cart import Cart, total_price\n"
 	                      "\n"
@@ -489,9 +499,14 @@ TEST(select_similar_chunk_of_open_document)
 	                  "        ";
 	struct ctx_doc open[2] = { { "/p/video.py", other, strlen(other) },
 		                   { "/p/cur.py", cur, strlen(cur) } };
-	struct ctx_query q = { .path = "/p/cur.py", .language_id = "python", .text = cur,
-		               .len = strlen(cur), .cursor = strlen(cur), .open = open,
-		               .n_open = 2, .budget = 500 };
+	struct ctx_query q = { .path = "/p/cur.py",
+		               .language_id = "python",
+		               .text = cur,
+		               .len = strlen(cur),
+		               .cursor = strlen(cur),
+		               .open = open,
+		               .n_open = 2,
+		               .budget = 500 };
 	struct ctx_chunks ch;
 	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
 	CHECK_INT_EQ(ch.n, 1);
@@ -525,8 +540,11 @@ TEST(select_similar_chunk_of_open_document)
 TEST(select_nothing_without_project_context)
 {
 	const char *cur = "def f(x):\n    return g(x)\n";
-	struct ctx_query q = { .language_id = "python", .text = cur, .len = strlen(cur),
-		               .cursor = 10, .budget = 500 };
+	struct ctx_query q = { .language_id = "python",
+		               .text = cur,
+		               .len = strlen(cur),
+		               .cursor = 10,
+		               .budget = 500 };
 	struct ctx_chunks ch;
 	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
 	CHECK_INT_EQ(ch.n, 0);

@@ -588,8 +588,8 @@ static double typing_cache_share(const struct engine_snippet *chunks, size_t n)
 		o.project = chunks;
 		o.n_project = n;
 		struct complete_result r;
-		if (complete_run(engine, model_tokenizer(model), "python", doc, len + 1, len + 1, &s,
-		                 &o, &r, NULL))
+		if (complete_run(engine, model_tokenizer(model), "python", doc, len + 1, len + 1,
+		                 &s, &o, &r, NULL))
 			return -1;
 		if (k > 0) { /* the first keystroke is cold */
 			prompt += r.prompt_tokens;

@@ -148,8 +148,8 @@ TEST(other_files_lines_continue_the_cursor_line)
 	/* a blank line: what followed the previous line's copies there */
 	const char *doc2 = "    for k in keys:\n        \n";
 	const char *other2 = "    for k in keys:\n        total += k\n";
-	struct recall_params b = { doc2, strlen(doc2), strlen("    for k in keys:\n        "), 0,
-		                   other2, strlen(other2) };
+	struct recall_params b = { doc2, strlen(doc2), strlen("    for k in keys:\n        "),
+		                   0,    other2,       strlen(other2) };
 	n = recall_find(&b, it, 4);
 	CHECK_INT_EQ(n, 1);
 	if (n == 1) CHECK(item_is(&it[0], "total += k", 1));
