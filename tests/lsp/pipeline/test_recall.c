@@ -17,7 +17,9 @@ static int find(const char *doc_with_bar, struct recall_item *out, size_t cap, s
 	size_t at = (size_t)(bar - doc_with_bar);
 	memcpy(buf, doc_with_bar, at);
 	strcpy(buf + at, bar + 1);
-	struct recall_params p = { buf, strlen(buf), at, window };
+	struct recall_params p = {
+		.text = buf, .len = strlen(buf), .cursor = at, .window = window
+	};
 	return recall_find(&p, out, cap);
 }
 
@@ -116,7 +118,7 @@ TEST(limits)
 	CHECK_INT_EQ(find(doc, it, 4, 100, buf), 0);
 	CHECK_INT_EQ(find(doc, it, 4, 0, buf), 1);
 	CHECK(item_is(&it[0], " = value", 1));
-	struct recall_params p = { "abc", 3, 4, 0 };
+	struct recall_params p = { .text = "abc", .len = 3, .cursor = 4 };
 	CHECK_INT_EQ(recall_find(&p, it, 4), 0); /* cursor past the end */
 }
 
