@@ -369,7 +369,7 @@ int ctx_index_update(struct ctx_index *ix, const char *path)
 	if (!strcmp(base, ".gitignore")) return ctx_index_scan(ix); /* the rules changed */
 
 	char abs[PATH_MAX];
-	snprintf(abs, sizeof abs, "%s/%s", real, base);
+	if (snprintf(abs, sizeof abs, "%s/%s", real, base) >= (int)sizeof abs) return -EPERM;
 	const struct ast_lang *lang = indexed_lang(base);
 	struct stat st;
 	bool present = dir_ok && lang && !lstat(abs, &st) && S_ISREG(st.st_mode);
