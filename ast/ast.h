@@ -211,6 +211,13 @@ struct ast_slice_params {
 	ast_count_fn count; /* NULL: ast_tokens_estimate */
 	void *count_ctx;
 	struct ast_doc *doc; /* optional: a parsed tree in step with text, reused */
+	/* > 0: the prefix starts at the first boundary at or after the first
+	 * multiple of start_step bytes at or after the earliest boundary that
+	 * fits, so that cursors near each other (a jump a few lines away, or
+	 * back) get the same window start and their prompts share the cached
+	 * tokens up to the nearer cursor. Costs up to start_step bytes of
+	 * context. 0: the earliest boundary that fits. */
+	size_t start_step;
 };
 
 struct ast_slice {

@@ -89,6 +89,26 @@ static size_t fit_start(const struct counter *c, const struct offsets *starts, s
 	return lo < starts->n ? starts->v[lo] : end;
 }
 
+/* The first start in sorted `starts` that begins a line, at or after the
+ * first multiple of step at or after start (a boundary itself), and not past
+ * end; start if none. Line starts only: some starts are an argument's or
+ * an operand's, mid-line, fine as a last resort but not as a window's edge. */
+static size_t step_start(const char *text, const struct offsets *starts, size_t start,
+                         size_t end, size_t step)
+{
+	size_t anchor = (start + step - 1) / step * step;
+	size_t lo = 0, hi = starts->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (starts->v[mid] < anchor)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo < starts->n && starts->v[lo] > 0 && text[starts->v[lo] - 1] != '\n') lo++;
+	return lo < starts->n && starts->v[lo] <= end ? starts->v[lo] : start;
+}
+
 /* The largest end in sorted `ends` (all >= start) that fits; start if none. */
 static size_t fit_end(const struct counter *c, const struct offsets *ends, size_t start,
                       size_t budget)
@@ -564,6 +584,7 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 	ends.n -= skip;
 
 	size_t ps = fit_start(&c, &starts, cursor, p->prefix_tokens);
+	if (p->start_step > 0 && ps < cursor) ps = step_start(text, &starts, ps, cursor, p->start_step);
 	size_t se = fit_end(&c, &ends, cursor, p->suffix_tokens);
 	out->prefix_start = ps;
 	out->suffix_end = se;

@@ -517,6 +517,7 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.extended = ps.extended,
 		.kv_type = ps.kv_type,
 		.kv_pages = ps.kv_pages > 0 ? (uint64_t)ps.kv_pages : 0,
+		.kv_touched_mb = ps.kv_touched_mb,
 		.background_prefill_tokens = ps.background_prefill_tokens,
 		.short_contexts = ps.short_contexts,
 		.never_started = c->never_started + ps.never_started,

@@ -42,6 +42,7 @@
 	X(cold_requests, "coldRequests", count)                        \
 	X(draft_tokens, "draftTokens", count)                          \
 	X(accepted_draft_tokens, "acceptedDraftTokens", count)         \
+	X(kv_touched_mb, "kvTouchedMB", count)                         \
 	X(project_tokens, "projectTokens", count)                      \
 	X(project_lines, "projectLines", count)                        \
 	X(index_files, "indexFiles", count)

@@ -154,10 +154,22 @@ void cpu_amx_gemm(uint32_t type, int64_t n, const void *w, size_t w_stride, int6
 
 /* y[n] = x[n] / sqrt(mean(x^2) + eps) * w[n] */
 void cpu_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps);
+/* y[n] = (x - mean(x)) / sqrt(var(x) + eps) * w[n] + b[n] (b may be NULL) */
+void cpu_layernorm(const float *x, const float *w, const float *b, float *y, int64_t n, float eps);
 /* Rotates n_heads heads of head_dim floats at x (n_rot dims each) to position pos. */
 void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float base,
               float freq_scale, bool neox);
 /* silu(g) * u in place into g, n floats */
 void cpu_swiglu(float *g, const float *u, int64_t n);
+/* 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))) in float: the formula
+ * ggml's GELU table is made from */
+float cpu_gelu_exact(float x);
+/* tab[65536]: for each half h, cpu_gelu_exact(h) rounded to half, as float
+ * (ggml_table_gelu_f16) */
+void cpu_gelu_table_fill(float *tab);
+/* gelu in place over n floats through tab (ggml_vec_gelu_f32 with GGML_GELU_FP16) */
+void cpu_gelu(float *x, int64_t n, const float *tab);
+/* gelu(g) * u in place into g, n floats, through tab (ggml_vec_geglu_f32) */
+void cpu_geglu(float *g, const float *u, int64_t n, const float *tab);
 
 #endif

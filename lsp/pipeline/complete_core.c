@@ -35,6 +35,12 @@
 #define SHORT_PREFIX_TOKENS 96
 #define SHORT_SUFFIX_TOKENS 24
 
+/* The full context's window starts on a 1 KiB grid (ast_slice_params.
+ * start_step): a jump a few lines away, or back, keeps the same start and
+ * re-uses the cached prompt up to the nearer cursor, for at most 1 KiB
+ * (~300 tokens) less context. */
+#define WINDOW_STEP_BYTES 1024
+
 /* Lines from the document scored per request: their tokens go through the
  * model in one batched forward before the candidates are decoded. */
 #define RECALL_CANDIDATES 3
@@ -522,6 +528,7 @@ static int step_slice(struct run *r, const struct tokenizer *tok, const char *te
 		.count = count_tokens,
 		.count_ctx = (void *)tok,
 		.doc = opt->ast_slice ? r->doc : NULL,
+		.start_step = WINDOW_STEP_BYTES,
 	};
 	int rc = ast_slice(&sp, &r->slice);
 	if (rc) return rc; /* ast/ returns negative errno values too */
@@ -534,6 +541,7 @@ static int step_slice(struct run *r, const struct tokenizer *tok, const char *te
 		if (ssp.suffix_tokens > SHORT_SUFFIX_TOKENS)
 			ssp.suffix_tokens = SHORT_SUFFIX_TOKENS;
 		ssp.extra_tokens = 0;
+		ssp.start_step = 0; /* the nearest lines, as few as fit */
 		/* out of memory: no fallback, the full context answers */
 		r->has_short = ast_slice(&ssp, &r->short_slice) == 0;
 	}

@@ -205,13 +205,15 @@ static void load(struct pipeline *p, const char *path, const struct complete_mod
 		stats_set_model(p, "none", "none", 0);
 		return;
 	}
-	/* Not fatal: without it the budget learns the rates from the first jobs. */
+	/* Not fatal: without it the budget learns the rates from the first jobs.
+	 * Skipped when the server is exiting: exit must not wait for it. */
+	pthread_mutex_lock(&p->mu);
+	bool stopping = p->stop;
+	pthread_mutex_unlock(&p->mu);
 	struct infer_error cerr;
-	if (engine_calibrate(e, &cerr)) {
-		snprintf(msg, sizeof msg,
-		         "infill: measuring the model's speed failed (%s); the first "
-		         "answers may be late",
-		         cerr.message);
+	if (!stopping && engine_calibrate(e, &cerr)) {
+		snprintf(msg, sizeof msg, "infill: measuring the model's speed failed (%s); the first "
+		         "answers may be late", cerr.message);
 		post_event(p, EVENT_WARNING, 0, false, msg);
 	}
 	const struct model_info *mi = model_info(m);
@@ -306,6 +308,17 @@ static struct engine_snippet *project_apply(const struct completion_request *req
 	return v;
 }
 
+/* MiB of m's KV pool ever written: on a CPU the part of it in resident
+ * memory, which grows until the prefix cache reaches cache.memoryMB. */
+static uint64_t kv_touched_mb(struct model *m, enum config_kv_type type)
+{
+	const struct model_info *mi = model_info(m);
+	uint64_t page = 2ull * (uint64_t)mi->n_layer * (uint64_t)mi->kv_page_size *
+	                (uint64_t)mi->n_head_kv * (uint64_t)mi->head_dim *
+	                (type == CONFIG_KV_F32 ? 4u : 2u);
+	return (uint64_t)kv_pool_touched_pages(model_kv_pool(m)) * page >> 20;
+}
+
 /* Runs one job; fills job->status and job->result. */
 static void run_job(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
                     struct pipeline_job *job)
@@ -363,6 +376,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.project_tokens += (uint64_t)(res.project_tokens > 0 ? res.project_tokens : 0);
 	p->stats.project_lines += (uint64_t)(res.project_given > 0 ? res.project_given : 0);
 	p->stats.short_contexts += res.shortened;
+	p->stats.kv_touched_mb = kv_touched_mb(m, req->settings.cache_kv_type);
 	pthread_mutex_unlock(&p->mu);
 	if (rc == ENGINE_ECANCELED) {
 		complete_result_finish(&res);

@@ -371,6 +371,10 @@ def case_deadline_then_extended(binary, model):
         c.kill()
     opts = dict(base)
     opts["completion.deadlineMs"] = 1
+    # the decode deadline is what this case is about: with the prefill
+    # budget (calibrated at load) a 1 ms deadline answers from the short
+    # context instead, which is not lengthened
+    opts["completion.prefillBudget"] = False
     c = start(binary, model, opts)
     try:
         wait_loaded(c)
