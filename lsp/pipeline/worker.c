@@ -212,8 +212,10 @@ static void load(struct pipeline *p, const char *path, const struct complete_mod
 	pthread_mutex_unlock(&p->mu);
 	struct infer_error cerr;
 	if (!stopping && engine_calibrate(e, &cerr)) {
-		snprintf(msg, sizeof msg, "infill: measuring the model's speed failed (%s); the first "
-		         "answers may be late", cerr.message);
+		snprintf(msg, sizeof msg,
+		         "infill: measuring the model's speed failed (%s); the first "
+		         "answers may be late",
+		         cerr.message);
 		post_event(p, EVENT_WARNING, 0, false, msg);
 	}
 	const struct model_info *mi = model_info(m);
