@@ -93,8 +93,8 @@ static size_t fit_start(const struct counter *c, const struct offsets *starts, s
  * first multiple of step at or after start (a boundary itself), and not past
  * end; start if none. Line starts only: some starts are an argument's or
  * an operand's, mid-line, fine as a last resort but not as a window's edge. */
-static size_t step_start(const char *text, const struct offsets *starts, size_t start,
-                         size_t end, size_t step)
+static size_t step_start(const char *text, const struct offsets *starts, size_t start, size_t end,
+                         size_t step)
 {
 	size_t anchor = (start + step - 1) / step * step;
 	size_t lo = 0, hi = starts->n;
@@ -584,7 +584,8 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 	ends.n -= skip;
 
 	size_t ps = fit_start(&c, &starts, cursor, p->prefix_tokens);
-	if (p->start_step > 0 && ps < cursor) ps = step_start(text, &starts, ps, cursor, p->start_step);
+	if (p->start_step > 0 && ps < cursor)
+		ps = step_start(text, &starts, ps, cursor, p->start_step);
 	size_t se = fit_end(&c, &ends, cursor, p->suffix_tokens);
 	out->prefix_start = ps;
 	out->suffix_end = se;

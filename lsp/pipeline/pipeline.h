@@ -143,7 +143,7 @@ struct pipeline_stats {
 	const char *backend;                /* "none", "cpu", "cuda"; static string */
 	const char *kv_type;                /* "none", "f16", "f32"; static string */
 	int32_t kv_pages;                   /* pages in the KV pool of the loaded model */
-	uint64_t kv_touched_mb; /* MiB of that pool ever written (resident on a CPU) */
+	uint64_t kv_touched_mb;             /* MiB of that pool ever written (resident on a CPU) */
 	uint64_t background_prefill_tokens; /* prompt tokens prefilled while no request
 	                                     * waited (pipeline_warm, the full context
 	                                     * of a shortened answer, as if accepted) */
