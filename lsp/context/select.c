@@ -442,16 +442,25 @@ int ctx_select(const struct ctx_query *q, struct ctx_chunks *out)
 			c->tokens = count(q->count_ctx, c->text, c->len) +
 			            count(q->count_ctx, c->path, strlen(c->path)) + 2;
 			/* a chunk of lines that does not fit is cut to the lines
-			 * that do (3 at least); a signature is whole or nothing */
-			while (c->tokens > left && c->source != CTX_SOURCE_DEFINITION) {
-				size_t cut = c->len ? c->len - 1 : 0, lines = 0;
-				while (cut > 0 && c->text[cut - 1] != '\n') cut--;
-				for (size_t k = 0; k < cut; k++) lines += c->text[k] == '\n';
-				if (lines < 3) break;
-				c->len = cut;
-				c->text[cut] = 0;
-				c->tokens = count(q->count_ctx, c->text, c->len) +
-				            count(q->count_ctx, c->path, strlen(c->path)) + 2;
+			 * that do (3 at least; each line counted once, their sum
+			 * standing for the whole); a signature is whole or nothing */
+			if (c->tokens > left && c->source != CTX_SOURCE_DEFINITION) {
+				size_t head = count(q->count_ctx, c->path, strlen(c->path)) + 2;
+				size_t used = head, end = 0, lines = 0;
+				while (end < c->len) {
+					const char *nl = memchr(c->text + end, '\n', c->len - end);
+					size_t e = nl ? (size_t)(nl - c->text) + 1 : c->len;
+					size_t t = count(q->count_ctx, c->text + end, e - end);
+					if (used + t > left) break;
+					used += t;
+					end = e;
+					lines++;
+				}
+				if (lines >= 3) {
+					c->len = end;
+					c->text[end] = 0;
+					c->tokens = used;
+				}
 			}
 			if (c->tokens <= left) {
 				left -= c->tokens;
