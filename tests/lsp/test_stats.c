@@ -28,6 +28,9 @@ static const char *const documented[] = {
 	"draftTokens",
 	"acceptedDraftTokens",
 	"kvTouchedMB",
+	"projectTokens",
+	"projectLines",
+	"indexFiles",
 };
 
 static struct stats sample(void)
