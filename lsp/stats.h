@@ -50,6 +50,9 @@
 	X(draft_tokens, "draftTokens", count)                          \
 	X(accepted_draft_tokens, "acceptedDraftTokens", count)         \
 	X(kv_touched_mb, "kvTouchedMB", count)                         \
+	X(project_tokens, "projectTokens", count)                      \
+	X(project_lines, "projectLines", count)                        \
+	X(index_files, "indexFiles", count)                            \
 	X(remote_latency_ms, "remoteLatencyMs", latency)               \
 	X(daemon_latency_ms, "daemonLatencyMs", latency)               \
 	X(remote_share, "remoteShare", ratio)                          \
