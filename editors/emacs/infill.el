@@ -74,6 +74,18 @@
   "Major modes `infill-eglot-setup' and `infill-lsp-setup' register infill for."
   :type '(repeat symbol))
 
+(defcustom infill-language-ids
+  '((python-mode . "python") (python-ts-mode . "python")
+    (c-mode . "c") (c-ts-mode . "c") (c++-mode . "cpp") (c++-ts-mode . "cpp")
+    (js-mode . "javascript") (js2-mode . "javascript") (js-ts-mode . "javascript")
+    (typescript-mode . "typescript") (typescript-ts-mode . "typescript")
+    (go-mode . "go") (go-ts-mode . "go") (rust-mode . "rust") (rust-ts-mode . "rust")
+    (java-mode . "java") (java-ts-mode . "java") (lua-mode . "lua")
+    (sh-mode . "shellscript") (bash-ts-mode . "shellscript"))
+  "The LSP languageId of each major mode, as the server knows them.
+Modes not listed send their name without "-mode"."
+  :type '(alist :key-type symbol :value-type string))
+
 (defcustom infill-idle-delay 0.1
   "Seconds of no typing before a suggestion is requested."
   :type 'number)
@@ -414,11 +426,31 @@ INVOKED non-nil: the user asked (triggerKind 1).  Items become plists
 
 ;;; Registration
 
+(defun infill-language-id (&optional mode)
+  "The LSP languageId of MODE (default: this buffer's major mode)."
+  (let ((mode (or mode major-mode)))
+    (or (cdr (assq mode infill-language-ids))
+        (let ((parent (get mode 'derived-mode-parent)))
+          (and parent (cdr (assq parent infill-language-ids))))
+        (string-remove-suffix "-mode" (string-remove-suffix "-ts-mode" (symbol-name mode))))))
+
+(defun infill--eglot-document-item (item)
+  "ITEM (a TextDocumentItem plist) with this buffer's own languageId.
+eglot 1.9 keeps one languageId per server, the first buffer's, and infill
+serves every mode in `infill-major-modes' from one server: without this a
+C buffer opened after a Python one reaches the server as Python."
+  (if (and (fboundp 'eglot-current-server)
+           (cl-typep (eglot-current-server) 'infill-eglot-server))
+      (plist-put (copy-sequence item) :languageId (infill-language-id))
+    item))
+
 (with-eval-after-load 'eglot
   (defclass infill-eglot-server (eglot-lsp-server) ()
     :documentation "The infill server, as eglot knows it.")
   (cl-defmethod eglot-initialization-options ((_server infill-eglot-server))
-    (or (infill-settings-plist) (make-hash-table))))
+    (or (infill-settings-plist) (make-hash-table)))
+  (when (fboundp 'eglot--TextDocumentItem)
+    (advice-add 'eglot--TextDocumentItem :filter-return #'infill--eglot-document-item)))
 
 ;;;###autoload
 (defun infill-eglot-setup ()

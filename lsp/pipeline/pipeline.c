@@ -82,7 +82,11 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		break;
 	case EVENT_LOAD_END:
 		if (progress && p->loading)
-			progress(p->host.ud, LOAD_TITLE, ev->ok ? "ready" : "failed", 100, true);
+			progress(p->host.ud, LOAD_TITLE,
+			         !ev->ok        ? "failed"
+			         : ev->fallback ? "ready: the embedded model (the model set failed to load)"
+			                        : "ready",
+			         100, true);
 		p->loading = false;
 		if (ev->ok)
 			log_info(p->log, "model ready: %s", ev->message);
@@ -277,10 +281,15 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	p->params_pending = true;
 	if (reload) {
 		worker_spec_finish(&p->loaded);
-		p->loaded = (struct load_spec){ path, want };
+		/* the embedded model stands in for one that fails to load */
+		char *fallback = settings->model_fallback && settings->model && settings->model[0]
+		                         ? complete_default_model_path()
+		                         : NULL;
+		p->loaded = (struct load_spec){ path, NULL, want };
 		worker_spec_finish(&p->pending_load);
 		p->pending_load = p->loaded;
 		p->pending_load.path = strdup(path);
+		p->pending_load.fallback = fallback;
 		if (p->pending_load.path) {
 			p->load_pending = true;
 			atomic_store(&p->extend_cancel, 1);
