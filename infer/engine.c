@@ -95,6 +95,13 @@ static void average(double *avg, double sample)
 	*avg = *avg > 0 ? (1 - RATE_ALPHA) * *avg + RATE_ALPHA * sample : sample;
 }
 
+/* The prefill rate the budgets use: the setting, else the measured one. */
+static double ms_per_token(const struct engine *e)
+{
+	return e->p.prefill_tokens_per_s > 0 ? 1000.0 / e->p.prefill_tokens_per_s
+	                                     : e->prefill_ms_per_tok;
+}
+
 const char *engine_budget_name(enum engine_budget b)
 {
 	static const char *const names[] = { "off", "fits", "suffix", "short", "late" };
@@ -859,7 +866,8 @@ static double given_token_lp(struct engine *e, const float *lg, int32_t tok,
  */
 static int score_given(struct engine *e, const struct engine_request *req,
                        const struct fim_prompt *fp, struct kv_seq *seq,
-                       struct engine_candidate *out, int *n_out, struct infer_error *err)
+                       struct engine_candidate *out, int *n_out, struct engine_result *res,
+                       struct infer_error *err)
 {
 	size_t ng = req->n_given < ENGINE_MAX_GIVEN ? req->n_given : ENGINE_MAX_GIVEN;
 	int32_t cap = req->max_tokens, L = fp->n;
@@ -889,6 +897,23 @@ static int score_given(struct engine *e, const struct engine_request *req,
 			rc = k;
 		else if (k >= 1 && k <= cap)
 			count[g] = k, total += k;
+	}
+	/* Their forward costs about as much per token as prefill (a few document
+	 * lines: tens of tokens, hundreds of ms on a CPU with a 1B model), so
+	 * under a deadline only those that fit before it, less a decode step,
+	 * are scored, in the order given (the document's lines first). */
+	double mpt = ms_per_token(e);
+	if (!rc && req->deadline_ms > 0 && mpt > 0) {
+		double left = req->deadline_ms - engine_now_ms() - e->step_ms;
+		int32_t fit = left > 0 ? (int32_t)(left / mpt) : 0, kept = 0;
+		for (size_t g = 0; g < ng; g++) {
+			if (count[g] && kept + count[g] > fit) {
+				count[g] = 0;
+				res->given_dropped++;
+			}
+			kept += count[g];
+		}
+		total = kept;
 	}
 	if (!rc && total) {
 		lg = malloc((size_t)total * (size_t)e->n_vocab * sizeof *lg);
@@ -978,12 +1003,6 @@ static int append_given(struct engine_result *res, struct engine_candidate *give
  * too little to say anything useful (about a line and a half of code), so
  * the answer may then come a little late rather than be noise. */
 #define SHORT_MIN_PREFIX 32
-
-static double ms_per_token(const struct engine *e)
-{
-	return e->p.prefill_tokens_per_s > 0 ? 1000.0 / e->p.prefill_tokens_per_s
-	                                     : e->prefill_ms_per_tok;
-}
 
 /* Prompt tokens engine_run would not compute: its cached prefix, and a
  * remembered tail it would shift. */
@@ -1087,6 +1106,49 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
 	}
 	res->budget = ENGINE_BUDGET_SHORT;
 	e->st.budget_short++;
+	return rc;
+}
+
+/*
+ * Before the first job nothing is measured, and a budget without a rate
+ * would let the first cold prompt (the most expensive one: nothing cached,
+ * and the weights not yet paged in) run whole. One forward of a single
+ * token pages the weights in, one chunk measures the prefill rate and one
+ * more single token a decode step: about a chunk's time more at load, which
+ * the first request would otherwise have paid anyway.
+ */
+int engine_calibrate(struct engine *e, struct infer_error *err)
+{
+	int32_t n = e->p.prefill_chunk;
+	int32_t *tok = malloc(((size_t)n + 2) * sizeof *tok);
+	int32_t *pos = malloc(((size_t)n + 2) * sizeof *pos);
+	struct kv_seq **seqs = malloc(((size_t)n + 2) * sizeof *seqs);
+	struct kv_seq *seq = kv_seq_new(e->pool);
+	int rc = tok && pos && seqs && seq ? 0 : -ENOMEM;
+	/* any valid ids: a forward's cost does not depend on which */
+	for (int32_t i = 0; !rc && i < n + 2; i++)
+		tok[i] = (int32_t)(((int64_t)i * 7919 + 1) % e->n_vocab), pos[i] = i, seqs[i] = seq;
+	const int32_t from[3] = { 0, 1, n + 1 }, len[3] = { 1, n, 1 };
+	for (int k = 0; !rc && k < 3; k++) {
+		int32_t row = len[k] - 1;
+		struct model_batch b = { .n_tokens = len[k],
+			                 .tokens = tok + from[k],
+			                 .pos = pos + from[k],
+			                 .seqs = seqs,
+			                 .n_out = 1,
+			                 .out_rows = &row,
+			                 .logits = e->logits };
+		double t = engine_now_ms();
+		rc = model_forward(e->m, &b, err);
+		double ms = engine_now_ms() - t;
+		if (!rc && k == 1) e->prefill_ms_per_tok = ms / n;
+		if (!rc && k == 2) e->step_ms = ms;
+	}
+	kv_seq_free(seq);
+	free(seqs);
+	free(pos);
+	free(tok);
+	if (rc == -ENOMEM) return infer_error_set(err, rc, "calibrate: out of memory");
 	return rc;
 }
 
@@ -1266,7 +1328,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	struct engine_candidate given[ENGINE_MAX_GIVEN];
 	int n_given = 0;
 	if (req->n_given && !cancelled(req) && !(req->deadline_ms > 0 && td >= req->deadline_ms))
-		rc = score_given(e, req, &fp, seq, given, &n_given, err);
+		rc = score_given(e, req, &fp, seq, given, &n_given, res, err);
 	if (!rc) rc = decode(e, req, &fp, seq, res, err);
 	if (!rc && n_given) rc = append_given(res, given, n_given);
 	for (int i = 0; rc && i < n_given; i++) free(given[i].text);

@@ -282,6 +282,7 @@ struct engine_result {
 	enum engine_budget budget; /* what the prefill budget did (fit_deadline) */
 	int32_t full_uncached; /* uncached tokens of the full prompt (fit_deadline), estimated */
 	double estimated_prefill_ms; /* of the full prompt's uncached part; 0: rate unknown */
+	int32_t given_dropped; /* given texts not scored: no time for them before the deadline */
 };
 
 /* Frees what a result owns; accepts a zeroed or already finished result. */
@@ -361,6 +362,11 @@ int engine_prefill(struct engine *e, const struct engine_request *req, struct en
  * negative code. *healed_bytes (may be NULL) receives the bytes backed up. */
 int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
                          size_t cap, int32_t *healed_bytes, struct infer_error *err);
+
+/* Measures the prefill rate and a decode step once, so the prefill budget
+ * holds from the first job (the rates are otherwise learnt as jobs run).
+ * Costs about one prefill chunk. 0 or a negative code. */
+int engine_calibrate(struct engine *e, struct infer_error *err);
 
 struct engine_stats {
 	uint64_t jobs, cancelled;

@@ -1,6 +1,9 @@
 /*
  * model.c - loading a Llama-family model from GGUF and running it.
  *
+ * The families it knows are one table (arches below): what each normalizes
+ * with, its FFN, its RoPE pairs, the biases it must have and whether its
+ * embedding rows are scaled; everything else is the Llama block.
  * model_load reads the hyperparameters from metadata, finds every tensor by
  * its GGUF name (the lists in llama_tensors.h), checks shapes and types
  * (errors name the tensor), builds the tokenizer and hands the weights to a
@@ -10,6 +13,7 @@
  * backend's batch of page tables, doing copy-on-write of shared pages first.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +58,43 @@ struct model_params model_params_default(void)
 
 /* ---- loading ---- */
 
+/*
+ * The families: general.architecture -> the choices of kernels/backend.h.
+ * Facts from llama.cpp's graphs (src/models/<family>.cpp) and converter
+ * (convert_hf_to_gguf.py, conversion/gemma.py): qwen2, starcoder2 and gemma
+ * rotate NeoX halves; starcoder2 is LayerNorm with a bias on every norm and
+ * projection, a GELU MLP without gate, its epsilon under
+ * attention.layer_norm_epsilon; gemma is GeGLU with its embedding rows
+ * times sqrt(n_embd), and its RMSNorm weights were stored as 1 + w by the
+ * converter, so the plain RMSNorm applies.
+ */
+struct arch {
+	const char *name;
+	enum backend_norm norm;
+	enum backend_ffn ffn;
+	bool rope_neox;
+	bool qkv_bias;       /* LLAMA_TENSOR_BIAS tensors required (else optional) */
+	bool ln_bias;        /* LLAMA_TENSOR_LN_BIAS tensors required (else optional) */
+	bool embd_scale;     /* embedding rows times sqrt(n_embd) */
+	const char *eps_key; /* after "<arch>." */
+};
+
+static const struct arch arches[] = {
+	{ "llama", BACKEND_NORM_RMS, BACKEND_FFN_SWIGLU, false, false, false, false,
+	  "attention.layer_norm_rms_epsilon" },
+	{ "qwen2", BACKEND_NORM_RMS, BACKEND_FFN_SWIGLU, true, false, false, false,
+	  "attention.layer_norm_rms_epsilon" },
+	{ "starcoder2", BACKEND_NORM_LAYER, BACKEND_FFN_GELU, true, true, true, false,
+	  "attention.layer_norm_epsilon" },
+	{ "gemma", BACKEND_NORM_RMS, BACKEND_FFN_GEGLU, true, false, false, true,
+	  "attention.layer_norm_rms_epsilon" },
+};
+
 struct loader {
 	const char *path;
 	struct gguf_file *f;
 	char arch[32];
+	const struct arch *a;    /* the family's entry in arches */
 	char (*names)[NAME_LEN]; /* storage for tensor names handed to the backend */
 	int n_names, cap_names;
 	struct infer_error *err;
@@ -123,6 +160,19 @@ static int require(struct loader *ld, const struct backend_tensor *t)
 	return 0;
 }
 
+/* Whether this family's file must hold a tensor of this kind. */
+static bool kind_required(const struct arch *a, enum llama_tensor_kind kind)
+{
+	switch (kind) {
+	case LLAMA_TENSOR_REQUIRED: return true;
+	case LLAMA_TENSOR_BIAS: return a->qkv_bias;
+	case LLAMA_TENSOR_LN_BIAS: return a->ln_bias;
+	case LLAMA_TENSOR_GATE: return a->ffn != BACKEND_FFN_GELU;
+	case LLAMA_TENSOR_TIED: return false;
+	}
+	return false;
+}
+
 static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct model_info *info)
 {
 	struct gguf_str a;
@@ -130,11 +180,15 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 		return key_fail(ld, -EINVAL, "general.architecture",
 		                "is missing (the file says which model it holds there)");
 	snprintf(ld->arch, sizeof ld->arch, "%.*s", (int)(a.len < 31 ? a.len : 31), a.ptr);
-	bool qwen2 = !strcmp(ld->arch, "qwen2");
-	if (strcmp(ld->arch, "llama") != 0 && !qwen2) {
-		char what[96];
+	ld->a = NULL;
+	for (size_t i = 0; i < sizeof arches / sizeof arches[0]; i++)
+		if (!strcmp(ld->arch, arches[i].name)) ld->a = &arches[i];
+	if (!ld->a) {
+		char what[128];
 		snprintf(what, sizeof what,
-		         "is \"%s\", which is not supported (llama and qwen2 are)", ld->arch);
+		         "is \"%s\", which is not supported (llama, qwen2, starcoder2 and gemma "
+		         "are)",
+		         ld->arch);
 		return key_fail(ld, -ENOTSUP, "general.architecture", what);
 	}
 	uint32_t v;
@@ -155,14 +209,27 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 	REQ(n_ff, "feed_forward_length");
 #undef REQ
 	hp->n_head_kv = get_u32(ld, "attention.head_count_kv", &v) ? (int32_t)v : hp->n_head;
-	if (hp->n_head_kv <= 0 || hp->n_embd % hp->n_head != 0) {
+	/* attention.key_length: a head size other than n_embd / n_head (gemma 7B:
+	 * 16 heads of 256 over 3072); value_length must be the same. */
+	uint32_t kl = 0, vl = 0;
+	bool has_kl = get_u32(ld, "attention.key_length", &kl);
+	if (has_kl && (kl == 0 || kl > BACKEND_MAX_HEAD_DIM ||
+	               (get_u32(ld, "attention.value_length", &vl) && vl != kl))) {
+		char full[128], what[128];
+		snprintf(full, sizeof full, "%s.attention.key_length", ld->arch);
+		snprintf(what, sizeof what,
+		         "is %u (value_length %u): supported are equal sizes in 1..%d", kl, vl,
+		         BACKEND_MAX_HEAD_DIM);
+		return key_fail(ld, -ENOTSUP, full, what);
+	}
+	if (hp->n_head_kv <= 0 || (!has_kl && hp->n_embd % hp->n_head != 0)) {
 		char full[128], what[96];
 		snprintf(full, sizeof full, "%s.embedding_length", ld->arch);
 		snprintf(what, sizeof what, "(%d) is not a multiple of the head count %d",
 		         hp->n_embd, hp->n_head);
 		return key_fail(ld, -EINVAL, full, what);
 	}
-	hp->head_dim = hp->n_embd / hp->n_head;
+	hp->head_dim = has_kl ? (int32_t)kl : hp->n_embd / hp->n_head;
 	hp->n_rot = get_u32(ld, "rope.dimension_count", &v) ? (int32_t)v : hp->head_dim;
 	if (!get_f32(ld, "rope.freq_base", &hp->rope_base)) hp->rope_base = 10000.0f;
 	hp->rope_freq_scale = 1.0f;
@@ -183,8 +250,11 @@ static int load_hparams(struct loader *ld, struct backend_hparams *hp, struct mo
 	     get_f32(ld, "rope.scale_linear", &factor)) &&
 	    factor > 0)
 		hp->rope_freq_scale = 1.0f / factor;
-	if (!get_f32(ld, "attention.layer_norm_rms_epsilon", &hp->rms_eps)) hp->rms_eps = 1e-5f;
-	hp->rope_neox = qwen2;
+	if (!get_f32(ld, ld->a->eps_key, &hp->rms_eps)) hp->rms_eps = 1e-5f;
+	hp->rope_neox = ld->a->rope_neox;
+	hp->norm = ld->a->norm;
+	hp->ffn = ld->a->ffn;
+	hp->embd_scale = ld->a->embd_scale ? sqrtf((float)hp->n_embd) : 0.0f;
 	info->n_ctx_train = 4096;
 	if (get_u32(ld, "context_length", &v)) {
 		/* 0 would leave no room for a prompt; past 2^24 is no model we
@@ -257,7 +327,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	struct backend_layer *layers = NULL;
 	if (load_hparams(&ld, &w.hp, &m->info) != 0) goto fail;
 	struct backend_hparams *hp = &w.hp;
-	ld.cap_names = 3 + 16 * hp->n_layer;
+	ld.cap_names = 4 + 18 * hp->n_layer;
 	ld.names = calloc((size_t)ld.cap_names, NAME_LEN);
 	layers = calloc((size_t)hp->n_layer, sizeof *layers);
 	if (!ld.names || !layers) {
@@ -275,7 +345,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	};
 	for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
 		if (find_tensor(&ld, whole[i].name, whole[i].t) ||
-		    (whole[i].kind == LLAMA_TENSOR_REQUIRED && require(&ld, whole[i].t)))
+		    (kind_required(ld.a, whole[i].kind) && require(&ld, whole[i].t)))
 			goto fail;
 	if (!w.output.data) /* tied embeddings */
 		w.output = w.tok_embd;
@@ -305,7 +375,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 			char name[NAME_LEN];
 			snprintf(name, sizeof name, "blk.%d.%s", l, list[i].suffix);
 			if (find_tensor(&ld, name, list[i].t) ||
-			    (list[i].kind == LLAMA_TENSOR_REQUIRED && require(&ld, list[i].t)))
+			    (kind_required(ld.a, list[i].kind) && require(&ld, list[i].t)))
 				goto fail;
 		}
 	}

@@ -102,6 +102,12 @@ static int check_weights(const struct backend_weights *w, struct backend_error *
 		return backend_error_set(err, -EINVAL,
 		                         "head count %d is not a multiple of the KV head count %d",
 		                         hp->n_head, hp->n_head_kv);
+	if (hp->norm != BACKEND_NORM_RMS && hp->norm != BACKEND_NORM_LAYER)
+		return backend_error_set(err, -EINVAL, "unknown norm kind %d", (int)hp->norm);
+	if (hp->ffn != BACKEND_FFN_SWIGLU && hp->ffn != BACKEND_FFN_GELU &&
+	    hp->ffn != BACKEND_FFN_GEGLU)
+		return backend_error_set(err, -EINVAL, "unknown feed-forward kind %d",
+		                         (int)hp->ffn);
 	if (hp->n_rot <= 0 || hp->n_rot > hp->head_dim || hp->n_rot % 2 || hp->n_rot > 512)
 		return backend_error_set(err, -EINVAL,
 		                         "rope dimension count %d does not fit head size %d",
@@ -111,11 +117,13 @@ static int check_weights(const struct backend_weights *w, struct backend_error *
 	int rc;
 	if ((rc = check_tensor(&w->tok_embd, E, hp->n_vocab, false, err)) ||
 	    (rc = check_f32(&w->output_norm, E, false, err)) ||
+	    (rc = check_f32(&w->output_norm_b, E, true, err)) ||
 	    (rc = check_tensor(&w->output, E, hp->n_vocab, false, err)))
 		return rc;
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct backend_layer *L = &w->layers[l];
 		if ((rc = check_f32(&L->attn_norm, E, false, err)) ||
+		    (rc = check_f32(&L->attn_norm_b, E, true, err)) ||
 		    (rc = check_tensor(&L->wq, E, qd, false, err)) ||
 		    (rc = check_tensor(&L->wk, E, kvd, false, err)) ||
 		    (rc = check_tensor(&L->wv, E, kvd, false, err)) ||
@@ -123,10 +131,15 @@ static int check_weights(const struct backend_weights *w, struct backend_error *
 		    (rc = check_f32(&L->bk, kvd, true, err)) ||
 		    (rc = check_f32(&L->bv, kvd, true, err)) ||
 		    (rc = check_tensor(&L->wo, qd, E, false, err)) ||
+		    (rc = check_f32(&L->bo, E, true, err)) ||
 		    (rc = check_f32(&L->ffn_norm, E, false, err)) ||
-		    (rc = check_tensor(&L->w_gate, E, hp->n_ff, false, err)) ||
+		    (rc = check_f32(&L->ffn_norm_b, E, true, err)) ||
+		    (rc = check_tensor(&L->w_gate, E, hp->n_ff, hp->ffn == BACKEND_FFN_GELU,
+		                       err)) ||
 		    (rc = check_tensor(&L->w_up, E, hp->n_ff, false, err)) ||
-		    (rc = check_tensor(&L->w_down, hp->n_ff, E, false, err)))
+		    (rc = check_f32(&L->b_up, hp->n_ff, true, err)) ||
+		    (rc = check_tensor(&L->w_down, hp->n_ff, E, false, err)) ||
+		    (rc = check_f32(&L->b_down, E, true, err)))
 			return rc;
 	}
 	return 0;

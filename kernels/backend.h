@@ -72,6 +72,21 @@ struct backend_tensor {
 
 #define BACKEND_MAX_HEAD_DIM 1024
 
+/* How a block normalizes its input (and the output head its last state). */
+enum backend_norm {
+	BACKEND_NORM_RMS = 0,   /* x / sqrt(mean(x^2) + eps) * w (llama, qwen2, gemma) */
+	BACKEND_NORM_LAYER = 1, /* (x - mean) / sqrt(var + eps) * w + b (starcoder2) */
+};
+
+/* The feed-forward block's activation. GELU is ggml's CPU GELU: the tanh
+ * form looked up in a table on the f16 grid (input and output rounded to
+ * f16), which is what llama.cpp's logits were made with. */
+enum backend_ffn {
+	BACKEND_FFN_SWIGLU = 0, /* down(silu(gate(x)) * up(x)) (llama, qwen2) */
+	BACKEND_FFN_GELU = 1,   /* down(gelu(up(x) + b_up)) + b_down, no gate (starcoder2) */
+	BACKEND_FFN_GEGLU = 2,  /* down(gelu(gate(x)) * up(x)) (gemma) */
+};
+
 struct backend_hparams {
 	int32_t n_layer;
 	int32_t n_embd; /* hidden size */
@@ -84,27 +99,39 @@ struct backend_hparams {
 	float rope_base; /* rope.freq_base, e.g. 10000 or 100000 */
 	float rope_freq_scale; /* 1 / linear scaling factor (0.25 for DeepSeek-Coder), 1 without scaling */
 	bool rope_neox; /* false: adjacent pairs (x[2i], x[2i+1]) (llama); true: halves (x[i], x[i+n_rot/2]) (qwen2) */
-	float rms_eps; /* layer_norm_rms_epsilon */
+	float rms_eps; /* the norm's epsilon: layer_norm_rms_epsilon, or layer_norm_epsilon for LayerNorm */
+	enum backend_norm norm;
+	enum backend_ffn ffn;
+	/* the embedding rows are multiplied by this (gemma: sqrt(n_embd)); 0 or 1: not scaled */
+	float embd_scale;
 };
 
 /* Per layer; shapes in GGUF order [ne0, ne1]. */
 struct backend_layer {
-	struct backend_tensor attn_norm;  /* [n_embd] F32 */
+	struct backend_tensor attn_norm; /* [n_embd] F32 */
+	struct backend_tensor
+	        attn_norm_b; /* [n_embd] F32 LayerNorm bias (starcoder2); data NULL when absent */
 	struct backend_tensor wq;         /* [n_embd, n_head*head_dim] */
 	struct backend_tensor wk;         /* [n_embd, n_head_kv*head_dim] */
 	struct backend_tensor wv;         /* [n_embd, n_head_kv*head_dim] */
 	struct backend_tensor bq, bk, bv; /* [rows] F32 biases (qwen2); data NULL when absent */
 	struct backend_tensor wo;         /* [n_head*head_dim, n_embd] */
+	struct backend_tensor bo;         /* [n_embd] F32 (starcoder2); data NULL when absent */
 	struct backend_tensor ffn_norm;   /* [n_embd] F32 */
-	struct backend_tensor w_gate;     /* [n_embd, n_ff] */
+	struct backend_tensor ffn_norm_b; /* [n_embd] F32 LayerNorm bias; data NULL when absent */
+	struct backend_tensor w_gate;     /* [n_embd, n_ff]; data NULL with BACKEND_FFN_GELU */
 	struct backend_tensor w_up;       /* [n_embd, n_ff] */
+	struct backend_tensor b_up;       /* [n_ff] F32 (starcoder2); data NULL when absent */
 	struct backend_tensor w_down;     /* [n_ff, n_embd] */
+	struct backend_tensor b_down;     /* [n_embd] F32 (starcoder2); data NULL when absent */
 };
 
 struct backend_weights {
 	struct backend_hparams hp;
 	struct backend_tensor tok_embd;    /* [n_embd, n_vocab] */
 	struct backend_tensor output_norm; /* [n_embd] F32 */
+	struct backend_tensor
+	        output_norm_b; /* [n_embd] F32 LayerNorm bias; data NULL when absent */
 	/* [n_embd, n_vocab]; equal to tok_embd when the model ties them */
 	struct backend_tensor output;
 	/* [n_layer], borrowed for the duration of backend_create */

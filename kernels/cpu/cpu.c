@@ -3,10 +3,12 @@
  * worker pool with the kernel set cpuid picked (kern.c).
  *
  * It reads top to bottom in the order a token flows: embedding, per layer
- * (RMSNorm, Q/K/V, RoPE, K/V into their page slots, causal attention over
- * the sequence's pages, output projection, RMSNorm, SwiGLU FFN), final norm
+ * (norm, Q/K/V, RoPE, K/V into their page slots, causal attention over
+ * the sequence's pages, output projection, norm, FFN), final norm
  * and the output head for the requested rows only (cpu_forward, each step
- * with its shapes). Weights are the caller's (memory-mapped GGUF blocks);
+ * with its shapes). The family's choices (backend.h) are few and local:
+ * RMSNorm or LayerNorm with bias, SwiGLU, GELU or GeGLU, optional biases,
+ * a scale on the embedding rows. Weights are the caller's (memory-mapped GGUF blocks);
  * scratch buffers, one per role (cpu_backend.h), grow to the largest batch
  * seen and are reused, so a decode step allocates nothing.
  *
@@ -52,9 +54,10 @@ static int grow(struct cpu_backend *c, int32_t n)
 	/* the widest matmul input: n_embd (xb), n_head * head_dim (att) or n_ff (g) */
 	int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;
 	if (qd > wide) wide = qd;
-	size_t arow = cpu_act_row_bytes(CPU_ACT_F32, wide);
-	if (cpu_act_row_bytes(CPU_ACT_Q8_0, wide) > arow)
-		arow = cpu_act_row_bytes(CPU_ACT_Q8_0, wide);
+	size_t arow = 0;
+	for (int a = 0; a < CPU_ACT_COUNT; a++)
+		if (cpu_act_row_bytes((enum cpu_act)a, wide) > arow)
+			arow = cpu_act_row_bytes((enum cpu_act)a, wide);
 	scratch_free(c);
 	c->x = malloc((size_t)n * hp->n_embd * sizeof(float));
 	c->xb = malloc((size_t)n * hp->n_embd * sizeof(float));
@@ -266,7 +269,10 @@ static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 		mt.x = c->act;
 		mt.x_stride = at.dst_stride;
 	}
-	if (c->amx_scratch && nt >= 16 && a == CPU_ACT_Q8_0) {
+	bool amx_type = true; /* the tiles take Q8_0 and Q4_0 weights only */
+	for (int i = 0; i < n_w; i++)
+		amx_type = amx_type && (w[i]->type == TENSOR_TYPE_Q8_0 || w[i]->type == TENSOR_TYPE_Q4_0);
+	if (c->amx_scratch && nt >= 16 && amx_type) {
 		cpu_pool_run(c->pool, mm_run_amx, &mt);
 		return;
 	}
@@ -320,10 +326,11 @@ typedef void (*row_fn)(const struct rows_task *t, int64_t i);
 struct rows_task {
 	struct cpu_backend *c;
 	const struct backend_batch *b;
-	row_fn fn;      /* the step, for token i of the batch */
-	int layer;      /* kv_store_row */
-	const float *w; /* the *norm_row steps: (n_embd,) RMSNorm weight */
-	const float *y; /* add*_row: (nt, n_embd) added to x */
+	row_fn fn;       /* the step, for token i of the batch */
+	int layer;       /* kv_store_row */
+	const float *w;  /* the *norm_row steps: (n_embd,) norm weight */
+	const float *nb; /* the *norm_row steps: (n_embd,) LayerNorm bias, or NULL */
+	const float *y;  /* add*_row: (nt, n_embd) added to x */
 };
 
 static void rows_run(void *arg, int ith, int nth)
@@ -344,12 +351,22 @@ static void rows(struct rows_task t)
 		rows_run(&t, 0, 1);
 }
 
-/* xb[i] = rmsnorm(x[i]) * w */
+/* One row of the family's norm: rmsnorm(x) * w, or layernorm(x) * w + b. */
+static void norm1(const struct backend_hparams *hp, const float *x, const float *w, const float *b,
+                  float *y)
+{
+	if (hp->norm == BACKEND_NORM_LAYER)
+		cpu_layernorm(x, w, b, y, hp->n_embd, hp->rms_eps);
+	else
+		cpu_rmsnorm(x, w, y, hp->n_embd, hp->rms_eps);
+}
+
+/* xb[i] = norm(x[i]) * w (+ b) */
 static void norm_row(const struct rows_task *t, int64_t i)
 {
 	struct cpu_backend *c = t->c;
 	int64_t E = c->hp.n_embd;
-	cpu_rmsnorm(c->x + i * E, t->w, c->xb + i * E, E, c->hp.rms_eps);
+	norm1(&c->hp, c->x + i * E, t->w, t->nb, c->xb + i * E);
 }
 
 /* x[i] += y[i] */
@@ -394,24 +411,30 @@ static void kv_store_row(const struct rows_task *t, int64_t i)
 	kv_slot_write(c, kv_slot(c, s, t->layer, b->positions[i], 1), c->vc + i * kvd, kvd);
 }
 
-/* g[i] = silu(g[i]) * u[i] (n_ff,) */
-static void swiglu_row(const struct rows_task *t, int64_t i)
+/* g[i] = silu(g[i]) * u[i], gelu(g[i]) * u[i] or gelu(g[i]) (n_ff,) */
+static void ffn_act_row(const struct rows_task *t, int64_t i)
 {
 	struct cpu_backend *c = t->c;
 	int64_t F = c->hp.n_ff;
-	cpu_swiglu(c->g + i * F, c->u + i * F, F);
+	switch (c->hp.ffn) {
+	case BACKEND_FFN_SWIGLU: cpu_swiglu(c->g + i * F, c->u + i * F, F); break;
+	case BACKEND_FFN_GEGLU: cpu_geglu(c->g + i * F, c->u + i * F, F, c->gelu_tab); break;
+	case BACKEND_FFN_GELU: cpu_gelu(c->g + i * F, F, c->gelu_tab); break;
+	}
 }
 
 /* The steps by name, over the whole batch. */
-static void norm(struct cpu_backend *c, const struct backend_batch *b, const float *w)
+static void norm(struct cpu_backend *c, const struct backend_batch *b,
+                 const struct backend_tensor *w, const struct backend_tensor *nb)
 {
-	rows((struct rows_task){ .c = c, .b = b, .fn = norm_row, .w = w });
+	rows((struct rows_task){ .c = c, .b = b, .fn = norm_row, .w = w->data, .nb = nb->data });
 }
 
 static void add_norm(struct cpu_backend *c, const struct backend_batch *b, const float *y,
-                     const float *w)
+                     const struct backend_tensor *w, const struct backend_tensor *nb)
 {
-	rows((struct rows_task){ .c = c, .b = b, .fn = add_norm_row, .y = y, .w = w });
+	rows((struct rows_task){
+	        .c = c, .b = b, .fn = add_norm_row, .y = y, .w = w->data, .nb = nb->data });
 }
 
 static void add(struct cpu_backend *c, const struct backend_batch *b, const float *y)
@@ -429,9 +452,9 @@ static void kv_store(struct cpu_backend *c, const struct backend_batch *b, int l
 	rows((struct rows_task){ .c = c, .b = b, .fn = kv_store_row, .layer = layer });
 }
 
-static void swiglu(struct cpu_backend *c, const struct backend_batch *b)
+static void ffn_act(struct cpu_backend *c, const struct backend_batch *b)
 {
-	rows((struct rows_task){ .c = c, .b = b, .fn = swiglu_row });
+	rows((struct rows_task){ .c = c, .b = b, .fn = ffn_act_row });
 }
 
 /* ---- the forward pass ---- */
@@ -498,10 +521,13 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		tensor_row_dequantize(c->tok_embd.type,
 		                      (const char *)c->tok_embd.data + b->tokens[i] * ers,
 		                      c->x + i * E, E);
+	/* x *= sqrt(E) (gemma; one float product per value, as ggml_scale) */
+	if (hp->embd_scale != 0 && hp->embd_scale != 1)
+		for (int64_t i = 0; i < nt * E; i++) c->x[i] *= hp->embd_scale;
 
-	/* rmsnorm(x (nt,E)) * attn_norm (E,) -> xb (nt,E); later layers get
-	 * theirs fused with the residual add that ends the layer before */
-	if (hp->n_layer > 0) norm(c, b, c->layers[0].attn_norm.data);
+	/* norm(x (nt,E)) * attn_norm (E,) [+ attn_norm_b] -> xb (nt,E); later
+	 * layers get theirs fused with the residual add that ends the layer before */
+	if (hp->n_layer > 0) norm(c, b, &c->layers[0].attn_norm, &c->layers[0].attn_norm_b);
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct backend_layer *L = &c->layers[l];
 		/* xb (nt,E) @ wq (qd,E)^T -> q (nt,qd); wk, wv (kvd,E) -> kc, vc (nt,kvd):
@@ -525,36 +551,46 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		/* softmax(q kᵀ / sqrt(head_dim)) v over each token's sequence up to its
 		 * position, heads grouped over the KV heads -> att (nt,qd) */
 		cpu_attention(c, b, l, n_blk, c->att);
-		/* att (nt,qd) @ wo (E,qd)^T -> dx (nt,E) */
+		/* att (nt,qd) @ wo (E,qd)^T [+ bo (E,)] -> dx (nt,E) */
 		matmul1(c, c->att, nt, &L->wo, c->dx);
-		/* x += dx; rmsnorm(x) * ffn_norm (E,) -> xb (nt,E) */
-		add_norm(c, b, c->dx, L->ffn_norm.data);
-		/* xb (nt,E) @ w_gate, w_up (F,E)^T -> g, u (nt,F) */
-		const struct backend_tensor *gu[2] = { &L->w_gate, &L->w_up };
-		float *gu_out[2] = { c->g, c->u };
-		if (cpu_act_for(L->w_gate.type) == cpu_act_for(L->w_up.type)) {
-			matmul(c, c->xb, nt, 2, gu, gu_out);
+		add_bias(c->dx, &L->bo, nt, E);
+		/* x += dx; norm(x) * ffn_norm (E,) [+ ffn_norm_b] -> xb (nt,E) */
+		add_norm(c, b, c->dx, &L->ffn_norm, &L->ffn_norm_b);
+		if (hp->ffn == BACKEND_FFN_GELU) {
+			/* xb (nt,E) @ w_up (F,E)^T [+ b_up (F,)] -> g (nt,F); no gate */
+			matmul1(c, c->xb, nt, &L->w_up, c->g);
+			add_bias(c->g, &L->b_up, nt, hp->n_ff);
 		} else {
-			matmul1(c, c->xb, nt, gu[0], gu_out[0]);
-			matmul1(c, c->xb, nt, gu[1], gu_out[1]);
+			/* xb (nt,E) @ w_gate, w_up (F,E)^T -> g, u (nt,F) */
+			const struct backend_tensor *gu[2] = { &L->w_gate, &L->w_up };
+			float *gu_out[2] = { c->g, c->u };
+			if (cpu_act_for(L->w_gate.type) == cpu_act_for(L->w_up.type)) {
+				matmul(c, c->xb, nt, 2, gu, gu_out);
+			} else {
+				matmul1(c, c->xb, nt, gu[0], gu_out[0]);
+				matmul1(c, c->xb, nt, gu[1], gu_out[1]);
+			}
+			add_bias(c->u, &L->b_up, nt, hp->n_ff);
 		}
-		/* g = silu(g) * u (nt,F) */
-		swiglu(c, b);
-		/* g (nt,F) @ w_down (E,F)^T -> dx (nt,E) */
+		/* g = silu(g) * u, gelu(g) * u or gelu(g) (nt,F) */
+		ffn_act(c, b);
+		/* g (nt,F) @ w_down (E,F)^T [+ b_down (E,)] -> dx (nt,E) */
 		matmul1(c, c->g, nt, &L->w_down, c->dx);
-		/* x += dx, and rmsnorm(x) * the next layer's attn_norm -> xb (nt,E) */
+		add_bias(c->dx, &L->b_down, nt, E);
+		/* x += dx, and norm(x) * the next layer's attn_norm -> xb (nt,E) */
 		if (l + 1 < hp->n_layer)
-			add_norm(c, b, c->dx, c->layers[l + 1].attn_norm.data);
+			add_norm(c, b, c->dx, &c->layers[l + 1].attn_norm,
+			         &c->layers[l + 1].attn_norm_b);
 		else
 			add(c, b, c->dx);
 	}
 
 	if (b->n_out == 0 || (!b->logits && !b->argmax)) return 0;
-	/* rmsnorm(x [out_rows] (n_out,E)) * output_norm (E,) -> xb (n_out,E): the
-	 * requested rows only */
+	/* norm(x [out_rows] (n_out,E)) * output_norm (E,) [+ output_norm_b] ->
+	 * xb (n_out,E): the requested rows only */
 	for (int32_t i = 0; i < b->n_out; i++)
-		cpu_rmsnorm(c->x + (int64_t)b->out_rows[i] * E, c->output_norm.data, c->xb + i * E,
-		            E, hp->rms_eps);
+		norm1(hp, c->x + (int64_t)b->out_rows[i] * E, c->output_norm.data,
+		      c->output_norm_b.data, c->xb + i * E);
 	float *logits = b->logits;
 	float *tmp = NULL;
 	if (!logits) {
@@ -640,6 +676,7 @@ static void cpu_destroy(void *ctx)
 	free(c->scores);
 	free(c->dscores), free(c->dpart);
 	free(c->amx_scratch);
+	free(c->gelu_tab);
 	free(c);
 }
 
@@ -679,7 +716,8 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 			                                &w->layers[l].w_gate, &w->layers[l].w_up,
 			                                &w->layers[l].w_down };
 		for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
-			if (!gemm_supported(mats[i])) return unsupported_type(mats[i], err);
+			if (mats[i]->data && !gemm_supported(mats[i]))
+				return unsupported_type(mats[i], err);
 	}
 	if (!gemm_supported(&w->output)) return unsupported_type(&w->output, err);
 	struct cpu_backend *c = calloc(1, sizeof *c);
@@ -687,7 +725,16 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->hp = *hp;
 	c->tok_embd = w->tok_embd;
 	c->output_norm = w->output_norm;
+	c->output_norm_b = w->output_norm_b;
 	c->output = w->output;
+	if (hp->ffn != BACKEND_FFN_SWIGLU) {
+		c->gelu_tab = malloc(65536 * sizeof(float));
+		if (!c->gelu_tab) {
+			free(c);
+			return backend_error_set(err, -ENOMEM, "cpu backend: out of memory");
+		}
+		cpu_gelu_table_fill(c->gelu_tab);
+	}
 	c->layers = malloc((size_t)hp->n_layer * sizeof *c->layers);
 	int n_threads = cfg->n_threads > 0 ? cfg->n_threads : backend_cpu_physical_cores();
 	c->pool = cpu_pool_create(n_threads);

@@ -10,7 +10,9 @@
 
 struct cpu_backend {
 	struct backend_hparams hp;
-	struct backend_tensor tok_embd, output_norm, output;
+	struct backend_tensor tok_embd, output_norm, output_norm_b, output;
+	/* [65536] ggml's GELU on the f16 grid (cpu_gelu_table_fill); NULL for SwiGLU models */
+	float *gelu_tab;
 	struct backend_layer *layers; /* [n_layer], copied; data borrowed */
 	struct cpu_pool *pool;
 	struct cpu_kernels k_full; /* the chosen set, gaps filled from the reference */

@@ -6,6 +6,8 @@
 
 #include <math.h>
 
+#include "quant.h"
+
 void cpu_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps)
 {
 	/* Sum in double like ggml's rms_norm (ggml_float), so the scale matches. */
@@ -13,6 +15,25 @@ void cpu_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps)
 	for (int64_t i = 0; i < n; i++) ss += (double)x[i] * x[i];
 	float scale = 1.0f / sqrtf((float)(ss / (double)n) + eps);
 	for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * w[i];
+}
+
+void cpu_layernorm(const float *x, const float *w, const float *b, float *y, int64_t n, float eps)
+{
+	/* As ggml_norm: the mean summed in double and rounded to float, the
+	 * centred values in float, their squares summed in double. */
+	double s = 0;
+	for (int64_t i = 0; i < n; i++) s += x[i];
+	float mean = (float)(s / (double)n);
+	double ss = 0;
+	for (int64_t i = 0; i < n; i++) {
+		float d = x[i] - mean;
+		ss += (double)d * d;
+	}
+	float scale = 1.0f / sqrtf((float)(ss / (double)n) + eps);
+	for (int64_t i = 0; i < n; i++) {
+		float v = (x[i] - mean) * scale * w[i];
+		y[i] = b ? v + b[i] : v;
+	}
 }
 
 void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float base,
@@ -43,4 +64,41 @@ void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float b
 void cpu_swiglu(float *g, const float *u, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+/* ggml's GELU constants (tanh form). */
+#define GELU_COEF_A    0.044715f
+#define SQRT_2_OVER_PI 0.79788456080286535587989211986876f
+
+float cpu_gelu_exact(float x)
+{
+	return 0.5f * x * (1.0f + tanhf(SQRT_2_OVER_PI * x * (1.0f + GELU_COEF_A * x * x)));
+}
+
+void cpu_gelu_table_fill(float *tab)
+{
+	/* Entry h: the half h widened, through the tanh form in float, rounded
+	 * to half and widened again: ggml_table_gelu_f16 as floats. */
+	for (uint32_t h = 0; h < 65536; h++)
+		tab[h] = tensor_f16_to_f32(
+		        tensor_f32_to_f16(cpu_gelu_exact(tensor_f16_to_f32((uint16_t)h))));
+}
+
+/* gelu(x) as ggml_vec_gelu_f32 with GGML_GELU_FP16: 0 at or below -10, x at
+ * or above 10, else the table at x rounded to half. */
+static inline float gelu_lookup(const float *tab, float x)
+{
+	if (x <= -10.0f) return 0.0f;
+	if (x >= 10.0f) return x;
+	return tab[tensor_f32_to_f16(x)];
+}
+
+void cpu_gelu(float *x, int64_t n, const float *tab)
+{
+	for (int64_t i = 0; i < n; i++) x[i] = gelu_lookup(tab, x[i]);
+}
+
+void cpu_geglu(float *g, const float *u, int64_t n, const float *tab)
+{
+	for (int64_t i = 0; i < n; i++) g[i] = gelu_lookup(tab, g[i]) * u[i];
 }

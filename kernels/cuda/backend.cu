@@ -677,6 +677,16 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 		            "cuda: %s is compute capability %d.%d; the module is built for 8.0 and "
 		            "newer",
 		            prop.name, prop.major, prop.minor);
+	/* The kernels here are the llama/qwen2 block only: RMSNorm, SwiGLU, no
+	 * embedding scale, no biases past Q/K/V. Other families (starcoder2,
+	 * gemma) run on the cpu backend; auto falls back to it on this error. */
+	if (hp->norm != BACKEND_NORM_RMS || hp->ffn != BACKEND_FFN_SWIGLU ||
+	    (hp->embd_scale != 0 && hp->embd_scale != 1) || w->output_norm_b.data ||
+	    (hp->n_layer > 0 && (w->layers[0].bo.data || w->layers[0].b_up.data ||
+	                         w->layers[0].b_down.data || w->layers[0].attn_norm_b.data)))
+		return fail(err, -ENOTSUP,
+		            "cuda: this model family (LayerNorm, GELU/GeGLU, scaled embeddings or "
+		            "output biases) runs on the cpu backend only");
 	if (hp->head_dim % 4 || hp->head_dim > 256)
 		return fail(err, -EINVAL,
 		            "cuda: head size %d is not supported (a multiple of 4 up to 256)",

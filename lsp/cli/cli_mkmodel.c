@@ -1,13 +1,15 @@
 /*
- * cli_mkmodel.c - `infill mkmodel`: writes a Llama model with random
- * weights to a GGUF file, for tests and benchmarks of a given shape and
- * tensor type without downloading anything.
+ * cli_mkmodel.c - `infill mkmodel`: writes a model of a known family
+ * (llama, qwen2, starcoder2, gemma) with random weights to a GGUF file, for
+ * tests and benchmarks of a given shape and tensor type without
+ * downloading anything. Each family gets the keys and tensors llama.cpp's
+ * converter writes for it (biases, no gate, tied output, head size).
  *
  * Weights are seeded and reproducible: every tensor draws from its own
  * stream (seed and tensor index), so the bytes do not depend on the order of
  * writing. Matrices are approximately N(0, 0.02^2) (sum of four uniforms:
  * cheap, bounded at 3.5 sigma, which is all a random-weight benchmark
- * needs); norm weights 1 + 0.05 N(0, 1), stored F32. Tensors are produced
+ * needs); norm weights 1 + 0.05 N(0, 1), biases 0.02 N(0, 1), stored F32. Tensors are produced
  * one at a time while the file is written, so memory stays at about one
  * tensor. A matrix whose rows do not divide into the type's blocks (Q4_K
  * and Q6_K need rows of 256; the 1.3B FFN is 5504 wide) falls back to Q4_0
@@ -25,9 +27,36 @@
 #include "llama_tensors.h"
 #include "quant.h"
 
+/* A model family as written here: the architecture name its keys go under
+ * and what it has beyond the Llama block. */
+struct family {
+	const char *arch;
+	bool qkv_bias, other_bias; /* LLAMA_TENSOR_BIAS / LLAMA_TENSOR_LN_BIAS written */
+	bool gate;                 /* ffn_gate written */
+	bool tied;                 /* no output.weight: the embedding is the output head */
+	bool linear4;              /* DeepSeek-Coder's rope: linear scaling 4, dimension_count */
+	const char *eps_key;       /* after "<arch>." */
+};
+
+static const struct family fam_llama = {
+	"llama", false, false, true, false, true, "attention.layer_norm_rms_epsilon"
+};
+static const struct family fam_qwen2 = {
+	"qwen2", true, false, true, true, false, "attention.layer_norm_rms_epsilon"
+};
+static const struct family fam_starcoder2 = {
+	"starcoder2", true, true, false, true, false, "attention.layer_norm_epsilon"
+};
+static const struct family fam_gemma = {
+	"gemma", false, false, true, true, false, "attention.layer_norm_rms_epsilon"
+};
+
 struct shape {
 	const char *name;
 	uint32_t n_layer, dim, n_head, n_head_kv, ffn, ctx;
+	const struct family *fam;
+	uint32_t head_dim; /* 0: dim / n_head; else written as attention.key_length */
+	float rope_base, eps;
 };
 
 /* The options that override a shape's fields: X(option, field). */
@@ -39,28 +68,39 @@ struct shape {
 	X("--ffn", ffn)            \
 	X("--ctx", ctx)
 
+/* The published models' configurations (config.json of each). */
 static const struct shape shapes[] = {
-	{ "deepseek-coder-1.3b", 24, 2048, 16, 16, 5504, 16384 },
-	{ "deepseek-coder-6.7b", 32, 4096, 32, 32, 11008, 16384 },
-	{ "tiny", 2, 64, 4, 2, 160, 16384 },
+	{ "deepseek-coder-1.3b", 24, 2048, 16, 16, 5504, 16384, &fam_llama, 0, 100000.0f, 1e-6f },
+	{ "deepseek-coder-6.7b", 32, 4096, 32, 32, 11008, 16384, &fam_llama, 0, 100000.0f, 1e-6f },
+	{ "qwen2.5-coder-1.5b", 28, 1536, 12, 2, 8960, 32768, &fam_qwen2, 0, 1000000.0f, 1e-6f },
+	{ "starcoder2-3b", 30, 3072, 24, 2, 12288, 16384, &fam_starcoder2, 0, 999999.4420358813f,
+	  1e-5f },
+	{ "codegemma-2b", 18, 2048, 8, 1, 16384, 8192, &fam_gemma, 256, 10000.0f, 1e-6f },
+	{ "tiny", 2, 64, 4, 2, 160, 16384, &fam_llama, 0, 100000.0f, 1e-6f },
+	/* gemma with a head size other than dim / heads, as CodeGemma 7B (tests/infer/model_data) */
+	{ "tiny-gemma", 2, 64, 4, 1, 160, 8192, &fam_gemma, 32, 10000.0f, 1e-6f },
+	{ "tiny-starcoder2", 2, 64, 4, 2, 256, 16384, &fam_starcoder2, 0, 100000.0f, 1e-5f },
+	{ "tiny-qwen2", 2, 64, 4, 2, 160, 32768, &fam_qwen2, 0, 1000000.0f, 1e-6f },
 };
 
 static void usage(FILE *fp)
 {
-	fprintf(fp,
-	        "usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf "
-	        "[options]\n"
-	        "\n"
-	        "Writes a Llama model with random (seeded) weights; tokenizer.* keys are copied\n"
-	        "from V.gguf and the vocabulary size is its token count.\n"
-	        "\n"
-	        "  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny\n"
-	        "  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_k | q6_k  (every 2-D "
-	        "weight;\n"
-	        "                 norms stay f32)\n"
-	        "  --seed N       random seed (default 1)\n"
-	        "  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
-	        "                 override the shape's fields\n");
+	fprintf(fp, "usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf "
+	            "[options]\n"
+	            "\n"
+	            "Writes a model with random (seeded) weights; tokenizer.* keys are copied\n"
+	            "from V.gguf and the vocabulary size is its token count.\n"
+	            "\n"
+	            "  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny (llama),\n"
+	            "                 qwen2.5-coder-1.5b | tiny-qwen2 (qwen2),\n"
+	            "                 starcoder2-3b | tiny-starcoder2 (starcoder2),\n"
+	            "                 codegemma-2b | tiny-gemma (gemma)\n"
+	            "  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_k | q6_k  (every 2-D "
+	            "weight;\n"
+	            "                 norms stay f32)\n"
+	            "  --seed N       random seed (default 1)\n"
+	            "  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
+	            "                 override the shape's fields\n");
 }
 
 /* ---- random numbers: splitmix64, one stream per tensor ---- */
@@ -87,7 +127,7 @@ struct tensor_job {
 	uint64_t seed;
 	uint32_t type;
 	int64_t ne0, ne1;
-	bool is_norm;
+	bool is_norm, is_bias;
 };
 
 /* gguf_tensor_fill_fn: generate and quantize one row at a time into buf. */
@@ -100,7 +140,8 @@ static int fill_tensor(void *ctx, void *buf, uint64_t nbytes)
 	uint64_t row_bytes = tensor_type_row_size(j->type, j->ne0);
 	for (int64_t r = 0; r < j->ne1; r++) {
 		for (int64_t i = 0; i < j->ne0; i++)
-			row[i] = j->is_norm ? 1.0f + 0.05f * normal(&s) : 0.02f * normal(&s);
+			row[i] = j->is_norm && !j->is_bias ? 1.0f + 0.05f * normal(&s)
+			                                   : 0.02f * normal(&s);
 		int rc = tensor_row_quantize(j->type, row, (uint8_t *)buf + (uint64_t)r * row_bytes,
 		                             j->ne0);
 		if (rc) {
@@ -224,7 +265,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (ov.field) sh->field = ov.field;
 	SHAPE_OPTIONS(APPLY)
 #undef APPLY
-	if (sh->dim % sh->n_head || sh->n_head % sh->n_head_kv || (sh->dim / sh->n_head) % 2) {
+	uint32_t hd = sh->head_dim ? sh->head_dim : sh->dim / sh->n_head;
+	if ((!sh->head_dim && sh->dim % sh->n_head) || sh->n_head % sh->n_head_kv || hd % 2) {
 		fprintf(stderr,
 		        "infill mkmodel: dim %u must split into %u heads of even size, and heads "
 		        "into %u kv heads\n",
@@ -258,21 +300,34 @@ static int plan_keys(struct gguf_writer *w, const struct args *a, struct gguf_fi
 	char name[96];
 	snprintf(name, sizeof name, "infill random %s %s", a->shape_name,
 	         tensor_type_name(a->type));
-	int rc = gguf_writer_set_str(w, "general.architecture", "llama");
+	const struct family *f = sh->fam;
+	char kb[128];
+#define KEY(suffix) (snprintf(kb, sizeof kb, "%s.%s", f->arch, suffix), kb)
+	int rc = gguf_writer_set_str(w, "general.architecture", f->arch);
 	rc = rc ? rc : gguf_writer_set_str(w, "general.name", name);
 	rc = rc ? rc : gguf_writer_set_u32(w, "general.file_type", llama_file_type(a->type));
-	rc = rc ? rc : gguf_writer_set_u32(w, "llama.vocab_size", (uint32_t)n_vocab);
-	rc = rc ? rc : gguf_writer_set_u32(w, "llama.context_length", sh->ctx);
-	rc = rc ? rc : gguf_writer_set_u32(w, "llama.embedding_length", sh->dim);
-	rc = rc ? rc : gguf_writer_set_u32(w, "llama.block_count", sh->n_layer);
-	rc = rc ? rc : gguf_writer_set_u32(w, "llama.feed_forward_length", sh->ffn);
-	rc = rc ? rc : gguf_writer_set_u32(w, "llama.rope.dimension_count", sh->dim / sh->n_head);
-	rc = rc ? rc : gguf_writer_set_u32(w, "llama.attention.head_count", sh->n_head);
-	rc = rc ? rc : gguf_writer_set_u32(w, "llama.attention.head_count_kv", sh->n_head_kv);
-	rc = rc ? rc : gguf_writer_set_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-6f);
-	rc = rc ? rc : gguf_writer_set_f32(w, "llama.rope.freq_base", 100000.0f);
-	rc = rc ? rc : gguf_writer_set_str(w, "llama.rope.scaling.type", "linear");
-	rc = rc ? rc : gguf_writer_set_f32(w, "llama.rope.scaling.factor", 4.0f);
+	if (f->linear4) /* the keys DeepSeek-Coder's files have; the others' converters write none */
+		rc = rc ? rc : gguf_writer_set_u32(w, KEY("vocab_size"), (uint32_t)n_vocab);
+	rc = rc ? rc : gguf_writer_set_u32(w, KEY("context_length"), sh->ctx);
+	rc = rc ? rc : gguf_writer_set_u32(w, KEY("embedding_length"), sh->dim);
+	rc = rc ? rc : gguf_writer_set_u32(w, KEY("block_count"), sh->n_layer);
+	rc = rc ? rc : gguf_writer_set_u32(w, KEY("feed_forward_length"), sh->ffn);
+	if (f->linear4)
+		rc = rc ? rc
+		        : gguf_writer_set_u32(w, KEY("rope.dimension_count"), sh->dim / sh->n_head);
+	rc = rc ? rc : gguf_writer_set_u32(w, KEY("attention.head_count"), sh->n_head);
+	rc = rc ? rc : gguf_writer_set_u32(w, KEY("attention.head_count_kv"), sh->n_head_kv);
+	if (sh->head_dim) {
+		rc = rc ? rc : gguf_writer_set_u32(w, KEY("attention.key_length"), sh->head_dim);
+		rc = rc ? rc : gguf_writer_set_u32(w, KEY("attention.value_length"), sh->head_dim);
+	}
+	rc = rc ? rc : gguf_writer_set_f32(w, KEY(f->eps_key), sh->eps);
+	rc = rc ? rc : gguf_writer_set_f32(w, KEY("rope.freq_base"), sh->rope_base);
+	if (f->linear4) {
+		rc = rc ? rc : gguf_writer_set_str(w, KEY("rope.scaling.type"), "linear");
+		rc = rc ? rc : gguf_writer_set_f32(w, KEY("rope.scaling.factor"), 4.0f);
+	}
+#undef KEY
 	for (int64_t i = 0; !rc && i < gguf_key_count(vocab); i++) {
 		struct gguf_str k = gguf_key_name(vocab, i);
 		if (k.len >= 10 && !memcmp(k.ptr, "tokenizer.", 10))
@@ -289,11 +344,12 @@ struct plan {
 };
 
 static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t ne0, int64_t ne1,
-                      uint64_t seed)
+                      bool is_bias, uint64_t seed)
 {
 	struct tensor_job *j = &p->jobs[p->n_jobs];
 	bool is_norm = ne1 == 0;
 	j->is_norm = is_norm;
+	j->is_bias = is_bias;
 	j->ne0 = ne0;
 	j->ne1 = is_norm ? 1 : ne1;
 	j->type = is_norm ? TENSOR_TYPE_F32 : type;
@@ -337,25 +393,45 @@ static int64_t dim_size(enum llama_dim d, const struct shape *sh, uint64_t n_voc
 	switch (d) {
 	case LLAMA_DIM_NONE: return 0;
 	case LLAMA_DIM_EMBD: return sh->dim;
-	case LLAMA_DIM_KV: return (int64_t)(sh->dim / sh->n_head) * sh->n_head_kv;
+	case LLAMA_DIM_Q:
+		return (int64_t)(sh->head_dim ? sh->head_dim : sh->dim / sh->n_head) * sh->n_head;
+	case LLAMA_DIM_KV:
+		return (int64_t)(sh->head_dim ? sh->head_dim : sh->dim / sh->n_head) *
+		       sh->n_head_kv;
 	case LLAMA_DIM_FF: return sh->ffn;
 	case LLAMA_DIM_VOCAB: return (int64_t)n_vocab;
 	}
 	return 0;
 }
 
-/* The parts[n] tensors, named prefix + name (biases left out: a Llama
- * model has none). Returns 0 or a negative errno. */
+/* Whether the family's file holds a tensor of this kind. */
+static bool family_has(const struct family *f, enum llama_tensor_kind kind)
+{
+	switch (kind) {
+	case LLAMA_TENSOR_REQUIRED: return true;
+	case LLAMA_TENSOR_BIAS: return f->qkv_bias;
+	case LLAMA_TENSOR_LN_BIAS: return f->other_bias;
+	case LLAMA_TENSOR_GATE: return f->gate;
+	case LLAMA_TENSOR_TIED: return !f->tied;
+	}
+	return false;
+}
+
+/* The parts[n] tensors the family has, named prefix + name. Returns 0 or a
+ * negative errno. */
 static int plan_parts(struct plan *p, const struct args *a, uint64_t n_vocab, const char *prefix,
                       const struct part *parts, size_t n)
 {
 	int rc = 0;
 	for (size_t k = 0; !rc && k < n; k++) {
-		if (parts[k].kind == LLAMA_TENSOR_BIAS) continue;
+		if (!family_has(a->shape.fam, parts[k].kind)) continue;
 		char name[96];
 		snprintf(name, sizeof name, "%s%s", prefix, parts[k].name);
 		rc = add_weight(p, name, a->type, dim_size(parts[k].ne0, &a->shape, n_vocab),
-		                dim_size(parts[k].ne1, &a->shape, n_vocab), a->seed);
+		                dim_size(parts[k].ne1, &a->shape, n_vocab),
+		                parts[k].kind == LLAMA_TENSOR_BIAS ||
+		                        parts[k].kind == LLAMA_TENSOR_LN_BIAS,
+		                a->seed);
 	}
 	return rc;
 }
@@ -413,9 +489,9 @@ int cli_mkmodel(int argc, char **argv)
 	}
 	const struct shape *sh = &a.shape;
 	fprintf(stderr,
-	        "mkmodel: wrote %s (%s, %u layers, dim %u, %u/%u heads, ffn %u, vocab %llu, %s",
-	        a.out, a.shape_name, sh->n_layer, sh->dim, sh->n_head, sh->n_head_kv, sh->ffn,
-	        (unsigned long long)n_vocab, tensor_type_name(a.type));
+	        "mkmodel: wrote %s (%s %s, %u layers, dim %u, %u/%u heads, ffn %u, vocab %llu, %s",
+	        a.out, sh->fam->arch, a.shape_name, sh->n_layer, sh->dim, sh->n_head, sh->n_head_kv,
+	        sh->ffn, (unsigned long long)n_vocab, tensor_type_name(a.type));
 	if (p.n_fallback) fprintf(stderr, "; %d matrices in a fallback type", p.n_fallback);
 	fprintf(stderr, ")\n");
 done:

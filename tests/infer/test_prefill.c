@@ -295,6 +295,38 @@ TEST(prefill_budget_cuts_the_suffix_or_answers_from_the_short_context)
 	model_free(m);
 }
 
+TEST(calibrated_budget_holds_from_the_first_job)
+{
+	struct model *m = load();
+	if (!m) return;
+	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	REQUIRE(e != NULL);
+	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
+	struct infer_error err = { 0 };
+	REQUIRE(engine_calibrate(e, &err) == 0);
+	struct engine_stats st;
+	engine_get_stats(e, &st);
+	CHECK(st.prefill_tokens_per_s > 0);
+	CHECK(st.decode_step_ms > 0);
+	CHECK_INT_EQ(st.jobs, 0); /* not a job: the counts users see stay clean */
+	CHECK_INT_EQ(kv_pool_free_pages(model_kv_pool(m)), free0);
+	/* the first job knows its rate: a deadline already past cannot be
+	 * met, and with a short context given it answers from that */
+	static const char *near = "        self.dirty = ";
+	struct engine_request rq = request(PREFIX, SUFFIX);
+	rq.fit_deadline = true;
+	rq.short_prefix = near;
+	rq.short_prefix_len = strlen(near);
+	rq.deadline_ms = engine_now_ms() - 1;
+	struct engine_result r;
+	REQUIRE(run(e, &rq, &r) == 0);
+	CHECK_INT_EQ(r.budget, ENGINE_BUDGET_SHORT);
+	CHECK(r.prompt_tokens < 40);
+	engine_result_finish(&r);
+	engine_free(e);
+	model_free(m);
+}
+
 TEST(suffix_order_per_family)
 {
 	CHECK_INT_EQ(fim_order_for(FIM_TEMPLATE_STARCODER), FIM_ORDER_SPM);

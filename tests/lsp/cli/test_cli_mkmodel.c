@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "gguf.h"
 #include "harness.h"
+#include "infer.h"
 #include "quant.h"
 
 static char vocab[4096];
@@ -177,6 +178,72 @@ TEST(usage_errors)
 		          "--vocab", "/nonexistent.gguf", "-o",   p,        NULL };
 	CHECK_INT_EQ(cli_mkmodel(9, argv2), 1);
 	CHECK(access(p, F_OK) != 0);
+}
+
+/* Each family's shape: its keys and tensors as llama.cpp's converter writes
+ * them (biases, no gate, tied output, head size), and infill loads and runs
+ * the file. */
+TEST(families)
+{
+	static const struct {
+		const char *shape, *arch;
+		bool qkv_bias, other_bias, gate;
+		uint32_t head_dim, q_dim;
+	} fams[] = {
+		{ "tiny-qwen2", "qwen2", true, false, true, 16, 64 },
+		{ "tiny-starcoder2", "starcoder2", true, true, false, 16, 64 },
+		{ "tiny-gemma", "gemma", false, false, true, 32, 128 },
+	};
+	for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+		char p[256];
+		tmp(p, fams[i].shape);
+		char *argv[] = { "mkmodel", "--shape", (char *)fams[i].shape,
+			         "--type",  "q8_0",    "--vocab",
+			         vocab,     "-o",      p,
+			         NULL };
+		CHECK_INT_EQ(cli_mkmodel(9, argv), 0);
+		struct infer_error err;
+		struct gguf_file *f = gguf_open(p, &err);
+		REQUIRE(f);
+		struct gguf_str s;
+		CHECK(gguf_get_str(f, "general.architecture", &s) && gguf_str_eq(s, fams[i].arch));
+		char key[96];
+		uint32_t u;
+		snprintf(key, sizeof key, "%s.attention.key_length", fams[i].arch);
+		CHECK(gguf_get_u32(f, key, &u) == !strcmp(fams[i].arch, "gemma"));
+		CHECK(gguf_find_tensor(f, "output.weight") < 0); /* all three tie the output head */
+		CHECK((gguf_find_tensor(f, "blk.1.attn_k.bias") >= 0) == fams[i].qkv_bias);
+		CHECK((gguf_find_tensor(f, "blk.1.ffn_down.bias") >= 0) == fams[i].other_bias);
+		CHECK((gguf_find_tensor(f, "output_norm.bias") >= 0) == fams[i].other_bias);
+		CHECK((gguf_find_tensor(f, "blk.0.ffn_gate.weight") >= 0) == fams[i].gate);
+		int64_t q = gguf_find_tensor(f, "blk.0.attn_q.weight");
+		REQUIRE(q >= 0);
+		CHECK_INT_EQ(gguf_tensor(f, q)->ne[1], fams[i].q_dim);
+		gguf_close(f);
+
+		struct model_params mp = model_params_default();
+		mp.path = p;
+		mp.backend = INFER_BACKEND_CPU;
+		mp.n_threads = 1;
+		mp.kv_bytes = 4u << 20;
+		struct model *m = model_load(&mp, &err);
+		if (!m) fprintf(stderr, "%s: %s\n", fams[i].shape, err.message);
+		REQUIRE(m);
+		CHECK_STR_EQ(model_info(m)->arch, fams[i].arch);
+		CHECK_INT_EQ(model_info(m)->head_dim, fams[i].head_dim);
+		int32_t nv = model_info(m)->n_vocab;
+		float *logits = malloc((size_t)nv * sizeof *logits);
+		int32_t ids[3] = { 100, 200, 300 };
+		struct kv_seq *sq = kv_seq_new(model_kv_pool(m));
+		CHECK_INT_EQ(model_eval(m, sq, ids, 3, logits, &err), 0);
+		bool finite = true;
+		for (int32_t v = 0; v < nv; v++) finite = finite && isfinite(logits[v]);
+		CHECK(finite);
+		kv_seq_free(sq);
+		free(logits);
+		model_free(m);
+		unlink(p);
+	}
 }
 
 int harness_main(void);
