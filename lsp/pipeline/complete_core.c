@@ -244,8 +244,10 @@ static bool opens_brackets(const char *head, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		char c = head[i];
 		if (quote) {
-			if (c == '\\') i++;
-			else if (c == quote) quote = 0;
+			if (c == '\\')
+				i++;
+			else if (c == quote)
+				quote = 0;
 		} else if (c == '"' || c == '\'' || c == '`') {
 			quote = c;
 		} else if (c == '(' || c == '[' || c == '{') {

@@ -80,13 +80,12 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		if (progress && p->loading)
 			progress(p->host.ud, LOAD_TITLE, NULL, ev->percentage, false);
 		break;
-	case EVENT_LOAD_END:
-		if (progress && p->loading)
-			progress(p->host.ud, LOAD_TITLE,
-			         !ev->ok        ? "failed"
-			         : ev->fallback ? "ready: the embedded model (the model set failed to load)"
-			                        : "ready",
-			         100, true);
+	case EVENT_LOAD_END: {
+		const char *end =
+		        !ev->ok        ? "failed"
+		        : ev->fallback ? "ready: the embedded model (the model set failed to load)"
+		                       : "ready";
+		if (progress && p->loading) progress(p->host.ud, LOAD_TITLE, end, 100, true);
 		p->loading = false;
 		if (ev->ok)
 			log_info(p->log, "model ready: %s", ev->message);
@@ -95,6 +94,7 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		else
 			log_error(p->log, "%s", ev->message);
 		break;
+	}
 	case EVENT_WARNING:
 		if (p->host.message) /* which logs it too */
 			p->host.message(p->host.ud, 2, ev->message);
