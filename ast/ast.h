@@ -320,4 +320,63 @@ struct ast_validation {
  */
 int ast_validate(const struct ast_validate_params *p, struct ast_validation *out);
 
+/* ---- 5. Outlines: what a file defines and imports --------------------------- */
+
+/* How an import names what it brings in; the caller resolves it to files
+ * (lsp/context/ does, against the workspace). */
+enum ast_import_kind {
+	AST_IMPORT_PYTHON,   /* dotted module, leading dots relative: "pkg.mod", "..x" */
+	AST_IMPORT_INCLUDE,  /* C/C++ #include "x.h": a path from the file's folder */
+	AST_IMPORT_RELATIVE, /* JS/TS import ... from './x': a path, extension optional */
+	AST_IMPORT_GO,       /* an import path "example.com/m/pkg" */
+	AST_IMPORT_RUST_MOD, /* mod x; : x.rs or x/mod.rs beside the file */
+	AST_IMPORT_RUST_USE, /* use crate::a::b : "a/b" from the crate root */
+};
+
+struct ast_import {
+	enum ast_import_kind kind;
+	char spec[240]; /* as above, NUL-terminated; longer ones are skipped */
+};
+
+struct ast_def {
+	char name[64];
+	size_t start, end; /* the definition's bytes in the text */
+	char *sig;         /* its signature: header, methods' headers, no bodies
+	                    * (owned by the outline, NUL-terminated) */
+	size_t sig_len;
+};
+
+struct ast_outline {
+	struct ast_def *defs; /* owned, in document order */
+	size_t n_defs;
+	struct ast_import *imports; /* owned, in document order */
+	size_t n_imports;
+};
+
+/*
+ * The top-level definitions of text (and those one level inside a class,
+ * namespace or impl; C prototypes and #defines of headers too) with their
+ * signatures, and its imports. doc (optional, a parsed tree of the same
+ * text) is reused; else the text is parsed here. A NULL language gives an
+ * empty outline. *out is the caller's memory: release it with
+ * ast_outline_finish whatever the result. 0, AST_ENOMEM or AST_EPARSE.
+ */
+int ast_outline(const struct ast_lang *lang, const char *text, size_t len, struct ast_doc *doc,
+                struct ast_outline *out);
+void ast_outline_finish(struct ast_outline *o);
+
+struct ast_name {
+	char name[64];
+	size_t dist; /* lines from the cursor to its nearest use */
+};
+
+/*
+ * The identifiers used in the lines around cursor (40 before, 8 after),
+ * nearest first, into out[0..cap); returns how many, or a negative AST_E*.
+ * The callee, the receiver's attribute, the annotated type are all among
+ * them. doc as for ast_outline.
+ */
+int ast_names_near(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
+                   struct ast_doc *doc, struct ast_name *out, size_t cap);
+
 #endif

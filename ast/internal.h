@@ -81,6 +81,35 @@ size_t tree_error_count(TSNode node);
 /* A new parser for lang (NULL on failure). */
 TSParser *lang_parser_new(const struct ast_lang *lang);
 
+/* ---- signatures (slice.c), shared with outline.c ---- */
+
+/* Identifiers used near the cursor with their distance in lines. */
+struct ref {
+	char name[64];
+	size_t dist;
+};
+
+struct refs {
+	struct ref v[256];
+	size_t n;
+};
+
+/* Adds to r the identifiers of the leaves under root within [from, to),
+ * each with its least distance in lines from cursor (256 names at most). */
+void slice_refs_collect(TSNode root, const char *text, size_t from, size_t to, size_t cursor,
+                        struct refs *r);
+
+/* The header of a definition: the end of its text up to its body (or all
+ * of a short type); *start gets its start. */
+size_t slice_header_end(TSNode def, const char *text, size_t *start);
+
+/* Appends to buf[0..l) (cap bytes) the signatures of the methods in a
+ * container definition's body that r names (all of them, up to 12, when r
+ * is NULL) and constructors, closed as the language does. Returns the new
+ * length. */
+size_t slice_members_add(const struct ast_lang *lang, TSNode def, const char *text,
+                         const struct refs *r, char *buf, size_t l, size_t cap);
+
 /* ---- text helpers (scope.c) ---- */
 
 /* Start of the line holding byte pos / end of it (the '\n' or len). */

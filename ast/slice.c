@@ -93,8 +93,8 @@ static size_t fit_start(const struct counter *c, const struct offsets *starts, s
  * first multiple of step at or after start (a boundary itself), and not past
  * end; start if none. Line starts only: some starts are an argument's or
  * an operand's, mid-line, fine as a last resort but not as a window's edge. */
-static size_t step_start(const char *text, const struct offsets *starts, size_t start,
-                         size_t end, size_t step)
+static size_t step_start(const char *text, const struct offsets *starts, size_t start, size_t end,
+                         size_t step)
 {
 	size_t anchor = (start + step - 1) / step * step;
 	size_t lo = 0, hi = starts->n;
@@ -245,16 +245,6 @@ static int snippet_add(struct snippets *s, enum ast_snippet_kind kind, const cha
 	return 0;
 }
 
-/* Identifiers used near the cursor with their distance in lines. */
-struct ref {
-	char name[64];
-	size_t dist;
-};
-
-struct refs {
-	struct ref v[256];
-	size_t n;
-};
 
 static bool is_ref_type(const char *t)
 {
@@ -275,8 +265,8 @@ static size_t lines_between(const char *text, size_t a, size_t b)
 	return n;
 }
 
-static void refs_collect(TSNode root, const char *text, size_t from, size_t to, size_t cursor,
-                         struct refs *r)
+void slice_refs_collect(TSNode root, const char *text, size_t from, size_t to, size_t cursor,
+                        struct refs *r)
 {
 	TSTreeCursor c = ts_tree_cursor_new(root);
 	for (;;) {
@@ -324,7 +314,7 @@ static bool is_function_type(const char *t)
 
 /* The header of a definition: its text up to its body, or all of it when it
  * has no body and is short (a typedef, a type alias). */
-static size_t header_end(TSNode def, const char *text, size_t *start)
+size_t slice_header_end(TSNode def, const char *text, size_t *start)
 {
 	*start = ts_node_start_byte(def);
 	TSNode d = def;
@@ -366,8 +356,8 @@ static bool is_constructor_name(const char *name)
  * definition's body that the code near the cursor names (and constructors),
  * each on its own line with its own indentation, and closes it as the
  * language does. Returns the new length. */
-static size_t members_add(const struct ast_lang *lang, TSNode def, const char *text,
-                          const struct refs *r, char *buf, size_t l, size_t cap)
+size_t slice_members_add(const struct ast_lang *lang, TSNode def, const char *text,
+                         const struct refs *r, char *buf, size_t l, size_t cap)
 {
 	bool indent = lang->blocks == AST_BLOCK_INDENT;
 	l = append(buf, l, cap, indent ? ":" : " {", indent ? 1 : 2);
@@ -382,9 +372,9 @@ static size_t members_add(const struct ast_lang *lang, TSNode def, const char *t
 			continue;
 		char mname[64];
 		if (!lang_def_name(m, text, mname, sizeof mname) ||
-		    !(is_constructor_name(mname) || refs_find(r, mname)))
+		    !(!r || is_constructor_name(mname) || refs_find(r, mname)))
 			continue;
-		size_t ms, me = header_end(m, text, &ms);
+		size_t ms, me = slice_header_end(m, text, &ms);
 		size_t ls = text_line_start(text, ms);
 		l = append(buf, l, cap, "\n", 1);
 		if (text_is_blank(text, ls, ms)) l = append(buf, l, cap, text + ls, ms - ls);
@@ -432,14 +422,14 @@ static int signatures_add(const struct ast_lang *lang, TSNode root, const char *
 			if (!contains_cursor && !visible &&
 			    lang_def_name(n, text, name, sizeof name) &&
 			    (ref = refs_find(r, name))) {
-				size_t hs, he = header_end(n, text, &hs);
+				size_t hs, he = slice_header_end(n, text, &hs);
 				char buf[1400];
 				size_t l = he - hs < 700 ? he - hs : 700;
 				memcpy(buf, text + hs, l);
 				bool fn = is_function_type(t) || decorated_fn;
 				if (!fn && he < e) {
 					/* A class, impl or interface: its methods' signatures. */
-					l = members_add(lang, n, text, r, buf, l, sizeof buf);
+					l = slice_members_add(lang, n, text, r, buf, l, sizeof buf);
 				} else if (lang->blocks == AST_BLOCK_INDENT) {
 					memcpy(buf + l, ": ...", 5);
 					l += 5;
@@ -594,7 +584,8 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 	ends.n -= skip;
 
 	size_t ps = fit_start(&c, &starts, cursor, p->prefix_tokens);
-	if (p->start_step > 0 && ps < cursor) ps = step_start(text, &starts, ps, cursor, p->start_step);
+	if (p->start_step > 0 && ps < cursor)
+		ps = step_start(text, &starts, ps, cursor, p->start_step);
 	size_t se = fit_end(&c, &ends, cursor, p->suffix_tokens);
 	out->prefix_start = ps;
 	out->suffix_end = se;
@@ -624,7 +615,7 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 			rc = AST_ENOMEM;
 			goto fail;
 		}
-		refs_collect(root, text, from, to, cursor, r);
+		slice_refs_collect(root, text, from, to, cursor, r);
 		rc = signatures_add(p->lang, root, text, ps, se, cursor, r, &snips);
 		free(r);
 		if (rc) goto fail;

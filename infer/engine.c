@@ -95,6 +95,13 @@ static void average(double *avg, double sample)
 	*avg = *avg > 0 ? (1 - RATE_ALPHA) * *avg + RATE_ALPHA * sample : sample;
 }
 
+/* The prefill rate the budgets use: the setting, else the measured one. */
+static double ms_per_token(const struct engine *e)
+{
+	return e->p.prefill_tokens_per_s > 0 ? 1000.0 / e->p.prefill_tokens_per_s
+	                                     : e->prefill_ms_per_tok;
+}
+
 const char *engine_budget_name(enum engine_budget b)
 {
 	static const char *const names[] = { "off", "fits", "suffix", "short", "late" };
@@ -859,7 +866,8 @@ static double given_token_lp(struct engine *e, const float *lg, int32_t tok,
  */
 static int score_given(struct engine *e, const struct engine_request *req,
                        const struct fim_prompt *fp, struct kv_seq *seq,
-                       struct engine_candidate *out, int *n_out, struct infer_error *err)
+                       struct engine_candidate *out, int *n_out, struct engine_result *res,
+                       struct infer_error *err)
 {
 	size_t ng = req->n_given < ENGINE_MAX_GIVEN ? req->n_given : ENGINE_MAX_GIVEN;
 	int32_t cap = req->max_tokens, L = fp->n;
@@ -889,6 +897,23 @@ static int score_given(struct engine *e, const struct engine_request *req,
 			rc = k;
 		else if (k >= 1 && k <= cap)
 			count[g] = k, total += k;
+	}
+	/* Their forward costs about as much per token as prefill (a few document
+	 * lines: tens of tokens, hundreds of ms on a CPU with a 1B model), so
+	 * under a deadline only those that fit before it, less a decode step,
+	 * are scored, in the order given (the document's lines first). */
+	double mpt = ms_per_token(e);
+	if (!rc && req->deadline_ms > 0 && mpt > 0) {
+		double left = req->deadline_ms - engine_now_ms() - e->step_ms;
+		int32_t fit = left > 0 ? (int32_t)(left / mpt) : 0, kept = 0;
+		for (size_t g = 0; g < ng; g++) {
+			if (count[g] && kept + count[g] > fit) {
+				count[g] = 0;
+				res->given_dropped++;
+			}
+			kept += count[g];
+		}
+		total = kept;
 	}
 	if (!rc && total) {
 		lg = malloc((size_t)total * (size_t)e->n_vocab * sizeof *lg);
@@ -978,12 +1003,6 @@ static int append_given(struct engine_result *res, struct engine_candidate *give
  * too little to say anything useful (about a line and a half of code), so
  * the answer may then come a little late rather than be noise. */
 #define SHORT_MIN_PREFIX 32
-
-static double ms_per_token(const struct engine *e)
-{
-	return e->p.prefill_tokens_per_s > 0 ? 1000.0 / e->p.prefill_tokens_per_s
-	                                     : e->prefill_ms_per_tok;
-}
 
 /* Prompt tokens engine_run would not compute: its cached prefix, and a
  * remembered tail it would shift. */
@@ -1309,7 +1328,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	struct engine_candidate given[ENGINE_MAX_GIVEN];
 	int n_given = 0;
 	if (req->n_given && !cancelled(req) && !(req->deadline_ms > 0 && td >= req->deadline_ms))
-		rc = score_given(e, req, &fp, seq, given, &n_given, err);
+		rc = score_given(e, req, &fp, seq, given, &n_given, res, err);
 	if (!rc) rc = decode(e, req, &fp, seq, res, err);
 	if (!rc && n_given) rc = append_given(res, given, n_given);
 	for (int i = 0; rc && i < n_given; i++) free(given[i].text);

@@ -311,6 +311,7 @@ struct engine_result {
 	enum engine_budget budget; /* what the prefill budget did (fit_deadline) */
 	int32_t full_uncached; /* uncached tokens of the full prompt (fit_deadline), estimated */
 	double estimated_prefill_ms; /* of the full prompt's uncached part; 0: rate unknown */
+	int32_t given_dropped; /* given texts not scored: no time for them before the deadline */
 };
 
 /* Frees what a result owns; accepts a zeroed or already finished result. */

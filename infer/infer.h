@@ -105,6 +105,9 @@ struct kv_pool *model_kv_pool(struct model *m); /* borrowed, lives as long as m 
 int32_t kv_pool_page_size(const struct kv_pool *p);
 int32_t kv_pool_n_pages(const struct kv_pool *p);
 int32_t kv_pool_free_pages(const struct kv_pool *p);
+/* Pages ever in use at once: the part of the pool that has been written,
+ * which is what a CPU pool adds to the process's resident memory. */
+int32_t kv_pool_touched_pages(const struct kv_pool *p);
 
 /* A new page with reference count 1, or -1 when the pool is exhausted. */
 int32_t kv_page_alloc(struct kv_pool *p);

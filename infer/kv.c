@@ -21,6 +21,10 @@ struct kv_pool {
 	int32_t *refs;      /* [n_pages] */
 	int32_t *free_list; /* stack of free page ids */
 	int32_t n_free;
+	/* the fewest free ever: pages are taken from the stack's top and given
+	 * back onto it, so the never-used ones stay at its bottom and
+	 * n_pages - min_free have ever been written (are in RSS) */
+	int32_t min_free;
 };
 
 struct kv_seq {
@@ -46,6 +50,7 @@ struct kv_pool *kv_pool_create(struct backend *b, int32_t n_pages, int32_t page_
 	/* Lowest ids on top of the stack. */
 	for (int32_t i = 0; i < n_pages; i++) p->free_list[i] = n_pages - 1 - i;
 	p->n_free = n_pages;
+	p->min_free = n_pages;
 	return p;
 }
 
@@ -77,10 +82,16 @@ int32_t kv_pool_free_pages(const struct kv_pool *p)
 	return p->n_free;
 }
 
+int32_t kv_pool_touched_pages(const struct kv_pool *p)
+{
+	return p->n_pages - p->min_free;
+}
+
 int32_t kv_page_alloc(struct kv_pool *p)
 {
 	if (p->n_free == 0) return -1;
 	int32_t id = p->free_list[--p->n_free];
+	if (p->n_free < p->min_free) p->min_free = p->n_free;
 	p->refs[id] = 1;
 	return id;
 }

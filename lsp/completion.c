@@ -377,6 +377,8 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 	if (!req->uri || !req->language_id || !req->text || !p->uri ||
 	    completion_settings_copy(&req->settings, st))
 		goto oom;
+	if (project_fill(s->project, e, cursor, req))
+		log_warn(s->log, "project context for %s: out of memory; left out", uri);
 
 	p->c = c;
 	p->id = json_incref(id);
@@ -483,6 +485,7 @@ void completions_warm(struct server *s, struct docs_entry *e, size_t cursor)
 		completion_request_free(req);
 		return;
 	}
+	project_fill(s->project, e, cursor, req); /* a hint: what fits is enough */
 	pipeline_warm(s->pipeline, req);
 }
 
@@ -514,12 +517,16 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.extended = ps.extended,
 		.kv_type = ps.kv_type,
 		.kv_pages = ps.kv_pages > 0 ? (uint64_t)ps.kv_pages : 0,
+		.kv_touched_mb = ps.kv_touched_mb,
 		.background_prefill_tokens = ps.background_prefill_tokens,
 		.short_contexts = ps.short_contexts,
 		.never_started = c->never_started + ps.never_started,
 		.cold_requests = ps.cold_requests,
 		.draft_tokens = ps.draft_tokens,
 		.accepted_draft_tokens = ps.accepted_draft_tokens,
+		.project_tokens = ps.project_tokens,
+		.project_lines = ps.project_lines,
+		.index_files = project_index_files(s->project),
 	};
 	server_reply(s, id, stats_to_json(&st));
 }

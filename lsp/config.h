@@ -148,6 +148,15 @@ enum config_kind {
 	X(context_extra_tokens, "context.extraTokens", CONFIG_KIND_INT, int, 512, NULL, 0, 65536,  \
 	  NULL, CONFIG_SCOPE_LANGUAGE,                                                             \
 	  "token budget for context from elsewhere (definitions, other files)")                    \
+	X(context_project, "context.project", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL,         \
+	  CONFIG_SCOPE_LANGUAGE,                                                                   \
+	  "add context from the rest of the project within context.extraTokens: definitions "      \
+	  "from imported files, similar chunks of open documents, recent edits")                   \
+	X(context_index_max_files, "context.index.maxFiles", CONFIG_KIND_INT, int, 5000, NULL, 0,  \
+	  1000000, NULL, CONFIG_SCOPE_GLOBAL,                                                      \
+	  "files the workspace index reads at most (0: no index)")                                 \
+	X(context_index_max_mb, "context.index.maxMB", CONFIG_KIND_INT, int, 64, NULL, 1, 4096,    \
+	  NULL, CONFIG_SCOPE_GLOBAL, "memory the workspace index keeps at most (MiB)")             \
 	X(fim_template, "fim.template", CONFIG_KIND_STRING, char *, 0, "auto", 0, 0, NULL,         \
 	  CONFIG_SCOPE_GLOBAL,                                                                     \
 	  "auto, deepseek, qwen, starcoder, codellama, codegemma, or a custom string with "        \

@@ -131,3 +131,9 @@ size_t docs_count(const struct docs *d)
 {
 	return d->count;
 }
+
+void docs_each(struct docs *d, void (*fn)(struct docs_entry *e, void *ud), void *ud)
+{
+	for (size_t b = 0; b < d->nbuckets; b++)
+		for (struct docs_entry *e = d->buckets[b]; e; e = e->next) fn(e, ud);
+}

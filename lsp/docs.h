@@ -41,6 +41,10 @@ struct docs_entry *docs_open(struct docs *d, const char *uri, const char *langua
 /* Closes uri; returns 0, or -ENOENT when it was not open. */
 int docs_close(struct docs *d, const char *uri);
 
+/* Calls fn(entry, ud) for each open document, in no particular order; fn
+ * must not open or close documents. */
+void docs_each(struct docs *d, void (*fn)(struct docs_entry *e, void *ud), void *ud);
+
 /* Number of open documents. */
 size_t docs_count(const struct docs *d);
 

@@ -203,6 +203,9 @@ void lifecycle_initialize(struct server *s, json_t *id, json_t *params)
 	        json_is_true(json_object_get(json_object_get(caps, "workspace"), "configuration"));
 	s->client_progress =
 	        json_is_true(json_object_get(json_object_get(caps, "window"), "workDoneProgress"));
+	s->client_watch_files = json_is_true(json_object_get(
+	        json_object_get(json_object_get(caps, "workspace"), "didChangeWatchedFiles"),
+	        "dynamicRegistration"));
 	json_t *info = json_object_get(params, "clientInfo");
 	log_info(s->log, "initialize from %s %s; positions in %s",
 	         json_get_string(info, "name") ?: "an unnamed client",
@@ -226,6 +229,7 @@ void lifecycle_initialized(struct server *s, json_t *id, json_t *params)
 	server_log_message(s, MESSAGE_INFO, "infill %s ready; positions in %s", INFILL_VERSION,
 	                   pos_encoding_name(s->encoding));
 	workspace_pull_configuration(s);
+	project_start(s->project);
 }
 
 void lifecycle_shutdown(struct server *s, json_t *id, json_t *params)
@@ -477,6 +481,8 @@ struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_
 	if (!s->pipeline) goto fail;
 	s->completions = completions_new(s);
 	if (!s->completions) goto fail;
+	s->project = project_new(s);
+	if (!s->project) goto fail;
 	return s;
 fail:
 	/* nothing here owns a libuv handle yet, except a pipeline */
@@ -504,15 +510,17 @@ void server_close(struct server *s, void (*done)(void *ud), void *ud)
 	s->close_done = done;
 	s->close_ud = ud;
 	s->finished = true;
-	s->closing_parts = 2;
+	s->closing_parts = 3;
 	completions_close(s->completions, part_closed, s);
 	pipeline_close(s->pipeline, part_closed, s);
+	project_close(s->project, part_closed, s);
 }
 
 void server_free(struct server *s)
 {
 	if (!s) return;
 	completions_free(s->completions);
+	project_free(s->project);
 	pipeline_free(s->pipeline);
 	while (s->outgoing) {
 		struct outgoing *o = s->outgoing;

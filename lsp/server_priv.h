@@ -40,6 +40,8 @@
 	X(INLINE_COMPLETION, "textDocument/inlineCompletion", REQUEST, completion_on_inline) \
 	X(DID_CHANGE_CONFIGURATION, "workspace/didChangeConfiguration", NOTIFICATION,        \
 	  workspace_did_change_configuration)                                                \
+	X(DID_CHANGE_WATCHED_FILES, "workspace/didChangeWatchedFiles", NOTIFICATION,         \
+	  workspace_did_change_watched_files)                                                \
 	X(STATS, "infill/stats", REQUEST, completion_on_stats)                               \
 	X(DOCUMENT, "infill/document", REQUEST, textsync_show_document)                      \
 	X(SETTINGS, "infill/settings", REQUEST, workspace_show_settings)
@@ -79,6 +81,7 @@ struct outgoing {
 };
 
 struct completions;
+struct project;
 
 struct server {
 	uv_loop_t *loop;
@@ -94,6 +97,7 @@ struct server {
 	enum trace_value trace;
 	bool client_configuration; /* workspace.configuration */
 	bool client_progress;      /* window.workDoneProgress */
+	bool client_watch_files;   /* workspace.didChangeWatchedFiles.dynamicRegistration */
 	bool client_show_message;  /* always assumed; here for clarity */
 	char *root_path;           /* workspace root (filesystem path) or NULL */
 
@@ -109,6 +113,7 @@ struct server {
 	struct pipeline_host pipeline_host;
 	char *pipeline_progress; /* the pipeline's progress token, or NULL */
 	struct completions *completions;
+	struct project *project; /* the workspace index, the recent ring (project.c) */
 
 	json_int_t next_id; /* ids of our requests to the client */
 	struct outgoing *outgoing;
@@ -191,5 +196,28 @@ void completions_free(struct completions *c);
 const char *json_get_string(json_t *obj, const char *key);
 /* Reads {"line": n, "character": n}; false when malformed. */
 bool json_get_position(json_t *obj, struct doc_pos *pos);
+
+/* ---- project.c: context from the rest of the project (lsp/context/) ---- */
+
+/* New, or NULL when out of memory. Free with project_free (accepts NULL). */
+struct project *project_new(struct server *s);
+void project_free(struct project *p);
+/* Starts the workspace index of s->root_path (a scan off the loop), once;
+ * nothing without a root or with context.index.maxFiles 0. */
+void project_start(struct project *p);
+/* A file saved or changed on disk (uri): read again off the loop. */
+void project_file_changed(struct project *p, const char *uri);
+/* The document was edited at byte at: its lines there join the recent ring. */
+void project_did_edit(struct project *p, const struct docs_entry *e, size_t at);
+void project_doc_closed(struct project *p, const char *uri);
+/* Puts the project context for a completion at cursor (a byte offset in
+ * e's document) into req (req->project, req->project_lines; owned by req),
+ * as context.project and context.extraTokens say. 0 or -ENOMEM. */
+int project_fill(struct project *p, const struct docs_entry *e, size_t cursor,
+                 struct completion_request *req);
+/* Files in the workspace index (0 without one). */
+uint64_t project_index_files(struct project *p);
+/* Calls done once no work of the index runs any more (at once when none). */
+void project_close(struct project *p, void (*done)(void *ud), void *ud);
 
 #endif

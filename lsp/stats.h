@@ -41,7 +41,11 @@
 	X(never_started, "neverStarted", count)                        \
 	X(cold_requests, "coldRequests", count)                        \
 	X(draft_tokens, "draftTokens", count)                          \
-	X(accepted_draft_tokens, "acceptedDraftTokens", count)
+	X(accepted_draft_tokens, "acceptedDraftTokens", count)         \
+	X(kv_touched_mb, "kvTouchedMB", count)                         \
+	X(project_tokens, "projectTokens", count)                      \
+	X(project_lines, "projectLines", count)                        \
+	X(index_files, "indexFiles", count)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

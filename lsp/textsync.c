@@ -43,6 +43,7 @@ void textsync_did_open(struct server *s, json_t *id, json_t *params)
 	if (docs_find(s->docs, uri)) {
 		log_debug(s->log, "didOpen of %s, which is open: replacing it", uri);
 		completions_doc_closed(s->completions, uri);
+		project_doc_closed(s->project, uri);
 		pipeline_doc_close(s->pipeline, uri);
 	}
 	struct docs_entry *e = docs_open(s->docs, uri, lang, version, json_string_value(text),
@@ -129,6 +130,7 @@ void textsync_did_change(struct server *s, json_t *id, json_t *params)
 	json_array_foreach(changes, i, change) any |= apply_change(s, e, change, &at);
 	if (json_is_integer(version)) e->version = json_integer_value(version);
 	/* the next completion most likely comes where the text changed */
+	if (any) project_did_edit(s->project, e, at);
 	if (any) completions_warm(s, e, at);
 }
 
@@ -157,6 +159,7 @@ void textsync_did_save(struct server *s, json_t *id, json_t *params)
 	 * .infill.json at the workspace root means something here. */
 	log_debug(s->log, "saved %s", uri ? uri : "?");
 	if (uri) workspace_file_saved(s, uri);
+	if (uri) project_file_changed(s->project, uri);
 }
 
 /* infill/document {textDocument: {uri}}: the server's copy of a document

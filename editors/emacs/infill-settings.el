@@ -204,6 +204,31 @@ May be set per language under \"languages\" in .infill.json."
   :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
   :group 'infill-settings)
 
+(defcustom infill-context-project nil
+  "Add context from the rest of the project within context.extraTokens:
+definitions from imported files, similar chunks of open documents, recent
+edits.
+Server setting \"context.project\" (server default true).
+nil: leave it to the server.
+May be set per language under \"languages\" in .infill.json."
+  :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
+  :group 'infill-settings)
+
+(defcustom infill-context-index-max-files nil
+  "Files the workspace index reads at most (0: no index).
+Server setting \"context.index.maxFiles\" (server default 5000; range
+0..1000000).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
+  :group 'infill-settings)
+
+(defcustom infill-context-index-max-mb nil
+  "Memory the workspace index keeps at most (MiB).
+Server setting \"context.index.maxMB\" (server default 64; range 1..4096).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
+  :group 'infill-settings)
+
 (defcustom infill-fim-template nil
   "Auto, deepseek, qwen, starcoder, codellama, codegemma, or a custom string
 with {prefix} {suffix}.
@@ -259,6 +284,9 @@ nil: leave it to the server."
     ("context.prefixTokens" . infill-context-prefix-tokens)
     ("context.suffixTokens" . infill-context-suffix-tokens)
     ("context.extraTokens" . infill-context-extra-tokens)
+    ("context.project" . infill-context-project)
+    ("context.index.maxFiles" . infill-context-index-max-files)
+    ("context.index.maxMB" . infill-context-index-max-mb)
     ("fim.template" . infill-fim-template)
     ("log.level" . infill-log-level)
     ("log.messageText" . infill-log-message-text)
@@ -290,6 +318,9 @@ nil: leave it to the server."
     ("context.prefixTokens" . 1024)
     ("context.suffixTokens" . 192)
     ("context.extraTokens" . 512)
+    ("context.project" . t)
+    ("context.index.maxFiles" . 5000)
+    ("context.index.maxMB" . 64)
     ("fim.template" . "auto")
     ("log.level" . "info")
     ("log.messageText" . :json-false)

@@ -3,6 +3,7 @@
  * command line, for scripts, checks and debugging.
  *
  *   infill context FILE:LINE:COL [--budget N] [--suffix-budget N] [--extra-budget N] [--lang ID]
+ *                  [--workspace DIR] [--no-project]
  *   infill validate FILE:LINE:COL --text CANDIDATE [--lang ID]
  *
  * LINE and COL are 1-based; COL counts characters (UTF-8 code points). Token
@@ -10,12 +11,16 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ast.h"
 #include "cli.h"
+#include "eval_workspace.h"
 
 struct loaded {
 	char *text;
@@ -71,18 +76,87 @@ static json_t *strn(const char *s, size_t n)
 	return j ? j : json_string("<invalid UTF-8>");
 }
 
+/* The folder above path holding .git, or path's own folder (new string). */
+static char *default_workspace(const char *path)
+{
+	char *abs = realpath(path, NULL);
+	if (!abs) return NULL;
+	char *slash = strrchr(abs, '/');
+	if (slash && slash != abs) *slash = 0;
+	char *dir = strdup(abs);
+	for (; dir;) {
+		char probe[PATH_MAX + 8];
+		snprintf(probe, sizeof probe, "%s/.git", abs);
+		if (!access(probe, F_OK)) {
+			free(dir);
+			return abs;
+		}
+		slash = strrchr(abs, '/');
+		if (!slash || slash == abs) break;
+		*slash = 0;
+	}
+	free(abs);
+	return dir; /* no repository around it */
+}
+
+/* What the project adds for this cursor (lsp/context/), and why. */
+static json_t *project_json(const char *loc, const char *workspace, const struct loaded *ld,
+                            size_t budget)
+{
+	/* loc is the file's path by now (load cut :LINE:COL off) */
+	char *ws = workspace ? strdup(workspace) : default_workspace(loc);
+	char *abs = realpath(loc, NULL);
+	struct ctx_index *ix = ws ? eval_workspace_open(ws, 5000, 64) : NULL;
+	json_t *o = NULL;
+	struct ctx_chunks ch;
+	struct engine_snippet *snips = NULL;
+	if (ix && abs &&
+	    !eval_workspace_context(ix, NULL, abs, ast_lang_name(ld->lang), ld->text, ld->len,
+	                            ld->cursor, budget, &ch, &snips)) {
+		json_t *chunks = json_array();
+		for (size_t i = 0; i < ch.n; i++) {
+			const struct ctx_chunk *c = &ch.v[i];
+			json_array_append_new(chunks,
+			                      json_pack("{s:s, s:s, s:f, s:I, s:s, s:o}", "source",
+			                                ctx_source_name(c->source), "path", c->path,
+			                                "score", c->score, "tokens",
+			                                (json_int_t)c->tokens, "why", c->why,
+			                                "text", strn(c->text, c->len)));
+		}
+		o = json_pack("{s:s, s:I, s:o, s:{s:I, s:I, s:I}, s:I}", "workspace",
+		              ctx_index_root(ix), "budget", (json_int_t)budget, "chunks", chunks,
+		              "tokens", "definition", (json_int_t)ch.tokens[CTX_SOURCE_DEFINITION],
+		              "similar", (json_int_t)ch.tokens[CTX_SOURCE_SIMILAR], "recent",
+		              (json_int_t)ch.tokens[CTX_SOURCE_RECENT], "other_lines_bytes",
+		              (json_int_t)ch.lines_len);
+		free(snips);
+		ctx_chunks_finish(&ch);
+	}
+	ctx_index_free(ix);
+	free(ws);
+	free(abs);
+	return o ? o : json_null();
+}
+
 int cli_context(int argc, char **argv)
 {
 	char *loc = NULL;
-	const char *lang_id = NULL;
+	const char *lang_id = NULL, *workspace = NULL;
+	bool project = true;
 	long budget = 1024, suffix_budget = 192, extra_budget = 512;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("usage: infill context FILE:LINE:COL [--budget N] [--suffix-budget "
 			       "N]\n"
-			       "                      [--extra-budget N] [--lang ID]\n"
-			       "Prints the AST context slice as JSON. Tokens are estimated as "
-			       "bytes/3.5.\n");
+			       "                      [--extra-budget N] [--lang ID] [--workspace "
+			       "DIR] "
+			       "[--no-project]\n"
+			       "Prints the AST context slice as JSON, and under \"project\" the "
+			       "context\n"
+			       "from the rest of the project (DIR: default the repository around "
+			       "FILE, or\n"
+			       "its folder) with each chunk's source, score, tokens and reason.\n"
+			       "Tokens are estimated as bytes/3.5.\n");
 			return 0;
 		} else if (!strcmp(argv[i], "--budget") && i + 1 < argc) {
 			budget = atol(argv[++i]);
@@ -92,6 +166,10 @@ int cli_context(int argc, char **argv)
 			extra_budget = atol(argv[++i]);
 		} else if (!strcmp(argv[i], "--lang") && i + 1 < argc) {
 			lang_id = argv[++i];
+		} else if (!strcmp(argv[i], "--workspace") && i + 1 < argc) {
+			workspace = argv[++i];
+		} else if (!strcmp(argv[i], "--no-project")) {
+			project = false;
 		} else if (!loc && argv[i][0] != '-') {
 			loc = argv[i];
 		} else {
@@ -145,6 +223,11 @@ int cli_context(int argc, char **argv)
 	        s.shape.indent, "tokens", "prefix", (json_int_t)s.prefix_tokens_used, "suffix",
 	        (json_int_t)s.suffix_tokens_used, "extra", (json_int_t)s.extra_tokens_used,
 	        "counter", "bytes/3.5");
+	size_t left = (size_t)extra_budget > s.extra_tokens_used
+	                      ? (size_t)extra_budget - s.extra_tokens_used
+	                      : 0;
+	if (o && project)
+		json_object_set_new(o, "project", project_json(loc, workspace, &ld, left));
 	ast_slice_finish(&s);
 	free(ld.text);
 	return print_json(o);

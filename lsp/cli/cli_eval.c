@@ -29,6 +29,11 @@
  *   full  the server's pipeline as configured by default: checked, plus
  *         the ways the line continues elsewhere in the document
  *         (completion.fromDocument, lsp/pipeline/recall.h), scored by the model.
+ *   cross full plus context from the rest of the project (--workspace DIR,
+ *         the files of DIR as the workspace, lsp/context/): definitions of
+ *         the names near the cursor from the files it imports, the most
+ *         similar chunks of those files (standing for open tabs), and
+ *         their lines as candidates. No recent ring: a case has no history.
  * The prefix cache is off in every configuration, so each request is cold
  * and no configuration profits from the one before it.
  *
@@ -63,12 +68,13 @@
 #include "complete_core.h"
 #include "config.h"
 #include "eval_cases.h"
+#include "eval_workspace.h"
 #include "infill_config.h"
 
 #define MAX_FILE_BYTES (1u << 20) /* larger files are generated data, not code */
 
-enum mode { MODE_LINE, MODE_AST, MODE_CHECKED, MODE_FULL, MODE_COUNT };
-static const char *const mode_names[MODE_COUNT] = { "line", "ast", "checked", "full" };
+enum mode { MODE_LINE, MODE_AST, MODE_CHECKED, MODE_FULL, MODE_CROSS, MODE_COUNT };
+static const char *const mode_names[MODE_COUNT] = { "line", "ast", "checked", "full", "cross" };
 
 struct opts {
 	const char *model;
@@ -79,7 +85,9 @@ struct opts {
 	bool modes[MODE_COUNT];
 	int threads;
 	double max_seconds;
-	const char *settings; /* JSON object as in .infill.json; may be NULL */
+	const char *settings;  /* JSON object as in .infill.json; may be NULL */
+	const char *workspace; /* --workspace: the project the files are cut from */
+	bool modes_given;
 	bool json, verbose, allow_train, no_fit;
 	bool short_context; /* every case from the prefill budget's short context */
 };
@@ -196,6 +204,11 @@ struct outcome {
 	int32_t returned, checked, parsed, no_new;
 	double cpu_ms;
 	char *top; /* owned */
+	/* cross: tokens of project context kept in the prompt, per source
+	 * (as chosen; complete_run may keep fewer) and as kept; texts of other
+	 * files scored; whether the top item was one of them */
+	int32_t ctx_tokens[CTX_SOURCE_COUNT], ctx_kept_tokens, project_given;
+	bool top_from_project;
 };
 
 struct ctx {
@@ -204,6 +217,7 @@ struct ctx {
 	struct config *cfg;
 	int32_t n_ctx; /* the model's trained context; 0: do not fit the budgets */
 	bool short_context;
+	struct ctx_index *index; /* --workspace; NULL otherwise */
 };
 
 static double clock_ms(clockid_t id)
@@ -224,7 +238,7 @@ static void mode_setup(enum mode m, const struct settings *base, struct settings
 	*st = *base;
 	*opt = complete_options_default();
 	opt->use_cache = false;
-	if (m == MODE_FULL) return;
+	if (m == MODE_FULL || m == MODE_CROSS) return;
 	st->completion_from_document = false;
 	if (m == MODE_CHECKED) return;
 	opt->ast_slice = m == MODE_AST;
@@ -246,11 +260,40 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	opt.short_only = cx->short_context;
 	struct complete_result r;
 	struct complete_error err;
+	struct ctx_chunks chunks = { 0 };
+	struct engine_snippet *snips = NULL;
 	double t0 = now_ms(), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+	if (m == MODE_CROSS && cx->index) { /* the selection's time counts */
+		struct settings fitted = st;
+		complete_fit_context(&fitted, cx->n_ctx);
+		int crc = eval_workspace_context(
+		        cx->index, cx->tok, e->path, e->language_id, e->c.text, e->c.len,
+		        e->c.cursor,
+		        (size_t)(fitted.context_extra_tokens > 0 ? fitted.context_extra_tokens : 0),
+		        &chunks, &snips);
+		if (crc) return crc;
+		opt.project = snips;
+		opt.n_project = chunks.n;
+		opt.project_lines = chunks.lines;
+		opt.project_lines_len = chunks.lines_len;
+		for (int s = 0; s < CTX_SOURCE_COUNT; s++)
+			out->ctx_tokens[s] = (int32_t)chunks.tokens[s];
+	}
 	int rc = complete_run(cx->engine, cx->tok, e->language_id, e->c.text, e->c.len, e->c.cursor,
 	                      &st, &opt, &r, &err);
 	out->ms = now_ms() - t0;
 	out->cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	out->ctx_kept_tokens = r.project_tokens;
+	out->project_given = r.project_given;
+	if (r.count && r.items[0].stop == ENGINE_STOP_GIVEN && chunks.lines &&
+	    r.items[0].text) { /* a text of another file's lines? */
+		const char *t = r.items[0].text;
+		size_t tl = r.items[0].len;
+		out->top_from_project = tl && memmem(chunks.lines, chunks.lines_len, t, tl) &&
+		                        !memmem(e->c.text, e->c.len, t, tl);
+	}
+	free(snips);
+	ctx_chunks_finish(&chunks);
 	if (rc) {
 		fprintf(stderr, "infill eval: %s:%u (%s, %s): %s\n", e->path, e->c.line + 1,
 		        eval_kind_name(e->c.kind), mode_names[m], err.message);
@@ -449,14 +492,24 @@ static json_t *json_report(const struct opts *o, const char *model_path, const s
 		for (int m = 0; m < MODE_COUNT; m++) {
 			if (!o->modes[m]) continue;
 			const struct outcome *x = &res[i][m];
-			json_object_set_new(
-			        per, mode_names[m],
+			json_t *xo =
 			        json_pack("{s:o, s:b, s:f, s:I, s:I, s:I, s:I, s:f, s:f}", "top",
 			                  json_text(x->top), "exact", x->exact, "edit_sim", x->sim,
 			                  "returned", (json_int_t)x->returned, "parsed",
 			                  (json_int_t)x->parsed, "no_new_errors",
 			                  (json_int_t)x->no_new, "checked", (json_int_t)x->checked,
-			                  "ms", x->ms, "cpu_ms", x->cpu_ms));
+			                  "ms", x->ms, "cpu_ms", x->cpu_ms);
+			if (m == MODE_CROSS && xo)
+				json_object_set_new(
+				        xo, "context",
+				        json_pack("{s:i, s:i, s:i, s:i, s:i, s:b}", "definition",
+				                  x->ctx_tokens[CTX_SOURCE_DEFINITION], "similar",
+				                  x->ctx_tokens[CTX_SOURCE_SIMILAR], "recent",
+				                  x->ctx_tokens[CTX_SOURCE_RECENT], "kept",
+				                  x->ctx_kept_tokens, "other_lines_scored",
+				                  x->project_given, "top_from_other_file",
+				                  x->top_from_project));
+			json_object_set_new(per, mode_names[m], xo);
 		}
 		json_array_append_new(
 		        cases,
@@ -492,7 +545,7 @@ static void usage(FILE *f)
 	        "N]\n"
 	        "                   [--seed S] [--modes line,ast,checked,full] [--threads T]\n"
 	        "                   [--max-seconds S] [--settings JSON] [--no-fit-context]\n"
-	        "                   [--json] [--verbose] [--allow-train]\n"
+	        "                   [--workspace DIR] [--json] [--verbose] [--allow-train]\n"
 	        "Cuts fill-in-the-middle cases (rest of line, whole line, block body) from source\n"
 	        "files held out from training, completes each with the plain line window (line),\n"
 	        "the AST slice (ast), the pipeline on the model's own candidates (checked) and\n"
@@ -504,6 +557,9 @@ static void usage(FILE *f)
 	        "  --cases     number of cases, kinds and languages in turn (default 60)\n"
 	        "  --max-seconds  start no new case after this long (default: no limit)\n"
 	        "  --settings  a JSON object of settings as in .infill.json\n"
+	        "  --workspace DIR  cut cases from the files of the project DIR and add mode\n"
+	        "              cross (full + context from the rest of the project); modes\n"
+	        "              default to full,cross\n"
 	        "  --no-fit-context  keep context budgets past the model's context_length\n"
 	        "  --short-context  answer every case from the short context the prefill\n"
 	        "              budget falls back to (the nearest lines, no snippets)\n"
@@ -530,7 +586,8 @@ static bool is_value_option(const char *a)
 {
 	static const char *const names[] = { "--model",    "--modes",   "--max-seconds",
 		                             "--settings", "--cases",   "--max-files",
-		                             "--seed",     "--threads", NULL };
+		                             "--seed",     "--threads", "--workspace",
+		                             NULL };
 	for (size_t i = 0; names[i]; i++)
 		if (!strcmp(a, names[i])) return true;
 	return false;
@@ -574,11 +631,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->model = v, i++;
 		} else if (!strcmp(a, "--settings")) {
 			o->settings = v, i++;
+		} else if (!strcmp(a, "--workspace")) {
+			o->workspace = v, i++;
 		} else if (!strcmp(a, "--modes")) {
 			if (parse_modes(v, o->modes)) {
-				fprintf(stderr, "infill eval: --modes takes line,ast,full\n");
+				fprintf(stderr,
+				        "infill eval: --modes takes line,ast,checked,full,cross\n");
 				return 2;
 			}
+			o->modes_given = true;
 			i++;
 		} else if (!strcmp(a, "--max-seconds")) {
 			o->max_seconds = strtod(v, &end), i++;
@@ -604,7 +665,41 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return 2;
 		}
 	}
+	if (!o->modes_given) { /* cross only with a workspace; then beside full */
+		for (int m = 0; m < MODE_COUNT; m++)
+			o->modes[m] = o->workspace ? m >= MODE_FULL : m != MODE_CROSS;
+	} else if (o->modes[MODE_CROSS] && !o->workspace) {
+		fprintf(stderr, "infill eval: mode cross needs --workspace DIR\n");
+		return 2;
+	}
 	return 0;
+}
+
+/* Project context per case in mode cross: what each source gave, what the
+ * prompt kept, and how often the answer was another file's line. */
+static void context_print(FILE *f, const struct outcome *const *res, size_t n)
+{
+	double tok[CTX_SOURCE_COUNT] = { 0 }, kept = 0, given = 0, top = 0, with = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct outcome *o = &res[i][MODE_CROSS];
+		int32_t sum = 0;
+		for (int s = 0; s < CTX_SOURCE_COUNT; s++) {
+			tok[s] += o->ctx_tokens[s];
+			sum += o->ctx_tokens[s];
+		}
+		with += sum > 0;
+		kept += o->ctx_kept_tokens;
+		given += o->project_given;
+		top += o->top_from_project;
+	}
+	if (!n) return;
+	fprintf(f,
+	        "\ncross: project context per case (mean tokens): definition %.1f, similar %.1f, "
+	        "recent %.1f; kept in the prompt %.1f; cases with any %.0f of %zu; other files' "
+	        "lines scored %.2f per case, top answer %.0f times\n",
+	        tok[CTX_SOURCE_DEFINITION] / (double)n, tok[CTX_SOURCE_SIMILAR] / (double)n,
+	        tok[CTX_SOURCE_RECENT] / (double)n, kept / (double)n, with, n, given / (double)n,
+	        top);
 }
 
 int cli_eval(int argc, char **argv)
@@ -615,7 +710,9 @@ int cli_eval(int argc, char **argv)
 		free(o.files);
 		return prc < 0 ? 0 : prc;
 	}
-	int status = 1;
+	int status = 1, rc_files;
+	char **ws_paths = NULL; /* the workspace's files (owned) */
+	int n_ws = 0;
 	struct eval_files files = { 0 };
 	struct ecase *cs = NULL;
 	struct outcome **res = NULL;
@@ -638,7 +735,22 @@ int cli_eval(int argc, char **argv)
 		config_set_layer(cx.cfg, CONFIG_LAYER_FLAGS, obj, warn_setting, NULL);
 		json_decref(obj);
 	}
-	if (eval_files_collect(o.files, o.n_files, o.allow_train, &files)) goto out;
+	if (o.workspace) { /* the workspace's own files are the ones cut */
+		const struct settings *gs = config_get(cx.cfg, NULL);
+		cx.index = eval_workspace_open(o.workspace, gs->context_index_max_files,
+		                               gs->context_index_max_mb);
+		if (!cx.index) goto out;
+		n_ws = ctx_index_paths(cx.index, &ws_paths);
+		if (n_ws < 0) goto out;
+		free(o.files);
+		o.files = calloc((size_t)n_ws + 1, sizeof *o.files);
+		if (!o.files) goto out;
+		for (int i = 0; i < n_ws; i++) o.files[i] = ws_paths[i];
+		o.n_files = (size_t)n_ws;
+	}
+	rc_files = eval_files_collect(o.files, o.n_files, o.allow_train, &files);
+	if (o.workspace) o.n_files = 0; /* --max-files samples the workspace */
+	if (rc_files) goto out;
 	if (!files.n) {
 		fprintf(stderr, "infill eval: no files\n");
 		goto out;
@@ -710,6 +822,8 @@ int cli_eval(int argc, char **argv)
 	}
 	double seconds = (now_ms() - t0) / 1e3;
 	table_print(o.json ? stderr : stdout, cs, res, done, o.modes);
+	if (o.modes[MODE_CROSS])
+		context_print(o.json ? stderr : stdout, (const struct outcome *const *)res, done);
 	if (o.json) {
 		struct engine_params ep = engine_get_params(cx.engine);
 		json_t *j = json_report(&o, model_path, cs, res, done, seconds, &fitted,
@@ -736,5 +850,8 @@ out:
 	config_free(cx.cfg);
 	eval_files_finish(&files);
 	free(o.files);
+	for (int i = 0; i < n_ws; i++) free(ws_paths[i]);
+	free(ws_paths);
+	ctx_index_free(cx.index);
 	return status;
 }

@@ -100,8 +100,12 @@ int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
 void complete_memory_finish(struct complete_memory *m)
 {
 	if (!m) return;
-	for (size_t i = 0; i < m->n; i++) free(m->texts[i]);
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->texts[i]);
+		if (m->paths) free(m->paths[i]);
+	}
 	free(m->texts);
+	free(m->paths);
 	free(m->lens);
 	memset(m, 0, sizeof *m);
 }
@@ -113,8 +117,9 @@ static void memory_store(struct complete_memory *m, size_t line_start, size_t pr
 	complete_memory_finish(m);
 	if (n) {
 		m->texts = calloc(n, sizeof *m->texts);
+		m->paths = calloc(n, sizeof *m->paths);
 		m->lens = calloc(n, sizeof *m->lens);
-		if (!m->texts || !m->lens) {
+		if (!m->texts || !m->paths || !m->lens) {
 			complete_memory_finish(m);
 			return;
 		}
@@ -127,6 +132,11 @@ static void memory_store(struct complete_memory *m, size_t line_start, size_t pr
 			}
 			memcpy(m->texts[i], snips[i].text, snips[i].len);
 			m->texts[i][snips[i].len] = 0;
+			if (snips[i].path && !(m->paths[i] = strdup(snips[i].path))) {
+				m->n = i + 1;
+				complete_memory_finish(m);
+				return;
+			}
 			m->lens[i] = snips[i].len;
 		}
 	}
@@ -471,6 +481,7 @@ struct run {
 	struct engine_given given[ENGINE_MAX_GIVEN];
 	struct given_note notes[ENGINE_MAX_GIVEN];
 	size_t n_given;
+	int32_t n_project_given; /* of them, lines of other files */
 	struct scope_rule scope; /* the engine's scope-end stop reads it */
 	struct engine_request rq;
 	struct engine_result er; /* owned */
@@ -546,18 +557,34 @@ static int step_slice(struct run *r, const struct tokenizer *tok, const char *te
  * -ENOMEM. Keeping the memory's snippets is best effort: out of memory
  * there, the slice's own are used.
  */
-static int step_snippets(struct run *r, const char *text, size_t cursor,
-                         const struct complete_options *opt)
+static int step_snippets(struct run *r, const struct tokenizer *tok, const char *text,
+                         size_t cursor, const struct settings *st,
+                         const struct complete_options *opt, struct complete_result *out)
 {
 	const struct ast_slice *sl = &r->slice;
-	if (sl->n_snippets) {
-		r->snips = calloc(sl->n_snippets, sizeof *r->snips);
+	size_t n_all = sl->n_snippets + (opt->ast_slice ? opt->n_project : 0);
+	if (n_all) {
+		r->snips = calloc(n_all, sizeof *r->snips);
 		if (!r->snips) return -ENOMEM;
-		for (size_t i = 0; i < sl->n_snippets; i++)
-			r->snips[i] = (struct engine_snippet){ sl->snippets[i].text,
-				                               sl->snippets[i].len, NULL };
 	}
-	r->n_snips = sl->n_snippets;
+	/* The project's chunks first, in the order given, whole, in what the
+	 * document's own snippets left of the budget (the path line above each
+	 * counted too); the document's own come next, nearest the prefix. */
+	long left = (long)st->context_extra_tokens - (long)sl->extra_tokens_used;
+	for (size_t i = 0; opt->ast_slice && i < opt->n_project; i++) {
+		const struct engine_snippet *ps = &opt->project[i];
+		long t = (long)count_tokens((void *)tok, ps->text, ps->len) + 2 +
+		         (ps->path ? (long)count_tokens((void *)tok, ps->path, strlen(ps->path))
+		                   : 0);
+		if (t > left) continue;
+		left -= t;
+		out->project_tokens += (int32_t)t;
+		out->n_project_kept++;
+		r->snips[r->n_snips++] = *ps;
+	}
+	for (size_t i = 0; i < sl->n_snippets; i++)
+		r->snips[r->n_snips++] =
+		        (struct engine_snippet){ sl->snippets[i].text, sl->snippets[i].len, NULL };
 	struct complete_memory *mem = opt->memory;
 	if (!mem) return 0;
 	size_t line_start = cursor;
@@ -570,7 +597,7 @@ static int step_snippets(struct run *r, const char *text, size_t cursor,
 	struct engine_snippet *kept = calloc(mem->n + 1, sizeof *kept);
 	if (!kept) return 0;
 	for (size_t i = 0; i < mem->n; i++)
-		kept[i] = (struct engine_snippet){ mem->texts[i], mem->lens[i], NULL };
+		kept[i] = (struct engine_snippet){ mem->texts[i], mem->lens[i], mem->paths[i] };
 	free(r->snips);
 	r->snips = kept;
 	r->n_snips = mem->n;
@@ -587,19 +614,41 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
                        const struct settings *st, const struct complete_options *opt)
 {
 	r->n_given = 0;
-	if (st->completion_from_document) {
-		struct recall_params recp = { .text = text, .len = len, .cursor = cursor };
-		int n_found = recall_find(&recp, r->found, RECALL_CANDIDATES);
-		for (int i = 0; i < n_found; i++, r->n_given++) {
-			r->given[r->n_given] =
-			        (struct engine_given){ r->found[i].text, r->found[i].len };
-			r->notes[r->n_given] = (struct given_note){
-				.prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(r->found[i].count),
-				.copied = true,
-				.copy_at = r->found[i].source,
-			};
-		}
+	if (!st->completion_from_document) goto closers;
+	struct recall_params recp = { .text = text, .len = len, .cursor = cursor };
+	struct recall_item mine[RECALL_CANDIDATES], theirs[RECALL_CANDIDATES];
+	int n_mine = recall_find(&recp, mine, RECALL_CANDIDATES), n_theirs = 0;
+	/* Lines of the other files (issue 22), scored the same way with the
+	 * same prior: they take turns with the document's own for the
+	 * RECALL_CANDIDATES places (the document first), so that without them
+	 * the candidates are the document's as before. */
+	if (opt->project_lines) {
+		recp.other = opt->project_lines;
+		recp.other_len = opt->project_lines_len;
+		n_theirs = recall_find(&recp, theirs, RECALL_CANDIDATES);
 	}
+	if (n_mine < 0) n_mine = 0;
+	if (n_theirs < 0) n_theirs = 0;
+	for (int i = 0, a = 0, b = 0;
+	     r->n_given < RECALL_CANDIDATES && (a < n_mine || b < n_theirs); i++) {
+		bool take_mine = a < n_mine && (b >= n_theirs || i % 2 == 0);
+		const struct recall_item *it = take_mine ? &mine[a++] : &theirs[b++];
+		bool dup = false;
+		for (size_t k = 0; k < r->n_given; k++)
+			dup |= r->given[k].len == it->len &&
+			       !memcmp(r->given[k].text, it->text, it->len);
+		if (dup) continue;
+		r->found[r->n_given] = *it;
+		r->given[r->n_given] = (struct engine_given){ it->text, it->len };
+		r->notes[r->n_given] = (struct given_note){
+			.prior = RECALL_PRIOR + RECALL_PRIOR_COUNT * log(it->count),
+			.copied = take_mine, /* a copy of a line of this document */
+			.copy_at = take_mine ? it->source : 0,
+		};
+		r->n_given++;
+		r->n_project_given += !take_mine;
+	}
+closers:;
 	size_t n_closers = opt->validate ? ast_closers_at(r->doc, r->lang, text, len, cursor,
 	                                                  r->closers, ENGINE_MAX_GIVEN - r->n_given)
 	                                 : 0;
@@ -707,12 +756,13 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->max_lines = complete_max_lines(r->shape.kind, st);
 	double t1 = now_ms();
 	out->slice_ms = t1 - t0;
-	rc = step_snippets(r, text, cursor, opt);
+	rc = step_snippets(r, tok, text, cursor, st, opt, out);
 	if (rc) {
 		rc = fail(err, rc, "out of memory");
 		goto done;
 	}
 	step_given(r, text, len, cursor, st, opt);
+	out->project_given = r->n_project_given;
 	step_request(r, st, opt, out->max_lines);
 
 	struct infer_error ierr;

@@ -40,6 +40,7 @@ struct complete_memory {
 	size_t line_start;   /* byte offset of the cursor's line when chosen */
 	size_t prefix_start; /* where the prefix began then */
 	char **texts;        /* the snippets (owned) */
+	char **paths;        /* their paths, NULL where none (owned) */
 	size_t *lens;
 	size_t n;
 };
@@ -66,6 +67,17 @@ struct complete_options {
 	/* Always answer from the short context the budget would fall back to
 	 * (`infill eval --short-context`: its quality against the full one). */
 	bool short_only;
+	/* Context from the rest of the project (lsp/context/ chose it, in
+	 * prompt order), put before the document's own snippets in what
+	 * context.extraTokens leaves them; each under its path. Borrowed for
+	 * the call. None: the prompt is the one without a project. */
+	const struct engine_snippet *project;
+	size_t n_project;
+	/* Other files' text whose lines continue the cursor's line, scored as
+	 * candidates beside the document's own (completion.fromDocument);
+	 * borrowed, may be NULL. */
+	const char *project_lines;
+	size_t project_lines_len;
 	/* Prefill the prompt into the prefix cache and stop (background work):
 	 * no candidates; out->prefilled_tokens says what was computed. */
 	bool prefill_only;
@@ -94,8 +106,12 @@ struct complete_result {
 	int32_t n_generated; /* candidates the engine returned: decoded, and document lines scored */
 	int32_t rejected;    /* of those, dropped by validation, emptiness or confidence */
 	int32_t merged;      /* of those, merged into a near-duplicate by rerank */
-	int32_t given_shown; /* items shown that the engine scored, not decoded: document
+	int32_t given_shown;    /* items shown that the engine scored, not decoded: document
 	                      * lines and closers (ast_closers_at) */
+	int32_t project_given;  /* of the texts scored, lines of other files (opt.project_lines) */
+	int32_t project_tokens; /* prompt tokens the project chunks were counted at, of
+	                         * those kept (n_project_kept) */
+	int32_t n_project_kept;
 	int32_t prompt_tokens, cached_tokens, generated_tokens;
 	int32_t processed_tokens; /* of prompt_tokens, those prefilled or found cached
 	                           * before a cancel (engine_result.processed_tokens) */

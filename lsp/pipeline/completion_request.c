@@ -104,6 +104,36 @@ struct completion_request *completion_request_clone(const struct completion_requ
 			failed = true;
 		}
 	}
+	c->project = NULL;
+	c->n_project = 0;
+	c->project_lines = NULL;
+	if (req->n_project) {
+		c->project = calloc(req->n_project, sizeof *c->project);
+		failed |= !c->project;
+		for (size_t i = 0; c->project && i < req->n_project; i++) {
+			struct completion_chunk *d = &c->project[i];
+			const struct completion_chunk *o = &req->project[i];
+			d->path = dup_opt(o->path, &failed);
+			d->text = malloc(o->len + 1);
+			if (d->text) {
+				memcpy(d->text, o->text, o->len);
+				d->text[o->len] = 0;
+				d->len = o->len;
+			} else {
+				failed = true;
+			}
+			c->n_project = i + 1;
+		}
+	}
+	if (req->project_lines) {
+		c->project_lines = malloc(req->project_lines_len + 1);
+		if (c->project_lines) {
+			memcpy(c->project_lines, req->project_lines, req->project_lines_len);
+			c->project_lines[req->project_lines_len] = 0;
+		} else {
+			failed = true;
+		}
+	}
 	if (completion_settings_copy(&c->settings, &req->settings)) {
 		memset(&c->settings, 0, sizeof c->settings);
 		failed = true;
@@ -123,6 +153,12 @@ void completion_request_free(struct completion_request *req)
 	free(req->text);
 	free(req->trigger_character);
 	free(req->selected_text);
+	for (size_t i = 0; i < req->n_project; i++) {
+		free(req->project[i].path);
+		free(req->project[i].text);
+	}
+	free(req->project);
+	free(req->project_lines);
 	completion_settings_finish(&req->settings);
 	free(req);
 }

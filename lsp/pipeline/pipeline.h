@@ -70,6 +70,20 @@ struct completion_request {
 	char *selected_text;      /* inline: selectedCompletionInfo.text; else NULL */
 	struct settings settings; /* resolved for language_id; a deep copy
 				   * (strings and lists owned by the request) */
+	/* Context from the rest of the project (lsp/context/ chose it), in
+	 * prompt order: n_project chunks, owned. None: the prompt as without
+	 * a project. */
+	struct completion_chunk *project;
+	size_t n_project;
+	char *project_lines; /* other files' text for line candidates; owned, may be NULL */
+	size_t project_lines_len;
+};
+
+/* One chunk of project context: text under a path line. */
+struct completion_chunk {
+	char *path; /* owned, may be NULL */
+	char *text; /* owned */
+	size_t len;
 };
 
 /* Frees a request and everything it owns; accepts NULL. */
@@ -129,6 +143,7 @@ struct pipeline_stats {
 	const char *backend;                /* "none", "cpu", "cuda"; static string */
 	const char *kv_type;                /* "none", "f16", "f32"; static string */
 	int32_t kv_pages;                   /* pages in the KV pool of the loaded model */
+	uint64_t kv_touched_mb;             /* MiB of that pool ever written (resident on a CPU) */
 	uint64_t background_prefill_tokens; /* prompt tokens prefilled while no request
 	                                     * waited (pipeline_warm, the full context
 	                                     * of a shortened answer, as if accepted) */
@@ -136,6 +151,8 @@ struct pipeline_stats {
 	                          * not prefillable before the deadline */
 	uint64_t draft_tokens;              /* prompt lookup: tokens drafted and checked */
 	uint64_t accepted_draft_tokens;     /* of those, kept (a decode step saved each) */
+	uint64_t project_tokens;            /* prompt tokens of project context (issue 22) */
+	uint64_t project_lines;             /* other files' lines scored as candidates */
 };
 
 struct pipeline;

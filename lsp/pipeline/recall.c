@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,26 +111,38 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 	size_t win = p->window ? p->window : RECALL_WINDOW;
 	size_t from = line_start_of(t, cur > win ? cur - win : 0);
 	size_t to = len - cur > win ? cur + win : len;
+	/* where the copies are looked for: the document, or the other files
+	 * (then the cursor's line is no line of theirs: skip_line none) */
+	const char *const here_t = t;
+	size_t skip_line = cl;
+	if (p->other) {
+		t = p->other;
+		len = p->other_len;
+		from = 0;
+		to = len;
+		skip_line = SIZE_MAX;
+	}
 	struct tally ty = { calloc(RECALL_DISTINCT, sizeof *ty.v), 0 };
 	if (!ty.v) return -ENOMEM;
 	size_t key_indent = key.text - key.start, here_indent = cur - cl;
 	for (size_t s = from; s < to; s = next) {
 		struct line l = line_at(t, len, s, &next);
-		if (s == cl || l.end - l.text > RECALL_MAX_TEXT) continue;
+		if (s == skip_line || l.end - l.text > RECALL_MAX_TEXT) continue;
 		if (!blank_line) {
 			size_t n = l.end - l.text;
-			if (n <= plen || memcmp(t + l.text, t + pre, plen)) continue;
+			if (n <= plen || memcmp(t + l.text, here_t + pre, plen)) continue;
 			const char *c = t + l.text + plen;
 			size_t cn = n - plen;
 			if (rlen) { /* it must end with the text after the cursor */
-				if (cn <= rlen || memcmp(c + cn - rlen, t + rest, rlen)) continue;
+				if (cn <= rlen || memcmp(c + cn - rlen, here_t + rest, rlen))
+					continue;
 				cn -= rlen;
 			}
 			tally_add(&ty, c, cn, dist(s, cur), s);
 			continue;
 		}
-		if (s == key.start || l.end - l.text != key.end - key.text ||
-		    memcmp(t + l.text, t + key.text, key.end - key.text))
+		if ((!p->other && s == key.start) || l.end - l.text != key.end - key.text ||
+		    memcmp(t + l.text, here_t + key.text, key.end - key.text))
 			continue;
 		/* the line that followed this copy of the key */
 		struct line f = { 0 };
@@ -140,7 +153,7 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 			found = f.end > f.text;
 			if (!found) fs = fnext;
 		}
-		if (!found || fs == cl || f.end - f.text > RECALL_MAX_TEXT) continue;
+		if (!found || fs == skip_line || f.end - f.text > RECALL_MAX_TEXT) continue;
 		/* the same step in indentation as from the key to the cursor */
 		if ((f.text - f.start) + key_indent != here_indent + (l.text - l.start)) continue;
 		tally_add(&ty, t + f.text, f.end - f.text, dist(s, cur), fs);

@@ -37,6 +37,11 @@ struct recall_params {
 	size_t len;
 	size_t cursor;
 	size_t window; /* bytes scanned on each side of the cursor; 0: 256 KiB */
+	/* Other files' text (lsp/context/): when set, its lines are scanned,
+	 * all of them, instead of the document's, against the cursor's line
+	 * of text; the items then point into it. */
+	const char *other;
+	size_t other_len;
 };
 
 /*

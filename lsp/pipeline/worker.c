@@ -212,8 +212,10 @@ static void load(struct pipeline *p, const char *path, const struct complete_mod
 	pthread_mutex_unlock(&p->mu);
 	struct infer_error cerr;
 	if (!stopping && engine_calibrate(e, &cerr)) {
-		snprintf(msg, sizeof msg, "infill: measuring the model's speed failed (%s); the first "
-		         "answers may be late", cerr.message);
+		snprintf(msg, sizeof msg,
+		         "infill: measuring the model's speed failed (%s); the first "
+		         "answers may be late",
+		         cerr.message);
 		post_event(p, EVENT_WARNING, 0, false, msg);
 	}
 	const struct model_info *mi = model_info(m);
@@ -289,6 +291,36 @@ static bool reload_if_changed(struct pipeline *p, struct current_load *c,
 	return true;
 }
 
+
+/* The request's project context as complete_run takes it: a new array
+ * borrowing the request's texts (free it after the run), or NULL. */
+static struct engine_snippet *project_apply(const struct completion_request *req,
+                                            struct complete_options *opt)
+{
+	opt->project_lines = req->project_lines;
+	opt->project_lines_len = req->project_lines_len;
+	if (!req->n_project) return NULL;
+	struct engine_snippet *v = calloc(req->n_project, sizeof *v);
+	if (!v) return NULL; /* out of memory: the prompt without a project */
+	for (size_t i = 0; i < req->n_project; i++)
+		v[i] = (struct engine_snippet){ req->project[i].text, req->project[i].len,
+			                        req->project[i].path };
+	opt->project = v;
+	opt->n_project = req->n_project;
+	return v;
+}
+
+/* MiB of m's KV pool ever written: on a CPU the part of it in resident
+ * memory, which grows until the prefix cache reaches cache.memoryMB. */
+static uint64_t kv_touched_mb(struct model *m, enum config_kv_type type)
+{
+	const struct model_info *mi = model_info(m);
+	uint64_t page = 2ull * (uint64_t)mi->n_layer * (uint64_t)mi->kv_page_size *
+	                (uint64_t)mi->n_head_kv * (uint64_t)mi->head_dim *
+	                (type == CONFIG_KV_F32 ? 4u : 2u);
+	return (uint64_t)kv_pool_touched_pages(model_kv_pool(m)) * page >> 20;
+}
+
 /* Runs one job; fills job->status and job->result. */
 static void run_job(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
                     struct pipeline_job *job)
@@ -316,9 +348,11 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
 		opt.deadline_ms =
 		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
+	struct engine_snippet *proj = project_apply(req, &opt);
 	struct complete_result res;
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
 	                      req->cursor, &req->settings, &opt, &res, NULL);
+	free(proj);
 	job->figures = res;
 	job->figures.items = NULL;
 	job->figures.count = res.count;
@@ -341,7 +375,10 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	        (uint64_t)(res.accepted_draft_tokens > 0 ? res.accepted_draft_tokens : 0);
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
 	p->stats.document_lines += (uint64_t)(res.given_shown > 0 ? res.given_shown : 0);
+	p->stats.project_tokens += (uint64_t)(res.project_tokens > 0 ? res.project_tokens : 0);
+	p->stats.project_lines += (uint64_t)(res.project_given > 0 ? res.project_given : 0);
 	p->stats.short_contexts += res.shortened;
+	p->stats.kv_touched_mb = kv_touched_mb(m, req->settings.cache_kv_type);
 	pthread_mutex_unlock(&p->mu);
 	if (rc == ENGINE_ECANCELED) {
 		complete_result_finish(&res);
@@ -378,9 +415,11 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 	opt.seed = req->seq; /* the same samples as the answer, only longer */
 	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
+	struct engine_snippet *proj = project_apply(req, &opt);
 	struct complete_result res;
 	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
 	                      req->cursor, &req->settings, &opt, &res, NULL);
+	free(proj);
 	pthread_mutex_lock(&p->mu);
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
@@ -502,12 +541,14 @@ static void warm(struct pipeline *p, struct engine *e, struct model *m, struct e
 	 * as they are, for the keystroke that may come there */
 	opt.memory = keep_memory ? edoc_memory(edocs, req->uri) : NULL;
 	opt.prefill_only = true;
+	struct engine_snippet *proj = project_apply(req, &opt);
 	struct complete_result res;
 	if (req->cursor <= req->text_len && opt.use_cache)
 		complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
 		             req->cursor, &req->settings, &opt, &res, NULL);
 	else
 		memset(&res, 0, sizeof res);
+	free(proj);
 	pthread_mutex_lock(&p->mu);
 	p->stats.background_prefill_tokens +=
 	        (uint64_t)(res.prefilled_tokens > 0 ? res.prefilled_tokens : 0);

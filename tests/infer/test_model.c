@@ -188,6 +188,20 @@ TEST(kv_pool_refcounts_and_exhaustion)
 	kv_page_release(p, a);
 	CHECK_INT_EQ(kv_page_refs(p, a), 0);
 	CHECK_INT_EQ(kv_pool_free_pages(p), 4);
+	/* a page given back is the next one taken: only a high-water mark of
+	 * pages is ever written */
+	CHECK_INT_EQ(kv_pool_touched_pages(p), 1);
+	int32_t b = kv_page_alloc(p), c = kv_page_alloc(p);
+	CHECK_INT_EQ(b, a);
+	CHECK_INT_EQ(kv_pool_touched_pages(p), 2);
+	kv_page_release(p, c);
+	kv_page_release(p, b);
+	for (int i = 0; i < 3; i++) {
+		b = kv_page_alloc(p), c = kv_page_alloc(p);
+		kv_page_release(p, c);
+		kv_page_release(p, b);
+	}
+	CHECK_INT_EQ(kv_pool_touched_pages(p), 2);
 	struct infer_error err;
 	struct kv_seq *s = kv_seq_new(p);
 	int32_t ids[80];

@@ -27,6 +27,10 @@ static const char *const documented[] = {
 	"coldRequests",
 	"draftTokens",
 	"acceptedDraftTokens",
+	"kvTouchedMB",
+	"projectTokens",
+	"projectLines",
+	"indexFiles",
 };
 
 static struct stats sample(void)
@@ -50,6 +54,7 @@ static struct stats sample(void)
 		.cold_requests = 15,
 		.draft_tokens = 16,
 		.accepted_draft_tokens = 17,
+		.kv_touched_mb = 18,
 	};
 }
 

@@ -53,15 +53,15 @@ def check(cond, what, *context):
         raise Failed(what + "".join("\n  " + json.dumps(c)[:2000] for c in context))
 
 
-def start(binary, model, init=None, caps=None):
-    c = Client(binary, args=["--user-config", ""])
+def start(binary, model, init=None, caps=None, root=None, args=()):
+    c = Client(binary, args=["--user-config", "", *args])
     # No deadline unless a case sets one: the cases compare answers, and a
     # deadline makes them depend on how busy the machine is.
     opts = {"model": model, "completion.debounceMs": 0, "completion.deadlineMs": 0,
             "threads": 1}
     opts.update(init or {})
     c.initialize(capabilities=caps or {"window": {"workDoneProgress": True}},
-                 init_options=opts)
+                 init_options=opts, root_uri="file://" + root if root else None)
     return c
 
 
@@ -682,6 +682,81 @@ def case_background_prefill(binary, model):
     finally:
         c.kill()
 
+
+
+def case_project_context(binary, model):
+    """Context from the rest of the project (issue 22): the workspace index
+    is built after initialized and follows workspace/didChangeWatchedFiles
+    and didSave; a definition from an imported file goes into the prompt
+    (projectTokens); another open document's lines are scored as
+    candidates (projectLines) and may be shown; context.project false
+    turns it all off."""
+    root = tempfile.mkdtemp()
+    lib = os.path.join(root, "lib.py")
+    with open(lib, "w") as f:
+        f.write("def unrelated():\n    pass\n")
+    with open(os.path.join(root, ".gitignore"), "w") as f:
+        f.write("skipped/\n")
+    os.mkdir(os.path.join(root, "skipped"))
+    with open(os.path.join(root, "skipped", "x.py"), "w") as f:
+        f.write("def x(): pass\n")
+    main_uri, other_uri = "file://%s/main.py" % root, "file://%s/other.py" % root
+    main = ("from lib import fetch_page\n\n\ndef run(url):\n"
+            "    page = fetch_page(url)\n    resp = session.get(")
+    other = "def g(url):\n    resp = session.get(url, timeout=LIMIT)\n"
+    c = start(binary, model, {"completion.candidates": 1, "completion.maxTokens": 16},
+              root=root, args=["--log-level", "debug"],
+              caps={"window": {"workDoneProgress": True},
+                    "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}})
+    try:
+        reg = c.wait_for(lambda m: m.get("method") == "client/registerCapability")
+        check(reg["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles",
+              "asks the client to watch the workspace's files", reg)
+        c.send({"jsonrpc": "2.0", "id": reg["id"], "result": None})
+        wait_loaded(c)
+        check(poll(lambda: "workspace index: 1 files" in c.log(), 30),
+              "the index holds lib.py (main.py is not on disk, skipped/ is ignored)", c.log())
+        check(stats(c)["indexFiles"] == 1, "indexFiles", stats(c))
+        open_doc(c, other, uri=other_uri)
+        open_doc(c, main, uri=main_uri)
+        items = inline(c, 5, len("    resp = session.get("), uri=main_uri)
+        s0 = stats(c)
+        check(s0["projectLines"] >= 1, "the other document's line was scored", s0)
+        check(any(i["insertText"].endswith("url, timeout=LIMIT)") for i in items),
+              "and shown (its prior beats random weights)", items)
+        check(s0["projectTokens"] > 0, "the other document's similar chunk in the prompt", s0)
+        # lib.py gains the definition; the client says so
+        with open(lib, "w") as f:
+            f.write("def fetch_page(url, retries=3, *, timeout=None):\n    return url\n")
+        c.notify("workspace/didChangeWatchedFiles",
+                 {"changes": [{"uri": "file://" + lib, "type": 2}]})
+        check(poll(lambda: "workspace index: 1 files after" in c.log(), 30),
+              "the index read lib.py again", c.log())
+        # a new line: chosen again, now with the signature
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": main_uri, "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 5, "character": 4},
+                                          "end": {"line": 5, "character": 4}},
+                                "text": "x = 1\n    "}]})
+        c.notify("textDocument/didClose", {"textDocument": {"uri": other_uri}})
+        inline(c, 6, len("    resp = session.get("), uri=main_uri)
+        s1 = stats(c)
+        check(s1["projectTokens"] > s0["projectTokens"], "the definition in the prompt", s0, s1)
+        # off: no project tokens at all
+        c.notify("workspace/didChangeConfiguration",
+                 {"settings": {"infill": {"context": {"project": False}}}})
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": main_uri, "version": 3},
+            "contentChanges": [{"range": {"start": {"line": 6, "character": 4},
+                                          "end": {"line": 6, "character": 4}},
+                                "text": "y = 2\n    "}]})
+        inline(c, 7, len("    resp = session.get("), uri=main_uri)
+        s2 = stats(c)
+        check(s2["projectTokens"] == s1["projectTokens"] and
+              s2["projectLines"] == s1["projectLines"], "context.project false: none", s1, s2)
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 

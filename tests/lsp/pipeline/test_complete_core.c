@@ -493,6 +493,128 @@ TEST(runaway_loops_are_recognised)
 		CHECK(!complete_is_runaway(fine[i], strlen(fine[i]), ENGINE_STOP_MAX_TOKENS));
 }
 
+/* ---- context from the rest of the project (issue 22) ---- */
+
+/* No project context (nothing given, or empty lists) is the prompt and the
+ * answer of before: same prompt tokens, same items. */
+TEST(no_project_context_behaves_as_without)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	s.completion_temperature = 0;
+	struct complete_options a = complete_options_default(), b = a;
+	a.use_cache = b.use_cache = false;
+	struct engine_snippet none[1] = { { "unused", 6, "x.py" } };
+	b.project = none;
+	b.n_project = 0;
+	b.project_lines = "";
+	b.project_lines_len = 0;
+	struct complete_result ra, rb;
+	size_t len = sizeof PY - 1, at = 104;
+	REQUIRE(complete_run(engine, model_tokenizer(model), "python", PY, len, at, &s, &a, &ra,
+	                     NULL) == 0);
+	REQUIRE(complete_run(engine, model_tokenizer(model), "python", PY, len, at, &s, &b, &rb,
+	                     NULL) == 0);
+	CHECK_INT_EQ(ra.prompt_tokens, rb.prompt_tokens);
+	CHECK_INT_EQ(ra.count, rb.count);
+	for (size_t i = 0; i < ra.count && i < rb.count; i++)
+		CHECK_STR_EQ(ra.items[i].text, rb.items[i].text);
+	CHECK_INT_EQ(rb.n_project_kept, 0);
+	CHECK_INT_EQ(rb.project_given, 0);
+	complete_result_finish(&ra);
+	complete_result_finish(&rb);
+}
+
+/* Chunks go into the prompt within what the document's own snippets left
+ * of context.extraTokens, whole; other files' lines are scored as
+ * candidates like the document's. */
+TEST(project_chunks_and_other_files_lines)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	const char *doc = "def f(url):\n    resp = session.get(";
+	const char *other = "def g():\n    resp = session.get(url, timeout=TIMEOUT)\n";
+	struct engine_snippet chunk = { "def helper(url, timeout): ...", 29, "lib/net.py" };
+	struct complete_options o = complete_options_default();
+	o.use_cache = false;
+	struct complete_result r0, r1;
+	REQUIRE(complete_run(engine, model_tokenizer(model), "python", doc, strlen(doc),
+	                     strlen(doc), &s, &o, &r0, NULL) == 0);
+	o.project = &chunk;
+	o.n_project = 1;
+	o.project_lines = other;
+	o.project_lines_len = strlen(other);
+	REQUIRE(complete_run(engine, model_tokenizer(model), "python", doc, strlen(doc),
+	                     strlen(doc), &s, &o, &r1, NULL) == 0);
+	CHECK_INT_EQ(r1.n_project_kept, 1);
+	CHECK(r1.project_tokens > 0);
+	/* counted as path + text + 2; the header is "# path" here: within 4 */
+	CHECK(abs(r1.prompt_tokens - (r0.prompt_tokens + r1.project_tokens)) <= 4);
+	CHECK(r1.prompt_tokens > r0.prompt_tokens + 8);
+	CHECK_INT_EQ(r1.project_given, 1);
+	const struct complete_item *it = find_text(&r1, "url, timeout=TIMEOUT)");
+	CHECK(it && it->stop == ENGINE_STOP_GIVEN);
+	CHECK(find_text(&r0, "url, timeout=TIMEOUT)") == NULL);
+	complete_result_finish(&r1);
+	/* a budget too small for the chunk leaves it out whole */
+	s.context_extra_tokens = 4;
+	REQUIRE(complete_run(engine, model_tokenizer(model), "python", doc, strlen(doc),
+	                     strlen(doc), &s, &o, &r1, NULL) == 0);
+	CHECK_INT_EQ(r1.n_project_kept, 0);
+	CHECK_INT_EQ(r1.prompt_tokens, r0.prompt_tokens);
+	complete_result_finish(&r0);
+	complete_result_finish(&r1);
+}
+
+/* Typing along one line with project context: the chunks chosen for the
+ * line stay (the document's memory), so the prompt's head is cached and
+ * the share of it found in the cache does not drop against typing without
+ * a project. */
+static double typing_cache_share(const struct engine_snippet *chunks, size_t n)
+{
+	struct settings s = settings_for("python");
+	s.completion_max_tokens = 2;
+	s.completion_candidates = 1;
+	char doc[512] = "import os\n\ndef main(path):\n    data = load_config(path)\n    ";
+	const char *typed = "result = data.get(";
+	struct complete_memory mem = { 0 };
+	long prompt = 0, cached = 0;
+	for (size_t k = 0; typed[k]; k++) {
+		size_t len = strlen(doc);
+		doc[len] = typed[k];
+		doc[len + 1] = 0;
+		struct complete_options o = complete_options_default();
+		o.memory = &mem;
+		o.project = chunks;
+		o.n_project = n;
+		struct complete_result r;
+		if (complete_run(engine, model_tokenizer(model), "python", doc, len + 1, len + 1,
+		                 &s, &o, &r, NULL))
+			return -1;
+		if (k > 0) { /* the first keystroke is cold */
+			prompt += r.prompt_tokens;
+			cached += r.cached_tokens;
+		}
+		complete_result_finish(&r);
+	}
+	complete_memory_finish(&mem);
+	return prompt ? (double)cached / (double)prompt : 0;
+}
+
+TEST(typing_keeps_the_prompt_head_with_project_context)
+{
+	CHECK(setup());
+	struct engine_snippet chunks[2] = {
+		{ "def load_config(path: str) -> dict: ...", 39, "config.py" },
+		{ "    result = data.get(key, default)\n", 36, "other.py" },
+	};
+	double without = typing_cache_share(NULL, 0), with = typing_cache_share(chunks, 2);
+	printf("cache share while typing one line: %.3f without project context, %.3f with\n",
+	       without, with);
+	CHECK(without > 0.5);
+	CHECK(with >= without - 1e-9);
+}
+
 TEST(teardown)
 {
 	engine_free(engine);

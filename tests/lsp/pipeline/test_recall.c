@@ -17,7 +17,9 @@ static int find(const char *doc_with_bar, struct recall_item *out, size_t cap, s
 	size_t at = (size_t)(bar - doc_with_bar);
 	memcpy(buf, doc_with_bar, at);
 	strcpy(buf + at, bar + 1);
-	struct recall_params p = { buf, strlen(buf), at, window };
+	struct recall_params p = {
+		.text = buf, .len = strlen(buf), .cursor = at, .window = window
+	};
 	return recall_find(&p, out, cap);
 }
 
@@ -116,8 +118,43 @@ TEST(limits)
 	CHECK_INT_EQ(find(doc, it, 4, 100, buf), 0);
 	CHECK_INT_EQ(find(doc, it, 4, 0, buf), 1);
 	CHECK(item_is(&it[0], " = value", 1));
-	struct recall_params p = { "abc", 3, 4, 0 };
+	struct recall_params p = { .text = "abc", .len = 3, .cursor = 4 };
 	CHECK_INT_EQ(recall_find(&p, it, 4), 0); /* cursor past the end */
+}
+
+TEST(other_files_lines_continue_the_cursor_line)
+{
+	char buf[256];
+	const char *doc = "import json\n    resp = session.get(|\n";
+	const char *bar = strchr(doc, '|');
+	size_t at = (size_t)(bar - doc);
+	memcpy(buf, doc, at);
+	strcpy(buf + at, bar + 1);
+	const char *other = "def x():\n"
+	                    "    resp = session.get(url, timeout=5)\n"
+	                    "    resp = session.get(url, timeout=5)\n"
+	                    "    resp = session.post(url)\n"
+	                    "    resp = session.get(base)\n";
+	struct recall_params p = { buf, strlen(buf), at, 0, other, strlen(other) };
+	struct recall_item it[4];
+	int n = recall_find(&p, it, 4);
+	CHECK_INT_EQ(n, 2);
+	CHECK(item_is(&it[0], "url, timeout=5)", 2));
+	CHECK(item_is(&it[1], "base)", 1));
+	/* the items point into the other text */
+	CHECK(it[0].text > other && it[0].text < other + strlen(other));
+	/* the document's own lines are not scanned then */
+	const char *none = "nothing alike\n";
+	struct recall_params q = { buf, strlen(buf), at, 0, none, strlen(none) };
+	CHECK_INT_EQ(recall_find(&q, it, 4), 0);
+	/* a blank line: what followed the previous line's copies there */
+	const char *doc2 = "    for k in keys:\n        \n";
+	const char *other2 = "    for k in keys:\n        total += k\n";
+	struct recall_params b = { doc2, strlen(doc2), strlen("    for k in keys:\n        "),
+		                   0,    other2,       strlen(other2) };
+	n = recall_find(&b, it, 4);
+	CHECK_INT_EQ(n, 1);
+	if (n == 1) CHECK(item_is(&it[0], "total += k", 1));
 }
 
 TEST_MAIN()
