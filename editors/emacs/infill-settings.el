@@ -27,6 +27,14 @@ nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
   :group 'infill-settings)
 
+(defcustom infill-model-fallback nil
+  "When model cannot be loaded, load the embedded model instead, with a
+warning.
+Server setting \"modelFallback\" (server default true).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
+  :group 'infill-settings)
+
 (defcustom infill-backend nil
   "Where the model runs (remote: an inference server at remote.url).
 Server setting \"backend\" (server default \"auto\").
@@ -291,8 +299,8 @@ nil: leave it to the server."
   :group 'infill-settings)
 
 (defcustom infill-fim-template nil
-  "Auto, deepseek, qwen, starcoder, codellama, or a custom string with
-{prefix} {suffix}.
+  "Auto, deepseek, qwen, starcoder, codellama, codegemma, or a custom string
+with {prefix} {suffix}.
 Server setting \"fim.template\" (server default \"auto\").
 nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
@@ -323,6 +331,7 @@ nil: leave it to the server."
 (defconst infill-settings-table
   '(("enabled" . infill-enabled)
     ("model" . infill-model)
+    ("modelFallback" . infill-model-fallback)
     ("backend" . infill-backend)
     ("remote.url" . infill-remote-url)
     ("remote.api" . infill-remote-api)
@@ -365,6 +374,7 @@ nil: leave it to the server."
 (defconst infill-settings-defaults
   '(("enabled" . t)
     ("model" . nil)
+    ("modelFallback" . t)
     ("backend" . "auto")
     ("remote.url" . nil)
     ("remote.api" . "openai")

@@ -254,10 +254,10 @@ static int check_type(const struct backend_tensor *t, struct backend_error *err)
 {
 	if (!t->data || type_supported(t->type)) return 0;
 	int rc = fail(err, -ENOTSUP,
-	            "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run "
-	            "(it runs f32, f16, bf16, q8_0, q4_0, q4_k, q6_k); use backend \"cpu\" "
-	            "(or \"auto\") for this file",
-	            t->name, t->type);
+	              "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run "
+	              "(it runs f32, f16, bf16, q8_0, q4_0, q4_k, q6_k); use backend \"cpu\" "
+	              "(or \"auto\") for this file",
+	              t->name, t->type);
 	if (err) snprintf(err->tensor, sizeof err->tensor, "%s", t->name);
 	return rc;
 }
@@ -270,7 +270,8 @@ static int check_types(const struct backend_weights *w, struct backend_error *er
 		const struct backend_layer *L = &w->layers[l];
 		const struct backend_tensor *m[] = { &L->wq,     &L->wk,   &L->wv,    &L->wo,
 			                             &L->w_gate, &L->w_up, &L->w_down };
-		for (size_t i = 0; !rc && i < sizeof m / sizeof m[0]; i++) rc = check_type(m[i], err);
+		for (size_t i = 0; !rc && i < sizeof m / sizeof m[0]; i++)
+			rc = check_type(m[i], err);
 	}
 	return rc;
 }

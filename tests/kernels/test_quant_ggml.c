@@ -64,20 +64,22 @@ TEST(every_type_matches_ggml)
 		enum cpu_act a = cpu_act_for(type);
 		size_t xs = cpu_act_row_bytes(a, n);
 		unsigned char *x = malloc(xs * n_act);
-		for (uint32_t k = 0; k < n_act; k++)
-			cpu_kernels_ref.act[a](act[k], x + k * xs, n);
+		for (uint32_t k = 0; k < n_act; k++) cpu_kernels_ref.act[a](act[k], x + k * xs, n);
 		double worst = 0;
 		for (int s = 0; s < n_sets; s++) {
 			float y[MAXA][MAXR];
-			cpu_kernels_gemm(sets[s], type)(n, q, rb, n_rows, x, xs, n_act, &y[0][0], MAXR);
+			cpu_kernels_gemm(sets[s], type)(n, q, rb, n_rows, x, xs, n_act, &y[0][0],
+			                                MAXR);
 			for (uint32_t r = 0; r < n_rows; r++)
 				for (uint32_t k = 0; k < n_act; k++) {
 					double mag = 0;
-					for (uint32_t i = 0; i < n; i++) mag += fabs(deq[r][i] * act[k][i]);
+					for (uint32_t i = 0; i < n; i++)
+						mag += fabs(deq[r][i] * act[k][i]);
 					double err = fabs(y[k][r] - dots[r][k]);
 					worst = fmax(worst, err / (mag + 1e-30));
 					if (err > 1e-5 * mag + 1e-6) {
-						fprintf(stderr, "  %s %s row %u act %u: %.9g, ggml %.9g\n",
+						fprintf(stderr,
+						        "  %s %s row %u act %u: %.9g, ggml %.9g\n",
 						        sets[s]->name, tensor_type_name(type), r, k,
 						        y[k][r], dots[r][k]);
 						CHECK(0);
@@ -99,9 +101,9 @@ int main(int argc, char **argv)
 	ref = fopen(path, "rb");
 	char magic[4];
 	uint32_t version;
-	if (!ref || fread(magic, 4, 1, ref) != 1 || memcmp(magic, "IQRF", 4) || read_u32(&version) ||
-	    version != 1 || read_u32(&n_types) || read_u32(&n) || read_u32(&n_rows) ||
-	    read_u32(&n_act) || n > MAXN || n_rows > MAXR || n_act > MAXA ||
+	if (!ref || fread(magic, 4, 1, ref) != 1 || memcmp(magic, "IQRF", 4) ||
+	    read_u32(&version) || version != 1 || read_u32(&n_types) || read_u32(&n) ||
+	    read_u32(&n_rows) || read_u32(&n_act) || n > MAXN || n_rows > MAXR || n_act > MAXA ||
 	    0) {
 		fprintf(stderr, "%s: missing or not a version-1 IQRF file\n", path);
 		return 1;

@@ -114,14 +114,10 @@ TEST(tiny_types)
 	static const struct {
 		const char *name;
 		uint32_t type;
-	} types[] = { { "f32", TENSOR_TYPE_F32 },
-		      { "f16", TENSOR_TYPE_F16 },
-		      { "bf16", TENSOR_TYPE_BF16 },
-		      { "q8_0", TENSOR_TYPE_Q8_0 },
-		      { "q4_0", TENSOR_TYPE_Q4_0 },
-		      { "q4_1", TENSOR_TYPE_Q4_1 },
-		      { "q5_0", TENSOR_TYPE_Q5_0 },
-		      { "q5_1", TENSOR_TYPE_Q5_1 },
+	} types[] = { { "f32", TENSOR_TYPE_F32 },      { "f16", TENSOR_TYPE_F16 },
+		      { "bf16", TENSOR_TYPE_BF16 },    { "q8_0", TENSOR_TYPE_Q8_0 },
+		      { "q4_0", TENSOR_TYPE_Q4_0 },    { "q4_1", TENSOR_TYPE_Q4_1 },
+		      { "q5_0", TENSOR_TYPE_Q5_0 },    { "q5_1", TENSOR_TYPE_Q5_1 },
 		      { "iq4_nl", TENSOR_TYPE_IQ4_NL } };
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
 		tmp(p, types[i].name);
@@ -185,8 +181,10 @@ TEST(k_quant_fallbacks_as_llama_cpp)
 	static const struct {
 		const char *name;
 		uint32_t down;
-	} cases[] = { { "q4_k", TENSOR_TYPE_Q5_0 },   { "q5_k", TENSOR_TYPE_Q5_1 },
-		      { "q6_k", TENSOR_TYPE_Q8_0 },   { "q3_k", TENSOR_TYPE_Q4_0 },
+	} cases[] = { { "q4_k", TENSOR_TYPE_Q5_0 },
+		      { "q5_k", TENSOR_TYPE_Q5_1 },
+		      { "q6_k", TENSOR_TYPE_Q8_0 },
+		      { "q3_k", TENSOR_TYPE_Q4_0 },
 		      { "iq4_xs", TENSOR_TYPE_IQ4_NL } };
 	char *argv[] = { "mkmodel", "--shape", "tiny",  "--type", "q4_k",  "--vocab", vocab,
 		         "-o",      p,         "--dim", "256",    "--ffn", "288",     NULL };
