@@ -462,7 +462,31 @@ int ctx_select(const struct ctx_query *q, struct ctx_chunks *out)
 					c->tokens = used;
 				}
 			}
-			if (c->tokens <= left) {
+			/* signatures of one file share one chunk under one path */
+			struct ctx_chunk *same = NULL;
+			for (size_t k = 0; c->source == CTX_SOURCE_DEFINITION && k < w && !same;
+			     k++)
+				if (s->cand.v[k].source == CTX_SOURCE_DEFINITION &&
+				    !strcmp(s->cand.v[k].path, c->path))
+					same = &s->cand.v[k];
+			size_t cost = same ? count(q->count_ctx, c->text, c->len) + 1 : c->tokens;
+			char *joined = NULL;
+			if (same && cost <= left &&
+			    (joined = realloc(same->text, same->len + c->len + 2))) {
+				joined[same->len] = '\n';
+				memcpy(joined + same->len + 1, c->text, c->len + 1);
+				same->text = joined;
+				same->len += c->len + 1;
+				same->tokens += cost;
+				left -= cost;
+				out->tokens[c->source] += cost;
+				size_t wl = strlen(same->why), nl = strcspn(c->why, ":");
+				if (wl + nl + 3 < sizeof same->why)
+					snprintf(same->why + wl, sizeof same->why - wl, "; %.*s",
+					         (int)nl, c->why);
+				free(c->path);
+				free(c->text);
+			} else if (!same && c->tokens <= left) {
 				left -= c->tokens;
 				out->tokens[c->source] += c->tokens;
 				s->cand.v[w++] = *c;
