@@ -6,6 +6,7 @@
  * layouts are documented in quant.h.
  */
 #include "quant.h"
+#include "quant_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -162,6 +163,14 @@ int tensor_row_dequantize(uint32_t type, const void *src, float *dst, int64_t n)
 	case TENSOR_TYPE_Q8_0: dequant_q8_0(src, dst, n / QK8_0); return 0;
 	case TENSOR_TYPE_Q4_K: dequant_q4_k(src, dst, n / QK_K); return 0;
 	case TENSOR_TYPE_Q6_K: dequant_q6_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_Q4_1: quant_dequant_q4_1(src, dst, n / 32); return 0;
+	case TENSOR_TYPE_Q5_0: quant_dequant_q5_0(src, dst, n / 32); return 0;
+	case TENSOR_TYPE_Q5_1: quant_dequant_q5_1(src, dst, n / 32); return 0;
+	case TENSOR_TYPE_Q2_K: quant_dequant_q2_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_Q3_K: quant_dequant_q3_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_Q5_K: quant_dequant_q5_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_IQ4_NL: quant_dequant_iq4_nl(src, dst, n / 32); return 0;
+	case TENSOR_TYPE_IQ4_XS: quant_dequant_iq4_xs(src, dst, n / QK_K); return 0;
 	}
 	return -EINVAL;
 }
@@ -345,6 +354,14 @@ int tensor_row_quantize(uint32_t type, const float *src, void *dst, int64_t n)
 	case TENSOR_TYPE_Q8_0: quant_q8_0(src, dst, n / QK8_0); return 0;
 	case TENSOR_TYPE_Q4_K: quant_q4_k(src, dst, n / QK_K); return 0;
 	case TENSOR_TYPE_Q6_K: quant_q6_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_Q4_1: quant_quant_q4_1(src, dst, n / 32); return 0;
+	case TENSOR_TYPE_Q5_0: quant_quant_q5_0(src, dst, n / 32); return 0;
+	case TENSOR_TYPE_Q5_1: quant_quant_q5_1(src, dst, n / 32); return 0;
+	case TENSOR_TYPE_Q2_K: quant_quant_q2_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_Q3_K: quant_quant_q3_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_Q5_K: quant_quant_q5_k(src, dst, n / QK_K); return 0;
+	case TENSOR_TYPE_IQ4_NL: quant_quant_iq4_nl(src, dst, n / 32); return 0;
+	case TENSOR_TYPE_IQ4_XS: quant_quant_iq4_xs(src, dst, n / QK_K); return 0;
 	}
 	return -EINVAL;
 }

@@ -16,13 +16,21 @@
 #include <string.h>
 
 /* X(NAME, ggml id, lowercase name, elements per block, bytes per block) */
-#define TENSOR_TYPE_LIST(X)           \
-	X(F32, 0, "f32", 1, 4)        \
-	X(F16, 1, "f16", 1, 2)        \
-	X(Q4_0, 2, "q4_0", 32, 18)    \
-	X(Q8_0, 8, "q8_0", 32, 34)    \
-	X(Q4_K, 12, "q4_k", 256, 144) \
-	X(Q6_K, 14, "q6_k", 256, 210) \
+#define TENSOR_TYPE_LIST(X)               \
+	X(F32, 0, "f32", 1, 4)            \
+	X(F16, 1, "f16", 1, 2)            \
+	X(Q4_0, 2, "q4_0", 32, 18)        \
+	X(Q4_1, 3, "q4_1", 32, 20)        \
+	X(Q5_0, 6, "q5_0", 32, 22)        \
+	X(Q5_1, 7, "q5_1", 32, 24)        \
+	X(Q8_0, 8, "q8_0", 32, 34)        \
+	X(Q2_K, 10, "q2_k", 256, 84)      \
+	X(Q3_K, 11, "q3_k", 256, 110)     \
+	X(Q4_K, 12, "q4_k", 256, 144)     \
+	X(Q5_K, 13, "q5_k", 256, 176)     \
+	X(Q6_K, 14, "q6_k", 256, 210)     \
+	X(IQ4_NL, 20, "iq4_nl", 32, 18)   \
+	X(IQ4_XS, 23, "iq4_xs", 256, 136) \
 	X(BF16, 30, "bf16", 1, 2)
 
 enum tensor_type {
@@ -80,7 +88,122 @@ struct block_q6_k {
 	uint16_t d; /* fp16 */
 };
 
+/* Q4_1: value(i) = q(i) * d + m, q in 0..15, nibbles packed as Q4_0. */
+struct block_q4_1 {
+	uint16_t d; /* fp16 scale */
+	uint16_t m; /* fp16 min */
+	uint8_t qs[QK4_0 / 2];
+};
+
+/*
+ * Q5_0: value(i) = (q(i) - 16) * d, q in 0..31: the low 4 bits packed as
+ * Q4_0, bit 4 of element j is bit j of qh read as a little-endian u32.
+ */
+struct block_q5_0 {
+	uint16_t d; /* fp16 scale */
+	uint8_t qh[4];
+	uint8_t qs[QK4_0 / 2];
+};
+
+/* Q5_1: value(i) = q(i) * d + m, q in 0..31 packed as Q5_0. */
+struct block_q5_1 {
+	uint16_t d; /* fp16 scale */
+	uint16_t m; /* fp16 min */
+	uint8_t qh[4];
+	uint8_t qs[QK4_0 / 2];
+};
+
+/*
+ * Q2_K: 256 elements, 16 sub-blocks of 16; scales[s] holds sub-block s's
+ * 4-bit scale (low nibble) and 4-bit min (high nibble); value = d * sc * q -
+ * dmin * m, q in 0..3. For half h (128 elements, qs + 32h) and shift k (0..3,
+ * 2 bits each): elements 128h + 32k + l (l < 32) are (qs[32h + l] >> 2k) & 3,
+ * in sub-blocks 8h + 2k (l < 16) and 8h + 2k + 1.
+ */
+struct block_q2_k {
+	uint8_t scales[QK_K / 16];
+	uint8_t qs[QK_K / 4];
+	uint16_t d;    /* fp16 scale of the scales */
+	uint16_t dmin; /* fp16 scale of the mins */
+};
+
+/*
+ * Q3_K: 256 elements, 16 sub-blocks of 16 with 6-bit scales (stored + 32,
+ * see tensor_q3_k_scales); value = d * (sc - 32) * q, q in -4..3: the low 2
+ * bits laid out as Q2_K's, minus 4 where the element's bit in hmask is clear.
+ * Element 128h + 32k + l's bit is bit 4h + k of hmask[l].
+ */
+struct block_q3_k {
+	uint8_t hmask[QK_K / 8];
+	uint8_t qs[QK_K / 4];
+	uint8_t scales[12];
+	uint16_t d; /* fp16 */
+};
+
+/*
+ * Q5_K: Q4_K's scales, mins and nibbles plus a fifth bit: element 64c + l
+ * adds 16 * ((qh[l] >> 2c) & 1), element 64c + 32 + l adds
+ * 16 * ((qh[l] >> (2c + 1)) & 1); value = d * sc * q - dmin * m, q in 0..31.
+ */
+struct block_q5_k {
+	uint16_t d;
+	uint16_t dmin;
+	uint8_t scales[12];
+	uint8_t qh[QK_K / 8];
+	uint8_t qs[QK_K / 2];
+};
+
+/* IQ4_NL: value(i) = d * tensor_iq4_values[nibble(i)], nibbles packed as Q4_0. */
+struct block_iq4_nl {
+	uint16_t d; /* fp16 */
+	uint8_t qs[QK4_0 / 2];
+};
+
+/*
+ * IQ4_XS: 256 elements, 8 sub-blocks of 32 with a 6-bit scale ls (low 4 bits
+ * in scales_l[s / 2] >> 4 (s % 2), high 2 bits in scales_h >> 2s); value =
+ * d * (ls - 32) * tensor_iq4_values[nibble]; sub-block s's 32 nibbles are
+ * qs[16s..16s+15] packed as Q4_0.
+ */
+struct block_iq4_xs {
+	uint16_t d; /* fp16 */
+	uint16_t scales_h;
+	uint8_t scales_l[QK_K / 64];
+	uint8_t qs[QK_K / 2];
+};
+
+/* The 16 levels of IQ4_NL and IQ4_XS (a non-uniform 4-bit grid). */
+extern const int8_t tensor_iq4_values[16];
+
+/* ---- activation blocks: never in a file; what the CPU kernels quantize
+ * activations to for some weight types (ggml's Q8_1 and Q8_K) ---- */
+
+/* Q8_1: Q8_0 plus s = fp16(d * sum(qs)), which folds a weight block's min in. */
+struct block_q8_1 {
+	uint16_t d; /* fp16 */
+	uint16_t s; /* fp16 d * sum(qs) */
+	int8_t qs[QK8_0];
+};
+
+/* Q8_K: 256 values on one float scale, with the sums of each 16 (for the
+ * K-quants' mins and offsets). value = d * qs[i]. */
+struct block_q8_k {
+	float d;
+	int8_t qs[QK_K];
+	int16_t bsums[QK_K / 16];
+};
+
 _Static_assert(sizeof(struct block_q4_0) == 18, "q4_0 block");
+_Static_assert(sizeof(struct block_q4_1) == 20, "q4_1 block");
+_Static_assert(sizeof(struct block_q5_0) == 22, "q5_0 block");
+_Static_assert(sizeof(struct block_q5_1) == 24, "q5_1 block");
+_Static_assert(sizeof(struct block_q2_k) == 84, "q2_k block");
+_Static_assert(sizeof(struct block_q3_k) == 110, "q3_k block");
+_Static_assert(sizeof(struct block_q5_k) == 176, "q5_k block");
+_Static_assert(sizeof(struct block_iq4_nl) == 18, "iq4_nl block");
+_Static_assert(sizeof(struct block_iq4_xs) == 136, "iq4_xs block");
+_Static_assert(sizeof(struct block_q8_1) == 36, "q8_1 block");
+_Static_assert(sizeof(struct block_q8_k) == 292, "q8_k block");
 _Static_assert(sizeof(struct block_q8_0) == 34, "q8_0 block");
 _Static_assert(sizeof(struct block_q4_k) == 144, "q4_k block");
 _Static_assert(sizeof(struct block_q6_k) == 210, "q6_k block");
@@ -94,6 +217,18 @@ static inline void tensor_q4_k_scale_min(const uint8_t *scales, int s, uint8_t *
 	} else {
 		*sc = (uint8_t)((scales[s + 4] & 0xF) | ((scales[s - 4] >> 6) << 4));
 		*m = (uint8_t)((scales[s + 4] >> 4) | ((scales[s] >> 6) << 4));
+	}
+}
+
+/* The 16 six-bit scales of a Q3_K block, minus 32 (-32..31): sub-block s < 8
+ * has its low 4 bits in scales[s] & 15 (s >= 8: scales[s - 8] >> 4) and its
+ * high 2 bits in scales[8 + s % 4] >> 2 (s / 4). */
+static inline void tensor_q3_k_scales(const uint8_t *scales, int8_t out[16])
+{
+	for (int s = 0; s < 16; s++) {
+		int lo = s < 8 ? scales[s] & 0xF : scales[s - 8] >> 4;
+		int hi = (scales[8 + s % 4] >> (2 * (s / 4))) & 3;
+		out[s] = (int8_t)((lo | (hi << 4)) - 32);
 	}
 }
 
@@ -189,10 +324,11 @@ int tensor_row_dequantize(uint32_t type, const void *src, float *dst, int64_t n)
  * F16/BF16 round to nearest even. Q8_0 and Q4_0 follow ggml's reference
  * round-to-nearest quantizers bit for bit (Q8_0: d = amax/127, q =
  * round(x/d); Q4_0: d = m/-8 where m is the value of largest magnitude, q =
- * min(15, (int)(x/d + 8.5))). Q4_K and Q6_K use our own simple quantizer
- * (per sub-block min/max or max-magnitude scale, scales quantized against
- * the super-block maximum, then round-to-nearest); valid blocks, not
- * identical to ggml's. Returns 0 or -EINVAL.
+ * min(15, (int)(x/d + 8.5))), and Q5_0 likewise with 16. The other types use
+ * our own simple quantizers (quant.c, quant_more.c: per sub-block min/max or
+ * max-magnitude scale, scales quantized against the super-block maximum,
+ * then round-to-nearest); valid blocks, not identical to ggml's. Returns 0
+ * or -EINVAL.
  */
 int tensor_row_quantize(uint32_t type, const float *src, void *dst, int64_t n);
 

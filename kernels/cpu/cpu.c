@@ -54,9 +54,10 @@ static int grow(struct cpu_backend *c, int32_t n)
 	/* the widest matmul input: n_embd (xb), n_head * head_dim (att) or n_ff (g) */
 	int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;
 	if (qd > wide) wide = qd;
-	size_t arow = cpu_act_row_bytes(CPU_ACT_F32, wide);
-	if (cpu_act_row_bytes(CPU_ACT_Q8_0, wide) > arow)
-		arow = cpu_act_row_bytes(CPU_ACT_Q8_0, wide);
+	size_t arow = 0;
+	for (int a = 0; a < CPU_ACT_COUNT; a++)
+		if (cpu_act_row_bytes((enum cpu_act)a, wide) > arow)
+			arow = cpu_act_row_bytes((enum cpu_act)a, wide);
 	scratch_free(c);
 	c->x = malloc((size_t)n * hp->n_embd * sizeof(float));
 	c->xb = malloc((size_t)n * hp->n_embd * sizeof(float));
@@ -268,7 +269,10 @@ static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 		mt.x = c->act;
 		mt.x_stride = at.dst_stride;
 	}
-	if (c->amx_scratch && nt >= 16 && a == CPU_ACT_Q8_0) {
+	bool amx_type = true; /* the tiles take Q8_0 and Q4_0 weights only */
+	for (int i = 0; i < n_w; i++)
+		amx_type = amx_type && (w[i]->type == TENSOR_TYPE_Q8_0 || w[i]->type == TENSOR_TYPE_Q4_0);
+	if (c->amx_scratch && nt >= 16 && amx_type) {
 		cpu_pool_run(c->pool, mm_run_amx, &mt);
 		return;
 	}

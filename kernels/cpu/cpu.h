@@ -36,10 +36,16 @@ void cpu_split(int64_t n, int64_t align, int ith, int nth, int64_t *lo, int64_t 
 /* The activation format a weight type's kernel consumes. */
 enum cpu_act {
 	CPU_ACT_F32,  /* float: F32, F16, BF16 weights */
-	CPU_ACT_Q8_0, /* Q8_0 blocks: Q8_0, Q4_0 (as ggml does), Q4_K, Q6_K weights */
+	CPU_ACT_Q8_0, /* Q8_0 blocks + tail: Q8_0, Q4_0, Q5_0, IQ4_NL weights */
+	CPU_ACT_Q8_1, /* Q8_1 blocks: Q4_1, Q5_1 weights */
+	CPU_ACT_Q8_K, /* Q8_K blocks: Q2_K..Q6_K, IQ4_XS weights */
 };
+#define CPU_ACT_COUNT 4
 
 enum cpu_act cpu_act_for(uint32_t weight_type);
+/* The formats follow ggml's CPU backend (its vec_dot_type of each weight
+ * type), so integer block sums and the rounding of activations are the same
+ * as llama.cpp's and logits match it. */
 /* Bytes of one activation row of n elements in format a (a multiple of 64). */
 size_t cpu_act_row_bytes(enum cpu_act a, int64_t n);
 
@@ -92,8 +98,10 @@ typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 /* One instruction-set level's kernels; NULL entries fall back to the reference. */
 struct cpu_kernels {
 	const char *name;  /* "ref", "avx2", "avx512-vnni" */
-	cpu_act_fn act[2]; /* indexed by enum cpu_act */
+	cpu_act_fn act[CPU_ACT_COUNT]; /* indexed by enum cpu_act */
 	cpu_gemm_fn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
+	cpu_gemm_fn gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_q2_k, gemm_q3_k, gemm_q5_k, gemm_iq4_nl,
+	        gemm_iq4_xs;
 	/* attention: sum a[i] b[i]; y[i] += s x[i] (NULL: reference) */
 	float (*dot_f32)(int64_t n, const float *a, const float *b);
 	void (*axpy_f32)(int64_t n, float s, const float *x, float *y);

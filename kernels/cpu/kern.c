@@ -78,6 +78,14 @@ cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type)
 	case TENSOR_TYPE_Q4_0: f = k->gemm_q4_0, r = cpu_kernels_ref.gemm_q4_0; break;
 	case TENSOR_TYPE_Q4_K: f = k->gemm_q4_k, r = cpu_kernels_ref.gemm_q4_k; break;
 	case TENSOR_TYPE_Q6_K: f = k->gemm_q6_k, r = cpu_kernels_ref.gemm_q6_k; break;
+	case TENSOR_TYPE_Q4_1: f = k->gemm_q4_1, r = cpu_kernels_ref.gemm_q4_1; break;
+	case TENSOR_TYPE_Q5_0: f = k->gemm_q5_0, r = cpu_kernels_ref.gemm_q5_0; break;
+	case TENSOR_TYPE_Q5_1: f = k->gemm_q5_1, r = cpu_kernels_ref.gemm_q5_1; break;
+	case TENSOR_TYPE_Q2_K: f = k->gemm_q2_k, r = cpu_kernels_ref.gemm_q2_k; break;
+	case TENSOR_TYPE_Q3_K: f = k->gemm_q3_k, r = cpu_kernels_ref.gemm_q3_k; break;
+	case TENSOR_TYPE_Q5_K: f = k->gemm_q5_k, r = cpu_kernels_ref.gemm_q5_k; break;
+	case TENSOR_TYPE_IQ4_NL: f = k->gemm_iq4_nl, r = cpu_kernels_ref.gemm_iq4_nl; break;
+	case TENSOR_TYPE_IQ4_XS: f = k->gemm_iq4_xs, r = cpu_kernels_ref.gemm_iq4_xs; break;
 	default: return NULL;
 	}
 	return f ? f : r;
@@ -93,8 +101,16 @@ enum cpu_act cpu_act_for(uint32_t weight_type)
 	switch (weight_type) {
 	case TENSOR_TYPE_Q8_0:
 	case TENSOR_TYPE_Q4_0:
+	case TENSOR_TYPE_Q5_0:
+	case TENSOR_TYPE_IQ4_NL: return CPU_ACT_Q8_0;
+	case TENSOR_TYPE_Q4_1:
+	case TENSOR_TYPE_Q5_1: return CPU_ACT_Q8_1;
+	case TENSOR_TYPE_Q2_K:
+	case TENSOR_TYPE_Q3_K:
 	case TENSOR_TYPE_Q4_K:
-	case TENSOR_TYPE_Q6_K: return CPU_ACT_Q8_0;
+	case TENSOR_TYPE_Q5_K:
+	case TENSOR_TYPE_Q6_K:
+	case TENSOR_TYPE_IQ4_XS: return CPU_ACT_Q8_K;
 	default: return CPU_ACT_F32;
 	}
 }
@@ -106,6 +122,8 @@ size_t cpu_act_row_bytes(enum cpu_act a, int64_t n)
 		size_t nb = (size_t)(n / QK8_0);
 		return ((nb * sizeof(struct block_q8_0) + 63) / 64 * 64 + nb * 20 + 63) / 64 * 64;
 	}
+	case CPU_ACT_Q8_1: return ((size_t)(n / QK8_0) * sizeof(struct block_q8_1) + 63) / 64 * 64;
+	case CPU_ACT_Q8_K: return ((size_t)(n / QK_K) * sizeof(struct block_q8_k) + 63) / 64 * 64;
 	default: return ((size_t)n * 4 + 63) / 64 * 64;
 	}
 }
@@ -130,7 +148,7 @@ struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
 {
 	struct cpu_kernels c = *k;
 	const struct cpu_kernels *r = &cpu_kernels_ref;
-	for (int a = 0; a < 2; a++)
+	for (int a = 0; a < CPU_ACT_COUNT; a++)
 		if (!c.act[a]) c.act[a] = r->act[a];
 #define FILL(f)                       \
 	do {                          \
@@ -143,6 +161,14 @@ struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
 	FILL(gemm_q4_0);
 	FILL(gemm_q4_k);
 	FILL(gemm_q6_k);
+	FILL(gemm_q4_1);
+	FILL(gemm_q5_0);
+	FILL(gemm_q5_1);
+	FILL(gemm_q2_k);
+	FILL(gemm_q3_k);
+	FILL(gemm_q5_k);
+	FILL(gemm_iq4_nl);
+	FILL(gemm_iq4_xs);
 	FILL(dot_f32);
 	FILL(axpy_f32);
 	FILL(dot_f16);

@@ -1,6 +1,7 @@
 /*
  * kern_avx2.c - AVX2/FMA/F16C kernels: kern_simd.h with the integer dot
- * product done by maddubs (u8 x s8 -> s16 pairs) and madd (-> s32). The
+ * product done by maddubs (u8 x s8 -> s16 pairs) and madd (-> s32), plus
+ * kern_simd_k.h (BF16) and kern_simd_q.h (K-quants, Q4_1..Q5_1, IQ4). The
  * pragma lets this file use the instructions while the project builds for a
  * generic x86-64; kern.c only selects these after cpuid confirmed them.
  */
@@ -13,15 +14,24 @@
 
 #include "kern_simd.h"
 #include "kern_simd_k.h"
+#include "kern_simd_q.h"
 
 const struct cpu_kernels cpu_kernels_avx2 = {
 	.name = "avx2",
-	.act = { NULL, act_q8_0 },
+	.act = { NULL, act_q8_0, act_q8_1, act_q8_k },
 	.gemm_f32 = gemm_f32,
 	.gemm_f16 = gemm_f16,
 	.gemm_bf16 = gemm_bf16,
 	.gemm_q4_k = gemm_q4_k,
 	.gemm_q6_k = gemm_q6_k,
+	.gemm_q4_1 = gemm_q4_1,
+	.gemm_q5_0 = gemm_q5_0,
+	.gemm_q5_1 = gemm_q5_1,
+	.gemm_q2_k = gemm_q2_k,
+	.gemm_q3_k = gemm_q3_k,
+	.gemm_q5_k = gemm_q5_k,
+	.gemm_iq4_nl = gemm_iq4_nl,
+	.gemm_iq4_xs = gemm_iq4_xs,
 	.gemm_q8_0 = gemm_q8_0,
 	.gemm_q4_0 = gemm_q4_0,
 	.dot_f32 = attn_dot,

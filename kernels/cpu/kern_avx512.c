@@ -3,7 +3,7 @@
  * kern_simd.h / kern_simd_k.h with vpdpbusd (u8 x s8 summed 4 at a time into
  * s32, no int16 saturation step) on ymm registers, plus the kernels below:
  * decode rows for Q4_0/Q8_0 (ymm only: a 512-bit uop would take port 1's
- * vector unit away from these loops), prefill panels for Q4_0/Q8_0/Q4_K
+ * vector unit away from these loops), prefill panels for Q4_0/Q8_0
  * where a zmm lane is a weight row, and an F16 prefill tile on zmm.
  */
 #if defined(__x86_64__)
@@ -15,6 +15,7 @@
 
 #include "kern_simd.h"
 #include "kern_simd_k.h"
+#include "kern_simd_q.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -224,86 +225,8 @@ GEMM_GROUPED(gemm_q8_0_dec, struct block_q8_0, 32, q8_0_row)
 
 struct panel_blk {
 	uint8_t q[8][64]; /* [kk][row * 4 + byte] */
-	float dw[16];     /* per row: the block's scale (Q4_K: d * sc of the sub-block;
-	                   * Q6_K: d * scale of values 0..15) */
-	float dm[16];     /* Q4_K: dmin * m of the sub-block; Q6_K: d * scale of values
-	                   * 16..31; unused otherwise */
+	float dw[16];     /* per row: the block's scale */
 };
-
-/* Q6_K: one panel entry per 32 values (group k of half h), q as unsigned
- * 0..63; the -32 offset enters through the activation tail's b16 sums, one
- * per 16-value group since each has its own scale. */
-static void panel_build_q6_k(const char *w, size_t w_stride, int64_t nb, struct panel_blk *pb,
-                             __m512i rows)
-{
-	const __m512i m4 = _mm512_set1_epi8(0xF), m2 = _mm512_set1_epi8(3);
-	for (int64_t sb = 0; sb < nb / 8; sb++) {
-		const char *base = w + sb * sizeof(struct block_q6_k);
-		for (int h = 0; h < 2; h++) {
-			struct panel_blk *P = pb + 8 * sb + 4 * h;
-			const char *ql = base + offsetof(struct block_q6_k, ql) + 64 * h;
-			const char *qh = base + offsetof(struct block_q6_k, qh) + 32 * h;
-			for (int kk = 0; kk < 8; kk++) {
-				__m512i l0 = _mm512_i32gather_epi32(rows, ql + 4 * kk, 1);
-				__m512i l1 = _mm512_i32gather_epi32(rows, ql + 32 + 4 * kk, 1);
-				__m512i hb = _mm512_i32gather_epi32(rows, qh + 4 * kk, 1);
-				__m512i lo[4] = { _mm512_and_si512(l0, m4),
-					          _mm512_and_si512(l1, m4),
-					          _mm512_and_si512(_mm512_srli_epi16(l0, 4), m4),
-					          _mm512_and_si512(_mm512_srli_epi16(l1, 4), m4) };
-				for (int k = 0; k < 4; k++) {
-					__m512i hi =
-					        _mm512_and_si512(_mm512_srli_epi16(hb, 2 * k), m2);
-					_mm512_store_si512(
-					        P[k].q[kk],
-					        _mm512_or_si512(lo[k], _mm512_slli_epi16(hi, 4)));
-				}
-			}
-		}
-		for (int r = 0; r < 16; r++) {
-			const struct block_q6_k *blk =
-			        (const struct block_q6_k *)(base + r * w_stride);
-			float d = f16_to_f32(blk->d);
-			for (int e = 0; e < 8; e++) { /* entry e = 4h + k: scales 2e, 2e + 1 */
-				pb[8 * sb + e].dw[r] = d * (float)blk->scales[2 * e];
-				pb[8 * sb + e].dm[r] = d * (float)blk->scales[2 * e + 1];
-			}
-		}
-	}
-}
-
-/* Q4_K: one panel entry per 32-value sub-block, the nibbles as they are
- * (0..15, no bias: the min term is separate), scales decoded per row. */
-static void panel_build_q4_k(const char *w, size_t w_stride, int64_t nb, struct panel_blk *pb,
-                             __m512i rows)
-{
-	const __m512i m4 = _mm512_set1_epi8(0xF);
-	for (int64_t sb = 0; sb < nb / 8; sb++) {
-		const char *base = w + sb * sizeof(struct block_q4_k);
-		struct panel_blk *P = pb + 8 * sb;
-		for (int c = 0; c < 4; c++)
-			for (int kk = 0; kk < 8; kk++) {
-				__m512i v = _mm512_i32gather_epi32(
-				        rows,
-				        base + offsetof(struct block_q4_k, qs) + 32 * c + 4 * kk,
-				        1);
-				_mm512_store_si512(P[2 * c].q[kk], _mm512_and_si512(v, m4));
-				_mm512_store_si512(P[2 * c + 1].q[kk],
-				                   _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
-			}
-		for (int r = 0; r < 16; r++) {
-			const struct block_q4_k *blk =
-			        (const struct block_q4_k *)(base + r * w_stride);
-			float d = f16_to_f32(blk->d), dmin = f16_to_f32(blk->dmin);
-			for (int sub = 0; sub < 8; sub++) {
-				uint8_t sc, m;
-				tensor_q4_k_scale_min(blk->scales, sub, &sc, &m);
-				P[sub].dw[r] = d * (float)sc;
-				P[sub].dm[r] = dmin * (float)m;
-			}
-		}
-	}
-}
 
 static void panel_build(uint32_t type, const char *w, size_t w_stride, int64_t nb,
                         struct panel_blk *pb)
@@ -313,14 +236,6 @@ static void panel_build(uint32_t type, const char *w, size_t w_stride, int64_t n
 	        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
 	        _mm512_set1_epi32((int)w_stride));
 	const __m512i m4 = _mm512_set1_epi8(0xF);
-	if (type == TENSOR_TYPE_Q4_K) {
-		panel_build_q4_k(w, w_stride, nb, pb, rows);
-		return;
-	}
-	if (type == TENSOR_TYPE_Q6_K) {
-		panel_build_q6_k(w, w_stride, nb, pb, rows);
-		return;
-	}
 	for (int64_t b = 0; b < nb; b++) {
 		if (type == TENSOR_TYPE_Q8_0) {
 			const char *base = w + b * sizeof(struct block_q8_0);
@@ -371,28 +286,28 @@ static inline int32_t load_i32(const void *p)
 #define TAIL_I32(base, off) (*(const int32_t *)((base) + (off)))
 #define TAIL_F32(base, off) (*(const float *)((base) + (off)))
 
-/* kq: Q4_K entries (no bias, a min term); else Q8_0/Q4_0 (bias -128 sum(x)). */
-static inline __attribute__((always_inline)) void panel_tile(int g, bool kq, int64_t nb,
+/* Q8_0/Q4_0 entries: each token's sums start from its bias -128 sum(x). */
+static inline __attribute__((always_inline)) void panel_tile(int g, int64_t nb,
                                                              const struct panel_blk *pb,
                                                              const char *x0, size_t xs, float *y,
                                                              int64_t ldy)
 {
 	const size_t toff = cpu_q8_tail_offset(nb);
 	const char *xb[PT];
-	__m512 acc[PT], macc[PT];
+	__m512 acc[PT];
 #pragma GCC unroll 8
 	for (int j = 0; j < PT; j++) {
-		acc[j] = macc[j] = _mm512_setzero_ps();
+		acc[j] = _mm512_setzero_ps();
 		xb[j] = x0 + (size_t)j * xs;
 	}
 	for (int64_t b = 0; b < nb; b++) {
 		const struct panel_blk *P = &pb[b];
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
-		size_t od = ob + 4 * (size_t)nb, os = ob + 8 * (size_t)nb;
+		size_t od = ob + 4 * (size_t)nb;
 		__m512i p[PT];
 #pragma GCC unroll 8
 		for (int j = 0; j < g; j++)
-			p[j] = kq ? _mm512_setzero_si512() : _mm512_set1_epi32(TAIL_I32(xb[j], ob));
+			p[j] = _mm512_set1_epi32(TAIL_I32(xb[j], ob));
 #pragma GCC unroll 8
 		for (int kk = 0; kk < 8; kk++) {
 			__m512i wk = _mm512_load_si512(P->q[kk]);
@@ -407,77 +322,16 @@ static inline __attribute__((always_inline)) void panel_tile(int g, bool kq, int
 			acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(p[j]),
 			                                       _mm512_set1_ps(TAIL_F32(xb[j], od))),
 			                         dwv, acc[j]);
-		if (kq) {
-			__m512 dmv = _mm512_load_ps(P->dm);
-#pragma GCC unroll 8
-			for (int j = 0; j < g; j++)
-				macc[j] = _mm512_fmadd_ps(dmv, _mm512_set1_ps(TAIL_F32(xb[j], os)),
-				                          macc[j]);
-		}
 	}
 #pragma GCC unroll 8
 	for (int j = 0; j < g; j++)
-		_mm512_storeu_ps(y + j * ldy, kq ? _mm512_sub_ps(acc[j], macc[j]) : acc[j]);
-}
-
-/* Q6_K entries: two integer sums per token, one per 16-value group with its
- * own scale, each started from the group's -32 sum(x). */
-static inline __attribute__((always_inline)) void panel_tile_q6(int g, int64_t nb,
-                                                                const struct panel_blk *pb,
-                                                                const char *x0, size_t xs, float *y,
-                                                                int64_t ldy)
-{
-	const size_t toff = cpu_q8_tail_offset(nb);
-	const char *xb[PT];
-	__m512 acc[PT];
-#pragma GCC unroll 8
-	for (int j = 0; j < PT; j++) {
-		acc[j] = _mm512_setzero_ps();
-		xb[j] = x0 + (size_t)j * xs;
-	}
-	for (int64_t b = 0; b < nb; b++) {
-		const struct panel_blk *P = &pb[b];
-		size_t oq = (size_t)b * 34 + 2, od = toff + 4 * (size_t)(nb + b);
-		size_t o16 = toff + 12 * (size_t)nb + 8 * (size_t)b;
-		__m512i lo[PT], hi[PT];
-#pragma GCC unroll 8
-		for (int j = 0; j < g; j++) {
-			lo[j] = _mm512_set1_epi32(TAIL_I32(xb[j], o16));
-			hi[j] = _mm512_set1_epi32(TAIL_I32(xb[j], o16 + 4));
-		}
-#pragma GCC unroll 8
-		for (int kk = 0; kk < 8; kk++) {
-			__m512i wk = _mm512_load_si512(P->q[kk]);
-#pragma GCC unroll 8
-			for (int j = 0; j < g; j++) {
-				__m512i xv = _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk));
-				if (kk < 4)
-					lo[j] = _mm512_dpbusd_epi32(lo[j], wk, xv);
-				else
-					hi[j] = _mm512_dpbusd_epi32(hi[j], wk, xv);
-			}
-		}
-		__m512 da = _mm512_load_ps(P->dw), db = _mm512_load_ps(P->dm);
-#pragma GCC unroll 8
-		for (int j = 0; j < g; j++) {
-			__m512 dx = _mm512_set1_ps(TAIL_F32(xb[j], od));
-			acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(lo[j]), dx), da,
-			                         acc[j]);
-			acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(hi[j]), dx), db,
-			                         acc[j]);
-		}
-	}
-#pragma GCC unroll 8
-	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+		_mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
 /* The row-streaming kernel of a panel type: decode, and rows past the last panel. */
 static cpu_gemm_fn row_kernel(uint32_t type)
 {
-	return type == TENSOR_TYPE_Q8_0   ? gemm_q8_0_dec
-	       : type == TENSOR_TYPE_Q4_0 ? gemm_q4_0_dec
-	       : type == TENSOR_TYPE_Q4_K ? gemm_q4_k
-	                                  : gemm_q6_k;
+	return type == TENSOR_TYPE_Q8_0 ? gemm_q8_0_dec : gemm_q4_0_dec;
 }
 
 static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
@@ -492,34 +346,15 @@ static void gemm_panel(uint32_t type, int64_t n, const void *w, size_t w_stride,
 			int g = nt - t0 < PT ? (int)(nt - t0) : PT;
 			const char *x0 = (const char *)x + t0 * x_stride;
 			float *yt = y + t0 * ldy + r0;
-			if (type == TENSOR_TYPE_Q6_K) {
-				if (g == PT)
-					panel_tile_q6(PT, nb, pb, x0, x_stride, yt, ldy);
-				else
-					for (int j = 0; j < g;
-					     j++) /* the token tail: one at a time */
-						panel_tile_q6(1, nb, pb, x0 + j * x_stride,
-						              x_stride, yt + j * ldy, ldy);
-				continue;
-			}
-			if (type == TENSOR_TYPE_Q4_K) {
-				if (g == PT)
-					panel_tile(PT, true, nb, pb, x0, x_stride, yt, ldy);
-				else
-					for (int j = 0; j < g; j++)
-						panel_tile(1, true, nb, pb, x0 + j * x_stride,
-						           x_stride, yt + j * ldy, ldy);
-				continue;
-			}
 			switch (g) {
-			case 8: panel_tile(8, false, nb, pb, x0, x_stride, yt, ldy); break;
-			case 7: panel_tile(7, false, nb, pb, x0, x_stride, yt, ldy); break;
-			case 6: panel_tile(6, false, nb, pb, x0, x_stride, yt, ldy); break;
-			case 5: panel_tile(5, false, nb, pb, x0, x_stride, yt, ldy); break;
-			case 4: panel_tile(4, false, nb, pb, x0, x_stride, yt, ldy); break;
-			case 3: panel_tile(3, false, nb, pb, x0, x_stride, yt, ldy); break;
-			case 2: panel_tile(2, false, nb, pb, x0, x_stride, yt, ldy); break;
-			default: panel_tile(1, false, nb, pb, x0, x_stride, yt, ldy); break;
+			case 8: panel_tile(8, nb, pb, x0, x_stride, yt, ldy); break;
+			case 7: panel_tile(7, nb, pb, x0, x_stride, yt, ldy); break;
+			case 6: panel_tile(6, nb, pb, x0, x_stride, yt, ldy); break;
+			case 5: panel_tile(5, nb, pb, x0, x_stride, yt, ldy); break;
+			case 4: panel_tile(4, nb, pb, x0, x_stride, yt, ldy); break;
+			case 3: panel_tile(3, nb, pb, x0, x_stride, yt, ldy); break;
+			case 2: panel_tile(2, nb, pb, x0, x_stride, yt, ldy); break;
+			default: panel_tile(1, nb, pb, x0, x_stride, yt, ldy); break;
 			}
 		}
 	}
@@ -543,18 +378,6 @@ static void gemm_q8_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	gemm_rows_or_panel(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-}
-
-static void gemm_q4_k_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
-{
-	gemm_rows_or_panel(TENSOR_TYPE_Q4_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-}
-
-static void gemm_q6_k_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                          size_t x_stride, int64_t nt, float *y, int64_t ldy)
-{
-	gemm_rows_or_panel(TENSOR_TYPE_Q6_K, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
 static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
@@ -652,12 +475,20 @@ static void gemm_f16_512(int64_t n, const void *w, size_t w_stride, int64_t nr, 
 
 const struct cpu_kernels cpu_kernels_avx512 = {
 	.name = "avx512-vnni",
-	.act = { NULL, act_q8_0 },
+	.act = { NULL, act_q8_0, act_q8_1, act_q8_k },
 	.gemm_f32 = gemm_f32,
 	.gemm_f16 = gemm_f16_512,
 	.gemm_bf16 = gemm_bf16,
-	.gemm_q4_k = gemm_q4_k_512,
-	.gemm_q6_k = gemm_q6_k_512,
+	.gemm_q4_k = gemm_q4_k,
+	.gemm_q6_k = gemm_q6_k,
+	.gemm_q4_1 = gemm_q4_1,
+	.gemm_q5_0 = gemm_q5_0,
+	.gemm_q5_1 = gemm_q5_1,
+	.gemm_q2_k = gemm_q2_k,
+	.gemm_q3_k = gemm_q3_k,
+	.gemm_q5_k = gemm_q5_k,
+	.gemm_iq4_nl = gemm_iq4_nl,
+	.gemm_iq4_xs = gemm_iq4_xs,
 	.gemm_q8_0 = gemm_q8_0_512,
 	.gemm_q4_0 = gemm_q4_0_512,
 	.dot_f32 = attn_dot,

@@ -7,8 +7,9 @@
  * block sums, then scaled by both fp16 scales in float); F16 and BF16
  * weights are widened to float and meet float activations (that, not
  * rounding the activations to fp16, is what reproduces llama.cpp's F16
- * reference logits to 3e-7). Q4_K/Q6_K weights meet Q8_0 activations too
- * (see dot_q4_k).
+ * reference logits to 3e-7). Each weight type meets the activation format
+ * ggml's CPU backend gives it (cpu_act_for): Q8_0 for Q4_0, Q5_0, Q8_0 and
+ * IQ4_NL, Q8_1 for Q4_1 and Q5_1, Q8_K for the K-quants and IQ4_XS.
  */
 #include "cpu.h"
 
@@ -23,7 +24,22 @@ static void act_f32(const float *x, void *dst, int64_t n)
 	memcpy(dst, x, (size_t)n * sizeof(float));
 }
 
-/* ggml's quantize_row_q8_0_ref: d = amax / 127, q = round(x / d) (half away from zero). */
+/* Round half to even for |x| < 2^22, by the float adder (ggml's nearest_int):
+ * plain arithmetic where nearbyintf is a libm call on a generic x86-64 build. */
+static inline int nearest_int(float x)
+{
+	float v = x + 12582912.0f; /* 1.5 * 2^23: the integer lands in the low mantissa bits */
+	int32_t i;
+	memcpy(&i, &v, sizeof i);
+	return (i & 0x007fffff) - 0x00400000;
+}
+
+/*
+ * What ggml's CPU backend computes on x86 (quantize_row_q8_0 / _q8_1, the
+ * AVX2 versions): d = amax / 127 stored as fp16, q = round-half-even(x *
+ * (127 / amax)) (its generic reference instead rounds half away from zero
+ * and multiplies by 1 / d: the two differ only at rounding ties).
+ */
 static void act_q8_0(const float *x, void *dst, int64_t n)
 {
 	struct block_q8_0 *y = dst;
@@ -31,11 +47,61 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 		const float *xb = x + b * QK8_0;
 		float amax = 0;
 		for (int j = 0; j < QK8_0; j++) amax = fmaxf(amax, fabsf(xb[j]));
-		float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+		float d = amax / 127.0f, id = amax != 0 ? 127.0f / amax : 0.0f;
 		y[b].d = tensor_f32_to_f16(d);
-		for (int j = 0; j < QK8_0; j++) y[b].qs[j] = (int8_t)roundf(xb[j] * id);
+		for (int j = 0; j < QK8_0; j++) y[b].qs[j] = (int8_t)nearest_int(xb[j] * id);
 	}
 	cpu_q8_tail_fill(dst, n / QK8_0);
+}
+
+/* Q8_1: as Q8_0, plus s = fp16(d * sum(q)) with the float d. */
+static void act_q8_1(const float *x, void *dst, int64_t n)
+{
+	struct block_q8_1 *y = dst;
+	for (int64_t b = 0; b < n / QK8_0; b++) {
+		const float *xb = x + b * QK8_0;
+		float amax = 0;
+		for (int j = 0; j < QK8_0; j++) amax = fmaxf(amax, fabsf(xb[j]));
+		float d = amax / 127.0f, id = amax != 0 ? 127.0f / amax : 0.0f;
+		y[b].d = tensor_f32_to_f16(d);
+		int sum = 0;
+		for (int j = 0; j < QK8_0; j++) {
+			y[b].qs[j] = (int8_t)nearest_int(xb[j] * id);
+			sum += y[b].qs[j];
+		}
+		y[b].s = tensor_f32_to_f16(d * (float)sum);
+	}
+}
+
+/*
+ * Q8_K, ggml's quantize_row_q8_K_ref (what x86 runs): max = the value of
+ * largest magnitude (the first such), iscale = -127 / max, q = min(127,
+ * round-half-even(iscale * x)), d = 1 / iscale; the sums of each 16 q. An
+ * all-zero block has d = 0 and q = 0.
+ */
+static void act_q8_k(const float *x, void *dst, int64_t n)
+{
+	struct block_q8_k *y = dst;
+	for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+		float amax = 0, max = 0;
+		for (int j = 0; j < QK_K; j++)
+			if (fabsf(x[j]) > amax) amax = fabsf(x[j]), max = x[j];
+		if (amax == 0) {
+			memset(&y[b], 0, sizeof y[b]);
+			continue;
+		}
+		float iscale = -127.0f / max;
+		for (int j = 0; j < QK_K; j++) {
+			int v = nearest_int(iscale * x[j]);
+			y[b].qs[j] = (int8_t)(v < 127 ? v : 127);
+		}
+		for (int g = 0; g < 16; g++) {
+			int sum = 0;
+			for (int l = 0; l < 16; l++) sum += y[b].qs[16 * g + l];
+			y[b].bsums[g] = (int16_t)sum;
+		}
+		y[b].d = 1 / iscale;
+	}
 }
 
 /* ---- dot products ---- */
@@ -128,74 +194,237 @@ static void gemm_q4_0(int64_t n, const void *w, size_t w_stride, int64_t nr, con
 }
 
 /*
- * K-quants against Q8_0 activations (as llama.cpp quantizes activations for
- * them, to Q8_K there): each Q8_0 activation block lines up with one 32-value
- * Q4_K sub-block or two 16-value Q6_K groups, whose integer sums are exact;
- * then, per activation block with scale dx:
- *   Q4_K: dx * (d * sc * sum(q x) - dmin * m * sum(x))
- *   Q6_K: dx * d * scale * sum((q - 32) x), per 16-value group.
+ * K-quants (and IQ4_XS) against Q8_K activations, as ggml does: a weight
+ * super-block is decoded to its 256 integer levels q (signed), one integer
+ * scale per 16 values and, for the types with mins, one integer min per 16
+ * values (Q4_K/Q5_K's per-32 scales repeated twice); then, exactly in
+ * integers, sumi = sum_g sc[g] * sum(q y) and summ = sum_g m[g] * bsums[g],
+ * and in float d_y * (d * sumi - dmin * summ).
  */
-static float dot_q4_k(int64_t n, const struct block_q4_k *w, const struct block_q8_0 *x)
+struct kdec {
+	int8_t q[QK_K];
+	int16_t sc[16], m[16];
+	float d, dmin;
+};
+
+static void kdec_q4_k(const void *blk, struct kdec *k)
 {
-	float s = 0;
-	for (int64_t b = 0; b < n / QK_K; b++) {
-		float d = tensor_f16_to_f32(w[b].d), dmin = tensor_f16_to_f32(w[b].dmin);
-		for (int sub = 0; sub < 8; sub++) {
-			const struct block_q8_0 *xb = &x[8 * b + sub];
-			const uint8_t *q = w[b].qs + 32 * (sub / 2);
-			uint8_t sc, m;
-			tensor_q4_k_scale_min(w[b].scales, sub, &sc, &m);
-			int32_t qx = 0, sx = 0;
+	const struct block_q4_k *b = blk;
+	k->d = tensor_f16_to_f32(b->d), k->dmin = tensor_f16_to_f32(b->dmin);
+	for (int s = 0; s < 8; s++) {
+		uint8_t sc, m;
+		tensor_q4_k_scale_min(b->scales, s, &sc, &m);
+		k->sc[2 * s] = k->sc[2 * s + 1] = sc;
+		k->m[2 * s] = k->m[2 * s + 1] = m;
+		for (int l = 0; l < 32; l++) {
+			uint8_t v = b->qs[32 * (s / 2) + l];
+			k->q[32 * s + l] = (int8_t)(s % 2 ? v >> 4 : v & 0xF);
+		}
+	}
+}
+
+static void kdec_q5_k(const void *blk, struct kdec *k)
+{
+	const struct block_q5_k *b = blk;
+	k->d = tensor_f16_to_f32(b->d), k->dmin = tensor_f16_to_f32(b->dmin);
+	for (int s = 0; s < 8; s++) {
+		uint8_t sc, m;
+		tensor_q4_k_scale_min(b->scales, s, &sc, &m);
+		k->sc[2 * s] = k->sc[2 * s + 1] = sc;
+		k->m[2 * s] = k->m[2 * s + 1] = m;
+		for (int l = 0; l < 32; l++) {
+			uint8_t v = b->qs[32 * (s / 2) + l];
+			int lo = s % 2 ? v >> 4 : v & 0xF;
+			k->q[32 * s + l] = (int8_t)(lo | (((b->qh[l] >> s) & 1) << 4));
+		}
+	}
+}
+
+static void kdec_q6_k(const void *blk, struct kdec *k)
+{
+	const struct block_q6_k *b = blk;
+	k->d = tensor_f16_to_f32(b->d), k->dmin = 0;
+	for (int g = 0; g < 16; g++) k->sc[g] = b->scales[g], k->m[g] = 0;
+	for (int h = 0; h < 2; h++) {
+		const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
+		for (int l = 0; l < 32; l++)
+			for (int c = 0; c < 4; c++) {
+				int lo = c % 2 ? ql[l + 32] : ql[l];
+				lo = c < 2 ? lo & 0xF : lo >> 4;
+				k->q[128 * h + 32 * c + l] =
+				        (int8_t)((lo | (((qh[l] >> (2 * c)) & 3) << 4)) - 32);
+			}
+	}
+}
+
+static void kdec_q3_k(const void *blk, struct kdec *k)
+{
+	const struct block_q3_k *b = blk;
+	int8_t sc[16];
+	tensor_q3_k_scales(b->scales, sc);
+	k->d = tensor_f16_to_f32(b->d), k->dmin = 0;
+	for (int g = 0; g < 16; g++) k->sc[g] = sc[g], k->m[g] = 0;
+	for (int h = 0; h < 2; h++)
+		for (int c = 0; c < 4; c++)
 			for (int l = 0; l < 32; l++) {
-				int v = sub % 2 ? q[l] >> 4 : q[l] & 0xF;
-				qx += v * xb->qs[l];
-				sx += xb->qs[l];
+				int v = (b->qs[32 * h + l] >> (2 * c)) & 3;
+				if (!(b->hmask[l] & (1 << (4 * h + c)))) v -= 4;
+				k->q[128 * h + 32 * c + l] = (int8_t)v;
 			}
-			float dx = tensor_f16_to_f32(xb->d);
-			s += dx * (d * (float)sc * (float)qx - dmin * (float)m * (float)sx);
-		}
-	}
-	return s;
 }
 
-static float dot_q6_k(int64_t n, const struct block_q6_k *w, const struct block_q8_0 *x)
+static void kdec_q2_k(const void *blk, struct kdec *k)
+{
+	const struct block_q2_k *b = blk;
+	k->d = tensor_f16_to_f32(b->d), k->dmin = tensor_f16_to_f32(b->dmin);
+	for (int g = 0; g < 16; g++) k->sc[g] = b->scales[g] & 0xF, k->m[g] = b->scales[g] >> 4;
+	for (int h = 0; h < 2; h++)
+		for (int c = 0; c < 4; c++)
+			for (int l = 0; l < 32; l++)
+				k->q[128 * h + 32 * c + l] =
+				        (int8_t)((b->qs[32 * h + l] >> (2 * c)) & 3);
+}
+
+static void kdec_iq4_xs(const void *blk, struct kdec *k)
+{
+	const struct block_iq4_xs *b = blk;
+	k->d = tensor_f16_to_f32(b->d), k->dmin = 0;
+	for (int s = 0; s < 8; s++) {
+		int ls = ((b->scales_l[s / 2] >> (4 * (s % 2))) & 0xF) |
+		         (((b->scales_h >> (2 * s)) & 3) << 4);
+		k->sc[2 * s] = k->sc[2 * s + 1] = (int16_t)(ls - 32);
+		k->m[2 * s] = k->m[2 * s + 1] = 0;
+		for (int j = 0; j < 16; j++) {
+			k->q[32 * s + j] = tensor_iq4_values[b->qs[16 * s + j] & 0xF];
+			k->q[32 * s + j + 16] = tensor_iq4_values[b->qs[16 * s + j] >> 4];
+		}
+	}
+}
+
+typedef void (*kdec_fn)(const void *blk, struct kdec *k);
+
+static float dot_k(int64_t n, const void *w, size_t block_bytes, kdec_fn dec,
+                   const struct block_q8_k *x)
 {
 	float s = 0;
+	struct kdec k;
 	for (int64_t b = 0; b < n / QK_K; b++) {
-		float d = tensor_f16_to_f32(w[b].d);
-		for (int h = 0; h < 2; h++) {
-			const uint8_t *ql = w[b].ql + 64 * h, *qh = w[b].qh + 32 * h;
-			const int8_t *sc = w[b].scales + 8 * h;
-			for (int k = 0; k < 4; k++) {
-				const struct block_q8_0 *xb = &x[8 * b + 4 * h + k];
-				float dx = tensor_f16_to_f32(xb->d);
-				for (int half = 0; half < 2; half++) {
-					int32_t qx = 0;
-					for (int l = 16 * half; l < 16 * half + 16; l++) {
-						int lo = k % 2 ? ql[l + 32] : ql[l];
-						lo = k < 2 ? lo & 0xF : lo >> 4;
-						int q = (lo | (((qh[l] >> (2 * k)) & 3) << 4)) - 32;
-						qx += q * xb->qs[l];
-					}
-					s += dx * (d * (float)sc[2 * k + half] * (float)qx);
-				}
-			}
+		dec((const char *)w + b * block_bytes, &k);
+		int32_t sumi = 0, summ = 0;
+		for (int g = 0; g < 16; g++) {
+			int32_t qy = 0;
+			for (int l = 0; l < 16; l++) qy += k.q[16 * g + l] * x[b].qs[16 * g + l];
+			sumi += k.sc[g] * qy;
+			summ += k.m[g] * x[b].bsums[g];
 		}
+		s += x[b].d * (k.d * (float)sumi) - x[b].d * (k.dmin * (float)summ);
 	}
 	return s;
 }
 
-static void gemm_q4_k(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+#define GEMM_K(fname, blk, dec)                                                                 \
+	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
+	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                   \
+	{                                                                                       \
+		GEMM_LOOP(dot_k(n, wr, sizeof(blk), dec, xt))                                   \
+	}
+
+GEMM_K(gemm_q4_k, struct block_q4_k, kdec_q4_k)
+GEMM_K(gemm_q5_k, struct block_q5_k, kdec_q5_k)
+GEMM_K(gemm_q6_k, struct block_q6_k, kdec_q6_k)
+GEMM_K(gemm_q3_k, struct block_q3_k, kdec_q3_k)
+GEMM_K(gemm_q2_k, struct block_q2_k, kdec_q2_k)
+GEMM_K(gemm_iq4_xs, struct block_iq4_xs, kdec_iq4_xs)
+
+/*
+ * 32-value blocks beyond Q4_0/Q8_0, decoded to integer levels q and a float
+ * scale d (and min m): Q5_0 and IQ4_NL meet Q8_0 activations, d * d_y *
+ * sum(q y); Q4_1 and Q5_1 meet Q8_1, d * d_y * sum(q y) + m * s_y, as ggml.
+ */
+static void dec32_q5_0(const void *blk, int8_t q[32], float *d, float *m)
 {
-	GEMM_LOOP(dot_q4_k(n, wr, xt))
+	const struct block_q5_0 *b = blk;
+	uint32_t h;
+	memcpy(&h, b->qh, 4);
+	for (int j = 0; j < 16; j++) {
+		q[j] = (int8_t)(((b->qs[j] & 0xF) | (((h >> j) & 1) << 4)) - 16);
+		q[j + 16] = (int8_t)(((b->qs[j] >> 4) | (((h >> (j + 16)) & 1) << 4)) - 16);
+	}
+	*d = tensor_f16_to_f32(b->d), *m = 0;
 }
 
-static void gemm_q6_k(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                      size_t x_stride, int64_t nt, float *y, int64_t ldy)
+static void dec32_iq4_nl(const void *blk, int8_t q[32], float *d, float *m)
 {
-	GEMM_LOOP(dot_q6_k(n, wr, xt))
+	const struct block_iq4_nl *b = blk;
+	for (int j = 0; j < 16; j++) {
+		q[j] = tensor_iq4_values[b->qs[j] & 0xF];
+		q[j + 16] = tensor_iq4_values[b->qs[j] >> 4];
+	}
+	*d = tensor_f16_to_f32(b->d), *m = 0;
 }
+
+static void dec32_q4_1(const void *blk, int8_t q[32], float *d, float *m)
+{
+	const struct block_q4_1 *b = blk;
+	for (int j = 0; j < 16; j++) q[j] = (int8_t)(b->qs[j] & 0xF), q[j + 16] = (int8_t)(b->qs[j] >> 4);
+	*d = tensor_f16_to_f32(b->d), *m = tensor_f16_to_f32(b->m);
+}
+
+static void dec32_q5_1(const void *blk, int8_t q[32], float *d, float *m)
+{
+	const struct block_q5_1 *b = blk;
+	uint32_t h;
+	memcpy(&h, b->qh, 4);
+	for (int j = 0; j < 16; j++) {
+		q[j] = (int8_t)((b->qs[j] & 0xF) | (((h >> j) & 1) << 4));
+		q[j + 16] = (int8_t)((b->qs[j] >> 4) | (((h >> (j + 16)) & 1) << 4));
+	}
+	*d = tensor_f16_to_f32(b->d), *m = tensor_f16_to_f32(b->m);
+}
+
+typedef void (*dec32_fn)(const void *blk, int8_t q[32], float *d, float *m);
+
+static float dot32_q8_0(int64_t n, const void *w, size_t block_bytes, dec32_fn dec,
+                        const struct block_q8_0 *x)
+{
+	float s = 0;
+	for (int64_t b = 0; b < n / 32; b++) {
+		int8_t q[32];
+		float d, m;
+		dec((const char *)w + b * block_bytes, q, &d, &m);
+		int32_t sumi = 0;
+		for (int j = 0; j < 32; j++) sumi += q[j] * x[b].qs[j];
+		s += (float)sumi * (d * tensor_f16_to_f32(x[b].d));
+	}
+	return s;
+}
+
+static float dot32_q8_1(int64_t n, const void *w, size_t block_bytes, dec32_fn dec,
+                        const struct block_q8_1 *x)
+{
+	float s = 0;
+	for (int64_t b = 0; b < n / 32; b++) {
+		int8_t q[32];
+		float d, m;
+		dec((const char *)w + b * block_bytes, q, &d, &m);
+		int32_t sumi = 0;
+		for (int j = 0; j < 32; j++) sumi += q[j] * x[b].qs[j];
+		s += (d * tensor_f16_to_f32(x[b].d)) * (float)sumi + m * tensor_f16_to_f32(x[b].s);
+	}
+	return s;
+}
+
+#define GEMM_32(fname, blk, dec, dot)                                                           \
+	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
+	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                   \
+	{                                                                                       \
+		GEMM_LOOP(dot(n, wr, sizeof(blk), dec, xt))                                     \
+	}
+
+GEMM_32(gemm_q5_0, struct block_q5_0, dec32_q5_0, dot32_q8_0)
+GEMM_32(gemm_iq4_nl, struct block_iq4_nl, dec32_iq4_nl, dot32_q8_0)
+GEMM_32(gemm_q4_1, struct block_q4_1, dec32_q4_1, dot32_q8_1)
+GEMM_32(gemm_q5_1, struct block_q5_1, dec32_q5_1, dot32_q8_1)
 
 static float attn_dot(int64_t n, const float *a, const float *b)
 {
@@ -268,7 +497,7 @@ static void softmax(float *s, int64_t n, bool round_f16)
 
 const struct cpu_kernels cpu_kernels_ref = {
 	.name = "ref",
-	.act = { act_f32, act_q8_0 },
+	.act = { act_f32, act_q8_0, act_q8_1, act_q8_k },
 	.gemm_f32 = gemm_f32,
 	.gemm_f16 = gemm_f16,
 	.gemm_bf16 = gemm_bf16,
@@ -276,6 +505,14 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.gemm_q4_0 = gemm_q4_0,
 	.gemm_q4_k = gemm_q4_k,
 	.gemm_q6_k = gemm_q6_k,
+	.gemm_q4_1 = gemm_q4_1,
+	.gemm_q5_0 = gemm_q5_0,
+	.gemm_q5_1 = gemm_q5_1,
+	.gemm_q2_k = gemm_q2_k,
+	.gemm_q3_k = gemm_q3_k,
+	.gemm_q5_k = gemm_q5_k,
+	.gemm_iq4_nl = gemm_iq4_nl,
+	.gemm_iq4_xs = gemm_iq4_xs,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = axpy_f32,
 	.dot_f16 = dot_f16_ref,

@@ -46,14 +46,13 @@ static inline float f16_to_f32(uint16_t h)
 	return _cvtsh_ss(h);
 }
 
-/* ---- activations: ggml's reference Q8_0 quantizer, bit for bit ---- */
+/* ---- activations: Q8_0 as ggml's x86 quantize_row_q8_0, bit for bit ---- */
 
 static void act_q8_0(const float *x, void *dst, int64_t n)
 {
 	struct block_q8_0 *y = dst;
 	struct cpu_q8_tail tail = cpu_q8_tail_of(dst, n / QK8_0);
-	const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f),
-	             one = _mm256_set1_ps(1.0f);
+	const __m256 sign = _mm256_set1_ps(-0.0f);
 	for (int64_t b = 0; b < n / QK8_0; b++) {
 		const float *xb = x + b * QK8_0;
 		__m256 v[4], m = _mm256_setzero_ps();
@@ -62,19 +61,14 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 			m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
 		}
 		float amax = hmax_ps(m);
-		float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+		float d = amax / 127.0f, id = amax != 0 ? 127.0f / amax : 0.0f;
 		y[b].d = tensor_f32_to_f16(d);
 		__m256 vid = _mm256_set1_ps(id);
 		__m256i q[4];
-		for (int i = 0; i < 4; i++) {
-			/* roundf: truncate, then step away from zero when the fraction is >= 0.5 */
-			__m256 s = _mm256_mul_ps(v[i], vid);
-			__m256 t = _mm256_round_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-			__m256 f = _mm256_andnot_ps(sign, _mm256_sub_ps(s, t));
-			__m256 step = _mm256_and_ps(_mm256_cmp_ps(f, half, _CMP_GE_OQ),
-			                            _mm256_or_ps(one, _mm256_and_ps(sign, s)));
-			q[i] = _mm256_cvtps_epi32(_mm256_add_ps(t, step));
-		}
+		for (int i = 0; i < 4; i++)
+			q[i] = _mm256_cvtps_epi32(
+			        _mm256_round_ps(_mm256_mul_ps(v[i], vid),
+			                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 		/* int32 -> int8 keeping order: pack to 16 then 8 bits, then fix the lane interleave. */
 		__m256i p01 = _mm256_packs_epi32(q[0], q[1]), p23 = _mm256_packs_epi32(q[2], q[3]);
 		__m256i p = _mm256_packs_epi16(p01, p23);

@@ -192,7 +192,14 @@ TEST(tiny_models_equal_plain_decoding)
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char path[1024];
 		snprintf(path, sizeof path, "%s/models/%s", testdata(), files[i]);
-		model_equals_greedy(test_failed_, path, 48, true, &t);
+		/* K-quants take Q8_K activations (256 values on one scale), where
+		 * the float rounding of a wider batch (attention) flips a value on
+		 * a rounding boundary now and then, moving that step's logits by
+		 * ~0.1 (testdata/models/README.md, "Rounding flips"): a sampled
+		 * candidate may then draw another token, so only the greedy one
+		 * is held to exact equality there. */
+		bool exact = strncmp(files[i], "tiny-kq-", 8) != 0;
+		model_equals_greedy(test_failed_, path, 48, exact, &t);
 	}
 	if (!t.runs) return; /* every model missing: skipped */
 	/* Random weights fall into loops that repeat their own text: drafts

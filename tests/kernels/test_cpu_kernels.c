@@ -7,8 +7,10 @@
  * results; F32/F16 differ only in float summation order. Both are bounded by
  * n * eps * sum(|w_i x_i|); we allow 1e-5 * sum(|w_i x_i|) + 1e-6 (for n <=
  * 2048, n * 2^-24 = 1.2e-4 is the worst case, the observed error is far
- * below). The activation quantizer must match the reference bit for bit,
- * rounding ties included.
+ * below). The K-quants, Q4_1/Q5_1 and IQ4 types sum exactly per block too
+ * (per super-block for Q8_K activations), so the same bound holds. The
+ * activation quantizers must match the reference bit for bit, rounding ties
+ * included.
  */
 #include "cpu/cpu.h"
 #include "harness.h"
@@ -41,7 +43,9 @@ TEST(act_q8_0_matches_reference_bit_for_bit)
 	enum { N = 4096 };
 	static float x[N];
 	for (int i = 0; i < N; i++) x[i] = frand() * (i % 97 == 0 ? 10.0f : 1.0f);
-	/* A block of exact ties: amax 127 gives scale 1, so k + 0.5 must round away from zero. */
+	/* A block of exact ties: amax 127 gives scale 1, so k + 0.5 must round to
+	 * even, as ggml's x86 quantize_row_q8_0 does (its generic reference
+	 * rounds away from zero). */
 	for (int i = 0; i < 32; i++)
 		x[i] = (i == 0) ? 127.0f : (float)((i % 20) - 10) + (i % 2 ? 0.5f : -0.5f);
 	/* An all-zero block. */
@@ -49,6 +53,12 @@ TEST(act_q8_0_matches_reference_bit_for_bit)
 	size_t bytes = cpu_act_row_bytes(CPU_ACT_Q8_0, N);
 	unsigned char *ref = malloc(bytes), *got = malloc(bytes);
 	cpu_kernels_ref.act[CPU_ACT_Q8_0](x, ref, N);
+	const struct block_q8_0 *b0 = (const struct block_q8_0 *)ref;
+	for (int i = 1; i < 32; i++) {
+		float v = x[i];
+		int want = (int)nearbyintf(v); /* half to even */
+		CHECK_INT_EQ(b0->qs[i], want);
+	}
 	for (int s = 0; s < n_sets; s++) {
 		memset(got, 0xAA, bytes);
 		sets[s]->act[CPU_ACT_Q8_0](x, got, N);
@@ -167,28 +177,138 @@ TEST(gemm_q6_k)
 	check_gemm(test_failed_, TENSOR_TYPE_Q6_K, 2048);
 }
 
-TEST(gemm_kquants_reference_matches_dequantized_dot)
+TEST(gemm_new_types)
 {
-	/* The Q4_K/Q6_K reference (integer sums per Q8_0 activation block)
-	 * against a double dot of the dequantized weights and activations. */
-	for (int k = 0; k < 2; k++) {
-		uint32_t type = k ? TENSOR_TYPE_Q6_K : TENSOR_TYPE_Q4_K;
+	init_sets();
+	static const uint32_t t32[] = { TENSOR_TYPE_Q4_1, TENSOR_TYPE_Q5_0, TENSOR_TYPE_Q5_1,
+		                        TENSOR_TYPE_IQ4_NL };
+	static const uint32_t t256[] = { TENSOR_TYPE_Q2_K, TENSOR_TYPE_Q3_K, TENSOR_TYPE_Q5_K,
+		                         TENSOR_TYPE_IQ4_XS };
+	for (size_t i = 0; i < sizeof t32 / sizeof t32[0]; i++) {
+		check_gemm(test_failed_, t32[i], 64);
+		check_gemm(test_failed_, t32[i], 352);
+		check_gemm(test_failed_, t32[i], 2048);
+	}
+	for (size_t i = 0; i < sizeof t256 / sizeof t256[0]; i++) {
+		check_gemm(test_failed_, t256[i], 256);
+		check_gemm(test_failed_, t256[i], 2048);
+	}
+}
+
+/* A row of random values with a few large ones, exact ties, a zero block and a
+ * block whose largest magnitude is negative. */
+static void act_input(float *x, int n)
+{
+	for (int i = 0; i < n; i++) x[i] = frand() * (i % 97 == 0 ? 10.0f : 1.0f);
+	for (int i = 0; i < 32; i++)
+		x[i] = (i == 0) ? 127.0f : (float)((i % 20) - 10) + (i % 2 ? 0.5f : -0.5f);
+	for (int i = 256; i < 512; i++) x[i] = 0.0f;
+	for (int i = 512; i < 768; i++) x[i] = (float)((i % 40) - 20) * 0.5f;
+	x[600] = -127.0f; /* iscale = 1: the halves are exact ties */
+}
+
+TEST(act_q8_k_and_q8_1_match_reference_bit_for_bit)
+{
+	init_sets();
+	enum { N = 4096 };
+	static float x[N];
+	act_input(x, N);
+	for (int a = CPU_ACT_Q8_1; a <= CPU_ACT_Q8_K; a++) {
+		size_t bytes = cpu_act_row_bytes((enum cpu_act)a, N);
+		unsigned char *ref = calloc(1, bytes), *got = malloc(bytes);
+		cpu_kernels_ref.act[a](x, ref, N);
+		for (int s = 0; s < n_sets; s++) {
+			memset(got, 0, bytes);
+			sets[s]->act[a](x, got, N);
+			size_t used = a == CPU_ACT_Q8_K ? N / QK_K * sizeof(struct block_q8_k)
+			                                : N / 32 * sizeof(struct block_q8_1);
+			if (memcmp(ref, got, used) != 0)
+				fprintf(stderr, "act %d of %s differs from the reference\n", a,
+				        sets[s]->name);
+			CHECK(memcmp(ref, got, used) == 0);
+		}
+		free(ref);
+		free(got);
+	}
+}
+
+TEST(act_q8_k_follows_ggml_recipe)
+{
+	enum { N = 1024 };
+	static float x[N];
+	act_input(x, N);
+	struct block_q8_k y[N / QK_K];
+	cpu_kernels_ref.act[CPU_ACT_Q8_K](x, y, N);
+	/* block 2: max = -127 (x[600]), iscale = 1, so q = round-half-even(x) and d = 1 */
+	CHECK(y[2].d == 1.0f);
+	for (int i = 512; i < 768; i++) CHECK_INT_EQ(y[2].qs[i - 512], (int)nearbyintf(x[i]));
+	/* block 1: zeros */
+	CHECK(y[1].d == 0.0f);
+	for (int g = 0; g < 16; g++) CHECK_INT_EQ(y[1].bsums[g], 0);
+	/* block 0: largest |x| is 127 at index 0 (positive), so iscale = -1, d = -1 */
+	CHECK(y[0].d == -1.0f);
+	CHECK_INT_EQ(y[0].qs[0], -127);
+	for (int b = 0; b < N / QK_K; b++)
+		for (int g = 0; g < 16; g++) {
+			int s = 0;
+			for (int l = 0; l < 16; l++) s += y[b].qs[16 * g + l];
+			CHECK_INT_EQ(y[b].bsums[g], s);
+		}
+}
+
+/* Activations as floats: what the quantized row stands for. */
+static void act_dequantize(enum cpu_act a, const void *row, float *out, int64_t n)
+{
+	if (a == CPU_ACT_Q8_0) {
+		tensor_row_dequantize(TENSOR_TYPE_Q8_0, row, out, n);
+	} else if (a == CPU_ACT_Q8_1) {
+		const struct block_q8_1 *b = row;
+		for (int64_t i = 0; i < n; i++)
+			out[i] = tensor_f16_to_f32(b[i / 32].d) * (float)b[i / 32].qs[i % 32];
+	} else {
+		const struct block_q8_k *b = row;
+		for (int64_t i = 0; i < n; i++) out[i] = b[i / QK_K].d * (float)b[i / QK_K].qs[i % QK_K];
+	}
+}
+
+TEST(gemm_reference_matches_dequantized_dot)
+{
+	/* Each quantized type's reference kernel (integer sums per block, in
+	 * the activation format of cpu_act_for) against a double dot of the
+	 * dequantized weights and activations. Q8_1's s is d * sum(q)
+	 * rounded to fp16, so Q4_1/Q5_1 get that rounding's share in the
+	 * tolerance: |m| * |s| * 2^-11 per block. */
+	static const uint32_t types[] = { TENSOR_TYPE_Q4_0, TENSOR_TYPE_Q4_1, TENSOR_TYPE_Q5_0,
+		                          TENSOR_TYPE_Q5_1, TENSOR_TYPE_Q8_0, TENSOR_TYPE_Q2_K,
+		                          TENSOR_TYPE_Q3_K, TENSOR_TYPE_Q4_K, TENSOR_TYPE_Q5_K,
+		                          TENSOR_TYPE_Q6_K, TENSOR_TYPE_IQ4_NL, TENSOR_TYPE_IQ4_XS };
+	for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+		uint32_t type = types[k];
 		enum { N = 512 };
 		float wf[N], xf[N], wd[N], xd[N], y;
 		for (int i = 0; i < N; i++) wf[i] = frand(), xf[i] = frand();
-		unsigned char w[512];
+		unsigned char w[N * 2];
 		REQUIRE(tensor_type_row_size(type, N) <= sizeof w);
-		tensor_row_quantize(type, wf, w, N);
-		tensor_row_dequantize(type, w, wd, N);
-		size_t xs = cpu_act_row_bytes(CPU_ACT_Q8_0, N);
+		REQUIRE(tensor_row_quantize(type, wf, w, N) == 0);
+		REQUIRE(tensor_row_dequantize(type, w, wd, N) == 0);
+		enum cpu_act a = cpu_act_for(type);
+		size_t xs = cpu_act_row_bytes(a, N);
 		unsigned char *x = malloc(xs);
-		cpu_kernels_ref.act[CPU_ACT_Q8_0](xf, x, N);
-		tensor_row_dequantize(TENSOR_TYPE_Q8_0, x, xd, N);
-		double want = 0, mag = 0;
-		for (int i = 0; i < N; i++)
-			want += (double)wd[i] * xd[i], mag += fabs(wd[i] * xd[i]);
+		cpu_kernels_ref.act[a](xf, x, N);
+		act_dequantize(a, x, xd, N);
+		double want = 0, mag = 0, stol = 0;
+		for (int i = 0; i < N; i++) want += (double)wd[i] * xd[i], mag += fabs(wd[i] * xd[i]);
+		if (a == CPU_ACT_Q8_1)
+			for (int b = 0; b < N / 32; b++) {
+				const struct block_q8_1 *xb = (const struct block_q8_1 *)x + b;
+				uint16_t m; /* the weight block's min: bytes 2..3 of Q4_1 and Q5_1 */
+				memcpy(&m, w + b * tensor_type_block_bytes(type) + 2, 2);
+				stol += fabs(tensor_f16_to_f32(m)) * fabs(tensor_f16_to_f32(xb->s)) / 2048;
+			}
 		cpu_kernels_gemm(&cpu_kernels_ref, type)(N, w, 0, 1, x, 0, 1, &y, 1);
-		CHECK_NEAR(y, want, 1e-5 * mag + 1e-6);
+		if (fabs(y - want) > 1e-5 * mag + 1e-6 + stol)
+			fprintf(stderr, "%s: %.9g vs %.9g\n", tensor_type_name(type), y, want);
+		CHECK(fabs(y - want) <= 1e-5 * mag + 1e-6 + stol);
 		free(x);
 	}
 }

@@ -13,13 +13,19 @@
 TEST(type_table)
 {
 	CHECK_STR_EQ(tensor_type_name(TENSOR_TYPE_Q4_K), "q4_k");
-	CHECK(tensor_type_name(3) == NULL);
-	CHECK(!tensor_type_valid(13));
+	CHECK(tensor_type_name(4) == NULL); /* ggml's removed Q4_2 */
+	CHECK(!tensor_type_valid(15));      /* Q8_K: activations only, never in a file */
+	CHECK(!tensor_type_valid(9));       /* Q8_1 likewise */
+	CHECK(tensor_type_valid(13));
+	CHECK_STR_EQ(tensor_type_name(TENSOR_TYPE_IQ4_XS), "iq4_xs");
+	CHECK_INT_EQ(tensor_type_row_size(TENSOR_TYPE_Q5_0, 5504), 172 * 22);
+	CHECK_INT_EQ(tensor_type_row_size(TENSOR_TYPE_Q3_K, 256), 110);
 	CHECK(tensor_type_valid(30));
 	enum tensor_type t;
 	CHECK(tensor_type_from_name("Q6_K", &t) && t == TENSOR_TYPE_Q6_K);
 	CHECK(tensor_type_from_name("bf16", &t) && t == TENSOR_TYPE_BF16);
-	CHECK(!tensor_type_from_name("q5_k", &t));
+	CHECK(tensor_type_from_name("q5_k", &t) && t == TENSOR_TYPE_Q5_K);
+	CHECK(!tensor_type_from_name("q8_k", &t));
 	CHECK_INT_EQ(tensor_type_row_size(TENSOR_TYPE_F32, 10), 40);
 	CHECK_INT_EQ(tensor_type_row_size(TENSOR_TYPE_Q4_0, 2048), 64 * 18);
 	CHECK_INT_EQ(tensor_type_row_size(TENSOR_TYPE_Q8_0, 64), 68);
@@ -205,7 +211,10 @@ static struct rt_stats round_trip(uint32_t type, int64_t n, int64_t block)
  * F16 2^-11 and BF16 2^-8 (half an ulp); Q8_0 1/254 (half a step of
  * amax/127) plus the fp16 rounding of d; Q4_0 1/8 (the value opposite the
  * largest one can sit a whole step from the clamped level 15), Q4_K and
- * Q6_K by their step sizes with slack for the 6/8-bit quantized scales.
+ * Q6_K by their step sizes with slack for the 6/8-bit quantized scales;
+ * Q4_1/Q5_0/Q5_1/Q5_K half a step (range / 2^bits) plus the fp16 scale;
+ * IQ4_NL the widest gap at the grid's end (127 vs 113) over 127; Q2_K,
+ * Q3_K and IQ4_XS measured with ~15% slack (4/6-bit scales add to it).
  * The rms bounds are what the quantizers give on Gaussian weights with
  * outliers, with ~20% margin.
  */
@@ -224,6 +233,14 @@ TEST(round_trip_error_bounds)
 		{ TENSOR_TYPE_Q4_0, 32, 1.0 / 8 + 1.0 / 1024, 0.12 },
 		{ TENSOR_TYPE_Q4_K, 256, 1.0 / 15, 0.12 },
 		{ TENSOR_TYPE_Q6_K, 256, 1.0 / 32, 0.04 },
+		{ TENSOR_TYPE_Q4_1, 32, 1.0 / 15 + 1.0 / 512, 0.10 },
+		{ TENSOR_TYPE_Q5_0, 32, 1.0 / 16 + 1.0 / 1024, 0.06 },
+		{ TENSOR_TYPE_Q5_1, 32, 1.0 / 31 + 1.0 / 512, 0.05 },
+		{ TENSOR_TYPE_Q2_K, 256, 0.36, 0.40 },
+		{ TENSOR_TYPE_Q3_K, 256, 0.27, 0.20 },
+		{ TENSOR_TYPE_Q5_K, 256, 1.0 / 31 + 1.0 / 512, 0.05 },
+		{ TENSOR_TYPE_IQ4_NL, 32, 14.0 / 127 + 1.0 / 512, 0.10 },
+		{ TENSOR_TYPE_IQ4_XS, 256, 0.13, 0.11 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct rt_stats st = round_trip(cases[i].type, n, cases[i].block);
