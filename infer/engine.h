@@ -45,6 +45,9 @@ enum fim_template {
 	FIM_TEMPLATE_STARCODER, /* <fim_prefix>P<fim_suffix>S<fim_middle> */
 	FIM_TEMPLATE_CODELLAMA, /* ▁<PRE> P ▁<SUF>S ▁<MID> */
 	FIM_TEMPLATE_CUSTOM,    /* a string with {prefix} and {suffix} */
+	/* Qwen's markers, files after <|file_separator|> (a vocabulary with
+	 * <|fim_prefix|> and <|file_separator|>: CodeGemma) */
+	FIM_TEMPLATE_CODEGEMMA,
 };
 
 /*
@@ -76,14 +79,15 @@ const char *fim_order_name(enum fim_order o); /* static: "auto", "psm", "spm" */
 enum fim_order fim_order_for(enum fim_template t);
 
 /* Parses the fim.template setting: "auto", "deepseek", "qwen", "starcoder",
- * "codellama", or anything containing both {prefix} and {suffix} (CUSTOM).
+ * "codellama", "codegemma", or anything containing both {prefix} and {suffix} (CUSTOM).
  * NULL or "" is AUTO. Returns 0, or -EINVAL for a name that is none of
  * these (a custom string lacking a placeholder). */
 int fim_template_parse(const char *s, enum fim_template *out);
 /* Static name: "auto", "deepseek", ... */
 const char *fim_template_name(enum fim_template t);
 /* The template AUTO resolves to for this vocabulary (DEEPSEEK, QWEN for
- * <|fim_prefix|>, STARCODER for <fim_prefix>, CODELLAMA); AUTO when the
+ * <|fim_prefix|>, CODEGEMMA for <|fim_prefix|> with <|file_separator|>,
+ * STARCODER for <fim_prefix>, CODELLAMA); AUTO when the
  * vocabulary has no FIM tokens (then engine_run fails with a message). */
 enum fim_template fim_template_for(const struct tokenizer *t);
 
@@ -98,12 +102,33 @@ char *fim_format_text(enum fim_template t, const char *custom, const char *prefi
 
 /* ---- requests and results ---- */
 
-/* One extra context snippet (another file, a signature, imports). */
+/* One extra context snippet (another file, a signature, imports): a chunk
+ * of repository context. */
 struct engine_snippet {
 	const char *text; /* borrowed for engine_run */
 	size_t len;
-	const char *path; /* shown in a comment line above it; may be NULL */
+	const char *path; /* its file, relative to the repository root; may be NULL */
 };
+
+/*
+ * Repository context in the family's own format: what fim_prompt_build puts
+ * before the prefix for engine_request.extra (chunks, in order), .repo_name
+ * and .path (the current file), as text with the special tokens written
+ * out. A family with a file separator in its vocabulary writes files the
+ * way it was trained on repositories:
+ *   qwen:       <|repo_name|>REPO\n <|file_sep|>PATH\nTEXT ... <|file_sep|>CURRENT\n
+ *   starcoder:  <repo_name>REPO <file_sep>PATH\nTEXT ... <file_sep>CURRENT\n
+ *   codegemma:  <|file_separator|>PATH\nTEXT ... <|file_separator|>CURRENT\n
+ * (no repository name token in CodeGemma's vocabulary). The others get each
+ * chunk under a comment line holding its path ("// PATH\n" with comment
+ * "//"), nothing for the repository name or the current file. Each chunk's
+ * text ends with a newline (one is added when missing). NULL repo, path or
+ * comment: none ("//" for comment). Returns a new string (caller frees) or
+ * NULL when out of memory. The prompt itself holds only the chunks that fit
+ * engine_request.extra_tokens, whole.
+ */
+char *fim_context_text(enum fim_template t, const char *repo, const struct engine_snippet *chunks,
+                       size_t n, const char *path, const char *comment);
 
 /* A candidate the caller found without the model (a line that continues the
  * same way elsewhere in the document): the engine does not decode it, it
@@ -140,6 +165,10 @@ struct engine_request {
 	size_t suffix_len;
 	const struct engine_snippet *extra; /* put first in the prompt, in order, while they fit */
 	size_t n_extra;
+	/* The repository's name and the current file's path (relative to its
+	 * root), for the families with a repository format (fim_context_text);
+	 * NULL: none. */
+	const char *repo_name, *path;
 	const char *comment; /* line comment marker for snippet headers ("#", "//"); NULL: "//" */
 
 	enum fim_template fim;  /* AUTO: from the vocabulary */

@@ -4,8 +4,11 @@
  *
  * Layout (DESIGN.md, "The path of one completion"): what changes least comes
  * first. [BOS] <begin> extra-snippets prefix <hole> suffix <end> for the PSM
- * templates (DeepSeek, Qwen/StarCoder, CodeLlama); Qwen vocabularies with
- * <|file_sep|> get the snippets as file blocks before <|fim_prefix|>. Each
+ * templates (DeepSeek, Qwen/StarCoder, CodeLlama); the families with a
+ * repository format (Qwen2.5-Coder's <|file_sep|>, StarCoder2's <file_sep>,
+ * CodeGemma's <|file_separator|>) get the snippets as file blocks before
+ * the FIM markers instead, with the repository name and the current file's
+ * path (fim_context_text). Each
  * segment is encoded on its own and the ids concatenated, so typing at the
  * end of the prefix changes only the prefix's last token(s) and everything
  * before stays a cache hit.
@@ -43,7 +46,7 @@ int fim_template_parse(const char *s, enum fim_template *out)
 	} names[] = {
 		{ "auto", FIM_TEMPLATE_AUTO },           { "deepseek", FIM_TEMPLATE_DEEPSEEK },
 		{ "qwen", FIM_TEMPLATE_QWEN },           { "starcoder", FIM_TEMPLATE_STARCODER },
-		{ "codellama", FIM_TEMPLATE_CODELLAMA },
+		{ "codellama", FIM_TEMPLATE_CODELLAMA }, { "codegemma", FIM_TEMPLATE_CODEGEMMA },
 	};
 	if (!s || !*s) {
 		*out = FIM_TEMPLATE_AUTO;
@@ -70,6 +73,7 @@ const char *fim_template_name(enum fim_template t)
 	case FIM_TEMPLATE_STARCODER: return "starcoder";
 	case FIM_TEMPLATE_CODELLAMA: return "codellama";
 	case FIM_TEMPLATE_CUSTOM: return "custom";
+	case FIM_TEMPLATE_CODEGEMMA: return "codegemma";
 	}
 	return "?";
 }
@@ -115,8 +119,12 @@ enum fim_template fim_template_for(const struct tokenizer *t)
 	case TOKENIZER_FIM_QWEN_STARCODER: {
 		size_t len = 0;
 		const char *txt = tokenizer_token_text(t, sp->fim_prefix, &len);
-		if (txt && len >= 2 && txt[1] == '|') return FIM_TEMPLATE_QWEN;
-		return FIM_TEMPLATE_STARCODER;
+		if (!txt || len < 2 || txt[1] != '|') return FIM_TEMPLATE_STARCODER;
+		/* CodeGemma shares Qwen's markers; its file separator tells them apart */
+		static const char gemma_sep[] = "<|file_separator|>";
+		if (tokenizer_find(t, gemma_sep, sizeof gemma_sep - 1) >= 0)
+			return FIM_TEMPLATE_CODEGEMMA;
+		return FIM_TEMPLATE_QWEN;
 	}
 	case TOKENIZER_FIM_NONE: break;
 	}
@@ -132,6 +140,7 @@ static void markers(enum fim_template t, const char **pre, const char **suf, con
 		*pre = "<｜fim▁begin｜>", *suf = "<｜fim▁hole｜>", *mid = "<｜fim▁end｜>";
 		return;
 	case FIM_TEMPLATE_QWEN:
+	case FIM_TEMPLATE_CODEGEMMA:
 		*pre = "<|fim_prefix|>", *suf = "<|fim_suffix|>", *mid = "<|fim_middle|>";
 		return;
 	case FIM_TEMPLATE_STARCODER:
@@ -145,6 +154,32 @@ static void markers(enum fim_template t, const char **pre, const char **suf, con
 		return;
 	default: *pre = *suf = *mid = NULL;
 	}
+}
+
+/* The repository tokens of a family that was trained on repositories, as
+ * the vocabulary stores them: the file separator and the repository name
+ * (NULL where the family has none); repo_nl: a newline after the name. */
+static void repo_tokens(enum fim_template t, const char **sep, const char **repo, bool *repo_nl)
+{
+	*sep = *repo = NULL;
+	*repo_nl = false;
+	switch (t) {
+	case FIM_TEMPLATE_QWEN:
+		*sep = "<|file_sep|>", *repo = "<|repo_name|>", *repo_nl = true;
+		break;
+	case FIM_TEMPLATE_STARCODER: *sep = "<file_sep>", *repo = "<repo_name>"; break;
+	case FIM_TEMPLATE_CODEGEMMA: *sep = "<|file_separator|>"; break;
+	default: break;
+	}
+}
+
+/* The file separator's id when the vocabulary has the family's, else -1. */
+static int32_t file_sep_id(const struct tokenizer *t, enum fim_template tpl)
+{
+	const char *sep, *repo;
+	bool nl;
+	repo_tokens(tpl, &sep, &repo, &nl);
+	return sep ? tokenizer_find(t, sep, strlen(sep)) : -1;
 }
 
 /* The marker tokens' ids: the vocabulary's own when the template is the one
@@ -208,6 +243,56 @@ char *fim_format_text(enum fim_template t, const char *custom, const char *prefi
 	if (!pre) return NULL;
 	const char *parts[] = { pre, prefix, suf, suffix, mid };
 	return str_cat(parts, 5);
+}
+
+/* Appends s to the growing string *buf (of *len bytes); false when out of memory. */
+static bool sb_add(char **buf, size_t *len, const char *s, size_t n)
+{
+	char *b = realloc(*buf, *len + n + 1);
+	if (!b) return false;
+	memcpy(b + *len, s, n);
+	*len += n;
+	b[*len] = 0;
+	*buf = b;
+	return true;
+}
+
+char *fim_context_text(enum fim_template t, const char *repo, const struct engine_snippet *chunks,
+                       size_t n, const char *path, const char *comment)
+{
+	const char *sep, *rtok;
+	bool nl;
+	repo_tokens(t, &sep, &rtok, &nl);
+	const char *cm = comment ? comment : "//";
+	char *buf = NULL;
+	size_t len = 0;
+	bool ok = sb_add(&buf, &len, "", 0);
+	if (sep && rtok && repo) {
+		ok = ok && sb_add(&buf, &len, rtok, strlen(rtok)) &&
+		     sb_add(&buf, &len, repo, strlen(repo)) && (!nl || sb_add(&buf, &len, "\n", 1));
+	}
+	for (size_t i = 0; ok && i < n; i++) {
+		const struct engine_snippet *c = &chunks[i];
+		if (sep) {
+			const char *p = c->path ? c->path : "";
+			ok = sb_add(&buf, &len, sep, strlen(sep)) &&
+			     sb_add(&buf, &len, p, strlen(p)) && sb_add(&buf, &len, "\n", 1);
+		} else if (c->path) {
+			ok = sb_add(&buf, &len, cm, strlen(cm)) && sb_add(&buf, &len, " ", 1) &&
+			     sb_add(&buf, &len, c->path, strlen(c->path)) &&
+			     sb_add(&buf, &len, "\n", 1);
+		}
+		ok = ok && sb_add(&buf, &len, c->text, c->len);
+		if (ok && (len == 0 || buf[len - 1] != '\n')) ok = sb_add(&buf, &len, "\n", 1);
+	}
+	if (ok && sep && path)
+		ok = sb_add(&buf, &len, sep, strlen(sep)) &&
+		     sb_add(&buf, &len, path, strlen(path)) && sb_add(&buf, &len, "\n", 1);
+	if (!ok) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 /* ---- token vectors ---- */
@@ -324,12 +409,14 @@ static int32_t budget(int32_t v, int32_t def)
 	return v > 0 ? v : def;
 }
 
-/* The snippets that fit the extra budget, in order, as text segments. */
-static int add_extra(const struct tokenizer *t, const struct engine_request *req, bool file_blocks,
+/* The snippets that fit the extra budget, in order, as text segments; as
+ * file blocks after the separator token file_sep when it is >= 0, else
+ * under a comment line with their path. */
+static int add_extra(const struct tokenizer *t, const struct engine_request *req, int32_t file_sep,
                      bool first_dummy, struct ids *out, int32_t *used)
 {
 	int32_t left = budget(req->extra_tokens, 512);
-	const struct tokenizer_special *sp = tokenizer_special(t);
+	bool file_blocks = file_sep >= 0;
 	const char *cm = req->comment ? req->comment : "//";
 	*used = 0;
 	for (size_t i = 0; i < req->n_extra; i++) {
@@ -346,7 +433,7 @@ static int add_extra(const struct tokenizer *t, const struct engine_request *req
 		n += s->len;
 		if (!n || txt[n - 1] != '\n') txt[n++] = '\n';
 		struct ids seg = { 0 };
-		if (file_blocks && ids_push(&seg, sp->fim_sep)) {
+		if (file_blocks && ids_push(&seg, file_sep)) {
 			free(txt);
 			return -ENOMEM;
 		}
@@ -365,6 +452,36 @@ static int add_extra(const struct tokenizer *t, const struct engine_request *req
 		if (rc) return rc;
 	}
 	return 0;
+}
+
+/* The repository context of a family with a file separator (sep, its id):
+ * [repo token, name] file blocks [sep, the current file's path, "\n"], as
+ * fim_context_text writes it; the blocks within the extra budget. */
+static int add_repo(const struct tokenizer *t, const struct engine_request *req,
+                    enum fim_template tpl, int32_t sep, struct ids *out, int32_t *used)
+{
+	const char *sep_text, *rtok;
+	bool nl;
+	repo_tokens(tpl, &sep_text, &rtok, &nl);
+	int32_t rid = rtok ? tokenizer_find(t, rtok, strlen(rtok)) : -1;
+	int rc = 0;
+	if (rid >= 0 && req->repo_name) {
+		rc = ids_push(out, rid);
+		if (!rc) rc = encode_seg(t, req->repo_name, strlen(req->repo_name), false, out);
+		if (!rc && nl) rc = encode_seg(t, "\n", 1, false, out);
+	}
+	if (!rc) rc = add_extra(t, req, sep, false, out, used);
+	if (!rc && req->path) {
+		rc = ids_push(out, sep);
+		size_t pl = strlen(req->path);
+		char *line = malloc(pl + 2);
+		if (!line) return rc ? rc : -ENOMEM;
+		memcpy(line, req->path, pl);
+		line[pl] = '\n';
+		if (!rc) rc = encode_seg(t, line, pl + 1, false, out);
+		free(line);
+	}
+	return rc;
 }
 
 /* Bytes of indentation that are all of the prefix's last line, when they
@@ -450,7 +567,7 @@ static int build_custom(const struct tokenizer *t, const struct engine_request *
 		free(s);
 		if (rc || !next) break;
 		if (next == pp) {
-			rc = add_extra(t, req, false, false, a, &p->extra_tokens);
+			rc = add_extra(t, req, -1, false, a, &p->extra_tokens);
 			if (!rc) rc = add_prefix(t, req, false, a, p);
 			if (!suffix_first) p->tail_start = a->n;
 		} else {
@@ -470,16 +587,15 @@ static int build_custom(const struct tokenizer *t, const struct engine_request *
  * part after the prefix is empty: nothing shifts (tail_start = n).
  */
 static int build_spm(const struct tokenizer *t, const struct engine_request *req,
-                     enum fim_template tpl, const int32_t mk[3], struct ids *a,
+                     enum fim_template tpl, const int32_t mk[3], bool blocks, struct ids *a,
                      struct fim_prompt *p)
 {
 	int rc = ids_push(a, mk[0]);
 	if (!rc) rc = ids_push(a, mk[1]);
 	if (!rc) rc = add_suffix(t, req, a, p);
 	if (!rc) rc = ids_push(a, mk[2]);
-	bool blocks = tpl == FIM_TEMPLATE_QWEN && tokenizer_special(t)->fim_sep >= 0;
 	if (!rc && !blocks)
-		rc = add_extra(t, req, false, tpl == FIM_TEMPLATE_CODELLAMA, a, &p->extra_tokens);
+		rc = add_extra(t, req, -1, tpl == FIM_TEMPLATE_CODELLAMA, a, &p->extra_tokens);
 	if (!rc)
 		rc = add_prefix(t, req, tpl == FIM_TEMPLATE_CODELLAMA && p->extra_tokens == 0, a,
 		                p);
@@ -512,17 +628,19 @@ int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req
 			free(a.v);
 			return -EINVAL;
 		}
-		bool blocks = tpl == FIM_TEMPLATE_QWEN && sp->fim_sep >= 0 && req->n_extra > 0;
+		/* the repository format where the family has one */
+		int32_t sep = file_sep_id(t, tpl);
+		bool blocks = sep >= 0 && (req->n_extra > 0 || req->path || req->repo_name);
 		enum fim_order order =
 		        req->order == FIM_ORDER_AUTO ? fim_order_for(tpl) : req->order;
-		if (blocks) rc = add_extra(t, req, true, false, &a, &p->extra_tokens);
+		if (blocks) rc = add_repo(t, req, tpl, sep, &a, &p->extra_tokens);
 		if (!rc && order == FIM_ORDER_SPM) {
-			rc = build_spm(t, req, tpl, mk, &a, p);
+			rc = build_spm(t, req, tpl, mk, blocks, &a, p);
 			goto built;
 		}
 		if (!rc) rc = ids_push(&a, mk[0]);
 		if (!rc && !blocks)
-			rc = add_extra(t, req, false, tpl == FIM_TEMPLATE_CODELLAMA, &a,
+			rc = add_extra(t, req, -1, tpl == FIM_TEMPLATE_CODELLAMA, &a,
 			               &p->extra_tokens);
 		/* CodeLlama: the prefix's SentencePiece dummy space is the " " of
 		 * "<PRE> {prefix}", unless snippets came before it. */

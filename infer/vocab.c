@@ -292,7 +292,8 @@ static void find_special_ids(struct tokenizer *t, const struct gguf_file *f)
 	static const char *const pad_texts[] = { "<|fim_pad|>", "<fim_pad>", "<fim-pad>", NULL };
 	static const char *const rep_texts[] = { "<|repo_name|>", "<repo_name>", "<reponame>",
 		                                 NULL };
-	static const char *const sep_texts[] = { "<|file_sep|>", "<file_sep>", NULL };
+	static const char *const sep_texts[] = { "<|file_sep|>", "<file_sep>", "<|file_separator|>",
+		                                 NULL };
 	sp->eot = find_first(t, eot_texts);
 	sp->fim_prefix = find_first(t, pre_texts);
 	sp->fim_suffix = find_first(t, suf_texts);

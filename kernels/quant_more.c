@@ -48,7 +48,8 @@ void quant_dequant_q5_0(const void *src, float *y, int64_t nb)
 		float d = tensor_f16_to_f32(b[i].d);
 		for (int j = 0; j < 16; j++) {
 			y[j] = (float)(((b[i].qs[j] & 0xF) | q5_high(b[i].qh, j)) - 16) * d;
-			y[j + 16] = (float)(((b[i].qs[j] >> 4) | q5_high(b[i].qh, j + 16)) - 16) * d;
+			y[j + 16] =
+			        (float)(((b[i].qs[j] >> 4) | q5_high(b[i].qh, j + 16)) - 16) * d;
 		}
 	}
 }
@@ -75,9 +76,11 @@ void quant_dequant_q2_k(const void *src, float *y, int64_t nb)
 			for (int k = 0; k < 4; k++)
 				for (int half = 0; half < 2; half++, y += 16) {
 					uint8_t sc = b[i].scales[8 * h + 2 * k + half];
-					float dl = d * (float)(sc & 0xF), ml = dmin * (float)(sc >> 4);
+					float dl = d * (float)(sc & 0xF),
+					      ml = dmin * (float)(sc >> 4);
 					for (int l = 0; l < 16; l++)
-						y[l] = dl * (float)((q[16 * half + l] >> (2 * k)) & 3) -
+						y[l] = dl * (float)((q[16 * half + l] >> (2 * k)) &
+						                    3) -
 						       ml;
 				}
 		}
@@ -142,7 +145,8 @@ void quant_dequant_iq4_nl(const void *src, float *y, int64_t nb)
 /* Sub-block s's 6-bit IQ4_XS scale minus 32. */
 static inline int iq4_xs_scale(const struct block_iq4_xs *b, int s)
 {
-	int ls = ((b->scales_l[s / 2] >> (4 * (s % 2))) & 0xF) | (((b->scales_h >> (2 * s)) & 3) << 4);
+	int ls = ((b->scales_l[s / 2] >> (4 * (s % 2))) & 0xF) |
+	         (((b->scales_h >> (2 * s)) & 3) << 4);
 	return ls - 32;
 }
 
@@ -272,7 +276,8 @@ void quant_quant_iq4_nl(const float *x, void *dst, int64_t nb)
 		b[i].d = tensor_f32_to_f16(signed_max(x, 32) / -127.0f);
 		float d = tensor_f16_to_f32(b[i].d);
 		for (int j = 0; j < 16; j++)
-			b[i].qs[j] = (uint8_t)(iq4_nearest(x[j], d) | iq4_nearest(x[j + 16], d) << 4);
+			b[i].qs[j] =
+			        (uint8_t)(iq4_nearest(x[j], d) | iq4_nearest(x[j + 16], d) << 4);
 	}
 }
 
@@ -329,7 +334,8 @@ void quant_quant_q2_k(const float *x, void *dst, int64_t nb)
 			float ds = d * (float)sc, ms_ = dmin * (float)m;
 			float ids = ds > 0.0f ? 1.0f / ds : 0.0f;
 			for (int l = 0; l < 16; l++)
-				q[16 * s + l] = clampi(round_int((x[16 * s + l] + ms_) * ids), 0, 3);
+				q[16 * s + l] =
+				        clampi(round_int((x[16 * s + l] + ms_) * ids), 0, 3);
 		}
 		for (int h = 0; h < 2; h++)
 			for (int l = 0; l < 32; l++) {
@@ -412,15 +418,16 @@ void quant_quant_q5_k(const float *x, void *dst, int64_t nb)
 		for (int s = 0; s < 8; s++) {
 			float ds = d * sc[s], ms = dmin * m[s], ids = ds > 0.0f ? 1.0f / ds : 0.0f;
 			for (int l = 0; l < 32; l++)
-				q[32 * s + l] =
-				        (uint8_t)clampi(round_int((x[32 * s + l] + ms) * ids), 0, 31);
+				q[32 * s + l] = (uint8_t)clampi(
+				        round_int((x[32 * s + l] + ms) * ids), 0, 31);
 		}
 		memset(b[i].qh, 0, sizeof b[i].qh);
 		for (int c = 0; c < 4; c++)
 			for (int l = 0; l < 32; l++) {
 				uint8_t lo = q[64 * c + l], hi = q[64 * c + 32 + l];
 				b[i].qs[32 * c + l] = (uint8_t)((lo & 0xF) | ((hi & 0xF) << 4));
-				b[i].qh[l] |= (uint8_t)(((lo >> 4) << (2 * c)) | ((hi >> 4) << (2 * c + 1)));
+				b[i].qh[l] |= (uint8_t)(((lo >> 4) << (2 * c)) |
+				                        ((hi >> 4) << (2 * c + 1)));
 			}
 	}
 }

@@ -159,7 +159,8 @@ enum config_kind {
 	  NULL, CONFIG_SCOPE_GLOBAL, "memory the workspace index keeps at most (MiB)")             \
 	X(fim_template, "fim.template", CONFIG_KIND_STRING, char *, 0, "auto", 0, 0, NULL,         \
 	  CONFIG_SCOPE_GLOBAL,                                                                     \
-	  "auto, deepseek, qwen, starcoder, codellama, or a custom string with {prefix} {suffix}") \
+	  "auto, deepseek, qwen, starcoder, codellama, codegemma, or a custom string with "        \
+	  "{prefix} {suffix}")                                                                     \
 	X(log_level, "log.level", CONFIG_KIND_ENUM, enum config_log_level, CONFIG_LOG_INFO, NULL,  \
 	  0, 4, "error|warn|info|debug|trace", CONFIG_SCOPE_GLOBAL, "log verbosity")               \
 	X(log_message_text, "log.messageText", CONFIG_KIND_BOOL, bool, 0, NULL, 0, 1, NULL,        \

@@ -230,8 +230,8 @@ nil: leave it to the server."
   :group 'infill-settings)
 
 (defcustom infill-fim-template nil
-  "Auto, deepseek, qwen, starcoder, codellama, or a custom string with
-{prefix} {suffix}.
+  "Auto, deepseek, qwen, starcoder, codellama, codegemma, or a custom string
+with {prefix} {suffix}.
 Server setting \"fim.template\" (server default \"auto\").
 nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (string :tag "Value"))

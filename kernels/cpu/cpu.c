@@ -271,7 +271,8 @@ static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 	}
 	bool amx_type = true; /* the tiles take Q8_0 and Q4_0 weights only */
 	for (int i = 0; i < n_w; i++)
-		amx_type = amx_type && (w[i]->type == TENSOR_TYPE_Q8_0 || w[i]->type == TENSOR_TYPE_Q4_0);
+		amx_type = amx_type &&
+		           (w[i]->type == TENSOR_TYPE_Q8_0 || w[i]->type == TENSOR_TYPE_Q4_0);
 	if (c->amx_scratch && nt >= 16 && amx_type) {
 		cpu_pool_run(c->pool, mm_run_amx, &mt);
 		return;

@@ -97,7 +97,7 @@ typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
 /* One instruction-set level's kernels; NULL entries fall back to the reference. */
 struct cpu_kernels {
-	const char *name;  /* "ref", "avx2", "avx512-vnni" */
+	const char *name;              /* "ref", "avx2", "avx512-vnni" */
 	cpu_act_fn act[CPU_ACT_COUNT]; /* indexed by enum cpu_act */
 	cpu_gemm_fn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
 	cpu_gemm_fn gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_q2_k, gemm_q3_k, gemm_q5_k, gemm_iq4_nl,

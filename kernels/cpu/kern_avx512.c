@@ -306,8 +306,7 @@ static inline __attribute__((always_inline)) void panel_tile(int g, int64_t nb,
 		size_t od = ob + 4 * (size_t)nb;
 		__m512i p[PT];
 #pragma GCC unroll 8
-		for (int j = 0; j < g; j++)
-			p[j] = _mm512_set1_epi32(TAIL_I32(xb[j], ob));
+		for (int j = 0; j < g; j++) p[j] = _mm512_set1_epi32(TAIL_I32(xb[j], ob));
 #pragma GCC unroll 8
 		for (int kk = 0; kk < 8; kk++) {
 			__m512i wk = _mm512_load_si512(P->q[kk]);
@@ -324,8 +323,7 @@ static inline __attribute__((always_inline)) void panel_tile(int g, int64_t nb,
 			                         dwv, acc[j]);
 	}
 #pragma GCC unroll 8
-	for (int j = 0; j < g; j++)
-		_mm512_storeu_ps(y + j * ldy, acc[j]);
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
 /* The row-streaming kernel of a panel type: decode, and rows past the last panel. */

@@ -366,7 +366,8 @@ static void dec32_iq4_nl(const void *blk, int8_t q[32], float *d, float *m)
 static void dec32_q4_1(const void *blk, int8_t q[32], float *d, float *m)
 {
 	const struct block_q4_1 *b = blk;
-	for (int j = 0; j < 16; j++) q[j] = (int8_t)(b->qs[j] & 0xF), q[j + 16] = (int8_t)(b->qs[j] >> 4);
+	for (int j = 0; j < 16; j++)
+		q[j] = (int8_t)(b->qs[j] & 0xF), q[j + 16] = (int8_t)(b->qs[j] >> 4);
 	*d = tensor_f16_to_f32(b->d), *m = tensor_f16_to_f32(b->m);
 }
 

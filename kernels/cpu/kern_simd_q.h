@@ -43,12 +43,15 @@ static void act_q8_k(const float *x, void *dst, int64_t n)
 			__m256i q[4];
 			for (int k = 0; k < 4; k++)
 				q[k] = _mm256_min_epi32(
-				        top, _mm256_cvtps_epi32(_mm256_round_ps(
-				                     _mm256_mul_ps(vs, _mm256_loadu_ps(x + i + 8 * k)),
-				                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+				        top,
+				        _mm256_cvtps_epi32(_mm256_round_ps(
+				                _mm256_mul_ps(vs, _mm256_loadu_ps(x + i + 8 * k)),
+				                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
 			/* sums of the two 16s: q0 + q1 and q2 + q3, across lanes */
-			__m256i s01 = _mm256_add_epi32(q[0], q[1]), s23 = _mm256_add_epi32(q[2], q[3]);
-			__m256i h = _mm256_hadd_epi32(s01, s23); /* [a01 a23 b01 b23 | a45 a67 ...] */
+			__m256i s01 = _mm256_add_epi32(q[0], q[1]),
+			        s23 = _mm256_add_epi32(q[2], q[3]);
+			__m256i h =
+			        _mm256_hadd_epi32(s01, s23); /* [a01 a23 b01 b23 | a45 a67 ...] */
 			h = _mm256_hadd_epi32(h, h);
 			__m128i t = _mm_add_epi32(_mm256_castsi256_si128(h),
 			                          _mm256_extracti128_si256(h, 1));
@@ -56,7 +59,8 @@ static void act_q8_k(const float *x, void *dst, int64_t n)
 			y[b].bsums[i / 16 + 1] = (int16_t)_mm_extract_epi32(t, 1);
 			__m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]),
 			                               _mm256_packs_epi32(q[2], q[3]));
-			p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+			p = _mm256_permutevar8x32_epi32(p,
+			                                _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 			_mm256_storeu_si256((__m256i *)(y[b].qs + i), p);
 		}
 		y[b].d = 1 / iscale;
@@ -116,12 +120,12 @@ static inline int32_t hsum_epi32(__m256i v)
 /* The 32 IQ4 levels of 16 packed bytes: low nibbles (values 0..15), then high (16..31). */
 static inline __m256i iq4_levels(const uint8_t *qs)
 {
-	const __m256i table = _mm256_broadcastsi128_si256(
-	        _mm_loadu_si128((const __m128i *)tensor_iq4_values));
+	const __m256i table =
+	        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)tensor_iq4_values));
 	const __m128i m4 = _mm_set1_epi8(0xF);
 	__m128i raw = _mm_loadu_si128((const __m128i *)qs);
-	__m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4),
-	                               _mm_and_si128(raw, m4));
+	__m256i nib =
+	        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
 	return _mm256_shuffle_epi8(table, nib);
 }
 
@@ -195,9 +199,10 @@ static inline __attribute__((always_inline)) void kblk_q6_k(const struct block_q
 			          _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4) };
 		for (int c = 0; c < 4; c++) {
 			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(hb, 2 * c), m2);
-			k->q[4 * h + c] =
-			        _mm256_sub_epi8(_mm256_or_si256(lo[c], _mm256_slli_epi16(hi, 4)), o32);
-			k->sc[4 * h + c] = scale_pair(b->scales[8 * h + 2 * c], b->scales[8 * h + 2 * c + 1]);
+			k->q[4 * h + c] = _mm256_sub_epi8(
+			        _mm256_or_si256(lo[c], _mm256_slli_epi16(hi, 4)), o32);
+			k->sc[4 * h + c] =
+			        scale_pair(b->scales[8 * h + 2 * c], b->scales[8 * h + 2 * c + 1]);
 		}
 	}
 	k->mins = _mm256_setzero_si256();
@@ -218,8 +223,8 @@ static inline __attribute__((always_inline)) void kblk_q3_k(const struct block_q
 			__m256i lo = _mm256_and_si256(_mm256_srli_epi16(v, 2 * c), m2);
 			__m256i hbit = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + c), one);
 			/* q = lo - 4 where the bit is clear: lo + 4 * bit - 4 */
-			k->q[4 * h + c] =
-			        _mm256_sub_epi8(_mm256_add_epi8(lo, _mm256_slli_epi16(hbit, 2)), four);
+			k->q[4 * h + c] = _mm256_sub_epi8(
+			        _mm256_add_epi8(lo, _mm256_slli_epi16(hbit, 2)), four);
 			k->sc[4 * h + c] = scale_pair(sc[8 * h + 2 * c], sc[8 * h + 2 * c + 1]);
 		}
 	}
@@ -232,7 +237,8 @@ static inline __attribute__((always_inline)) void kblk_q2_k(const struct block_q
 {
 	const __m256i m2 = _mm256_set1_epi8(3);
 	__m128i raw = _mm_loadu_si128((const __m128i *)b->scales);
-	k->mins = _mm256_cvtepu8_epi16(_mm_srli_epi16(_mm_and_si128(raw, _mm_set1_epi8((char)0xF0)), 4));
+	k->mins = _mm256_cvtepu8_epi16(
+	        _mm_srli_epi16(_mm_and_si128(raw, _mm_set1_epi8((char)0xF0)), 4));
 	for (int h = 0; h < 2; h++) {
 		__m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
 		for (int c = 0; c < 4; c++) {
@@ -263,58 +269,58 @@ static inline __attribute__((always_inline)) void kblk_iq4_xs(const struct block
  * sc_k) and summ = madd(bsums, mins), exact in int32 lanes, scaled by
  * d_y * d and d_y * dmin into float accumulators.
  */
-#define KQ_ROW(name, wblock, decode, has_min)                                                  \
-	static inline __attribute__((always_inline)) void name(                                \
-	        int g, int64_t nblk, const wblock *w, const struct block_q8_k *const *x,       \
-	        float *out)                                                                    \
-	{                                                                                      \
-		__m256 acc[TG], macc[TG];                                                      \
-		_Pragma("GCC unroll 4") for (int j = 0; j < TG; j++) acc[j] = macc[j] =        \
-		        _mm256_setzero_ps();                                                   \
-		for (int64_t b = 0; b < nblk; b++) {                                           \
-			_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);       \
-			_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES + 64, _MM_HINT_T0);  \
-			_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES + 128, _MM_HINT_T0); \
-			struct kblk k;                                                         \
-			decode(&w[b], &k);                                                     \
-			__m256i aq[8];                                                         \
-			if (!(has_min))                                                        \
-				for (int c = 0; c < 8; c++)                                    \
-					aq[c] = _mm256_sign_epi8(k.q[c], k.q[c]);              \
-			_Pragma("GCC unroll 4") for (int j = 0; j < g; j++)                    \
-			{                                                                      \
-				const struct block_q8_k *y = &x[j][b];                         \
-				__m256i s0 = _mm256_setzero_si256(), s1 = s0;                  \
-				_Pragma("GCC unroll 8") for (int c = 0; c < 8; c++)            \
-				{                                                              \
-					__m256i yv = _mm256_loadu_si256(                       \
-					        (const __m256i *)(y->qs + 32 * c));            \
-					__m256i p =                                            \
-					        (has_min) ? _mm256_maddubs_epi16(k.q[c], yv)   \
-					                  : _mm256_maddubs_epi16(              \
-					                            aq[c],                     \
+#define KQ_ROW(name, wblock, decode, has_min)                                                      \
+	static inline __attribute__((always_inline)) void name(                                    \
+	        int g, int64_t nblk, const wblock *w, const struct block_q8_k *const *x,           \
+	        float *out)                                                                        \
+	{                                                                                          \
+		__m256 acc[TG], macc[TG];                                                          \
+		_Pragma("GCC unroll 4") for (int j = 0; j < TG; j++) acc[j] = macc[j] =            \
+		        _mm256_setzero_ps();                                                       \
+		for (int64_t b = 0; b < nblk; b++) {                                               \
+			_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);           \
+			_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES + 64, _MM_HINT_T0);      \
+			_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES + 128, _MM_HINT_T0);     \
+			struct kblk k;                                                             \
+			decode(&w[b], &k);                                                         \
+			__m256i aq[8];                                                             \
+			if (!(has_min))                                                            \
+				for (int c = 0; c < 8; c++)                                        \
+					aq[c] = _mm256_sign_epi8(k.q[c], k.q[c]);                  \
+			_Pragma("GCC unroll 4") for (int j = 0; j < g; j++)                        \
+			{                                                                          \
+				const struct block_q8_k *y = &x[j][b];                             \
+				__m256i s0 = _mm256_setzero_si256(), s1 = s0;                      \
+				_Pragma("GCC unroll 8") for (int c = 0; c < 8; c++)                \
+				{                                                                  \
+					__m256i yv = _mm256_loadu_si256(                           \
+					        (const __m256i *)(y->qs + 32 * c));                \
+					__m256i p =                                                \
+					        (has_min) ? _mm256_maddubs_epi16(k.q[c], yv)       \
+					                  : _mm256_maddubs_epi16(                  \
+					                            aq[c],                         \
 					                            _mm256_sign_epi8(yv, k.q[c])); \
-					p = _mm256_madd_epi16(p, k.sc[c]);                     \
-					if (c % 2)                                             \
-						s1 = _mm256_add_epi32(s1, p);                  \
-					else                                                   \
-						s0 = _mm256_add_epi32(s0, p);                  \
-				}                                                              \
-				__m256 dy = _mm256_set1_ps(y->d * k.d);                        \
-				acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), \
-				                         dy, acc[j]);                          \
-				if (has_min) {                                                 \
-					__m256i mm = _mm256_madd_epi16(                        \
-					        _mm256_loadu_si256((const __m256i *)y->bsums), \
-					        k.mins);                                       \
-					macc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mm),      \
-					                          _mm256_set1_ps(y->d * k.dmin), \
-					                          macc[j]);                    \
-				}                                                              \
-			}                                                                      \
-		}                                                                              \
-		_Pragma("GCC unroll 4") for (int j = 0; j < g; j++) out[j] =                   \
-		        hsum_ps(acc[j]) - hsum_ps(macc[j]);                                    \
+					p = _mm256_madd_epi16(p, k.sc[c]);                         \
+					if (c % 2)                                                 \
+						s1 = _mm256_add_epi32(s1, p);                      \
+					else                                                       \
+						s0 = _mm256_add_epi32(s0, p);                      \
+				}                                                                  \
+				__m256 dy = _mm256_set1_ps(y->d * k.d);                            \
+				acc[j] = _mm256_fmadd_ps(                                          \
+				        _mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), dy, acc[j]); \
+				if (has_min) {                                                     \
+					__m256i mm = _mm256_madd_epi16(                            \
+					        _mm256_loadu_si256((const __m256i *)y->bsums),     \
+					        k.mins);                                           \
+					macc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mm),          \
+					                          _mm256_set1_ps(y->d * k.dmin),   \
+					                          macc[j]);                        \
+				}                                                                  \
+			}                                                                          \
+		}                                                                                  \
+		_Pragma("GCC unroll 4") for (int j = 0; j < g; j++) out[j] =                       \
+		        hsum_ps(acc[j]) - hsum_ps(macc[j]);                                        \
 	}
 
 KQ_ROW(q4_k_row, struct block_q4_k, kblk_q4_k, 1)
@@ -326,29 +332,30 @@ KQ_ROW(iq4_xs_row, struct block_iq4_xs, kblk_iq4_xs, 0)
 
 /* The driver for activations without a tail (Q8_K, Q8_1): tokens in groups
  * of up to TG, each weight row once per group. */
-#define GEMM_ACT(fname, wblock, wblock_n, ablock, ablock_n, rowfn)                              \
-	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
-	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                   \
-	{                                                                                       \
-		int64_t nw = n / (wblock_n);                                                    \
-		(void)(ablock_n);                                                               \
-		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                       \
-			const ablock *xs[TG];                                                   \
-			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                             \
-			for (int j = 0; j < g; j++)                                             \
+#define GEMM_ACT(fname, wblock, wblock_n, ablock, ablock_n, rowfn)                               \
+	static void fname(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,  \
+	                  size_t x_stride, int64_t nt, float *y, int64_t ldy)                    \
+	{                                                                                        \
+		int64_t nw = n / (wblock_n);                                                     \
+		(void)(ablock_n);                                                                \
+		for (int64_t t0 = 0; t0 < nt; t0 += TG) {                                        \
+			const ablock *xs[TG];                                                    \
+			int g = nt - t0 < TG ? (int)(nt - t0) : TG;                              \
+			for (int j = 0; j < g; j++)                                              \
 				xs[j] = (const ablock *)((const char *)x + (t0 + j) * x_stride); \
-			for (int64_t r = 0; r < nr; r++) {                                      \
-				const wblock *wr = (const wblock *)((const char *)w + r * w_stride); \
-				float out[TG];                                                  \
-				switch (g) {                                                    \
-				case 4: rowfn(4, nw, wr, xs, out); break;                       \
-				case 3: rowfn(3, nw, wr, xs, out); break;                       \
-				case 2: rowfn(2, nw, wr, xs, out); break;                       \
-				default: rowfn(1, nw, wr, xs, out); break;                      \
-				}                                                               \
-				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];     \
-			}                                                                       \
-		}                                                                               \
+			for (int64_t r = 0; r < nr; r++) {                                       \
+				const wblock *wr =                                               \
+				        (const wblock *)((const char *)w + r * w_stride);        \
+				float out[TG];                                                   \
+				switch (g) {                                                     \
+				case 4: rowfn(4, nw, wr, xs, out); break;                        \
+				case 3: rowfn(3, nw, wr, xs, out); break;                        \
+				case 2: rowfn(2, nw, wr, xs, out); break;                        \
+				default: rowfn(1, nw, wr, xs, out); break;                       \
+				}                                                                \
+				for (int j = 0; j < g; j++) y[(t0 + j) * ldy + r] = out[j];      \
+			}                                                                        \
+		}                                                                                \
 	}
 
 GEMM_ACT(gemm_q4_k, struct block_q4_k, QK_K, struct block_q8_k, QK_K, q4_k_row)
@@ -418,31 +425,32 @@ GEMM_GROUPED(gemm_q5_0, struct block_q5_0, 32, q5_0_group)
 GEMM_GROUPED(gemm_iq4_nl, struct block_iq4_nl, 32, iq4_nl_group)
 
 /* Q4_1 / Q5_1 against Q8_1: d * d_y * sum(q y) with q unsigned, plus m * s_y. */
-#define Q8_1_ROW(name, wblock, levels)                                                          \
-	static inline __attribute__((always_inline)) void name(                                 \
+#define Q8_1_ROW(name, wblock, levels)                                                             \
+	static inline __attribute__((always_inline)) void name(                                    \
 	        int g, int64_t nb, const wblock *w, const struct block_q8_1 *const *x, float *out) \
-	{                                                                                       \
-		__m256 acc[TG];                                                                 \
-		float macc[TG] = { 0 };                                                         \
+	{                                                                                          \
+		__m256 acc[TG];                                                                    \
+		float macc[TG] = { 0 };                                                            \
 		_Pragma("GCC unroll 4") for (int j = 0; j < TG; j++) acc[j] = _mm256_setzero_ps(); \
-		for (int64_t b = 0; b < nb; b++) {                                              \
-			_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);        \
-			__m256i q = levels(&w[b]);                                              \
-			float d = f16_to_f32(w[b].d), m = f16_to_f32(w[b].m);                  \
-			_Pragma("GCC unroll 4") for (int j = 0; j < g; j++)                     \
-			{                                                                       \
-				__m256i p = _mm256_madd_epi16(                                  \
-				        _mm256_maddubs_epi16(                                   \
-				                q, _mm256_loadu_si256((const __m256i *)x[j][b].qs)), \
-				        _mm256_set1_epi16(1));                                  \
-				acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),                 \
-				                         _mm256_set1_ps(d * f16_to_f32(x[j][b].d)), \
-				                         acc[j]);                               \
-				macc[j] += m * f16_to_f32(x[j][b].s);                           \
-			}                                                                       \
-		}                                                                               \
-		_Pragma("GCC unroll 4") for (int j = 0; j < g; j++) out[j] =                    \
-		        hsum_ps(acc[j]) + macc[j];                                              \
+		for (int64_t b = 0; b < nb; b++) {                                                 \
+			_mm_prefetch((const char *)&w[b] + PREFETCH_BYTES, _MM_HINT_T0);           \
+			__m256i q = levels(&w[b]);                                                 \
+			float d = f16_to_f32(w[b].d), m = f16_to_f32(w[b].m);                      \
+			_Pragma("GCC unroll 4") for (int j = 0; j < g; j++)                        \
+			{                                                                          \
+				__m256i p = _mm256_madd_epi16(                                     \
+				        _mm256_maddubs_epi16(                                      \
+				                q,                                                 \
+				                _mm256_loadu_si256((const __m256i *)x[j][b].qs)),  \
+				        _mm256_set1_epi16(1));                                     \
+				acc[j] = _mm256_fmadd_ps(                                          \
+				        _mm256_cvtepi32_ps(p),                                     \
+				        _mm256_set1_ps(d * f16_to_f32(x[j][b].d)), acc[j]);        \
+				macc[j] += m * f16_to_f32(x[j][b].s);                              \
+			}                                                                          \
+		}                                                                                  \
+		_Pragma("GCC unroll 4") for (int j = 0; j < g; j++) out[j] =                       \
+		        hsum_ps(acc[j]) + macc[j];                                                 \
 	}
 
 static inline __m256i q4_1_levels(const struct block_q4_1 *b)

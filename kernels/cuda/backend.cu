@@ -231,10 +231,57 @@ static bool needs_dequant(int type)
 	return type != CUQ_F32 && type != CUQ_F16 && type != CUQ_BF16;
 }
 
+/* The weight types the kernels here read (enum cuq_type). The CPU backend
+ * reads more (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K, IQ4_NL, IQ4_XS: the
+ * fallbacks and mixtures llama-quantize writes); a file holding one of
+ * those is refused before anything is uploaded, and backend "auto" then
+ * runs it on the CPU. */
+static bool type_supported(uint32_t type)
+{
+	switch (type) {
+	case CUQ_F32:
+	case CUQ_F16:
+	case CUQ_BF16:
+	case CUQ_Q8_0:
+	case CUQ_Q4_0:
+	case CUQ_Q4_K:
+	case CUQ_Q6_K: return true;
+	default: return false;
+	}
+}
+
+static int check_type(const struct backend_tensor *t, struct backend_error *err)
+{
+	if (!t->data || type_supported(t->type)) return 0;
+	int rc = fail(err, -ENOTSUP,
+	              "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run "
+	              "(it runs f32, f16, bf16, q8_0, q4_0, q4_k, q6_k); use backend \"cpu\" "
+	              "(or \"auto\") for this file",
+	              t->name, t->type);
+	if (err) snprintf(err->tensor, sizeof err->tensor, "%s", t->name);
+	return rc;
+}
+
+static int check_types(const struct backend_weights *w, struct backend_error *err)
+{
+	int rc = check_type(&w->tok_embd, err);
+	if (!rc) rc = check_type(&w->output, err);
+	for (int l = 0; !rc && l < w->hp.n_layer; l++) {
+		const struct backend_layer *L = &w->layers[l];
+		const struct backend_tensor *m[] = { &L->wq,     &L->wk,   &L->wv,    &L->wo,
+			                             &L->w_gate, &L->w_up, &L->w_down };
+		for (size_t i = 0; !rc && i < sizeof m / sizeof m[0]; i++)
+			rc = check_type(m[i], err);
+	}
+	return rc;
+}
+
 static int upload_all(struct cuda_backend *c, const struct backend_config *cfg,
                       const struct backend_weights *w, struct backend_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
+	int trc = check_types(w, err);
+	if (trc) return trc;
 	struct upload u;
 	memset(&u, 0, sizeof u);
 	u.cfg = cfg;

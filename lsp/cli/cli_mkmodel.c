@@ -11,10 +11,12 @@
  * cheap, bounded at 3.5 sigma, which is all a random-weight benchmark
  * needs); norm weights 1 + 0.05 N(0, 1), biases 0.02 N(0, 1), stored F32. Tensors are produced
  * one at a time while the file is written, so memory stays at about one
- * tensor. A matrix whose rows do not divide into the type's blocks (Q4_K
- * and Q6_K need rows of 256; the 1.3B FFN is 5504 wide) falls back to Q4_0
- * (for Q4_K) or Q8_0 (for Q6_K), as llama.cpp's quantizer also falls back;
- * each fallback is reported on stderr.
+ * tensor. A matrix whose rows do not divide into the type's blocks (the
+ * K-quants and IQ4_XS need rows of 256; the 1.3B FFN is 5504 wide) falls
+ * back as llama.cpp's quantizer does (tensor_type_fallback in its
+ * llama-quant.cpp): Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K/Q3_K ->
+ * Q4_0, IQ4_XS -> IQ4_NL, then F16 when even 32 does not divide; each
+ * fallback is reported on stderr.
  */
 #include <errno.h>
 #include <math.h>
@@ -95,9 +97,9 @@ static void usage(FILE *fp)
 	            "                 qwen2.5-coder-1.5b | tiny-qwen2 (qwen2),\n"
 	            "                 starcoder2-3b | tiny-starcoder2 (starcoder2),\n"
 	            "                 codegemma-2b | tiny-gemma (gemma)\n"
-	            "  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_k | q6_k  (every 2-D "
-	            "weight;\n"
-	            "                 norms stay f32)\n"
+	            "  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 |\n"
+	            "                 q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs\n"
+	            "                 (every 2-D weight; norms stay f32)\n"
 	            "  --seed N       random seed (default 1)\n"
 	            "  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
 	            "                 override the shape's fields\n");
@@ -161,8 +163,16 @@ static uint32_t llama_file_type(uint32_t type)
 	case TENSOR_TYPE_F16: return 1;
 	case TENSOR_TYPE_Q4_0: return 2;
 	case TENSOR_TYPE_Q8_0: return 7;
+	case TENSOR_TYPE_Q4_1: return 3;
+	case TENSOR_TYPE_Q5_0: return 8;
+	case TENSOR_TYPE_Q5_1: return 9;
+	case TENSOR_TYPE_Q2_K: return 10;
+	case TENSOR_TYPE_Q3_K: return 12; /* Q3_K_M */
 	case TENSOR_TYPE_Q4_K: return 15; /* Q4_K_M */
+	case TENSOR_TYPE_Q5_K: return 17; /* Q5_K_M */
 	case TENSOR_TYPE_Q6_K: return 18;
+	case TENSOR_TYPE_IQ4_NL: return 25;
+	case TENSOR_TYPE_IQ4_XS: return 30;
 	case TENSOR_TYPE_BF16: return 32;
 	default: return 0;
 	}
@@ -343,6 +353,18 @@ struct plan {
 	int n_fallback;
 };
 
+/* The type llama-quantize writes instead of `type` for rows its blocks do not divide. */
+static uint32_t fallback_type(uint32_t type)
+{
+	switch (type) {
+	case TENSOR_TYPE_Q4_K: return TENSOR_TYPE_Q5_0;
+	case TENSOR_TYPE_Q5_K: return TENSOR_TYPE_Q5_1;
+	case TENSOR_TYPE_Q6_K: return TENSOR_TYPE_Q8_0;
+	case TENSOR_TYPE_IQ4_XS: return TENSOR_TYPE_IQ4_NL;
+	default: return TENSOR_TYPE_Q4_0; /* Q2_K, Q3_K */
+	}
+}
+
 static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t ne0, int64_t ne1,
                       bool is_bias, uint64_t seed)
 {
@@ -354,7 +376,7 @@ static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t n
 	j->ne1 = is_norm ? 1 : ne1;
 	j->type = is_norm ? TENSOR_TYPE_F32 : type;
 	if (ne0 % tensor_type_block_size(j->type) != 0) {
-		uint32_t fb = type == TENSOR_TYPE_Q6_K ? TENSOR_TYPE_Q8_0 : TENSOR_TYPE_Q4_0;
+		uint32_t fb = fallback_type(type);
 		if (ne0 % tensor_type_block_size(fb) != 0) fb = TENSOR_TYPE_F16;
 		if (p->n_fallback == 0)
 			fprintf(stderr,

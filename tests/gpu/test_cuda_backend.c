@@ -265,6 +265,31 @@ TEST(kv_shift_roundtrip)
 	model_free(m);
 }
 
+/* A file with types the kernels here do not run (Q4_K_M: Q5_0 ffn_down) is
+ * refused with the tensor named, before any upload; "auto" runs it on the CPU. */
+TEST(refuses_types_it_does_not_run)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/models/tiny-kq-q4_k_m.gguf", testdata());
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.backend = INFER_BACKEND_CUDA;
+	mp.n_threads = 2;
+	mp.kv_bytes = 16u << 20;
+	struct infer_error err;
+	struct model *m = model_load(&mp, &err);
+	CHECK(m == NULL);
+	if (m) model_free(m);
+	printf("  %s\n", err.message);
+	CHECK(strstr(err.message, "does not run") != NULL);
+	CHECK(strstr(err.message, "ffn_down") != NULL);
+	mp.backend = INFER_BACKEND_AUTO;
+	m = model_load(&mp, &err);
+	REQUIRE(m != NULL);
+	CHECK(!strncmp(model_info(m)->backend_name, "cpu", 3));
+	model_free(m);
+}
+
 int main(void)
 {
 	(void)jm_num; /* json_mini.h's full API; this test reads arrays only */

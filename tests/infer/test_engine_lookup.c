@@ -192,13 +192,17 @@ TEST(tiny_models_equal_plain_decoding)
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char path[1024];
 		snprintf(path, sizeof path, "%s/models/%s", testdata(), files[i]);
-		/* K-quants take Q8_K activations (256 values on one scale), where
-		 * the float rounding of a wider batch (attention) flips a value on
-		 * a rounding boundary now and then, moving that step's logits by
-		 * ~0.1 (testdata/models/README.md, "Rounding flips"): a sampled
-		 * candidate may then draw another token, so only the greedy one
-		 * is held to exact equality there. */
-		bool exact = strncmp(files[i], "tiny-kq-", 8) != 0;
+		/* Only the greedy candidate is held to exact equality where a
+		 * float difference of a wider batch (attention) can jump a value
+		 * across a rounding boundary, so that a token sampled at
+		 * temperature 0.8 from random weights' near-flat distribution now
+		 * and then differs: K-quants take Q8_K activations (256 values on
+		 * one scale; a flip moves that step's logits by ~0.1,
+		 * testdata/models/README.md, "Rounding flips"), and StarCoder2's
+		 * GELU goes through ggml's table on the f16 grid (a flip moves an
+		 * activation by an f16 step, ~1e-3). */
+		bool exact = strncmp(files[i], "tiny-kq-", 8) != 0 &&
+		             strstr(files[i], "starcoder2") == NULL;
 		model_equals_greedy(test_failed_, path, 48, exact, &t);
 	}
 	if (!t.runs) return; /* every model missing: skipped */

@@ -171,6 +171,35 @@ TEST(fim_template_names)
 	CHECK(fim_template_parse("llama", &t) < 0);
 	CHECK(fim_template_parse("{prefix} only", &t) < 0);
 	CHECK_STR_EQ(fim_template_name(FIM_TEMPLATE_CODELLAMA), "codellama");
+	CHECK(fim_template_parse("codegemma", &t) == 0 && t == FIM_TEMPLATE_CODEGEMMA);
+	CHECK_STR_EQ(fim_template_name(FIM_TEMPLATE_CODEGEMMA), "codegemma");
+}
+
+TEST(fim_context_text_per_family)
+{
+	const struct engine_snippet chunks[2] = { { "def a():\n    pass\n", 18, "pkg/a.py" },
+		                                  { "X = 1", 5, "pkg/b.py" } };
+	struct {
+		enum fim_template t;
+		const char *want;
+	} cases[] = {
+		{ FIM_TEMPLATE_QWEN, "<|repo_name|>proj\n<|file_sep|>pkg/a.py\ndef a():\n    pass\n"
+		                     "<|file_sep|>pkg/b.py\nX = 1\n<|file_sep|>pkg/c.py\n" },
+		{ FIM_TEMPLATE_STARCODER, "<repo_name>proj<file_sep>pkg/a.py\ndef a():\n    pass\n"
+		                          "<file_sep>pkg/b.py\nX = 1\n<file_sep>pkg/c.py\n" },
+		{ FIM_TEMPLATE_CODEGEMMA, "<|file_separator|>pkg/a.py\ndef a():\n    pass\n"
+		                          "<|file_separator|>pkg/b.py\nX = 1\n"
+		                          "<|file_separator|>pkg/c.py\n" },
+		{ FIM_TEMPLATE_DEEPSEEK, "# pkg/a.py\ndef a():\n    pass\n# pkg/b.py\nX = 1\n" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *s = fim_context_text(cases[i].t, "proj", chunks, 2, "pkg/c.py", "#");
+		CHECK_STR_EQ(s, cases[i].want);
+		free(s);
+	}
+	char *s = fim_context_text(FIM_TEMPLATE_QWEN, NULL, NULL, 0, NULL, NULL);
+	CHECK_STR_EQ(s, "");
+	free(s);
 }
 
 TEST(fim_format_text_per_template)
@@ -360,6 +389,172 @@ TEST(fim_prompt_spm_vocab_without_fim_tokens)
 	rq.token_healing = false;
 	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
 	CHECK(fp.n >= 2);
+	fim_prompt_finish(&fp);
+	tokenizer_free(t);
+}
+
+/* The tiny CodeGemma-like vocabulary of tests/infer/model_data. */
+static struct tokenizer *our_vocab(const char *name)
+{
+	const char *d = getenv("INFILL_MODELDATA");
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s", d ? d : "tests/infer/model_data", name);
+	struct infer_error ge;
+	struct gguf_file *f = gguf_open(path, &ge);
+	if (!f) return NULL;
+	struct tokenizer *t = tokenizer_load(f, &ge);
+	gguf_close(f);
+	return t;
+}
+
+/* The prompt's front is fim_context_text's text, tokenized with its special
+ * tokens, then the family's FIM markers; returns the index after it. */
+static int check_repo_front(int *test_failed_, const struct tokenizer *t, enum fim_template tpl,
+                            const struct fim_prompt *fp, const struct engine_request *rq)
+{
+	char *ctx = fim_context_text(tpl, rq->repo_name, rq->extra, rq->n_extra, rq->path, NULL);
+	if (!ctx) {
+		CHECK(0);
+		return 0;
+	}
+	int32_t want[512];
+	int n = tokenizer_encode(t, ctx, strlen(ctx), true, want, 512);
+	free(ctx);
+	int k = tokenizer_special(t)->add_bos ? 1 : 0;
+	if (!(n > 0 && k + n <= fp->n)) {
+		CHECK(0);
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		if (fp->tok[k + i] != want[i]) {
+			fprintf(stderr, "token %d: %d, context text says %d\n", k + i,
+			        fp->tok[k + i], want[i]);
+			CHECK(0);
+			break;
+		}
+	return k + n;
+}
+
+TEST(fim_qwen2_vocab_repository_and_stops)
+{
+	struct tokenizer *t = vocab("ggml-vocab-qwen2.gguf");
+	REQUIRE(t);
+	CHECK(fim_template_for(t) == FIM_TEMPLATE_QWEN);
+	const struct tokenizer_special *sp = tokenizer_special(t);
+	/* <|endoftext|> ends, and <|im_end|>, <|fim_pad|>, <|repo_name|>,
+	 * <|file_sep|>; <|im_start|>, the FIM markers (as in llama.cpp) and
+	 * text do not */
+	static const int32_t eog[] = { 151643, 151645, 151662, 151663, 151664 };
+	for (size_t i = 0; i < sizeof eog / sizeof eog[0]; i++) CHECK(tokenizer_is_eog(t, eog[i]));
+	CHECK(!tokenizer_is_eog(t, 151644));
+	CHECK(!tokenizer_is_eog(t, 151659));
+	CHECK(!tokenizer_is_eog(t, 750));
+	CHECK_INT_EQ(sp->fim_sep, 151664);
+	CHECK_INT_EQ(sp->fim_repo, 151663);
+
+	const struct engine_snippet chunks[2] = { { "def helper(x):\n    return x * 2\n", 32,
+		                                    "src/util.py" },
+		                                  { "LIMIT = 10", 10, "src/config.py" } };
+	struct engine_request rq = engine_request_default();
+	rq.prefix = "from util import helper\nprint(hel";
+	rq.prefix_len = strlen(rq.prefix);
+	rq.suffix = ")\n";
+	rq.suffix_len = 2;
+	rq.extra = chunks;
+	rq.n_extra = 2;
+	rq.repo_name = "demo";
+	rq.path = "src/main.py";
+	rq.token_healing = false;
+	struct infer_error err;
+	struct fim_prompt fp;
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
+	CHECK_INT_EQ(fp.tok[0], 151663); /* no BOS: <|repo_name|> first */
+	int at = check_repo_front(test_failed_, t, FIM_TEMPLATE_QWEN, &fp, &rq);
+	CHECK_INT_EQ(count_id(fp.tok, fp.n, 151664), 3); /* two files and the current one */
+	CHECK(at < fp.n && fp.tok[at] == 151659);        /* then <|fim_prefix|> (PSM) */
+	CHECK_INT_EQ(fp.tok[fp.tail_start], 151661);
+	CHECK_INT_EQ(fp.tok[fp.n - 1], 151660);
+	CHECK(fp.extra_tokens > 0);
+	fim_prompt_finish(&fp);
+	/* a budget that holds one chunk keeps the first, whole; the repository
+	 * name and the current path stay */
+	rq.extra_tokens = 20;
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
+	CHECK_INT_EQ(count_id(fp.tok, fp.n, 151664), 2);
+	CHECK(fp.extra_tokens <= 20);
+	fim_prompt_finish(&fp);
+	tokenizer_free(t);
+}
+
+TEST(fim_starcoder2_vocab_repository_and_stops)
+{
+	struct tokenizer *t = vocab("ggml-vocab-starcoder.gguf");
+	REQUIRE(t);
+	CHECK(fim_template_for(t) == FIM_TEMPLATE_STARCODER);
+	/* <|endoftext|> 0, <fim_pad> 4, <repo_name> 5, <file_sep> 6 end a
+	 * generation; the markers 1..3 and <issue_start> 7 do not */
+	for (int32_t id = 4; id <= 6; id++) CHECK(tokenizer_is_eog(t, id));
+	CHECK(tokenizer_is_eog(t, 0) && !tokenizer_is_eog(t, 1) && !tokenizer_is_eog(t, 7));
+	const struct engine_snippet chunk = { "int twice(int x) { return 2 * x; }\n", 35, "lib.c" };
+	struct engine_request rq = engine_request_default();
+	rq.prefix = "int main(void) { return tw";
+	rq.prefix_len = strlen(rq.prefix);
+	rq.suffix = "(1); }\n";
+	rq.suffix_len = strlen(rq.suffix);
+	rq.extra = &chunk;
+	rq.n_extra = 1;
+	rq.repo_name = "demo";
+	rq.path = "main.c";
+	rq.token_healing = false;
+	struct infer_error err;
+	struct fim_prompt fp;
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
+	CHECK_INT_EQ(fp.tok[0], 5);
+	int at = check_repo_front(test_failed_, t, FIM_TEMPLATE_STARCODER, &fp, &rq);
+	/* then StarCoder's suffix-first order: <fim_prefix><fim_suffix>S<fim_middle>P */
+	CHECK(at + 1 < fp.n && fp.tok[at] == 1 && fp.tok[at + 1] == 3);
+	CHECK_INT_EQ(fp.tok[fp.n - 1 - fp.prefix_tokens], 2);
+	CHECK_INT_EQ(count_id(fp.tok, fp.n, 6), 2);
+	fim_prompt_finish(&fp);
+	tokenizer_free(t);
+}
+
+TEST(fim_codegemma_vocab_repository_and_stops)
+{
+	struct tokenizer *t = our_vocab("ggml-vocab-codegemma-tiny.gguf");
+	REQUIRE(t);
+	/* Qwen's markers, told apart by <|file_separator|> */
+	CHECK(fim_template_for(t) == FIM_TEMPLATE_CODEGEMMA);
+	const struct tokenizer_special *sp = tokenizer_special(t);
+	int32_t fsep = tokenizer_find(t, "<|file_separator|>", 18),
+	        eot = tokenizer_find(t, "<end_of_turn>", 13);
+	REQUIRE(fsep >= 0 && eot >= 0);
+	CHECK_INT_EQ(sp->fim_sep, fsep);
+	CHECK(tokenizer_is_eog(t, fsep) && tokenizer_is_eog(t, eot) &&
+	      tokenizer_is_eog(t, sp->eos));
+	CHECK(!tokenizer_is_eog(t, sp->fim_prefix));
+	CHECK(!tokenizer_is_eog(t, 300));
+	const struct engine_snippet chunk = { "def twice(x):\n    return 2 * x\n", 31, "lib.py" };
+	struct engine_request rq = engine_request_default();
+	rq.prefix = "print(tw";
+	rq.prefix_len = strlen(rq.prefix);
+	rq.suffix = "(1))\n";
+	rq.suffix_len = strlen(rq.suffix);
+	rq.extra = &chunk;
+	rq.n_extra = 1;
+	rq.repo_name = "demo"; /* CodeGemma has no repository-name token: not written */
+	rq.path = "main.py";
+	rq.token_healing = false;
+	struct infer_error err;
+	struct fim_prompt fp;
+	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
+	CHECK(sp->add_bos && fp.tok[0] == sp->bos);
+	CHECK_INT_EQ(fp.tok[1], fsep);
+	int at = check_repo_front(test_failed_, t, FIM_TEMPLATE_CODEGEMMA, &fp, &rq);
+	CHECK(at < fp.n && fp.tok[at] == sp->fim_prefix);
+	CHECK_INT_EQ(fp.tok[fp.tail_start], sp->fim_suffix);
+	CHECK_INT_EQ(fp.tok[fp.n - 1], sp->fim_middle);
+	CHECK_INT_EQ(count_id(fp.tok, fp.n, fsep), 2);
 	fim_prompt_finish(&fp);
 	tokenizer_free(t);
 }

@@ -213,9 +213,11 @@ TEST(every_kq_file_has_a_reference_run)
 		files++;
 		bool found = false;
 		for (int i = 0; i < jm_len(&doc, runs); i++)
-			found = found || jm_str_eq(&doc, jm_get(&doc, jm_at(&doc, runs, i), "model_file"),
-			                           e->d_name);
-		if (!found) fprintf(stderr, "  %s has no run in tiny-kq-reference.json\n", e->d_name);
+			found = found ||
+			        jm_str_eq(&doc, jm_get(&doc, jm_at(&doc, runs, i), "model_file"),
+			                  e->d_name);
+		if (!found)
+			fprintf(stderr, "  %s has no run in tiny-kq-reference.json\n", e->d_name);
 		CHECK(found);
 	}
 	closedir(d);

@@ -267,7 +267,8 @@ static void act_dequantize(enum cpu_act a, const void *row, float *out, int64_t 
 			out[i] = tensor_f16_to_f32(b[i / 32].d) * (float)b[i / 32].qs[i % 32];
 	} else {
 		const struct block_q8_k *b = row;
-		for (int64_t i = 0; i < n; i++) out[i] = b[i / QK_K].d * (float)b[i / QK_K].qs[i % QK_K];
+		for (int64_t i = 0; i < n; i++)
+			out[i] = b[i / QK_K].d * (float)b[i / QK_K].qs[i % QK_K];
 	}
 }
 
@@ -278,10 +279,11 @@ TEST(gemm_reference_matches_dequantized_dot)
 	 * dequantized weights and activations. Q8_1's s is d * sum(q)
 	 * rounded to fp16, so Q4_1/Q5_1 get that rounding's share in the
 	 * tolerance: |m| * |s| * 2^-11 per block. */
-	static const uint32_t types[] = { TENSOR_TYPE_Q4_0, TENSOR_TYPE_Q4_1, TENSOR_TYPE_Q5_0,
-		                          TENSOR_TYPE_Q5_1, TENSOR_TYPE_Q8_0, TENSOR_TYPE_Q2_K,
-		                          TENSOR_TYPE_Q3_K, TENSOR_TYPE_Q4_K, TENSOR_TYPE_Q5_K,
-		                          TENSOR_TYPE_Q6_K, TENSOR_TYPE_IQ4_NL, TENSOR_TYPE_IQ4_XS };
+	static const uint32_t types[] = {
+		TENSOR_TYPE_Q4_0, TENSOR_TYPE_Q4_1, TENSOR_TYPE_Q5_0,   TENSOR_TYPE_Q5_1,
+		TENSOR_TYPE_Q8_0, TENSOR_TYPE_Q2_K, TENSOR_TYPE_Q3_K,   TENSOR_TYPE_Q4_K,
+		TENSOR_TYPE_Q5_K, TENSOR_TYPE_Q6_K, TENSOR_TYPE_IQ4_NL, TENSOR_TYPE_IQ4_XS
+	};
 	for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
 		uint32_t type = types[k];
 		enum { N = 512 };
@@ -297,13 +299,16 @@ TEST(gemm_reference_matches_dequantized_dot)
 		cpu_kernels_ref.act[a](xf, x, N);
 		act_dequantize(a, x, xd, N);
 		double want = 0, mag = 0, stol = 0;
-		for (int i = 0; i < N; i++) want += (double)wd[i] * xd[i], mag += fabs(wd[i] * xd[i]);
+		for (int i = 0; i < N; i++)
+			want += (double)wd[i] * xd[i], mag += fabs(wd[i] * xd[i]);
 		if (a == CPU_ACT_Q8_1)
 			for (int b = 0; b < N / 32; b++) {
 				const struct block_q8_1 *xb = (const struct block_q8_1 *)x + b;
-				uint16_t m; /* the weight block's min: bytes 2..3 of Q4_1 and Q5_1 */
+				uint16_t
+				        m; /* the weight block's min: bytes 2..3 of Q4_1 and Q5_1 */
 				memcpy(&m, w + b * tensor_type_block_bytes(type) + 2, 2);
-				stol += fabs(tensor_f16_to_f32(m)) * fabs(tensor_f16_to_f32(xb->s)) / 2048;
+				stol += fabs(tensor_f16_to_f32(m)) *
+				        fabs(tensor_f16_to_f32(xb->s)) / 2048;
 			}
 		cpu_kernels_gemm(&cpu_kernels_ref, type)(N, w, 0, 1, x, 0, 1, &y, 1);
 		if (fabs(y - want) > 1e-5 * mag + 1e-6 + stol)

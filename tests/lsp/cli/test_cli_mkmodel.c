@@ -4,6 +4,7 @@
  * shape, carries the vocab's tokenizer keys byte for byte, holds weights of
  * the stated distribution, and is reproducible from its seed.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -113,11 +114,11 @@ TEST(tiny_types)
 	static const struct {
 		const char *name;
 		uint32_t type;
-	} types[] = { { "f32", TENSOR_TYPE_F32 },
-		      { "f16", TENSOR_TYPE_F16 },
-		      { "bf16", TENSOR_TYPE_BF16 },
-		      { "q8_0", TENSOR_TYPE_Q8_0 },
-		      { "q4_0", TENSOR_TYPE_Q4_0 } };
+	} types[] = { { "f32", TENSOR_TYPE_F32 },      { "f16", TENSOR_TYPE_F16 },
+		      { "bf16", TENSOR_TYPE_BF16 },    { "q8_0", TENSOR_TYPE_Q8_0 },
+		      { "q4_0", TENSOR_TYPE_Q4_0 },    { "q4_1", TENSOR_TYPE_Q4_1 },
+		      { "q5_0", TENSOR_TYPE_Q5_0 },    { "q5_1", TENSOR_TYPE_Q5_1 },
+		      { "iq4_nl", TENSOR_TYPE_IQ4_NL } };
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
 		tmp(p, types[i].name);
 		CHECK_INT_EQ(run_mkmodel(types[i].name, p, "7", NULL, NULL), 0);
@@ -126,18 +127,83 @@ TEST(tiny_types)
 	}
 }
 
-/* K-quants need rows of 256: a widened tiny shape uses them everywhere. */
+/* The model loads and a forward pass gives finite logits (the type's kernels run). */
+static void check_runs(int *test_failed_, const char *path)
+{
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.backend = INFER_BACKEND_CPU;
+	mp.n_threads = 1;
+	mp.kv_bytes = 4u << 20;
+	struct infer_error err;
+	struct model *m = model_load(&mp, &err);
+	if (!m) fprintf(stderr, "model_load %s: %s\n", path, err.message);
+	REQUIRE(m);
+	int32_t nv = model_info(m)->n_vocab, ids[3] = { 32013, 1000, 2000 };
+	float *logits = malloc((size_t)nv * sizeof *logits);
+	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+	CHECK_INT_EQ(model_eval(m, s, ids, 3, logits, &err), 0);
+	int finite = 0;
+	for (int32_t i = 0; i < nv; i++) finite += isfinite(logits[i]) != 0;
+	CHECK_INT_EQ(finite, nv);
+	kv_seq_free(s);
+	free(logits);
+	model_free(m);
+}
+
+/* K-quants and IQ4_XS need rows of 256: a widened tiny shape uses them everywhere. */
 TEST(tiny_k_quants)
 {
 	char p[256];
 	tmp(p, "q4k");
+	static const struct {
+		const char *name;
+		uint32_t type;
+	} types[] = { { "q2_k", TENSOR_TYPE_Q2_K }, { "q3_k", TENSOR_TYPE_Q3_K },
+		      { "q4_k", TENSOR_TYPE_Q4_K }, { "q5_k", TENSOR_TYPE_Q5_K },
+		      { "q6_k", TENSOR_TYPE_Q6_K }, { "iq4_xs", TENSOR_TYPE_IQ4_XS } };
 	char *argv[] = { "mkmodel", "--shape", "tiny",  "--type", "q4_k",  "--vocab", vocab,
 		         "-o",      p,         "--dim", "256",    "--ffn", "512",     NULL };
-	CHECK_INT_EQ(cli_mkmodel(13, argv), 0);
-	check_model(test_failed_, p, TENSOR_TYPE_Q4_K, 256, 512);
-	argv[4] = "q6_k";
-	CHECK_INT_EQ(cli_mkmodel(13, argv), 0);
-	check_model(test_failed_, p, TENSOR_TYPE_Q6_K, 256, 512);
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+		argv[4] = (char *)types[i].name;
+		CHECK_INT_EQ(cli_mkmodel(13, argv), 0);
+		check_model(test_failed_, p, types[i].type, 256, 512);
+		check_runs(test_failed_, p);
+	}
+	unlink(p);
+}
+
+/* Rows that 256 does not divide fall back as llama-quantize does (FFN 288: ffn_down). */
+TEST(k_quant_fallbacks_as_llama_cpp)
+{
+	char p[256];
+	tmp(p, "fb");
+	static const struct {
+		const char *name;
+		uint32_t down;
+	} cases[] = { { "q4_k", TENSOR_TYPE_Q5_0 },
+		      { "q5_k", TENSOR_TYPE_Q5_1 },
+		      { "q6_k", TENSOR_TYPE_Q8_0 },
+		      { "q3_k", TENSOR_TYPE_Q4_0 },
+		      { "iq4_xs", TENSOR_TYPE_IQ4_NL } };
+	char *argv[] = { "mkmodel", "--shape", "tiny",  "--type", "q4_k",  "--vocab", vocab,
+		         "-o",      p,         "--dim", "256",    "--ffn", "288",     NULL };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		argv[4] = (char *)cases[i].name;
+		CHECK_INT_EQ(cli_mkmodel(13, argv), 0);
+		struct infer_error err;
+		struct gguf_file *f = gguf_open(p, &err);
+		REQUIRE(f);
+		const struct gguf_tensor_info *t =
+		        gguf_tensor(f, gguf_find_tensor(f, "blk.0.ffn_down.weight"));
+		REQUIRE(t);
+		CHECK_INT_EQ(t->type, cases[i].down);
+		t = gguf_tensor(f, gguf_find_tensor(f, "blk.0.ffn_up.weight"));
+		REQUIRE(t);
+		CHECK(t->type != cases[i].down); /* rows of 256: the type itself */
+		gguf_close(f);
+		check_runs(test_failed_, p);
+	}
 	unlink(p);
 }
 
@@ -168,7 +234,7 @@ TEST(usage_errors)
 {
 	char p[256];
 	tmp(p, "usage");
-	CHECK_INT_EQ(run_mkmodel("q5_1", p, "1", NULL, NULL), 2);
+	CHECK_INT_EQ(run_mkmodel("q8_k", p, "1", NULL, NULL), 2); /* activations only */
 	CHECK_INT_EQ(run_mkmodel("f32", p, "x", NULL, NULL), 2);
 	CHECK_INT_EQ(run_mkmodel("f32", p, "1", "--heads", "5"), 2); /* 64 does not split into 5 */
 	CHECK_INT_EQ(run_mkmodel("f32", p, "1", "--bogus", "1"), 2);
