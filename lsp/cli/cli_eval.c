@@ -278,6 +278,11 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 		opt.n_project = chunks.n;
 		opt.project_lines = chunks.lines;
 		opt.project_lines_len = chunks.lines_len;
+		const char *root = ctx_index_root(cx->index), *base = strrchr(root, '/');
+		size_t rl = strlen(root);
+		opt.repo_name = base && base[1] ? base + 1 : root;
+		opt.path =
+		        !strncmp(e->path, root, rl) && e->path[rl] == '/' ? e->path + rl + 1 : NULL;
 		for (int s = 0; s < CTX_SOURCE_COUNT; s++)
 			out->ctx_tokens[s] = (int32_t)chunks.tokens[s];
 	}
