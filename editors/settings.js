@@ -118,6 +118,14 @@ const vscodeOwn = {
     type: 'array', items: { type: 'string' }, default: [], scope: 'machine-overridable',
     description: 'Extra command-line arguments for the infill binary (e.g. ["--log-level", "debug"]).',
   },
+  'infill.languages': {
+    type: 'array', items: { type: 'string' },
+    default: ['c', 'cpp', 'csharp', 'go', 'java', 'javascript', 'javascriptreact', 'kotlin', 'lua',
+      'php', 'python', 'ruby', 'rust', 'scala', 'shellscript', 'swift', 'typescript',
+      'typescriptreact'],
+    scope: 'window',
+    description: 'Language ids to offer suggestions in (not prose or data: Markdown, plain text and JSON are left out); ["*"]: every file.',
+  },
   'infill.trace.server': {
     type: 'string', enum: ['off', 'messages', 'verbose'], default: 'off', scope: 'window',
     description: 'Trace the LSP messages between VS Code and infill in the output channel.',

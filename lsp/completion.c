@@ -212,6 +212,67 @@ static char *snapshot_window(const struct doc *d, size_t cursor, size_t *offset,
 	return t;
 }
 
+/*
+ * Where the word that ends at offset start begins (identifier bytes: ASCII
+ * letters, digits, '_', '$' and any byte of a multi-byte character), on the
+ * same line, looking back at most WORD_BACK bytes. A menu item replaces from
+ * there (issue 21): editors filter items by the word typed before the cursor
+ * (Neovim's omnifunc, eglot's completion-at-point, VS Code's suggest
+ * widget), and an item whose edit starts at the cursor leaves that word
+ * out, so every item is filtered away.
+ */
+#define WORD_BACK 256
+
+static bool word_byte(unsigned char c)
+{
+	return c >= 0x80 || c == '_' || c == '$' || (c >= '0' && c <= '9') ||
+	       ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
+static size_t word_start(const struct doc *d, size_t start)
+{
+	size_t from = start > WORD_BACK ? start - WORD_BACK : 0;
+	char buf[WORD_BACK];
+	size_t n = doc_read(d, from, start, buf);
+	size_t i = n;
+	while (i > 0 && word_byte((unsigned char)buf[i - 1])) i--;
+	/* not in the middle of a character (the look-back may cut one) */
+	while (i < n && ((unsigned char)buf[i] & 0xC0) == 0x80) i++;
+	return from + i;
+}
+
+/* A menu item for the candidate text (borrowed) replacing [start, end) of
+ * the document: its edit starts at the start of the word typed before
+ * start, and its newText, filterText and label begin with that word. New
+ * reference, or NULL. */
+static json_t *menu_item_json(struct pending *p, struct docs_entry *e, size_t i, size_t start,
+                              size_t end, const char *text, size_t text_len)
+{
+	struct server *s = p->c->s;
+	size_t w = word_start(e->doc, start);
+	size_t typed = start - w;
+	char *full = malloc(typed + text_len + 1);
+	if (!full) return NULL;
+	doc_read(e->doc, w, start, full);
+	memcpy(full + typed, text, text_len);
+	full[typed + text_len] = 0;
+	json_t *item = NULL;
+	json_t *newtext = json_stringn(full, typed + text_len);
+	if (newtext) {
+		char sort[24];
+		snprintf(sort, sizeof sort, "%04zu", i);
+		struct doc_pos a = doc_pos_at(e->doc, w, s->encoding);
+		struct doc_pos b = doc_pos_at(e->doc, end, s->encoding);
+		item = json_pack("{s:o, s:i, s:s, s:s, s:O, s:i, s:{s:o, s:O}}", "label",
+		                 label_json(full, typed + text_len), "kind", 1, "detail", "infill",
+		                 "sortText", sort, "filterText", newtext, "insertTextFormat", 1,
+		                 "textEdit", "range", range_json(a, b), "newText", newtext);
+		json_decref(newtext);
+	}
+	free(full);
+	return item;
+}
+
 static json_t *items_json(struct pending *p, struct docs_entry *e,
                           const struct completion_result *res)
 {
@@ -246,17 +307,8 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 			item = json_pack("{s:o, s:o}", "insertText", text, "range",
 			                 range_json(a, b));
 		} else {
-			char sort[24];
-			snprintf(sort, sizeof sort, "%04zu", i);
-			/* filterText is the whole new text: the client filters
-			 * what was typed since the range start against it, and
-			 * the candidate begins with exactly that text */
-			item = json_pack("{s:o, s:i, s:s, s:s, s:O, s:i, s:{s:o, s:O}}", "label",
-			                 label_json(cand->text, cand->text_len), "kind", 1,
-			                 "detail", "infill", "sortText", sort, "filterText", text,
-			                 "insertTextFormat", 1, "textEdit", "range",
-			                 range_json(a, b), "newText", text);
 			json_decref(text);
+			item = menu_item_json(p, e, i, start, end, cand->text, cand->text_len);
 		}
 		if (item) json_array_append_new(items, item);
 	}

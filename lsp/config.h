@@ -92,6 +92,9 @@ enum config_kind {
 	  "offer completions at all")                                                              \
 	X(model, "model", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL, CONFIG_SCOPE_GLOBAL,    \
 	  "path of a GGUF file (unset: the embedded model)")                                       \
+	X(model_fallback, "modelFallback", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL,            \
+	  CONFIG_SCOPE_GLOBAL,                                                                     \
+	  "when model cannot be loaded, load the embedded model instead, with a warning")          \
 	X(backend, "backend", CONFIG_KIND_ENUM, enum config_backend, CONFIG_BACKEND_AUTO, NULL, 0, \
 	  2, "auto|cpu|cuda", CONFIG_SCOPE_GLOBAL, "where the model runs")                         \
 	X(threads, "threads", CONFIG_KIND_INT, int, 0, NULL, 0, 1024, NULL, CONFIG_SCOPE_GLOBAL,   \

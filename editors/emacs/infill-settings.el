@@ -27,6 +27,14 @@ nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
   :group 'infill-settings)
 
+(defcustom infill-model-fallback nil
+  "When model cannot be loaded, load the embedded model instead, with a
+warning.
+Server setting \"modelFallback\" (server default true).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
+  :group 'infill-settings)
+
 (defcustom infill-backend nil
   "Where the model runs.
 Server setting \"backend\" (server default \"auto\").
@@ -262,6 +270,7 @@ nil: leave it to the server."
 (defconst infill-settings-table
   '(("enabled" . infill-enabled)
     ("model" . infill-model)
+    ("modelFallback" . infill-model-fallback)
     ("backend" . infill-backend)
     ("threads" . infill-threads)
     ("cache.memoryMB" . infill-cache-memory-mb)
@@ -296,6 +305,7 @@ nil: leave it to the server."
 (defconst infill-settings-defaults
   '(("enabled" . t)
     ("model" . nil)
+    ("modelFallback" . t)
     ("backend" . "auto")
     ("threads" . 0)
     ("cache.memoryMB" . 1024)

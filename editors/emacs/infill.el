@@ -74,6 +74,18 @@
   "Major modes `infill-eglot-setup' and `infill-lsp-setup' register infill for."
   :type '(repeat symbol))
 
+(defcustom infill-language-ids
+  '((python-mode . "python") (python-ts-mode . "python")
+    (c-mode . "c") (c-ts-mode . "c") (c++-mode . "cpp") (c++-ts-mode . "cpp")
+    (js-mode . "javascript") (js2-mode . "javascript") (js-ts-mode . "javascript")
+    (typescript-mode . "typescript") (typescript-ts-mode . "typescript")
+    (go-mode . "go") (go-ts-mode . "go") (rust-mode . "rust") (rust-ts-mode . "rust")
+    (java-mode . "java") (java-ts-mode . "java") (lua-mode . "lua")
+    (sh-mode . "shellscript") (bash-ts-mode . "shellscript"))
+  "The LSP languageId of each major mode, as the server knows them.
+Modes not listed send their name without \"-mode\"."
+  :type '(alist :key-type symbol :value-type string))
+
 (defcustom infill-idle-delay 0.1
   "Seconds of no typing before a suggestion is requested."
   :type 'number)
@@ -216,6 +228,27 @@ INVOKED non-nil: the user asked (triggerKind 1).  Items become plists
          (infill--result-items result))))
 
 ;;; The overlay
+
+(defvar infill-status ""
+  "The server's state when it is not plain \"ready\": a model that failed
+to load (and the embedded model standing in), or the last error.  Shown in
+the mode line after \"infill\"; \"\" when all is well.")
+
+(defun infill--note-message (type message)
+  "Keep MESSAGE (a window/showMessage of TYPE) as `infill-status' when it
+is an error, or a warning about the model."
+  (when (and (stringp message)
+             (or (eql type 1) (and (eql type 2) (string-match-p "model" message))))
+    (setq infill-status (string-remove-prefix "infill: " message))
+    (force-mode-line-update t)))
+
+(defun infill--lighter ()
+  "The mode line text of `infill-mode'."
+  (if (string-empty-p infill-status)
+      " infill"
+    (concat " infill[" (if (string-match-p "embedded model" infill-status)
+                           "embedded model" "error")
+            "]")))
 
 (defvar-local infill--overlay nil "The overlay showing the suggestion.")
 (defvar-local infill--items nil "Items of the last answer (plists).")
@@ -398,7 +431,7 @@ INVOKED non-nil: the user asked (triggerKind 1).  Items become plists
 ;;;###autoload
 (define-minor-mode infill-mode
   "Show infill's suggestions as ghost text after point while typing."
-  :lighter " infill"
+  :lighter (:eval (infill--lighter))
   (if infill-mode
       (progn
         (setq infill--tick (buffer-chars-modified-tick))
@@ -414,11 +447,35 @@ INVOKED non-nil: the user asked (triggerKind 1).  Items become plists
 
 ;;; Registration
 
+(defun infill-language-id (&optional mode)
+  "The LSP languageId of MODE (default: this buffer's major mode)."
+  (let ((mode (or mode major-mode)))
+    (or (cdr (assq mode infill-language-ids))
+        (let ((parent (get mode 'derived-mode-parent)))
+          (and parent (cdr (assq parent infill-language-ids))))
+        (string-remove-suffix "-mode" (string-remove-suffix "-ts-mode" (symbol-name mode))))))
+
+(defun infill--eglot-document-item (item)
+  "ITEM (a TextDocumentItem plist) with this buffer's own languageId.
+eglot 1.9 keeps one languageId per server, the first buffer's, and infill
+serves every mode in `infill-major-modes' from one server: without this a
+C buffer opened after a Python one reaches the server as Python."
+  (if (and (fboundp 'eglot-current-server)
+           (eq (type-of (eglot-current-server)) 'infill-eglot-server))
+      (plist-put (copy-sequence item) :languageId (infill-language-id))
+    item))
+
 (with-eval-after-load 'eglot
   (defclass infill-eglot-server (eglot-lsp-server) ()
     :documentation "The infill server, as eglot knows it.")
+  (cl-defmethod eglot-handle-notification
+    ((_server infill-eglot-server) (_method (eql window/showMessage)) &key type message)
+    (infill--note-message type message)
+    (cl-call-next-method))
   (cl-defmethod eglot-initialization-options ((_server infill-eglot-server))
-    (or (infill-settings-plist) (make-hash-table))))
+    (or (infill-settings-plist) (make-hash-table)))
+  (when (fboundp 'eglot--TextDocumentItem)
+    (advice-add 'eglot--TextDocumentItem :filter-return #'infill--eglot-document-item)))
 
 ;;;###autoload
 (defun infill-eglot-setup ()
@@ -440,7 +497,16 @@ INVOKED non-nil: the user asked (triggerKind 1).  Items become plists
     :server-id 'infill
     :add-on? t
     :priority -1
-    :initialization-options (lambda () (or (infill-settings-plist) (make-hash-table))))))
+    :initialization-options (lambda () (or (infill-settings-plist) (make-hash-table)))
+    :notification-handlers
+    (let ((h (make-hash-table :test #'equal)))
+      (puthash "window/showMessage"
+               (lambda (workspace params)
+                 (infill--note-message (gethash "type" params) (gethash "message" params))
+                 (when (fboundp 'lsp--window-show-message)
+                   (funcall 'lsp--window-show-message workspace params)))
+               h)
+      h))))
 
 (provide 'infill)
 ;;; infill.el ends here

@@ -61,11 +61,10 @@ struct cpu_q8_tail {
 	int32_t *bias; /* -128 * sum of the block's 32 values */
 	float *d;      /* the block's scale widened to float */
 	float *dsum;   /* d * sum of the block's 32 values (rounded once) */
-	int32_t *b16;  /* [2 * nb]: -32 * sum of values 0..15, of values 16..31 (Q6_K's groups) */
 };
 
 /* Byte offset of the tail in a row of nb blocks: bias at +0, d at + 4 nb,
- * dsum at + 8 nb, b16 at + 12 nb. */
+ * dsum at + 8 nb. */
 static inline size_t cpu_q8_tail_offset(int64_t nb)
 {
 	return ((size_t)nb * 34 + 63) / 64 * 64;
@@ -75,7 +74,7 @@ static inline struct cpu_q8_tail cpu_q8_tail_of(const void *row, int64_t nb)
 {
 	char *base = (char *)row + cpu_q8_tail_offset(nb);
 	struct cpu_q8_tail t = { (int32_t *)base, (float *)(base + 4 * nb),
-		                 (float *)(base + 8 * nb), (int32_t *)(base + 12 * nb) };
+		                 (float *)(base + 8 * nb) };
 	return t;
 }
 

@@ -120,7 +120,7 @@ size_t cpu_act_row_bytes(enum cpu_act a, int64_t n)
 	switch (a) {
 	case CPU_ACT_Q8_0: {
 		size_t nb = (size_t)(n / QK8_0);
-		return ((nb * sizeof(struct block_q8_0) + 63) / 64 * 64 + nb * 20 + 63) / 64 * 64;
+		return ((nb * sizeof(struct block_q8_0) + 63) / 64 * 64 + nb * 12 + 63) / 64 * 64;
 	}
 	case CPU_ACT_Q8_1: return ((size_t)(n / QK8_0) * sizeof(struct block_q8_1) + 63) / 64 * 64;
 	case CPU_ACT_Q8_K: return ((size_t)(n / QK_K) * sizeof(struct block_q8_k) + 63) / 64 * 64;
@@ -133,14 +133,12 @@ void cpu_q8_tail_fill(void *row, int64_t nb)
 	const struct block_q8_0 *x = row;
 	struct cpu_q8_tail t = cpu_q8_tail_of(row, nb);
 	for (int64_t b = 0; b < nb; b++) {
-		int32_t s = 0, lo = 0;
-		for (int j = 0; j < QK8_0; j++) s += x[b].qs[j], lo += j < 16 ? x[b].qs[j] : 0;
+		int32_t s = 0;
+		for (int j = 0; j < QK8_0; j++) s += x[b].qs[j];
 		float d = tensor_f16_to_f32(x[b].d);
 		t.bias[b] = -128 * s;
 		t.d[b] = d;
 		t.dsum[b] = d * (float)s;
-		t.b16[2 * b] = -32 * lo;
-		t.b16[2 * b + 1] = -32 * (s - lo);
 	}
 }
 

@@ -82,18 +82,10 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 		s2 = _mm_add_epi32(s2, _mm_shuffle_epi32(s2, 0x4E));
 		s2 = _mm_add_epi32(s2, _mm_shuffle_epi32(s2, 0xB1));
 		int32_t sum = _mm_cvtsi128_si32(s2);
-		__m256i l8 = _mm256_add_epi32(q[0], q[1]); /* values 0..15 */
-		__m128i l4 =
-		        _mm_add_epi32(_mm256_castsi256_si128(l8), _mm256_extracti128_si256(l8, 1));
-		l4 = _mm_add_epi32(l4, _mm_shuffle_epi32(l4, 0x4E));
-		l4 = _mm_add_epi32(l4, _mm_shuffle_epi32(l4, 0xB1));
-		int32_t lo = _mm_cvtsi128_si32(l4);
 		float dd = f16_to_f32(y[b].d);
 		tail.bias[b] = -128 * sum;
 		tail.d[b] = dd;
 		tail.dsum[b] = dd * (float)sum;
-		tail.b16[2 * b] = -32 * lo;
-		tail.b16[2 * b + 1] = -32 * (sum - lo);
 	}
 }
 

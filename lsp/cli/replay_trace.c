@@ -630,6 +630,9 @@ static json_t *init_options(const json_t *trace, const struct replay_opts *o, ch
 		json_object_update(init, extra);
 		json_decref(extra);
 	}
+	/* a benchmark measures the model asked for, or fails: never the
+	 * embedded one standing in for it */
+	json_object_set_new(init, "modelFallback", json_false());
 	json_object_set_new(init, "cache.enabled", json_boolean(o->cache));
 	if (o->debounce_ms >= 0)
 		json_object_set_new(init, "completion.debounceMs", json_integer(o->debounce_ms));

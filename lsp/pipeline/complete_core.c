@@ -229,6 +229,36 @@ static const char *lang_comment(const char *name)
  * so it replaces it instead of doubling it. The span stays on the cursor's
  * line, as LSP requires.
  */
+/*
+ * Whether head leaves a bracket open ( [ { outside string quotes. Then the
+ * closers after it in the candidate close the candidate's own brackets, not
+ * the ones the rest of the line closes: `print(are|)` completed with
+ * `a_of_circle(2.0)` needs the line's `)` as well (issue 21: replacing it
+ * left `print(area_of_circle(2.0)`, one `)` short, a line validation had
+ * passed with the `)` kept).
+ */
+static bool opens_brackets(const char *head, size_t n)
+{
+	int depth = 0;
+	char quote = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = head[i];
+		if (quote) {
+			if (c == '\\')
+				i++;
+			else if (c == quote)
+				quote = 0;
+		} else if (c == '"' || c == '\'' || c == '`') {
+			quote = c;
+		} else if (c == '(' || c == '[' || c == '{') {
+			depth++;
+		} else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+			depth--;
+		}
+	}
+	return depth > 0;
+}
+
 size_t complete_replace_end(const char *text, size_t len, size_t cursor, const char *cand,
                             size_t cand_len)
 {
@@ -239,6 +269,7 @@ size_t complete_replace_end(const char *text, size_t len, size_t cursor, const c
 	size_t n = rest - cursor;
 	if (n == 0 || n > cand_len || memchr(cand, '\n', cand_len)) return cursor;
 	if (memcmp(cand + cand_len - n, text + cursor, n)) return cursor;
+	if (opens_brackets(cand, cand_len - n)) return cursor;
 	return rest;
 }
 

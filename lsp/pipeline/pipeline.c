@@ -80,9 +80,12 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		if (progress && p->loading)
 			progress(p->host.ud, LOAD_TITLE, NULL, ev->percentage, false);
 		break;
-	case EVENT_LOAD_END:
-		if (progress && p->loading)
-			progress(p->host.ud, LOAD_TITLE, ev->ok ? "ready" : "failed", 100, true);
+	case EVENT_LOAD_END: {
+		const char *end =
+		        !ev->ok        ? "failed"
+		        : ev->fallback ? "ready: the embedded model (the model set failed to load)"
+		                       : "ready";
+		if (progress && p->loading) progress(p->host.ud, LOAD_TITLE, end, 100, true);
 		p->loading = false;
 		if (ev->ok)
 			log_info(p->log, "model ready: %s", ev->message);
@@ -91,6 +94,7 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		else
 			log_error(p->log, "%s", ev->message);
 		break;
+	}
 	case EVENT_WARNING:
 		if (p->host.message) /* which logs it too */
 			p->host.message(p->host.ud, 2, ev->message);
@@ -277,10 +281,15 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	p->params_pending = true;
 	if (reload) {
 		worker_spec_finish(&p->loaded);
-		p->loaded = (struct load_spec){ path, want };
+		/* the embedded model stands in for one that fails to load */
+		char *fallback = settings->model_fallback && settings->model && settings->model[0]
+		                         ? complete_default_model_path()
+		                         : NULL;
+		p->loaded = (struct load_spec){ path, NULL, want };
 		worker_spec_finish(&p->pending_load);
 		p->pending_load = p->loaded;
 		p->pending_load.path = strdup(path);
+		p->pending_load.fallback = fallback;
 		if (p->pending_load.path) {
 			p->load_pending = true;
 			atomic_store(&p->extend_cancel, 1);

@@ -29,7 +29,9 @@
 void worker_spec_finish(struct load_spec *s)
 {
 	free(s->path);
+	free(s->fallback);
 	s->path = NULL;
+	s->fallback = NULL;
 }
 
 /* Per-document memory of the engine thread (sticky snippets; see
@@ -179,9 +181,12 @@ static const char *backend_word(const struct model *m)
 }
 
 /* Loads the model at path as ms says (the engine thread's own copy),
- * replacing *mp and *ep. */
-static void load(struct pipeline *p, const char *path, const struct complete_model_spec *ms,
-                 struct model **mp, struct engine **ep)
+ * replacing *mp and *ep. When it cannot be loaded and fallback (the
+ * embedded model's path, or NULL) is given, the embedded model is loaded
+ * instead with a warning that says so (issue 21: a model that failed to load
+ * left completion silent after one message). */
+static void load(struct pipeline *p, const char *path, const char *fallback,
+                 const struct complete_model_spec *ms, struct model **mp, struct engine **ep)
 {
 	engine_free(*ep);
 	model_free(*mp);
@@ -199,11 +204,30 @@ static void load(struct pipeline *p, const char *path, const struct complete_mod
 	struct model *m;
 	struct engine *e;
 	struct complete_error err;
+	bool fell_back = false;
 	if (complete_model_open(path, ms, on_load_progress, &lp, &m, &e, &err)) {
-		snprintf(msg, sizeof msg, "infill: %s", err.message);
-		post_event(p, EVENT_LOAD_END, 100, false, msg);
-		stats_set_model(p, "none", "none", 0);
-		return;
+		if (!fallback || !strcmp(fallback, path)) {
+			snprintf(msg, sizeof msg, "infill: %s", err.message);
+			post_event(p, EVENT_LOAD_END, 100, false, msg);
+			stats_set_model(p, "none", "none", 0);
+			return;
+		}
+		snprintf(msg, sizeof msg,
+		         "infill: %.400s; using the embedded model instead (set \"modelFallback\": "
+		         "false to turn this off)",
+		         err.message);
+		post_event(p, EVENT_WARNING, 0, false, msg);
+		struct complete_error err2;
+		lp.last = -100;
+		if (complete_model_open(fallback, ms, on_load_progress, &lp, &m, &e, &err2)) {
+			snprintf(msg, sizeof msg, "infill: %.280s; and the embedded model: %.280s",
+			         err.message, err2.message);
+			post_event(p, EVENT_LOAD_END, 100, false, msg);
+			stats_set_model(p, "none", "none", 0);
+			return;
+		}
+		path = fallback;
+		fell_back = true;
 	}
 	/* Not fatal: without it the budget learns the rates from the first jobs.
 	 * Skipped when the server is exiting: exit must not wait for it. */
@@ -227,7 +251,15 @@ static void load(struct pipeline *p, const char *path, const struct complete_mod
 	*mp = m;
 	*ep = e;
 	atomic_store(&p->ready, true);
-	post_event(p, EVENT_LOAD_END, 100, true, msg);
+	struct event *ev = calloc(1, sizeof *ev);
+	if (ev) {
+		ev->kind = EVENT_LOAD_END;
+		ev->percentage = 100;
+		ev->ok = true;
+		ev->fallback = fell_back;
+		snprintf(ev->message, sizeof ev->message, "%s", msg);
+		event_push(p, ev);
+	}
 }
 
 /*
@@ -285,7 +317,7 @@ static bool reload_if_changed(struct pipeline *p, struct current_load *c,
 	char *path = strdup(c->path);
 	if (!path) return false;
 	atomic_store(&p->ready, false);
-	load(p, path, ms, mp, ep);
+	load(p, path, NULL, ms, mp, ep);
 	current_set(c, path, *mp);
 	free(path);
 	return true;
@@ -578,14 +610,15 @@ void *worker_main(void *arg)
 		if (p->stop) break;
 		if (p->load_pending) {
 			struct load_spec spec = p->pending_load;
-			p->pending_load.path = NULL;
+			p->pending_load.path = NULL; /* spec owns them now */
+			p->pending_load.fallback = NULL;
 			p->load_pending = false;
 			p->params_pending = false;
 			ms = spec.model;
 			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
 			atomic_store(&p->ready, false);
 			pthread_mutex_unlock(&p->mu);
-			load(p, spec.path, &ms, &m, &e);
+			load(p, spec.path, spec.fallback, &ms, &m, &e);
 			current_set(&cur, spec.path, m);
 			worker_spec_finish(&spec);
 			pthread_mutex_lock(&p->mu);

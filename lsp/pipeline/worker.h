@@ -70,6 +70,7 @@ struct event {
 	enum event_kind kind;
 	int percentage;
 	bool ok;
+	bool fallback; /* EVENT_LOAD_END: the embedded model stands in for the one asked */
 	char message[600];
 	struct extension *ext; /* EVENT_EXTENDED only; owned */
 	struct event *next;
@@ -79,7 +80,8 @@ struct event {
  * (model.reuse_shifted_suffix aside: the engine takes it without one, see
  * pipeline.reuse_shifted). */
 struct load_spec {
-	char *path; /* resolved */
+	char *path;     /* resolved */
+	char *fallback; /* the embedded model, loaded when path fails (modelFallback); or NULL */
 	struct complete_model_spec model;
 };
 

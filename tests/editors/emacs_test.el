@@ -179,6 +179,54 @@ def main():
       ;; 5. moving point dismisses
       (test-type "C-b")
       (when (test-overlays) (test-fail "moving point leaves no overlay"))))
+
+  (when (eq test-client 'eglot)
+    ;; 6. issue 21: menu completion (completion-at-point) after a partly
+    ;; typed word: the items replace from the word's start, so the word
+    ;; typed does not filter them all away
+    (goto-char (point-max))
+    (insert "\n    # and add the wor")
+    (let ((found
+           (test-wait 60 (lambda ()
+                           (let* ((capf (eglot-completion-at-point))
+                                  (typed (buffer-substring-no-properties (nth 0 capf) (nth 1 capf))))
+                             (unless (equal typed "wor")
+                               (test-fail "completion-at-point's word is %S, not \"wor\"" typed))
+                             (all-completions typed (nth 2 capf)))))))
+      (unless found (test-fail "no menu item after the partly typed word \"wor\""))
+      (dolist (c found)
+        (unless (string-prefix-p "wor" c) (test-fail "menu item %S does not start with \"wor\"" c)))
+      (message "menu items: %d, first %S" (length found) (car found)))
+
+    ;; 7. issue 21: each buffer reaches the server with its own languageId
+    ;; (eglot 1.9 keeps the first buffer's for the whole server)
+    (let ((server (eglot-current-server)))
+      (dolist (case '(("util.c" c-mode "c") ("app.js" js-mode "javascript")))
+        (let ((file (expand-file-name (car case) test-tmp)))
+          (with-temp-file file (insert "int x;\n"))
+          (with-current-buffer (find-file-noselect file)
+            (funcall (nth 1 case))
+            (unless (test-wait 10 (lambda () (eq (eglot-current-server) server)))
+              (test-fail "%s is not managed by the infill server" (car case)))
+            (let* ((doc (jsonrpc-request server :infill/document
+                                         (list :textDocument
+                                               (list :uri (eglot--path-to-uri file)))))
+                   (id (plist-get doc :languageId)))
+              (unless (equal id (nth 2 case))
+                (test-fail "%s reached the server as %S, not %S" (car case) id (nth 2 case))))))))
+
+    ;; 8. issue 21: a model that fails to load: the embedded one stands in
+    ;; and the mode line says so
+    (let ((kill-buffer-query-functions nil))
+      (eglot-shutdown (eglot-current-server)))
+    (setq infill-command (list test-bin "--model" (expand-file-name "missing.gguf" test-tmp)
+                               "--user-config" ""))
+    (apply #'eglot (eglot--guess-contact))
+    (unless (test-wait 30 (lambda () (string-match-p "embedded model" infill-status)))
+      (test-fail "infill-status does not name the embedded model: %S" infill-status))
+    (unless (equal (infill--lighter) " infill[embedded model]")
+      (test-fail "the mode line shows %S" (infill--lighter)))
+    (message "status: %s" infill-status))
   (message "PASS"))
 
 (condition-case err

@@ -54,6 +54,7 @@ end
 local function wait_for(what, ms, cond)
   local v = poll(ms, cond)
   if not v then
+    log('mode at the timeout: ' .. vim.inspect(vim.api.nvim_get_mode()))
     error('timed out after ' .. ms .. ' ms waiting for ' .. what)
   end
   return v
@@ -152,6 +153,36 @@ co = coroutine.create(function()
     end
   end)
 
+  -- issue 21: the plugin sets 'omnifunc' (E764 without it)
+  check(vim.bo.omnifunc == 'v:lua.vim.lsp.omnifunc', "omnifunc set, got '" .. vim.bo.omnifunc .. "'")
+
+  -- issue 21: a suggestion in the middle of a line is drawn where it goes
+  -- (0.7-0.9: an overlay showing the line as it would read; 0.10+: inline
+  -- virtual text), not after the line's closing `)`
+  local last0 = vim.api.nvim_buf_line_count(0)
+  vim.api.nvim_buf_set_lines(0, last0, last0, false, { 'print(are)' })
+  vim.api.nvim_win_set_cursor(0, { last0 + 1, 9 })
+  -- (in normal mode: the drawing does not depend on the mode)
+  check(infill.show_items({ { insertText = 'area_of_circle(2.0)', range = {
+    start = { line = last0, character = 6 }, ['end'] = { line = last0, character = 9 } } } }),
+    'the mid-line item is shown')
+  local mm = marks()
+  check(#mm == 1 and mm[1][2] == last0 and mm[1][3] == 9, 'the extmark sits at the cursor')
+  local shown = ''
+  for _, chunk in ipairs(mm[1][4].virt_text) do
+    shown = shown .. chunk[1]
+  end
+  if vim.fn.has('nvim-0.10') == 1 then
+    check(mm[1][4].virt_text_pos == 'inline' and shown == 'a_of_circle(2.0)',
+      'inline virtual text: ' .. vim.inspect(mm[1][4]))
+  else
+    check(mm[1][4].virt_text_pos == 'overlay', 'drawn over the rest of the line, not at its end: '
+      .. tostring(mm[1][4].virt_text_pos))
+    check(vim.trim(shown) == 'a_of_circle(2.0))', 'the line reads as after accepting: ' .. vim.inspect(shown))
+  end
+  infill.dismiss()
+  vim.api.nvim_buf_set_lines(0, last0, last0 + 1, false, {})
+
   -- 1. type at the end of the file: a ghost text extmark at the cursor
   local last = vim.api.nvim_buf_line_count(0)
   vim.api.nvim_win_set_cursor(0, { last, 0 })
@@ -216,9 +247,76 @@ co = coroutine.create(function()
   end
   vim.api.nvim_input('<Esc>')
   sleep(50)
+
+  -- 6. issue 21: menu completion (<C-x><C-o>) after a partly typed word: the
+  -- items replace from the word's start, so the word typed does not filter
+  -- them all away
+  -- (the filtering is Neovim's own, vim.lsp.omnifunc's: its start column and
+  -- vim.lsp.util's prefix filter over the server's answer)
+  local r = vim.api.nvim_buf_line_count(0) + 1
+  vim.api.nvim_buf_set_lines(0, r - 1, r - 1, false, { '    # and add the wor' })
+  vim.api.nvim_win_set_cursor(0, { r, 21 }) -- after "wor", as in insert mode
+  local start = vim.fn.match(line(r):sub(1, 21), '\\k*$')
+  check(start == 18, 'the word starts at column 18, got ' .. start)
+  local words = poll(60000, function()
+    local resp = vim.lsp.buf_request_sync(0, 'textDocument/completion',
+      vim.lsp.util.make_position_params(), 5000) or {}
+    for _, rr in pairs(resp) do
+      local m = rr.result and vim.lsp.util.text_document_completion_list_to_complete_items(rr.result, 'wor')
+      if m and #m > 0 then
+        return m
+      end
+    end
+  end)
+  check(words, 'menu items after the partly typed word "wor"')
+  for _, it in ipairs(words) do
+    check(vim.startswith(it.word, 'wor'), 'item starts with the typed word: ' .. vim.inspect(it.word))
+  end
+  log('menu items: ' .. #words .. ', first ' .. vim.inspect(words[1].word))
+
+  -- 7. issue 21: a model that fails to load: the embedded one stands in,
+  -- the status says so (once prefixed), and suggestions keep coming
+  infill.setup {
+    cmd = { bin, '--model', tmp .. '/missing.gguf', '--user-config', '' },
+    filetypes = { 'python' },
+    settings = { completion = { debounceMs = 0, maxTokens = 8, candidates = 1 } },
+  }
+  infill.restart()
+  local st = wait_for('the status to name the embedded model', 30000, function()
+    local s = infill.status()
+    return s:find('embedded model') and s
+  end)
+  log('status: ' .. st)
+  check(not st:find('infill: infill:'), 'no doubled prefix: ' .. st)
+  vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(0), 0 })
+  type_until_suggestion('o    # the number of lines in', ' the fil')
+  vim.api.nvim_input('<Esc>')
+  wait_for('normal mode', 5000, function()
+    return vim.api.nvim_get_mode().mode == 'n'
+  end)
+
+  -- 8. (last: what the keys leave pending is not waited out)
+  -- issue 21: with no suggestion shown, an Alt key keeps its meaning in
+  -- insert mode (<Esc> then the key), typing no stray character
+  for _, k in ipairs({ '<M-w>', '<M-l>' }) do
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    vim.api.nvim_input('i' .. k)
+    wait_for(k .. ' to leave insert mode', 5000, function()
+      return vim.api.nvim_get_mode().mode == 'n'
+    end)
+    check(line(1) == 'import os', k .. ' typed a stray character: ' .. vim.inspect(line(1)))
+    if k == '<M-w>' then
+      wait_for('<M-w> to act as <Esc>w (to "os")', 5000, function()
+        return vim.api.nvim_win_get_cursor(0)[2] == 7
+      end)
+    end
+  end
+
+  sleep(50)
 end)
 
 vim.defer_fn(function()
+  log('mode: ' .. vim.inspect(vim.api.nvim_get_mode()) .. ' line ' .. vim.inspect(vim.api.nvim_get_current_line()))
   finish(false, 'FAIL: the whole test took over 170 s')
 end, 170000)
 vim.schedule(resume)

@@ -89,6 +89,9 @@ static const struct ref_run runs[] = {
 	{ "tiny-starcoder2-reference.json", false, 0, "tiny-starcoder2-f32.gguf", false, 5e-5, 0 },
 	{ "tiny-starcoder2-reference.json", false, 1, "tiny-starcoder2-q8_0.gguf", false, 1e-2, 6 },
 	{ "tiny-starcoder2-reference.json", false, 2, "tiny-starcoder2-f32.gguf", true, 1e-4, 0 },
+	{ "tiny-gemma-reference.json", true, 0, "tiny-gemma-f32.gguf", false, 1e-4, 0 },
+	{ "tiny-gemma-reference.json", true, 1, "tiny-gemma-q8_0.gguf", false, 1e-2, 6 },
+	{ "tiny-gemma-reference.json", true, 2, "tiny-gemma-f32.gguf", true, 1e-4, 0 },
 };
 
 /* Model files of testdata/models checked elsewhere, by their own recipe:
@@ -237,6 +240,9 @@ RUN_CASE(qwen2_f32_f16_kv, 6)
 RUN_CASE(starcoder2_f32, 7)
 RUN_CASE(starcoder2_q8_0, 8)
 RUN_CASE(starcoder2_f32_f16_kv, 9)
+RUN_CASE(gemma_f32, 10)
+RUN_CASE(gemma_q8_0, 11)
+RUN_CASE(gemma_f32_f16_kv, 12)
 
 /* Every model file in testdata/models is covered: by a run above or by the
  * K-quant work's own test. A file added there without a check fails here. */

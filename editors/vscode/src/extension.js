@@ -47,7 +47,8 @@ function showStatus() {
   if (!s) return;
   const icon = { starting: '$(sync~spin)', loading: '$(sync~spin)', ready: '$(sparkle)',
     error: '$(error)', stopped: '$(debug-disconnect)' }[st.phase];
-  s.text = `${st.enabled ? icon : '$(circle-slash)'} infill${st.phase === 'loading' && st.detail ? ': ' + st.detail : ''}`;
+  const shown = (st.phase === 'loading' || st.phase === 'ready') && st.detail ? ': ' + st.detail : '';
+  s.text = `${st.enabled ? icon : '$(circle-slash)'} infill${shown}`;
   s.tooltip = (st.enabled ? '' : 'Suggestions off. ') + (st.detail || st.phase) + '\nClick to turn suggestions on or off.';
   s.backgroundColor = st.phase === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   s.show();
@@ -69,7 +70,7 @@ function makeClient() {
   const cmd = settings.serverCommand((k) => cfg().get(k));
   const server = { command: expandHome(cmd.command), args: cmd.args, transport: lc.TransportKind.stdio };
   const clientOptions = {
-    documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+    documentSelector: settings.documentSelector(cfg().get('languages')),
     initializationOptions: settingsFor(),
     outputChannelName: 'infill',
     middleware: {
@@ -77,6 +78,9 @@ function makeClient() {
         configuration: (params) => params.items.map((item) =>
           item.section === 'infill' ? settingsFor(item.scopeUri) : null),
       },
+      // the toggle turns the menu items off too, not only the ghost text
+      provideCompletionItem: (document, position, context, token, next) =>
+        (st.enabled ? next(document, position, context, token) : null),
       provideInlineCompletionItems: async (document, position, context, token, next) => {
         if (!st.enabled) return null;
         const result = await next(document, position, context, token);
@@ -106,7 +110,8 @@ function hookNotifications(client) {
       const t = settings.progressText(value, title);
       if (t) setPhase('loading', t);
       else {
-        if (st.phase === 'loading') setPhase('ready');
+        // "ready: the embedded model (...)": keep it in sight
+        if (st.phase === 'loading') setPhase('ready', settings.readyDetail(value));
         sub.dispose();
       }
     });
@@ -195,7 +200,8 @@ async function activate(context) {
     vscode.commands.registerCommand('infill.acceptLine', () => acceptPart(text.nextLine)),
     vscode.commands.registerCommand('infill.showOutput', () => st.client && st.client.outputChannel.show()),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('infill.serverPath') || e.affectsConfiguration('infill.serverArgs')) {
+      if (e.affectsConfiguration('infill.serverPath') || e.affectsConfiguration('infill.serverArgs') ||
+          e.affectsConfiguration('infill.languages')) {
         restart();
       } else if (e.affectsConfiguration('infill') && st.client && st.client.isRunning()) {
         // the server pulls workspace/configuration again

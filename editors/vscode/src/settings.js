@@ -4,7 +4,7 @@
 'use strict';
 
 // The extension's own settings, not sent to the server.
-const OWN = new Set(['serverPath', 'serverArgs', 'trace.server']);
+const OWN = new Set(['serverPath', 'serverArgs', 'languages', 'trace.server']);
 
 // Server setting keys ("completion.debounceMs", ...) from the extension's
 // package.json contributes.configuration (generated from lsp/config.h).
@@ -76,4 +76,27 @@ function progressText(value, title) {
   return text;
 }
 
-module.exports = { serverKeys, explicitValue, serverSettings, serverCommand, progressText };
+// The client's document selector from the "infill.languages" setting: the
+// languages listed, in files and untitled buffers; "*" (or no list): every
+// document. Suggestions in Markdown, plain text or JSON are prose and data,
+// which a code model only gets in the way of, so the default lists code.
+function documentSelector(languages) {
+  const list = Array.isArray(languages) ? languages.filter((l) => typeof l === 'string' && l) : [];
+  if (list.length === 0 || list.includes('*')) return [{ scheme: 'file' }, { scheme: 'untitled' }];
+  const out = [];
+  for (const language of list) {
+    out.push({ scheme: 'file', language }, { scheme: 'untitled', language });
+  }
+  return out;
+}
+
+// The status bar's detail once the model is loaded: "" when it is the one
+// set, else what the server's progress end says (the embedded model standing
+// in for one that failed to load).
+function readyDetail(value) {
+  const m = value && value.kind === 'end' && typeof value.message === 'string' ? value.message : '';
+  return m.startsWith('ready: ') ? m.slice('ready: '.length) : '';
+}
+
+module.exports = { serverKeys, explicitValue, serverSettings, serverCommand, progressText,
+  documentSelector, readyDetail };

@@ -92,3 +92,23 @@ test('every command the extension registers is contributed, and back', () => {
   assert.deepStrictEqual(registered, contributed);
   for (const k of pkg.contributes.keybindings) assert.ok(contributed.includes(k.command), k.command);
 });
+
+test('the document selector: code languages by default, "*" for every file (issue 21)', () => {
+  const def = pkg.contributes.configuration.properties['infill.languages'].default;
+  const sel = S.documentSelector(def);
+  const langs = new Set(sel.map((f) => f.language));
+  for (const l of ['python', 'c', 'javascript', 'typescript']) assert.ok(langs.has(l), l);
+  for (const l of ['markdown', 'plaintext', 'json']) assert.ok(!langs.has(l), l + ' is left out');
+  assert.ok(sel.every((f) => f.scheme === 'file' || f.scheme === 'untitled'));
+  assert.deepStrictEqual(S.documentSelector(['*']), [{ scheme: 'file' }, { scheme: 'untitled' }]);
+  assert.deepStrictEqual(S.documentSelector(['rust']),
+    [{ scheme: 'file', language: 'rust' }, { scheme: 'untitled', language: 'rust' }]);
+  assert.ok(!S.serverKeys(pkg).includes('languages'), 'a client setting, not sent to the server');
+});
+
+test('the status after a load: the embedded model standing in is named (issue 21)', () => {
+  assert.strictEqual(S.readyDetail({ kind: 'end', message: 'ready' }), '');
+  assert.strictEqual(S.readyDetail({ kind: 'end', message: 'ready: the embedded model (x)' }),
+    'the embedded model (x)');
+  assert.strictEqual(S.readyDetail({ kind: 'report', message: 'ready: y' }), '');
+});

@@ -435,14 +435,33 @@ def case_replay(binary, model):
 
 
 def case_load_failure(binary, model):
-    """A missing or corrupt model: a showMessage error naming the file, empty
-    answers, a clean exit."""
+    """A missing or corrupt model, with modelFallback off: a showMessage error
+    naming the file, empty answers, a clean exit. With it on (the default,
+    issue 21): a warning naming the file and the embedded model, which is
+    loaded instead and answers."""
     with tempfile.NamedTemporaryFile("wb", suffix=".gguf", delete=False) as f:
         f.write(b"GGUF\x03\x00\x00\x00" + b"\xff" * 64)
         corrupt = f.name
     try:
+        c = start(binary, corrupt)
+        try:
+            m = c.wait_for(lambda m: m.get("method") == "window/showMessage",
+                           timeout=LOAD_TIMEOUT)
+            msg = m["params"]["message"]
+            check(m["params"]["type"] == 2 and corrupt in msg and "embedded model" in msg
+                  and "modelFallback" in msg, "a warning: the file, the fallback, the setting", m)
+            end = c.wait_for(lambda m: m.get("method") == "$/progress"
+                             and m["params"]["value"].get("kind") == "end",
+                             timeout=LOAD_TIMEOUT)
+            check("embedded model" in end["params"]["value"].get("message", ""),
+                  "the progress ends naming the embedded model", end)
+            s = c.request("infill/stats")["result"]
+            check(s["kvType"] != "none" and s["kvPages"] > 0, "a model is loaded", s)
+            check(c.shutdown_exit() == 0, "exit 0")
+        finally:
+            c.kill()
         for path in ["/nonexistent/model.gguf", corrupt]:
-            c = start(binary, path)
+            c = start(binary, path, {"modelFallback": False})
             try:
                 m = c.wait_for(lambda m: m.get("method") == "window/showMessage"
                                and m["params"]["type"] == 1, timeout=LOAD_TIMEOUT)

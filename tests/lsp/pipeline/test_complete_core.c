@@ -255,6 +255,14 @@ TEST(replace_end_covers_retyped_closers)
 	CHECK_INT_EQ(complete_replace_end(t, len, len, "abc", 3), len);
 	const char *u = "f(a, |b)";
 	CHECK_INT_EQ(complete_replace_end(u, strlen(u), 6, "c)", 2), 6); /* "b)" is not its tail */
+	/* the candidate's `)` closes its own call: the line's `)` stays
+	 * (issue 21: replacing it left `print(area_of_circle(2.0)`) */
+	const char *v = "print(are|)\n";
+	CHECK_INT_EQ(complete_replace_end(v, strlen(v), 10, "a_of_circle(2.0)", 16), 10);
+	CHECK_INT_EQ(complete_replace_end(v, strlen(v), 10, "a)", 2), 11);
+	CHECK_INT_EQ(complete_replace_end(v, strlen(v), 10, "a(\")\")", 6), 10);
+	CHECK_INT_EQ(complete_replace_end(v, strlen(v), 10, "a(\"(\"))", 7), 11);
+	CHECK_INT_EQ(complete_replace_end(v, strlen(v), 10, "a(1)[2])", 8), 11);
 }
 
 static int complete_at_bar_in(const char *lang, const char *doc_with_bar, const struct settings *s,

@@ -33,6 +33,7 @@ local defaults = {
   init_options = nil,
   root_markers = { '.infill.json', '.git' },
   delay_ms = 50, -- pause in typing before asking (the server debounces too)
+  omnifunc = 'auto', -- set 'omnifunc' to vim.lsp.omnifunc where the buffer has none (true: always)
   native = 'auto', -- use vim.lsp.inline_completion where it exists
   hl_group = 'InfillGhost',
   keymaps = {
@@ -130,24 +131,39 @@ local function render(bufnr, row, col, rest, end_col)
   local b = buf_state(bufnr)
   local lines = text.lines(rest)
   local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ''
-  local pos
+  local vt = { { expand_tabs(lines[1]), S.opts.hl_group } }
+  local last_line = { { expand_tabs(lines[#lines]), S.opts.hl_group } }
+  local pos = 'overlay' -- at the line's end: nothing after the cursor to hide
   if vim.fn.has('nvim-0.10') == 1 then
-    pos = 'inline'
-  elseif col >= #line then
-    pos = 'overlay' -- nothing after the cursor to hide
-  else
-    pos = 'eol'     -- 0.7-0.9 cannot insert virtual text mid-line
+    pos = 'inline' -- the native inline virtual text moves what follows
+  elseif col < #line then
+    -- 0.7-0.9 cannot insert virtual text mid-line (eol would put it after
+    -- the line's closing `)`, as if it followed it): overlay the rest of
+    -- the line with the line as it would read after accepting, the
+    -- suggestion then what follows what it replaces, padded to hide
+    -- what the overlay does not cover
+    local tail = line:sub((end_col or col) + 1)
+    local covered = vim.fn.strdisplaywidth(line:sub(col + 1))
+    if #lines == 1 then
+      vt[#vt + 1] = { tail, 'Normal' }
+    else
+      last_line[#last_line + 1] = { tail, 'Normal' }
+    end
+    local w = 0
+    for _, chunk in ipairs(vt) do
+      w = w + vim.fn.strdisplaywidth(chunk[1])
+    end
+    if w < covered then
+      vt[#vt + 1] = { string.rep(' ', covered - w), 'Normal' }
+    end
   end
-  local opts = {
-    virt_text = { { expand_tabs(lines[1]), S.opts.hl_group } },
-    virt_text_pos = pos,
-    hl_mode = 'combine',
-  }
+  local opts = { virt_text = vt, virt_text_pos = pos, hl_mode = 'combine' }
   if #lines > 1 then
     local vl = {}
-    for i = 2, #lines do
+    for i = 2, #lines - 1 do
       vl[#vl + 1] = { { expand_tabs(lines[i]), S.opts.hl_group } }
     end
+    vl[#vl + 1] = last_line
     opts.virt_lines = vl
   end
   b.mark = vim.api.nvim_buf_set_extmark(bufnr, S.ns, row - 1, col, opts)
@@ -335,6 +351,16 @@ function M.visible()
   return s and { row = s.row, col = s.col, text = s.rest } or nil
 end
 
+--- Shows items (InlineCompletionItem[], as the server sends them) as the
+--- answer at the cursor, as if the server had sent them; returns whether
+--- one fits the cursor and is visible.
+function M.show_items(items)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local b = buf_state(bufnr)
+  b.items, b.index = items, 1
+  return show_current(bufnr, client_for(bufnr))
+end
+
 --- Model loading progress or the last error, for a statusline.
 function M.status()
   return S.status
@@ -342,8 +368,20 @@ end
 
 -- ---- attaching ----------------------------------------------------------
 
+-- What a mapped key does when infill has nothing to do with it: its own
+-- meaning. An unmapped Alt chord in insert mode acts as <Esc> then the key
+-- (:help i_META), so <M-w> leaves insert mode and moves a word; fed back as
+-- itself it would insert the bare character instead.
+local function fallthrough_keys(key)
+  local k = key:match('^<[MmAa]%-(.+)>$')
+  if k then
+    return '<Esc>' .. (#k == 1 and k or '<' .. k .. '>')
+  end
+  return key
+end
+
 local function feed(key)
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(key, true, false, true), 'n', false)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(fallthrough_keys(key), true, false, true), 'n', false)
 end
 
 local function map_keys(bufnr)
@@ -367,11 +405,20 @@ local function map_keys(bufnr)
   end
   map(km.next, function() return M.cycle(1) end, 'infill: next candidate')
   map(km.prev, function() return M.cycle(-1) end, 'infill: previous candidate')
-  map(km.dismiss, function() M.dismiss() return true end, 'infill: dismiss')
+  map(km.dismiss, function()
+    local shown = M.visible() ~= nil
+    M.dismiss()
+    return shown
+  end, 'infill: dismiss')
 end
 
 local function on_attach(client, bufnr)
   S.client_id = client.id
+  -- menu completion (<C-x><C-o>) from textDocument/completion, unless the
+  -- buffer has its own omnifunc already
+  if S.opts.omnifunc ~= false and (vim.bo[bufnr].omnifunc == '' or S.opts.omnifunc == true) then
+    vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
+  end
   if has_native() then
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
   else
@@ -451,11 +498,20 @@ local function root_dir(bufnr)
   return dir
 end
 
+-- The server's messages start with "infill: " already.
+local function prefixed(msg)
+  msg = tostring(msg)
+  return msg:match('^infill: ') and msg or 'infill: ' .. msg
+end
+
 local function progress_handler(err, result, ctx, config)
   local v = result and result.value
   if type(v) == 'table' then
     if v.kind == 'end' then
-      S.status = ''
+      -- "ready", or "ready: the embedded model (...)" when the model set
+      -- failed to load and the embedded one stands in: keep that in sight
+      S.status = (v.message and v.message ~= 'ready' and v.message ~= 'superseded')
+        and prefixed(v.message) or ''
       -- the model is ready: answers before this were empty, so ask again
       -- for the cursor the user is looking at
       local bufnr = vim.api.nvim_get_current_buf()
@@ -471,7 +527,7 @@ local function progress_handler(err, result, ctx, config)
       if v.percentage then
         msg = msg .. string.format(' (%d%%)', v.percentage)
       end
-      S.status = 'infill: ' .. msg
+      S.status = prefixed(msg)
     end
     pcall(vim.cmd, 'redrawstatus')
   end
@@ -482,8 +538,8 @@ local function progress_handler(err, result, ctx, config)
 end
 
 local function message_handler(err, result, ctx, config)
-  if result and result.type == 1 then
-    S.status = 'infill: ' .. tostring(result.message)
+  if result and (result.type == 1 or (result.type == 2 and tostring(result.message):find('model'))) then
+    S.status = prefixed(result.message)
     pcall(vim.cmd, 'redrawstatus')
   end
   return vim.lsp.handlers['window/showMessage'](err, result, ctx, config)
