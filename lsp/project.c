@@ -310,6 +310,15 @@ int project_fill(struct project *p, const struct docs_entry *e, size_t cursor,
 		if (rc) return rc;
 	}
 	const struct ctx_chunks *c = &p->last;
+	if (c->n && p->ix) { /* the repository format's name and path */
+		const char *root = ctx_index_root(p->ix), *base = strrchr(root, '/');
+		char *path = workspace_uri_to_path(e->uri);
+		size_t rl = strlen(root);
+		req->project_repo = strdup(base && base[1] ? base + 1 : root);
+		if (path && !strncmp(path, root, rl) && path[rl] == '/')
+			req->project_path = strdup(path + rl + 1);
+		free(path);
+	}
 	if (c->n) {
 		req->project = calloc(c->n, sizeof *req->project);
 		if (!req->project) return -ENOMEM;

@@ -209,6 +209,7 @@ struct outcome {
 	 * files scored; whether the top item was one of them */
 	int32_t ctx_tokens[CTX_SOURCE_COUNT], ctx_kept_tokens, project_given;
 	bool top_from_project;
+	double select_cpu_ms; /* of cpu_ms, choosing the project context */
 };
 
 struct ctx {
@@ -272,10 +273,16 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 		        (size_t)(fitted.context_extra_tokens > 0 ? fitted.context_extra_tokens : 0),
 		        &chunks, &snips);
 		if (crc) return crc;
+		out->select_cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 		opt.project = snips;
 		opt.n_project = chunks.n;
 		opt.project_lines = chunks.lines;
 		opt.project_lines_len = chunks.lines_len;
+		const char *root = ctx_index_root(cx->index), *base = strrchr(root, '/');
+		size_t rl = strlen(root);
+		opt.repo_name = base && base[1] ? base + 1 : root;
+		opt.path =
+		        !strncmp(e->path, root, rl) && e->path[rl] == '/' ? e->path + rl + 1 : NULL;
 		for (int s = 0; s < CTX_SOURCE_COUNT; s++)
 			out->ctx_tokens[s] = (int32_t)chunks.tokens[s];
 	}
@@ -680,8 +687,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 static void context_print(FILE *f, const struct outcome *const *res, size_t n)
 {
 	double tok[CTX_SOURCE_COUNT] = { 0 }, kept = 0, given = 0, top = 0, with = 0;
+	double *sel = malloc((n + 1) * sizeof *sel);
 	for (size_t i = 0; i < n; i++) {
 		const struct outcome *o = &res[i][MODE_CROSS];
+		if (sel) sel[i] = o->select_cpu_ms;
 		int32_t sum = 0;
 		for (int s = 0; s < CTX_SOURCE_COUNT; s++) {
 			tok[s] += o->ctx_tokens[s];
@@ -692,6 +701,8 @@ static void context_print(FILE *f, const struct outcome *const *res, size_t n)
 		given += o->project_given;
 		top += o->top_from_project;
 	}
+	double sel50 = sel ? eval_percentile(sel, n, 0.5) : 0;
+	free(sel);
 	if (!n) return;
 	fprintf(f,
 	        "\ncross: project context per case (mean tokens): definition %.1f, similar %.1f, "
@@ -700,6 +711,7 @@ static void context_print(FILE *f, const struct outcome *const *res, size_t n)
 	        tok[CTX_SOURCE_DEFINITION] / (double)n, tok[CTX_SOURCE_SIMILAR] / (double)n,
 	        tok[CTX_SOURCE_RECENT] / (double)n, kept / (double)n, with, n, given / (double)n,
 	        top);
+	fprintf(f, "cross: choosing the project context took %.1f ms of CPU (p50)\n", sel50);
 }
 
 int cli_eval(int argc, char **argv)

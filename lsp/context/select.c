@@ -28,7 +28,7 @@
 #define MIN_JACCARD          0.10         /* a chunk less alike is not worth its tokens */
 #define MAX_SIMILAR          3
 #define MAX_RECENT           4
-#define MAX_PARSE_BYTES      (128u << 10) /* the current file outlined whole up to this */
+#define MAX_PARSE_BYTES      (256u << 10) /* the current file parsed whole up to this */
 #define MAX_HEAD_BYTES       (32u << 10)  /* else its head (imports) */
 #define MAX_OPEN_PARSED      4            /* open documents outlined */
 #define MAX_OPEN_PARSE_BYTES (64u << 10)  /* when this short */
@@ -250,18 +250,30 @@ static int step_definitions(struct sel *s)
 	const struct ctx_query *q = s->q;
 	const struct ast_lang *lang = ast_lang_from_id(q->language_id);
 	if (!lang) return 0;
-	/* Parses kept small, as this may run on the server's loop: the names
-	 * from the lines around the cursor alone, the file's own outline (its
-	 * imports) from its head when it is long, open documents only when
-	 * short (longer ones are in the index as saved). */
-	size_t ws = line_back(q->text, q->cursor, 40), we = line_fwd(q->text, q->len, q->cursor, 9);
-	int n = ast_names_near(lang, q->text + ws, we - ws, q->cursor - ws, NULL, s->names,
-	                       MAX_NAMES);
+	/* One parse of the file for its names and its imports; a file too
+	 * long for that on the server's loop (it may run there) is read in
+	 * pieces: the names from the lines around the cursor alone (which may
+	 * begin inside a string: fewer names), the imports from its head. */
+	int rc, n;
+	if (q->len <= MAX_PARSE_BYTES) {
+		struct ast_text flat = { q->text, q->len };
+		struct ast_doc *doc = ast_doc_new(lang, ast_text_read, &flat);
+		if (!doc) return -ENOMEM;
+		n = ast_names_near(lang, q->text, q->len, q->cursor, doc, s->names, MAX_NAMES);
+		rc = n < 0 ? n : ast_outline(lang, q->text, q->len, doc, &s->self);
+		ast_doc_delete(doc);
+	} else {
+		size_t ws = line_back(q->text, q->cursor, 40);
+		size_t we = line_fwd(q->text, q->len, q->cursor, 9);
+		n = ast_names_near(lang, q->text + ws, we - ws, q->cursor - ws, NULL, s->names,
+		                   MAX_NAMES);
+		rc = n < 0 ? n
+		           : ast_outline(lang, q->text, line_back(q->text, MAX_HEAD_BYTES, 0), NULL,
+		                         &s->self);
+	}
 	if (n < 0) return n == AST_ENOMEM ? -ENOMEM : 0;
-	s->n_names = n;
-	size_t head = q->len <= MAX_PARSE_BYTES ? q->len : line_back(q->text, MAX_HEAD_BYTES, 0);
-	int rc = ast_outline(lang, q->text, head, NULL, &s->self);
 	if (rc == AST_ENOMEM) return -ENOMEM;
+	s->n_names = n;
 	rc = 0;
 	/* open documents, outlined here: their unsaved text counts */
 	for (size_t d = 0, parsed = 0; d < q->n_open && parsed < MAX_OPEN_PARSED; d++) {
@@ -462,7 +474,31 @@ int ctx_select(const struct ctx_query *q, struct ctx_chunks *out)
 					c->tokens = used;
 				}
 			}
-			if (c->tokens <= left) {
+			/* signatures of one file share one chunk under one path */
+			struct ctx_chunk *same = NULL;
+			for (size_t k = 0; c->source == CTX_SOURCE_DEFINITION && k < w && !same;
+			     k++)
+				if (s->cand.v[k].source == CTX_SOURCE_DEFINITION &&
+				    !strcmp(s->cand.v[k].path, c->path))
+					same = &s->cand.v[k];
+			size_t cost = same ? count(q->count_ctx, c->text, c->len) + 1 : c->tokens;
+			char *joined = NULL;
+			if (same && cost <= left &&
+			    (joined = realloc(same->text, same->len + c->len + 2))) {
+				joined[same->len] = '\n';
+				memcpy(joined + same->len + 1, c->text, c->len + 1);
+				same->text = joined;
+				same->len += c->len + 1;
+				same->tokens += cost;
+				left -= cost;
+				out->tokens[c->source] += cost;
+				size_t wl = strlen(same->why), nl = strcspn(c->why, ":");
+				if (wl + nl + 3 < sizeof same->why)
+					snprintf(same->why + wl, sizeof same->why - wl, "; %.*s",
+					         (int)nl, c->why);
+				free(c->path);
+				free(c->text);
+			} else if (!same && c->tokens <= left) {
 				left -= c->tokens;
 				out->tokens[c->source] += c->tokens;
 				s->cand.v[w++] = *c;

@@ -709,6 +709,12 @@ static void step_request(struct run *r, const struct settings *st,
 	rq->extra = r->snips;
 	rq->n_extra = r->n_snips;
 	rq->comment = lang_comment(r->lname);
+	bool project = false; /* project chunks in the prompt (as kept for the line) */
+	for (size_t i = 0; i < r->n_snips; i++) project |= r->snips[i].path != NULL;
+	if (project) { /* a repository around the file: say so, in its format */
+		rq->repo_name = opt->repo_name;
+		rq->path = opt->path;
+	}
 	if (fim_template_parse(st->fim_template, &rq->fim) < 0) {
 		rq->fim = FIM_TEMPLATE_AUTO;
 	} else if (rq->fim == FIM_TEMPLATE_CUSTOM) {

@@ -78,6 +78,10 @@ struct complete_options {
 	 * borrowed, may be NULL. */
 	const char *project_lines;
 	size_t project_lines_len;
+	/* The repository's name and the current file's path in it, for the
+	 * families with a repository format (engine_request.repo_name, .path);
+	 * used only when project chunks are given. Borrowed; may be NULL. */
+	const char *repo_name, *path;
 	/* Prefill the prompt into the prefix cache and stop (background work):
 	 * no candidates; out->prefilled_tokens says what was computed. */
 	bool prefill_only;

@@ -104,6 +104,8 @@ struct completion_request *completion_request_clone(const struct completion_requ
 			failed = true;
 		}
 	}
+	c->project_repo = dup_opt(req->project_repo, &failed);
+	c->project_path = dup_opt(req->project_path, &failed);
 	c->project = NULL;
 	c->n_project = 0;
 	c->project_lines = NULL;
@@ -159,6 +161,8 @@ void completion_request_free(struct completion_request *req)
 	}
 	free(req->project);
 	free(req->project_lines);
+	free(req->project_repo);
+	free(req->project_path);
 	completion_settings_finish(&req->settings);
 	free(req);
 }

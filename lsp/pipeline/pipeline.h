@@ -79,6 +79,9 @@ struct completion_request {
 	size_t n_project;
 	char *project_lines; /* other files' text for line candidates; owned, may be NULL */
 	size_t project_lines_len;
+	/* the workspace's name and the document's path in it (owned, may be
+	 * NULL): the repository format of the families that have one */
+	char *project_repo, *project_path;
 };
 
 /* One chunk of project context: text under a path line. */

@@ -373,6 +373,8 @@ static struct engine_snippet *project_apply(const struct completion_request *req
 {
 	opt->project_lines = req->project_lines;
 	opt->project_lines_len = req->project_lines_len;
+	opt->repo_name = req->project_repo;
+	opt->path = req->project_path;
 	if (!req->n_project) return NULL;
 	struct engine_snippet *v = calloc(req->n_project, sizeof *v);
 	if (!v) return NULL; /* out of memory: the prompt without a project */

@@ -41,6 +41,19 @@ check context-plaintext "$out" '"lang": "plaintext"'
 out=$("$infill" validate "$tmp/notes.txt:2:5" --text ' words' 2>&1)
 check validate-plaintext "$out" '"verdict": "unchecked"'
 
+# The project around the file (issue 22): a definition from the file it
+# imports, with its source, tokens and reason; none with --no-project.
+mkdir -p "$tmp/proj/pkg"
+printf 'def fetch_page(url, retries=3):\n    return url\n' > "$tmp/proj/pkg/net.py"
+printf 'from pkg.net import fetch_page\n\ndef run(u):\n    page = fetch_page(u)\n    \n' > "$tmp/proj/main.py"
+out=$("$infill" context "$tmp/proj/main.py:5:5" --workspace "$tmp/proj" 2>&1)
+check context-project-definition "$out" '"source": "definition"'
+check context-project-signature "$out" 'def fetch_page(url, retries=3): ...'
+check context-project-why "$out" 'fetch_page: defined in pkg/net.py, imported'
+check context-project-path "$out" '"path": "pkg/net.py"'
+out=$("$infill" context "$tmp/proj/main.py:5:5" --workspace "$tmp/proj" --no-project 2>&1)
+case "$out" in *'"project"'*) echo "FAIL context-no-project"; fail=1 ;; *) echo "ok   context-no-project" ;; esac
+
 "$infill" context "$tmp/m.py:99:1" > /dev/null 2>&1
 [ $? -eq 1 ] && echo "ok   context-bad-line" || { echo "FAIL context-bad-line"; fail=1; }
 "$infill" validate "$tmp/m.py" --text x > /dev/null 2>&1
