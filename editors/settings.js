@@ -147,7 +147,13 @@ function vscodeProperty(s) {
   const text = s.doc.charAt(0).toUpperCase() + s.doc.slice(1);
   p.markdownDescription = `${text}${range}. Server setting \`${s.key}\`.`;
   // language-overridable settings may appear under "[python]": {...}
-  p.scope = s.scope === 'language' ? 'language-overridable' : (s.key === 'model' ? 'machine-overridable' : 'window');
+  // Where code and keys go is the user's alone: a workspace's
+  // .vscode/settings.json (it comes with a cloned repository) cannot set
+  // these, as .infill.json cannot (lsp/config.c, project_rules).
+  const userOnly = ['remote.url', 'remote.apiKeyEnv', 'remote.caFile', 'remote.tokenizer'];
+  p.scope = s.scope === 'language' ? 'language-overridable'
+    : userOnly.includes(s.key) ? 'machine'
+    : (s.key === 'model' ? 'machine-overridable' : 'window');
   return p;
 }
 

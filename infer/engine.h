@@ -102,6 +102,20 @@ char *fim_format_text(enum fim_template t, const char *custom, const char *prefi
 
 /* ---- requests and results ---- */
 
+struct engine_request;
+
+/*
+ * The prompt engine_run would build for req with tokenizer t, as token ids,
+ * without an engine (fim_tokens.c): what a remote backend sends, so that
+ * the server prefills what the in-process engine would. Budgets and
+ * templates as engine_run; with req->token_healing the prefix's last token
+ * is backed up over (*healed_bytes, may be NULL), which only a local
+ * sampler can undo, so a remote caller turns healing off. Returns the
+ * count with *out new (caller frees), or a negative code with *err set.
+ */
+int fim_prompt_tokens(const struct tokenizer *t, const struct engine_request *req, int32_t **out,
+                      int32_t *healed_bytes, struct infer_error *err);
+
 /* One extra context snippet (another file, a signature, imports): a chunk
  * of repository context. */
 struct engine_snippet {

@@ -579,6 +579,12 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.project_tokens = ps.project_tokens,
 		.project_lines = ps.project_lines,
 		.index_files = project_index_files(s->project),
+		.remote_latency_ms = ps.remote_latency,
+		.daemon_latency_ms = ps.daemon_latency,
+		.remote_share = ps.remote_share,
+		.remote_requests = ps.remote_requests,
+		.remote_failures = ps.remote_failures,
+		.remote_retries = ps.remote_retries,
 	};
 	server_reply(s, id, stats_to_json(&st));
 }

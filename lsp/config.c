@@ -499,6 +499,12 @@ static const struct project_rule {
 	{ "maxMessageMB", 64, "larger messages are your choice" },
 	{ "completion.candidates", 8, "more work per keystroke is your choice" },
 	{ "completion.maxTokens", 256, "more work per keystroke is your choice" },
+	/* a cloned repository must not send the code (or the key) elsewhere */
+	{ "backend", CONFIG_BACKEND_CUDA, "only you decide whether code is sent to a server" },
+	{ "remote.url", PROJECT_IGNORED, "only you decide where code is sent" },
+	{ "remote.apiKeyEnv", PROJECT_IGNORED, "only you decide which key is sent" },
+	{ "remote.caFile", PROJECT_IGNORED, "only you decide which servers are trusted" },
+	{ "remote.tokenizer", PROJECT_IGNORED, "a repository does not choose the files loaded" },
 };
 
 const char *config_project_rule(const char *key, int *max)

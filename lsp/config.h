@@ -26,7 +26,11 @@
  * with what costs resources or exposes text (config_project_rule): `model`
  * and `log.messageText` are ignored there, `log.level` above info is ignored,
  * and `threads`, `cache.memoryMB`, `maxMessageMB`, `completion.candidates`
- * and `completion.maxTokens` are clamped, each with a warning.
+ * and `completion.maxTokens` are clamped, each with a warning. Nor does it
+ * choose where the code goes: `backend` "remote", `remote.url`,
+ * `remote.apiKeyEnv`, `remote.caFile` and `remote.tokenizer` are ignored
+ * there (a cloned repository must not send your code, or your key, to its
+ * own server).
  *
  * Threads: a struct config belongs to the thread that created it.
  */
@@ -42,6 +46,14 @@ enum config_backend {
 	CONFIG_BACKEND_AUTO,
 	CONFIG_BACKEND_CPU,
 	CONFIG_BACKEND_CUDA,
+	CONFIG_BACKEND_REMOTE, /* an inference server over HTTP (remote.*) */
+};
+
+/* The HTTP API a remote backend speaks (remote.api). */
+enum config_remote_api {
+	CONFIG_REMOTE_OPENAI,       /* POST /v1/completions (vLLM, TGI, llama-server, Ollama) */
+	CONFIG_REMOTE_LLAMA_INFILL, /* POST /infill (llama-server) */
+	CONFIG_REMOTE_OLLAMA,       /* POST /api/generate with suffix (Ollama) */
 };
 
 enum config_kv_type {
@@ -96,7 +108,33 @@ enum config_kind {
 	  CONFIG_SCOPE_GLOBAL,                                                                     \
 	  "when model cannot be loaded, load the embedded model instead, with a warning")          \
 	X(backend, "backend", CONFIG_KIND_ENUM, enum config_backend, CONFIG_BACKEND_AUTO, NULL, 0, \
-	  2, "auto|cpu|cuda", CONFIG_SCOPE_GLOBAL, "where the model runs")                         \
+	  3, "auto|cpu|cuda|remote", CONFIG_SCOPE_GLOBAL,                                          \
+	  "where the model runs (remote: an inference server at remote.url)")                      \
+	X(remote_url, "remote.url", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL,               \
+	  CONFIG_SCOPE_GLOBAL,                                                                     \
+	  "base URL of the inference server for backend remote (http://host:8080); not from a "    \
+	  "project file")                                                                          \
+	X(remote_api, "remote.api", CONFIG_KIND_ENUM, enum config_remote_api,                      \
+	  CONFIG_REMOTE_OPENAI, NULL, 0, 2, "openai|llama-infill|ollama", CONFIG_SCOPE_GLOBAL,     \
+	  "the server's API: /v1/completions, llama-server's /infill, or Ollama's /api/generate")  \
+	X(remote_model, "remote.model", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL,           \
+	  CONFIG_SCOPE_GLOBAL, "model name sent to the server (vLLM and Ollama need it)")          \
+	X(remote_api_key_env, "remote.apiKeyEnv", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL, \
+	  CONFIG_SCOPE_GLOBAL,                                                                     \
+	  "name of the environment variable holding the API key (sent as a Bearer token, never "   \
+	  "logged); not from a project file")                                                      \
+	X(remote_timeout_ms, "remote.timeoutMs", CONFIG_KIND_INT, int, 5000, NULL, 100, 600000,    \
+	  NULL, CONFIG_SCOPE_GLOBAL, "a remote request not answered within this many ms fails")    \
+	X(remote_max_concurrent, "remote.maxConcurrent", CONFIG_KIND_INT, int, 4, NULL, 1, 64,     \
+	  NULL, CONFIG_SCOPE_GLOBAL, "HTTP requests in flight at most (more wait their turn)")     \
+	X(remote_tokenizer, "remote.tokenizer", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL,   \
+	  CONFIG_SCOPE_GLOBAL,                                                                     \
+	  "a GGUF file whose vocabulary counts the prompt's tokens and builds it as token ids "    \
+	  "(unset: 3 bytes per token, text prompt)")                                               \
+	X(remote_ca_file, "remote.caFile", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL,        \
+	  CONFIG_SCOPE_GLOBAL,                                                                     \
+	  "PEM file of the CA that signed the server's certificate (TLS is always verified); not " \
+	  "from a project file")                                                                   \
 	X(threads, "threads", CONFIG_KIND_INT, int, 0, NULL, 0, 1024, NULL, CONFIG_SCOPE_GLOBAL,   \
 	  "CPU worker threads (0: one per physical core)")                                         \
 	X(cache_memory_mb, "cache.memoryMB", CONFIG_KIND_INT, int, 1024, NULL, 16, 1048576, NULL,  \

@@ -32,6 +32,16 @@ static json_t *latency_to_json(const struct stats_latency *v)
 	                 "samples", (json_int_t)v->samples);
 }
 
+static json_t *ratio_to_json(const double *v)
+{
+	return json_real(*v);
+}
+
+static void ratio_from_json(const json_t *j, double *v)
+{
+	*v = json_number_value(j);
+}
+
 static void count_from_json(const json_t *j, uint64_t *v)
 {
 	if (json_is_integer(j) && json_integer_value(j) >= 0) *v = (uint64_t)json_integer_value(j);

@@ -19,7 +19,14 @@
  * X(field, key, kind), in the answer's order. kind is how the value is
  * held and sent: count (uint64_t, a JSON integer), name (a static or
  * borrowed string, "none" when NULL), latency (struct stats_latency, an
- * object).
+ * object), ratio (a double in [0, 1], a JSON real).
+ *
+ * The remote backend's (issue 19): remoteLatencyMs, the HTTP round trip of
+ * each answered request (network + the server's own time); daemonLatencyMs,
+ * the rest of the time from the job's start (after the debounce) to its
+ * answer: slicing, prompt, validation, rerank, hand-offs; remoteShare, the
+ * remote's part of the sum of both; remoteRequests/Failures/Retries, HTTP
+ * calls made, failed, and connection attempts repeated. All 0 in process.
  */
 #define STATS_FIELDS(X)                                                \
 	X(requests, "requests", count)                                 \
@@ -45,7 +52,13 @@
 	X(kv_touched_mb, "kvTouchedMB", count)                         \
 	X(project_tokens, "projectTokens", count)                      \
 	X(project_lines, "projectLines", count)                        \
-	X(index_files, "indexFiles", count)
+	X(index_files, "indexFiles", count)                            \
+	X(remote_latency_ms, "remoteLatencyMs", latency)               \
+	X(daemon_latency_ms, "daemonLatencyMs", latency)               \
+	X(remote_share, "remoteShare", ratio)                          \
+	X(remote_requests, "remoteRequests", count)                    \
+	X(remote_failures, "remoteFailures", count)                    \
+	X(remote_retries, "remoteRetries", count)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */
@@ -58,6 +71,7 @@ struct stats_latency {
 #define STATS_TYPE_count   uint64_t
 #define STATS_TYPE_name    const char *
 #define STATS_TYPE_latency struct stats_latency
+#define STATS_TYPE_ratio   double
 
 /* One answer's values. Names are borrowed (static strings on the server;
  * the parsed JSON's for stats_from_json). */

@@ -36,10 +36,71 @@ nil: leave it to the server."
   :group 'infill-settings)
 
 (defcustom infill-backend nil
-  "Where the model runs.
+  "Where the model runs (remote: an inference server at remote.url).
 Server setting \"backend\" (server default \"auto\").
 nil: leave it to the server."
-  :type '(choice (const :tag "Server default" nil) (const "auto") (const "cpu") (const "cuda"))
+  :type '(choice (const :tag "Server default" nil) (const "auto") (const "cpu") (const "cuda") (const "remote"))
+  :group 'infill-settings)
+
+(defcustom infill-remote-url nil
+  "Base URL of the inference server for backend remote (http://host:8080); not
+from a project file.
+Server setting \"remote.url\" (server default unset).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
+  :group 'infill-settings)
+
+(defcustom infill-remote-api nil
+  "The server's API: /v1/completions, llama-server's /infill, or Ollama's
+/api/generate.
+Server setting \"remote.api\" (server default \"openai\").
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (const "openai") (const "llama-infill") (const "ollama"))
+  :group 'infill-settings)
+
+(defcustom infill-remote-model nil
+  "Model name sent to the server (vLLM and Ollama need it).
+Server setting \"remote.model\" (server default unset).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
+  :group 'infill-settings)
+
+(defcustom infill-remote-api-key-env nil
+  "Name of the environment variable holding the API key (sent as a Bearer
+token, never logged); not from a project file.
+Server setting \"remote.apiKeyEnv\" (server default unset).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
+  :group 'infill-settings)
+
+(defcustom infill-remote-timeout-ms nil
+  "A remote request not answered within this many ms fails.
+Server setting \"remote.timeoutMs\" (server default 5000; range 100..600000).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
+  :group 'infill-settings)
+
+(defcustom infill-remote-max-concurrent nil
+  "HTTP requests in flight at most (more wait their turn).
+Server setting \"remote.maxConcurrent\" (server default 4; range 1..64).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
+  :group 'infill-settings)
+
+(defcustom infill-remote-tokenizer nil
+  "A GGUF file whose vocabulary counts the prompt's tokens and builds it as
+token ids (unset: 3 bytes per token, text prompt).
+Server setting \"remote.tokenizer\" (server default unset).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
+  :group 'infill-settings)
+
+(defcustom infill-remote-ca-file nil
+  "PEM file of the CA that signed the server's certificate (TLS is always
+verified); not from a project file.
+Server setting \"remote.caFile\" (server default unset).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
   :group 'infill-settings)
 
 (defcustom infill-threads nil
@@ -272,6 +333,14 @@ nil: leave it to the server."
     ("model" . infill-model)
     ("modelFallback" . infill-model-fallback)
     ("backend" . infill-backend)
+    ("remote.url" . infill-remote-url)
+    ("remote.api" . infill-remote-api)
+    ("remote.model" . infill-remote-model)
+    ("remote.apiKeyEnv" . infill-remote-api-key-env)
+    ("remote.timeoutMs" . infill-remote-timeout-ms)
+    ("remote.maxConcurrent" . infill-remote-max-concurrent)
+    ("remote.tokenizer" . infill-remote-tokenizer)
+    ("remote.caFile" . infill-remote-ca-file)
     ("threads" . infill-threads)
     ("cache.memoryMB" . infill-cache-memory-mb)
     ("cache.kvType" . infill-cache-kv-type)
@@ -307,6 +376,14 @@ nil: leave it to the server."
     ("model" . nil)
     ("modelFallback" . t)
     ("backend" . "auto")
+    ("remote.url" . nil)
+    ("remote.api" . "openai")
+    ("remote.model" . nil)
+    ("remote.apiKeyEnv" . nil)
+    ("remote.timeoutMs" . 5000)
+    ("remote.maxConcurrent" . 4)
+    ("remote.tokenizer" . nil)
+    ("remote.caFile" . nil)
     ("threads" . 0)
     ("cache.memoryMB" . 1024)
     ("cache.kvType" . "f16")

@@ -22,7 +22,8 @@
 	X(bench, "measure prompt and decode speed against the memory bound")      \
 	X(mkmodel, "write a random-weight model of a Llama shape to a GGUF file") \
 	X(replay, "replay a typing session over LSP and report latency")          \
-	X(eval, "measure completion quality on FIM cases cut from source files")
+	X(eval, "measure completion quality on FIM cases cut from source files")  \
+	X(pull, "download a model file (resumable, sha256-checked)")
 
 struct cli_command {
 	const char *name;

@@ -150,6 +150,7 @@ static void memory_store(struct complete_memory *m, size_t line_start, size_t pr
 
 static size_t count_tokens(void *ctx, const char *text, size_t len)
 {
+	if (!ctx) return (len + COMPLETE_BYTES_PER_TOKEN - 1) / COMPLETE_BYTES_PER_TOKEN;
 	int n = tokenizer_count(ctx, text, len, false);
 	return n < 0 ? len : (size_t)n; /* out of memory: bytes over-count, safely */
 }
@@ -804,6 +805,10 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 
 	struct infer_error ierr;
 	memset(&ierr, 0, sizeof ierr);
+	if (opt->prefill_only && !engine) { /* nothing to prefill into */
+		rc = 0;
+		goto done;
+	}
 	if (opt->prefill_only) { /* background work: the cache filled, nothing decoded */
 		rc = engine_prefill(engine, &r->rq, &r->er, &ierr);
 		out->prompt_tokens = r->er.prompt_tokens;
@@ -814,7 +819,9 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		if (rc < 0) rc = fail(err, rc, ierr.message[0] ? ierr.message : "prefill failed");
 		goto done;
 	}
-	rc = engine_run(engine, &r->rq, &r->er, &ierr);
+	rc = opt->generate ? opt->generate(opt->generate_ud, &r->rq, &r->er, &ierr)
+	     : engine      ? engine_run(engine, &r->rq, &r->er, &ierr)
+	                   : infer_error_set(&ierr, -EINVAL, "no model loaded");
 	out->prefilled_tokens = r->er.prefilled_tokens;
 	out->budget = r->er.budget;
 	out->shortened = r->er.budget == ENGINE_BUDGET_SHORT;

@@ -85,6 +85,15 @@ struct complete_options {
 	/* Prefill the prompt into the prefix cache and stop (background work):
 	 * no candidates; out->prefilled_tokens says what was computed. */
 	bool prefill_only;
+	/* Another generator in the engine's place (the remote backend,
+	 * remote_bridge.c): called on the run's thread with the request that
+	 * complete_run built (borrowed for the call), it fills *res as
+	 * engine_run would (candidates, then the given texts scored) and
+	 * returns 0, ENGINE_ECANCELED or a negative code with *err set. NULL:
+	 * engine_run on the engine passed to complete_run. */
+	int (*generate)(void *ud, const struct engine_request *rq, struct engine_result *res,
+	                struct infer_error *err);
+	void *generate_ud;
 };
 
 /* Everything on: what the server does. */
@@ -135,6 +144,11 @@ struct complete_result {
 /* Frees what a result owns; accepts a zeroed or already finished result. */
 void complete_result_finish(struct complete_result *r);
 
+/* Without a vocabulary, a token is counted as this many bytes: source code
+ * runs 3 to 4 bytes a token in the BPE vocabularies of code models, so 3
+ * errs towards a prompt shorter than the budget, never longer. */
+#define COMPLETE_BYTES_PER_TOKEN 3
+
 /* Why a run failed: code is what complete_run returned (a negative errno
  * value; ENGINE_ECANCELED when cancelled), message says it for a person. */
 struct complete_error {
@@ -146,7 +160,10 @@ struct complete_error {
  * Runs one completion of text[0..len) at byte offset cursor, for
  * language_id (an LSP languageId; one without a grammar is completed and
  * shown unchecked), with the settings already resolved for that language.
- * engine and tok belong to the calling thread's model (borrowed). Fills *out
+ * engine and tok belong to the calling thread's model (borrowed); engine may
+ * be NULL when opt->generate is set, and tok NULL when no vocabulary is
+ * known (the remote backend without remote.tokenizer): token budgets are
+ * then counted as COMPLETE_BYTES_PER_TOKEN bytes a token. Fills *out
  * (caller's memory; release with complete_result_finish whatever the
  * return). Returns 0, ENGINE_ECANCELED when opt->cancel was set (out->count
  * is 0), -EINVAL (cursor past len), -ENOMEM, or the engine's negative code;

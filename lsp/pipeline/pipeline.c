@@ -60,6 +60,7 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 	void *ud = job->ud;
 	/* record before the callback: it may submit the next job at once */
 	if (!job->status && job->req->text) fast_record(&p->docs, job->req, r);
+	remote_bridge_record(p, job);
 	done(ud, job->status, r);
 	job_free(p, job);
 }
@@ -127,6 +128,16 @@ static void closed(uv_handle_t *h)
 	}
 }
 
+static void close_async(struct pipeline *p)
+{
+	if (p->async_started) {
+		uv_close((uv_handle_t *)&p->async, closed);
+	} else {
+		p->async.data = p;
+		closed((uv_handle_t *)&p->async);
+	}
+}
+
 static void finish_close(struct pipeline *p)
 {
 	if (p->thread_started) {
@@ -140,12 +151,8 @@ static void finish_close(struct pipeline *p)
 	if (p->loading && p->host.progress)
 		p->host.progress(p->host.ud, LOAD_TITLE, "stopped", 100, true);
 	p->loading = false;
-	if (p->async_started) {
-		uv_close((uv_handle_t *)&p->async, closed);
-	} else {
-		p->async.data = p;
-		closed((uv_handle_t *)&p->async);
-	}
+	/* the HTTP client's handles first, then the async handle */
+	remote_bridge_close(p, close_async);
 }
 
 static void on_async(uv_async_t *a)
@@ -158,6 +165,7 @@ static void on_async(uv_async_t *a)
 	p->events_head = p->events_tail = NULL;
 	bool exited = p->thread_exited;
 	pthread_mutex_unlock(&p->mu);
+	remote_bridge_start_pending(p); /* HTTP calls the engine thread asked for */
 
 	for (struct event *ev = events, *next; ev; ev = next) {
 		next = ev->next;
@@ -218,7 +226,9 @@ void pipeline_close(struct pipeline *p, void (*done)(void *ud), void *ud)
 	for (struct pipeline_job *j = p->live; j; j = j->next) {
 		j->dropped = true;
 		atomic_store(&j->cancel, 1);
+		remote_bridge_cancel_job(p, j);
 	}
+	remote_bridge_start_pending(p); /* ends those not started yet */
 	if (!p->thread_started) {
 		finish_close(p);
 		return;
@@ -243,6 +253,7 @@ void pipeline_free(struct pipeline *p)
 		pthread_join(p->thread, NULL);
 	}
 	while (p->live) job_free(p, p->live);
+	remote_client_free(p->remote);
 	for (struct event *ev = p->events_head, *next; ev; ev = next) {
 		next = ev->next;
 		worker_event_free(ev);
@@ -258,8 +269,15 @@ void pipeline_free(struct pipeline *p)
 void pipeline_configure(struct pipeline *p, const struct settings *settings)
 {
 	if (p->closing) return;
-	char *path = settings->model && settings->model[0] ? strdup(settings->model)
-	                                                   : complete_default_model_path();
+	char *path;
+	if (settings->backend == CONFIG_BACKEND_REMOTE) { /* no model: a tokenizer, maybe */
+		const char *tp = settings->remote_tokenizer ? settings->remote_tokenizer : "";
+		path = malloc(strlen(PIPELINE_REMOTE_PREFIX) + strlen(tp) + 1);
+		if (path) strcat(strcpy(path, PIPELINE_REMOTE_PREFIX), tp);
+	} else {
+		path = settings->model && settings->model[0] ? strdup(settings->model)
+		                                             : complete_default_model_path();
+	}
 	if (!path || async_start(p)) {
 		free(path);
 		log_error(p->log, "cannot configure the engine (out of memory or handles)");
@@ -335,6 +353,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 	job->req = req;
 	job->done = done;
 	job->ud = ud;
+	job->submit_ns = uv_hrtime();
 	atomic_init(&job->cancel, 0);
 	job->next = p->live;
 	if (p->live) p->live->prev = job;
@@ -396,10 +415,10 @@ bool pipeline_answers_at_once(struct pipeline *p, const struct completion_reques
 
 void pipeline_cancel(struct pipeline *p, struct pipeline_job *job)
 {
-	(void)p;
 	if (!job) return;
 	job->dropped = true;
 	atomic_store(&job->cancel, 1);
+	remote_bridge_cancel_job(p, job); /* its connections close now */
 	/* freed when the engine hands it back (at its next decode step) */
 }
 
@@ -453,4 +472,5 @@ void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)
 	pthread_mutex_lock(&mp->mu);
 	*out = p->stats;
 	pthread_mutex_unlock(&mp->mu);
+	remote_bridge_stats(p, out);
 }

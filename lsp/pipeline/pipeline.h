@@ -3,8 +3,9 @@
  * face to the server (lsp/ includes nothing else from lsp/pipeline/). The
  * server hands over one request with a snapshot of the document and gets
  * candidates back on the loop thread. The in-process engine plugs in here
- * (pipeline.c, worker.c); a remote backend is meant to plug in behind the
- * same functions.
+ * (pipeline.c, worker.c), and so does the remote backend (`backend:
+ * "remote"`, remote_bridge.c): the same slicing, validation and rerank, with
+ * the forward passes on an inference server over HTTP.
  *
  * This file is the seam between the LSP side (debounce, supersede, cancel,
  * LSP items; completion.c) and the engine side (fast path, AST context,
@@ -28,6 +29,7 @@
 #include "document.h"
 #include "log.h"
 #include "position.h"
+#include "stats.h"
 
 enum completion_kind {
 	COMPLETION_KIND_INLINE, /* textDocument/inlineCompletion: ghost text */
@@ -156,6 +158,10 @@ struct pipeline_stats {
 	uint64_t accepted_draft_tokens;     /* of those, kept (a decode step saved each) */
 	uint64_t project_tokens;            /* prompt tokens of project context (issue 22) */
 	uint64_t project_lines;             /* other files' lines scored as candidates */
+	/* the remote backend (0 in process): see stats.h */
+	struct stats_latency remote_latency, daemon_latency;
+	double remote_share;
+	uint64_t remote_requests, remote_failures, remote_retries;
 };
 
 struct pipeline;

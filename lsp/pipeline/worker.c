@@ -19,6 +19,8 @@
  */
 #include "worker.h"
 
+#include "gguf.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +264,46 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 	}
 }
 
+/* The remote backend's "load" (path: PIPELINE_REMOTE_PREFIX then the
+ * remote.tokenizer file, or nothing): no model, perhaps a vocabulary to
+ * count and build prompts with. A vocabulary that cannot be read is
+ * reported and the backend runs without it. */
+static void load_remote(struct pipeline *p, const char *path, struct gguf_file **gp,
+                        struct tokenizer **tp)
+{
+	tokenizer_free(*tp);
+	gguf_close(*gp);
+	*tp = NULL;
+	*gp = NULL;
+	const char *file = path + strlen(PIPELINE_REMOTE_PREFIX);
+	char msg[600];
+	if (file[0]) {
+		struct infer_error err;
+		memset(&err, 0, sizeof err);
+		struct gguf_file *g = gguf_open(file, &err);
+		struct tokenizer *t = g ? tokenizer_load(g, &err) : NULL;
+		if (!t) {
+			gguf_close(g);
+			snprintf(msg, sizeof msg,
+			         "infill: cannot read remote.tokenizer %.200s: %.250s; prompts are "
+			         "counted at %d bytes a token and sent as text",
+			         file, err.message, COMPLETE_BYTES_PER_TOKEN);
+			post_event(p, EVENT_WARNING, 0, false, msg);
+		} else {
+			*gp = g;
+			*tp = t;
+		}
+	}
+	stats_set_model(p, "remote", "none", 0);
+	pthread_mutex_lock(&p->mu);
+	p->stats.kv_touched_mb = 0; /* no KV pool here */
+	pthread_mutex_unlock(&p->mu);
+	atomic_store(&p->ready, true);
+	log_info(p->log, "remote backend ready (%s)",
+	         *tp ? "the prompt built with remote.tokenizer's vocabulary"
+	             : "no vocabulary: a text prompt, 3 bytes a token");
+}
+
 /*
  * The model file changed on disk (issue 17): a re-download truncates it or
  * puts another file in its place while it is mapped. Before each job the
@@ -357,11 +399,11 @@ static uint64_t kv_touched_mb(struct model *m, enum config_kv_type type)
 
 /* Runs one job; fills job->status and job->result. */
 static void run_job(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
-                    struct pipeline_job *job)
+                    struct pipeline_job *job, bool remote, const struct tokenizer *rtok)
 {
 	struct completion_request *req = job->req;
 	job->status = 0;
-	if (!e) return;                  /* no model: answered empty */
+	if (!e && !remote) return;       /* no model: answered empty */
 	if (atomic_load(&job->cancel)) { /* nobody waits any more */
 		pthread_mutex_lock(&p->mu);
 		p->stats.never_started++;
@@ -374,18 +416,26 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	opt.previous_len = job->previous_len;
 	opt.use_cache = req->settings.cache_enabled;
 	opt.seed = req->seq;
-	opt.n_ctx = model_info(m)->n_ctx_train;
 	opt.memory = edoc_memory(edocs, req->uri);
-	opt.fit_deadline = req->settings.completion_prefill_budget;
-	/* The deadline counts from the request's arrival: the debounce and any
-	 * wait in the queue are part of what the user waits for. */
-	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
-		opt.deadline_ms =
-		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
+	struct remote_gen gen = { p, job, rtok };
+	if (remote) {
+		/* the server decides its own context; remote.timeoutMs bounds the
+		 * wait (completion.deadlineMs cuts local decoding only) */
+		opt.generate = remote_bridge_generate;
+		opt.generate_ud = &gen;
+	} else {
+		opt.n_ctx = model_info(m)->n_ctx_train;
+		opt.fit_deadline = req->settings.completion_prefill_budget;
+		/* The deadline counts from the request's arrival: the debounce
+		 * and any wait in the queue are part of what the user waits for. */
+		if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
+			opt.deadline_ms = (double)req->arrival_ns / 1e6 +
+			                  req->settings.completion_deadline_ms;
+	}
 	struct engine_snippet *proj = project_apply(req, &opt);
 	struct complete_result res;
-	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-	                      req->cursor, &req->settings, &opt, &res, NULL);
+	int rc = complete_run(e, remote ? rtok : model_tokenizer(m), req->language_id, req->text,
+	                      req->text_len, req->cursor, &req->settings, &opt, &res, NULL);
 	free(proj);
 	job->figures = res;
 	job->figures.items = NULL;
@@ -400,8 +450,8 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.prompt_tokens += (uint64_t)processed;
 	p->stats.cached_prompt_tokens += (uint64_t)cached;
 	if (!processed && rc == ENGINE_ECANCELED) p->stats.never_started++;
-	if (processed && processed == res.prompt_tokens && 2 * cached < processed)
-		p->stats.cold_requests++;
+	if (!remote && processed && processed == res.prompt_tokens && 2 * cached < processed)
+		p->stats.cold_requests++; /* the remote server's cache is its own */
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
 	p->stats.draft_tokens += (uint64_t)(res.draft_tokens > 0 ? res.draft_tokens : 0);
@@ -412,7 +462,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.project_tokens += (uint64_t)(res.project_tokens > 0 ? res.project_tokens : 0);
 	p->stats.project_lines += (uint64_t)(res.project_given > 0 ? res.project_given : 0);
 	p->stats.short_contexts += res.shortened;
-	p->stats.kv_touched_mb = kv_touched_mb(m, req->settings.cache_kv_type);
+	if (m) p->stats.kv_touched_mb = kv_touched_mb(m, req->settings.cache_kv_type);
 	pthread_mutex_unlock(&p->mu);
 	if (rc == ENGINE_ECANCELED) {
 		complete_result_finish(&res);
@@ -602,6 +652,10 @@ void *worker_main(void *arg)
 	 * choice (which the engine takes without a reload) */
 	struct complete_model_spec ms = { 0 };
 	struct todo todo = { 0 };
+	/* the remote backend: on, and remote.tokenizer's vocabulary (or NULL) */
+	bool remote = false;
+	struct gguf_file *rgguf = NULL;
+	struct tokenizer *rtok = NULL;
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		while (!p->stop && !p->load_pending && !p->queue_head && !todo.n && !p->n_warm &&
@@ -618,8 +672,24 @@ void *worker_main(void *arg)
 			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
 			atomic_store(&p->ready, false);
 			pthread_mutex_unlock(&p->mu);
-			load(p, spec.path, spec.fallback, &ms, &m, &e);
-			current_set(&cur, spec.path, m);
+			remote = !strncmp(spec.path, PIPELINE_REMOTE_PREFIX,
+			                  strlen(PIPELINE_REMOTE_PREFIX));
+			if (remote) {
+				engine_free(e);
+				model_free(m);
+				e = NULL;
+				m = NULL;
+				load_remote(p, spec.path, &rgguf, &rtok);
+				free(cur.path);
+				cur = (struct current_load){ 0 };
+			} else {
+				tokenizer_free(rtok);
+				gguf_close(rgguf);
+				rtok = NULL;
+				rgguf = NULL;
+				load(p, spec.path, spec.fallback, &ms, &m, &e);
+				current_set(&cur, spec.path, m);
+			}
 			worker_spec_finish(&spec);
 			pthread_mutex_lock(&p->mu);
 			continue;
@@ -696,7 +766,7 @@ void *worker_main(void *arg)
 			edoc_free_all(edocs); /* remembered from the old model's output */
 			edocs = NULL;
 		}
-		run_job(p, e, m, &edocs, job);
+		run_job(p, e, m, &edocs, job, remote, rtok);
 		if (m && model_file_changed(m, NULL, 0)) {
 			/* computed (in part) from a file that changed under the read:
 			 * answered empty; the next job reloads */
@@ -749,6 +819,8 @@ void *worker_main(void *arg)
 	edoc_free_all(edocs);
 	engine_free(e);
 	model_free(m);
+	tokenizer_free(rtok);
+	gguf_close(rgguf);
 	free(cur.path);
 	pthread_mutex_lock(&p->mu);
 	p->thread_exited = true;

@@ -26,6 +26,7 @@
 #include "complete_core.h"
 #include "pipeline.h"
 #include "pipeline_fast.h"
+#include "remote.h"
 
 /* The `model` value that means "no model": every answer is empty. Tests of
  * the server core use it so that they need no model file. */
@@ -45,7 +46,13 @@ struct pipeline_job {
 	bool dropped;      /* loop: cancelled, no callback */
 	int status;        /* engine -> loop: 0 or negative */
 	struct completion_result result;
-	char *previous; /* the suggestion on screen for this document, or NULL */
+	/* the remote backend (loop thread): the HTTP calls in flight, and
+	 * their round trip when answered */
+	struct rcall *rcall;
+	bool remote;
+	double remote_ms;
+	uint64_t submit_ns; /* when pipeline_submit took it (uv_hrtime) */
+	char *previous;     /* the suggestion on screen for this document, or NULL */
 	size_t previous_len;
 	bool fast;                        /* answered by the fast path */
 	struct complete_result figures;   /* counts and timings of the run (no items) */
@@ -74,6 +81,16 @@ struct event {
 	char message[600];
 	struct extension *ext; /* EVENT_EXTENDED only; owned */
 	struct event *next;
+};
+
+/* The remote backend's latency figures (loop thread): the last
+ * REMOTE_SAMPLES answers' HTTP round trips and the daemon's own time. */
+#define REMOTE_SAMPLES 1024
+
+struct remote_figures {
+	double remote_ms[REMOTE_SAMPLES], daemon_ms[REMOTE_SAMPLES];
+	size_t n, at;
+	double remote_sum, daemon_sum; /* over every answer since the start */
 };
 
 /* What a load needs; compared to decide whether a configure means a reload
@@ -124,6 +141,15 @@ struct pipeline {
 	 * engine thread, also with mu held, only when none of these is pending. */
 	atomic_int extend_cancel;
 	struct pipeline_stats stats;
+	/* the remote backend (remote_bridge.c): calls the engine thread asked
+	 * for, not yet started by the loop (under mu); the client, the failure
+	 * last shown and the figures (loop) */
+	struct rcall *rcalls_head, *rcalls_tail;
+	struct remote_client *remote;
+	int remote_last_failure;                   /* kind * 1000 + HTTP status; 0: none shown */
+	uint64_t remote_unsent;                    /* requests failed before any call (settings) */
+	void (*remote_closed)(struct pipeline *p); /* remote_bridge_close's done */
+	struct remote_figures rfig;
 	/* pipeline_warm's hints, newest first (under mu; owned) */
 	struct completion_request *warm[WORKER_WARM_MAX];
 	size_t n_warm;
@@ -140,5 +166,41 @@ void worker_result_finish(struct completion_result *r);
 
 /* Frees an event and what it owns (loop thread). */
 void worker_event_free(struct event *ev);
+
+/* ---- the remote backend (remote_bridge.c) ---------------------------------- */
+
+/* The `model` value that stands for the remote backend in a load spec:
+ * "remote:" then the remote.tokenizer path (empty: none). */
+#define PIPELINE_REMOTE_PREFIX "remote:"
+
+/* What complete_options.generate gets on the engine thread. */
+struct remote_gen {
+	struct pipeline *p;
+	struct pipeline_job *job;
+	const struct tokenizer *tok; /* remote.tokenizer's; NULL: none */
+};
+
+/* complete_options.generate for the remote backend (engine thread): builds
+ * the HTTP calls from rq, hands them to the loop, waits for their end (or
+ * the job's cancel), and fills res. ud is a struct remote_gen. */
+int remote_bridge_generate(void *ud, const struct engine_request *rq, struct engine_result *res,
+                           struct infer_error *err);
+
+/* Loop thread: starts the calls the engine thread asked for (on_async). */
+void remote_bridge_start_pending(struct pipeline *p);
+
+/* Loop thread: the job was cancelled: its calls end now (connections
+ * closed), and the engine thread stops waiting. */
+void remote_bridge_cancel_job(struct pipeline *p, struct pipeline_job *job);
+
+/* Loop thread: records a delivered remote job's figures. */
+void remote_bridge_record(struct pipeline *p, const struct pipeline_job *job);
+
+/* Loop thread: fills out's remote figures. */
+void remote_bridge_stats(const struct pipeline *p, struct pipeline_stats *out);
+
+/* Loop thread: closes the client (if any); done(p) runs when it is closed
+ * (at once when there is none). */
+void remote_bridge_close(struct pipeline *p, void (*done)(struct pipeline *p));
 
 #endif

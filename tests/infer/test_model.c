@@ -7,8 +7,10 @@
  * the batch, so results are identical in practice; the slack only covers
  * SIMD kernels that might group tokens differently.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "gguf.h"
@@ -170,6 +172,39 @@ TEST(kv_shift_roundtrip)
 	kv_seq_free(back);
 	free(a);
 	free(b);
+	model_free(m);
+}
+
+/* Without the NVIDIA driver, asking for CUDA fails at once with the reason,
+ * and auto falls back to the CPU, without loading the CUDA module (its
+ * cuBLAS made every cold start seconds longer on machines with no GPU). */
+TEST(cuda_without_a_driver_says_so)
+{
+	void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (drv) { /* a driver here: the GPU tests cover this machine */
+		dlclose(drv);
+		return;
+	}
+	unsetenv("INFILL_CUDA_MODULE");
+	char path[1024];
+	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.backend = INFER_BACKEND_CUDA;
+	mp.kv_bytes = 1 << 20;
+	struct infer_error err;
+	struct model *m = model_load(&mp, &err);
+	CHECK(m == NULL);
+	CHECK_INT_EQ(err.code, -ENOENT);
+	CHECK(strstr(err.message, "libcuda.so.1") != NULL);
+	mp.backend = INFER_BACKEND_AUTO;
+	m = model_load(&mp, &err);
+	REQUIRE(m != NULL);
+	CHECK(strncmp(model_info(m)->backend_name, "cpu", 3) == 0);
+	/* the module (and cuBLAS with it) was never mapped */
+	void *mod = dlopen("libinfill-cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+	CHECK(mod == NULL);
+	if (mod) dlclose(mod);
 	model_free(m);
 }
 

@@ -227,7 +227,8 @@ TEST(warnings_keep_previous_values)
 	      NULL);
 	CHECK(strstr(w.all, "\"completion.temperature\" must be a number 0..2; keeping 0.5") !=
 	      NULL);
-	CHECK(strstr(w.all, "\"backend\" must be one of auto, cpu, cuda; keeping auto") != NULL);
+	CHECK(strstr(w.all, "\"backend\" must be one of auto, cpu, cuda, remote; keeping auto") !=
+	      NULL);
 	CHECK(strstr(w.all, "\"enabled\" must be true or false") != NULL);
 	CHECK(strstr(w.all, "\"threads\" must be an integer") != NULL);
 	CHECK(strstr(w.all, "\"completion.stop\" must be an array") != NULL);
@@ -422,7 +423,7 @@ TEST(markdown_table)
 	REQUIRE(md);
 	CHECK(strncmp(md, "| key |", 7) == 0);
 	CHECK(strstr(md, "| `completion.candidates` | an integer 1..16 | `3` | yes |") != NULL);
-	CHECK(strstr(md, "| `backend` | one of auto, cpu, cuda | `auto` | no |") != NULL);
+	CHECK(strstr(md, "| `backend` | one of auto, cpu, cuda, remote | `auto` | no |") != NULL);
 	CHECK(strstr(md, "`maxMessageMB`") != NULL);
 	free(md);
 }

@@ -31,6 +31,12 @@ static const char *const documented[] = {
 	"projectTokens",
 	"projectLines",
 	"indexFiles",
+	"remoteLatencyMs",
+	"daemonLatencyMs",
+	"remoteShare",
+	"remoteRequests",
+	"remoteFailures",
+	"remoteRetries",
 };
 
 static struct stats sample(void)
@@ -55,6 +61,12 @@ static struct stats sample(void)
 		.draft_tokens = 16,
 		.accepted_draft_tokens = 17,
 		.kv_touched_mb = 18,
+		.remote_latency_ms = { .p50 = 40.5, .p90 = 41, .p99 = 42, .samples = 3 },
+		.daemon_latency_ms = { .p50 = 1.5, .p90 = 2, .p99 = 3, .samples = 3 },
+		.remote_share = 0.75,
+		.remote_requests = 18,
+		.remote_failures = 19,
+		.remote_retries = 20,
 	};
 }
 
@@ -123,6 +135,12 @@ TEST(round_trip)
 	CHECK_NEAR(back.latency_ms.p50, 10.5, 0);
 	CHECK_NEAR(back.latency_ms.p99, 30.125, 0);
 	CHECK_INT_EQ(back.latency_ms.samples, 9);
+	CHECK_NEAR(back.remote_latency_ms.p50, 40.5, 0);
+	CHECK_NEAR(back.daemon_latency_ms.p99, 3, 0);
+	CHECK_NEAR(back.remote_share, 0.75, 0);
+	CHECK_INT_EQ(back.remote_requests, 18);
+	CHECK_INT_EQ(back.remote_failures, 19);
+	CHECK_INT_EQ(back.remote_retries, 20);
 	json_decref(o);
 }
 

@@ -1,0 +1,283 @@
+/*
+ * remote.h - HTTP to an inference server that already scales (vLLM, TGI,
+ * llama-server, Ollama): the remote backend's transport, its whole public
+ * face. It knows the three APIs' request bodies and streamed replies, and
+ * drives libcurl's multi-socket interface from a libuv loop (uv_poll per
+ * socket, one uv_timer), so no call ever blocks the loop. It knows nothing of
+ * LSP, documents or prompts: lsp/pipeline/remote_bridge.c builds the prompt
+ * and turns replies into candidates.
+ *
+ *   remote_api.c     request bodies, streamed chunks -> choices (pure)
+ *   remote_stream.c  SSE / NDJSON framing (pure)
+ *   remote_client.c  curl multi on the loop: queue, retries, cancel, errors
+ *   remote_pull.c    `infill pull`: a resumable, checked download (blocking)
+ *
+ * Threads: a struct remote_client and its calls belong to the loop thread
+ * that created it; every function here except the pure ones (remote_api_*,
+ * remote_stream_*, remote_pull) runs there, and every callback is delivered
+ * there. The pure ones touch nothing shared.
+ */
+#ifndef INFILL_REMOTE_H
+#define INFILL_REMOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+/* ---- what is asked ------------------------------------------------------- */
+
+enum remote_api {
+	REMOTE_API_OPENAI,       /* POST {url}/v1/completions, SSE */
+	REMOTE_API_LLAMA_INFILL, /* POST {url}/infill (llama-server), SSE */
+	REMOTE_API_OLLAMA,       /* POST {url}/api/generate with suffix, NDJSON */
+};
+
+/* "openai", "llama-infill", "ollama" (static). */
+const char *remote_api_name(enum remote_api api);
+
+/* Where and how to ask. Every string is borrowed for remote_call_start
+ * (the call copies what it keeps). */
+struct remote_endpoint {
+	const char *url; /* base URL: http(s)://host:port[/prefix], no trailing path */
+	enum remote_api api;
+	const char *model;   /* "model" in the body; NULL: left out */
+	const char *api_key; /* sent as "Authorization: Bearer"; NULL: none. Never logged */
+	const char *key_env; /* the variable it came from, for messages; may be NULL */
+	const char *ca_file; /* PEM CA bundle for TLS; NULL: the system's */
+	int timeout_ms;      /* the whole call, retries included */
+};
+
+/* A snippet of context from elsewhere (llama-infill's input_extra). */
+struct remote_extra {
+	const char *name; /* file name; may be NULL */
+	const char *text;
+	size_t len;
+};
+
+/*
+ * One call: n samples of one prompt. The prompt is token ids (tokens,
+ * n_tokens > 0: the FIM prompt exactly as the in-process engine builds it,
+ * for OPENAI), or text: for OPENAI `prompt` (the FIM template written out),
+ * for LLAMA_INFILL `prefix`/`suffix`/`extra` (the server applies its model's
+ * template), for OLLAMA `prefix`/`suffix`. All borrowed for
+ * remote_call_start.
+ */
+struct remote_query {
+	const int32_t *tokens;
+	size_t n_tokens;
+	const char *prompt;
+	size_t prompt_len;
+	const char *prefix, *suffix;
+	size_t prefix_len, suffix_len;
+	const struct remote_extra *extra;
+	size_t n_extra;
+	int n;              /* samples (OPENAI and LLAMA_INFILL send "n"; OLLAMA: 1) */
+	int max_tokens;     /* per sample */
+	double temperature; /* 0: greedy */
+	double top_p;
+	uint64_t seed;
+	const char *const *stop; /* stop strings; may be NULL */
+	size_t n_stop;
+	bool logprobs; /* ask for the chosen tokens' log-probabilities */
+};
+
+/* Why a choice ended. */
+enum remote_finish {
+	REMOTE_FINISH_NONE,   /* the stream ended without saying */
+	REMOTE_FINISH_STOP,   /* end of text or a stop string */
+	REMOTE_FINISH_LENGTH, /* max_tokens */
+};
+
+struct remote_choice {
+	char *text; /* owned, NUL-terminated */
+	size_t len;
+	int32_t n_tokens;   /* chunks or tokens received */
+	int32_t n_logprobs; /* tokens whose log-probability came back (0: none) */
+	double sum_logprob; /* over those, natural log */
+	enum remote_finish finish;
+};
+
+/* What came back. Owned by the library; borrowed by remote_done_fn. */
+struct remote_reply {
+	struct remote_choice *choices; /* n entries, by the server's index */
+	int n;
+	double elapsed_ms; /* from the first byte sent (first attempt) to the last received */
+	double server_ms;  /* the server's own timings where it sends them (llama-server); 0 */
+	int retries;       /* connection attempts repeated */
+};
+
+/* Kinds of failure, each one message the user can act on. */
+#define REMOTE_FAILURES(X)                                                    \
+	X(NONE, "none")                                                       \
+	X(CONNECT, "cannot connect")        /* down, refused, unresolvable */ \
+	X(TIMEOUT, "timed out")             /* past endpoint.timeout_ms */    \
+	X(TLS, "TLS verification failed")   /* unknown CA, wrong host */      \
+	X(AUTH, "key refused")              /* HTTP 401, 403 */               \
+	X(HTTP, "HTTP error")               /* any other status >= 400 */     \
+	X(PROTOCOL, "reply not understood") /* invalid JSON, no choices */    \
+	X(DISCONNECT, "closed mid-answer")  /* the stream broke off */        \
+	X(INTERNAL, "internal error")       /* out of memory, curl setup */   \
+	X(SETTINGS, "settings")             /* remote.url unset, no template */
+
+enum remote_fail_kind {
+#define REMOTE_FAIL_ENUM(name, text) REMOTE_FAIL_##name,
+	REMOTE_FAILURES(REMOTE_FAIL_ENUM)
+#undef REMOTE_FAIL_ENUM
+};
+
+const char *remote_fail_name(enum remote_fail_kind k); /* static: "cannot connect", ... */
+
+struct remote_failure {
+	enum remote_fail_kind kind;
+	int http_status; /* 0 when none came */
+	/* For a person: names the URL, what happened and what to do; never the
+	 * key. */
+	char message[600];
+};
+
+/* ---- the client (remote_client.c), loop thread --------------------------- */
+
+struct remote_client;
+struct remote_call;
+
+/*
+ * Delivered once per call that was not cancelled, on the loop thread, never
+ * from inside remote_call_start. status 0: reply holds the choices (f is
+ * NULL); else a negative errno (-ECONNREFUSED, -ETIMEDOUT, -EIO, -EPROTO,
+ * -EACCES, -ENOMEM) with f saying why (reply NULL). Both borrowed for the
+ * call, except that the callback may take reply->choices (then it sets
+ * reply->choices to NULL and reply->n to 0, and frees them with
+ * remote_reply_finish); the call is freed after it returns.
+ */
+typedef void (*remote_done_fn)(void *ud, int status, struct remote_reply *reply,
+                               const struct remote_failure *f);
+
+/* A new client on loop (borrowed; it must outlive the client) allowing
+ * max_concurrent calls in flight (more wait their turn, FIFO). NULL when out
+ * of memory or libcurl cannot start. */
+struct remote_client *remote_client_new(uv_loop_t *loop, int max_concurrent);
+
+/* Changes how many calls may be in flight (1..64); waiting ones start. */
+void remote_client_set_max_concurrent(struct remote_client *c, int max_concurrent);
+
+/* Cancels every call (no callbacks) and closes the client's handles;
+ * done(ud) runs on the loop when they are closed, then remote_client_free. */
+void remote_client_close(struct remote_client *c, void (*done)(void *ud), void *ud);
+
+/* Frees a closed client (or one that never started a call); accepts NULL. */
+void remote_client_free(struct remote_client *c);
+
+/*
+ * Starts a call; ep and q are borrowed for this call only. Returns 0 with
+ * *out a handle valid until done runs or remote_call_cancel, or a negative
+ * errno (-ENOMEM, -EINVAL for a URL that is not http(s)) and never calls
+ * done.
+ */
+int remote_call_start(struct remote_client *c, const struct remote_endpoint *ep,
+                      const struct remote_query *q, remote_done_fn done, void *ud,
+                      struct remote_call **out);
+
+/* Cancels a call: its callback will not run, and its connection is closed
+ * now (the server sees the stream end and stops generating). call is
+ * invalid afterwards. */
+void remote_call_cancel(struct remote_client *c, struct remote_call *call);
+
+/* Counters since the client started. */
+struct remote_client_stats {
+	uint64_t calls, failures, retries, cancelled;
+	int in_flight, waiting;
+};
+void remote_client_get_stats(const struct remote_client *c, struct remote_client_stats *out);
+
+/* ---- request bodies and replies (remote_api.c), pure --------------------- */
+
+/* The request path for api ("/v1/completions", ...); static. */
+const char *remote_api_path(enum remote_api api);
+
+/* The JSON body of q for ep (model) as a new NUL-terminated string (caller
+ * frees), streamed; NULL when out of memory. */
+char *remote_api_body(const struct remote_endpoint *ep, const struct remote_query *q);
+
+/* Choices being assembled from a stream (caller's memory; zero it, then
+ * remote_acc_finish). */
+struct remote_acc {
+	struct remote_choice *choices;
+	int n, cap;
+	bool done;        /* the stream said it is complete ([DONE], done: true, ...) */
+	double server_ms; /* timings, when sent */
+	char error[300];  /* an error object in the stream ("" when none) */
+};
+
+/* Feeds one JSON payload (an SSE data line, an NDJSON line or a whole
+ * non-streamed reply) of api. Returns 0, -EPROTO when it is not JSON or not
+ * a shape of that API (acc->error may say why), -ENOMEM. */
+int remote_acc_feed(struct remote_acc *acc, enum remote_api api, const char *json, size_t len);
+
+/* Moves the choices out into *reply (acc left empty). */
+void remote_acc_take(struct remote_acc *acc, struct remote_reply *reply);
+
+void remote_acc_finish(struct remote_acc *acc);
+void remote_reply_finish(struct remote_reply *r);
+
+/* ---- stream framing (remote_stream.c), pure ------------------------------ */
+
+/*
+ * Splits a byte stream into payloads: SSE `data:` lines (the `[DONE]`
+ * sentinel ends it; comments and other fields are skipped) and bare JSON
+ * lines (NDJSON). Bytes that never formed a line are kept for
+ * remote_stream_rest (a reply that was not streamed: one JSON document,
+ * possibly pretty-printed).
+ */
+struct remote_stream {
+	char *buf; /* pending bytes (owned) */
+	size_t len, cap;
+	char *all; /* every byte so far, up to REMOTE_STREAM_KEEP (owned) */
+	size_t all_len, all_cap;
+	bool done_seen;   /* "data: [DONE]" */
+	bool sse_payload; /* the payload being delivered came from a data: line */
+	size_t payloads;
+};
+
+#define REMOTE_STREAM_KEEP ((size_t)1 << 20)
+
+/* Called with each payload (borrowed for the call); non-zero stops the feed
+ * and is returned from remote_stream_feed. */
+typedef int (*remote_payload_fn)(void *ud, const char *payload, size_t len);
+
+int remote_stream_feed(struct remote_stream *s, const char *data, size_t len, remote_payload_fn fn,
+                       void *ud);
+/* The whole body seen so far (borrowed; up to REMOTE_STREAM_KEEP bytes). */
+const char *remote_stream_all(const struct remote_stream *s, size_t *len);
+void remote_stream_finish(struct remote_stream *s);
+
+/* ---- SHA-256 (sha256.c), pure ------------------------------------------- */
+
+struct remote_sha256 {
+	uint32_t h[8];
+	unsigned char buf[64];
+	size_t n;
+	uint64_t total;
+};
+void remote_sha256_init(struct remote_sha256 *s);
+void remote_sha256_update(struct remote_sha256 *s, const void *data, size_t len);
+/* The digest as 64 lowercase hex digits and a NUL; s is spent. */
+void remote_sha256_hex(struct remote_sha256 *s, char out[65]);
+
+/* ---- downloads (remote_pull.c), blocking: the command line only ---------- */
+
+struct remote_pull_options {
+	const char *url;    /* http(s) */
+	const char *out;    /* the file written; a partial download is OUT.part */
+	const char *sha256; /* 64 hex digits to check, or NULL */
+	const char *ca_file;
+	bool progress; /* a progress line on stderr */
+};
+
+/* Downloads url to out, resuming OUT.part with a Range request when it
+ * exists, then checks the sha256 when given (a mismatch keeps nothing: the
+ * file is removed) and renames into place. Returns 0 or a negative errno with
+ * msg (msg_len bytes) saying why. */
+int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len);
+
+#endif

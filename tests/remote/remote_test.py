@@ -1,0 +1,442 @@
+"""The remote backend (issue 19) end to end over LSP against a fake server
+on the loopback (fakeserver.py): answers come back as items, validated; each
+fault (server down, slow past remote.timeoutMs, HTTP 500, invalid JSON, a
+disconnect mid-stream, a wrong key, TLS with an unknown CA) is one clear
+window/showMessage however many keystrokes hit it, and the daemon goes on
+answering; a superseded request's stream is closed at once; a project file
+cannot point the daemon at a server; `infill pull` resumes and checks.
+
+usage: remote_test.py INFILL CASE  (or --list)
+"""
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lsp"))
+sys.path.insert(0, HERE)
+from lspclient import Client  # noqa: E402
+from fakeserver import ANSWER, FakeServer, free_port  # noqa: E402
+
+URI = "file:///tmp/infill-remote/a.py"
+PY = "def add(a, b):\n    \n    return total\n"
+LINE, CH = 1, 4  # the blank line in add()
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what, *context):
+    if not cond:
+        raise Failed(what + "".join("\n  " + str(c)[:3000] for c in context))
+
+
+def start(binary, settings, env=None):
+    c = Client(binary, args=["--user-config", ""], env=env)
+    opts = {"backend": "remote", "remote.api": "openai", "fim.template": "qwen",
+            "completion.debounceMs": 0, "completion.candidates": 2,
+            "remote.timeoutMs": 10000}
+    opts.update(settings)
+    c.initialize(capabilities={"window": {"workDoneProgress": True}}, init_options=opts)
+    c.notify("textDocument/didOpen", {"textDocument": {
+        "uri": URI, "languageId": "python", "version": 1, "text": PY}})
+    # until the backend is up, requests are answered empty at once
+    deadline = time.time() + 30
+    while c.request("infill/stats")["result"]["backend"] != "remote":
+        check(time.time() < deadline, "the remote backend came up", c.log())
+        time.sleep(0.02)
+    return c
+
+
+def inline_async(c, line=LINE, ch=CH):
+    return c.request_async("textDocument/inlineCompletion", {
+        "textDocument": {"uri": URI}, "position": {"line": line, "character": ch},
+        "context": {"triggerKind": 1}})
+
+
+def inline(c, line=LINE, ch=CH, timeout=30):
+    r = c.response(inline_async(c, line, ch), timeout)
+    check("result" in r, "inline completion answered", r)
+    return r["result"]["items"]
+
+
+def stats(c):
+    return c.request("infill/stats")["result"]
+
+
+def messages(c, type_=None):
+    return [m["params"]["message"] for m in c.notifications
+            if m.get("method") == "window/showMessage"
+            and (type_ is None or m["params"]["type"] == type_)]
+
+
+# ---- answers --------------------------------------------------------------
+
+def answered(binary, api):
+    srv = FakeServer("ok")
+    c = start(binary, {"remote.url": srv.url, "remote.api": api})
+    try:
+        items = inline(c)
+        texts = [i["insertText"] for i in items]
+        check(any(t.startswith(ANSWER) for t in texts), "the server's text is shown", texts)
+        s = stats(c)
+        check(s["backend"] == "remote", "stats name the backend", s)
+        check(s["remoteRequests"] >= 1 and s["remoteFailures"] == 0, "one call, no failure", s)
+        check(s["remoteLatencyMs"]["samples"] >= 1 and s["daemonLatencyMs"]["samples"] >= 1,
+              "latency split recorded", s)
+        check(0 < s["remoteShare"] <= 1, "remote share", s)
+        for key in ("requests", "latencyMs", "promptTokens", "kvType"):  # the old keys stay
+            check(key in s, "stats keep " + key, s)
+        path, body, headers = srv.requests[0]
+        return path, body, srv
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_openai(binary):
+    """/v1/completions: greedy call (n 1, temperature 0) and the samples
+    (n = candidates - 1), streamed, with log-probabilities asked for; the
+    text prompt written with fim.template (no tokenizer)."""
+    path, body, srv = answered(binary, "openai")
+    check(path == "/v1/completions", "the path", path)
+    bodies = [b for _, b, _ in srv.requests]
+    greedy = [b for b in bodies if b["temperature"] == 0]
+    check(greedy and greedy[0]["n"] == 1, "a greedy call", bodies)
+    check(any(b["n"] == 1 and b["temperature"] > 0 for b in bodies), "a sampled call", bodies)
+    check(body["stream"] is True and body["logprobs"] == 1, "streamed, with logprobs", body)
+    check(body["prompt"].startswith("<|fim_prefix|>def add(a, b):")
+          and "<|fim_suffix|>" in body["prompt"] and body["prompt"].endswith("<|fim_middle|>"),
+          "the qwen FIM prompt as text", body["prompt"])
+
+
+def case_llama_infill(binary):
+    """/infill: prefix and suffix for the server's own template."""
+    path, body, _ = answered(binary, "llama-infill")
+    check(path == "/infill", "the path", path)
+    check(body["input_prefix"].startswith("def add(a, b):") and
+          body["input_suffix"].lstrip().startswith("return total"), "prefix and suffix", body)
+
+
+def case_ollama(binary):
+    """/api/generate with suffix: one greedy call (no n in that API)."""
+    path, body, srv = answered(binary, "ollama")
+    check(path == "/api/generate", "the path", path)
+    check(len(srv.requests) == 1 and body["options"]["temperature"] == 0, "one greedy call",
+          srv.requests)
+    check("suffix" in body, "suffix sent", body)
+
+
+# ---- faults ---------------------------------------------------------------
+
+def fault(binary, settings, expect, srv=None, env=None, keystrokes=3, secret=None):
+    """Each keystroke's request fails; one message names the fault; the
+    daemon answers on (empty items, infill/stats)."""
+    c = start(binary, settings, env=env)
+    try:
+        for k in range(keystrokes):
+            items = inline(c)
+            check(items == [], "a failed request answers empty", items)
+        c.drain(0.3)
+        errs = [m for m in messages(c, 1) if "remote backend" in m]
+        check(len(errs) == 1, "exactly one message for %d failing keystrokes" % keystrokes,
+              messages(c))
+        check(expect in errs[0], "the message says " + repr(expect), errs[0])
+        s = stats(c)
+        check(s["remoteFailures"] >= keystrokes, "failures counted", s)
+        if secret:
+            check(secret not in c.log() and secret not in json.dumps(c.notifications),
+                  "the key is never logged or shown")
+        check(c.shutdown_exit() == 0, "clean exit after the faults")
+        return errs[0]
+    finally:
+        c.kill()
+        if srv:
+            srv.stop()
+
+
+def case_fault_down(binary):
+    """Nothing listens: refused, retried with backoff, then one message."""
+    port = free_port()
+    msg = fault(binary, {"remote.url": "http://127.0.0.1:%d" % port}, "cannot connect")
+    check("3 attempts" in msg, "retried twice before giving up", msg)
+
+
+def case_fault_slow(binary):
+    srv = FakeServer("slow", delay=3.0)
+    fault(binary, {"remote.url": srv.url, "remote.timeoutMs": 300},
+          "did not answer within remote.timeoutMs (300 ms)", srv, keystrokes=2)
+
+
+def case_fault_http500(binary):
+    srv = FakeServer("http500")
+    fault(binary, {"remote.url": srv.url}, "answered HTTP 500: boom: the GPU fell over", srv)
+
+
+def case_fault_invalid_json(binary):
+    srv = FakeServer("badjson")
+    fault(binary, {"remote.url": srv.url}, "not the openai API's: not JSON", srv)
+
+
+def case_fault_disconnect(binary):
+    srv = FakeServer("disconnect")
+    fault(binary, {"remote.url": srv.url}, "closed the connection in the middle of an answer",
+          srv)
+
+
+def case_fault_wrong_key(binary):
+    srv = FakeServer("key", key="right-key")
+    msg = fault(binary, {"remote.url": srv.url, "remote.apiKeyEnv": "INFILL_TEST_KEY"},
+                "refused the key (HTTP 401", srv, env={"INFILL_TEST_KEY": "wrong-key-123"},
+                secret="wrong-key-123")
+    check("INFILL_TEST_KEY" in msg, "names the variable", msg)
+
+
+def make_cert(d):
+    key, crt = os.path.join(d, "key.pem"), os.path.join(d, "cert.pem")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                        key, "-out", crt, "-days", "2", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True)
+    check(r.returncode == 0, "openssl made a certificate", r.stderr)
+    return crt, key
+
+
+def case_fault_tls_unknown_ca(binary):
+    """A TLS server whose CA the system does not know: refused (TLS is
+    always verified), one message pointing at remote.caFile; with
+    remote.caFile set to that CA the same server answers."""
+    if not shutil.which("openssl"):
+        print("SKIP: no openssl to make a certificate")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as d:
+        crt, key = make_cert(d)
+        srv = FakeServer("ok", certfile=crt, keyfile=key)
+        fault(binary, {"remote.url": srv.url}, "remote.caFile", None, keystrokes=2)
+        c = start(binary, {"remote.url": srv.url, "remote.caFile": crt})
+        try:
+            texts = [i["insertText"] for i in inline(c)]
+            check(any(t.startswith(ANSWER) for t in texts), "answered over TLS with caFile",
+                  texts, messages(c))
+        finally:
+            c.kill()
+            srv.stop()
+
+
+def case_recovers_and_reports_again(binary):
+    """A failure is shown once; after an answer comes through, a new
+    failure is shown again."""
+    srv = FakeServer("http500")
+    c = start(binary, {"remote.url": srv.url})
+    try:
+        inline(c), inline(c)
+        srv.mode = "ok"
+        items = inline(c)
+        check(items != [], "answers once the server is back", items, messages(c), c.log())
+        srv.mode = "http500"
+        inline(c)
+        c.drain(0.3)
+        errs = [m for m in messages(c, 1) if "remote backend" in m]
+        check(len(errs) == 2, "shown again after a recovery", errs)
+    finally:
+        c.kill()
+        srv.stop()
+
+
+# ---- cancellation ---------------------------------------------------------
+
+def case_cancel_closes_stream(binary):
+    """$/cancelRequest and a superseding request close the stream: the
+    server sees the client hang up well before the answer would end."""
+    srv = FakeServer("stream", delay=5.0)
+    c = start(binary, {"remote.url": srv.url, "completion.candidates": 1})
+    try:
+        rid = inline_async(c)
+        t0 = time.monotonic()
+        while not srv.requests and time.monotonic() - t0 < 5:
+            time.sleep(0.01)
+        check(srv.requests, "the request reached the server")
+        time.sleep(0.2)  # streaming now
+        t_cancel = time.monotonic()
+        c.notify("$/cancelRequest", {"id": rid})
+        r = c.response(rid, 10)
+        check(r.get("error", {}).get("code") == -32800, "answered cancelled", r)
+        t1 = time.monotonic()
+        while not srv.closed_early and time.monotonic() - t1 < 3:
+            time.sleep(0.01)
+        check(srv.closed_early, "the server saw the stream closed")
+        lag = srv.closed_early[0] - t_cancel
+        check(lag < 0.5, "closed within half a second of the cancel (%.3f s)" % lag)
+        # superseded by a newer keystroke: the same
+        n0 = len(srv.closed_early)
+        inline_async(c)
+        time.sleep(0.3)
+        newer = inline_async(c, LINE, CH)
+        t_sup = time.monotonic()
+        while len(srv.closed_early) == n0 and time.monotonic() - t_sup < 3:
+            time.sleep(0.01)
+        check(len(srv.closed_early) > n0, "a superseded request's stream is closed")
+        c.notify("$/cancelRequest", {"id": newer})
+        s = stats(c)
+        check(s["cancelled"] >= 2, "cancellations counted", s)
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_overhead(binary):
+    """The daemon's own time per request (daemonLatencyMs) beside the
+    server's round trip, against a server that answers at once: printed,
+    and held loosely (the aim, 5 ms p50, is for an idle machine)."""
+    srv = FakeServer("ok")
+    c = start(binary, {"remote.url": srv.url})
+    try:
+        for _ in range(30):
+            inline(c)
+        s = stats(c)
+        print(json.dumps({k: s[k] for k in ("remoteLatencyMs", "daemonLatencyMs", "remoteShare",
+                                            "latencyMs")}))
+        check(s["daemonLatencyMs"]["samples"] == 30, "30 samples", s)
+        check(s["daemonLatencyMs"]["p50"] < 250, "the daemon's own p50 is small", s)
+    finally:
+        c.kill()
+        srv.stop()
+
+
+# ---- settings -------------------------------------------------------------
+
+def case_project_cannot_point_at_a_server(binary):
+    """A cloned repository's .infill.json cannot choose the remote backend,
+    its URL, key variable or CA: each is ignored with a warning naming the
+    key, and the code never reaches its server."""
+    srv = FakeServer("ok")
+    with tempfile.TemporaryDirectory() as root:
+        with open(os.path.join(root, ".infill.json"), "w") as f:
+            json.dump({"backend": "remote", "remote": {"url": srv.url, "apiKeyEnv": "HOME",
+                                                       "caFile": "/etc/passwd"}}, f)
+        c = Client(binary, args=["--user-config", ""])
+        try:
+            c.initialize(root_uri="file://" + root,
+                         init_options={"model": "none", "completion.debounceMs": 0})
+            c.notify("textDocument/didOpen", {"textDocument": {
+                "uri": URI, "languageId": "python", "version": 1, "text": PY}})
+            inline(c)
+            eff = c.request("infill/settings", {})["result"]
+            check(eff.get("backend") != "remote", "backend not taken from the project", eff)
+            check(not eff.get("remote.url"), "remote.url not taken from the project", eff)
+            check(not eff.get("remote.apiKeyEnv") and not eff.get("remote.caFile"),
+                  "key variable and CA not taken", eff)
+            warn = " ".join(m["params"]["message"] for m in c.notifications
+                            if m.get("method") in ("window/showMessage", "window/logMessage"))
+            for key in ("remote.url", "remote.apiKeyEnv", "remote.caFile", "backend"):
+                check(key in warn, "a warning names " + key, warn)
+            check(not srv.requests, "nothing was sent to the project's server", srv.requests)
+        finally:
+            c.kill()
+            srv.stop()
+
+
+def case_no_url(binary):
+    """backend remote without remote.url: one message saying what to set."""
+    fault(binary, {}, "needs remote.url", keystrokes=2)
+
+
+# ---- infill pull ----------------------------------------------------------
+
+class RangeHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def do_GET(self):
+        data = self.server.data
+        start = 0
+        rng = self.headers.get("Range")
+        if self.server.cut_at and not rng:  # the first download breaks off
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:self.server.cut_at])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        if rng:
+            start = int(rng.split("=")[1].split("-")[0])
+            self.server.ranges.append(start)
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1,
+                                                                   len(data)))
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(data) - start))
+        self.end_headers()
+        self.wfile.write(data[start:])
+
+
+def case_pull(binary):
+    """infill pull: a download cut off half-way is resumed with a Range
+    request, checked against its sha256 and put in place; a wrong sha256
+    removes it and fails."""
+    data = os.urandom(300_000)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RangeHandler)
+    httpd.data, httpd.cut_at, httpd.ranges = data, 100_000, []
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/models/m.gguf" % httpd.server_address[1]
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "m.gguf")
+            r = subprocess.run([binary, "pull", url, "-o", out, "--sha256", sha],
+                               capture_output=True, text=True, timeout=60)
+            check(r.returncode != 0, "the cut download fails", r.stderr)
+            check("run the same command again to resume" in r.stderr, "says how to resume",
+                  r.stderr)
+            check(os.path.getsize(out + ".part") == 100_000 and not os.path.exists(out),
+                  "the part is kept, nothing in place")
+            httpd.cut_at = 0
+            r = subprocess.run([binary, "pull", url, "-o", out, "--sha256", sha],
+                               capture_output=True, text=True, timeout=60)
+            check(r.returncode == 0, "the resumed download succeeds", r.stderr)
+            check(httpd.ranges == [100_000], "resumed with Range at the part's end",
+                  httpd.ranges)
+            check("MiB" in r.stderr and "sha256 checked" in r.stderr, "progress and check",
+                  r.stderr)
+            with open(out, "rb") as f:
+                check(f.read() == data, "the file is whole")
+            check(not os.path.exists(out + ".part"), "no part left")
+            bad = os.path.join(d, "bad.gguf")
+            r = subprocess.run([binary, "pull", url, "-o", bad, "--sha256", "0" * 64],
+                               capture_output=True, text=True, timeout=60)
+            check(r.returncode != 0 and "sha256 mismatch" in r.stderr, "a wrong sha fails",
+                  r.stderr)
+            check(not os.path.exists(bad) and not os.path.exists(bad + ".part"),
+                  "and keeps nothing")
+            r = subprocess.run([binary, "pull", url, "-o", os.path.join(d, "x"), "--quiet"],
+                               capture_output=True, text=True, timeout=60)
+            check(r.returncode == 0 and r.stderr == "", "--quiet is quiet", r.stderr)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--list"]:
+        print("\n".join(CASES))
+        sys.exit(0)
+    binary, case = sys.argv[1], sys.argv[2]
+    try:
+        CASES[case](binary)
+    except Failed as e:
+        print("FAIL:", e)
+        sys.exit(1)
+    print("ok")

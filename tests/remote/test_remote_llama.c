@@ -1,0 +1,137 @@
+/* test_remote_llama.c - greedy output of a real llama-server equals the
+ * in-process engine's on the same model and prompt (issue 19).
+ *
+ * usage: test-remote-llama MODEL.gguf http://127.0.0.1:PORT
+ *
+ * For a few FIM prompts: the engine decodes greedily (token healing off, as
+ * the remote backend sends it: only a local sampler can heal), and the same
+ * prompt, built by fim_prompt_tokens as token ids, goes to the server's
+ * /v1/completions through remote/'s client on a libuv loop, streamed, at
+ * temperature 0. The texts must be equal. llama_test.py starts the server
+ * (and skips, 77, where tools/llamacpp could not build it). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "engine.h"
+#include "harness.h"
+#include "infer.h"
+#include "remote.h"
+
+static const char *model_path, *server_url;
+
+struct wait {
+	bool done;
+	int status;
+	char text[4096];
+	char message[600];
+	int n;
+};
+
+static void on_done(void *ud, int status, struct remote_reply *reply,
+                    const struct remote_failure *f)
+{
+	struct wait *w = ud;
+	w->done = true;
+	w->status = status;
+	if (status) {
+		snprintf(w->message, sizeof w->message, "%s", f->message);
+		return;
+	}
+	w->n = reply->n;
+	if (reply->n) snprintf(w->text, sizeof w->text, "%s", reply->choices[0].text);
+}
+
+static void closed(void *ud)
+{
+	*(bool *)ud = true;
+}
+
+TEST(greedy_remote_equals_in_process)
+{
+	struct infer_error err;
+	struct model_params mp = model_params_default();
+	mp.path = model_path;
+	mp.n_threads = 1;
+	mp.kv_bytes = 64u << 20;
+	mp.kv_f32 = false;
+	struct model *m = model_load(&mp, &err);
+	REQUIRE(m);
+	struct engine_params ep = engine_params_default();
+	struct engine *e = engine_new(m, &ep, &err);
+	REQUIRE(e);
+	uv_loop_t loop;
+	REQUIRE(uv_loop_init(&loop) == 0);
+	struct remote_client *c = remote_client_new(&loop, 2);
+	REQUIRE(c);
+
+	static const char *const prefixes[] = {
+		"def add(a, b):\n    ",
+		"import os\n\nfor name in os.listdir(path):\n    if ",
+		"#include <stdio.h>\n\nint main(void)\n{\n\t",
+	};
+	static const char *const suffixes[] = { "\n    return total\n", "\n",
+		                                "\n\treturn 0;\n}\n" };
+	for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++) {
+		struct engine_request rq = engine_request_default();
+		rq.prefix = prefixes[k];
+		rq.prefix_len = strlen(prefixes[k]);
+		rq.suffix = suffixes[k];
+		rq.suffix_len = strlen(suffixes[k]);
+		rq.token_healing = false;
+		rq.n_candidates = 1;
+		rq.max_tokens = 24;
+		rq.max_lines = 0;
+		rq.use_cache = false;
+		struct engine_result res;
+		REQUIRE(engine_run(e, &rq, &res, &err) == 0);
+		REQUIRE(res.n_candidates >= 1);
+
+		int32_t *toks = NULL;
+		int n = fim_prompt_tokens(model_tokenizer(m), &rq, &toks, NULL, &err);
+		REQUIRE(n > 0);
+		CHECK_INT_EQ(n, res.prompt_tokens);
+		struct remote_endpoint rep = { .url = server_url,
+			                       .api = REMOTE_API_OPENAI,
+			                       .timeout_ms = 60000 };
+		struct remote_query q = { .tokens = toks,
+			                  .n_tokens = (size_t)n,
+			                  .n = 1,
+			                  .max_tokens = 24,
+			                  .temperature = 0,
+			                  .top_p = 1,
+			                  .seed = 1,
+			                  .logprobs = true };
+		struct wait w = { 0 };
+		struct remote_call *call;
+		REQUIRE(remote_call_start(c, &rep, &q, on_done, &w, &call) == 0);
+		while (!w.done) uv_run(&loop, UV_RUN_ONCE);
+		if (w.status) fprintf(stderr, "remote: %s\n", w.message);
+		REQUIRE(w.status == 0 && w.n == 1);
+		fprintf(stderr, "prompt %zu: engine %s [%s]\n          server %s\n", k,
+		        engine_stop_name(res.candidates[0].stop), res.candidates[0].text, w.text);
+		CHECK_STR_EQ(w.text, res.candidates[0].text);
+		free(toks);
+		engine_result_finish(&res);
+	}
+	bool is_closed = false;
+	remote_client_close(c, closed, &is_closed);
+	while (!is_closed) uv_run(&loop, UV_RUN_ONCE);
+	remote_client_free(c);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	CHECK(uv_loop_close(&loop) == 0);
+	engine_free(e);
+	model_free(m);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s MODEL URL\n", argv[0]);
+		return 2;
+	}
+	model_path = argv[1];
+	server_url = argv[2];
+	return test_run_all();
+}
