@@ -311,6 +311,12 @@ static bool cancelled(const struct engine_request *req)
 	return req->cancel && atomic_load_explicit(req->cancel, memory_order_relaxed);
 }
 
+/* model_batch.stop for a request's prefill chunks. */
+static bool stop_asked(void *req)
+{
+	return cancelled(req);
+}
+
 /* ---- prefill ---- */
 
 /*
@@ -347,9 +353,12 @@ static int prefill_chunked(struct engine *e, const struct engine_request *req, s
 			.n_out = last && logits ? 1 : 0,
 			.out_rows = &row,
 			.logits = last ? logits : NULL,
+			.stop = req->cancel ? stop_asked : NULL,
+			.stop_ud = (void *)req,
 		};
 		double t = engine_now_ms();
 		rc = model_forward(e->m, &b, err);
+		if (rc == -ECANCELED) break; /* mid-chunk: the chunk is dropped */
 		if (!rc && n >= RATE_MIN_CHUNK)
 			average(&e->prefill_ms_per_tok, (engine_now_ms() - t) / n);
 		if (!rc) *done = at + n, e->computed += (uint64_t)n;

@@ -157,6 +157,11 @@ struct model_batch {
 	const int32_t *out_rows; /* rows whose logits are wanted */
 	float *logits;           /* [n_out][n_vocab], caller-owned, or NULL */
 	int32_t *argmax;         /* [n_out] or NULL */
+	/* Asked between layers (may be NULL): true stops the pass with
+	 * -ECANCELED, every sequence of the batch cut back to before it. A
+	 * newer request then waits for one layer, not for a whole chunk. */
+	bool (*stop)(void *ud);
+	void *stop_ud;
 };
 
 /*

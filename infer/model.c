@@ -553,9 +553,15 @@ int model_forward(struct model *m, const struct model_batch *b, struct infer_err
 		.out_rows = b->out_rows,
 		.logits = b->logits,
 		.argmax = b->argmax,
+		.stop = b->stop,
+		.stop_ud = b->stop_ud,
 	};
 	struct backend_error be;
 	int rc = backend_forward(m->backend, &bb, &be);
+	if (rc == -ECANCELED) /* slots from the batch's first position on are partly written */
+		for (int32_t k = 0; k < n_seqs; k++)
+			if (kv_seq_len(m->seq_list[k]) > m->seq_minpos[k])
+				kv_seq_truncate(m->seq_list[k], m->seq_minpos[k]);
 	if (rc) return infer_error_set(err, rc, "%s", be.message);
 	for (int32_t k = 0; k < n_seqs; k++)
 		if (m->seq_maxpos[k] + 1 > kv_seq_len(m->seq_list[k]))

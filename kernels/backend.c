@@ -151,7 +151,20 @@ static int cuda_init(struct backend *out, const struct backend_config *cfg,
 	char paths[4][PATH_MAX + 64];
 	int np = 0;
 	const char *env = getenv("INFILL_CUDA_MODULE");
-	if (env && *env) snprintf(paths[np++], sizeof paths[0], "%s", env);
+	if (env && *env) {
+		snprintf(paths[np++], sizeof paths[0], "%s", env);
+	} else {
+		/* The module links cuBLAS and the CUDA runtime (hundreds of MB):
+		 * loading it on a machine without the driver cost seconds of cold
+		 * start under memory pressure, only to fail. The driver's own small
+		 * library says first whether there can be a GPU at all. */
+		void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+		if (!drv)
+			return backend_error_set(err, -ENOENT,
+			                         "cuda backend unavailable: no NVIDIA driver "
+			                         "(libcuda.so.1 not found)");
+		dlclose(drv);
+	}
 	char exe[PATH_MAX];
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (len > 0) {

@@ -207,6 +207,11 @@ struct backend_batch {
 	const int32_t *out_rows; /* [n_out] */
 	float *logits;           /* [n_out][n_vocab] host memory, or NULL */
 	int32_t *argmax;         /* [n_out] greedy token of each row, or NULL */
+	/* Asked between layers (NULL: never): true stops the pass with
+	 * -ECANCELED, this batch's KV slots then partly written. The CPU backend
+	 * asks; a pass on a GPU is short enough not to. */
+	bool (*stop)(void *ud);
+	void *stop_ud;
 };
 
 /* Runs the forward pass. Returns 0, or a negative code with *err set (bad

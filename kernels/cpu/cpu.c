@@ -530,6 +530,9 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	 * layers get theirs fused with the residual add that ends the layer before */
 	if (hp->n_layer > 0) norm(c, b, &c->layers[0].attn_norm, &c->layers[0].attn_norm_b);
 	for (int l = 0; l < hp->n_layer; l++) {
+		if (b->stop && b->stop(b->stop_ud))
+			return backend_error_set(err, -ECANCELED, "forward: stopped at layer %d",
+			                         l);
 		const struct backend_layer *L = &c->layers[l];
 		/* xb (nt,E) @ wq (qd,E)^T -> q (nt,qd); wk, wv (kvd,E) -> kc, vc (nt,kvd):
 		 * one pass over xb when the three take the same activation format */

@@ -6,6 +6,15 @@
  * counter after each task before they sleep on a condition variable: a task
  * that follows soon after starts without a futex wake-up, and an idle pool
  * costs nothing.
+ *
+ * A task's n parts are claimed, not assigned: whoever is running takes the
+ * next unclaimed part, and the caller, once its own part is done and a
+ * spin has passed, takes the parts no worker has started. On a machine
+ * busy with other work (a build beside the editor) a worker can wait many
+ * milliseconds for a core; with parts assigned, every one of a forward's
+ * few hundred tasks waited for it (a 6-layer model took seconds per
+ * forward at load average 14). Part i still has one runner at a time, so a
+ * kernel's per-part scratch (indexed by ith) stays its own.
  */
 #include "cpu.h"
 
@@ -32,8 +41,9 @@ struct cpu_pool {
 	pthread_t *threads;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	atomic_uint gen;    /* bumped for every task */
-	atomic_int pending; /* workers still running the current task */
+	atomic_uint gen;     /* bumped for every task */
+	atomic_int next;     /* the current task's next unclaimed part */
+	atomic_int finished; /* its parts finished, the caller's own not counted */
 	atomic_int sleepers;
 	bool stop;
 	cpu_task_fn fn;
@@ -49,7 +59,6 @@ static void *worker_main(void *v)
 {
 	struct worker_arg *wa = v;
 	struct cpu_pool *p = wa->p;
-	int ith = wa->ith;
 	free(wa);
 	unsigned seen = 0;
 	for (;;) {
@@ -71,8 +80,13 @@ static void *worker_main(void *v)
 		}
 		seen = g;
 		if (p->stop) return NULL;
-		p->fn(p->arg, ith, p->n);
-		atomic_fetch_sub_explicit(&p->pending, 1, memory_order_release);
+		/* fn and arg are read after a claim: the claim (acquire) follows
+		 * the caller's release of the task's first part */
+		for (int i;
+		     (i = atomic_fetch_add_explicit(&p->next, 1, memory_order_acq_rel)) < p->n;) {
+			p->fn(p->arg, i, p->n);
+			atomic_fetch_add_explicit(&p->finished, 1, memory_order_release);
+		}
 	}
 }
 
@@ -85,7 +99,8 @@ struct cpu_pool *cpu_pool_create(int n_threads)
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	atomic_init(&p->gen, 0);
-	atomic_init(&p->pending, 0);
+	atomic_init(&p->next, n_threads); /* nothing to claim */
+	atomic_init(&p->finished, 0);
 	atomic_init(&p->sleepers, 0);
 	p->threads = calloc((size_t)n_threads, sizeof *p->threads);
 	if (!p->threads) {
@@ -141,9 +156,12 @@ void cpu_pool_run(struct cpu_pool *p, cpu_task_fn fn, void *arg)
 		fn(arg, 0, 1);
 		return;
 	}
+	/* Every part of the previous task has finished, so no one reads fn,
+	 * arg or finished now; part 0 is the caller's. */
 	p->fn = fn;
 	p->arg = arg;
-	atomic_store_explicit(&p->pending, p->n - 1, memory_order_relaxed);
+	atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->next, 1, memory_order_release);
 	atomic_fetch_add(&p->gen, 1); /* seq_cst: pairs with the sleepers count */
 	if (atomic_load(&p->sleepers) > 0) {
 		pthread_mutex_lock(&p->mu);
@@ -151,11 +169,21 @@ void cpu_pool_run(struct cpu_pool *p, cpu_task_fn fn, void *arg)
 		pthread_mutex_unlock(&p->mu);
 	}
 	fn(arg, 0, p->n);
-	for (int spins = 0; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; spins++) {
-		if (spins < POOL_SPIN)
+	int others = p->n - 1;
+	for (int spins = 0; atomic_load_explicit(&p->finished, memory_order_acquire) < others;
+	     spins++) {
+		if (spins < POOL_SPIN) {
 			cpu_relax();
-		else
+			continue;
+		}
+		/* the workers are late: take what none of them has started */
+		int i = atomic_fetch_add_explicit(&p->next, 1, memory_order_acq_rel);
+		if (i < p->n) {
+			fn(arg, i, p->n);
+			atomic_fetch_add_explicit(&p->finished, 1, memory_order_release);
+		} else {
 			sched_yield();
+		}
 	}
 }
 

@@ -60,7 +60,13 @@ static int step(struct model *m, struct kv_seq **seqs, const int32_t *tok, int n
 		pos[i] = kv_seq_len(seqs[i]);
 		rows[i] = i;
 	}
-	struct model_batch b = { n, tok, pos, seqs, n, rows, NULL, argmax };
+	struct model_batch b = { .n_tokens = n,
+		                 .tokens = tok,
+		                 .pos = pos,
+		                 .seqs = seqs,
+		                 .n_out = n,
+		                 .out_rows = rows,
+		                 .argmax = argmax };
 	return model_forward(m, &b, err);
 }
 

@@ -191,7 +191,14 @@ TEST(batched_candidates_equal_single)
 	REQUIRE(fk[1] && fk[2]);
 	int32_t pos[3] = { 40, 40, 40 }, rows[3] = { 2, 0, 1 }, argmax[3];
 	int32_t tok3[3] = { next[0], next[1], next[2] };
-	struct model_batch b = { 3, tok3, pos, fk, 3, rows, got, argmax };
+	struct model_batch b = { .n_tokens = 3,
+		                 .tokens = tok3,
+		                 .pos = pos,
+		                 .seqs = fk,
+		                 .n_out = 3,
+		                 .out_rows = rows,
+		                 .logits = got,
+		                 .argmax = argmax };
 	/* Twice: the second run replays the graph captured by the first. */
 	for (int rep = 0; rep < 2; rep++) {
 		if (rep == 1)

@@ -7,8 +7,10 @@
  * the batch, so results are identical in practice; the slack only covers
  * SIMD kernels that might group tokens differently.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "gguf.h"
@@ -82,7 +84,13 @@ static void batched_equals_single(int *test_failed_, const char *file)
 	CHECK_INT_EQ(np, 3);
 	CHECK_INT_EQ(kv_page_refs(model_kv_pool(m), pages[0]), 3);
 	int32_t pos[3] = { 40, 40, 40 }, rows[3] = { 0, 1, 2 };
-	struct model_batch b = { 3, next, pos, fk, 3, rows, got, NULL };
+	struct model_batch b = { .n_tokens = 3,
+		                 .tokens = next,
+		                 .pos = pos,
+		                 .seqs = fk,
+		                 .n_out = 3,
+		                 .out_rows = rows,
+		                 .logits = got };
 	REQUIRE(model_forward(m, &b, &err) == 0);
 	for (int k = 0; k < 3; k++)
 		CHECK(maxdiff(ref + (size_t)k * nv, got + (size_t)k * nv, nv) <= 1e-5);
@@ -106,6 +114,57 @@ TEST(batched_decode_equals_single_f32)
 TEST(batched_decode_equals_single_q8_0)
 {
 	batched_equals_single(test_failed_, "tiny-dsc-q8_0.gguf");
+}
+
+/* model_batch.stop: asked between layers; a stopped pass leaves the
+ * sequence as it was, and computing the batch again gives the same logits
+ * as a pass never stopped. */
+static bool stop_at_second(void *ud)
+{
+	return ++*(int *)ud >= 2;
+}
+
+TEST(stopped_forward_leaves_the_sequence_as_it_was)
+{
+	struct model *m = load("tiny-dsc-f32.gguf", 4u << 20);
+	REQUIRE(m != NULL);
+	int nv = model_info(m)->n_vocab;
+	REQUIRE(model_info(m)->n_layer >= 2);
+	struct infer_error err;
+	int32_t ids[36], pos[16], row = 15;
+	prompt(ids, 36);
+	for (int i = 0; i < 16; i++) pos[i] = 20 + i;
+	float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
+	REQUIRE(a && b);
+	struct kv_seq *s = kv_seq_new(model_kv_pool(m)), *seqs[16];
+	REQUIRE(model_eval(m, s, ids, 20, NULL, &err) == 0);
+	for (int i = 0; i < 16; i++) seqs[i] = s;
+	int asked = 0;
+	struct model_batch bt = { .n_tokens = 16,
+		                  .tokens = ids + 20,
+		                  .pos = pos,
+		                  .seqs = seqs,
+		                  .n_out = 1,
+		                  .out_rows = &row,
+		                  .logits = b,
+		                  .stop = stop_at_second,
+		                  .stop_ud = &asked };
+	CHECK_INT_EQ(model_forward(m, &bt, &err), -ECANCELED);
+	CHECK_INT_EQ(asked, 2); /* stopped before the second layer, not after the last */
+	CHECK_INT_EQ(kv_seq_len(s), 20);
+	bt.stop = NULL;
+	REQUIRE(model_forward(m, &bt, &err) == 0);
+	CHECK_INT_EQ(kv_seq_len(s), 36);
+	kv_seq_free(s);
+	s = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_eval(m, s, ids, 20, NULL, &err) == 0);
+	bt.logits = a;
+	REQUIRE(model_forward(m, &bt, &err) == 0);
+	CHECK(maxdiff(a, b, nv) == 0);
+	kv_seq_free(s);
+	free(a);
+	free(b);
+	model_free(m);
 }
 
 TEST(chunked_prefill_equals_one_batch)
@@ -170,6 +229,39 @@ TEST(kv_shift_roundtrip)
 	kv_seq_free(back);
 	free(a);
 	free(b);
+	model_free(m);
+}
+
+/* Without the NVIDIA driver, asking for CUDA fails at once with the reason,
+ * and auto falls back to the CPU, without loading the CUDA module (its
+ * cuBLAS made every cold start seconds longer on machines with no GPU). */
+TEST(cuda_without_a_driver_says_so)
+{
+	void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (drv) { /* a driver here: the GPU tests cover this machine */
+		dlclose(drv);
+		return;
+	}
+	unsetenv("INFILL_CUDA_MODULE");
+	char path[1024];
+	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.backend = INFER_BACKEND_CUDA;
+	mp.kv_bytes = 1 << 20;
+	struct infer_error err;
+	struct model *m = model_load(&mp, &err);
+	CHECK(m == NULL);
+	CHECK_INT_EQ(err.code, -ENOENT);
+	CHECK(strstr(err.message, "libcuda.so.1") != NULL);
+	mp.backend = INFER_BACKEND_AUTO;
+	m = model_load(&mp, &err);
+	REQUIRE(m != NULL);
+	CHECK(strncmp(model_info(m)->backend_name, "cpu", 3) == 0);
+	/* the module (and cuBLAS with it) was never mapped */
+	void *mod = dlopen("libinfill-cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+	CHECK(mod == NULL);
+	if (mod) dlclose(mod);
 	model_free(m);
 }
 
