@@ -109,6 +109,35 @@ static size_t step_start(const char *text, const struct offsets *starts, size_t 
 	return lo < starts->n && starts->v[lo] <= end ? starts->v[lo] : start;
 }
 
+/*
+ * The earliest line start before end whose text to end fits budget, looking
+ * back at most budget * 16 bytes (no token is that long), or start if that is
+ * earlier. For when the syntactic boundaries leave almost nothing: inside a
+ * long docstring or literal the only boundary within the budget can be the
+ * cursor's own line start, and a model given no prefix has nothing to go on.
+ * Line starts never cut a token. AST_ENOMEM or 0.
+ */
+static int fit_line_start(const struct counter *c, const char *text, size_t end, size_t budget,
+                          size_t *start)
+{
+	size_t floor = end > budget * 16 ? end - budget * 16 : 0;
+	struct offsets lines = { 0 };
+	for (size_t i = end; i > floor; i--)
+		if (text[i - 1] == '\n' && offsets_push(&lines, i)) {
+			free(lines.v);
+			return AST_ENOMEM;
+		}
+	if (floor == 0 && offsets_push(&lines, 0)) {
+		free(lines.v);
+		return AST_ENOMEM;
+	}
+	offsets_sort_unique(&lines);
+	size_t s = fit_start(c, &lines, end, budget);
+	if (s < *start) *start = s;
+	free(lines.v);
+	return 0;
+}
+
 /* The largest end in sorted `ends` (all >= start) that fits; start if none. */
 static size_t fit_end(const struct counter *c, const struct offsets *ends, size_t start,
                       size_t budget)
@@ -584,8 +613,13 @@ int ast_slice(const struct ast_slice_params *p, struct ast_slice *out)
 	ends.n -= skip;
 
 	size_t ps = fit_start(&c, &starts, cursor, p->prefix_tokens);
-	if (p->start_step > 0 && ps < cursor)
-		ps = step_start(text, &starts, ps, cursor, p->start_step);
+	if (count(&c, ps, cursor) < p->prefix_tokens / 4) {
+		if ((rc = fit_line_start(&c, text, cursor, p->prefix_tokens, &ps))) goto fail;
+	} else if (p->start_step > 0 && ps < cursor) {
+		/* not so far that the window becomes the near-nothing above */
+		size_t st = step_start(text, &starts, ps, cursor, p->start_step);
+		if (count(&c, st, cursor) >= p->prefix_tokens / 4) ps = st;
+	}
 	size_t se = fit_end(&c, &ends, cursor, p->suffix_tokens);
 	out->prefix_start = ps;
 	out->suffix_end = se;
