@@ -158,6 +158,7 @@ TEST(stopped_forward_leaves_the_sequence_as_it_was)
 	kv_seq_free(s);
 	s = kv_seq_new(model_kv_pool(m));
 	REQUIRE(model_eval(m, s, ids, 20, NULL, &err) == 0);
+	for (int i = 0; i < 16; i++) seqs[i] = s;
 	bt.logits = a;
 	REQUIRE(model_forward(m, &bt, &err) == 0);
 	CHECK(maxdiff(a, b, nv) == 0);
