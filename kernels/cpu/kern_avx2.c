@@ -16,6 +16,295 @@
 #include "kern_simd_k.h"
 #include "kern_simd_q.h"
 
+#include <string.h>
+
+/* ---- decode: Q4_0 weight rows x up to 4 tokens ---- */
+
+/*
+ * The generic q4_0_block spends most of its work per block on the nibble
+ * offset (the tail's bias in lane 0, a division and an insert) and on the
+ * scale (a scalar fp16 widening, a multiply and a broadcast): decode on
+ * this AVX2 host ran at half the plain read bandwidth, bound by those.
+ * Here the scales of 8 blocks are widened at once and multiplied with the
+ * tokens' 8 scales in one vector op, each block's product then broadcast
+ * from a stack copy (a load, no shuffle); the +8 offset leaves once per row
+ * as 8 * sum_b dw_b * dsum_b (the tail's dsum, 8 blocks per FMA). Integer
+ * block sums stay exact (maddubs: 2 x 15 x 127 fits int16); only the float
+ * summation order differs from the reference.
+ */
+static inline __m256 q4_0_scales8_avx2(const struct block_q4_0 *w)
+{
+	__m128i h = _mm_setr_epi16((short)w[0].d, (short)w[1].d, (short)w[2].d, (short)w[3].d,
+	                           (short)w[4].d, (short)w[5].d, (short)w[6].d, (short)w[7].d);
+	return _mm256_cvtph_ps(h);
+}
+
+static inline __attribute__((always_inline)) void
+q4_0_row2(int g, int64_t nb, const struct block_q4_0 *w, const struct block_q8_0 *const *x,
+          const struct cpu_q8_tail *xt, float *out)
+{
+	const int CH = g == 1 ? 4 : 2; /* independent FMA chains per token */
+	const __m256i m4 = _mm256_set1_epi8(0xF), ones = _mm256_set1_epi16(1);
+	__m256 acc[TG][4], cacc[TG];
+	float ctail[TG];
+	_Alignas(32) float sc[TG][8];
+#pragma GCC unroll 4
+	for (int j = 0; j < TG; j++) {
+		cacc[j] = _mm256_setzero_ps();
+		ctail[j] = 0;
+#pragma GCC unroll 4
+		for (int c = 0; c < 4; c++) acc[j][c] = _mm256_setzero_ps();
+	}
+	int64_t b = 0;
+	for (; b + 8 <= nb; b += 8) {
+		_mm_prefetch((const char *)(w + b) + PREFETCH_BYTES, _MM_HINT_T0);
+		_mm_prefetch((const char *)(w + b) + PREFETCH_BYTES + 64, _MM_HINT_T0);
+		_mm_prefetch((const char *)(w + b) + PREFETCH_BYTES + 128, _MM_HINT_T0);
+		__m256 dw = q4_0_scales8_avx2(w + b);
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) {
+			_mm256_store_ps(sc[j], _mm256_mul_ps(dw, _mm256_loadu_ps(xt[j].d + b)));
+			cacc[j] = _mm256_fmadd_ps(dw, _mm256_loadu_ps(xt[j].dsum + b), cacc[j]);
+		}
+#pragma GCC unroll 8
+		for (int k = 0; k < 8; k++) {
+			__m128i raw = _mm_loadu_si128((const __m128i *)w[b + k].qs);
+			__m256i q = _mm256_and_si256(
+			        _mm256_inserti128_si256(_mm256_castsi128_si256(raw),
+			                                _mm_srli_epi16(raw, 4), 1),
+			        m4);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i p = _mm256_madd_epi16(
+				        _mm256_maddubs_epi16(
+				                q, _mm256_loadu_si256(
+				                           (const __m256i *)x[j][b + k].qs)),
+				        ones);
+				acc[j][k % CH] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+				                                 _mm256_broadcast_ss(&sc[j][k]),
+				                                 acc[j][k % CH]);
+			}
+		}
+	}
+	for (; b < nb; b++) {
+		float dw = f16_to_f32(w[b].d);
+		__m128i raw = _mm_loadu_si128((const __m128i *)w[b].qs);
+		__m256i q = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw),
+		                                                     _mm_srli_epi16(raw, 4), 1),
+		                             m4);
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) {
+			__m256i p = _mm256_madd_epi16(
+			        _mm256_maddubs_epi16(
+			                q, _mm256_loadu_si256((const __m256i *)x[j][b].qs)),
+			        ones);
+			acc[j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+			                            _mm256_set1_ps(dw * xt[j].d[b]), acc[j][0]);
+			ctail[j] += dw * xt[j].dsum[b];
+		}
+	}
+#pragma GCC unroll 4
+	for (int j = 0; j < g; j++) {
+		__m256 a = acc[j][0];
+#pragma GCC unroll 4
+		for (int c = 1; c < CH; c++) a = _mm256_add_ps(a, acc[j][c]);
+		out[j] = hsum_ps(a) - 8.0f * (hsum_ps(cacc[j]) + ctail[j]);
+	}
+}
+
+GEMM_GROUPED(gemm_q4_0_dec, struct block_q4_0, 32, q4_0_row2)
+
+/* ---- prefill: 8 rows x 4 tokens register tiles ---- */
+
+/*
+ * With many tokens the integer work dominates, so the weights of 8 rows are
+ * re-laid out per call into a panel where a ymm dword lane is a row: panel
+ * vector kk of a block holds bytes 4kk..4kk+3 of each of the 8 rows. One
+ * maddubs against the token's 4 activation bytes broadcast from memory then
+ * does 8 rows x 4 products. The panel serves every token of the call (cpu.c
+ * passes a whole prompt chunk), so its build (gathers) is paid once per ~100
+ * tokens. Memory: a panel on the stack per call, nothing kept.
+ *
+ * Q4_0: the nibbles as unsigned bytes (0..15); the 8 maddubs of a block add
+ * up in int16 (16 products of at most 15 x 127: 30480, no saturation), one
+ * madd widens them to int32, and the tail's bias / 16 = -8 sum(x) takes out
+ * the +8 offset: block sums exact as in the reference.
+ * Q8_0: |w| against sign(x, w) (at most 2 x 127 x 127 per int16 pair), then
+ * madd per vector: exact too.
+ */
+#define P8_T      4   /* tokens per register tile */
+#define P8_MAX_NB 512 /* blocks per row in a panel (rows up to 16384; wider: the row kernels) */
+
+struct p8_blk {
+	uint8_t q[16][32]; /* [kk][row * 4 + byte]: Q4_0 nibbles in 0..7; Q8_0 |w| 0..7, w 8..15 */
+	float dw[8];       /* per row: the block's scale */
+};
+
+static void p8_build(uint32_t type, const char *w, size_t w_stride, int64_t nb, struct p8_blk *pb)
+{
+	const __m256i rows = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+	                                        _mm256_set1_epi32((int)w_stride));
+	const __m256i m4 = _mm256_set1_epi8(0xF);
+	size_t bs =
+	        type == TENSOR_TYPE_Q8_0 ? sizeof(struct block_q8_0) : sizeof(struct block_q4_0);
+	for (int64_t b = 0; b < nb; b++) {
+		const char *base = w + b * bs;
+		if (type == TENSOR_TYPE_Q8_0) {
+			for (int kk = 0; kk < 8; kk++) {
+				__m256i v = _mm256_i32gather_epi32((const int *)(base + 2 + 4 * kk),
+				                                   rows, 1);
+				_mm256_store_si256((__m256i *)pb[b].q[kk], _mm256_abs_epi8(v));
+				_mm256_store_si256((__m256i *)pb[b].q[kk + 8], v);
+			}
+		} else {
+			for (int kk = 0; kk < 4; kk++) {
+				/* bytes 4kk..4kk+3: low nibbles are elements 4kk.., high 16+4kk.. */
+				__m256i v = _mm256_i32gather_epi32((const int *)(base + 2 + 4 * kk),
+				                                   rows, 1);
+				_mm256_store_si256((__m256i *)pb[b].q[kk], _mm256_and_si256(v, m4));
+				_mm256_store_si256((__m256i *)pb[b].q[kk + 4],
+				                   _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+			}
+		}
+		__m256i d = _mm256_and_si256(_mm256_i32gather_epi32((const int *)base, rows, 1),
+		                             _mm256_set1_epi32(0xFFFF));
+		/* 8 words in order: pack within lanes, then take qwords 0 and 2 */
+		__m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(d, d), 0x08);
+		_mm256_store_ps(pb[b].dw, _mm256_cvtph_ps(_mm256_castsi256_si128(pk)));
+	}
+}
+
+static inline int32_t load_i32(const void *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Every token's data from one base pointer per token plus offsets shared by
+ * all (the block's qs, the tail's arrays), so the tile's pointers fit the
+ * general registers. */
+#define TAIL_I32(base, off) (*(const int32_t *)((base) + (off)))
+#define TAIL_F32(base, off) (*(const float *)((base) + (off)))
+
+static inline __attribute__((always_inline)) void p8_tile(uint32_t type, int g, int64_t nb,
+                                                          const struct p8_blk *pb, const char *x0,
+                                                          size_t xs, float *y, int64_t ldy)
+{
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const __m256i ones = _mm256_set1_epi16(1);
+	const char *xb[P8_T];
+	__m256 acc[P8_T];
+#pragma GCC unroll 4
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const struct p8_blk *P = &pb[b];
+		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
+		size_t od = ob + 4 * (size_t)nb;
+		__m256i p[P8_T];
+		if (type == TENSOR_TYPE_Q4_0) {
+#pragma GCC unroll 8
+			for (int kk = 0; kk < 8; kk++) {
+				__m256i wk = _mm256_load_si256((const __m256i *)P->q[kk]);
+#pragma GCC unroll 4
+				for (int j = 0; j < g; j++) {
+					__m256i m = _mm256_maddubs_epi16(
+					        wk,
+					        _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+					p[j] = kk ? _mm256_add_epi16(p[j], m) : m;
+				}
+			}
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++)
+				p[j] = _mm256_add_epi32(
+				        _mm256_madd_epi16(p[j], ones),
+				        _mm256_set1_epi32(TAIL_I32(xb[j], ob) >> 4));
+		} else {
+#pragma GCC unroll 8
+			for (int kk = 0; kk < 8; kk++) {
+				__m256i aw = _mm256_load_si256((const __m256i *)P->q[kk]);
+				__m256i sw = _mm256_load_si256((const __m256i *)P->q[kk + 8]);
+#pragma GCC unroll 4
+				for (int j = 0; j < g; j++) {
+					__m256i xv =
+					        _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk));
+					__m256i m = _mm256_madd_epi16(
+					        _mm256_maddubs_epi16(aw, _mm256_sign_epi8(xv, sw)),
+					        ones);
+					p[j] = kk ? _mm256_add_epi32(p[j], m) : m;
+				}
+			}
+		}
+		__m256 dwv = _mm256_load_ps(P->dw);
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++)
+			acc[j] = _mm256_fmadd_ps(
+			        _mm256_cvtepi32_ps(p[j]),
+			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+	}
+#pragma GCC unroll 4
+	for (int j = 0; j < g; j++) _mm256_storeu_ps(y + j * ldy, acc[j]);
+}
+
+#define P8_TILES(type)                                                                             \
+	static void p8_tiles_##type(int64_t nb, const struct p8_blk *pb, const char *x, size_t xs, \
+	                            int64_t nt, float *y, int64_t ldy)                             \
+	{                                                                                          \
+		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {                                        \
+			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;                            \
+			const char *x0 = x + t0 * xs;                                              \
+			float *yt = y + t0 * ldy;                                                  \
+			switch (g) {                                                               \
+			case 4: p8_tile(TENSOR_TYPE_##type, 4, nb, pb, x0, xs, yt, ldy); break;    \
+			case 3: p8_tile(TENSOR_TYPE_##type, 3, nb, pb, x0, xs, yt, ldy); break;    \
+			case 2: p8_tile(TENSOR_TYPE_##type, 2, nb, pb, x0, xs, yt, ldy); break;    \
+			default: p8_tile(TENSOR_TYPE_##type, 1, nb, pb, x0, xs, yt, ldy); break;   \
+			}                                                                          \
+		}                                                                                  \
+	}
+
+P8_TILES(Q4_0)
+P8_TILES(Q8_0)
+
+static void gemm_p8(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
+                    const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	int64_t nb = n / 32;
+	cpu_gemm_fn rows = type == TENSOR_TYPE_Q8_0 ? gemm_q8_0 : gemm_q4_0_dec;
+	if (nt <= TG || nr < 8 || nb > P8_MAX_NB) {
+		rows(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+		return;
+	}
+	/* Up to ~280 KB of stack: fine for the caller and the pool's threads (8 MB stacks). */
+	_Alignas(64) struct p8_blk pb[P8_MAX_NB];
+	for (int64_t r0 = 0; r0 + 8 <= nr; r0 += 8) {
+		p8_build(type, (const char *)w + r0 * w_stride, w_stride, nb, pb);
+		if (type == TENSOR_TYPE_Q8_0)
+			p8_tiles_Q8_0(nb, pb, x, x_stride, nt, y + r0, ldy);
+		else
+			p8_tiles_Q4_0(nb, pb, x, x_stride, nt, y + r0, ldy);
+	}
+	int64_t done = nr / 8 * 8;
+	if (done < nr)
+		rows(n, (const char *)w + done * w_stride, w_stride, nr - done, x, x_stride, nt,
+		     y + done, ldy);
+}
+
+static void gemm_q4_0_avx2(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	gemm_p8(TENSOR_TYPE_Q4_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+}
+
+static void gemm_q8_0_avx2(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	gemm_p8(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+}
+
 const struct cpu_kernels cpu_kernels_avx2 = {
 	.name = "avx2",
 	.act = { NULL, act_q8_0, act_q8_1, act_q8_k },
@@ -32,8 +321,8 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.gemm_q5_k = gemm_q5_k,
 	.gemm_iq4_nl = gemm_iq4_nl,
 	.gemm_iq4_xs = gemm_iq4_xs,
-	.gemm_q8_0 = gemm_q8_0,
-	.gemm_q4_0 = gemm_q4_0,
+	.gemm_q8_0 = gemm_q8_0_avx2,
+	.gemm_q4_0 = gemm_q4_0_avx2,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,
