@@ -114,63 +114,68 @@ q4_0_row2(int g, int64_t nb, const struct block_q4_0 *w, const struct block_q8_0
 
 GEMM_GROUPED(gemm_q4_0_dec, struct block_q4_0, 32, q4_0_row2)
 
-/* ---- prefill: 8 rows x 4 tokens register tiles ---- */
+/* ---- prefill: Q4_0 on 8 rows x 4 tokens register tiles ---- */
 
 /*
  * With many tokens the integer work dominates, so the weights of 8 rows are
- * re-laid out per call into a panel where a ymm dword lane is a row: panel
- * vector kk of a block holds bytes 4kk..4kk+3 of each of the 8 rows. One
- * maddubs against the token's 4 activation bytes broadcast from memory then
- * does 8 rows x 4 products. The panel serves every token of the call (cpu.c
- * passes a whole prompt chunk), so its build (gathers) is paid once per ~100
- * tokens. Memory: a panel on the stack per call, nothing kept.
+ * re-laid out per call into panels where a ymm dword lane is a row: panel
+ * vector kk of a block holds bytes 4kk..4kk+3 of each of the 8 rows (a 4x4
+ * dword transpose of 4 ymm loads, each holding rows r and r + 4), split
+ * into low and high nibbles as unsigned bytes (0..15). One maddubs against
+ * a token's 4 activation bytes broadcast from memory then does 8 rows x 4
+ * products; the 8 maddubs of a block add up in int16 (16 products of at
+ * most 15 x 127: 30480, no saturation), one madd widens them to int32 and
+ * the tail's bias / 16 = -8 sum(x) takes out the +8 offset, so block sums
+ * are exact as in the reference; then one convert and one FMA per token for
+ * 8 rows. The panels are built once per call and serve every token of it
+ * (cpu.c passes a whole prompt chunk). Memory: the panels on the stack per
+ * call, nothing kept.
  *
- * Q4_0: the nibbles as unsigned bytes (0..15); the 8 maddubs of a block add
- * up in int16 (16 products of at most 15 x 127: 30480, no saturation), one
- * madd widens them to int32, and the tail's bias / 16 = -8 sum(x) takes out
- * the +8 offset: block sums exact as in the reference.
- * Q8_0: |w| against sign(x, w) (at most 2 x 127 x 127 per int16 pair), then
- * madd per vector: exact too.
+ * Decode keeps the row kernel above: a panel per token costs more than it
+ * saves, and the 8 interleaved row streams read DRAM slower than one. Q8_0
+ * keeps the generic kernel for every batch: its results do not depend on
+ * the batch size, which prompt-lookup decoding's checks rely on (a Q8_0
+ * panel's float order would differ from the rows').
  */
 #define P8_T      4   /* tokens per register tile */
-#define P8_MAX_NB 512 /* blocks per row in a panel (rows up to 16384; wider: the row kernels) */
+#define P8_MAX_NB 512 /* blocks per row in a panel (rows up to 16384; wider: the row kernel) */
 
 struct p8_blk {
-	uint8_t q[16][32]; /* [kk][row * 4 + byte]: Q4_0 nibbles in 0..7; Q8_0 |w| 0..7, w 8..15 */
-	float dw[8];       /* per row: the block's scale */
+	__m256i q[8]; /* [kk] 8 rows x 4 nibbles: kk < 4 low nibbles of bytes 4kk.., kk >= 4 high */
+	__m256 dw;    /* per row: the block's scale */
 };
 
-static void p8_build(uint32_t type, const char *w, size_t w_stride, int64_t nb, struct p8_blk *pb)
+/* v[0..3] = dword kk of rows 0..7 from a[r] = [row r's 16 bytes | row r + 4's] */
+static inline __attribute__((always_inline)) void p8_tr4(const __m256i a[4], __m256i v[4])
 {
-	const __m256i rows = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-	                                        _mm256_set1_epi32((int)w_stride));
+	__m256i t0 = _mm256_unpacklo_epi32(a[0], a[1]), t1 = _mm256_unpackhi_epi32(a[0], a[1]);
+	__m256i t2 = _mm256_unpacklo_epi32(a[2], a[3]), t3 = _mm256_unpackhi_epi32(a[2], a[3]);
+	v[0] = _mm256_unpacklo_epi64(t0, t2);
+	v[1] = _mm256_unpackhi_epi64(t0, t2);
+	v[2] = _mm256_unpacklo_epi64(t1, t3);
+	v[3] = _mm256_unpackhi_epi64(t1, t3);
+}
+
+/* Panels of the nb blocks of the 8 rows at w (stride ws). */
+static void p8_build(const char *w, size_t ws, int64_t nb, struct p8_blk *pb)
+{
 	const __m256i m4 = _mm256_set1_epi8(0xF);
-	size_t bs =
-	        type == TENSOR_TYPE_Q8_0 ? sizeof(struct block_q8_0) : sizeof(struct block_q4_0);
 	for (int64_t b = 0; b < nb; b++) {
-		const char *base = w + b * bs;
-		if (type == TENSOR_TYPE_Q8_0) {
-			for (int kk = 0; kk < 8; kk++) {
-				__m256i v = _mm256_i32gather_epi32((const int *)(base + 2 + 4 * kk),
-				                                   rows, 1);
-				_mm256_store_si256((__m256i *)pb[b].q[kk], _mm256_abs_epi8(v));
-				_mm256_store_si256((__m256i *)pb[b].q[kk + 8], v);
-			}
-		} else {
-			for (int kk = 0; kk < 4; kk++) {
-				/* bytes 4kk..4kk+3: low nibbles are elements 4kk.., high 16+4kk.. */
-				__m256i v = _mm256_i32gather_epi32((const int *)(base + 2 + 4 * kk),
-				                                   rows, 1);
-				_mm256_store_si256((__m256i *)pb[b].q[kk], _mm256_and_si256(v, m4));
-				_mm256_store_si256((__m256i *)pb[b].q[kk + 4],
-				                   _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
-			}
+		const char *base = w + (size_t)b * sizeof(struct block_q4_0);
+		uint16_t d[8];
+		__m256i a[4], t[4];
+		for (int r = 0; r < 8; r++) memcpy(&d[r], base + r * ws, 2);
+		pb[b].dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)d));
+		for (int r = 0; r < 4; r++)
+			a[r] = _mm256_inserti128_si256(
+			        _mm256_castsi128_si256(
+			                _mm_loadu_si128((const __m128i *)(base + r * ws + 2))),
+			        _mm_loadu_si128((const __m128i *)(base + (r + 4) * ws + 2)), 1);
+		p8_tr4(a, t);
+		for (int kk = 0; kk < 4; kk++) {
+			pb[b].q[kk] = _mm256_and_si256(t[kk], m4);
+			pb[b].q[kk + 4] = _mm256_and_si256(_mm256_srli_epi16(t[kk], 4), m4);
 		}
-		__m256i d = _mm256_and_si256(_mm256_i32gather_epi32((const int *)base, rows, 1),
-		                             _mm256_set1_epi32(0xFFFF));
-		/* 8 words in order: pack within lanes, then take qwords 0 and 2 */
-		__m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(d, d), 0x08);
-		_mm256_store_ps(pb[b].dw, _mm256_cvtph_ps(_mm256_castsi256_si128(pk)));
 	}
 }
 
@@ -187,12 +192,13 @@ static inline int32_t load_i32(const void *p)
 #define TAIL_I32(base, off) (*(const int32_t *)((base) + (off)))
 #define TAIL_F32(base, off) (*(const float *)((base) + (off)))
 
-static inline __attribute__((always_inline)) void p8_tile(uint32_t type, int g, int64_t nb,
+/* 8 rows x g tokens: y[j * ldy + r] for r < 8, j < g. */
+static inline __attribute__((always_inline)) void p8_tile(int g, int64_t nb,
                                                           const struct p8_blk *pb, const char *x0,
                                                           size_t xs, float *y, int64_t ldy)
 {
-	const size_t toff = cpu_q8_tail_offset(nb);
 	const __m256i ones = _mm256_set1_epi16(1);
+	const size_t toff = cpu_q8_tail_offset(nb);
 	const char *xb[P8_T];
 	__m256 acc[P8_T];
 #pragma GCC unroll 4
@@ -205,104 +211,58 @@ static inline __attribute__((always_inline)) void p8_tile(uint32_t type, int g, 
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m256i p[P8_T];
-		if (type == TENSOR_TYPE_Q4_0) {
 #pragma GCC unroll 8
-			for (int kk = 0; kk < 8; kk++) {
-				__m256i wk = _mm256_load_si256((const __m256i *)P->q[kk]);
+		for (int kk = 0; kk < 8; kk++) {
+			__m256i wk = _mm256_load_si256(&P->q[kk]);
 #pragma GCC unroll 4
-				for (int j = 0; j < g; j++) {
-					__m256i m = _mm256_maddubs_epi16(
-					        wk,
-					        _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
-					p[j] = kk ? _mm256_add_epi16(p[j], m) : m;
-				}
-			}
-#pragma GCC unroll 4
-			for (int j = 0; j < g; j++)
-				p[j] = _mm256_add_epi32(
-				        _mm256_madd_epi16(p[j], ones),
-				        _mm256_set1_epi32(TAIL_I32(xb[j], ob) >> 4));
-		} else {
-#pragma GCC unroll 8
-			for (int kk = 0; kk < 8; kk++) {
-				__m256i aw = _mm256_load_si256((const __m256i *)P->q[kk]);
-				__m256i sw = _mm256_load_si256((const __m256i *)P->q[kk + 8]);
-#pragma GCC unroll 4
-				for (int j = 0; j < g; j++) {
-					__m256i xv =
-					        _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk));
-					__m256i m = _mm256_madd_epi16(
-					        _mm256_maddubs_epi16(aw, _mm256_sign_epi8(xv, sw)),
-					        ones);
-					p[j] = kk ? _mm256_add_epi32(p[j], m) : m;
-				}
+			for (int j = 0; j < g; j++) {
+				__m256i m = _mm256_maddubs_epi16(
+				        wk, _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+				p[j] = kk ? _mm256_add_epi16(p[j], m) : m;
 			}
 		}
-		__m256 dwv = _mm256_load_ps(P->dw);
+		__m256 dwv = _mm256_load_ps((const float *)&P->dw);
 #pragma GCC unroll 4
-		for (int j = 0; j < g; j++)
+		for (int j = 0; j < g; j++) {
+			__m256i s = _mm256_add_epi32(_mm256_madd_epi16(p[j], ones),
+			                             _mm256_set1_epi32(TAIL_I32(xb[j], ob) >> 4));
 			acc[j] = _mm256_fmadd_ps(
-			        _mm256_cvtepi32_ps(p[j]),
+			        _mm256_cvtepi32_ps(s),
 			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+		}
 	}
 #pragma GCC unroll 4
 	for (int j = 0; j < g; j++) _mm256_storeu_ps(y + j * ldy, acc[j]);
 }
 
-#define P8_TILES(type)                                                                             \
-	static void p8_tiles_##type(int64_t nb, const struct p8_blk *pb, const char *x, size_t xs, \
-	                            int64_t nt, float *y, int64_t ldy)                             \
-	{                                                                                          \
-		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {                                        \
-			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;                            \
-			const char *x0 = x + t0 * xs;                                              \
-			float *yt = y + t0 * ldy;                                                  \
-			switch (g) {                                                               \
-			case 4: p8_tile(TENSOR_TYPE_##type, 4, nb, pb, x0, xs, yt, ldy); break;    \
-			case 3: p8_tile(TENSOR_TYPE_##type, 3, nb, pb, x0, xs, yt, ldy); break;    \
-			case 2: p8_tile(TENSOR_TYPE_##type, 2, nb, pb, x0, xs, yt, ldy); break;    \
-			default: p8_tile(TENSOR_TYPE_##type, 1, nb, pb, x0, xs, yt, ldy); break;   \
-			}                                                                          \
-		}                                                                                  \
-	}
-
-P8_TILES(Q4_0)
-P8_TILES(Q8_0)
-
-static void gemm_p8(uint32_t type, int64_t n, const void *w, size_t w_stride, int64_t nr,
-                    const void *x, size_t x_stride, int64_t nt, float *y, int64_t ldy)
-{
-	int64_t nb = n / 32;
-	cpu_gemm_fn rows = type == TENSOR_TYPE_Q8_0 ? gemm_q8_0 : gemm_q4_0_dec;
-	if (nt <= TG || nr < 8 || nb > P8_MAX_NB) {
-		rows(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-		return;
-	}
-	/* Up to ~280 KB of stack: fine for the caller and the pool's threads (8 MB stacks). */
-	_Alignas(64) struct p8_blk pb[P8_MAX_NB];
-	for (int64_t r0 = 0; r0 + 8 <= nr; r0 += 8) {
-		p8_build(type, (const char *)w + r0 * w_stride, w_stride, nb, pb);
-		if (type == TENSOR_TYPE_Q8_0)
-			p8_tiles_Q8_0(nb, pb, x, x_stride, nt, y + r0, ldy);
-		else
-			p8_tiles_Q4_0(nb, pb, x, x_stride, nt, y + r0, ldy);
-	}
-	int64_t done = nr / 8 * 8;
-	if (done < nr)
-		rows(n, (const char *)w + done * w_stride, w_stride, nr - done, x, x_stride, nt,
-		     y + done, ldy);
-}
-
 static void gemm_q4_0_avx2(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                            size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	gemm_p8(TENSOR_TYPE_Q4_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
-}
-
-static void gemm_q8_0_avx2(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                           size_t x_stride, int64_t nt, float *y, int64_t ldy)
-{
-	gemm_p8(TENSOR_TYPE_Q8_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+	int64_t nb = n / 32;
+	if (nt <= P8_T || nr < 8 || nb > P8_MAX_NB) {
+		gemm_q4_0_dec(n, w, w_stride, nr, x, x_stride, nt, y, ldy);
+		return;
+	}
+	/* ~150 KB of stack at most: fine for the caller and the pool's threads (8 MB stacks). */
+	_Alignas(64) struct p8_blk pb[P8_MAX_NB];
+	for (int64_t r0 = 0; r0 + 8 <= nr; r0 += 8) {
+		p8_build((const char *)w + r0 * w_stride, w_stride, nb, pb);
+		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
+			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
+			const char *x0 = (const char *)x + t0 * x_stride;
+			float *yt = y + t0 * ldy + r0;
+			switch (g) {
+			case 4: p8_tile(4, nb, pb, x0, x_stride, yt, ldy); break;
+			case 3: p8_tile(3, nb, pb, x0, x_stride, yt, ldy); break;
+			case 2: p8_tile(2, nb, pb, x0, x_stride, yt, ldy); break;
+			default: p8_tile(1, nb, pb, x0, x_stride, yt, ldy); break;
+			}
+		}
+	}
+	int64_t done = nr / 8 * 8;
+	if (done < nr)
+		gemm_q4_0_dec(n, (const char *)w + done * w_stride, w_stride, nr - done, x,
+		              x_stride, nt, y + done, ldy);
 }
 
 const struct cpu_kernels cpu_kernels_avx2 = {
@@ -321,7 +281,7 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.gemm_q5_k = gemm_q5_k,
 	.gemm_iq4_nl = gemm_iq4_nl,
 	.gemm_iq4_xs = gemm_iq4_xs,
-	.gemm_q8_0 = gemm_q8_0_avx2,
+	.gemm_q8_0 = gemm_q8_0,
 	.gemm_q4_0 = gemm_q4_0_avx2,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
