@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BUCKETS      20 /* of confidence, 0.05 each */
-#define MAX_BUCKET   19 /* the floor never passes 0.95 */
-#define SHAPES       2
+#define BUCKETS    20 /* of confidence, 0.05 each */
+#define MAX_BUCKET 19 /* the floor never passes 0.95 */
+#define SHAPES     2
 
 enum item_state { ITEM_FREE, ITEM_OFFERED, ITEM_SHOWN, ITEM_DONE };
 
@@ -34,15 +34,15 @@ struct lang {
 struct item {
 	uint64_t id;
 	enum item_state state;
-	char *uri;  /* owned */
+	char *uri;   /* owned */
 	size_t lang; /* index in fb->langs */
 	enum feedback_shape shape;
 	double confidence; /* < 0: unknown */
 	char *text;        /* owned */
 	size_t len;
-	size_t anchor;   /* where the text starts in the document */
-	size_t typed;    /* bytes of text in the document at anchor when offered */
-	size_t progress; /* bytes of text in the document now (>= typed) */
+	size_t anchor;        /* where the text starts in the document */
+	size_t typed;         /* bytes of text in the document at anchor when offered */
+	size_t progress;      /* bytes of text in the document now (>= typed) */
 	size_t chars_counted; /* characters counted in acceptedChars */
 	bool partly;          /* counted as partly accepted */
 	bool continuation;    /* continues a typed-along item: shown counted there */
@@ -122,7 +122,7 @@ static size_t units_to_chars(const char *t, size_t len, size_t units, enum pos_e
 	while (i < len && units > 0) {
 		unsigned char c = (unsigned char)t[i];
 		size_t bytes = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-		size_t u = enc == POS_ENCODING_UTF8 ? bytes
+		size_t u = enc == POS_ENCODING_UTF8    ? bytes
 		           : enc == POS_ENCODING_UTF16 ? (bytes == 4 ? 2 : 1)
 		                                       : 1;
 		if (u > units) break;
@@ -138,7 +138,7 @@ enum feedback_shape feedback_shape_of(const char *text, size_t len)
 	/* a trailing newline alone does not make a block */
 	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
 	return memchr(text, '\n', len) || memchr(text, '\r', len) ? FEEDBACK_BLOCK
-	                                                         : FEEDBACK_SINGLE;
+	                                                          : FEEDBACK_SINGLE;
 }
 
 static int bucket_of(double confidence)
@@ -197,9 +197,8 @@ static struct item *shown_in(struct feedback *fb, const char *uri)
 
 /* ---- the events ------------------------------------------------------------ */
 
-uint64_t feedback_offer(struct feedback *fb, const char *uri, const char *language,
-                        size_t anchor, size_t cursor, const char *text, size_t len,
-                        double confidence)
+uint64_t feedback_offer(struct feedback *fb, const char *uri, const char *language, size_t anchor,
+                        size_t cursor, const char *text, size_t len, double confidence)
 {
 	size_t lang = lang_index(fb, language);
 	if (lang == SIZE_MAX) return 0;
@@ -274,7 +273,8 @@ int feedback_partly_accepted(struct feedback *fb, uint64_t id, size_t accepted_u
 	chars = chars > before ? chars - before : 0;
 	if (!it->partly) c->partly++;
 	it->partly = true;
-	if (chars > it->chars_counted) c->chars += chars - it->chars_counted, it->chars_counted = chars;
+	if (chars > it->chars_counted)
+		c->chars += chars - it->chars_counted, it->chars_counted = chars;
 	return 0;
 }
 
@@ -298,7 +298,8 @@ void feedback_edit(struct feedback *fb, const char *uri, const struct doc *d, si
 			size_t m = 0;
 			while (m < limit) {
 				size_t want = limit - m < sizeof buf ? limit - m : sizeof buf;
-				size_t got = doc_read(d, it->anchor + m, it->anchor + m + want, buf);
+				size_t got =
+				        doc_read(d, it->anchor + m, it->anchor + m + want, buf);
 				size_t k = 0;
 				while (k < got && buf[k] == it->text[m + k]) k++;
 				m += k;
@@ -374,9 +375,9 @@ static json_t *counts_json(const struct counts *c)
 {
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "shown", (json_int_t)c->shown,
 	                 "accepted", (json_int_t)c->accepted, "partlyAccepted",
-	                 (json_int_t)c->partly, "acceptedChars", (json_int_t)c->chars,
-	                 "dismissed", (json_int_t)c->dismissed, "hidden", (json_int_t)c->hidden,
-	                 "minConfidence", counts_threshold(c));
+	                 (json_int_t)c->partly, "acceptedChars", (json_int_t)c->chars, "dismissed",
+	                 (json_int_t)c->dismissed, "hidden", (json_int_t)c->hidden, "minConfidence",
+	                 counts_threshold(c));
 }
 
 json_t *feedback_to_json(const struct feedback *fb)

@@ -57,10 +57,10 @@
 #include "document.h"
 #include "position.h"
 
-#define FEEDBACK_ITEMS        256 /* items remembered at once (oldest evicted) */
-#define FEEDBACK_MIN_SAMPLES  30
-#define FEEDBACK_TARGET_RATE  0.05
-#define FEEDBACK_EXPLORE      10
+#define FEEDBACK_ITEMS          256 /* items remembered at once (oldest evicted) */
+#define FEEDBACK_MIN_SAMPLES    30
+#define FEEDBACK_TARGET_RATE    0.05
+#define FEEDBACK_EXPLORE        10
 #define FEEDBACK_ACCEPT_COMMAND "infill.didAcceptCompletion"
 
 /* The shape of a suggestion: one line, or more (a block). */
@@ -77,9 +77,8 @@ void feedback_free(struct feedback *fb);
  * uri's document, and the user had typed up to cursor (anchor <= cursor).
  * confidence in [0, 1], or negative when unknown (not learned from, never
  * gated). Returns its id (> 0), or 0 on out of memory. */
-uint64_t feedback_offer(struct feedback *fb, const char *uri, const char *language,
-                        size_t anchor, size_t cursor, const char *text, size_t len,
-                        double confidence);
+uint64_t feedback_offer(struct feedback *fb, const char *uri, const char *language, size_t anchor,
+                        size_t cursor, const char *text, size_t len, double confidence);
 
 /* The client's reports. 0, -ENOENT (unknown or evicted id) or -EALREADY
  * (already closed). accepted_units: the client's acceptedLength, in enc's

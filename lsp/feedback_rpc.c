@@ -21,8 +21,7 @@
 static uint64_t id_of_arguments(json_t *args)
 {
 	json_t *a = json_array_get(args, 0);
-	if (json_is_integer(a) && json_integer_value(a) > 0)
-		return (uint64_t)json_integer_value(a);
+	if (json_is_integer(a) && json_integer_value(a) > 0) return (uint64_t)json_integer_value(a);
 	const char *s = json_string_value(a);
 	if (!s || !*s) return 0;
 	char *end;

@@ -151,7 +151,8 @@ TEST(evicted_ids_are_stale)
 	struct feedback *fb = feedback_new();
 	REQUIRE(fb);
 	uint64_t first = feedback_offer(fb, URI, "python", 0, 0, "a", 1, 0.5);
-	for (int i = 0; i < FEEDBACK_ITEMS; i++) feedback_offer(fb, URI, "python", 0, 0, "b", 1, 0.5);
+	for (int i = 0; i < FEEDBACK_ITEMS; i++)
+		feedback_offer(fb, URI, "python", 0, 0, "b", 1, 0.5);
 	CHECK_INT_EQ(feedback_shown(fb, first), -ENOENT);
 	CHECK_INT_EQ(count(fb, "python", "single", "shown"), 0);
 	feedback_free(fb);
@@ -204,7 +205,7 @@ TEST(the_gate_hides_under_the_floor_but_explores_one_in_ten)
 	CHECK_INT_EQ(hidden, 18);
 	CHECK_INT_EQ(count(fb, "rust", "single", "hidden"), 18);
 	CHECK(!feedback_gate(fb, "rust", "x", 1, 0.5));
-	CHECK(!feedback_gate(fb, "rust", "x", 1, -1));         /* unknown */
+	CHECK(!feedback_gate(fb, "rust", "x", 1, -1));      /* unknown */
 	CHECK(!feedback_gate(fb, "rust", "x\ny", 3, 0.07)); /* a block: its own counts */
 	json_t *o = feedback_to_json(fb);
 	CHECK_NEAR(json_real_value(json_object_get(

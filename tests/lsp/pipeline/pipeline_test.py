@@ -167,15 +167,16 @@ def case_greedy_deterministic(binary, model):
     try:
         wait_loaded(c)
         open_doc(c, PY, lang="plaintext")  # unchecked: the answer is shown as generated
-        a = inline(c, 9, 8)
-        b = inline(c, 9, 8)
+        # (each item's command names it for the feedback reports: not compared)
+        a = [(it["insertText"], it["range"]) for it in inline(c, 9, 8)]
+        b = [(it["insertText"], it["range"]) for it in inline(c, 9, 8)]
         check(a == b, "the same greedy answer twice", a, b)
         c2 = start(binary, model, {"completion.candidates": 1, "completion.temperature": 0,
                                    "completion.maxTokens": 16, "cache.enabled": False})
         try:
             wait_loaded(c2)
             open_doc(c2, PY, lang="plaintext")
-            d = inline(c2, 9, 8)
+            d = [(it["insertText"], it["range"]) for it in inline(c2, 9, 8)]
             check(a == d, "the same answer with the cache off", a, d)
             check(c2.shutdown_exit() == 0, "exit 0")
         finally:
