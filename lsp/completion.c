@@ -585,6 +585,7 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.remote_requests = ps.remote_requests,
 		.remote_failures = ps.remote_failures,
 		.remote_retries = ps.remote_retries,
+		.remote_deadline_cuts = ps.remote_deadline_cuts,
 	};
 	server_reply(s, id, stats_to_json(&st));
 }

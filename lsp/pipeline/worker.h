@@ -146,8 +146,9 @@ struct pipeline {
 	 * last shown and the figures (loop) */
 	struct rcall *rcalls_head, *rcalls_tail;
 	struct remote_client *remote;
-	int remote_last_failure;                   /* kind * 1000 + HTTP status; 0: none shown */
-	uint64_t remote_unsent;                    /* requests failed before any call (settings) */
+	int remote_last_failure; /* kind * 1000 + HTTP status; 0: none shown */
+	uint64_t remote_unsent;  /* requests failed before any call (settings) */
+	uint64_t remote_cut; /* requests cut at completion.deadlineMs (remote_query.answer_by_ns) */
 	void (*remote_closed)(struct pipeline *p); /* remote_bridge_close's done */
 	struct remote_figures rfig;
 	/* pipeline_warm's hints, newest first (under mu; owned) */

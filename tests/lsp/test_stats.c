@@ -37,6 +37,7 @@ static const char *const documented[] = {
 	"remoteRequests",
 	"remoteFailures",
 	"remoteRetries",
+	"remoteDeadlineCuts",
 };
 
 static struct stats sample(void)
@@ -67,6 +68,7 @@ static struct stats sample(void)
 		.remote_requests = 18,
 		.remote_failures = 19,
 		.remote_retries = 20,
+		.remote_deadline_cuts = 21,
 	};
 }
 
@@ -141,6 +143,7 @@ TEST(round_trip)
 	CHECK_INT_EQ(back.remote_requests, 18);
 	CHECK_INT_EQ(back.remote_failures, 19);
 	CHECK_INT_EQ(back.remote_retries, 20);
+	CHECK_INT_EQ(back.remote_deadline_cuts, 21);
 	json_decref(o);
 }
 
