@@ -75,9 +75,8 @@ static int serve_one_chunk(uv_loop_t *loop, struct server *s)
 		usleep(1000);
 	}
 	if (s->fd < 0 || !got) return -1;
-	static const char answer[] =
-	        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-	        "Transfer-Encoding: chunked\r\n\r\n";
+	static const char answer[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	                             "Transfer-Encoding: chunked\r\n\r\n";
 	static const char chunk[] =
 	        "data: {\"choices\":[{\"index\":0,\"text\":\"tot\",\"finish_reason\":null}]}\n\n";
 	char buf[512];
@@ -138,8 +137,9 @@ static void client_finish(uv_loop_t *loop, struct remote_client *c)
 	uv_run(loop, UV_RUN_DEFAULT);
 }
 
-static const struct remote_query query = { .prompt = "<fim>", .prompt_len = 5, .n = 1,
-	                                   .max_tokens = 8, .top_p = 1 };
+static const struct remote_query query = {
+	.prompt = "<fim>", .prompt_len = 5, .n = 1, .max_tokens = 8, .top_p = 1
+};
 
 TEST(cancel_closes_the_connection_before_it_returns)
 {
@@ -149,16 +149,15 @@ TEST(cancel_closes_the_connection_before_it_returns)
 	REQUIRE(server_open(&s) == 0);
 	struct remote_client *c = remote_client_new(&loop, 2);
 	REQUIRE(c);
-	struct remote_endpoint ep = { .url = s.url, .api = REMOTE_API_OPENAI,
-		                      .timeout_ms = 20000 };
+	struct remote_endpoint ep = { .url = s.url, .api = REMOTE_API_OPENAI, .timeout_ms = 20000 };
 	struct outcome o = { 0 };
 	struct remote_call *call;
 	REQUIRE(remote_call_start(c, &ep, &query, on_done, &o, &call) == 0);
 	REQUIRE(serve_one_chunk(&loop, &s) == 0);
-	CHECK(!o.done);                       /* streaming: no end yet */
-	CHECK(!server_sees_close(&s, 0));     /* the connection is open */
-	remote_call_cancel(c, call);          /* and no loop turn after it: */
-	CHECK(server_sees_close(&s, 1000));   /* closed by the cancel itself */
+	CHECK(!o.done);                     /* streaming: no end yet */
+	CHECK(!server_sees_close(&s, 0));   /* the connection is open */
+	remote_call_cancel(c, call);        /* and no loop turn after it: */
+	CHECK(server_sees_close(&s, 1000)); /* closed by the cancel itself */
 	uv_run(&loop, UV_RUN_NOWAIT);
 	CHECK(!o.done); /* a cancelled call's callback never runs */
 	struct remote_client_stats st;
@@ -177,8 +176,7 @@ TEST(answer_by_time_ends_the_call_with_what_streamed)
 	REQUIRE(server_open(&s) == 0);
 	struct remote_client *c = remote_client_new(&loop, 2);
 	REQUIRE(c);
-	struct remote_endpoint ep = { .url = s.url, .api = REMOTE_API_OPENAI,
-		                      .timeout_ms = 20000 };
+	struct remote_endpoint ep = { .url = s.url, .api = REMOTE_API_OPENAI, .timeout_ms = 20000 };
 	struct remote_query q = query;
 	/* late enough for the chunk to arrive even on a loaded machine */
 	q.answer_by_ns = uv_hrtime() + 1500u * 1000000u;
