@@ -58,8 +58,7 @@ static int row_to_q8_0(const uint8_t *src, size_t block_bytes, const float *x, i
 	return 0;
 }
 
-int cuq_convert(uint32_t type, int64_t rows, int64_t cols, const void *src, void *dst,
-                float *row)
+int cuq_convert(uint32_t type, int64_t rows, int64_t cols, const void *src, void *dst, float *row)
 {
 	const int target = cuq_convert_target(type);
 	const int64_t bs = tensor_type_block_size(type);
@@ -91,8 +90,8 @@ void cuq_convert_describe(uint32_t mask, char *buf, size_t n)
 	for (uint32_t t = 0; t < 32 && at < n; t++) {
 		const int to = cuq_convert_target(t);
 		if (!(mask >> t & 1) || to < 0 || to == (int)t) continue;
-		int k = snprintf(buf + at, n - at, "%s%s as %s", at ? ", " : "; ", tensor_type_name(t),
-		                 tensor_type_name((uint32_t)to));
+		int k = snprintf(buf + at, n - at, "%s%s as %s", at ? ", " : "; ",
+		                 tensor_type_name(t), tensor_type_name((uint32_t)to));
 		if (k < 0) break;
 		at += (size_t)k;
 	}

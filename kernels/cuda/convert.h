@@ -31,8 +31,7 @@ int cuq_convert_target(uint32_t type);
  * caller-owned) as scratch. 0, or -EINVAL when the type has no target, cols
  * does not divide into its blocks, or a Q8_0 target cannot hold a value
  * exactly (a corrupt block scale). */
-int cuq_convert(uint32_t type, int64_t rows, int64_t cols, const void *src, void *dst,
-                float *row);
+int cuq_convert(uint32_t type, int64_t rows, int64_t cols, const void *src, void *dst, float *row);
 
 /* "; q5_k as f16, q5_0 as q8_0" for the types whose bit is set in `mask`
  * (bit t: GGML type t was converted), "" when none, into buf[n]. */

@@ -53,9 +53,12 @@ static void check_type(int *test_failed_, uint32_t type, int want_target)
 	int off = 0;
 	for (int r = 0; r < ROWS; r++) {
 		REQUIRE(tensor_row_dequantize(type, (uint8_t *)src + r * in_rs, a, COLS) == 0);
-		REQUIRE(tensor_row_dequantize((uint32_t)want_target, dst + r * out_rs, b, COLS) == 0);
+		REQUIRE(tensor_row_dequantize((uint32_t)want_target, dst + r * out_rs, b, COLS) ==
+		        0);
 		for (int i = 0; i < COLS; i++) {
-			double tol = want_target == TENSOR_TYPE_Q8_0 ? 0 : fabs(a[i]) * 0x1p-11 + 0x1p-25;
+			double tol = want_target == TENSOR_TYPE_Q8_0
+			                     ? 0
+			                     : fabs(a[i]) * 0x1p-11 + 0x1p-25;
 			off += fabs((double)a[i] - b[i]) > tol;
 		}
 	}
@@ -104,7 +107,8 @@ TEST(describe)
 	char buf[64];
 	cuq_convert_describe(0, buf, sizeof buf);
 	CHECK_STR_EQ(buf, "");
-	cuq_convert_describe(1u << TENSOR_TYPE_Q5_0 | 1u << TENSOR_TYPE_Q5_K | 1u << TENSOR_TYPE_Q4_K,
+	cuq_convert_describe(1u << TENSOR_TYPE_Q5_0 | 1u << TENSOR_TYPE_Q5_K |
+	                             1u << TENSOR_TYPE_Q4_K,
 	                     buf, sizeof buf);
 	CHECK_STR_EQ(buf, "; q5_0 as q8_0, q5_k as f16");
 	cuq_convert_describe(1u << TENSOR_TYPE_Q5_0, buf, 8); /* truncated, terminated */
