@@ -22,6 +22,7 @@
 #include "gguf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,7 @@ static int result_take(struct completion_result *dst, struct complete_result *sr
 			.start = src->items[i].start,
 			.end = src->items[i].end,
 			.score = src->items[i].score,
+			.confidence = exp(src->items[i].mean_logprob),
 		};
 		src->items[i].text = NULL; /* moved */
 	}

@@ -12,6 +12,7 @@ const vscode = require('vscode');
 const lc = require('vscode-languageclient/node');
 const settings = require('./settings');
 const text = require('./text');
+const feedback = require('./feedback');
 const pkg = require('../package.json');
 
 const KEYS = settings.serverKeys(pkg);
@@ -87,6 +88,7 @@ function makeClient() {
         const items = Array.isArray(result) ? result : (result && result.items) || [];
         st.last = { uri: document.uri.toString(), version: document.version,
           line: position.line, character: position.character, items };
+        report('textDocument/didShowCompletion', feedback.shownParams(items));
         return result;
       },
     },
@@ -153,6 +155,14 @@ async function restart() {
   await start();
 }
 
+// ---- feedback (issue 21, src/feedback.js) ---------------------------------
+
+function report(method, params) {
+  if (params && st.client && st.client.isRunning()) {
+    st.client.sendNotification(method, params).catch(() => { /* a report: best effort */ });
+  }
+}
+
 // ---- commands -------------------------------------------------------------
 
 function toggle() {
@@ -182,6 +192,8 @@ async function acceptPart(split) {
   if (!rest) return;
   const piece = split(rest);
   await editor.edit((b) => b.insert(pos, piece));
+  report('textDocument/didPartiallyAcceptCompletion',
+    feedback.partialParams(item, typed.length + piece.length));
   await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
 }
 
