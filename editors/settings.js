@@ -142,7 +142,13 @@ function vscodeProperty(s) {
   switch (s.kind) {
     case 'bool': p.type = 'boolean'; break;
     case 'int': p.type = 'integer'; p.minimum = s.min; p.maximum = s.max; break;
-    case 'double': p.type = 'number'; p.minimum = s.min; p.maximum = s.max; break;
+    case 'double':
+      if (s.names) { // a number, or one of the names (completion.minConfidence "auto")
+        p.anyOf = [{ type: 'number', minimum: s.min, maximum: s.max }, { type: 'string', enum: s.names }];
+      } else {
+        p.type = 'number'; p.minimum = s.min; p.maximum = s.max;
+      }
+      break;
     case 'string': p.type = s.default === null ? ['string', 'null'] : 'string'; break;
     case 'enum': p.type = 'string'; p.enum = s.names; break;
     case 'strlist': p.type = 'array'; p.items = { type: 'string' }; p.maxItems = s.max; break;
@@ -203,7 +209,7 @@ function lispType(s) {
   switch (s.kind) {
     case 'bool': return `(choice ${dflt} (const :tag "On" t) (const :tag "Off" :json-false))`;
     case 'int': return `(choice ${dflt} (integer :tag "Value"))`;
-    case 'double': return `(choice ${dflt} (number :tag "Value"))`;
+    case 'double': return `(choice ${dflt} (number :tag "Value")${(s.names || []).map((n) => ` (const ${lispString(n)})`).join('')})`;
     case 'string': return `(choice ${dflt} (string :tag "Value"))`;
     case 'enum': return `(choice ${dflt} ${s.names.map((n) => `(const ${lispString(n)})`).join(' ')})`;
     case 'strlist': return `(choice ${dflt} (repeat :tag "Strings" string))`;

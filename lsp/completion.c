@@ -19,6 +19,7 @@
  * answered empty: its ranges are in text the editor no longer shows, and
  * the client asks again after the edit anyway.
  */
+#include "feedback.h"
 #include "server_priv.h"
 #include "stats.h"
 
@@ -273,10 +274,32 @@ static json_t *menu_item_json(struct pending *p, struct docs_entry *e, size_t i,
 	return item;
 }
 
+/* An inline item for the candidate: its command is run by the client when
+ * the item is accepted, and names it (feedback.h) for that and for the
+ * didShow / didPartiallyAccept reports. New reference, or NULL. */
+static json_t *inline_item_json(struct pending *p, struct docs_entry *e, size_t start,
+                                const struct completion_candidate *cand, json_t *text,
+                                struct doc_pos a, struct doc_pos b)
+{
+	struct server *s = p->c->s;
+	uint64_t id = feedback_offer(s->feedback, p->uri, e->language_id, start, p->cursor,
+	                             cand->text, cand->text_len, cand->confidence);
+	if (!id) /* out of memory: the item still works, unreported */
+		return json_pack("{s:o, s:o}", "insertText", text, "range", range_json(a, b));
+	return json_pack("{s:o, s:o, s:{s:s, s:s, s:[I]}}", "insertText", text, "range",
+	                 range_json(a, b), "command", "title", "infill: accepted", "command",
+	                 FEEDBACK_ACCEPT_COMMAND, "arguments", (json_int_t)id);
+}
+
 static json_t *items_json(struct pending *p, struct docs_entry *e,
                           const struct completion_result *res)
 {
 	struct server *s = p->c->s;
+	/* completion.minConfidence "auto" (negative): the floor learned from
+	 * what was accepted (feedback.h), for ghost text only: the menu's
+	 * items get no reports */
+	bool gate = p->kind == COMPLETION_KIND_INLINE &&
+	            config_get(s->config, e->language_id)->completion_min_confidence < 0;
 	json_t *items = json_array();
 	size_t len = doc_length(e->doc);
 	for (size_t i = 0; items && i < res->count; i++) {
@@ -297,6 +320,12 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 			log_debug(s->log, "candidate %zu: range spans lines", i);
 			continue;
 		}
+		if (gate && feedback_gate(s->feedback, e->language_id, cand->text, cand->text_len,
+		                          cand->confidence)) {
+			log_debug(s->log, "candidate %zu: confidence %.3f under the learned floor",
+			          i, cand->confidence);
+			continue;
+		}
 		json_t *text = json_stringn(cand->text, cand->text_len);
 		if (!text) {
 			log_debug(s->log, "candidate %zu: not valid UTF-8", i);
@@ -304,8 +333,7 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 		}
 		json_t *item;
 		if (p->kind == COMPLETION_KIND_INLINE) {
-			item = json_pack("{s:o, s:o}", "insertText", text, "range",
-			                 range_json(a, b));
+			item = inline_item_json(p, e, start, cand, text, a, b);
 		} else {
 			json_decref(text);
 			item = menu_item_json(p, e, i, start, end, cand->text, cand->text_len);
@@ -585,6 +613,8 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.remote_requests = ps.remote_requests,
 		.remote_failures = ps.remote_failures,
 		.remote_retries = ps.remote_retries,
+		.feedback = feedback_to_json(s->feedback), /* owned here until sent */
 	};
 	server_reply(s, id, stats_to_json(&st));
+	json_decref(st.feedback);
 }

@@ -109,7 +109,12 @@ static void desc_expect(const struct desc *d, char *out, size_t cap)
 	switch (d->kind) {
 	case CONFIG_KIND_BOOL: snprintf(out, cap, "true or false"); break;
 	case CONFIG_KIND_INT: snprintf(out, cap, "an integer %.0f..%.0f", d->lo, d->hi); break;
-	case CONFIG_KIND_DOUBLE: snprintf(out, cap, "a number %g..%g", d->lo, d->hi); break;
+	case CONFIG_KIND_DOUBLE:
+		if (d->names)
+			snprintf(out, cap, "a number %g..%g or \"%s\"", d->lo, d->hi, d->names);
+		else
+			snprintf(out, cap, "a number %g..%g", d->lo, d->hi);
+		break;
 	case CONFIG_KIND_STRING: snprintf(out, cap, "a string"); break;
 	case CONFIG_KIND_ENUM: {
 		/* "a|b|c" -> "one of a, b, c" */
@@ -150,7 +155,12 @@ static void value_text(const struct settings *s, const struct desc *d, char *out
 	switch (d->kind) {
 	case CONFIG_KIND_BOOL: snprintf(out, cap, "%s", *(const bool *)f ? "true" : "false"); break;
 	case CONFIG_KIND_INT: snprintf(out, cap, "%d", *(const int *)f); break;
-	case CONFIG_KIND_DOUBLE: snprintf(out, cap, "%g", *(const double *)f); break;
+	case CONFIG_KIND_DOUBLE:
+		if (d->names && *(const double *)f < 0)
+			enum_name(d->names, (int)(-1 - *(const double *)f), out, cap);
+		else
+			snprintf(out, cap, "%g", *(const double *)f);
+		break;
 	case CONFIG_KIND_STRING: {
 		const char *v = *(char *const *)f;
 		if (v)
@@ -185,6 +195,9 @@ static int value_ok(const struct desc *d, json_t *v)
 		return json_is_integer(v) || x == (double)(long long)x;
 	}
 	case CONFIG_KIND_DOUBLE: {
+		/* a double with names also takes those (stored as -1 - index) */
+		if (d->names && json_is_string(v))
+			return enum_index(d->names, json_string_value(v)) >= 0;
 		if (!json_is_number(v)) return 0;
 		double x = json_number_value(v);
 		return x >= d->lo && x <= d->hi;
@@ -231,7 +244,12 @@ static int value_store(struct settings *s, const struct desc *d, json_t *v)
 	switch (d->kind) {
 	case CONFIG_KIND_BOOL: *(bool *)f = json_is_true(v); break;
 	case CONFIG_KIND_INT: *(int *)f = (int)json_number_value(v); break;
-	case CONFIG_KIND_DOUBLE: *(double *)f = json_number_value(v); break;
+	case CONFIG_KIND_DOUBLE:
+		if (json_is_string(v))
+			*(double *)f = -1.0 - enum_index(d->names, json_string_value(v));
+		else
+			*(double *)f = json_number_value(v);
+		break;
 	case CONFIG_KIND_STRING:
 		/* Borrowed from the layer JSON; callers must not write through it. */
 		*(char **)f = (char *)json_string_value(v);

@@ -95,7 +95,9 @@ enum config_kind {
  *   X(field, "key", kind, C type, default number, default string,
  *     min, max, enum names, scope, "meaning")
  * Numbers use the number column (bool: 0/1; enum: its value), strings the
- * string column. enum names is a "|"-separated list in enum order.
+ * string column. enum names is a "|"-separated list in enum order; a double
+ * with names also takes those strings, stored as -1 - their index
+ * (completion.minConfidence "auto" is -1).
  * threads = 0 means one per physical core; model = NULL means the embedded
  * model.
  */
@@ -172,7 +174,9 @@ enum config_kind {
 	X(completion_top_p, "completion.topP", CONFIG_KIND_DOUBLE, double, 0.95, NULL, 0, 1, NULL, \
 	  CONFIG_SCOPE_LANGUAGE, "nucleus sampling threshold for the sampled candidates")          \
 	X(completion_min_confidence, "completion.minConfidence", CONFIG_KIND_DOUBLE, double, 0.0,  \
-	  NULL, 0, 1, NULL, CONFIG_SCOPE_LANGUAGE, "below this confidence nothing is shown")       \
+	  NULL, 0, 1, "auto", CONFIG_SCOPE_LANGUAGE,                                               \
+	  "below this confidence nothing is shown; auto: learned per language and shape from "     \
+	  "what was accepted")                                                                     \
 	X(completion_from_document, "completion.fromDocument", CONFIG_KIND_BOOL, bool, 1, NULL, 0, \
 	  1, NULL, CONFIG_SCOPE_LANGUAGE,                                                          \
 	  "also offer how the line continues elsewhere in the document, scored by the model")      \

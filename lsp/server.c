@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "infill_config.h"
+#include "feedback.h"
 #include "jsonfix.h"
 
 #define DEFAULT_MAX_MESSAGE ((size_t)64 << 20)
@@ -214,11 +215,14 @@ void lifecycle_initialize(struct server *s, json_t *id, json_t *params)
 	workspace_configure_initial(s, params);
 
 	json_t *result = json_pack(
-	        "{s:{s:s, s:{s:b, s:i, s:{s:b}}, s:{s:b}, s:{}}, s:{s:s, s:s}}", "capabilities",
-	        "positionEncoding", pos_encoding_name(s->encoding), "textDocumentSync", "openClose",
-	        1, "change", 2 /* incremental */, "save", "includeText", 0, "completionProvider",
-	        "resolveProvider", 0, "inlineCompletionProvider", "serverInfo", "name", "infill",
-	        "version", INFILL_VERSION);
+	        "{s:{s:s, s:{s:b, s:i, s:{s:b}}, s:{s:b}, s:{}, s:{s:[s]}}, s:{s:s, s:s}}",
+	        "capabilities", "positionEncoding", pos_encoding_name(s->encoding),
+	        "textDocumentSync", "openClose", 1, "change", 2 /* incremental */, "save",
+	        "includeText", 0, "completionProvider", "resolveProvider", 0,
+	        "inlineCompletionProvider",
+	        /* an inline item's command, run by the client when it is accepted */
+	        "executeCommandProvider", "commands", FEEDBACK_ACCEPT_COMMAND, "serverInfo", "name",
+	        "infill", "version", INFILL_VERSION);
 	s->state = SERVER_STATE_RUNNING;
 	server_reply(s, id, result);
 }
@@ -471,8 +475,9 @@ struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_
 	s->reader = rpc_frame_reader_new(s->max_message, on_frame, on_frame_error, s);
 	s->config = config_new();
 	s->docs = docs_new();
+	s->feedback = feedback_new();
 	if (opts && opts->user_config) s->user_config_path = strdup(opts->user_config);
-	if (!s->reader || !s->config || !s->docs) goto fail;
+	if (!s->reader || !s->config || !s->docs || !s->feedback) goto fail;
 	if (opts && opts->flags)
 		config_set_layer(s->config, CONFIG_LAYER_FLAGS, opts->flags, NULL, NULL);
 	workspace_apply(s);
@@ -490,6 +495,7 @@ fail:
 	rpc_frame_reader_free(s->reader);
 	config_free(s->config);
 	docs_free(s->docs);
+	feedback_free(s->feedback);
 	free(s->user_config_path);
 	free(s);
 	return NULL;
@@ -521,6 +527,7 @@ void server_free(struct server *s)
 	if (!s) return;
 	completions_free(s->completions);
 	project_free(s->project);
+	feedback_free(s->feedback);
 	pipeline_free(s->pipeline);
 	while (s->outgoing) {
 		struct outgoing *o = s->outgoing;

@@ -25,26 +25,30 @@
  * dispatch come from here. Columns: enum name, LSP method, request or
  * notification, handler. Unknown notifications are ignored; unknown
  * requests get -32601. */
-#define LSP_METHODS(X)                                                                       \
-	X(INITIALIZE, "initialize", REQUEST, lifecycle_initialize)                           \
-	X(INITIALIZED, "initialized", NOTIFICATION, lifecycle_initialized)                   \
-	X(SHUTDOWN, "shutdown", REQUEST, lifecycle_shutdown)                                 \
-	X(EXIT, "exit", NOTIFICATION, lifecycle_exit)                                        \
-	X(CANCEL_REQUEST, "$/cancelRequest", NOTIFICATION, lifecycle_cancel_request)         \
-	X(SET_TRACE, "$/setTrace", NOTIFICATION, lifecycle_set_trace)                        \
-	X(DID_OPEN, "textDocument/didOpen", NOTIFICATION, textsync_did_open)                 \
-	X(DID_CHANGE, "textDocument/didChange", NOTIFICATION, textsync_did_change)           \
-	X(DID_CLOSE, "textDocument/didClose", NOTIFICATION, textsync_did_close)              \
-	X(DID_SAVE, "textDocument/didSave", NOTIFICATION, textsync_did_save)                 \
-	X(COMPLETION, "textDocument/completion", REQUEST, completion_on_completion)          \
-	X(INLINE_COMPLETION, "textDocument/inlineCompletion", REQUEST, completion_on_inline) \
-	X(DID_CHANGE_CONFIGURATION, "workspace/didChangeConfiguration", NOTIFICATION,        \
-	  workspace_did_change_configuration)                                                \
-	X(DID_CHANGE_WATCHED_FILES, "workspace/didChangeWatchedFiles", NOTIFICATION,         \
-	  workspace_did_change_watched_files)                                                \
-	X(STATS, "infill/stats", REQUEST, completion_on_stats)                               \
-	X(DOCUMENT, "infill/document", REQUEST, textsync_show_document)                      \
-	X(SETTINGS, "infill/settings", REQUEST, workspace_show_settings)
+#define LSP_METHODS(X)                                                                            \
+	X(INITIALIZE, "initialize", REQUEST, lifecycle_initialize)                                \
+	X(INITIALIZED, "initialized", NOTIFICATION, lifecycle_initialized)                        \
+	X(SHUTDOWN, "shutdown", REQUEST, lifecycle_shutdown)                                      \
+	X(EXIT, "exit", NOTIFICATION, lifecycle_exit)                                             \
+	X(CANCEL_REQUEST, "$/cancelRequest", NOTIFICATION, lifecycle_cancel_request)              \
+	X(SET_TRACE, "$/setTrace", NOTIFICATION, lifecycle_set_trace)                             \
+	X(DID_OPEN, "textDocument/didOpen", NOTIFICATION, textsync_did_open)                      \
+	X(DID_CHANGE, "textDocument/didChange", NOTIFICATION, textsync_did_change)                \
+	X(DID_CLOSE, "textDocument/didClose", NOTIFICATION, textsync_did_close)                   \
+	X(DID_SAVE, "textDocument/didSave", NOTIFICATION, textsync_did_save)                      \
+	X(COMPLETION, "textDocument/completion", REQUEST, completion_on_completion)               \
+	X(INLINE_COMPLETION, "textDocument/inlineCompletion", REQUEST, completion_on_inline)      \
+	X(DID_CHANGE_CONFIGURATION, "workspace/didChangeConfiguration", NOTIFICATION,             \
+	  workspace_did_change_configuration)                                                     \
+	X(DID_CHANGE_WATCHED_FILES, "workspace/didChangeWatchedFiles", NOTIFICATION,              \
+	  workspace_did_change_watched_files)                                                     \
+	X(STATS, "infill/stats", REQUEST, completion_on_stats)                                    \
+	X(DOCUMENT, "infill/document", REQUEST, textsync_show_document)                           \
+	X(SETTINGS, "infill/settings", REQUEST, workspace_show_settings)                          \
+	X(DID_SHOW_COMPLETION, "textDocument/didShowCompletion", NOTIFICATION, feedback_did_show) \
+	X(DID_PARTIALLY_ACCEPT, "textDocument/didPartiallyAcceptCompletion", NOTIFICATION,        \
+	  feedback_did_partially_accept)                                                          \
+	X(EXECUTE_COMMAND, "workspace/executeCommand", REQUEST, feedback_execute_command)
 
 enum lsp_method {
 #define X(name, str, kind, fn) LSP_METHOD_##name,
@@ -82,6 +86,7 @@ struct outgoing {
 
 struct completions;
 struct project;
+struct feedback;
 
 struct server {
 	uv_loop_t *loop;
@@ -113,7 +118,8 @@ struct server {
 	struct pipeline_host pipeline_host;
 	char *pipeline_progress; /* the pipeline's progress token, or NULL */
 	struct completions *completions;
-	struct project *project; /* the workspace index, the recent ring (project.c) */
+	struct project *project;   /* the workspace index, the recent ring (project.c) */
+	struct feedback *feedback; /* the fate of suggestions shown (feedback.c) */
 
 	json_int_t next_id; /* ids of our requests to the client */
 	struct outgoing *outgoing;

@@ -37,6 +37,16 @@ static json_t *ratio_to_json(const double *v)
 	return json_real(*v);
 }
 
+static json_t *object_to_json(json_t *const *v)
+{
+	return *v ? json_incref(*v) : json_object();
+}
+
+static void object_from_json(const json_t *j, json_t **v)
+{
+	*v = json_is_object(j) ? (json_t *)j : NULL; /* borrowed */
+}
+
 static void ratio_from_json(const json_t *j, double *v)
 {
 	*v = json_number_value(j);

@@ -19,7 +19,13 @@
  * X(field, key, kind), in the answer's order. kind is how the value is
  * held and sent: count (uint64_t, a JSON integer), name (a static or
  * borrowed string, "none" when NULL), latency (struct stats_latency, an
- * object), ratio (a double in [0, 1], a JSON real).
+ * object), ratio (a double in [0, 1], a JSON real), object (a borrowed JSON
+ * object, {} when NULL).
+ *
+ * feedback (issue 21): what became of the suggestions shown, per language
+ * and shape: {"python": {"single": {shown, accepted, partlyAccepted,
+ * acceptedChars, dismissed, hidden, minConfidence}, "block": {...}}}
+ * (lsp/feedback.h).
  *
  * The remote backend's (issue 19): remoteLatencyMs, the HTTP round trip of
  * each answered request (network + the server's own time); daemonLatencyMs,
@@ -58,7 +64,8 @@
 	X(remote_share, "remoteShare", ratio)                          \
 	X(remote_requests, "remoteRequests", count)                    \
 	X(remote_failures, "remoteFailures", count)                    \
-	X(remote_retries, "remoteRetries", count)
+	X(remote_retries, "remoteRetries", count)                      \
+	X(feedback, "feedback", object)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */
@@ -72,6 +79,7 @@ struct stats_latency {
 #define STATS_TYPE_name    const char *
 #define STATS_TYPE_latency struct stats_latency
 #define STATS_TYPE_ratio   double
+#define STATS_TYPE_object  json_t *
 
 /* One answer's values. Names are borrowed (static strings on the server;
  * the parsed JSON's for stats_from_json). */

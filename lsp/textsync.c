@@ -9,6 +9,7 @@
  * skipped, and the rest of the batch still applies in order. A didChange
  * whose version is older than the document's is ignored with a warning.
  */
+#include "feedback.h"
 #include "server_priv.h"
 
 #include <stdlib.h>
@@ -43,6 +44,7 @@ void textsync_did_open(struct server *s, json_t *id, json_t *params)
 	if (docs_find(s->docs, uri)) {
 		log_debug(s->log, "didOpen of %s, which is open: replacing it", uri);
 		completions_doc_closed(s->completions, uri);
+		feedback_doc_closed(s->feedback, uri);
 		project_doc_closed(s->project, uri);
 		pipeline_doc_close(s->pipeline, uri);
 	}
@@ -95,6 +97,7 @@ static bool apply_change(struct server *s, struct docs_entry *e, json_t *change,
 	}
 	e->generation++;
 	pipeline_doc_edit(s->pipeline, e->uri, e->doc, start, end, start + tlen);
+	feedback_edit(s->feedback, e->uri, e->doc, start, end, tlen);
 	*at = start + tlen;
 	return true;
 }
@@ -143,6 +146,7 @@ void textsync_did_close(struct server *s, json_t *id, json_t *params)
 		return;
 	}
 	completions_doc_closed(s->completions, uri);
+	feedback_doc_closed(s->feedback, uri);
 	if (docs_close(s->docs, uri)) {
 		log_warn(s->log, "didClose of %s, which is not open", uri);
 		return;

@@ -181,7 +181,19 @@ static json_t *setting_json(const void *field, enum config_kind kind, const char
 	switch (kind) {
 	case CONFIG_KIND_BOOL: return json_boolean(*(const bool *)field);
 	case CONFIG_KIND_INT: return json_integer(*(const int *)field);
-	case CONFIG_KIND_DOUBLE: return json_real(*(const double *)field);
+	case CONFIG_KIND_DOUBLE: {
+		/* a negative value is names' -1 - index ("auto") */
+		double d = *(const double *)field;
+		if (d < 0 && names) {
+			const char *p = names;
+			for (int k = (int)(-1 - d); p && k > 0; k--) {
+				p = strchr(p, '|');
+				if (p) p++;
+			}
+			if (p) return json_stringn(p, strcspn(p, "|"));
+		}
+		return json_real(d);
+	}
 	case CONFIG_KIND_STRING: {
 		const char *v;
 		memcpy(&v, field, sizeof v);

@@ -215,11 +215,12 @@ May be set per language under \"languages\" in .infill.json."
   :group 'infill-settings)
 
 (defcustom infill-completion-min-confidence nil
-  "Below this confidence nothing is shown.
+  "Below this confidence nothing is shown; auto: learned per language and
+shape from what was accepted.
 Server setting \"completion.minConfidence\" (server default 0; range 0..1).
 nil: leave it to the server.
 May be set per language under \"languages\" in .infill.json."
-  :type '(choice (const :tag "Server default" nil) (number :tag "Value"))
+  :type '(choice (const :tag "Server default" nil) (number :tag "Value") (const "auto"))
   :group 'infill-settings)
 
 (defcustom infill-completion-from-document nil

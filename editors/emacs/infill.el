@@ -44,6 +44,7 @@
 (declare-function eglot--signal-textDocument/didChange "eglot")
 (declare-function eglot--lsp-position-to-point "eglot")
 (declare-function jsonrpc-async-request "jsonrpc")
+(declare-function jsonrpc-notify "jsonrpc")
 (declare-function lsp-request-async "lsp-mode")
 (declare-function lsp--text-document-position-params "lsp-mode")
 (declare-function lsp--position-to-point "lsp-mode")
@@ -223,9 +224,63 @@ INVOKED non-nil: the user asked (triggerKind 1).  Items become plists
                   (range (infill--get item "range")))
              (when (stringp text)
                (list :text text
+                     :item item         ; as the server sent it, for the reports
                      :start (if range (funcall to-point (infill--get range "start")) (point))
                      :end (if range (funcall to-point (infill--get range "end")) (point))))))
          (infill--result-items result))))
+
+;;; Feedback (issue 21)
+
+;; The server counts what becomes of each suggestion (infill/stats
+;; "feedback", kept on the machine): shown, accepted whole (the item's
+;; command, run as workspace/executeCommand), accepted by word or line
+;; (textDocument/didPartiallyAcceptCompletion, Copilot's name).  It infers
+;; dismissals from the edits.  Items without a command are not reported.
+
+(defun infill--send (method params &optional request)
+  "Send METHOD with PARAMS to the infill server of this buffer.
+REQUEST non-nil: as a request whose answer is ignored."
+  (pcase (infill--backend)
+    ('eglot
+     (if request
+         (jsonrpc-async-request (eglot-current-server) (intern (concat ":" method)) params
+                                :success-fn #'ignore :error-fn #'ignore :timeout-fn #'ignore)
+       (jsonrpc-notify (eglot-current-server) (intern (concat ":" method)) params)))
+    ('lsp-mode
+     ;; only to infill: the buffer's other servers know nothing of it
+     (let ((lsp--buffer-workspaces (list (infill--lsp-workspace))))
+       (if request
+           (lsp-request-async method params #'ignore :error-handler #'ignore :no-merge t)
+         (lsp-notify method params))))))
+
+(defun infill--utf16-length (s)
+  "Length of S in UTF-16 code units (the position encoding eglot 1.9 and
+lsp-mode 8 use)."
+  (let ((n 0))
+    (dotimes (i (length s) n)
+      (setq n (+ n (if (> (aref s i) #xFFFF) 2 1))))))
+
+(defun infill--report-shown (item)
+  "Tell the server ITEM (as it sent it) is on screen, once per item."
+  (when (and item (infill--get item "command") (not (eq item infill--reported)))
+    (setq infill--reported item)
+    (infill--send "textDocument/didShowCompletion" (list :item item))))
+
+(defun infill--report-accept (shown accepted)
+  "Tell the server the first ACCEPTED characters of SHOWN's item text are in."
+  (let* ((item (plist-get shown :item))
+         (command (and item (infill--get item "command")))
+         (text (plist-get shown :text)))
+    (when (and command text)
+      (if (>= accepted (length text))
+          (infill--send "workspace/executeCommand"
+                        (list :command (infill--get command "command")
+                              :arguments (infill--get command "arguments"))
+                        t)
+        (infill--send "textDocument/didPartiallyAcceptCompletion"
+                      (list :item item
+                            :acceptedLength (infill--utf16-length
+                                             (substring text 0 accepted))))))))
 
 ;;; The overlay
 
@@ -253,6 +308,7 @@ is an error, or a warning about the model."
 (defvar-local infill--overlay nil "The overlay showing the suggestion.")
 (defvar-local infill--items nil "Items of the last answer (plists).")
 (defvar-local infill--index 0 "Which of `infill--items' is shown.")
+(defvar-local infill--reported nil "The last item reported shown.")
 (defvar-local infill--shown nil
   "The visible suggestion: (:pos POS :rest STRING :end POS), or nil.")
 (defvar-local infill--timer nil "Pending idle request.")
@@ -308,6 +364,10 @@ is an error, or a warning about the model."
                                           (buffer-substring-no-properties start (point))))))
         (when rest
           (infill--render (point) rest end)
+          (setq infill--shown (append infill--shown
+                                      (list :item (plist-get item :item)
+                                            :text (plist-get item :text))))
+          (infill--report-shown (plist-get item :item))
           t)))))
 
 (defun infill-visible ()
@@ -382,9 +442,13 @@ is an error, or a warning about the model."
           (delete-region (point) (max (point) end)))
         (insert piece)
         (setq infill--tick (buffer-chars-modified-tick))
+        (infill--report-accept s (- (length (or (plist-get s :text) "")) (length left)))
         (if (string-empty-p left)
             (setq infill--items nil)
-          (infill--render (point) left (+ (point) (- end (plist-get s :pos)))))
+          (infill--render (point) left (+ (point) (- end (plist-get s :pos))))
+          (setq infill--shown (append infill--shown
+                                      (list :item (plist-get s :item)
+                                            :text (plist-get s :text)))))
         t))))
 
 (defun infill-accept ()

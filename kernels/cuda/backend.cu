@@ -33,6 +33,7 @@
 
 #include "backend.h"
 #include "common.cuh"
+#include "convert.h"
 
 #define MAX_CHUNK 512    /* entries per chunk; activation buffers are sized for it */
 #define MAX_SEQS  64     /* distinct sequences per chunk */
@@ -50,6 +51,7 @@ struct cuda_backend {
 	struct backend_hparams hp;
 	int device, n_sm;
 	char gpu_name[256];
+	uint32_t converted; /* bit t: weights of GGML type t were converted at upload */
 	cudaStream_t stream;
 	cublasHandle_t blas;
 	void **allocs;
@@ -169,17 +171,63 @@ static void cuda_destroy(void *ctx)
 struct upload {
 	void *host; /* repack buffer, grown as needed */
 	size_t cap;
+	void *conv; /* converted weight (convert.h), grown as needed */
+	size_t conv_cap;
+	float *row; /* a dequantized row, the conversion's scratch */
+	size_t row_cap;
 	uint64_t done, total;
+	uint32_t converted; /* bit t: a weight of GGML type t was converted */
 	const struct backend_config *cfg;
 };
+
+static int grow(void **p, size_t *cap, size_t need)
+{
+	if (need <= *cap) return 0;
+	void *n = realloc(*p, need);
+	if (!n) return -ENOMEM;
+	*p = n;
+	*cap = need;
+	return 0;
+}
+
+/* A weight of a type without kernels, converted (convert.h) into u->conv;
+ * *type and *src then describe the converted copy. */
+static int convert_weight(struct upload *u, const struct backend_tensor *t, int *type,
+                          const void **src, struct backend_error *err)
+{
+	const int64_t cols = t->ne[0], rows = t->ne[1];
+	const int target = cuq_convert_target(t->type);
+	const size_t bytes = cuq_file_size(target, rows, cols);
+	if (!bytes)
+		return fail(err, -EINVAL,
+		            "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
+		            "be a multiple of 32 values",
+		            t->name, t->type, (long long)cols, (long long)rows);
+	if (grow(&u->conv, &u->conv_cap, bytes) ||
+	    grow((void **)&u->row, &u->row_cap, (size_t)cols * sizeof(float)))
+		return tensor_fail(err, -ENOMEM, t->name, "out of host memory converting");
+	if (cuq_convert(t->type, rows, cols, t->data, u->conv, u->row))
+		return tensor_fail(
+		        err, -EINVAL, t->name,
+		        "a block the conversion for the GPU cannot read (corrupt file?):");
+	u->converted |= 1u << (t->type & 31);
+	*type = target;
+	*src = u->conv;
+	return 0;
+}
 
 static int upload_weight(struct cuda_backend *c, struct upload *u, const struct backend_tensor *t,
                          cuq_weight *w, struct backend_error *err)
 {
 	const int64_t cols = t->ne[0], rows = t->ne[1];
-	const size_t fs = cuq_file_size((int)t->type, rows, cols);
-	const size_t rs = cuq_repacked_size((int)t->type, rows, cols);
-	if (!fs || !rs)
+	int type = (int)t->type;
+	const void *src = t->data;
+	if (cuq_convert_target(t->type) != type) {
+		int rc = convert_weight(u, t, &type, &src, err);
+		if (rc) return rc;
+	}
+	const size_t rs = cuq_repacked_size(type, rows, cols);
+	if (!rs)
 		return fail(err, -EINVAL,
 		            "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
 		            "be a multiple "
@@ -187,14 +235,10 @@ static int upload_weight(struct cuda_backend *c, struct upload *u, const struct 
 		            t->name, t->type, (long long)cols, (long long)rows);
 	if (cols > INT32_MAX || rows > INT32_MAX)
 		return tensor_fail(err, -EINVAL, t->name, "tensor too large:");
-	if (rs > u->cap) {
-		void *h = realloc(u->host, rs);
-		if (!h) return tensor_fail(err, -ENOMEM, t->name, "out of host memory repacking");
-		u->host = h;
-		u->cap = rs;
-	}
+	if (grow(&u->host, &u->cap, rs))
+		return tensor_fail(err, -ENOMEM, t->name, "out of host memory repacking");
 	memset(u->host, 0, rs);
-	cuq_repack((int)t->type, rows, cols, t->data, u->host);
+	cuq_repack(type, rows, cols, src, u->host);
 	void *d;
 	char what[160];
 	snprintf(what, sizeof what, "weight %s", t->name);
@@ -202,8 +246,8 @@ static int upload_weight(struct cuda_backend *c, struct upload *u, const struct 
 	if (rc) return rc;
 	cudaError_t e = cudaMemcpy(d, u->host, rs, cudaMemcpyHostToDevice);
 	if (e != cudaSuccess) return cuda_fail(err, e, "uploading a weight");
-	cuq_weight_bind(w, (int)t->type, rows, cols, d);
-	u->done += fs;
+	cuq_weight_bind(w, type, rows, cols, d);
+	u->done += t->nbytes;
 	if (u->cfg->progress && u->total)
 		u->cfg->progress(u->cfg->progress_user,
 		                 (float)((double)u->done / (double)u->total));
@@ -231,32 +275,15 @@ static bool needs_dequant(int type)
 	return type != CUQ_F32 && type != CUQ_F16 && type != CUQ_BF16;
 }
 
-/* The weight types the kernels here read (enum cuq_type). The CPU backend
- * reads more (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K, IQ4_NL, IQ4_XS: the
- * fallbacks and mixtures llama-quantize writes); a file holding one of
- * those is refused before anything is uploaded, and backend "auto" then
- * runs it on the CPU. */
-static bool type_supported(uint32_t type)
-{
-	switch (type) {
-	case CUQ_F32:
-	case CUQ_F16:
-	case CUQ_BF16:
-	case CUQ_Q8_0:
-	case CUQ_Q4_0:
-	case CUQ_Q4_K:
-	case CUQ_Q6_K: return true;
-	default: return false;
-	}
-}
-
+/* Every weight type the CPU backend runs reaches the GPU: natively, or
+ * converted at upload (convert.h); anything else is refused before anything
+ * is uploaded, and backend "auto" then runs the file on the CPU. */
 static int check_type(const struct backend_tensor *t, struct backend_error *err)
 {
-	if (!t->data || type_supported(t->type)) return 0;
+	if (!t->data || cuq_convert_target(t->type) >= 0) return 0;
 	int rc = fail(err, -ENOTSUP,
-	              "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run "
-	              "(it runs f32, f16, bf16, q8_0, q4_0, q4_k, q6_k); use backend \"cpu\" "
-	              "(or \"auto\") for this file",
+	              "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run; "
+	              "use backend \"cpu\" (or \"auto\") for this file",
 	              t->name, t->type);
 	if (err) snprintf(err->tensor, sizeof err->tensor, "%s", t->name);
 	return rc;
@@ -316,7 +343,10 @@ static int upload_all(struct cuda_backend *c, const struct backend_config *cfg,
 		    (rc = upload_weight(c, &u, &L->w_down, &d->down, err)))
 			break;
 	}
+	c->converted = u.converted;
 	free(u.host);
+	free(u.conv);
+	free(u.row);
 	return rc;
 }
 
@@ -844,6 +874,10 @@ infill_backend_cuda_init(struct backend *out, const struct backend_config *cfg,
 	}
 	out->ops = &cuda_ops;
 	out->ctx = c;
-	snprintf(out->name, sizeof out->name, "cuda (%.100s, kv f16)", c->gpu_name);
+	/* Converted weights say so in the name the logs and infill/stats show:
+	 * they cost more memory than the file (convert.h). */
+	char conv[64];
+	cuq_convert_describe(c->converted, conv, sizeof conv);
+	snprintf(out->name, sizeof out->name, "cuda (%.48s, kv f16%s)", c->gpu_name, conv);
 	return 0;
 }

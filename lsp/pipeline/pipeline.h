@@ -112,6 +112,9 @@ struct completion_candidate {
 	size_t text_len;
 	size_t start, end;
 	double score; /* higher is better; candidates arrive best first */
+	/* exp of the mean log-probability per token (what completion.minConfidence
+	 * compares), or negative when unknown (the fast path's remainders) */
+	double confidence;
 };
 
 struct completion_result {

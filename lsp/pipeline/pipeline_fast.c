@@ -121,6 +121,7 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 			.start = req->cursor,
 			.end = req->cursor + d->cand_tail[i],
 			.score = (double)(d->n - i),
+			.confidence = -1, /* typed along: the first answer was judged */
 		};
 	}
 	if (!n) {

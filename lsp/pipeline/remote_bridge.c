@@ -198,7 +198,7 @@ static int build(struct rcall *rc, const struct remote_gen *g, const struct engi
 	rc->q[0] = q;
 	rc->nq = 1;
 	int n = rq->n_candidates < 1 ? 1 : rq->n_candidates;
-	if (n > 1 && rc->ep.api != REMOTE_API_OLLAMA) {
+	if (n > 1 && rc->ep.api != REMOTE_API_OLLAMA && !atomic_load(&rc->p->remote_no_sampling)) {
 		rc->q[1] = q;
 		rc->q[1].n = n - 1;
 		rc->q[1].temperature = rq->temperature;
@@ -396,6 +396,22 @@ static void on_call_done(void *ud, int status, struct remote_reply *reply,
 		reply->choices = NULL;
 		reply->n = 0;
 		if (reply->elapsed_ms > rc->elapsed_ms) rc->elapsed_ms = reply->elapsed_ms;
+	} else if (s->i == 1 && status != ENGINE_ECANCELED && f->kind == REMOTE_FAIL_HTTP &&
+	           f->http_status >= 400 && f->http_status < 500 && !rc->status) {
+		/* The sampling call refused (its n, its temperature): the greedy
+		 * call still answers, and later requests send that one alone. */
+		if (!atomic_exchange(&p->remote_no_sampling, true)) {
+			char msg[800];
+			snprintf(msg, sizeof msg,
+			         "infill: remote backend: the server refused the call for sampled "
+			         "candidates (%.600s); from now on it is sent the greedy call only "
+			         "(one candidate a request)",
+			         f->message);
+			if (p->host.message)
+				p->host.message(p->host.ud, 2, msg);
+			else
+				log_warn(p->log, "%s", msg);
+		}
 	} else if (!rc->status) {
 		rc->status = status;
 		rc->fail = *f;

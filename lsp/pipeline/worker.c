@@ -22,6 +22,7 @@
 #include "gguf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,7 @@ static int result_take(struct completion_result *dst, struct complete_result *sr
 			.start = src->items[i].start,
 			.end = src->items[i].end,
 			.score = src->items[i].score,
+			.confidence = exp(src->items[i].mean_logprob),
 		};
 		src->items[i].text = NULL; /* moved */
 	}
@@ -277,6 +279,7 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 	*gp = NULL;
 	const char *file = path + strlen(PIPELINE_REMOTE_PREFIX);
 	char msg[600];
+	atomic_store(&p->remote_no_sampling, false); /* perhaps another server now */
 	if (file[0]) {
 		struct infer_error err;
 		memset(&err, 0, sizeof err);
@@ -299,9 +302,13 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 	p->stats.kv_touched_mb = 0; /* no KV pool here */
 	pthread_mutex_unlock(&p->mu);
 	atomic_store(&p->ready, true);
-	log_info(p->log, "remote backend ready (%s)",
+	/* The same begin/end as a model load, so that clients waiting for the
+	 * load to end (status lines, `infill replay`) see the backend ready. */
+	post_event(p, EVENT_LOAD_BEGIN, 0, true, "the remote backend");
+	snprintf(msg, sizeof msg, "the remote backend (%s)",
 	         *tp ? "the prompt built with remote.tokenizer's vocabulary"
 	             : "no vocabulary: a text prompt, 3 bytes a token");
+	post_event(p, EVENT_LOAD_END, 100, true, msg);
 }
 
 /*

@@ -146,7 +146,11 @@ struct pipeline {
 	 * last shown and the figures (loop) */
 	struct rcall *rcalls_head, *rcalls_tail;
 	struct remote_client *remote;
-	int remote_last_failure;                   /* kind * 1000 + HTTP status; 0: none shown */
+	int remote_last_failure; /* kind * 1000 + HTTP status; 0: none shown */
+	/* The server refused the sampling call's n > 1 (llama-server's
+	 * /v1/completions takes n = 1 only): from then on the greedy call alone
+	 * (loop sets it, engine thread reads: atomic) */
+	atomic_bool remote_no_sampling;
 	uint64_t remote_unsent;                    /* requests failed before any call (settings) */
 	void (*remote_closed)(struct pipeline *p); /* remote_bridge_close's done */
 	struct remote_figures rfig;

@@ -56,6 +56,21 @@
     (let ((lsp--buffer-workspaces (list (infill--lsp-workspace))))
       (lsp-request "infill/settings" '(:languageId "python")))))
 
+(defun test-feedback (key)
+  "The server's feedback count KEY for Python (infill/stats), summed over shapes."
+  (let* ((stats (if (eq test-client 'eglot)
+                    (jsonrpc-request (eglot-current-server) :infill/stats nil)
+                  (let ((lsp--buffer-workspaces (list (infill--lsp-workspace))))
+                    (lsp-request "infill/stats" nil))))
+         (py (infill--get (infill--get stats "feedback") "python")))
+    (+ (or (infill--get (infill--get py "single") key) 0)
+       (or (infill--get (infill--get py "block") key) 0))))
+
+(defun test-wait-feedback (key n)
+  "Wait until the feedback count KEY reaches N; fail if it does not."
+  (unless (test-wait 5 (lambda () (>= (test-feedback key) n)))
+    (test-fail "feedback %s is %S, not >= %d" key (test-feedback key) n)))
+
 (defun test-suggest (first more)
   "Type FIRST, then the keys in MORE one at a time until a suggestion shows."
   (test-type first)
@@ -156,6 +171,10 @@ def main():
                    (buffer-substring-no-properties start (point-max))))
       (unless (= (point) (+ start (length v))) (test-fail "point after the accepted text"))
       (when (test-overlays) (test-fail "no overlay right after accepting"))
+      ;; issue 21: the server heard of it shown and accepted
+      (test-wait-feedback "accepted" 1)
+      (test-wait-feedback "shown" 1)
+      (test-wait-feedback "acceptedChars" (length v))
       (message "line after accept: %S" (concat before v))))
 
   ;; 3. C-g dismisses
@@ -173,7 +192,10 @@ def main():
     (test-type "M-f")
     (unless (equal (buffer-substring-no-properties start (point)) word)
       (test-fail "accepted word %S, got %S" word (buffer-substring-no-properties start (point))))
+    ;; issue 21: what was typed over before was counted dismissed
+    (test-wait-feedback "dismissed" 1)
     (when (< (length word) (length v))
+      (test-wait-feedback "partlyAccepted" 1)
       (unless (equal (infill-visible) (substring v (length word)))
         (test-fail "the rest %S stays visible, got %S" (substring v (length word)) (infill-visible)))
       ;; 5. moving point dismisses

@@ -97,6 +97,30 @@ def main():
     total = 0
 ]]
 
+-- issue 21: the server's feedback counts (infill/stats "feedback"), summed
+-- over shapes, for python: { shown, accepted, partlyAccepted, ... }.
+local function feedback()
+  local sum = {}
+  local r = vim.lsp.buf_request_sync(0, 'infill/stats', {}, 5000) or {}
+  for _, resp in pairs(r) do
+    local py = resp.result and resp.result.feedback and resp.result.feedback.python or {}
+    for _, shape in pairs(py) do
+      for k, n in pairs(shape) do
+        sum[k] = (sum[k] or 0) + n
+      end
+    end
+  end
+  return sum
+end
+
+-- Waits until feedback()[key] >= n.
+local function wait_feedback(key, n)
+  return wait_for('feedback ' .. key .. ' >= ' .. n, 5000, function()
+    local f = feedback()
+    return (f[key] or 0) >= n and f
+  end)
+end
+
 -- Types keys (mappings apply, as if typed), then waits until a suggestion
 -- is visible; types a few more characters when the model gives nothing fit
 -- to show (random weights: some answers are empty or rejected).
@@ -215,6 +239,10 @@ co = coroutine.create(function()
   cur = vim.api.nvim_win_get_cursor(0)
   check(cur[1] == before_row + lines_in, 'cursor row after accept')
   check(vim.api.nvim_get_mode().mode == 'i', 'still in insert mode after accept')
+  -- issue 21: the server heard of the suggestion shown and of its accept
+  local fb = wait_feedback('accepted', 1)
+  check(fb.shown >= 1 and fb.acceptedChars >= #v.text:gsub('[\128-\191]', ''),
+    'shown and accepted counted: ' .. vim.inspect(fb))
 
   -- 3. <Esc> dismisses: the extmark goes away
   vim.api.nvim_input('<Esc>o    # then print the total number of')
@@ -236,7 +264,12 @@ co = coroutine.create(function()
   end)
   got = table.concat(vim.api.nvim_buf_get_lines(0, row - 1, -1, false), '\n')
   check(got:sub(1, #typed + #word) == typed .. word, 'accepted word: ' .. vim.inspect(got) .. ' word ' .. vim.inspect(word))
+  -- issue 21: the suggestions typed over before were counted dismissed
+  wait_feedback('dismissed', 1)
   if #word < #v.text then
+    -- and this one partly accepted
+    fb = wait_feedback('partlyAccepted', 1)
+    log('feedback: ' .. vim.inspect(fb))
     local left = infill.visible()
     check(left and left.text == v.text:sub(#word + 1), 'the rest stays visible: ' .. vim.inspect(left))
     -- 5. a cursor move dismisses

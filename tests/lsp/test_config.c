@@ -189,6 +189,38 @@ TEST(per_language_overrides)
 	config_free(cfg);
 }
 
+/* issue 21: completion.minConfidence takes a number or "auto" (held as -1),
+ * per language too; another string is refused naming both. */
+TEST(min_confidence_auto)
+{
+	struct warnings w = { 0 };
+	struct config *cfg = config_new();
+	REQUIRE(cfg);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_INIT,
+	                      "{\"completion.minConfidence\": 0.25, \"languages\": {\"python\": "
+	                      "{\"completion.minConfidence\": \"auto\"}}}",
+	                      &w),
+	             0);
+	CHECK_INT_EQ(w.count, 0);
+	CHECK_NEAR(config_get(cfg, NULL)->completion_min_confidence, 0.25, 0);
+	CHECK_NEAR(config_get(cfg, "python")->completion_min_confidence, -1, 0);
+	CHECK_INT_EQ(
+	        set_json(cfg, CONFIG_LAYER_CLIENT, "{\"completion.minConfidence\": \"high\"}", &w),
+	        0);
+	CHECK_INT_EQ(w.count, 1);
+	CHECK(strstr(w.last, "a number 0..1 or \"auto\"; keeping 0.25") != NULL);
+	CHECK_INT_EQ(
+	        set_json(cfg, CONFIG_LAYER_CLIENT, "{\"completion.minConfidence\": \"auto\"}", &w),
+	        0);
+	CHECK_NEAR(config_get(cfg, NULL)->completion_min_confidence, -1, 0);
+	char *md = config_settings_markdown();
+	REQUIRE(md);
+	CHECK(strstr(md, "| `completion.minConfidence` | a number 0..1 or \"auto\" | `0` |") !=
+	      NULL);
+	free(md);
+	config_free(cfg);
+}
+
 TEST(warnings_keep_previous_values)
 {
 	struct warnings w = { 0 };

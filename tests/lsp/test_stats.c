@@ -37,6 +37,7 @@ static const char *const documented[] = {
 	"remoteRequests",
 	"remoteFailures",
 	"remoteRetries",
+	"feedback",
 };
 
 static struct stats sample(void)
@@ -105,7 +106,26 @@ TEST(values_as_the_server_sends_them)
 	CHECK(json_is_real(json_object_get(lat, "p50")));
 	CHECK_NEAR(json_real_value(json_object_get(lat, "p90")), 20.25, 0);
 	CHECK_INT_EQ(json_integer_value(json_object_get(lat, "samples")), 9);
+	CHECK(json_is_object(json_object_get(o, "feedback"))); /* none yet: {} */
+	CHECK_INT_EQ(json_object_size(json_object_get(o, "feedback")), 0);
 	json_decref(o);
+}
+
+TEST(feedback_object_reads_back)
+{
+	struct stats s = sample();
+	s.feedback = json_pack("{s:{s:{s:i}}}", "python", "single", "shown", 3);
+	REQUIRE(s.feedback);
+	json_t *o = stats_to_json(&s);
+	REQUIRE(o);
+	struct stats back;
+	stats_from_json(o, &back);
+	CHECK_INT_EQ(json_integer_value(json_object_get(
+	                     json_object_get(json_object_get(back.feedback, "python"), "single"),
+	                     "shown")),
+	             3);
+	json_decref(o);
+	json_decref(s.feedback);
 }
 
 TEST(round_trip)

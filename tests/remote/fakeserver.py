@@ -64,6 +64,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(msg)
             return
+        if mode == "n1only" and int(body.get("n", 1)) > 1:  # as llama-server's /v1/completions
+            msg = json.dumps({"error": {"code": 400, "type": "invalid_request_error",
+                                        "message": "Field 'n': Value must be between 1 <= value "
+                                                   "<= 1, but got %d" % int(body["n"])}}).encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(msg)))
+            self.end_headers()
+            self.wfile.write(msg)
+            return
+        if mode == "n1only":
+            mode = "ok"
         if mode == "key":
             if self.headers.get("Authorization") != "Bearer " + srv.key:
                 msg = json.dumps({"error": {"code": 401, "message": "Invalid API Key"}}).encode()

@@ -118,6 +118,30 @@ def case_openai(binary):
           "the qwen FIM prompt as text", body["prompt"])
 
 
+def case_sampling_refused(binary):
+    """A server that takes n = 1 only (llama-server's /v1/completions refuses
+    n > 1 with HTTP 400): the greedy answer still comes, one warning says
+    why there is one candidate, and later requests send the greedy call
+    alone."""
+    srv = FakeServer("n1only")
+    c = start(binary, {"remote.url": srv.url, "completion.candidates": 3})
+    try:
+        for k in range(3):
+            texts = [i["insertText"] for i in inline(c)]
+            check(any(t.startswith(ANSWER) for t in texts), "the greedy answer is shown", k,
+                  texts, c.log())
+        time.sleep(0.2)
+        warn = [m for m in messages(c, 2) if "sampled candidates" in m]
+        check(len(warn) == 1, "one warning", messages(c), c.log())
+        check(not messages(c, 1), "no error shown", messages(c))
+        sampled = [b for _, b, _ in srv.requests if b.get("n", 1) > 1]
+        check(len(sampled) == 1, "the sampling call is not sent again",
+              [b.get("n") for _, b, _ in srv.requests])
+    finally:
+        c.kill()
+        srv.stop()
+
+
 def case_llama_infill(binary):
     """/infill: prefix and suffix for the server's own template."""
     path, body, _ = answered(binary, "llama-infill")

@@ -14,6 +14,8 @@ const lc = require('vscode-languageclient/node');
 const readline = require('readline');
 const settings = require('./settings');
 const serverLog = require('./log');
+const text = require('./text');
+const feedback = require('./feedback');
 const pkg = require('../package.json');
 
 const KEYS = settings.serverKeys(pkg);
@@ -103,8 +105,15 @@ function makeClient() {
       // too, not only the ghost text
       provideCompletionItem: (document, position, context, token, next) =>
         (st.enabled && cfg(document).get('menuItems') ? next(document, position, context, token) : null),
-      provideInlineCompletionItems: (document, position, context, token, next) =>
-        (st.enabled ? next(document, position, context, token) : null),
+      provideInlineCompletionItems: async (document, position, context, token, next) => {
+        if (!st.enabled) return null;
+        const result = await next(document, position, context, token);
+        const items = Array.isArray(result) ? result : (result && result.items) || [];
+        st.last = { uri: document.uri.toString(), version: document.version,
+          line: position.line, character: position.character, items };
+        report('textDocument/didShowCompletion', feedback.shownParams(items));
+        return result;
+      },
     },
   };
   return new lc.LanguageClient('infill', 'infill', server, clientOptions);
@@ -196,6 +205,14 @@ async function restart() {
   await start();
 }
 
+// ---- feedback (issue 21, src/feedback.js) ---------------------------------
+
+function report(method, params) {
+  if (params && st.client && st.client.isRunning()) {
+    st.client.sendNotification(method, params).catch(() => { /* a report: best effort */ });
+  }
+}
+
 // ---- commands -------------------------------------------------------------
 
 function toggle() {
@@ -210,9 +227,34 @@ function toggle() {
 // events are proposed API in VS Code 1.100), so its own partial accept does
 // the work; its word and line are VS Code's (Ctrl+Right's), which differ
 // from the Neovim and Emacs clients' split in small ways (see README.md).
+// What it put in names the item for the partial-accept report: the first
+// of the latest answer that continues with it.
 async function acceptPart(kind) {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) return;
+  const doc = editor.document;
+  const pos = editor.selection.active;
+  const version = doc.version;
+  const lineBefore = doc.lineAt(pos.line).text;
   await vscode.commands.executeCommand(kind === 'word'
     ? 'editor.action.inlineSuggest.acceptNextWord' : 'editor.action.inlineSuggest.acceptNextLine');
+  const now = editor.selection.active;
+  const last = st.last;
+  if (doc.version === version || !now.isAfter(pos) || !last || last.uri !== doc.uri.toString() ||
+      last.version !== version || last.line !== pos.line || last.character !== pos.character) {
+    return;
+  }
+  const piece = doc.getText(new vscode.Range(pos, now));
+  for (const item of last.items) {
+    const insert = typeof item.insertText === 'string' ? item.insertText : item.insertText.value;
+    const typed = item.range ? lineBefore.slice(item.range.start.character, pos.character) : '';
+    const rest = text.remainder(insert, typed);
+    if (rest && rest.startsWith(piece)) {
+      report('textDocument/didPartiallyAcceptCompletion',
+        feedback.partialParams(item, typed.length + piece.length));
+      return;
+    }
+  }
 }
 
 // ---- activation -----------------------------------------------------------

@@ -14,6 +14,7 @@ const os = require('os');
 const path = require('path');
 const S = require('../src/settings');
 const T = require('../src/text');
+const F = require('../src/feedback');
 const pkg = require('../package.json');
 
 let P = null;
@@ -90,6 +91,10 @@ test('inline completion round trip with the real server', { timeout: 170000 }, a
       },
     });
     assert.ok(init.capabilities.inlineCompletionProvider, 'inlineCompletionProvider advertised');
+    // issue 21: vscode-languageclient registers this command, which VS Code
+    // runs when an item (whose command it is) is accepted
+    assert.deepStrictEqual(init.capabilities.executeCommandProvider,
+      { commands: ['infill.didAcceptCompletion'] });
     await conn.sendNotification(P.InitializedNotification.type, {});
 
     const uri = 'file://' + path.join(home, 'walk.py');
@@ -144,6 +149,28 @@ test('inline completion round trip with the real server', { timeout: 170000 }, a
       if (v.kind !== 'end') assert.ok(S.progressText(v, 'x'), 'progress formats');
     }
     t.diagnostic(`first item: ${JSON.stringify(items[0].insertText)}; progress events: ${progress.length}`);
+
+    // issue 21: the extension's reports (src/feedback.js) reach infill/stats:
+    // the answer's first item shown, a word of it accepted, then all of it
+    // (the item's command, as vscode-languageclient sends it)
+    const feedback = async () => {
+      const py = ((await conn.sendRequest('infill/stats')).feedback || {}).python || {};
+      const sum = {};
+      for (const shape of Object.values(py)) {
+        for (const [k, v] of Object.entries(shape)) sum[k] = (sum[k] || 0) + v;
+      }
+      return sum;
+    };
+    await conn.sendNotification('textDocument/didShowCompletion', F.shownParams(items));
+    await conn.sendNotification('textDocument/didPartiallyAcceptCompletion',
+      F.partialParams(items[0], items[0].insertText.length > 1 ? 1 : 0));
+    const c = items[0].command;
+    assert.strictEqual(await conn.sendRequest('workspace/executeCommand',
+      { command: c.command, arguments: c.arguments }), null);
+    const fb = await feedback();
+    assert.strictEqual(fb.shown, 1, JSON.stringify(fb));
+    assert.strictEqual(fb.accepted, 1, JSON.stringify(fb));
+    assert.strictEqual(fb.partlyAccepted, 1, JSON.stringify(fb));
 
     await conn.sendRequest(P.ShutdownRequest.type);
     await conn.sendNotification(P.ExitNotification.type);

@@ -20,8 +20,11 @@ test('package.json mirrors every server setting with its type, default and range
     assert.ok(p, s.key);
     assert.deepStrictEqual(p.default, s.default, s.key + ' default');
     if (s.kind === 'int' || s.kind === 'double') {
-      assert.strictEqual(p.minimum, s.min, s.key);
-      assert.strictEqual(p.maximum, s.max, s.key);
+      // a double with names (minConfidence "auto") is a number or one of them
+      const num = p.anyOf ? p.anyOf.find((x) => x.type === 'number') : p;
+      assert.strictEqual(num.minimum, s.min, s.key);
+      assert.strictEqual(num.maximum, s.max, s.key);
+      if (s.names) assert.deepStrictEqual(p.anyOf.find((x) => x.type === 'string').enum, s.names, s.key);
     }
     if (s.kind === 'enum') assert.deepStrictEqual(p.enum, s.names, s.key);
     assert.strictEqual(p.scope === 'language-overridable', s.scope === 'language', s.key + ' scope');
@@ -33,6 +36,7 @@ test('package.json mirrors every server setting with its type, default and range
   assert.strictEqual(props['infill.backend'].default, 'auto');
   assert.deepStrictEqual(props['infill.log.level'].enum, ['error', 'warn', 'info', 'debug', 'trace']);
   assert.strictEqual(props['infill.enabled'].type, 'boolean');
+  assert.deepStrictEqual(props['infill.completion.minConfidence'].anyOf[1].enum, ['auto']);
 });
 
 test('the generated files are in step with lsp/config.h', () => {

@@ -167,15 +167,16 @@ def case_greedy_deterministic(binary, model):
     try:
         wait_loaded(c)
         open_doc(c, PY, lang="plaintext")  # unchecked: the answer is shown as generated
-        a = inline(c, 9, 8)
-        b = inline(c, 9, 8)
+        # (each item's command names it for the feedback reports: not compared)
+        a = [(it["insertText"], it["range"]) for it in inline(c, 9, 8)]
+        b = [(it["insertText"], it["range"]) for it in inline(c, 9, 8)]
         check(a == b, "the same greedy answer twice", a, b)
         c2 = start(binary, model, {"completion.candidates": 1, "completion.temperature": 0,
                                    "completion.maxTokens": 16, "cache.enabled": False})
         try:
             wait_loaded(c2)
             open_doc(c2, PY, lang="plaintext")
-            d = inline(c2, 9, 8)
+            d = [(it["insertText"], it["range"]) for it in inline(c2, 9, 8)]
             check(a == d, "the same answer with the cache off", a, d)
             check(c2.shutdown_exit() == 0, "exit 0")
         finally:
@@ -776,6 +777,114 @@ def case_project_context(binary, model):
         check(c.shutdown_exit() == 0, "exit 0")
     finally:
         c.kill()
+
+def feedback_of(c, lang="plaintext"):
+    """infill/stats "feedback" for lang, summed over shapes."""
+    f = stats(c).get("feedback", {}).get(lang, {})
+    out = {}
+    for shape in f.values():
+        for k, v in shape.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def spots_with_items(c, spots):
+    """The spots (line, ch) of PY where the model offers an item."""
+    return [(sp, items) for sp, items in ((sp, inline(c, *sp)) for sp in spots) if items]
+
+
+def case_feedback(binary, model):
+    """issue 21: the reports of the clients (Copilot's names) reach
+    infill/stats: an item shown, another shown instead (the first
+    dismissed), accepted with its command, partly accepted; unknown or
+    stale items are ignored without an error."""
+    c = start(binary, model, {"completion.candidates": 2, "completion.maxTokens": 8})
+    try:
+        init = c.request("infill/settings")  # (alive)
+        check("result" in init, "settings", init)
+        wait_loaded(c)
+        open_doc(c, PY, lang="plaintext")  # (random text passes no parser)
+        found = spots_with_items(c, [(11, 4), (9, 8), (5, 4), (4, 17), (12, 0)])
+        if len(found) < 2:
+            print("SKIP: the random model offered items at fewer than two places")
+            sys.exit(77)
+        (_, a), (_, b) = found[0], found[1]
+        for it in a + b:
+            cmd = it.get("command", {})
+            check(cmd.get("command") == "infill.didAcceptCompletion" and
+                  len(cmd.get("arguments", [])) == 1, "each item names itself", it)
+        check(not any(feedback_of(c).values()), "nothing counted before a report", stats(c))
+        c.notify("textDocument/didShowCompletion", {"item": a[0]})
+        c.notify("textDocument/didShowCompletion", {"item": a[0]})  # again: once
+        c.notify("textDocument/didShowCompletion", {"item": b[0]})  # a replaces b
+        r = c.request("workspace/executeCommand", a[0]["command"])  # stale: closed
+        check(r.get("result", "x") is None, "a stale accept is answered, not an error", r)
+        r = c.request("workspace/executeCommand", b[0]["command"])
+        check(r.get("result", "x") is None, "accept answered null", r)
+        f = feedback_of(c)
+        check(f.get("shown") == 2 and f.get("dismissed") == 1 and f.get("accepted") == 1,
+              "shown twice, one dismissed, one accepted", f)
+        check(f.get("acceptedChars") == len(b[0]["insertText"]), "the characters accepted",
+              f, b[0])
+        # a partial accept of a fresh item (never reported shown: implied)
+        more = inline(c, *found[0][0])
+        if more:
+            c.notify("textDocument/didPartiallyAcceptCompletion",
+                     {"item": more[0], "acceptedLength": 1})
+            f = feedback_of(c)
+            check(f.get("partlyAccepted") == 1 and f.get("shown") == 3 and
+                  f.get("acceptedChars") == len(b[0]["insertText"]) + 1, "partly accepted", f)
+        # unknown items, malformed reports, an unknown command
+        c.notify("textDocument/didShowCompletion", {"item": {"insertText": "x"}})
+        c.notify("textDocument/didShowCompletion", {"item": {"command": {"arguments": ["999999"]}}})
+        c.notify("textDocument/didPartiallyAcceptCompletion", {"item": a[0]})
+        r = c.request("workspace/executeCommand", {"command": "rm -rf", "arguments": []})
+        check(r.get("error", {}).get("code") == -32602, "an unknown command is refused", r)
+        check(feedback_of(c).get("shown") == (3 if more else 2), "nothing else counted",
+              feedback_of(c))
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
+def case_min_confidence_auto(binary, model):
+    """issue 21: with completion.minConfidence "auto", once 30 suggestions of
+    a language were shown and none accepted, the floor rises over their
+    confidence and the same suggestions are hidden (but one in ten)."""
+    c = start(binary, model, {"completion.candidates": 1, "completion.temperature": 0,
+                              "completion.maxTokens": 6, "completion.minConfidence": "auto"})
+    try:
+        wait_loaded(c)
+        s = c.request("infill/settings", {"languageId": "plaintext"})["result"]
+        check(s.get("completion.minConfidence") == "auto", "auto in effect", s)
+        open_doc(c, PY, lang="plaintext")  # (random text passes no parser)
+        found = spots_with_items(c, [(11, 4), (9, 8), (5, 4), (4, 17), (12, 0), (10, 12),
+                                     (6, 0)])
+        # two places whose suggestions have one shape (each shape learns apart)
+        by_shape = {}
+        for sp, items in found:
+            by_shape.setdefault("\n" in items[0]["insertText"].rstrip("\n"), []).append(sp)
+        spots = max(by_shape.values(), key=len) if by_shape else []
+        if len(spots) < 2:
+            print("SKIP: the random model offered items of one shape at fewer than two places")
+            sys.exit(77)
+        # each shown in turn (alternating places: no fast path), none
+        # accepted: the 31st shown makes the 30th dismissed
+        for i in range(31):
+            items = inline(c, *spots[i % 2])
+            check(items, "still shown while learning", i, stats(c).get("feedback"))
+            c.notify("textDocument/didShowCompletion", {"item": items[0]})
+        f = stats(c)["feedback"]["plaintext"]
+        shape = max(f, key=lambda k: f[k]["shown"])
+        check(f[shape]["minConfidence"] > 0, "a floor was learned", f)
+        empty = sum(1 for i in range(10) if not inline(c, *spots[i % 2]))
+        f2 = stats(c)["feedback"]["plaintext"]
+        check(empty >= 8 and f2[shape]["hidden"] >= 8, "hidden under the floor, but explored",
+              empty, f2)
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 

@@ -95,6 +95,48 @@ local function client_request(client, ...)
   return client.request(...)
 end
 
+local function client_notify(client, ...)
+  if new_methods then
+    return client:notify(...)
+  end
+  return client.notify(...)
+end
+
+-- ---- feedback (issue 21) ------------------------------------------------
+-- The server counts what becomes of each suggestion (infill/stats
+-- "feedback", never sent anywhere): shown, accepted whole (the item's
+-- command, as workspace/executeCommand), accepted by word or line
+-- (textDocument/didPartiallyAcceptCompletion, Copilot's name). Dismissals it
+-- infers from the edits. Items without a command are not reported.
+
+local function report_shown(bufnr, item)
+  local b = buf_state(bufnr)
+  local client = client_for(bufnr)
+  if client and item.command and b.reported ~= item then
+    b.reported = item
+    client_notify(client, 'textDocument/didShowCompletion', { item = item })
+  end
+end
+
+-- accepted_bytes: how much of the item's insertText is in the buffer now.
+local function report_accept(bufnr, s, accepted_bytes)
+  local client = client_for(bufnr)
+  local item = s.item
+  if not client or not item or not item.command then
+    return
+  end
+  if accepted_bytes >= #s.insert then
+    client_request(client, 'workspace/executeCommand', {
+      command = item.command.command, arguments = item.command.arguments,
+    }, function() end, bufnr)
+  else
+    client_notify(client, 'textDocument/didPartiallyAcceptCompletion', {
+      item = item,
+      acceptedLength = text.lsp_char(s.insert, accepted_bytes, client.offset_encoding or 'utf-16'),
+    })
+  end
+end
+
 local function client_stop(client)
   if new_methods then
     return client:stop()
@@ -202,6 +244,8 @@ local function show_current(bufnr, client)
     return false
   end
   render(bufnr, row, col, rest, end_col)
+  b.shown.item, b.shown.insert = item, insert
+  report_shown(bufnr, item)
   return true
 end
 
@@ -282,6 +326,9 @@ local function accept_with(split)
   clear(bufnr)
   b.seq = b.seq + 1
   local row, col = insert_piece(bufnr, s, piece, left == '')
+  if s.insert then
+    report_accept(bufnr, s, #s.insert - #left)
+  end
   if left ~= '' then
     -- keep showing the rest: the edit was ours, not the user's typing
     b.keep_tick = vim.api.nvim_buf_get_changedtick(bufnr)
@@ -292,6 +339,7 @@ local function accept_with(split)
       end_col = end_col + #piece
     end
     render(bufnr, row, col, left, end_col)
+    b.shown.item, b.shown.insert = s.item, s.insert
   end
   return true
 end
