@@ -161,6 +161,12 @@ struct run {
 	char *shown;
 	size_t shown_len, shown_doc, shown_start, shown_end;
 	int shown_version;
+	json_t *shown_command; /* the item's command (owned), for an accept */
+	/* the last suggestion the simulated user took (feedback, issue 21):
+	 * until the cursor passes its end in that document, the answers along
+	 * it are what was taken, not new suggestions */
+	bool took;
+	size_t took_doc, took_end;
 	/* latencies (ms) of answered requests; cold ones apart */
 	double *lat, *cold, *cpu;
 	size_t n_lat, n_cold, n_cpu;
@@ -310,6 +316,40 @@ static void shown_clear(struct run *r)
 	free(r->shown);
 	r->shown = NULL;
 	r->shown_len = 0;
+	json_decref(r->shown_command);
+	r->shown_command = NULL;
+}
+
+/* Reports an item accepted whole: its command, as an editor runs it. */
+static void report_accept(struct run *r, json_t *command)
+{
+	json_t *args = json_object_get(command, "arguments");
+	const char *name = json_string_value(json_object_get(command, "command"));
+	if (!name || !args) return; /* a server that names no item */
+	replay_client_send_request(r->c, "workspace/executeCommand",
+	                           json_pack("{s:s, s:O}", "command", name, "arguments", args));
+}
+
+/*
+ * The feedback an editor sends (issue 21) for the top item now on screen:
+ * shown, and taken whole when it is what the file says next (the simulated
+ * user accepts every suggestion that is right, and only those; the trace
+ * then types the same text on, which the server sees as typing along what
+ * was already accepted). Answers inside what was taken are not new
+ * suggestions and are not reported.
+ */
+static void report_shown(struct run *r, struct treq *q, json_t *top, bool correct)
+{
+	if (r->took && r->took_doc == q->doc && r->shown_start < r->took_end) return;
+	r->took = false;
+	replay_client_notify(r->c, "textDocument/didShowCompletion",
+	                     json_pack("{s:O}", "item", top));
+	if (!correct) return;
+	report_accept(r, json_object_get(top, "command"));
+	r->rep->taken++;
+	r->took = true;
+	r->took_doc = q->doc;
+	r->took_end = r->shown_start + r->shown_len;
 }
 
 static void on_response(void *ud, json_t *msg)
@@ -354,7 +394,8 @@ static void on_response(void *ud, json_t *msg)
 	json_t *top = json_array_get(items, 0);
 	const char *text = json_string_value(json_object_get(top, "insertText"));
 	size_t tl = text ? strlen(text) : 0;
-	if (q->keystroke && tl && tl <= q->truth_len && !memcmp(text, q->truth, tl)) {
+	bool correct = q->keystroke && tl && tl <= q->truth_len && !memcmp(text, q->truth, tl);
+	if (correct) {
 		rep->correct++;
 		rep->correct_chars += tl;
 	}
@@ -370,6 +411,8 @@ static void on_response(void *ud, json_t *msg)
 		r->shown_start = pos_offset(d, json_object_get(range, "start"));
 		r->shown_end = pos_offset(d, json_object_get(range, "end"));
 		if (r->shown_end < r->shown_start) r->shown_end = r->shown_start;
+		r->shown_command = json_incref(json_object_get(top, "command"));
+		report_shown(r, q, top, correct);
 	}
 }
 
@@ -562,9 +605,11 @@ static int ev_accept(struct run *r)
 		return 0;
 	}
 	r->rep->accepted++;
+	if (r->shown_command) report_accept(r, r->shown_command);
 	size_t a = r->shown_start, b = r->shown_end, n = r->shown_len;
 	char *text = r->shown;
 	r->shown = NULL;
+	shown_clear(r);
 	int rc = doc_edit(r, r->cur, a, b, text, n);
 	free(text);
 	if (rc) return rc;
@@ -741,6 +786,23 @@ static void stats_into(struct replay_report *rep, json_t *s0, json_t *s1)
 	rep->never_started = DELTA(never_started);
 	rep->cold_requests = DELTA(cold_requests);
 #undef DELTA
+	/* the feedback counts (issue 21), summed over languages and shapes */
+	const char *lang, *shape;
+	json_t *l, *c;
+	json_object_foreach(json_object_get(s1, "feedback"), lang, l)
+	{
+		json_object_foreach(l, shape, c)
+		{
+			rep->fb_shown += (size_t)json_integer_value(json_object_get(c, "shown"));
+			rep->fb_accepted +=
+			        (size_t)json_integer_value(json_object_get(c, "accepted"));
+			rep->fb_accepted +=
+			        (size_t)json_integer_value(json_object_get(c, "partlyAccepted"));
+			rep->fb_dismissed +=
+			        (size_t)json_integer_value(json_object_get(c, "dismissed"));
+			rep->fb_hidden += (size_t)json_integer_value(json_object_get(c, "hidden"));
+		}
+	}
 	snprintf(rep->backend, sizeof rep->backend, "%s", b.backend ? b.backend : "?");
 }
 
@@ -756,7 +818,7 @@ static void run_free(struct run *r)
 	free(r->lat);
 	free(r->cold);
 	free(r->cpu);
-	free(r->shown);
+	shown_clear(r);
 }
 
 int replay_trace_run(const json_t *trace, const struct replay_opts *o, struct replay_report *rep,
@@ -852,6 +914,13 @@ json_t *replay_report_json(const struct replay_report *f)
 	json_object_set_new(j, stats_keys.cold_requests, json_integer(f->cold_requests));
 	json_object_set_new(j, "correct", json_integer((json_int_t)f->correct));
 	json_object_set_new(j, "correctChars", json_integer((json_int_t)f->correct_chars));
+	json_object_set_new(j, "feedback",
+	                    json_pack("{s:I, s:I, s:I, s:I, s:I, s:f}", "taken",
+	                              (json_int_t)f->taken, "shown", (json_int_t)f->fb_shown,
+	                              "accepted", (json_int_t)f->fb_accepted, "dismissed",
+	                              (json_int_t)f->fb_dismissed, "hidden",
+	                              (json_int_t)f->fb_hidden, "acceptanceRate",
+	                              share(f->fb_accepted, f->fb_shown)));
 	return j;
 }
 
@@ -886,4 +955,9 @@ void replay_report_print(const struct replay_report *f, FILE *out)
 	        "characters; accepted %zu (%zu with nothing shown)\n",
 	        f->correct, f->keystrokes, 100.0 * share(f->correct, f->keystrokes),
 	        f->correct_chars, f->accepted, f->accept_missed);
+	fprintf(out,
+	        "  feedback: %zu suggestions shown, %zu accepted (%.1f%%), %zu dismissed, %zu "
+	        "hidden by minConfidence auto; the simulated user took %zu (each right one)\n",
+	        f->fb_shown, f->fb_accepted, 100.0 * share(f->fb_accepted, f->fb_shown),
+	        f->fb_dismissed, f->fb_hidden, f->taken);
 }

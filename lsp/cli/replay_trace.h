@@ -85,9 +85,14 @@ struct replay_report {
 	size_t keystrokes_answered; /* of those, answered */
 	size_t with_items;          /* answered with at least one item */
 	size_t keystrokes_with_items;
-	size_t within_deadline;           /* answered within deadline + 50 ms */
-	size_t accepted, accept_missed;   /* accept events with / without a suggestion shown */
-	size_t correct, correct_chars;    /* keystrokes whose top item is what follows */
+	size_t within_deadline;         /* answered within deadline + 50 ms */
+	size_t accepted, accept_missed; /* accept events with / without a suggestion shown */
+	size_t correct, correct_chars;  /* keystrokes whose top item is what follows */
+	/* feedback (issue 21): suggestions the simulated user took (each top
+	 * item shown that is what the file says next), and the server's counts
+	 * over the run (infill/stats feedback, all languages and shapes;
+	 * accepted includes partly accepted) */
+	size_t taken, fb_shown, fb_accepted, fb_dismissed, fb_hidden;
 	struct replay_latency latency;    /* answered requests, cold ones apart */
 	struct replay_latency cold;       /* answered first requests at a new place */
 	double first_cold_ms;             /* the first cold request (0: none answered) */

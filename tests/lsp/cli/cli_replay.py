@@ -72,6 +72,15 @@ def consistent(run, evs):
     for k in ("neverStarted", "coldRequests"):
         check(run[k] >= 0, "infill/stats has " + k, run)
     check(run["deadlineMs"] == 200, "the default deadline read back", run)
+    # issue 21: the feedback reported (each answer's top item shown, taken
+    # when it is what the file says next) and counted by the server
+    fb = run["feedback"]
+    check(0 <= fb["taken"] <= run["correct"], "taken only what was right", fb, run)
+    check(fb["taken"] <= fb["accepted"], "each one taken counted accepted", fb)
+    check(fb["shown"] <= q["withItems"], "at most one shown per answer with items", fb, q)
+    check(fb["accepted"] + fb["dismissed"] <= fb["shown"], "each shown one ends once", fb)
+    check(fb["hidden"] == 0, "nothing hidden without minConfidence auto", fb)
+    check(0 <= fb["acceptanceRate"] <= 1, "a rate", fb)
     check(run["backend"] == "cpu", "the model was loaded", run)
 
 
