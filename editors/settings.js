@@ -126,6 +126,10 @@ const vscodeOwn = {
     scope: 'window',
     description: 'Language ids to offer suggestions in (not prose or data: Markdown, plain text and JSON are left out); ["*"]: every file.',
   },
+  'infill.menuItems': {
+    type: 'boolean', default: false, scope: 'language-overridable',
+    markdownDescription: "Also offer infill's suggestions in VS Code's word list (labelled `infill`). Off (the default, as with Copilot): ghost text only, so the list does not open on every keystroke and take Tab from the ghost text.",
+  },
   'infill.trace.server': {
     type: 'string', enum: ['off', 'messages', 'verbose'], default: 'off', scope: 'window',
     description: 'Trace the LSP messages between VS Code and infill in the output channel.',

@@ -614,6 +614,7 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.remote_failures = ps.remote_failures,
 		.remote_retries = ps.remote_retries,
 		.feedback = feedback_to_json(s->feedback), /* owned here until sent */
+		.remote_deadline_cuts = ps.remote_deadline_cuts,
 	};
 	server_reply(s, id, stats_to_json(&st));
 	json_decref(st.feedback);

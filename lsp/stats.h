@@ -24,7 +24,7 @@
  *
  * feedback (issue 21): what became of the suggestions shown, per language
  * and shape: {"python": {"single": {shown, accepted, partlyAccepted,
- * acceptedChars, dismissed, hidden, minConfidence}, "block": {...}}}
+ * acceptedChars, dismissed, hidden, acceptedUnderFloor, minConfidence}, "block": {...}}}
  * (lsp/feedback.h).
  *
  * The remote backend's (issue 19): remoteLatencyMs, the HTTP round trip of
@@ -32,7 +32,9 @@
  * the rest of the time from the job's start (after the debounce) to its
  * answer: slicing, prompt, validation, rerank, hand-offs; remoteShare, the
  * remote's part of the sum of both; remoteRequests/Failures/Retries, HTTP
- * calls made, failed, and connection attempts repeated. All 0 in process.
+ * calls made, failed, and connection attempts repeated; remoteDeadlineCuts,
+ * requests whose streams completion.deadlineMs closed (answered with what
+ * had come by then). All 0 in process.
  */
 #define STATS_FIELDS(X)                                                \
 	X(requests, "requests", count)                                 \
@@ -65,7 +67,8 @@
 	X(remote_requests, "remoteRequests", count)                    \
 	X(remote_failures, "remoteFailures", count)                    \
 	X(remote_retries, "remoteRetries", count)                      \
-	X(feedback, "feedback", object)
+	X(feedback, "feedback", object)                                \
+	X(remote_deadline_cuts, "remoteDeadlineCuts", count)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

@@ -80,6 +80,15 @@ struct remote_query {
 	const char *const *stop; /* stop strings; may be NULL */
 	size_t n_stop;
 	bool logprobs; /* ask for the chosen tokens' log-probabilities */
+	/*
+	 * Answer-by time on uv_hrtime()'s clock (ns; 0: none): the editor's
+	 * deadline (completion.deadlineMs). Past it the call ends there and
+	 * then: its connection is closed (the server stops generating) and
+	 * done gets status 0 with what had streamed by then (reply->cut; the
+	 * choices unfinished, possibly none). remote.timeoutMs still fails a
+	 * call that reaches it first.
+	 */
+	uint64_t answer_by_ns;
 };
 
 /* Why a choice ended. */
@@ -105,19 +114,21 @@ struct remote_reply {
 	double elapsed_ms; /* from the first byte sent (first attempt) to the last received */
 	double server_ms;  /* the server's own timings where it sends them (llama-server); 0 */
 	int retries;       /* connection attempts repeated */
+	bool cut;          /* ended at query.answer_by_ns: what had streamed by then */
 };
 
 /* Kinds of failure, each one message the user can act on. */
-#define REMOTE_FAILURES(X)                                                    \
-	X(NONE, "none")                                                       \
-	X(CONNECT, "cannot connect")        /* down, refused, unresolvable */ \
-	X(TIMEOUT, "timed out")             /* past endpoint.timeout_ms */    \
-	X(TLS, "TLS verification failed")   /* unknown CA, wrong host */      \
-	X(AUTH, "key refused")              /* HTTP 401, 403 */               \
-	X(HTTP, "HTTP error")               /* any other status >= 400 */     \
-	X(PROTOCOL, "reply not understood") /* invalid JSON, no choices */    \
-	X(DISCONNECT, "closed mid-answer")  /* the stream broke off */        \
-	X(INTERNAL, "internal error")       /* out of memory, curl setup */   \
+#define REMOTE_FAILURES(X)                                                       \
+	X(NONE, "none")                                                          \
+	X(CONNECT, "cannot connect")        /* down, refused, unresolvable */    \
+	X(TIMEOUT, "timed out")             /* past endpoint.timeout_ms */       \
+	X(TLS, "TLS verification failed")   /* unknown CA, wrong host */         \
+	X(AUTH, "key refused")              /* HTTP 401, 403 */                  \
+	X(HTTP, "HTTP error")               /* any other status >= 400 */        \
+	X(PROTOCOL, "reply not understood") /* invalid JSON, no choices */       \
+	X(DISCONNECT, "closed mid-answer")  /* the stream broke off */           \
+	X(INTERNAL, "internal error")       /* out of memory, curl setup */      \
+	X(LATE, "nothing by the deadline")  /* answer_by_ns, nothing streamed */ \
 	X(SETTINGS, "settings")             /* remote.url unset, no template */
 
 enum remote_fail_kind {
@@ -186,6 +197,7 @@ void remote_call_cancel(struct remote_client *c, struct remote_call *call);
 /* Counters since the client started. */
 struct remote_client_stats {
 	uint64_t calls, failures, retries, cancelled;
+	uint64_t cut; /* calls ended at their answer-by time */
 	int in_flight, waiting;
 };
 void remote_client_get_stats(const struct remote_client *c, struct remote_client_stats *out);

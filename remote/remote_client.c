@@ -46,8 +46,9 @@ struct remote_call {
 	bool has_key;
 	enum remote_api api;
 	int timeout_ms;
-	uint64_t start_ns; /* first attempt */
-	uint64_t retry_at; /* ns; when waiting for a retry */
+	uint64_t answer_by; /* uv_hrtime ns; 0: none (remote_query.answer_by_ns) */
+	uint64_t start_ns;  /* first attempt */
+	uint64_t retry_at;  /* ns; when waiting for a retry */
 	int attempt;
 	remote_done_fn done;
 	void *ud;
@@ -68,6 +69,7 @@ struct remote_client {
 	CURLM *multi;
 	uv_timer_t timer;       /* curl's timeouts */
 	uv_timer_t retry_timer; /* the earliest retry */
+	uv_timer_t cut_timer;   /* the earliest answer-by time */
 	int max_concurrent, in_flight;
 	struct remote_call *calls;
 	struct remote_call *wait_head, *wait_tail;
@@ -195,8 +197,9 @@ struct remote_client *remote_client_new(uv_loop_t *loop, int max_concurrent)
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
 	uv_timer_init(loop, &c->timer);
 	uv_timer_init(loop, &c->retry_timer);
-	c->timer.data = c->retry_timer.data = c;
-	c->open_handles = 2;
+	uv_timer_init(loop, &c->cut_timer);
+	c->timer.data = c->retry_timer.data = c->cut_timer.data = c;
+	c->open_handles = 3;
 	return c;
 }
 
@@ -583,6 +586,70 @@ static void check_done(struct remote_client *c)
 	pump(c);
 }
 
+/* ---- answer-by times ------------------------------------------------------- */
+
+static void arm_cut_timer(struct remote_client *c);
+
+/* Ends call at its answer-by time: the connection closes (an unfinished
+ * transfer is never reused), and done gets what had streamed by then. */
+static void cut_call(struct remote_call *call)
+{
+	struct remote_client *c = call->c;
+	if (call->active) {
+		curl_multi_remove_handle(c->multi, call->easy);
+		c->in_flight--;
+		call->active = false;
+	}
+	if (call->queued) queue_unlink(c, call);
+	c->stats.cut++;
+	struct remote_reply reply = { 0 };
+	/* an error reply's body is not choices: nothing streamed */
+	if (call->status < 400 && !call->feed_error) remote_acc_take(&call->acc, &reply);
+	reply.elapsed_ms = (double)(now_ns() - call->start_ns) / 1e6;
+	reply.retries = call->attempt;
+	reply.cut = true;
+	remote_done_fn done = call->done;
+	void *ud = call->ud;
+	curl_easy_cleanup(call->easy); /* closed now, before anything else runs */
+	call->easy = NULL;
+	done(ud, 0, &reply, NULL);
+	remote_reply_finish(&reply);
+	call_free(call);
+}
+
+static void on_cut_timer(uv_timer_t *t)
+{
+	struct remote_client *c = t->data;
+	/* From the head again after each cut: its callback may start or
+	 * cancel other calls. A call due within half a millisecond is cut now
+	 * rather than a timer turn later. */
+	for (;;) {
+		uint64_t now = now_ns() + 500000u;
+		struct remote_call *call = c->calls;
+		while (call && !(call->answer_by && call->answer_by <= now)) call = call->next;
+		if (!call) break;
+		cut_call(call);
+	}
+	pump(c);
+	arm_cut_timer(c);
+}
+
+/* Sets the cut timer for the earliest answer-by time of a live call. */
+static void arm_cut_timer(struct remote_client *c)
+{
+	if (c->closing) return;
+	uint64_t next = 0;
+	for (const struct remote_call *q = c->calls; q; q = q->next)
+		if (q->answer_by && (!next || q->answer_by < next)) next = q->answer_by;
+	if (!next) {
+		uv_timer_stop(&c->cut_timer);
+		return;
+	}
+	uint64_t now = now_ns();
+	uint64_t ms = next > now ? (next - now + 999999u) / 1000000u : 0;
+	uv_timer_start(&c->cut_timer, on_cut_timer, ms, 0);
+}
+
 /* "scheme://user:pass@host/..." without "user:pass@". New string. */
 static char *redact(const char *url)
 {
@@ -612,6 +679,7 @@ int remote_call_start(struct remote_client *c, const struct remote_endpoint *ep,
 	call->ud = ud;
 	call->timeout_ms = ep->timeout_ms > 0 ? ep->timeout_ms : 5000;
 	call->start_ns = now_ns();
+	call->answer_by = q->answer_by_ns;
 	size_t ul = strlen(ep->url);
 	while (ul && ep->url[ul - 1] == '/') ul--;
 	const char *path = remote_api_path(ep->api);
@@ -671,6 +739,7 @@ int remote_call_start(struct remote_client *c, const struct remote_endpoint *ep,
 	/* started from a timer, not here: the callback must never run inside
 	 * this call, and starting it now could fail it synchronously */
 	uv_timer_start(&c->retry_timer, on_retry_timer, 0, 0);
+	if (call->answer_by) arm_cut_timer(c);
 	*out = call;
 	return 0;
 }
@@ -705,6 +774,7 @@ void remote_client_close(struct remote_client *c, void (*done)(void *ud), void *
 	while (c->socks) sock_close(c, c->socks); /* any curl did not report */
 	uv_close((uv_handle_t *)&c->timer, handle_closed);
 	uv_close((uv_handle_t *)&c->retry_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->cut_timer, handle_closed);
 }
 
 void remote_client_free(struct remote_client *c)

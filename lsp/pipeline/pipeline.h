@@ -165,6 +165,7 @@ struct pipeline_stats {
 	struct stats_latency remote_latency, daemon_latency;
 	double remote_share;
 	uint64_t remote_requests, remote_failures, remote_retries;
+	uint64_t remote_deadline_cuts; /* requests cut at completion.deadlineMs */
 };
 
 struct pipeline;

@@ -69,6 +69,7 @@ struct rcall {
 	int pending;
 	struct remote_reply replies[2];
 	double elapsed_ms;
+	bool cut; /* a reply ended at the deadline (remote_reply.cut) */
 	/* the outcome (loop writes, engine thread reads after done) */
 	int status;
 	struct remote_failure fail;
@@ -171,6 +172,8 @@ static int build(struct rcall *rc, const struct remote_gen *g, const struct engi
 		.stop = rq->stop,
 		.n_stop = rq->n_stop,
 		.logprobs = true,
+		/* engine_now_ms and uv_hrtime are both CLOCK_MONOTONIC */
+		.answer_by_ns = rq->deadline_ms > 0 ? (uint64_t)(rq->deadline_ms * 1e6) : 0,
 	};
 	if (rc->ep.api == REMOTE_API_OPENAI) {
 		if (g->tok) {
@@ -237,6 +240,22 @@ static size_t cut_lines(const struct engine_request *rq, const char *text, size_
 	return len;
 }
 
+static bool ident_byte(unsigned char b)
+{
+	return b == '_' || (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z') ||
+	       b >= 0x80;
+}
+
+/* A choice the deadline cut most likely ends inside a word: as the engine
+ * does (cand_trim_word), back to the end of the last whole word, unless the
+ * text is nothing but that word (it continues the word at the cursor). */
+static size_t trim_word(const char *text, size_t len)
+{
+	size_t i = len;
+	while (i > 0 && ident_byte((unsigned char)text[i - 1])) i--;
+	return i > 0 && i < len ? i : len;
+}
+
 static int add_candidate(struct engine_result *res, const char *text, size_t len, int32_t n_tokens,
                          double mean, enum engine_stop stop)
 {
@@ -270,7 +289,12 @@ static int fill_result(const struct rcall *rc, const struct engine_request *rq,
 			enum engine_stop stop = ch->finish == REMOTE_FINISH_LENGTH
 			                                ? ENGINE_STOP_MAX_TOKENS
 			                                : ENGINE_STOP_EOG;
-			size_t keep = cut_lines(rq, ch->text, ch->len, &stop);
+			size_t len = ch->len;
+			if (rc->replies[j].cut && ch->finish == REMOTE_FINISH_NONE) {
+				stop = ENGINE_STOP_DEADLINE;
+				len = trim_word(ch->text, len);
+			}
+			size_t keep = cut_lines(rq, ch->text, len, &stop);
 			double mean = 0;
 			if (ch->n_logprobs) {
 				mean = ch->sum_logprob / ch->n_logprobs;
@@ -367,16 +391,39 @@ static void report(struct pipeline *p, const struct remote_failure *f)
 		log_error(p->log, "%s", msg);
 }
 
+/* Whether rc's replies hold any text (an answer cut at the deadline may
+ * hold none). */
+static bool any_text(const struct rcall *rc)
+{
+	for (int j = 0; j < rc->nq; j++)
+		for (int i = 0; i < rc->replies[j].n; i++)
+			if (rc->replies[j].choices[i].len) return true;
+	return false;
+}
+
 /* Ends rc with status: the engine thread may free it from here on. */
 static void finish(struct pipeline *p, struct rcall *rc, int status)
 {
 	rc->status = status;
 	if (rc->job->rcall == rc) rc->job->rcall = NULL;
 	rc->job->remote_ms = rc->elapsed_ms;
-	if (status == 0)
+	if (status == 0 && rc->cut) p->remote_cut++;
+	if (status == 0 && rc->cut && !any_text(rc)) {
+		/* not a failure (the request answers empty, as a local model
+		 * past its deadline would), but a server this slow for this
+		 * deadline is worth saying once */
+		struct remote_failure f = { .kind = REMOTE_FAIL_LATE };
+		snprintf(f.message, sizeof f.message,
+		         "the server (remote.url) sent nothing within completion.deadlineMs "
+		         "(%d ms after the keystroke): raise completion.deadlineMs, or use a "
+		         "faster server or a smaller model",
+		         rc->job->req->settings.completion_deadline_ms);
+		report(p, &f);
+	} else if (status == 0) {
 		p->remote_last_failure = 0;
-	else if (status != ENGINE_ECANCELED)
+	} else if (status != ENGINE_ECANCELED) {
 		report(p, &rc->fail);
+	}
 	pthread_mutex_lock(&p->mu);
 	rc->done = true;
 	pthread_cond_broadcast(&p->cv);
@@ -396,6 +443,7 @@ static void on_call_done(void *ud, int status, struct remote_reply *reply,
 		reply->choices = NULL;
 		reply->n = 0;
 		if (reply->elapsed_ms > rc->elapsed_ms) rc->elapsed_ms = reply->elapsed_ms;
+		if (reply->cut) rc->cut = true;
 	} else if (s->i == 1 && status != ENGINE_ECANCELED && f->kind == REMOTE_FAIL_HTTP &&
 	           f->http_status >= 400 && f->http_status < 500 && !rc->status) {
 		/* The sampling call refused (its n, its temperature): the greedy
@@ -526,6 +574,7 @@ void remote_bridge_stats(const struct pipeline *p, struct pipeline_stats *out)
 	double sum = f->remote_sum + f->daemon_sum;
 	out->remote_share = sum > 0 ? f->remote_sum / sum : 0;
 	out->remote_failures = p->remote_unsent;
+	out->remote_deadline_cuts = p->remote_cut;
 	if (p->remote) {
 		struct remote_client_stats cs;
 		remote_client_get_stats(p->remote, &cs);

@@ -425,19 +425,20 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	opt.seed = req->seq;
 	opt.memory = edoc_memory(edocs, req->uri);
 	struct remote_gen gen = { p, job, rtok };
+	/* The deadline counts from the request's arrival: the debounce and
+	 * any wait in the queue are part of what the user waits for. */
+	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
+		opt.deadline_ms =
+		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
 	if (remote) {
-		/* the server decides its own context; remote.timeoutMs bounds the
-		 * wait (completion.deadlineMs cuts local decoding only) */
+		/* the server decides its own context (no prefill budget); the
+		 * deadline closes its streams and answers with what came by
+		 * then, remote.timeoutMs fails a call that reaches it first */
 		opt.generate = remote_bridge_generate;
 		opt.generate_ud = &gen;
 	} else {
 		opt.n_ctx = model_info(m)->n_ctx_train;
 		opt.fit_deadline = req->settings.completion_prefill_budget;
-		/* The deadline counts from the request's arrival: the debounce
-		 * and any wait in the queue are part of what the user waits for. */
-		if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
-			opt.deadline_ms = (double)req->arrival_ns / 1e6 +
-			                  req->settings.completion_deadline_ms;
 	}
 	struct engine_snippet *proj = project_apply(req, &opt);
 	struct complete_result res;
@@ -797,8 +798,9 @@ void *worker_main(void *arg)
 		 * chunks; its full context is background work instead). */
 		bool full_prompt = job->figures.budget != ENGINE_BUDGET_SUFFIX &&
 		                   job->figures.budget != ENGINE_BUDGET_SHORT;
-		if (job->figures.deadline_hit && full_prompt && !job->status && job->result.count &&
-		    !atomic_load(&job->cancel)) {
+		/* (not for the remote backend: no local model to lengthen with) */
+		if (e && job->figures.deadline_hit && full_prompt && !job->status &&
+		    job->result.count && !atomic_load(&job->cancel)) {
 			again = completion_request_clone(job->req);
 			shown = strdup(job->result.items[0].text);
 		}

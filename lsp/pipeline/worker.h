@@ -151,7 +151,8 @@ struct pipeline {
 	 * /v1/completions takes n = 1 only): from then on the greedy call alone
 	 * (loop sets it, engine thread reads: atomic) */
 	atomic_bool remote_no_sampling;
-	uint64_t remote_unsent;                    /* requests failed before any call (settings) */
+	uint64_t remote_unsent; /* requests failed before any call (settings) */
+	uint64_t remote_cut; /* requests cut at completion.deadlineMs (remote_query.answer_by_ns) */
 	void (*remote_closed)(struct pipeline *p); /* remote_bridge_close's done */
 	struct remote_figures rfig;
 	/* pipeline_warm's hints, newest first (under mu; owned) */

@@ -38,6 +38,7 @@ static const char *const documented[] = {
 	"remoteFailures",
 	"remoteRetries",
 	"feedback",
+	"remoteDeadlineCuts",
 };
 
 static struct stats sample(void)
@@ -68,6 +69,7 @@ static struct stats sample(void)
 		.remote_requests = 18,
 		.remote_failures = 19,
 		.remote_retries = 20,
+		.remote_deadline_cuts = 21,
 	};
 }
 
@@ -161,6 +163,7 @@ TEST(round_trip)
 	CHECK_INT_EQ(back.remote_requests, 18);
 	CHECK_INT_EQ(back.remote_failures, 19);
 	CHECK_INT_EQ(back.remote_retries, 20);
+	CHECK_INT_EQ(back.remote_deadline_cuts, 21);
 	json_decref(o);
 }
 

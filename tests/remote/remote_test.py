@@ -3,7 +3,8 @@ on the loopback (fakeserver.py): answers come back as items, validated; each
 fault (server down, slow past remote.timeoutMs, HTTP 500, invalid JSON, a
 disconnect mid-stream, a wrong key, TLS with an unknown CA) is one clear
 window/showMessage however many keystrokes hit it, and the daemon goes on
-answering; a superseded request's stream is closed at once; a project file
+answering; completion.deadlineMs closes a slow server's stream and answers
+with what came by then; a superseded request's stream is closed at once; a project file
 cannot point the daemon at a server; `infill pull` resumes and checks.
 
 usage: remote_test.py INFILL CASE  (or --list)
@@ -41,9 +42,11 @@ def check(cond, what, *context):
 
 def start(binary, settings, env=None):
     c = Client(binary, args=["--user-config", ""], env=env)
+    # no deadline unless a case sets one: a loaded test machine must not cut
+    # the fake server's answers (the deadline's own cases set it)
     opts = {"backend": "remote", "remote.api": "openai", "fim.template": "qwen",
             "completion.debounceMs": 0, "completion.candidates": 2,
-            "remote.timeoutMs": 10000}
+            "completion.deadlineMs": 0, "remote.timeoutMs": 10000}
     opts.update(settings)
     c.initialize(capabilities={"window": {"workDoneProgress": True}}, init_options=opts)
     c.notify("textDocument/didOpen", {"textDocument": {
@@ -269,6 +272,73 @@ def case_recovers_and_reports_again(binary):
         c.drain(0.3)
         errs = [m for m in messages(c, 1) if "remote backend" in m]
         check(len(errs) == 2, "shown again after a recovery", errs)
+    finally:
+        c.kill()
+        srv.stop()
+
+
+# ---- the deadline (completion.deadlineMs) ---------------------------------
+
+def case_deadline_cuts_stream(binary):
+    """A server still streaming at completion.deadlineMs: the request is
+    answered at the deadline with what had streamed (the editor is not held
+    until the server ends, 5 s later), the stream is closed then, no error
+    is shown, and stats count the cut."""
+    srv = FakeServer("stream", delay=5.0)
+    c = start(binary, {"remote.url": srv.url, "completion.candidates": 1,
+                       "completion.deadlineMs": 600})
+    try:
+        t0 = time.monotonic()
+        items = inline(c, timeout=10)
+        took = time.monotonic() - t0
+        check(took < 2.0, "answered near the deadline (600 ms), not at the stream's end (5 s): "
+              "%.3f s" % took)
+        texts = [i["insertText"] for i in items]
+        check(texts and texts[0].startswith("x"), "what streamed by the deadline is shown", texts,
+              c.log())
+        t1 = time.monotonic()
+        while not srv.closed_early and time.monotonic() - t1 < 3:
+            time.sleep(0.01)
+        check(srv.closed_early, "the server saw the stream closed")
+        check(srv.closed_early[0] - t0 < 2.5, "closed at the deadline, not at the end",
+              srv.closed_early[0] - t0)
+        c.drain(0.2)
+        check(not [m for m in messages(c, 1) if "remote backend" in m], "no error shown",
+              messages(c))
+        s = stats(c)
+        check(s["remoteDeadlineCuts"] == 1, "the cut counted", s)
+        check(s["remoteFailures"] == 0, "not a failure", s)
+        # the next request with a fast answer is not cut
+        srv.mode = "ok"
+        texts = [i["insertText"] for i in inline(c, timeout=10)]
+        check(any(t.startswith(ANSWER) for t in texts), "a fast answer comes whole", texts)
+        check(stats(c)["remoteDeadlineCuts"] == 1, "and is not counted", stats(c))
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_deadline_nothing_streamed(binary):
+    """A server that sends nothing before completion.deadlineMs: each
+    keystroke is answered empty at the deadline (not at remote.timeoutMs,
+    10 s), one message says the server is too slow for the deadline, and the
+    daemon goes on."""
+    srv = FakeServer("slow", delay=4.0)
+    c = start(binary, {"remote.url": srv.url, "completion.deadlineMs": 400})
+    try:
+        for _ in range(3):
+            t0 = time.monotonic()
+            items = inline(c, timeout=10)
+            took = time.monotonic() - t0
+            check(items == [], "answered empty", items)
+            check(took < 2.0, "answered near the deadline (400 ms): %.3f s" % took)
+        c.drain(0.3)
+        errs = [m for m in messages(c, 1) if "remote backend" in m]
+        check(len(errs) == 1, "one message for 3 keystrokes", messages(c))
+        check("completion.deadlineMs (400 ms" in errs[0], "it names the deadline", errs[0])
+        s = stats(c)
+        check(s["remoteDeadlineCuts"] == 3, "3 cuts counted", s)
+        check(c.shutdown_exit() == 0, "clean exit")
     finally:
         c.kill()
         srv.stop()

@@ -66,15 +66,17 @@ TEST(greedy_remote_equals_in_process)
 	struct remote_client *c = remote_client_new(&loop, 2);
 	REQUIRE(c);
 
-	/* Not equal yet, to be found (2026-12-02): a C prompt whose prefix ends
-	 * in a tab ("int main(void)\n{\n\t", suffix "\n\treturn 0;\n}\n"): from
-	 * the same token ids the engine writes "\treturn 0;\n}..." and
-	 * llama-server tabs only. */
+	/* The C prompt's second token is a near-tie (`\t` against `return`,
+	 * 0.04 apart in log-probability): llama_test.py runs the server with
+	 * flash attention off, which is the engine's math; with it on (the CPU
+	 * default) the server writes tabs only. */
 	static const char *const prefixes[] = {
 		"def add(a, b):\n    ",
 		"import os\n\nfor name in os.listdir(path):\n    if ",
+		"#include <stdio.h>\n\nint main(void)\n{\n\t",
 	};
-	static const char *const suffixes[] = { "\n    return total\n", "\n" };
+	static const char *const suffixes[] = { "\n    return total\n", "\n",
+		                                "\n\treturn 0;\n}\n" };
 	for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++) {
 		struct engine_request rq = engine_request_default();
 		rq.prefix = prefixes[k];
@@ -113,6 +115,9 @@ TEST(greedy_remote_equals_in_process)
 		REQUIRE(w.status == 0 && w.n == 1);
 		fprintf(stderr, "prompt %zu: engine %s [%s]\n          server %s\n", k,
 		        engine_stop_name(res.candidates[0].stop), res.candidates[0].text, w.text);
+		fprintf(stderr, "          ids");
+		for (int i = 0; i < n; i++) fprintf(stderr, " %d", toks[i]);
+		fprintf(stderr, "\n");
 		CHECK_STR_EQ(w.text, res.candidates[0].text);
 		free(toks);
 		engine_result_finish(&res);

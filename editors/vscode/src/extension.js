@@ -2,7 +2,8 @@
 // with vscode-languageclient (whose InlineCompletionItemFeature turns
 // textDocument/inlineCompletion into VS Code ghost text), answers
 // workspace/configuration from the "infill.*" settings, shows model loading
-// progress and errors in the status bar, and adds commands to restart the
+// progress and errors in the status bar, writes the server's log lines to
+// the output channel at their own levels, and adds commands to restart the
 // server, toggle suggestions and accept a word or a line of a suggestion.
 'use strict';
 
@@ -10,7 +11,9 @@ const os = require('os');
 const path = require('path');
 const vscode = require('vscode');
 const lc = require('vscode-languageclient/node');
+const readline = require('readline');
 const settings = require('./settings');
+const serverLog = require('./log');
 const text = require('./text');
 const feedback = require('./feedback');
 const pkg = require('../package.json');
@@ -24,7 +27,6 @@ const st = {
   enabled: true,
   phase: 'starting', // starting | loading | ready | error | stopped
   detail: '',
-  last: null, // { uri, version, line, character, items } of the latest answer
   context: null,
 };
 
@@ -48,7 +50,9 @@ function showStatus() {
   if (!s) return;
   const icon = { starting: '$(sync~spin)', loading: '$(sync~spin)', ready: '$(sparkle)',
     error: '$(error)', stopped: '$(debug-disconnect)' }[st.phase];
-  const shown = (st.phase === 'loading' || st.phase === 'ready') && st.detail ? ': ' + st.detail : '';
+  // an error shows its first words; the whole message is in the tooltip
+  const short = st.phase === 'error' ? st.detail.replace(/^infill: /, '').split(/[:;(]/)[0].slice(0, 48) : st.detail;
+  const shown = st.phase !== 'starting' && st.phase !== 'stopped' && short ? ': ' + short : '';
   s.text = `${st.enabled ? icon : '$(circle-slash)'} infill${shown}`;
   s.tooltip = (st.enabled ? '' : 'Suggestions off. ') + (st.detail || st.phase) + '\nClick to turn suggestions on or off.';
   s.backgroundColor = st.phase === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
@@ -67,6 +71,11 @@ function expandHome(p) {
   return p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p;
 }
 
+function eachLine(input, fn) {
+  readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 })
+    .on('line', fn);
+}
+
 function makeClient() {
   const cmd = settings.serverCommand((k) => cfg().get(k));
   const server = { command: expandHome(cmd.command), args: cmd.args, transport: lc.TransportKind.stdio };
@@ -74,14 +83,28 @@ function makeClient() {
     documentSelector: settings.documentSelector(cfg().get('languages')),
     initializationOptions: settingsFor(),
     outputChannelName: 'infill',
+    // The server's stderr is its log ("HH:MM:SS.mmm LEVEL text"): each line
+    // goes to the output channel at its own level, not all as [error]
+    // (vscode-languageclient's default).
+    stdioOptions: {
+      stdout: (input, channel) => eachLine(input, (line) => channel.info(line)),
+      stderr: (input, channel) => eachLine(input, (line) => {
+        const { level, text } = serverLog.parseLine(line);
+        channel[level](text);
+      }),
+    },
     middleware: {
       workspace: {
         configuration: (params) => params.items.map((item) =>
           item.section === 'infill' ? settingsFor(item.scopeUri) : null),
       },
-      // the toggle turns the menu items off too, not only the ghost text
+      // infill's menu items repeat the ghost text: in the list that opens
+      // by itself while typing they open it on nearly every keystroke and
+      // take Tab from the ghost text, so they are off unless
+      // infill.menuItems is on (README.md, "Tab"); the toggle turns them off
+      // too, not only the ghost text
       provideCompletionItem: (document, position, context, token, next) =>
-        (st.enabled ? next(document, position, context, token) : null),
+        (st.enabled && cfg(document).get('menuItems') ? next(document, position, context, token) : null),
       provideInlineCompletionItems: async (document, position, context, token, next) => {
         if (!st.enabled) return null;
         const result = await next(document, position, context, token);
@@ -103,25 +126,50 @@ function watchClient(client) {
   });
 }
 
-// Progress and messages go to the status bar as well as to VS Code's own UI.
-function hookNotifications(client) {
+// Work-done progress (the model loading) goes to the status bar item, to
+// VS Code's own progress in the status bar and to the output channel.
+function followProgress(client, token) {
+  let title = '';
+  let finish = null;
+  const done = new Promise((resolve) => { finish = resolve; });
+  const sub = client.onProgress(lc.WorkDoneProgress.type, token, (value) => {
+    if (value.kind === 'begin') {
+      title = value.title;
+      vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title }, () => done);
+    }
+    const t = settings.progressText(value, title);
+    if (t) {
+      if (value.kind === 'begin') client.outputChannel.info(t);
+      setPhase('loading', t);
+      return;
+    }
+    const end = settings.loadEnd(value);
+    client.outputChannel[end.phase === 'error' ? 'error' : 'info'](
+      `${title || 'progress'}: ${(value && value.message) || 'done'}`);
+    // "ready: the embedded model (...)": keep it in sight
+    if (st.phase === 'loading' || end.phase === 'error') setPhase(end.phase, end.detail);
+    finish();
+    sub.dispose();
+  });
+}
+
+// Registered before the client starts, so a create request that arrives
+// with the initialize answer (the model starts loading at once) is never
+// refused as "Unhandled method", and again once it runs (the client's own
+// progress feature takes the method over while it starts).
+function hookProgress(client) {
   client.onRequest(lc.WorkDoneProgressCreateRequest.type, ({ token }) => {
-    let title = '';
-    const sub = client.onProgress(lc.WorkDoneProgress.type, token, (value) => {
-      if (value.kind === 'begin') title = value.title;
-      const t = settings.progressText(value, title);
-      if (t) setPhase('loading', t);
-      else {
-        // "ready: the embedded model (...)": keep it in sight
-        if (st.phase === 'loading') setPhase('ready', settings.readyDetail(value));
-        sub.dispose();
-      }
-    });
+    followProgress(client, token);
     return null;
   });
+}
+
+function hookNotifications(client) {
   client.onNotification(lc.ShowMessageNotification.type, (m) => {
     if (m.type === lc.MessageType.Error) {
-      setPhase('error', m.message);
+      // the reason of a failed load keeps the status bar's words
+      const load = st.phase === 'error' && st.detail === settings.loadEnd({ message: 'failed' }).detail;
+      setPhase('error', load ? `${st.detail}: ${m.message}` : m.message);
       vscode.window.showErrorMessage(m.message);
     } else if (m.type === lc.MessageType.Warning) {
       vscode.window.showWarningMessage(m.message);
@@ -136,8 +184,10 @@ async function start() {
   const client = makeClient();
   st.client = client;
   watchClient(client);
+  hookProgress(client);
   try {
     await client.start();
+    hookProgress(client);
     hookNotifications(client);
     if (st.phase === 'starting') setPhase('ready');
   } catch (err) {
@@ -172,29 +222,39 @@ function toggle() {
   if (!st.enabled) vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
 }
 
-// Accepts the next word or line of the latest suggestion at the cursor,
-// using the same splitting as the Neovim and Emacs clients; VS Code then
-// asks again and shows the rest (the server answers it from its last result).
-async function acceptPart(split) {
+// Accepts the next word or line of the suggestion being shown. Only VS Code
+// knows which one that is once the user has cycled (the provider's show
+// events are proposed API in VS Code 1.100), so its own partial accept does
+// the work; its word and line are VS Code's (Ctrl+Right's), which differ
+// from the Neovim and Emacs clients' split in small ways (see README.md).
+// What it put in names the item for the partial-accept report: the first
+// of the latest answer that continues with it.
+async function acceptPart(kind) {
   const editor = vscode.window.activeTextEditor;
-  const last = st.last;
-  if (!editor || !last) return;
+  if (!editor) return;
   const doc = editor.document;
   const pos = editor.selection.active;
-  if (doc.uri.toString() !== last.uri || doc.version !== last.version ||
-      pos.line !== last.line || pos.character !== last.character || !last.items.length) {
+  const version = doc.version;
+  const lineBefore = doc.lineAt(pos.line).text;
+  await vscode.commands.executeCommand(kind === 'word'
+    ? 'editor.action.inlineSuggest.acceptNextWord' : 'editor.action.inlineSuggest.acceptNextLine');
+  const now = editor.selection.active;
+  const last = st.last;
+  if (doc.version === version || !now.isAfter(pos) || !last || last.uri !== doc.uri.toString() ||
+      last.version !== version || last.line !== pos.line || last.character !== pos.character) {
     return;
   }
-  const item = last.items[0];
-  const insert = typeof item.insertText === 'string' ? item.insertText : item.insertText.value;
-  const typed = item.range ? doc.getText(new vscode.Range(item.range.start, pos)) : '';
-  const rest = text.remainder(insert, typed);
-  if (!rest) return;
-  const piece = split(rest);
-  await editor.edit((b) => b.insert(pos, piece));
-  report('textDocument/didPartiallyAcceptCompletion',
-    feedback.partialParams(item, typed.length + piece.length));
-  await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+  const piece = doc.getText(new vscode.Range(pos, now));
+  for (const item of last.items) {
+    const insert = typeof item.insertText === 'string' ? item.insertText : item.insertText.value;
+    const typed = item.range ? lineBefore.slice(item.range.start.character, pos.character) : '';
+    const rest = text.remainder(insert, typed);
+    if (rest && rest.startsWith(piece)) {
+      report('textDocument/didPartiallyAcceptCompletion',
+        feedback.partialParams(item, typed.length + piece.length));
+      return;
+    }
+  }
 }
 
 // ---- activation -----------------------------------------------------------
@@ -208,10 +268,11 @@ async function activate(context) {
   context.subscriptions.push(
     vscode.commands.registerCommand('infill.restartServer', restart),
     vscode.commands.registerCommand('infill.toggleCompletions', toggle),
-    vscode.commands.registerCommand('infill.acceptWord', () => acceptPart(text.nextWord)),
-    vscode.commands.registerCommand('infill.acceptLine', () => acceptPart(text.nextLine)),
+    vscode.commands.registerCommand('infill.acceptWord', () => acceptPart('word')),
+    vscode.commands.registerCommand('infill.acceptLine', () => acceptPart('line')),
     vscode.commands.registerCommand('infill.showOutput', () => st.client && st.client.outputChannel.show()),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (st.client && e.affectsConfiguration('infill')) st.client.outputChannel.info('settings changed');
       if (e.affectsConfiguration('infill.serverPath') || e.affectsConfiguration('infill.serverArgs') ||
           e.affectsConfiguration('infill.languages')) {
         restart();

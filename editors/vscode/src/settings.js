@@ -4,7 +4,7 @@
 'use strict';
 
 // The extension's own settings, not sent to the server.
-const OWN = new Set(['serverPath', 'serverArgs', 'languages', 'trace.server']);
+const OWN = new Set(['serverPath', 'serverArgs', 'languages', 'menuItems', 'trace.server']);
 
 // Server setting keys ("completion.debounceMs", ...) from the extension's
 // package.json contributes.configuration (generated from lsp/config.h).
@@ -98,5 +98,14 @@ function readyDetail(value) {
   return m.startsWith('ready: ') ? m.slice('ready: '.length) : '';
 }
 
+// The status bar's phase and detail when the model's load progress ends:
+// "failed" is an error the status bar keeps showing (the server's message
+// with the reason follows as window/showMessage), anything else is ready.
+function loadEnd(value) {
+  const m = value && typeof value.message === 'string' ? value.message : '';
+  if (m === 'failed') return { phase: 'error', detail: 'the model failed to load' };
+  return { phase: 'ready', detail: readyDetail(value) };
+}
+
 module.exports = { serverKeys, explicitValue, serverSettings, serverCommand, progressText,
-  documentSelector, readyDetail };
+  documentSelector, readyDetail, loadEnd };
