@@ -23,6 +23,9 @@ enum item_state { ITEM_FREE, ITEM_OFFERED, ITEM_SHOWN, ITEM_DONE };
 struct counts {
 	uint64_t shown, accepted, partly, chars, dismissed, hidden;
 	uint64_t gated; /* below the floor, hidden or explored: every EXPLORE'th passes */
+	/* accepted (whole or partly) though under the floor learned so far: what
+	 * "auto" hides, or would have hidden, of what users take */
+	uint64_t under_floor;
 	uint32_t n[BUCKETS], acc[BUCKETS];
 };
 
@@ -147,10 +150,13 @@ static int bucket_of(double confidence)
 	return b < 0 ? 0 : b >= BUCKETS ? BUCKETS - 1 : b;
 }
 
+static double counts_threshold(const struct counts *c);
+
 /* The item ends: its learning sample, once, when its confidence is known. */
 static void item_resolve(struct feedback *fb, struct item *it, bool taken)
 {
 	struct counts *c = counts_of(fb, it);
+	if (taken && it->confidence >= 0 && it->confidence < counts_threshold(c)) c->under_floor++;
 	if (it->confidence >= 0) {
 		int b = bucket_of(it->confidence);
 		c->n[b]++;
@@ -334,17 +340,20 @@ void feedback_doc_closed(struct feedback *fb, const char *uri)
 
 static double counts_threshold(const struct counts *c)
 {
-	for (int b = MAX_BUCKET; b >= 1; b--) {
-		uint64_t n = 0, a = 0;
-		for (int k = 0; k < b; k++) n += c->n[k], a += c->acc[k];
-		if (n >= FEEDBACK_MIN_SAMPLES && (double)a <= FEEDBACK_TARGET_RATE * (double)n) {
-			/* not past the samples: an empty bucket under the first
-			 * accepted ones says nothing about its suggestions */
-			while (b > 1 && !c->n[b - 1]) b--;
-			return (double)b / BUCKETS;
-		}
+	/* Up from the lowest bucket while each one's suggestions were almost
+	 * never accepted. Judged per bucket, not over all below: a pool of many
+	 * weak rejected ones would otherwise carry the floor over a few strong
+	 * accepted ones. Empty buckets say nothing: the floor stops at the top
+	 * of the last one with samples. */
+	uint64_t n = 0;
+	int top = 0;
+	for (int b = 0; b < MAX_BUCKET; b++) {
+		if (!c->n[b]) continue;
+		if ((double)c->acc[b] > FEEDBACK_TARGET_RATE * (double)c->n[b]) break;
+		n += c->n[b];
+		top = b + 1;
 	}
-	return 0;
+	return n >= FEEDBACK_MIN_SAMPLES ? (double)top / BUCKETS : 0;
 }
 
 double feedback_threshold(const struct feedback *fb, const char *language,
@@ -373,10 +382,11 @@ bool feedback_gate(struct feedback *fb, const char *language, const char *text, 
 
 static json_t *counts_json(const struct counts *c)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "shown", (json_int_t)c->shown,
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "shown", (json_int_t)c->shown,
 	                 "accepted", (json_int_t)c->accepted, "partlyAccepted",
 	                 (json_int_t)c->partly, "acceptedChars", (json_int_t)c->chars, "dismissed",
-	                 (json_int_t)c->dismissed, "hidden", (json_int_t)c->hidden, "minConfidence",
+	                 (json_int_t)c->dismissed, "hidden", (json_int_t)c->hidden,
+	                 "acceptedUnderFloor", (json_int_t)c->under_floor, "minConfidence",
 	                 counts_threshold(c));
 }
 

@@ -34,12 +34,13 @@
  *
  * The "auto" rule (feedback_threshold): per language and shape, the
  * resolved items (accepted, partly accepted or dismissed) with a known
- * confidence are kept in 20 buckets of 0.05. The floor is the highest bucket
- * edge t such that the items below t number at least FEEDBACK_MIN_SAMPLES
- * (30) and were accepted (whole or partly) at most FEEDBACK_TARGET_RATE (5%)
- * of the time: those are the suggestions "almost never accepted"; t is then
- * lowered to the top of the highest bucket below it that holds samples (no
- * hiding on no evidence), and never passes 0.95. Below the
+ * confidence are kept in 20 buckets of 0.05. The floor rises from the lowest
+ * bucket through each one whose items were accepted (whole or partly) at
+ * most FEEDBACK_TARGET_RATE (5%) of the time, the suggestions "almost never
+ * accepted", and stops under the first bucket accepted more often (empty
+ * buckets are passed over, but the floor ends at the top of the last one
+ * with items: no hiding on no evidence); it acts once at least
+ * FEEDBACK_MIN_SAMPLES (30) items lie under it, and never passes 0.95. Below the
  * floor a suggestion is hidden, except one in FEEDBACK_EXPLORE (10), so that
  * the counts under the floor keep coming and the floor can come down when
  * acceptance there rises. In memory only: a restart learns again.
@@ -110,7 +111,10 @@ enum feedback_shape feedback_shape_of(const char *text, size_t len);
 
 /* The counts as infill/stats's "feedback" object: {language: {single:
  * {...}, block: {...}}}, each {shown, accepted, partlyAccepted,
- * acceptedChars, dismissed, hidden, minConfidence}. New reference, NULL on
+ * acceptedChars, dismissed, hidden, acceptedUnderFloor, minConfidence}
+ * (acceptedUnderFloor: suggestions accepted, whole or partly, whose
+ * confidence was under the floor learned by then: with "auto", the explored
+ * ones users took; without it, the ones "auto" would have hidden). New reference, NULL on
  * out of memory. */
 json_t *feedback_to_json(const struct feedback *fb);
 

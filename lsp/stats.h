@@ -24,7 +24,7 @@
  *
  * feedback (issue 21): what became of the suggestions shown, per language
  * and shape: {"python": {"single": {shown, accepted, partlyAccepted,
- * acceptedChars, dismissed, hidden, minConfidence}, "block": {...}}}
+ * acceptedChars, dismissed, hidden, acceptedUnderFloor, minConfidence}, "block": {...}}}
  * (lsp/feedback.h).
  *
  * The remote backend's (issue 19): remoteLatencyMs, the HTTP round trip of

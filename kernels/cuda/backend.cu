@@ -352,8 +352,22 @@ static int upload_all(struct cuda_backend *c, const struct backend_config *cfg,
 
 /* ---- matrix products ---- */
 
+static bool gated(int mode)
+{
+	return mode == CUQ_GEMV_SWIGLU || mode == CUQ_GEMV_GEGLU;
+}
+
+/* y = act(y) * hb2 after a gated pair computed apart; nothing otherwise. */
+static int gate(struct cuda_backend *c, int mode, float *y, int n, int width)
+{
+	if (mode == CUQ_GEMV_SWIGLU) return cuq_swiglu_launch(y, c->hb2, n, width, y, c->stream);
+	if (mode == CUQ_GEMV_GEGLU) return cuq_geglu_launch(y, c->hb2, n, width, y, c->stream);
+	return 0;
+}
+
 /* y_i (op) W_i x' for nw weights sharing the input x [n][cols] (x' = rmsnorm(x)*norm_w
- * when norm_w). SWIGLU: nw == 2, y[0] = silu(W0 x') * (W1 x'), hb2 used as scratch. */
+ * when norm_w). SWIGLU / GEGLU: nw == 2, y[0] = silu or gelu of (W0 x'), times
+ * (W1 x'), hb2 used as scratch. */
 static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *const *y, int nw,
                   int mode, const float *x, const float *norm_w, int n)
 {
@@ -377,15 +391,13 @@ static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *con
 			struct cuq_gemv g;
 			memset(&g, 0, sizeof g);
 			g.w[0] = *w[i];
-			g.y[0] = mode == CUQ_GEMV_SWIGLU && i == 1 ? c->hb2 : y[i];
+			g.y[0] = gated(mode) && i == 1 ? c->hb2 : y[i];
 			g.nw = 1, g.mode = mode == CUQ_GEMV_ADD ? CUQ_GEMV_ADD : CUQ_GEMV_STORE;
 			g.x = x, g.n = n, g.norm_w = norm_w, g.eps = eps;
 			int rc = cuq_gemv_launch(&g, c->stream);
 			if (rc) return rc;
 		}
-		if (mode == CUQ_GEMV_SWIGLU)
-			return cuq_swiglu_launch(y[0], c->hb2, n, w[0]->rows, y[0], c->stream);
-		return 0;
+		return gate(c, mode, y[0], n, w[0]->rows);
 	}
 
 	/* cuBLAS: Y[n][rows] (row-major) = X[n][cols] W[rows][cols]^T, i.e. in
@@ -417,7 +429,7 @@ static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *con
 			if ((rc = cuq_dequant_f16_launch(wi, c->wscratch, c->stream))) return rc;
 			A = c->wscratch;
 		}
-		float *out = mode == CUQ_GEMV_SWIGLU && i == 1 ? c->hb2 : y[i];
+		float *out = gated(mode) && i == 1 ? c->hb2 : y[i];
 		const float alpha = 1.f, beta = mode == CUQ_GEMV_ADD ? 1.f : 0.f;
 		cublasStatus_t st =
 		        cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, wi->rows, n, cols, &alpha,
@@ -425,9 +437,7 @@ static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *con
 		                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 		if (st != CUBLAS_STATUS_SUCCESS) return -EIO;
 	}
-	if (mode == CUQ_GEMV_SWIGLU)
-		return cuq_swiglu_launch(y[0], c->hb2, n, w[0]->rows, y[0], c->stream);
-	return 0;
+	return gate(c, mode, y[0], n, w[0]->rows);
 }
 
 static int matmul1(struct cuda_backend *c, const cuq_weight *w, float *y, int mode, const float *x,
@@ -448,6 +458,9 @@ static int enqueue_layers(struct cuda_backend *c, int n)
 	              *seq = c->d_ints + OFF_SEQ;
 	const int splits = cuq_attn_splits(n, hp->n_head, c->n_sm);
 	int rc = cuq_embed_launch(&c->tok, tok, n, c->x, c->stream);
+	if (!rc && hp->embd_scale != 0 && hp->embd_scale != 1)
+		rc = cuq_scale_launch(c->x, (size_t)n * hp->n_embd, hp->embd_scale, c->stream);
+	const int ffn = hp->ffn == BACKEND_FFN_GEGLU ? CUQ_GEMV_GEGLU : CUQ_GEMV_SWIGLU;
 	for (int l = 0; !rc && l < hp->n_layer; l++) {
 		const struct cl_layer *L = &c->layers[l];
 		const cuq_weight *qkv[3] = { &L->wq, &L->wk, &L->wv };
@@ -460,7 +473,7 @@ static int enqueue_layers(struct cuda_backend *c, int n)
 		    (rc = cuq_attn_launch(c->q, pos, seq, n, hp->n_head, &c->kv, l, splits, c->part,
 		                          c->xb, c->stream)) ||
 		    (rc = matmul1(c, &L->wo, c->x, CUQ_GEMV_ADD, c->xb, NULL, n)) ||
-		    (rc = matmul(c, gu, gu_out, 2, CUQ_GEMV_SWIGLU, c->x, L->ffn_norm, n)) ||
+		    (rc = matmul(c, gu, gu_out, 2, ffn, c->x, L->ffn_norm, n)) ||
 		    (rc = matmul1(c, &L->down, c->x, CUQ_GEMV_ADD, c->hb, NULL, n)))
 			break;
 	}
@@ -754,16 +767,16 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 		            "cuda: %s is compute capability %d.%d; the module is built for 8.0 and "
 		            "newer",
 		            prop.name, prop.major, prop.minor);
-	/* The kernels here are the llama/qwen2 block only: RMSNorm, SwiGLU, no
-	 * embedding scale, no biases past Q/K/V. Other families (starcoder2,
-	 * gemma) run on the cpu backend; auto falls back to it on this error. */
-	if (hp->norm != BACKEND_NORM_RMS || hp->ffn != BACKEND_FFN_SWIGLU ||
-	    (hp->embd_scale != 0 && hp->embd_scale != 1) || w->output_norm_b.data ||
+	/* The kernels here are the llama/qwen2/gemma block: RMSNorm, SwiGLU or
+	 * GeGLU, no biases past Q/K/V. StarCoder2 (LayerNorm, GELU without a
+	 * gate, output biases) runs on the cpu backend; auto falls back to it
+	 * on this error. */
+	if (hp->norm != BACKEND_NORM_RMS || hp->ffn == BACKEND_FFN_GELU || w->output_norm_b.data ||
 	    (hp->n_layer > 0 && (w->layers[0].bo.data || w->layers[0].b_up.data ||
 	                         w->layers[0].b_down.data || w->layers[0].attn_norm_b.data)))
 		return fail(err, -ENOTSUP,
-		            "cuda: this model family (LayerNorm, GELU/GeGLU, scaled embeddings or "
-		            "output biases) runs on the cpu backend only");
+		            "cuda: this model family (LayerNorm, GELU without a gate, output "
+		            "biases: starcoder2) runs on the cpu backend only");
 	if (hp->head_dim % 4 || hp->head_dim > 256)
 		return fail(err, -EINVAL,
 		            "cuda: head size %d is not supported (a multiple of 4 up to 256)",

@@ -55,6 +55,17 @@ template <bool BF> __device__ __forceinline__ void unpack8(uint4 u, float *v)
 	}
 }
 
+/* gelu as ggml's CPU backend: the tanh form at x rounded to f16, the
+ * result rounded to f16; 0 at or below -10, x at or above 10. */
+__device__ __forceinline__ float cuq_gelu(float x)
+{
+	if (x <= -10.f) return 0.f;
+	if (x >= 10.f) return x;
+	const float h = __half2float(__float2half_rn(x));
+	const float g = 0.5f * h * (1.f + tanhf(0.7978845608028654f * (h + 0.044715f * h * h * h)));
+	return __half2float(__float2half_rn(g));
+}
+
 /* 6-bit scale and min j (0..7) of a Q4_K super-block's 12 scale bytes. */
 __device__ __forceinline__ void q4k_scale_min(int j, const uint8_t *s, int *sc, int *m)
 {

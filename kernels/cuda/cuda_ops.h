@@ -77,14 +77,20 @@ void cuq_weight_bind(struct cuq_weight *w, int type, int64_t rows, int64_t cols,
  *   STORE  : y0 = W0 x'                 (and y1 = W1 x', y2 = W2 x' when given)
  *   ADD    : y0 += W0 x'                (the residual add fused)
  *   SWIGLU : y0 = silu(W0 x') * (W1 x') (gate and up fused)
+ *   GEGLU  : y0 = gelu(W0 x') * (W1 x') (gemma; gelu as cuq_gelu below)
  * Weights given together must share type and cols. Output stride = that weight's rows. */
-enum cuq_gemv_mode { CUQ_GEMV_STORE = 0, CUQ_GEMV_ADD = 1, CUQ_GEMV_SWIGLU = 2 };
+enum cuq_gemv_mode {
+	CUQ_GEMV_STORE = 0,
+	CUQ_GEMV_ADD = 1,
+	CUQ_GEMV_SWIGLU = 2,
+	CUQ_GEMV_GEGLU = 3
+};
 #define CUQ_GEMV_MAX_N 8
 
 struct cuq_gemv {
 	struct cuq_weight w[3];
 	float *y[3];
-	int nw;         /* weights used: 1..3 (2 for SWIGLU) */
+	int nw;         /* weights used: 1..3 (2 for SWIGLU and GEGLU) */
 	int mode;       /* enum cuq_gemv_mode */
 	const float *x; /* [n][cols] */
 	int n;
@@ -110,6 +116,14 @@ int cuq_rmsnorm_half_launch(const float *x, const float *w, int n, int dim, floa
 /* out[t][i] = silu(g[t][i]) * u[t][i]. */
 int cuq_swiglu_launch(const float *g, const float *u, int n, int width, float *out,
                       cudaStream_t stream);
+/* out[t][i] = gelu(g[t][i]) * u[t][i], gelu as ggml's CPU backend computes
+ * it (the tanh form on the f16 grid: input and output rounded to f16; 0 at
+ * or below -10, x at or above 10), which the CPU backend and llama.cpp's
+ * logits use. */
+int cuq_geglu_launch(const float *g, const float *u, int n, int width, float *out,
+                     cudaStream_t stream);
+/* x[i] *= s over count values (gemma's embedding scale). */
+int cuq_scale_launch(float *x, size_t count, float s, cudaStream_t stream);
 /* x += y elementwise over count values. */
 int cuq_add_launch(float *x, const float *y, size_t count, cudaStream_t stream);
 

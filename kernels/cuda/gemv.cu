@@ -193,12 +193,12 @@ static __global__ void __launch_bounds__(GEMV_WARPS * 32) gemv_kernel(gemv_dev g
 
 	const int grow = blockIdx.x * GEMV_WARPS + warp;
 	int wi = 0;
-	if (g.mode != CUQ_GEMV_SWIGLU)
+	const bool swiglu = g.mode == CUQ_GEMV_SWIGLU || g.mode == CUQ_GEMV_GEGLU; /* gated */
+	if (!swiglu)
 		while (wi + 1 < g.nw && grow >= g.row_start[wi + 1]) wi++;
-	if (grow >= g.row_start[g.mode == CUQ_GEMV_SWIGLU ? 1 : g.nw]) return;
+	if (grow >= g.row_start[swiglu ? 1 : g.nw]) return;
 	const int row = grow - g.row_start[wi];
 	const cuq_weight &w = g.w[wi];
-	const bool swiglu = g.mode == CUQ_GEMV_SWIGLU;
 
 	float acc[NB], acc2[NB];
 #pragma unroll
@@ -235,6 +235,8 @@ static __global__ void __launch_bounds__(GEMV_WARPS * 32) gemv_kernel(gemv_dev g
 		float *y = g.y[wi] + (size_t)t * w.rows + row;
 		if (g.mode == CUQ_GEMV_ADD)
 			*y += a;
+		else if (g.mode == CUQ_GEMV_GEGLU)
+			*y = cuq_gelu(a) * b;
 		else if (swiglu)
 			*y = a / (1.f + __expf(-a)) * b;
 		else
@@ -258,8 +260,8 @@ template <int T> static int gemv_dispatch_n(const gemv_dev &g, int total_rows, c
 
 extern "C" int cuq_gemv_launch(const struct cuq_gemv *a, cudaStream_t stream)
 {
-	if (!a || a->nw < 1 || a->nw > 3 || !a->x || a->n < 1 ||
-	    (a->mode == CUQ_GEMV_SWIGLU && a->nw != 2))
+	const bool gated = a && (a->mode == CUQ_GEMV_SWIGLU || a->mode == CUQ_GEMV_GEGLU);
+	if (!a || a->nw < 1 || a->nw > 3 || !a->x || a->n < 1 || (gated && a->nw != 2))
 		return -EINVAL;
 	gemv_dev g;
 	memset(&g, 0, sizeof g);
@@ -268,14 +270,14 @@ extern "C" int cuq_gemv_launch(const struct cuq_gemv *a, cudaStream_t stream)
 		if (a->w[i].type != a->w[0].type || a->w[i].cols != a->w[0].cols || !a->w[i].q ||
 		    a->w[i].cols % 32 || a->w[i].rows < 1)
 			return -EINVAL;
-		if (a->mode == CUQ_GEMV_SWIGLU && a->w[i].rows != a->w[0].rows) return -EINVAL;
+		if (gated && a->w[i].rows != a->w[0].rows) return -EINVAL;
 		g.w[i] = a->w[i];
 		g.y[i] = a->y[i];
 		g.row_start[i] = total;
 		total += a->w[i].rows;
 	}
 	g.row_start[a->nw] = total;
-	if (a->mode == CUQ_GEMV_SWIGLU) {
+	if (gated) {
 		total = a->w[0].rows;
 		g.row_start[1] = total;
 	}

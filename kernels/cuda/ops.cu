@@ -122,6 +122,36 @@ extern "C" int cuq_swiglu_launch(const float *g, const float *u, int n, int widt
 	return cuq_launch_status();
 }
 
+static __global__ void geglu_kernel(const float *g, const float *u, size_t count, float *out)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+	     i += (size_t)gridDim.x * blockDim.x)
+		out[i] = cuq_gelu(g[i]) * u[i];
+}
+
+extern "C" int cuq_geglu_launch(const float *g, const float *u, int n, int width, float *out,
+                                cudaStream_t stream)
+{
+	if (!g || !u || !out || n < 1 || width < 1) return -EINVAL;
+	const size_t count = (size_t)n * width;
+	geglu_kernel<<<grid_for(count, 256), 256, 0, stream>>>(g, u, count, out);
+	return cuq_launch_status();
+}
+
+static __global__ void scale_kernel(float *x, size_t count, float s)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+	     i += (size_t)gridDim.x * blockDim.x)
+		x[i] *= s;
+}
+
+extern "C" int cuq_scale_launch(float *x, size_t count, float s, cudaStream_t stream)
+{
+	if (!x || !count) return -EINVAL;
+	scale_kernel<<<grid_for(count, 256), 256, 0, stream>>>(x, count, s);
+	return cuq_launch_status();
+}
+
 static __global__ void add_kernel(float *x, const float *y, size_t count)
 {
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;

@@ -38,7 +38,7 @@ int cuq_ref_gemv(int type, const void *w0, const void *w1, int rows, int cols, c
 			                      cols);
 			double a = 0, b = 0;
 			for (int k = 0; k < cols; k++) a += (double)row[k] * xn[k];
-			if (mode == CUQ_GEMV_SWIGLU) {
+			if (mode == CUQ_GEMV_SWIGLU || mode == CUQ_GEMV_GEGLU) {
 				tensor_row_dequantize((uint32_t)type, (const uint8_t *)w1 + rs * r,
 				                      row + cols, cols);
 				for (int k = 0; k < cols; k++) b += (double)row[cols + k] * xn[k];
@@ -48,6 +48,8 @@ int cuq_ref_gemv(int type, const void *w0, const void *w1, int rows, int cols, c
 				*y += (float)a;
 			else if (mode == CUQ_GEMV_SWIGLU)
 				*y = (float)(a / (1.0 + exp(-a)) * b);
+			else if (mode == CUQ_GEMV_GEGLU)
+				*y = cuq_ref_gelu((float)a) * (float)b;
 			else
 				*y = (float)a;
 		}
@@ -86,6 +88,20 @@ void cuq_ref_swiglu(const float *g, const float *u, size_t count, float *out)
 {
 	for (size_t i = 0; i < count; i++)
 		out[i] = (float)(g[i] / (1.0 + exp(-(double)g[i])) * u[i]);
+}
+
+float cuq_ref_gelu(float x)
+{
+	if (x <= -10.f) return 0.f;
+	if (x >= 10.f) return x;
+	const double h = tensor_f16_to_f32(tensor_f32_to_f16(x));
+	const double g = 0.5 * h * (1.0 + tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)));
+	return tensor_f16_to_f32(tensor_f32_to_f16((float)g));
+}
+
+void cuq_ref_geglu(const float *g, const float *u, size_t count, float *out)
+{
+	for (size_t i = 0; i < count; i++) out[i] = cuq_ref_gelu(g[i]) * u[i];
 }
 
 /* ---- RoPE and the KV pool ---- */

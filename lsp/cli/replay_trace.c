@@ -801,6 +801,8 @@ static void stats_into(struct replay_report *rep, json_t *s0, json_t *s1)
 			rep->fb_dismissed +=
 			        (size_t)json_integer_value(json_object_get(c, "dismissed"));
 			rep->fb_hidden += (size_t)json_integer_value(json_object_get(c, "hidden"));
+			rep->fb_under_floor += (size_t)json_integer_value(
+			        json_object_get(c, "acceptedUnderFloor"));
 		}
 	}
 	snprintf(rep->backend, sizeof rep->backend, "%s", b.backend ? b.backend : "?");
@@ -915,11 +917,12 @@ json_t *replay_report_json(const struct replay_report *f)
 	json_object_set_new(j, "correct", json_integer((json_int_t)f->correct));
 	json_object_set_new(j, "correctChars", json_integer((json_int_t)f->correct_chars));
 	json_object_set_new(j, "feedback",
-	                    json_pack("{s:I, s:I, s:I, s:I, s:I, s:f}", "taken",
+	                    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "taken",
 	                              (json_int_t)f->taken, "shown", (json_int_t)f->fb_shown,
 	                              "accepted", (json_int_t)f->fb_accepted, "dismissed",
 	                              (json_int_t)f->fb_dismissed, "hidden",
-	                              (json_int_t)f->fb_hidden, "acceptanceRate",
+	                              (json_int_t)f->fb_hidden, "acceptedUnderFloor",
+	                              (json_int_t)f->fb_under_floor, "acceptanceRate",
 	                              share(f->fb_accepted, f->fb_shown)));
 	return j;
 }
@@ -957,7 +960,8 @@ void replay_report_print(const struct replay_report *f, FILE *out)
 	        f->correct_chars, f->accepted, f->accept_missed);
 	fprintf(out,
 	        "  feedback: %zu suggestions shown, %zu accepted (%.1f%%), %zu dismissed, %zu "
-	        "hidden by minConfidence auto; the simulated user took %zu (each right one)\n",
+	        "hidden by minConfidence auto; %zu accepted under the floor learned by then (what "
+	        "auto hides); the simulated user took %zu (each right one)\n",
 	        f->fb_shown, f->fb_accepted, 100.0 * share(f->fb_accepted, f->fb_shown),
-	        f->fb_dismissed, f->fb_hidden, f->taken);
+	        f->fb_dismissed, f->fb_hidden, f->fb_under_floor, f->taken);
 }

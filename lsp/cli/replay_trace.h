@@ -92,7 +92,7 @@ struct replay_report {
 	 * item shown that is what the file says next), and the server's counts
 	 * over the run (infill/stats feedback, all languages and shapes;
 	 * accepted includes partly accepted) */
-	size_t taken, fb_shown, fb_accepted, fb_dismissed, fb_hidden;
+	size_t taken, fb_shown, fb_accepted, fb_dismissed, fb_hidden, fb_under_floor;
 	struct replay_latency latency;    /* answered requests, cold ones apart */
 	struct replay_latency cold;       /* answered first requests at a new place */
 	double first_cold_ms;             /* the first cold request (0: none answered) */

@@ -344,6 +344,80 @@ static void check_converted(int *test_failed_, struct jm_doc *kq, int run_idx, c
 	model_free(cpu);
 }
 
+/*
+ * Gemma (GeGLU, embeddings scaled by sqrt(n_embd), head dim 256 in CodeGemma;
+ * tests/infer/model_data's tiny random gemma) against llama.cpp's logits for
+ * it and the CPU backend: 2e-3 for F32, as the F16 file above plus gelu's
+ * f16 grid (a GeGLU input that lands on the other side of an f16 rounding
+ * step than on the CPU moves its output by one f16 step).
+ */
+TEST(gemma)
+{
+	char path[1024];
+	const char *dir = getenv("INFILL_MODELDATA");
+	snprintf(path, sizeof path, "%s/tiny-gemma-reference.json",
+	         dir ? dir : "tests/infer/model_data");
+	struct jm_doc gd;
+	REQUIRE(jm_load(&gd, path) == 0);
+	int run = jm_at(&gd, jm_get(&gd, 0, "runs"), 0);
+	REQUIRE(jm_str_eq(&gd, jm_get(&gd, run, "model_file"), "tiny-gemma-f32.gguf"));
+	snprintf(path, sizeof path, "%s/tiny-gemma-f32.gguf", dir ? dir : "tests/infer/model_data");
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.n_threads = 2;
+	mp.kv_bytes = 16u << 20;
+	struct infer_error err;
+	mp.backend = INFER_BACKEND_CUDA;
+	struct model *gpu = model_load(&mp, &err);
+	if (!gpu) fprintf(stderr, "cuda gemma: %s\n", err.message);
+	mp.backend = INFER_BACKEND_CPU;
+	struct model *cpu = model_load(&mp, &err);
+	REQUIRE(gpu && cpu);
+	CHECK(strncmp(model_info(gpu)->backend_name, "cuda", 4) == 0);
+	const int nv = model_info(gpu)->n_vocab;
+	float *lg = malloc(sizeof(float) * nv), *lc = malloc(sizeof(float) * nv);
+	double *ref = malloc(sizeof(double) * nv);
+	REQUIRE(lg && lc && ref);
+	const int prompts = jm_get(&gd, run, "prompts");
+	double worst = 0, worst_cpu = 0;
+	for (int pi = 0; pi < jm_len(&gd, prompts) && (!quick || pi < 2); pi++) {
+		const int pr = jm_at(&gd, prompts, pi);
+		double idsd[512];
+		const int n = jm_nums(&gd, jm_get(&gd, pr, "token_ids"), idsd, 512);
+		REQUIRE(n > 0 && n <= 512);
+		int32_t ids[512];
+		for (int i = 0; i < n; i++) ids[i] = (int32_t)idsd[i];
+		struct kv_seq *sg = kv_seq_new(model_kv_pool(gpu)),
+		              *sc = kv_seq_new(model_kv_pool(cpu));
+		REQUIRE(model_eval(gpu, sg, ids, n, lg, &err) == 0);
+		REQUIRE(model_eval(cpu, sc, ids, n, lc, &err) == 0);
+		REQUIRE(jm_nums(&gd, jm_get(&gd, pr, "last_logits"), ref, nv) == nv);
+		for (int i = 0; i < nv; i++) {
+			worst = fmax(worst, fabs(lg[i] - ref[i]));
+			worst_cpu = fmax(worst_cpu, fabs(lg[i] - lc[i]));
+		}
+		/* three decode steps: one token each, the GEMV kernels' GeGLU */
+		for (int step = 0; step < 3; step++) {
+			int32_t t = sample_greedy(lc, nv);
+			REQUIRE(model_eval(gpu, sg, &t, 1, lg, &err) == 0);
+			REQUIRE(model_eval(cpu, sc, &t, 1, lc, &err) == 0);
+			for (int i = 0; i < nv; i++)
+				worst_cpu = fmax(worst_cpu, fabs(lg[i] - lc[i]));
+		}
+		kv_seq_free(sg);
+		kv_seq_free(sc);
+	}
+	printf("  gemma f32: max |cuda - llama.cpp| %.3g, |cuda - cpu| %.3g\n", worst, worst_cpu);
+	CHECK(worst <= 2e-3);
+	CHECK(worst_cpu <= 2e-3);
+	free(lg);
+	free(lc);
+	free(ref);
+	model_free(gpu);
+	model_free(cpu);
+	jm_free(&gd);
+}
+
 TEST(converts_types_without_kernels)
 {
 	char path[1024];

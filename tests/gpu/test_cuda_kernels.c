@@ -120,7 +120,7 @@ static int check_gemv(int type, int rows, int cols, int n, int mode, int with_no
 	g.w[0] = a.w;
 	g.w[1] = b.w;
 	g.y[0] = dy;
-	g.nw = mode == CUQ_GEMV_SWIGLU ? 2 : 1;
+	g.nw = mode == CUQ_GEMV_SWIGLU || mode == CUQ_GEMV_GEGLU ? 2 : 1;
 	g.mode = mode;
 	g.x = dx;
 	g.n = n;
@@ -149,6 +149,12 @@ static int check_gemv(int type, int rows, int cols, int n, int mode, int with_no
 		double tol = 2e-5 * mag[i] + 1e-6;
 		if (mode == CUQ_GEMV_SWIGLU)
 			tol = 5e-5 * (mag[i] * mag2[i] + mag2[i] + mag[i]) + 1e-6;
+		/* gelu's input and output are rounded to f16: a sum that lands on
+		 * the other side of a rounding step moves the result by one f16
+		 * step (2^-10 relative) of gelu, times the up projection */
+		if (mode == CUQ_GEMV_GEGLU)
+			tol = 2e-3 * (mag[i] + 1) * mag2[i] + 5e-5 * (mag[i] * mag2[i] + mag2[i]) +
+			      1e-6;
 		if (!(fabs(y[i] - ref[i]) <= tol)) {
 			fprintf(stderr,
 			        "gemv %s n=%d mode=%d norm=%d [%zu]: %.9g vs %.9g (tol %.3g)\n",
@@ -180,6 +186,7 @@ TEST(gemv_every_type_batch_and_mode)
 			CHECK(check_gemv(all_types[ti], 67, 512, ns[ni], CUQ_GEMV_STORE, 1) == 0);
 			CHECK(check_gemv(all_types[ti], 67, 512, ns[ni], CUQ_GEMV_ADD, 0) == 0);
 			CHECK(check_gemv(all_types[ti], 67, 512, ns[ni], CUQ_GEMV_SWIGLU, 1) == 0);
+			CHECK(check_gemv(all_types[ti], 67, 512, ns[ni], CUQ_GEMV_GEGLU, 1) == 0);
 		}
 }
 
@@ -313,6 +320,32 @@ TEST(rmsnorm_swiglu_add_gather)
 			CHECK_NEAR(y[i], ref[i], 1e-5 * (1 + fabs(ref[i])));
 			break;
 		}
+	/* GeGLU likewise: gelu on the f16 grid, so the kernel and the
+	 * reference agree to one f16 step of gelu times u. */
+	REQUIRE(cuq_geglu_launch(dx, dx + dim, n - 1, dim, dy, NULL) == 0);
+	REQUIRE(dev_to(y, dy, sizeof(float) * (n - 1) * dim) == 0);
+	cuq_ref_geglu(x, x + dim, (size_t)(n - 1) * dim, ref);
+	for (int i = 0; i < (n - 1) * dim; i++) {
+		const double tol = (fabs(x[i]) / 1024 + 1e-6) * fabs(x[dim + i]) + 1e-6;
+		if (!(fabs(y[i] - ref[i]) <= tol)) {
+			CHECK_NEAR(y[i], ref[i], tol);
+			break;
+		}
+	}
+	CHECK(cuq_ref_gelu(-11.f) == 0.f && cuq_ref_gelu(12.5f) == 12.5f);
+	CHECK_NEAR(cuq_ref_gelu(1.f), 0.8413, 1e-3); /* tanh form: 0.84119 */
+	/* the embedding scale: x * s, one f32 rounding */
+	float *dsc = dev_from(x, sizeof(float) * n * dim);
+	REQUIRE(cuq_scale_launch(dsc, (size_t)n * dim, 45.25f, NULL) == 0);
+	REQUIRE(dev_to(ref, dsc, sizeof(float) * n * dim) == 0);
+	for (int i = 0; i < n * dim; i++)
+		if (ref[i] != x[i] * 45.25f) {
+			CHECK_NEAR(ref[i], x[i] * 45.25f, 0);
+			break;
+		}
+	cudaFree(dsc);
+	REQUIRE(cuq_swiglu_launch(dx, dx + dim, n - 1, dim, dy, NULL) == 0);
+	REQUIRE(dev_to(y, dy, sizeof(float) * (n - 1) * dim) == 0);
 	/* y (the device's SwiGLU) += x: exactly the f32 sums. */
 	REQUIRE(cuq_add_launch(dy, dx, (size_t)(n - 1) * dim, NULL) == 0);
 	memcpy(ref, y, sizeof(float) * (n - 1) * dim);

@@ -142,6 +142,41 @@ TEST(gemm_q4_0)
 	check_gemm(test_failed_, TENSOR_TYPE_Q4_0, 2048);
 }
 
+/* Prompt-lookup decoding checks drafts in a batch and holds the result to
+ * what decoding one token at a time gives (tests/infer/test_engine_lookup.c
+ * on the Q8_0 embedded model): a token's row of Q8_0 results must not
+ * depend on how many tokens share the call, bit for bit. The AVX2 set
+ * keeps that (kern_avx2.c); the AVX-512 set's prefill panels sum in another
+ * order than its decode rows and are not held to it. */
+TEST(gemm_q8_0_same_bits_in_any_batch)
+{
+	init_sets();
+	enum { NR = 24, NT = 19, N = 2048 };
+	float *wf = malloc((size_t)N * sizeof(float)), *xf = malloc((size_t)N * sizeof(float));
+	size_t ws = tensor_type_row_size(TENSOR_TYPE_Q8_0, N);
+	size_t xs = cpu_act_row_bytes(CPU_ACT_Q8_0, N);
+	unsigned char *w = malloc(ws * NR), *x = malloc(xs * NT);
+	for (int r = 0; r < NR; r++) {
+		for (int i = 0; i < N; i++) wf[i] = frand() * 0.05f;
+		REQUIRE(tensor_row_quantize(TENSOR_TYPE_Q8_0, wf, w + r * ws, N) == 0);
+	}
+	for (int t = 0; t < NT; t++) {
+		for (int i = 0; i < N; i++) xf[i] = frand() * 2.0f;
+		cpu_kernels_act(&cpu_kernels_ref, CPU_ACT_Q8_0)(xf, x + t * xs, N);
+	}
+	float all[NT][NR], one[NR];
+	for (int s = 0; s < n_sets; s++) {
+		if (sets[s] != &cpu_kernels_avx2) continue;
+		cpu_gemm_fn f = cpu_kernels_gemm(sets[s], TENSOR_TYPE_Q8_0);
+		f(N, w, ws, NR, x, xs, NT, &all[0][0], NR);
+		for (int t = 0; t < NT; t++) {
+			f(N, w, ws, NR, x + t * xs, xs, 1, one, NR);
+			CHECK(memcmp(one, all[t], sizeof one) == 0);
+		}
+	}
+	free(wf), free(xf), free(w), free(x);
+}
+
 TEST(gemm_f16)
 {
 	init_sets();

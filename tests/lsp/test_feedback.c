@@ -193,6 +193,18 @@ TEST(the_floor_needs_samples_and_stops_at_them)
 	feedback_free(fb);
 }
 
+TEST(many_weak_rejected_do_not_carry_the_floor_over_strong_accepted)
+{
+	struct feedback *fb = feedback_new();
+	REQUIRE(fb);
+	shown_n(fb, "go", 100, 0.05, false);
+	shown_n(fb, "go", 2, 0.6, true); /* 2 in 102 under 0.65: within 5% overall */
+	shown_n(fb, "go", 3, 0.7, false);
+	CHECK_NEAR(feedback_threshold(fb, "go", FEEDBACK_SINGLE), 0.1, 1e-9);
+	CHECK(!feedback_gate(fb, "go", "x", 1, 0.6));
+	feedback_free(fb);
+}
+
 TEST(the_gate_hides_under_the_floor_but_explores_one_in_ten)
 {
 	struct feedback *fb = feedback_new();
@@ -205,6 +217,11 @@ TEST(the_gate_hides_under_the_floor_but_explores_one_in_ten)
 	CHECK_INT_EQ(hidden, 18);
 	CHECK_INT_EQ(count(fb, "rust", "single", "hidden"), 18);
 	CHECK(!feedback_gate(fb, "rust", "x", 1, 0.5));
+	/* one taken under the floor (an explored one, or "auto" off) */
+	CHECK_INT_EQ(count(fb, "rust", "single", "acceptedUnderFloor"), 0);
+	shown_n(fb, "rust", 1, 0.07, true);
+	shown_n(fb, "rust", 1, 0.3, true);
+	CHECK_INT_EQ(count(fb, "rust", "single", "acceptedUnderFloor"), 1);
 	CHECK(!feedback_gate(fb, "rust", "x", 1, -1));      /* unknown */
 	CHECK(!feedback_gate(fb, "rust", "x\ny", 3, 0.07)); /* a block: its own counts */
 	json_t *o = feedback_to_json(fb);

@@ -80,6 +80,7 @@ def consistent(run, evs):
     check(fb["shown"] <= q["withItems"], "at most one shown per answer with items", fb, q)
     check(fb["accepted"] + fb["dismissed"] <= fb["shown"], "each shown one ends once", fb)
     check(fb["hidden"] == 0, "nothing hidden without minConfidence auto", fb)
+    check(0 <= fb["acceptedUnderFloor"] <= fb["accepted"], "under the floor: of the accepted", fb)
     check(0 <= fb["acceptanceRate"] <= 1, "a rate", fb)
     check(run["backend"] == "cpu", "the model was loaded", run)
 
