@@ -45,6 +45,7 @@
 struct cl_layer {
 	cuq_weight wq, wk, wv, wo, gate, up, down;
 	float *attn_norm, *ffn_norm, *bq, *bk, *bv;
+	float *attn_norm_b, *ffn_norm_b, *bo, *b_up, *b_down; /* starcoder2; NULL when absent */
 };
 
 struct cuda_backend {
@@ -58,7 +59,8 @@ struct cuda_backend {
 	int n_allocs, cap_allocs;
 
 	cuq_weight tok, out;
-	float *out_norm;
+	float *out_norm, *out_norm_b;
+	float *xn; /* [MAX_CHUNK][n_embd]: the LayerNorm'd input (starcoder2 only) */
 	struct cl_layer *layers;
 	struct cuq_rope rope;
 	struct cuq_kv kv;
@@ -326,6 +328,7 @@ static int upload_all(struct cuda_backend *c, const struct backend_config *cfg,
 			rc = upload_weight(c, &u, &w->output, &c->out, err);
 	}
 	if (!rc) rc = upload_f32(c, &w->output_norm, &c->out_norm, err);
+	if (!rc) rc = upload_f32(c, &w->output_norm_b, &c->out_norm_b, err);
 	for (int l = 0; !rc && l < hp->n_layer; l++) {
 		const struct backend_layer *L = &w->layers[l];
 		struct cl_layer *d = &c->layers[l];
@@ -334,11 +337,16 @@ static int upload_all(struct cuda_backend *c, const struct backend_config *cfg,
 		    (rc = upload_f32(c, &L->bq, &d->bq, err)) ||
 		    (rc = upload_f32(c, &L->bk, &d->bk, err)) ||
 		    (rc = upload_f32(c, &L->bv, &d->bv, err)) ||
+		    (rc = upload_f32(c, &L->attn_norm_b, &d->attn_norm_b, err)) ||
+		    (rc = upload_f32(c, &L->ffn_norm_b, &d->ffn_norm_b, err)) ||
+		    (rc = upload_f32(c, &L->bo, &d->bo, err)) ||
+		    (rc = upload_f32(c, &L->b_up, &d->b_up, err)) ||
+		    (rc = upload_f32(c, &L->b_down, &d->b_down, err)) ||
 		    (rc = upload_weight(c, &u, &L->wq, &d->wq, err)) ||
 		    (rc = upload_weight(c, &u, &L->wk, &d->wk, err)) ||
 		    (rc = upload_weight(c, &u, &L->wv, &d->wv, err)) ||
 		    (rc = upload_weight(c, &u, &L->wo, &d->wo, err)) ||
-		    (rc = upload_weight(c, &u, &L->w_gate, &d->gate, err)) ||
+		    (L->w_gate.data && (rc = upload_weight(c, &u, &L->w_gate, &d->gate, err))) ||
 		    (rc = upload_weight(c, &u, &L->w_up, &d->up, err)) ||
 		    (rc = upload_weight(c, &u, &L->w_down, &d->down, err)))
 			break;
@@ -461,21 +469,47 @@ static int enqueue_layers(struct cuda_backend *c, int n)
 	if (!rc && hp->embd_scale != 0 && hp->embd_scale != 1)
 		rc = cuq_scale_launch(c->x, (size_t)n * hp->n_embd, hp->embd_scale, c->stream);
 	const int ffn = hp->ffn == BACKEND_FFN_GEGLU ? CUQ_GEMV_GEGLU : CUQ_GEMV_SWIGLU;
+	const int E = hp->n_embd;
 	for (int l = 0; !rc && l < hp->n_layer; l++) {
 		const struct cl_layer *L = &c->layers[l];
 		const cuq_weight *qkv[3] = { &L->wq, &L->wk, &L->wv };
 		float *qkv_out[3] = { c->q, c->k, c->v };
-		const cuq_weight *gu[2] = { &L->gate, &L->up };
-		float *gu_out[2] = { c->hb, c->hb2 };
-		if ((rc = matmul(c, qkv, qkv_out, 3, CUQ_GEMV_STORE, c->x, L->attn_norm, n)) ||
-		    (rc = cuq_rope_kv_launch(c->q, c->k, c->v, L->bq, L->bk, L->bv, pos, seq, n,
-		                             hp->n_head, &c->rope, &c->kv, l, c->stream)) ||
-		    (rc = cuq_attn_launch(c->q, pos, seq, n, hp->n_head, &c->kv, l, splits, c->part,
-		                          c->xb, c->stream)) ||
-		    (rc = matmul1(c, &L->wo, c->x, CUQ_GEMV_ADD, c->xb, NULL, n)) ||
-		    (rc = matmul(c, gu, gu_out, 2, ffn, c->x, L->ffn_norm, n)) ||
-		    (rc = matmul1(c, &L->down, c->x, CUQ_GEMV_ADD, c->hb, NULL, n)))
-			break;
+		/* RMSNorm is folded into the matrix products; LayerNorm (starcoder2)
+		 * is applied apart, into xn */
+		const float *in = c->x, *nw = L->attn_norm;
+		if (c->xn) {
+			rc = cuq_layernorm_launch(c->x, L->attn_norm, L->attn_norm_b, n, E,
+			                          hp->rms_eps, c->xn, c->stream);
+			in = c->xn, nw = NULL;
+		}
+		if (!rc) rc = matmul(c, qkv, qkv_out, 3, CUQ_GEMV_STORE, in, nw, n);
+		if (!rc)
+			rc = cuq_rope_kv_launch(c->q, c->k, c->v, L->bq, L->bk, L->bv, pos, seq, n,
+			                        hp->n_head, &c->rope, &c->kv, l, c->stream);
+		if (!rc)
+			rc = cuq_attn_launch(c->q, pos, seq, n, hp->n_head, &c->kv, l, splits,
+			                     c->part, c->xb, c->stream);
+		if (!rc) rc = matmul1(c, &L->wo, c->x, CUQ_GEMV_ADD, c->xb, NULL, n);
+		if (!rc && L->bo) rc = cuq_bias_launch(c->x, L->bo, n, E, c->stream);
+		in = c->x, nw = L->ffn_norm;
+		if (!rc && c->xn) {
+			rc = cuq_layernorm_launch(c->x, L->ffn_norm, L->ffn_norm_b, n, E,
+			                          hp->rms_eps, c->xn, c->stream);
+			in = c->xn, nw = NULL;
+		}
+		if (rc) break;
+		if (hp->ffn == BACKEND_FFN_GELU) { /* down(gelu(up x + b_up)) + b_down */
+			rc = matmul1(c, &L->up, c->hb, CUQ_GEMV_STORE, in, nw, n);
+			if (!rc && L->b_up)
+				rc = cuq_bias_launch(c->hb, L->b_up, n, L->up.rows, c->stream);
+			if (!rc) rc = cuq_gelu_launch(c->hb, (size_t)n * L->up.rows, c->stream);
+		} else {
+			const cuq_weight *gu[2] = { &L->gate, &L->up };
+			float *gu_out[2] = { c->hb, c->hb2 };
+			rc = matmul(c, gu, gu_out, 2, ffn, in, nw, n);
+		}
+		if (!rc) rc = matmul1(c, &L->down, c->x, CUQ_GEMV_ADD, c->hb, NULL, n);
+		if (!rc && L->b_down) rc = cuq_bias_launch(c->x, L->b_down, n, E, c->stream);
 	}
 	return rc;
 }
@@ -489,11 +523,15 @@ static int enqueue_head(struct cuda_backend *c, int first, int count)
 	struct cuq_sample_params greedy;
 	memset(&greedy, 0, sizeof greedy);
 	int rc = cuq_gather_launch(c->x, rows, count, c->hp.n_embd, c->xo, c->stream);
+	const bool ln = c->hp.norm == BACKEND_NORM_LAYER;
+	if (!rc && ln)
+		rc = cuq_layernorm_launch(c->xo, c->out_norm, c->out_norm_b, count, c->hp.n_embd,
+		                          c->hp.rms_eps, c->xo, c->stream);
 	if (!rc) {
 		struct cuq_gemv g;
 		memset(&g, 0, sizeof g);
 		g.w[0] = c->out, g.y[0] = c->logits, g.nw = 1, g.mode = CUQ_GEMV_STORE;
-		g.x = c->xo, g.n = count, g.norm_w = c->out_norm, g.eps = c->hp.rms_eps;
+		g.x = c->xo, g.n = count, g.norm_w = ln ? NULL : c->out_norm, g.eps = c->hp.rms_eps;
 		rc = cuq_gemv_launch(&g, c->stream);
 	}
 	if (!rc)
@@ -767,16 +805,6 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 		            "cuda: %s is compute capability %d.%d; the module is built for 8.0 and "
 		            "newer",
 		            prop.name, prop.major, prop.minor);
-	/* The kernels here are the llama/qwen2/gemma block: RMSNorm, SwiGLU or
-	 * GeGLU, no biases past Q/K/V. StarCoder2 (LayerNorm, GELU without a
-	 * gate, output biases) runs on the cpu backend; auto falls back to it
-	 * on this error. */
-	if (hp->norm != BACKEND_NORM_RMS || hp->ffn == BACKEND_FFN_GELU || w->output_norm_b.data ||
-	    (hp->n_layer > 0 && (w->layers[0].bo.data || w->layers[0].b_up.data ||
-	                         w->layers[0].b_down.data || w->layers[0].attn_norm_b.data)))
-		return fail(err, -ENOTSUP,
-		            "cuda: this model family (LayerNorm, GELU without a gate, output "
-		            "biases: starcoder2) runs on the cpu backend only");
 	if (hp->head_dim % 4 || hp->head_dim > 256)
 		return fail(err, -EINVAL,
 		            "cuda: head size %d is not supported (a multiple of 4 up to 256)",
@@ -856,7 +884,9 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 	    (rc = dalloc(c, &c->xh, T * wmax * 4, "GEMM input", err)) ||
 	    (rc = dalloc(c, &c->wscratch, wscr, "dequantized weight scratch", err)) ||
 	    (rc = dalloc(c, (void **)&c->part, part, "attention scratch", err)) ||
-	    (rc = dalloc(c, (void **)&c->d_ids, HEAD_ROWS * 4, "token ids", err)))
+	    (rc = dalloc(c, (void **)&c->d_ids, HEAD_ROWS * 4, "token ids", err)) ||
+	    (hp->norm == BACKEND_NORM_LAYER &&
+	     (rc = dalloc(c, (void **)&c->xn, T * E * 4, "activations", err))))
 		return rc;
 	c->ints_count = OFF_TAB + (size_t)MAX_SEQS * c->table_w;
 	if ((rc = dalloc(c, (void **)&c->d_ints, c->ints_count * 4, "batch staging", err)))

@@ -122,6 +122,15 @@ int cuq_swiglu_launch(const float *g, const float *u, int n, int width, float *o
  * logits use. */
 int cuq_geglu_launch(const float *g, const float *u, int n, int width, float *out,
                      cudaStream_t stream);
+/* y[t][:] = (x[t][:] - mean) / sqrt(var + eps) * w + b (starcoder2's
+ * LayerNorm; b may be NULL); y may equal x. */
+int cuq_layernorm_launch(const float *x, const float *w, const float *b, int n, int dim, float eps,
+                         float *y, cudaStream_t stream);
+/* x[t][i] += b[i] for t < n, i < width (output biases). */
+int cuq_bias_launch(float *x, const float *b, int n, int width, cudaStream_t stream);
+/* x[i] = gelu(x[i]) over count values (starcoder2's ungated MLP; gelu as
+ * cuq_geglu_launch). */
+int cuq_gelu_launch(float *x, size_t count, cudaStream_t stream);
 /* x[i] *= s over count values (gemma's embedding scale). */
 int cuq_scale_launch(float *x, size_t count, float s, cudaStream_t stream);
 /* x += y elementwise over count values. */

@@ -23,6 +23,8 @@ int cuq_ref_gemv(int type, const void *w0, const void *w1, int rows, int cols, c
 int cuq_ref_embed(int type, const void *w, int rows, int cols, const int32_t *ids, int n, float *x);
 void cuq_ref_rmsnorm(const float *x, const float *w, int n, int dim, float eps, float *y);
 void cuq_ref_swiglu(const float *g, const float *u, size_t count, float *out);
+void cuq_ref_layernorm(const float *x, const float *w, const float *b, int n, int dim, float eps,
+                       float *y);
 /* gelu as ggml's CPU backend (see cuq_geglu_launch), and out = gelu(g) * u. */
 float cuq_ref_gelu(float x);
 void cuq_ref_geglu(const float *g, const float *u, size_t count, float *out);

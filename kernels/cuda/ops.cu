@@ -138,6 +138,58 @@ extern "C" int cuq_geglu_launch(const float *g, const float *u, int n, int width
 	return cuq_launch_status();
 }
 
+static __global__ void layernorm_kernel(const float *x, const float *w, const float *b, int dim,
+                                        float eps, float *y)
+{
+	const size_t t = blockIdx.x;
+	const float *xr = x + t * dim;
+	float s = 0.f;
+	for (int k = threadIdx.x; k < dim; k += blockDim.x) s += xr[k];
+	const float mean = block_sum(s) / (float)dim;
+	float v = 0.f;
+	for (int k = threadIdx.x; k < dim; k += blockDim.x) v += (xr[k] - mean) * (xr[k] - mean);
+	const float inv = rsqrtf(block_sum(v) / (float)dim + eps);
+	for (int k = threadIdx.x; k < dim; k += blockDim.x)
+		y[t * dim + k] = (xr[k] - mean) * inv * w[k] + (b ? b[k] : 0.f);
+}
+
+extern "C" int cuq_layernorm_launch(const float *x, const float *w, const float *b, int n, int dim,
+                                    float eps, float *y, cudaStream_t stream)
+{
+	if (!x || !w || !y || n < 1 || dim < 1) return -EINVAL;
+	layernorm_kernel<<<n, 256, 0, stream>>>(x, w, b, dim, eps, y);
+	return cuq_launch_status();
+}
+
+static __global__ void bias_kernel(float *x, const float *b, size_t count, int width)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+	     i += (size_t)gridDim.x * blockDim.x)
+		x[i] += b[i % width];
+}
+
+extern "C" int cuq_bias_launch(float *x, const float *b, int n, int width, cudaStream_t stream)
+{
+	if (!x || !b || n < 1 || width < 1) return -EINVAL;
+	const size_t count = (size_t)n * width;
+	bias_kernel<<<grid_for(count, 256), 256, 0, stream>>>(x, b, count, width);
+	return cuq_launch_status();
+}
+
+static __global__ void gelu_kernel(float *x, size_t count)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+	     i += (size_t)gridDim.x * blockDim.x)
+		x[i] = cuq_gelu(x[i]);
+}
+
+extern "C" int cuq_gelu_launch(float *x, size_t count, cudaStream_t stream)
+{
+	if (!x || !count) return -EINVAL;
+	gelu_kernel<<<grid_for(count, 256), 256, 0, stream>>>(x, count);
+	return cuq_launch_status();
+}
+
 static __global__ void scale_kernel(float *x, size_t count, float s)
 {
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;

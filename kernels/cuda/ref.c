@@ -90,6 +90,22 @@ void cuq_ref_swiglu(const float *g, const float *u, size_t count, float *out)
 		out[i] = (float)(g[i] / (1.0 + exp(-(double)g[i])) * u[i]);
 }
 
+void cuq_ref_layernorm(const float *x, const float *w, const float *b, int n, int dim, float eps,
+                       float *y)
+{
+	for (int t = 0; t < n; t++) {
+		const float *xr = x + (size_t)t * dim;
+		double mean = 0, var = 0;
+		for (int k = 0; k < dim; k++) mean += xr[k];
+		mean /= dim;
+		for (int k = 0; k < dim; k++) var += (xr[k] - mean) * (xr[k] - mean);
+		const double inv = 1.0 / sqrt(var / dim + eps);
+		for (int k = 0; k < dim; k++)
+			y[(size_t)t * dim + k] =
+			        (float)((xr[k] - mean) * inv * w[k] + (b ? b[k] : 0));
+	}
+}
+
 float cuq_ref_gelu(float x)
 {
 	if (x <= -10.f) return 0.f;

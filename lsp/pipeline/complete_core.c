@@ -637,6 +637,47 @@ static int step_snippets(struct run *r, const struct tokenizer *tok, const char 
 }
 
 /*
+ * Another file's line without its trailing comment: the comment speaks of
+ * that file (a header's `#endif  // ITS_GUARD_H_` or its block-comment
+ * form, a note on its own variable), and copied here it is wrong even where the code
+ * before it is right (eval --workspace: `#endif` completed with another
+ * header's guard, where the document's own closer would have been exact).
+ * Stripped only where it is plainly a comment: the marker (or, for the `//`
+ * languages, a block comment closed at the line's end) after a blank, code before
+ * it, the quotes before it balanced and none after it (the candidate may
+ * start inside a string). Returns the length to keep.
+ */
+static size_t strip_trailing_comment(const char *t, size_t len, const char *marker)
+{
+	size_t ml = strlen(marker);
+	bool slashes = !strcmp(marker, "//");
+	int quotes = 0;
+	bool code = false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = t[i];
+		if (ch == '"') quotes++;
+		bool at_marker = i + ml <= len && !memcmp(t + i, marker, ml);
+		bool at_block = slashes && i + 1 < len && t[i] == '/' && t[i + 1] == '*';
+		if ((at_marker || at_block) && i > 0 && (t[i - 1] == ' ' || t[i - 1] == '\t') &&
+		    code && quotes % 2 == 0) {
+			const char *rest = t + i;
+			size_t rl = len - i;
+			if (memchr(rest, '"', rl) || memchr(rest, '\'', rl)) return len;
+			if (at_block && !at_marker) {
+				size_t e = rl;
+				while (e > 0 && (rest[e - 1] == ' ' || rest[e - 1] == '\t')) e--;
+				if (e < 4 || rest[e - 2] != '*' || rest[e - 1] != '/') return len;
+			}
+			size_t keep = i;
+			while (keep > 0 && (t[keep - 1] == ' ' || t[keep - 1] == '\t')) keep--;
+			return keep;
+		}
+		if (ch != ' ' && ch != '\t') code = true;
+	}
+	return len;
+}
+
+/*
  * Step 4: the texts given to the engine to score beside its own candidates:
  * lines that continue the cursor's line elsewhere in the document
  * (completion.fromDocument), then what closes what the document left open
@@ -664,7 +705,12 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
 	for (int i = 0, a = 0, b = 0;
 	     r->n_given < RECALL_CANDIDATES && (a < n_mine || b < n_theirs); i++) {
 		bool take_mine = a < n_mine && (b >= n_theirs || i % 2 == 0);
-		const struct recall_item *it = take_mine ? &mine[a++] : &theirs[b++];
+		struct recall_item item = take_mine ? mine[a++] : theirs[b++];
+		const struct recall_item *it = &item;
+		if (!take_mine)
+			item.len =
+			        strip_trailing_comment(item.text, item.len, lang_comment(r->lname));
+		if (!item.len) continue;
 		bool dup = false;
 		for (size_t k = 0; k < r->n_given; k++)
 			dup |= r->given[k].len == it->len &&

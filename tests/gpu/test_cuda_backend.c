@@ -345,23 +345,25 @@ static void check_converted(int *test_failed_, struct jm_doc *kq, int run_idx, c
 }
 
 /*
- * Gemma (GeGLU, embeddings scaled by sqrt(n_embd), head dim 256 in CodeGemma;
- * tests/infer/model_data's tiny random gemma) against llama.cpp's logits for
- * it and the CPU backend: 2e-3 for F32, as the F16 file above plus gelu's
- * f16 grid (a GeGLU input that lands on the other side of an f16 rounding
- * step than on the CPU moves its output by one f16 step).
+ * The other families' blocks against llama.cpp's logits for their tiny
+ * random models (F32, F32 K/V) and the CPU backend: gemma (GeGLU, embeddings
+ * scaled by sqrt(n_embd); tests/infer/model_data) and starcoder2 (LayerNorm
+ * with bias, biases on every projection, ungated GELU; testdata/models).
+ * 2e-3: the F16 file's tolerance above (the f16 K/V cache and tensor-core
+ * prefill) plus gelu's f16 grid (an input on the other side of an f16
+ * rounding step than on the CPU moves gelu's output by one f16 step).
+ * Three decode steps after each prompt run the GEMV kernels' paths.
  */
-TEST(gemma)
+static void check_family(int *test_failed_, const char *dir, const char *stem)
 {
 	char path[1024];
-	const char *dir = getenv("INFILL_MODELDATA");
-	snprintf(path, sizeof path, "%s/tiny-gemma-reference.json",
-	         dir ? dir : "tests/infer/model_data");
+	snprintf(path, sizeof path, "%s/%s-reference.json", dir, stem);
 	struct jm_doc gd;
 	REQUIRE(jm_load(&gd, path) == 0);
 	int run = jm_at(&gd, jm_get(&gd, 0, "runs"), 0);
-	REQUIRE(jm_str_eq(&gd, jm_get(&gd, run, "model_file"), "tiny-gemma-f32.gguf"));
-	snprintf(path, sizeof path, "%s/tiny-gemma-f32.gguf", dir ? dir : "tests/infer/model_data");
+	snprintf(path, sizeof path, "%s-f32.gguf", stem);
+	REQUIRE(jm_str_eq(&gd, jm_get(&gd, run, "model_file"), path));
+	snprintf(path, sizeof path, "%s/%s-f32.gguf", dir, stem);
 	struct model_params mp = model_params_default();
 	mp.path = path;
 	mp.n_threads = 2;
@@ -369,7 +371,7 @@ TEST(gemma)
 	struct infer_error err;
 	mp.backend = INFER_BACKEND_CUDA;
 	struct model *gpu = model_load(&mp, &err);
-	if (!gpu) fprintf(stderr, "cuda gemma: %s\n", err.message);
+	if (!gpu) fprintf(stderr, "cuda %s: %s\n", stem, err.message);
 	mp.backend = INFER_BACKEND_CPU;
 	struct model *cpu = model_load(&mp, &err);
 	REQUIRE(gpu && cpu);
@@ -379,8 +381,10 @@ TEST(gemma)
 	double *ref = malloc(sizeof(double) * nv);
 	REQUIRE(lg && lc && ref);
 	const int prompts = jm_get(&gd, run, "prompts");
+	const int np = jm_len(&gd, prompts);
 	double worst = 0, worst_cpu = 0;
-	for (int pi = 0; pi < jm_len(&gd, prompts) && (!quick || pi < 2); pi++) {
+	for (int pi = 0; pi < np; pi++) {
+		if (quick && pi != 0 && pi != np - 1) continue;
 		const int pr = jm_at(&gd, prompts, pi);
 		double idsd[512];
 		const int n = jm_nums(&gd, jm_get(&gd, pr, "token_ids"), idsd, 512);
@@ -396,7 +400,6 @@ TEST(gemma)
 			worst = fmax(worst, fabs(lg[i] - ref[i]));
 			worst_cpu = fmax(worst_cpu, fabs(lg[i] - lc[i]));
 		}
-		/* three decode steps: one token each, the GEMV kernels' GeGLU */
 		for (int step = 0; step < 3; step++) {
 			int32_t t = sample_greedy(lc, nv);
 			REQUIRE(model_eval(gpu, sg, &t, 1, lg, &err) == 0);
@@ -407,7 +410,8 @@ TEST(gemma)
 		kv_seq_free(sg);
 		kv_seq_free(sc);
 	}
-	printf("  gemma f32: max |cuda - llama.cpp| %.3g, |cuda - cpu| %.3g\n", worst, worst_cpu);
+	printf("  %s f32: max |cuda - llama.cpp| %.3g, |cuda - cpu| %.3g\n", stem, worst,
+	       worst_cpu);
 	CHECK(worst <= 2e-3);
 	CHECK(worst_cpu <= 2e-3);
 	free(lg);
@@ -416,6 +420,19 @@ TEST(gemma)
 	model_free(gpu);
 	model_free(cpu);
 	jm_free(&gd);
+}
+
+TEST(gemma)
+{
+	const char *dir = getenv("INFILL_MODELDATA");
+	check_family(test_failed_, dir ? dir : "tests/infer/model_data", "tiny-gemma");
+}
+
+TEST(starcoder2)
+{
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/models", testdata());
+	check_family(test_failed_, dir, "tiny-starcoder2");
 }
 
 TEST(converts_types_without_kernels)

@@ -275,7 +275,7 @@ TEST(embed_and_dequant_f16_every_type)
 	}
 }
 
-TEST(rmsnorm_swiglu_add_gather)
+TEST(norms_activations_add_gather)
 {
 	const int n = 5, dim = 2048 + 96;
 	uint64_t seed = 7;
@@ -334,6 +334,56 @@ TEST(rmsnorm_swiglu_add_gather)
 	}
 	CHECK(cuq_ref_gelu(-11.f) == 0.f && cuq_ref_gelu(12.5f) == 12.5f);
 	CHECK_NEAR(cuq_ref_gelu(1.f), 0.8413, 1e-3); /* tanh form: 0.84119 */
+	/* LayerNorm with and without a bias, in place too */
+	{
+		float *b = malloc(sizeof(float) * dim);
+		rng_fill(&seed, b, dim, 0.5f);
+		float *db = dev_from(b, sizeof(float) * dim);
+		float *dl = dev_from(x, sizeof(float) * n * dim);
+		for (int with_b = 0; with_b < 2; with_b++) {
+			REQUIRE(cuq_layernorm_launch(dx, dw, with_b ? db : NULL, n, dim, 1e-5f, dy,
+			                             NULL) == 0);
+			REQUIRE(dev_to(y, dy, sizeof(float) * n * dim) == 0);
+			cuq_ref_layernorm(x, w, with_b ? b : NULL, n, dim, 1e-5f, ref);
+			for (int i = 0; i < n * dim; i++)
+				if (!(fabs(y[i] - ref[i]) <= 1e-5 * (1 + fabs(ref[i])))) {
+					CHECK_NEAR(y[i], ref[i], 1e-5 * (1 + fabs(ref[i])));
+					break;
+				}
+		}
+		REQUIRE(cuq_layernorm_launch(dl, dw, db, n, dim, 1e-5f, dl, NULL) == 0);
+		REQUIRE(dev_to(y, dl, sizeof(float) * n * dim) == 0);
+		for (int i = 0; i < n * dim; i++)
+			if (!(fabs(y[i] - ref[i]) <= 1e-5 * (1 + fabs(ref[i])))) {
+				CHECK_NEAR(y[i], ref[i], 1e-5 * (1 + fabs(ref[i])));
+				break;
+			}
+		/* bias rows: x[t][i] + b[i], exactly */
+		float *dbx = dev_from(x, sizeof(float) * n * dim);
+		REQUIRE(cuq_bias_launch(dbx, db, n, dim, NULL) == 0);
+		REQUIRE(dev_to(y, dbx, sizeof(float) * n * dim) == 0);
+		for (int i = 0; i < n * dim; i++)
+			if (y[i] != x[i] + b[i % dim]) {
+				CHECK_NEAR(y[i], x[i] + b[i % dim], 0);
+				break;
+			}
+		/* ungated gelu: the reference's value, on the same f16 grid */
+		REQUIRE(cuq_gelu_launch(dbx, (size_t)n * dim, NULL) == 0);
+		float *yg = malloc(sizeof(float) * n * dim);
+		REQUIRE(dev_to(yg, dbx, sizeof(float) * n * dim) == 0);
+		for (int i = 0; i < n * dim; i++) {
+			const double want = cuq_ref_gelu(y[i]), tol = fabs(want) / 1024 + 1e-6;
+			if (!(fabs(yg[i] - want) <= tol)) {
+				CHECK_NEAR(yg[i], want, tol);
+				break;
+			}
+		}
+		free(yg);
+		free(b);
+		cudaFree(db);
+		cudaFree(dl);
+		cudaFree(dbx);
+	}
 	/* the embedding scale: x * s, one f32 rounding */
 	float *dsc = dev_from(x, sizeof(float) * n * dim);
 	REQUIRE(cuq_scale_launch(dsc, (size_t)n * dim, 45.25f, NULL) == 0);

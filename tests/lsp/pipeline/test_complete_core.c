@@ -574,6 +574,47 @@ TEST(project_chunks_and_other_files_lines)
 	complete_result_finish(&r1);
 }
 
+/* Another file's line comes without its trailing comment (it speaks of
+ * that file: a header's guard after `#endif`), unless the marker may sit
+ * in a string. */
+TEST(other_files_lines_lose_their_trailing_comments)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	const char *doc = "def f(url):\n    resp = session.get(";
+	const char *other = "def g():\n    resp = session.get(url, timeout=T)  # their retries\n"
+	                    "def h():\n    resp = session.get(\"a #b\")\n";
+	struct complete_options o = complete_options_default();
+	o.use_cache = false;
+	o.project_lines = other;
+	o.project_lines_len = strlen(other);
+	struct complete_result r;
+	REQUIRE(complete_run(engine, model_tokenizer(model), "python", doc, strlen(doc),
+	                     strlen(doc), &s, &o, &r, NULL) == 0);
+	CHECK_INT_EQ(r.project_given, 2);
+	const struct complete_item *it = find_text(&r, "url, timeout=T)");
+	CHECK(it && it->stop == ENGINE_STOP_GIVEN);
+	CHECK(find_text(&r, "url, timeout=T)  # their retries") == NULL);
+	it = find_text(&r, "\"a #b\")"); /* after an open quote: kept whole */
+	CHECK(it && it->stop == ENGINE_STOP_GIVEN);
+	complete_result_finish(&r);
+
+	s = settings_for("c");
+	doc = "#ifndef A_H_\n#define A_H_\nint a(void);\n#end";
+	other = "#ifndef B_H_\n#define B_H_\nint b(void);\n#endif  // B_H_\n"
+	        "#ifndef C_H_\n#define C_H_\n#endif /* C_H_ */\n";
+	o.project_lines = other;
+	o.project_lines_len = strlen(other);
+	REQUIRE(complete_run(engine, model_tokenizer(model), "c", doc, strlen(doc), strlen(doc), &s,
+	                     &o, &r, NULL) == 0);
+	for (size_t i = 0; i < r.count; i++) {
+		CHECK(!strstr(r.items[i].text, "B_H_"));
+		CHECK(!strstr(r.items[i].text, "C_H_"));
+	}
+	CHECK(find_text(&r, "if") != NULL);
+	complete_result_finish(&r);
+}
+
 /* Typing along one line with project context: the chunks chosen for the
  * line stay (the document's memory), so the prompt's head is cached and
  * the share of it found in the cache does not drop against typing without
