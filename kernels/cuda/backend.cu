@@ -4,7 +4,8 @@
  * infill_backend_cuda_init).
  *
  * At create: every weight is uploaded once in its quantized blocks
- * (repacked, see cuda_ops.h), the KV page pool and all activation buffers are
+ * (repacked, see cuda_ops.h; types without kernels converted, convert.h),
+ * the KV page pool and all activation buffers are
  * allocated for the largest chunk, so a forward pass allocates nothing and a
  * device out-of-memory can only happen here, where it becomes an error
  * message and backend_create falls back to the CPU.
@@ -15,6 +16,8 @@
  * staging buffer, copies it to fixed device addresses, then runs the layers:
  *   QKV (RMSNorm fused) -> RoPE + K/V into pages -> paged attention ->
  *   Wo (+residual) -> gate/up with SwiGLU (RMSNorm fused) -> down (+residual)
+ * (gemma: GeGLU and the embedding scale; starcoder2: LayerNorm applied apart,
+ * biases added after each product, up -> GELU -> down without a gate)
  * then the head on the wanted rows and a device argmax. Up to GEMV_MAX rows
  * the matrix products are our GEMV kernels (each weight block read once per
  * 8 rows); beyond, cuBLAS tensor-core GEMMs over f16 tiles.
