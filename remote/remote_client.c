@@ -226,7 +226,9 @@ static void queue_unlink(struct remote_client *c, struct remote_call *call)
 	call->queued = false;
 }
 
-static void call_free(struct remote_call *call)
+/* Takes call off the multi handle (its connection closes) and out of the
+ * queue: what call_free and cut_call both do first. */
+static void call_detach(struct remote_call *call)
 {
 	struct remote_client *c = call->c;
 	if (call->active) {
@@ -235,6 +237,12 @@ static void call_free(struct remote_call *call)
 		call->active = false;
 	}
 	if (call->queued) queue_unlink(c, call);
+}
+
+static void call_free(struct remote_call *call)
+{
+	struct remote_client *c = call->c;
+	call_detach(call);
 	if (call->prev)
 		call->prev->next = call->next;
 	else
@@ -595,12 +603,7 @@ static void arm_cut_timer(struct remote_client *c);
 static void cut_call(struct remote_call *call)
 {
 	struct remote_client *c = call->c;
-	if (call->active) {
-		curl_multi_remove_handle(c->multi, call->easy);
-		c->in_flight--;
-		call->active = false;
-	}
-	if (call->queued) queue_unlink(c, call);
+	call_detach(call);
 	c->stats.cut++;
 	struct remote_reply reply = { 0 };
 	/* an error reply's body is not choices: nothing streamed */
