@@ -43,7 +43,7 @@ static inline __attribute__((always_inline)) void
 q4_0_row2(int g, int64_t nb, const struct block_q4_0 *w, const struct block_q8_0 *const *x,
           const struct cpu_q8_tail *xt, float *out)
 {
-	const int CH = g == 1 ? 4 : 2; /* independent FMA chains per token */
+	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1; /* independent FMA chains per token */
 	const __m256i m4 = _mm256_set1_epi8(0xF), ones = _mm256_set1_epi16(1);
 	__m256 acc[TG][4], cacc[TG];
 	float ctail[TG];
