@@ -678,6 +678,37 @@ static size_t strip_trailing_comment(const char *t, size_t len, const char *mark
 }
 
 /*
+ * Whether the line before the cursor's ends with a `\` (the cursor's line
+ * continues a macro or a joined line).
+ */
+static bool line_continued(const char *text, size_t cursor)
+{
+	size_t s = cursor;
+	while (s > 0 && text[s - 1] != '\n') s--;
+	if (!s) return false;
+	size_t e = s - 1; /* the previous line's newline */
+	while (e > 0 && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\r')) e--;
+	return e > 0 && text[e - 1] == '\\';
+}
+
+/*
+ * Another C file's line without the `\` that continued its macro, where
+ * the cursor's line continues none (eval --workspace: the same loop header
+ * is written in a sibling's macro body, with its `\` padded to column 80,
+ * and the copy with it was wrong where the code before it was right).
+ * Returns the length to keep.
+ */
+static size_t strip_continuation(const char *t, size_t len)
+{
+	size_t e = len;
+	while (e > 0 && (t[e - 1] == ' ' || t[e - 1] == '\t')) e--;
+	if (!e || t[e - 1] != '\\') return len;
+	e--;
+	while (e > 0 && (t[e - 1] == ' ' || t[e - 1] == '\t')) e--;
+	return e;
+}
+
+/*
  * Step 4: the texts given to the engine to score beside its own candidates:
  * lines that continue the cursor's line elsewhere in the document
  * (completion.fromDocument), then what closes what the document left open
@@ -702,6 +733,8 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
 	}
 	if (n_mine < 0) n_mine = 0;
 	if (n_theirs < 0) n_theirs = 0;
+	bool c_family = !strcmp(r->lname, "c") || !strcmp(r->lname, "cpp");
+	bool continued = n_theirs && c_family && line_continued(text, cursor);
 	for (int i = 0, a = 0, b = 0;
 	     r->n_given < RECALL_CANDIDATES && (a < n_mine || b < n_theirs); i++) {
 		bool take_mine = a < n_mine && (b >= n_theirs || i % 2 == 0);
@@ -710,6 +743,8 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
 		if (!take_mine)
 			item.len =
 			        strip_trailing_comment(item.text, item.len, lang_comment(r->lname));
+		if (!take_mine && c_family && !continued)
+			item.len = strip_continuation(item.text, item.len);
 		if (!item.len) continue;
 		bool dup = false;
 		for (size_t k = 0; k < r->n_given; k++)

@@ -615,6 +615,43 @@ TEST(other_files_lines_lose_their_trailing_comments)
 	complete_result_finish(&r);
 }
 
+/* Another C file's line from a macro body comes without its `\` where the
+ * cursor's line continues no macro, and with it where it does. */
+TEST(other_files_macro_lines_lose_their_continuation)
+{
+	CHECK(setup());
+	struct settings s = settings_for("c");
+	const char *other = "#define LOOP(n) \\\n"
+	                    "    for (uint32_t i = 0; i < n; i++) {     \\\n"
+	                    "        body(i);                          \\\n"
+	                    "    }\n";
+	struct complete_options o = complete_options_default();
+	o.use_cache = false;
+	o.project_lines = other;
+	o.project_lines_len = strlen(other);
+	struct complete_result r;
+	const char *doc = "void f(uint32_t n) {\n    for (uint32_t i = 0; i <\n"
+	                  "        body(i);\n    }\n}\n";
+	size_t at = strstr(doc, "i <\n") - doc + 3;
+	REQUIRE(complete_run(engine, model_tokenizer(model), "c", doc, strlen(doc), at, &s, &o, &r,
+	                     NULL) == 0);
+	CHECK_INT_EQ(r.project_given, 1);
+	const struct complete_item *it = find_text(&r, " n; i++) {");
+	CHECK(it && it->stop == ENGINE_STOP_GIVEN);
+	for (size_t i = 0; i < r.count; i++) CHECK(!strchr(r.items[i].text, '\\'));
+	complete_result_finish(&r);
+	/* inside a macro of its own: the continuation is kept */
+	doc = "#define G(n) \\\n    for (uint32_t i = 0; i <\n"
+	      "        body(i);                          \\\n    }\n";
+	at = strstr(doc, "i <\n") - doc + 3;
+	REQUIRE(complete_run(engine, model_tokenizer(model), "c", doc, strlen(doc), at, &s, &o, &r,
+	                     NULL) == 0);
+	CHECK_INT_EQ(r.project_given, 1);
+	it = find_text(&r, " n; i++) {     \\");
+	CHECK(it && it->stop == ENGINE_STOP_GIVEN);
+	complete_result_finish(&r);
+}
+
 /* Typing along one line with project context: the chunks chosen for the
  * line stay (the document's memory), so the prompt's head is cached and
  * the share of it found in the cache does not drop against typing without
