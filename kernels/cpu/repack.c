@@ -29,8 +29,8 @@ size_t cpu_q4_0_p8_bytes(int64_t nr, int64_t n)
 	return (size_t)((nr + 7) / 8) * 8 * (size_t)(n / QK4_0) * sizeof(struct block_q4_0);
 }
 
-void cpu_q4_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0,
-                      int64_t p1, void *dst)
+void cpu_q4_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst)
 {
 	int64_t nb = n / QK4_0;
 	size_t panel = 8 * (size_t)nb * sizeof(struct block_q4_0);
