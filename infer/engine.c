@@ -1072,6 +1072,14 @@ static size_t suffix_cut(const struct engine *e, const struct engine_request *re
 	return bytes;
 }
 
+/* The prefix budget that drops k whole FIM_FRONT_STEP steps from the front
+ * of a prefix that kept `full` tokens: fim.c drops the fewest steps leaving
+ * at most the budget, the healed last token counted, so kept + step - 1. */
+static int32_t front_cut_budget(int32_t full, int32_t k)
+{
+	return full - k * FIM_FRONT_STEP + FIM_FRONT_STEP - 1;
+}
+
 /* Replaces *fp with the prompt of alt. 0 or a negative code. */
 static int rebuild(struct engine *e, const struct engine_request *alt, struct fim_prompt *fp,
                    struct infer_error *err)
@@ -1134,17 +1142,30 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
 	int32_t over = rc ? 0 : fp->n - reusable(e, &alt, fp) - allowed;
 	if (over > 0) {
 		int32_t from_suffix = over < fp->suffix_tokens ? over : fp->suffix_tokens;
-		int32_t from_prefix = over - from_suffix;
 		struct engine_request cut = alt;
 		cut.suffix_len = suffix_cut(e, &alt, fp, fp->suffix_tokens - from_suffix);
-		if (from_prefix > 0) {
-			int32_t keep = fp->prefix_tokens - from_prefix;
-			if (keep < SHORT_MIN_PREFIX) keep = SHORT_MIN_PREFIX;
-			/* the front is cut in steps: ask for a step more, so at
-			 * least keep tokens stay */
-			cut.prefix_tokens = keep + FIM_FRONT_STEP - 1;
-		}
 		rc = rebuild(e, &cut, fp, err);
+		/* Then the prefix's front, in FIM_FRONT_STEP steps counted from
+		 * its start, so that a cut start stays put while the user types
+		 * at the end: the least cut whose uncached part fits (a cut an
+		 * earlier key made is cached, and fits), else the one leaving the
+		 * least to compute. The time left varies from key to key; a cut
+		 * sized from it alone moved the start and lost the cache. */
+		int32_t full = fp->prefix_tokens, best = 0;
+		int32_t best_left = rc ? 0 : fp->n - reusable(e, &cut, fp);
+		for (int32_t k = 1;
+		     !rc && best_left > allowed && full - k * FIM_FRONT_STEP >= SHORT_MIN_PREFIX;
+		     k++) {
+			cut.prefix_tokens = front_cut_budget(full, k);
+			rc = rebuild(e, &cut, fp, err);
+			int32_t unc = rc ? 0 : fp->n - reusable(e, &cut, fp);
+			if (!rc && unc < best_left) best_left = unc, best = k;
+		}
+		int32_t want = best ? front_cut_budget(full, best) : alt.prefix_tokens;
+		if (!rc && cut.prefix_tokens != want) {
+			cut.prefix_tokens = want;
+			rc = rebuild(e, &cut, fp, err);
+		}
 	}
 	res->budget = ENGINE_BUDGET_SHORT;
 	e->st.budget_short++;

@@ -880,6 +880,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->engine_ms = t2 - t1;
 	out->prompt_tokens = r->er.prompt_tokens;
 	out->cached_tokens = r->er.cached_tokens;
+	out->shifted_tokens = r->er.shifted_tokens;
 	out->processed_tokens = r->er.processed_tokens;
 	out->generated_tokens = r->er.generated_tokens;
 	out->draft_tokens = r->er.draft_tokens;
