@@ -237,6 +237,65 @@ TEST(kv_shift_roundtrip)
 	model_free(m);
 }
 
+/* A batch with a gap (tokens 20..23, then one at 36 over a tail shifted into
+ * 24..35 beforehand), as the engine's shifted-suffix path sends it, equals
+ * the same tokens in two forwards: each row attends to 0..its position,
+ * whatever the batch holds. */
+TEST(batch_with_a_gap_equals_two_forwards)
+{
+	struct model *m = load("tiny-dsc-f32.gguf", 4u << 20);
+	REQUIRE(m != NULL);
+	int nv = model_info(m)->n_vocab;
+	struct infer_error err;
+	int32_t ids[40];
+	prompt(ids, 40);
+	float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
+	struct kv_seq *src = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_eval(m, src, ids, 32, NULL, &err) == 0);
+	struct kv_seq *s[2];
+	for (int k = 0; k < 2; k++) {
+		s[k] = kv_seq_new(model_kv_pool(m));
+		REQUIRE(model_eval(m, s[k], ids, 20, NULL, &err) == 0);
+		REQUIRE(model_kv_shift(m, src, 20, s[k], 24, 12, &err) == 0);
+		CHECK_INT_EQ(kv_seq_len(s[k]), 36);
+	}
+	int32_t tok[5] = { ids[36], ids[37], ids[38], ids[39], 1234 };
+	int32_t pos[5] = { 20, 21, 22, 23, 36 };
+	struct kv_seq *seqs[5] = { s[0], s[0], s[0], s[0], s[0] };
+	int32_t row = 4;
+	struct model_batch one = { .n_tokens = 5,
+		                   .tokens = tok,
+		                   .pos = pos,
+		                   .seqs = seqs,
+		                   .n_out = 1,
+		                   .out_rows = &row,
+		                   .logits = a };
+	REQUIRE(model_forward(m, &one, &err) == 0);
+	for (int i = 0; i < 5; i++) seqs[i] = s[1];
+	struct model_batch head = { .n_tokens = 4, .tokens = tok, .pos = pos, .seqs = seqs };
+	int32_t row0 = 0;
+	struct model_batch last = { .n_tokens = 1,
+		                    .tokens = tok + 4,
+		                    .pos = pos + 4,
+		                    .seqs = seqs,
+		                    .n_out = 1,
+		                    .out_rows = &row0,
+		                    .logits = b };
+	REQUIRE(model_forward(m, &head, &err) == 0);
+	REQUIRE(model_forward(m, &last, &err) == 0);
+	CHECK(maxdiff(a, b, nv) <= 1e-5);
+	/* and the gap's slots hold the same keys and values: a next token agrees */
+	int32_t next = 777;
+	REQUIRE(model_eval(m, s[0], &next, 1, a, &err) == 0);
+	REQUIRE(model_eval(m, s[1], &next, 1, b, &err) == 0);
+	CHECK(maxdiff(a, b, nv) <= 1e-5);
+	for (int k = 0; k < 2; k++) kv_seq_free(s[k]);
+	kv_seq_free(src);
+	free(a);
+	free(b);
+	model_free(m);
+}
+
 /* Without the NVIDIA driver, asking for CUDA fails at once with the reason,
  * and auto falls back to the CPU, without loading the CUDA module (its
  * cuBLAS made every cold start seconds longer on machines with no GPU). */
