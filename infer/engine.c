@@ -9,13 +9,13 @@
  * pass and gives all its sequences' pages back (what it had prefilled
  * exactly stays in the cache for the next keystroke).
  *
- * Shifted suffix reuse (params.reuse_shifted_suffix, off by default): the
- * engine remembers its last few prompts with their sequences; when a new
- * prompt ends with the same [hole] suffix [end] tokens as one of them, those
- * tokens' KV is moved from the old sequence with model_kv_shift (keys
- * re-rotated to their new positions) instead of being prefilled. The values
- * are approximate (they attended to the old prefix), so they never enter the
- * exact prefix cache.
+ * Shifted suffix reuse (params.reuse_shifted_suffix; the server turns it
+ * on by default): the engine remembers its last few prompts with their
+ * sequences; when a new prompt ends with the same [hole] suffix [end] tokens
+ * as one of them, those tokens' KV is moved from the old sequence with
+ * model_kv_shift (keys re-rotated to their new positions) instead of being
+ * prefilled. The values are approximate (they attended to the old prefix),
+ * so they never enter the exact prefix cache.
  *
  * The prefill budget (engine_request.fit_deadline): prefill and decode
  * rates are measured here as jobs run (moving averages), and a prompt whose
