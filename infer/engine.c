@@ -9,13 +9,13 @@
  * pass and gives all its sequences' pages back (what it had prefilled
  * exactly stays in the cache for the next keystroke).
  *
- * Shifted suffix reuse (params.reuse_shifted_suffix, off by default): the
- * engine remembers its last few prompts with their sequences; when a new
- * prompt ends with the same [hole] suffix [end] tokens as one of them, those
- * tokens' KV is moved from the old sequence with model_kv_shift (keys
- * re-rotated to their new positions) instead of being prefilled. The values
- * are approximate (they attended to the old prefix), so they never enter the
- * exact prefix cache.
+ * Shifted suffix reuse (params.reuse_shifted_suffix; the server turns it
+ * on by default): the engine remembers its last few prompts with their
+ * sequences; when a new prompt ends with the same [hole] suffix [end] tokens
+ * as one of them, those tokens' KV is moved from the old sequence with
+ * model_kv_shift (keys re-rotated to their new positions) instead of being
+ * prefilled. The values are approximate (they attended to the old prefix),
+ * so they never enter the exact prefix cache.
  *
  * The prefill budget (engine_request.fit_deadline): prefill and decode
  * rates are measured here as jobs run (moving averages), and a prompt whose
@@ -80,6 +80,7 @@ struct engine {
 	struct engine_stats st;
 	double prefill_ms_per_tok; /* moving average over chunks of >= RATE_MIN_CHUNK; 0: none */
 	double step_ms;            /* moving average of decode steps; 0: none */
+	struct fwd_cost fwd;       /* small forwards' costs by their rows (fwdcost.c) */
 	uint64_t computed;         /* prompt tokens prefilled, ever (for per-job differences) */
 };
 
@@ -100,6 +101,23 @@ static double ms_per_token(const struct engine *e)
 {
 	return e->p.prefill_tokens_per_s > 0 ? 1000.0 / e->p.prefill_tokens_per_s
 	                                     : e->prefill_ms_per_tok;
+}
+
+/* A forward's estimated cost (fwdcost.c); a rate given in the parameters
+ * (prefill_tokens_per_s) is taken as stated. */
+static double fwd_cost(const struct engine *e, int32_t n)
+{
+	if (e->p.prefill_tokens_per_s > 0) return n > 0 ? n * ms_per_token(e) : 0;
+	return fwd_cost_ms(&e->fwd, n, e->step_ms, ms_per_token(e));
+}
+
+static int32_t fwd_fit(const struct engine *e, double left, int32_t cap)
+{
+	if (e->p.prefill_tokens_per_s > 0) {
+		int32_t n = left > 0 ? (int32_t)(left / ms_per_token(e)) : 0;
+		return n < cap ? n : cap;
+	}
+	return fwd_cost_fit(&e->fwd, left, cap, e->step_ms, ms_per_token(e));
 }
 
 const char *engine_budget_name(enum engine_budget b)
@@ -321,38 +339,47 @@ static bool stop_asked(void *req)
 
 /*
  * Computes tok[from..to) into seq at positions from.. in chunks, checking the
- * cancel flag between chunks. The last chunk's last row's logits go to
- * logits (if not NULL). *done receives the slots computed. 0,
- * ENGINE_ECANCELED or a negative code.
+ * cancel flag between chunks, then (last >= to) tok[last] at position last in
+ * the final chunk: the shifted-suffix path puts the new prefix tokens and the
+ * prompt's last token in one forward, since on the CPU a forward's cost is
+ * mostly its weight reads, whatever few rows it carries. The final row's
+ * logits go to logits (if not NULL). *done receives the contiguous slots
+ * computed from `from` (last + 1 once last is). 0, ENGINE_ECANCELED or a
+ * negative code.
  */
 static int prefill_chunked(struct engine *e, const struct engine_request *req, struct kv_seq *seq,
-                           const int32_t *tok, int32_t from, int32_t to, float *logits,
-                           int32_t *done, int32_t chunk, struct infer_error *err)
+                           const int32_t *tok, int32_t from, int32_t to, int32_t last,
+                           float *logits, int32_t *done, int32_t chunk, struct infer_error *err)
 {
 	int32_t *pos = malloc((size_t)chunk * sizeof *pos);
+	int32_t *ids = malloc((size_t)chunk * sizeof *ids);
 	struct kv_seq **seqs = malloc((size_t)chunk * sizeof *seqs);
 	int rc = 0;
+	int32_t total = to - from + (last >= to ? 1 : 0);
 	*done = from;
-	if (!pos || !seqs) {
+	if (!pos || !ids || !seqs) {
 		rc = infer_error_set(err, -ENOMEM, "prefill: out of memory");
 	}
-	for (int32_t at = from; !rc && at < to; at += chunk) {
+	for (int32_t k = 0; !rc && k < total; k += chunk) {
 		if (cancelled(req)) {
 			rc = ENGINE_ECANCELED;
 			break;
 		}
-		int32_t n = to - at < chunk ? to - at : chunk;
-		for (int32_t i = 0; i < n; i++) pos[i] = at + i, seqs[i] = seq;
+		int32_t n = total - k < chunk ? total - k : chunk;
+		for (int32_t i = 0; i < n; i++) {
+			int32_t at = from + k + i < to ? from + k + i : last;
+			pos[i] = at, ids[i] = tok[at], seqs[i] = seq;
+		}
 		int32_t row = n - 1;
-		bool last = at + n == to;
+		bool final = k + n == total;
 		struct model_batch b = {
 			.n_tokens = n,
-			.tokens = tok + at,
+			.tokens = ids,
 			.pos = pos,
 			.seqs = seqs,
-			.n_out = last && logits ? 1 : 0,
+			.n_out = final && logits ? 1 : 0,
 			.out_rows = &row,
-			.logits = last ? logits : NULL,
+			.logits = final ? logits : NULL,
 			.stop = req->cancel ? stop_asked : NULL,
 			.stop_ud = (void *)req,
 		};
@@ -361,10 +388,12 @@ static int prefill_chunked(struct engine *e, const struct engine_request *req, s
 		if (rc == -ECANCELED) break; /* mid-chunk: the chunk is dropped */
 		if (!rc && n >= RATE_MIN_CHUNK)
 			average(&e->prefill_ms_per_tok, (engine_now_ms() - t) / n);
-		if (!rc) *done = at + n, e->computed += (uint64_t)n;
+		if (!rc) fwd_cost_note(&e->fwd, n, engine_now_ms() - t);
+		if (!rc) *done = pos[n - 1] + 1, e->computed += (uint64_t)n;
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, *done, -1);
 	}
 	free(pos);
+	free(ids);
 	free(seqs);
 	return rc;
 }
@@ -373,7 +402,8 @@ static int prefill(struct engine *e, const struct engine_request *req, struct kv
                    const int32_t *tok, int32_t from, int32_t to, float *logits, int32_t *done,
                    struct infer_error *err)
 {
-	return prefill_chunked(e, req, seq, tok, from, to, logits, done, e->p.prefill_chunk, err);
+	return prefill_chunked(e, req, seq, tok, from, to, -1, logits, done, e->p.prefill_chunk,
+	                       err);
 }
 
 /* ---- shifted suffix reuse ---- */
@@ -784,7 +814,8 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		 * step's time is the estimate), not after it: a step of a large
 		 * model on a CPU is a good part of the whole budget. */
 		double now = engine_now_ms();
-		if (req->deadline_ms > 0 && now + step_ms >= req->deadline_ms) {
+		if (req->deadline_ms > 0 &&
+		    now + (step_ms > 0 ? step_ms : fwd_cost(e, nb)) >= req->deadline_ms) {
 			for (int i = 0; i < n; i++)
 				if (!c[i].stop) c[i].stop = ENGINE_STOP_DEADLINE;
 			break;
@@ -798,7 +829,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			                 .logits = e->logits };
 		rc = model_forward(e->m, &b, err);
 		step_ms = engine_now_ms() - now;
-		if (!rc) average(&e->step_ms, step_ms);
+		if (!rc) average(&e->step_ms, step_ms), fwd_cost_note(&e->fwd, nb, step_ms);
 		res->decode_steps++;
 		res->draft_tokens += budget0 - (budget > 0 ? budget : 0);
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
@@ -911,10 +942,9 @@ static int score_given(struct engine *e, const struct engine_request *req,
 	 * lines: tens of tokens, hundreds of ms on a CPU with a 1B model), so
 	 * under a deadline only those that fit before it, less a decode step,
 	 * are scored, in the order given (the document's lines first). */
-	double mpt = ms_per_token(e);
-	if (!rc && req->deadline_ms > 0 && mpt > 0) {
-		double left = req->deadline_ms - engine_now_ms() - e->step_ms;
-		int32_t fit = left > 0 ? (int32_t)(left / mpt) : 0, kept = 0;
+	if (!rc && req->deadline_ms > 0 && ms_per_token(e) > 0) {
+		double left = req->deadline_ms - engine_now_ms() - fwd_cost(e, req->n_candidates);
+		int32_t fit = fwd_fit(e, left, total), kept = 0;
 		for (size_t g = 0; g < ng; g++) {
 			if (count[g] && kept + count[g] > fit) {
 				count[g] = 0;
@@ -954,7 +984,9 @@ static int score_given(struct engine *e, const struct engine_request *req,
 				                 .n_out = total,
 				                 .out_rows = rows,
 				                 .logits = lg };
+			double t = engine_now_ms();
 			rc = model_forward(e->m, &b, err);
+			if (!rc) fwd_cost_note(&e->fwd, total, engine_now_ms() - t);
 		}
 		free(tok);
 	}
@@ -1040,6 +1072,14 @@ static size_t suffix_cut(const struct engine *e, const struct engine_request *re
 	return bytes;
 }
 
+/* The prefix budget that drops k whole FIM_FRONT_STEP steps from the front
+ * of a prefix that kept `full` tokens: fim.c drops the fewest steps leaving
+ * at most the budget, the healed last token counted, so kept + step - 1. */
+static int32_t front_cut_budget(int32_t full, int32_t k)
+{
+	return full - k * FIM_FRONT_STEP + FIM_FRONT_STEP - 1;
+}
+
 /* Replaces *fp with the prompt of alt. 0 or a negative code. */
 static int rebuild(struct engine *e, const struct engine_request *alt, struct fim_prompt *fp,
                    struct infer_error *err)
@@ -1067,12 +1107,13 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
 {
 	double mpt = ms_per_token(e);
 	if (!req->fit_deadline || req->deadline_ms <= 0 || mpt <= 0) return 0;
-	double left = req->deadline_ms - engine_now_ms() - e->p.decode_reserve_steps * e->step_ms;
-	int32_t allowed = left > 0 ? (int32_t)(left / mpt) : 0;
+	double left = req->deadline_ms - engine_now_ms() -
+	              e->p.decode_reserve_steps * fwd_cost(e, req->n_candidates);
+	int32_t allowed = fwd_fit(e, left, fp->n);
 	int32_t reuse = reusable(e, req, fp);
 	int32_t uncached = fp->n - reuse;
 	res->full_uncached = uncached;
-	res->estimated_prefill_ms = uncached * mpt;
+	res->estimated_prefill_ms = fwd_cost(e, uncached);
 	res->budget = ENGINE_BUDGET_FITS;
 	if (uncached <= allowed) return 0;
 	int32_t excess = uncached - allowed;
@@ -1101,17 +1142,30 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
 	int32_t over = rc ? 0 : fp->n - reusable(e, &alt, fp) - allowed;
 	if (over > 0) {
 		int32_t from_suffix = over < fp->suffix_tokens ? over : fp->suffix_tokens;
-		int32_t from_prefix = over - from_suffix;
 		struct engine_request cut = alt;
 		cut.suffix_len = suffix_cut(e, &alt, fp, fp->suffix_tokens - from_suffix);
-		if (from_prefix > 0) {
-			int32_t keep = fp->prefix_tokens - from_prefix;
-			if (keep < SHORT_MIN_PREFIX) keep = SHORT_MIN_PREFIX;
-			/* the front is cut in steps: ask for a step more, so at
-			 * least keep tokens stay */
-			cut.prefix_tokens = keep + FIM_FRONT_STEP - 1;
-		}
 		rc = rebuild(e, &cut, fp, err);
+		/* Then the prefix's front, in FIM_FRONT_STEP steps counted from
+		 * its start, so that a cut start stays put while the user types
+		 * at the end: the least cut whose uncached part fits (a cut an
+		 * earlier key made is cached, and fits), else the one leaving the
+		 * least to compute. The time left varies from key to key; a cut
+		 * sized from it alone moved the start and lost the cache. */
+		int32_t full = fp->prefix_tokens, best = 0;
+		int32_t best_left = rc ? 0 : fp->n - reusable(e, &cut, fp);
+		for (int32_t k = 1;
+		     !rc && best_left > allowed && full - k * FIM_FRONT_STEP >= SHORT_MIN_PREFIX;
+		     k++) {
+			cut.prefix_tokens = front_cut_budget(full, k);
+			rc = rebuild(e, &cut, fp, err);
+			int32_t unc = rc ? 0 : fp->n - reusable(e, &cut, fp);
+			if (!rc && unc < best_left) best_left = unc, best = k;
+		}
+		int32_t want = best ? front_cut_budget(full, best) : alt.prefix_tokens;
+		if (!rc && cut.prefix_tokens != want) {
+			cut.prefix_tokens = want;
+			rc = rebuild(e, &cut, fp, err);
+		}
 	}
 	res->budget = ENGINE_BUDGET_SHORT;
 	e->st.budget_short++;
@@ -1122,27 +1176,32 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
  * Before the first job nothing is measured, and a budget without a rate
  * would let the first cold prompt (the most expensive one: nothing cached,
  * and the weights not yet paged in) run whole. One forward of a single
- * token pages the weights in, one chunk measures the prefill rate and one
- * more single token a decode step: about a chunk's time more at load, which
- * the first request would otherwise have paid anyway.
+ * token pages the weights in, one chunk measures the prefill rate, one more
+ * single token a decode step, and forwards of 3 and 6 rows what a step of
+ * three candidates and a keystroke's few new tokens cost (fwd_cost): about
+ * a chunk's time and a half more at load, which the first requests would
+ * otherwise have paid anyway, and misjudged.
  */
 int engine_calibrate(struct engine *e, struct infer_error *err)
 {
 	int32_t n = e->p.prefill_chunk;
-	int32_t *tok = malloc(((size_t)n + 2) * sizeof *tok);
-	int32_t *pos = malloc(((size_t)n + 2) * sizeof *pos);
-	struct kv_seq **seqs = malloc(((size_t)n + 2) * sizeof *seqs);
+	enum { RUNS = 5 };
+	const int32_t len[RUNS] = { 1, n, 1, 3, 6 };
+	int32_t total = 0;
+	for (int k = 0; k < RUNS; k++) total += len[k];
+	int32_t *tok = malloc((size_t)total * sizeof *tok);
+	int32_t *pos = malloc((size_t)total * sizeof *pos);
+	struct kv_seq **seqs = malloc((size_t)total * sizeof *seqs);
 	struct kv_seq *seq = kv_seq_new(e->pool);
 	int rc = tok && pos && seqs && seq ? 0 : -ENOMEM;
 	/* any valid ids: a forward's cost does not depend on which */
-	for (int32_t i = 0; !rc && i < n + 2; i++)
+	for (int32_t i = 0; !rc && i < total; i++)
 		tok[i] = (int32_t)(((int64_t)i * 7919 + 1) % e->n_vocab), pos[i] = i, seqs[i] = seq;
-	const int32_t from[3] = { 0, 1, n + 1 }, len[3] = { 1, n, 1 };
-	for (int k = 0; !rc && k < 3; k++) {
+	for (int k = 0, from = 0; !rc && k < RUNS; from += len[k], k++) {
 		int32_t row = len[k] - 1;
 		struct model_batch b = { .n_tokens = len[k],
-			                 .tokens = tok + from[k],
-			                 .pos = pos + from[k],
+			                 .tokens = tok + from,
+			                 .pos = pos + from,
 			                 .seqs = seqs,
 			                 .n_out = 1,
 			                 .out_rows = &row,
@@ -1150,8 +1209,10 @@ int engine_calibrate(struct engine *e, struct infer_error *err)
 		double t = engine_now_ms();
 		rc = model_forward(e->m, &b, err);
 		double ms = engine_now_ms() - t;
-		if (!rc && k == 1) e->prefill_ms_per_tok = ms / n;
-		if (!rc && k == 2) e->step_ms = ms;
+		if (rc || k == 0) continue; /* the first paged the weights in */
+		if (k == 1) e->prefill_ms_per_tok = ms / n;
+		if (k == 2) e->step_ms = ms;
+		fwd_cost_note(&e->fwd, len[k], ms);
 	}
 	kv_seq_free(seq);
 	free(seqs);
@@ -1201,8 +1262,8 @@ int engine_prefill(struct engine *e, const struct engine_request *req, struct en
 	int32_t matched = pcache_match(e->cache, fp.tok, L, seq);
 	int32_t done = matched;
 	res->cached_tokens = matched;
-	rc = prefill_chunked(e, req, seq, fp.tok, matched, L, NULL, &done, e->p.background_chunk,
-	                     err);
+	rc = prefill_chunked(e, req, seq, fp.tok, matched, L, -1, NULL, &done,
+	                     e->p.background_chunk, err);
 	res->prefilled_tokens = done - matched;
 	e->st.background_tokens += (uint64_t)res->prefilled_tokens;
 	/* what was computed is exact, cancelled or not */
@@ -1301,21 +1362,21 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		r = recent_find(e, &fp);
 	if (r) {
 		shift_age = r->age;
-		/* exact up to the suffix marker, then the old tail shifted, then the last token */
-		rc = prefill(e, req, seq, fp.tok, matched, fp.tail_start, NULL, &done, err);
+		/* the old tail shifted into place first, then the new prefix
+		 * tokens (exact: they attend to the prefix only) and the last
+		 * token (which sees the shifted tail) in one forward */
 		int32_t nshift = L - 1 - fp.tail_start;
-		if (!rc && model_kv_shift(e->m, r->seq, r->tail_start, seq, fp.tail_start, nshift,
-		                          err) == 0) {
-			done = L - 1;
+		if (model_kv_shift(e->m, r->seq, r->tail_start, seq, fp.tail_start, nshift, err) ==
+		    0) {
 			res->shifted_tokens = nshift;
-			rc = prefill(e, req, seq, fp.tok, L - 1, L, prompt_logits, &done, err);
+			rc = prefill_chunked(e, req, seq, fp.tok, matched, fp.tail_start, L - 1,
+			                     prompt_logits, &done, e->p.prefill_chunk, err);
 			exact_end = fp.tail_start;
-		} else if (!rc) {
+		} else {
 			/* the backend could not shift: prefill the tail exactly */
-			kv_seq_truncate(seq, fp.tail_start);
+			kv_seq_truncate(seq, matched);
 			infer_error_set(err, 0, "%s", "");
-			rc = prefill(e, req, seq, fp.tok, fp.tail_start, L, prompt_logits, &done,
-			             err);
+			rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);
 		}
 	} else {
 		rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);

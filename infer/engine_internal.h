@@ -12,6 +12,26 @@
 
 #include "engine.h"
 
+/* ---- fwdcost.c: a forward's cost by its rows ---- */
+
+/* Forwards of up to this many rows are learned by their count; larger ones
+ * go by the chunk rate. */
+#define FWD_SMALL_MAX 15
+
+struct fwd_cost {
+	double ms
+	        [6]; /* moving averages: ms for 1..4 rows, ms per row for 5..8 and 9..15; 0: none */
+};
+
+/* A forward of n rows took ms (larger ones are ignored). */
+void fwd_cost_note(struct fwd_cost *c, int32_t n, double ms);
+/* Its estimate for n rows; one_ms and ms_per_row stand in where nothing of
+ * that size was seen (one row's time, then the chunk rate per row). */
+double fwd_cost_ms(const struct fwd_cost *c, int32_t n, double one_ms, double ms_per_row);
+/* The most rows, up to cap, whose forward fits in left ms (0 when none). */
+int32_t fwd_cost_fit(const struct fwd_cost *c, double left, int32_t cap, double one_ms,
+                     double ms_per_row);
+
 /* ---- fim.c: prompt tokens ---- */
 
 /*

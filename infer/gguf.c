@@ -672,6 +672,11 @@ void gguf_close(struct gguf_file *f)
 	free(f);
 }
 
+bool gguf_is_mapped(const struct gguf_file *f)
+{
+	return f->mapped;
+}
+
 bool gguf_file_changed(const struct gguf_file *f, char *why, size_t why_size)
 {
 	if (!f->mapped) return false; /* a caller's buffer: theirs to keep */

@@ -72,6 +72,9 @@ void gguf_close(struct gguf_file *f);
  * enough before each completion. */
 bool gguf_file_changed(const struct gguf_file *f, char *why, size_t why_size);
 
+/* True when f maps a file (gguf_open), false for gguf_open_memory's buffer. */
+bool gguf_is_mapped(const struct gguf_file *f);
+
 uint32_t gguf_version(const struct gguf_file *f);
 /* general.alignment (default 32) and the file offset where the data section starts. */
 uint64_t gguf_alignment(const struct gguf_file *f);

@@ -380,6 +380,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		}
 	}
 	w.layers = layers;
+	w.data_mapped = gguf_is_mapped(m->gguf);
 
 	/* Facts for benchmarks: bytes read per decode step = every weight but the embedding table. */
 	struct model_info *info = &m->info;

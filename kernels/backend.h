@@ -136,6 +136,12 @@ struct backend_weights {
 	struct backend_tensor output;
 	/* [n_layer], borrowed for the duration of backend_create */
 	const struct backend_layer *layers;
+	/* The tensors' data lie in a read-only private file mapping (gguf_open)
+	 * that outlives the backend: a backend that keeps its own copy of a
+	 * tensor may drop those pages from memory (madvise), since touching them
+	 * again would only read them back from the file. False for a caller's
+	 * buffer, whose pages must be left alone. */
+	bool data_mapped;
 };
 
 /* ---- creation ---- */

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cpu_backend.h"
 #include "quant.h"
@@ -32,7 +34,8 @@
 
 static size_t row_bytes(const struct backend_tensor *t)
 {
-	return (size_t)tensor_type_row_size(t->type, t->ne[0]);
+	uint32_t type = t->type == CPU_TYPE_Q4_0_P8 ? TENSOR_TYPE_Q4_0 : t->type;
+	return (size_t)tensor_type_row_size(type, t->ne[0]);
 }
 
 static void scratch_free(struct cpu_backend *c)
@@ -519,9 +522,12 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	/* token_embd (V,E) [tokens (nt,)] -> x (nt,E) */
 	size_t ers = row_bytes(&c->tok_embd);
 	for (int64_t i = 0; i < nt; i++)
-		tensor_row_dequantize(c->tok_embd.type,
-		                      (const char *)c->tok_embd.data + b->tokens[i] * ers,
-		                      c->x + i * E, E);
+		if (c->tok_embd.type == CPU_TYPE_Q4_0_P8) /* tied to a packed output */
+			cpu_q4_0_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
+		else
+			tensor_row_dequantize(c->tok_embd.type,
+			                      (const char *)c->tok_embd.data + b->tokens[i] * ers,
+			                      c->x + i * E, E);
 	/* x *= sqrt(E) (gemma; one float product per value, as ggml_scale) */
 	if (hp->embd_scale != 0 && hp->embd_scale != 1)
 		for (int64_t i = 0; i < nt * E; i++) c->x[i] *= hp->embd_scale;
@@ -681,6 +687,7 @@ static void cpu_destroy(void *ctx)
 	free(c->dscores), free(c->dpart);
 	free(c->amx_scratch);
 	free(c->gelu_tab);
+	if (c->packed) munmap(c->packed, c->packed_bytes);
 	free(c);
 }
 
@@ -690,6 +697,94 @@ static const struct backend_ops cpu_ops = {
 	.kv_copy_page = cpu_kv_copy_page,
 	.kv_shift = cpu_kv_shift,
 };
+
+/* ---- Q4_0 weights repacked at load ---- */
+
+struct pack_task {
+	const struct backend_tensor *src; /* Q4_0 rows */
+	void *dst;                        /* cpu_q4_0_p8_bytes of it */
+};
+
+static void pack_run(void *arg, int ith, int nth)
+{
+	const struct pack_task *t = arg;
+	int64_t lo, hi;
+	cpu_split((t->src->ne[1] + 7) / 8, 1, ith, nth, &lo, &hi);
+	cpu_q4_0_p8_pack(t->src->data, row_bytes(t->src), t->src->ne[1], t->src->ne[0], lo, hi,
+	                 t->dst);
+}
+
+/* Drops the whole pages of [p, p + n) of a read-only file mapping from
+ * memory: they are not read again, and would only come back from the file. */
+static void drop_pages(const void *p, size_t n)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)p + pg - 1) / pg * pg, hi = ((uintptr_t)p + n) / pg * pg;
+	if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/*
+ * With a kernel set that reads panels (gemm_q4_0_p8), every Q4_0 matmul
+ * weight is packed into c->packed and the tensor copies in c point there,
+ * so decode and prefill both run the panel kernel. With a file mapping
+ * behind the weights, the original pages of each packed tensor are dropped
+ * as soon as it is packed: the resident size stays that of one copy. A
+ * token embedding tied to a packed output reads its rows from the panels
+ * (cpu_q4_0_p8_row). Returns 0 or -ENOMEM (nothing packed then).
+ */
+static int repack_weights(struct cpu_backend *c, bool data_mapped)
+{
+	if (!c->k->gemm_q4_0_p8) return 0;
+	enum { PER_LAYER = 7 };
+	int64_t n_t = (int64_t)c->hp.n_layer * PER_LAYER + 1;
+	struct backend_tensor **ts = malloc((size_t)n_t * sizeof *ts);
+	if (!ts) return -ENOMEM;
+	for (int l = 0; l < c->hp.n_layer; l++) {
+		struct backend_layer *L = &c->layers[l];
+		struct backend_tensor *m[PER_LAYER] = { &L->wq,     &L->wk,   &L->wv,    &L->wo,
+			                                &L->w_gate, &L->w_up, &L->w_down };
+		memcpy(ts + (int64_t)l * PER_LAYER, m, sizeof m);
+	}
+	ts[n_t - 1] = &c->output;
+	size_t total = 0;
+	for (int64_t i = 0; i < n_t; i++)
+		if (ts[i]->data && ts[i]->type == TENSOR_TYPE_Q4_0)
+			total += (cpu_q4_0_p8_bytes(ts[i]->ne[1], ts[i]->ne[0]) + 63) / 64 * 64;
+	if (total == 0) {
+		free(ts);
+		return 0;
+	}
+	void *buf = mmap(NULL, total, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED) {
+		free(ts);
+		return -ENOMEM;
+	}
+	/* No MADV_HUGEPAGE: on this host the kernel's compaction for it made
+	 * the 1.3B model's load take 8 s longer. */
+	c->packed = buf;
+	c->packed_bytes = total;
+	const void *tied = c->tok_embd.data == c->output.data ? c->output.data : NULL;
+	char *dst = buf;
+	for (int64_t i = 0; i < n_t; i++) {
+		struct backend_tensor *t = ts[i];
+		if (!t->data || t->type != TENSOR_TYPE_Q4_0) continue;
+		struct pack_task pt = { t, dst };
+		cpu_pool_run(c->pool, pack_run, &pt);
+		if (data_mapped) drop_pages(t->data, t->nbytes);
+		if (t->data == tied) {
+			c->tok_embd.data = dst;
+			c->tok_embd.type = CPU_TYPE_Q4_0_P8;
+		}
+		t->data = dst;
+		t->type = CPU_TYPE_Q4_0_P8;
+		dst += (cpu_q4_0_p8_bytes(t->ne[1], t->ne[0]) + 63) / 64 * 64;
+	}
+	/* Read-only from here on: a stray write faults instead of corrupting weights. */
+	mprotect(buf, total, PROT_READ);
+	free(ts);
+	return 0;
+}
 
 static bool gemm_supported(const struct backend_tensor *t)
 {
@@ -769,6 +864,11 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 		        (size_t)cfg->kv_n_pages * (size_t)c->page_elems * c->kv_es >> 20);
 	}
 	memcpy(c->layers, w->layers, (size_t)hp->n_layer * sizeof *c->layers);
+	if (repack_weights(c, w->data_mapped) != 0) {
+		cpu_destroy(c);
+		return backend_error_set(err, -ENOMEM,
+		                         "cpu backend: out of memory repacking the Q4_0 weights");
+	}
 	/* AMX int8 tiles for prefill: opt-in (INFILL_CPU_AMX=1) until the kernel has
 	 * been checked on an AMX machine (the development VM does not expose AMX). */
 	const char *amx_env = getenv("INFILL_CPU_AMX");

@@ -89,6 +89,29 @@ void cpu_q8_tail_fill(void *row, int64_t nb);
 typedef void (*cpu_gemm_fn)(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                             size_t x_stride, int64_t nt, float *y, int64_t ldy);
 
+/* ---- Q4_0 in 8-row panels (repack.c) ---- */
+
+/*
+ * A weight type private to the CPU backend (outside GGML's numbering): Q4_0
+ * rows re-laid out by cpu_q4_0_p8_pack, read by a set's gemm_q4_0_p8. Its
+ * row size and activation format are Q4_0's; a gemm call's w is a panel
+ * start (row r0 a multiple of 8) and w_stride the Q4_0 row size.
+ */
+#define CPU_TYPE_Q4_0_P8 0x1002u
+
+/* Bytes of nr rows of n values packed (the last panel padded to 8 rows). */
+size_t cpu_q4_0_p8_bytes(int64_t nr, int64_t n);
+/* Packs panels [p0, p1) (rows 8 p0 .. 8 p1 - 1, those past nr zero) of the
+ * nr Q4_0 rows at w (stride w_stride, n values each) into dst, which holds
+ * cpu_q4_0_p8_bytes(nr, n). Plain C; panels are independent (threads may
+ * pack disjoint ranges). */
+void cpu_q4_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst);
+/* Row r of a packed tensor of n-value rows dequantized into y[n], bit for bit
+ * what tensor_row_dequantize gives on the original row (embedding lookups
+ * of a tied output). */
+void cpu_q4_0_p8_row(const void *packed, int64_t n, int64_t r, float *y);
+
 /* Converts one float row of n elements into format a at dst. */
 typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
@@ -101,6 +124,10 @@ struct cpu_kernels {
 	cpu_gemm_fn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
 	cpu_gemm_fn gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_q2_k, gemm_q3_k, gemm_q5_k, gemm_iq4_nl,
 	        gemm_iq4_xs;
+	/* CPU_TYPE_Q4_0_P8 weights; NULL: the set reads Q4_0 as rows and the
+	 * backend does not repack. A token's results do not depend on the batch
+	 * size or its place in the batch (prompt lookup's exactness). */
+	cpu_gemm_fn gemm_q4_0_p8;
 	/* attention: sum a[i] b[i]; y[i] += s x[i] (NULL: reference) */
 	float (*dot_f32)(int64_t n, const float *a, const float *b);
 	void (*axpy_f32)(int64_t n, float s, const float *x, float *y);

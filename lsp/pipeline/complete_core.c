@@ -34,6 +34,7 @@
  * in the prompt, so they would cost their whole length uncached. */
 #define SHORT_PREFIX_TOKENS 96
 #define SHORT_SUFFIX_TOKENS 24
+#define SHORT_STEP_BYTES    128
 
 /* The full context's window starts on a 1 KiB grid (ast_slice_params.
  * start_step): a jump a few lines away, or back, keeps the same start and
@@ -573,7 +574,11 @@ static int step_slice(struct run *r, const struct tokenizer *tok, const char *te
 		if (ssp.suffix_tokens > SHORT_SUFFIX_TOKENS)
 			ssp.suffix_tokens = SHORT_SUFFIX_TOKENS;
 		ssp.extra_tokens = 0;
-		ssp.start_step = 0; /* the nearest lines, as few as fit */
+		/* the nearest lines, on a finer grid than the full window's:
+		 * typing moves the earliest boundary that fits forward with the
+		 * cursor, and a start that moved with it would leave nothing of
+		 * the short prompt cached for the next key */
+		ssp.start_step = SHORT_STEP_BYTES;
 		/* out of memory: no fallback, the full context answers */
 		r->has_short = ast_slice(&ssp, &r->short_slice) == 0;
 	}
@@ -910,6 +915,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->engine_ms = t2 - t1;
 	out->prompt_tokens = r->er.prompt_tokens;
 	out->cached_tokens = r->er.cached_tokens;
+	out->shifted_tokens = r->er.shifted_tokens;
 	out->processed_tokens = r->er.processed_tokens;
 	out->generated_tokens = r->er.generated_tokens;
 	out->draft_tokens = r->er.draft_tokens;

@@ -126,6 +126,7 @@ struct complete_result {
 	                         * those kept (n_project_kept) */
 	int32_t n_project_kept;
 	int32_t prompt_tokens, cached_tokens, generated_tokens;
+	int32_t shifted_tokens;   /* of prompt_tokens, a remembered suffix's moved by RoPE shift */
 	int32_t processed_tokens; /* of prompt_tokens, those prefilled or found cached
 	                           * before a cancel (engine_result.processed_tokens) */
 	int32_t draft_tokens, accepted_draft_tokens; /* prompt lookup (engine_result) */

@@ -47,11 +47,11 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 		          (unsigned long long)job->req->seq, job->result.count);
 	else if (f->prompt_tokens)
 		log_debug(p->log,
-		          "completion %llu: prompt %d tokens (%d cached), %d generated, %zu of %d "
-		          "candidates shown; slice %.1f ms, engine %.1f ms (prefill %.1f, decode "
-		          "%.1f), "
-		          "post %.1f ms",
+		          "completion %llu: prompt %d tokens (%d cached, %d shifted, %d computed; "
+		          "budget %s), %d generated, %zu of %d candidates shown; slice %.1f ms, "
+		          "engine %.1f ms (prefill %.1f, decode %.1f), post %.1f ms",
 		          (unsigned long long)job->req->seq, f->prompt_tokens, f->cached_tokens,
+		          f->shifted_tokens, f->prefilled_tokens, engine_budget_name(f->budget),
 		          f->generated_tokens, f->count, f->n_generated, f->slice_ms, f->engine_ms,
 		          f->prefill_ms, f->decode_ms, f->post_ms);
 	struct completion_result empty = { NULL, 0 };

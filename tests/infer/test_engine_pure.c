@@ -17,6 +17,36 @@ static const char *testdata(void)
 	return t ? t : "../shared/testdata";
 }
 
+/* ---- a forward's cost ---- */
+
+TEST(forward_cost_is_learned_by_rows_not_a_rate)
+{
+	struct fwd_cost c = { 0 };
+	/* nothing seen: one row's time, then the chunk rate per further row */
+	CHECK_NEAR(fwd_cost_ms(&c, 1, 40, 15), 40, 1e-9);
+	CHECK_NEAR(fwd_cost_ms(&c, 6, 40, 15), 40 + 5 * 15, 1e-9);
+	CHECK_NEAR(fwd_cost_ms(&c, 0, 40, 15), 0, 1e-9);
+	/* what ran is what counts: 3 rows cost 70, 6 rows 180 (30 per row) */
+	fwd_cost_note(&c, 3, 70);
+	fwd_cost_note(&c, 6, 180);
+	CHECK_NEAR(fwd_cost_ms(&c, 3, 40, 15), 70, 1e-9);
+	CHECK_NEAR(fwd_cost_ms(&c, 6, 40, 15), 180, 1e-9);
+	CHECK_NEAR(fwd_cost_ms(&c, 8, 40, 15), 240, 1e-9); /* same bucket, per row */
+	CHECK_NEAR(fwd_cost_ms(&c, 2, 40, 15), 55, 1e-9);  /* unseen: the fallback */
+	/* a moving average: a slower sample moves it part of the way */
+	fwd_cost_note(&c, 3, 170);
+	double three = fwd_cost_ms(&c, 3, 40, 15);
+	CHECK(three > 70 && three < 170);
+	/* chunks go by the rate, and are not learned here */
+	fwd_cost_note(&c, 64, 10000);
+	CHECK_NEAR(fwd_cost_ms(&c, 64, 40, 15), 40 + 63 * 15, 1e-9);
+	/* the most rows that fit */
+	CHECK_INT_EQ(fwd_cost_fit(&c, 39, 100, 40, 15), 0);
+	CHECK_INT_EQ(fwd_cost_fit(&c, 60, 100, 40, 15), 2);     /* 1: 40, 2: 55, 3: > 100 */
+	CHECK_INT_EQ(fwd_cost_fit(&c, 1e6, 100, 40, 15), 100);  /* capped */
+	CHECK_INT_EQ(fwd_cost_fit(&c, 5000, 400, 40, 15), 331); /* 40 + 330 * 15 = 4990 */
+}
+
 /* ---- rerank ---- */
 
 TEST(blank_is_only_spaces_tabs_and_line_breaks)

@@ -254,10 +254,28 @@ TEST(prefill_budget_cuts_the_suffix_or_answers_from_the_short_context)
 	rq.suffix_len = strlen(SUFFIX);
 	REQUIRE(run(e, &rq, &r) == 0);
 	CHECK_INT_EQ(r.budget, ENGINE_BUDGET_SHORT);
-	/* the floor (32 prefix tokens, front cut in 32-token steps), markers */
-	CHECK(r.prompt_tokens - r.cached_tokens >= 32);
+	/* the floor (32 prefix tokens, front cut in 32-token steps), markers;
+	 * the cut may land where the short context before it is cached */
+	CHECK(r.prompt_tokens >= 32);
 	CHECK(r.prompt_tokens - r.cached_tokens <= 32 + 31 + 4);
+	int32_t cut_len = r.prompt_tokens;
 	engine_result_finish(&r);
+	/* a key typed at its end, with time left for 80 tokens (the uncut
+	 * short context is ~85): the same cut start as before, which is
+	 * cached, not a cut sized from the time left (~7 tokens off the
+	 * front), which would be computed anew */
+	char *far_typed = malloc(strlen(far) + 2);
+	REQUIRE(far_typed != NULL);
+	sprintf(far_typed, "%sT", far);
+	rq.short_prefix = far_typed;
+	rq.short_prefix_len = strlen(far_typed);
+	rq.deadline_ms = engine_now_ms() + 800;
+	REQUIRE(run(e, &rq, &r) == 0);
+	CHECK_INT_EQ(r.budget, ENGINE_BUDGET_SHORT);
+	CHECK(r.prompt_tokens <= cut_len + 2);
+	CHECK(r.cached_tokens >= cut_len - 4);
+	engine_result_finish(&r);
+	free(far_typed);
 	free(moved);
 
 	/* nothing shorter given: the full prompt, marked late */
@@ -270,7 +288,7 @@ TEST(prefill_budget_cuts_the_suffix_or_answers_from_the_short_context)
 	struct engine_stats st;
 	engine_get_stats(e, &st);
 	CHECK_INT_EQ(st.budget_suffix, 1);
-	CHECK_INT_EQ(st.budget_short, 2);
+	CHECK_INT_EQ(st.budget_short, 3);
 	CHECK_INT_EQ(st.budget_late, 1);
 	CHECK_NEAR(st.prefill_tokens_per_s, 100, 1e-9);
 	free(typed);

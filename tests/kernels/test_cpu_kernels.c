@@ -177,6 +177,157 @@ TEST(gemm_q8_0_same_bits_in_any_batch)
 	free(wf), free(xf), free(w), free(x);
 }
 
+/* ---- Q4_0 packed at load into 8-row panels (repack.c, gemm_q4_0_p8) ---- */
+
+/* nr random Q4_0 rows of n values at *w (stride *ws) and the same packed at *pw. */
+static void q4_0_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw)
+{
+	float *wf = malloc((size_t)n * sizeof(float));
+	*ws = tensor_type_row_size(TENSOR_TYPE_Q4_0, n);
+	*w = malloc(*ws * nr);
+	for (int64_t r = 0; r < nr; r++) {
+		for (int64_t i = 0; i < n; i++) wf[i] = frand() * 0.05f;
+		tensor_row_quantize(TENSOR_TYPE_Q4_0, wf, *w + r * *ws, n);
+	}
+	*pw = malloc(cpu_q4_0_p8_bytes(nr, n));
+	/* two ranges, as two pool threads would pack them */
+	int64_t np = (nr + 7) / 8;
+	cpu_q4_0_p8_pack(*w, *ws, nr, n, 0, np / 2, *pw);
+	cpu_q4_0_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
+	free(wf);
+}
+
+/* The panel kernel against the reference's row kernel on the unpacked rows:
+ * every token count 1..9 (one 4-token tile, two, and the tails), row counts
+ * that fill the last panel or not, widths of 1, 3, 11 and 64 blocks. The
+ * tolerance is check_gemm's (float accumulation order only); rows past nr
+ * and columns past nt must stay untouched. */
+TEST(gemm_q4_0_packed_matches_reference)
+{
+	init_sets();
+	const int64_t widths[] = { 32, 96, 352, 2048 };
+	const int64_t rows[] = { 5, 8, 13, 37 };
+	enum { NT = 9, LDY = 40 };
+	for (int s = 0; s < n_sets; s++) {
+		cpu_gemm_fn f = sets[s]->gemm_q4_0_p8;
+		if (!f) continue;
+		for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+			for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+				int64_t n = widths[wi], nr = rows[ri];
+				unsigned char *w;
+				size_t ws;
+				void *pw;
+				q4_0_rows_and_panels(nr, n, &w, &ws, &pw);
+				size_t xs = cpu_act_row_bytes(CPU_ACT_Q8_0, n);
+				unsigned char *x = malloc(xs * NT);
+				float *xf = malloc((size_t)NT * n * sizeof(float));
+				for (int64_t i = 0; i < NT * n; i++) xf[i] = frand() * 2.0f;
+				for (int t = 0; t < NT; t++)
+					cpu_kernels_ref.act[CPU_ACT_Q8_0](xf + t * n, x + t * xs,
+					                                  n);
+				float ref[NT][LDY], got[NT + 1][LDY], mag[NT][LDY];
+				float *wd = malloc((size_t)n * sizeof(float));
+				for (int64_t r = 0; r < nr; r++) {
+					tensor_row_dequantize(TENSOR_TYPE_Q4_0, w + r * ws, wd, n);
+					for (int t = 0; t < NT; t++) {
+						double m = 0;
+						for (int64_t i = 0; i < n; i++)
+							m += fabs(wd[i] * xf[t * n + i]);
+						mag[t][r] = (float)m;
+					}
+				}
+				cpu_kernels_ref.gemm_q4_0(n, w, ws, nr, x, xs, NT, &ref[0][0], LDY);
+				for (int nt = 1; nt <= NT; nt++) {
+					for (int t = 0; t <= NT; t++)
+						for (int r = 0; r < LDY; r++) got[t][r] = -1234.5f;
+					f(n, pw, ws, nr, x, xs, nt, &got[0][0], LDY);
+					for (int t = 0; t <= NT; t++)
+						for (int r = 0; r < LDY; r++) {
+							bool set = t < nt && r < nr;
+							double tol =
+							        set ? 1e-5 * mag[t][r] + 1e-6 : 0;
+							double want = set ? ref[t][r] : -1234.5;
+							if (fabs(got[t][r] - want) > tol) {
+								fprintf(stderr,
+								        "%s packed q4_0 n=%lld "
+								        "nr=%lld "
+								        "nt=%d [%d][%d]: %.9g vs "
+								        "%.9g\n",
+								        sets[s]->name, (long long)n,
+								        (long long)nr, nt, t, r,
+								        got[t][r], want);
+								CHECK(0);
+								goto next;
+							}
+						}
+				}
+			next:
+				free(w), free(pw), free(x), free(xf), free(wd);
+			}
+	}
+}
+
+/* Prompt lookup checks drafts in a batch and holds the result to decoding
+ * one token at a time; the prefix cache's exact-logits tests too: a token's
+ * results from the panel kernel must be the same bits alone (nt = 1) and at
+ * each place of a 7-token batch (a full 4-token tile and a 3-token tail). */
+TEST(gemm_q4_0_packed_same_bits_in_any_batch)
+{
+	init_sets();
+	enum { NR = 24, NT = 7, N = 2048 };
+	unsigned char *w;
+	size_t ws;
+	void *pw;
+	q4_0_rows_and_panels(NR, N, &w, &ws, &pw);
+	size_t xs = cpu_act_row_bytes(CPU_ACT_Q8_0, N);
+	unsigned char *x = malloc(xs * NT);
+	float *xf = malloc((size_t)N * sizeof(float));
+	for (int t = 0; t < NT; t++) {
+		for (int i = 0; i < N; i++) xf[i] = frand() * 2.0f;
+		cpu_kernels_ref.act[CPU_ACT_Q8_0](xf, x + t * xs, N);
+	}
+	float all[NT][NR], one[NR];
+	for (int s = 0; s < n_sets; s++) {
+		cpu_gemm_fn f = sets[s]->gemm_q4_0_p8;
+		if (!f) continue;
+		f(N, pw, ws, NR, x, xs, NT, &all[0][0], NR);
+		for (int t = 0; t < NT; t++) {
+			f(N, pw, ws, NR, x + t * xs, xs, 1, one, NR);
+			if (memcmp(one, all[t], sizeof one) != 0)
+				fprintf(stderr,
+				        "%s: token %d alone differs from in a batch of %d\n",
+				        sets[s]->name, t, NT);
+			CHECK(memcmp(one, all[t], sizeof one) == 0);
+		}
+		/* and inside 2- and 3-token calls, at each place */
+		for (int g = 2; g <= 3; g++) {
+			f(N, pw, ws, NR, x, xs, g, &all[0][0], NR);
+			for (int t = 0; t < g; t++) {
+				f(N, pw, ws, NR, x + t * xs, xs, 1, one, NR);
+				CHECK(memcmp(one, all[t], sizeof one) == 0);
+			}
+		}
+	}
+	free(w), free(pw), free(x), free(xf);
+}
+
+/* A tied embedding reads its rows from the panels: the same floats as the file's rows. */
+TEST(q4_0_packed_row_dequantizes_like_the_file)
+{
+	enum { NR = 13, N = 352 };
+	unsigned char *w;
+	size_t ws;
+	void *pw;
+	q4_0_rows_and_panels(NR, N, &w, &ws, &pw);
+	float want[N], got[N];
+	for (int r = 0; r < NR; r++) {
+		tensor_row_dequantize(TENSOR_TYPE_Q4_0, w + r * ws, want, N);
+		cpu_q4_0_p8_row(pw, N, r, got);
+		CHECK(memcmp(want, got, sizeof got) == 0);
+	}
+	free(w), free(pw);
+}
+
 TEST(gemm_f16)
 {
 	init_sets();

@@ -1,0 +1,55 @@
+/*
+ * fwdcost.c - what a forward of n rows costs, for the deadline's budgets.
+ *
+ * Not n times a rate: on a CPU a forward streams every weight once whatever
+ * it carries, so a few rows cost about one row's time plus the arithmetic of
+ * the rest (on an AVX2 host with the 1.3B Q4_0 model: 42 ms for 1 row, ~70
+ * for 3, ~180 for 6, 15 per row in chunks of 64). Small batches are learned
+ * by their row count from the forwards that ran (decode steps, keystrokes'
+ * prefill, calibration); large ones, and a small count not yet seen, are one
+ * row's time plus the chunk rate per further row.
+ */
+#include "engine_internal.h"
+
+/* Weight of the newest sample: the estimate follows the machine's load
+ * within a few forwards. */
+#define FWD_ALPHA 0.3
+
+/* 1..4 rows: one bucket each (ms); 5..8 and 9..FWD_SMALL_MAX: ms per row. */
+static int bucket(int32_t n)
+{
+	return n <= 0 ? -1 : n <= 4 ? (int)n - 1 : n <= 8 ? 4 : n <= FWD_SMALL_MAX ? 5 : -1;
+}
+
+void fwd_cost_note(struct fwd_cost *c, int32_t n, double ms)
+{
+	int b = bucket(n);
+	if (b < 0 || ms <= 0) return;
+	double v = b < 4 ? ms : ms / n;
+	c->ms[b] = c->ms[b] > 0 ? (1 - FWD_ALPHA) * c->ms[b] + FWD_ALPHA * v : v;
+}
+
+double fwd_cost_ms(const struct fwd_cost *c, int32_t n, double one_ms, double ms_per_row)
+{
+	if (n <= 0) return 0;
+	int b = bucket(n);
+	if (b >= 0 && c->ms[b] > 0) return b < 4 ? c->ms[b] : c->ms[b] * n;
+	double one = c->ms[0] > 0 ? c->ms[0] : one_ms;
+	return one + (n - 1) * ms_per_row;
+}
+
+int32_t fwd_cost_fit(const struct fwd_cost *c, double left, int32_t cap, double one_ms,
+                     double ms_per_row)
+{
+	if (left <= 0 || cap <= 0) return 0;
+	if (fwd_cost_ms(c, cap, one_ms, ms_per_row) <= left) return cap;
+	int32_t lo = 0, hi = cap; /* lo rows fit, hi do not */
+	while (hi - lo > 1) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (fwd_cost_ms(c, mid, one_ms, ms_per_row) <= left)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -1,0 +1,70 @@
+/*
+ * repack.c - Q4_0 weights re-laid out into 8-row panels at load (plain C),
+ * the layout kern_avx2.c's panel kernel reads for decode and prefill alike.
+ *
+ * A panel holds 8 consecutive rows of nb = n / 32 blocks in exactly the
+ * bytes of those 8 rows in the file (8 * 18 * nb), so row r0 (a multiple of
+ * 8) of a packed tensor still starts at r0 * row_size and the matmul code
+ * cuts the work as for rows:
+ *
+ *   [nb][8] fp16 scales          block b, row i: the row's block scale
+ *   [nb][4][8] uint32 quants     block b, vector kk, row i: bytes 4kk..4kk+3
+ *                                of the row's 16 quant bytes (low nibbles:
+ *                                values 4kk..4kk+3, high: 16+4kk..16+4kk+3)
+ *
+ * One 32-byte vector is then one dword lane per row: a kernel unpacks the
+ * nibbles with an and / a shift and an and, and one maddubs against a
+ * token's 4 activation bytes broadcast does 8 rows x 4 products. The last
+ * panel of a row count that is not a multiple of 8 is padded with zero rows
+ * (scale 0), whose results the kernel does not store.
+ */
+#include "cpu.h"
+
+#include <string.h>
+
+#include "quant.h"
+
+size_t cpu_q4_0_p8_bytes(int64_t nr, int64_t n)
+{
+	return (size_t)((nr + 7) / 8) * 8 * (size_t)(n / QK4_0) * sizeof(struct block_q4_0);
+}
+
+void cpu_q4_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst)
+{
+	int64_t nb = n / QK4_0;
+	size_t panel = 8 * (size_t)nb * sizeof(struct block_q4_0);
+	for (int64_t p = p0; p < p1; p++) {
+		unsigned char *sc = (unsigned char *)dst + (size_t)p * panel;
+		unsigned char *qs = sc + 16 * (size_t)nb;
+		if (p * 8 + 8 > nr) memset(sc, 0, panel); /* the padding rows of a last panel */
+		for (int i = 0; i < 8 && p * 8 + i < nr; i++) {
+			const struct block_q4_0 *row =
+			        (const struct block_q4_0 *)((const char *)w +
+			                                    (size_t)(p * 8 + i) * w_stride);
+			for (int64_t b = 0; b < nb; b++) {
+				memcpy(sc + (size_t)b * 16 + 2 * i, &row[b].d, 2);
+				for (int kk = 0; kk < 4; kk++)
+					memcpy(qs + (size_t)b * 128 + kk * 32 + 4 * i,
+					       row[b].qs + 4 * kk, 4);
+			}
+		}
+	}
+}
+
+void cpu_q4_0_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+{
+	int64_t nb = n / QK4_0;
+	size_t panel = 8 * (size_t)nb * sizeof(struct block_q4_0);
+	const unsigned char *sc = (const unsigned char *)packed + (size_t)(r / 8) * panel;
+	const unsigned char *qs = sc + 16 * (size_t)nb;
+	int i = (int)(r % 8);
+	for (int64_t b = 0; b < nb; b++) {
+		struct block_q4_0 blk;
+		memcpy(&blk.d, sc + (size_t)b * 16 + 2 * i, 2);
+		for (int kk = 0; kk < 4; kk++)
+			memcpy(blk.qs + 4 * kk, qs + (size_t)b * 128 + kk * 32 + 4 * i, 4);
+		/* the file's dequantizer on the block as it was: the same values bit for bit */
+		tensor_row_dequantize(TENSOR_TYPE_Q4_0, &blk, y + b * QK4_0, QK4_0);
+	}
+}
