@@ -701,6 +701,57 @@ TEST(typing_keeps_the_prompt_head_with_project_context)
 	CHECK(with >= without - 1e-9);
 }
 
+/* Typing three lines of ~70 bytes each after twenty lines of code, answered
+ * from the short context (as the prefill budget answers after a jump): the
+ * fewest keystrokes whose short prompt was mostly cached, with the
+ * document's memory or without it. */
+static int short_typing_worst(bool with_memory, double *worst)
+{
+	struct settings s = settings_for("python");
+	s.completion_max_tokens = 1;
+	s.completion_candidates = 1;
+	s.completion_from_document = false;
+	char doc[4096] = "";
+	for (int i = 0; i < 20; i++)
+		snprintf(doc + strlen(doc), sizeof doc - strlen(doc),
+		         "value_%02d = compute(first_%02d, second_%02d)\n", i, i, i);
+	const char *typed = "    total = value_01 + value_02 + value_03 + value_04 + value_05\n"
+	                    "    other = value_06 * value_07 * value_08 * value_09 * value_10\n"
+	                    "    third = value_11 - value_12 - value_13 - value_14 - value_15";
+	struct complete_memory mem = { 0 };
+	*worst = 1;
+	for (size_t k = 0; typed[k]; k++) {
+		size_t len = strlen(doc);
+		doc[len] = typed[k];
+		doc[len + 1] = 0;
+		struct complete_options o = complete_options_default();
+		o.memory = with_memory ? &mem : NULL;
+		o.short_only = true;
+		struct complete_result r;
+		if (complete_run(engine, model_tokenizer(model), "python", doc, len + 1, len + 1,
+		                 &s, &o, &r, NULL))
+			return -1;
+		double share = r.prompt_tokens ? (double)r.cached_tokens / r.prompt_tokens : 0;
+		if (k > 0 && share < *worst) *worst = share;
+		complete_result_finish(&r);
+	}
+	complete_memory_finish(&mem);
+	return 0;
+}
+
+TEST(typing_keeps_the_short_context_cached)
+{
+	CHECK(setup());
+	double with = 0, without = 0;
+	REQUIRE(short_typing_worst(true, &with) == 0);
+	REQUIRE(short_typing_worst(false, &without) == 0);
+	printf("short context while typing: worst cache share %.2f with the document's memory, "
+	       "%.2f without\n",
+	       with, without);
+	CHECK(with >= 0.8);   /* every key: the start kept, only the new tokens computed */
+	CHECK(without < 0.5); /* the grid alone moves the start within 200 bytes */
+}
+
 TEST(teardown)
 {
 	engine_free(engine);
