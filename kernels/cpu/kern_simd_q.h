@@ -140,18 +140,36 @@ struct kblk {
 	float d, dmin;
 };
 
+/*
+ * The 8 six-bit scales and mins of a Q4_K / Q5_K super-block, unpacked a
+ * word at a time (the layout tensor_q4_k_scale_min reads byte by byte:
+ * sub-blocks 0..3 in the low 6 bits of bytes 0..3 and 4..7, sub-blocks 4..7
+ * in the nibbles of bytes 8..11 with their top 2 bits in bits 6..7 of bytes
+ * 0..3 and 4..7): sc[s] broadcast as 16 int16 lanes, mins as the 16 lanes
+ * m0 m0 m1 m1 .. m7 m7 (one per 16 values, the order of the bsums). Per
+ * super-block this was 8 branchy scalar decodes, most of a decode step's
+ * work on these types.
+ */
+static inline __attribute__((always_inline)) void kblk_scales_k4(const uint8_t *scales,
+                                                                 struct kblk *k)
+{
+	const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+	uint32_t w[3];
+	memcpy(w, scales, sizeof w);
+	uint32_t sc[2] = { w[0] & k1, (w[2] & k2) | (((w[0] >> 6) & k3) << 4) };
+	uint32_t mn[2] = { w[1] & k1, ((w[2] >> 4) & k2) | (((w[1] >> 6) & k3) << 4) };
+	uint8_t b[8];
+	memcpy(b, sc, sizeof b);
+	for (int s = 0; s < 8; s++) k->sc[s] = _mm256_set1_epi16(b[s]);
+	__m128i m8 = _mm_set_epi32(0, 0, (int)mn[1], (int)mn[0]);
+	k->mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+}
+
 static inline __attribute__((always_inline)) void kblk_q4_k(const struct block_q4_k *b,
                                                             struct kblk *k)
 {
 	const __m256i m4 = _mm256_set1_epi8(0xF);
-	int16_t mn[16];
-	for (int s = 0; s < 8; s++) {
-		uint8_t sc, m;
-		tensor_q4_k_scale_min(b->scales, s, &sc, &m);
-		k->sc[s] = _mm256_set1_epi16(sc);
-		mn[2 * s] = mn[2 * s + 1] = m;
-	}
-	k->mins = _mm256_loadu_si256((const __m256i *)mn);
+	kblk_scales_k4(b->scales, k);
 	for (int c = 0; c < 4; c++) {
 		__m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * c));
 		k->q[2 * c] = _mm256_and_si256(v, m4);
@@ -164,14 +182,7 @@ static inline __attribute__((always_inline)) void kblk_q5_k(const struct block_q
                                                             struct kblk *k)
 {
 	const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
-	int16_t mn[16];
-	for (int s = 0; s < 8; s++) {
-		uint8_t sc, m;
-		tensor_q4_k_scale_min(b->scales, s, &sc, &m);
-		k->sc[s] = _mm256_set1_epi16(sc);
-		mn[2 * s] = mn[2 * s + 1] = m;
-	}
-	k->mins = _mm256_loadu_si256((const __m256i *)mn);
+	kblk_scales_k4(b->scales, k);
 	__m256i hb = _mm256_loadu_si256((const __m256i *)b->qh);
 	for (int c = 0; c < 4; c++) {
 		__m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * c));
