@@ -820,14 +820,20 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 				if (!c[i].stop) c[i].stop = ENGINE_STOP_DEADLINE;
 			break;
 		}
+		/* stoppable between layers, as a prefill chunk: the lengthening
+		 * of an answer (no deadline) runs steps back to back while the
+		 * user types, and the next key should not wait out a whole step */
 		struct model_batch b = { .n_tokens = nb,
 			                 .tokens = tokens,
 			                 .pos = pos,
 			                 .seqs = seqs,
 			                 .n_out = nb,
 			                 .out_rows = rows,
-			                 .logits = e->logits };
+			                 .logits = e->logits,
+			                 .stop = req->cancel ? stop_asked : NULL,
+			                 .stop_ud = (void *)req };
 		rc = model_forward(e->m, &b, err);
+		if (rc == ENGINE_ECANCELED) break;
 		step_ms = engine_now_ms() - now;
 		if (!rc) average(&e->step_ms, step_ms), fwd_cost_note(&e->fwd, nb, step_ms);
 		res->decode_steps++;
