@@ -144,7 +144,7 @@ enum config_kind {
 	X(cache_kv_type, "cache.kvType", CONFIG_KIND_ENUM, enum config_kv_type, CONFIG_KV_F16,     \
 	  NULL, 0, 1, "f16|f32", CONFIG_SCOPE_GLOBAL,                                              \
 	  "precision of cached keys and values (f32: twice the memory, slower decode)")            \
-	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 0, NULL, \
+	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 1, NULL, \
 	  0, 1, NULL, CONFIG_SCOPE_GLOBAL,                                                         \
 	  "re-use the suffix's KV pages by RoPE shift (approximate)")                              \
 	X(cache_enabled, "cache.enabled", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL,             \

@@ -126,7 +126,7 @@ nil: leave it to the server."
 
 (defcustom infill-cache-reuse-shifted-suffix nil
   "Re-use the suffix's KV pages by RoPE shift (approximate).
-Server setting \"cache.reuseShiftedSuffix\" (server default false).
+Server setting \"cache.reuseShiftedSuffix\" (server default true).
 nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
   :group 'infill-settings)
@@ -388,7 +388,7 @@ nil: leave it to the server."
     ("threads" . 0)
     ("cache.memoryMB" . 1024)
     ("cache.kvType" . "f16")
-    ("cache.reuseShiftedSuffix" . :json-false)
+    ("cache.reuseShiftedSuffix" . t)
     ("cache.enabled" . t)
     ("completion.debounceMs" . 30)
     ("completion.deadlineMs" . 200)

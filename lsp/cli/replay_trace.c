@@ -381,8 +381,9 @@ static void on_response(void *ud, json_t *msg)
 	} else {
 		r->lat[r->n_lat++] = ms;
 	}
-	if (ms <= (double)rep->deadline_ms + DEADLINE_SLACK_MS || rep->deadline_ms <= 0)
-		rep->within_deadline++;
+	bool within = ms <= (double)rep->deadline_ms + DEADLINE_SLACK_MS || rep->deadline_ms <= 0;
+	rep->within_deadline += within;
+	if (!q->cold) rep->warm_answered++, rep->warm_within += within;
 	if (q->alone == 1 && r->in_flight == 0 && q->cpu0 >= 0) {
 		double cpu = replay_client_cpu_ms(r->c);
 		if (cpu >= 0) r->cpu[r->n_cpu++] = cpu - q->cpu0;
@@ -448,8 +449,10 @@ static int ask(struct run *r, bool keystroke, const char *truth, size_t truth_le
 			o->superseded = true;
 			r->rep->superseded++;
 			if (now - o->sent_ms > (double)r->rep->deadline_ms + DEADLINE_SLACK_MS &&
-			    r->rep->deadline_ms > 0)
+			    r->rep->deadline_ms > 0) {
 				r->rep->superseded_late++;
+				r->rep->warm_late += !o->cold;
+			}
 		}
 	}
 	struct treq *q = &r->reqs[r->n_reqs];
@@ -894,6 +897,8 @@ json_t *replay_report_json(const struct replay_report *f)
 	        "p50", f->server_cpu.p50, "p90", f->server_cpu.p90, "mean", f->server_cpu.mean,
 	        "total", f->server_cpu_total_ms, "withinDeadlineShare",
 	        share(f->within_deadline, judged), "deadlineMs", (json_int_t)f->deadline_ms);
+	json_object_set_new(j, "warmWithinDeadlineShare",
+	                    json_real(share(f->warm_within, f->warm_answered + f->warm_late)));
 	json_object_set_new(
 	        j, "requests",
 	        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "sent",
@@ -940,8 +945,12 @@ void replay_report_print(const struct replay_report *f, FILE *out)
 	fprintf(out,
 	        "  cold (first request at a new place) ms  p50 %.1f  p90 %.1f  max %.1f  (%zu)\n",
 	        f->cold.p50, f->cold.p90, f->cold.max, f->cold.n);
-	fprintf(out, "  within completion.deadlineMs %ld + %.0f ms: %.1f%%;  with items: %.1f%%\n",
+	fprintf(out,
+	        "  within completion.deadlineMs %ld + %.0f ms: %.1f%% (%.1f%% of those not at a "
+	        "new "
+	        "place);  with items: %.1f%%\n",
 	        f->deadline_ms, DEADLINE_SLACK_MS, 100.0 * share(f->within_deadline, judged),
+	        100.0 * share(f->warm_within, f->warm_answered + f->warm_late),
 	        100.0 * share(f->with_items, f->answered));
 	fprintf(out,
 	        "  server CPU ms per request answered alone  p50 %.0f  p90 %.0f  mean %.0f;  "

@@ -85,7 +85,11 @@ struct replay_report {
 	size_t keystrokes_answered; /* of those, answered */
 	size_t with_items;          /* answered with at least one item */
 	size_t keystrokes_with_items;
-	size_t within_deadline;         /* answered within deadline + 50 ms */
+	size_t within_deadline; /* answered within deadline + 50 ms */
+	/* the same for requests that were not the first at a new place (a cold
+	 * jump is judged by its own latency): answered, superseded late,
+	 * within deadline + 50 ms */
+	size_t warm_answered, warm_late, warm_within;
 	size_t accepted, accept_missed; /* accept events with / without a suggestion shown */
 	size_t correct, correct_chars;  /* keystrokes whose top item is what follows */
 	/* feedback (issue 21): suggestions the simulated user took (each top

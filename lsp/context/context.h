@@ -120,6 +120,19 @@ const char *ctx_index_root(const struct ctx_index *ix);
 int ctx_index_imported(struct ctx_index *ix, const char *path, const struct ast_lang *lang,
                        const struct ast_import *imports, size_t n, char ***out, size_t cap);
 
+/*
+ * The files most like the file at path (absolute, under the root) by what
+ * they import: same language and extension, Jaccard of the two import sets
+ * (a path compared by its last component) at least 0.3 with two imports in
+ * common (or all of the file's), best first, at most cap. The sibling files
+ * of a module (the other `*_ops.c` that include the same headers) write the
+ * same statements, which the headers they share do not show. A file with no
+ * imports has none. Absolute paths (new strings, the caller frees each and
+ * the array) into *out. Returns how many or -ENOMEM.
+ */
+int ctx_index_related(struct ctx_index *ix, const char *path, const struct ast_lang *lang,
+                      const struct ast_import *imports, size_t n, char ***out, size_t cap);
+
 /* The indexed files' absolute paths, sorted (new strings and array: the
  * caller frees them). Returns how many, or -ENOMEM. */
 int ctx_index_paths(struct ctx_index *ix, char ***out);
@@ -195,8 +208,9 @@ struct ctx_query {
 	size_t budget;           /* tokens for all chunks (context.extraTokens) */
 	ast_count_fn count;      /* NULL: ast_tokens_estimate */
 	void *count_ctx;
-	/* Files the current file imports are read from disk and join open
-	 * (for definitions and similar chunks) when true: what `infill eval
+	/* Files the current file imports, and the files most like it by
+	 * their imports (ctx_index_related), are read from disk and join open
+	 * (for similar chunks and their lines) when true: what `infill eval
 	 * --workspace` and `infill context` do, where no editor has files
 	 * open. The server leaves it false: reads stay off its loop. */
 	bool read_imported;

@@ -671,6 +671,123 @@ int ctx_index_imported(struct ctx_index *ix, const char *path, const struct ast_
 	return (int)k;
 }
 
+/* ---- related files ---- */
+
+static const char *rel_of(const struct ctx_index *ix, const char *path);
+
+#define RELATED_MAX_IMPORTS 64  /* imports of a file compared */
+#define RELATED_MIN_SCORE   0.3 /* Jaccard of two files' imports */
+
+/* The part of an import that names the same thing wherever it is written
+ * from: a path's last component ("../x/list.h" and "list.h" alike), the
+ * whole spec otherwise (a module, a package). */
+static const char *import_key(const struct ast_import *im)
+{
+	if (im->kind != AST_IMPORT_INCLUDE && im->kind != AST_IMPORT_RELATIVE) return im->spec;
+	const char *s = strrchr(im->spec, '/');
+	return s ? s + 1 : im->spec;
+}
+
+/* How many of a's keys (distinct) are among b's. */
+static size_t imports_shared(const struct ast_import *a, size_t na, const struct ast_import *b,
+                             size_t nb, size_t *distinct_a)
+{
+	size_t both = 0, da = 0;
+	for (size_t i = 0; i < na; i++) {
+		const char *k = import_key(&a[i]);
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(import_key(&a[j]), k);
+		if (seen) continue;
+		da++;
+		for (size_t j = 0; j < nb; j++)
+			if (a[i].kind == b[j].kind && !strcmp(import_key(&b[j]), k)) {
+				both++;
+				break;
+			}
+	}
+	*distinct_a = da;
+	return both;
+}
+
+static size_t imports_distinct(const struct ast_import *a, size_t na)
+{
+	size_t d;
+	imports_shared(a, na, a, na, &d);
+	return d;
+}
+
+static const char *ext_of(const char *path)
+{
+	const char *b = strrchr(path, '/'), *d = strrchr(b ? b : path, '.');
+	return d ? d : "";
+}
+
+int ctx_index_related(struct ctx_index *ix, const char *path, const struct ast_lang *lang,
+                      const struct ast_import *imports, size_t n, char ***out, size_t cap)
+{
+	*out = NULL;
+	const char *rel = rel_of(ix, path);
+	if (!rel || !cap || !n) return 0;
+	if (n > RELATED_MAX_IMPORTS) n = RELATED_MAX_IMPORTS;
+	size_t mine = imports_distinct(imports, n);
+	struct pick {
+		double score;
+		long i;
+	} *best = calloc(cap, sizeof *best);
+	if (!best) return -ENOMEM;
+	size_t nb = 0;
+	const char *ext = ext_of(rel), *slash = strrchr(rel, '/');
+	size_t dl = slash ? (size_t)(slash - rel) : 0;
+	pthread_mutex_lock(&ix->mu);
+	for (size_t i = 0; i < ix->t.n; i++) {
+		const struct ifile *f = &ix->t.v[i];
+		if (f->lang != lang || !f->ol.n_imports || !strcmp(f->rel, rel) ||
+		    strcmp(ext_of(f->rel), ext))
+			continue;
+		size_t nt = f->ol.n_imports < RELATED_MAX_IMPORTS ? f->ol.n_imports
+		                                                  : RELATED_MAX_IMPORTS;
+		size_t d;
+		size_t both = imports_shared(imports, n, f->ol.imports, nt, &d);
+		size_t theirs = imports_distinct(f->ol.imports, nt);
+		if (both < 2 && both < mine) continue; /* one common import says little */
+		double score = (double)both / (double)(mine + theirs - both);
+		if (score < RELATED_MIN_SCORE) continue;
+		/* the same folder first among equals */
+		const char *fs = strrchr(f->rel, '/');
+		size_t fl = fs ? (size_t)(fs - f->rel) : 0;
+		if (fl == dl && !strncmp(f->rel, rel, dl)) score += 0.01;
+		size_t at = nb < cap ? nb++ : cap;
+		if (at == cap && score <= best[cap - 1].score) continue;
+		if (at == cap) at = cap - 1;
+		while (at > 0 && best[at - 1].score < score) {
+			best[at] = best[at - 1];
+			at--;
+		}
+		best[at] = (struct pick){ score, (long)i };
+	}
+	char **paths = calloc(nb + 1, sizeof *paths);
+	int rc = paths ? 0 : -ENOMEM;
+	size_t k = 0;
+	for (; k < nb && !rc; k++) {
+		size_t l = strlen(ix->root) + strlen(ix->t.v[best[k].i].rel) + 2;
+		paths[k] = malloc(l);
+		if (!paths[k])
+			rc = -ENOMEM;
+		else
+			snprintf(paths[k], l, "%s/%s", ix->root_len ? ix->root : "",
+			         ix->t.v[best[k].i].rel);
+	}
+	pthread_mutex_unlock(&ix->mu);
+	free(best);
+	if (rc) {
+		for (size_t i = 0; i < k; i++) free(paths[i]);
+		free(paths);
+		return rc;
+	}
+	*out = paths;
+	return (int)nb;
+}
+
 /* ---- definitions ---- */
 
 static int cmp_strp(const void *a, const void *b)

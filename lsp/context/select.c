@@ -21,6 +21,7 @@
 #define MAX_NAMES            48
 #define MAX_IMPORTED         16
 #define MAX_READ             8            /* imported files read when read_imported */
+#define MAX_RELATED          3            /* and files related by their imports */
 #define MAX_DOC_BYTES        (512u << 10) /* larger documents are not looked into */
 #define MAX_LINES_BYTES      (1u << 20)   /* ctx_chunks.lines */
 #define CHUNK_LINES          16           /* similar chunks: windows of lines ... */
@@ -186,10 +187,10 @@ struct sel {
 	struct ctx_chunks cand; /* candidates of every source, before the budget */
 	struct ast_name names[MAX_NAMES];
 	int n_names;
-	struct ast_outline self;            /* the current file's outline */
-	struct ctx_doc docs[MAX_READ + 32]; /* open documents, then imported files read */
+	struct ast_outline self;                          /* the current file's outline */
+	struct ctx_doc docs[MAX_READ + MAX_RELATED + 32]; /* open documents, then files read */
 	size_t n_docs;
-	char *owned[MAX_READ]; /* texts of the files read */
+	char *owned[MAX_READ + MAX_RELATED]; /* texts of the files read */
 	size_t n_owned;
 };
 
@@ -243,6 +244,23 @@ static char *read_small(const char *path, size_t *len)
 	if (t) t[got] = 0;
 	*len = got;
 	return t;
+}
+
+/* Reads the file at path (absolute) into the documents looked at, when it
+ * is small enough; 0 or -ENOMEM. */
+static int read_doc(struct sel *s, const char *path)
+{
+	size_t len;
+	char *t = read_small(path, &len);
+	if (!t) return 0;
+	char *p = strdup(path); /* freed with the selection, as the text */
+	if (!p) {
+		free(t);
+		return -ENOMEM;
+	}
+	s->owned[s->n_owned++] = t;
+	s->docs[s->n_docs++] = (struct ctx_doc){ p, t, len };
+	return 0;
 }
 
 static int step_definitions(struct sel *s)
@@ -302,19 +320,27 @@ static int step_definitions(struct sel *s)
 	rc = ctx_index_find_defs(q->index, q->path, paths, (size_t)np, s->names, (size_t)n,
 	                         def_found, s);
 	/* the imported files stand for open documents where none are open */
-	for (int i = 0; i < np && !rc; i++) {
-		if (q->read_imported && s->n_owned < MAX_READ) {
-			size_t len;
-			char *t = read_small(paths[i], &len);
-			if (t) {
-				s->owned[s->n_owned++] = t;
-				s->docs[s->n_docs++] = (struct ctx_doc){ NULL, t, len };
-				/* the path, kept in the chunk list's strings below */
-				s->docs[s->n_docs - 1].path = strdup(paths[i]);
-				if (!s->docs[s->n_docs - 1].path) rc = -ENOMEM;
-			}
-		}
+	for (int i = 0; i < np && !rc && q->read_imported && s->n_owned < MAX_READ; i++)
+		rc = read_doc(s, paths[i]);
+	/* and so do the files that import what this one imports: a module's
+	 * siblings, which repeat its statements (the other `*_ops.c` of a
+	 * folder: the same includes, the same context struct unpacked, the
+	 * same error paths) where the headers show only prototypes */
+	char **rel_paths = NULL;
+	int nr = rc || !q->read_imported
+	                 ? 0
+	                 : ctx_index_related(q->index, q->path, lang, s->self.imports,
+	                                     s->self.n_imports, &rel_paths, MAX_RELATED + 4);
+	if (nr < 0) rc = nr;
+	for (int i = 0, taken = 0; i < nr && !rc && taken < MAX_RELATED; i++) {
+		bool dup = false;
+		for (int k = 0; k < np && !dup; k++) dup = !strcmp(paths[k], rel_paths[i]);
+		if (dup) continue;
+		rc = read_doc(s, rel_paths[i]);
+		taken++;
 	}
+	for (int i = 0; i < nr; i++) free(rel_paths[i]);
+	free(rel_paths);
 	for (int i = 0; i < np; i++) free(paths[i]);
 	free(paths);
 	return rc;

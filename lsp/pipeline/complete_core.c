@@ -115,7 +115,9 @@ void complete_memory_finish(struct complete_memory *m)
 static void memory_store(struct complete_memory *m, size_t line_start, size_t prefix_start,
                          const struct engine_snippet *snips, size_t n)
 {
+	size_t short_start = m->short_start;
 	complete_memory_finish(m);
+	m->short_start = short_start;
 	if (n) {
 		m->texts = calloc(n, sizeof *m->texts);
 		m->paths = calloc(n, sizeof *m->paths);
@@ -544,6 +546,35 @@ static int step_parse(struct run *r, const struct complete_options *opt)
 	return 0;
 }
 
+/*
+ * The short context's start as the last request had it, while the cursor
+ * has moved on from it by less than another short context: it starts a
+ * line and the text from it still fits twice the short budget (the engine
+ * cuts its front in whole steps from there when time is short, which keeps
+ * the cut starts too). Else the slice's own start, remembered. A start the
+ * grid alone chose moved every 128 bytes typed, and after a jump, while
+ * the first answer was computed, the user typed past one: the next key
+ * then found nothing of the short prompt cached.
+ */
+static void short_keep_start(struct ast_slice *s, const struct tokenizer *tok, const char *text,
+                             size_t cursor, struct complete_memory *mem)
+{
+	size_t st = mem->short_start;
+	if (st < s->prefix_start && (st == 0 || text[st - 1] == '\n') &&
+	    count_tokens((void *)tok, text + st, cursor - st) <= 2 * SHORT_PREFIX_TOKENS) {
+		char *p = malloc(cursor - st + 1);
+		if (p) {
+			memcpy(p, text + st, cursor - st);
+			p[cursor - st] = 0;
+			free(s->prefix);
+			s->prefix = p;
+			s->prefix_len = cursor - st;
+			s->prefix_start = st;
+		}
+	}
+	mem->short_start = s->prefix_start;
+}
+
 /* Step 2: the prefix, suffix and snippets under the token budgets, counted
  * with the model's own tokenizer, and the shape that decides max lines.
  * Returns 0, -ENOMEM or -EINVAL. */
@@ -581,6 +612,8 @@ static int step_slice(struct run *r, const struct tokenizer *tok, const char *te
 		ssp.start_step = SHORT_STEP_BYTES;
 		/* out of memory: no fallback, the full context answers */
 		r->has_short = ast_slice(&ssp, &r->short_slice) == 0;
+		if (r->has_short && opt->memory)
+			short_keep_start(&r->short_slice, tok, text, cursor, opt->memory);
 	}
 	/* Without slicing the shape still comes from the lines (cheap, no tree). */
 	r->shape = opt->ast_slice ? r->slice.shape : ast_shape_at(r->lang, text, len, cursor);
@@ -683,6 +716,37 @@ static size_t strip_trailing_comment(const char *t, size_t len, const char *mark
 }
 
 /*
+ * Whether the line before the cursor's ends with a `\` (the cursor's line
+ * continues a macro or a joined line).
+ */
+static bool line_continued(const char *text, size_t cursor)
+{
+	size_t s = cursor;
+	while (s > 0 && text[s - 1] != '\n') s--;
+	if (!s) return false;
+	size_t e = s - 1; /* the previous line's newline */
+	while (e > 0 && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\r')) e--;
+	return e > 0 && text[e - 1] == '\\';
+}
+
+/*
+ * Another C file's line without the `\` that continued its macro, where
+ * the cursor's line continues none (eval --workspace: the same loop header
+ * is written in a sibling's macro body, with its `\` padded to column 80,
+ * and the copy with it was wrong where the code before it was right).
+ * Returns the length to keep.
+ */
+static size_t strip_continuation(const char *t, size_t len)
+{
+	size_t e = len;
+	while (e > 0 && (t[e - 1] == ' ' || t[e - 1] == '\t')) e--;
+	if (!e || t[e - 1] != '\\') return len;
+	e--;
+	while (e > 0 && (t[e - 1] == ' ' || t[e - 1] == '\t')) e--;
+	return e;
+}
+
+/*
  * Step 4: the texts given to the engine to score beside its own candidates:
  * lines that continue the cursor's line elsewhere in the document
  * (completion.fromDocument), then what closes what the document left open
@@ -707,6 +771,8 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
 	}
 	if (n_mine < 0) n_mine = 0;
 	if (n_theirs < 0) n_theirs = 0;
+	bool c_family = !strcmp(r->lname, "c") || !strcmp(r->lname, "cpp");
+	bool continued = n_theirs && c_family && line_continued(text, cursor);
 	for (int i = 0, a = 0, b = 0;
 	     r->n_given < RECALL_CANDIDATES && (a < n_mine || b < n_theirs); i++) {
 		bool take_mine = a < n_mine && (b >= n_theirs || i % 2 == 0);
@@ -715,6 +781,8 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
 		if (!take_mine)
 			item.len =
 			        strip_trailing_comment(item.text, item.len, lang_comment(r->lname));
+		if (!take_mine && c_family && !continued)
+			item.len = strip_continuation(item.text, item.len);
 		if (!item.len) continue;
 		bool dup = false;
 		for (size_t k = 0; k < r->n_given; k++)

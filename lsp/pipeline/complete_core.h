@@ -43,6 +43,11 @@ struct complete_memory {
 	char **paths;        /* their paths, NULL where none (owned) */
 	size_t *lens;
 	size_t n;
+	/* Where the short context (the prefill budget's) began, kept while
+	 * typing moves the cursor on from it, so its cached tokens serve the
+	 * next key (0 at first: a candidate like any other, judged by
+	 * short_keep_start). Survives the snippets' renewal. */
+	size_t short_start;
 };
 
 void complete_memory_finish(struct complete_memory *m);

@@ -50,7 +50,7 @@ TEST(defaults)
 	CHECK_INT_EQ(s->backend, CONFIG_BACKEND_AUTO);
 	CHECK_INT_EQ(s->threads, 0);
 	CHECK_INT_EQ(s->cache_memory_mb, 1024);
-	CHECK(!s->cache_reuse_shifted_suffix);
+	CHECK(s->cache_reuse_shifted_suffix);
 	CHECK_INT_EQ(s->completion_debounce_ms, 30);
 	CHECK_INT_EQ(s->completion_candidates, 3);
 	CHECK_INT_EQ(s->completion_max_tokens, 64);

@@ -66,13 +66,13 @@ if same != same2:
     fail.append("a second run with the same seed cut other cases")
 
 # the engine runs with the settings: cache.reuseShiftedSuffix reaches it
-if out["settings"].get("reuse_shifted_suffix") is not False:
+if out["settings"].get("reuse_shifted_suffix") is not True:
     fail.append("reuse_shifted_suffix by default: %r" % out["settings"])
 p4 = subprocess.run(cmd[:-4] + ["--modes", "line", "--cases", "3", "--settings",
-                                '{"cache.reuseShiftedSuffix": true}', "--json", "--files"] + files,
+                                '{"cache.reuseShiftedSuffix": false}', "--json", "--files"] + files,
                     capture_output=True, text=True, timeout=600)
 out4 = json.loads(p4.stdout) if p4.returncode == 0 else {}
-if out4.get("settings", {}).get("reuse_shifted_suffix") is not True:
+if out4.get("settings", {}).get("reuse_shifted_suffix") is not False:
     fail.append("eval ignored cache.reuseShiftedSuffix: rc %d, %r, %s"
                 % (p4.returncode, out4.get("settings"), p4.stderr[-500:]))
 

@@ -56,8 +56,8 @@ def consistent(run, evs):
           "every answer measured once, cold or not", run)
     check(q["withItems"] <= q["answered"] and q["withinDeadline"] <= q["answered"],
           "shares within the answered", q)
-    check(0 <= run["withinDeadlineShare"] <= 1 and 0 <= run["withItemsShare"] <= 1,
-          "shares are shares", run)
+    check(0 <= run["withinDeadlineShare"] <= 1 and 0 <= run["withItemsShare"] <= 1 and
+          0 <= run["warmWithinDeadlineShare"] <= 1, "shares are shares", run)
     check(q["accepted"] + q["acceptMissed"] == sum(1 for e in evs if "accept" in e),
           "every accept event counted", q)
     check(run["answered"] <= run["keystrokes"] and run["nonEmpty"] <= run["answered"],

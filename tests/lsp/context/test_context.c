@@ -331,6 +331,53 @@ TEST(imports_c_cpp)
 	proj_free(&p);
 }
 
+TEST(related_by_imports)
+{
+	struct proj p;
+	proj_new(&p);
+	put(&p, "ops/ctx.h", "struct ops_ctx { int n; };\n");
+	put(&p, "ops/util.h", "int util_clamp(int);\n");
+	put(&p, "ops/add.c", "#include \"ctx.h\"\n#include \"util.h\"\n#include <stdio.h>\n");
+	put(&p, "ops/mul.c", "#include \"ctx.h\"\n#include \"util.h\"\n");
+	put(&p, "ops/div.c", "#include \"../ops/ctx.h\"\n#include \"util.h\"\n#include \"x.h\"\n");
+	put(&p, "ops/lone.c", "#include \"ctx.h\"\n"); /* one import in common */
+	put(&p, "ops/other.c", "#include \"net.h\"\n#include \"io.h\"\n");  /* none */
+	put(&p, "ops/both.h", "#include \"ctx.h\"\n#include \"util.h\"\n"); /* a header */
+	put(&p, "ops/bare.c", "int main(void) { return 0; }\n");
+	struct ctx_index *ix = index_of(&p, 100, 4);
+	char abs[512], text[256];
+	const char *add_c = "#include \"ctx.h\"\n#include \"util.h\"\n#include <stdio.h>\n";
+	snprintf(text, sizeof text, "%s", add_c);
+	const struct ast_lang *c = ast_lang_from_path("add.c");
+	struct ast_outline o;
+	CHECK_INT_EQ(ast_outline(c, text, strlen(text), NULL, &o), 0);
+	char **paths = NULL;
+	int n = ctx_index_related(ix, abs_of(&p, "ops/add.c", abs, sizeof abs), c, o.imports,
+	                          o.n_imports, &paths, 8);
+	/* mul.c shares both (Jaccard 1), div.c two of three (the same header
+	 * under another path counts); lone.c one, other.c none, both.h is a
+	 * header, bare.c imports nothing */
+	CHECK_INT_EQ(n, 2);
+	if (n == 2) {
+		CHECK(strstr(paths[0], "/ops/mul.c") != NULL);
+		CHECK(strstr(paths[1], "/ops/div.c") != NULL);
+	}
+	for (int i = 0; i < n; i++) free(paths[i]);
+	free(paths);
+	/* cap */
+	n = ctx_index_related(ix, abs, c, o.imports, o.n_imports, &paths, 1);
+	CHECK_INT_EQ(n, 1);
+	for (int i = 0; i < n; i++) free(paths[i]);
+	free(paths);
+	ast_outline_finish(&o);
+	/* a file with no imports has no relations */
+	n = ctx_index_related(ix, abs_of(&p, "ops/bare.c", abs, sizeof abs), c, NULL, 0, &paths, 8);
+	CHECK_INT_EQ(n, 0);
+	free(paths);
+	ctx_index_free(ix);
+	proj_free(&p);
+}
+
 TEST(imports_js_ts)
 {
 	struct proj p;
@@ -536,6 +583,50 @@ TEST(select_similar_chunk_of_open_document)
 	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
 	CHECK_INT_EQ(ch.n, 0);
 	ctx_chunks_finish(&ch);
+}
+
+TEST(select_lines_of_related_files)
+{
+	struct proj p;
+	proj_new(&p);
+	put(&p, "ops/ctx.h", "struct ops_ctx { int n; unsigned flags; };\n#define OPS_SKIP 1\n");
+	put(&p, "ops/util.h", "int util_clamp(int);\n");
+	put(&p, "ops/mul.c",
+	    "#include \"ctx.h\"\n#include \"util.h\"\n\n"
+	    "int ops_mul(struct ops_ctx *octx) {\n"
+	    "    if (octx->flags & OPS_SKIP) {\n"
+	    "        return 0;\n"
+	    "    }\n"
+	    "    return util_clamp(octx->n * 2);\n"
+	    "}\n");
+	put(&p, "ops/unrelated.c", "#include \"net.h\"\nint net_only_line_here(void);\n");
+	const char *add_c = "#include \"ctx.h\"\n#include \"util.h\"\n\n"
+	                    "int ops_add(struct ops_ctx *octx) {\n"
+	                    "    if (";
+	put(&p, "ops/add.c", add_c);
+	struct ctx_index *ix = index_of(&p, 100, 4);
+	char abs[512];
+	struct ctx_query q = { .path = abs_of(&p, "ops/add.c", abs, sizeof abs),
+		               .language_id = "c",
+		               .text = add_c,
+		               .len = strlen(add_c),
+		               .cursor = strlen(add_c),
+		               .index = ix,
+		               .budget = 400,
+		               .read_imported = true };
+	struct ctx_chunks ch;
+	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+	/* the sibling's lines are offered as candidates; the unrelated file's not */
+	CHECK(ch.lines && strstr(ch.lines, "if (octx->flags & OPS_SKIP) {"));
+	CHECK(!ch.lines || !strstr(ch.lines, "net_only_line_here"));
+	ctx_chunks_finish(&ch);
+	/* the server's query (nothing read from disk) gets none of it */
+	q.read_imported = false;
+	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+	CHECK(!ch.lines || !strstr(ch.lines, "OPS_SKIP) {"));
+	ctx_chunks_finish(&ch);
+	ctx_index_free(ix);
+	proj_free(&p);
 }
 
 TEST(select_nothing_without_project_context)

@@ -615,6 +615,43 @@ TEST(other_files_lines_lose_their_trailing_comments)
 	complete_result_finish(&r);
 }
 
+/* Another C file's line from a macro body comes without its `\` where the
+ * cursor's line continues no macro, and with it where it does. */
+TEST(other_files_macro_lines_lose_their_continuation)
+{
+	CHECK(setup());
+	struct settings s = settings_for("c");
+	const char *other = "#define LOOP(n) \\\n"
+	                    "    for (uint32_t i = 0; i < n; i++) {     \\\n"
+	                    "        body(i);                          \\\n"
+	                    "    }\n";
+	struct complete_options o = complete_options_default();
+	o.use_cache = false;
+	o.project_lines = other;
+	o.project_lines_len = strlen(other);
+	struct complete_result r;
+	const char *doc = "void f(uint32_t n) {\n    for (uint32_t i = 0; i <\n"
+	                  "        body(i);\n    }\n}\n";
+	size_t at = strstr(doc, "i <\n") - doc + 3;
+	REQUIRE(complete_run(engine, model_tokenizer(model), "c", doc, strlen(doc), at, &s, &o, &r,
+	                     NULL) == 0);
+	CHECK_INT_EQ(r.project_given, 1);
+	const struct complete_item *it = find_text(&r, " n; i++) {");
+	CHECK(it && it->stop == ENGINE_STOP_GIVEN);
+	for (size_t i = 0; i < r.count; i++) CHECK(!strchr(r.items[i].text, '\\'));
+	complete_result_finish(&r);
+	/* inside a macro of its own: the continuation is kept */
+	doc = "#define G(n) \\\n    for (uint32_t i = 0; i <\n"
+	      "        body(i);                          \\\n    }\n";
+	at = strstr(doc, "i <\n") - doc + 3;
+	REQUIRE(complete_run(engine, model_tokenizer(model), "c", doc, strlen(doc), at, &s, &o, &r,
+	                     NULL) == 0);
+	CHECK_INT_EQ(r.project_given, 1);
+	it = find_text(&r, " n; i++) {     \\");
+	CHECK(it && it->stop == ENGINE_STOP_GIVEN);
+	complete_result_finish(&r);
+}
+
 /* Typing along one line with project context: the chunks chosen for the
  * line stay (the document's memory), so the prompt's head is cached and
  * the share of it found in the cache does not drop against typing without
@@ -662,6 +699,57 @@ TEST(typing_keeps_the_prompt_head_with_project_context)
 	       without, with);
 	CHECK(without > 0.5);
 	CHECK(with >= without - 1e-9);
+}
+
+/* Typing three lines of ~70 bytes each after twenty lines of code, answered
+ * from the short context (as the prefill budget answers after a jump): the
+ * fewest keystrokes whose short prompt was mostly cached, with the
+ * document's memory or without it. */
+static int short_typing_worst(bool with_memory, double *worst)
+{
+	struct settings s = settings_for("python");
+	s.completion_max_tokens = 1;
+	s.completion_candidates = 1;
+	s.completion_from_document = false;
+	char doc[4096] = "";
+	for (int i = 0; i < 20; i++)
+		snprintf(doc + strlen(doc), sizeof doc - strlen(doc),
+		         "value_%02d = compute(first_%02d, second_%02d)\n", i, i, i);
+	const char *typed = "    total = value_01 + value_02 + value_03 + value_04 + value_05\n"
+	                    "    other = value_06 * value_07 * value_08 * value_09 * value_10\n"
+	                    "    third = value_11 - value_12 - value_13 - value_14 - value_15";
+	struct complete_memory mem = { 0 };
+	*worst = 1;
+	for (size_t k = 0; typed[k]; k++) {
+		size_t len = strlen(doc);
+		doc[len] = typed[k];
+		doc[len + 1] = 0;
+		struct complete_options o = complete_options_default();
+		o.memory = with_memory ? &mem : NULL;
+		o.short_only = true;
+		struct complete_result r;
+		if (complete_run(engine, model_tokenizer(model), "python", doc, len + 1, len + 1,
+		                 &s, &o, &r, NULL))
+			return -1;
+		double share = r.prompt_tokens ? (double)r.cached_tokens / r.prompt_tokens : 0;
+		if (k > 0 && share < *worst) *worst = share;
+		complete_result_finish(&r);
+	}
+	complete_memory_finish(&mem);
+	return 0;
+}
+
+TEST(typing_keeps_the_short_context_cached)
+{
+	CHECK(setup());
+	double with = 0, without = 0;
+	REQUIRE(short_typing_worst(true, &with) == 0);
+	REQUIRE(short_typing_worst(false, &without) == 0);
+	printf("short context while typing: worst cache share %.2f with the document's memory, "
+	       "%.2f without\n",
+	       with, without);
+	CHECK(with >= 0.8);   /* every key: the start kept, only the new tokens computed */
+	CHECK(without < 0.5); /* the grid alone moves the start within 200 bytes */
 }
 
 TEST(teardown)
