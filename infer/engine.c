@@ -166,7 +166,7 @@ struct engine_params engine_params_default(void)
 		                       .reuse_shifted_suffix = false,
 		                       .prefill_chunk = 64,
 		                       .background_chunk = 16,
-		                       .decode_reserve_steps = 2 };
+		                       .decode_reserve_steps = 1 };
 }
 
 void engine_result_finish(struct engine_result *r)
@@ -231,7 +231,7 @@ static void params_fix(struct engine_params *p)
 {
 	if (p->prefill_chunk <= 0) p->prefill_chunk = 64;
 	if (p->background_chunk <= 0) p->background_chunk = 16;
-	if (p->decode_reserve_steps < 0) p->decode_reserve_steps = 2;
+	if (p->decode_reserve_steps < 0) p->decode_reserve_steps = 1;
 }
 
 struct engine *engine_new(struct model *m, const struct engine_params *p, struct infer_error *err)
@@ -820,14 +820,20 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 				if (!c[i].stop) c[i].stop = ENGINE_STOP_DEADLINE;
 			break;
 		}
+		/* stoppable between layers, as a prefill chunk: the lengthening
+		 * of an answer (no deadline) runs steps back to back while the
+		 * user types, and the next key should not wait out a whole step */
 		struct model_batch b = { .n_tokens = nb,
 			                 .tokens = tokens,
 			                 .pos = pos,
 			                 .seqs = seqs,
 			                 .n_out = nb,
 			                 .out_rows = rows,
-			                 .logits = e->logits };
+			                 .logits = e->logits,
+			                 .stop = req->cancel ? stop_asked : NULL,
+			                 .stop_ud = (void *)req };
 		rc = model_forward(e->m, &b, err);
+		if (rc == ENGINE_ECANCELED) break;
 		step_ms = engine_now_ms() - now;
 		if (!rc) average(&e->step_ms, step_ms), fwd_cost_note(&e->fwd, nb, step_ms);
 		res->decode_steps++;
@@ -1100,7 +1106,9 @@ static int rebuild(struct engine *e, const struct engine_request *alt, struct fi
  * enough (PSM, where the suffix follows the cached prefix), else by the
  * short context, trimmed (suffix, then the prefix's front) to fit. Why the
  * suffix goes first: in PSM it is the part re-prefilled on every key, and
- * the prefix before it is what the cache holds. 0 or a negative code.
+ * the prefix before it is what the cache holds. The short context is taken
+ * only when it leaves less to compute than the full one; else the full
+ * prompt runs, late. 0 or a negative code.
  */
 static int fit_budget(struct engine *e, const struct engine_request *req, struct fim_prompt *fp,
                       struct engine_result *res, struct infer_error *err)
@@ -1138,6 +1146,11 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
 	alt.suffix_len = req->short_suffix ? req->short_suffix_len : 0;
 	alt.extra = NULL;
 	alt.n_extra = 0;
+	/* the full prompt is kept aside: the short one replaces it only when
+	 * it leaves less to compute (on a cached full context a key costs as
+	 * few tokens as the short one would, and the full one knows more) */
+	struct fim_prompt full_fp = *fp;
+	memset(fp, 0, sizeof *fp);
 	int rc = rebuild(e, &alt, fp, err);
 	int32_t over = rc ? 0 : fp->n - reusable(e, &alt, fp) - allowed;
 	if (over > 0) {
@@ -1167,9 +1180,18 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
 			rc = rebuild(e, &cut, fp, err);
 		}
 	}
+	if (!rc && fp->n - reusable(e, &alt, fp) >= uncached) {
+		fim_prompt_finish(fp);
+		*fp = full_fp;
+		res->budget = ENGINE_BUDGET_LATE;
+		e->st.budget_late++;
+		return 0;
+	}
+	fim_prompt_finish(&full_fp);
+	if (rc) return rc;
 	res->budget = ENGINE_BUDGET_SHORT;
 	e->st.budget_short++;
-	return rc;
+	return 0;
 }
 
 /*

@@ -278,9 +278,10 @@ static void gemm_q4_0_avx2(int64_t n, const void *w, size_t w_stride, int64_t nr
  * 8 results are one FMA chain over the blocks in order, whatever the batch
  * size or the token's place in it, so every nt gives the same bits.
  */
-static inline __attribute__((always_inline)) void pk_tile(int g, int64_t nb, const char *panel,
-                                                          const char *x0, size_t xs, float *y,
-                                                          int64_t ldy, int rows)
+static inline __attribute__((always_inline)) void pk_tile(int g, bool pf, int64_t nb,
+                                                          const char *panel, const char *x0,
+                                                          size_t xs, float *y, int64_t ldy,
+                                                          int rows)
 {
 	const __m256i m4 = _mm256_set1_epi8(0xF), ones = _mm256_set1_epi16(1);
 	const size_t toff = cpu_q8_tail_offset(nb);
@@ -294,6 +295,15 @@ static inline __attribute__((always_inline)) void pk_tile(int g, int64_t nb, con
 	}
 	for (int64_t b = 0; b < nb; b++) {
 		const char *q = qs + (size_t)b * 128;
+		/* Decode streams the panels from DRAM: ask for them ahead of the
+		 * hardware prefetcher (the quants' two lines, a scales line per 4
+		 * blocks; 200 MB, one core, nt=1: 8.3 -> 10.1 GB/s). A prompt's
+		 * panels are reused from cache: there it only costs (2-3% in L2). */
+		if (pf) {
+			_mm_prefetch(q + PREFETCH_BYTES, _MM_HINT_T0);
+			_mm_prefetch(q + PREFETCH_BYTES + 64, _MM_HINT_T0);
+			if (!(b & 3)) _mm_prefetch(sc + 16 * b + PREFETCH_BYTES / 8, _MM_HINT_T0);
+		}
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m256i p[P8_T];
@@ -346,12 +356,23 @@ static void gemm_q4_0_p8_avx2(int64_t n, const void *w, size_t w_stride, int64_t
 			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
 			const char *x0 = (const char *)x + t0 * x_stride;
 			float *yt = y + t0 * ldy + r0;
-			switch (g) {
-			case 4: pk_tile(4, nb, panel, x0, x_stride, yt, ldy, rows); break;
-			case 3: pk_tile(3, nb, panel, x0, x_stride, yt, ldy, rows); break;
-			case 2: pk_tile(2, nb, panel, x0, x_stride, yt, ldy, rows); break;
-			default: pk_tile(1, nb, panel, x0, x_stride, yt, ldy, rows); break;
+#define PK(G, PF) pk_tile(G, PF, nb, panel, x0, x_stride, yt, ldy, rows)
+			if (nt <= P8_T) {
+				switch (g) {
+				case 4: PK(4, true); break;
+				case 3: PK(3, true); break;
+				case 2: PK(2, true); break;
+				default: PK(1, true); break;
+				}
+			} else {
+				switch (g) {
+				case 4: PK(4, false); break;
+				case 3: PK(3, false); break;
+				case 2: PK(2, false); break;
+				default: PK(1, false); break;
+				}
 			}
+#undef PK
 		}
 	}
 }

@@ -140,18 +140,36 @@ struct kblk {
 	float d, dmin;
 };
 
+/*
+ * The 8 six-bit scales and mins of a Q4_K / Q5_K super-block, unpacked a
+ * word at a time (the layout tensor_q4_k_scale_min reads byte by byte:
+ * sub-blocks 0..3 in the low 6 bits of bytes 0..3 and 4..7, sub-blocks 4..7
+ * in the nibbles of bytes 8..11 with their top 2 bits in bits 6..7 of bytes
+ * 0..3 and 4..7): sc[s] broadcast as 16 int16 lanes, mins as the 16 lanes
+ * m0 m0 m1 m1 .. m7 m7 (one per 16 values, the order of the bsums). Per
+ * super-block this was 8 branchy scalar decodes, most of a decode step's
+ * work on these types.
+ */
+static inline __attribute__((always_inline)) void kblk_scales_k4(const uint8_t *scales,
+                                                                 struct kblk *k)
+{
+	const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+	uint32_t w[3];
+	memcpy(w, scales, sizeof w);
+	uint32_t sc[2] = { w[0] & k1, (w[2] & k2) | (((w[0] >> 6) & k3) << 4) };
+	uint32_t mn[2] = { w[1] & k1, ((w[2] >> 4) & k2) | (((w[1] >> 6) & k3) << 4) };
+	uint8_t b[8];
+	memcpy(b, sc, sizeof b);
+	for (int s = 0; s < 8; s++) k->sc[s] = _mm256_set1_epi16(b[s]);
+	__m128i m8 = _mm_set_epi32(0, 0, (int)mn[1], (int)mn[0]);
+	k->mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+}
+
 static inline __attribute__((always_inline)) void kblk_q4_k(const struct block_q4_k *b,
                                                             struct kblk *k)
 {
 	const __m256i m4 = _mm256_set1_epi8(0xF);
-	int16_t mn[16];
-	for (int s = 0; s < 8; s++) {
-		uint8_t sc, m;
-		tensor_q4_k_scale_min(b->scales, s, &sc, &m);
-		k->sc[s] = _mm256_set1_epi16(sc);
-		mn[2 * s] = mn[2 * s + 1] = m;
-	}
-	k->mins = _mm256_loadu_si256((const __m256i *)mn);
+	kblk_scales_k4(b->scales, k);
 	for (int c = 0; c < 4; c++) {
 		__m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * c));
 		k->q[2 * c] = _mm256_and_si256(v, m4);
@@ -164,14 +182,7 @@ static inline __attribute__((always_inline)) void kblk_q5_k(const struct block_q
                                                             struct kblk *k)
 {
 	const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
-	int16_t mn[16];
-	for (int s = 0; s < 8; s++) {
-		uint8_t sc, m;
-		tensor_q4_k_scale_min(b->scales, s, &sc, &m);
-		k->sc[s] = _mm256_set1_epi16(sc);
-		mn[2 * s] = mn[2 * s + 1] = m;
-	}
-	k->mins = _mm256_loadu_si256((const __m256i *)mn);
+	kblk_scales_k4(b->scales, k);
 	__m256i hb = _mm256_loadu_si256((const __m256i *)b->qh);
 	for (int c = 0; c < 4; c++) {
 		__m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * c));
@@ -184,11 +195,14 @@ static inline __attribute__((always_inline)) void kblk_q5_k(const struct block_q
 	k->d = f16_to_f32(b->d), k->dmin = f16_to_f32(b->dmin);
 }
 
+/* Q6_K levels kept unsigned (0..63, the stored 6 bits) and the -32 taken
+ * out once per token as 32 * sum of bsums x scales (KQ_ROW's has_min 2):
+ * maddubs then needs no sign flips, two per 32 values and token, and
+ * mins carries the 16 scales for that (one per 16 values, as the bsums). */
 static inline __attribute__((always_inline)) void kblk_q6_k(const struct block_q6_k *b,
                                                             struct kblk *k)
 {
-	const __m256i m4 = _mm256_set1_epi8(0xF), m2 = _mm256_set1_epi8(3),
-	              o32 = _mm256_set1_epi8(32);
+	const __m256i m4 = _mm256_set1_epi8(0xF), m2 = _mm256_set1_epi8(3);
 	for (int h = 0; h < 2; h++) {
 		const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
 		__m256i l0 = _mm256_loadu_si256((const __m256i *)ql),
@@ -199,13 +213,12 @@ static inline __attribute__((always_inline)) void kblk_q6_k(const struct block_q
 			          _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4) };
 		for (int c = 0; c < 4; c++) {
 			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(hb, 2 * c), m2);
-			k->q[4 * h + c] = _mm256_sub_epi8(
-			        _mm256_or_si256(lo[c], _mm256_slli_epi16(hi, 4)), o32);
+			k->q[4 * h + c] = _mm256_or_si256(lo[c], _mm256_slli_epi16(hi, 4));
 			k->sc[4 * h + c] =
 			        scale_pair(b->scales[8 * h + 2 * c], b->scales[8 * h + 2 * c + 1]);
 		}
 	}
-	k->mins = _mm256_setzero_si256();
+	k->mins = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->scales));
 	k->d = f16_to_f32(b->d), k->dmin = 0;
 }
 
@@ -267,7 +280,10 @@ static inline __attribute__((always_inline)) void kblk_iq4_xs(const struct block
  * A weight row against up to TG Q8_K activation rows: each super-block is
  * decoded once (decode), then per token sumi = sum_k madd(maddubs(q_k, y_k),
  * sc_k) and summ = madd(bsums, mins), exact in int32 lanes, scaled by
- * d_y * d and d_y * dmin into float accumulators.
+ * d_y * d and d_y * dmin into float accumulators. has_min: 1 levels
+ * unsigned with mins; 0 signed levels (maddubs on |q| and sign(y, q)); 2
+ * unsigned levels 32 too high, mins holding the 16 scales: sumi -=
+ * 32 * madd(bsums, scales), still exact.
  */
 #define KQ_ROW(name, wblock, decode, has_min)                                                      \
 	static inline __attribute__((always_inline)) void name(                                    \
@@ -284,7 +300,7 @@ static inline __attribute__((always_inline)) void kblk_iq4_xs(const struct block
 			struct kblk k;                                                             \
 			decode(&w[b], &k);                                                         \
 			__m256i aq[8];                                                             \
-			if (!(has_min))                                                            \
+			if ((has_min) == 0)                                                        \
 				for (int c = 0; c < 8; c++)                                        \
 					aq[c] = _mm256_sign_epi8(k.q[c], k.q[c]);                  \
 			_Pragma("GCC unroll 4") for (int j = 0; j < g; j++)                        \
@@ -307,9 +323,18 @@ static inline __attribute__((always_inline)) void kblk_iq4_xs(const struct block
 						s0 = _mm256_add_epi32(s0, p);                      \
 				}                                                                  \
 				__m256 dy = _mm256_set1_ps(y->d * k.d);                            \
+				if ((has_min) == 2)                                                \
+					s0 = _mm256_sub_epi32(                                     \
+					        s0, _mm256_slli_epi32(                             \
+					                    _mm256_madd_epi16(                     \
+					                            _mm256_loadu_si256(            \
+					                                    (const __m256i *)      \
+					                                            y->bsums),     \
+					                            k.mins),                       \
+					                    5));                                   \
 				acc[j] = _mm256_fmadd_ps(                                          \
 				        _mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), dy, acc[j]); \
-				if (has_min) {                                                     \
+				if ((has_min) == 1) {                                              \
 					__m256i mm = _mm256_madd_epi16(                            \
 					        _mm256_loadu_si256((const __m256i *)y->bsums),     \
 					        k.mins);                                           \
@@ -326,7 +351,7 @@ static inline __attribute__((always_inline)) void kblk_iq4_xs(const struct block
 KQ_ROW(q4_k_row, struct block_q4_k, kblk_q4_k, 1)
 KQ_ROW(q5_k_row, struct block_q5_k, kblk_q5_k, 1)
 KQ_ROW(q2_k_row, struct block_q2_k, kblk_q2_k, 1)
-KQ_ROW(q6_k_row, struct block_q6_k, kblk_q6_k, 0)
+KQ_ROW(q6_k_row, struct block_q6_k, kblk_q6_k, 2)
 KQ_ROW(q3_k_row, struct block_q3_k, kblk_q3_k, 0)
 KQ_ROW(iq4_xs_row, struct block_iq4_xs, kblk_iq4_xs, 0)
 

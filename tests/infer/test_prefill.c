@@ -278,6 +278,27 @@ TEST(prefill_budget_cuts_the_suffix_or_answers_from_the_short_context)
 	free(far_typed);
 	free(moved);
 
+	/* a cached full context with no suffix: a key leaves a token or three
+	 * to compute, fewer than any short context would, so the full prompt
+	 * runs (late) rather than a short one computed anew */
+	char *nosuf = malloc(strlen(PREFIX) + 2);
+	REQUIRE(nosuf != NULL);
+	sprintf(nosuf, "%sq", PREFIX);
+	rq = request(PREFIX, "");
+	REQUIRE(run(e, &rq, &r) == 0);
+	engine_result_finish(&r);
+	rq = request(nosuf, "");
+	rq.fit_deadline = true;
+	rq.short_prefix = near;
+	rq.short_prefix_len = strlen(near);
+	rq.deadline_ms = engine_now_ms() - 1; /* no time: any token is over */
+	REQUIRE(run(e, &rq, &r) == 0);
+	CHECK_INT_EQ(r.budget, ENGINE_BUDGET_LATE);
+	CHECK(r.prompt_tokens > 100);
+	CHECK(r.prompt_tokens - r.cached_tokens <= 4);
+	engine_result_finish(&r);
+	free(nosuf);
+
 	/* nothing shorter given: the full prompt, marked late */
 	rq = request("def late(q):\n    return q * 2 + q * 3 + q * 4 + q * 5\n\n\nw = ", SUFFIX);
 	rq.fit_deadline = true;
@@ -289,7 +310,7 @@ TEST(prefill_budget_cuts_the_suffix_or_answers_from_the_short_context)
 	engine_get_stats(e, &st);
 	CHECK_INT_EQ(st.budget_suffix, 1);
 	CHECK_INT_EQ(st.budget_short, 3);
-	CHECK_INT_EQ(st.budget_late, 1);
+	CHECK_INT_EQ(st.budget_late, 2);
 	CHECK_NEAR(st.prefill_tokens_per_s, 100, 1e-9);
 	free(typed);
 	engine_free(e);
