@@ -502,6 +502,137 @@ static void gemm_q4_0_p8_512(int64_t n, const void *w, size_t w_stride, int64_t 
 	}
 }
 
+/* ---- Q4_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
+
+/*
+ * kern_avx2.c's Q4_K panel kernel with vpdpbusd: a vector of 8 rows' dword
+ * kk of quant group c feeds sub-block 2c through its low nibbles (and 0x0F)
+ * and sub-block 2c + 1 through its high nibbles left in place (and 0xF0:
+ * 16 x the value, no shift), each one vpdpbusd into an int32 sum per row.
+ * Those are multiplied by the rows' scales (vpmulld), the high ones summed
+ * apart and divided by 16 once per super-block (exact: every term is a
+ * multiple of 16; at most 4 x 32 x 240 x 127 x 63 < 2^31); the mins are 8
+ * vpdpwssd. The integers are the reference's, the float steps too
+ * (q4k_p8_step): the same bits as kern_avx2.c's kernel and the reference.
+ * For one token the 8 products of a sub-block go to 2 chains (latency).
+ */
+#define K4_T 4 /* tokens per register tile */
+
+static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64_t nsb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	const int CH = g == 1 ? 2 : 1;
+	const __m256i m4 = _mm256_set1_epi8(0x0F), mh4 = _mm256_set1_epi8((char)0xF0);
+	const char *xb[K4_T];
+	__m256 acc[K4_T];
+#pragma GCC unroll 4
+	for (int j = 0; j < K4_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nsb; b++) {
+		const char *sb = panel + (size_t)b * Q4K_P8_SB;
+		if (pf)
+			for (int l = 0; l < Q4K_P8_SB; l += 64)
+				_mm_prefetch(sb + PREFETCH_BYTES + l, _MM_HINT_T0);
+		struct q4k_p8_sm sm = q4k_p8_scales(sb);
+		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
+		size_t obs =
+		        (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, bsums);
+		__m256i ev[K4_T], od[K4_T];
+#pragma GCC unroll 4
+		for (int c = 0; c < 4; c++) {
+			__m256i pl[K4_T][2], ph[K4_T][2];
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++)
+#pragma GCC unroll 2
+				for (int h = 0; h < CH; h++)
+					pl[j][h] = ph[j][h] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+			for (int kk = 0; kk < 8; kk++) {
+				__m256i raw = _mm256_loadu_si256(
+				        (const __m256i *)(sb + 128 + 256 * c + 32 * kk));
+				__m256i lo = _mm256_and_si256(raw, m4);
+				__m256i hi = _mm256_and_si256(raw, mh4);
+				int h = kk % CH;
+#pragma GCC unroll 4
+				for (int j = 0; j < g; j++) {
+					const char *q = xb[j] + ox + 64 * c + 4 * kk;
+					pl[j][h] = _mm256_dpbusd_epi32(
+					        pl[j][h], lo, _mm256_set1_epi32(load_i32(q)));
+					ph[j][h] = _mm256_dpbusd_epi32(
+					        ph[j][h], hi, _mm256_set1_epi32(load_i32(q + 32)));
+				}
+			}
+			__m256i scl = q4k_p8_i32(sm.sc[c / 2], (2 * c) % 4);
+			__m256i sch = q4k_p8_i32(sm.sc[c / 2], (2 * c + 1) % 4);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i l = pl[j][0], hh = ph[j][0];
+				if (CH == 2) {
+					l = _mm256_add_epi32(l, pl[j][1]);
+					hh = _mm256_add_epi32(hh, ph[j][1]);
+				}
+				l = _mm256_mullo_epi32(l, scl);
+				hh = _mm256_mullo_epi32(hh, sch);
+				ev[j] = c ? _mm256_add_epi32(ev[j], l) : l;
+				od[j] = c ? _mm256_add_epi32(od[j], hh) : hh;
+			}
+		}
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) {
+			__m256i ms = _mm256_setzero_si256();
+#pragma GCC unroll 8
+			for (int s = 0; s < 8; s++)
+				ms = _mm256_dpwssd_epi32(
+				        ms, q4k_p8_i16x2(sm.mn[s / 4], s % 4),
+				        _mm256_set1_epi32(load_i32(xb[j] + obs + 4 * s)));
+			__m256i sumi = _mm256_add_epi32(ev[j], _mm256_srai_epi32(od[j], 4));
+			acc[j] = q4k_p8_step(acc[j], sb,
+			                     TAIL_F32(xb[j], (size_t)b * sizeof(struct block_q8_k)),
+			                     sumi, ms);
+		}
+	}
+	if (rows == 8) {
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) _mm256_storeu_ps(y + j * ldy, acc[j]);
+		return;
+	}
+	_Alignas(32) float t[8];
+	for (int j = 0; j < g; j++) {
+		_mm256_store_ps(t, acc[j]);
+		memcpy(y + j * ldy, t, (size_t)rows * sizeof(float));
+	}
+}
+
+static void gemm_q4_k_p8_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                             size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	int64_t nsb = n / QK_K;
+	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
+		const char *panel = (const char *)w + r0 * w_stride;
+		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
+		for (int64_t t0 = 0; t0 < nt; t0 += K4_T) {
+			int g = nt - t0 < K4_T ? (int)(nt - t0) : K4_T;
+			const char *x0 = (const char *)x + t0 * x_stride;
+			float *yt = y + t0 * ldy + r0;
+			bool pf = nt <= 4;
+#define PK(G)                                                            \
+	(pf ? q4k_tile(G, true, nsb, panel, x0, x_stride, yt, ldy, rows) \
+	    : q4k_tile(G, false, nsb, panel, x0, x_stride, yt, ldy, rows))
+			switch (g) {
+			case 4: PK(4); break;
+			case 3: PK(3); break;
+			case 2: PK(2); break;
+			default: PK(1); break;
+			}
+#undef PK
+		}
+	}
+}
+
 /*
  * F16 with several tokens: a panel of up to 16 rows is widened to float once
  * per call (the conversion is then 1/(4 * tokens) of the work instead of a
@@ -608,6 +739,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_q8_0 = gemm_q8_0_512,
 	.gemm_q4_0 = gemm_q4_0_512, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
 	.gemm_q4_0_p8 = gemm_q4_0_p8_512,
+	.gemm_q4_k_p8 = gemm_q4_k_p8_512,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,

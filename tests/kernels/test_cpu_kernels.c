@@ -18,11 +18,17 @@
 
 static uint64_t rng = 88172645463325252ull;
 
-static float frand(void)
+static uint64_t rng_next(void)
 {
 	rng ^= rng << 13;
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
+	return rng;
+}
+
+static float frand(void)
+{
+	rng_next();
 	return (float)((rng >> 40) / 16777216.0) * 2.0f - 1.0f;
 }
 
@@ -363,6 +369,146 @@ TEST(q4_0_packed_row_dequantizes_like_the_file)
 	for (int r = 0; r < NR; r++) {
 		tensor_row_dequantize(TENSOR_TYPE_Q4_0, w + r * ws, want, N);
 		cpu_q4_0_p8_row(pw, N, r, got);
+		CHECK(memcmp(want, got, sizeof got) == 0);
+	}
+	free(w), free(pw);
+}
+
+/* ---- Q4_K packed at load into 8-row panels (repack.c, gemm_q4_k_p8) ---- */
+
+/* nr Q4_K rows of n values of random bytes (every scale, min and nibble
+ * pattern, the 6-bit scales' top bits included) with small random d and
+ * dmin at *w, and the same packed at *pw; the first block of row 0 has
+ * every nibble and scale at its maximum (the kernels' int16 and int32
+ * bounds). */
+static void q4_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw)
+{
+	*ws = tensor_type_row_size(TENSOR_TYPE_Q4_K, n);
+	*w = malloc(*ws * nr);
+	for (int64_t r = 0; r < nr; r++)
+		for (int64_t b = 0; b < n / QK_K; b++) {
+			struct block_q4_k *k = (struct block_q4_k *)(*w + r * *ws) + b;
+			unsigned char *raw = (unsigned char *)k;
+			for (size_t i = 0; i < sizeof *k; i++)
+				raw[i] = (unsigned char)(rng_next() >> 32);
+			k->d = tensor_f32_to_f16(frand() * 1e-3f);
+			k->dmin = tensor_f32_to_f16(frand() * 1e-3f);
+			if (r == 0 && b == 0) {
+				memset(k->scales, 0xFF, sizeof k->scales);
+				memset(k->qs, 0xFF, sizeof k->qs);
+			}
+		}
+	*pw = malloc(cpu_q4_k_p8_bytes(nr, n));
+	int64_t np = (nr + 7) / 8;
+	cpu_q4_k_p8_pack(*w, *ws, nr, n, 0, np / 2, *pw);
+	cpu_q4_k_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
+}
+
+/* nt Q8_K activation rows of n values; token 0 all +127, token 1 all -127
+ * (with the maximal block above: the largest sums), the rest random. */
+static unsigned char *q8_k_tokens(int nt, int64_t n, size_t *xs)
+{
+	*xs = cpu_act_row_bytes(CPU_ACT_Q8_K, n);
+	unsigned char *x = malloc(*xs * nt);
+	float *xf = malloc((size_t)n * sizeof(float));
+	for (int t = 0; t < nt; t++) {
+		for (int64_t i = 0; i < n; i++)
+			xf[i] = t == 0 ? 0.5f : t == 1 ? -0.5f : frand() * 2.0f;
+		cpu_kernels_ref.act[CPU_ACT_Q8_K](xf, x + t * *xs, n);
+	}
+	free(xf);
+	return x;
+}
+
+/* The panel kernels do the reference's exact integer sums and then its
+ * float steps in its order, so every result must be the reference's bits
+ * (and with it the same at any batch size, place in the batch and set):
+ * token counts 1..9 (full 4-token tiles, two, the tails), row counts that
+ * fill the last panel or not, widths of 1, 3 and 11 super-blocks. Rows past
+ * nr and columns past nt stay untouched. */
+TEST(gemm_q4_k_packed_matches_reference_bit_for_bit)
+{
+	init_sets();
+	const int64_t widths[] = { 256, 768, 2816 };
+	const int64_t rows[] = { 5, 8, 13, 37 };
+	enum { NT = 9, LDY = 40 };
+	for (int s = 0; s < n_sets; s++) {
+		cpu_gemm_fn f = sets[s]->gemm_q4_k_p8;
+		if (!f) continue;
+		for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+			for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+				int64_t n = widths[wi], nr = rows[ri];
+				unsigned char *w;
+				size_t ws, xs;
+				void *pw;
+				q4_k_rows_and_panels(nr, n, &w, &ws, &pw);
+				unsigned char *x = q8_k_tokens(NT, n, &xs);
+				float ref[NT][LDY], got[NT + 1][LDY];
+				cpu_kernels_ref.gemm_q4_k(n, w, ws, nr, x, xs, NT, &ref[0][0], LDY);
+				for (int nt = 1; nt <= NT; nt++) {
+					for (int t = 0; t <= NT; t++)
+						for (int r = 0; r < LDY; r++) got[t][r] = -1234.5f;
+					f(n, pw, ws, nr, x, xs, nt, &got[0][0], LDY);
+					for (int t = 0; t <= NT; t++)
+						for (int r = 0; r < LDY; r++) {
+							bool set = t < nt && r < nr;
+							float want = set ? ref[t][r] : -1234.5f;
+							if (memcmp(&got[t][r], &want,
+							           sizeof want)) {
+								fprintf(stderr,
+								        "%s packed q4_k n=%lld "
+								        "nr=%lld nt=%d [%d][%d]: "
+								        "%.9g vs %.9g\n",
+								        sets[s]->name, (long long)n,
+								        (long long)nr, nt, t, r,
+								        got[t][r], want);
+								CHECK(0);
+								goto next;
+							}
+						}
+				}
+			next:
+				free(w), free(pw), free(x);
+			}
+	}
+}
+
+/* Prompt lookup and the prefix cache hold a token's results in a batch to
+ * those of decoding it alone: at each place of an 11-token batch. */
+TEST(gemm_q4_k_packed_same_bits_in_any_batch)
+{
+	init_sets();
+	enum { NR = 24, NT = 11, N = 2048 };
+	unsigned char *w;
+	size_t ws, xs;
+	void *pw;
+	q4_k_rows_and_panels(NR, N, &w, &ws, &pw);
+	unsigned char *x = q8_k_tokens(NT, N, &xs);
+	float all[NT][NR], one[NR];
+	for (int s = 0; s < n_sets; s++) {
+		cpu_gemm_fn f = sets[s]->gemm_q4_k_p8;
+		if (!f) continue;
+		f(N, pw, ws, NR, x, xs, NT, &all[0][0], NR);
+		for (int t = 0; t < NT; t++) {
+			f(N, pw, ws, NR, x + t * xs, xs, 1, one, NR);
+			CHECK(memcmp(one, all[t], sizeof one) == 0);
+		}
+	}
+	free(w), free(pw), free(x);
+}
+
+/* A tied embedding reads its rows from the panels: the same floats as the file's rows. */
+TEST(q4_k_packed_row_dequantizes_like_the_file)
+{
+	enum { NR = 13, N = 768 };
+	unsigned char *w;
+	size_t ws;
+	void *pw;
+	q4_k_rows_and_panels(NR, N, &w, &ws, &pw);
+	float want[N], got[N];
+	for (int r = 0; r < NR; r++) {
+		tensor_row_dequantize(TENSOR_TYPE_Q4_K, w + r * ws, want, N);
+		cpu_q4_k_p8_row(pw, N, r, got);
 		CHECK(memcmp(want, got, sizeof got) == 0);
 	}
 	free(w), free(pw);
