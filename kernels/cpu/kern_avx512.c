@@ -384,6 +384,124 @@ static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
 	gemm_rows_or_panel(TENSOR_TYPE_Q4_0, n, w, w_stride, nr, x, x_stride, nt, y, ldy);
 }
 
+/* ---- Q4_0 repacked at load (repack.c): 8 rows x up to 8 tokens, any batch ---- */
+
+/*
+ * The panels kern_avx2.c reads, with vpdpbusd: a ymm of a block's vector kk
+ * holds 8 rows' dword kk, its low nibbles (values 4kk..) and high nibbles
+ * (16 + 4kk..) each go through one vpdpbusd against the token's 4
+ * activation bytes broadcast, accumulating in int32 from the token's bias
+ * (-8 sum(x): the +8 offset). A decode step (one token) would wait on the
+ * vpdpbusd latency with one chain per block: its 8 products go to 4 chains,
+ * 2 tokens' to 2 each. The sums are exact integers and the float step per
+ * block is kern_avx2.c's (convert, scale product, one FMA in block order),
+ * so results are the same bits as the AVX2 panel kernel's at any batch size
+ * and place in it. With 32 registers a tile takes 8 tokens, halving the
+ * unpacking per token in prefill.
+ */
+#define P8_T 8 /* tokens per register tile */
+
+static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_t nb,
+                                                          const char *panel, const char *x0,
+                                                          size_t xs, float *y, int64_t ldy,
+                                                          int rows)
+{
+	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1; /* independent int32 chains per token */
+	const __m256i m4 = _mm256_set1_epi8(0xF);
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *sc = panel, *qs = panel + 16 * (size_t)nb;
+	const char *xb[P8_T];
+	__m256 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q = qs + (size_t)b * 128;
+		if (pf) { /* decode streams the panels from DRAM (kern_avx2.c's pk_tile) */
+			_mm_prefetch(q + PREFETCH_BYTES, _MM_HINT_T0);
+			_mm_prefetch(q + PREFETCH_BYTES + 64, _MM_HINT_T0);
+			if (!(b & 3)) _mm_prefetch(sc + 16 * b + PREFETCH_BYTES / 8, _MM_HINT_T0);
+		}
+		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
+		size_t od = ob + 4 * (size_t)nb;
+		__m256i p[P8_T][4];
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			p[j][0] = _mm256_set1_epi32(TAIL_I32(xb[j], ob) >> 4);
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) p[j][c] = _mm256_setzero_si256();
+		}
+#pragma GCC unroll 4
+		for (int kk = 0; kk < 4; kk++) {
+			__m256i raw = _mm256_loadu_si256((const __m256i *)(q + 32 * kk));
+			__m256i lo = _mm256_and_si256(raw, m4);
+			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				int c = kk % CH;
+				p[j][c] = _mm256_dpbusd_epi32(
+				        p[j][c], lo,
+				        _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+				p[j][c] = _mm256_dpbusd_epi32(
+				        p[j][c], hi,
+				        _mm256_set1_epi32(load_i32(xb[j] + oq + 16 + 4 * kk)));
+			}
+		}
+		__m256 dwv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 16 * b)));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m256i s = p[j][0];
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) s = _mm256_add_epi32(s, p[j][c]);
+			acc[j] = _mm256_fmadd_ps(
+			        _mm256_cvtepi32_ps(s),
+			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+		}
+	}
+	if (rows == 8) {
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) _mm256_storeu_ps(y + j * ldy, acc[j]);
+		return;
+	}
+	_Alignas(32) float t[8];
+	for (int j = 0; j < g; j++) {
+		_mm256_store_ps(t, acc[j]);
+		memcpy(y + j * ldy, t, (size_t)rows * sizeof(float));
+	}
+}
+
+static void gemm_q4_0_p8_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                             size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	int64_t nb = n / 32;
+	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
+		const char *panel = (const char *)w + r0 * w_stride;
+		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
+		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
+			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
+			const char *x0 = (const char *)x + t0 * x_stride;
+			float *yt = y + t0 * ldy + r0;
+			bool pf = nt <= 4;
+#define PK(G)                                                          \
+	(pf ? p8_tile(G, true, nb, panel, x0, x_stride, yt, ldy, rows) \
+	    : p8_tile(G, false, nb, panel, x0, x_stride, yt, ldy, rows))
+			switch (g) {
+			case 8: PK(8); break;
+			case 7: PK(7); break;
+			case 6: PK(6); break;
+			case 5: PK(5); break;
+			case 4: PK(4); break;
+			case 3: PK(3); break;
+			case 2: PK(2); break;
+			default: PK(1); break;
+			}
+#undef PK
+		}
+	}
+}
+
 /*
  * F16 with several tokens: a panel of up to 16 rows is widened to float once
  * per call (the conversion is then 1/(4 * tokens) of the work instead of a
@@ -488,7 +606,8 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_iq4_nl = gemm_iq4_nl,
 	.gemm_iq4_xs = gemm_iq4_xs,
 	.gemm_q8_0 = gemm_q8_0_512,
-	.gemm_q4_0 = gemm_q4_0_512,
+	.gemm_q4_0 = gemm_q4_0_512, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
+	.gemm_q4_0_p8 = gemm_q4_0_p8_512,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,

@@ -105,8 +105,10 @@ static void bench(uint32_t type, int64_t nt, double mb)
 			reps++;
 			if (dt < best) best = dt;
 		}
+		char name[32];
+		snprintf(name, sizeof name, "%s-packed", sets[k]->name);
 		printf("%-5s nt=%-3lld %7.1f MB  %-12s %7.2f GB/s  %8.1f GFLOP/s\n",
-		       tensor_type_name(type), (long long)nt, ws * nr / 1e6, "avx2-packed",
+		       tensor_type_name(type), (long long)nt, ws * nr / 1e6, name,
 		       ws * nr / best / 1e9, 2.0 * nr * n * nt / best / 1e9);
 		free(pw);
 	}

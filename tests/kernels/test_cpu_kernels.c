@@ -270,11 +270,11 @@ TEST(gemm_q4_0_packed_matches_reference)
 /* Prompt lookup checks drafts in a batch and holds the result to decoding
  * one token at a time; the prefix cache's exact-logits tests too: a token's
  * results from the panel kernel must be the same bits alone (nt = 1) and at
- * each place of a 7-token batch (a full 4-token tile and a 3-token tail). */
+ * each place of an 11-token batch (full tiles of 4 or 8 tokens and a tail). */
 TEST(gemm_q4_0_packed_same_bits_in_any_batch)
 {
 	init_sets();
-	enum { NR = 24, NT = 7, N = 2048 };
+	enum { NR = 24, NT = 11, N = 2048 };
 	unsigned char *w;
 	size_t ws;
 	void *pw;
@@ -306,6 +306,46 @@ TEST(gemm_q4_0_packed_same_bits_in_any_batch)
 				f(N, pw, ws, NR, x + t * xs, xs, 1, one, NR);
 				CHECK(memcmp(one, all[t], sizeof one) == 0);
 			}
+		}
+	}
+	free(w), free(pw), free(x), free(xf);
+}
+
+/* The same model gives the same answer on an AVX2 and an AVX-512 host: the
+ * sets' panel kernels differ in their integer steps only (exact), so every
+ * result must be the same bits, at every batch size. */
+TEST(gemm_q4_0_packed_same_bits_in_every_set)
+{
+	init_sets();
+	enum { NR = 21, NT = 11, N = 1024 };
+	unsigned char *w;
+	size_t ws;
+	void *pw;
+	q4_0_rows_and_panels(NR, N, &w, &ws, &pw);
+	size_t xs = cpu_act_row_bytes(CPU_ACT_Q8_0, N);
+	unsigned char *x = malloc(xs * NT);
+	float *xf = malloc((size_t)N * sizeof(float));
+	for (int t = 0; t < NT; t++) {
+		for (int i = 0; i < N; i++) xf[i] = frand() * 2.0f;
+		cpu_kernels_ref.act[CPU_ACT_Q8_0](xf, x + t * xs, N);
+	}
+	float first[NT][NR], got[NT][NR];
+	const char *first_name = NULL;
+	for (int nt = 1; nt <= NT; nt++) {
+		first_name = NULL;
+		for (int s = 0; s < n_sets; s++) {
+			cpu_gemm_fn f = sets[s]->gemm_q4_0_p8;
+			if (!f) continue;
+			f(N, pw, ws, NR, x, xs, nt, first_name ? &got[0][0] : &first[0][0], NR);
+			if (!first_name) {
+				first_name = sets[s]->name;
+				continue;
+			}
+			bool same = memcmp(first, got, (size_t)nt * sizeof first[0]) == 0;
+			if (!same)
+				fprintf(stderr, "%s and %s differ at nt=%d\n", first_name,
+				        sets[s]->name, nt);
+			CHECK(same);
 		}
 	}
 	free(w), free(pw), free(x), free(xf);
