@@ -33,14 +33,12 @@
 #include "engine_internal.h"
 
 #define N_RECENT        4
-/* Prompt lookup: the longest run of last tokens looked up (then shorter
- * ones). Drafts fill a decode step up to STEP_CHEAP_ROWS rows, no further:
- * the CPU backend streams each weight row once for up to 4 batch rows (its
- * decode kernels, kernels/cpu/cpu.c mm_plan), so those rows cost little
- * more than one on a memory-bound step; a fifth makes the step a prompt
- * chunk, computed through the prefill kernels, and a verify step of 5 rows
- * measured slower than the steps it saved on a busy machine. */
-#define DRAFT_NGRAM     3
+/* Prompt lookup: drafts fill a decode step up to STEP_CHEAP_ROWS rows, no
+ * further: the CPU backend streams each weight row once for up to 4 batch
+ * rows (its decode kernels, kernels/cpu/cpu.c mm_plan), and every weight
+ * type gives a token the same bits in such a step as alone; a fifth row
+ * makes the step a prompt chunk, computed through the prefill kernels.
+ * Within that, lookup.c weighs each draft's chance against the step's cost. */
 #define STEP_CHEAP_ROWS 4
 /* Rows of e->logits: a decode step's (every candidate plus the drafts),
  * then the prompt's last row. */
@@ -78,10 +76,11 @@ struct engine {
 	struct recent recent[N_RECENT];
 	uint64_t tick;
 	struct engine_stats st;
-	double prefill_ms_per_tok; /* moving average over chunks of >= RATE_MIN_CHUNK; 0: none */
-	double step_ms;            /* moving average of decode steps; 0: none */
-	struct fwd_cost fwd;       /* small forwards' costs by their rows (fwdcost.c) */
-	uint64_t computed;         /* prompt tokens prefilled, ever (for per-job differences) */
+	double prefill_ms_per_tok;  /* moving average over chunks of >= RATE_MIN_CHUNK; 0: none */
+	double step_ms;             /* moving average of decode steps; 0: none */
+	struct fwd_cost fwd;        /* small forwards' costs by their rows (fwdcost.c) */
+	struct lookup_stats lookup; /* drafts kept by match length (lookup.c) */
+	uint64_t computed;          /* prompt tokens prefilled, ever (for per-job differences) */
 };
 
 /* Chunks shorter than this say more about a forward's fixed cost than about
@@ -473,6 +472,7 @@ struct cand {
 	int32_t *hist; /* [max_tokens]: the tokens chosen, for prompt lookup; owned */
 	int32_t draft[ENGINE_DRAFT_MAX]; /* drafted after `last` in the last forward, */
 	int32_t n_draft;                 /* at rows row + 1 .. row + n_draft */
+	int32_t draft_ngram;             /* the length of the match they came from */
 };
 
 static int cand_append(struct cand *c, const char *s, size_t n)
@@ -650,48 +650,6 @@ static void hide_restated_indent(struct cand *c, const struct fim_prompt *fp)
 	c->vis = after;
 }
 
-/* ---- prompt lookup ---- */
-
-/* Token i of the candidate's context: the prompt, then what it chose. */
-static inline int32_t ctx_at(const int32_t *prompt, int32_t L, const int32_t *gen, int32_t i)
-{
-	return i < L ? prompt[i] : gen[i - L];
-}
-
-/*
- * Drafts what follows the candidate's context (prompt[0..L) then
- * gen[0..n_gen)) by looking its last DRAFT_NGRAM tokens up in it, then
- * fewer down to one: the latest earlier occurrence wins (code repeats what
- * it wrote last), and the tokens that followed it there are the draft.
- * Writes at most kmax tokens to out and returns how many (0: no match).
- * A linear scan: a few thousand comparisons a step, nothing next to a
- * forward pass.
- */
-static int32_t draft_find(const int32_t *prompt, int32_t L, const int32_t *gen, int32_t n_gen,
-                          int32_t kmax, int32_t *out)
-{
-	int32_t total = L + n_gen;
-	for (int32_t n = DRAFT_NGRAM; n >= 1 && kmax > 0; n--) {
-		if (n >= total) continue;
-		/* The occurrence ends at j (< total - 1: not the key itself) and
-		 * must leave at least one token after it. */
-		for (int32_t j = total - 2; j >= n - 1; j--) {
-			int32_t k = 0;
-			while (k < n && ctx_at(prompt, L, gen, j - k) ==
-			                        ctx_at(prompt, L, gen, total - 1 - k))
-				k++;
-			if (k < n) continue;
-			int32_t m = 0;
-			while (m < kmax && j + 1 + m < total) {
-				out[m] = ctx_at(prompt, L, gen, j + 1 + m);
-				m++;
-			}
-			return m;
-		}
-	}
-	return 0;
-}
-
 /*
  * Takes candidate c's choices from the last forward pass: its own row, then
  * each drafted token's row while the token chosen equals the draft (then the
@@ -714,6 +672,7 @@ static int cand_take(struct engine *e, struct cand *c, int idx, const float *fir
 		rc = cand_step(e, c, idx, lg, fp, req);
 	}
 	*accepted = a;
+	lookup_note(&e->lookup, c->draft_ngram, n_draft, a);
 	/* Slots pos0 .. pos0 + a hold the KV of right inputs; later drafted
 	 * slots are dropped (a later step writes them again). */
 	if (n_draft > a) kv_seq_truncate(c->seq, pos0 + a + 1);
@@ -777,6 +736,10 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		int32_t live = 0;
 		for (int i = 0; i < n; i++) live += !c[i].stop;
 		int32_t budget = STEP_CHEAP_ROWS - live, budget0 = budget > 0 ? budget : 0;
+		double cost[STEP_CHEAP_ROWS + 1] = { 0 }; /* a forward's ms by its rows */
+		if (req->prompt_lookup && budget > 0)
+			for (int32_t r = 1; r <= STEP_CHEAP_ROWS; r++) cost[r] = fwd_cost(e, r);
+		double expect = live; /* tokens the step is expected to give */
 		for (int i = 0; i < n && !rc; i++) {
 			if (c[i].stop) continue;
 			int32_t p = L + c[i].n_tok - 1;
@@ -795,8 +758,13 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			if (kmax > budget) kmax = budget;
 			if (!req->prompt_lookup || c[i].heal_done < fp->heal_len || kmax <= 0)
 				continue;
+			int32_t m = lookup_draft_find(fp->tok, L, c[i].hist, c[i].n_tok, kmax,
+			                              c[i].draft, &c[i].draft_ngram);
+			double keep = lookup_p(&e->lookup, c[i].draft_ngram);
+			/* rows so far: every live candidate's own, and earlier drafts */
 			c[i].n_draft =
-			        draft_find(fp->tok, L, c[i].hist, c[i].n_tok, kmax, c[i].draft);
+			        lookup_choose(keep, m, expect, live + budget0 - budget, cost);
+			for (int32_t j = 1; j <= c[i].n_draft; j++) expect += pow(keep, j);
 			for (int32_t j = 0; j < c[i].n_draft; j++, nb++) {
 				tokens[nb] = c[i].draft[j];
 				pos[nb] = p + 1 + j;

@@ -32,6 +32,39 @@ double fwd_cost_ms(const struct fwd_cost *c, int32_t n, double one_ms, double ms
 int32_t fwd_cost_fit(const struct fwd_cost *c, double left, int32_t cap, double one_ms,
                      double ms_per_row);
 
+/* ---- lookup.c: prompt lookup's drafts ---- */
+
+/* The longest run of last tokens looked up (then shorter ones). */
+#define LOOKUP_NGRAM 3
+
+/* Drafts checked and kept per match length (fading counts). */
+struct lookup_stats {
+	double kept[LOOKUP_NGRAM + 1], tried[LOOKUP_NGRAM + 1];
+};
+
+/*
+ * Drafts what follows the candidate's context (prompt[0..L) then
+ * gen[0..n_gen)) by looking its last LOOKUP_NGRAM tokens up in it, then
+ * fewer down to one: the latest earlier occurrence wins (code repeats what
+ * it wrote last), and the tokens that followed it there are the draft.
+ * Writes at most kmax tokens to out, the match's length to *ngram, and
+ * returns how many (0: no match). A linear scan: a few thousand
+ * comparisons a step, nothing next to a forward pass.
+ */
+int32_t lookup_draft_find(const int32_t *prompt, int32_t L, const int32_t *gen, int32_t n_gen,
+                          int32_t kmax, int32_t *out, int32_t *ngram);
+/* A draft of a match of length ngram: drafted tokens checked, kept of them. */
+void lookup_note(struct lookup_stats *st, int32_t ngram, int32_t drafted, int32_t kept);
+/* The chance that a drafted token of such a match is kept. */
+double lookup_p(const struct lookup_stats *st, int32_t ngram);
+/*
+ * How many of m drafted tokens (each kept with chance p, up to the first
+ * miss) a step should check: the k that gives the most tokens per ms, where
+ * the step without them has `rows` rows expected to give `tokens` tokens
+ * and cost[r] is a forward of r rows (for r <= rows + m). 0: none.
+ */
+int32_t lookup_choose(double p, int32_t m, double tokens, int32_t rows, const double *cost);
+
 /* ---- fim.c: prompt tokens ---- */
 
 /*

@@ -1,7 +1,9 @@
 /*
  * project.c - the server's side of lsp/context/ (issue 22): the workspace
  * index, scanned off the loop (uv_queue_work) after `initialized` and kept
- * current on didSave and workspace/didChangeWatchedFiles; the recent ring,
+ * current on didSave and workspace/didChangeWatchedFiles (it keeps the
+ * texts of the files it read, which stand for the imported and related
+ * files that are not open: nothing is read on the loop); the recent ring,
  * fed by edits; and the project context each completion request carries,
  * chosen once per line of a document (the chunks sit before the prefix,
  * so a choice that changed per keystroke would cost the prefix cache).
@@ -289,6 +291,12 @@ static int choose(struct project *p, const struct docs_entry *e,
 		ctx_chunks_finish(&p->last);
 		return -ENOMEM;
 	}
+	/* what was chosen and why, once per line: `infill context` for the
+	 * server's own choice (open tabs, the index's texts, the ring) */
+	for (size_t i = 0; i < p->last.n; i++)
+		log_debug(p->s->log, "project context for %s line %zu: %s %s, %zu tokens (%s)",
+		          e->uri, line + 1, ctx_source_name(p->last.v[i].source), p->last.v[i].path,
+		          p->last.v[i].tokens, p->last.v[i].why);
 	p->last_line = line;
 	p->last_version = p->version;
 	p->last_generation_ring = p->ring_edits;

@@ -73,9 +73,9 @@ static inline __attribute__((always_inline)) void pk_tile(int g, bool pf, int64_
 		 * blocks; 200 MB, one core, nt=1: 8.3 -> 10.1 GB/s). A prompt's
 		 * panels are reused from cache: there it only costs (2-3% in L2). */
 		if (pf) {
-			_mm_prefetch(q + PREFETCH_BYTES, _MM_HINT_T0);
-			_mm_prefetch(q + PREFETCH_BYTES + 64, _MM_HINT_T0);
-			if (!(b & 3)) _mm_prefetch(sc + 16 * b + PREFETCH_BYTES / 8, _MM_HINT_T0);
+			_mm_prefetch(q + CPU_P8_PREFETCH, _MM_HINT_T0);
+			_mm_prefetch(q + CPU_P8_PREFETCH + 64, _MM_HINT_T0);
+			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 8, _MM_HINT_T0);
 		}
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;

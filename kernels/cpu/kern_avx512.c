@@ -420,9 +420,9 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 	for (int64_t b = 0; b < nb; b++) {
 		const char *q = qs + (size_t)b * 128;
 		if (pf) { /* decode streams the panels from DRAM (kern_avx2.c's pk_tile) */
-			_mm_prefetch(q + PREFETCH_BYTES, _MM_HINT_T0);
-			_mm_prefetch(q + PREFETCH_BYTES + 64, _MM_HINT_T0);
-			if (!(b & 3)) _mm_prefetch(sc + 16 * b + PREFETCH_BYTES / 8, _MM_HINT_T0);
+			_mm_prefetch(q + CPU_P8_PREFETCH, _MM_HINT_T0);
+			_mm_prefetch(q + CPU_P8_PREFETCH + 64, _MM_HINT_T0);
+			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 8, _MM_HINT_T0);
 		}
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;

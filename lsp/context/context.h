@@ -65,7 +65,7 @@ bool ctx_ignore_match(const struct ctx_ignore *ig, const char *relpath, bool is_
 struct ctx_index_params {
 	const char *root;      /* the workspace folder (copied) */
 	int max_files;         /* context.index.maxFiles */
-	int max_mb;            /* context.index.maxMB: paths, signatures, imports */
+	int max_mb;            /* context.index.maxMB: paths, signatures, imports, texts */
 	size_t max_file_bytes; /* larger files are skipped; 0: 1 MiB */
 };
 
@@ -100,7 +100,8 @@ int ctx_index_update(struct ctx_index *ix, const char *path);
 
 struct ctx_index_stats {
 	size_t files, defs, imports;
-	size_t bytes; /* what max_mb bounds */
+	size_t bytes;             /* what max_mb bounds */
+	size_t texts, text_bytes; /* files whose text is kept, and those texts' bytes */
 	size_t skipped_ignored, skipped_big, skipped_generated, skipped_links;
 	bool truncated; /* max_files or max_mb stopped the scan */
 	unsigned scans, updates;
@@ -132,6 +133,16 @@ int ctx_index_imported(struct ctx_index *ix, const char *path, const struct ast_
  */
 int ctx_index_related(struct ctx_index *ix, const char *path, const struct ast_lang *lang,
                       const struct ast_import *imports, size_t n, char ***out, size_t cap);
+
+/*
+ * The text of the indexed file at path (absolute) as the index last read
+ * it (the scan or an update), when it kept it: files up to 256 KiB, while
+ * the kept texts stay within half of max_mb. What the server shows of a
+ * file that is not open, without reading it on its loop. A copy (new
+ * string, NUL-terminated; the caller frees it) into *out, its length into
+ * *len. Returns 1, 0 when not indexed or not kept (*out NULL), or -ENOMEM.
+ */
+int ctx_index_text(struct ctx_index *ix, const char *path, char **out, size_t *len);
 
 /* The indexed files' absolute paths, sorted (new strings and array: the
  * caller frees them). Returns how many, or -ENOMEM. */
@@ -209,10 +220,11 @@ struct ctx_query {
 	ast_count_fn count;      /* NULL: ast_tokens_estimate */
 	void *count_ctx;
 	/* Files the current file imports, and the files most like it by
-	 * their imports (ctx_index_related), are read from disk and join open
-	 * (for similar chunks and their lines) when true: what `infill eval
-	 * --workspace` and `infill context` do, where no editor has files
-	 * open. The server leaves it false: reads stay off its loop. */
+	 * their imports (ctx_index_related), join open (for similar chunks and
+	 * their lines) unless they are open: read from disk when true (what
+	 * `infill eval --workspace` and `infill context` do), else as the
+	 * index kept them (ctx_index_text): the server leaves it false, so
+	 * that nothing is read on its loop. */
 	bool read_imported;
 };
 

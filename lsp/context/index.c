@@ -6,7 +6,9 @@
  * current one imports and where the names near the cursor are defined.
  *
  * Bounded: at most max_files files and max_mb MiB of what it keeps (paths,
- * signatures, imports; file texts are not kept). Lookups are linear scans
+ * signatures, imports, and the texts of files up to MAX_TEXT_BYTES while
+ * the texts take at most half of max_mb: the server's loop reads no file,
+ * so the imported and related files reach its prompts from here). Lookups are linear scans
  * of the table under its mutex: a few thousand files cost well under a
  * millisecond per question, so no hash is kept beside it.
  */
@@ -24,17 +26,23 @@
 #include "context.h"
 #include "context_internal.h"
 
+#define MAX_TEXT_BYTES (256u << 10) /* larger files' texts are not kept */
+
 struct ifile {
 	char *rel; /* path relative to the root (owned) */
 	const struct ast_lang *lang;
 	struct ast_outline ol; /* owned */
-	size_t bytes;          /* what it counts against max_mb */
+	size_t bytes;          /* what it counts against max_mb, its text aside */
+	char *text;            /* as last read (owned; NULL: not kept) */
+	size_t text_len;
 };
 
 struct table {
 	struct ifile *v;
 	size_t n, cap;
-	size_t bytes;
+	size_t bytes;      /* entries and texts */
+	size_t text_bytes; /* texts alone */
+	size_t texts;      /* files whose text is kept */
 	size_t skipped_ignored, skipped_big, skipped_generated, skipped_links;
 	bool truncated;
 };
@@ -52,6 +60,7 @@ struct ctx_index {
 static void ifile_finish(struct ifile *f)
 {
 	free(f->rel);
+	free(f->text);
 	ast_outline_finish(&f->ol);
 }
 
@@ -167,13 +176,18 @@ static enum read_outcome file_read(const struct ctx_index *ix, const char *abs, 
 		return READ_SKIP_GENERATED;
 	}
 	int rc = ast_outline(lang, text, got, NULL, &f->ol);
-	free(text);
-	if (rc == AST_ENOMEM) return READ_NOMEM;
+	if (rc == AST_ENOMEM) {
+		free(text);
+		return READ_NOMEM;
+	}
 	f->rel = strdup(rel);
 	if (!f->rel) {
+		free(text);
 		ast_outline_finish(&f->ol);
 		return READ_NOMEM;
 	}
+	f->text = text; /* table_add decides whether it stays */
+	f->text_len = got;
 	f->lang = lang;
 	f->bytes = sizeof *f + strlen(rel) + 1 + f->ol.n_imports * sizeof(struct ast_import);
 	for (size_t i = 0; i < f->ol.n_defs; i++)
@@ -190,18 +204,51 @@ static const struct ast_lang *indexed_lang(const char *name)
 	return lang;
 }
 
-static int table_push(struct table *t, struct ifile *f)
+/*
+ * Adds f to t (taking it: on any outcome f is the table's or freed). Its
+ * text stays when the file is small and the texts keep within half of
+ * max_bytes, so that texts never crowd out the entries: 0 added, 1 not
+ * added (max_files or max_bytes reached), -ENOMEM.
+ */
+static int table_add(struct table *t, struct ifile *f, size_t max_files, size_t max_bytes)
 {
+	if (t->n >= max_files || t->bytes + f->bytes > max_bytes) {
+		ifile_finish(f);
+		t->truncated = true;
+		return 1;
+	}
+	if (f->text &&
+	    (f->text_len > MAX_TEXT_BYTES || t->text_bytes + f->text_len > max_bytes / 2 ||
+	     t->bytes + f->bytes + f->text_len > max_bytes)) {
+		free(f->text);
+		f->text = NULL;
+		f->text_len = 0;
+	}
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
 		struct ifile *v = realloc(t->v, cap * sizeof *v);
-		if (!v) return -ENOMEM;
+		if (!v) {
+			ifile_finish(f);
+			return -ENOMEM;
+		}
 		t->v = v;
 		t->cap = cap;
 	}
 	t->v[t->n++] = *f;
-	t->bytes += f->bytes;
+	t->bytes += f->bytes + f->text_len;
+	t->text_bytes += f->text_len;
+	t->texts += f->text != NULL;
 	return 0;
+}
+
+/* Takes the i-th entry out of t (freed; the last one moves into its place). */
+static void table_drop(struct table *t, size_t i)
+{
+	t->bytes -= t->v[i].bytes + t->v[i].text_len;
+	t->text_bytes -= t->v[i].text_len;
+	t->texts -= t->v[i].text != NULL;
+	ifile_finish(&t->v[i]);
+	t->v[i] = t->v[--t->n];
 }
 
 /* ---- the scan ---- */
@@ -272,12 +319,7 @@ static int walk_dir(struct walk *w, const char *rel, int depth)
 		struct ifile f;
 		switch (file_read(ix, cabs, crel, lang, &f)) {
 		case READ_OK:
-			if (w->t.bytes + f.bytes > ix->max_bytes) {
-				w->t.truncated = true;
-				ifile_finish(&f);
-			} else if ((rc = table_push(&w->t, &f))) {
-				ifile_finish(&f);
-			}
+			if (table_add(&w->t, &f, ix->max_files, ix->max_bytes) < 0) rc = -ENOMEM;
 			break;
 		case READ_SKIP_BIG: w->t.skipped_big++; break;
 		case READ_SKIP_GENERATED: w->t.skipped_generated++; break;
@@ -379,21 +421,13 @@ int ctx_index_update(struct ctx_index *ix, const char *path)
 	pthread_mutex_lock(&ix->mu);
 	ix->updates++;
 	long at = find_rel(&ix->t, rel);
-	if (at >= 0) { /* out with the old entry */
-		ix->t.bytes -= ix->t.v[at].bytes;
-		ifile_finish(&ix->t.v[at]);
-		ix->t.v[at] = ix->t.v[--ix->t.n];
-	}
+	if (at >= 0) table_drop(&ix->t, (size_t)at); /* out with the old entry */
 	int rc = 0;
 	if (ro == READ_OK) {
-		if (rel_ignored(ix->ig, rel)) {
+		if (rel_ignored(ix->ig, rel))
 			ifile_finish(&f);
-		} else if (ix->t.n >= ix->max_files || ix->t.bytes + f.bytes > ix->max_bytes) {
-			ix->t.truncated = true;
-			ifile_finish(&f);
-		} else if ((rc = table_push(&ix->t, &f))) {
-			ifile_finish(&f);
-		}
+		else if (table_add(&ix->t, &f, ix->max_files, ix->max_bytes) < 0)
+			rc = -ENOMEM;
 	}
 	pthread_mutex_unlock(&ix->mu);
 	return rc;
@@ -410,6 +444,8 @@ void ctx_index_stats(struct ctx_index *ix, struct ctx_index_stats *out)
 		out->imports += t->v[i].ol.n_imports;
 	}
 	out->bytes = t->bytes;
+	out->texts = t->texts;
+	out->text_bytes = t->text_bytes;
 	out->skipped_ignored = t->skipped_ignored;
 	out->skipped_big = t->skipped_big;
 	out->skipped_generated = t->skipped_generated;
@@ -872,6 +908,30 @@ int ctx_index_find_defs(struct ctx_index *ix, const char *self, char *const *pat
 		}
 		for (size_t h = 0; hits <= 2 && h < hits && !rc; h++)
 			rc = fn(ud, hf[h]->rel, hd[h], nm, true);
+	}
+	pthread_mutex_unlock(&ix->mu);
+	return rc;
+}
+
+int ctx_index_text(struct ctx_index *ix, const char *path, char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	const char *rel = rel_of(ix, path);
+	if (!rel) return 0;
+	int rc = 0;
+	pthread_mutex_lock(&ix->mu);
+	long i = find_rel(&ix->t, rel);
+	const struct ifile *f = i >= 0 ? &ix->t.v[i] : NULL;
+	if (f && f->text) {
+		*out = malloc(f->text_len + 1);
+		if (*out) {
+			memcpy(*out, f->text, f->text_len + 1);
+			*len = f->text_len;
+			rc = 1;
+		} else {
+			rc = -ENOMEM;
+		}
 	}
 	pthread_mutex_unlock(&ix->mu);
 	return rc;

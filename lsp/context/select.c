@@ -20,7 +20,7 @@
 
 #define MAX_NAMES            48
 #define MAX_IMPORTED         16
-#define MAX_READ             8            /* imported files read when read_imported */
+#define MAX_READ             8            /* imported files looked into */
 #define MAX_RELATED          3            /* and files related by their imports */
 #define MAX_DOC_BYTES        (512u << 10) /* larger documents are not looked into */
 #define MAX_LINES_BYTES      (1u << 20)   /* ctx_chunks.lines */
@@ -189,7 +189,7 @@ struct sel {
 	int n_names;
 	struct ast_outline self;                          /* the current file's outline */
 	struct ctx_doc docs[MAX_READ + MAX_RELATED + 32]; /* open documents, then files read */
-	size_t n_docs;
+	size_t n_docs, n_open_docs;
 	char *owned[MAX_READ + MAX_RELATED]; /* texts of the files read */
 	size_t n_owned;
 };
@@ -246,12 +246,22 @@ static char *read_small(const char *path, size_t *len)
 	return t;
 }
 
-/* Reads the file at path (absolute) into the documents looked at, when it
- * is small enough; 0 or -ENOMEM. */
+/* Adds the file at path (absolute) to the documents looked at, unless it
+ * is open (the editor's text is newer): read from disk when the query
+ * says so and small enough, else the index's copy when it kept one.
+ * 0 or -ENOMEM. */
 static int read_doc(struct sel *s, const char *path)
 {
-	size_t len;
-	char *t = read_small(path, &len);
+	for (size_t d = 0; d < s->n_open_docs; d++)
+		if (s->docs[d].path && !strcmp(s->docs[d].path, path)) return 0;
+	size_t len = 0;
+	char *t = NULL;
+	if (s->q->read_imported) {
+		t = read_small(path, &len);
+	} else {
+		int rc = ctx_index_text(s->q->index, path, &t, &len);
+		if (rc < 0) return rc;
+	}
 	if (!t) return 0;
 	char *p = strdup(path); /* freed with the selection, as the text */
 	if (!p) {
@@ -319,18 +329,16 @@ static int step_definitions(struct sel *s)
 	if (np < 0) return np;
 	rc = ctx_index_find_defs(q->index, q->path, paths, (size_t)np, s->names, (size_t)n,
 	                         def_found, s);
-	/* the imported files stand for open documents where none are open */
-	for (int i = 0; i < np && !rc && q->read_imported && s->n_owned < MAX_READ; i++)
-		rc = read_doc(s, paths[i]);
+	/* the imported files stand for open documents where they are not open */
+	for (int i = 0; i < np && !rc && s->n_owned < MAX_READ; i++) rc = read_doc(s, paths[i]);
 	/* and so do the files that import what this one imports: a module's
 	 * siblings, which repeat its statements (the other `*_ops.c` of a
 	 * folder: the same includes, the same context struct unpacked, the
 	 * same error paths) where the headers show only prototypes */
 	char **rel_paths = NULL;
-	int nr = rc || !q->read_imported
-	                 ? 0
-	                 : ctx_index_related(q->index, q->path, lang, s->self.imports,
-	                                     s->self.n_imports, &rel_paths, MAX_RELATED + 4);
+	int nr = rc ? 0
+	            : ctx_index_related(q->index, q->path, lang, s->self.imports, s->self.n_imports,
+	                                &rel_paths, MAX_RELATED + 4);
 	if (nr < 0) rc = nr;
 	for (int i = 0, taken = 0; i < nr && !rc && taken < MAX_RELATED; i++) {
 		bool dup = false;
@@ -464,7 +472,7 @@ int ctx_select(const struct ctx_query *q, struct ctx_chunks *out)
 	for (size_t i = 0; i < q->n_open && s->n_docs < 32; i++)
 		if (!(q->path && q->open[i].path && !strcmp(q->open[i].path, q->path)))
 			s->docs[s->n_docs++] = q->open[i];
-	size_t n_open_docs = s->n_docs;
+	size_t n_open_docs = s->n_open_docs = s->n_docs;
 	int rc = step_definitions(s);
 	if (!rc) rc = step_similar(s);
 	if (!rc) rc = step_recent(s);

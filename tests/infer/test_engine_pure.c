@@ -47,6 +47,72 @@ TEST(forward_cost_is_learned_by_rows_not_a_rate)
 	CHECK_INT_EQ(fwd_cost_fit(&c, 5000, 400, 40, 15), 331); /* 40 + 330 * 15 = 4990 */
 }
 
+/* ---- prompt lookup's drafts ---- */
+
+TEST(lookup_drafts_what_followed_the_latest_match)
+{
+	/* context 5 6 7 8 | 5 6 7 9 | 5 6 7: the last 3 tokens last occurred
+	 * before 9, then 5 6 7 followed it */
+	const int32_t prompt[] = { 5, 6, 7, 8, 5, 6, 7, 9 };
+	const int32_t gen[] = { 5, 6, 7 };
+	int32_t out[3], ngram;
+	CHECK_INT_EQ(lookup_draft_find(prompt, 8, gen, 3, 3, out, &ngram), 3);
+	CHECK_INT_EQ(ngram, 3);
+	CHECK_INT_EQ(out[0], 9);
+	CHECK_INT_EQ(out[1], 5);
+	CHECK_INT_EQ(out[2], 6);
+	/* only the last token matches: a match of length 1 */
+	const int32_t gen2[] = { 1, 2, 8 };
+	CHECK_INT_EQ(lookup_draft_find(prompt, 8, gen2, 3, 2, out, &ngram), 2);
+	CHECK_INT_EQ(ngram, 1);
+	CHECK_INT_EQ(out[0], 5);
+	/* no occurrence: nothing */
+	const int32_t gen3[] = { 42 };
+	CHECK_INT_EQ(lookup_draft_find(prompt, 8, gen3, 1, 3, out, &ngram), 0);
+	CHECK_INT_EQ(ngram, 0);
+}
+
+TEST(lookup_checks_drafts_only_where_they_pay)
+{
+	/* A forward of 1..4 rows: 40, 48, 56, 68 ms (weights streamed once). */
+	const double cost[] = { 0, 40, 48, 56, 68 };
+	/* drafts that are always right: all 3 (4 tokens for 68 ms) */
+	CHECK_INT_EQ(lookup_choose(1.0, 3, 1, 1, cost), 3);
+	/* rarely right: none (1.1 tokens for 48 ms is worse than 1 for 40) */
+	CHECK_INT_EQ(lookup_choose(0.1, 3, 1, 1, cost), 0);
+	/* at p = 0.5 one draft pays (1.5 / 48 > 1 / 40); a second gives what
+	 * it costs (1.75 / 56 = 1.5 / 48): not worth the wider step */
+	CHECK_INT_EQ(lookup_choose(0.5, 3, 1, 1, cost), 1);
+	CHECK_INT_EQ(lookup_choose(0.6, 3, 1, 1, cost), 2); /* 1.96 / 56 > 1.6 / 48 */
+	/* steps where a row costs as much as a step: never */
+	const double flat[] = { 0, 40, 80, 120, 160 };
+	CHECK_INT_EQ(lookup_choose(0.9, 3, 1, 1, flat), 0);
+	/* no draft found */
+	CHECK_INT_EQ(lookup_choose(1.0, 0, 1, 1, cost), 0);
+	/* two candidates already in the step (2 rows, 2 tokens): room for 2 */
+	CHECK_INT_EQ(lookup_choose(1.0, 2, 2, 2, cost), 2);
+}
+
+TEST(lookup_learns_how_often_drafts_are_kept)
+{
+	struct lookup_stats st = { 0 };
+	CHECK_NEAR(lookup_p(&st, 3), 0.5, 1e-12); /* the prior */
+	/* matches of 1 token: their drafts miss at once */
+	for (int i = 0; i < 20; i++) lookup_note(&st, 1, 3, 0);
+	CHECK(lookup_p(&st, 1) < 0.1);
+	/* matches of 3: kept whole */
+	for (int i = 0; i < 20; i++) lookup_note(&st, 3, 3, 3);
+	CHECK(lookup_p(&st, 3) > 0.95);
+	/* the tokens after a miss are not counted against: 2 kept of 3 is
+	 * 2 right and 1 wrong */
+	struct lookup_stats one = { 0 };
+	lookup_note(&one, 2, 3, 2);
+	CHECK_NEAR(lookup_p(&one, 2), (2 + 1.0) / (3 + 2.0), 1e-12);
+	/* and it follows the document: misses after a run of hits bring it down */
+	for (int i = 0; i < 60; i++) lookup_note(&st, 3, 3, 0);
+	CHECK(lookup_p(&st, 3) < 0.2);
+}
+
 /* ---- rerank ---- */
 
 TEST(blank_is_only_spaces_tabs_and_line_breaks)

@@ -222,6 +222,27 @@ TEST(index_bounds_files_and_bytes)
 	CHECK_INT_EQ(st.files, 12);
 	CHECK(!st.truncated);
 	CHECK(st.bytes > 0 && st.bytes < 12 * 1024);
+	CHECK_INT_EQ(st.texts, 12);
+	ctx_index_free(ix);
+	/* a file too big for its text to be kept is still indexed */
+	size_t big_len = 300u << 10;
+	char *big = malloc(big_len + 1);
+	for (size_t i = 0; i < big_len; i++) big[i] = i % 40 == 39 ? '\n' : 'x';
+	memcpy(big, "def big_fn(a):\n", 15);
+	big[big_len] = 0;
+	put(&p, "zbig.py", big);
+	free(big);
+	ix = index_of(&p, 100, 4);
+	ctx_index_stats(ix, &st);
+	CHECK_INT_EQ(st.files, 13);
+	CHECK_INT_EQ(st.texts, 12);
+	char abs[512], *text;
+	size_t len;
+	CHECK_INT_EQ(ctx_index_text(ix, abs_of(&p, "zbig.py", abs, sizeof abs), &text, &len), 0);
+	CHECK(text == NULL);
+	CHECK_INT_EQ(ctx_index_text(ix, abs_of(&p, "m03.py", abs, sizeof abs), &text, &len), 1);
+	CHECK(text && !strcmp(text, "def fn03(a, b):\n    return a\n") && len == strlen(text));
+	free(text);
 	ctx_index_free(ix);
 	proj_free(&p);
 }
@@ -502,9 +523,16 @@ TEST(select_definitions_through_imports)
 	struct ctx_chunks ch;
 	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
 	bool total = false, cart = false, wrong = false;
+	size_t defs = 0;
 	for (size_t i = 0; i < ch.n; i++) {
-		CHECK(ch.v[i].source == CTX_SOURCE_DEFINITION);
 		CHECK(ch.v[i].tokens > 0);
+		/* the imported file, as the index kept it, stands for an open tab */
+		if (ch.v[i].source == CTX_SOURCE_SIMILAR) {
+			CHECK_STR_EQ(ch.v[i].path, "shop/cart.py");
+			continue;
+		}
+		CHECK(ch.v[i].source == CTX_SOURCE_DEFINITION);
+		defs++;
 		if (strstr(ch.v[i].text, "def total_price(cart, discount=0.0): ...")) {
 			total = true;
 			CHECK_STR_EQ(ch.v[i].path, "shop/cart.py");
@@ -517,8 +545,10 @@ TEST(select_definitions_through_imports)
 	}
 	CHECK(total && cart && !wrong);
 	CHECK(ch.tokens[CTX_SOURCE_DEFINITION] > 0);
-	CHECK_INT_EQ(ch.n, 1); /* one file's signatures: one chunk under its path */
-	size_t all = ch.n ? ch.v[0].len : 0;
+	CHECK_INT_EQ(defs, 1); /* one file's signatures: one chunk under its path */
+	size_t all = 0;
+	for (size_t i = 0; i < ch.n; i++)
+		if (ch.v[i].source == CTX_SOURCE_DEFINITION) all = ch.v[i].len;
 	ctx_chunks_finish(&ch);
 	/* a small budget keeps fewer, whole */
 	q.budget = 20;
@@ -620,10 +650,36 @@ TEST(select_lines_of_related_files)
 	CHECK(ch.lines && strstr(ch.lines, "if (octx->flags & OPS_SKIP) {"));
 	CHECK(!ch.lines || !strstr(ch.lines, "net_only_line_here"));
 	ctx_chunks_finish(&ch);
-	/* the server's query (nothing read from disk) gets none of it */
+	/* the server's query reads nothing from disk: the index's copy of
+	 * the sibling, as the scan read it, stands in (a change on disk that
+	 * no update announced is not seen) */
+	struct ctx_index_stats st;
+	ctx_index_stats(ix, &st);
+	CHECK_INT_EQ(st.texts, st.files);
+	CHECK(st.text_bytes > 0 && st.text_bytes < st.bytes);
+	put(&p, "ops/mul.c", "#include \"ctx.h\"\n#include \"util.h\"\nint changed_on_disk;\n");
 	q.read_imported = false;
 	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
-	CHECK(!ch.lines || !strstr(ch.lines, "OPS_SKIP) {"));
+	CHECK(ch.lines && strstr(ch.lines, "if (octx->flags & OPS_SKIP) {"));
+	CHECK(!strstr(ch.lines, "changed_on_disk"));
+	ctx_chunks_finish(&ch);
+	/* an open sibling is its editor's text, not also the index's copy */
+	char mul[512];
+	const char *mul_open = "#include \"ctx.h\"\n#include \"util.h\"\nint edited_in_editor;\n";
+	struct ctx_doc od = { abs_of(&p, "ops/mul.c", mul, sizeof mul), mul_open,
+		              strlen(mul_open) };
+	q.open = &od;
+	q.n_open = 1;
+	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+	CHECK(ch.lines && strstr(ch.lines, "edited_in_editor"));
+	CHECK(!strstr(ch.lines, "OPS_SKIP) {"));
+	ctx_chunks_finish(&ch);
+	/* an update reads it again */
+	q.open = NULL;
+	q.n_open = 0;
+	CHECK_INT_EQ(ctx_index_update(ix, mul), 0);
+	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+	CHECK(ch.lines && strstr(ch.lines, "changed_on_disk"));
 	ctx_chunks_finish(&ch);
 	ctx_index_free(ix);
 	proj_free(&p);

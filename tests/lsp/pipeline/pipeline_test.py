@@ -778,6 +778,70 @@ def case_project_context(binary, model):
     finally:
         c.kill()
 
+def case_project_context_unopened_files(binary, model):
+    """Files that are not open reach the server's prompts (issue 22): the
+    workspace index keeps the texts it read off the loop, so a C file's
+    sibling that includes the same headers (ctx_index_related) and the
+    header it includes give their chunks and their lines as candidates
+    (projectLines) with no editor tab open on them; a change on disk
+    announced by the client is what the next choice sees."""
+    root = tempfile.mkdtemp()
+    os.mkdir(os.path.join(root, "ops"))
+
+    def put(rel, text):
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
+    put("ops/ctx.h", "struct ops_ctx { int n; unsigned flags; };\n#define OPS_SKIP_COMPUTE 1\n")
+    put("ops/util.h", "int util_clamp(int v);\n")
+    put("ops/mul.c", "#include \"ctx.h\"\n#include \"util.h\"\n\n"
+        "int ops_mul(struct ops_ctx *octx) {\n"
+        "    if (octx->flags & OPS_SKIP_COMPUTE) {\n"
+        "        return 0;\n    }\n"
+        "    return util_clamp(octx->n * 2);\n}\n")
+    add_uri = "file://%s/ops/add.c" % root
+    add = ("#include \"ctx.h\"\n#include \"util.h\"\n\n"
+           "int ops_add(struct ops_ctx *octx) {\n    if (")
+    c = start(binary, model, {"completion.candidates": 1, "completion.maxTokens": 16},
+              root=root, args=["--log-level", "debug"])
+    try:
+        wait_loaded(c)
+        check(poll(lambda: "workspace index: 3 files" in c.log(), 30),
+              "the index holds the headers and the sibling", c.log())
+        open_doc(c, add, uri=add_uri, lang="c")
+        inline(c, 4, len("    if ("), uri=add_uri)
+        s0 = stats(c)
+        check(s0["openDocuments"] == 1, "no other tab is open", s0)
+        check(s0["projectLines"] >= 1, "the unopened sibling's lines were scored", s0)
+        check(s0["projectTokens"] > 0, "project context in the prompt", s0)
+        check(poll(lambda: "similar ops/mul.c" in c.log(), 5),
+              "the unopened sibling's chunk chosen, from the index's copy", c.log())
+        # the sibling changes on disk; the client says so; a new line
+        # chooses again from the text the index read again
+        put("ops/mul.c", "#include \"ctx.h\"\n#include \"util.h\"\n\n"
+            "int ops_mul(struct ops_ctx *octx) {\n"
+            "    int mul_changed_on_disk = octx->n;\n"
+            "    return util_clamp(mul_changed_on_disk * 2);\n}\n")
+        c.notify("workspace/didChangeWatchedFiles",
+                 {"changes": [{"uri": "file://%s/ops/mul.c" % root, "type": 2}]})
+        check(poll(lambda: "workspace index: 3 files after" in c.log(), 30),
+              "the index read ops/mul.c again", c.log())
+        # counted before the edit: the server may start on the new line
+        # as soon as the edit arrives
+        n_logged = c.log().count("similar ops/mul.c")
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": add_uri, "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 4, "character": 4},
+                                          "end": {"line": 4, "character": 8}},
+                                "text": "int x = octx->n;\n    int y = octx->"}]})
+        inline(c, 5, len("    int y = octx->"), uri=add_uri)
+        check(poll(lambda: c.log().count("similar ops/mul.c") > n_logged, 5),
+              "chosen again on the new line", c.log())
+        check(stats(c)["projectLines"] >= s0["projectLines"], "lines scored", stats(c))
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
 def feedback_of(c, lang="plaintext"):
     """infill/stats "feedback" for lang, summed over shapes."""
     f = stats(c).get("feedback", {}).get(lang, {})

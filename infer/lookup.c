@@ -1,0 +1,86 @@
+/*
+ * lookup.c - prompt-lookup decoding's drafts: where they come from (the
+ * candidate's own context), and how many of them a step should check.
+ *
+ * A draft is worth checking only when what it saves pays for the wider
+ * step: with a chance p that each drafted token is the one the model would
+ * choose (geometric: a draft is kept up to its first miss), k drafted tokens
+ * yield 1 + p + ... + p^k tokens for a forward of one row more per token.
+ * On a CPU a forward of 4 rows costs 1.2-2x one row (the weights stream
+ * once; the arithmetic and attention grow), so short n-gram matches, which
+ * are mostly wrong, would make decoding slower than without drafts. p is
+ * learned per match length from the drafts checked so far.
+ */
+#include "engine_internal.h"
+
+/* Token i of the candidate's context: the prompt, then what it chose. */
+static inline int32_t ctx_at(const int32_t *prompt, int32_t L, const int32_t *gen, int32_t i)
+{
+	return i < L ? prompt[i] : gen[i - L];
+}
+
+int32_t lookup_draft_find(const int32_t *prompt, int32_t L, const int32_t *gen, int32_t n_gen,
+                          int32_t kmax, int32_t *out, int32_t *ngram)
+{
+	int32_t total = L + n_gen;
+	*ngram = 0;
+	for (int32_t n = LOOKUP_NGRAM; n >= 1 && kmax > 0; n--) {
+		if (n >= total) continue;
+		/* The occurrence ends at j (< total - 1: not the key itself) and
+		 * must leave at least one token after it. */
+		for (int32_t j = total - 2; j >= n - 1; j--) {
+			int32_t k = 0;
+			while (k < n && ctx_at(prompt, L, gen, j - k) ==
+			                        ctx_at(prompt, L, gen, total - 1 - k))
+				k++;
+			if (k < n) continue;
+			int32_t m = 0;
+			while (m < kmax && j + 1 + m < total) {
+				out[m] = ctx_at(prompt, L, gen, j + 1 + m);
+				m++;
+			}
+			*ngram = n;
+			return m;
+		}
+	}
+	return 0;
+}
+
+/* Counts fade by this much per draft checked, so p follows the document:
+ * a file that repeats itself, then one that does not. */
+#define LOOKUP_FADE        0.95
+/* Before any draft of a length was checked: p = 1/2, worth two drafts. */
+#define LOOKUP_PRIOR_KEPT  1.0
+#define LOOKUP_PRIOR_TRIED 2.0
+
+void lookup_note(struct lookup_stats *st, int32_t ngram, int32_t drafted, int32_t kept)
+{
+	if (ngram < 1 || ngram > LOOKUP_NGRAM || drafted <= 0) return;
+	/* kept tokens were right; the first miss was wrong; the tokens after
+	 * it were never tested (their row saw a wrong input) */
+	st->kept[ngram] = LOOKUP_FADE * st->kept[ngram] + kept;
+	st->tried[ngram] = LOOKUP_FADE * st->tried[ngram] + kept + (kept < drafted);
+}
+
+double lookup_p(const struct lookup_stats *st, int32_t ngram)
+{
+	if (ngram < 1 || ngram > LOOKUP_NGRAM) return 0;
+	return (st->kept[ngram] + LOOKUP_PRIOR_KEPT) / (st->tried[ngram] + LOOKUP_PRIOR_TRIED);
+}
+
+int32_t lookup_choose(double p, int32_t m, double tokens, int32_t rows, const double *cost)
+{
+	/* tokens per ms of the step with k drafts, k = 0..m; the smallest k of
+	 * the best wins (a tie is not worth the wider step) */
+	int32_t best = 0;
+	double best_rate = cost[rows] > 0 ? tokens / cost[rows] : 0, gain = 0, pk = 1;
+	for (int32_t k = 1; k <= m; k++) {
+		pk *= p;
+		gain += pk;
+		double c = cost[rows + k];
+		if (c <= 0) break;
+		double rate = (tokens + gain) / c;
+		if (rate > best_rate * (1 + 1e-9)) best = k, best_rate = rate;
+	}
+	return best;
+}
