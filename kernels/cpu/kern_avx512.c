@@ -536,7 +536,7 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 		const char *sb = panel + (size_t)b * Q4K_P8_SB;
 		if (pf)
 			for (int l = 0; l < Q4K_P8_SB; l += 64)
-				_mm_prefetch(sb + PREFETCH_BYTES + l, _MM_HINT_T0);
+				_mm_prefetch(sb + CPU_P8_PREFETCH + l, _MM_HINT_T0);
 		struct q4k_p8_sm sm = q4k_p8_scales(sb);
 		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
 		size_t obs =
