@@ -2,9 +2,11 @@
  * kern_avx512.c - AVX-512 VNNI kernels, selected at run time by kern.c:
  * kern_simd.h / kern_simd_k.h with vpdpbusd (u8 x s8 summed 4 at a time into
  * s32, no int16 saturation step) on ymm registers, plus the kernels below:
- * decode rows for Q4_0/Q8_0 (ymm only: a 512-bit uop would take port 1's
- * vector unit away from these loops), prefill panels for Q4_0/Q8_0
- * where a zmm lane is a weight row, and an F16 prefill tile on zmm.
+ * the panel kernel for Q4_0 packed at load (every Q4_0 matmul weight of a
+ * model), decode rows for Q8_0 and unpacked Q4_0 (ymm only: a 512-bit uop
+ * would take port 1's vector unit away from these loops on Intel), prefill
+ * panels built per call for them where a zmm lane is a weight row, and an
+ * F16 prefill tile on zmm.
  */
 #if defined(__x86_64__)
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
