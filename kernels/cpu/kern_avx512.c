@@ -403,6 +403,8 @@ static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
  */
 #define P8_T 8 /* tokens per register tile */
 
+#include "kern_p8.h"
+
 static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_t nb,
                                                           const char *panel, const char *x0,
                                                           size_t xs, float *y, int64_t ldy,
@@ -462,46 +464,7 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
 		}
 	}
-	if (rows == 8) {
-#pragma GCC unroll 8
-		for (int j = 0; j < g; j++) _mm256_storeu_ps(y + j * ldy, acc[j]);
-		return;
-	}
-	_Alignas(32) float t[8];
-	for (int j = 0; j < g; j++) {
-		_mm256_store_ps(t, acc[j]);
-		memcpy(y + j * ldy, t, (size_t)rows * sizeof(float));
-	}
-}
-
-static void gemm_q4_0_p8_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                             size_t x_stride, int64_t nt, float *y, int64_t ldy)
-{
-	int64_t nb = n / 32;
-	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
-		const char *panel = (const char *)w + r0 * w_stride;
-		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
-		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
-			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
-			const char *x0 = (const char *)x + t0 * x_stride;
-			float *yt = y + t0 * ldy + r0;
-			bool pf = nt <= 4;
-#define PK(G)                                                          \
-	(pf ? p8_tile(G, true, nb, panel, x0, x_stride, yt, ldy, rows) \
-	    : p8_tile(G, false, nb, panel, x0, x_stride, yt, ldy, rows))
-			switch (g) {
-			case 8: PK(8); break;
-			case 7: PK(7); break;
-			case 6: PK(6); break;
-			case 5: PK(5); break;
-			case 4: PK(4); break;
-			case 3: PK(3); break;
-			case 2: PK(2); break;
-			default: PK(1); break;
-			}
-#undef PK
-		}
-	}
+	p8_store(acc, g, rows, y, ldy);
 }
 
 /*
@@ -609,7 +572,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_iq4_xs = gemm_iq4_xs,
 	.gemm_q8_0 = gemm_q8_0_512,
 	.gemm_q4_0 = gemm_q4_0_512, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
-	.gemm_q4_0_p8 = gemm_q4_0_p8_512,
+	.gemm_q4_0_p8 = gemm_q4_0_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,
