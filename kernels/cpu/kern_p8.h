@@ -28,8 +28,8 @@ static inline __attribute__((always_inline)) void p8_store(const __m256 *acc, in
 	}
 }
 
-#define P8_TILE(G)                                                                    \
-	(pf ? p8_tile(G, true, nb, panel, x0, x_stride, yt, ldy, rows)                \
+#define P8_TILE(G)                                                     \
+	(pf ? p8_tile(G, true, nb, panel, x0, x_stride, yt, ldy, rows) \
 	    : p8_tile(G, false, nb, panel, x0, x_stride, yt, ldy, rows))
 
 static void gemm_q4_0_p8(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
