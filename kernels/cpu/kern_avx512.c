@@ -2,9 +2,11 @@
  * kern_avx512.c - AVX-512 VNNI kernels, selected at run time by kern.c:
  * kern_simd.h / kern_simd_k.h with vpdpbusd (u8 x s8 summed 4 at a time into
  * s32, no int16 saturation step) on ymm registers, plus the kernels below:
- * decode rows for Q4_0/Q8_0 (ymm only: a 512-bit uop would take port 1's
- * vector unit away from these loops), prefill panels for Q4_0/Q8_0
- * where a zmm lane is a weight row, and an F16 prefill tile on zmm.
+ * the panel kernel for Q4_0 packed at load (every Q4_0 matmul weight of a
+ * model), decode rows for Q8_0 and unpacked Q4_0 (ymm only: a 512-bit uop
+ * would take port 1's vector unit away from these loops on Intel), prefill
+ * panels built per call for them where a zmm lane is a weight row, and an
+ * F16 prefill tile on zmm.
  */
 #if defined(__x86_64__)
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
@@ -401,6 +403,8 @@ static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
  */
 #define P8_T 8 /* tokens per register tile */
 
+#include "kern_p8.h"
+
 static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_t nb,
                                                           const char *panel, const char *x0,
                                                           size_t xs, float *y, int64_t ldy,
@@ -460,46 +464,7 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
 		}
 	}
-	if (rows == 8) {
-#pragma GCC unroll 8
-		for (int j = 0; j < g; j++) _mm256_storeu_ps(y + j * ldy, acc[j]);
-		return;
-	}
-	_Alignas(32) float t[8];
-	for (int j = 0; j < g; j++) {
-		_mm256_store_ps(t, acc[j]);
-		memcpy(y + j * ldy, t, (size_t)rows * sizeof(float));
-	}
-}
-
-static void gemm_q4_0_p8_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                             size_t x_stride, int64_t nt, float *y, int64_t ldy)
-{
-	int64_t nb = n / 32;
-	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
-		const char *panel = (const char *)w + r0 * w_stride;
-		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
-		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
-			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
-			const char *x0 = (const char *)x + t0 * x_stride;
-			float *yt = y + t0 * ldy + r0;
-			bool pf = nt <= 4;
-#define PK(G)                                                          \
-	(pf ? p8_tile(G, true, nb, panel, x0, x_stride, yt, ldy, rows) \
-	    : p8_tile(G, false, nb, panel, x0, x_stride, yt, ldy, rows))
-			switch (g) {
-			case 8: PK(8); break;
-			case 7: PK(7); break;
-			case 6: PK(6); break;
-			case 5: PK(5); break;
-			case 4: PK(4); break;
-			case 3: PK(3); break;
-			case 2: PK(2); break;
-			default: PK(1); break;
-			}
-#undef PK
-		}
-	}
+	p8_store(acc, g, rows, y, ldy);
 }
 
 /* ---- Q4_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
@@ -595,16 +560,7 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 			                     sumi, ms);
 		}
 	}
-	if (rows == 8) {
-#pragma GCC unroll 4
-		for (int j = 0; j < g; j++) _mm256_storeu_ps(y + j * ldy, acc[j]);
-		return;
-	}
-	_Alignas(32) float t[8];
-	for (int j = 0; j < g; j++) {
-		_mm256_store_ps(t, acc[j]);
-		memcpy(y + j * ldy, t, (size_t)rows * sizeof(float));
-	}
+	p8_store(acc, g, rows, y, ldy);
 }
 
 static void gemm_q4_k_p8_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
@@ -738,7 +694,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_iq4_xs = gemm_iq4_xs,
 	.gemm_q8_0 = gemm_q8_0_512,
 	.gemm_q4_0 = gemm_q4_0_512, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
-	.gemm_q4_0_p8 = gemm_q4_0_p8_512,
+	.gemm_q4_0_p8 = gemm_q4_0_p8,
 	.gemm_q4_k_p8 = gemm_q4_k_p8_512,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
