@@ -717,7 +717,8 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 	float *prompt_logits = e->logits + (size_t)STEP_ROWS * (size_t)e->n_vocab;
 	int32_t tokens[STEP_ROWS], pos[STEP_ROWS], rows[STEP_ROWS];
 	struct kv_seq *seqs[STEP_ROWS];
-	double step_ms = 0; /* the last decode step's wall time */
+	double step_ms = 0;    /* the last decode step's wall time */
+	int32_t step_rows = 0; /* and its rows */
 	for (int step = 0; !rc; step++) {
 		int nb = 0;
 		for (int i = 0; i < n && !rc; i++) {
@@ -778,12 +779,16 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			rc = ENGINE_ECANCELED;
 			break;
 		}
-		/* Stop before a step that would end past the deadline (the last
-		 * step's time is the estimate), not after it: a step of a large
-		 * model on a CPU is a good part of the whole budget. */
+		/* Stop before a step that would end past the deadline, not after
+		 * it: a step of a large model on a CPU is a good part of the whole
+		 * budget. */
 		double now = engine_now_ms();
-		if (req->deadline_ms > 0 &&
-		    now + (step_ms > 0 ? step_ms : fwd_cost(e, nb)) >= req->deadline_ms) {
+		double next_ms = step_ms <= 0 ? fwd_cost(e, nb)
+		                 : e->p.prefill_tokens_per_s > 0
+		                         ? step_ms /* a set rate says nothing of steps */
+		                         : fwd_cost_next(&e->fwd, step_ms, step_rows, nb,
+		                                         e->step_ms, ms_per_token(e));
+		if (req->deadline_ms > 0 && now + next_ms >= req->deadline_ms) {
 			for (int i = 0; i < n; i++)
 				if (!c[i].stop) c[i].stop = ENGINE_STOP_DEADLINE;
 			break;
@@ -803,6 +808,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		rc = model_forward(e->m, &b, err);
 		if (rc == ENGINE_ECANCELED) break;
 		step_ms = engine_now_ms() - now;
+		step_rows = nb;
 		if (!rc) average(&e->step_ms, step_ms), fwd_cost_note(&e->fwd, nb, step_ms);
 		res->decode_steps++;
 		res->draft_tokens += budget0 - (budget > 0 ? budget : 0);

@@ -28,6 +28,12 @@ void fwd_cost_note(struct fwd_cost *c, int32_t n, double ms);
 /* Its estimate for n rows; one_ms and ms_per_row stand in where nothing of
  * that size was seen (one row's time, then the chunk rate per row). */
 double fwd_cost_ms(const struct fwd_cost *c, int32_t n, double one_ms, double ms_per_row);
+/* The next forward's time, n rows, after one of last_n rows took last_ms:
+ * that time (it knows the load and the context's length) scaled by the
+ * learned costs of the two row counts (a step that checks drafts, or one
+ * after a candidate stopped, is wider or narrower). */
+double fwd_cost_next(const struct fwd_cost *c, double last_ms, int32_t last_n, int32_t n,
+                     double one_ms, double ms_per_row);
 /* The most rows, up to cap, whose forward fits in left ms (0 when none). */
 int32_t fwd_cost_fit(const struct fwd_cost *c, double left, int32_t cap, double one_ms,
                      double ms_per_row);

@@ -53,3 +53,12 @@ int32_t fwd_cost_fit(const struct fwd_cost *c, double left, int32_t cap, double 
 	}
 	return lo;
 }
+
+double fwd_cost_next(const struct fwd_cost *c, double last_ms, int32_t last_n, int32_t n,
+                     double one_ms, double ms_per_row)
+{
+	double want = fwd_cost_ms(c, n, one_ms, ms_per_row);
+	double was = fwd_cost_ms(c, last_n, one_ms, ms_per_row);
+	if (last_ms <= 0 || was <= 0) return want;
+	return last_ms * want / was;
+}

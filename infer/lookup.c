@@ -48,7 +48,7 @@ int32_t lookup_draft_find(const int32_t *prompt, int32_t L, const int32_t *gen, 
 
 /* Counts fade by this much per draft checked, so p follows the document:
  * a file that repeats itself, then one that does not. */
-#define LOOKUP_FADE 0.95
+#define LOOKUP_FADE        0.95
 /* Before any draft of a length was checked: p = 1/2, worth two drafts. */
 #define LOOKUP_PRIOR_KEPT  1.0
 #define LOOKUP_PRIOR_TRIED 2.0

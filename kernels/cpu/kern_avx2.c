@@ -20,6 +20,8 @@
 
 #define P8_T 4 /* tokens per register tile */
 
+#include "kern_p8.h"
+
 static inline int32_t load_i32(const void *p)
 {
 	int32_t v;
@@ -50,7 +52,7 @@ static inline int32_t load_i32(const void *p)
  * same bits. (Panels built per call, as before the packing, cost more than
  * they saved for the few tokens of a decode step.)
  */
-static inline __attribute__((always_inline)) void pk_tile(int g, bool pf, int64_t nb,
+static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_t nb,
                                                           const char *panel, const char *x0,
                                                           size_t xs, float *y, int64_t ldy,
                                                           int rows)
@@ -72,9 +74,9 @@ static inline __attribute__((always_inline)) void pk_tile(int g, bool pf, int64_
 		 * blocks; 200 MB, one core, nt=1: 8.3 -> 10.1 GB/s). A prompt's
 		 * panels are reused from cache: there it only costs (2-3% in L2). */
 		if (pf) {
-			_mm_prefetch(q + PREFETCH_BYTES, _MM_HINT_T0);
-			_mm_prefetch(q + PREFETCH_BYTES + 64, _MM_HINT_T0);
-			if (!(b & 3)) _mm_prefetch(sc + 16 * b + PREFETCH_BYTES / 8, _MM_HINT_T0);
+			_mm_prefetch(q + CPU_P8_PREFETCH, _MM_HINT_T0);
+			_mm_prefetch(q + CPU_P8_PREFETCH + 64, _MM_HINT_T0);
+			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 8, _MM_HINT_T0);
 		}
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
@@ -105,48 +107,7 @@ static inline __attribute__((always_inline)) void pk_tile(int g, bool pf, int64_
 			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
 		}
 	}
-	if (rows == 8) {
-#pragma GCC unroll 4
-		for (int j = 0; j < g; j++) _mm256_storeu_ps(y + j * ldy, acc[j]);
-		return;
-	}
-	_Alignas(32) float t[8];
-	for (int j = 0; j < g; j++) {
-		_mm256_store_ps(t, acc[j]);
-		memcpy(y + j * ldy, t, (size_t)rows * sizeof(float));
-	}
-}
-
-static void gemm_q4_0_p8_avx2(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                              size_t x_stride, int64_t nt, float *y, int64_t ldy)
-{
-	int64_t nb = n / 32;
-	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
-		const char *panel = (const char *)w + r0 * w_stride;
-		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
-		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
-			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
-			const char *x0 = (const char *)x + t0 * x_stride;
-			float *yt = y + t0 * ldy + r0;
-#define PK(G, PF) pk_tile(G, PF, nb, panel, x0, x_stride, yt, ldy, rows)
-			if (nt <= P8_T) {
-				switch (g) {
-				case 4: PK(4, true); break;
-				case 3: PK(3, true); break;
-				case 2: PK(2, true); break;
-				default: PK(1, true); break;
-				}
-			} else {
-				switch (g) {
-				case 4: PK(4, false); break;
-				case 3: PK(3, false); break;
-				case 2: PK(2, false); break;
-				default: PK(1, false); break;
-				}
-			}
-#undef PK
-		}
-	}
+	p8_store(acc, g, rows, y, ldy);
 }
 
 const struct cpu_kernels cpu_kernels_avx2 = {
@@ -167,7 +128,7 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.gemm_iq4_xs = gemm_iq4_xs,
 	.gemm_q8_0 = gemm_q8_0,
 	.gemm_q4_0 = gemm_q4_0, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
-	.gemm_q4_0_p8 = gemm_q4_0_p8_avx2,
+	.gemm_q4_0_p8 = gemm_q4_0_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,

@@ -47,6 +47,21 @@ TEST(forward_cost_is_learned_by_rows_not_a_rate)
 	CHECK_INT_EQ(fwd_cost_fit(&c, 5000, 400, 40, 15), 331); /* 40 + 330 * 15 = 4990 */
 }
 
+TEST(next_forward_is_the_last_one_scaled_by_its_rows)
+{
+	struct fwd_cost c = { 0 };
+	fwd_cost_note(&c, 1, 40);
+	fwd_cost_note(&c, 4, 60);
+	/* the last 1-row step took 50 (a longer context, a busier machine):
+	 * a 4-row step after it takes 50 * 60 / 40 */
+	CHECK_NEAR(fwd_cost_next(&c, 50, 1, 4, 40, 15), 75, 1e-9);
+	/* and back: a candidate stopped, the step is narrower */
+	CHECK_NEAR(fwd_cost_next(&c, 75, 4, 1, 40, 15), 50, 1e-9);
+	CHECK_NEAR(fwd_cost_next(&c, 50, 1, 1, 40, 15), 50, 1e-9);
+	/* no step yet: the learned cost */
+	CHECK_NEAR(fwd_cost_next(&c, 0, 0, 4, 40, 15), 60, 1e-9);
+}
+
 /* ---- prompt lookup's drafts ---- */
 
 TEST(lookup_drafts_what_followed_the_latest_match)

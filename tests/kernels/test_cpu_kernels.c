@@ -197,6 +197,20 @@ static void q4_0_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_
 	free(wf);
 }
 
+/* nt random activation rows of n values in Q8_0 (row stride *xs); caller frees. */
+static unsigned char *q8_0_random_acts(int nt, int64_t n, size_t *xs)
+{
+	*xs = cpu_act_row_bytes(CPU_ACT_Q8_0, n);
+	unsigned char *x = malloc(*xs * nt);
+	float *xf = malloc((size_t)n * sizeof(float));
+	for (int t = 0; t < nt; t++) {
+		for (int64_t i = 0; i < n; i++) xf[i] = frand() * 2.0f;
+		cpu_kernels_ref.act[CPU_ACT_Q8_0](xf, x + t * *xs, n);
+	}
+	free(xf);
+	return x;
+}
+
 /* The panel kernel against the reference's row kernel on the unpacked rows:
  * every token count 1..9 (one 4-token tile, two, and the tails), row counts
  * that fill the last panel or not, widths of 1, 3, 11 and 64 blocks. The
@@ -279,13 +293,8 @@ TEST(gemm_q4_0_packed_same_bits_in_any_batch)
 	size_t ws;
 	void *pw;
 	q4_0_rows_and_panels(NR, N, &w, &ws, &pw);
-	size_t xs = cpu_act_row_bytes(CPU_ACT_Q8_0, N);
-	unsigned char *x = malloc(xs * NT);
-	float *xf = malloc((size_t)N * sizeof(float));
-	for (int t = 0; t < NT; t++) {
-		for (int i = 0; i < N; i++) xf[i] = frand() * 2.0f;
-		cpu_kernels_ref.act[CPU_ACT_Q8_0](xf, x + t * xs, N);
-	}
+	size_t xs;
+	unsigned char *x = q8_0_random_acts(NT, N, &xs);
 	float all[NT][NR], one[NR];
 	for (int s = 0; s < n_sets; s++) {
 		cpu_gemm_fn f = sets[s]->gemm_q4_0_p8;
@@ -308,7 +317,7 @@ TEST(gemm_q4_0_packed_same_bits_in_any_batch)
 			}
 		}
 	}
-	free(w), free(pw), free(x), free(xf);
+	free(w), free(pw), free(x);
 }
 
 /* The same model gives the same answer on an AVX2 and an AVX-512 host: the
@@ -322,13 +331,8 @@ TEST(gemm_q4_0_packed_same_bits_in_every_set)
 	size_t ws;
 	void *pw;
 	q4_0_rows_and_panels(NR, N, &w, &ws, &pw);
-	size_t xs = cpu_act_row_bytes(CPU_ACT_Q8_0, N);
-	unsigned char *x = malloc(xs * NT);
-	float *xf = malloc((size_t)N * sizeof(float));
-	for (int t = 0; t < NT; t++) {
-		for (int i = 0; i < N; i++) xf[i] = frand() * 2.0f;
-		cpu_kernels_ref.act[CPU_ACT_Q8_0](xf, x + t * xs, N);
-	}
+	size_t xs;
+	unsigned char *x = q8_0_random_acts(NT, N, &xs);
 	float first[NT][NR], got[NT][NR];
 	const char *first_name = NULL;
 	for (int nt = 1; nt <= NT; nt++) {
@@ -348,7 +352,7 @@ TEST(gemm_q4_0_packed_same_bits_in_every_set)
 			CHECK(same);
 		}
 	}
-	free(w), free(pw), free(x), free(xf);
+	free(w), free(pw), free(x);
 }
 
 /* A tied embedding reads its rows from the panels: the same floats as the file's rows. */

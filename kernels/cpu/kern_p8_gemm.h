@@ -1,0 +1,72 @@
+/*
+ * kern_p8_gemm.h - a panel kernel's loop over 8-row panels and token tiles,
+ * included once per weight type (a template): the includer defines
+ * P8_GEMM (the function's name), P8_TILE_FN (its 8-row tile, declared
+ * before) and, where it has one, P8_TILE16_FN (two full panels at once),
+ * each taking (g, prefetch, nb, panel, [panel_bytes,] x0, x_stride, y, ldy
+ * [, rows]) like p8_tile / p16_tile. Rows come in blocks of 32 values.
+ */
+
+#define P8_CALL(G)                                                               \
+	(pf ? P8_TILE_FN(G, true, nb, panel, x0, x_stride, yt, ldy, rows)        \
+	    : P8_TILE_FN(G, false, nb, panel, x0, x_stride, yt, ldy, rows))
+#define P16_CALL(G)                                                                      \
+	(pf ? P8_TILE16_FN(G, true, nb, panel, 8 * w_stride, x0, x_stride, yt, ldy)      \
+	    : P8_TILE16_FN(G, false, nb, panel, 8 * w_stride, x0, x_stride, yt, ldy))
+
+static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                    size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	int64_t nb = n / 32;
+	/* Decode streams the panels from DRAM: prefetch them ahead; a prompt's
+	 * are reused from cache, where it only costs. */
+	bool pf = nt <= 4;
+	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
+		const char *panel = (const char *)w + r0 * w_stride;
+		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
+#ifdef P8_TILE16_FN
+		if (r0 + 16 <= nr) {
+			for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
+				int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
+				const char *x0 = (const char *)x + t0 * x_stride;
+				float *yt = y + t0 * ldy + r0;
+				switch (g) {
+				case 8: P16_CALL(8); break;
+				case 7: P16_CALL(7); break;
+				case 6: P16_CALL(6); break;
+				case 5: P16_CALL(5); break;
+				case 4: P16_CALL(4); break;
+				case 3: P16_CALL(3); break;
+				case 2: P16_CALL(2); break;
+				default: P16_CALL(1); break;
+				}
+			}
+			r0 += 8; /* two panels */
+			continue;
+		}
+#endif
+		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
+			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
+			const char *x0 = (const char *)x + t0 * x_stride;
+			float *yt = y + t0 * ldy + r0;
+			switch (g) {
+#if P8_T > 4
+			case 8: P8_CALL(8); break;
+			case 7: P8_CALL(7); break;
+			case 6: P8_CALL(6); break;
+			case 5: P8_CALL(5); break;
+#endif
+			case 4: P8_CALL(4); break;
+			case 3: P8_CALL(3); break;
+			case 2: P8_CALL(2); break;
+			default: P8_CALL(1); break;
+			}
+		}
+	}
+}
+
+#undef P8_CALL
+#undef P16_CALL
+#undef P8_GEMM
+#undef P8_TILE_FN
+#undef P8_TILE16_FN
