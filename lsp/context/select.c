@@ -21,7 +21,8 @@
 #define MAX_NAMES            48
 #define MAX_IMPORTED         16
 #define MAX_READ             8            /* imported files looked into */
-#define MAX_RELATED          3            /* and files related by their imports */
+#define MAX_RELATED          3            /* and files related by their imports ... */
+#define MAX_RELATED_POOL     12           /* ... the most alike of this many */
 #define MAX_DOC_BYTES        (512u << 10) /* larger documents are not looked into */
 #define MAX_LINES_BYTES      (1u << 20)   /* ctx_chunks.lines */
 #define CHUNK_LINES          16           /* similar chunks: windows of lines ... */
@@ -180,6 +181,30 @@ static size_t line_fwd(const char *t, size_t len, size_t at, int lines)
 	return at;
 }
 
+/* The window of CHUNK_LINES lines of od most like here (its Jaccard in
+ * out->score, 0 when none); there is scratch. 0 or -ENOMEM. */
+struct best {
+	double score;
+	size_t doc, s, e;
+};
+
+static int doc_best(const struct idset *here, const struct ctx_doc *od, size_t d,
+                    struct idset *there, struct best *out)
+{
+	struct best b = { 0 };
+	int rc = 0;
+	for (size_t at = 0; at < od->len && !rc && here->n;) {
+		size_t e = line_fwd(od->text, od->len, at, CHUNK_LINES);
+		rc = idset_build(there, od->text, at, e);
+		double j = rc ? 0 : jaccard(here, there);
+		if (j > b.score) b = (struct best){ j, d, at, e };
+		if (e >= od->len) break;
+		at = line_fwd(od->text, od->len, at, CHUNK_STRIDE);
+	}
+	*out = b;
+	return rc;
+}
+
 /* ---- the pieces ---- */
 
 struct sel {
@@ -192,6 +217,8 @@ struct sel {
 	size_t n_docs, n_open_docs;
 	char *owned[MAX_READ + MAX_RELATED]; /* texts of the files read */
 	size_t n_owned;
+	struct idset here, there;                      /* the cursor's surroundings; scratch */
+	double doc_score[MAX_READ + MAX_RELATED + 32]; /* best window's Jaccard per document */
 };
 
 static bool defined_here(const struct sel *s, const char *name)
@@ -246,31 +273,98 @@ static char *read_small(const char *path, size_t *len)
 	return t;
 }
 
-/* Adds the file at path (absolute) to the documents looked at, unless it
- * is open (the editor's text is newer): read from disk when the query
- * says so and small enough, else the index's copy when it kept one.
- * 0 or -ENOMEM. */
-static int read_doc(struct sel *s, const char *path)
+static bool is_open(const struct sel *s, const char *path)
 {
 	for (size_t d = 0; d < s->n_open_docs; d++)
-		if (s->docs[d].path && !strcmp(s->docs[d].path, path)) return 0;
-	size_t len = 0;
-	char *t = NULL;
+		if (s->docs[d].path && !strcmp(s->docs[d].path, path)) return true;
+	return false;
+}
+
+/* The text of the file at path (absolute): read from disk when the query
+ * says so and small enough, else the index's copy when it kept one. New
+ * string or NULL in *out. 0 or -ENOMEM. */
+static int text_of(const struct sel *s, const char *path, char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
 	if (s->q->read_imported) {
-		t = read_small(path, &len);
-	} else {
-		int rc = ctx_index_text(s->q->index, path, &t, &len);
-		if (rc < 0) return rc;
+		*out = read_small(path, len);
+		return 0;
 	}
-	if (!t) return 0;
+	int rc = ctx_index_text(s->q->index, path, out, len);
+	return rc < 0 ? rc : 0;
+}
+
+/* Adds path and its text t (both taken) to the documents looked at. */
+static void add_doc(struct sel *s, char *path, char *t, size_t len)
+{
+	s->owned[s->n_owned++] = t;
+	s->docs[s->n_docs++] = (struct ctx_doc){ path, t, len };
+}
+
+/* Adds the file at path (absolute) to the documents looked at, unless it
+ * is open (the editor's text is newer). 0 or -ENOMEM. */
+static int read_doc(struct sel *s, const char *path)
+{
+	if (is_open(s, path)) return 0;
+	size_t len;
+	char *t;
+	int rc = text_of(s, path, &t, &len);
+	if (rc || !t) return rc;
 	char *p = strdup(path); /* freed with the selection, as the text */
 	if (!p) {
 		free(t);
 		return -ENOMEM;
 	}
-	s->owned[s->n_owned++] = t;
-	s->docs[s->n_docs++] = (struct ctx_doc){ p, t, len };
+	add_doc(s, p, t, len);
 	return 0;
+}
+
+/*
+ * Of the related files paths[0..n) (best first by their imports), the
+ * MAX_RELATED whose best window is most like the cursor's surroundings
+ * join the documents looked at: siblings that tie on their imports (a
+ * folder of `*-ops.c` that include the same headers) differ in what they
+ * do, and the one that does what the cursor's lines do repeats their
+ * statements. Ties keep the index's order. 0 or -ENOMEM.
+ */
+static int read_related(struct sel *s, char **paths, int n)
+{
+	struct cand {
+		char *text;
+		size_t len;
+		int i;
+		double score;
+	} c[MAX_RELATED_POOL];
+	int nc = 0, rc = 0;
+	for (int i = 0; i < n && nc < MAX_RELATED_POOL && !rc; i++) {
+		if (is_open(s, paths[i])) continue;
+		size_t len;
+		char *t;
+		rc = text_of(s, paths[i], &t, &len);
+		if (rc || !t) continue;
+		struct best b;
+		struct ctx_doc od = { paths[i], t, len };
+		rc = doc_best(&s->here, &od, 0, &s->there, &b);
+		c[nc++] = (struct cand){ t, len, i, b.score };
+	}
+	/* best first; stable among equals (insertion sort: a few entries) */
+	for (int i = 1; i < nc; i++)
+		for (int k = i; k > 0 && c[k - 1].score < c[k].score; k--) {
+			struct cand t = c[k];
+			c[k] = c[k - 1];
+			c[k - 1] = t;
+		}
+	for (int i = 0; i < nc; i++) {
+		char *p = !rc && i < MAX_RELATED ? strdup(paths[c[i].i]) : NULL;
+		if (!p) {
+			if (!rc && i < MAX_RELATED) rc = -ENOMEM;
+			free(c[i].text);
+			continue;
+		}
+		add_doc(s, p, c[i].text, c[i].len);
+	}
+	return rc;
 }
 
 static int step_definitions(struct sel *s)
@@ -338,15 +432,19 @@ static int step_definitions(struct sel *s)
 	char **rel_paths = NULL;
 	int nr = rc ? 0
 	            : ctx_index_related(q->index, q->path, lang, s->self.imports, s->self.n_imports,
-	                                &rel_paths, MAX_RELATED + 4);
+	                                &rel_paths, MAX_RELATED_POOL + 4);
 	if (nr < 0) rc = nr;
-	for (int i = 0, taken = 0; i < nr && !rc && taken < MAX_RELATED; i++) {
+	int w = 0; /* the imported files are in already */
+	for (int i = 0; i < nr; i++) {
 		bool dup = false;
 		for (int k = 0; k < np && !dup; k++) dup = !strcmp(paths[k], rel_paths[i]);
-		if (dup) continue;
-		rc = read_doc(s, rel_paths[i]);
-		taken++;
+		if (dup)
+			free(rel_paths[i]);
+		else
+			rel_paths[w++] = rel_paths[i];
 	}
+	nr = w;
+	if (!rc) rc = read_related(s, rel_paths, nr);
 	for (int i = 0; i < nr; i++) free(rel_paths[i]);
 	free(rel_paths);
 	for (int i = 0; i < np; i++) free(paths[i]);
@@ -358,27 +456,16 @@ static int step_similar(struct sel *s)
 {
 	const struct ctx_query *q = s->q;
 	if (!s->n_docs) return 0;
-	struct idset here = { 0 }, there = { 0 };
-	size_t hs = line_back(q->text, q->cursor, 20), he = line_fwd(q->text, q->len, q->cursor, 4);
-	int rc = idset_build(&here, q->text, hs, he);
-	struct best {
-		double score;
-		size_t doc, s, e;
-	} best[MAX_READ + 32];
+	struct best best[MAX_READ + MAX_RELATED + 32];
 	size_t nb = 0;
-	for (size_t d = 0; d < s->n_docs && !rc && here.n; d++) {
+	int rc = 0;
+	for (size_t d = 0; d < s->n_docs && !rc && s->here.n; d++) {
 		const struct ctx_doc *od = &s->docs[d];
 		if (od->len > MAX_DOC_BYTES) continue;
-		struct best b = { 0 };
-		for (size_t at = 0; at < od->len && !rc;) {
-			size_t e = line_fwd(od->text, od->len, at, CHUNK_LINES);
-			rc = idset_build(&there, od->text, at, e);
-			double j = rc ? 0 : jaccard(&here, &there);
-			if (j > b.score) b = (struct best){ j, d, at, e };
-			if (e >= od->len) break;
-			at = line_fwd(od->text, od->len, at, CHUNK_STRIDE);
-		}
-		if (b.score >= MIN_JACCARD) best[nb++] = b; /* one per document */
+		struct best b;
+		rc = doc_best(&s->here, od, d, &s->there, &b);
+		s->doc_score[d] = b.score;
+		if (!rc && b.score >= MIN_JACCARD) best[nb++] = b; /* one per document */
 	}
 	/* the MAX_SIMILAR best, best first (insertion sort: a few entries) */
 	for (size_t i = 1; i < nb; i++)
@@ -399,8 +486,6 @@ static int step_similar(struct sel *s)
 		rc = chunk_push(&s->cand, CTX_SOURCE_SIMILAR, p, od->text + best[i].s,
 		                best[i].e - best[i].s, best[i].score, why);
 	}
-	free(here.v);
-	free(there.v);
 	return rc;
 }
 
@@ -440,23 +525,35 @@ static int cmp_prompt(const void *a, const void *b)
 	return (x->score > y->score) - (x->score < y->score);
 }
 
+/* The documents' texts, the most like the cursor's surroundings first
+ * (the candidates' ties go to them), one form feed line between two (a
+ * line counts once per file: lsp/pipeline/recall.h). */
 static int join_lines(struct sel *s, struct ctx_chunks *out)
 {
+	size_t order[MAX_READ + MAX_RELATED + 32];
+	for (size_t d = 0; d < s->n_docs; d++) {
+		size_t k = d;
+		for (; k > 0 && s->doc_score[order[k - 1]] < s->doc_score[d]; k--)
+			order[k] = order[k - 1];
+		order[k] = d;
+	}
+	const size_t sep = 3; /* "\n\f\n" */
 	size_t total = 0;
 	for (size_t d = 0; d < s->n_docs; d++)
 		if (s->docs[d].len <= MAX_DOC_BYTES &&
-		    total + s->docs[d].len + 2 <= MAX_LINES_BYTES)
-			total += s->docs[d].len + 2;
+		    total + s->docs[d].len + sep <= MAX_LINES_BYTES)
+			total += s->docs[d].len + sep;
 	if (!total) return 0;
 	out->lines = malloc(total + 1);
 	if (!out->lines) return -ENOMEM;
 	size_t n = 0;
-	for (size_t d = 0; d < s->n_docs; d++) {
-		if (s->docs[d].len > MAX_DOC_BYTES || n + s->docs[d].len + 2 > total) continue;
-		memcpy(out->lines + n, s->docs[d].text, s->docs[d].len);
-		n += s->docs[d].len;
-		out->lines[n++] = '\n';
-		out->lines[n++] = '\n';
+	for (size_t i = 0; i < s->n_docs; i++) {
+		const struct ctx_doc *od = &s->docs[order[i]];
+		if (od->len > MAX_DOC_BYTES || n + od->len + sep > total) continue;
+		memcpy(out->lines + n, od->text, od->len);
+		n += od->len;
+		memcpy(out->lines + n, "\n\f\n", sep);
+		n += sep;
 	}
 	out->lines[n] = 0;
 	out->lines_len = n;
@@ -473,7 +570,11 @@ int ctx_select(const struct ctx_query *q, struct ctx_chunks *out)
 		if (!(q->path && q->open[i].path && !strcmp(q->open[i].path, q->path)))
 			s->docs[s->n_docs++] = q->open[i];
 	size_t n_open_docs = s->n_open_docs = s->n_docs;
-	int rc = step_definitions(s);
+	/* the text around the cursor, which the other files' chunks are
+	 * compared with: 20 lines before it, 4 after */
+	int rc = idset_build(&s->here, q->text, line_back(q->text, q->cursor, 20),
+	                     line_fwd(q->text, q->len, q->cursor, 4));
+	if (!rc) rc = step_definitions(s);
 	if (!rc) rc = step_similar(s);
 	if (!rc) rc = step_recent(s);
 	if (!rc) rc = join_lines(s, out);
@@ -551,6 +652,8 @@ int ctx_select(const struct ctx_query *q, struct ctx_chunks *out)
 	}
 	ctx_chunks_finish(&s->cand);
 	ast_outline_finish(&s->self);
+	free(s->here.v);
+	free(s->there.v);
 	for (size_t i = n_open_docs; i < s->n_docs; i++) free((char *)s->docs[i].path);
 	for (size_t i = 0; i < s->n_owned; i++) free(s->owned[i]);
 	free(s);

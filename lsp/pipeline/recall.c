@@ -47,15 +47,20 @@ static size_t line_start_of(const char *t, size_t at)
 
 struct tally {
 	struct recall_item *v;
+	size_t file[RECALL_DISTINCT]; /* the last file that offered each */
 	size_t n;
 };
 
-static void tally_add(struct tally *ty, const char *s, size_t n, size_t dist, size_t source)
+/* Counts one more place offering s[0..n); file: which of the other files
+ * it is in (0 in the document), a file counting once. */
+static void tally_add(struct tally *ty, const char *s, size_t n, size_t dist, size_t source,
+                      size_t file)
 {
 	for (size_t i = 0; i < ty->n; i++) {
 		struct recall_item *it = &ty->v[i];
 		if (it->len == n && !memcmp(it->text, s, n)) {
-			it->count++;
+			if (!file || ty->file[i] != file) it->count++;
+			ty->file[i] = file;
 			if (dist < it->nearest) {
 				it->nearest = dist;
 				it->source = source;
@@ -63,7 +68,16 @@ static void tally_add(struct tally *ty, const char *s, size_t n, size_t dist, si
 			return;
 		}
 	}
-	if (ty->n < RECALL_DISTINCT) ty->v[ty->n++] = (struct recall_item){ s, n, 1, dist, source };
+	if (ty->n < RECALL_DISTINCT) {
+		ty->file[ty->n] = file;
+		ty->v[ty->n++] = (struct recall_item){ s, n, 1, dist, source };
+	}
+}
+
+/* The line between two other files (RECALL_FILE_SEP). */
+static bool is_sep(const char *t, struct line l)
+{
+	return l.end - l.text == 1 && t[l.text] == '\f';
 }
 
 static int cmp_item(const void *a, const void *b)
@@ -122,11 +136,21 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 		to = len;
 		skip_line = SIZE_MAX;
 	}
-	struct tally ty = { calloc(RECALL_DISTINCT, sizeof *ty.v), 0 };
+	struct tally ty = { .v = calloc(RECALL_DISTINCT, sizeof *ty.v) };
 	if (!ty.v) return -ENOMEM;
 	size_t key_indent = key.text - key.start, here_indent = cur - cl;
+	/* in the other files, a line offered by several counts once in each
+	 * (a sibling that repeats an error path ten times is one file that
+	 * writes it), and the nearest is the earliest: the files come most
+	 * like the cursor's surroundings first */
+	size_t file = p->other ? 1 : 0;
 	for (size_t s = from; s < to; s = next) {
 		struct line l = line_at(t, len, s, &next);
+		if (p->other && is_sep(t, l)) {
+			file++;
+			continue;
+		}
+		size_t d = p->other ? s : dist(s, cur);
 		if (s == skip_line || l.end - l.text > RECALL_MAX_TEXT) continue;
 		if (!blank_line) {
 			size_t n = l.end - l.text;
@@ -138,7 +162,7 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 					continue;
 				cn -= rlen;
 			}
-			tally_add(&ty, c, cn, dist(s, cur), s);
+			tally_add(&ty, c, cn, d, s, file);
 			continue;
 		}
 		if ((!p->other && s == key.start) || l.end - l.text != key.end - key.text ||
@@ -153,10 +177,11 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 			found = f.end > f.text;
 			if (!found) fs = fnext;
 		}
-		if (!found || fs == skip_line || f.end - f.text > RECALL_MAX_TEXT) continue;
+		if (!found || fs == skip_line || f.end - f.text > RECALL_MAX_TEXT || is_sep(t, f))
+			continue;
 		/* the same step in indentation as from the key to the cursor */
 		if ((f.text - f.start) + key_indent != here_indent + (l.text - l.start)) continue;
-		tally_add(&ty, t + f.text, f.end - f.text, dist(s, cur), fs);
+		tally_add(&ty, t + f.text, f.end - f.text, d, fs, file);
 	}
 	qsort(ty.v, ty.n, sizeof *ty.v, cmp_item);
 	size_t n = ty.n < cap ? ty.n : cap;

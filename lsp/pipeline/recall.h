@@ -32,6 +32,8 @@ struct recall_item {
 	size_t source;  /* start of the line it came from there */
 };
 
+#define RECALL_FILE_SEP "\n\f\n"
+
 struct recall_params {
 	const char *text; /* the document */
 	size_t len;
@@ -39,7 +41,9 @@ struct recall_params {
 	size_t window; /* bytes scanned on each side of the cursor; 0: 256 KiB */
 	/* Other files' text (lsp/context/): when set, its lines are scanned,
 	 * all of them, instead of the document's, against the cursor's line
-	 * of text; the items then point into it. */
+	 * of text; the items then point into it. Files are separated by a
+	 * line of one form feed (RECALL_FILE_SEP): a candidate counts once per
+	 * file, and its nearest is its first offset in the text. */
 	const char *other;
 	size_t other_len;
 };

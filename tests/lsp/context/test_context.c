@@ -685,6 +685,67 @@ TEST(select_lines_of_related_files)
 	proj_free(&p);
 }
 
+TEST(select_related_files_most_like_the_cursor)
+{
+	/* five siblings tie on their imports; the three looked into are the
+	 * ones most like the lines around the cursor, not the first three by
+	 * name */
+	struct proj p;
+	proj_new(&p);
+	put(&p, "ops/ctx.h", "struct ops_ctx { int n; unsigned flags; };\n");
+	put(&p, "ops/util.h", "int util_clamp(int);\n");
+	const char *head = "#include \"ctx.h\"\n#include \"util.h\"\n\n";
+	for (int i = 0; i < 4; i++) {
+		char name[32], text[512];
+		snprintf(name, sizeof name, "ops/%c.c", 'a' + i);
+		snprintf(
+		        text, sizeof text,
+		        "%sstatic float table_%c[4];\nvoid fill_%c(void) { table_%c[0] = 1.0f; }\n",
+		        head, 'a' + i, 'a' + i, 'a' + i);
+		put(&p, name, text);
+	}
+	char z[512];
+	snprintf(z, sizeof z,
+	         "%sint ops_scale(struct ops_ctx *octx, int factor) {\n"
+	         "    int scaled = util_clamp(octx->n * factor);\n"
+	         "    octx->flags |= OPS_SCALED_FLAG;\n"
+	         "    return scaled;\n}\n",
+	         head);
+	put(&p, "ops/z.c", z);
+	char cur[512];
+	snprintf(cur, sizeof cur,
+	         "%sint ops_shift(struct ops_ctx *octx, int factor) {\n"
+	         "    int scaled = util_clamp(octx->n << factor);\n"
+	         "    octx->",
+	         head);
+	put(&p, "ops/shift.c", cur);
+	struct ctx_index *ix = index_of(&p, 100, 4);
+	char abs[512];
+	struct ctx_query q = { .path = abs_of(&p, "ops/shift.c", abs, sizeof abs),
+		               .language_id = "c",
+		               .text = cur,
+		               .len = strlen(cur),
+		               .cursor = strlen(cur),
+		               .index = ix,
+		               .budget = 400 };
+	struct ctx_chunks ch;
+	for (int disk = 0; disk < 2; disk++) { /* the server's way, then eval's */
+		q.read_imported = disk;
+		CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+		CHECK(ch.lines && strstr(ch.lines, "octx->flags |= OPS_SCALED_FLAG;"));
+		int others = 0;
+		for (int i = 0; i < 4; i++) {
+			char fn[32];
+			snprintf(fn, sizeof fn, "void fill_%c", 'a' + i);
+			others += ch.lines && strstr(ch.lines, fn) != NULL;
+		}
+		CHECK_INT_EQ(others, 2);
+		ctx_chunks_finish(&ch);
+	}
+	ctx_index_free(ix);
+	proj_free(&p);
+}
+
 TEST(select_nothing_without_project_context)
 {
 	const char *cur = "def f(x):\n    return g(x)\n";

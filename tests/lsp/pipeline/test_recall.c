@@ -139,10 +139,30 @@ TEST(other_files_lines_continue_the_cursor_line)
 	struct recall_item it[4];
 	int n = recall_find(&p, it, 4);
 	CHECK_INT_EQ(n, 2);
-	CHECK(item_is(&it[0], "url, timeout=5)", 2));
+	/* one file: a line counts once however often it writes it; ties go
+	 * to the earliest (the files come most alike first) */
+	CHECK(item_is(&it[0], "url, timeout=5)", 1));
 	CHECK(item_is(&it[1], "base)", 1));
 	/* the items point into the other text */
 	CHECK(it[0].text > other && it[0].text < other + strlen(other));
+	/* three files: the line two of them write beats the line one file
+	 * repeats */
+	const char *files = "    resp = session.get(url, timeout=5)\n"
+	                    "    resp = session.get(url, timeout=5)\n"
+	                    "    resp = session.get(url, timeout=5)\n" RECALL_FILE_SEP
+	                    "    resp = session.get(base)\n" RECALL_FILE_SEP
+	                    "def y():\n    resp = session.get(base)\n" RECALL_FILE_SEP;
+	struct recall_params f = { buf, strlen(buf), at, 0, files, strlen(files) };
+	n = recall_find(&f, it, 4);
+	CHECK_INT_EQ(n, 2);
+	CHECK(item_is(&it[0], "base)", 2));
+	CHECK(item_is(&it[1], "url, timeout=5)", 1));
+	/* nor is the line after a copy of the key taken from the next file */
+	const char *doc3 = "    for k in keys:\n        \n";
+	const char *sep = "    for k in keys:\n" RECALL_FILE_SEP "        total += k\n";
+	struct recall_params g = { doc3, strlen(doc3), strlen("    for k in keys:\n        "),
+		                   0,    sep,          strlen(sep) };
+	CHECK_INT_EQ(recall_find(&g, it, 4), 0);
 	/* the document's own lines are not scanned then */
 	const char *none = "nothing alike\n";
 	struct recall_params q = { buf, strlen(buf), at, 0, none, strlen(none) };
