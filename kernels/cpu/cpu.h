@@ -118,6 +118,14 @@ void cpu_q4_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int
  * of a tied output). */
 void cpu_q4_0_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 
+/* Q8_0 in 8-row panels (repack_q8_0.c): the same as Q4_0's, 8 vectors of
+ * quant dwords per block; row size and activation format (Q8_0) are Q8_0's. */
+#define CPU_TYPE_Q8_0_P8 0x1004u
+size_t cpu_q8_0_p8_bytes(int64_t nr, int64_t n);
+void cpu_q8_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst);
+void cpu_q8_0_p8_row(const void *packed, int64_t n, int64_t r, float *y);
+
 /* ---- Q4_K in 8-row panels (repack.c) ---- */
 
 /*
@@ -146,6 +154,9 @@ struct cpu_kernels {
 	const char *name;              /* "ref", "avx2", "avx512-vnni" */
 	cpu_act_fn act[CPU_ACT_COUNT]; /* indexed by enum cpu_act */
 	cpu_gemm_fn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
+	/* CPU_TYPE_Q8_0_P8 weights, or NULL (Q8_0 read as rows); a token's
+	 * results are the same bits at any batch size and in every set */
+	cpu_gemm_fn gemm_q8_0_p8;
 	cpu_gemm_fn gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_q2_k, gemm_q3_k, gemm_q5_k, gemm_iq4_nl,
 	        gemm_iq4_xs;
 	/* CPU_TYPE_Q4_0_P8 weights; NULL: the set reads Q4_0 as rows and the

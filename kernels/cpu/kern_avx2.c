@@ -111,6 +111,69 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 	p8_store(acc, g, rows, y, ldy);
 }
 
+/* ---- Q8_0 repacked at load (repack_q8_0.c): 8 rows x up to 4 tokens ---- */
+
+/*
+ * Signed weights against signed activations, the usual way round maddubs's
+ * unsigned operand: |w| (once per vector, shared by the tile's tokens)
+ * times x with w's sign, pairs of products (at most 2 x 128 x 127: no
+ * saturation) widened by madd and summed in int32: the exact sum(w x), so
+ * with kern_avx512.c's float step these are the same bits as its tiles'.
+ */
+static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64_t nb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	const __m256i ones = _mm256_set1_epi16(1);
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *sc = panel, *qs = panel + 16 * (size_t)nb;
+	const char *xb[P8_T];
+	__m256 acc[P8_T];
+#pragma GCC unroll 4
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q = qs + (size_t)b * 256;
+		if (pf) {
+			for (int l = 0; l < 256; l += 64)
+				_mm_prefetch(q + CPU_P8_PREFETCH + l, _MM_HINT_T0);
+			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 16, _MM_HINT_T0);
+		}
+		size_t oq = (size_t)b * 34 + 2, od = toff + 4 * (size_t)b + 4 * (size_t)nb;
+		__m256i p[P8_T];
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) p[j] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+		for (int kk = 0; kk < 8; kk++) {
+			__m256i wq = _mm256_loadu_si256((const __m256i *)(q + 32 * kk));
+			__m256i aw = _mm256_abs_epi8(wq);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i xv = _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk));
+				p[j] = _mm256_add_epi32(
+				        p[j],
+				        _mm256_madd_epi16(
+				                _mm256_maddubs_epi16(aw, _mm256_sign_epi8(xv, wq)),
+				                ones));
+			}
+		}
+		__m256 dwv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 16 * b)));
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++)
+			acc[j] = _mm256_fmadd_ps(
+			        _mm256_cvtepi32_ps(p[j]),
+			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+	}
+	p8_store(acc, g, rows, y, ldy);
+}
+
+#define P8_GEMM    gemm_q8_0_p8
+#define P8_TILE_FN q8p_tile
+#include "kern_p8_gemm.h"
+
 /* ---- Q4_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
 
 /*
@@ -240,6 +303,7 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.gemm_q4_0 = gemm_q4_0, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
 	.gemm_q4_0_p8 = gemm_q4_0_p8,
 	.gemm_q4_k_p8 = gemm_q4_k_p8_avx2,
+	.gemm_q8_0_p8 = gemm_q8_0_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,

@@ -468,6 +468,234 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 	p8_store(acc, g, rows, y, ldy);
 }
 
+/*
+ * Two panels at once on zmm (16 rows; both full): each activation broadcast
+ * serves 16 rows instead of 8, and on a core with full-width 512-bit units
+ * one vpdpbusd does twice the products. Lane for lane the operations are
+ * p8_tile's, so the results are the same bits.
+ */
+/* Two streams 8 panel rows apart: at 8 KB ahead the first one's prefetch
+ * lands where the second is read (a 2048-wide panel is 9 KB), and one core
+ * streamed 19-24 GB/s from DRAM against 26-29 at 12 KB (500 MB, nt=1). */
+#define P16_PREFETCH (CPU_P8_PREFETCH * 3 / 2)
+
+static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64_t nb,
+                                                           const char *panel, size_t panel_bytes,
+                                                           const char *x0, size_t xs, float *y,
+                                                           int64_t ldy)
+{
+	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1;
+	const __m512i m4 = _mm512_set1_epi8(0xF);
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *sc0 = panel, *qs0 = panel + 16 * (size_t)nb;
+	const char *sc1 = panel + panel_bytes, *qs1 = sc1 + 16 * (size_t)nb;
+	const char *xb[P8_T];
+	__m512 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q0 = qs0 + (size_t)b * 128, *q1 = qs1 + (size_t)b * 128;
+		if (pf) {
+			_mm_prefetch(q0 + P16_PREFETCH, _MM_HINT_T0);
+			_mm_prefetch(q0 + P16_PREFETCH + 64, _MM_HINT_T0);
+			_mm_prefetch(q1 + P16_PREFETCH, _MM_HINT_T0);
+			_mm_prefetch(q1 + P16_PREFETCH + 64, _MM_HINT_T0);
+			if (!(b & 3)) {
+				_mm_prefetch(sc0 + 16 * b + P16_PREFETCH / 8, _MM_HINT_T0);
+				_mm_prefetch(sc1 + 16 * b + P16_PREFETCH / 8, _MM_HINT_T0);
+			}
+		}
+		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
+		size_t od = ob + 4 * (size_t)nb;
+		__m512i p[P8_T][4];
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			p[j][0] = _mm512_set1_epi32(TAIL_I32(xb[j], ob) >> 4);
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) p[j][c] = _mm512_setzero_si512();
+		}
+#pragma GCC unroll 4
+		for (int kk = 0; kk < 4; kk++) {
+			__m512i raw = _mm512_inserti64x4(
+			        _mm512_castsi256_si512(
+			                _mm256_loadu_si256((const __m256i *)(q0 + 32 * kk))),
+			        _mm256_loadu_si256((const __m256i *)(q1 + 32 * kk)), 1);
+			__m512i lo = _mm512_and_si512(raw, m4);
+			__m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				int c = kk % CH;
+				p[j][c] = _mm512_dpbusd_epi32(
+				        p[j][c], lo,
+				        _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+				p[j][c] = _mm512_dpbusd_epi32(
+				        p[j][c], hi,
+				        _mm512_set1_epi32(load_i32(xb[j] + oq + 16 + 4 * kk)));
+			}
+		}
+		__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(sc0 + 16 * b))),
+		        _mm_loadu_si128((const __m128i *)(sc1 + 16 * b)), 1));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m512i s = p[j][0];
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) s = _mm512_add_epi32(s, p[j][c]);
+			acc[j] = _mm512_fmadd_ps(
+			        _mm512_cvtepi32_ps(s),
+			        _mm512_mul_ps(dwv, _mm512_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+/* ---- Q8_0 repacked at load (repack_q8_0.c): 8 or 16 rows x up to 8 tokens ---- */
+
+/*
+ * As the Q4_0 tiles, with 8 vectors per block of signed weights: flipped
+ * to unsigned (w + 128, one xor shared by the tile's tokens) for vpdpbusd,
+ * the sums start from the token's bias -128 sum(x), so they are the exact
+ * sum(w x). The float step per block is the Q4_0 tiles' (and kern_avx2.c's
+ * Q8_0 tile's): the same bits at any batch size and in both sets.
+ */
+static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64_t nb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1;
+	const __m256i flip = _mm256_set1_epi8((char)0x80);
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *sc = panel, *qs = panel + 16 * (size_t)nb;
+	const char *xb[P8_T];
+	__m256 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q = qs + (size_t)b * 256;
+		if (pf) {
+			for (int l = 0; l < 256; l += 64)
+				_mm_prefetch(q + CPU_P8_PREFETCH + l, _MM_HINT_T0);
+			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 16, _MM_HINT_T0);
+		}
+		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
+		size_t od = ob + 4 * (size_t)nb;
+		__m256i p[P8_T][4];
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			p[j][0] = _mm256_set1_epi32(TAIL_I32(xb[j], ob));
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) p[j][c] = _mm256_setzero_si256();
+		}
+#pragma GCC unroll 8
+		for (int kk = 0; kk < 8; kk++) {
+			__m256i u = _mm256_xor_si256(
+			        _mm256_loadu_si256((const __m256i *)(q + 32 * kk)), flip);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				int c = kk % CH;
+				p[j][c] = _mm256_dpbusd_epi32(
+				        p[j][c], u,
+				        _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+			}
+		}
+		__m256 dwv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 16 * b)));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m256i s = p[j][0];
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) s = _mm256_add_epi32(s, p[j][c]);
+			acc[j] = _mm256_fmadd_ps(
+			        _mm256_cvtepi32_ps(s),
+			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+		}
+	}
+	p8_store(acc, g, rows, y, ldy);
+}
+
+static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int64_t nb,
+                                                             const char *panel, size_t panel_bytes,
+                                                             const char *x0, size_t xs, float *y,
+                                                             int64_t ldy)
+{
+	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1;
+	const __m512i flip = _mm512_set1_epi8((char)0x80);
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *sc0 = panel, *qs0 = panel + 16 * (size_t)nb;
+	const char *sc1 = panel + panel_bytes, *qs1 = sc1 + 16 * (size_t)nb;
+	const char *xb[P8_T];
+	__m512 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q0 = qs0 + (size_t)b * 256, *q1 = qs1 + (size_t)b * 256;
+		if (pf) {
+			for (int l = 0; l < 256; l += 64) {
+				_mm_prefetch(q0 + P16_PREFETCH + l, _MM_HINT_T0);
+				_mm_prefetch(q1 + P16_PREFETCH + l, _MM_HINT_T0);
+			}
+			if (!(b & 3)) {
+				_mm_prefetch(sc0 + 16 * b + P16_PREFETCH / 16, _MM_HINT_T0);
+				_mm_prefetch(sc1 + 16 * b + P16_PREFETCH / 16, _MM_HINT_T0);
+			}
+		}
+		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
+		size_t od = ob + 4 * (size_t)nb;
+		__m512i p[P8_T][4];
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			p[j][0] = _mm512_set1_epi32(TAIL_I32(xb[j], ob));
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) p[j][c] = _mm512_setzero_si512();
+		}
+#pragma GCC unroll 8
+		for (int kk = 0; kk < 8; kk++) {
+			__m512i u = _mm512_xor_si512(
+			        _mm512_inserti64x4(
+			                _mm512_castsi256_si512(_mm256_loadu_si256(
+			                        (const __m256i *)(q0 + 32 * kk))),
+			                _mm256_loadu_si256((const __m256i *)(q1 + 32 * kk)), 1),
+			        flip);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				int c = kk % CH;
+				p[j][c] = _mm512_dpbusd_epi32(
+				        p[j][c], u,
+				        _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+			}
+		}
+		__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(sc0 + 16 * b))),
+		        _mm_loadu_si128((const __m128i *)(sc1 + 16 * b)), 1));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m512i s = p[j][0];
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) s = _mm512_add_epi32(s, p[j][c]);
+			acc[j] = _mm512_fmadd_ps(
+			        _mm512_cvtepi32_ps(s),
+			        _mm512_mul_ps(dwv, _mm512_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+#define P8_GEMM      gemm_q8_0_p8
+#define P8_TILE_FN   q8p_tile
+#define P8_TILE16_FN q8p16_tile
+#include "kern_p8_gemm.h"
+
 /* ---- Q4_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
 
 /*
@@ -591,91 +819,6 @@ static void gemm_q4_k_p8_512(int64_t n, const void *w, size_t w_stride, int64_t 
 }
 
 /*
- * Two panels at once on zmm (16 rows; both full): each activation broadcast
- * serves 16 rows instead of 8, and on a core with full-width 512-bit units
- * one vpdpbusd does twice the products. Lane for lane the operations are
- * p8_tile's, so the results are the same bits.
- */
-/* Two streams 8 panel rows apart: at 8 KB ahead the first one's prefetch
- * lands where the second is read (a 2048-wide panel is 9 KB), and one core
- * streamed 19-24 GB/s from DRAM against 26-29 at 12 KB (500 MB, nt=1). */
-#define P16_PREFETCH (CPU_P8_PREFETCH * 3 / 2)
-
-static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64_t nb,
-                                                           const char *panel, size_t panel_bytes,
-                                                           const char *x0, size_t xs, float *y,
-                                                           int64_t ldy)
-{
-	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1;
-	const __m512i m4 = _mm512_set1_epi8(0xF);
-	const size_t toff = cpu_q8_tail_offset(nb);
-	const char *sc0 = panel, *qs0 = panel + 16 * (size_t)nb;
-	const char *sc1 = panel + panel_bytes, *qs1 = sc1 + 16 * (size_t)nb;
-	const char *xb[P8_T];
-	__m512 acc[P8_T];
-#pragma GCC unroll 8
-	for (int j = 0; j < P8_T; j++) {
-		acc[j] = _mm512_setzero_ps();
-		xb[j] = x0 + (size_t)j * xs;
-	}
-	for (int64_t b = 0; b < nb; b++) {
-		const char *q0 = qs0 + (size_t)b * 128, *q1 = qs1 + (size_t)b * 128;
-		if (pf) {
-			_mm_prefetch(q0 + P16_PREFETCH, _MM_HINT_T0);
-			_mm_prefetch(q0 + P16_PREFETCH + 64, _MM_HINT_T0);
-			_mm_prefetch(q1 + P16_PREFETCH, _MM_HINT_T0);
-			_mm_prefetch(q1 + P16_PREFETCH + 64, _MM_HINT_T0);
-			if (!(b & 3)) {
-				_mm_prefetch(sc0 + 16 * b + P16_PREFETCH / 8, _MM_HINT_T0);
-				_mm_prefetch(sc1 + 16 * b + P16_PREFETCH / 8, _MM_HINT_T0);
-			}
-		}
-		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
-		size_t od = ob + 4 * (size_t)nb;
-		__m512i p[P8_T][4];
-#pragma GCC unroll 8
-		for (int j = 0; j < g; j++) {
-			p[j][0] = _mm512_set1_epi32(TAIL_I32(xb[j], ob) >> 4);
-#pragma GCC unroll 4
-			for (int c = 1; c < CH; c++) p[j][c] = _mm512_setzero_si512();
-		}
-#pragma GCC unroll 4
-		for (int kk = 0; kk < 4; kk++) {
-			__m512i raw = _mm512_inserti64x4(
-			        _mm512_castsi256_si512(
-			                _mm256_loadu_si256((const __m256i *)(q0 + 32 * kk))),
-			        _mm256_loadu_si256((const __m256i *)(q1 + 32 * kk)), 1);
-			__m512i lo = _mm512_and_si512(raw, m4);
-			__m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
-#pragma GCC unroll 8
-			for (int j = 0; j < g; j++) {
-				int c = kk % CH;
-				p[j][c] = _mm512_dpbusd_epi32(
-				        p[j][c], lo,
-				        _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
-				p[j][c] = _mm512_dpbusd_epi32(
-				        p[j][c], hi,
-				        _mm512_set1_epi32(load_i32(xb[j] + oq + 16 + 4 * kk)));
-			}
-		}
-		__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
-		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(sc0 + 16 * b))),
-		        _mm_loadu_si128((const __m128i *)(sc1 + 16 * b)), 1));
-#pragma GCC unroll 8
-		for (int j = 0; j < g; j++) {
-			__m512i s = p[j][0];
-#pragma GCC unroll 4
-			for (int c = 1; c < CH; c++) s = _mm512_add_epi32(s, p[j][c]);
-			acc[j] = _mm512_fmadd_ps(
-			        _mm512_cvtepi32_ps(s),
-			        _mm512_mul_ps(dwv, _mm512_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
-		}
-	}
-#pragma GCC unroll 8
-	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
-}
-
-/*
  * F16 with several tokens: a panel of up to 16 rows is widened to float once
  * per call (the conversion is then 1/(4 * tokens) of the work instead of a
  * quarter of it), then 4 rows x 4 tokens of zmm accumulators, each weight
@@ -782,6 +925,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_q4_0 = gemm_q4_0_512, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
 	.gemm_q4_0_p8 = gemm_q4_0_p8,
 	.gemm_q4_k_p8 = gemm_q4_k_p8_512,
+	.gemm_q8_0_p8 = gemm_q8_0_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,
