@@ -37,6 +37,7 @@ static size_t row_bytes(const struct backend_tensor *t)
 	uint32_t type = t->type == CPU_TYPE_Q4_0_P8   ? TENSOR_TYPE_Q4_0
 	                : t->type == CPU_TYPE_Q8_0_P8 ? TENSOR_TYPE_Q8_0
 	                : t->type == CPU_TYPE_Q4_K_P8 ? TENSOR_TYPE_Q4_K
+	                : t->type == CPU_TYPE_Q6_K_P8 ? TENSOR_TYPE_Q6_K
 	                                              : t->type;
 	return (size_t)tensor_type_row_size(type, t->ne[0]);
 }
@@ -531,6 +532,8 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 			cpu_q8_0_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
 		else if (c->tok_embd.type == CPU_TYPE_Q4_K_P8)
 			cpu_q4_k_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
+		else if (c->tok_embd.type == CPU_TYPE_Q6_K_P8)
+			cpu_q6_k_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
 		else
 			tensor_row_dequantize(c->tok_embd.type,
 			                      (const char *)c->tok_embd.data + b->tokens[i] * ers,
@@ -705,10 +708,10 @@ static const struct backend_ops cpu_ops = {
 	.kv_shift = cpu_kv_shift,
 };
 
-/* ---- Q4_0, Q8_0 and Q4_K weights repacked at load ---- */
+/* ---- Q4_0, Q8_0, Q4_K and Q6_K weights repacked at load ---- */
 
 struct pack_task {
-	const struct backend_tensor *src; /* Q4_0, Q8_0 or Q4_K rows */
+	const struct backend_tensor *src; /* Q4_0, Q8_0, Q4_K or Q6_K rows */
 	void *dst;                        /* packed_bytes of it */
 };
 
@@ -719,6 +722,7 @@ static uint32_t packed_type(const struct cpu_backend *c, uint32_t type, bool amx
 	if (type == TENSOR_TYPE_Q4_0 && c->k->gemm_q4_0_p8) return CPU_TYPE_Q4_0_P8;
 	if (type == TENSOR_TYPE_Q8_0 && c->k->gemm_q8_0_p8 && !amx) return CPU_TYPE_Q8_0_P8;
 	if (type == TENSOR_TYPE_Q4_K && c->k->gemm_q4_k_p8) return CPU_TYPE_Q4_K_P8;
+	if (type == TENSOR_TYPE_Q6_K && c->k->gemm_q6_k_p8) return CPU_TYPE_Q6_K_P8;
 	return 0;
 }
 
@@ -726,6 +730,7 @@ static size_t packed_bytes(const struct backend_tensor *t)
 {
 	size_t b = t->type == TENSOR_TYPE_Q8_0   ? cpu_q8_0_p8_bytes(t->ne[1], t->ne[0])
 	           : t->type == TENSOR_TYPE_Q4_K ? cpu_q4_k_p8_bytes(t->ne[1], t->ne[0])
+	           : t->type == TENSOR_TYPE_Q6_K ? cpu_q6_k_p8_bytes(t->ne[1], t->ne[0])
 	                                         : cpu_q4_0_p8_bytes(t->ne[1], t->ne[0]);
 	return (b + 63) / 64 * 64;
 }
@@ -752,13 +757,14 @@ static void pack_run(void *arg, int ith, int nth)
 	advise_pages((char *)t->dst + lo * panel, (size_t)(hi - lo) * panel, MADV_POPULATE_WRITE);
 	(t->src->type == TENSOR_TYPE_Q8_0   ? cpu_q8_0_p8_pack
 	 : t->src->type == TENSOR_TYPE_Q4_K ? cpu_q4_k_p8_pack
+	 : t->src->type == TENSOR_TYPE_Q6_K ? cpu_q6_k_p8_pack
 	                                    : cpu_q4_0_p8_pack)(
 	        t->src->data, row_bytes(t->src), t->src->ne[1], t->src->ne[0], lo, hi, t->dst);
 }
 
 /*
  * With a kernel set that reads panels (gemm_q4_0_p8, gemm_q8_0_p8,
- * gemm_q4_k_p8), every Q4_0, Q8_0 and Q4_K matmul weight is packed into c->packed and the tensor
+ * gemm_q4_k_p8, gemm_q6_k_p8), every Q4_0, Q8_0, Q4_K and Q6_K matmul weight is packed into c->packed and the tensor
  * copies in c point there,
  * so decode and prefill both run the panel kernel. With a file mapping
  * behind the weights, the original pages of each packed tensor are dropped
@@ -768,7 +774,9 @@ static void pack_run(void *arg, int ith, int nth)
  */
 static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
 {
-	if (!c->k->gemm_q4_0_p8 && !c->k->gemm_q8_0_p8 && !c->k->gemm_q4_k_p8) return 0;
+	if (!c->k->gemm_q4_0_p8 && !c->k->gemm_q8_0_p8 && !c->k->gemm_q4_k_p8 &&
+	    !c->k->gemm_q6_k_p8)
+		return 0;
 	enum { PER_LAYER = 7 };
 	int64_t n_t = (int64_t)c->hp.n_layer * PER_LAYER + 1;
 	struct backend_tensor **ts = malloc((size_t)n_t * sizeof *ts);
@@ -909,7 +917,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 		cpu_destroy(c);
 		return backend_error_set(
 		        err, -ENOMEM,
-		        "cpu backend: out of memory repacking the Q4_0/Q8_0/Q4_K weights");
+		        "cpu backend: out of memory repacking the Q4_0/Q8_0/Q4_K/Q6_K weights");
 	}
 	if (use_amx) {
 		int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;

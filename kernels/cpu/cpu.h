@@ -144,6 +144,14 @@ void cpu_q4_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int
 /* Row r of a packed tensor dequantized into y[n], bit for bit the file's row. */
 void cpu_q4_k_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 
+/* Q6_K in 8-row panels (repack.c), as Q4_K's: row size and activation
+ * format (Q8_K) are Q6_K's; results are gemm_q6_k's bits. */
+#define CPU_TYPE_Q6_K_P8 0x1005u
+size_t cpu_q6_k_p8_bytes(int64_t nr, int64_t n);
+void cpu_q6_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst);
+void cpu_q6_k_p8_row(const void *packed, int64_t n, int64_t r, float *y);
+
 /* Converts one float row of n elements into format a at dst. */
 typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
@@ -167,6 +175,7 @@ struct cpu_kernels {
 	 * is the same bits as the reference's gemm_q4_k on the unpacked rows,
 	 * so at any batch size and in every set. */
 	cpu_gemm_fn gemm_q4_k_p8;
+	cpu_gemm_fn gemm_q6_k_p8; /* CPU_TYPE_Q6_K_P8, the same (NULL: rows) */
 	/* attention: sum a[i] b[i]; y[i] += s x[i] (NULL: reference) */
 	float (*dot_f32)(int64_t n, const float *a, const float *b);
 	void (*axpy_f32)(int64_t n, float s, const float *x, float *y);

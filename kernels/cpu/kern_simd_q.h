@@ -562,3 +562,4 @@ q4k_p8_step(__m256 acc, const char *sb, float yd, __m256i sumi, __m256i summ)
 }
 
 #define Q4K_P8_SB 1152 /* bytes of a panel's super-block: 8 rows x 144 */
+#define Q6K_P8_SB 1680 /* and of Q6_K: 8 rows x 210 */

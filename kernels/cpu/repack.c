@@ -141,3 +141,67 @@ void cpu_q4_k_p8_row(const void *packed, int64_t n, int64_t r, float *y)
 		tensor_row_dequantize(TENSOR_TYPE_Q4_K, &blk, y + b * QK_K, QK_K);
 	}
 }
+
+/*
+ * Q6_K panels: 8 rows of nsb super-blocks in the rows' bytes (8 * 210 per
+ * super-block, 1680), one super-block of the 8 rows after the other:
+ *
+ *   +0     [8] fp16 d                row i: the row's super-block scale
+ *   +16    [16][8] int8 scales       group g (16 values), row i
+ *   +144   [2][2][8][8] uint32 ql    half h, e, word kk, row i: bytes
+ *                                    64h + 32e + 4kk .. +3 of the row's ql
+ *   +1168  [2][8][8] uint32 qh       half h, word kk, row i: bytes
+ *                                    32h + 4kk .. +3 of the row's qh
+ *
+ * Value 128h + 32c + 4kk + m of a row is the low (c < 2) or high nibble of
+ * ql word (h, e = c % 2, kk) byte m, with bits 2c, 2c + 1 of qh word
+ * (h, kk) byte m on top, less 32 (kern_ref.c kdec_q6_k).
+ */
+#define Q6K_P8_SB (8 * sizeof(struct block_q6_k))
+
+size_t cpu_q6_k_p8_bytes(int64_t nr, int64_t n)
+{
+	return (size_t)((nr + 7) / 8) * Q6K_P8_SB * (size_t)(n / QK_K);
+}
+
+void cpu_q6_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst)
+{
+	int64_t nsb = n / QK_K;
+	size_t panel = Q6K_P8_SB * (size_t)nsb;
+	for (int64_t p = p0; p < p1; p++) {
+		unsigned char *pd = (unsigned char *)dst + (size_t)p * panel;
+		if (p * 8 + 8 > nr) memset(pd, 0, panel); /* the padding rows of a last panel */
+		for (int i = 0; i < 8 && p * 8 + i < nr; i++) {
+			const struct block_q6_k *row =
+			        (const struct block_q6_k *)((const char *)w +
+			                                    (size_t)(p * 8 + i) * w_stride);
+			for (int64_t b = 0; b < nsb; b++) {
+				unsigned char *sb = pd + (size_t)b * Q6K_P8_SB;
+				memcpy(sb + 2 * i, &row[b].d, 2);
+				for (int g = 0; g < 16; g++)
+					sb[16 + 8 * g + i] = (unsigned char)row[b].scales[g];
+				for (int k = 0; k < 32; k++) /* (h, e, kk) */
+					memcpy(sb + 144 + 32 * k + 4 * i, row[b].ql + 4 * k, 4);
+				for (int k = 0; k < 16; k++) /* (h, kk) */
+					memcpy(sb + 1168 + 32 * k + 4 * i, row[b].qh + 4 * k, 4);
+			}
+		}
+	}
+}
+
+void cpu_q6_k_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+{
+	int64_t nsb = n / QK_K;
+	const unsigned char *pd = (const unsigned char *)packed + (size_t)(r / 8) * Q6K_P8_SB * nsb;
+	int i = (int)(r % 8);
+	for (int64_t b = 0; b < nsb; b++) {
+		const unsigned char *sb = pd + (size_t)b * Q6K_P8_SB;
+		struct block_q6_k blk;
+		memcpy(&blk.d, sb + 2 * i, 2);
+		for (int g = 0; g < 16; g++) blk.scales[g] = (int8_t)sb[16 + 8 * g + i];
+		for (int k = 0; k < 32; k++) memcpy(blk.ql + 4 * k, sb + 144 + 32 * k + 4 * i, 4);
+		for (int k = 0; k < 16; k++) memcpy(blk.qh + 4 * k, sb + 1168 + 32 * k + 4 * i, 4);
+		tensor_row_dequantize(TENSOR_TYPE_Q6_K, &blk, y + b * QK_K, QK_K);
+	}
+}

@@ -557,6 +557,98 @@ TEST(q4_k_packed_row_dequantizes_like_the_file)
 	free(w), free(pw);
 }
 
+/* ---- Q6_K packed at load into 8-row panels (repack.c, gemm_q6_k_p8) ---- */
+
+/* As q4_k_rows_and_panels: random bytes (every level and int8 scale,
+ * -128 included), small random d; row 0's first block at the extremes
+ * (every level 63, every scale -128). */
+static void q6_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw)
+{
+	*ws = tensor_type_row_size(TENSOR_TYPE_Q6_K, n);
+	*w = malloc(*ws * nr);
+	for (int64_t r = 0; r < nr; r++)
+		for (int64_t b = 0; b < n / QK_K; b++) {
+			struct block_q6_k *k = (struct block_q6_k *)(*w + r * *ws) + b;
+			unsigned char *raw = (unsigned char *)k;
+			for (size_t i = 0; i < sizeof *k; i++)
+				raw[i] = (unsigned char)(rng_next() >> 32);
+			k->d = tensor_f32_to_f16(frand() * 1e-3f);
+			if (r == 0 && b == 0) {
+				memset(k->scales, 0x80, sizeof k->scales);
+				memset(k->ql, 0xFF, sizeof k->ql);
+				memset(k->qh, 0xFF, sizeof k->qh);
+			}
+		}
+	*pw = malloc(cpu_q6_k_p8_bytes(nr, n));
+	int64_t np = (nr + 7) / 8;
+	cpu_q6_k_p8_pack(*w, *ws, nr, n, 0, np / 2, *pw);
+	cpu_q6_k_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
+}
+
+/* As gemm_q4_k_packed_matches_reference_bit_for_bit. */
+TEST(gemm_q6_k_packed_matches_reference_bit_for_bit)
+{
+	init_sets();
+	const int64_t widths[] = { 256, 768, 2816 };
+	const int64_t rows[] = { 5, 8, 13, 37 };
+	enum { NT = 9, LDY = 40 };
+	for (int s = 0; s < n_sets; s++) {
+		cpu_gemm_fn f = sets[s]->gemm_q6_k_p8;
+		if (!f) continue;
+		for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+			for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+				int64_t n = widths[wi], nr = rows[ri];
+				unsigned char *w;
+				size_t ws, xs;
+				void *pw;
+				q6_k_rows_and_panels(nr, n, &w, &ws, &pw);
+				unsigned char *x = q8_k_tokens(NT, n, &xs);
+				float ref[NT][LDY], got[NT + 1][LDY];
+				cpu_kernels_ref.gemm_q6_k(n, w, ws, nr, x, xs, NT, &ref[0][0], LDY);
+				for (int nt = 1; nt <= NT; nt++) {
+					for (int t = 0; t <= NT; t++)
+						for (int r = 0; r < LDY; r++) got[t][r] = -1234.5f;
+					f(n, pw, ws, nr, x, xs, nt, &got[0][0], LDY);
+					for (int t = 0; t <= NT; t++)
+						for (int r = 0; r < LDY; r++) {
+							bool set = t < nt && r < nr;
+							float want = set ? ref[t][r] : -1234.5f;
+							if (memcmp(&got[t][r], &want,
+							           sizeof want)) {
+								fprintf(stderr,
+								        "%s packed q6_k n=%lld "
+								        "nr=%lld nt=%d [%d][%d]: "
+								        "%.9g vs %.9g\n",
+								        sets[s]->name, (long long)n,
+								        (long long)nr, nt, t, r,
+								        got[t][r], want);
+								CHECK(0);
+								goto next;
+							}
+						}
+				}
+			next:
+				free(w), free(pw), free(x);
+			}
+	}
+}
+
+TEST(q6_k_packed_row_dequantizes_like_the_file)
+{
+	enum { NR = 13, N = 768 };
+	unsigned char *w;
+	size_t ws;
+	void *pw;
+	q6_k_rows_and_panels(NR, N, &w, &ws, &pw);
+	float want[N], got[N];
+	for (int r = 0; r < NR; r++) {
+		tensor_row_dequantize(TENSOR_TYPE_Q6_K, w + r * ws, want, N);
+		cpu_q6_k_p8_row(pw, N, r, got);
+		CHECK(memcmp(want, got, sizeof got) == 0);
+	}
+	free(w), free(pw);
+}
+
 TEST(gemm_f16)
 {
 	init_sets();
