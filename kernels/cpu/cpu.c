@@ -34,7 +34,10 @@
 
 static size_t row_bytes(const struct backend_tensor *t)
 {
-	uint32_t type = t->type == CPU_TYPE_Q4_0_P8 ? TENSOR_TYPE_Q4_0 : t->type;
+	uint32_t type = t->type == CPU_TYPE_Q4_0_P8   ? TENSOR_TYPE_Q4_0
+	                : t->type == CPU_TYPE_Q8_0_P8 ? TENSOR_TYPE_Q8_0
+	                : t->type == CPU_TYPE_Q4_K_P8 ? TENSOR_TYPE_Q4_K
+	                                              : t->type;
 	return (size_t)tensor_type_row_size(type, t->ne[0]);
 }
 
@@ -524,6 +527,10 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	for (int64_t i = 0; i < nt; i++)
 		if (c->tok_embd.type == CPU_TYPE_Q4_0_P8) /* tied to a packed output */
 			cpu_q4_0_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
+		else if (c->tok_embd.type == CPU_TYPE_Q8_0_P8)
+			cpu_q8_0_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
+		else if (c->tok_embd.type == CPU_TYPE_Q4_K_P8)
+			cpu_q4_k_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
 		else
 			tensor_row_dequantize(c->tok_embd.type,
 			                      (const char *)c->tok_embd.data + b->tokens[i] * ers,
@@ -698,12 +705,30 @@ static const struct backend_ops cpu_ops = {
 	.kv_shift = cpu_kv_shift,
 };
 
-/* ---- Q4_0 weights repacked at load ---- */
+/* ---- Q4_0, Q8_0 and Q4_K weights repacked at load ---- */
 
 struct pack_task {
-	const struct backend_tensor *src; /* Q4_0 rows */
-	void *dst;                        /* cpu_q4_0_p8_bytes of it */
+	const struct backend_tensor *src; /* Q4_0, Q8_0 or Q4_K rows */
+	void *dst;                        /* packed_bytes of it */
 };
+
+/* The panel type the backend packs weights of `type` into, or 0 (read as
+ * rows). Q8_0 stays rows where the AMX tiles are asked for: they read it. */
+static uint32_t packed_type(const struct cpu_backend *c, uint32_t type, bool amx)
+{
+	if (type == TENSOR_TYPE_Q4_0 && c->k->gemm_q4_0_p8) return CPU_TYPE_Q4_0_P8;
+	if (type == TENSOR_TYPE_Q8_0 && c->k->gemm_q8_0_p8 && !amx) return CPU_TYPE_Q8_0_P8;
+	if (type == TENSOR_TYPE_Q4_K && c->k->gemm_q4_k_p8) return CPU_TYPE_Q4_K_P8;
+	return 0;
+}
+
+static size_t packed_bytes(const struct backend_tensor *t)
+{
+	size_t b = t->type == TENSOR_TYPE_Q8_0   ? cpu_q8_0_p8_bytes(t->ne[1], t->ne[0])
+	           : t->type == TENSOR_TYPE_Q4_K ? cpu_q4_k_p8_bytes(t->ne[1], t->ne[0])
+	                                         : cpu_q4_0_p8_bytes(t->ne[1], t->ne[0]);
+	return (b + 63) / 64 * 64;
+}
 
 /* The whole pages inside [p, p + n) get `advice`; errors ignored (advice only). */
 static void advise_pages(const void *p, size_t n, int advice)
@@ -725,22 +750,25 @@ static void pack_run(void *arg, int ith, int nth)
 	advise_pages((const char *)t->src->data + lo * panel, (size_t)(hi - lo) * panel,
 	             MADV_POPULATE_READ);
 	advise_pages((char *)t->dst + lo * panel, (size_t)(hi - lo) * panel, MADV_POPULATE_WRITE);
-	cpu_q4_0_p8_pack(t->src->data, row_bytes(t->src), t->src->ne[1], t->src->ne[0], lo, hi,
-	                 t->dst);
+	(t->src->type == TENSOR_TYPE_Q8_0   ? cpu_q8_0_p8_pack
+	 : t->src->type == TENSOR_TYPE_Q4_K ? cpu_q4_k_p8_pack
+	                                    : cpu_q4_0_p8_pack)(
+	        t->src->data, row_bytes(t->src), t->src->ne[1], t->src->ne[0], lo, hi, t->dst);
 }
 
 /*
- * With a kernel set that reads panels (gemm_q4_0_p8), every Q4_0 matmul
- * weight is packed into c->packed and the tensor copies in c point there,
+ * With a kernel set that reads panels (gemm_q4_0_p8, gemm_q8_0_p8,
+ * gemm_q4_k_p8), every Q4_0, Q8_0 and Q4_K matmul weight is packed into c->packed and the tensor
+ * copies in c point there,
  * so decode and prefill both run the panel kernel. With a file mapping
  * behind the weights, the original pages of each packed tensor are dropped
  * as soon as it is packed: the resident size stays that of one copy. A
  * token embedding tied to a packed output reads its rows from the panels
  * (cpu_q4_0_p8_row). Returns 0 or -ENOMEM (nothing packed then).
  */
-static int repack_weights(struct cpu_backend *c, bool data_mapped)
+static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
 {
-	if (!c->k->gemm_q4_0_p8) return 0;
+	if (!c->k->gemm_q4_0_p8 && !c->k->gemm_q8_0_p8 && !c->k->gemm_q4_k_p8) return 0;
 	enum { PER_LAYER = 7 };
 	int64_t n_t = (int64_t)c->hp.n_layer * PER_LAYER + 1;
 	struct backend_tensor **ts = malloc((size_t)n_t * sizeof *ts);
@@ -754,8 +782,7 @@ static int repack_weights(struct cpu_backend *c, bool data_mapped)
 	ts[n_t - 1] = &c->output;
 	size_t total = 0;
 	for (int64_t i = 0; i < n_t; i++)
-		if (ts[i]->data && ts[i]->type == TENSOR_TYPE_Q4_0)
-			total += (cpu_q4_0_p8_bytes(ts[i]->ne[1], ts[i]->ne[0]) + 63) / 64 * 64;
+		if (ts[i]->data && packed_type(c, ts[i]->type, amx)) total += packed_bytes(ts[i]);
 	if (total == 0) {
 		free(ts);
 		return 0;
@@ -773,7 +800,9 @@ static int repack_weights(struct cpu_backend *c, bool data_mapped)
 	char *dst = buf;
 	for (int64_t i = 0; i < n_t; i++) {
 		struct backend_tensor *t = ts[i];
-		if (!t->data || t->type != TENSOR_TYPE_Q4_0) continue;
+		uint32_t to = t->data ? packed_type(c, t->type, amx) : 0;
+		if (!to) continue;
+		size_t bytes = packed_bytes(t);
 		struct pack_task pt = { t, dst };
 		cpu_pool_run(c->pool, pack_run, &pt);
 		/* the file's pages of it are not read again (they would only
@@ -781,11 +810,11 @@ static int repack_weights(struct cpu_backend *c, bool data_mapped)
 		if (data_mapped) advise_pages(t->data, t->nbytes, MADV_DONTNEED);
 		if (t->data == tied) {
 			c->tok_embd.data = dst;
-			c->tok_embd.type = CPU_TYPE_Q4_0_P8;
+			c->tok_embd.type = to;
 		}
 		t->data = dst;
-		t->type = CPU_TYPE_Q4_0_P8;
-		dst += (cpu_q4_0_p8_bytes(t->ne[1], t->ne[0]) + 63) / 64 * 64;
+		t->type = to;
+		dst += bytes;
 	}
 	/* Read-only from here on: a stray write faults instead of corrupting weights. */
 	mprotect(buf, total, PROT_READ);
@@ -871,16 +900,17 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 		        (size_t)cfg->kv_n_pages * (size_t)c->page_elems * c->kv_es >> 20);
 	}
 	memcpy(c->layers, w->layers, (size_t)hp->n_layer * sizeof *c->layers);
-	if (repack_weights(c, w->data_mapped) != 0) {
-		cpu_destroy(c);
-		return backend_error_set(err, -ENOMEM,
-		                         "cpu backend: out of memory repacking the Q4_0 weights");
-	}
 	/* AMX int8 tiles for prefill: opt-in (INFILL_CPU_AMX=1) until the kernel has
 	 * been checked on an AMX machine (the development VM does not expose AMX). */
 	const char *amx_env = getenv("INFILL_CPU_AMX");
 	bool use_amx = amx_env && !strcmp(amx_env, "1") && c->k == &c->k_full &&
 	               !strcmp(c->k->name, "avx512-vnni") && cpu_amx_available();
+	if (repack_weights(c, w->data_mapped, use_amx) != 0) {
+		cpu_destroy(c);
+		return backend_error_set(
+		        err, -ENOMEM,
+		        "cpu backend: out of memory repacking the Q4_0/Q8_0/Q4_K weights");
+	}
 	if (use_amx) {
 		int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;
 		if ((int64_t)hp->n_head * hp->head_dim > wide)

@@ -118,6 +118,32 @@ void cpu_q4_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int
  * of a tied output). */
 void cpu_q4_0_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 
+/* Q8_0 in 8-row panels (repack_q8_0.c): the same as Q4_0's, 8 vectors of
+ * quant dwords per block; row size and activation format (Q8_0) are Q8_0's. */
+#define CPU_TYPE_Q8_0_P8 0x1004u
+size_t cpu_q8_0_p8_bytes(int64_t nr, int64_t n);
+void cpu_q8_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst);
+void cpu_q8_0_p8_row(const void *packed, int64_t n, int64_t r, float *y);
+
+/* ---- Q4_K in 8-row panels (repack.c) ---- */
+
+/*
+ * Q4_K rows re-laid out by cpu_q4_k_p8_pack (the layout is in repack.c),
+ * read by a set's gemm_q4_k_p8; row size and activation format (Q8_K) are
+ * Q4_K's, and a gemm call's w is a panel start as for CPU_TYPE_Q4_0_P8.
+ */
+#define CPU_TYPE_Q4_K_P8 0x1003u
+
+/* Bytes of nr rows of n values packed (the last panel padded to 8 rows). */
+size_t cpu_q4_k_p8_bytes(int64_t nr, int64_t n);
+/* Packs panels [p0, p1) of the nr Q4_K rows at w into dst, which holds
+ * cpu_q4_k_p8_bytes(nr, n); as cpu_q4_0_p8_pack. */
+void cpu_q4_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst);
+/* Row r of a packed tensor dequantized into y[n], bit for bit the file's row. */
+void cpu_q4_k_p8_row(const void *packed, int64_t n, int64_t r, float *y);
+
 /* Converts one float row of n elements into format a at dst. */
 typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
@@ -128,12 +154,19 @@ struct cpu_kernels {
 	const char *name;              /* "ref", "avx2", "avx512-vnni" */
 	cpu_act_fn act[CPU_ACT_COUNT]; /* indexed by enum cpu_act */
 	cpu_gemm_fn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
+	/* CPU_TYPE_Q8_0_P8 weights, or NULL (Q8_0 read as rows); a token's
+	 * results are the same bits at any batch size and in every set */
+	cpu_gemm_fn gemm_q8_0_p8;
 	cpu_gemm_fn gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_q2_k, gemm_q3_k, gemm_q5_k, gemm_iq4_nl,
 	        gemm_iq4_xs;
 	/* CPU_TYPE_Q4_0_P8 weights; NULL: the set reads Q4_0 as rows and the
 	 * backend does not repack. A token's results do not depend on the batch
 	 * size or its place in the batch (prompt lookup's exactness). */
 	cpu_gemm_fn gemm_q4_0_p8;
+	/* CPU_TYPE_Q4_K_P8 weights, or NULL (Q4_K read as rows). Every result
+	 * is the same bits as the reference's gemm_q4_k on the unpacked rows,
+	 * so at any batch size and in every set. */
+	cpu_gemm_fn gemm_q4_k_p8;
 	/* attention: sum a[i] b[i]; y[i] += s x[i] (NULL: reference) */
 	float (*dot_f32)(int64_t n, const float *a, const float *b);
 	void (*axpy_f32)(int64_t n, float s, const float *x, float *y);

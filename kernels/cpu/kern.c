@@ -88,6 +88,8 @@ cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type)
 	case TENSOR_TYPE_IQ4_XS: f = k->gemm_iq4_xs, r = cpu_kernels_ref.gemm_iq4_xs; break;
 	case CPU_TYPE_Q4_0_P8:
 		return k->gemm_q4_0_p8; /* no reference: packed only for sets with it */
+	case CPU_TYPE_Q8_0_P8: return k->gemm_q8_0_p8;
+	case CPU_TYPE_Q4_K_P8: return k->gemm_q4_k_p8;
 	default: return NULL;
 	}
 	return f ? f : r;
@@ -104,6 +106,7 @@ enum cpu_act cpu_act_for(uint32_t weight_type)
 	case TENSOR_TYPE_Q8_0:
 	case TENSOR_TYPE_Q4_0:
 	case CPU_TYPE_Q4_0_P8:
+	case CPU_TYPE_Q8_0_P8:
 	case TENSOR_TYPE_Q5_0:
 	case TENSOR_TYPE_IQ4_NL: return CPU_ACT_Q8_0;
 	case TENSOR_TYPE_Q4_1:
@@ -111,6 +114,7 @@ enum cpu_act cpu_act_for(uint32_t weight_type)
 	case TENSOR_TYPE_Q2_K:
 	case TENSOR_TYPE_Q3_K:
 	case TENSOR_TYPE_Q4_K:
+	case CPU_TYPE_Q4_K_P8:
 	case TENSOR_TYPE_Q5_K:
 	case TENSOR_TYPE_Q6_K:
 	case TENSOR_TYPE_IQ4_XS: return CPU_ACT_Q8_K;

@@ -16,6 +16,7 @@
 #include "kern_simd_k.h"
 #include "kern_simd_q.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define P8_T 4 /* tokens per register tile */
@@ -110,6 +111,178 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 	p8_store(acc, g, rows, y, ldy);
 }
 
+/* ---- Q8_0 repacked at load (repack_q8_0.c): 8 rows x up to 4 tokens ---- */
+
+/*
+ * Signed weights against signed activations, the usual way round maddubs's
+ * unsigned operand: |w| (once per vector, shared by the tile's tokens)
+ * times x with w's sign, pairs of products (at most 2 x 128 x 127: no
+ * saturation) widened by madd and summed in int32: the exact sum(w x), so
+ * with kern_avx512.c's float step these are the same bits as its tiles'.
+ */
+static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64_t nb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	const __m256i ones = _mm256_set1_epi16(1);
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *sc = panel, *qs = panel + 16 * (size_t)nb;
+	const char *xb[P8_T];
+	__m256 acc[P8_T];
+#pragma GCC unroll 4
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q = qs + (size_t)b * 256;
+		if (pf) {
+			for (int l = 0; l < 256; l += 64)
+				_mm_prefetch(q + CPU_P8_PREFETCH + l, _MM_HINT_T0);
+			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 16, _MM_HINT_T0);
+		}
+		size_t oq = (size_t)b * 34 + 2, od = toff + 4 * (size_t)b + 4 * (size_t)nb;
+		__m256i p[P8_T];
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) p[j] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+		for (int kk = 0; kk < 8; kk++) {
+			__m256i wq = _mm256_loadu_si256((const __m256i *)(q + 32 * kk));
+			__m256i aw = _mm256_abs_epi8(wq);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i xv = _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk));
+				p[j] = _mm256_add_epi32(
+				        p[j],
+				        _mm256_madd_epi16(
+				                _mm256_maddubs_epi16(aw, _mm256_sign_epi8(xv, wq)),
+				                ones));
+			}
+		}
+		__m256 dwv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 16 * b)));
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++)
+			acc[j] = _mm256_fmadd_ps(
+			        _mm256_cvtepi32_ps(p[j]),
+			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+	}
+	p8_store(acc, g, rows, y, ldy);
+}
+
+#define P8_GEMM    gemm_q8_0_p8
+#define P8_TILE_FN q8p_tile
+#include "kern_p8_gemm.h"
+
+/* ---- Q4_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
+
+/*
+ * A panel vector holds 8 rows' dword kk of a 32-byte quant group c: its
+ * low nibbles are sub-block 2c (values 4kk..), its high nibbles sub-block
+ * 2c + 1, each one maddubs against the token's 4 activation bytes
+ * broadcast (8 rows x 4 products), 8 of them summed in int16 (at most 16
+ * products of 15 x 127: 30480, no saturation). madd with the sub-block's
+ * scale in both halves of each row's lane gives scale x sum in int32; the
+ * min term is 8 madds of (min, min) against the activation's pairs of
+ * 16-value sums. Per super-block and token: 64 maddubs, ~60 int adds, 16
+ * madds and the reference's 7 float ops (q4k_p8_step), against decoding
+ * every row's super-block for each group of 4 tokens before.
+ */
+static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64_t nsb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	const __m256i m4 = _mm256_set1_epi8(0xF);
+	const char *xb[P8_T];
+	__m256 acc[P8_T];
+#pragma GCC unroll 4
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nsb; b++) {
+		const char *sb = panel + (size_t)b * Q4K_P8_SB;
+		if (pf) /* decode streams the panels from DRAM (pk_tile) */
+			for (int l = 0; l < Q4K_P8_SB; l += 64)
+				_mm_prefetch(sb + CPU_P8_PREFETCH + l, _MM_HINT_T0);
+		struct q4k_p8_sm sm = q4k_p8_scales(sb);
+		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
+		size_t obs =
+		        (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, bsums);
+		__m256i isum[P8_T];
+#pragma GCC unroll 4
+		for (int c = 0; c < 4; c++) {
+			__m256i pl[P8_T], ph[P8_T];
+#pragma GCC unroll 8
+			for (int kk = 0; kk < 8; kk++) {
+				__m256i raw = _mm256_loadu_si256(
+				        (const __m256i *)(sb + 128 + 256 * c + 32 * kk));
+				__m256i lo = _mm256_and_si256(raw, m4);
+				__m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+#pragma GCC unroll 4
+				for (int j = 0; j < g; j++) {
+					const char *q = xb[j] + ox + 64 * c + 4 * kk;
+					__m256i ml = _mm256_maddubs_epi16(
+					        lo, _mm256_set1_epi32(load_i32(q)));
+					__m256i mh = _mm256_maddubs_epi16(
+					        hi, _mm256_set1_epi32(load_i32(q + 32)));
+					pl[j] = kk ? _mm256_add_epi16(pl[j], ml) : ml;
+					ph[j] = kk ? _mm256_add_epi16(ph[j], mh) : mh;
+				}
+			}
+			__m256i scl = q4k_p8_i16x2(sm.sc[c / 2], (2 * c) % 4);
+			__m256i sch = q4k_p8_i16x2(sm.sc[c / 2], (2 * c + 1) % 4);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i s = _mm256_add_epi32(_mm256_madd_epi16(pl[j], scl),
+				                             _mm256_madd_epi16(ph[j], sch));
+				isum[j] = c ? _mm256_add_epi32(isum[j], s) : s;
+			}
+		}
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) {
+			__m256i ms = _mm256_setzero_si256();
+#pragma GCC unroll 8
+			for (int s = 0; s < 8; s++)
+				ms = _mm256_add_epi32(
+				        ms, _mm256_madd_epi16(q4k_p8_i16x2(sm.mn[s / 4], s % 4),
+				                              _mm256_set1_epi32(load_i32(
+				                                      xb[j] + obs + 4 * s))));
+			acc[j] = q4k_p8_step(acc[j], sb,
+			                     TAIL_F32(xb[j], (size_t)b * sizeof(struct block_q8_k)),
+			                     isum[j], ms);
+		}
+	}
+	p8_store(acc, g, rows, y, ldy);
+}
+
+static void gemm_q4_k_p8_avx2(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                              size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	int64_t nsb = n / QK_K;
+	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
+		const char *panel = (const char *)w + r0 * w_stride;
+		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
+		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
+			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
+			const char *x0 = (const char *)x + t0 * x_stride;
+			float *yt = y + t0 * ldy + r0;
+			bool pf = nt <= P8_T;
+#define PK(G)                                                            \
+	(pf ? q4k_tile(G, true, nsb, panel, x0, x_stride, yt, ldy, rows) \
+	    : q4k_tile(G, false, nsb, panel, x0, x_stride, yt, ldy, rows))
+			switch (g) {
+			case 4: PK(4); break;
+			case 3: PK(3); break;
+			case 2: PK(2); break;
+			default: PK(1); break;
+			}
+#undef PK
+		}
+	}
+}
+
 const struct cpu_kernels cpu_kernels_avx2 = {
 	.name = "avx2",
 	.act = { NULL, act_q8_0, act_q8_1, act_q8_k },
@@ -129,6 +302,8 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.gemm_q8_0 = gemm_q8_0,
 	.gemm_q4_0 = gemm_q4_0, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
 	.gemm_q4_0_p8 = gemm_q4_0_p8,
+	.gemm_q4_k_p8 = gemm_q4_k_p8_avx2,
+	.gemm_q8_0_p8 = gemm_q8_0_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,

@@ -553,6 +553,271 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
+/* ---- Q8_0 repacked at load (repack_q8_0.c): 8 or 16 rows x up to 8 tokens ---- */
+
+/*
+ * As the Q4_0 tiles, with 8 vectors per block of signed weights: flipped
+ * to unsigned (w + 128, one xor shared by the tile's tokens) for vpdpbusd,
+ * the sums start from the token's bias -128 sum(x), so they are the exact
+ * sum(w x). The float step per block is the Q4_0 tiles' (and kern_avx2.c's
+ * Q8_0 tile's): the same bits at any batch size and in both sets.
+ */
+static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64_t nb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1;
+	const __m256i flip = _mm256_set1_epi8((char)0x80);
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *sc = panel, *qs = panel + 16 * (size_t)nb;
+	const char *xb[P8_T];
+	__m256 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q = qs + (size_t)b * 256;
+		if (pf) {
+			for (int l = 0; l < 256; l += 64)
+				_mm_prefetch(q + CPU_P8_PREFETCH + l, _MM_HINT_T0);
+			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 16, _MM_HINT_T0);
+		}
+		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
+		size_t od = ob + 4 * (size_t)nb;
+		__m256i p[P8_T][4];
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			p[j][0] = _mm256_set1_epi32(TAIL_I32(xb[j], ob));
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) p[j][c] = _mm256_setzero_si256();
+		}
+#pragma GCC unroll 8
+		for (int kk = 0; kk < 8; kk++) {
+			__m256i u = _mm256_xor_si256(
+			        _mm256_loadu_si256((const __m256i *)(q + 32 * kk)), flip);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				int c = kk % CH;
+				p[j][c] = _mm256_dpbusd_epi32(
+				        p[j][c], u,
+				        _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+			}
+		}
+		__m256 dwv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 16 * b)));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m256i s = p[j][0];
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) s = _mm256_add_epi32(s, p[j][c]);
+			acc[j] = _mm256_fmadd_ps(
+			        _mm256_cvtepi32_ps(s),
+			        _mm256_mul_ps(dwv, _mm256_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+		}
+	}
+	p8_store(acc, g, rows, y, ldy);
+}
+
+static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int64_t nb,
+                                                             const char *panel, size_t panel_bytes,
+                                                             const char *x0, size_t xs, float *y,
+                                                             int64_t ldy)
+{
+	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1;
+	const __m512i flip = _mm512_set1_epi8((char)0x80);
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *sc0 = panel, *qs0 = panel + 16 * (size_t)nb;
+	const char *sc1 = panel + panel_bytes, *qs1 = sc1 + 16 * (size_t)nb;
+	const char *xb[P8_T];
+	__m512 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q0 = qs0 + (size_t)b * 256, *q1 = qs1 + (size_t)b * 256;
+		if (pf) {
+			for (int l = 0; l < 256; l += 64) {
+				_mm_prefetch(q0 + P16_PREFETCH + l, _MM_HINT_T0);
+				_mm_prefetch(q1 + P16_PREFETCH + l, _MM_HINT_T0);
+			}
+			if (!(b & 3)) {
+				_mm_prefetch(sc0 + 16 * b + P16_PREFETCH / 16, _MM_HINT_T0);
+				_mm_prefetch(sc1 + 16 * b + P16_PREFETCH / 16, _MM_HINT_T0);
+			}
+		}
+		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
+		size_t od = ob + 4 * (size_t)nb;
+		__m512i p[P8_T][4];
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			p[j][0] = _mm512_set1_epi32(TAIL_I32(xb[j], ob));
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) p[j][c] = _mm512_setzero_si512();
+		}
+#pragma GCC unroll 8
+		for (int kk = 0; kk < 8; kk++) {
+			__m512i u = _mm512_xor_si512(
+			        _mm512_inserti64x4(
+			                _mm512_castsi256_si512(_mm256_loadu_si256(
+			                        (const __m256i *)(q0 + 32 * kk))),
+			                _mm256_loadu_si256((const __m256i *)(q1 + 32 * kk)), 1),
+			        flip);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				int c = kk % CH;
+				p[j][c] = _mm512_dpbusd_epi32(
+				        p[j][c], u,
+				        _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+			}
+		}
+		__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(sc0 + 16 * b))),
+		        _mm_loadu_si128((const __m128i *)(sc1 + 16 * b)), 1));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m512i s = p[j][0];
+#pragma GCC unroll 4
+			for (int c = 1; c < CH; c++) s = _mm512_add_epi32(s, p[j][c]);
+			acc[j] = _mm512_fmadd_ps(
+			        _mm512_cvtepi32_ps(s),
+			        _mm512_mul_ps(dwv, _mm512_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+#define P8_GEMM      gemm_q8_0_p8
+#define P8_TILE_FN   q8p_tile
+#define P8_TILE16_FN q8p16_tile
+#include "kern_p8_gemm.h"
+
+/* ---- Q4_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
+
+/*
+ * kern_avx2.c's Q4_K panel kernel with vpdpbusd: a vector of 8 rows' dword
+ * kk of quant group c feeds sub-block 2c through its low nibbles (and 0x0F)
+ * and sub-block 2c + 1 through its high nibbles left in place (and 0xF0:
+ * 16 x the value, no shift), each one vpdpbusd into an int32 sum per row.
+ * Those are multiplied by the rows' scales (vpmulld), the high ones summed
+ * apart and divided by 16 once per super-block (exact: every term is a
+ * multiple of 16; at most 4 x 32 x 240 x 127 x 63 < 2^31); the mins are 8
+ * vpdpwssd. The integers are the reference's, the float steps too
+ * (q4k_p8_step): the same bits as kern_avx2.c's kernel and the reference.
+ * For one token the 8 products of a sub-block go to 2 chains (latency).
+ */
+#define K4_T 4 /* tokens per register tile */
+
+static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64_t nsb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	const int CH = g == 1 ? 2 : 1;
+	const __m256i m4 = _mm256_set1_epi8(0x0F), mh4 = _mm256_set1_epi8((char)0xF0);
+	const char *xb[K4_T];
+	__m256 acc[K4_T];
+#pragma GCC unroll 4
+	for (int j = 0; j < K4_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nsb; b++) {
+		const char *sb = panel + (size_t)b * Q4K_P8_SB;
+		if (pf)
+			for (int l = 0; l < Q4K_P8_SB; l += 64)
+				_mm_prefetch(sb + CPU_P8_PREFETCH + l, _MM_HINT_T0);
+		struct q4k_p8_sm sm = q4k_p8_scales(sb);
+		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
+		size_t obs =
+		        (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, bsums);
+		__m256i ev[K4_T], od[K4_T];
+#pragma GCC unroll 4
+		for (int c = 0; c < 4; c++) {
+			__m256i pl[K4_T][2], ph[K4_T][2];
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++)
+#pragma GCC unroll 2
+				for (int h = 0; h < CH; h++)
+					pl[j][h] = ph[j][h] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+			for (int kk = 0; kk < 8; kk++) {
+				__m256i raw = _mm256_loadu_si256(
+				        (const __m256i *)(sb + 128 + 256 * c + 32 * kk));
+				__m256i lo = _mm256_and_si256(raw, m4);
+				__m256i hi = _mm256_and_si256(raw, mh4);
+				int h = kk % CH;
+#pragma GCC unroll 4
+				for (int j = 0; j < g; j++) {
+					const char *q = xb[j] + ox + 64 * c + 4 * kk;
+					pl[j][h] = _mm256_dpbusd_epi32(
+					        pl[j][h], lo, _mm256_set1_epi32(load_i32(q)));
+					ph[j][h] = _mm256_dpbusd_epi32(
+					        ph[j][h], hi, _mm256_set1_epi32(load_i32(q + 32)));
+				}
+			}
+			__m256i scl = q4k_p8_i32(sm.sc[c / 2], (2 * c) % 4);
+			__m256i sch = q4k_p8_i32(sm.sc[c / 2], (2 * c + 1) % 4);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i l = pl[j][0], hh = ph[j][0];
+				if (CH == 2) {
+					l = _mm256_add_epi32(l, pl[j][1]);
+					hh = _mm256_add_epi32(hh, ph[j][1]);
+				}
+				l = _mm256_mullo_epi32(l, scl);
+				hh = _mm256_mullo_epi32(hh, sch);
+				ev[j] = c ? _mm256_add_epi32(ev[j], l) : l;
+				od[j] = c ? _mm256_add_epi32(od[j], hh) : hh;
+			}
+		}
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) {
+			__m256i ms = _mm256_setzero_si256();
+#pragma GCC unroll 8
+			for (int s = 0; s < 8; s++)
+				ms = _mm256_dpwssd_epi32(
+				        ms, q4k_p8_i16x2(sm.mn[s / 4], s % 4),
+				        _mm256_set1_epi32(load_i32(xb[j] + obs + 4 * s)));
+			__m256i sumi = _mm256_add_epi32(ev[j], _mm256_srai_epi32(od[j], 4));
+			acc[j] = q4k_p8_step(acc[j], sb,
+			                     TAIL_F32(xb[j], (size_t)b * sizeof(struct block_q8_k)),
+			                     sumi, ms);
+		}
+	}
+	p8_store(acc, g, rows, y, ldy);
+}
+
+static void gemm_q4_k_p8_512(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                             size_t x_stride, int64_t nt, float *y, int64_t ldy)
+{
+	int64_t nsb = n / QK_K;
+	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
+		const char *panel = (const char *)w + r0 * w_stride;
+		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
+		for (int64_t t0 = 0; t0 < nt; t0 += K4_T) {
+			int g = nt - t0 < K4_T ? (int)(nt - t0) : K4_T;
+			const char *x0 = (const char *)x + t0 * x_stride;
+			float *yt = y + t0 * ldy + r0;
+			bool pf = nt <= 4;
+#define PK(G)                                                            \
+	(pf ? q4k_tile(G, true, nsb, panel, x0, x_stride, yt, ldy, rows) \
+	    : q4k_tile(G, false, nsb, panel, x0, x_stride, yt, ldy, rows))
+			switch (g) {
+			case 4: PK(4); break;
+			case 3: PK(3); break;
+			case 2: PK(2); break;
+			default: PK(1); break;
+			}
+#undef PK
+		}
+	}
+}
+
 /*
  * F16 with several tokens: a panel of up to 16 rows is widened to float once
  * per call (the conversion is then 1/(4 * tokens) of the work instead of a
@@ -659,6 +924,8 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_q8_0 = gemm_q8_0_512,
 	.gemm_q4_0 = gemm_q4_0_512, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
 	.gemm_q4_0_p8 = gemm_q4_0_p8,
+	.gemm_q4_k_p8 = gemm_q4_k_p8_512,
+	.gemm_q8_0_p8 = gemm_q8_0_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,

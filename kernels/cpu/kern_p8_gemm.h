@@ -7,11 +7,11 @@
  * [, rows]) like p8_tile / p16_tile. Rows come in blocks of 32 values.
  */
 
-#define P8_CALL(G)                                                               \
-	(pf ? P8_TILE_FN(G, true, nb, panel, x0, x_stride, yt, ldy, rows)        \
+#define P8_CALL(G)                                                        \
+	(pf ? P8_TILE_FN(G, true, nb, panel, x0, x_stride, yt, ldy, rows) \
 	    : P8_TILE_FN(G, false, nb, panel, x0, x_stride, yt, ldy, rows))
-#define P16_CALL(G)                                                                      \
-	(pf ? P8_TILE16_FN(G, true, nb, panel, 8 * w_stride, x0, x_stride, yt, ldy)      \
+#define P16_CALL(G)                                                                 \
+	(pf ? P8_TILE16_FN(G, true, nb, panel, 8 * w_stride, x0, x_stride, yt, ldy) \
 	    : P8_TILE16_FN(G, false, nb, panel, 8 * w_stride, x0, x_stride, yt, ldy))
 
 static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,

@@ -492,3 +492,73 @@ Q8_1_ROW(q4_1_row, struct block_q4_1, q4_1_levels)
 Q8_1_ROW(q5_1_row, struct block_q5_1, q5_1_levels)
 GEMM_ACT(gemm_q4_1, struct block_q4_1, 32, struct block_q8_1, 32, q4_1_row)
 GEMM_ACT(gemm_q5_1, struct block_q5_1, 32, struct block_q8_1, 32, q5_1_row)
+
+/* ---- Q4_K panels (repack.c): the pieces both sets' panel kernels share ---- */
+
+/*
+ * A panel super-block's 6-bit scales and mins for its 8 rows, unpacked by
+ * kblk_scales_k4's word arithmetic done in the 8 dword lanes at once: byte
+ * s of lane i of sc[0] is row i's scale of sub-block s (0..3), of sc[1]
+ * sub-block 4 + s; mn the mins likewise. ~12 ops per super-block, shared
+ * by a tile's tokens.
+ */
+struct q4k_p8_sm {
+	__m256i sc[2], mn[2];
+};
+
+static inline __attribute__((always_inline)) struct q4k_p8_sm q4k_p8_scales(const char *sb)
+{
+	const __m256i k1 = _mm256_set1_epi8(0x3f), k2 = _mm256_set1_epi8(0xf),
+	              k3 = _mm256_set1_epi8(3);
+	__m256i w0 = _mm256_loadu_si256((const __m256i *)(sb + 32)),
+	        w1 = _mm256_loadu_si256((const __m256i *)(sb + 64)),
+	        w2 = _mm256_loadu_si256((const __m256i *)(sb + 96));
+	struct q4k_p8_sm r;
+	r.sc[0] = _mm256_and_si256(w0, k1);
+	r.sc[1] = _mm256_or_si256(
+	        _mm256_and_si256(w2, k2),
+	        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(w0, 6), k3), 4));
+	r.mn[0] = _mm256_and_si256(w1, k1);
+	r.mn[1] = _mm256_or_si256(
+	        _mm256_and_si256(_mm256_srli_epi32(w2, 4), k2),
+	        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(w1, 6), k3), 4));
+	return r;
+}
+
+/* Byte s (0..3) of each dword lane of v as an int32 lane. */
+static inline __m256i q4k_p8_i32(__m256i v, int s)
+{
+	__m256i ctl = _mm256_add_epi32(_mm256_set1_epi32((int)(0x80808000u | (unsigned)s)),
+	                               _mm256_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12));
+	return _mm256_shuffle_epi8(v, ctl);
+}
+
+/* Byte s (0..3) of each dword lane of v in both int16 halves of the lane
+ * (a madd against two int16 sums multiplies both by it). */
+static inline __m256i q4k_p8_i16x2(__m256i v, int s)
+{
+	__m256i ctl = _mm256_add_epi32(
+	        _mm256_set1_epi32((int)(0x80008000u | ((unsigned)s << 16) | (unsigned)s)),
+	        _mm256_setr_epi32(0, 0x40004, 0x80008, 0xC000C, 0, 0x40004, 0x80008, 0xC000C));
+	return _mm256_shuffle_epi8(v, ctl);
+}
+
+/*
+ * A token's super-block ends in kern_ref.c's float steps, operation for
+ * operation, on the exact integer sums (sumi, summ) of the 8 rows: acc +=
+ * d_y * (d * sumi) - d_y * (dmin * summ). The build does not contract
+ * these into FMAs (ISO C mode: -ffp-contract=off), so every result is the
+ * reference's bits, whatever the batch or the set.
+ */
+static inline __attribute__((always_inline)) __m256
+q4k_p8_step(__m256 acc, const char *sb, float yd, __m256i sumi, __m256i summ)
+{
+	__m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sb));
+	__m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sb + 16)));
+	__m256 y = _mm256_set1_ps(yd);
+	__m256 t1 = _mm256_mul_ps(y, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(sumi)));
+	__m256 t2 = _mm256_mul_ps(y, _mm256_mul_ps(mv, _mm256_cvtepi32_ps(summ)));
+	return _mm256_add_ps(acc, _mm256_sub_ps(t1, t2));
+}
+
+#define Q4K_P8_SB 1152 /* bytes of a panel's super-block: 8 rows x 144 */

@@ -1,6 +1,7 @@
 /*
- * repack.c - Q4_0 weights re-laid out into 8-row panels at load (plain C),
- * the layout kern_avx2.c's panel kernel reads for decode and prefill alike.
+ * repack.c - Q4_0 and Q4_K weights re-laid out into 8-row panels at load
+ * (plain C), the layouts the sets' panel kernels (kern_avx2.c,
+ * kern_avx512.c) read for decode and prefill alike.
  *
  * A panel holds 8 consecutive rows of nb = n / 32 blocks in exactly the
  * bytes of those 8 rows in the file (8 * 18 * nb), so row r0 (a multiple of
@@ -66,5 +67,77 @@ void cpu_q4_0_p8_row(const void *packed, int64_t n, int64_t r, float *y)
 			memcpy(blk.qs + 4 * kk, qs + (size_t)b * 128 + kk * 32 + 4 * i, 4);
 		/* the file's dequantizer on the block as it was: the same values bit for bit */
 		tensor_row_dequantize(TENSOR_TYPE_Q4_0, &blk, y + b * QK4_0, QK4_0);
+	}
+}
+
+/*
+ * Q4_K panels: 8 rows of nsb = n / 256 super-blocks, again in exactly the
+ * bytes of those rows (8 * 144 per super-block), one super-block of the 8
+ * rows after the other (1152 bytes, 18 cache lines read in order):
+ *
+ *   +0    [8] fp16 d             row i: the row's super-block scale
+ *   +16   [8] fp16 dmin          row i: its scale of the mins
+ *   +32   [3][8] uint32 scales   word j, row i: bytes 4j..4j+3 of the row's
+ *                                12 packed 6-bit scales and mins
+ *   +128  [4][8][8] uint32 qs    group c, word kk, row i: bytes
+ *                                32c + 4kk .. +3 of the row's quants (low
+ *                                nibbles: sub-block 2c values 4kk..4kk+3,
+ *                                high: sub-block 2c + 1)
+ *
+ * A kernel unpacks the 8 rows' scales and mins with the word arithmetic
+ * of tensor_q4_k_scale_min done in 8 lanes at once (a few ops per
+ * super-block, shared by a tile's tokens), so nothing is widened in memory
+ * and the packed tensor is the size of the file's.
+ */
+#define Q4K_P8_SB (8 * sizeof(struct block_q4_k)) /* bytes of one super-block of a panel */
+
+size_t cpu_q4_k_p8_bytes(int64_t nr, int64_t n)
+{
+	return (size_t)((nr + 7) / 8) * Q4K_P8_SB * (size_t)(n / QK_K);
+}
+
+void cpu_q4_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst)
+{
+	int64_t nsb = n / QK_K;
+	size_t panel = Q4K_P8_SB * (size_t)nsb;
+	for (int64_t p = p0; p < p1; p++) {
+		unsigned char *pd = (unsigned char *)dst + (size_t)p * panel;
+		if (p * 8 + 8 > nr) memset(pd, 0, panel); /* the padding rows of a last panel */
+		for (int i = 0; i < 8 && p * 8 + i < nr; i++) {
+			const struct block_q4_k *row =
+			        (const struct block_q4_k *)((const char *)w +
+			                                    (size_t)(p * 8 + i) * w_stride);
+			for (int64_t b = 0; b < nsb; b++) {
+				unsigned char *sb = pd + (size_t)b * Q4K_P8_SB;
+				memcpy(sb + 2 * i, &row[b].d, 2);
+				memcpy(sb + 16 + 2 * i, &row[b].dmin, 2);
+				for (int j = 0; j < 3; j++)
+					memcpy(sb + 32 + 32 * j + 4 * i, row[b].scales + 4 * j, 4);
+				for (int c = 0; c < 4; c++)
+					for (int kk = 0; kk < 8; kk++)
+						memcpy(sb + 128 + 256 * c + 32 * kk + 4 * i,
+						       row[b].qs + 32 * c + 4 * kk, 4);
+			}
+		}
+	}
+}
+
+void cpu_q4_k_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+{
+	int64_t nsb = n / QK_K;
+	const unsigned char *pd = (const unsigned char *)packed + (size_t)(r / 8) * Q4K_P8_SB * nsb;
+	int i = (int)(r % 8);
+	for (int64_t b = 0; b < nsb; b++) {
+		const unsigned char *sb = pd + (size_t)b * Q4K_P8_SB;
+		struct block_q4_k blk;
+		memcpy(&blk.d, sb + 2 * i, 2);
+		memcpy(&blk.dmin, sb + 16 + 2 * i, 2);
+		for (int j = 0; j < 3; j++) memcpy(blk.scales + 4 * j, sb + 32 + 32 * j + 4 * i, 4);
+		for (int c = 0; c < 4; c++)
+			for (int kk = 0; kk < 8; kk++)
+				memcpy(blk.qs + 32 * c + 4 * kk,
+				       sb + 128 + 256 * c + 32 * kk + 4 * i, 4);
+		tensor_row_dequantize(TENSOR_TYPE_Q4_K, &blk, y + b * QK_K, QK_K);
 	}
 }

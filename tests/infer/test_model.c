@@ -584,6 +584,72 @@ TEST(q4_0_tied_model_packed_at_load)
 	rmdir(tmpl);
 }
 
+/* tiny-kq-q4_k_m without output.weight: the head is tied to token_embd
+ * (Q4_K), so on an AVX2 CPU every Q4_K matrix is packed into panels at load
+ * (kernels/cpu/repack.c), the head included, and the embedding rows come
+ * from those panels (cpu_q4_k_p8_row). */
+static int write_q4_k_tied(const char *out)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/models/tiny-kq-q4_k_m.gguf", testdata());
+	struct infer_error ge;
+	struct gguf_file *f = gguf_open(path, &ge);
+	if (!f) return -1;
+	struct gguf_writer *w = gguf_writer_new();
+	for (int64_t i = 0; i < gguf_key_count(f); i++) gguf_writer_copy_key(w, f, i);
+	for (int64_t i = 0; i < gguf_tensor_count(f); i++) {
+		const struct gguf_tensor_info *t = gguf_tensor(f, i);
+		char name[128];
+		snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
+		if (!strcmp(name, "output.weight")) continue;
+		int64_t ne[4] = { t->ne[0], t->ne[1], t->ne[2], t->ne[3] };
+		gguf_writer_add_tensor(w, name, t->type, t->n_dims, ne, t->data, t->nbytes);
+	}
+	int rc = gguf_writer_write(w, out, &ge);
+	gguf_writer_free(w);
+	gguf_close(f);
+	return rc;
+}
+
+/* The packed Q4_K path end to end, as q4_0_tied_model_packed_at_load: a
+ * token alone equals it in a batch, and a prompt's logits agree with the
+ * plain C kernels (the Q4_K matmuls are the same bits; attention and the
+ * other ops differ in float rounding only). */
+TEST(q4_k_tied_model_packed_at_load)
+{
+	char tmpl[] = "/tmp/infill-test-XXXXXX";
+	REQUIRE(mkdtemp(tmpl) != NULL);
+	char p[256];
+	snprintf(p, sizeof p, "%s/q4_k.gguf", tmpl);
+	REQUIRE(write_q4_k_tied(p) == 0);
+	batched_equals_single(test_failed_, p);
+	int32_t ids[40];
+	prompt(ids, 40);
+	float *lg[2] = { NULL, NULL };
+	for (int k = 0; k < 2; k++) {
+		if (k) setenv("INFILL_CPU_KERNELS", "ref", 1);
+		struct model *m = load(p, 4u << 20);
+		if (k) unsetenv("INFILL_CPU_KERNELS");
+		REQUIRE(m != NULL);
+		int nv = model_info(m)->n_vocab;
+		lg[k] = malloc((size_t)nv * sizeof(float));
+		struct infer_error err;
+		struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+		CHECK(model_eval(m, s, ids, 40, lg[k], &err) == 0);
+		kv_seq_free(s);
+		if (k) {
+			double big = 0;
+			for (int i = 0; i < nv; i++) big = fmax(big, fabs(lg[1][i]));
+			CHECK(big > 0);
+			CHECK(maxdiff(lg[0], lg[1], nv) <= 1e-3 * big);
+		}
+		model_free(m);
+	}
+	free(lg[0]), free(lg[1]);
+	remove(p);
+	rmdir(tmpl);
+}
+
 int main(void)
 {
 	char path[1024];

@@ -93,16 +93,26 @@ static void bench(uint32_t type, int64_t nt, double mb)
 		       tensor_type_name(type), (long long)nt, ws * nr / 1e6, sets[k]->name,
 		       ws * nr / best / 1e9, 2.0 * nr * n * nt / best / 1e9);
 	}
-	/* Q4_0 as the backend runs it when a set has the panel kernel: packed at load. */
-	for (int k = 1; type == TENSOR_TYPE_Q4_0 && k < 3; k++) {
-		if (!ok[k] || !sets[k]->gemm_q4_0_p8) continue;
-		void *pw = aligned_alloc(64, (cpu_q4_0_p8_bytes(nr, n) + 63) / 64 * 64);
-		cpu_q4_0_p8_pack(w, ws, nr, n, 0, (nr + 7) / 8, pw);
+	/* Q4_0, Q8_0 and Q4_K as the backend runs them when a set has the
+	 * panel kernel: packed at load. */
+	bool q8 = type == TENSOR_TYPE_Q8_0, q4k = type == TENSOR_TYPE_Q4_K;
+	for (int k = 1; (q8 || q4k || type == TENSOR_TYPE_Q4_0) && k < 3; k++) {
+		cpu_gemm_fn pf = q8    ? sets[k]->gemm_q8_0_p8
+		                 : q4k ? sets[k]->gemm_q4_k_p8
+		                       : sets[k]->gemm_q4_0_p8;
+		if (!ok[k] || !pf) continue;
+		size_t pb = q8    ? cpu_q8_0_p8_bytes(nr, n)
+		            : q4k ? cpu_q4_k_p8_bytes(nr, n)
+		                  : cpu_q4_0_p8_bytes(nr, n);
+		void *pw = aligned_alloc(64, (pb + 63) / 64 * 64);
+		(q8    ? cpu_q8_0_p8_pack
+		 : q4k ? cpu_q4_k_p8_pack
+		       : cpu_q4_0_p8_pack)(w, ws, nr, n, 0, (nr + 7) / 8, pw);
 		double best = 1e9, total = 0;
 		int reps = 0;
 		while (total < 0.5 || reps < 3) {
 			double t0 = now_s();
-			sets[k]->gemm_q4_0_p8(n, pw, ws, nr, x, xs, nt, y, nr);
+			pf(n, pw, ws, nr, x, xs, nt, y, nr);
 			double dt = now_s() - t0;
 			total += dt;
 			reps++;

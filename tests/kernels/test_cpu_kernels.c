@@ -18,11 +18,17 @@
 
 static uint64_t rng = 88172645463325252ull;
 
-static float frand(void)
+static uint64_t rng_next(void)
 {
 	rng ^= rng << 13;
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
+	return rng;
+}
+
+static float frand(void)
+{
+	rng_next();
 	return (float)((rng >> 40) / 16777216.0) * 2.0f - 1.0f;
 }
 
@@ -177,23 +183,48 @@ TEST(gemm_q8_0_same_bits_in_any_batch)
 	free(wf), free(xf), free(w), free(x);
 }
 
-/* ---- Q4_0 packed at load into 8-row panels (repack.c, gemm_q4_0_p8) ---- */
+/* ---- Q4_0 and Q8_0 packed at load into 8-row panels (repack*.c, gemm_*_p8) ---- */
 
-/* nr random Q4_0 rows of n values at *w (stride *ws) and the same packed at *pw. */
-static void q4_0_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw)
+/* A weight type the CPU backend packs: its packer and the sets' kernel. */
+struct packed_kind {
+	uint32_t type;
+	const char *name;
+	size_t (*bytes)(int64_t nr, int64_t n);
+	void (*pack)(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+	             void *dst);
+	void (*row)(const void *packed, int64_t n, int64_t r, float *y);
+	size_t kernel; /* offset of the set's cpu_gemm_fn */
+};
+
+static const struct packed_kind packed_kinds[] = {
+	{ TENSOR_TYPE_Q4_0, "q4_0", cpu_q4_0_p8_bytes, cpu_q4_0_p8_pack, cpu_q4_0_p8_row,
+	  offsetof(struct cpu_kernels, gemm_q4_0_p8) },
+	{ TENSOR_TYPE_Q8_0, "q8_0", cpu_q8_0_p8_bytes, cpu_q8_0_p8_pack, cpu_q8_0_p8_row,
+	  offsetof(struct cpu_kernels, gemm_q8_0_p8) },
+};
+#define N_PACKED_KINDS (sizeof packed_kinds / sizeof packed_kinds[0])
+
+static cpu_gemm_fn packed_gemm(const struct cpu_kernels *k, const struct packed_kind *pk)
+{
+	return *(const cpu_gemm_fn *)((const char *)k + pk->kernel);
+}
+
+/* nr random rows of n values at *w (stride *ws) and the same packed at *pw. */
+static void rows_and_panels(const struct packed_kind *pk, int64_t nr, int64_t n, unsigned char **w,
+                            size_t *ws, void **pw)
 {
 	float *wf = malloc((size_t)n * sizeof(float));
-	*ws = tensor_type_row_size(TENSOR_TYPE_Q4_0, n);
+	*ws = tensor_type_row_size(pk->type, n);
 	*w = malloc(*ws * nr);
 	for (int64_t r = 0; r < nr; r++) {
 		for (int64_t i = 0; i < n; i++) wf[i] = frand() * 0.05f;
-		tensor_row_quantize(TENSOR_TYPE_Q4_0, wf, *w + r * *ws, n);
+		tensor_row_quantize(pk->type, wf, *w + r * *ws, n);
 	}
-	*pw = malloc(cpu_q4_0_p8_bytes(nr, n));
+	*pw = malloc(pk->bytes(nr, n));
 	/* two ranges, as two pool threads would pack them */
 	int64_t np = (nr + 7) / 8;
-	cpu_q4_0_p8_pack(*w, *ws, nr, n, 0, np / 2, *pw);
-	cpu_q4_0_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
+	pk->pack(*w, *ws, nr, n, 0, np / 2, *pw);
+	pk->pack(*w, *ws, nr, n, np / 2, np, *pw);
 	free(wf);
 }
 
@@ -216,14 +247,15 @@ static unsigned char *q8_0_random_acts(int nt, int64_t n, size_t *xs)
  * that fill the last panel or not, widths of 1, 3, 11 and 64 blocks. The
  * tolerance is check_gemm's (float accumulation order only); rows past nr
  * and columns past nt must stay untouched. */
-TEST(gemm_q4_0_packed_matches_reference)
+TEST(gemm_packed_matches_reference)
 {
 	init_sets();
 	const int64_t widths[] = { 32, 96, 352, 2048 };
 	const int64_t rows[] = { 5, 8, 13, 37 };
 	enum { NT = 9, LDY = 40 };
-	for (int s = 0; s < n_sets; s++) {
-		cpu_gemm_fn f = sets[s]->gemm_q4_0_p8;
+	for (int s = 0; s < n_sets * (int)N_PACKED_KINDS; s++) {
+		const struct packed_kind *pk = &packed_kinds[s % N_PACKED_KINDS];
+		cpu_gemm_fn f = packed_gemm(sets[s / N_PACKED_KINDS], pk);
 		if (!f) continue;
 		for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
 			for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
@@ -231,7 +263,7 @@ TEST(gemm_q4_0_packed_matches_reference)
 				unsigned char *w;
 				size_t ws;
 				void *pw;
-				q4_0_rows_and_panels(nr, n, &w, &ws, &pw);
+				rows_and_panels(pk, nr, n, &w, &ws, &pw);
 				size_t xs = cpu_act_row_bytes(CPU_ACT_Q8_0, n);
 				unsigned char *x = malloc(xs * NT);
 				float *xf = malloc((size_t)NT * n * sizeof(float));
@@ -242,7 +274,7 @@ TEST(gemm_q4_0_packed_matches_reference)
 				float ref[NT][LDY], got[NT + 1][LDY], mag[NT][LDY];
 				float *wd = malloc((size_t)n * sizeof(float));
 				for (int64_t r = 0; r < nr; r++) {
-					tensor_row_dequantize(TENSOR_TYPE_Q4_0, w + r * ws, wd, n);
+					tensor_row_dequantize(pk->type, w + r * ws, wd, n);
 					for (int t = 0; t < NT; t++) {
 						double m = 0;
 						for (int64_t i = 0; i < n; i++)
@@ -250,7 +282,8 @@ TEST(gemm_q4_0_packed_matches_reference)
 						mag[t][r] = (float)m;
 					}
 				}
-				cpu_kernels_ref.gemm_q4_0(n, w, ws, nr, x, xs, NT, &ref[0][0], LDY);
+				cpu_kernels_gemm(&cpu_kernels_ref, pk->type)(n, w, ws, nr, x, xs,
+				                                             NT, &ref[0][0], LDY);
 				for (int nt = 1; nt <= NT; nt++) {
 					for (int t = 0; t <= NT; t++)
 						for (int r = 0; r < LDY; r++) got[t][r] = -1234.5f;
@@ -263,11 +296,13 @@ TEST(gemm_q4_0_packed_matches_reference)
 							double want = set ? ref[t][r] : -1234.5;
 							if (fabs(got[t][r] - want) > tol) {
 								fprintf(stderr,
-								        "%s packed q4_0 n=%lld "
+								        "%s packed %s n=%lld "
 								        "nr=%lld "
 								        "nt=%d [%d][%d]: %.9g vs "
 								        "%.9g\n",
-								        sets[s]->name, (long long)n,
+								        sets[s / N_PACKED_KINDS]
+								                ->name,
+								        pk->name, (long long)n,
 								        (long long)nr, nt, t, r,
 								        got[t][r], want);
 								CHECK(0);
@@ -285,88 +320,238 @@ TEST(gemm_q4_0_packed_matches_reference)
  * one token at a time; the prefix cache's exact-logits tests too: a token's
  * results from the panel kernel must be the same bits alone (nt = 1) and at
  * each place of an 11-token batch (full tiles of 4 or 8 tokens and a tail). */
-TEST(gemm_q4_0_packed_same_bits_in_any_batch)
+TEST(gemm_packed_same_bits_in_any_batch)
 {
 	init_sets();
 	enum { NR = 24, NT = 11, N = 2048 };
-	unsigned char *w;
-	size_t ws;
-	void *pw;
-	q4_0_rows_and_panels(NR, N, &w, &ws, &pw);
-	size_t xs;
-	unsigned char *x = q8_0_random_acts(NT, N, &xs);
-	float all[NT][NR], one[NR];
-	for (int s = 0; s < n_sets; s++) {
-		cpu_gemm_fn f = sets[s]->gemm_q4_0_p8;
-		if (!f) continue;
-		f(N, pw, ws, NR, x, xs, NT, &all[0][0], NR);
-		for (int t = 0; t < NT; t++) {
-			f(N, pw, ws, NR, x + t * xs, xs, 1, one, NR);
-			if (memcmp(one, all[t], sizeof one) != 0)
-				fprintf(stderr,
-				        "%s: token %d alone differs from in a batch of %d\n",
-				        sets[s]->name, t, NT);
-			CHECK(memcmp(one, all[t], sizeof one) == 0);
-		}
-		/* and inside 2- and 3-token calls, at each place */
-		for (int g = 2; g <= 3; g++) {
-			f(N, pw, ws, NR, x, xs, g, &all[0][0], NR);
-			for (int t = 0; t < g; t++) {
+	for (size_t k = 0; k < N_PACKED_KINDS; k++) {
+		const struct packed_kind *pk = &packed_kinds[k];
+		unsigned char *w;
+		size_t ws;
+		void *pw;
+		rows_and_panels(pk, NR, N, &w, &ws, &pw);
+		size_t xs;
+		unsigned char *x = q8_0_random_acts(NT, N, &xs);
+		float all[NT][NR], one[NR];
+		for (int s = 0; s < n_sets; s++) {
+			cpu_gemm_fn f = packed_gemm(sets[s], pk);
+			if (!f) continue;
+			f(N, pw, ws, NR, x, xs, NT, &all[0][0], NR);
+			for (int t = 0; t < NT; t++) {
 				f(N, pw, ws, NR, x + t * xs, xs, 1, one, NR);
+				if (memcmp(one, all[t], sizeof one) != 0)
+					fprintf(stderr,
+					        "%s %s: token %d alone differs from in a batch of "
+					        "%d\n",
+					        sets[s]->name, pk->name, t, NT);
 				CHECK(memcmp(one, all[t], sizeof one) == 0);
 			}
+			/* and inside 2- and 3-token calls, at each place */
+			for (int g = 2; g <= 3; g++) {
+				f(N, pw, ws, NR, x, xs, g, &all[0][0], NR);
+				for (int t = 0; t < g; t++) {
+					f(N, pw, ws, NR, x + t * xs, xs, 1, one, NR);
+					CHECK(memcmp(one, all[t], sizeof one) == 0);
+				}
+			}
 		}
+		free(w), free(pw), free(x);
 	}
-	free(w), free(pw), free(x);
 }
 
 /* The same model gives the same answer on an AVX2 and an AVX-512 host: the
  * sets' panel kernels differ in their integer steps only (exact), so every
  * result must be the same bits, at every batch size. */
-TEST(gemm_q4_0_packed_same_bits_in_every_set)
+TEST(gemm_packed_same_bits_in_every_set)
 {
 	init_sets();
 	enum { NR = 21, NT = 11, N = 1024 };
-	unsigned char *w;
-	size_t ws;
-	void *pw;
-	q4_0_rows_and_panels(NR, N, &w, &ws, &pw);
-	size_t xs;
-	unsigned char *x = q8_0_random_acts(NT, N, &xs);
-	float first[NT][NR], got[NT][NR];
-	const char *first_name = NULL;
-	for (int nt = 1; nt <= NT; nt++) {
-		first_name = NULL;
-		for (int s = 0; s < n_sets; s++) {
-			cpu_gemm_fn f = sets[s]->gemm_q4_0_p8;
-			if (!f) continue;
-			f(N, pw, ws, NR, x, xs, nt, first_name ? &got[0][0] : &first[0][0], NR);
-			if (!first_name) {
-				first_name = sets[s]->name;
-				continue;
+	for (size_t k = 0; k < N_PACKED_KINDS; k++) {
+		const struct packed_kind *pk = &packed_kinds[k];
+		unsigned char *w;
+		size_t ws;
+		void *pw;
+		rows_and_panels(pk, NR, N, &w, &ws, &pw);
+		size_t xs;
+		unsigned char *x = q8_0_random_acts(NT, N, &xs);
+		float first[NT][NR], got[NT][NR];
+		const char *first_name = NULL;
+		for (int nt = 1; nt <= NT; nt++) {
+			first_name = NULL;
+			for (int s = 0; s < n_sets; s++) {
+				cpu_gemm_fn f = packed_gemm(sets[s], pk);
+				if (!f) continue;
+				f(N, pw, ws, NR, x, xs, nt, first_name ? &got[0][0] : &first[0][0],
+				  NR);
+				if (!first_name) {
+					first_name = sets[s]->name;
+					continue;
+				}
+				bool same = memcmp(first, got, (size_t)nt * sizeof first[0]) == 0;
+				if (!same)
+					fprintf(stderr, "%s %s and %s differ at nt=%d\n", pk->name,
+					        first_name, sets[s]->name, nt);
+				CHECK(same);
 			}
-			bool same = memcmp(first, got, (size_t)nt * sizeof first[0]) == 0;
-			if (!same)
-				fprintf(stderr, "%s and %s differ at nt=%d\n", first_name,
-				        sets[s]->name, nt);
-			CHECK(same);
+		}
+		free(w), free(pw), free(x);
+	}
+}
+
+/* A tied embedding reads its rows from the panels: the same floats as the file's rows. */
+TEST(packed_row_dequantizes_like_the_file)
+{
+	enum { NR = 13, N = 352 };
+	for (size_t k = 0; k < N_PACKED_KINDS; k++) {
+		unsigned char *w;
+		size_t ws;
+		void *pw;
+		rows_and_panels(&packed_kinds[k], NR, N, &w, &ws, &pw);
+		float want[N], got[N];
+		for (int r = 0; r < NR; r++) {
+			tensor_row_dequantize(packed_kinds[k].type, w + r * ws, want, N);
+			packed_kinds[k].row(pw, N, r, got);
+			CHECK(memcmp(want, got, sizeof got) == 0);
+		}
+		free(w), free(pw);
+	}
+}
+
+/* ---- Q4_K packed at load into 8-row panels (repack.c, gemm_q4_k_p8) ---- */
+
+/* nr Q4_K rows of n values of random bytes (every scale, min and nibble
+ * pattern, the 6-bit scales' top bits included) with small random d and
+ * dmin at *w, and the same packed at *pw; the first block of row 0 has
+ * every nibble and scale at its maximum (the kernels' int16 and int32
+ * bounds). */
+static void q4_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw)
+{
+	*ws = tensor_type_row_size(TENSOR_TYPE_Q4_K, n);
+	*w = malloc(*ws * nr);
+	for (int64_t r = 0; r < nr; r++)
+		for (int64_t b = 0; b < n / QK_K; b++) {
+			struct block_q4_k *k = (struct block_q4_k *)(*w + r * *ws) + b;
+			unsigned char *raw = (unsigned char *)k;
+			for (size_t i = 0; i < sizeof *k; i++)
+				raw[i] = (unsigned char)(rng_next() >> 32);
+			k->d = tensor_f32_to_f16(frand() * 1e-3f);
+			k->dmin = tensor_f32_to_f16(frand() * 1e-3f);
+			if (r == 0 && b == 0) {
+				memset(k->scales, 0xFF, sizeof k->scales);
+				memset(k->qs, 0xFF, sizeof k->qs);
+			}
+		}
+	*pw = malloc(cpu_q4_k_p8_bytes(nr, n));
+	int64_t np = (nr + 7) / 8;
+	cpu_q4_k_p8_pack(*w, *ws, nr, n, 0, np / 2, *pw);
+	cpu_q4_k_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
+}
+
+/* nt Q8_K activation rows of n values; token 0 all +127, token 1 all -127
+ * (with the maximal block above: the largest sums), the rest random. */
+static unsigned char *q8_k_tokens(int nt, int64_t n, size_t *xs)
+{
+	*xs = cpu_act_row_bytes(CPU_ACT_Q8_K, n);
+	unsigned char *x = malloc(*xs * nt);
+	float *xf = malloc((size_t)n * sizeof(float));
+	for (int t = 0; t < nt; t++) {
+		for (int64_t i = 0; i < n; i++)
+			xf[i] = t == 0 ? 0.5f : t == 1 ? -0.5f : frand() * 2.0f;
+		cpu_kernels_ref.act[CPU_ACT_Q8_K](xf, x + t * *xs, n);
+	}
+	free(xf);
+	return x;
+}
+
+/* The panel kernels do the reference's exact integer sums and then its
+ * float steps in its order, so every result must be the reference's bits
+ * (and with it the same at any batch size, place in the batch and set):
+ * token counts 1..9 (full 4-token tiles, two, the tails), row counts that
+ * fill the last panel or not, widths of 1, 3 and 11 super-blocks. Rows past
+ * nr and columns past nt stay untouched. */
+TEST(gemm_q4_k_packed_matches_reference_bit_for_bit)
+{
+	init_sets();
+	const int64_t widths[] = { 256, 768, 2816 };
+	const int64_t rows[] = { 5, 8, 13, 37 };
+	enum { NT = 9, LDY = 40 };
+	for (int s = 0; s < n_sets; s++) {
+		cpu_gemm_fn f = sets[s]->gemm_q4_k_p8;
+		if (!f) continue;
+		for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+			for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+				int64_t n = widths[wi], nr = rows[ri];
+				unsigned char *w;
+				size_t ws, xs;
+				void *pw;
+				q4_k_rows_and_panels(nr, n, &w, &ws, &pw);
+				unsigned char *x = q8_k_tokens(NT, n, &xs);
+				float ref[NT][LDY], got[NT + 1][LDY];
+				cpu_kernels_ref.gemm_q4_k(n, w, ws, nr, x, xs, NT, &ref[0][0], LDY);
+				for (int nt = 1; nt <= NT; nt++) {
+					for (int t = 0; t <= NT; t++)
+						for (int r = 0; r < LDY; r++) got[t][r] = -1234.5f;
+					f(n, pw, ws, nr, x, xs, nt, &got[0][0], LDY);
+					for (int t = 0; t <= NT; t++)
+						for (int r = 0; r < LDY; r++) {
+							bool set = t < nt && r < nr;
+							float want = set ? ref[t][r] : -1234.5f;
+							if (memcmp(&got[t][r], &want,
+							           sizeof want)) {
+								fprintf(stderr,
+								        "%s packed q4_k n=%lld "
+								        "nr=%lld nt=%d [%d][%d]: "
+								        "%.9g vs %.9g\n",
+								        sets[s]->name, (long long)n,
+								        (long long)nr, nt, t, r,
+								        got[t][r], want);
+								CHECK(0);
+								goto next;
+							}
+						}
+				}
+			next:
+				free(w), free(pw), free(x);
+			}
+	}
+}
+
+/* Prompt lookup and the prefix cache hold a token's results in a batch to
+ * those of decoding it alone: at each place of an 11-token batch. */
+TEST(gemm_q4_k_packed_same_bits_in_any_batch)
+{
+	init_sets();
+	enum { NR = 24, NT = 11, N = 2048 };
+	unsigned char *w;
+	size_t ws, xs;
+	void *pw;
+	q4_k_rows_and_panels(NR, N, &w, &ws, &pw);
+	unsigned char *x = q8_k_tokens(NT, N, &xs);
+	float all[NT][NR], one[NR];
+	for (int s = 0; s < n_sets; s++) {
+		cpu_gemm_fn f = sets[s]->gemm_q4_k_p8;
+		if (!f) continue;
+		f(N, pw, ws, NR, x, xs, NT, &all[0][0], NR);
+		for (int t = 0; t < NT; t++) {
+			f(N, pw, ws, NR, x + t * xs, xs, 1, one, NR);
+			CHECK(memcmp(one, all[t], sizeof one) == 0);
 		}
 	}
 	free(w), free(pw), free(x);
 }
 
 /* A tied embedding reads its rows from the panels: the same floats as the file's rows. */
-TEST(q4_0_packed_row_dequantizes_like_the_file)
+TEST(q4_k_packed_row_dequantizes_like_the_file)
 {
-	enum { NR = 13, N = 352 };
+	enum { NR = 13, N = 768 };
 	unsigned char *w;
 	size_t ws;
 	void *pw;
-	q4_0_rows_and_panels(NR, N, &w, &ws, &pw);
+	q4_k_rows_and_panels(NR, N, &w, &ws, &pw);
 	float want[N], got[N];
 	for (int r = 0; r < NR; r++) {
-		tensor_row_dequantize(TENSOR_TYPE_Q4_0, w + r * ws, want, N);
-		cpu_q4_0_p8_row(pw, N, r, got);
+		tensor_row_dequantize(TENSOR_TYPE_Q4_K, w + r * ws, want, N);
+		cpu_q4_k_p8_row(pw, N, r, got);
 		CHECK(memcmp(want, got, sizeof got) == 0);
 	}
 	free(w), free(pw);
