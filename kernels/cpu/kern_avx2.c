@@ -283,6 +283,8 @@ static void gemm_q4_k_p8_avx2(int64_t n, const void *w, size_t w_stride, int64_t
 	}
 }
 
+#include "kern_p8_q6k.h"
+
 const struct cpu_kernels cpu_kernels_avx2 = {
 	.name = "avx2",
 	.act = { NULL, act_q8_0, act_q8_1, act_q8_k },
@@ -303,6 +305,7 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.gemm_q4_0 = gemm_q4_0, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
 	.gemm_q4_0_p8 = gemm_q4_0_p8,
 	.gemm_q4_k_p8 = gemm_q4_k_p8_avx2,
+	.gemm_q6_k_p8 = gemm_q6_k_p8,
 	.gemm_q8_0_p8 = gemm_q8_0_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
