@@ -108,7 +108,7 @@ static inline __attribute__((always_inline)) void q6k_tile(int g, bool pf, int64
 }
 
 static void gemm_q6_k_p8(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                             size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                         size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	int64_t nsb = n / QK_K;
 	bool pf = nt <= 4;
