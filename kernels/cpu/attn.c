@@ -107,7 +107,7 @@ static void attn_run(void *arg, int ith, int nth)
 }
 
 /*
- * Decode attention (every entry its own block, at most ATTN_DEC_MAX): the
+ * Decode attention (at most ATTN_DEC_MAX entries, each on its own): the
  * head-major jobs above would read each head's cache rows a KV row apart,
  * from DRAM for a long context. Here jobs are chunks of positions and take
  * every head of each cache row while the row is at hand, so rows are read
@@ -239,7 +239,11 @@ int64_t cpu_attn_blocks(struct cpu_backend *c, const struct backend_batch *b)
 void cpu_attention(struct cpu_backend *c, const struct backend_batch *b, int layer, int64_t n_blk,
                    float *out)
 {
-	if (b->n_tokens <= ATTN_DEC_MAX && n_blk == b->n_tokens && c->dscores) {
+	/* Every decode step, drafts checked with it included, takes the same
+	 * path: a token's attention is then the same bits whatever else its
+	 * step carries, so prompt lookup gives exactly plain decoding's text
+	 * (the blocked path sums V in another order past ATTN_DEC_CHUNK). */
+	if (b->n_tokens <= ATTN_DEC_MAX && c->dscores) {
 		attn_decode(c, b, layer, out);
 		return;
 	}
