@@ -118,7 +118,7 @@ void cpu_q4_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int
  * of a tied output). */
 void cpu_q4_0_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 
-/* Q8_0 in 8-row panels (repack_q8_0.c): the same as Q4_0's, 8 vectors of
+/* Q8_0 in 8-row panels (repack.c): the same as Q4_0's, 8 vectors of
  * quant dwords per block; row size and activation format (Q8_0) are Q8_0's. */
 #define CPU_TYPE_Q8_0_P8 0x1004u
 size_t cpu_q8_0_p8_bytes(int64_t nr, int64_t n);

@@ -111,7 +111,7 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 	p8_store(acc, g, rows, y, ldy);
 }
 
-/* ---- Q8_0 repacked at load (repack_q8_0.c): 8 rows x up to 4 tokens ---- */
+/* ---- Q8_0 repacked at load (repack.c): 8 rows x up to 4 tokens ---- */
 
 /*
  * Signed weights against signed activations, the usual way round maddubs's

@@ -553,7 +553,7 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
-/* ---- Q8_0 repacked at load (repack_q8_0.c): 8 or 16 rows x up to 8 tokens ---- */
+/* ---- Q8_0 repacked at load (repack.c): 8 or 16 rows x up to 8 tokens ---- */
 
 /*
  * As the Q4_0 tiles, with 8 vectors per block of signed weights: flipped

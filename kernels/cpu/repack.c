@@ -1,5 +1,5 @@
 /*
- * repack.c - Q4_0 and Q4_K weights re-laid out into 8-row panels at load
+ * repack.c - Q4_0, Q8_0, Q4_K and Q6_K weights re-laid out into 8-row panels at load
  * (plain C), the layouts the sets' panel kernels (kern_avx2.c,
  * kern_avx512.c) read for decode and prefill alike.
  *
@@ -13,6 +13,9 @@
  *                                of the row's 16 quant bytes (low nibbles:
  *                                values 4kk..4kk+3, high: 16+4kk..16+4kk+3)
  *
+ * Q8_0 panels are the same with 8 vectors per block of the rows' 32 signed
+ * quant bytes (bytes 4kk..4kk+3: values 4kk..4kk+3).
+ *
  * One 32-byte vector is then one dword lane per row: a kernel unpacks the
  * nibbles with an and / a shift and an and, and one maddubs against a
  * token's 4 activation bytes broadcast does 8 rows x 4 products. The last
@@ -25,49 +28,86 @@
 
 #include "quant.h"
 
-size_t cpu_q4_0_p8_bytes(int64_t nr, int64_t n)
+/* Q4_0 and Q8_0 alike: blocks of an fp16 scale then q quant bytes (16 or
+ * 32), packed as above with q / 4 vectors per block. */
+static size_t dq_bytes(int64_t nr, int64_t nb, int q)
 {
-	return (size_t)((nr + 7) / 8) * 8 * (size_t)(n / QK4_0) * sizeof(struct block_q4_0);
+	return (size_t)((nr + 7) / 8) * 8 * (size_t)nb * (size_t)(2 + q);
 }
 
-void cpu_q4_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
-                      void *dst)
+static void dq_pack(const void *w, size_t w_stride, int64_t nr, int64_t nb, int q, int64_t p0,
+                    int64_t p1, void *dst)
 {
-	int64_t nb = n / QK4_0;
-	size_t panel = 8 * (size_t)nb * sizeof(struct block_q4_0);
+	size_t blk = (size_t)(2 + q), panel = 8 * (size_t)nb * blk, vecs = (size_t)(8 * q);
 	for (int64_t p = p0; p < p1; p++) {
 		unsigned char *sc = (unsigned char *)dst + (size_t)p * panel;
 		unsigned char *qs = sc + 16 * (size_t)nb;
 		if (p * 8 + 8 > nr) memset(sc, 0, panel); /* the padding rows of a last panel */
 		for (int i = 0; i < 8 && p * 8 + i < nr; i++) {
-			const struct block_q4_0 *row =
-			        (const struct block_q4_0 *)((const char *)w +
-			                                    (size_t)(p * 8 + i) * w_stride);
+			const unsigned char *row =
+			        (const unsigned char *)w + (size_t)(p * 8 + i) * w_stride;
 			for (int64_t b = 0; b < nb; b++) {
-				memcpy(sc + (size_t)b * 16 + 2 * i, &row[b].d, 2);
-				for (int kk = 0; kk < 4; kk++)
-					memcpy(qs + (size_t)b * 128 + kk * 32 + 4 * i,
-					       row[b].qs + 4 * kk, 4);
+				memcpy(sc + (size_t)b * 16 + 2 * i, row + (size_t)b * blk, 2);
+				for (int kk = 0; kk < q / 4; kk++)
+					memcpy(qs + (size_t)b * vecs + kk * 32 + 4 * i,
+					       row + (size_t)b * blk + 2 + 4 * kk, 4);
 			}
 		}
 	}
 }
 
-void cpu_q4_0_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+/* Row r of a packed tensor (nb blocks of 2 + q bytes) dequantized into y,
+ * 8 blocks at a time put back as the file held them, then the file's
+ * dequantizer: the same values bit for bit. */
+static void dq_dequantize(uint32_t type, const void *packed, int64_t nb, int q, int64_t r, float *y)
 {
-	int64_t nb = n / QK4_0;
-	size_t panel = 8 * (size_t)nb * sizeof(struct block_q4_0);
-	const unsigned char *sc = (const unsigned char *)packed + (size_t)(r / 8) * panel;
+	size_t blk = (size_t)(2 + q), vecs = (size_t)(8 * q);
+	const unsigned char *sc = (const unsigned char *)packed + (size_t)(r / 8) * 8 * nb * blk;
 	const unsigned char *qs = sc + 16 * (size_t)nb;
 	int i = (int)(r % 8);
-	for (int64_t b = 0; b < nb; b++) {
-		struct block_q4_0 blk;
-		memcpy(&blk.d, sc + (size_t)b * 16 + 2 * i, 2);
-		for (int kk = 0; kk < 4; kk++)
-			memcpy(blk.qs + 4 * kk, qs + (size_t)b * 128 + kk * 32 + 4 * i, 4);
-		/* the file's dequantizer on the block as it was: the same values bit for bit */
-		tensor_row_dequantize(TENSOR_TYPE_Q4_0, &blk, y + b * QK4_0, QK4_0);
+	unsigned char blocks[8 * (2 + 32)];
+	for (int64_t b0 = 0; b0 < nb; b0 += 8) {
+		int64_t k = nb - b0 < 8 ? nb - b0 : 8;
+		for (int64_t b = 0; b < k; b++) {
+			memcpy(blocks + (size_t)b * blk, sc + (size_t)(b0 + b) * 16 + 2 * i, 2);
+			for (int kk = 0; kk < q / 4; kk++)
+				memcpy(blocks + (size_t)b * blk + 2 + 4 * kk,
+				       qs + (size_t)(b0 + b) * vecs + kk * 32 + 4 * i, 4);
+		}
+		tensor_row_dequantize(type, blocks, y + b0 * 32, k * 32);
 	}
+}
+
+size_t cpu_q4_0_p8_bytes(int64_t nr, int64_t n)
+{
+	return dq_bytes(nr, n / QK4_0, 16);
+}
+
+void cpu_q4_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst)
+{
+	dq_pack(w, w_stride, nr, n / QK4_0, 16, p0, p1, dst);
+}
+
+void cpu_q4_0_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+{
+	dq_dequantize(TENSOR_TYPE_Q4_0, packed, n / QK4_0, 16, r, y);
+}
+
+size_t cpu_q8_0_p8_bytes(int64_t nr, int64_t n)
+{
+	return dq_bytes(nr, n / QK8_0, 32);
+}
+
+void cpu_q8_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst)
+{
+	dq_pack(w, w_stride, nr, n / QK8_0, 32, p0, p1, dst);
+}
+
+void cpu_q8_0_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+{
+	dq_dequantize(TENSOR_TYPE_Q8_0, packed, n / QK8_0, 32, r, y);
 }
 
 /*
