@@ -4,8 +4,17 @@
  * P8_GEMM (the function's name), P8_TILE_FN (its 8-row tile, declared
  * before) and, where it has one, P8_TILE16_FN (two full panels at once),
  * each taking (g, prefetch, nb, panel, [panel_bytes,] x0, x_stride, y, ldy
- * [, rows]) like p8_tile / p16_tile. Rows come in blocks of 32 values.
+ * [, rows]) like p8_tile / p16_tile. Rows come in blocks of P8_BLOCK values
+ * (default 32; 256 for the K-quants), a tile takes up to P8_TILE_T tokens
+ * (default P8_T).
  */
+
+#ifndef P8_BLOCK
+#define P8_BLOCK 32
+#endif
+#ifndef P8_TILE_T
+#define P8_TILE_T P8_T
+#endif
 
 #define P8_CALL(G)                                                        \
 	(pf ? P8_TILE_FN(G, true, nb, panel, x0, x_stride, yt, ldy, rows) \
@@ -17,7 +26,7 @@
 static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
                     size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
-	int64_t nb = n / 32;
+	int64_t nb = n / P8_BLOCK;
 	/* Decode streams the panels from DRAM: prefetch them ahead; a prompt's
 	 * are reused from cache, where it only costs. */
 	bool pf = nt <= 4;
@@ -45,12 +54,12 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
 			continue;
 		}
 #endif
-		for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
-			int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
+		for (int64_t t0 = 0; t0 < nt; t0 += P8_TILE_T) {
+			int g = nt - t0 < P8_TILE_T ? (int)(nt - t0) : P8_TILE_T;
 			const char *x0 = (const char *)x + t0 * x_stride;
 			float *yt = y + t0 * ldy + r0;
 			switch (g) {
-#if P8_T > 4
+#if P8_TILE_T > 4
 			case 8: P8_CALL(8); break;
 			case 7: P8_CALL(7); break;
 			case 6: P8_CALL(6); break;
@@ -70,3 +79,5 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
 #undef P8_GEMM
 #undef P8_TILE_FN
 #undef P8_TILE16_FN
+#undef P8_BLOCK
+#undef P8_TILE_T

@@ -107,28 +107,8 @@ static inline __attribute__((always_inline)) void q6k_tile(int g, bool pf, int64
 	p8_store(acc, g, rows, y, ldy);
 }
 
-static void gemm_q6_k_p8(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                         size_t x_stride, int64_t nt, float *y, int64_t ldy)
-{
-	int64_t nsb = n / QK_K;
-	bool pf = nt <= 4;
-	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
-		const char *panel = (const char *)w + r0 * w_stride;
-		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
-		for (int64_t t0 = 0; t0 < nt; t0 += Q6K_T) {
-			int g = nt - t0 < Q6K_T ? (int)(nt - t0) : Q6K_T;
-			const char *x0 = (const char *)x + t0 * x_stride;
-			float *yt = y + t0 * ldy + r0;
-#define PK(G)                                                            \
-	(pf ? q6k_tile(G, true, nsb, panel, x0, x_stride, yt, ldy, rows) \
-	    : q6k_tile(G, false, nsb, panel, x0, x_stride, yt, ldy, rows))
-			switch (g) {
-			case 4: PK(4); break;
-			case 3: PK(3); break;
-			case 2: PK(2); break;
-			default: PK(1); break;
-			}
-#undef PK
-		}
-	}
-}
+#define P8_GEMM    gemm_q6_k_p8
+#define P8_TILE_FN q6k_tile
+#define P8_BLOCK   QK_K
+#define P8_TILE_T  Q6K_T
+#include "kern_p8_gemm.h"
