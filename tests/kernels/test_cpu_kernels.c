@@ -447,6 +447,20 @@ static void q4_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_
 	cpu_q4_k_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
 }
 
+/* The K-quant panels of either type (defined below). */
+static void q6_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw);
+
+static void kq_rows_and_panels(uint32_t type, int64_t nr, int64_t n, unsigned char **w, size_t *ws,
+                               void **pw)
+{
+	(type == TENSOR_TYPE_Q4_K ? q4_k_rows_and_panels : q6_k_rows_and_panels)(nr, n, w, ws, pw);
+}
+
+static cpu_gemm_fn kq_packed_gemm(const struct cpu_kernels *k, uint32_t type)
+{
+	return type == TENSOR_TYPE_Q4_K ? k->gemm_q4_k_p8 : k->gemm_q6_k_p8;
+}
+
 /* nt Q8_K activation rows of n values; token 0 all +127, token 1 all -127
  * (with the maximal block above: the largest sums), the rest random. */
 static unsigned char *q8_k_tokens(int nt, int64_t n, size_t *xs)
@@ -469,14 +483,14 @@ static unsigned char *q8_k_tokens(int nt, int64_t n, size_t *xs)
  * token counts 1..9 (full 4-token tiles, two, the tails), row counts that
  * fill the last panel or not, widths of 1, 3 and 11 super-blocks. Rows past
  * nr and columns past nt stay untouched. */
-TEST(gemm_q4_k_packed_matches_reference_bit_for_bit)
+static void check_kq_packed_bit_for_bit(int *test_failed_, uint32_t type)
 {
 	init_sets();
 	const int64_t widths[] = { 256, 768, 2816 };
 	const int64_t rows[] = { 5, 8, 13, 37 };
 	enum { NT = 9, LDY = 40 };
 	for (int s = 0; s < n_sets; s++) {
-		cpu_gemm_fn f = sets[s]->gemm_q4_k_p8;
+		cpu_gemm_fn f = kq_packed_gemm(sets[s], type);
 		if (!f) continue;
 		for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
 			for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
@@ -484,10 +498,11 @@ TEST(gemm_q4_k_packed_matches_reference_bit_for_bit)
 				unsigned char *w;
 				size_t ws, xs;
 				void *pw;
-				q4_k_rows_and_panels(nr, n, &w, &ws, &pw);
+				kq_rows_and_panels(type, nr, n, &w, &ws, &pw);
 				unsigned char *x = q8_k_tokens(NT, n, &xs);
 				float ref[NT][LDY], got[NT + 1][LDY];
-				cpu_kernels_ref.gemm_q4_k(n, w, ws, nr, x, xs, NT, &ref[0][0], LDY);
+				cpu_kernels_gemm(&cpu_kernels_ref, type)(n, w, ws, nr, x, xs, NT,
+				                                         &ref[0][0], LDY);
 				for (int nt = 1; nt <= NT; nt++) {
 					for (int t = 0; t <= NT; t++)
 						for (int r = 0; r < LDY; r++) got[t][r] = -1234.5f;
@@ -499,12 +514,13 @@ TEST(gemm_q4_k_packed_matches_reference_bit_for_bit)
 							if (memcmp(&got[t][r], &want,
 							           sizeof want)) {
 								fprintf(stderr,
-								        "%s packed q4_k n=%lld "
+								        "%s packed %s n=%lld "
 								        "nr=%lld nt=%d [%d][%d]: "
 								        "%.9g vs %.9g\n",
-								        sets[s]->name, (long long)n,
-								        (long long)nr, nt, t, r,
-								        got[t][r], want);
+								        sets[s]->name,
+								        tensor_type_name(type),
+								        (long long)n, (long long)nr,
+								        nt, t, r, got[t][r], want);
 								CHECK(0);
 								goto next;
 							}
@@ -514,6 +530,11 @@ TEST(gemm_q4_k_packed_matches_reference_bit_for_bit)
 				free(w), free(pw), free(x);
 			}
 	}
+}
+
+TEST(gemm_q4_k_packed_matches_reference_bit_for_bit)
+{
+	check_kq_packed_bit_for_bit(test_failed_, TENSOR_TYPE_Q4_K);
 }
 
 /* Prompt lookup and the prefix cache hold a token's results in a batch to
@@ -541,20 +562,25 @@ TEST(gemm_q4_k_packed_same_bits_in_any_batch)
 }
 
 /* A tied embedding reads its rows from the panels: the same floats as the file's rows. */
-TEST(q4_k_packed_row_dequantizes_like_the_file)
+static void check_kq_packed_rows(int *test_failed_, uint32_t type)
 {
 	enum { NR = 13, N = 768 };
 	unsigned char *w;
 	size_t ws;
 	void *pw;
-	q4_k_rows_and_panels(NR, N, &w, &ws, &pw);
+	kq_rows_and_panels(type, NR, N, &w, &ws, &pw);
 	float want[N], got[N];
 	for (int r = 0; r < NR; r++) {
-		tensor_row_dequantize(TENSOR_TYPE_Q4_K, w + r * ws, want, N);
-		cpu_q4_k_p8_row(pw, N, r, got);
+		tensor_row_dequantize(type, w + r * ws, want, N);
+		(type == TENSOR_TYPE_Q4_K ? cpu_q4_k_p8_row : cpu_q6_k_p8_row)(pw, N, r, got);
 		CHECK(memcmp(want, got, sizeof got) == 0);
 	}
 	free(w), free(pw);
+}
+
+TEST(q4_k_packed_row_dequantizes_like_the_file)
+{
+	check_kq_packed_rows(test_failed_, TENSOR_TYPE_Q4_K);
 }
 
 /* ---- Q6_K packed at load into 8-row panels (repack.c, gemm_q6_k_p8) ---- */
@@ -585,68 +611,14 @@ static void q6_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_
 	cpu_q6_k_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
 }
 
-/* As gemm_q4_k_packed_matches_reference_bit_for_bit. */
 TEST(gemm_q6_k_packed_matches_reference_bit_for_bit)
 {
-	init_sets();
-	const int64_t widths[] = { 256, 768, 2816 };
-	const int64_t rows[] = { 5, 8, 13, 37 };
-	enum { NT = 9, LDY = 40 };
-	for (int s = 0; s < n_sets; s++) {
-		cpu_gemm_fn f = sets[s]->gemm_q6_k_p8;
-		if (!f) continue;
-		for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
-			for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
-				int64_t n = widths[wi], nr = rows[ri];
-				unsigned char *w;
-				size_t ws, xs;
-				void *pw;
-				q6_k_rows_and_panels(nr, n, &w, &ws, &pw);
-				unsigned char *x = q8_k_tokens(NT, n, &xs);
-				float ref[NT][LDY], got[NT + 1][LDY];
-				cpu_kernels_ref.gemm_q6_k(n, w, ws, nr, x, xs, NT, &ref[0][0], LDY);
-				for (int nt = 1; nt <= NT; nt++) {
-					for (int t = 0; t <= NT; t++)
-						for (int r = 0; r < LDY; r++) got[t][r] = -1234.5f;
-					f(n, pw, ws, nr, x, xs, nt, &got[0][0], LDY);
-					for (int t = 0; t <= NT; t++)
-						for (int r = 0; r < LDY; r++) {
-							bool set = t < nt && r < nr;
-							float want = set ? ref[t][r] : -1234.5f;
-							if (memcmp(&got[t][r], &want,
-							           sizeof want)) {
-								fprintf(stderr,
-								        "%s packed q6_k n=%lld "
-								        "nr=%lld nt=%d [%d][%d]: "
-								        "%.9g vs %.9g\n",
-								        sets[s]->name, (long long)n,
-								        (long long)nr, nt, t, r,
-								        got[t][r], want);
-								CHECK(0);
-								goto next;
-							}
-						}
-				}
-			next:
-				free(w), free(pw), free(x);
-			}
-	}
+	check_kq_packed_bit_for_bit(test_failed_, TENSOR_TYPE_Q6_K);
 }
 
 TEST(q6_k_packed_row_dequantizes_like_the_file)
 {
-	enum { NR = 13, N = 768 };
-	unsigned char *w;
-	size_t ws;
-	void *pw;
-	q6_k_rows_and_panels(NR, N, &w, &ws, &pw);
-	float want[N], got[N];
-	for (int r = 0; r < NR; r++) {
-		tensor_row_dequantize(TENSOR_TYPE_Q6_K, w + r * ws, want, N);
-		cpu_q6_k_p8_row(pw, N, r, got);
-		CHECK(memcmp(want, got, sizeof got) == 0);
-	}
-	free(w), free(pw);
+	check_kq_packed_rows(test_failed_, TENSOR_TYPE_Q6_K);
 }
 
 TEST(gemm_f16)
