@@ -32,14 +32,39 @@
 /* ---- helpers ---- */
 
 
+/* The weight types packed at load into panels (repack.c), and how. */
+struct packing {
+	uint32_t type, packed; /* the file's type, the panels' */
+	size_t (*bytes)(int64_t nr, int64_t n);
+	void (*pack)(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+	             void *dst);
+	void (*row)(const void *packed, int64_t n, int64_t r, float *y);
+};
+
+static const struct packing packings[] = {
+	{ TENSOR_TYPE_Q4_0, CPU_TYPE_Q4_0_P8, cpu_q4_0_p8_bytes, cpu_q4_0_p8_pack,
+	  cpu_q4_0_p8_row },
+	{ TENSOR_TYPE_Q8_0, CPU_TYPE_Q8_0_P8, cpu_q8_0_p8_bytes, cpu_q8_0_p8_pack,
+	  cpu_q8_0_p8_row },
+	{ TENSOR_TYPE_Q4_K, CPU_TYPE_Q4_K_P8, cpu_q4_k_p8_bytes, cpu_q4_k_p8_pack,
+	  cpu_q4_k_p8_row },
+	{ TENSOR_TYPE_Q6_K, CPU_TYPE_Q6_K_P8, cpu_q6_k_p8_bytes, cpu_q6_k_p8_pack,
+	  cpu_q6_k_p8_row },
+};
+
+/* The packing of a file type or of a panel type, or NULL. */
+static const struct packing *packing_of(uint32_t type)
+{
+	for (size_t i = 0; i < sizeof packings / sizeof packings[0]; i++)
+		if (packings[i].type == type || packings[i].packed == type) return &packings[i];
+	return NULL;
+}
+
+/* A row's bytes in the file's type: panels keep the rows' bytes. */
 static size_t row_bytes(const struct backend_tensor *t)
 {
-	uint32_t type = t->type == CPU_TYPE_Q4_0_P8   ? TENSOR_TYPE_Q4_0
-	                : t->type == CPU_TYPE_Q8_0_P8 ? TENSOR_TYPE_Q8_0
-	                : t->type == CPU_TYPE_Q4_K_P8 ? TENSOR_TYPE_Q4_K
-	                : t->type == CPU_TYPE_Q6_K_P8 ? TENSOR_TYPE_Q6_K
-	                                              : t->type;
-	return (size_t)tensor_type_row_size(type, t->ne[0]);
+	const struct packing *pk = packing_of(t->type);
+	return (size_t)tensor_type_row_size(pk ? pk->type : t->type, t->ne[0]);
 }
 
 static void scratch_free(struct cpu_backend *c)
@@ -525,15 +550,11 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 
 	/* token_embd (V,E) [tokens (nt,)] -> x (nt,E) */
 	size_t ers = row_bytes(&c->tok_embd);
+	const struct packing *embd_pk = packing_of(c->tok_embd.type);
+	if (embd_pk && embd_pk->packed != c->tok_embd.type) embd_pk = NULL; /* file rows */
 	for (int64_t i = 0; i < nt; i++)
-		if (c->tok_embd.type == CPU_TYPE_Q4_0_P8) /* tied to a packed output */
-			cpu_q4_0_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
-		else if (c->tok_embd.type == CPU_TYPE_Q8_0_P8)
-			cpu_q8_0_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
-		else if (c->tok_embd.type == CPU_TYPE_Q4_K_P8)
-			cpu_q4_k_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
-		else if (c->tok_embd.type == CPU_TYPE_Q6_K_P8)
-			cpu_q6_k_p8_row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
+		if (embd_pk) /* tied to a packed output */
+			embd_pk->row(c->tok_embd.data, E, b->tokens[i], c->x + i * E);
 		else
 			tensor_row_dequantize(c->tok_embd.type,
 			                      (const char *)c->tok_embd.data + b->tokens[i] * ers,
@@ -711,28 +732,24 @@ static const struct backend_ops cpu_ops = {
 /* ---- Q4_0, Q8_0, Q4_K and Q6_K weights repacked at load ---- */
 
 struct pack_task {
-	const struct backend_tensor *src; /* Q4_0, Q8_0, Q4_K or Q6_K rows */
+	const struct packing *pk;
+	const struct backend_tensor *src; /* rows of pk->type */
 	void *dst;                        /* packed_bytes of it */
 };
 
-/* The panel type the backend packs weights of `type` into, or 0 (read as
- * rows). Q8_0 stays rows where the AMX tiles are asked for: they read it. */
-static uint32_t packed_type(const struct cpu_backend *c, uint32_t type, bool amx)
+/* How weights of `type` are packed, or NULL (read as rows): the set must
+ * have the panel kernel, and Q8_0 stays rows where the AMX tiles are asked
+ * for (they read it). */
+static const struct packing *packing_for(const struct cpu_backend *c, uint32_t type, bool amx)
 {
-	if (type == TENSOR_TYPE_Q4_0 && c->k->gemm_q4_0_p8) return CPU_TYPE_Q4_0_P8;
-	if (type == TENSOR_TYPE_Q8_0 && c->k->gemm_q8_0_p8 && !amx) return CPU_TYPE_Q8_0_P8;
-	if (type == TENSOR_TYPE_Q4_K && c->k->gemm_q4_k_p8) return CPU_TYPE_Q4_K_P8;
-	if (type == TENSOR_TYPE_Q6_K && c->k->gemm_q6_k_p8) return CPU_TYPE_Q6_K_P8;
-	return 0;
+	const struct packing *pk = packing_of(type);
+	if (!pk || pk->type != type || !cpu_kernels_gemm(c->k, pk->packed)) return NULL;
+	return type == TENSOR_TYPE_Q8_0 && amx ? NULL : pk;
 }
 
-static size_t packed_bytes(const struct backend_tensor *t)
+static size_t packed_bytes(const struct packing *pk, const struct backend_tensor *t)
 {
-	size_t b = t->type == TENSOR_TYPE_Q8_0   ? cpu_q8_0_p8_bytes(t->ne[1], t->ne[0])
-	           : t->type == TENSOR_TYPE_Q4_K ? cpu_q4_k_p8_bytes(t->ne[1], t->ne[0])
-	           : t->type == TENSOR_TYPE_Q6_K ? cpu_q6_k_p8_bytes(t->ne[1], t->ne[0])
-	                                         : cpu_q4_0_p8_bytes(t->ne[1], t->ne[0]);
-	return (b + 63) / 64 * 64;
+	return (pk->bytes(t->ne[1], t->ne[0]) + 63) / 64 * 64;
 }
 
 /* The whole pages inside [p, p + n) get `advice`; errors ignored (advice only). */
@@ -755,28 +772,20 @@ static void pack_run(void *arg, int ith, int nth)
 	advise_pages((const char *)t->src->data + lo * panel, (size_t)(hi - lo) * panel,
 	             MADV_POPULATE_READ);
 	advise_pages((char *)t->dst + lo * panel, (size_t)(hi - lo) * panel, MADV_POPULATE_WRITE);
-	(t->src->type == TENSOR_TYPE_Q8_0   ? cpu_q8_0_p8_pack
-	 : t->src->type == TENSOR_TYPE_Q4_K ? cpu_q4_k_p8_pack
-	 : t->src->type == TENSOR_TYPE_Q6_K ? cpu_q6_k_p8_pack
-	                                    : cpu_q4_0_p8_pack)(
-	        t->src->data, row_bytes(t->src), t->src->ne[1], t->src->ne[0], lo, hi, t->dst);
+	t->pk->pack(t->src->data, row_bytes(t->src), t->src->ne[1], t->src->ne[0], lo, hi, t->dst);
 }
 
 /*
- * With a kernel set that reads panels (gemm_q4_0_p8, gemm_q8_0_p8,
- * gemm_q4_k_p8, gemm_q6_k_p8), every Q4_0, Q8_0, Q4_K and Q6_K matmul weight is packed into c->packed and the tensor
- * copies in c point there,
- * so decode and prefill both run the panel kernel. With a file mapping
+ * Every matmul weight of a type the kernel set reads as panels (packings,
+ * packing_for) is packed into c->packed and the tensor copies in c point
+ * there, so decode and prefill both run the panel kernel. With a file mapping
  * behind the weights, the original pages of each packed tensor are dropped
  * as soon as it is packed: the resident size stays that of one copy. A
  * token embedding tied to a packed output reads its rows from the panels
- * (cpu_q4_0_p8_row). Returns 0 or -ENOMEM (nothing packed then).
+ * (packing.row). Returns 0 or -ENOMEM (nothing packed then).
  */
 static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
 {
-	if (!c->k->gemm_q4_0_p8 && !c->k->gemm_q8_0_p8 && !c->k->gemm_q4_k_p8 &&
-	    !c->k->gemm_q6_k_p8)
-		return 0;
 	enum { PER_LAYER = 7 };
 	int64_t n_t = (int64_t)c->hp.n_layer * PER_LAYER + 1;
 	struct backend_tensor **ts = malloc((size_t)n_t * sizeof *ts);
@@ -789,8 +798,10 @@ static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
 	}
 	ts[n_t - 1] = &c->output;
 	size_t total = 0;
-	for (int64_t i = 0; i < n_t; i++)
-		if (ts[i]->data && packed_type(c, ts[i]->type, amx)) total += packed_bytes(ts[i]);
+	for (int64_t i = 0; i < n_t; i++) {
+		const struct packing *pk = ts[i]->data ? packing_for(c, ts[i]->type, amx) : NULL;
+		if (pk) total += packed_bytes(pk, ts[i]);
+	}
 	if (total == 0) {
 		free(ts);
 		return 0;
@@ -808,20 +819,20 @@ static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
 	char *dst = buf;
 	for (int64_t i = 0; i < n_t; i++) {
 		struct backend_tensor *t = ts[i];
-		uint32_t to = t->data ? packed_type(c, t->type, amx) : 0;
-		if (!to) continue;
-		size_t bytes = packed_bytes(t);
-		struct pack_task pt = { t, dst };
+		const struct packing *pk = t->data ? packing_for(c, t->type, amx) : NULL;
+		if (!pk) continue;
+		size_t bytes = packed_bytes(pk, t);
+		struct pack_task pt = { pk, t, dst };
 		cpu_pool_run(c->pool, pack_run, &pt);
 		/* the file's pages of it are not read again (they would only
 		 * come back from the file) */
 		if (data_mapped) advise_pages(t->data, t->nbytes, MADV_DONTNEED);
 		if (t->data == tied) {
 			c->tok_embd.data = dst;
-			c->tok_embd.type = to;
+			c->tok_embd.type = pk->packed;
 		}
 		t->data = dst;
-		t->type = to;
+		t->type = pk->packed;
 		dst += bytes;
 	}
 	/* Read-only from here on: a stray write faults instead of corrupting weights. */
