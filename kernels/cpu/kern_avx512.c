@@ -696,7 +696,7 @@ static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int
 #define P8_TILE16_FN q8p16_tile
 #include "kern_p8_gemm.h"
 
-/* ---- Q4_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
+/* ---- Q4_K repacked at load (repack.c): 8 rows x 4 tokens; in prompts 16 x 8 ---- */
 
 /*
  * kern_avx2.c's Q4_K panel kernel with vpdpbusd: a vector of 8 rows' dword
@@ -792,10 +792,170 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 	p8_store(acc, g, rows, y, ldy);
 }
 
-#define P8_GEMM    gemm_q4_k_p8
-#define P8_TILE_FN q4k_tile
-#define P8_BLOCK   QK_K
-#define P8_TILE_T  K4_T
+
+/*
+ * Prompts: two panels at once on zmm (16 rows, one per int32 lane), each
+ * activation broadcast serving 16 rows. The vectors of quant group c feed
+ * sub-block 2c through their low nibbles and 2c + 1 through their high
+ * ones in two passes, so a pass holds one int32 sum per token and 8 tokens
+ * fit the 32 registers with their super-block sums; a pass's sums are
+ * multiplied by the rows' scales (vpmulld) and added into those (at most
+ * 8 x 32 x 15 x 127 x 63 < 2^31). The mins are 8 vpdpwssd. The integers
+ * are the reference's and the float steps q4k_p8_step's, lane for lane:
+ * the same bits as q4k_tile, kern_avx2.c's kernel and the reference. Decode
+ * keeps q4k_tile, one panel at a time: one stream from DRAM read 36 GB/s
+ * where two panels at once read 30 (500 MB, nt=1, any prefetch distance
+ * tried).
+ */
+
+static inline __m512i q4k16_join(__m256i lo, __m256i hi)
+{
+	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+static inline __m512i q4k16_load(const char *s0, const char *s1)
+{
+	return q4k16_join(_mm256_loadu_si256((const __m256i *)s0),
+	                  _mm256_loadu_si256((const __m256i *)s1));
+}
+
+/* Byte s (0..3) of each dword lane as an int32 lane (q4k_p8_i32 on zmm). */
+static inline __m512i q4k16_i32(__m512i v, int s)
+{
+	__m512i ctl = _mm512_add_epi32(
+	        _mm512_set1_epi32((int)(0x80808000u | (unsigned)s)),
+	        _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12));
+	return _mm512_shuffle_epi8(v, ctl);
+}
+
+/* Byte s (0..3) of each dword lane in both int16 halves (q4k_p8_i16x2). */
+static inline __m512i q4k16_i16x2(__m512i v, int s)
+{
+	const int k = 0x40004;
+	__m512i ctl = _mm512_add_epi32(
+	        _mm512_set1_epi32((int)(0x80008000u | ((unsigned)s << 16) | (unsigned)s)),
+	        _mm512_setr_epi32(0, k, 2 * k, 3 * k, 0, k, 2 * k, 3 * k, 0, k, 2 * k, 3 * k, 0, k,
+	                          2 * k, 3 * k));
+	return _mm512_shuffle_epi8(v, ctl);
+}
+
+/* q4k_p8_step on 16 lanes, operation for operation: s0 and s1 the two
+ * panels' super-blocks. */
+static inline __attribute__((always_inline)) __m512
+q4k16_step(__m512 acc, const char *s0, const char *s1, float yd, __m512i sumi, __m512i summ)
+{
+	__m512 dv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+	        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)s0)),
+	        _mm_loadu_si128((const __m128i *)s1), 1));
+	__m512 mv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+	        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(s0 + 16))),
+	        _mm_loadu_si128((const __m128i *)(s1 + 16)), 1));
+	__m512 y = _mm512_set1_ps(yd);
+	__m512 t1 = _mm512_mul_ps(y, _mm512_mul_ps(dv, _mm512_cvtepi32_ps(sumi)));
+	__m512 t2 = _mm512_mul_ps(y, _mm512_mul_ps(mv, _mm512_cvtepi32_ps(summ)));
+	return _mm512_add_ps(acc, _mm512_sub_ps(t1, t2));
+}
+
+static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int64_t nsb,
+                                                             const char *p0, size_t panel_bytes,
+                                                             const char *x0, size_t xs, float *y,
+                                                             int64_t ldy)
+{
+	const char *p1 = p0 + panel_bytes;
+	const int CH = g == 1 ? 4 : g <= 4 ? 2 : 1; /* independent int32 chains per token */
+	const __m512i m4 = _mm512_set1_epi8(0x0F);
+	const char *xb[P8_T];
+	__m512 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nsb; b++) {
+		const char *s0 = p0 + (size_t)b * Q4K_P8_SB, *s1 = p1 + (size_t)b * Q4K_P8_SB;
+		/* q4k_p8_scales's word arithmetic, on both panels' words */
+		const __m512i k1 = _mm512_set1_epi8(0x3f), k2 = _mm512_set1_epi8(0xf),
+		              k3 = _mm512_set1_epi8(3);
+		__m512i w0 = q4k16_load(s0 + 32, s1 + 32), w1 = q4k16_load(s0 + 64, s1 + 64),
+		        w2 = q4k16_load(s0 + 96, s1 + 96);
+		__m512i sc[2], mn[2];
+		sc[0] = _mm512_and_si512(w0, k1);
+		sc[1] = _mm512_or_si512(
+		        _mm512_and_si512(w2, k2),
+		        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w0, 6), k3), 4));
+		mn[0] = _mm512_and_si512(w1, k1);
+		mn[1] = _mm512_or_si512(
+		        _mm512_and_si512(_mm512_srli_epi32(w2, 4), k2),
+		        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w1, 6), k3), 4));
+		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
+		size_t obs =
+		        (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, bsums);
+		__m512i isum[P8_T];
+#pragma GCC unroll 4
+		for (int c = 0; c < 4; c++)
+#pragma GCC unroll 2
+			for (int hi = 0; hi < 2; hi++) { /* sub-block 2c + hi */
+				__m512i p[P8_T][4];
+#pragma GCC unroll 8
+				for (int j = 0; j < g; j++)
+#pragma GCC unroll 4
+					for (int h = 0; h < CH; h++)
+						p[j][h] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+				for (int kk = 0; kk < 8; kk++) {
+					size_t oq = 128 + 256 * (size_t)c + 32 * (size_t)kk;
+					__m512i raw = q4k16_load(s0 + oq, s1 + oq);
+					__m512i v =
+					        hi ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4)
+					           : _mm512_and_si512(raw, m4);
+					int h = kk % CH;
+#pragma GCC unroll 8
+					for (int j = 0; j < g; j++)
+						p[j][h] = _mm512_dpbusd_epi32(
+						        p[j][h], v,
+						        _mm512_set1_epi32(
+						                load_i32(xb[j] + ox + 64 * c +
+						                         32 * hi + 4 * kk)));
+				}
+				__m512i scale = q4k16_i32(sc[c / 2], (2 * c + hi) % 4);
+#pragma GCC unroll 8
+				for (int j = 0; j < g; j++) {
+					__m512i s = p[j][0];
+#pragma GCC unroll 4
+					for (int h = 1; h < CH; h++)
+						s = _mm512_add_epi32(s, p[j][h]);
+					s = _mm512_mullo_epi32(s, scale);
+					isum[j] = c || hi ? _mm512_add_epi32(isum[j], s) : s;
+					/* kept here: GCC otherwise sinks the 64
+					 * multiplies to the super-block's end and
+					 * spills the sums waiting for them (64 stores
+					 * and reloads; nt=16 ~10% slower) */
+					__asm__("" : "+v"(isum[j]));
+				}
+			}
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m512i ms = _mm512_setzero_si512();
+#pragma GCC unroll 8
+			for (int s = 0; s < 8; s++)
+				ms = _mm512_dpwssd_epi32(
+				        ms, q4k16_i16x2(mn[s / 4], s % 4),
+				        _mm512_set1_epi32(load_i32(xb[j] + obs + 4 * s)));
+			acc[j] = q4k16_step(acc[j], s0, s1,
+			                    TAIL_F32(xb[j], (size_t)b * sizeof(struct block_q8_k)),
+			                    isum[j], ms);
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+#define P8_GEMM           gemm_q4_k_p8
+#define P8_TILE_FN        q4k_tile
+#define P8_TILE16_FN      q4k16_tile
+#define P8_TILE16_PREFILL 1
+#define P8_BLOCK          QK_K
+#define P8_TILE_T         K4_T
 #include "kern_p8_gemm.h"
 
 

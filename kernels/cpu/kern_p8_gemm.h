@@ -6,7 +6,8 @@
  * each taking (g, prefetch, nb, panel, [panel_bytes,] x0, x_stride, y, ldy
  * [, rows]) like p8_tile / p16_tile. Rows come in blocks of P8_BLOCK values
  * (default 32; 256 for the K-quants), a tile takes up to P8_TILE_T tokens
- * (default P8_T).
+ * (default P8_T). With P8_TILE16_PREFILL the 16-row tile serves prompts
+ * only and decode reads one panel at a time (one stream from DRAM).
  */
 
 #ifndef P8_BLOCK
@@ -14,6 +15,9 @@
 #endif
 #ifndef P8_TILE_T
 #define P8_TILE_T P8_T
+#endif
+#ifndef P8_TILE16_PREFILL
+#define P8_TILE16_PREFILL 0
 #endif
 
 #define P8_CALL(G)                                                        \
@@ -34,7 +38,7 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
 		const char *panel = (const char *)w + r0 * w_stride;
 		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
 #ifdef P8_TILE16_FN
-		if (r0 + 16 <= nr) {
+		if (r0 + 16 <= nr && !(P8_TILE16_PREFILL && pf)) {
 			for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
 				int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
 				const char *x0 = (const char *)x + t0 * x_stride;
@@ -81,3 +85,4 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
 #undef P8_TILE16_FN
 #undef P8_BLOCK
 #undef P8_TILE_T
+#undef P8_TILE16_PREFILL

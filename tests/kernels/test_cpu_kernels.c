@@ -251,8 +251,8 @@ TEST(gemm_packed_matches_reference)
 {
 	init_sets();
 	const int64_t widths[] = { 32, 96, 352, 2048 };
-	const int64_t rows[] = { 5, 8, 13, 37 };
-	enum { NT = 9, LDY = 40 };
+	const int64_t rows[] = { 5, 8, 13, 24, 37, 45 };
+	enum { NT = 17, LDY = 48 };
 	for (int s = 0; s < n_sets * (int)N_PACKED_KINDS; s++) {
 		const struct packed_kind *pk = &packed_kinds[s % N_PACKED_KINDS];
 		cpu_gemm_fn f = packed_gemm(sets[s / N_PACKED_KINDS], pk);
@@ -480,15 +480,17 @@ static unsigned char *q8_k_tokens(int nt, int64_t n, size_t *xs)
 /* The panel kernels do the reference's exact integer sums and then its
  * float steps in its order, so every result must be the reference's bits
  * (and with it the same at any batch size, place in the batch and set):
- * token counts 1..9 (full 4-token tiles, two, the tails), row counts that
- * fill the last panel or not, widths of 1, 3 and 11 super-blocks. Rows past
- * nr and columns past nt stay untouched. */
+ * token counts 1..17 (one or two full tiles of 4 or 8 tokens, every tail
+ * after them), row counts that fill the last panel or not, with and without
+ * pairs of panels (AVX-512's 16-row tiles: 24 = 16 + 8, 45 = 16 + 16 + 8 +
+ * 5), widths of 1, 3 and 11 super-blocks. Rows past nr and columns past nt
+ * stay untouched. */
 static void check_kq_packed_bit_for_bit(int *test_failed_, uint32_t type)
 {
 	init_sets();
 	const int64_t widths[] = { 256, 768, 2816 };
-	const int64_t rows[] = { 5, 8, 13, 37 };
-	enum { NT = 9, LDY = 40 };
+	const int64_t rows[] = { 5, 8, 13, 24, 37, 45 };
+	enum { NT = 17, LDY = 48 };
 	for (int s = 0; s < n_sets; s++) {
 		cpu_gemm_fn f = kq_packed_gemm(sets[s], type);
 		if (!f) continue;
@@ -538,11 +540,11 @@ TEST(gemm_q4_k_packed_matches_reference_bit_for_bit)
 }
 
 /* Prompt lookup and the prefix cache hold a token's results in a batch to
- * those of decoding it alone: at each place of an 11-token batch. */
+ * those of decoding it alone: at each place of a 19-token batch (tiles of 8, 8, 3). */
 TEST(gemm_q4_k_packed_same_bits_in_any_batch)
 {
 	init_sets();
-	enum { NR = 24, NT = 11, N = 2048 };
+	enum { NR = 24, NT = 19, N = 2048 };
 	unsigned char *w;
 	size_t ws, xs;
 	void *pw;
