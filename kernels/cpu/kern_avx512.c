@@ -958,8 +958,132 @@ static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int
 #define P8_TILE_T         K4_T
 #include "kern_p8_gemm.h"
 
+/* ---- Q6_K repacked at load (repack.c): kern_p8_q6k.h; in prompts 16 rows x 8 tokens ---- */
+
+/*
+ * Prompts: q6k_tile's sums on two panels at once (16 rows on zmm, one
+ * per int32 lane) and 8 tokens: the 6-bit levels of 16 rows x 4 values per
+ * vector, 4 vpdpbusd per 16-value group, vpmulld by the rows' int8 scales,
+ * summed over the 16 groups (at most 16 x 16 x 63 x 127 x 128 < 2^31);
+ * the levels' offset once per super-block, -32 sum(scale x bsum) by 8
+ * vpdpwssd (where q6k_tile starts each group from -32 bsums[g]: the same
+ * exact integer). Then the reference's float steps: gemm_q6_k's bits.
+ * Decode keeps q6k_tile, one panel at a time (one DRAM stream, as Q4_K's).
+ */
+static inline __attribute__((always_inline)) void q6k16_tile(int g, bool pf, int64_t nsb,
+                                                             const char *p0, size_t panel_bytes,
+                                                             const char *x0, size_t xs, float *y,
+                                                             int64_t ldy);
+#define Q6K_TILE16 q6k16_tile
 
 #include "kern_p8_q6k.h"
+
+static inline __attribute__((always_inline)) void q6k16_tile(int g, bool pf, int64_t nsb,
+                                                             const char *p0, size_t panel_bytes,
+                                                             const char *x0, size_t xs, float *y,
+                                                             int64_t ldy)
+{
+	const char *p1 = p0 + panel_bytes;
+	const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+	const char *xb[P8_T];
+	__m512 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nsb; b++) {
+		const char *s0 = p0 + (size_t)b * Q6K_P8_SB, *s1 = p1 + (size_t)b * Q6K_P8_SB;
+		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
+		size_t obs =
+		        (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, bsums);
+		__m512i isum[P8_T];
+#pragma GCC unroll 2
+		for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+			for (int c = 0; c < 4; c++)
+#pragma GCC unroll 2
+				for (int half = 0; half < 2; half++) {
+					int grp = 8 * h + 2 * c + half;
+					__m512i p[P8_T];
+#pragma GCC unroll 8
+					for (int j = 0; j < g; j++) p[j] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+					for (int kk = 4 * half; kk < 4 * half + 4; kk++) {
+						size_t ol = 144 +
+						            32 * (size_t)((2 * h + c % 2) * 8 + kk);
+						size_t oh = 1168 + 32 * (size_t)(8 * h + kk);
+						__m512i raw = q4k16_load(s0 + ol, s1 + ol);
+						__m512i qh = q4k16_load(s0 + oh, s1 + oh);
+						__m512i nib =
+						        c < 2 ? _mm512_and_si512(raw, m4)
+						              : _mm512_and_si512(
+						                        _mm512_srli_epi16(raw, 4),
+						                        m4);
+						__m512i hb =
+						        c == 3 ? _mm512_srli_epi16(qh, 2)
+						               : _mm512_slli_epi16(qh, 4 - 2 * c);
+						__m512i q = _mm512_or_si512(
+						        nib, _mm512_and_si512(hb, m30));
+#pragma GCC unroll 8
+						for (int j = 0; j < g; j++)
+							p[j] = _mm512_dpbusd_epi32(
+							        p[j], q,
+							        _mm512_set1_epi32(load_i32(
+							                xb[j] + ox + 128 * h +
+							                32 * c + 4 * kk)));
+					}
+					__m512i sc = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(
+					        _mm_loadl_epi64(
+					                (const __m128i *)(s0 + 16 + 8 * grp)),
+					        _mm_loadl_epi64(
+					                (const __m128i *)(s1 + 16 + 8 * grp))));
+#pragma GCC unroll 8
+					for (int j = 0; j < g; j++) {
+						__m512i s = _mm512_mullo_epi32(p[j], sc);
+						isum[j] = grp ? _mm512_add_epi32(isum[j], s) : s;
+						__asm__("" : "+v"(isum[j])); /* as q4k16_tile's */
+					}
+				}
+		/* the levels' offset: -32 sum over g of scale[g] bsums[g], two
+		 * groups per vpdpwssd (each lane's pair of int16 scales) */
+		__m512i sp[8];
+#pragma GCC unroll 8
+		for (int k = 0; k < 8; k++) {
+			const char *o0 = s0 + 16 + 16 * k, *o1 = s1 + 16 + 16 * k;
+			__m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)o0),
+			                              _mm_loadl_epi64((const __m128i *)(o0 + 8)));
+			__m128i c = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)o1),
+			                              _mm_loadl_epi64((const __m128i *)(o1 + 8)));
+			sp[k] = _mm512_cvtepi8_epi16(
+			        _mm256_inserti128_si256(_mm256_castsi128_si256(a), c, 1));
+		}
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m512i ms = _mm512_setzero_si512();
+#pragma GCC unroll 8
+			for (int k = 0; k < 8; k++)
+				ms = _mm512_dpwssd_epi32(
+				        ms, sp[k],
+				        _mm512_set1_epi32(load_i32(xb[j] + obs + 4 * k)));
+			isum[j] = _mm512_sub_epi32(isum[j], _mm512_slli_epi32(ms, 5));
+		}
+		__m512 dv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)s0)),
+		        _mm_loadu_si128((const __m128i *)s1), 1));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m512 yd = _mm512_set1_ps(
+			        TAIL_F32(xb[j], (size_t)b * sizeof(struct block_q8_k)));
+			__m512 t1 =
+			        _mm512_mul_ps(yd, _mm512_mul_ps(dv, _mm512_cvtepi32_ps(isum[j])));
+			__m512 t2 = _mm512_mul_ps(yd, _mm512_setzero_ps()); /* d_y * (0 * 0) */
+			acc[j] = _mm512_add_ps(acc[j], _mm512_sub_ps(t1, t2));
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
 
 /*
  * F16 with several tokens: a panel of up to 16 rows is widened to float once

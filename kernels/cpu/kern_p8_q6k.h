@@ -4,7 +4,8 @@
  * SIMD_DOT_I8 (u8 x s8 products summed 4 at a time into int32), load_i32,
  * TAIL_F32 and p8_store, and gets gemm_q6_k_p8. The integer sums are exact
  * either way and the float steps are the reference's, so both sets give
- * gemm_q6_k's bits.
+ * gemm_q6_k's bits. An includer that defines Q6K_TILE16 (a function like
+ * p16_tile, declared before) has prompts take it on pairs of panels.
  */
 
 #define Q6K_T 4 /* tokens per register tile */
@@ -109,6 +110,10 @@ static inline __attribute__((always_inline)) void q6k_tile(int g, bool pf, int64
 
 #define P8_GEMM    gemm_q6_k_p8
 #define P8_TILE_FN q6k_tile
-#define P8_BLOCK   QK_K
-#define P8_TILE_T  Q6K_T
+#ifdef Q6K_TILE16 /* the includer's 16-row tile for prompts (declared before) */
+#define P8_TILE16_FN      Q6K_TILE16
+#define P8_TILE16_PREFILL 1
+#endif
+#define P8_BLOCK  QK_K
+#define P8_TILE_T Q6K_T
 #include "kern_p8_gemm.h"
