@@ -808,6 +808,14 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
  * tried).
  */
 
+/* vpdpbusd with the token's 4 bytes broadcast from memory in the
+ * instruction ({1to16}), which GCC 12 does not fold from a set1. */
+static inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const char *x)
+{
+	__asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)x));
+	return acc;
+}
+
 static inline __m512i q4k16_join(__m256i lo, __m256i hi)
 {
 	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
@@ -911,11 +919,9 @@ static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int
 					int h = kk % CH;
 #pragma GCC unroll 8
 					for (int j = 0; j < g; j++)
-						p[j][h] = _mm512_dpbusd_epi32(
-						        p[j][h], v,
-						        _mm512_set1_epi32(
-						                load_i32(xb[j] + ox + 64 * c +
-						                         32 * hi + 4 * kk)));
+						p[j][h] = dpbusd_bcast(p[j][h], v,
+						                       xb[j] + ox + 64 * c +
+						                               32 * hi + 4 * kk);
 				}
 				__m512i scale = q4k16_i32(sc[c / 2], (2 * c + hi) % 4);
 #pragma GCC unroll 8
@@ -1027,11 +1033,10 @@ static inline __attribute__((always_inline)) void q6k16_tile(int g, bool pf, int
 						        nib, _mm512_and_si512(hb, m30));
 #pragma GCC unroll 8
 						for (int j = 0; j < g; j++)
-							p[j] = _mm512_dpbusd_epi32(
-							        p[j], q,
-							        _mm512_set1_epi32(load_i32(
-							                xb[j] + ox + 128 * h +
-							                32 * c + 4 * kk)));
+							p[j] = dpbusd_bcast(p[j], q,
+							                    xb[j] + ox + 128 * h +
+							                            32 * c +
+							                            4 * kk);
 					}
 					__m512i sc = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(
 					        _mm_loadl_epi64(
