@@ -812,7 +812,7 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 
 /*
  * Q5_0 on two full panels at once (zmm: 16 rows; kern_p8_q5.h's q5_0p_tile
- * serves a last odd panel): each activation broadcast and vpdpbusd serve
+ * serves a last odd panel; Q5_1 the same below): each activation broadcast and vpdpbusd serve
  * 16 rows. Lane for lane q5_0p_tile's operations (a ternary logic op for
  * its or of the fifth bit), so the same bits.
  */
@@ -895,6 +895,79 @@ static inline __attribute__((always_inline)) void q5_0p16_tile(int g, bool pf, i
 			        _mm512_cvtepi32_ps(s),
 			        _mm512_mul_ps(dwv, _mm512_set1_ps(TAIL_F32(xb[j], od))));
 			acc[j] = _mm512_add_ps(acc[j], t);
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+/* Q5_1 likewise (kern_p8_q5.h's q5_1p_tile lane for lane). */
+static inline __attribute__((always_inline)) void q5_1p16_tile(int g, bool pf, int64_t nb,
+                                                               const char *panel,
+                                                               size_t panel_bytes, const char *x0,
+                                                               size_t xs, float *y, int64_t ldy)
+{
+	const int CH = g <= 2 ? 2 : 1;
+	const char *sc0 = panel, *qv0 = panel + 32 * (size_t)nb;
+	const char *sc1 = panel + panel_bytes, *qv1 = sc1 + 32 * (size_t)nb;
+	const char *xb[P8_T];
+	__m512 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q0 = qv0 + (size_t)b * 160, *q1 = qv1 + (size_t)b * 160;
+		if (pf) {
+			for (int l = 0; l < 160; l += 64) {
+				_mm_prefetch(q0 + P16_PREFETCH + l, _MM_HINT_T0);
+				_mm_prefetch(q1 + P16_PREFETCH + l, _MM_HINT_T0);
+			}
+			if (!(b & 1)) {
+				_mm_prefetch(sc0 + 32 * b + P16_PREFETCH / 5, _MM_HINT_T0);
+				_mm_prefetch(sc1 + 32 * b + P16_PREFETCH / 5, _MM_HINT_T0);
+			}
+		}
+		size_t ox = (size_t)b * sizeof(struct block_q8_1);
+		__m512i qh = _mm512_inserti64x4(
+		        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)q0)),
+		        _mm256_loadu_si256((const __m256i *)q1), 1);
+		__m512i p[P8_T][2];
+#pragma GCC unroll 2
+		for (int h = 0; h < 2; h++) {
+			__m512i u[4];
+#pragma GCC unroll 4
+			for (int k = 0; k < 4; k++) u[k] = q5p16_levels(q0, q1, qh, 4 * h + k);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				const char *xq =
+				        xb[j] + ox + offsetof(struct block_q8_1, qs) + 16 * h;
+				int c = h % CH;
+				__m512i a = h == 0 || c > 0 ? _mm512_setzero_si512() : p[j][0];
+#pragma GCC unroll 4
+				for (int k = 0; k < 4; k++)
+					a = _mm512_dpbusd_epi32(
+					        a, u[k], _mm512_set1_epi32(load_i32(xq + 4 * k)));
+				p[j][c] = a;
+			}
+		}
+		__m512 dv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(sc0 + 32 * b))),
+		        _mm_loadu_si128((const __m128i *)(sc1 + 32 * b)), 1));
+		__m512 mv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(
+		                _mm_loadu_si128((const __m128i *)(sc0 + 32 * b + 16))),
+		        _mm_loadu_si128((const __m128i *)(sc1 + 32 * b + 16)), 1));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			const struct block_q8_1 *xblk = (const struct block_q8_1 *)(xb[j] + ox);
+			__m512i s = CH > 1 ? _mm512_add_epi32(p[j][0], p[j][1]) : p[j][0];
+			__m512 t1 = _mm512_mul_ps(
+			        _mm512_mul_ps(dv, _mm512_set1_ps(f16_to_f32(xblk->d))),
+			        _mm512_cvtepi32_ps(s));
+			__m512 t2 = _mm512_mul_ps(mv, _mm512_set1_ps(f16_to_f32(xblk->s)));
+			acc[j] = _mm512_add_ps(acc[j], _mm512_add_ps(t1, t2));
 		}
 	}
 #pragma GCC unroll 8

@@ -4,8 +4,8 @@
  * kern_avx512.c: each includes it after its SIMD_DOT4_I8 (four u8 x s8
  * vector products summed into int32 lanes), load_i32, TAIL_I32, TAIL_F32
  * and p8_store, and gets gemm_q5_0_p8 and gemm_q5_1_p8; kern_avx512.c
- * first defines Q5P_TILE16 and q5p16_tile (two full panels on zmm) for
- * Q5_0. The integer sums are exact and the float steps are kern_ref.c's,
+ * first defines Q5P_TILE16, q5_0p16_tile and q5_1p16_tile (two full panels
+ * on zmm). The integer sums are exact and the float steps are kern_ref.c's,
  * operation for operation (the build does not contract them into FMAs), so
  * both sets give gemm_q5_0's / gemm_q5_1's bits at any batch size.
  */
@@ -180,6 +180,9 @@ static inline __attribute__((always_inline)) void q5_1p_tile(int g, bool pf, int
 #define P8_GEMM    gemm_q5_1_p8
 #define P8_TILE_FN q5_1p_tile
 #define P8_TILE_T  Q5P_T
+#ifdef Q5P_TILE16
+#define P8_TILE16_FN q5_1p16_tile
+#endif
 #include "kern_p8_gemm.h"
 
 #undef Q5P_X
