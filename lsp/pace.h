@@ -19,16 +19,16 @@
 #include <stdint.h>
 
 /* A gap longer than this is a pause, not typing (ms). */
-#define PACE_BURST_MS 1000.0
+#define PACE_BURST_MS    1000.0
 /* Gaps remembered; and how many make a pace. */
-#define PACE_SAMPLES 8
+#define PACE_SAMPLES     8
 #define PACE_MIN_SAMPLES 3
 /* The answer is due this share of the gap after its request: the rest is
  * for the transport and the editor. */
-#define PACE_SHARE 0.85
+#define PACE_SHARE       0.85
 /* Below this (ms) no answer could come between keys: such a burst is left
  * to the debounce, and its last key gets the whole deadline. */
-#define PACE_FLOOR_MS 60.0
+#define PACE_FLOOR_MS    60.0
 
 /* Zero-initialized is empty. */
 struct pace {
