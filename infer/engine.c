@@ -36,9 +36,10 @@
 /* Prompt lookup: drafts fill a decode step up to STEP_CHEAP_ROWS rows, no
  * further: the CPU backend streams each weight row once for up to 4 batch
  * rows (its decode kernels, kernels/cpu/cpu.c mm_plan), and the weight
- * types it packs (Q4_0, Q8_0, Q4_K, Q6_K) give a token the same bits in such
- * a step as alone (other types: up to float rounding); a fifth row makes
- * the step a prompt chunk, computed through the prefill kernels.
+ * types it packs (Q4_0, Q8_0, Q4_K, Q6_K, Q5_0, Q5_1) give a token the
+ * same bits in such a step as alone (other types: up to float rounding); a
+ * fifth row makes the step a prompt chunk, computed through the prefill
+ * kernels.
  * Within that, lookup.c weighs each draft's chance against the step's cost. */
 #define STEP_CHEAP_ROWS 4
 /* Rows of e->logits: a decode step's (every candidate plus the drafts),
@@ -474,6 +475,8 @@ struct cand {
 	int32_t draft[ENGINE_DRAFT_MAX]; /* drafted after `last` in the last forward, */
 	int32_t n_draft;                 /* at rows row + 1 .. row + n_draft */
 	int32_t draft_ngram;             /* the length of the match they came from */
+	int32_t n_found;                 /* drafted tokens found (checked or not) */
+	bool after_hit; /* the last drafted token compared with a choice was right */
 };
 
 static int cand_append(struct cand *c, const char *s, size_t n)
@@ -673,7 +676,14 @@ static int cand_take(struct engine *e, struct cand *c, int idx, const float *fir
 		rc = cand_step(e, c, idx, lg, fp, req);
 	}
 	*accepted = a;
-	lookup_note(&e->lookup, c->draft_ngram, n_draft, a);
+	/* a draft that was found but not checked still says whether its first
+	 * token was the one chosen */
+	bool hit = n_draft ? a == n_draft : c->n_found && c->last == c->draft[0];
+	if (c->n_found)
+		lookup_note(&e->lookup, c->draft_ngram, c->after_hit, n_draft ? n_draft : 1,
+		            n_draft ? a : hit);
+	c->after_hit = hit;
+	c->n_found = 0;
 	/* Slots pos0 .. pos0 + a hold the KV of right inputs; later drafted
 	 * slots are dropped (a later step writes them again). */
 	if (n_draft > a) kv_seq_truncate(c->seq, pos0 + a + 1);
@@ -757,12 +767,16 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			 * constrain the choice, not a plain step). */
 			int32_t kmax = req->max_tokens - c[i].n_tok - 1;
 			if (kmax > ENGINE_DRAFT_MAX) kmax = ENGINE_DRAFT_MAX;
-			if (kmax > budget) kmax = budget;
 			if (!req->prompt_lookup || c[i].heal_done < fp->heal_len || kmax <= 0)
 				continue;
+			/* found even when the step has no room for it: the next
+			 * choice then tells how good the draft was, for free */
 			int32_t m = lookup_draft_find(fp->tok, L, c[i].hist, c[i].n_tok, kmax,
 			                              c[i].draft, &c[i].draft_ngram);
-			double keep = lookup_p(&e->lookup, c[i].draft_ngram);
+			c[i].n_found = m;
+			if (m > budget) m = budget;
+			if (m <= 0) continue;
+			double keep = lookup_p(&e->lookup, c[i].draft_ngram, c[i].after_hit);
 			/* rows so far: every live candidate's own, and earlier drafts */
 			c[i].n_draft =
 			        lookup_choose(keep, m, expect, live + budget0 - budget, cost);

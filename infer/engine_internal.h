@@ -43,9 +43,13 @@ int32_t fwd_cost_fit(const struct fwd_cost *c, double left, int32_t cap, double 
 /* The longest run of last tokens looked up (then shorter ones). */
 #define LOOKUP_NGRAM 3
 
-/* Drafts checked and kept per match length (fading counts). */
+/*
+ * Drafted tokens checked and kept (fading counts), by the match's length and
+ * by whether the candidate's previous drafted token was right: code either
+ * repeats for a stretch or not at all, so a hit is the best sign of the next.
+ */
 struct lookup_stats {
-	double kept[LOOKUP_NGRAM + 1], tried[LOOKUP_NGRAM + 1];
+	double kept[2][LOOKUP_NGRAM + 1], tried[2][LOOKUP_NGRAM + 1];
 };
 
 /*
@@ -59,10 +63,16 @@ struct lookup_stats {
  */
 int32_t lookup_draft_find(const int32_t *prompt, int32_t L, const int32_t *gen, int32_t n_gen,
                           int32_t kmax, int32_t *out, int32_t *ngram);
-/* A draft of a match of length ngram: drafted tokens checked, kept of them. */
-void lookup_note(struct lookup_stats *st, int32_t ngram, int32_t drafted, int32_t kept);
+/*
+ * A draft of a match of length ngram, made after a hit (after_hit) or not:
+ * of its drafted tokens, the first kept were right and the next was wrong
+ * (kept < drafted) . A draft that was not checked counts too, as one token:
+ * whether the token chosen next was its first, which costs nothing to learn.
+ */
+void lookup_note(struct lookup_stats *st, int32_t ngram, bool after_hit, int32_t drafted,
+                 int32_t kept);
 /* The chance that a drafted token of such a match is kept. */
-double lookup_p(const struct lookup_stats *st, int32_t ngram);
+double lookup_p(const struct lookup_stats *st, int32_t ngram, bool after_hit);
 /*
  * How many of m drafted tokens (each kept with chance p, up to the first
  * miss) a step should check: the k that gives the most tokens per ms, where

@@ -9,7 +9,9 @@
  * On a CPU a forward of 4 rows costs 1.2-2x one row (the weights stream
  * once; the arithmetic and attention grow), so short n-gram matches, which
  * are mostly wrong, would make decoding slower than without drafts. p is
- * learned per match length from the drafts checked so far.
+ * learned per match length, and after a hit or a miss, from every step:
+ * a draft that was not checked is still compared with the token chosen
+ * next, so learning costs no wider steps.
  */
 #include "engine_internal.h"
 
@@ -53,19 +55,27 @@ int32_t lookup_draft_find(const int32_t *prompt, int32_t L, const int32_t *gen, 
 #define LOOKUP_PRIOR_KEPT  1.0
 #define LOOKUP_PRIOR_TRIED 2.0
 
-void lookup_note(struct lookup_stats *st, int32_t ngram, int32_t drafted, int32_t kept)
+static void count(struct lookup_stats *st, int32_t ngram, bool after_hit, double kept, double tried)
 {
-	if (ngram < 1 || ngram > LOOKUP_NGRAM || drafted <= 0) return;
-	/* kept tokens were right; the first miss was wrong; the tokens after
-	 * it were never tested (their row saw a wrong input) */
-	st->kept[ngram] = LOOKUP_FADE * st->kept[ngram] + kept;
-	st->tried[ngram] = LOOKUP_FADE * st->tried[ngram] + kept + (kept < drafted);
+	st->kept[after_hit][ngram] = LOOKUP_FADE * st->kept[after_hit][ngram] + kept;
+	st->tried[after_hit][ngram] = LOOKUP_FADE * st->tried[after_hit][ngram] + tried;
 }
 
-double lookup_p(const struct lookup_stats *st, int32_t ngram)
+void lookup_note(struct lookup_stats *st, int32_t ngram, bool after_hit, int32_t drafted,
+                 int32_t kept)
+{
+	if (ngram < 1 || ngram > LOOKUP_NGRAM || drafted <= 0) return;
+	count(st, ngram, after_hit, kept > 0, 1);
+	/* the tokens after a kept one were drafted after a hit; the tokens
+	 * after the first miss were never tested (their row saw a wrong input) */
+	if (kept > 0) count(st, ngram, true, kept - 1, kept - 1 + (kept < drafted));
+}
+
+double lookup_p(const struct lookup_stats *st, int32_t ngram, bool after_hit)
 {
 	if (ngram < 1 || ngram > LOOKUP_NGRAM) return 0;
-	return (st->kept[ngram] + LOOKUP_PRIOR_KEPT) / (st->tried[ngram] + LOOKUP_PRIOR_TRIED);
+	return (st->kept[after_hit][ngram] + LOOKUP_PRIOR_KEPT) /
+	       (st->tried[after_hit][ngram] + LOOKUP_PRIOR_TRIED);
 }
 
 int32_t lookup_choose(double p, int32_t m, double tokens, int32_t rows, const double *cost)

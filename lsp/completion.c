@@ -20,6 +20,7 @@
  * the client asks again after the edit anyway.
  */
 #include "feedback.h"
+#include "pace.h"
 #include "server_priv.h"
 #include "stats.h"
 
@@ -57,6 +58,8 @@ struct completions {
 	/* counters for infill/stats */
 	uint64_t requests, cancelled;
 	uint64_t never_started;             /* cancelled or superseded during their debounce */
+	uint64_t pace_deadlines;            /* requests whose deadline the typing pace set */
+	struct pace pace;                   /* of requests as they arrive */
 	double latency_ms[LATENCY_SAMPLES]; /* ring of the latest answers */
 	size_t latency_count, latency_next;
 };
@@ -460,6 +463,15 @@ static void on_request(struct server *s, json_t *id, json_t *params, enum comple
 	if (project_fill(s->project, e, cursor, req))
 		log_warn(s->log, "project context for %s: out of memory; left out", uri);
 
+	/* every request is noted, so that a jump or an explicit ask ends a
+	 * burst even in a language where completions are off */
+	double due = pace_note(&c->pace, arrival, req->trigger == COMPLETION_TRIGGER_AUTOMATIC);
+	if (st->completion_deadline_follows_typing && due > 0 && st->completion_deadline_ms > 0 &&
+	    due < st->completion_deadline_ms) {
+		req->pace_deadline_ms = due;
+		c->pace_deadlines++;
+	}
+
 	p->c = c;
 	p->id = json_incref(id);
 	p->kind = kind;
@@ -601,6 +613,7 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.background_prefill_tokens = ps.background_prefill_tokens,
 		.short_contexts = ps.short_contexts,
 		.never_started = c->never_started + ps.never_started,
+		.pace_deadlines = c->pace_deadlines,
 		.cold_requests = ps.cold_requests,
 		.draft_tokens = ps.draft_tokens,
 		.accepted_draft_tokens = ps.accepted_draft_tokens,

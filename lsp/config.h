@@ -160,6 +160,10 @@ enum config_kind {
 	  0, 1, NULL, CONFIG_SCOPE_LANGUAGE,                                                       \
 	  "when the prompt cannot be prefilled before completion.deadlineMs, answer from a "       \
 	  "shorter context and prefill the full one in the background")                            \
+	X(completion_deadline_follows_typing, "completion.deadlineFollowsTyping",                  \
+	  CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL, CONFIG_SCOPE_LANGUAGE,                      \
+	  "while keys come in a burst, answer before the next one is due (a shorter answer, "      \
+	  "lengthened once typing stops) instead of after it, when it would be superseded")        \
 	X(completion_candidates, "completion.candidates", CONFIG_KIND_INT, int, 3, NULL, 1, 16,    \
 	  NULL, CONFIG_SCOPE_LANGUAGE, "candidates decoded per request")                           \
 	X(completion_max_tokens, "completion.maxTokens", CONFIG_KIND_INT, int, 64, NULL, 1, 4096,  \

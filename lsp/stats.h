@@ -68,7 +68,8 @@
 	X(remote_failures, "remoteFailures", count)                    \
 	X(remote_retries, "remoteRetries", count)                      \
 	X(feedback, "feedback", object)                                \
-	X(remote_deadline_cuts, "remoteDeadlineCuts", count)
+	X(remote_deadline_cuts, "remoteDeadlineCuts", count)           \
+	X(pace_deadlines, "paceDeadlines", count)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

@@ -166,6 +166,16 @@ May be set per language under \"languages\" in .infill.json."
   :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
   :group 'infill-settings)
 
+(defcustom infill-completion-deadline-follows-typing nil
+  "While keys come in a burst, answer before the next one is due (a shorter
+answer, lengthened once typing stops) instead of after it, when it would be
+superseded.
+Server setting \"completion.deadlineFollowsTyping\" (server default true).
+nil: leave it to the server.
+May be set per language under \"languages\" in .infill.json."
+  :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
+  :group 'infill-settings)
+
 (defcustom infill-completion-candidates nil
   "Candidates decoded per request.
 Server setting \"completion.candidates\" (server default 3; range 1..16).
@@ -350,6 +360,7 @@ nil: leave it to the server."
     ("completion.debounceMs" . infill-completion-debounce-ms)
     ("completion.deadlineMs" . infill-completion-deadline-ms)
     ("completion.prefillBudget" . infill-completion-prefill-budget)
+    ("completion.deadlineFollowsTyping" . infill-completion-deadline-follows-typing)
     ("completion.candidates" . infill-completion-candidates)
     ("completion.maxTokens" . infill-completion-max-tokens)
     ("completion.maxLines" . infill-completion-max-lines)
@@ -393,6 +404,7 @@ nil: leave it to the server."
     ("completion.debounceMs" . 30)
     ("completion.deadlineMs" . 200)
     ("completion.prefillBudget" . t)
+    ("completion.deadlineFollowsTyping" . t)
     ("completion.candidates" . 3)
     ("completion.maxTokens" . 64)
     ("completion.maxLines" . 12)

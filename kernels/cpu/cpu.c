@@ -50,6 +50,10 @@ static const struct packing packings[] = {
 	  cpu_q4_k_p8_row },
 	{ TENSOR_TYPE_Q6_K, CPU_TYPE_Q6_K_P8, cpu_q6_k_p8_bytes, cpu_q6_k_p8_pack,
 	  cpu_q6_k_p8_row },
+	{ TENSOR_TYPE_Q5_0, CPU_TYPE_Q5_0_P8, cpu_q5_0_p8_bytes, cpu_q5_0_p8_pack,
+	  cpu_q5_0_p8_row },
+	{ TENSOR_TYPE_Q5_1, CPU_TYPE_Q5_1_P8, cpu_q5_1_p8_bytes, cpu_q5_1_p8_pack,
+	  cpu_q5_1_p8_row },
 };
 
 /* The packing of a file type or of a panel type, or NULL. */
@@ -729,7 +733,7 @@ static const struct backend_ops cpu_ops = {
 	.kv_shift = cpu_kv_shift,
 };
 
-/* ---- Q4_0, Q8_0, Q4_K and Q6_K weights repacked at load ---- */
+/* ---- the packings' weights (Q4_0, Q8_0, Q4_K, Q6_K, Q5_0, Q5_1) repacked at load ---- */
 
 struct pack_task {
 	const struct packing *pk;
@@ -928,7 +932,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 		cpu_destroy(c);
 		return backend_error_set(
 		        err, -ENOMEM,
-		        "cpu backend: out of memory repacking the Q4_0/Q8_0/Q4_K/Q6_K weights");
+		        "cpu backend: out of memory repacking the weights into panels");
 	}
 	if (use_amx) {
 		int64_t wide = hp->n_embd > hp->n_ff ? hp->n_embd : hp->n_ff;

@@ -126,6 +126,20 @@ void cpu_q8_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int
                       void *dst);
 void cpu_q8_0_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 
+/* Q5_0 and Q5_1 in 8-row panels (repack.c): the rows' bytes, the fifth
+ * bits transposed inside their dword; row size and activation format are
+ * the file type's (Q8_0; Q8_1). A set's gemm gives the reference's bits. */
+#define CPU_TYPE_Q5_0_P8 0x1006u
+size_t cpu_q5_0_p8_bytes(int64_t nr, int64_t n);
+void cpu_q5_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst);
+void cpu_q5_0_p8_row(const void *packed, int64_t n, int64_t r, float *y);
+#define CPU_TYPE_Q5_1_P8 0x1007u
+size_t cpu_q5_1_p8_bytes(int64_t nr, int64_t n);
+void cpu_q5_1_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst);
+void cpu_q5_1_p8_row(const void *packed, int64_t n, int64_t r, float *y);
+
 /* ---- Q4_K in 8-row panels (repack.c) ---- */
 
 /*
@@ -176,6 +190,9 @@ struct cpu_kernels {
 	 * so at any batch size and in every set. */
 	cpu_gemm_fn gemm_q4_k_p8;
 	cpu_gemm_fn gemm_q6_k_p8; /* CPU_TYPE_Q6_K_P8, the same (NULL: rows) */
+	/* CPU_TYPE_Q5_0_P8 / _Q5_1_P8: gemm_q5_0's / gemm_q5_1's bits in the
+	 * reference (NULL: rows) */
+	cpu_gemm_fn gemm_q5_0_p8, gemm_q5_1_p8;
 	/* attention: sum a[i] b[i]; y[i] += s x[i] (NULL: reference) */
 	float (*dot_f32)(int64_t n, const float *a, const float *b);
 	void (*axpy_f32)(int64_t n, float s, const float *x, float *y);

@@ -91,6 +91,8 @@ cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type)
 	case CPU_TYPE_Q8_0_P8: return k->gemm_q8_0_p8;
 	case CPU_TYPE_Q4_K_P8: return k->gemm_q4_k_p8;
 	case CPU_TYPE_Q6_K_P8: return k->gemm_q6_k_p8;
+	case CPU_TYPE_Q5_0_P8: return k->gemm_q5_0_p8;
+	case CPU_TYPE_Q5_1_P8: return k->gemm_q5_1_p8;
 	default: return NULL;
 	}
 	return f ? f : r;
@@ -109,9 +111,11 @@ enum cpu_act cpu_act_for(uint32_t weight_type)
 	case CPU_TYPE_Q4_0_P8:
 	case CPU_TYPE_Q8_0_P8:
 	case TENSOR_TYPE_Q5_0:
+	case CPU_TYPE_Q5_0_P8:
 	case TENSOR_TYPE_IQ4_NL: return CPU_ACT_Q8_0;
 	case TENSOR_TYPE_Q4_1:
-	case TENSOR_TYPE_Q5_1: return CPU_ACT_Q8_1;
+	case TENSOR_TYPE_Q5_1:
+	case CPU_TYPE_Q5_1_P8: return CPU_ACT_Q8_1;
 	case TENSOR_TYPE_Q2_K:
 	case TENSOR_TYPE_Q3_K:
 	case TENSOR_TYPE_Q4_K:

@@ -264,6 +264,22 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 
 #include "kern_p8_q6k.h"
 
+/* ---- Q5_0 and Q5_1 repacked at load (repack.c): 8 rows x up to 4 tokens ---- */
+
+/* Four maddubs summed in int16 (each pair of products at most 2 x 31 x
+ * 127: four pairs stay below 32767), then one madd to int32: the panel
+ * levels are at most 31. */
+#define SIMD_DOT4_I8(acc, u0, s0, u1, s1, u2, s2, u3, s3)                                          \
+	_mm256_add_epi32((acc),                                                                    \
+	                 _mm256_madd_epi16(                                                        \
+	                         _mm256_add_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u0, s0),   \
+	                                                           _mm256_maddubs_epi16(u1, s1)),  \
+	                                          _mm256_add_epi16(_mm256_maddubs_epi16(u2, s2),   \
+	                                                           _mm256_maddubs_epi16(u3, s3))), \
+	                         _mm256_set1_epi16(1)))
+
+#include "kern_p8_q5.h"
+
 const struct cpu_kernels cpu_kernels_avx2 = {
 	.name = "avx2",
 	.act = { NULL, act_q8_0, act_q8_1, act_q8_k },
@@ -286,6 +302,8 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.gemm_q4_k_p8 = gemm_q4_k_p8,
 	.gemm_q6_k_p8 = gemm_q6_k_p8,
 	.gemm_q8_0_p8 = gemm_q8_0_p8,
+	.gemm_q5_0_p8 = gemm_q5_0_p8,
+	.gemm_q5_1_p8 = gemm_q5_1_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,

@@ -1090,6 +1090,182 @@ static inline __attribute__((always_inline)) void q6k16_tile(int g, bool pf, int
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
+/* ---- Q5_0 and Q5_1 repacked at load (repack.c): 8 or 16 rows x up to 8 tokens ---- */
+
+/* Four vpdpbusd in one chain. */
+#define SIMD_DOT4_I8(acc, u0, s0, u1, s1, u2, s2, u3, s3)                                         \
+	_mm256_dpbusd_epi32(                                                                      \
+	        _mm256_dpbusd_epi32(                                                              \
+	                _mm256_dpbusd_epi32(_mm256_dpbusd_epi32((acc), u0, s0), u1, s1), u2, s2), \
+	        u3, s3)
+
+/*
+ * Q5_0 on two full panels at once (zmm: 16 rows; kern_p8_q5.h's q5_0p_tile
+ * serves a last odd panel; Q5_1 the same below): each activation broadcast and vpdpbusd serve
+ * 16 rows. Lane for lane q5_0p_tile's operations (a ternary logic op for
+ * its or of the fifth bit), so the same bits.
+ */
+static inline __attribute__((always_inline)) __m512i q5p16_levels(const char *q0, const char *q1,
+                                                                  __m512i qh, int v)
+{
+	const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10);
+	int o = 32 + 32 * (v & 3);
+	__m512i raw = _mm512_inserti64x4(
+	        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(q0 + o))),
+	        _mm256_loadu_si256((const __m256i *)(q1 + o)), 1);
+	__m512i nib =
+	        v < 4 ? _mm512_and_si512(raw, m4) : _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+	__m512i hb = v < 4   ? _mm512_slli_epi32(qh, 4 - v)
+	             : v > 4 ? _mm512_srli_epi32(qh, v - 4)
+	                     : qh;
+	return _mm512_ternarylogic_epi32(nib, hb, m10, 0xF8); /* nib | (hb & m10) */
+}
+
+static inline __attribute__((always_inline)) void q5_0p16_tile(int g, bool pf, int64_t nb,
+                                                               const char *panel,
+                                                               size_t panel_bytes, const char *x0,
+                                                               size_t xs, float *y, int64_t ldy)
+{
+	const int CH = g <= 2 ? 2 : 1;
+	const size_t toff = cpu_q8_tail_offset(nb);
+	const char *sc0 = panel, *qv0 = panel + 16 * (size_t)nb;
+	const char *sc1 = panel + panel_bytes, *qv1 = sc1 + 16 * (size_t)nb;
+	const char *xb[P8_T];
+	__m512 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q0 = qv0 + (size_t)b * 160, *q1 = qv1 + (size_t)b * 160;
+		if (pf) {
+			for (int l = 0; l < 160; l += 64) {
+				_mm_prefetch(q0 + P16_PREFETCH + l, _MM_HINT_T0);
+				_mm_prefetch(q1 + P16_PREFETCH + l, _MM_HINT_T0);
+			}
+			if (!(b & 3)) {
+				_mm_prefetch(sc0 + 16 * b + P16_PREFETCH / 10, _MM_HINT_T0);
+				_mm_prefetch(sc1 + 16 * b + P16_PREFETCH / 10, _MM_HINT_T0);
+			}
+		}
+		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
+		size_t od = ob + 4 * (size_t)nb;
+		__m512i qh = _mm512_inserti64x4(
+		        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)q0)),
+		        _mm256_loadu_si256((const __m256i *)q1), 1);
+		__m512i p[P8_T][2];
+#pragma GCC unroll 2
+		for (int h = 0; h < 2; h++) {
+			__m512i u[4];
+#pragma GCC unroll 4
+			for (int k = 0; k < 4; k++) u[k] = q5p16_levels(q0, q1, qh, 4 * h + k);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				const char *xq = xb[j] + oq + 16 * h;
+				int c = h % CH;
+				__m512i a = h == 0  ? _mm512_set1_epi32(TAIL_I32(xb[j], ob) >> 3)
+				            : c > 0 ? _mm512_setzero_si512()
+				                    : p[j][0];
+#pragma GCC unroll 4
+				for (int k = 0; k < 4; k++)
+					a = _mm512_dpbusd_epi32(
+					        a, u[k], _mm512_set1_epi32(load_i32(xq + 4 * k)));
+				p[j][c] = a;
+			}
+		}
+		__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(sc0 + 16 * b))),
+		        _mm_loadu_si128((const __m128i *)(sc1 + 16 * b)), 1));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m512i s = CH > 1 ? _mm512_add_epi32(p[j][0], p[j][1]) : p[j][0];
+			__m512 t = _mm512_mul_ps(
+			        _mm512_cvtepi32_ps(s),
+			        _mm512_mul_ps(dwv, _mm512_set1_ps(TAIL_F32(xb[j], od))));
+			acc[j] = _mm512_add_ps(acc[j], t);
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+/* Q5_1 likewise (kern_p8_q5.h's q5_1p_tile lane for lane). */
+static inline __attribute__((always_inline)) void q5_1p16_tile(int g, bool pf, int64_t nb,
+                                                               const char *panel,
+                                                               size_t panel_bytes, const char *x0,
+                                                               size_t xs, float *y, int64_t ldy)
+{
+	const int CH = g <= 2 ? 2 : 1;
+	const char *sc0 = panel, *qv0 = panel + 32 * (size_t)nb;
+	const char *sc1 = panel + panel_bytes, *qv1 = sc1 + 32 * (size_t)nb;
+	const char *xb[P8_T];
+	__m512 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		const char *q0 = qv0 + (size_t)b * 160, *q1 = qv1 + (size_t)b * 160;
+		if (pf) {
+			for (int l = 0; l < 160; l += 64) {
+				_mm_prefetch(q0 + P16_PREFETCH + l, _MM_HINT_T0);
+				_mm_prefetch(q1 + P16_PREFETCH + l, _MM_HINT_T0);
+			}
+			if (!(b & 1)) {
+				_mm_prefetch(sc0 + 32 * b + P16_PREFETCH / 5, _MM_HINT_T0);
+				_mm_prefetch(sc1 + 32 * b + P16_PREFETCH / 5, _MM_HINT_T0);
+			}
+		}
+		size_t ox = (size_t)b * sizeof(struct block_q8_1);
+		__m512i qh = _mm512_inserti64x4(
+		        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)q0)),
+		        _mm256_loadu_si256((const __m256i *)q1), 1);
+		__m512i p[P8_T][2];
+#pragma GCC unroll 2
+		for (int h = 0; h < 2; h++) {
+			__m512i u[4];
+#pragma GCC unroll 4
+			for (int k = 0; k < 4; k++) u[k] = q5p16_levels(q0, q1, qh, 4 * h + k);
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				const char *xq =
+				        xb[j] + ox + offsetof(struct block_q8_1, qs) + 16 * h;
+				int c = h % CH;
+				__m512i a = h == 0 || c > 0 ? _mm512_setzero_si512() : p[j][0];
+#pragma GCC unroll 4
+				for (int k = 0; k < 4; k++)
+					a = _mm512_dpbusd_epi32(
+					        a, u[k], _mm512_set1_epi32(load_i32(xq + 4 * k)));
+				p[j][c] = a;
+			}
+		}
+		__m512 dv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(sc0 + 32 * b))),
+		        _mm_loadu_si128((const __m128i *)(sc1 + 32 * b)), 1));
+		__m512 mv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(
+		                _mm_loadu_si128((const __m128i *)(sc0 + 32 * b + 16))),
+		        _mm_loadu_si128((const __m128i *)(sc1 + 32 * b + 16)), 1));
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			const struct block_q8_1 *xblk = (const struct block_q8_1 *)(xb[j] + ox);
+			__m512i s = CH > 1 ? _mm512_add_epi32(p[j][0], p[j][1]) : p[j][0];
+			__m512 t1 = _mm512_mul_ps(
+			        _mm512_mul_ps(dv, _mm512_set1_ps(f16_to_f32(xblk->d))),
+			        _mm512_cvtepi32_ps(s));
+			__m512 t2 = _mm512_mul_ps(mv, _mm512_set1_ps(f16_to_f32(xblk->s)));
+			acc[j] = _mm512_add_ps(acc[j], _mm512_add_ps(t1, t2));
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+#define Q5P_TILE16 1
+#include "kern_p8_q5.h"
+
 /*
  * F16 with several tokens: a panel of up to 16 rows is widened to float once
  * per call (the conversion is then 1/(4 * tokens) of the work instead of a
@@ -1199,6 +1375,8 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_q4_k_p8 = gemm_q4_k_p8,
 	.gemm_q6_k_p8 = gemm_q6_k_p8,
 	.gemm_q8_0_p8 = gemm_q8_0_p8,
+	.gemm_q5_0_p8 = gemm_q5_0_p8,
+	.gemm_q5_1_p8 = gemm_q5_1_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,

@@ -1,5 +1,5 @@
 /*
- * repack.c - Q4_0, Q8_0, Q4_K and Q6_K weights re-laid out into 8-row panels at load
+ * repack.c - Q4_0, Q8_0, Q5_0, Q5_1, Q4_K and Q6_K weights re-laid out into 8-row panels at load
  * (plain C), the layouts the sets' panel kernels (kern_avx2.c,
  * kern_avx512.c) read for decode and prefill alike.
  *
@@ -108,6 +108,133 @@ void cpu_q8_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int
 void cpu_q8_0_p8_row(const void *packed, int64_t n, int64_t r, float *y)
 {
 	dq_dequantize(TENSOR_TYPE_Q8_0, packed, n / QK8_0, 32, r, y);
+}
+
+/*
+ * Q5_0 and Q5_1 panels: 8 rows of nb blocks in the rows' bytes (8 * 22 or
+ * 8 * 24 per block), the fp16 fields first, then per block the fifth bits
+ * and the nibbles (160 bytes, 32-byte aligned vectors):
+ *
+ *   [nb][ns][8] fp16             block b, field f (d; Q5_1: d then m), row i
+ *   [nb] { [8] uint32 qh         row i: the row's 32 fifth bits, transposed
+ *          [4][8] uint32 qs }    vector kk, row i: as Q4_0's
+ *
+ * The fifth bits are moved inside their dword so that a vector's are one
+ * shift and an and away: bit 8m + v of the stored word is the file's bit
+ * 4v + m, so group v (v = kk: the low nibbles of vector kk, values 4kk + m;
+ * v = 4 + kk: its high nibbles, values 16 + 4kk + m) has byte m's bit at
+ * bit v of byte m. The row reader puts them back.
+ */
+static uint32_t q5_qh_transpose(uint32_t h)
+{
+	uint32_t t = 0;
+	for (int v = 0; v < 8; v++)
+		for (int m = 0; m < 4; m++) t |= ((h >> (4 * v + m)) & 1u) << (8 * m + v);
+	return t;
+}
+
+static uint32_t q5_qh_untranspose(uint32_t t)
+{
+	uint32_t h = 0;
+	for (int v = 0; v < 8; v++)
+		for (int m = 0; m < 4; m++) h |= ((t >> (8 * m + v)) & 1u) << (4 * v + m);
+	return h;
+}
+
+/* ns fp16 fields, then qh[4] and qs[16]: Q5_0 (ns 1) and Q5_1 (ns 2). */
+static size_t q5_bytes(int64_t nr, int64_t nb, int ns)
+{
+	return (size_t)((nr + 7) / 8) * 8 * (size_t)nb * (size_t)(2 * ns + 20);
+}
+
+static void q5_pack(const void *w, size_t w_stride, int64_t nr, int64_t nb, int ns, int64_t p0,
+                    int64_t p1, void *dst)
+{
+	size_t blk = (size_t)(2 * ns + 20), panel = 8 * (size_t)nb * blk;
+	for (int64_t p = p0; p < p1; p++) {
+		unsigned char *sc = (unsigned char *)dst + (size_t)p * panel;
+		unsigned char *qv = sc + 16 * (size_t)ns * (size_t)nb;
+		if (p * 8 + 8 > nr) memset(sc, 0, panel); /* the padding rows of a last panel */
+		for (int i = 0; i < 8 && p * 8 + i < nr; i++) {
+			const unsigned char *row =
+			        (const unsigned char *)w + (size_t)(p * 8 + i) * w_stride;
+			for (int64_t b = 0; b < nb; b++) {
+				const unsigned char *bl = row + (size_t)b * blk;
+				unsigned char *q = qv + (size_t)b * 160;
+				for (int f = 0; f < ns; f++)
+					memcpy(sc + ((size_t)b * ns + f) * 16 + 2 * i, bl + 2 * f,
+					       2);
+				uint32_t h;
+				memcpy(&h, bl + 2 * ns, 4);
+				h = q5_qh_transpose(h);
+				memcpy(q + 4 * i, &h, 4);
+				for (int kk = 0; kk < 4; kk++)
+					memcpy(q + 32 + 32 * kk + 4 * i, bl + 2 * ns + 4 + 4 * kk,
+					       4);
+			}
+		}
+	}
+}
+
+/* Row r put back block by block as the file held it, then the file's
+ * dequantizer: the same values bit for bit. */
+static void q5_dequantize(uint32_t type, const void *packed, int64_t nb, int ns, int64_t r,
+                          float *y)
+{
+	size_t blk = (size_t)(2 * ns + 20);
+	const unsigned char *sc = (const unsigned char *)packed + (size_t)(r / 8) * 8 * nb * blk;
+	const unsigned char *qv = sc + 16 * (size_t)ns * (size_t)nb;
+	int i = (int)(r % 8);
+	unsigned char blocks[8 * 24];
+	for (int64_t b0 = 0; b0 < nb; b0 += 8) {
+		int64_t k = nb - b0 < 8 ? nb - b0 : 8;
+		for (int64_t b = 0; b < k; b++) {
+			unsigned char *bl = blocks + (size_t)b * blk;
+			const unsigned char *q = qv + (size_t)(b0 + b) * 160;
+			for (int f = 0; f < ns; f++)
+				memcpy(bl + 2 * f, sc + ((size_t)(b0 + b) * ns + f) * 16 + 2 * i,
+				       2);
+			uint32_t h;
+			memcpy(&h, q + 4 * i, 4);
+			h = q5_qh_untranspose(h);
+			memcpy(bl + 2 * ns, &h, 4);
+			for (int kk = 0; kk < 4; kk++)
+				memcpy(bl + 2 * ns + 4 + 4 * kk, q + 32 + 32 * kk + 4 * i, 4);
+		}
+		tensor_row_dequantize(type, blocks, y + b0 * 32, k * 32);
+	}
+}
+
+size_t cpu_q5_0_p8_bytes(int64_t nr, int64_t n)
+{
+	return q5_bytes(nr, n / QK4_0, 1);
+}
+
+void cpu_q5_0_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst)
+{
+	q5_pack(w, w_stride, nr, n / QK4_0, 1, p0, p1, dst);
+}
+
+void cpu_q5_0_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+{
+	q5_dequantize(TENSOR_TYPE_Q5_0, packed, n / QK4_0, 1, r, y);
+}
+
+size_t cpu_q5_1_p8_bytes(int64_t nr, int64_t n)
+{
+	return q5_bytes(nr, n / QK4_0, 2);
+}
+
+void cpu_q5_1_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst)
+{
+	q5_pack(w, w_stride, nr, n / QK4_0, 2, p0, p1, dst);
+}
+
+void cpu_q5_1_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+{
+	q5_dequantize(TENSOR_TYPE_Q5_1, packed, n / QK4_0, 2, r, y);
 }
 
 /*

@@ -68,6 +68,8 @@ struct completion_request {
 	enum completion_trigger trigger;
 	enum completion_kind kind;
 	uint64_t arrival_ns;      /* when the request arrived (CLOCK_MONOTONIC, as uv_hrtime) */
+	double pace_deadline_ms;  /* the sooner deadline the typing pace set (ms after
+				   * arrival; lsp/pace.h), 0: none */
 	char *trigger_character;  /* completion only; NULL when none */
 	char *selected_text;      /* inline: selectedCompletionInfo.text; else NULL */
 	struct settings settings; /* resolved for language_id; a deep copy

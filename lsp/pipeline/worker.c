@@ -427,9 +427,12 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	struct remote_gen gen = { p, job, rtok };
 	/* The deadline counts from the request's arrival: the debounce and
 	 * any wait in the queue are part of what the user waits for. */
-	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns)
-		opt.deadline_ms =
-		        (double)req->arrival_ns / 1e6 + req->settings.completion_deadline_ms;
+	if (req->settings.completion_deadline_ms > 0 && req->arrival_ns) {
+		double ms = req->settings.completion_deadline_ms;
+		if (req->pace_deadline_ms > 0 && req->pace_deadline_ms < ms)
+			ms = req->pace_deadline_ms;
+		opt.deadline_ms = (double)req->arrival_ns / 1e6 + ms;
+	}
 	if (remote) {
 		/* the server decides its own context (no prefill budget); the
 		 * deadline closes its streams and answers with what came by

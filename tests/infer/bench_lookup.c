@@ -5,22 +5,23 @@
  * prints figures (minutes on a CPU with a 1.3B model).
  *
  *   bench-lookup MODEL.gguf [--source FILE] [--threads T] [--tokens N]
- *                [--candidates N] [--reps R] [--prefix-bytes B]
+ *                [--candidates N] [--reps R] [--prefix-bytes B] [--prompts P]
  *
  * Decode tokens/s is generated tokens / decode time of each job (the prompt
  * is in the prefix cache after the first run, and prefill is timed apart).
  * Runs alternate off/on so that the load of a shared machine hits both.
  *
- * Cases:
- *   plain   the first --prefix-bytes of --source (default: this file's own
- *           text when built in the tree, else a built-in snippet), the rest
- *           of its line as the suffix: whatever the model writes.
- *   repeat  the plain prefix followed by the model's own greedy answer G
- *           to it, 3 x --tokens long (decoded once, lookup off): the job
- *           continues G. A random-weight model's greedy text soon runs in
- *           a loop, so what it writes next repeats text of its prompt (a
- *           trained model repeats code the same way); the kept share
- *           printed says how much it did.
+ * Prompts: P cuts of --source (default: this file's own text when built in
+ * the tree, else a built-in snippet), the first at --prefix-bytes and the
+ * rest spread over the file, each with the rest of its line as the suffix;
+ * and each cut again followed by the model's own greedy answer to it, 3 x
+ * --tokens long (a random-weight model's greedy text soon runs in a loop,
+ * so what it writes next repeats its prompt, as a trained model repeats
+ * code). Which prompts "repeat" is read off the answer without lookup, not
+ * off how they were made: those where at least 40% of the answer's bytes
+ * are the byte that followed the latest earlier occurrence of the 4 bytes
+ * before it (in the prompt and the answer so far). The figures are summed
+ * per class; a line per prompt says its share and speed-up.
  *
  * Then the price of checking drafts: one forward pass of 1 token against
  * one of 1 + ENGINE_DRAFT_MAX tokens of the same sequence, at the end of the
@@ -89,10 +90,16 @@ static int job(struct engine *e, const struct engine_request *rq, struct figures
 	return 0;
 }
 
+static void add(struct figures *to, const struct figures *f)
+{
+	to->tokens += f->tokens, to->decode_ms += f->decode_ms, to->steps += f->steps;
+	to->drafted += f->drafted, to->accepted += f->accepted, to->runs += f->runs;
+}
+
 static void report(const char *name, const struct figures *off, const struct figures *on)
 {
 	double a = off->tokens / (off->decode_ms / 1e3), b = on->tokens / (on->decode_ms / 1e3);
-	printf("%-7s off: %6.2f tok/s (%4.0f tokens, %4.0f steps)   on: %6.2f tok/s (%4.0f "
+	printf("%-12s off: %6.2f tok/s (%4.0f tokens, %4.0f steps)   on: %6.2f tok/s (%4.0f "
 	       "steps, %4.0f drafted, %4.0f kept = %.0f%%)   speed-up %.2fx\n",
 	       name, a, off->tokens / off->runs, off->steps / off->runs, b, on->steps / on->runs,
 	       on->drafted / on->runs, on->accepted / on->runs,
@@ -166,10 +173,34 @@ static int verify_cost(struct model *m, struct engine *e, const struct engine_re
 	return 0;
 }
 
+/* Share of ans's bytes that the latest earlier occurrence of the 4 bytes
+ * before them (in ctx then ans) predicts: how much the answer repeats. */
+static double repeat_share(const char *ctx, size_t cl, const char *ans, size_t al)
+{
+	char *t = malloc(cl + al + 1);
+	if (!t || !al) {
+		free(t);
+		return 0;
+	}
+	memcpy(t, ctx, cl);
+	memcpy(t + cl, ans, al);
+	size_t hit = 0;
+	for (size_t i = cl; i < cl + al; i++) {
+		if (i < 5) continue;
+		for (size_t j = i - 1; j >= 4; j--)
+			if (!memcmp(t + j - 4, t + i - 4, 4)) {
+				hit += t[j] == t[i];
+				break;
+			}
+	}
+	free(t);
+	return (double)hit / (double)al;
+}
+
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *source = NULL;
-	int threads = 2, tokens = 64, cand = 1, reps = 3, prefix_bytes = 1500;
+	int threads = 2, tokens = 64, cand = 1, reps = 3, prefix_bytes = 1500, prompts = 4;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (a[0] != '-') {
@@ -193,15 +224,18 @@ int main(int argc, char **argv)
 			reps = atoi(v);
 		else if (!strcmp(a, "--prefix-bytes"))
 			prefix_bytes = atoi(v);
+		else if (!strcmp(a, "--prompts"))
+			prompts = atoi(v);
 		else {
 			fprintf(stderr, "unknown option %s\n", a);
 			return 2;
 		}
 	}
 	if (!model || tokens < 1 || cand < 1 || cand > ENGINE_MAX_CANDIDATES || reps < 1 ||
-	    prefix_bytes < 1) {
+	    prefix_bytes < 1 || prompts < 1) {
 		fprintf(stderr, "usage: bench-lookup MODEL.gguf [--source FILE] [--threads T] "
-		                "[--tokens N] [--candidates N] [--reps R] [--prefix-bytes B]\n");
+		                "[--tokens N] [--candidates N] [--reps R] [--prefix-bytes B] "
+		                "[--prompts P]\n");
 		return 2;
 	}
 	size_t len = 0;
@@ -214,14 +248,12 @@ int main(int argc, char **argv)
 		text = strdup(SNIPPET);
 		len = strlen(SNIPPET);
 	}
-	size_t cut = (size_t)prefix_bytes < len ? (size_t)prefix_bytes : len;
-	size_t eol = cut;
-	while (eol < len && text[eol] != '\n') eol++;
 
 	struct model_params mp = model_params_default();
 	mp.path = model;
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = threads;
+	mp.kv_bytes = (size_t)1 << 30; /* every cut's prompts stay cached */
 	struct infer_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) {
@@ -233,57 +265,77 @@ int main(int argc, char **argv)
 		fprintf(stderr, "engine_new: %s\n", err.message);
 		return 1;
 	}
-	printf("model %s, backend %s, %d candidate(s), %d tokens, %d reps\n", model,
-	       model_info(m)->backend_name, cand, tokens, reps);
+	printf("model %s, backend %s, %d candidate(s), %d tokens, %d reps, %d cuts\n", model,
+	       model_info(m)->backend_name, cand, tokens, reps, prompts);
 
 	struct engine_request rq = engine_request_default();
-	rq.prefix = text;
-	rq.prefix_len = cut;
-	rq.suffix = text + cut;
-	rq.suffix_len = eol - cut;
 	rq.n_candidates = cand;
 	rq.max_tokens = tokens;
 	rq.max_lines = 0; /* random weights: lines are not what stops them */
-	rq.prompt_lookup = false;
-
-	/* The plain answer, three times as long, for the repeat case's prompt. */
-	struct engine_result g;
-	rq.max_tokens = 3 * tokens;
-	rq.n_candidates = 1;
-	if (job(e, &rq, NULL, &g)) return 1;
-	rq.max_tokens = tokens;
-	rq.n_candidates = cand;
-	size_t glen = g.candidates[0].len;
-	char *rep = malloc(cut + glen + 1);
-	if (!rep) return 1;
-	memcpy(rep, text, cut);
-	memcpy(rep + cut, g.candidates[0].text, glen);
-	size_t rep_len = cut + glen;
-	engine_result_finish(&g);
-
-	struct {
-		const char *name;
-		const char *prefix;
-		size_t len;
-	} cases[] = { { "plain", text, cut }, { "repeat", rep, rep_len } };
-	for (size_t k = 0; k < 2; k++) {
-		rq.prefix = cases[k].prefix;
-		rq.prefix_len = cases[k].len;
+	struct figures off[2] = { 0 }, on[2] = { 0 }; /* [repeats] */
+	int count[2] = { 0 };
+	size_t span = len > (size_t)prefix_bytes ? len - (size_t)prefix_bytes : 0;
+	for (int p = 0; p < prompts; p++) {
+		size_t cut = (size_t)prefix_bytes + span * (size_t)p / (size_t)prompts;
+		if (cut > len) cut = len;
+		size_t eol = cut;
+		while (eol < len && text[eol] != '\n') eol++;
+		rq.suffix = text + cut;
+		rq.suffix_len = eol - cut;
+		/* the plain answer, three times as long, for the second prompt */
+		struct engine_result g;
+		rq.prefix = text;
+		rq.prefix_len = cut;
 		rq.prompt_lookup = false;
-		if (job(e, &rq, NULL, NULL)) return 1; /* prompt into the cache */
-		struct figures off = { 0 }, on = { 0 };
-		for (int r = 0; r < reps; r++) {
+		rq.max_tokens = 3 * tokens;
+		rq.n_candidates = 1;
+		if (job(e, &rq, NULL, &g)) return 1;
+		rq.max_tokens = tokens;
+		rq.n_candidates = cand;
+		size_t glen = g.candidates[0].len;
+		char *rep = malloc(cut + glen + 1);
+		if (!rep) return 1;
+		memcpy(rep, text, cut);
+		memcpy(rep + cut, g.candidates[0].text, glen);
+		engine_result_finish(&g);
+		for (int k = 0; k < 2; k++) {
+			rq.prefix = k ? rep : text;
+			rq.prefix_len = k ? cut + glen : cut;
 			rq.prompt_lookup = false;
-			if (job(e, &rq, &off, NULL)) return 1;
-			rq.prompt_lookup = true;
-			if (job(e, &rq, &on, NULL)) return 1;
+			struct engine_result a;
+			if (job(e, &rq, NULL, &a)) return 1; /* the prompt into the cache */
+			double share = repeat_share(rq.prefix, rq.prefix_len, a.candidates[0].text,
+			                            a.candidates[0].len);
+			engine_result_finish(&a);
+			struct figures f_off = { 0 }, f_on = { 0 };
+			for (int r = 0; r < reps; r++) {
+				rq.prompt_lookup = false;
+				if (job(e, &rq, &f_off, NULL)) return 1;
+				rq.prompt_lookup = true;
+				if (job(e, &rq, &f_on, NULL)) return 1;
+			}
+			char name[32];
+			snprintf(name, sizeof name, "%s%d %2.0f%%", k ? "cont" : "cut", p,
+			         100 * share);
+			report(name, &f_off, &f_on);
+			int c = share >= 0.4;
+			count[c]++;
+			add(&off[c], &f_off);
+			add(&on[c], &f_on);
 		}
-		report(cases[k].name, &off, &on);
+		free(rep);
 	}
+	for (int c = 1; c >= 0; c--) {
+		char name[32];
+		snprintf(name, sizeof name, "%s (%d)", c ? "repeats" : "else", count[c]);
+		if (count[c]) report(name, &off[c], &on[c]);
+	}
+	size_t cut = (size_t)prefix_bytes < len ? (size_t)prefix_bytes : len;
 	rq.prefix = text;
 	rq.prefix_len = cut;
+	rq.suffix = text + cut;
+	rq.suffix_len = 0;
 	if (verify_cost(m, e, &rq, reps * 3)) return 1;
-	free(rep);
 	free(text);
 	engine_free(e);
 	model_free(m);

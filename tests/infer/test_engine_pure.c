@@ -111,21 +111,29 @@ TEST(lookup_checks_drafts_only_where_they_pay)
 TEST(lookup_learns_how_often_drafts_are_kept)
 {
 	struct lookup_stats st = { 0 };
-	CHECK_NEAR(lookup_p(&st, 3), 0.5, 1e-12); /* the prior */
+	CHECK_NEAR(lookup_p(&st, 3, false), 0.5, 1e-12); /* the prior */
 	/* matches of 1 token: their drafts miss at once */
-	for (int i = 0; i < 20; i++) lookup_note(&st, 1, 3, 0);
-	CHECK(lookup_p(&st, 1) < 0.1);
+	for (int i = 0; i < 20; i++) lookup_note(&st, 1, false, 3, 0);
+	CHECK(lookup_p(&st, 1, false) < 0.1);
 	/* matches of 3: kept whole */
-	for (int i = 0; i < 20; i++) lookup_note(&st, 3, 3, 3);
-	CHECK(lookup_p(&st, 3) > 0.95);
-	/* the tokens after a miss are not counted against: 2 kept of 3 is
-	 * 2 right and 1 wrong */
+	for (int i = 0; i < 20; i++) lookup_note(&st, 3, true, 3, 3);
+	CHECK(lookup_p(&st, 3, true) > 0.95);
+	/* the tokens after a miss are not counted against: 2 kept of 3 is a
+	 * first token right (after a miss here), then 1 right and 1 wrong,
+	 * both after a hit */
 	struct lookup_stats one = { 0 };
-	lookup_note(&one, 2, 3, 2);
-	CHECK_NEAR(lookup_p(&one, 2), (2 + 1.0) / (3 + 2.0), 1e-12);
+	lookup_note(&one, 2, false, 3, 2);
+	CHECK_NEAR(lookup_p(&one, 2, false), (1 + 1.0) / (1 + 2.0), 1e-12);
+	CHECK_NEAR(lookup_p(&one, 2, true), (1 + 1.0) / (2 + 2.0), 1e-12);
+	/* a draft not checked teaches as one token: its first, right or not */
+	lookup_note(&one, 1, false, 1, 0);
+	CHECK_NEAR(lookup_p(&one, 1, false), 1.0 / 3.0, 1e-12);
+	CHECK_NEAR(lookup_p(&one, 1, true), 0.5, 1e-12);
 	/* and it follows the document: misses after a run of hits bring it down */
-	for (int i = 0; i < 60; i++) lookup_note(&st, 3, 3, 0);
-	CHECK(lookup_p(&st, 3) < 0.2);
+	for (int i = 0; i < 60; i++) lookup_note(&st, 3, true, 3, 0);
+	CHECK(lookup_p(&st, 3, true) < 0.2);
+	/* what follows a miss is learned apart from what follows a hit */
+	CHECK(lookup_p(&st, 1, true) > 0.45);
 }
 
 /* ---- rerank ---- */

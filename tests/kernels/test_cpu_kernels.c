@@ -183,12 +183,16 @@ TEST(gemm_q8_0_same_bits_in_any_batch)
 	free(wf), free(xf), free(w), free(x);
 }
 
-/* ---- Q4_0 and Q8_0 packed at load into 8-row panels (repack*.c, gemm_*_p8) ---- */
+/* ---- Q4_0, Q8_0, Q5_0 and Q5_1 packed at load into 8-row panels (repack.c, gemm_*_p8) ---- */
 
-/* A weight type the CPU backend packs: its packer and the sets' kernel. */
+/* A weight type the CPU backend packs: its packer and the sets' kernel;
+ * exact: its results are the reference's bits (Q4_0's and Q8_0's float
+ * step is an FMA: within check_gemm's tolerance of it). */
 struct packed_kind {
 	uint32_t type;
 	const char *name;
+	enum cpu_act act;
+	bool exact;
 	size_t (*bytes)(int64_t nr, int64_t n);
 	void (*pack)(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
 	             void *dst);
@@ -197,10 +201,14 @@ struct packed_kind {
 };
 
 static const struct packed_kind packed_kinds[] = {
-	{ TENSOR_TYPE_Q4_0, "q4_0", cpu_q4_0_p8_bytes, cpu_q4_0_p8_pack, cpu_q4_0_p8_row,
-	  offsetof(struct cpu_kernels, gemm_q4_0_p8) },
-	{ TENSOR_TYPE_Q8_0, "q8_0", cpu_q8_0_p8_bytes, cpu_q8_0_p8_pack, cpu_q8_0_p8_row,
-	  offsetof(struct cpu_kernels, gemm_q8_0_p8) },
+	{ TENSOR_TYPE_Q4_0, "q4_0", CPU_ACT_Q8_0, false, cpu_q4_0_p8_bytes, cpu_q4_0_p8_pack,
+	  cpu_q4_0_p8_row, offsetof(struct cpu_kernels, gemm_q4_0_p8) },
+	{ TENSOR_TYPE_Q8_0, "q8_0", CPU_ACT_Q8_0, false, cpu_q8_0_p8_bytes, cpu_q8_0_p8_pack,
+	  cpu_q8_0_p8_row, offsetof(struct cpu_kernels, gemm_q8_0_p8) },
+	{ TENSOR_TYPE_Q5_0, "q5_0", CPU_ACT_Q8_0, true, cpu_q5_0_p8_bytes, cpu_q5_0_p8_pack,
+	  cpu_q5_0_p8_row, offsetof(struct cpu_kernels, gemm_q5_0_p8) },
+	{ TENSOR_TYPE_Q5_1, "q5_1", CPU_ACT_Q8_1, true, cpu_q5_1_p8_bytes, cpu_q5_1_p8_pack,
+	  cpu_q5_1_p8_row, offsetof(struct cpu_kernels, gemm_q5_1_p8) },
 };
 #define N_PACKED_KINDS (sizeof packed_kinds / sizeof packed_kinds[0])
 
@@ -228,25 +236,27 @@ static void rows_and_panels(const struct packed_kind *pk, int64_t nr, int64_t n,
 	free(wf);
 }
 
-/* nt random activation rows of n values in Q8_0 (row stride *xs); caller frees. */
-static unsigned char *q8_0_random_acts(int nt, int64_t n, size_t *xs)
+/* nt random activation rows of n values in format a (row stride *xs); caller frees. */
+static unsigned char *random_acts(enum cpu_act a, int nt, int64_t n, size_t *xs)
 {
-	*xs = cpu_act_row_bytes(CPU_ACT_Q8_0, n);
+	*xs = cpu_act_row_bytes(a, n);
 	unsigned char *x = malloc(*xs * nt);
 	float *xf = malloc((size_t)n * sizeof(float));
 	for (int t = 0; t < nt; t++) {
 		for (int64_t i = 0; i < n; i++) xf[i] = frand() * 2.0f;
-		cpu_kernels_ref.act[CPU_ACT_Q8_0](xf, x + t * *xs, n);
+		cpu_kernels_ref.act[a](xf, x + t * *xs, n);
 	}
 	free(xf);
 	return x;
 }
 
+
 /* The panel kernel against the reference's row kernel on the unpacked rows:
  * every token count 1..9 (one 4-token tile, two, and the tails), row counts
- * that fill the last panel or not, widths of 1, 3, 11 and 64 blocks. The
- * tolerance is check_gemm's (float accumulation order only); rows past nr
- * and columns past nt must stay untouched. */
+ * that fill the last panel or not (and two full panels: zmm tiles), widths
+ * of 1, 3, 11 and 64 blocks. The tolerance is check_gemm's (float
+ * accumulation order only), none for the exact kinds; rows past nr and
+ * columns past nt must stay untouched. */
 TEST(gemm_packed_matches_reference)
 {
 	init_sets();
@@ -264,13 +274,12 @@ TEST(gemm_packed_matches_reference)
 				size_t ws;
 				void *pw;
 				rows_and_panels(pk, nr, n, &w, &ws, &pw);
-				size_t xs = cpu_act_row_bytes(CPU_ACT_Q8_0, n);
+				size_t xs = cpu_act_row_bytes(pk->act, n);
 				unsigned char *x = malloc(xs * NT);
 				float *xf = malloc((size_t)NT * n * sizeof(float));
 				for (int64_t i = 0; i < NT * n; i++) xf[i] = frand() * 2.0f;
 				for (int t = 0; t < NT; t++)
-					cpu_kernels_ref.act[CPU_ACT_Q8_0](xf + t * n, x + t * xs,
-					                                  n);
+					cpu_kernels_ref.act[pk->act](xf + t * n, x + t * xs, n);
 				float ref[NT][LDY], got[NT + 1][LDY], mag[NT][LDY];
 				float *wd = malloc((size_t)n * sizeof(float));
 				for (int64_t r = 0; r < nr; r++) {
@@ -292,7 +301,9 @@ TEST(gemm_packed_matches_reference)
 						for (int r = 0; r < LDY; r++) {
 							bool set = t < nt && r < nr;
 							double tol =
-							        set ? 1e-5 * mag[t][r] + 1e-6 : 0;
+							        set && !pk->exact
+							                ? 1e-5 * mag[t][r] + 1e-6
+							                : 0;
 							double want = set ? ref[t][r] : -1234.5;
 							if (fabs(got[t][r] - want) > tol) {
 								fprintf(stderr,
@@ -331,7 +342,7 @@ TEST(gemm_packed_same_bits_in_any_batch)
 		void *pw;
 		rows_and_panels(pk, NR, N, &w, &ws, &pw);
 		size_t xs;
-		unsigned char *x = q8_0_random_acts(NT, N, &xs);
+		unsigned char *x = random_acts(pk->act, NT, N, &xs);
 		float all[NT][NR], one[NR];
 		for (int s = 0; s < n_sets; s++) {
 			cpu_gemm_fn f = packed_gemm(sets[s], pk);
@@ -373,7 +384,7 @@ TEST(gemm_packed_same_bits_in_every_set)
 		void *pw;
 		rows_and_panels(pk, NR, N, &w, &ws, &pw);
 		size_t xs;
-		unsigned char *x = q8_0_random_acts(NT, N, &xs);
+		unsigned char *x = random_acts(pk->act, NT, N, &xs);
 		float first[NT][NR], got[NT][NR];
 		const char *first_name = NULL;
 		for (int nt = 1; nt <= NT; nt++) {

@@ -39,6 +39,7 @@ static const char *const documented[] = {
 	"remoteRetries",
 	"feedback",
 	"remoteDeadlineCuts",
+	"paceDeadlines",
 };
 
 static struct stats sample(void)

@@ -550,6 +550,47 @@ def auto_request(c, line, ch):
         "context": {"triggerKind": 2}})
 
 
+def case_pace_deadline(binary, model):
+    """While keys come in a burst, each request is due before the next key
+    (completion.deadlineFollowsTyping): once three gaps are known the pace
+    sets the deadline (paceDeadlines counts them) and the answers still
+    come; a request after a pause keeps the whole deadline, and with the
+    setting off none is set."""
+    c = start(binary, model, {"completion.candidates": 1, "completion.maxTokens": 4,
+                              "completion.deadlineMs": 5000})
+
+    def burst(version, col, keys):
+        ids = []
+        for k in range(keys):
+            edit(c, version + k, 11, col + k, "x")
+            ids.append(auto_request(c, 11, col + k + 1))
+            time.sleep(0.1)
+        for i in ids:
+            r = c.response(i, timeout=60)
+            check("result" in r, "every key of the burst answered", r)
+        return version + keys, col + keys
+
+    try:
+        wait_loaded(c)
+        open_doc(c, PY)
+        v, col = burst(2, 4, 6)
+        s1 = stats(c)
+        # gaps 1 and 2 make no pace yet; keys 4, 5 and 6 have one
+        check(s1["paceDeadlines"] == 3, "the burst's later keys are due at its pace", s1)
+        time.sleep(1.2)
+        v, col = burst(v, col, 1)
+        s2 = stats(c)
+        check(s2["paceDeadlines"] == s1["paceDeadlines"], "a key after a pause is not", s1, s2)
+        c.notify("workspace/didChangeConfiguration",
+                 {"settings": {"infill": {"completion.deadlineFollowsTyping": False}}})
+        v, col = burst(v, col, 6)
+        s3 = stats(c)
+        check(s3["paceDeadlines"] == s2["paceDeadlines"], "none with the setting off", s2, s3)
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
 def case_stats_truthful(binary, model):
     """infill/stats counts only the prompt tokens the engine processed:
     requests superseded during their debounce count as neverStarted and add
