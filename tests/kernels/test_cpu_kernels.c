@@ -252,8 +252,9 @@ static unsigned char *random_acts(enum cpu_act a, int nt, int64_t n, size_t *xs)
 
 
 /* The panel kernel against the reference's row kernel on the unpacked rows:
- * every token count 1..9 (one 4-token tile, two, and the tails), row counts
- * that fill the last panel or not (and two full panels: zmm tiles), widths
+ * every token count 1..17 (one or two full tiles of 4 or 8 tokens, every
+ * tail after them), row counts that fill the last panel or not (and pairs
+ * of full panels, the zmm tiles: 24 = 16 + 8, 45 = 16 + 16 + 8 + 5), widths
  * of 1, 3, 11 and 64 blocks. The tolerance is check_gemm's (float
  * accumulation order only), none for the exact kinds; rows past nr and
  * columns past nt must stay untouched. */
