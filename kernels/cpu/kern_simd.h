@@ -497,7 +497,7 @@ ATTN_MIX(attn_mix_f32, float, LOADK_F32, id_f32)
 ATTN_MIX(attn_mix_f16, uint16_t, LOADK_F16, f16_to_f32)
 
 /*
- * exp(x) for x <= 0, 8 lanes: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split
+ * exp(x) for x <= 88 (silu below takes any x through exp_ps), 8 lanes: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split
  * in two so n ln2 is exact to float precision), exp(r) by its Taylor series
  * to degree 7 (truncation 5e-9 relative, under the rounding of the Horner
  * steps), times 2^n built in the exponent bits. Within 2 ulp of expf; below
@@ -524,6 +524,15 @@ static inline __m256 exp_neg_ps(__m256 x)
 	__m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
 	p = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
 	return _mm256_andnot_ps(under, p);
+}
+
+/* exp(x) for any x, as exp_neg_ps up to 88 and exp(88) above: past 88.7
+ * expf is inf, and the one caller (silu's 1 / (1 + exp(-x))) then gets
+ * 6e-39 instead of 0 (both nothing next to its other terms). */
+static inline __m256 exp_ps(__m256 x)
+{
+	/* n <= 127 at 88, so 2^n stays in the exponent's range */
+	return exp_neg_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)));
 }
 
 /* The reference's three passes, 8 lanes at a time; the sum is taken in
@@ -571,4 +580,74 @@ static void attn_softmax(float *s, int64_t n, bool round_f16)
 		float p = s[k] * _mm256_cvtss_f32(inv);
 		s[k] = round_f16 ? f16_to_f32(_cvtss_sh(p, 0)) : p;
 	}
+}
+
+/* ---- the per-row steps of the forward pass (cpu.h's contracts) ---- */
+
+/* cpu_rmsnorm's bits: squares exact in double, lane i % 8 (two ymm of 4
+ * doubles), the lanes added 0 to 7, then x * scale * w in float. */
+static void row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps)
+{
+	__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+		__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+		__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+		s0 = _mm256_add_pd(s0, _mm256_mul_pd(lo, lo));
+		s1 = _mm256_add_pd(s1, _mm256_mul_pd(hi, hi));
+	}
+	double lane[8];
+	_mm256_storeu_pd(lane, s0);
+	_mm256_storeu_pd(lane + 4, s1);
+	for (; i < n; i++) lane[i % 8] += (double)x[i] * (double)x[i];
+	double ss = 0;
+	for (int l = 0; l < 8; l++) ss += lane[l];
+	float scale = 1.0f / sqrtf((float)(ss / (double)n) + eps);
+	__m256 vs = _mm256_set1_ps(scale);
+	for (i = 0; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs),
+		                                      _mm256_loadu_ps(w + i)));
+	for (; i < n; i++) y[i] = x[i] * scale * w[i];
+}
+
+/* g / (1 + exp(-g)) * u in the reference's order; the last partial vector
+ * through a padded copy, so every value takes the same polynomial. */
+static void row_swiglu(float *g, const float *u, int64_t n)
+{
+	const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+	for (int64_t i = 0; i < n; i += 8) {
+		float pg[8] = { 0 }, pu[8] = { 0 };
+		int64_t w = n - i < 8 ? n - i : 8;
+		float *gi = g + i;
+		const float *ui = u + i;
+		if (w < 8) {
+			memcpy(pg, gi, (size_t)w * sizeof *pg);
+			memcpy(pu, ui, (size_t)w * sizeof *pu);
+			gi = pg, ui = pu;
+		}
+		__m256 x = _mm256_loadu_ps(gi);
+		__m256 e = exp_ps(_mm256_xor_ps(x, sign));
+		_mm256_storeu_ps(gi, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)),
+		                                   _mm256_loadu_ps(ui)));
+		if (w < 8) memcpy(g + i, pg, (size_t)w * sizeof *pg);
+	}
+}
+
+static void row_to_f16(const float *x, uint16_t *h, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(h + i),
+		                 _mm256_cvtps_ph(_mm256_loadu_ps(x + i),
+		                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	for (; i < n; i++) h[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+static void row_from_f16(const uint16_t *h, float *y, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+	for (; i < n; i++) y[i] = f16_to_f32(h[i]);
 }

@@ -919,6 +919,119 @@ TEST(softmax_matches_reference)
 			}
 }
 
+TEST(rmsnorm_same_bits_as_reference)
+{
+	/* The lane order is part of cpu_rmsnorm's contract, so the SIMD sets give
+	 * its bits: widths with and without a vector tail, values over a wide
+	 * range (squares from 1e-6 to 1e4, where a different order of the double
+	 * sum would show in the float scale now and then). */
+	init_sets();
+	enum { N = 2051 };
+	static float x[N], w[N], a[N], b[N];
+	for (int i = 0; i < N; i++) {
+		x[i] = frand() * (i % 5 == 0 ? 100.0f : i % 3 ? 1.0f : 1e-3f);
+		w[i] = 1.0f + 0.3f * frand();
+	}
+	for (int s = 0; s < n_sets; s++)
+		for (int n = 1; n <= N; n += n < 40 ? 1 : 203) {
+			sets[s]->rmsnorm(x, w, a, n, 1e-6f);
+			cpu_rmsnorm(x, w, b, n, 1e-6f);
+			if (memcmp(a, b, (size_t)n * sizeof *a) != 0) {
+				fprintf(stderr, "%s rmsnorm n=%d differs\n", sets[s]->name, n);
+				CHECK(0);
+				break;
+			}
+		}
+	/* and it is the norm: a row of 3s and unit weights comes out all ones */
+	for (int i = 0; i < 64; i++) x[i] = 3.0f, w[i] = 1.0f;
+	cpu_rmsnorm(x, w, b, 64, 0.0f);
+	for (int i = 0; i < 64; i++) CHECK_NEAR(b[i], 1.0, 1e-7);
+}
+
+TEST(swiglu_matches_reference)
+{
+	/* silu(g) * u against libm's expf: the SIMD exp is within 2 ulp of expf,
+	 * a division and a product add an ulp each, so 4e-7 relative (a wrong
+	 * coefficient of the polynomial is 1e-4 and up). Gates from -100 to 100
+	 * (exp overflowing and underflowing inside), tails of every width, and
+	 * the same bits in every set (one ymm body serves both). */
+	init_sets();
+	enum { N = 1000 };
+	static float g[N], u[N], a[N], b[N], first[N];
+	for (int i = 0; i < N; i++) {
+		g[i] = frand() * (i % 7 == 0 ? 100.0f : 8.0f);
+		u[i] = frand() * 2.0f;
+	}
+	g[1] = 0.0f, g[2] = -89.0f, g[3] = 89.0f, g[4] = -1e-30f;
+	for (int s = 0; s < n_sets; s++)
+		for (int n = 1; n <= N; n += n < 20 ? 1 : 141) {
+			memcpy(a, g, sizeof a);
+			memcpy(b, g, sizeof b);
+			sets[s]->swiglu(a, u, n);
+			cpu_kernels_ref.swiglu(b, u, n);
+			for (int i = 0; i < n; i++)
+				CHECK_NEAR(a[i], b[i], fabsf(b[i]) * 4e-7f + 1e-30f);
+			for (int i = n; i < N; i++) CHECK(a[i] == g[i]); /* nothing past n */
+			if (n == N && s == 0) memcpy(first, a, sizeof a);
+			if (n == N && s > 0) CHECK(memcmp(first, a, sizeof a) == 0);
+		}
+	/* silu(1) = 1 / (1 + e^-1) = 0.7310586 */
+	float one = 1.0f, two = 2.0f;
+	for (int s = 0; s < n_sets; s++) {
+		one = 1.0f;
+		sets[s]->swiglu(&one, &two, 1);
+		CHECK_NEAR(one, 2 * 0.7310585786f, 1e-6);
+	}
+}
+
+TEST(f16_conversions_same_bits_as_scalar)
+{
+	/* Every half widened, and floats around every rounding boundary of the
+	 * half grid narrowed (ties to even, subnormal halves, overflow to inf),
+	 * against tensor_f16_to_f32 / tensor_f32_to_f16; NaNs of quiet payload 0
+	 * only (F16C keeps other payloads, cpu.h). */
+	init_sets();
+	static uint16_t h[65536];
+	static float f[65536];
+	for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+	for (int s = 0; s < n_sets; s++) {
+		sets[s]->from_f16(h, f, 65536);
+		int bad = 0;
+		for (uint32_t i = 0; i < 65536; i++) {
+			float want = tensor_f16_to_f32((uint16_t)i);
+			if (isnan(want) ? !isnan(f[i]) : memcmp(&f[i], &want, 4) != 0) bad++;
+		}
+		CHECK(bad == 0);
+		/* floats: each half's value, the midpoints to its neighbour and one
+		 * float ulp either side of them */
+		static float x[65536 * 4];
+		static uint16_t got[65536 * 4];
+		int64_t n = 0;
+		for (uint32_t i = 0; i < 65536; i++) {
+			float v = tensor_f16_to_f32((uint16_t)i);
+			if (!isfinite(v)) continue;
+			float nx = tensor_f16_to_f32((uint16_t)(i + 1));
+			float mid = isfinite(nx) && (i & 0x7FFF) != 0x7BFF ? (v + nx) / 2
+			                                                   : v * 1.0009765625f;
+			x[n++] = v;
+			x[n++] = mid;
+			x[n++] = nextafterf(mid, INFINITY);
+			x[n++] = nextafterf(mid, -INFINITY);
+		}
+		x[0] = NAN, x[1] = INFINITY, x[2] = -INFINITY, x[3] = 1e6f;
+		sets[s]->to_f16(x, got, n);
+		bad = 0;
+		for (int64_t i = 0; i < n; i++)
+			if (got[i] != tensor_f32_to_f16(x[i])) {
+				if (bad++ < 5)
+					fprintf(stderr, "%s to_f16(%a) = %04x, want %04x\n",
+					        sets[s]->name, x[i], got[i],
+					        tensor_f32_to_f16(x[i]));
+			}
+		CHECK(bad == 0);
+	}
+}
+
 TEST(amx_gemm_matches_reference)
 {
 	if (!cpu_amx_available()) {
