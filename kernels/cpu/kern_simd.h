@@ -326,7 +326,8 @@ static void attn_axpy_f16(int64_t n, float s, const uint16_t *h, float *y)
 	for (; i < n; i++) y[i] += s * f16_to_f32(h[i]);
 }
 
-/* ---- attention over runs of cache rows for up to ATTN_QB queries (cpu.h) ---- */
+/* ---- attention over runs of cache rows for up to ATTN_QB queries (cpu.h; the
+ * AVX-512 set has its own on zmm, kern_attn512.h) ---- */
 
 #ifndef ATTN_STRIP
 #define ATTN_STRIP 2 /* ymm registers of o per query in the mix loop (16 registers: AVX2) */
@@ -369,126 +370,128 @@ static inline void attn_prefetch_row(const void *row, int64_t bytes)
 
 /* Two rows x g queries of accumulators; each row chunk is loaded once for
  * all queries, the 4 query sums of a row leave through two hadds. */
-#define ATTN_SCORE(fname, rtype, loadk, scalar)                                                 \
-	static inline __attribute__((always_inline)) void fname##_g(                            \
-	        int g, int64_t hd, const float *q, int64_t qs, const rtype *r, int64_t stride,  \
-	        int64_t n, float scale, float *s, int64_t ld)                                   \
-	{                                                                                       \
-		int64_t h8 = hd / 8 * 8;                                                        \
-		for (int64_t i = 0; i < n; i += 2) {                                            \
-			attn_prefetch_row(r + (i + ATTN_PF) * stride,                           \
-			                  hd * (int64_t)sizeof(rtype));                         \
-			attn_prefetch_row(r + (i + ATTN_PF + 1) * stride,                       \
-			                  hd * (int64_t)sizeof(rtype));                         \
-			int rows = n - i >= 2 ? 2 : 1;                                          \
-			const rtype *r0 = r + i * stride, *r1 = rows == 2 ? r0 + stride : r0;   \
-			__m256 a[2][ATTN_QB];                                                   \
-			_Pragma("GCC unroll 8") for (int j = 0; j < ATTN_QB; j++) a[0][j] =     \
-			        a[1][j] = _mm256_setzero_ps();                                  \
-			for (int64_t k = 0; k < h8; k += 8) {                                   \
-				__m256 k0 = loadk(r0 + k), k1 = loadk(r1 + k);                  \
-				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)             \
-				{                                                               \
-					__m256 qv = _mm256_loadu_ps(q + j * qs + k);            \
-					a[0][j] = _mm256_fmadd_ps(qv, k0, a[0][j]);             \
-					a[1][j] = _mm256_fmadd_ps(qv, k1, a[1][j]);             \
-				}                                                               \
-			}                                                                       \
-			for (int u = 0; u < rows; u++) {                                        \
-				float t[ATTN_QB];                                               \
-				for (int q0 = 0; q0 < g; q0 += 4) {                             \
-					__m256 h = _mm256_hadd_ps(                              \
-					        _mm256_hadd_ps(a[u][q0], a[u][q0 + 1]),         \
-					        _mm256_hadd_ps(a[u][q0 + 2], a[u][q0 + 3]));    \
-					_mm_storeu_ps(t + q0,                                   \
-					              _mm_add_ps(_mm256_castps256_ps128(h),     \
-					                         _mm256_extractf128_ps(h, 1))); \
-				}                                                               \
-				const rtype *ru = u ? r1 : r0;                                  \
-				for (int j = 0; j < g; j++) {                                   \
-					for (int64_t k = h8; k < hd; k++)                       \
-						t[j] += q[j * qs + k] * scalar(ru[k]);          \
-					s[j * ld + i + u] = t[j] * scale;                       \
-				}                                                               \
-			}                                                                       \
-		}                                                                               \
-	}                                                                                       \
-	static void fname(int64_t hd, int g, const float *q, int64_t qs, const rtype *r,        \
-	                  int64_t stride, int64_t n, float scale, float *s, int64_t ld)         \
-	{                                                                                       \
-		switch (g) {                                                                    \
-			ATTN_CASES_HI(fname##_g(8, hd, q, qs, r, stride, n, scale, s, ld);      \
-			              , fname##_g(7, hd, q, qs, r, stride, n, scale, s, ld);    \
-			              , fname##_g(6, hd, q, qs, r, stride, n, scale, s, ld);    \
-			              , fname##_g(5, hd, q, qs, r, stride, n, scale, s, ld);)   \
-		case 4: fname##_g(4, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 3: fname##_g(3, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 2: fname##_g(2, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		default: fname##_g(1, hd, q, qs, r, stride, n, scale, s, ld); break;            \
-		}                                                                               \
+#define ATTN_SCORE(fname, rtype, loadk, scalar)                                                  \
+	static inline __attribute__((always_inline)) void fname##_g(                             \
+	        int g, int64_t hd, const float *q, int64_t qs, const rtype *r, int64_t stride,   \
+	        int64_t n, float scale, float *s, int64_t ld)                                    \
+	{                                                                                        \
+		int64_t h8 = hd / 8 * 8;                                                         \
+		for (int64_t i = 0; i < n; i += 2) {                                             \
+			attn_prefetch_row(r + (i + ATTN_PF) * stride,                            \
+			                  hd * (int64_t)sizeof(rtype));                          \
+			attn_prefetch_row(r + (i + ATTN_PF + 1) * stride,                        \
+			                  hd * (int64_t)sizeof(rtype));                          \
+			int rows = n - i >= 2 ? 2 : 1;                                           \
+			const rtype *r0 = r + i * stride, *r1 = rows == 2 ? r0 + stride : r0;    \
+			__m256 a[2][ATTN_QB];                                                    \
+			_Pragma("GCC unroll 8") for (int j = 0; j < ATTN_QB; j++) a[0][j] =      \
+			        a[1][j] = _mm256_setzero_ps();                                   \
+			for (int64_t k = 0; k < h8; k += 8) {                                    \
+				__m256 k0 = loadk(r0 + k), k1 = loadk(r1 + k);                   \
+				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)              \
+				{                                                                \
+					__m256 qv = _mm256_loadu_ps(q + j * qs + k);             \
+					a[0][j] = _mm256_fmadd_ps(qv, k0, a[0][j]);              \
+					a[1][j] = _mm256_fmadd_ps(qv, k1, a[1][j]);              \
+				}                                                                \
+			}                                                                        \
+			for (int u = 0; u < rows; u++) {                                         \
+				float t[ATTN_QB];                                                \
+				for (int q0 = 0; q0 < g; q0 += 4) {                              \
+					__m256 h = _mm256_hadd_ps(                               \
+					        _mm256_hadd_ps(a[u][q0], a[u][q0 + 1]),          \
+					        _mm256_hadd_ps(a[u][q0 + 2], a[u][q0 + 3]));     \
+					_mm_storeu_ps(t + q0,                                    \
+					              _mm_add_ps(_mm256_castps256_ps128(h),      \
+					                         _mm256_extractf128_ps(h, 1)));  \
+				}                                                                \
+				const rtype *ru = u ? r1 : r0;                                   \
+				for (int j = 0; j < g; j++) {                                    \
+					for (int64_t k = h8; k < hd; k++)                        \
+						t[j] += q[j * qs + k] * scalar(ru[k]);           \
+					s[j * ld + i + u] = t[j] * scale;                        \
+				}                                                                \
+			}                                                                        \
+		}                                                                                \
+	}                                                                                        \
+	__attribute__((unused)) static void fname(int64_t hd, int g, const float *q, int64_t qs, \
+	                                          const rtype *r, int64_t stride, int64_t n,     \
+	                                          float scale, float *s, int64_t ld)             \
+	{                                                                                        \
+		switch (g) {                                                                     \
+			ATTN_CASES_HI(fname##_g(8, hd, q, qs, r, stride, n, scale, s, ld);       \
+			              , fname##_g(7, hd, q, qs, r, stride, n, scale, s, ld);     \
+			              , fname##_g(6, hd, q, qs, r, stride, n, scale, s, ld);     \
+			              , fname##_g(5, hd, q, qs, r, stride, n, scale, s, ld);)    \
+		case 4: fname##_g(4, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 3: fname##_g(3, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 2: fname##_g(2, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		default: fname##_g(1, hd, q, qs, r, stride, n, scale, s, ld); break;             \
+		}                                                                                \
 	}
 
 /* o of g queries stays in registers per strip of 8 * ATTN_STRIP values while
  * every row passes once. */
-#define ATTN_MIX(fname, rtype, loadk, scalar)                                                   \
-	static inline __attribute__((always_inline)) void fname##_g(                            \
-	        int g, int64_t hd, const float *p, int64_t ld, const rtype *r, int64_t stride,  \
-	        int64_t n, float *o, int64_t os)                                                \
-	{                                                                                       \
-		const int W = 8 * ATTN_STRIP;                                                   \
-		int64_t c = 0;                                                                  \
-		for (; c + W <= hd; c += W) {                                                   \
-			__m256 a[ATTN_QB][ATTN_STRIP];                                          \
-			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                     \
-			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
-			                a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);      \
-			for (int64_t i = 0; i < n; i++) {                                       \
-				if (c == 0) /* the first strip brings whole rows in */          \
-					attn_prefetch_row(r + (i + ATTN_PF) * stride,           \
-					                  hd * (int64_t)sizeof(rtype));         \
-				const rtype *ri = r + i * stride + c;                           \
-				__m256 v[ATTN_STRIP];                                           \
-				_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
-				        v[u] = loadk(ri + 8 * u);                               \
-				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)             \
-				{                                                               \
-					__m256 pv = _mm256_set1_ps(p[j * ld + i]);              \
-					_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; \
-					                             u++) a[j][u] =             \
-					        _mm256_fmadd_ps(pv, v[u], a[j][u]);             \
-				}                                                               \
-			}                                                                       \
-			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                     \
-			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
-			                _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);      \
-		}                                                                               \
-		for (; c + 8 <= hd; c += 8)                                                     \
-			for (int j = 0; j < g; j++) {                                           \
-				__m256 a = _mm256_loadu_ps(o + j * os + c);                     \
-				for (int64_t i = 0; i < n; i++)                                 \
-					a = _mm256_fmadd_ps(_mm256_set1_ps(p[j * ld + i]),      \
-					                    loadk(r + i * stride + c), a);      \
-				_mm256_storeu_ps(o + j * os + c, a);                            \
-			}                                                                       \
-		for (; c < hd; c++)                                                             \
-			for (int j = 0; j < g; j++)                                             \
-				for (int64_t i = 0; i < n; i++)                                 \
-					o[j * os + c] +=                                        \
-					        p[j * ld + i] * scalar(r[i * stride + c]);      \
-	}                                                                                       \
-	static void fname(int64_t hd, int g, const float *p, int64_t ld, const rtype *r,        \
-	                  int64_t stride, int64_t n, float *o, int64_t os)                      \
-	{                                                                                       \
-		switch (g) {                                                                    \
-			ATTN_CASES_HI(fname##_g(8, hd, p, ld, r, stride, n, o, os);             \
-			              , fname##_g(7, hd, p, ld, r, stride, n, o, os);           \
-			              , fname##_g(6, hd, p, ld, r, stride, n, o, os);           \
-			              , fname##_g(5, hd, p, ld, r, stride, n, o, os);)          \
-		case 4: fname##_g(4, hd, p, ld, r, stride, n, o, os); break;                    \
-		case 3: fname##_g(3, hd, p, ld, r, stride, n, o, os); break;                    \
-		case 2: fname##_g(2, hd, p, ld, r, stride, n, o, os); break;                    \
-		default: fname##_g(1, hd, p, ld, r, stride, n, o, os); break;                   \
-		}                                                                               \
+#define ATTN_MIX(fname, rtype, loadk, scalar)                                                    \
+	static inline __attribute__((always_inline)) void fname##_g(                             \
+	        int g, int64_t hd, const float *p, int64_t ld, const rtype *r, int64_t stride,   \
+	        int64_t n, float *o, int64_t os)                                                 \
+	{                                                                                        \
+		const int W = 8 * ATTN_STRIP;                                                    \
+		int64_t c = 0;                                                                   \
+		for (; c + W <= hd; c += W) {                                                    \
+			__m256 a[ATTN_QB][ATTN_STRIP];                                           \
+			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                      \
+			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)     \
+			                a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);       \
+			for (int64_t i = 0; i < n; i++) {                                        \
+				if (c == 0) /* the first strip brings whole rows in */           \
+					attn_prefetch_row(r + (i + ATTN_PF) * stride,            \
+					                  hd * (int64_t)sizeof(rtype));          \
+				const rtype *ri = r + i * stride + c;                            \
+				__m256 v[ATTN_STRIP];                                            \
+				_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)     \
+				        v[u] = loadk(ri + 8 * u);                                \
+				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)              \
+				{                                                                \
+					__m256 pv = _mm256_set1_ps(p[j * ld + i]);               \
+					_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP;  \
+					                             u++) a[j][u] =              \
+					        _mm256_fmadd_ps(pv, v[u], a[j][u]);              \
+				}                                                                \
+			}                                                                        \
+			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                      \
+			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)     \
+			                _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);       \
+		}                                                                                \
+		for (; c + 8 <= hd; c += 8)                                                      \
+			for (int j = 0; j < g; j++) {                                            \
+				__m256 a = _mm256_loadu_ps(o + j * os + c);                      \
+				for (int64_t i = 0; i < n; i++)                                  \
+					a = _mm256_fmadd_ps(_mm256_set1_ps(p[j * ld + i]),       \
+					                    loadk(r + i * stride + c), a);       \
+				_mm256_storeu_ps(o + j * os + c, a);                             \
+			}                                                                        \
+		for (; c < hd; c++)                                                              \
+			for (int j = 0; j < g; j++)                                              \
+				for (int64_t i = 0; i < n; i++)                                  \
+					o[j * os + c] +=                                         \
+					        p[j * ld + i] * scalar(r[i * stride + c]);       \
+	}                                                                                        \
+	__attribute__((unused)) static void fname(int64_t hd, int g, const float *p, int64_t ld, \
+	                                          const rtype *r, int64_t stride, int64_t n,     \
+	                                          float *o, int64_t os)                          \
+	{                                                                                        \
+		switch (g) {                                                                     \
+			ATTN_CASES_HI(fname##_g(8, hd, p, ld, r, stride, n, o, os);              \
+			              , fname##_g(7, hd, p, ld, r, stride, n, o, os);            \
+			              , fname##_g(6, hd, p, ld, r, stride, n, o, os);            \
+			              , fname##_g(5, hd, p, ld, r, stride, n, o, os);)           \
+		case 4: fname##_g(4, hd, p, ld, r, stride, n, o, os); break;                     \
+		case 3: fname##_g(3, hd, p, ld, r, stride, n, o, os); break;                     \
+		case 2: fname##_g(2, hd, p, ld, r, stride, n, o, os); break;                     \
+		default: fname##_g(1, hd, p, ld, r, stride, n, o, os); break;                    \
+		}                                                                                \
 	}
 
 ATTN_SCORE(attn_score_f32, float, LOADK_F32, id_f32)

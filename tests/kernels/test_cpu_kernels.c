@@ -891,6 +891,38 @@ TEST(attention_score_and_mix_over_rows)
 				}
 }
 
+TEST(attention_bits_do_not_depend_on_the_batch)
+{
+	/* What prompt lookup's exactness rests on (cpu.h): a (query, row) score
+	 * is the same bits whether the query comes alone (decode) or among
+	 * attn_qb (prefill) and wherever the row sits in the run, and a mix is
+	 * the set's own axpy per row, in row order. */
+	init_sets();
+	enum { N = 13, HD = 136, STRIDE = 160, QB = CPU_ATTN_QB, LD = 16 };
+	static float q[QB * HD], p[QB * LD], all[QB * LD], one[LD], oa[QB * HD], ob[QB * HD];
+	static uint16_t r16[N * STRIDE];
+	for (int i = 0; i < N * STRIDE; i++) r16[i] = tensor_f32_to_f16(frand());
+	for (int i = 0; i < QB * HD; i++) q[i] = frand();
+	for (int i = 0; i < QB * LD; i++) p[i] = (frand() + 1.0f) / N;
+	for (int s = 0; s < n_sets; s++) {
+		int g = sets[s]->attn_qb;
+		sets[s]->score_f16(HD, g, q, HD, r16, STRIDE, N, 0.125f, all, LD);
+		for (int j = 0; j < g; j++)
+			for (int i = 0; i < N; i++) {
+				sets[s]->score_f16(HD, 1, q + j * HD, HD, r16 + i * STRIDE, STRIDE,
+				                   1, 0.125f, one, LD);
+				CHECK(memcmp(&one[0], &all[j * LD + i], sizeof one[0]) == 0);
+			}
+		memcpy(oa, q, sizeof oa);
+		memcpy(ob, q, sizeof ob);
+		sets[s]->mix_f16(HD, g, p, LD, r16, STRIDE, N, oa, HD);
+		for (int j = 0; j < g; j++)
+			for (int i = 0; i < N; i++)
+				sets[s]->axpy_f16(HD, p[j * LD + i], r16 + i * STRIDE, ob + j * HD);
+		CHECK(memcmp(oa, ob, (size_t)g * HD * sizeof oa[0]) == 0);
+	}
+}
+
 TEST(softmax_matches_reference)
 {
 	/* Scores as attention makes them (a spread of tens of nats, so some
