@@ -479,8 +479,8 @@ static void rope_store_row(const struct rows_task *t, int64_t i)
 	int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
 	const float *cs = c->rope_cs + i * CPU_ROPE_MAX_PAIRS,
 	            *sn = c->rope_sn + i * CPU_ROPE_MAX_PAIRS;
-	cpu_rope_apply(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, cs, sn, hp->rope_neox);
-	cpu_rope_apply(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, cs, sn, hp->rope_neox);
+	c->k->rope(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, cs, sn, hp->rope_neox);
+	c->k->rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, cs, sn, hp->rope_neox);
 	const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
 	kv_slot_write(c, kv_slot(c, s, t->layer, b->positions[i], 0), c->kc + i * kvd, kvd);
 	kv_slot_write(c, kv_slot(c, s, t->layer, b->positions[i], 1), c->vc + i * kvd, kvd);

@@ -229,6 +229,9 @@ struct cpu_kernels {
 	void (*swiglu)(float *g, const float *u, int64_t n);
 	void (*to_f16)(const float *x, uint16_t *h, int64_t n);
 	void (*from_f16)(const uint16_t *h, float *y, int64_t n);
+	/* cpu_rope_apply, its bits (the same products and sums per pair) */
+	void (*rope)(float *x, int n_heads, int head_dim, int n_rot, const float *cs,
+	             const float *sn, bool neox);
 };
 
 extern const struct cpu_kernels cpu_kernels_ref;

@@ -42,56 +42,56 @@ static inline __mmask16 head_mask(int64_t hd, int64_t k)
 
 /* Two rows x g queries of zmm accumulators (16 of the 32 registers); each
  * row vector is loaded once for all the queries. */
-#define ATTN512_SCORE(fname, rtype, loadk)                                                      \
-	static inline __attribute__((always_inline)) void fname##_g(                            \
-	        int g, int64_t hd, const float *q, int64_t qs, const rtype *r, int64_t stride,  \
-	        int64_t n, float scale, float *s, int64_t ld)                                   \
-	{                                                                                       \
-		for (int64_t i = 0; i < n; i += 2) {                                            \
-			attn_prefetch_row(r + (i + ATTN_PF) * stride,                           \
-			                  hd * (int64_t)sizeof(rtype));                         \
-			attn_prefetch_row(r + (i + ATTN_PF + 1) * stride,                       \
-			                  hd * (int64_t)sizeof(rtype));                         \
-			int rows = n - i >= 2 ? 2 : 1;                                          \
-			const rtype *r0 = r + i * stride, *r1 = rows == 2 ? r0 + stride : r0;   \
-			__m512 a[2][8];                                                         \
-			_Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) a[0][j] = a[1][j] = \
-			        _mm512_setzero_ps();                                            \
-			for (int64_t k = 0; k < hd; k += 16) {                                  \
-				__mmask16 m = head_mask(hd, k);                                 \
-				__m512 k0 = loadk(m, r0 + k), k1 = loadk(m, r1 + k);            \
-				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)             \
-				{                                                               \
-					__m512 qv = _mm512_maskz_loadu_ps(m, q + j * qs + k);   \
-					a[0][j] = _mm512_fmadd_ps(qv, k0, a[0][j]);             \
-					a[1][j] = _mm512_fmadd_ps(qv, k1, a[1][j]);             \
-				}                                                               \
-			}                                                                       \
-			/* every index constant, so the accumulators stay in registers */   \
-			float t[2][8];                                                          \
-			hsum4(a[0][0], a[0][1], a[0][2], a[0][3], t[0]);                        \
-			hsum4(a[1][0], a[1][1], a[1][2], a[1][3], t[1]);                        \
-			if (g > 4) {                                                            \
-				hsum4(a[0][4], a[0][5], a[0][6], a[0][7], t[0] + 4);            \
-				hsum4(a[1][4], a[1][5], a[1][6], a[1][7], t[1] + 4);            \
-			}                                                                       \
-			for (int u = 0; u < rows; u++)                                          \
+#define ATTN512_SCORE(fname, rtype, loadk)                                                       \
+	static inline __attribute__((always_inline)) void fname##_g(                             \
+	        int g, int64_t hd, const float *q, int64_t qs, const rtype *r, int64_t stride,   \
+	        int64_t n, float scale, float *s, int64_t ld)                                    \
+	{                                                                                        \
+		for (int64_t i = 0; i < n; i += 2) {                                             \
+			attn_prefetch_row(r + (i + ATTN_PF) * stride,                            \
+			                  hd * (int64_t)sizeof(rtype));                          \
+			attn_prefetch_row(r + (i + ATTN_PF + 1) * stride,                        \
+			                  hd * (int64_t)sizeof(rtype));                          \
+			int rows = n - i >= 2 ? 2 : 1;                                           \
+			const rtype *r0 = r + i * stride, *r1 = rows == 2 ? r0 + stride : r0;    \
+			__m512 a[2][8];                                                          \
+			_Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) a[0][j] = a[1][j] =  \
+			        _mm512_setzero_ps();                                             \
+			for (int64_t k = 0; k < hd; k += 16) {                                   \
+				__mmask16 m = head_mask(hd, k);                                  \
+				__m512 k0 = loadk(m, r0 + k), k1 = loadk(m, r1 + k);             \
+				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)              \
+				{                                                                \
+					__m512 qv = _mm512_maskz_loadu_ps(m, q + j * qs + k);    \
+					a[0][j] = _mm512_fmadd_ps(qv, k0, a[0][j]);              \
+					a[1][j] = _mm512_fmadd_ps(qv, k1, a[1][j]);              \
+				}                                                                \
+			}                                                                        \
+			/* every index constant, so the accumulators stay in registers */        \
+			float t[2][8];                                                           \
+			hsum4(a[0][0], a[0][1], a[0][2], a[0][3], t[0]);                         \
+			hsum4(a[1][0], a[1][1], a[1][2], a[1][3], t[1]);                         \
+			if (g > 4) {                                                             \
+				hsum4(a[0][4], a[0][5], a[0][6], a[0][7], t[0] + 4);             \
+				hsum4(a[1][4], a[1][5], a[1][6], a[1][7], t[1] + 4);             \
+			}                                                                        \
+			for (int u = 0; u < rows; u++)                                           \
 				for (int j = 0; j < g; j++) s[j * ld + i + u] = t[u][j] * scale; \
-		}                                                                               \
-	}                                                                                       \
-	static void fname(int64_t hd, int g, const float *q, int64_t qs, const rtype *r,        \
-	                  int64_t stride, int64_t n, float scale, float *s, int64_t ld)         \
-	{                                                                                       \
-		switch (g) {                                                                    \
-		case 8: fname##_g(8, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 7: fname##_g(7, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 6: fname##_g(6, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 5: fname##_g(5, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 4: fname##_g(4, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 3: fname##_g(3, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 2: fname##_g(2, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		default: fname##_g(1, hd, q, qs, r, stride, n, scale, s, ld); break;            \
-		}                                                                               \
+		}                                                                                \
+	}                                                                                        \
+	static void fname(int64_t hd, int g, const float *q, int64_t qs, const rtype *r,         \
+	                  int64_t stride, int64_t n, float scale, float *s, int64_t ld)          \
+	{                                                                                        \
+		switch (g) {                                                                     \
+		case 8: fname##_g(8, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 7: fname##_g(7, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 6: fname##_g(6, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 5: fname##_g(5, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 4: fname##_g(4, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 3: fname##_g(3, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 2: fname##_g(2, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		default: fname##_g(1, hd, q, qs, r, stride, n, scale, s, ld); break;             \
+		}                                                                                \
 	}
 
 /* o of g queries stays in registers per strip of 32 values (2 zmm; the last

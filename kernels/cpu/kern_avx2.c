@@ -318,6 +318,7 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.swiglu = row_swiglu,
 	.to_f16 = row_to_f16,
 	.from_f16 = row_from_f16,
+	.rope = row_rope,
 };
 #else
 #include "cpu.h"

@@ -538,4 +538,5 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.swiglu = cpu_swiglu,
 	.to_f16 = to_f16,
 	.from_f16 = from_f16,
+	.rope = cpu_rope_apply,
 };

@@ -654,3 +654,49 @@ static void row_from_f16(const uint16_t *h, float *y, int64_t n)
 		_mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
 	for (; i < n; i++) y[i] = f16_to_f32(h[i]);
 }
+
+/* cpu_rope_apply: per pair (a, b) a c - b s and a s + b c, each product
+ * rounded, then the sum (the reference's operations, so its bits). NeoX
+ * pairs are 8 apart in two vectors; interleaved pairs are the lanes (2i,
+ * 2i + 1) of one, against the angles duplicated per pair and the pair
+ * swapped. */
+static void row_rope(float *x, int n_heads, int head_dim, int n_rot, const float *cs,
+                     const float *sn, bool neox)
+{
+	int half = n_rot / 2;
+	const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+	const __m256 even_neg = _mm256_setr_ps(-0.0f, 0, -0.0f, 0, -0.0f, 0, -0.0f, 0);
+	for (int h = 0; h < n_heads; h++) {
+		float *v = x + (int64_t)h * head_dim;
+		int i = 0;
+		if (neox) {
+			for (; i + 8 <= half; i += 8) {
+				__m256 a = _mm256_loadu_ps(v + i),
+				       b = _mm256_loadu_ps(v + i + half);
+				__m256 c = _mm256_loadu_ps(cs + i), s = _mm256_loadu_ps(sn + i);
+				_mm256_storeu_ps(v + i, _mm256_sub_ps(_mm256_mul_ps(a, c),
+				                                      _mm256_mul_ps(b, s)));
+				_mm256_storeu_ps(v + i + half, _mm256_add_ps(_mm256_mul_ps(a, s),
+				                                             _mm256_mul_ps(b, c)));
+			}
+		} else {
+			for (; i + 4 <= half; i += 4) {
+				__m256 p = _mm256_loadu_ps(v + 2 * i);
+				__m256 c = _mm256_permutevar8x32_ps(
+				        _mm256_castps128_ps256(_mm_loadu_ps(cs + i)), dup);
+				__m256 s = _mm256_permutevar8x32_ps(
+				        _mm256_castps128_ps256(_mm_loadu_ps(sn + i)), dup);
+				/* even lanes a c + (-(b s)), odd lanes b c + a s */
+				__m256 sw = _mm256_permute_ps(p, 0xB1);
+				__m256 t = _mm256_xor_ps(_mm256_mul_ps(sw, s), even_neg);
+				_mm256_storeu_ps(v + 2 * i, _mm256_add_ps(_mm256_mul_ps(p, c), t));
+			}
+		}
+		for (; i < half; i++) {
+			int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+			float x0 = v[a], x1 = v[b];
+			v[a] = x0 * cs[i] - x1 * sn[i];
+			v[b] = x0 * sn[i] + x1 * cs[i];
+		}
+	}
+}

@@ -1016,6 +1016,34 @@ TEST(swiglu_matches_reference)
 	}
 }
 
+TEST(rope_same_bits_as_reference)
+{
+	/* Both pairings, head sizes whose rotated part has a vector tail, fewer
+	 * rotated dims than the head (the rest untouched), angles of a far
+	 * position; against cpu_rope_apply bit for bit, and the rotation itself:
+	 * a pair's length is kept. */
+	init_sets();
+	enum { HEADS = 3, HD = 200 };
+	static float x[HEADS * HD], a[HEADS * HD], b[HEADS * HD];
+	float cs[CPU_ROPE_MAX_PAIRS], sn[CPU_ROPE_MAX_PAIRS];
+	for (int i = 0; i < HEADS * HD; i++) x[i] = frand() * 3.0f;
+	int shapes[][2] = { { 128, 128 }, { 200, 200 }, { 200, 96 }, { 72, 72 }, { 8, 4 } };
+	for (int s = 0; s < n_sets; s++)
+		for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+			for (int neox = 0; neox < 2; neox++) {
+				int hd = shapes[k][0], n_rot = shapes[k][1];
+				cpu_rope_angles(n_rot, 4093.0f, 10000.0f, 0.25f, cs, sn);
+				memcpy(a, x, sizeof a);
+				memcpy(b, x, sizeof b);
+				sets[s]->rope(a, HEADS, hd, n_rot, cs, sn, neox);
+				cpu_rope_apply(b, HEADS, hd, n_rot, cs, sn, neox);
+				CHECK(memcmp(a, b, sizeof a) == 0);
+				int pa = 0, pb = neox ? n_rot / 2 : 1;
+				CHECK_NEAR(hypotf(a[pa], a[pb]), hypotf(x[pa], x[pb]), 1e-5);
+				if (n_rot < hd) CHECK(a[hd - 1] == x[hd - 1]);
+			}
+}
+
 TEST(f16_conversions_same_bits_as_scalar)
 {
 	/* Every half widened, and floats around every rounding boundary of the
