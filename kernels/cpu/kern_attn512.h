@@ -2,7 +2,7 @@
  * kern_attn512.h - the AVX-512 set's attention over runs of cache rows
  * (cpu.h's score and mix contracts), included by kern_avx512.c after
  * kern_simd.h, whose ymm versions the AVX2 set keeps. The same loops as
- * kern_simd.h's ATTN_SCORE / ATTN_MIX on zmm: 16 values per instruction
+ * kern_simd.h's ATTN_SCORE / ATTN_MIX (and its softmax) on zmm: 16 values per instruction
  * where the 512-bit units are full width, and masked loads for the head's
  * last partial vector instead of a scalar tail.
  *
@@ -156,3 +156,62 @@ ATTN512_SCORE(attn512_score_f32, float, LOADK16_F32)
 ATTN512_SCORE(attn512_score_f16, uint16_t, LOADK16_F16)
 ATTN512_MIX(attn512_mix_f32, float, LOADK16_F32)
 ATTN512_MIX(attn512_mix_f16, uint16_t, LOADK16_F16)
+
+/* exp_neg_ps (kern_simd.h) on 16 lanes, the same steps: within 2 ulp of
+ * expf for x <= 0, 0 below -87. */
+static inline __m512 exp_neg512(__m512 x)
+{
+	const __m512 lo = _mm512_set1_ps(-87.0f);
+	__mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+	x = _mm512_max_ps(x, lo);
+	__m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+	                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
+	__m512 p = _mm512_set1_ps(1.0f / 5040);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	__m512i e = _mm512_slli_epi32(_mm512_cvtps_epi32(n), 23);
+	p = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(p), e));
+	return _mm512_maskz_mov_ps((__mmask16)~under, p);
+}
+
+/* attn_softmax's three passes on 16 lanes, the last partial vector masked
+ * (-inf in, exp 0 out); the sum in double per lane (two zmm of 8), the lanes
+ * added in order at the end. */
+static void attn512_softmax(float *s, int64_t n, bool round_f16)
+{
+	__m512 mv = _mm512_set1_ps(-INFINITY);
+	for (int64_t i = 0; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+		mv = _mm512_max_ps(mv, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, s + i));
+	}
+	const __m512 m16 = _mm512_set1_ps(_mm512_reduce_max_ps(mv));
+	__m512d sum0 = _mm512_setzero_pd(), sum1 = _mm512_setzero_pd();
+	for (int64_t i = 0; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+		__m512 x = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, s + i);
+		__m512 e = exp_neg512(_mm512_sub_ps(x, m16));
+		sum0 = _mm512_add_pd(sum0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+		sum1 = _mm512_add_pd(sum1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(
+		                                   _mm512_castps_pd(e), 1))));
+		_mm512_mask_storeu_ps(s + i, m, e);
+	}
+	double d[8], sum = 0;
+	_mm512_storeu_pd(d, _mm512_add_pd(sum0, sum1));
+	for (int l = 0; l < 8; l++) sum += d[l];
+	const __m512 inv = _mm512_set1_ps((float)(1.0 / sum));
+	for (int64_t i = 0; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+		__m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, s + i), inv);
+		if (round_f16)
+			p = _mm512_cvtph_ps(
+			        _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+		_mm512_mask_storeu_ps(s + i, m, p);
+	}
+}

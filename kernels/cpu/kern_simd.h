@@ -541,7 +541,7 @@ static inline __m256 exp_ps(__m256 x)
 /* The reference's three passes, 8 lanes at a time; the sum is taken in
  * double per lane and added across lanes at the end. The last partial
  * vector goes through a copy padded with -inf, whose exp is 0. */
-static void attn_softmax(float *s, int64_t n, bool round_f16)
+__attribute__((unused)) static void attn_softmax(float *s, int64_t n, bool round_f16)
 {
 	__m256 mv = _mm256_set1_ps(-INFINITY);
 	int64_t i = 0;
