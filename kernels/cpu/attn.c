@@ -57,10 +57,11 @@ static void attn_run(void *arg, int ith, int nth)
 		const float *q = t->q + i0 * qd + (int64_t)h * hd;
 		int64_t q_stride = qd;
 		if (c->kv_f16) { /* llama.cpp's K.q with an F16 cache rounds q to fp16 too */
-			for (int j = 0; j < g; j++)
-				for (int e = 0; e < hd; e++)
-					qr[j * hd + e] =
-					        tensor_f16_to_f32(tensor_f32_to_f16(q[j * qd + e]));
+			uint16_t qh[BACKEND_MAX_HEAD_DIM];
+			for (int j = 0; j < g; j++) {
+				c->k->to_f16(q + j * qd, qh, hd);
+				c->k->from_f16(qh, qr + j * hd, hd);
+			}
 			q = qr;
 			q_stride = hd;
 		}

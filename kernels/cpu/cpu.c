@@ -74,8 +74,9 @@ static size_t row_bytes(const struct backend_tensor *t)
 static void scratch_free(struct cpu_backend *c)
 {
 	free(c->x), free(c->xb), free(c->q), free(c->kc), free(c->vc), free(c->att), free(c->dx);
-	free(c->g), free(c->u), free(c->act), free(c->idx);
+	free(c->g), free(c->u), free(c->act), free(c->idx), free(c->rope_cs), free(c->rope_sn);
 	c->x = c->xb = c->q = c->kc = c->vc = c->att = c->dx = c->g = c->u = NULL;
+	c->rope_cs = c->rope_sn = NULL;
 	c->act = NULL;
 	c->idx = NULL;
 }
@@ -106,9 +107,11 @@ static int grow(struct cpu_backend *c, int32_t n)
 	c->u = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->act = aligned_alloc(64, (size_t)n * arow); /* arow is a multiple of 64 */
 	c->idx = malloc(((size_t)n + 1) * sizeof(int32_t));
+	c->rope_cs = malloc((size_t)n * CPU_ROPE_MAX_PAIRS * sizeof(float));
+	c->rope_sn = malloc((size_t)n * CPU_ROPE_MAX_PAIRS * sizeof(float));
 	c->act_row_cap = arow;
 	if (!c->x || !c->xb || !c->q || !c->kc || !c->vc || !c->att || !c->dx || !c->g || !c->u ||
-	    !c->act || !c->idx) {
+	    !c->act || !c->idx || !c->rope_cs || !c->rope_sn) {
 		c->cap = 0;
 		return -ENOMEM;
 	}
@@ -279,32 +282,28 @@ static void act_run(void *arg, int ith, int nth)
 		t->f(t->x + i * t->n, (char *)t->dst + i * t->dst_stride, t->n);
 }
 
-/* y_i[nt][rows_i] = x[nt][n] . W_i^T for the n_w weights (same input width and activation format). */
-static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
-                   const struct backend_tensor *const *w, float *const *y)
+/* The function that converts w's inputs to its activation format, or NULL
+ * where it reads floats (they go to the kernel as they are). */
+static cpu_act_fn act_fn_for(const struct cpu_backend *c, const struct backend_tensor *w)
 {
-	enum cpu_act a = cpu_act_for(w[0]->type);
-	int64_t n = w[0]->ne[0];
+	enum cpu_act a = cpu_act_for(w->type);
+	return a == CPU_ACT_F32 ? NULL : cpu_kernels_act(c->k, a);
+}
+
+/* y_i[nt][rows_i] = x[nt][n] . W_i^T for the n_w weights (same input width
+ * and activation format), x given in that format: nt rows of x_stride bytes
+ * (c->act, or floats). */
+static void matmul_act(struct cpu_backend *c, const void *x, size_t x_stride, int64_t nt, int n_w,
+                       const struct backend_tensor *const *w, float *const *y)
+{
 	struct mm_task mt = { .k = c->k,
 		              .n = n_w,
 		              .nt = nt,
+		              .x = x,
+		              .x_stride = x_stride,
 		              .amx_scratch = c->amx_scratch,
 		              .amx_scratch_bytes = c->amx_scratch_bytes };
 	for (int i = 0; i < n_w; i++) mt.w[i] = w[i], mt.y[i] = y[i];
-	if (a == CPU_ACT_F32) {
-		mt.x = x;
-		mt.x_stride = (size_t)n * sizeof(float);
-	} else {
-		struct act_task at = { cpu_kernels_act(c->k, a), x, n, c->act,
-			               cpu_act_row_bytes(a, n),  nt };
-		/* A few rows (decode) cost less than waking the workers. */
-		if (nt <= 4)
-			act_run(&at, 0, 1);
-		else
-			cpu_pool_run(c->pool, act_run, &at);
-		mt.x = c->act;
-		mt.x_stride = at.dst_stride;
-	}
 	bool amx_type = true; /* the tiles take Q8_0 and Q4_0 weights only */
 	for (int i = 0; i < n_w; i++)
 		amx_type = amx_type &&
@@ -316,6 +315,32 @@ static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 	for (int i = 0; i < n_w; i++) mm_plan(&mt, i);
 	atomic_init(&mt.next, 0);
 	cpu_pool_run(c->pool, mm_run, &mt);
+}
+
+/* Bytes of one row of w's activation format (its input width). */
+static size_t act_stride(const struct backend_tensor *w)
+{
+	return cpu_act_row_bytes(cpu_act_for(w->type), w->ne[0]);
+}
+
+/* The same from float rows x[nt][n], converted here into c->act first when
+ * the weights take another format. */
+static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
+                   const struct backend_tensor *const *w, float *const *y)
+{
+	int64_t n = w[0]->ne[0];
+	cpu_act_fn f = act_fn_for(c, w[0]);
+	if (!f) {
+		matmul_act(c, x, (size_t)n * sizeof(float), nt, n_w, w, y);
+		return;
+	}
+	struct act_task at = { f, x, n, c->act, act_stride(w[0]), nt };
+	/* A few rows (decode) cost less than waking the workers. */
+	if (nt <= 4)
+		act_run(&at, 0, 1);
+	else
+		cpu_pool_run(c->pool, act_run, &at);
+	matmul_act(c, c->act, at.dst_stride, nt, n_w, w, y);
 }
 
 static void matmul1(struct cpu_backend *c, const float *x, int64_t nt,
@@ -341,8 +366,7 @@ static void kv_slot_write(struct cpu_backend *c, void *dst, const float *src, in
 		memcpy(dst, src, (size_t)n * sizeof(float));
 		return;
 	}
-	uint16_t *h = dst;
-	for (int64_t i = 0; i < n; i++) h[i] = tensor_f32_to_f16(src[i]);
+	c->k->to_f16(src, dst, n);
 }
 
 static void kv_slot_read(struct cpu_backend *c, float *dst, const void *src, int64_t n)
@@ -351,8 +375,7 @@ static void kv_slot_read(struct cpu_backend *c, float *dst, const void *src, int
 		memcpy(dst, src, (size_t)n * sizeof(float));
 		return;
 	}
-	const uint16_t *h = src;
-	for (int64_t i = 0; i < n; i++) dst[i] = tensor_f16_to_f32(h[i]);
+	c->k->from_f16(src, dst, n);
 }
 
 /* ---- per-token steps, split over the pool for a prompt ---- */
@@ -368,6 +391,13 @@ struct rows_task {
 	const float *w;  /* the *norm_row steps: (n_embd,) norm weight */
 	const float *nb; /* the *norm_row steps: (n_embd,) LayerNorm bias, or NULL */
 	const float *y;  /* add*_row: (nt, n_embd) added to x */
+	/* When set, each row the step wrote (out: (nt, out_n) floats) is then
+	 * converted by act into c->act (rows of act_stride bytes) while it is
+	 * still in the core's cache: the next matmul's input (matmul_act). */
+	cpu_act_fn act;
+	const float *out;
+	int64_t out_n;
+	size_t act_stride;
 };
 
 static void rows_run(void *arg, int ith, int nth)
@@ -375,7 +405,12 @@ static void rows_run(void *arg, int ith, int nth)
 	const struct rows_task *t = arg;
 	int64_t lo, hi;
 	cpu_split(t->b->n_tokens, 1, ith, nth, &lo, &hi);
-	for (int64_t i = lo; i < hi; i++) t->fn(t, i);
+	for (int64_t i = lo; i < hi; i++) {
+		t->fn(t, i);
+		if (t->act)
+			t->act(t->out + i * t->out_n, (char *)t->c->act + i * t->act_stride,
+			       t->out_n);
+	}
 }
 
 /* Runs one step for every token of the batch: on the pool for a prompt, here
@@ -389,13 +424,14 @@ static void rows(struct rows_task t)
 }
 
 /* One row of the family's norm: rmsnorm(x) * w, or layernorm(x) * w + b. */
-static void norm1(const struct backend_hparams *hp, const float *x, const float *w, const float *b,
+static void norm1(const struct cpu_backend *c, const float *x, const float *w, const float *b,
                   float *y)
 {
+	const struct backend_hparams *hp = &c->hp;
 	if (hp->norm == BACKEND_NORM_LAYER)
 		cpu_layernorm(x, w, b, y, hp->n_embd, hp->rms_eps);
 	else
-		cpu_rmsnorm(x, w, y, hp->n_embd, hp->rms_eps);
+		c->k->rmsnorm(x, w, y, hp->n_embd, hp->rms_eps);
 }
 
 /* xb[i] = norm(x[i]) * w (+ b) */
@@ -403,7 +439,7 @@ static void norm_row(const struct rows_task *t, int64_t i)
 {
 	struct cpu_backend *c = t->c;
 	int64_t E = c->hp.n_embd;
-	norm1(&c->hp, c->x + i * E, t->w, t->nb, c->xb + i * E);
+	norm1(c, c->x + i * E, t->w, t->nb, c->xb + i * E);
 }
 
 /* x[i] += y[i] */
@@ -422,27 +458,29 @@ static void add_norm_row(const struct rows_task *t, int64_t i)
 	norm_row(t, i);
 }
 
-/* q[i] (n_head, head_dim) and kc[i] (n_head_kv, head_dim) rotated in place by
- * token i's position (the first n_rot dims of each head; NeoX or interleaved pairs) */
-static void rope_row(const struct rows_task *t, int64_t i)
+/* rope_cs[i], rope_sn[i] (n_rot / 2,) = the angles of token i's position */
+static void rope_angles_row(const struct rows_task *t, int64_t i)
 {
 	struct cpu_backend *c = t->c;
 	const struct backend_hparams *hp = &c->hp;
-	int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
-	float pos = (float)t->b->positions[i];
-	cpu_rope(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, pos, hp->rope_base,
-	         hp->rope_freq_scale, hp->rope_neox);
-	cpu_rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, pos, hp->rope_base,
-	         hp->rope_freq_scale, hp->rope_neox);
+	cpu_rope_angles(hp->n_rot, (float)t->b->positions[i], hp->rope_base, hp->rope_freq_scale,
+	                c->rope_cs + i * CPU_ROPE_MAX_PAIRS, c->rope_sn + i * CPU_ROPE_MAX_PAIRS);
 }
 
-/* kc[i], vc[i] (kv_dim,) -> the K and V slots of (token i's sequence, its
- * position) in layer t->layer, in the pool's element type */
-static void kv_store_row(const struct rows_task *t, int64_t i)
+/* q[i] (n_head, head_dim) and kc[i] (n_head_kv, head_dim) rotated in place by
+ * token i's position (the first n_rot dims of each head; NeoX or interleaved
+ * pairs), then kc[i], vc[i] (kv_dim,) -> the K and V slots of (token i's
+ * sequence, its position) in layer t->layer, in the pool's element type */
+static void rope_store_row(const struct rows_task *t, int64_t i)
 {
 	struct cpu_backend *c = t->c;
+	const struct backend_hparams *hp = &c->hp;
 	const struct backend_batch *b = t->b;
-	int64_t kvd = (int64_t)c->hp.n_head_kv * c->hp.head_dim;
+	int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, kvd = (int64_t)hp->n_head_kv * hd;
+	const float *cs = c->rope_cs + i * CPU_ROPE_MAX_PAIRS,
+	            *sn = c->rope_sn + i * CPU_ROPE_MAX_PAIRS;
+	c->k->rope(c->q + i * qd, hp->n_head, (int)hd, hp->n_rot, cs, sn, hp->rope_neox);
+	c->k->rope(c->kc + i * kvd, hp->n_head_kv, (int)hd, hp->n_rot, cs, sn, hp->rope_neox);
 	const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
 	kv_slot_write(c, kv_slot(c, s, t->layer, b->positions[i], 0), c->kc + i * kvd, kvd);
 	kv_slot_write(c, kv_slot(c, s, t->layer, b->positions[i], 1), c->vc + i * kvd, kvd);
@@ -454,24 +492,47 @@ static void ffn_act_row(const struct rows_task *t, int64_t i)
 	struct cpu_backend *c = t->c;
 	int64_t F = c->hp.n_ff;
 	switch (c->hp.ffn) {
-	case BACKEND_FFN_SWIGLU: cpu_swiglu(c->g + i * F, c->u + i * F, F); break;
+	case BACKEND_FFN_SWIGLU: c->k->swiglu(c->g + i * F, c->u + i * F, F); break;
 	case BACKEND_FFN_GEGLU: cpu_geglu(c->g + i * F, c->u + i * F, F, c->gelu_tab); break;
 	case BACKEND_FFN_GELU: cpu_gelu(c->g + i * F, F, c->gelu_tab); break;
 	}
 }
 
-/* The steps by name, over the whole batch. */
-static void norm(struct cpu_backend *c, const struct backend_batch *b,
-                 const struct backend_tensor *w, const struct backend_tensor *nb)
+/* The steps by name, over the whole batch. Those that make a matmul's
+ * input take that matmul's weight `next` (NULL: none) and leave its rows in
+ * its activation format in c->act as well (rows_task.act); they return
+ * whether they did, i.e. whether the matmul is to read c->act. */
+static bool fused(struct cpu_backend *c, struct rows_task *t, const struct backend_tensor *next,
+                  const float *out, int64_t out_n)
 {
-	rows((struct rows_task){ .c = c, .b = b, .fn = norm_row, .w = w->data, .nb = nb->data });
+	t->act = next ? act_fn_for(c, next) : NULL;
+	if (!t->act) return false;
+	t->out = out;
+	t->out_n = out_n;
+	t->act_stride = act_stride(next);
+	return true;
 }
 
-static void add_norm(struct cpu_backend *c, const struct backend_batch *b, const float *y,
-                     const struct backend_tensor *w, const struct backend_tensor *nb)
+static bool norm(struct cpu_backend *c, const struct backend_batch *b,
+                 const struct backend_tensor *w, const struct backend_tensor *nb,
+                 const struct backend_tensor *next)
 {
-	rows((struct rows_task){
-	        .c = c, .b = b, .fn = add_norm_row, .y = y, .w = w->data, .nb = nb->data });
+	struct rows_task t = { .c = c, .b = b, .fn = norm_row, .w = w->data, .nb = nb->data };
+	bool f = fused(c, &t, next, c->xb, c->hp.n_embd);
+	rows(t);
+	return f;
+}
+
+static bool add_norm(struct cpu_backend *c, const struct backend_batch *b, const float *y,
+                     const struct backend_tensor *w, const struct backend_tensor *nb,
+                     const struct backend_tensor *next)
+{
+	struct rows_task t = {
+		.c = c, .b = b, .fn = add_norm_row, .y = y, .w = w->data, .nb = nb->data
+	};
+	bool f = fused(c, &t, next, c->xb, c->hp.n_embd);
+	rows(t);
+	return f;
 }
 
 static void add(struct cpu_backend *c, const struct backend_batch *b, const float *y)
@@ -479,22 +540,44 @@ static void add(struct cpu_backend *c, const struct backend_batch *b, const floa
 	rows((struct rows_task){ .c = c, .b = b, .fn = add_row, .y = y });
 }
 
-static void rope(struct cpu_backend *c, const struct backend_batch *b)
+static void rope_angles(struct cpu_backend *c, const struct backend_batch *b)
 {
-	rows((struct rows_task){ .c = c, .b = b, .fn = rope_row });
+	rows((struct rows_task){ .c = c, .b = b, .fn = rope_angles_row });
 }
 
-static void kv_store(struct cpu_backend *c, const struct backend_batch *b, int layer)
+static void rope_store(struct cpu_backend *c, const struct backend_batch *b, int layer)
 {
-	rows((struct rows_task){ .c = c, .b = b, .fn = kv_store_row, .layer = layer });
+	rows((struct rows_task){ .c = c, .b = b, .fn = rope_store_row, .layer = layer });
 }
 
-static void ffn_act(struct cpu_backend *c, const struct backend_batch *b)
+static bool ffn_act(struct cpu_backend *c, const struct backend_batch *b,
+                    const struct backend_tensor *next)
 {
-	rows((struct rows_task){ .c = c, .b = b, .fn = ffn_act_row });
+	struct rows_task t = { .c = c, .b = b, .fn = ffn_act_row };
+	bool f = fused(c, &t, next, c->g, c->hp.n_ff);
+	rows(t);
+	return f;
+}
+
+/* matmul of xb or g for which a fused step (above) may have made c->act already */
+static void matmul_from(struct cpu_backend *c, bool in_act, const float *x, int64_t nt, int n_w,
+                        const struct backend_tensor *const *w, float *const *y)
+{
+	if (in_act)
+		matmul_act(c, c->act, act_stride(w[0]), nt, n_w, w, y);
+	else
+		matmul(c, x, nt, n_w, w, y);
 }
 
 /* ---- the forward pass ---- */
+
+/* Q, K and V's weights when they take one activation format (one matmul
+ * call, one conversion of xb for the three), else NULL. */
+static const struct backend_tensor *qkv_next(const struct backend_layer *L)
+{
+	enum cpu_act a = cpu_act_for(L->wq.type);
+	return a == cpu_act_for(L->wk.type) && a == cpu_act_for(L->wv.type) ? &L->wq : NULL;
+}
 
 static int check_batch(struct cpu_backend *c, const struct backend_batch *b,
                        struct backend_error *err)
@@ -567,9 +650,17 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	if (hp->embd_scale != 0 && hp->embd_scale != 1)
 		for (int64_t i = 0; i < nt * E; i++) c->x[i] *= hp->embd_scale;
 
+	/* RoPE's cosines and sines of every token's position (nt, n_rot / 2),
+	 * for every layer */
+	rope_angles(c, b);
 	/* norm(x (nt,E)) * attn_norm (E,) [+ attn_norm_b] -> xb (nt,E); later
-	 * layers get theirs fused with the residual add that ends the layer before */
-	if (hp->n_layer > 0) norm(c, b, &c->layers[0].attn_norm, &c->layers[0].attn_norm_b);
+	 * layers get theirs fused with the residual add that ends the layer
+	 * before. Each such step also converts its rows for the matmul that
+	 * reads them (qkv_in: xb is in c->act already) */
+	bool qkv_in = false;
+	if (hp->n_layer > 0)
+		qkv_in = norm(c, b, &c->layers[0].attn_norm, &c->layers[0].attn_norm_b,
+		              qkv_next(&c->layers[0]));
 	for (int l = 0; l < hp->n_layer; l++) {
 		if (b->stop && b->stop(b->stop_ud))
 			return backend_error_set(err, -ECANCELED, "forward: stopped at layer %d",
@@ -579,9 +670,8 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		 * one pass over xb when the three take the same activation format */
 		const struct backend_tensor *qkv[3] = { &L->wq, &L->wk, &L->wv };
 		float *qkv_out[3] = { c->q, c->kc, c->vc };
-		if (cpu_act_for(L->wq.type) == cpu_act_for(L->wk.type) &&
-		    cpu_act_for(L->wq.type) == cpu_act_for(L->wv.type)) {
-			matmul(c, c->xb, nt, 3, qkv, qkv_out);
+		if (qkv_next(L)) {
+			matmul_from(c, qkv_in, c->xb, nt, 3, qkv, qkv_out);
 		} else {
 			for (int i = 0; i < 3; i++) matmul1(c, c->xb, nt, qkv[i], qkv_out[i]);
 		}
@@ -589,10 +679,10 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		add_bias(c->q, &L->bq, nt, qd);
 		add_bias(c->kc, &L->bk, nt, kvd);
 		add_bias(c->vc, &L->bv, nt, kvd);
-		/* q (nt,n_head,head_dim), kc (nt,n_head_kv,head_dim) rotated by position */
-		rope(c, b);
-		/* kc, vc (nt,kvd) -> the K/V page slots of (sequence, position), layer l */
-		kv_store(c, b, l);
+		/* q (nt,n_head,head_dim), kc (nt,n_head_kv,head_dim) rotated by
+		 * position; kc, vc (nt,kvd) -> the K/V page slots of (sequence,
+		 * position), layer l */
+		rope_store(c, b, l);
 		/* softmax(q kᵀ / sqrt(head_dim)) v over each token's sequence up to its
 		 * position, heads grouped over the KV heads -> att (nt,qd) */
 		cpu_attention(c, b, l, n_blk, c->att);
@@ -600,17 +690,23 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		matmul1(c, c->att, nt, &L->wo, c->dx);
 		add_bias(c->dx, &L->bo, nt, E);
 		/* x += dx; norm(x) * ffn_norm (E,) [+ ffn_norm_b] -> xb (nt,E) */
-		add_norm(c, b, c->dx, &L->ffn_norm, &L->ffn_norm_b);
+		bool gate_same = hp->ffn != BACKEND_FFN_GELU &&
+		                 cpu_act_for(L->w_gate.type) == cpu_act_for(L->w_up.type);
+		const struct backend_tensor *ffn_in = hp->ffn == BACKEND_FFN_GELU ? &L->w_up
+		                                      : gate_same                 ? &L->w_gate
+		                                                                  : NULL;
+		bool in_act = add_norm(c, b, c->dx, &L->ffn_norm, &L->ffn_norm_b, ffn_in);
 		if (hp->ffn == BACKEND_FFN_GELU) {
 			/* xb (nt,E) @ w_up (F,E)^T [+ b_up (F,)] -> g (nt,F); no gate */
-			matmul1(c, c->xb, nt, &L->w_up, c->g);
+			const struct backend_tensor *up = &L->w_up;
+			matmul_from(c, in_act, c->xb, nt, 1, &up, &c->g);
 			add_bias(c->g, &L->b_up, nt, hp->n_ff);
 		} else {
 			/* xb (nt,E) @ w_gate, w_up (F,E)^T -> g, u (nt,F) */
 			const struct backend_tensor *gu[2] = { &L->w_gate, &L->w_up };
 			float *gu_out[2] = { c->g, c->u };
-			if (cpu_act_for(L->w_gate.type) == cpu_act_for(L->w_up.type)) {
-				matmul(c, c->xb, nt, 2, gu, gu_out);
+			if (gate_same) {
+				matmul_from(c, in_act, c->xb, nt, 2, gu, gu_out);
 			} else {
 				matmul1(c, c->xb, nt, gu[0], gu_out[0]);
 				matmul1(c, c->xb, nt, gu[1], gu_out[1]);
@@ -618,14 +714,16 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 			add_bias(c->u, &L->b_up, nt, hp->n_ff);
 		}
 		/* g = silu(g) * u, gelu(g) * u or gelu(g) (nt,F) */
-		ffn_act(c, b);
+		const struct backend_tensor *down = &L->w_down;
+		in_act = ffn_act(c, b, down);
 		/* g (nt,F) @ w_down (E,F)^T [+ b_down (E,)] -> dx (nt,E) */
-		matmul1(c, c->g, nt, &L->w_down, c->dx);
+		matmul_from(c, in_act, c->g, nt, 1, &down, &c->dx);
 		add_bias(c->dx, &L->b_down, nt, E);
 		/* x += dx, and norm(x) * the next layer's attn_norm -> xb (nt,E) */
 		if (l + 1 < hp->n_layer)
-			add_norm(c, b, c->dx, &c->layers[l + 1].attn_norm,
-			         &c->layers[l + 1].attn_norm_b);
+			qkv_in = add_norm(c, b, c->dx, &c->layers[l + 1].attn_norm,
+			                  &c->layers[l + 1].attn_norm_b,
+			                  qkv_next(&c->layers[l + 1]));
 		else
 			add(c, b, c->dx);
 	}
@@ -634,7 +732,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	/* norm(x [out_rows] (n_out,E)) * output_norm (E,) [+ output_norm_b] ->
 	 * xb (n_out,E): the requested rows only */
 	for (int32_t i = 0; i < b->n_out; i++)
-		norm1(hp, c->x + (int64_t)b->out_rows[i] * E, c->output_norm.data,
+		norm1(c, c->x + (int64_t)b->out_rows[i] * E, c->output_norm.data,
 		      c->output_norm_b.data, c->xb + i * E);
 	float *logits = b->logits;
 	float *tmp = NULL;

@@ -218,6 +218,20 @@ struct cpu_kernels {
 	 * round_f16 the probabilities are rounded to fp16 (an F16 cache's V). */
 	void (*softmax)(float *s, int64_t n, bool round_f16);
 	int attn_qb; /* queries per score/mix call this set handles, <= CPU_ATTN_QB */
+	/* The per-row steps of the forward pass. rmsnorm: cpu_rmsnorm's bits
+	 * (its lane order is the contract). swiglu: g[i] = silu(g[i]) * u[i];
+	 * the SIMD sets' exp is a polynomial within 2 ulp of expf, so theirs is
+	 * within a few ulp of the reference's (libm) and the same bits in every
+	 * set. to_f16 / from_f16: n values to fp16 rounded to nearest even and
+	 * back, tensor_f32_to_f16's / tensor_f16_to_f32's bits (NaN payloads
+	 * aside: F16C keeps them, the scalar code makes every NaN 0x7E00). */
+	void (*rmsnorm)(const float *x, const float *w, float *y, int64_t n, float eps);
+	void (*swiglu)(float *g, const float *u, int64_t n);
+	void (*to_f16)(const float *x, uint16_t *h, int64_t n);
+	void (*from_f16)(const uint16_t *h, float *y, int64_t n);
+	/* cpu_rope_apply, its bits (the same products and sums per pair) */
+	void (*rope)(float *x, int n_heads, int head_dim, int n_rot, const float *cs,
+	             const float *sn, bool neox);
 };
 
 extern const struct cpu_kernels cpu_kernels_ref;
@@ -251,13 +265,22 @@ void cpu_amx_gemm(uint32_t type, int64_t n, const void *w, size_t w_stride, int6
 
 /* ---- small ops (ops.c), plain C, shapes in the names' comments ---- */
 
-/* y[n] = x[n] / sqrt(mean(x^2) + eps) * w[n] */
+/* y[n] = x[n] / sqrt(mean(x^2) + eps) * w[n]. The squares are summed in
+ * double (exact products) in 8 lanes, lane i % 8, added lane 0 to 7 at the
+ * end: the order the SIMD sets' rmsnorm keeps, so they give the same bits. */
 void cpu_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps);
 /* y[n] = (x - mean(x)) / sqrt(var(x) + eps) * w[n] + b[n] (b may be NULL) */
 void cpu_layernorm(const float *x, const float *w, const float *b, float *y, int64_t n, float eps);
 /* Rotates n_heads heads of head_dim floats at x (n_rot dims each) to position pos. */
 void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float base,
               float freq_scale, bool neox);
+/* cpu_rope in two halves, so a position's angles serve every layer: the
+ * cosines and sines of the n_rot / 2 pairs (cs, sn: n_rot / 2 floats each,
+ * at most CPU_ROPE_MAX_PAIRS), then the rotation with them. */
+#define CPU_ROPE_MAX_PAIRS 256
+void cpu_rope_angles(int n_rot, float pos, float base, float freq_scale, float *cs, float *sn);
+void cpu_rope_apply(float *x, int n_heads, int head_dim, int n_rot, const float *cs,
+                    const float *sn, bool neox);
 /* silu(g) * u in place into g, n floats */
 void cpu_swiglu(float *g, const float *u, int64_t n);
 /* 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))) in float: the formula

@@ -59,6 +59,9 @@ struct cpu_backend {
 	char *amx_scratch; /* [n_threads][amx_scratch_bytes], NULL when AMX is off */
 	size_t amx_scratch_bytes;
 	int32_t *idx; /* [cap + 1] attention query block starts */
+	/* (cap, n_rot / 2) each: the RoPE cosines and sines of the batch's
+	 * positions, computed once per forward for every layer */
+	float *rope_cs, *rope_sn;
 };
 
 #define ATTN_DEC_MAX   4  /* decode batches of up to this many entries take attn_decode */

@@ -189,6 +189,11 @@ struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
 	FILL(score_f16);
 	FILL(mix_f16);
 	FILL(softmax);
+	FILL(rmsnorm);
+	FILL(swiglu);
+	FILL(to_f16);
+	FILL(from_f16);
+	FILL(rope);
 	if (c.score_f32 == r->score_f32 || !c.attn_qb) c.attn_qb = r->attn_qb;
 #undef FILL
 	return c;

@@ -314,6 +314,11 @@ const struct cpu_kernels cpu_kernels_avx2 = {
 	.mix_f16 = attn_mix_f16,
 	.softmax = attn_softmax,
 	.attn_qb = ATTN_QB,
+	.rmsnorm = row_rmsnorm,
+	.swiglu = row_swiglu,
+	.to_f16 = row_to_f16,
+	.from_f16 = row_from_f16,
+	.rope = row_rope,
 };
 #else
 #include "cpu.h"

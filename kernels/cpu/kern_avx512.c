@@ -5,8 +5,8 @@
  * the panel kernel for Q4_0 packed at load (every Q4_0 matmul weight of a
  * model), decode rows for Q8_0 and unpacked Q4_0 (ymm only: a 512-bit uop
  * would take port 1's vector unit away from these loops on Intel), prefill
- * panels built per call for them where a zmm lane is a weight row, and an
- * F16 prefill tile on zmm.
+ * panels built per call for them where a zmm lane is a weight row, an
+ * F16 prefill tile on zmm, and attention on zmm (kern_attn512.h).
  */
 #if defined(__x86_64__)
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
@@ -18,6 +18,7 @@
 #include "kern_simd.h"
 #include "kern_simd_k.h"
 #include "kern_simd_q.h"
+#include "kern_attn512.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -1381,12 +1382,17 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,
 	.axpy_f16 = attn_axpy_f16,
-	.score_f32 = attn_score_f32,
-	.mix_f32 = attn_mix_f32,
-	.score_f16 = attn_score_f16,
-	.mix_f16 = attn_mix_f16,
-	.softmax = attn_softmax,
+	.score_f32 = attn512_score_f32,
+	.mix_f32 = attn512_mix_f32,
+	.score_f16 = attn512_score_f16,
+	.mix_f16 = attn512_mix_f16,
+	.softmax = attn512_softmax,
 	.attn_qb = ATTN_QB,
+	.rmsnorm = row_rmsnorm,
+	.swiglu = row_swiglu,
+	.to_f16 = row_to_f16,
+	.from_f16 = row_from_f16,
+	.rope = row_rope,
 };
 #else
 #include "cpu.h"

@@ -496,6 +496,16 @@ static void softmax(float *s, int64_t n, bool round_f16)
 		s[i] = round_f16 ? tensor_f16_to_f32(tensor_f32_to_f16(s[i] * inv)) : s[i] * inv;
 }
 
+static void to_f16(const float *x, uint16_t *h, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) h[i] = tensor_f32_to_f16(x[i]);
+}
+
+static void from_f16(const uint16_t *h, float *y, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) y[i] = tensor_f16_to_f32(h[i]);
+}
+
 const struct cpu_kernels cpu_kernels_ref = {
 	.name = "ref",
 	.act = { act_f32, act_q8_0, act_q8_1, act_q8_k },
@@ -524,4 +534,9 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.mix_f16 = mix_f16,
 	.softmax = softmax,
 	.attn_qb = CPU_ATTN_QB,
+	.rmsnorm = cpu_rmsnorm,
+	.swiglu = cpu_swiglu,
+	.to_f16 = to_f16,
+	.from_f16 = from_f16,
+	.rope = cpu_rope_apply,
 };

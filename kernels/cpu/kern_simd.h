@@ -326,7 +326,8 @@ static void attn_axpy_f16(int64_t n, float s, const uint16_t *h, float *y)
 	for (; i < n; i++) y[i] += s * f16_to_f32(h[i]);
 }
 
-/* ---- attention over runs of cache rows for up to ATTN_QB queries (cpu.h) ---- */
+/* ---- attention over runs of cache rows for up to ATTN_QB queries (cpu.h; the
+ * AVX-512 set has its own on zmm, kern_attn512.h) ---- */
 
 #ifndef ATTN_STRIP
 #define ATTN_STRIP 2 /* ymm registers of o per query in the mix loop (16 registers: AVX2) */
@@ -369,126 +370,128 @@ static inline void attn_prefetch_row(const void *row, int64_t bytes)
 
 /* Two rows x g queries of accumulators; each row chunk is loaded once for
  * all queries, the 4 query sums of a row leave through two hadds. */
-#define ATTN_SCORE(fname, rtype, loadk, scalar)                                                 \
-	static inline __attribute__((always_inline)) void fname##_g(                            \
-	        int g, int64_t hd, const float *q, int64_t qs, const rtype *r, int64_t stride,  \
-	        int64_t n, float scale, float *s, int64_t ld)                                   \
-	{                                                                                       \
-		int64_t h8 = hd / 8 * 8;                                                        \
-		for (int64_t i = 0; i < n; i += 2) {                                            \
-			attn_prefetch_row(r + (i + ATTN_PF) * stride,                           \
-			                  hd * (int64_t)sizeof(rtype));                         \
-			attn_prefetch_row(r + (i + ATTN_PF + 1) * stride,                       \
-			                  hd * (int64_t)sizeof(rtype));                         \
-			int rows = n - i >= 2 ? 2 : 1;                                          \
-			const rtype *r0 = r + i * stride, *r1 = rows == 2 ? r0 + stride : r0;   \
-			__m256 a[2][ATTN_QB];                                                   \
-			_Pragma("GCC unroll 8") for (int j = 0; j < ATTN_QB; j++) a[0][j] =     \
-			        a[1][j] = _mm256_setzero_ps();                                  \
-			for (int64_t k = 0; k < h8; k += 8) {                                   \
-				__m256 k0 = loadk(r0 + k), k1 = loadk(r1 + k);                  \
-				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)             \
-				{                                                               \
-					__m256 qv = _mm256_loadu_ps(q + j * qs + k);            \
-					a[0][j] = _mm256_fmadd_ps(qv, k0, a[0][j]);             \
-					a[1][j] = _mm256_fmadd_ps(qv, k1, a[1][j]);             \
-				}                                                               \
-			}                                                                       \
-			for (int u = 0; u < rows; u++) {                                        \
-				float t[ATTN_QB];                                               \
-				for (int q0 = 0; q0 < g; q0 += 4) {                             \
-					__m256 h = _mm256_hadd_ps(                              \
-					        _mm256_hadd_ps(a[u][q0], a[u][q0 + 1]),         \
-					        _mm256_hadd_ps(a[u][q0 + 2], a[u][q0 + 3]));    \
-					_mm_storeu_ps(t + q0,                                   \
-					              _mm_add_ps(_mm256_castps256_ps128(h),     \
-					                         _mm256_extractf128_ps(h, 1))); \
-				}                                                               \
-				const rtype *ru = u ? r1 : r0;                                  \
-				for (int j = 0; j < g; j++) {                                   \
-					for (int64_t k = h8; k < hd; k++)                       \
-						t[j] += q[j * qs + k] * scalar(ru[k]);          \
-					s[j * ld + i + u] = t[j] * scale;                       \
-				}                                                               \
-			}                                                                       \
-		}                                                                               \
-	}                                                                                       \
-	static void fname(int64_t hd, int g, const float *q, int64_t qs, const rtype *r,        \
-	                  int64_t stride, int64_t n, float scale, float *s, int64_t ld)         \
-	{                                                                                       \
-		switch (g) {                                                                    \
-			ATTN_CASES_HI(fname##_g(8, hd, q, qs, r, stride, n, scale, s, ld);      \
-			              , fname##_g(7, hd, q, qs, r, stride, n, scale, s, ld);    \
-			              , fname##_g(6, hd, q, qs, r, stride, n, scale, s, ld);    \
-			              , fname##_g(5, hd, q, qs, r, stride, n, scale, s, ld);)   \
-		case 4: fname##_g(4, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 3: fname##_g(3, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		case 2: fname##_g(2, hd, q, qs, r, stride, n, scale, s, ld); break;             \
-		default: fname##_g(1, hd, q, qs, r, stride, n, scale, s, ld); break;            \
-		}                                                                               \
+#define ATTN_SCORE(fname, rtype, loadk, scalar)                                                  \
+	static inline __attribute__((always_inline)) void fname##_g(                             \
+	        int g, int64_t hd, const float *q, int64_t qs, const rtype *r, int64_t stride,   \
+	        int64_t n, float scale, float *s, int64_t ld)                                    \
+	{                                                                                        \
+		int64_t h8 = hd / 8 * 8;                                                         \
+		for (int64_t i = 0; i < n; i += 2) {                                             \
+			attn_prefetch_row(r + (i + ATTN_PF) * stride,                            \
+			                  hd * (int64_t)sizeof(rtype));                          \
+			attn_prefetch_row(r + (i + ATTN_PF + 1) * stride,                        \
+			                  hd * (int64_t)sizeof(rtype));                          \
+			int rows = n - i >= 2 ? 2 : 1;                                           \
+			const rtype *r0 = r + i * stride, *r1 = rows == 2 ? r0 + stride : r0;    \
+			__m256 a[2][ATTN_QB];                                                    \
+			_Pragma("GCC unroll 8") for (int j = 0; j < ATTN_QB; j++) a[0][j] =      \
+			        a[1][j] = _mm256_setzero_ps();                                   \
+			for (int64_t k = 0; k < h8; k += 8) {                                    \
+				__m256 k0 = loadk(r0 + k), k1 = loadk(r1 + k);                   \
+				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)              \
+				{                                                                \
+					__m256 qv = _mm256_loadu_ps(q + j * qs + k);             \
+					a[0][j] = _mm256_fmadd_ps(qv, k0, a[0][j]);              \
+					a[1][j] = _mm256_fmadd_ps(qv, k1, a[1][j]);              \
+				}                                                                \
+			}                                                                        \
+			for (int u = 0; u < rows; u++) {                                         \
+				float t[ATTN_QB];                                                \
+				for (int q0 = 0; q0 < g; q0 += 4) {                              \
+					__m256 h = _mm256_hadd_ps(                               \
+					        _mm256_hadd_ps(a[u][q0], a[u][q0 + 1]),          \
+					        _mm256_hadd_ps(a[u][q0 + 2], a[u][q0 + 3]));     \
+					_mm_storeu_ps(t + q0,                                    \
+					              _mm_add_ps(_mm256_castps256_ps128(h),      \
+					                         _mm256_extractf128_ps(h, 1)));  \
+				}                                                                \
+				const rtype *ru = u ? r1 : r0;                                   \
+				for (int j = 0; j < g; j++) {                                    \
+					for (int64_t k = h8; k < hd; k++)                        \
+						t[j] += q[j * qs + k] * scalar(ru[k]);           \
+					s[j * ld + i + u] = t[j] * scale;                        \
+				}                                                                \
+			}                                                                        \
+		}                                                                                \
+	}                                                                                        \
+	__attribute__((unused)) static void fname(int64_t hd, int g, const float *q, int64_t qs, \
+	                                          const rtype *r, int64_t stride, int64_t n,     \
+	                                          float scale, float *s, int64_t ld)             \
+	{                                                                                        \
+		switch (g) {                                                                     \
+			ATTN_CASES_HI(fname##_g(8, hd, q, qs, r, stride, n, scale, s, ld);       \
+			              , fname##_g(7, hd, q, qs, r, stride, n, scale, s, ld);     \
+			              , fname##_g(6, hd, q, qs, r, stride, n, scale, s, ld);     \
+			              , fname##_g(5, hd, q, qs, r, stride, n, scale, s, ld);)    \
+		case 4: fname##_g(4, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 3: fname##_g(3, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		case 2: fname##_g(2, hd, q, qs, r, stride, n, scale, s, ld); break;              \
+		default: fname##_g(1, hd, q, qs, r, stride, n, scale, s, ld); break;             \
+		}                                                                                \
 	}
 
 /* o of g queries stays in registers per strip of 8 * ATTN_STRIP values while
  * every row passes once. */
-#define ATTN_MIX(fname, rtype, loadk, scalar)                                                   \
-	static inline __attribute__((always_inline)) void fname##_g(                            \
-	        int g, int64_t hd, const float *p, int64_t ld, const rtype *r, int64_t stride,  \
-	        int64_t n, float *o, int64_t os)                                                \
-	{                                                                                       \
-		const int W = 8 * ATTN_STRIP;                                                   \
-		int64_t c = 0;                                                                  \
-		for (; c + W <= hd; c += W) {                                                   \
-			__m256 a[ATTN_QB][ATTN_STRIP];                                          \
-			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                     \
-			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
-			                a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);      \
-			for (int64_t i = 0; i < n; i++) {                                       \
-				if (c == 0) /* the first strip brings whole rows in */          \
-					attn_prefetch_row(r + (i + ATTN_PF) * stride,           \
-					                  hd * (int64_t)sizeof(rtype));         \
-				const rtype *ri = r + i * stride + c;                           \
-				__m256 v[ATTN_STRIP];                                           \
-				_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
-				        v[u] = loadk(ri + 8 * u);                               \
-				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)             \
-				{                                                               \
-					__m256 pv = _mm256_set1_ps(p[j * ld + i]);              \
-					_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; \
-					                             u++) a[j][u] =             \
-					        _mm256_fmadd_ps(pv, v[u], a[j][u]);             \
-				}                                                               \
-			}                                                                       \
-			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                     \
-			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)    \
-			                _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);      \
-		}                                                                               \
-		for (; c + 8 <= hd; c += 8)                                                     \
-			for (int j = 0; j < g; j++) {                                           \
-				__m256 a = _mm256_loadu_ps(o + j * os + c);                     \
-				for (int64_t i = 0; i < n; i++)                                 \
-					a = _mm256_fmadd_ps(_mm256_set1_ps(p[j * ld + i]),      \
-					                    loadk(r + i * stride + c), a);      \
-				_mm256_storeu_ps(o + j * os + c, a);                            \
-			}                                                                       \
-		for (; c < hd; c++)                                                             \
-			for (int j = 0; j < g; j++)                                             \
-				for (int64_t i = 0; i < n; i++)                                 \
-					o[j * os + c] +=                                        \
-					        p[j * ld + i] * scalar(r[i * stride + c]);      \
-	}                                                                                       \
-	static void fname(int64_t hd, int g, const float *p, int64_t ld, const rtype *r,        \
-	                  int64_t stride, int64_t n, float *o, int64_t os)                      \
-	{                                                                                       \
-		switch (g) {                                                                    \
-			ATTN_CASES_HI(fname##_g(8, hd, p, ld, r, stride, n, o, os);             \
-			              , fname##_g(7, hd, p, ld, r, stride, n, o, os);           \
-			              , fname##_g(6, hd, p, ld, r, stride, n, o, os);           \
-			              , fname##_g(5, hd, p, ld, r, stride, n, o, os);)          \
-		case 4: fname##_g(4, hd, p, ld, r, stride, n, o, os); break;                    \
-		case 3: fname##_g(3, hd, p, ld, r, stride, n, o, os); break;                    \
-		case 2: fname##_g(2, hd, p, ld, r, stride, n, o, os); break;                    \
-		default: fname##_g(1, hd, p, ld, r, stride, n, o, os); break;                   \
-		}                                                                               \
+#define ATTN_MIX(fname, rtype, loadk, scalar)                                                    \
+	static inline __attribute__((always_inline)) void fname##_g(                             \
+	        int g, int64_t hd, const float *p, int64_t ld, const rtype *r, int64_t stride,   \
+	        int64_t n, float *o, int64_t os)                                                 \
+	{                                                                                        \
+		const int W = 8 * ATTN_STRIP;                                                    \
+		int64_t c = 0;                                                                   \
+		for (; c + W <= hd; c += W) {                                                    \
+			__m256 a[ATTN_QB][ATTN_STRIP];                                           \
+			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                      \
+			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)     \
+			                a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);       \
+			for (int64_t i = 0; i < n; i++) {                                        \
+				if (c == 0) /* the first strip brings whole rows in */           \
+					attn_prefetch_row(r + (i + ATTN_PF) * stride,            \
+					                  hd * (int64_t)sizeof(rtype));          \
+				const rtype *ri = r + i * stride + c;                            \
+				__m256 v[ATTN_STRIP];                                            \
+				_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)     \
+				        v[u] = loadk(ri + 8 * u);                                \
+				_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)              \
+				{                                                                \
+					__m256 pv = _mm256_set1_ps(p[j * ld + i]);               \
+					_Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP;  \
+					                             u++) a[j][u] =              \
+					        _mm256_fmadd_ps(pv, v[u], a[j][u]);              \
+				}                                                                \
+			}                                                                        \
+			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)                      \
+			        _Pragma("GCC unroll 4") for (int u = 0; u < ATTN_STRIP; u++)     \
+			                _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);       \
+		}                                                                                \
+		for (; c + 8 <= hd; c += 8)                                                      \
+			for (int j = 0; j < g; j++) {                                            \
+				__m256 a = _mm256_loadu_ps(o + j * os + c);                      \
+				for (int64_t i = 0; i < n; i++)                                  \
+					a = _mm256_fmadd_ps(_mm256_set1_ps(p[j * ld + i]),       \
+					                    loadk(r + i * stride + c), a);       \
+				_mm256_storeu_ps(o + j * os + c, a);                             \
+			}                                                                        \
+		for (; c < hd; c++)                                                              \
+			for (int j = 0; j < g; j++)                                              \
+				for (int64_t i = 0; i < n; i++)                                  \
+					o[j * os + c] +=                                         \
+					        p[j * ld + i] * scalar(r[i * stride + c]);       \
+	}                                                                                        \
+	__attribute__((unused)) static void fname(int64_t hd, int g, const float *p, int64_t ld, \
+	                                          const rtype *r, int64_t stride, int64_t n,     \
+	                                          float *o, int64_t os)                          \
+	{                                                                                        \
+		switch (g) {                                                                     \
+			ATTN_CASES_HI(fname##_g(8, hd, p, ld, r, stride, n, o, os);              \
+			              , fname##_g(7, hd, p, ld, r, stride, n, o, os);            \
+			              , fname##_g(6, hd, p, ld, r, stride, n, o, os);            \
+			              , fname##_g(5, hd, p, ld, r, stride, n, o, os);)           \
+		case 4: fname##_g(4, hd, p, ld, r, stride, n, o, os); break;                     \
+		case 3: fname##_g(3, hd, p, ld, r, stride, n, o, os); break;                     \
+		case 2: fname##_g(2, hd, p, ld, r, stride, n, o, os); break;                     \
+		default: fname##_g(1, hd, p, ld, r, stride, n, o, os); break;                    \
+		}                                                                                \
 	}
 
 ATTN_SCORE(attn_score_f32, float, LOADK_F32, id_f32)
@@ -497,7 +500,7 @@ ATTN_MIX(attn_mix_f32, float, LOADK_F32, id_f32)
 ATTN_MIX(attn_mix_f16, uint16_t, LOADK_F16, f16_to_f32)
 
 /*
- * exp(x) for x <= 0, 8 lanes: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split
+ * exp(x) for x <= 88 (silu below takes any x through exp_ps), 8 lanes: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split
  * in two so n ln2 is exact to float precision), exp(r) by its Taylor series
  * to degree 7 (truncation 5e-9 relative, under the rounding of the Horner
  * steps), times 2^n built in the exponent bits. Within 2 ulp of expf; below
@@ -526,10 +529,19 @@ static inline __m256 exp_neg_ps(__m256 x)
 	return _mm256_andnot_ps(under, p);
 }
 
+/* exp(x) for any x, as exp_neg_ps up to 88 and exp(88) above: past 88.7
+ * expf is inf, and the one caller (silu's 1 / (1 + exp(-x))) then gets
+ * 6e-39 instead of 0 (both nothing next to its other terms). */
+static inline __m256 exp_ps(__m256 x)
+{
+	/* n <= 127 at 88, so 2^n stays in the exponent's range */
+	return exp_neg_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)));
+}
+
 /* The reference's three passes, 8 lanes at a time; the sum is taken in
  * double per lane and added across lanes at the end. The last partial
  * vector goes through a copy padded with -inf, whose exp is 0. */
-static void attn_softmax(float *s, int64_t n, bool round_f16)
+__attribute__((unused)) static void attn_softmax(float *s, int64_t n, bool round_f16)
 {
 	__m256 mv = _mm256_set1_ps(-INFINITY);
 	int64_t i = 0;
@@ -570,5 +582,121 @@ static void attn_softmax(float *s, int64_t n, bool round_f16)
 	for (int64_t k = i; k < n; k++) {
 		float p = s[k] * _mm256_cvtss_f32(inv);
 		s[k] = round_f16 ? f16_to_f32(_cvtss_sh(p, 0)) : p;
+	}
+}
+
+/* ---- the per-row steps of the forward pass (cpu.h's contracts) ---- */
+
+/* cpu_rmsnorm's bits: squares exact in double, lane i % 8 (two ymm of 4
+ * doubles), the lanes added 0 to 7, then x * scale * w in float. */
+static void row_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps)
+{
+	__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+		__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+		__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+		s0 = _mm256_add_pd(s0, _mm256_mul_pd(lo, lo));
+		s1 = _mm256_add_pd(s1, _mm256_mul_pd(hi, hi));
+	}
+	double lane[8];
+	_mm256_storeu_pd(lane, s0);
+	_mm256_storeu_pd(lane + 4, s1);
+	for (; i < n; i++) lane[i % 8] += (double)x[i] * (double)x[i];
+	double ss = 0;
+	for (int l = 0; l < 8; l++) ss += lane[l];
+	float scale = 1.0f / sqrtf((float)(ss / (double)n) + eps);
+	__m256 vs = _mm256_set1_ps(scale);
+	for (i = 0; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs),
+		                                      _mm256_loadu_ps(w + i)));
+	for (; i < n; i++) y[i] = x[i] * scale * w[i];
+}
+
+/* g / (1 + exp(-g)) * u in the reference's order; the last partial vector
+ * through a padded copy, so every value takes the same polynomial. */
+static void row_swiglu(float *g, const float *u, int64_t n)
+{
+	const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+	for (int64_t i = 0; i < n; i += 8) {
+		float pg[8] = { 0 }, pu[8] = { 0 };
+		int64_t w = n - i < 8 ? n - i : 8;
+		float *gi = g + i;
+		const float *ui = u + i;
+		if (w < 8) {
+			memcpy(pg, gi, (size_t)w * sizeof *pg);
+			memcpy(pu, ui, (size_t)w * sizeof *pu);
+			gi = pg, ui = pu;
+		}
+		__m256 x = _mm256_loadu_ps(gi);
+		__m256 e = exp_ps(_mm256_xor_ps(x, sign));
+		_mm256_storeu_ps(gi, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)),
+		                                   _mm256_loadu_ps(ui)));
+		if (w < 8) memcpy(g + i, pg, (size_t)w * sizeof *pg);
+	}
+}
+
+static void row_to_f16(const float *x, uint16_t *h, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(h + i),
+		                 _mm256_cvtps_ph(_mm256_loadu_ps(x + i),
+		                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	for (; i < n; i++) h[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+static void row_from_f16(const uint16_t *h, float *y, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+	for (; i < n; i++) y[i] = f16_to_f32(h[i]);
+}
+
+/* cpu_rope_apply: per pair (a, b) a c - b s and a s + b c, each product
+ * rounded, then the sum (the reference's operations, so its bits). NeoX
+ * pairs are 8 apart in two vectors; interleaved pairs are the lanes (2i,
+ * 2i + 1) of one, against the angles duplicated per pair and the pair
+ * swapped. */
+static void row_rope(float *x, int n_heads, int head_dim, int n_rot, const float *cs,
+                     const float *sn, bool neox)
+{
+	int half = n_rot / 2;
+	const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+	const __m256 even_neg = _mm256_setr_ps(-0.0f, 0, -0.0f, 0, -0.0f, 0, -0.0f, 0);
+	for (int h = 0; h < n_heads; h++) {
+		float *v = x + (int64_t)h * head_dim;
+		int i = 0;
+		if (neox) {
+			for (; i + 8 <= half; i += 8) {
+				__m256 a = _mm256_loadu_ps(v + i),
+				       b = _mm256_loadu_ps(v + i + half);
+				__m256 c = _mm256_loadu_ps(cs + i), s = _mm256_loadu_ps(sn + i);
+				_mm256_storeu_ps(v + i, _mm256_sub_ps(_mm256_mul_ps(a, c),
+				                                      _mm256_mul_ps(b, s)));
+				_mm256_storeu_ps(v + i + half, _mm256_add_ps(_mm256_mul_ps(a, s),
+				                                             _mm256_mul_ps(b, c)));
+			}
+		} else {
+			for (; i + 4 <= half; i += 4) {
+				__m256 p = _mm256_loadu_ps(v + 2 * i);
+				__m256 c = _mm256_permutevar8x32_ps(
+				        _mm256_castps128_ps256(_mm_loadu_ps(cs + i)), dup);
+				__m256 s = _mm256_permutevar8x32_ps(
+				        _mm256_castps128_ps256(_mm_loadu_ps(sn + i)), dup);
+				/* even lanes a c + (-(b s)), odd lanes b c + a s */
+				__m256 sw = _mm256_permute_ps(p, 0xB1);
+				__m256 t = _mm256_xor_ps(_mm256_mul_ps(sw, s), even_neg);
+				_mm256_storeu_ps(v + 2 * i, _mm256_add_ps(_mm256_mul_ps(p, c), t));
+			}
+		}
+		for (; i < half; i++) {
+			int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+			float x0 = v[a], x1 = v[b];
+			v[a] = x0 * cs[i] - x1 * sn[i];
+			v[b] = x0 * sn[i] + x1 * cs[i];
+		}
 	}
 }

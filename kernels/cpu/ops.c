@@ -10,9 +10,13 @@
 
 void cpu_rmsnorm(const float *x, const float *w, float *y, int64_t n, float eps)
 {
-	/* Sum in double like ggml's rms_norm (ggml_float), so the scale matches. */
+	/* Sum in double like ggml's rms_norm (ggml_float), so the scale matches;
+	 * the float products are exact in double, so only the additions round,
+	 * in the lane order cpu.h states. */
+	double lane[8] = { 0 };
+	for (int64_t i = 0; i < n; i++) lane[i % 8] += (double)x[i] * (double)x[i];
 	double ss = 0;
-	for (int64_t i = 0; i < n; i++) ss += (double)x[i] * x[i];
+	for (int l = 0; l < 8; l++) ss += lane[l];
 	float scale = 1.0f / sqrtf((float)(ss / (double)n) + eps);
 	for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * w[i];
 }
@@ -36,20 +40,24 @@ void cpu_layernorm(const float *x, const float *w, const float *b, float *y, int
 	}
 }
 
-void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float base,
-              float freq_scale, bool neox)
+void cpu_rope_angles(int n_rot, float pos, float base, float freq_scale, float *cs, float *sn)
 {
 	/* theta_i = pos * freq_scale * base^(-2i / n_rot), computed per pair as
 	 * ggml does (a running product of theta_scale). */
 	float theta_scale = powf(base, -2.0f / (float)n_rot);
-	float cs[256], sn[256];
 	int half = n_rot / 2;
 	float theta = pos * freq_scale;
-	for (int i = 0; i < half && i < 256; i++) {
+	for (int i = 0; i < half && i < CPU_ROPE_MAX_PAIRS; i++) {
 		cs[i] = cosf(theta);
 		sn[i] = sinf(theta);
 		theta *= theta_scale;
 	}
+}
+
+void cpu_rope_apply(float *x, int n_heads, int head_dim, int n_rot, const float *cs,
+                    const float *sn, bool neox)
+{
+	int half = n_rot / 2;
 	for (int h = 0; h < n_heads; h++) {
 		float *v = x + (int64_t)h * head_dim;
 		for (int i = 0; i < half; i++) {
@@ -59,6 +67,14 @@ void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float b
 			v[b] = x0 * sn[i] + x1 * cs[i];
 		}
 	}
+}
+
+void cpu_rope(float *x, int n_heads, int head_dim, int n_rot, float pos, float base,
+              float freq_scale, bool neox)
+{
+	float cs[CPU_ROPE_MAX_PAIRS], sn[CPU_ROPE_MAX_PAIRS];
+	cpu_rope_angles(n_rot, pos, base, freq_scale, cs, sn);
+	cpu_rope_apply(x, n_heads, head_dim, n_rot, cs, sn, neox);
 }
 
 void cpu_swiglu(float *g, const float *u, int64_t n)

@@ -894,6 +894,38 @@ TEST(attention_score_and_mix_over_rows)
 				}
 }
 
+TEST(attention_bits_do_not_depend_on_the_batch)
+{
+	/* What prompt lookup's exactness rests on (cpu.h): a (query, row) score
+	 * is the same bits whether the query comes alone (decode) or among
+	 * attn_qb (prefill) and wherever the row sits in the run, and a mix is
+	 * the set's own axpy per row, in row order. */
+	init_sets();
+	enum { N = 13, HD = 136, STRIDE = 160, QB = CPU_ATTN_QB, LD = 16 };
+	static float q[QB * HD], p[QB * LD], all[QB * LD], one[LD], oa[QB * HD], ob[QB * HD];
+	static uint16_t r16[N * STRIDE];
+	for (int i = 0; i < N * STRIDE; i++) r16[i] = tensor_f32_to_f16(frand());
+	for (int i = 0; i < QB * HD; i++) q[i] = frand();
+	for (int i = 0; i < QB * LD; i++) p[i] = (frand() + 1.0f) / N;
+	for (int s = 0; s < n_sets; s++) {
+		int g = sets[s]->attn_qb;
+		sets[s]->score_f16(HD, g, q, HD, r16, STRIDE, N, 0.125f, all, LD);
+		for (int j = 0; j < g; j++)
+			for (int i = 0; i < N; i++) {
+				sets[s]->score_f16(HD, 1, q + j * HD, HD, r16 + i * STRIDE, STRIDE,
+				                   1, 0.125f, one, LD);
+				CHECK(memcmp(&one[0], &all[j * LD + i], sizeof one[0]) == 0);
+			}
+		memcpy(oa, q, sizeof oa);
+		memcpy(ob, q, sizeof ob);
+		sets[s]->mix_f16(HD, g, p, LD, r16, STRIDE, N, oa, HD);
+		for (int j = 0; j < g; j++)
+			for (int i = 0; i < N; i++)
+				sets[s]->axpy_f16(HD, p[j * LD + i], r16 + i * STRIDE, ob + j * HD);
+		CHECK(memcmp(oa, ob, (size_t)g * HD * sizeof oa[0]) == 0);
+	}
+}
+
 TEST(softmax_matches_reference)
 {
 	/* Scores as attention makes them (a spread of tens of nats, so some
@@ -920,6 +952,147 @@ TEST(softmax_matches_reference)
 				}
 				CHECK_NEAR(total, 1.0, f16 ? 1e-3 : 1e-5);
 			}
+}
+
+TEST(rmsnorm_same_bits_as_reference)
+{
+	/* The lane order is part of cpu_rmsnorm's contract, so the SIMD sets give
+	 * its bits: widths with and without a vector tail, values over a wide
+	 * range (squares from 1e-6 to 1e4, where a different order of the double
+	 * sum would show in the float scale now and then). */
+	init_sets();
+	enum { N = 2051 };
+	static float x[N], w[N], a[N], b[N];
+	for (int i = 0; i < N; i++) {
+		x[i] = frand() * (i % 5 == 0 ? 100.0f : i % 3 ? 1.0f : 1e-3f);
+		w[i] = 1.0f + 0.3f * frand();
+	}
+	for (int s = 0; s < n_sets; s++)
+		for (int n = 1; n <= N; n += n < 40 ? 1 : 203) {
+			sets[s]->rmsnorm(x, w, a, n, 1e-6f);
+			cpu_rmsnorm(x, w, b, n, 1e-6f);
+			if (memcmp(a, b, (size_t)n * sizeof *a) != 0) {
+				fprintf(stderr, "%s rmsnorm n=%d differs\n", sets[s]->name, n);
+				CHECK(0);
+				break;
+			}
+		}
+	/* and it is the norm: a row of 3s and unit weights comes out all ones */
+	for (int i = 0; i < 64; i++) x[i] = 3.0f, w[i] = 1.0f;
+	cpu_rmsnorm(x, w, b, 64, 0.0f);
+	for (int i = 0; i < 64; i++) CHECK_NEAR(b[i], 1.0, 1e-7);
+}
+
+TEST(swiglu_matches_reference)
+{
+	/* silu(g) * u against libm's expf: the SIMD exp is within 2 ulp of expf,
+	 * a division and a product add an ulp each, so 4e-7 relative (a wrong
+	 * coefficient of the polynomial is 1e-4 and up). Gates from -100 to 100
+	 * (exp overflowing and underflowing inside), tails of every width, and
+	 * the same bits in every set (one ymm body serves both). */
+	init_sets();
+	enum { N = 1000 };
+	static float g[N], u[N], a[N], b[N], first[N];
+	for (int i = 0; i < N; i++) {
+		g[i] = frand() * (i % 7 == 0 ? 100.0f : 8.0f);
+		u[i] = frand() * 2.0f;
+	}
+	g[1] = 0.0f, g[2] = -89.0f, g[3] = 89.0f, g[4] = -1e-30f;
+	for (int s = 0; s < n_sets; s++)
+		for (int n = 1; n <= N; n += n < 20 ? 1 : 141) {
+			memcpy(a, g, sizeof a);
+			memcpy(b, g, sizeof b);
+			sets[s]->swiglu(a, u, n);
+			cpu_kernels_ref.swiglu(b, u, n);
+			for (int i = 0; i < n; i++)
+				CHECK_NEAR(a[i], b[i], fabsf(b[i]) * 4e-7f + 1e-30f);
+			for (int i = n; i < N; i++) CHECK(a[i] == g[i]); /* nothing past n */
+			if (n == N && s == 0) memcpy(first, a, sizeof a);
+			if (n == N && s > 0) CHECK(memcmp(first, a, sizeof a) == 0);
+		}
+	/* silu(1) = 1 / (1 + e^-1) = 0.7310586 */
+	float one = 1.0f, two = 2.0f;
+	for (int s = 0; s < n_sets; s++) {
+		one = 1.0f;
+		sets[s]->swiglu(&one, &two, 1);
+		CHECK_NEAR(one, 2 * 0.7310585786f, 1e-6);
+	}
+}
+
+TEST(rope_same_bits_as_reference)
+{
+	/* Both pairings, head sizes whose rotated part has a vector tail, fewer
+	 * rotated dims than the head (the rest untouched), angles of a far
+	 * position; against cpu_rope_apply bit for bit, and the rotation itself:
+	 * a pair's length is kept. */
+	init_sets();
+	enum { HEADS = 3, HD = 200 };
+	static float x[HEADS * HD], a[HEADS * HD], b[HEADS * HD];
+	float cs[CPU_ROPE_MAX_PAIRS], sn[CPU_ROPE_MAX_PAIRS];
+	for (int i = 0; i < HEADS * HD; i++) x[i] = frand() * 3.0f;
+	int shapes[][2] = { { 128, 128 }, { 200, 200 }, { 200, 96 }, { 72, 72 }, { 8, 4 } };
+	for (int s = 0; s < n_sets; s++)
+		for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+			for (int neox = 0; neox < 2; neox++) {
+				int hd = shapes[k][0], n_rot = shapes[k][1];
+				cpu_rope_angles(n_rot, 4093.0f, 10000.0f, 0.25f, cs, sn);
+				memcpy(a, x, sizeof a);
+				memcpy(b, x, sizeof b);
+				sets[s]->rope(a, HEADS, hd, n_rot, cs, sn, neox);
+				cpu_rope_apply(b, HEADS, hd, n_rot, cs, sn, neox);
+				CHECK(memcmp(a, b, sizeof a) == 0);
+				int pa = 0, pb = neox ? n_rot / 2 : 1;
+				CHECK_NEAR(hypotf(a[pa], a[pb]), hypotf(x[pa], x[pb]), 1e-5);
+				if (n_rot < hd) CHECK(a[hd - 1] == x[hd - 1]);
+			}
+}
+
+TEST(f16_conversions_same_bits_as_scalar)
+{
+	/* Every half widened, and floats around every rounding boundary of the
+	 * half grid narrowed (ties to even, subnormal halves, overflow to inf),
+	 * against tensor_f16_to_f32 / tensor_f32_to_f16; NaNs of quiet payload 0
+	 * only (F16C keeps other payloads, cpu.h). */
+	init_sets();
+	static uint16_t h[65536];
+	static float f[65536];
+	for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+	for (int s = 0; s < n_sets; s++) {
+		sets[s]->from_f16(h, f, 65536);
+		int bad = 0;
+		for (uint32_t i = 0; i < 65536; i++) {
+			float want = tensor_f16_to_f32((uint16_t)i);
+			if (isnan(want) ? !isnan(f[i]) : memcmp(&f[i], &want, 4) != 0) bad++;
+		}
+		CHECK(bad == 0);
+		/* floats: each half's value, the midpoints to its neighbour and one
+		 * float ulp either side of them */
+		static float x[65536 * 4];
+		static uint16_t got[65536 * 4];
+		int64_t n = 0;
+		for (uint32_t i = 0; i < 65536; i++) {
+			float v = tensor_f16_to_f32((uint16_t)i);
+			if (!isfinite(v)) continue;
+			float nx = tensor_f16_to_f32((uint16_t)(i + 1));
+			float mid = isfinite(nx) && (i & 0x7FFF) != 0x7BFF ? (v + nx) / 2
+			                                                   : v * 1.0009765625f;
+			x[n++] = v;
+			x[n++] = mid;
+			x[n++] = nextafterf(mid, INFINITY);
+			x[n++] = nextafterf(mid, -INFINITY);
+		}
+		x[0] = NAN, x[1] = INFINITY, x[2] = -INFINITY, x[3] = 1e6f;
+		sets[s]->to_f16(x, got, n);
+		bad = 0;
+		for (int64_t i = 0; i < n; i++)
+			if (got[i] != tensor_f32_to_f16(x[i])) {
+				if (bad++ < 5)
+					fprintf(stderr, "%s to_f16(%a) = %04x, want %04x\n",
+					        sets[s]->name, x[i], got[i],
+					        tensor_f32_to_f16(x[i]));
+			}
+		CHECK(bad == 0);
+	}
 }
 
 TEST(amx_gemm_matches_reference)
