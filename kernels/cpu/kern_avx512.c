@@ -23,6 +23,14 @@
 #include <stddef.h>
 #include <string.h>
 
+/* vpdpbusd with the token's 4 bytes broadcast from memory in the
+ * instruction ({1to16}), which GCC 12 does not fold from a set1. */
+static inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const char *x)
+{
+	__asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)x));
+	return acc;
+}
+
 /* ---- decode: Q4_0 / Q8_0 weight rows x up to 4 tokens ---- */
 
 /*
@@ -315,8 +323,7 @@ static inline __attribute__((always_inline)) void panel_tile(int g, int64_t nb,
 			__m512i wk = _mm512_load_si512(P->q[kk]);
 #pragma GCC unroll 8
 			for (int j = 0; j < g; j++)
-				p[j] = _mm512_dpbusd_epi32(
-				        p[j], wk, _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+				p[j] = dpbusd_bcast(p[j], wk, xb[j] + oq + 4 * kk);
 		}
 		__m512 dwv = _mm512_load_ps(P->dw);
 #pragma GCC unroll 8
@@ -529,12 +536,8 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
 #pragma GCC unroll 8
 			for (int j = 0; j < g; j++) {
 				int c = kk % CH;
-				p[j][c] = _mm512_dpbusd_epi32(
-				        p[j][c], lo,
-				        _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
-				p[j][c] = _mm512_dpbusd_epi32(
-				        p[j][c], hi,
-				        _mm512_set1_epi32(load_i32(xb[j] + oq + 16 + 4 * kk)));
+				p[j][c] = dpbusd_bcast(p[j][c], lo, xb[j] + oq + 4 * kk);
+				p[j][c] = dpbusd_bcast(p[j][c], hi, xb[j] + oq + 16 + 4 * kk);
 			}
 		}
 		__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
@@ -670,9 +673,7 @@ static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int
 #pragma GCC unroll 8
 			for (int j = 0; j < g; j++) {
 				int c = kk % CH;
-				p[j][c] = _mm512_dpbusd_epi32(
-				        p[j][c], u,
-				        _mm512_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
+				p[j][c] = dpbusd_bcast(p[j][c], u, xb[j] + oq + 4 * kk);
 			}
 		}
 		__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
@@ -808,14 +809,6 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
  * where two panels at once read 30 (500 MB, nt=1, any prefetch distance
  * tried).
  */
-
-/* vpdpbusd with the token's 4 bytes broadcast from memory in the
- * instruction ({1to16}), which GCC 12 does not fold from a set1. */
-static inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const char *x)
-{
-	__asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)x));
-	return acc;
-}
 
 static inline __m512i q4k16_join(__m256i lo, __m256i hi)
 {
@@ -1169,9 +1162,7 @@ static inline __attribute__((always_inline)) void q5_0p16_tile(int g, bool pf, i
 				            : c > 0 ? _mm512_setzero_si512()
 				                    : p[j][0];
 #pragma GCC unroll 4
-				for (int k = 0; k < 4; k++)
-					a = _mm512_dpbusd_epi32(
-					        a, u[k], _mm512_set1_epi32(load_i32(xq + 4 * k)));
+				for (int k = 0; k < 4; k++) a = dpbusd_bcast(a, u[k], xq + 4 * k);
 				p[j][c] = a;
 			}
 		}
@@ -1236,9 +1227,7 @@ static inline __attribute__((always_inline)) void q5_1p16_tile(int g, bool pf, i
 				int c = h % CH;
 				__m512i a = h == 0 || c > 0 ? _mm512_setzero_si512() : p[j][0];
 #pragma GCC unroll 4
-				for (int k = 0; k < 4; k++)
-					a = _mm512_dpbusd_epi32(
-					        a, u[k], _mm512_set1_epi32(load_i32(xq + 4 * k)));
+				for (int k = 0; k < 4; k++) a = dpbusd_bcast(a, u[k], xq + 4 * k);
 				p[j][c] = a;
 			}
 		}
