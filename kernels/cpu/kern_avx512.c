@@ -487,6 +487,24 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
  * streamed 19-24 GB/s from DRAM against 26-29 at 12 KB (500 MB, nt=1). */
 #define P16_PREFETCH (CPU_P8_PREFETCH * 3 / 2)
 
+/* Prefetches, P16_PREFETCH bytes ahead, what a two-panel tile reads for
+ * block b: its qb quant bytes in both panels (q0, q1 at the block), and
+ * once a cache line (every 64 / sb blocks) the sb bytes a block of scales
+ * at the same distance in blocks. */
+static inline __attribute__((always_inline)) void p16_prefetch(const char *q0, const char *q1,
+                                                               const char *sc0, const char *sc1,
+                                                               int64_t b, int qb, int sb)
+{
+	for (int l = 0; l < qb; l += 64) {
+		_mm_prefetch(q0 + P16_PREFETCH + l, _MM_HINT_T0);
+		_mm_prefetch(q1 + P16_PREFETCH + l, _MM_HINT_T0);
+	}
+	if (!(b & (64 / sb - 1))) {
+		_mm_prefetch(sc0 + sb * b + P16_PREFETCH * sb / qb, _MM_HINT_T0);
+		_mm_prefetch(sc1 + sb * b + P16_PREFETCH * sb / qb, _MM_HINT_T0);
+	}
+}
+
 static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64_t nb,
                                                            const char *panel, size_t panel_bytes,
                                                            const char *x0, size_t xs, float *y,
@@ -506,16 +524,7 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
 	}
 	for (int64_t b = 0; b < nb; b++) {
 		const char *q0 = qs0 + (size_t)b * 128, *q1 = qs1 + (size_t)b * 128;
-		if (pf) {
-			_mm_prefetch(q0 + P16_PREFETCH, _MM_HINT_T0);
-			_mm_prefetch(q0 + P16_PREFETCH + 64, _MM_HINT_T0);
-			_mm_prefetch(q1 + P16_PREFETCH, _MM_HINT_T0);
-			_mm_prefetch(q1 + P16_PREFETCH + 64, _MM_HINT_T0);
-			if (!(b & 3)) {
-				_mm_prefetch(sc0 + 16 * b + P16_PREFETCH / 8, _MM_HINT_T0);
-				_mm_prefetch(sc1 + 16 * b + P16_PREFETCH / 8, _MM_HINT_T0);
-			}
-		}
+		if (pf) p16_prefetch(q0, q1, sc0, sc1, b, 128, 16);
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m512i p[P8_T][4];
@@ -643,16 +652,7 @@ static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int
 	}
 	for (int64_t b = 0; b < nb; b++) {
 		const char *q0 = qs0 + (size_t)b * 256, *q1 = qs1 + (size_t)b * 256;
-		if (pf) {
-			for (int l = 0; l < 256; l += 64) {
-				_mm_prefetch(q0 + P16_PREFETCH + l, _MM_HINT_T0);
-				_mm_prefetch(q1 + P16_PREFETCH + l, _MM_HINT_T0);
-			}
-			if (!(b & 3)) {
-				_mm_prefetch(sc0 + 16 * b + P16_PREFETCH / 16, _MM_HINT_T0);
-				_mm_prefetch(sc1 + 16 * b + P16_PREFETCH / 16, _MM_HINT_T0);
-			}
-		}
+		if (pf) p16_prefetch(q0, q1, sc0, sc1, b, 256, 16);
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m512i p[P8_T][4];
@@ -1133,16 +1133,7 @@ static inline __attribute__((always_inline)) void q5_0p16_tile(int g, bool pf, i
 	}
 	for (int64_t b = 0; b < nb; b++) {
 		const char *q0 = qv0 + (size_t)b * 160, *q1 = qv1 + (size_t)b * 160;
-		if (pf) {
-			for (int l = 0; l < 160; l += 64) {
-				_mm_prefetch(q0 + P16_PREFETCH + l, _MM_HINT_T0);
-				_mm_prefetch(q1 + P16_PREFETCH + l, _MM_HINT_T0);
-			}
-			if (!(b & 3)) {
-				_mm_prefetch(sc0 + 16 * b + P16_PREFETCH / 10, _MM_HINT_T0);
-				_mm_prefetch(sc1 + 16 * b + P16_PREFETCH / 10, _MM_HINT_T0);
-			}
-		}
+		if (pf) p16_prefetch(q0, q1, sc0, sc1, b, 160, 16);
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m512i qh = _mm512_inserti64x4(
@@ -1200,16 +1191,7 @@ static inline __attribute__((always_inline)) void q5_1p16_tile(int g, bool pf, i
 	}
 	for (int64_t b = 0; b < nb; b++) {
 		const char *q0 = qv0 + (size_t)b * 160, *q1 = qv1 + (size_t)b * 160;
-		if (pf) {
-			for (int l = 0; l < 160; l += 64) {
-				_mm_prefetch(q0 + P16_PREFETCH + l, _MM_HINT_T0);
-				_mm_prefetch(q1 + P16_PREFETCH + l, _MM_HINT_T0);
-			}
-			if (!(b & 1)) {
-				_mm_prefetch(sc0 + 32 * b + P16_PREFETCH / 5, _MM_HINT_T0);
-				_mm_prefetch(sc1 + 32 * b + P16_PREFETCH / 5, _MM_HINT_T0);
-			}
-		}
+		if (pf) p16_prefetch(q0, q1, sc0, sc1, b, 160, 32);
 		size_t ox = (size_t)b * sizeof(struct block_q8_1);
 		__m512i qh = _mm512_inserti64x4(
 		        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)q0)),
