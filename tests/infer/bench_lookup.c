@@ -17,11 +17,12 @@
  * and each cut again followed by the model's own greedy answer to it, 3 x
  * --tokens long (a random-weight model's greedy text soon runs in a loop,
  * so what it writes next repeats its prompt, as a trained model repeats
- * code). Which prompts "repeat" is read off the answer without lookup, not
- * off how they were made: those where at least 40% of the answer's bytes
- * are the byte that followed the latest earlier occurrence of the 4 bytes
+ * code). How much a prompt's answer repeats is read off the answer without
+ * lookup, not off how the prompt was made: the share of its bytes that are
+ * the byte that followed the latest earlier occurrence of the 4 bytes
  * before it (in the prompt and the answer so far). The figures are summed
- * per class; a line per prompt says its share and speed-up.
+ * per class, "repeats" (a share of at least 80%), "partly" (40-80%) and
+ * "else"; a line per prompt says its share and speed-up.
  *
  * Then the price of checking drafts: one forward pass of 1 token against
  * one of 1 + ENGINE_DRAFT_MAX tokens of the same sequence, at the end of the
@@ -272,8 +273,11 @@ int main(int argc, char **argv)
 	rq.n_candidates = cand;
 	rq.max_tokens = tokens;
 	rq.max_lines = 0; /* random weights: lines are not what stops them */
-	struct figures off[2] = { 0 }, on[2] = { 0 }; /* [repeats] */
-	int count[2] = { 0 };
+	/* by how much the answer repeats: [0] under 40% of its bytes, [1] up
+	 * to 80%, [2] at least 80% */
+	static const char *const class_name[3] = { "else", "partly", "repeats" };
+	struct figures off[3] = { 0 }, on[3] = { 0 };
+	int count[3] = { 0 };
 	size_t span = len > (size_t)prefix_bytes ? len - (size_t)prefix_bytes : 0;
 	for (int p = 0; p < prompts; p++) {
 		size_t cut = (size_t)prefix_bytes + span * (size_t)p / (size_t)prompts;
@@ -318,16 +322,16 @@ int main(int argc, char **argv)
 			snprintf(name, sizeof name, "%s%d %2.0f%%", k ? "cont" : "cut", p,
 			         100 * share);
 			report(name, &f_off, &f_on);
-			int c = share >= 0.4;
+			int c = share >= 0.8 ? 2 : share >= 0.4;
 			count[c]++;
 			add(&off[c], &f_off);
 			add(&on[c], &f_on);
 		}
 		free(rep);
 	}
-	for (int c = 1; c >= 0; c--) {
+	for (int c = 2; c >= 0; c--) {
 		char name[32];
-		snprintf(name, sizeof name, "%s (%d)", c ? "repeats" : "else", count[c]);
+		snprintf(name, sizeof name, "%s (%d)", class_name[c], count[c]);
 		if (count[c]) report(name, &off[c], &on[c]);
 	}
 	size_t cut = (size_t)prefix_bytes < len ? (size_t)prefix_bytes : len;
