@@ -505,6 +505,28 @@ static inline __attribute__((always_inline)) void p16_prefetch(const char *q0, c
 	}
 }
 
+/* The float step of a Q4_0 or Q8_0 block for g tokens over two panels:
+ * each token's CH int32 chains p[j] summed, times the 16 rows' fp16 scales
+ * (d0, d1: the block's in each panel) times the token's, into acc[j]. */
+static inline __attribute__((always_inline)) void p16_float_step(int g, int CH, __m512i (*p)[4],
+                                                                 const char *d0, const char *d1,
+                                                                 const char *const *xb, size_t od,
+                                                                 __m512 *acc)
+{
+	__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+	        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)d0)),
+	        _mm_loadu_si128((const __m128i *)d1), 1));
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) {
+		__m512i s = p[j][0];
+#pragma GCC unroll 4
+		for (int c = 1; c < CH; c++) s = _mm512_add_epi32(s, p[j][c]);
+		acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
+		                         _mm512_mul_ps(dwv, _mm512_set1_ps(TAIL_F32(xb[j], od))),
+		                         acc[j]);
+	}
+}
+
 static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64_t nb,
                                                            const char *panel, size_t panel_bytes,
                                                            const char *x0, size_t xs, float *y,
@@ -549,18 +571,7 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
 				p[j][c] = dpbusd_bcast(p[j][c], hi, xb[j] + oq + 16 + 4 * kk);
 			}
 		}
-		__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
-		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(sc0 + 16 * b))),
-		        _mm_loadu_si128((const __m128i *)(sc1 + 16 * b)), 1));
-#pragma GCC unroll 8
-		for (int j = 0; j < g; j++) {
-			__m512i s = p[j][0];
-#pragma GCC unroll 4
-			for (int c = 1; c < CH; c++) s = _mm512_add_epi32(s, p[j][c]);
-			acc[j] = _mm512_fmadd_ps(
-			        _mm512_cvtepi32_ps(s),
-			        _mm512_mul_ps(dwv, _mm512_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
-		}
+		p16_float_step(g, CH, p, sc0 + 16 * b, sc1 + 16 * b, xb, od, acc);
 	}
 #pragma GCC unroll 8
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
@@ -676,18 +687,7 @@ static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int
 				p[j][c] = dpbusd_bcast(p[j][c], u, xb[j] + oq + 4 * kk);
 			}
 		}
-		__m512 dwv = _mm512_cvtph_ps(_mm256_inserti128_si256(
-		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(sc0 + 16 * b))),
-		        _mm_loadu_si128((const __m128i *)(sc1 + 16 * b)), 1));
-#pragma GCC unroll 8
-		for (int j = 0; j < g; j++) {
-			__m512i s = p[j][0];
-#pragma GCC unroll 4
-			for (int c = 1; c < CH; c++) s = _mm512_add_epi32(s, p[j][c]);
-			acc[j] = _mm512_fmadd_ps(
-			        _mm512_cvtepi32_ps(s),
-			        _mm512_mul_ps(dwv, _mm512_set1_ps(TAIL_F32(xb[j], od))), acc[j]);
-		}
+		p16_float_step(g, CH, p, sc0 + 16 * b, sc1 + 16 * b, xb, od, acc);
 	}
 #pragma GCC unroll 8
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
