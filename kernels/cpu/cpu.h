@@ -105,6 +105,20 @@ typedef void (*cpu_gemm_fn)(int64_t n, const void *w, size_t w_stride, int64_t n
  * 2.7 KB in flight). */
 #define CPU_P8_PREFETCH 8192
 
+/* Where block b of a Q4_0 / Q8_0 panel (repack.c) lies, blk = 8 (2 + q)
+ * its bytes: blocks go in groups of 4 (k < 4 in a last group), the
+ * group's scales (16 k bytes) then its quants (blk - 16 bytes a block). */
+static inline size_t cpu_p8_scales_at(int64_t b, size_t blk)
+{
+	return (size_t)(b & ~3) * blk + 16 * (size_t)(b & 3);
+}
+
+static inline size_t cpu_p8_quants_at(int64_t b, int64_t nb, size_t blk)
+{
+	int64_t b0 = b & ~3, k = nb - b0 < 4 ? nb - b0 : 4;
+	return (size_t)b0 * blk + 16 * (size_t)k + (size_t)(b & 3) * (blk - 16);
+}
+
 /* Bytes of nr rows of n values packed (the last panel padded to 8 rows). */
 size_t cpu_q4_0_p8_bytes(int64_t nr, int64_t n);
 /* Packs panels [p0, p1) (rows 8 p0 .. 8 p1 - 1, those past nr zero) of the

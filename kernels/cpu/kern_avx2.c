@@ -60,7 +60,6 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 {
 	const __m256i m4 = _mm256_set1_epi8(0xF), ones = _mm256_set1_epi16(1);
 	const size_t toff = cpu_q8_tail_offset(nb);
-	const char *sc = panel, *qs = panel + 16 * (size_t)nb;
 	const char *xb[P8_T];
 	__m256 acc[P8_T];
 #pragma GCC unroll 4
@@ -69,16 +68,8 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 		xb[j] = x0 + (size_t)j * xs;
 	}
 	for (int64_t b = 0; b < nb; b++) {
-		const char *q = qs + (size_t)b * 128;
-		/* Decode streams the panels from DRAM: ask for them ahead of the
-		 * hardware prefetcher (the quants' two lines, a scales line per 4
-		 * blocks; 200 MB, one core, nt=1: 8.3 -> 10.1 GB/s). A prompt's
-		 * panels are reused from cache: there it only costs (2-3% in L2). */
-		if (pf) {
-			_mm_prefetch(q + CPU_P8_PREFETCH, _MM_HINT_T0);
-			_mm_prefetch(q + CPU_P8_PREFETCH + 64, _MM_HINT_T0);
-			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 8, _MM_HINT_T0);
-		}
+		const char *q = panel + cpu_p8_quants_at(b, nb, 144);
+		if (pf) p8_prefetch(panel, b, 144);
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m256i p[P8_T];
@@ -98,7 +89,8 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 				p[j] = kk ? _mm256_add_epi16(p[j], m) : m;
 			}
 		}
-		__m256 dwv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 16 * b)));
+		__m256 dwv = _mm256_cvtph_ps(
+		        _mm_loadu_si128((const __m128i *)(panel + cpu_p8_scales_at(b, 144))));
 #pragma GCC unroll 4
 		for (int j = 0; j < g; j++) {
 			__m256i s = _mm256_add_epi32(_mm256_madd_epi16(p[j], ones),
@@ -127,7 +119,6 @@ static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64
 {
 	const __m256i ones = _mm256_set1_epi16(1);
 	const size_t toff = cpu_q8_tail_offset(nb);
-	const char *sc = panel, *qs = panel + 16 * (size_t)nb;
 	const char *xb[P8_T];
 	__m256 acc[P8_T];
 #pragma GCC unroll 4
@@ -136,12 +127,8 @@ static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64
 		xb[j] = x0 + (size_t)j * xs;
 	}
 	for (int64_t b = 0; b < nb; b++) {
-		const char *q = qs + (size_t)b * 256;
-		if (pf) {
-			for (int l = 0; l < 256; l += 64)
-				_mm_prefetch(q + CPU_P8_PREFETCH + l, _MM_HINT_T0);
-			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 16, _MM_HINT_T0);
-		}
+		const char *q = panel + cpu_p8_quants_at(b, nb, 272);
+		if (pf) p8_prefetch(panel, b, 272);
 		size_t oq = (size_t)b * 34 + 2, od = toff + 4 * (size_t)b + 4 * (size_t)nb;
 		__m256i p[P8_T];
 #pragma GCC unroll 4
@@ -160,7 +147,8 @@ static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64
 				                ones));
 			}
 		}
-		__m256 dwv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 16 * b)));
+		__m256 dwv = _mm256_cvtph_ps(
+		        _mm_loadu_si128((const __m128i *)(panel + cpu_p8_scales_at(b, 272))));
 #pragma GCC unroll 4
 		for (int j = 0; j < g; j++)
 			acc[j] = _mm256_fmadd_ps(

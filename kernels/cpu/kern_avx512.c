@@ -409,8 +409,12 @@ static void gemm_q4_0_512(int64_t n, const void *w, size_t w_stride, int64_t nr,
  * and place in it. With 32 registers a tile takes 8 tokens, halving the
  * unpacking per token in prefill.
  */
-#define P8_T     8 /* tokens per register tile */
-#define P8_TILE2 1 /* p16_tile: two full panels at once */
+#define P8_T             8 /* tokens per register tile */
+#define P8_TILE2         1 /* p16_tile: two full panels at once */
+/* Decode (one or two tokens) reads one panel at a time: one core streams
+ * 36-39 GB/s so, 28-30 two at a time; from three tokens on the two-panel
+ * tile's compute counts more (nt=3: 29 GB/s either way; nt=4 21 against 29). */
+#define P8_TILE16_MIN_NT 3
 
 #include "kern_p8.h"
 
@@ -422,7 +426,6 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1; /* independent int32 chains per token */
 	const __m256i m4 = _mm256_set1_epi8(0xF);
 	const size_t toff = cpu_q8_tail_offset(nb);
-	const char *sc = panel, *qs = panel + 16 * (size_t)nb;
 	const char *xb[P8_T];
 	__m256 acc[P8_T];
 #pragma GCC unroll 8
@@ -431,12 +434,8 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 		xb[j] = x0 + (size_t)j * xs;
 	}
 	for (int64_t b = 0; b < nb; b++) {
-		const char *q = qs + (size_t)b * 128;
-		if (pf) { /* decode streams the panels from DRAM (kern_avx2.c's pk_tile) */
-			_mm_prefetch(q + CPU_P8_PREFETCH, _MM_HINT_T0);
-			_mm_prefetch(q + CPU_P8_PREFETCH + 64, _MM_HINT_T0);
-			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 8, _MM_HINT_T0);
-		}
+		const char *q = panel + cpu_p8_quants_at(b, nb, 144);
+		if (pf) p8_prefetch(panel, b, 144);
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m256i p[P8_T][4];
@@ -462,7 +461,8 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
 				        _mm256_set1_epi32(load_i32(xb[j] + oq + 16 + 4 * kk)));
 			}
 		}
-		__m256 dwv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 16 * b)));
+		__m256 dwv = _mm256_cvtph_ps(
+		        _mm_loadu_si128((const __m128i *)(panel + cpu_p8_scales_at(b, 144))));
 #pragma GCC unroll 8
 		for (int j = 0; j < g; j++) {
 			__m256i s = p[j][0];
@@ -505,6 +505,22 @@ static inline __attribute__((always_inline)) void p16_prefetch(const char *q0, c
 	}
 }
 
+/* As p16_prefetch for a Q4_0 / Q8_0 tile (blk bytes a block, each panel
+ * one stream): what it will read P16_DQ_PREFETCH bytes later in either
+ * panel, which past this pair's end is the next pair's (read right after).
+ * 4 KB: 28-35 GB/s one core, nt=1-4, 2048- and 5504-wide; 8 KB 23-27. */
+#define P16_DQ_PREFETCH 4096
+static inline __attribute__((always_inline)) void
+p16_prefetch_dq(const char *panel, size_t panel_bytes, int64_t b, size_t blk)
+{
+	size_t o = (size_t)b * blk + P16_DQ_PREFETCH;
+	if (o >= panel_bytes) o += panel_bytes;
+	for (size_t l = 0; l < blk; l += 64) {
+		_mm_prefetch(panel + o + l, _MM_HINT_T0);
+		_mm_prefetch(panel + panel_bytes + o + l, _MM_HINT_T0);
+	}
+}
+
 /* The float step of a Q4_0 or Q8_0 block for g tokens over two panels:
  * each token's CH int32 chains p[j] summed, times the 16 rows' fp16 scales
  * (d0, d1: the block's in each panel) times the token's, into acc[j]. */
@@ -535,8 +551,7 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
 	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1;
 	const __m512i m4 = _mm512_set1_epi8(0xF);
 	const size_t toff = cpu_q8_tail_offset(nb);
-	const char *sc0 = panel, *qs0 = panel + 16 * (size_t)nb;
-	const char *sc1 = panel + panel_bytes, *qs1 = sc1 + 16 * (size_t)nb;
+	const char *pn0 = panel, *pn1 = panel + panel_bytes;
 	const char *xb[P8_T];
 	__m512 acc[P8_T];
 #pragma GCC unroll 8
@@ -545,8 +560,9 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
 		xb[j] = x0 + (size_t)j * xs;
 	}
 	for (int64_t b = 0; b < nb; b++) {
-		const char *q0 = qs0 + (size_t)b * 128, *q1 = qs1 + (size_t)b * 128;
-		if (pf) p16_prefetch(q0, q1, sc0, sc1, b, 128, 16);
+		size_t oqs = cpu_p8_quants_at(b, nb, 144), osc = cpu_p8_scales_at(b, 144);
+		const char *q0 = pn0 + oqs, *q1 = pn1 + oqs;
+		if (pf) p16_prefetch_dq(panel, panel_bytes, b, 144);
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m512i p[P8_T][4];
@@ -571,7 +587,7 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
 				p[j][c] = dpbusd_bcast(p[j][c], hi, xb[j] + oq + 16 + 4 * kk);
 			}
 		}
-		p16_float_step(g, CH, p, sc0 + 16 * b, sc1 + 16 * b, xb, od, acc);
+		p16_float_step(g, CH, p, pn0 + osc, pn1 + osc, xb, od, acc);
 	}
 #pragma GCC unroll 8
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
@@ -594,7 +610,6 @@ static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64
 	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1;
 	const __m256i flip = _mm256_set1_epi8((char)0x80);
 	const size_t toff = cpu_q8_tail_offset(nb);
-	const char *sc = panel, *qs = panel + 16 * (size_t)nb;
 	const char *xb[P8_T];
 	__m256 acc[P8_T];
 #pragma GCC unroll 8
@@ -603,12 +618,8 @@ static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64
 		xb[j] = x0 + (size_t)j * xs;
 	}
 	for (int64_t b = 0; b < nb; b++) {
-		const char *q = qs + (size_t)b * 256;
-		if (pf) {
-			for (int l = 0; l < 256; l += 64)
-				_mm_prefetch(q + CPU_P8_PREFETCH + l, _MM_HINT_T0);
-			if (!(b & 3)) _mm_prefetch(sc + 16 * b + CPU_P8_PREFETCH / 16, _MM_HINT_T0);
-		}
+		const char *q = panel + cpu_p8_quants_at(b, nb, 272);
+		if (pf) p8_prefetch(panel, b, 272);
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m256i p[P8_T][4];
@@ -630,7 +641,8 @@ static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64
 				        _mm256_set1_epi32(load_i32(xb[j] + oq + 4 * kk)));
 			}
 		}
-		__m256 dwv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 16 * b)));
+		__m256 dwv = _mm256_cvtph_ps(
+		        _mm_loadu_si128((const __m128i *)(panel + cpu_p8_scales_at(b, 272))));
 #pragma GCC unroll 8
 		for (int j = 0; j < g; j++) {
 			__m256i s = p[j][0];
@@ -652,8 +664,7 @@ static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int
 	const int CH = g == 1 ? 4 : g == 2 ? 2 : 1;
 	const __m512i flip = _mm512_set1_epi8((char)0x80);
 	const size_t toff = cpu_q8_tail_offset(nb);
-	const char *sc0 = panel, *qs0 = panel + 16 * (size_t)nb;
-	const char *sc1 = panel + panel_bytes, *qs1 = sc1 + 16 * (size_t)nb;
+	const char *pn0 = panel, *pn1 = panel + panel_bytes;
 	const char *xb[P8_T];
 	__m512 acc[P8_T];
 #pragma GCC unroll 8
@@ -662,8 +673,9 @@ static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int
 		xb[j] = x0 + (size_t)j * xs;
 	}
 	for (int64_t b = 0; b < nb; b++) {
-		const char *q0 = qs0 + (size_t)b * 256, *q1 = qs1 + (size_t)b * 256;
-		if (pf) p16_prefetch(q0, q1, sc0, sc1, b, 256, 16);
+		size_t oqs = cpu_p8_quants_at(b, nb, 272), osc = cpu_p8_scales_at(b, 272);
+		const char *q0 = pn0 + oqs, *q1 = pn1 + oqs;
+		if (pf) p16_prefetch_dq(panel, panel_bytes, b, 272);
 		size_t oq = (size_t)b * 34 + 2, ob = toff + 4 * (size_t)b;
 		size_t od = ob + 4 * (size_t)nb;
 		__m512i p[P8_T][4];
@@ -687,15 +699,16 @@ static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int
 				p[j][c] = dpbusd_bcast(p[j][c], u, xb[j] + oq + 4 * kk);
 			}
 		}
-		p16_float_step(g, CH, p, sc0 + 16 * b, sc1 + 16 * b, xb, od, acc);
+		p16_float_step(g, CH, p, pn0 + osc, pn1 + osc, xb, od, acc);
 	}
 #pragma GCC unroll 8
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
-#define P8_GEMM      gemm_q8_0_p8
-#define P8_TILE_FN   q8p_tile
-#define P8_TILE16_FN q8p16_tile
+#define P8_GEMM          gemm_q8_0_p8
+#define P8_TILE_FN       q8p_tile
+#define P8_TILE16_FN     q8p16_tile
+#define P8_TILE16_MIN_NT 3
 #include "kern_p8_gemm.h"
 
 /* ---- Q4_K repacked at load (repack.c): 8 rows x 4 tokens; in prompts 16 x 8 ---- */
@@ -950,12 +963,12 @@ static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
-#define P8_GEMM           gemm_q4_k_p8
-#define P8_TILE_FN        q4k_tile
-#define P8_TILE16_FN      q4k16_tile
-#define P8_TILE16_PREFILL 1
-#define P8_BLOCK          QK_K
-#define P8_TILE_T         K4_T
+#define P8_GEMM          gemm_q4_k_p8
+#define P8_TILE_FN       q4k_tile
+#define P8_TILE16_FN     q4k16_tile
+#define P8_TILE16_MIN_NT 5 /* decode and verify steps: one panel at a time */
+#define P8_BLOCK         QK_K
+#define P8_TILE_T        K4_T
 #include "kern_p8_gemm.h"
 
 /* ---- Q6_K repacked at load (repack.c): kern_p8_q6k.h; in prompts 16 rows x 8 tokens ---- */

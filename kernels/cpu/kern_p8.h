@@ -18,6 +18,17 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
                                                            int64_t ldy);
 #endif
 
+/* Decode streams the panels from DRAM: a Q4_0 / Q8_0 tile (blk bytes a
+ * block) asks, at block b, for the lines CPU_P8_PREFETCH bytes ahead in its
+ * panel, each line once or twice. A prompt's panels are reused from cache,
+ * where it only costs (2-3% in L2). */
+static inline __attribute__((always_inline)) void p8_prefetch(const char *panel, int64_t b,
+                                                              size_t blk)
+{
+	const char *f = panel + (size_t)b * blk + CPU_P8_PREFETCH;
+	for (size_t l = 0; l < blk; l += 64) _mm_prefetch(f + l, _MM_HINT_T0);
+}
+
 /* A tile's results: 8 rows, or fewer in the last panel (the padding rows'
  * lanes are not stored). */
 static inline __attribute__((always_inline)) void p8_store(const __m256 *acc, int g, int rows,

@@ -6,8 +6,9 @@
  * each taking (g, prefetch, nb, panel, [panel_bytes,] x0, x_stride, y, ldy
  * [, rows]) like p8_tile / p16_tile. Rows come in blocks of P8_BLOCK values
  * (default 32; 256 for the K-quants), a tile takes up to P8_TILE_T tokens
- * (default P8_T). With P8_TILE16_PREFILL the 16-row tile serves prompts
- * only and decode reads one panel at a time (one stream from DRAM).
+ * (default P8_T). The 16-row tile takes calls of P8_TILE16_MIN_NT tokens
+ * or more (default 1); below, the panels are read one at a time: one
+ * stream from DRAM, which one core reads faster than two.
  */
 
 #ifndef P8_BLOCK
@@ -16,8 +17,8 @@
 #ifndef P8_TILE_T
 #define P8_TILE_T P8_T
 #endif
-#ifndef P8_TILE16_PREFILL
-#define P8_TILE16_PREFILL 0
+#ifndef P8_TILE16_MIN_NT
+#define P8_TILE16_MIN_NT 1
 #endif
 
 #define P8_CALL(G)                                                        \
@@ -38,7 +39,7 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
 		const char *panel = (const char *)w + r0 * w_stride;
 		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
 #ifdef P8_TILE16_FN
-		if (r0 + 16 <= nr && !(P8_TILE16_PREFILL && pf)) {
+		if (r0 + 16 <= nr && nt >= P8_TILE16_MIN_NT) {
 			for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
 				int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
 				const char *x0 = (const char *)x + t0 * x_stride;
@@ -85,4 +86,4 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
 #undef P8_TILE16_FN
 #undef P8_BLOCK
 #undef P8_TILE_T
-#undef P8_TILE16_PREFILL
+#undef P8_TILE16_MIN_NT

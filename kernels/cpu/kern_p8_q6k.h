@@ -111,8 +111,8 @@ static inline __attribute__((always_inline)) void q6k_tile(int g, bool pf, int64
 #define P8_GEMM    gemm_q6_k_p8
 #define P8_TILE_FN q6k_tile
 #ifdef Q6K_TILE16 /* the includer's 16-row tile for prompts (declared before) */
-#define P8_TILE16_FN      Q6K_TILE16
-#define P8_TILE16_PREFILL 1
+#define P8_TILE16_FN     Q6K_TILE16
+#define P8_TILE16_MIN_NT 5
 #endif
 #define P8_BLOCK  QK_K
 #define P8_TILE_T Q6K_T

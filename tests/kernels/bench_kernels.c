@@ -3,12 +3,13 @@
  * of weights read: the figure decode is judged by. Not a test (no timing
  * assertions); `meson test` does not run it.
  *
- *   bench-kernels [TYPE] [NT] [MB]
+ *   bench-kernels [TYPE] [NT] [MB] [N]
  *
  * TYPE q4_0|q8_0|f16|bf16|q4_k|q6_k|q5_0|q5_1|f32 (default: all), NT tokens (default
  * 1: decode), MB the weight matrix size (default: 2 MB, which stays in L2 and
  * so measures the kernel's compute ceiling; 1000 MB measures DRAM streaming).
- * Rows are 2048 wide like the 1.3B model's. Prints, per kernel set, GB/s and
+ * Rows are N wide (default 2048, the 1.3B model's; its FFN's down rows are
+ * 5504: a panel's size decides where prefetches land). Prints, per kernel set, GB/s and
  * GFLOP/s-equivalent (2 * rows * n * nt / s).
  */
 #include <stdio.h>
@@ -29,9 +30,8 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void bench(uint32_t type, int64_t nt, double mb)
+static void bench(uint32_t type, int64_t nt, double mb, int64_t n)
 {
-	const int64_t n = 2048;
 	size_t ws = tensor_type_row_size(type, n);
 	int64_t nr = (int64_t)(mb * 1e6 / ws);
 	nr = nr < 16 ? 16 : nr / 16 * 16;
@@ -155,8 +155,9 @@ int main(int argc, char **argv)
 	const char *want = argc > 1 ? argv[1] : "all";
 	int64_t nt = argc > 2 ? atoll(argv[2]) : 1;
 	double mb = argc > 3 ? atof(argv[3]) : 2.0;
+	int64_t n = argc > 4 ? atoll(argv[4]) : 2048;
 	if (nt < 1) nt = 1;
 	for (int i = 0; i < (int)(sizeof types / sizeof types[0]); i++)
-		if (!strcmp(want, "all") || !strcmp(want, names[i])) bench(types[i], nt, mb);
+		if (!strcmp(want, "all") || !strcmp(want, names[i])) bench(types[i], nt, mb, n);
 	return 0;
 }
