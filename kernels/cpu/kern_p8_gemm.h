@@ -32,9 +32,8 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
                     size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	int64_t nb = n / P8_BLOCK;
-	/* Decode streams the panels from DRAM: prefetch them ahead; a prompt's
-	 * are reused from cache, where it only costs. */
-	bool pf = nt <= 4;
+	/* The first token tile over a panel streams it from DRAM: prefetch it
+	 * ahead; the later tiles find it in cache, where prefetching only costs. */
 	for (int64_t r0 = 0; r0 < nr; r0 += 8) {
 		const char *panel = (const char *)w + r0 * w_stride;
 		int rows = nr - r0 < 8 ? (int)(nr - r0) : 8;
@@ -42,6 +41,7 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
 		if (r0 + 16 <= nr && nt >= P8_TILE16_MIN_NT) {
 			for (int64_t t0 = 0; t0 < nt; t0 += P8_T) {
 				int g = nt - t0 < P8_T ? (int)(nt - t0) : P8_T;
+				bool pf = t0 == 0;
 				const char *x0 = (const char *)x + t0 * x_stride;
 				float *yt = y + t0 * ldy + r0;
 				switch (g) {
@@ -61,6 +61,7 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
 #endif
 		for (int64_t t0 = 0; t0 < nt; t0 += P8_TILE_T) {
 			int g = nt - t0 < P8_TILE_T ? (int)(nt - t0) : P8_TILE_T;
+			bool pf = t0 == 0;
 			const char *x0 = (const char *)x + t0 * x_stride;
 			float *yt = y + t0 * ldy + r0;
 			switch (g) {
