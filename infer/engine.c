@@ -34,14 +34,13 @@
 
 #define N_RECENT        4
 /* Prompt lookup: drafts fill a decode step up to STEP_CHEAP_ROWS rows, no
- * further: the CPU backend streams each weight row once for up to 4 batch
- * rows (its decode kernels, kernels/cpu/cpu.c mm_plan), and the weight
- * types it packs (Q4_0, Q8_0, Q4_K, Q6_K, Q5_0, Q5_1) give a token the
- * same bits in such a step as alone (other types: up to float rounding); a
- * fifth row makes the step a prompt chunk, computed through the prefill
- * kernels.
+ * further: the CPU backend streams each weight row once for up to 8 batch
+ * rows (CPU_DEC_MAX, kernels/cpu/cpu.c mm_plan), and the weight types it
+ * packs (Q4_0, Q8_0, Q4_K, Q6_K, Q5_0, Q5_1) give a token the same bits in
+ * such a step as alone (other types: up to float rounding); a ninth row
+ * makes the step a prompt chunk, computed through the prefill kernels.
  * Within that, lookup.c weighs each draft's chance against the step's cost. */
-#define STEP_CHEAP_ROWS 4
+#define STEP_CHEAP_ROWS 8
 /* Rows of e->logits: a decode step's (every candidate plus the drafts),
  * then the prompt's last row. */
 #define STEP_ROWS       (ENGINE_MAX_CANDIDATES + ENGINE_DRAFT_MAX)

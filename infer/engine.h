@@ -270,8 +270,8 @@ struct engine_request {
 
 #define ENGINE_MAX_CANDIDATES 16
 /* Tokens one candidate may draft per decode step (prompt lookup); a step
- * holds at most 4 rows with its drafts (engine.c, STEP_CHEAP_ROWS). */
-#define ENGINE_DRAFT_MAX      3
+ * holds at most 8 rows with its drafts (engine.c, STEP_CHEAP_ROWS). */
+#define ENGINE_DRAFT_MAX      7
 
 /* What the prefill budget did with a request (engine_request.fit_deadline). */
 enum engine_budget {

@@ -18,15 +18,22 @@
  * go by the chunk rate. */
 #define FWD_SMALL_MAX 15
 
+/* Forwards of 1..FWD_EACH_MAX rows each have their own average (a decode
+ * step with its drafts: the weights' streaming, not the rows, sets most of
+ * its time); larger small ones share one per row. */
+#define FWD_EACH_MAX 8
+
 struct fwd_cost {
-	double ms
-	        [6]; /* moving averages: ms for 1..4 rows, ms per row for 5..8 and 9..15; 0: none */
+	double ms[FWD_EACH_MAX + 1]; /* moving averages: ms for 1..8 rows, ms per row for
+	                              * 9..15; 0: none */
 };
 
 /* A forward of n rows took ms (larger ones are ignored). */
 void fwd_cost_note(struct fwd_cost *c, int32_t n, double ms);
-/* Its estimate for n rows; one_ms and ms_per_row stand in where nothing of
- * that size was seen (one row's time, then the chunk rate per row). */
+/* Its estimate for n rows. A count of 1..8 not seen yet lies on the line
+ * between the nearest counts seen below and above it (one_ms for 1 row,
+ * ms_per_row past the last seen); larger ones are one row's time plus
+ * ms_per_row (the chunk rate) per further row. */
 double fwd_cost_ms(const struct fwd_cost *c, int32_t n, double one_ms, double ms_per_row);
 /* The next forward's time, n rows, after one of last_n rows took last_ms:
  * that time (it knows the load and the context's length) scaled by the

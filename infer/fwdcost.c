@@ -6,8 +6,9 @@
  * the rest (on an AVX2 host with the 1.3B Q4_0 model: 42 ms for 1 row, ~70
  * for 3, ~180 for 6, 15 per row in chunks of 64). Small batches are learned
  * by their row count from the forwards that ran (decode steps, keystrokes'
- * prefill, calibration); large ones, and a small count not yet seen, are one
- * row's time plus the chunk rate per further row.
+ * prefill, calibration); a count not seen yet is read off the line between
+ * its seen neighbours, large ones are one row's time plus the chunk rate
+ * per further row.
  */
 #include "engine_internal.h"
 
@@ -15,17 +16,20 @@
  * within a few forwards. */
 #define FWD_ALPHA 0.3
 
-/* 1..4 rows: one bucket each (ms); 5..8 and 9..FWD_SMALL_MAX: ms per row. */
+/* 1..FWD_EACH_MAX rows: one bucket each (ms); up to FWD_SMALL_MAX: ms per row. */
 static int bucket(int32_t n)
 {
-	return n <= 0 ? -1 : n <= 4 ? (int)n - 1 : n <= 8 ? 4 : n <= FWD_SMALL_MAX ? 5 : -1;
+	return n <= 0               ? -1
+	       : n <= FWD_EACH_MAX  ? (int)n - 1
+	       : n <= FWD_SMALL_MAX ? FWD_EACH_MAX
+	                            : -1;
 }
 
 void fwd_cost_note(struct fwd_cost *c, int32_t n, double ms)
 {
 	int b = bucket(n);
 	if (b < 0 || ms <= 0) return;
-	double v = b < 4 ? ms : ms / n;
+	double v = b < FWD_EACH_MAX ? ms : ms / n;
 	c->ms[b] = c->ms[b] > 0 ? (1 - FWD_ALPHA) * c->ms[b] + FWD_ALPHA * v : v;
 }
 
@@ -33,9 +37,24 @@ double fwd_cost_ms(const struct fwd_cost *c, int32_t n, double one_ms, double ms
 {
 	if (n <= 0) return 0;
 	int b = bucket(n);
-	if (b >= 0 && c->ms[b] > 0) return b < 4 ? c->ms[b] : c->ms[b] * n;
+	if (b >= 0 && c->ms[b] > 0) return b < FWD_EACH_MAX ? c->ms[b] : c->ms[b] * n;
 	double one = c->ms[0] > 0 ? c->ms[0] : one_ms;
-	return one + (n - 1) * ms_per_row;
+	if (n > FWD_EACH_MAX) return one + (n - 1) * ms_per_row;
+	/* calibration times 1, 3 and 6 rows; decode steps bring the others in */
+	int32_t lo = 1, hi = 0;
+	double lo_ms = one;
+	for (int32_t k = n - 1; k > 1; k--)
+		if (c->ms[k - 1] > 0) {
+			lo = k, lo_ms = c->ms[k - 1];
+			break;
+		}
+	for (int32_t k = n + 1; k <= FWD_EACH_MAX; k++)
+		if (c->ms[k - 1] > 0) {
+			hi = k;
+			break;
+		}
+	if (!hi) return lo_ms + (n - lo) * ms_per_row;
+	return lo_ms + (c->ms[hi - 1] - lo_ms) * (n - lo) / (hi - lo);
 }
 
 int32_t fwd_cost_fit(const struct fwd_cost *c, double left, int32_t cap, double one_ms,

@@ -115,6 +115,11 @@ static void attn_run(void *arg, int ith, int nth)
  * whole, in order ("flash decoding"): scores for all heads (pass 1), softmax
  * per head (2), partial weighted sums of V per chunk (3), then the partials
  * added in chunk order (deterministic whatever thread ran which chunk).
+ * A job of pass 1 or 3 is one chunk for every entry in turn: the entries of
+ * a step share most of their pages (a candidate's drafts, candidates forked
+ * off one prompt), which are then read from DRAM once and from cache for
+ * the next entry, not once per entry (1.3B, 528 positions, 8 entries of one
+ * sequence: ~3 ms a further entry per forward before).
  */
 
 struct attn_dec_task {
@@ -122,81 +127,113 @@ struct attn_dec_task {
 	const struct backend_batch *b;
 	int layer, pass;
 	int64_t n_chunks; /* per entry: ceil(ld / ATTN_DEC_CHUNK) */
+	int64_t n_used;   /* chunks up to the furthest entry's position */
 	atomic_llong next;
 };
 
-static void attn_dec_run(void *arg, int ith, int nth)
+/* Pass 1 or 3 over n cache rows from position p0 (at rows, K or V) for the
+ * ne entries i0.. that read the same rows: one at a time its heads that
+ * share a KV head together; several, head by head with the entries as the
+ * kernel's queries, so each row is read once for all of them. A (query,
+ * row) score and each output's FMA chain are the same bits either way
+ * (cpu.h's contract: they do not depend on g). */
+static void attn_dec_rows(const struct attn_dec_task *t, int32_t i0, int32_t ne, int64_t k,
+                          int32_t p0, int32_t n, const char *rows)
 {
-	struct attn_dec_task *t = arg;
 	struct cpu_backend *c = t->c;
 	const struct backend_hparams *hp = &c->hp;
-	const struct backend_batch *b = t->b;
 	int hd = hp->head_dim, group = hp->n_head / hp->n_head_kv, qb = c->k->attn_qb;
 	int64_t ld = (int64_t)c->n_pages * c->page_size, qd = (int64_t)hp->n_head * hd;
 	int64_t kvd = (int64_t)hp->n_head_kv * hd;
 	float scale = 1.0f / sqrtf((float)hd);
-	float qr[BACKEND_MAX_HEAD_DIM * 8];
+	/* a call's g queries: heads of one entry, or one head of ne entries */
+	int64_t q_stride = ne > 1 ? qd : hd, s_stride = ne > 1 ? hp->n_head * ld : ld;
+	int64_t o_stride = ne > 1 ? t->n_chunks * qd : hd;
+	const float *q0 = c->q + i0 * qd;
+	float *part0 = c->dpart + (i0 * t->n_chunks + k) * qd;
+	for (int64_t h = 0, g = 0; h<hp->n_head; h += ne> 1 ? 1 : g) {
+		g = ne > 1 ? ne : group - h % group < qb ? group - h % group : qb;
+		const char *r = rows + (size_t)(h / group) * hd * c->kv_es;
+		float *sc = c->dscores + (i0 * hp->n_head + h) * ld + p0;
+		if (t->pass == 3) {
+			if (c->kv_f16)
+				c->k->mix_f16(hd, g, sc, s_stride, (const uint16_t *)r, kvd, n,
+				              part0 + h * hd, o_stride);
+			else
+				c->k->mix_f32(hd, g, sc, s_stride, (const float *)r, kvd, n,
+				              part0 + h * hd, o_stride);
+		} else if (c->kv_f16) { /* q rounded to fp16 (attn_decode) */
+			c->k->score_f16(hd, g, q0 + h * hd, q_stride, (const uint16_t *)r, kvd, n,
+			                scale, sc, s_stride);
+		} else {
+			c->k->score_f32(hd, g, q0 + h * hd, q_stride, (const float *)r, kvd, n,
+			                scale, sc, s_stride);
+		}
+	}
+}
+
+/* Pass 1 or 3 over the positions of chunk k for every entry: the entries
+ * next to each other in the batch that read the same cache rows there (a
+ * candidate and its drafts; candidates forked off one prompt, on its
+ * pages) go through attn_dec_rows together. */
+static void attn_dec_chunk(const struct attn_dec_task *t, int64_t k)
+{
+	struct cpu_backend *c = t->c;
+	const struct backend_batch *b = t->b;
+	int64_t qd = (int64_t)c->hp.n_head * c->hp.head_dim;
+	int32_t p_lo = (int32_t)(k * ATTN_DEC_CHUNK), last = -1, hi[ATTN_DEC_MAX];
+	for (int32_t i = 0; i < b->n_tokens; i++) {
+		hi[i] = p_lo + ATTN_DEC_CHUNK - 1 < b->positions[i] ? p_lo + ATTN_DEC_CHUNK - 1
+		                                                    : b->positions[i];
+		if (hi[i] < p_lo) continue; /* past the entry's position: not summed either */
+		if (t->pass == 3)
+			memset(c->dpart + (i * t->n_chunks + k) * qd, 0,
+			       (size_t)qd * sizeof(float));
+		if (hi[i] > last) last = hi[i];
+	}
+	for (int32_t p0 = p_lo; p0 <= last;) {
+		const char *rows[ATTN_DEC_MAX];
+		int32_t n = ATTN_DEC_CHUNK;
+		for (int32_t i = 0; i < b->n_tokens; i++) {
+			rows[i] = NULL;
+			if (hi[i] < p0) continue;
+			rows[i] = kv_slot(c, &b->seqs[b->seq_ids[i]], t->layer, p0,
+			                  t->pass == 1 ? 0 : 1);
+			int32_t ni = page_run(c, p0, hi[i]);
+			if (ni < n) n = ni; /* a run split in two: the same bits (see above) */
+		}
+		for (int32_t i = 0; i < b->n_tokens;) {
+			if (!rows[i]) {
+				i++;
+				continue;
+			}
+			int32_t j = i + 1;
+			while (j < b->n_tokens && j - i < c->k->attn_qb && rows[j] == rows[i]) j++;
+			attn_dec_rows(t, i, j - i, k, p0, n, rows[i]);
+			i = j;
+		}
+		p0 += n;
+	}
+}
+
+static void attn_dec_run(void *arg, int ith, int nth)
+{
+	struct attn_dec_task *t = arg;
+	const struct backend_hparams *hp = &t->c->hp;
+	const struct backend_batch *b = t->b;
+	int64_t ld = (int64_t)t->c->n_pages * t->c->page_size;
 	(void)ith, (void)nth;
-	int64_t n_jobs = t->pass == 2 ? (int64_t)b->n_tokens * hp->n_head
-	                              : (int64_t)b->n_tokens * t->n_chunks;
+	int64_t n_jobs = t->pass == 2 ? (int64_t)b->n_tokens * hp->n_head : t->n_used;
 	for (;;) {
 		int64_t job = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
 		if (job >= n_jobs) break;
 		if (t->pass == 2) { /* softmax of entry i, head h */
 			int64_t i = job / hp->n_head, h = job % hp->n_head;
-			int32_t pos = b->positions[i];
-			c->k->softmax(c->dscores + (i * hp->n_head + h) * ld, (int64_t)pos + 1,
-			              c->kv_f16);
+			t->c->k->softmax(t->c->dscores + (i * hp->n_head + h) * ld,
+			                 (int64_t)b->positions[i] + 1, t->c->kv_f16);
 			continue;
 		}
-		int64_t i = job / t->n_chunks, k = job % t->n_chunks;
-		int32_t pos = b->positions[i];
-		int32_t p_lo = (int32_t)(k * ATTN_DEC_CHUNK), p_hi = p_lo + ATTN_DEC_CHUNK - 1;
-		if (p_hi > pos) p_hi = pos;
-		float *part = c->dpart + (i * t->n_chunks + k) * qd;
-		if (t->pass == 3)
-			for (int64_t e = 0; e < qd; e++) part[e] = 0;
-		if (p_lo > pos) continue;
-		const struct backend_seq *s = &b->seqs[b->seq_ids[i]];
-		const float *q = c->q + i * qd;
-		for (int32_t p0 = p_lo; p0 <= p_hi;) {
-			int32_t n = page_run(c, p0, p_hi);
-			const char *rows =
-			        (const char *)kv_slot(c, s, t->layer, p0, t->pass == 1 ? 0 : 1);
-			for (int kh = 0; kh < hp->n_head_kv; kh++) {
-				const char *r = rows + (size_t)kh * hd * c->kv_es;
-				for (int h0 = 0; h0 < group; h0 += qb) {
-					int g = group - h0 < qb ? group - h0 : qb;
-					int64_t h = (int64_t)kh * group + h0;
-					float *sc = c->dscores + (i * hp->n_head + h) * ld;
-					if (t->pass == 1) {
-						const float *qh = q + h * hd;
-						if (c->kv_f16) { /* as attn_run: q rounded to fp16 */
-							for (int64_t e = 0; e < (int64_t)g * hd;
-							     e++)
-								qr[e] = tensor_f16_to_f32(
-								        tensor_f32_to_f16(qh[e]));
-							qh = qr;
-							c->k->score_f16(hd, g, qh, hd,
-							                (const uint16_t *)r, kvd, n,
-							                scale, sc + p0, ld);
-						} else {
-							c->k->score_f32(hd, g, qh, hd,
-							                (const float *)r, kvd, n,
-							                scale, sc + p0, ld);
-						}
-					} else if (c->kv_f16) {
-						c->k->mix_f16(hd, g, sc + p0, ld,
-						              (const uint16_t *)r, kvd, n,
-						              part + h * hd, hd);
-					} else {
-						c->k->mix_f32(hd, g, sc + p0, ld, (const float *)r,
-						              kvd, n, part + h * hd, hd);
-					}
-				}
-			}
-			p0 += n;
-		}
+		attn_dec_chunk(t, job);
 	}
 }
 
@@ -207,6 +244,17 @@ static void attn_decode(struct cpu_backend *c, const struct backend_batch *b, in
 	int64_t qd = (int64_t)hp->n_head * hp->head_dim;
 	struct attn_dec_task t = { .c = c, .b = b, .layer = layer };
 	t.n_chunks = (ld + ATTN_DEC_CHUNK - 1) / ATTN_DEC_CHUNK;
+	if (c->kv_f16) { /* as attn_run: q rounded to fp16, once here, not per chunk */
+		uint16_t h[256];
+		for (int64_t e = 0; e < b->n_tokens * qd; e += 256) {
+			int64_t n = b->n_tokens * qd - e < 256 ? b->n_tokens * qd - e : 256;
+			c->k->to_f16(c->q + e, h, n);
+			c->k->from_f16(h, c->q + e, n);
+		}
+	}
+	for (int32_t i = 0; i < b->n_tokens; i++)
+		if (b->positions[i] / ATTN_DEC_CHUNK + 1 > t.n_used)
+			t.n_used = b->positions[i] / ATTN_DEC_CHUNK + 1;
 	for (int pass = 1; pass <= 3; pass++) {
 		t.pass = pass;
 		atomic_init(&t.next, 0);

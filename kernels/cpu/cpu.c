@@ -155,7 +155,7 @@ static void mm_plan(struct mm_task *t, int i)
 	const struct backend_tensor *w = t->w[i];
 	int64_t nrows = w->ne[1], ws = (int64_t)row_bytes(w);
 	int64_t tok_tile = MM_TOK_TILE, row_chunk = MM_ROW_TILE;
-	if (t->nt <= 4) {
+	if (t->nt <= CPU_DEC_MAX) {
 		/* Decode: the rows stream through once, 16-row items claimed in
 		 * shrinking runs (mm_run). */
 		tok_tile = t->nt;
@@ -186,7 +186,7 @@ static void mm_plan(struct mm_task *t, int i)
 static int64_t mm_claim(struct mm_task *t, int nth, int64_t *count)
 {
 	int64_t total = t->first[t->n];
-	if (t->nt > 4) {
+	if (t->nt > CPU_DEC_MAX) {
 		*count = 1;
 		return atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
 	}
@@ -336,7 +336,7 @@ static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 	}
 	struct act_task at = { f, x, n, c->act, act_stride(w[0]), nt };
 	/* A few rows (decode) cost less than waking the workers. */
-	if (nt <= 4)
+	if (nt <= CPU_DEC_MAX)
 		act_run(&at, 0, 1);
 	else
 		cpu_pool_run(c->pool, act_run, &at);

@@ -64,7 +64,12 @@ struct cpu_backend {
 	float *rope_cs, *rope_sn;
 };
 
-#define ATTN_DEC_MAX   4  /* decode batches of up to this many entries take attn_decode */
+/* A decode step (its candidates, and their drafts under prompt lookup):
+ * batches of up to this many rows stream the weights through once and take
+ * attn_decode, each entry on its own, so a token gets the same bits in such
+ * a step as alone. */
+#define CPU_DEC_MAX    8
+#define ATTN_DEC_MAX   CPU_DEC_MAX
 #define ATTN_DEC_CHUNK 64 /* positions per decode attention job */
 
 /* Slot `pos` of a sequence, K (which 0) or V (1), in the pool's element type. */

@@ -160,14 +160,16 @@ static int verify_cost(struct model *m, struct engine *e, const struct engine_re
 	}
 	/* the prompt's last tokens stand in for the drafts: only the cost counts */
 	const int32_t *in = tok + n - 1 - ENGINE_DRAFT_MAX;
-	double one = 0, all = 0;
-	for (int r = 0; r < 3; r++) { /* alternate, so a load change hits both */
-		one += pass_ms(m, s, n - 1, in, 1, reps / 3 + 1, logits);
-		all += pass_ms(m, s, n - 1, in, 1 + ENGINE_DRAFT_MAX, reps / 3 + 1, logits);
-	}
-	printf("verify  one token %.1f ms, 1 + %d drafted %.1f ms per forward pass at %d tokens of "
-	       "context: %.2fx a plain step\n",
-	       one / 3, ENGINE_DRAFT_MAX, all / 3, n - 1, all / one);
+	enum { K = 1 + ENGINE_DRAFT_MAX };
+	double ms[K + 1] = { 0 };
+	for (int r = 0; r < 3; r++) /* alternate, so a load change hits every width */
+		for (int32_t k = 1; k <= K; k++)
+			ms[k] += pass_ms(m, s, n - 1, in, k, reps / 3 + 1, logits) / 3;
+	printf("verify  a forward pass of 1 token and 1 + k drafted at %d tokens of context, ms "
+	       "(x a plain step):",
+	       n - 1);
+	for (int32_t k = 1; k <= K; k++) printf(" %.1f (%.2fx)", ms[k], ms[k] / ms[1]);
+	printf("\n");
 	kv_seq_free(s);
 	free(tok);
 	free(logits);

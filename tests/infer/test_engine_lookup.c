@@ -231,8 +231,9 @@ TEST(embedded_model_equals_plain_decoding_and_keeps_drafts)
  * the same bits whether the step also checks drafts or not. On the embedded
  * model, with a context past one decode-attention chunk (64 positions) and
  * three candidates forked off the prompt, as the engine's steps are: plain
- * steps [c0 c1 c2] then [c0' c1' c2'] against one step [c0 c0' c1 c2] that
- * checks c0's draft c0'. */
+ * steps [c0 c1 c2], then c0 alone through its D drafted tokens, against one
+ * step [c0 d1 .. dD c1 c2] of 3 + D rows, for D = 1 and for D = 5 (8 rows,
+ * the widest step lookup makes: engine.c STEP_CHEAP_ROWS). */
 TEST(a_step_with_drafts_gives_each_row_the_same_bits)
 {
 	const char *path = getenv("INFILL_DEFAULT_MODEL");
@@ -242,54 +243,66 @@ TEST(a_step_with_drafts_gives_each_row_the_same_bits)
 	}
 	struct model *m = load_path(path);
 	if (!m) return;
-	enum { P = 150 };
+	enum { P = 150, DMAX = 5, ROWS = 3 + DMAX };
 	int32_t nv = model_info(m)->n_vocab, prompt[P];
 	for (int i = 0; i < P; i++) prompt[i] = 100 + (i * 37) % 500;
 	struct infer_error err;
 	struct kv_seq *base = kv_seq_new(model_kv_pool(m));
 	REQUIRE(base && model_eval(m, base, prompt, P, NULL, &err) == 0);
-	float *plain = malloc((size_t)6 * nv * sizeof(float));
-	float *drafted = malloc((size_t)4 * nv * sizeof(float));
-	REQUIRE(plain && drafted);
-	struct kv_seq *c[3];
-	for (int k = 0; k < 3; k++) REQUIRE((c[k] = kv_seq_fork(base)) != NULL);
-	int32_t rows[4] = { 0, 1, 2, 3 };
-	struct kv_seq *seq3[3] = { c[0], c[1], c[2] };
-	int32_t tok1[3] = { 321, 54, 999 }, pos1[3] = { P, P, P };
-	int32_t tok2[3] = { 77, 12, 13 }, pos2[3] = { P + 1, P + 1, P + 1 };
-	struct model_batch s1 = { .n_tokens = 3,
-		                  .tokens = tok1,
-		                  .pos = pos1,
-		                  .seqs = seq3,
-		                  .n_out = 3,
-		                  .out_rows = rows,
-		                  .logits = plain };
-	struct model_batch s2 = { .n_tokens = 3,
-		                  .tokens = tok2,
-		                  .pos = pos2,
-		                  .seqs = seq3,
-		                  .n_out = 3,
-		                  .out_rows = rows,
-		                  .logits = plain + (size_t)3 * nv };
-	REQUIRE(model_forward(m, &s1, &err) == 0);
-	REQUIRE(model_forward(m, &s2, &err) == 0);
-	for (int k = 0; k < 3; k++) kv_seq_truncate(c[k], P);
-	int32_t tok4[4] = { 321, 77, 54, 999 }, pos4[4] = { P, P + 1, P, P };
-	struct kv_seq *seq4[4] = { c[0], c[0], c[1], c[2] };
-	struct model_batch b4 = { .n_tokens = 4,
-		                  .tokens = tok4,
-		                  .pos = pos4,
-		                  .seqs = seq4,
-		                  .n_out = 4,
-		                  .out_rows = rows,
-		                  .logits = drafted };
-	REQUIRE(model_forward(m, &b4, &err) == 0);
 	size_t row = (size_t)nv * sizeof(float);
-	CHECK(memcmp(plain, drafted, row) == 0);                                   /* c0 */
-	CHECK(memcmp(plain + (size_t)3 * nv, drafted + nv, row) == 0);             /* c0' */
-	CHECK(memcmp(plain + nv, drafted + (size_t)2 * nv, row) == 0);             /* c1 */
-	CHECK(memcmp(plain + (size_t)2 * nv, drafted + (size_t)3 * nv, row) == 0); /* c2 */
-	for (int k = 0; k < 3; k++) kv_seq_free(c[k]);
+	float *plain = malloc(ROWS * row), *drafted = malloc(ROWS * row);
+	REQUIRE(plain && drafted);
+	static const int32_t first[3] = { 321, 54, 999 }, draft[DMAX] = { 77, 12, 13, 400, 401 };
+	int32_t rows[ROWS];
+	for (int r = 0; r < ROWS; r++) rows[r] = r;
+	for (int d = 1; d <= DMAX; d += DMAX - 1) {
+		struct kv_seq *c[3];
+		for (int k = 0; k < 3; k++) REQUIRE((c[k] = kv_seq_fork(base)) != NULL);
+		/* plain: rows of plain[] are c0, c1, c2, then c0's steps on d1..dD */
+		int32_t pos1[3] = { P, P, P };
+		struct model_batch s1 = { .n_tokens = 3,
+			                  .tokens = first,
+			                  .pos = pos1,
+			                  .seqs = c,
+			                  .n_out = 3,
+			                  .out_rows = rows,
+			                  .logits = plain };
+		REQUIRE(model_forward(m, &s1, &err) == 0);
+		for (int j = 0; j < d; j++) {
+			int32_t pos = P + 1 + j;
+			struct model_batch sj = { .n_tokens = 1,
+				                  .tokens = &draft[j],
+				                  .pos = &pos,
+				                  .seqs = &c[0],
+				                  .n_out = 1,
+				                  .out_rows = rows,
+				                  .logits = plain + (size_t)(3 + j) * nv };
+			REQUIRE(model_forward(m, &sj, &err) == 0);
+		}
+		for (int k = 0; k < 3; k++) kv_seq_truncate(c[k], P);
+		/* one step: c0, its drafts, c1, c2 */
+		int32_t tok[ROWS], pos[ROWS], n = 0;
+		struct kv_seq *seq[ROWS];
+		tok[n] = first[0], pos[n] = P, seq[n++] = c[0];
+		for (int j = 0; j < d; j++) tok[n] = draft[j], pos[n] = P + 1 + j, seq[n++] = c[0];
+		for (int k = 1; k < 3; k++) tok[n] = first[k], pos[n] = P, seq[n++] = c[k];
+		struct model_batch b = { .n_tokens = n,
+			                 .tokens = tok,
+			                 .pos = pos,
+			                 .seqs = seq,
+			                 .n_out = n,
+			                 .out_rows = rows,
+			                 .logits = drafted };
+		REQUIRE(model_forward(m, &b, &err) == 0);
+		CHECK(memcmp(plain, drafted, row) == 0); /* c0 */
+		for (int j = 0; j < d; j++)              /* its drafts */
+			CHECK(memcmp(plain + (size_t)(3 + j) * nv, drafted + (size_t)(1 + j) * nv,
+			             row) == 0);
+		for (int k = 1; k < 3; k++) /* c1, c2 */
+			CHECK(memcmp(plain + (size_t)k * nv, drafted + (size_t)(d + k) * nv, row) ==
+			      0);
+		for (int k = 0; k < 3; k++) kv_seq_free(c[k]);
+	}
 	kv_seq_free(base);
 	free(plain), free(drafted);
 	model_free(m);

@@ -31,8 +31,19 @@ TEST(forward_cost_is_learned_by_rows_not_a_rate)
 	fwd_cost_note(&c, 6, 180);
 	CHECK_NEAR(fwd_cost_ms(&c, 3, 40, 15), 70, 1e-9);
 	CHECK_NEAR(fwd_cost_ms(&c, 6, 40, 15), 180, 1e-9);
-	CHECK_NEAR(fwd_cost_ms(&c, 8, 40, 15), 240, 1e-9); /* same bucket, per row */
-	CHECK_NEAR(fwd_cost_ms(&c, 2, 40, 15), 55, 1e-9);  /* unseen: the fallback */
+	/* unseen counts up to 8: on the line between the seen ones (1 row:
+	 * the given 40), past the last seen the chunk rate per row */
+	CHECK_NEAR(fwd_cost_ms(&c, 2, 40, 15), 55, 1e-9);
+	CHECK_NEAR(fwd_cost_ms(&c, 4, 40, 15), 70 + 110.0 / 3, 1e-9);
+	CHECK_NEAR(fwd_cost_ms(&c, 5, 40, 15), 70 + 220.0 / 3, 1e-9);
+	CHECK_NEAR(fwd_cost_ms(&c, 8, 40, 15), 180 + 2 * 15, 1e-9);
+	fwd_cost_note(&c, 8, 200); /* each count up to 8 its own */
+	CHECK_NEAR(fwd_cost_ms(&c, 8, 40, 15), 200, 1e-9);
+	CHECK_NEAR(fwd_cost_ms(&c, 7, 40, 15), 190, 1e-9);
+	CHECK_NEAR(fwd_cost_ms(&c, 6, 40, 15), 180, 1e-9);
+	/* 9..15 rows share a rate per row */
+	fwd_cost_note(&c, 12, 240);
+	CHECK_NEAR(fwd_cost_ms(&c, 10, 40, 15), 200, 1e-9);
 	/* a moving average: a slower sample moves it part of the way */
 	fwd_cost_note(&c, 3, 170);
 	double three = fwd_cost_ms(&c, 3, 40, 15);
@@ -42,7 +53,7 @@ TEST(forward_cost_is_learned_by_rows_not_a_rate)
 	CHECK_NEAR(fwd_cost_ms(&c, 64, 40, 15), 40 + 63 * 15, 1e-9);
 	/* the most rows that fit */
 	CHECK_INT_EQ(fwd_cost_fit(&c, 39, 100, 40, 15), 0);
-	CHECK_INT_EQ(fwd_cost_fit(&c, 60, 100, 40, 15), 2);     /* 1: 40, 2: 55, 3: > 100 */
+	CHECK_INT_EQ(fwd_cost_fit(&c, 75, 100, 40, 15), 2);     /* 1: 40, 2: 70, 3: 100 */
 	CHECK_INT_EQ(fwd_cost_fit(&c, 1e6, 100, 40, 15), 100);  /* capped */
 	CHECK_INT_EQ(fwd_cost_fit(&c, 5000, 400, 40, 15), 331); /* 40 + 330 * 15 = 4990 */
 }
