@@ -18,10 +18,10 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
                                                            int64_t ldy);
 #endif
 
-/* Decode streams the panels from DRAM: a Q4_0 / Q8_0 tile (blk bytes a
- * block) asks, at block b, for the lines CPU_P8_PREFETCH bytes ahead in its
- * panel, each line once or twice. A prompt's panels are reused from cache,
- * where it only costs (2-3% in L2). */
+/* The first token tile over a panel streams it from DRAM (kern_p8_gemm.h
+ * prefetches only there): a Q4_0 / Q8_0 tile (blk bytes a block) asks, at
+ * block b, for the lines CPU_P8_PREFETCH bytes ahead in its panel, each
+ * line once or twice. */
 static inline __attribute__((always_inline)) void p8_prefetch(const char *panel, int64_t b,
                                                               size_t blk)
 {
