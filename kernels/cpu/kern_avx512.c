@@ -482,9 +482,11 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
  * one vpdpbusd does twice the products. Lane for lane the operations are
  * p8_tile's, so the results are the same bits.
  */
-/* Two streams 8 panel rows apart: at 8 KB ahead the first one's prefetch
- * lands where the second is read (a 2048-wide panel is 9 KB), and one core
- * streamed 19-24 GB/s from DRAM against 26-29 at 12 KB (500 MB, nt=1). */
+/* The Q5 tiles' distance (their panels keep scales, fifth bits and quants
+ * apart). Measured on Q4_0 panels of that kind, before their groups of 4:
+ * two streams 8 panel rows apart, at 8 KB ahead the first one's prefetch
+ * landed where the second is read (a 2048-wide panel was 9 KB), and one
+ * core streamed 19-24 GB/s from DRAM against 26-29 at 12 KB (500 MB, nt=1). */
 #define P16_PREFETCH (CPU_P8_PREFETCH * 3 / 2)
 
 /* Prefetches, P16_PREFETCH bytes ahead, what a two-panel tile reads for
