@@ -74,10 +74,11 @@ static size_t row_bytes(const struct backend_tensor *t)
 static void scratch_free(struct cpu_backend *c)
 {
 	free(c->x), free(c->xb), free(c->q), free(c->kc), free(c->vc), free(c->att), free(c->dx);
-	free(c->g), free(c->u), free(c->act), free(c->idx), free(c->rope_cs), free(c->rope_sn);
+	free(c->g), free(c->u), free(c->act), free(c->act_il), free(c->idx), free(c->rope_cs);
+	free(c->rope_sn);
 	c->x = c->xb = c->q = c->kc = c->vc = c->att = c->dx = c->g = c->u = NULL;
 	c->rope_cs = c->rope_sn = NULL;
-	c->act = NULL;
+	c->act = c->act_il = NULL;
 	c->idx = NULL;
 }
 
@@ -106,12 +107,14 @@ static int grow(struct cpu_backend *c, int32_t n)
 	c->g = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->u = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->act = aligned_alloc(64, (size_t)n * arow); /* arow is a multiple of 64 */
+	bool il = c->k->gemm_q4_0_p8il || c->k->gemm_q8_0_p8il;
+	c->act_il = il ? aligned_alloc(64, (size_t)(n / 8) * cpu_il_tile_bytes(wide) + 64) : NULL;
 	c->idx = malloc(((size_t)n + 1) * sizeof(int32_t));
 	c->rope_cs = malloc((size_t)n * CPU_ROPE_MAX_PAIRS * sizeof(float));
 	c->rope_sn = malloc((size_t)n * CPU_ROPE_MAX_PAIRS * sizeof(float));
 	c->act_row_cap = arow;
 	if (!c->x || !c->xb || !c->q || !c->kc || !c->vc || !c->att || !c->dx || !c->g || !c->u ||
-	    !c->act || !c->idx || !c->rope_cs || !c->rope_sn) {
+	    !c->act || (il && !c->act_il) || !c->idx || !c->rope_cs || !c->rope_sn) {
 		c->cap = 0;
 		return -ENOMEM;
 	}
@@ -142,6 +145,10 @@ struct mm_task {
 	const void *x;
 	size_t x_stride;
 	int64_t nt;
+	/* x's tiles of 8 interleaved (cpu_il_pack), or NULL: the weights with
+	 * a gemm_il take their full tiles and 16-row pairs from there */
+	const void *il;
+	size_t il_tile;
 	/* items of product i: n_tok[i] token tiles x n_rows[i] row chunks, numbered from first[i] */
 	int64_t row_chunk[MM_MAX], tok_tile[MM_MAX], n_rows[MM_MAX], first[MM_MAX + 1];
 	/* decode: a claim takes at least min_items[i] items (~16 KB of weights) */
@@ -226,9 +233,25 @@ static void mm_run(void *arg, int ith, int nth)
 		int64_t rn =
 		        nrows - r0 < count * t->row_chunk[i] ? nrows - r0 : count * t->row_chunk[i];
 		size_t ws = row_bytes(w);
-		cpu_kernels_gemm(t->k, w->type)(w->ne[0], (const char *)w->data + r0 * ws, ws, rn,
-		                                (const char *)t->x + t0 * t->x_stride, t->x_stride,
-		                                tn, t->y[i] + t0 * nrows + r0, nrows);
+		const char *wr = (const char *)w->data + r0 * ws,
+		           *xt = (const char *)t->x + t0 * t->x_stride;
+		float *yt = t->y[i] + t0 * nrows + r0;
+		cpu_gemm_fn f = cpu_kernels_gemm(t->k, w->type);
+		cpu_gemm_il_fn fi = t->il ? cpu_kernels_gemm_il(t->k, w->type) : NULL;
+		/* t0 is a multiple of 8 (tok_tile is), r0 of 16 (row_chunk) */
+		int64_t ntl = fi ? tn / 8 : 0, rn16 = fi ? rn / 16 * 16 : 0;
+		if (ntl && rn16) {
+			fi(w->ne[0], wr, ws, rn16, (const char *)t->il + t0 / 8 * t->il_tile, ntl,
+			   yt, nrows);
+			if (rn16 < rn)
+				f(w->ne[0], wr + rn16 * ws, ws, rn - rn16, xt, t->x_stride, tn,
+				  yt + rn16, nrows);
+			if (ntl * 8 < tn)
+				f(w->ne[0], wr, ws, rn16, xt + ntl * 8 * t->x_stride, t->x_stride,
+				  tn - ntl * 8, yt + ntl * 8 * nrows, nrows);
+			continue;
+		}
+		f(w->ne[0], wr, ws, rn, xt, t->x_stride, tn, yt, nrows);
 	}
 }
 
@@ -290,6 +313,23 @@ static cpu_act_fn act_fn_for(const struct cpu_backend *c, const struct backend_t
 	return a == CPU_ACT_F32 ? NULL : cpu_kernels_act(c->k, a);
 }
 
+struct il_task {
+	const char *x;
+	size_t x_stride;
+	int64_t n, ntl;
+	char *il;
+};
+
+static void il_run(void *arg, int ith, int nth)
+{
+	const struct il_task *t = arg;
+	int64_t lo, hi;
+	cpu_split(t->ntl, 1, ith, nth, &lo, &hi);
+	for (int64_t i = lo; i < hi; i++)
+		cpu_il_pack(t->x + 8 * i * t->x_stride, t->x_stride, t->n,
+		            t->il + i * cpu_il_tile_bytes(t->n));
+}
+
 /* y_i[nt][rows_i] = x[nt][n] . W_i^T for the n_w weights (same input width
  * and activation format), x given in that format: nt rows of x_stride bytes
  * (c->act, or floats). */
@@ -311,6 +351,19 @@ static void matmul_act(struct cpu_backend *c, const void *x, size_t x_stride, in
 	if (c->amx_scratch && nt >= 16 && amx_type) {
 		cpu_pool_run(c->pool, mm_run_amx, &mt);
 		return;
+	}
+	/* 8 tokens or more on panels with a gemm_il: their activations
+	 * interleaved once here for every thread (cpu.h, cpu_il_pack) */
+	bool il = false;
+	for (int i = 0; i < n_w; i++) il = il || cpu_kernels_gemm_il(c->k, w[i]->type);
+	if (il && nt >= 8 && x == c->act && c->act_il) {
+		struct il_task it = { x, x_stride, w[0]->ne[0], nt / 8, c->act_il };
+		if (nt <= CPU_DEC_MAX)
+			il_run(&it, 0, 1);
+		else
+			cpu_pool_run(c->pool, il_run, &it);
+		mt.il = c->act_il;
+		mt.il_tile = cpu_il_tile_bytes(w[0]->ne[0]);
 	}
 	for (int i = 0; i < n_w; i++) mm_plan(&mt, i);
 	atomic_init(&mt.next, 0);

@@ -103,6 +103,13 @@ cpu_act_fn cpu_kernels_act(const struct cpu_kernels *k, enum cpu_act a)
 	return k->act[a] ? k->act[a] : cpu_kernels_ref.act[a];
 }
 
+cpu_gemm_il_fn cpu_kernels_gemm_il(const struct cpu_kernels *k, uint32_t weight_type)
+{
+	return weight_type == CPU_TYPE_Q4_0_P8   ? k->gemm_q4_0_p8il
+	       : weight_type == CPU_TYPE_Q8_0_P8 ? k->gemm_q8_0_p8il
+	                                         : NULL;
+}
+
 enum cpu_act cpu_act_for(uint32_t weight_type)
 {
 	switch (weight_type) {

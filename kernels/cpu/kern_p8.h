@@ -11,6 +11,13 @@ static inline __attribute__((always_inline)) void p8_tile(int g, bool pf, int64_
                                                           const char *panel, const char *x0,
                                                           size_t xs, float *y, int64_t ldy,
                                                           int rows);
+#ifdef P8_TILE2_IL
+/* 8 tokens interleaved (cpu_il_pack) x two full panels. */
+static inline __attribute__((always_inline)) void p16_tile_il(bool pf, int64_t nb,
+                                                              const char *panel, size_t panel_bytes,
+                                                              const char *il, float *y,
+                                                              int64_t ldy);
+#endif
 #ifdef P8_TILE2
 static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64_t nb,
                                                            const char *panel, size_t panel_bytes,
@@ -50,5 +57,9 @@ static inline __attribute__((always_inline)) void p8_store(const __m256 *acc, in
 #define P8_TILE_FN p8_tile
 #ifdef P8_TILE2
 #define P8_TILE16_FN p16_tile
+#endif
+#ifdef P8_TILE2_IL
+#define P8_GEMM_IL      gemm_q4_0_p8il
+#define P8_TILE16_IL_FN p16_tile_il
 #endif
 #include "kern_p8_gemm.h"

@@ -8,7 +8,9 @@
  * (default 32; 256 for the K-quants), a tile takes up to P8_TILE_T tokens
  * (default P8_T). The 16-row tile takes calls of P8_TILE16_MIN_NT tokens
  * or more (default 1); below, the panels are read one at a time: one
- * stream from DRAM, which one core reads faster than two.
+ * stream from DRAM, which one core reads faster than two. With P8_GEMM_IL
+ * and P8_TILE16_IL_FN (8 interleaved tokens x two full panels, cpu.h's
+ * cpu_il_pack), it also defines the set's cpu_gemm_il_fn.
  */
 
 #ifndef P8_BLOCK
@@ -80,6 +82,30 @@ static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const
 	}
 }
 
+#ifdef P8_GEMM_IL
+/* The set's cpu_gemm_il_fn: ntl tiles of 8 interleaved tokens x nr rows, a
+ * multiple of 16, as two-panel tiles. */
+static void P8_GEMM_IL(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *il,
+                       int64_t ntl, float *y, int64_t ldy)
+{
+	int64_t nb = n / P8_BLOCK;
+	size_t tile = cpu_il_tile_bytes(n);
+	for (int64_t r0 = 0; r0 + 16 <= nr; r0 += 16) {
+		const char *panel = (const char *)w + r0 * w_stride;
+		for (int64_t t = 0; t < ntl; t++) {
+			const char *it = (const char *)il + t * tile;
+			float *yt = y + 8 * t * ldy + r0;
+			if (t == 0) /* streams the panels from DRAM: prefetch */
+				P8_TILE16_IL_FN(true, nb, panel, 8 * w_stride, it, yt, ldy);
+			else
+				P8_TILE16_IL_FN(false, nb, panel, 8 * w_stride, it, yt, ldy);
+		}
+	}
+}
+#endif
+
+#undef P8_GEMM_IL
+#undef P8_TILE16_IL_FN
 #undef P8_CALL
 #undef P16_CALL
 #undef P8_GEMM

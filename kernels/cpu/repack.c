@@ -87,6 +87,23 @@ static void dq_dequantize(uint32_t type, const void *packed, int64_t nb, int q, 
 	}
 }
 
+void cpu_il_pack(const void *x, size_t x_stride, int64_t n, void *il)
+{
+	int64_t nb = n / 32;
+	for (int j = 0; j < 8; j++) {
+		const char *r = (const char *)x + (size_t)j * x_stride;
+		struct cpu_q8_tail t = cpu_q8_tail_of(r, nb);
+		for (int64_t b = 0; b < nb; b++) {
+			char *d = (char *)il + (size_t)b * CPU_IL_BLK;
+			int32_t bias4 = t.bias[b] >> 4; /* -128 sum(x): exact */
+			memcpy(d + 32 * j, r + (size_t)b * 34 + 2, 32);
+			memcpy(d + CPU_IL_BIAS4 + 4 * j, &bias4, 4);
+			memcpy(d + CPU_IL_BIAS + 4 * j, &t.bias[b], 4);
+			memcpy(d + CPU_IL_D + 4 * j, &t.d[b], 4);
+		}
+	}
+}
+
 size_t cpu_q4_0_p8_bytes(int64_t nr, int64_t n)
 {
 	return dq_bytes(nr, n / QK4_0, 16);

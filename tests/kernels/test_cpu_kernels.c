@@ -328,6 +328,66 @@ TEST(gemm_packed_matches_reference)
 	}
 }
 
+/* Prompts read their activations interleaved (cpu_il_pack) where the set
+ * has a gemm_il: the same bits as its panel kernel on the rows, which the
+ * test above holds to the reference (widths of 1, 11 and 64 blocks; 1 and
+ * 3 tiles; 16 and 48 rows). */
+TEST(gemm_il_same_bits_as_panels)
+{
+	init_sets();
+	const int64_t widths[] = { 32, 352, 2048 };
+	enum { NR = 48, NT = 24 };
+	int checked = 0;
+	for (int s = 0; s < n_sets; s++)
+		for (size_t k = 0; k < 2; k++) { /* Q4_0, Q8_0 */
+			const struct packed_kind *pk = &packed_kinds[k];
+			cpu_gemm_il_fn fi = cpu_kernels_gemm_il(sets[s], k ? CPU_TYPE_Q8_0_P8
+			                                                   : CPU_TYPE_Q4_0_P8);
+			cpu_gemm_fn f = packed_gemm(sets[s], pk);
+			if (!fi) continue;
+			REQUIRE(f != NULL);
+			for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+				int64_t n = widths[wi];
+				unsigned char *w;
+				size_t ws, xs;
+				void *pw;
+				rows_and_panels(pk, NR, n, &w, &ws, &pw);
+				unsigned char *x = random_acts(pk->act, NT, n, &xs);
+				size_t tile = cpu_il_tile_bytes(n);
+				char *il = malloc(tile * (NT / 8));
+				for (int t = 0; t < NT / 8; t++)
+					cpu_il_pack(x + 8 * t * xs, xs, n, il + t * tile);
+				static float want[NT][NR], got[NT][NR];
+				f(n, pw, ws, NR, x, xs, NT, &want[0][0], NR);
+				for (int nr = 16; nr <= NR; nr += 32)
+					for (int ntl = 1; ntl <= NT / 8; ntl += 2) {
+						memset(got, 0, sizeof got);
+						fi(n, pw, ws, nr, il, ntl, &got[0][0], NR);
+						int bad = 0;
+						for (int t = 0; t < 8 * ntl; t++)
+							for (int r = 0; r < nr; r++)
+								if (memcmp(&got[t][r], &want[t][r],
+								           4) &&
+								    bad++ < 3)
+									fprintf(stderr,
+									        "%s %s il n=%lld "
+									        "nr=%d "
+									        "[%d][%d]: %.9g vs "
+									        "%.9g\n",
+									        sets[s]->name,
+									        pk->name,
+									        (long long)n, nr, t,
+									        r, got[t][r],
+									        want[t][r]);
+						CHECK(bad == 0);
+						checked++;
+					}
+				free(w), free(pw), free(x), free(il);
+			}
+		}
+	if (!checked) printf("  (no set with a gemm_il on this CPU)\n");
+}
+
 /* Prompt lookup checks drafts in a batch and holds the result to decoding
  * one token at a time; the prefix cache's exact-logits tests too: a token's
  * results from the panel kernel must be the same bits alone (nt = 1) and at
