@@ -108,7 +108,8 @@ static int grow(struct cpu_backend *c, int32_t n)
 	c->u = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->act = aligned_alloc(64, (size_t)n * arow); /* arow is a multiple of 64 */
 	bool il = c->k->gemm_q4_0_p8il || c->k->gemm_q8_0_p8il;
-	c->act_il = il ? aligned_alloc(64, (size_t)(n / 8) * cpu_il_tile_bytes(wide) + 64) : NULL;
+	size_t il_bytes = ((size_t)(n / 8) * cpu_il_tile_bytes(wide) + 64) / 64 * 64;
+	c->act_il = il ? aligned_alloc(64, il_bytes) : NULL; /* a multiple of 64, as it must be */
 	c->idx = malloc(((size_t)n + 1) * sizeof(int32_t));
 	c->rope_cs = malloc((size_t)n * CPU_ROPE_MAX_PAIRS * sizeof(float));
 	c->rope_sn = malloc((size_t)n * CPU_ROPE_MAX_PAIRS * sizeof(float));
