@@ -96,7 +96,7 @@ typedef void (*cpu_gemm_fn)(int64_t n, const void *w, size_t w_stride, int64_t n
  * CPU_IL_BLK bytes a block. A kernel then takes every activation it
  * broadcasts at a constant offset from one pointer, where 8 row pointers
  * took more instructions than its vpdpbusd (AVX-512, two-panel Q4_0 tile,
- * 8 tokens, one core: 610-640 -> 716-753 GFLOP/s, 2048- and 5504-wide).
+ * 8 tokens, one core: 588-647 -> 716-758 GFLOP/s, 2048- and 5504-wide).
  * The values are the rows' own: the results are the same bits.
  */
 #define CPU_IL_BLK   352
