@@ -596,48 +596,6 @@ static inline __attribute__((always_inline)) void p16_tile(int g, bool pf, int64
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
-/* p16_tile's work for 8 tokens from their interleaved activations
- * (cpu_il_pack): every broadcast at a constant offset from one pointer. */
-static inline __attribute__((always_inline)) void p16_tile_il(bool pf, int64_t nb,
-                                                              const char *panel, size_t panel_bytes,
-                                                              const char *il, float *y, int64_t ldy)
-{
-	const __m512i m4 = _mm512_set1_epi8(0xF);
-	const char *pn0 = panel, *pn1 = panel + panel_bytes;
-	__m512 acc[8];
-#pragma GCC unroll 8
-	for (int j = 0; j < 8; j++) acc[j] = _mm512_setzero_ps();
-	for (int64_t b = 0; b < nb; b++) {
-		size_t oqs = cpu_p8_quants_at(b, nb, 144), osc = cpu_p8_scales_at(b, 144);
-		const char *q0 = pn0 + oqs, *q1 = pn1 + oqs, *xi = il + (size_t)b * CPU_IL_BLK;
-		if (pf) p16_prefetch_dq(panel, panel_bytes, b, 144);
-		__m512i p[8][4];
-		const char *xd[8];
-#pragma GCC unroll 8
-		for (int j = 0; j < 8; j++) {
-			p[j][0] = _mm512_set1_epi32(TAIL_I32(xi, CPU_IL_BIAS4 + 4 * j));
-			xd[j] = xi + CPU_IL_D + 4 * j;
-		}
-#pragma GCC unroll 4
-		for (int kk = 0; kk < 4; kk++) {
-			__m512i raw = _mm512_inserti64x4(
-			        _mm512_castsi256_si512(
-			                _mm256_loadu_si256((const __m256i *)(q0 + 32 * kk))),
-			        _mm256_loadu_si256((const __m256i *)(q1 + 32 * kk)), 1);
-			__m512i lo = _mm512_and_si512(raw, m4);
-			__m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
-#pragma GCC unroll 8
-			for (int j = 0; j < 8; j++) {
-				p[j][0] = dpbusd_bcast(p[j][0], lo, xi + 32 * j + 4 * kk);
-				p[j][0] = dpbusd_bcast(p[j][0], hi, xi + 32 * j + 16 + 4 * kk);
-			}
-		}
-		p16_float_step(8, 1, p, pn0 + osc, pn1 + osc, xd, 0, acc);
-	}
-#pragma GCC unroll 8
-	for (int j = 0; j < 8; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
-}
-
 /* ---- Q8_0 repacked at load (repack.c): 8 or 16 rows x up to 8 tokens ---- */
 
 /*
@@ -750,44 +708,74 @@ static inline __attribute__((always_inline)) void q8p16_tile(int g, bool pf, int
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
 }
 
-/* q8p16_tile's work for 8 interleaved tokens (cpu_il_pack, as p16_tile_il). */
-static inline __attribute__((always_inline)) void q8p16_tile_il(bool pf, int64_t nb,
-                                                                const char *panel,
-                                                                size_t panel_bytes, const char *il,
-                                                                float *y, int64_t ldy)
+/*
+ * p16_tile's and q8p16_tile's work for 8 tokens from their interleaved
+ * activations (cpu_il_pack): every broadcast at a constant offset from one
+ * pointer. blk, a constant, picks the type: 144 Q4_0 (nibbles, the bias
+ * >> 4), 272 Q8_0 (bytes flipped to unsigned, the bias).
+ */
+static inline __attribute__((always_inline)) void p16_il(size_t blk, bool pf, int64_t nb,
+                                                         const char *panel, size_t panel_bytes,
+                                                         const char *il, float *y, int64_t ldy)
 {
-	const __m512i flip = _mm512_set1_epi8((char)0x80);
+	const __m512i m4 = _mm512_set1_epi8(0xF), flip = _mm512_set1_epi8((char)0x80);
 	const char *pn0 = panel, *pn1 = panel + panel_bytes;
 	__m512 acc[8];
 #pragma GCC unroll 8
 	for (int j = 0; j < 8; j++) acc[j] = _mm512_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
-		size_t oqs = cpu_p8_quants_at(b, nb, 272), osc = cpu_p8_scales_at(b, 272);
+		size_t oqs = cpu_p8_quants_at(b, nb, blk), osc = cpu_p8_scales_at(b, blk);
 		const char *q0 = pn0 + oqs, *q1 = pn1 + oqs, *xi = il + (size_t)b * CPU_IL_BLK;
-		if (pf) p16_prefetch_dq(panel, panel_bytes, b, 272);
+		if (pf) p16_prefetch_dq(panel, panel_bytes, b, blk);
 		__m512i p[8][4];
 		const char *xd[8];
 #pragma GCC unroll 8
 		for (int j = 0; j < 8; j++) {
-			p[j][0] = _mm512_set1_epi32(TAIL_I32(xi, CPU_IL_BIAS + 4 * j));
+			size_t bias = blk == 144 ? CPU_IL_BIAS4 : CPU_IL_BIAS;
+			p[j][0] = _mm512_set1_epi32(TAIL_I32(xi, bias + 4 * j));
 			xd[j] = xi + CPU_IL_D + 4 * j;
 		}
 #pragma GCC unroll 8
-		for (int kk = 0; kk < 8; kk++) {
-			__m512i u = _mm512_xor_si512(
-			        _mm512_inserti64x4(
-			                _mm512_castsi256_si512(_mm256_loadu_si256(
-			                        (const __m256i *)(q0 + 32 * kk))),
-			                _mm256_loadu_si256((const __m256i *)(q1 + 32 * kk)), 1),
-			        flip);
+		for (int kk = 0; kk < (int)(blk - 16) / 32; kk++) {
+			__m512i raw = _mm512_inserti64x4(
+			        _mm512_castsi256_si512(
+			                _mm256_loadu_si256((const __m256i *)(q0 + 32 * kk))),
+			        _mm256_loadu_si256((const __m256i *)(q1 + 32 * kk)), 1);
+			if (blk == 144) {
+				__m512i lo = _mm512_and_si512(raw, m4);
+				__m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
 #pragma GCC unroll 8
-			for (int j = 0; j < 8; j++)
-				p[j][0] = dpbusd_bcast(p[j][0], u, xi + 32 * j + 4 * kk);
+				for (int j = 0; j < 8; j++) {
+					p[j][0] = dpbusd_bcast(p[j][0], lo, xi + 32 * j + 4 * kk);
+					p[j][0] = dpbusd_bcast(p[j][0], hi,
+					                       xi + 32 * j + 16 + 4 * kk);
+				}
+			} else {
+				__m512i u = _mm512_xor_si512(raw, flip);
+#pragma GCC unroll 8
+				for (int j = 0; j < 8; j++)
+					p[j][0] = dpbusd_bcast(p[j][0], u, xi + 32 * j + 4 * kk);
+			}
 		}
 		p16_float_step(8, 1, p, pn0 + osc, pn1 + osc, xd, 0, acc);
 	}
 #pragma GCC unroll 8
 	for (int j = 0; j < 8; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+static inline __attribute__((always_inline)) void p16_tile_il(bool pf, int64_t nb,
+                                                              const char *panel, size_t panel_bytes,
+                                                              const char *il, float *y, int64_t ldy)
+{
+	p16_il(144, pf, nb, panel, panel_bytes, il, y, ldy);
+}
+
+static inline __attribute__((always_inline)) void q8p16_tile_il(bool pf, int64_t nb,
+                                                                const char *panel,
+                                                                size_t panel_bytes, const char *il,
+                                                                float *y, int64_t ldy)
+{
+	p16_il(272, pf, nb, panel, panel_bytes, il, y, ldy);
 }
 
 #define P8_GEMM          gemm_q8_0_p8

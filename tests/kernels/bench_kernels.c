@@ -10,7 +10,8 @@
  * so measures the kernel's compute ceiling; 1000 MB measures DRAM streaming).
  * Rows are N wide (default 2048, the 1.3B model's; its FFN's down rows are
  * 5504: a panel's size decides where prefetches land). Prints, per kernel set, GB/s and
- * GFLOP/s-equivalent (2 * rows * n * nt / s).
+ * GFLOP/s-equivalent (2 * rows * n * nt / s); for Q4_0 / Q8_0 from 8 tokens
+ * on, also the interleaved prompt path (`-il`, cpu.h's cpu_il_pack).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,35 @@ static void bench(uint32_t type, int64_t nt, double mb, int64_t n)
 		printf("%-5s nt=%-3lld %7.1f MB  %-12s %7.2f GB/s  %8.1f GFLOP/s\n",
 		       tensor_type_name(type), (long long)nt, ws * nr / 1e6, name,
 		       ws * nr / best / 1e9, 2.0 * nr * n * nt / best / 1e9);
+		/* Prompts as the backend runs them: the activations interleaved
+		 * (counted here, once a matmul there), then the full tiles. */
+		cpu_gemm_il_fn fi =
+		        cpu_kernels_gemm_il(sets[k], type == TENSOR_TYPE_Q4_0   ? CPU_TYPE_Q4_0_P8
+		                                     : type == TENSOR_TYPE_Q8_0 ? CPU_TYPE_Q8_0_P8
+		                                                                : 0);
+		int64_t ntl = nt / 8, nr16 = nr / 16 * 16;
+		char *il = fi && ntl && nr16 ? malloc(ntl * cpu_il_tile_bytes(n)) : NULL;
+		if (il) {
+			best = 1e9, total = 0, reps = 0;
+			while (total < 0.5 || reps < 3) {
+				double t0 = now_s();
+				for (int64_t t = 0; t < ntl; t++)
+					cpu_il_pack((const char *)x + 8 * t * xs, xs, n,
+					            il + t * cpu_il_tile_bytes(n));
+				fi(n, pw, ws, nr16, il, ntl, y, nr);
+				double dt = now_s() - t0;
+				total += dt;
+				reps++;
+				if (dt > 0 && dt < best) best = dt;
+			}
+			snprintf(name, sizeof name, "%s-il", sets[k]->name);
+			printf("%-5s nt=%-3lld %7.1f MB  %-12s %7.2f GB/s  %8.1f GFLOP/s  "
+			       "(%lld of %lld tokens, %lld of %lld rows)\n",
+			       tensor_type_name(type), (long long)nt, ws * nr16 / 1e6, name,
+			       ws * nr16 / best / 1e9, 2.0 * nr16 * n * ntl * 8 / best / 1e9,
+			       (long long)(ntl * 8), (long long)nt, (long long)nr16, (long long)nr);
+			free(il);
+		}
 		free(pw);
 	}
 	free(w), free(row), free(x), free(y);
