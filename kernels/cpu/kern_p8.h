@@ -3,7 +3,8 @@
  * share (repack.c's layout): a tile's store, and gemm_q4_0_p8 from the
  * loop over panels and token tiles (kern_p8_gemm.h). A file defines P8_T
  * (tokens per tile: 4 or 8), includes this, and defines p8_tile (declared
- * here); with P8_TILE2, p16_tile too, for two full panels at once.
+ * here); with P8_TILE2, p16_tile too, for two full panels at once; with
+ * P8_TILE2_IL, p16_tile_il, whose 8 interleaved tokens make gemm_q4_0_p8il.
  */
 
 /* g tokens (at x0, x_stride apart) x one panel of nb blocks into y. */
