@@ -107,7 +107,7 @@ static int grow(struct cpu_backend *c, int32_t n)
 	c->g = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->u = malloc((size_t)n * hp->n_ff * sizeof(float));
 	c->act = aligned_alloc(64, (size_t)n * arow); /* arow is a multiple of 64 */
-	bool il = c->k->gemm_q4_0_p8il || c->k->gemm_q8_0_p8il;
+	bool il = c->il_weights;
 	size_t il_bytes = ((size_t)(n / 8) * cpu_il_tile_bytes(wide) + 64) / 64 * 64;
 	c->act_il = il ? aligned_alloc(64, il_bytes) : NULL; /* a multiple of 64, as it must be */
 	c->idx = malloc(((size_t)n + 1) * sizeof(int32_t));
@@ -989,6 +989,7 @@ static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
 		}
 		t->data = dst;
 		t->type = pk->packed;
+		c->il_weights = c->il_weights || cpu_kernels_gemm_il(c->k, t->type);
 		dst += bytes;
 	}
 	/* Read-only from here on: a stray write faults instead of corrupting weights. */

@@ -52,9 +52,10 @@ struct cpu_backend {
 	/* (cap, n_ff) the FFN's up projection */
 	float *u;
 	void *act; /* [cap] activation rows of the widest format */
-	/* [cap / 8] tiles of act interleaved (cpu_il_pack), where the set has
-	 * a gemm_il; else NULL */
+	/* [cap / 8] tiles of act interleaved (cpu_il_pack), where some weight
+	 * has the set's gemm_il (il_weights, set at repacking); else NULL */
 	void *act_il;
+	bool il_weights;
 	size_t act_row_cap;
 	float *scores;     /* [n_threads][CPU_ATTN_QB][n_pages * page_size] */
 	float *dscores;    /* decode: [ATTN_DEC_MAX][n_head][n_pages * page_size] */
