@@ -1,7 +1,8 @@
 /*
  * attn.c - the CPU backend's attention: causal, grouped-query, over the
  * paged KV cache, softmax in float with a double sum as ggml does. Prompts
- * run head-major jobs over blocks of queries (attn_run); decode batches run
+ * run head-major jobs over blocks of queries (attn_run, or attn_run_t with the
+ * queries in the lanes); decode batches run
  * chunks of positions for every head (attn_decode).
  */
 #include <math.h>
@@ -17,7 +18,7 @@ struct attn_task {
 	int layer;
 	const float *q; /* [nt][n_head*hd] */
 	float *out;     /* [nt][n_head*hd] */
-	/* Query blocks: up to attn_qb (kernel set) consecutive entries of one sequence,
+	/* Query blocks: up to attn_qb (CPU_ATTN_QT in the lanes) consecutive entries of one sequence,
 	 * block k = entries [blk[k], blk[k + 1]). */
 	const int32_t *blk;
 	int64_t n_blk;
@@ -40,7 +41,7 @@ static void attn_run(void *arg, int ith, int nth)
 	float scale = 1.0f / sqrtf((float)hd);
 	int64_t ld = (int64_t)c->n_pages * c->page_size, qd = (int64_t)hp->n_head * hd;
 	int64_t kvd = (int64_t)hp->n_head_kv * hd;
-	float *sc = c->scores + (int64_t)ith * CPU_ATTN_QB * ld; /* [CPU_ATTN_QB][ld] */
+	float *sc = c->scores + ith * attn_scratch_floats(ld, hd); /* [CPU_ATTN_QB][ld] */
 	float qr[CPU_ATTN_QB * BACKEND_MAX_HEAD_DIM];
 	(void)nth;
 	for (;;) {
@@ -104,6 +105,69 @@ static void attn_run(void *arg, int ith, int nth)
 				c->k->mix_f32(hd, g, sc + p0, ld, (const float *)v, kvd, n, o, qd);
 			p0 += n;
 		}
+	}
+}
+
+/* Whether prompts take the queries-in-lanes kernels (cpu.h score_t_f16). */
+static bool attn_lanes(const struct cpu_backend *c)
+{
+	return c->kv_f16 && c->k->score_t_f16;
+}
+
+/* attn_run with the queries of a block in the lanes: the same jobs, blocks
+ * of up to CPU_ATTN_QT queries; q is transposed in and the output out. */
+static void attn_run_t(void *arg, int ith, int nth)
+{
+	struct attn_task *t = arg;
+	struct cpu_backend *c = t->c;
+	const struct backend_hparams *hp = &c->hp;
+	int hd = hp->head_dim, group = hp->n_head / hp->n_head_kv;
+	float scale = 1.0f / sqrtf((float)hd);
+	int64_t ld = (int64_t)c->n_pages * c->page_size, qd = (int64_t)hp->n_head * hd;
+	int64_t kvd = (int64_t)hp->n_head_kv * hd;
+	float *st = c->scores + ith * attn_scratch_floats(ld, hd);      /* [ld][CPU_ATTN_QT] */
+	float *qt = st + CPU_ATTN_QT * ld, *ot = qt + CPU_ATTN_QT * hd; /* [hd][CPU_ATTN_QT] */
+	(void)nth;
+	for (;;) {
+		int64_t job = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+		if (job >= t->n_blk * hp->n_head) break;
+		int64_t k0 = job % t->n_blk, i0 = t->blk[k0];
+		int h = (int)(job / t->n_blk), kh = h / group, g = t->blk[k0 + 1] - (int)i0;
+		const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i0]];
+		int32_t maxpos = 0, last[CPU_ATTN_QT];
+		for (int j = 0; j < CPU_ATTN_QT; j++) {
+			last[j] = j < g ? t->b->positions[i0 + j] : -1;
+			if (last[j] > maxpos) maxpos = last[j];
+		}
+		/* q rounded to fp16, as attn_run does, into the lanes */
+		const float *q = t->q + i0 * qd + (int64_t)h * hd;
+		uint16_t qh[BACKEND_MAX_HEAD_DIM];
+		float qf[BACKEND_MAX_HEAD_DIM];
+		memset(qt, 0, (size_t)CPU_ATTN_QT * hd * sizeof(float));
+		for (int j = 0; j < g; j++) {
+			c->k->to_f16(q + j * qd, qh, hd);
+			c->k->from_f16(qh, qf, hd);
+			for (int e = 0; e < hd; e++) qt[e * CPU_ATTN_QT + j] = qf[e];
+		}
+		for (int32_t p0 = 0; p0 <= maxpos;) {
+			int32_t n = page_run(c, p0, maxpos);
+			const uint16_t *k =
+			        (const uint16_t *)kv_slot(c, s, t->layer, p0, 0) + (size_t)kh * hd;
+			c->k->score_t_f16(hd, qt, k, kvd, n, scale, st + (int64_t)p0 * CPU_ATTN_QT);
+			p0 += n;
+		}
+		c->k->softmax_t(st, (int64_t)maxpos + 1, last, true);
+		memset(ot, 0, (size_t)CPU_ATTN_QT * hd * sizeof(float));
+		for (int32_t p0 = 0; p0 <= maxpos;) {
+			int32_t n = page_run(c, p0, maxpos);
+			const uint16_t *v =
+			        (const uint16_t *)kv_slot(c, s, t->layer, p0, 1) + (size_t)kh * hd;
+			c->k->mix_t_f16(hd, st + (int64_t)p0 * CPU_ATTN_QT, v, kvd, n, ot);
+			p0 += n;
+		}
+		float *o = t->out + i0 * qd + (int64_t)h * hd;
+		for (int j = 0; j < g; j++)
+			for (int e = 0; e < hd; e++) o[j * qd + e] = ot[e * CPU_ATTN_QT + j];
 	}
 }
 
@@ -277,11 +341,10 @@ static void attn_decode(struct cpu_backend *c, const struct backend_batch *b, in
 
 int64_t cpu_attn_blocks(struct cpu_backend *c, const struct backend_batch *b)
 {
-	int64_t n = 0;
+	int64_t n = 0, qb = attn_lanes(c) ? CPU_ATTN_QT : c->k->attn_qb;
 	for (int32_t i = 0; i < b->n_tokens;) {
 		int32_t j = i + 1;
-		while (j < b->n_tokens && j - i < c->k->attn_qb && b->seq_ids[j] == b->seq_ids[i])
-			j++;
+		while (j < b->n_tokens && j - i < qb && b->seq_ids[j] == b->seq_ids[i]) j++;
 		c->idx[n++] = i;
 		i = j;
 	}
@@ -304,5 +367,5 @@ void cpu_attention(struct cpu_backend *c, const struct backend_batch *b, int lay
 		.c = c, .b = b, .layer = layer, .q = c->q, .out = out, .blk = c->idx, .n_blk = n_blk
 	};
 	atomic_init(&at.next, 0);
-	cpu_pool_run(c->pool, attn_run, &at);
+	cpu_pool_run(c->pool, attn_lanes(c) ? attn_run_t : attn_run, &at);
 }

@@ -1058,8 +1058,9 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->kv_es = c->kv_f16 ? 2 : 4;
 	c->kv = calloc((size_t)c->n_pages * c->page_elems, c->kv_es);
 	c->kv_tmp = malloc((size_t)hp->n_head_kv * hp->head_dim * sizeof(float));
-	c->scores =
-	        malloc((size_t)n_threads * CPU_ATTN_QB * c->n_pages * c->page_size * sizeof(float));
+	c->scores = malloc((size_t)n_threads *
+	                   attn_scratch_floats((int64_t)c->n_pages * c->page_size, hp->head_dim) *
+	                   sizeof(float));
 	{
 		int64_t ld = (int64_t)c->n_pages * c->page_size;
 		int64_t chunks = (ld + ATTN_DEC_CHUNK - 1) / ATTN_DEC_CHUNK;

@@ -213,7 +213,8 @@ void cpu_q6_k_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 /* Converts one float row of n elements into format a at dst. */
 typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
-#define CPU_ATTN_QB 8 /* queries per attention kernel call at most (a set's attn_qb) */
+#define CPU_ATTN_QB 8  /* queries per attention kernel call at most (a set's attn_qb) */
+#define CPU_ATTN_QT 32 /* a prompt's queries per block in the lanes (score_t_f16 ...) */
 
 /* One instruction-set level's kernels; NULL entries fall back to the reference. */
 struct cpu_kernels {
@@ -264,6 +265,21 @@ struct cpu_kernels {
 	 * round_f16 the probabilities are rounded to fp16 (an F16 cache's V). */
 	void (*softmax)(float *s, int64_t n, bool round_f16);
 	int attn_qb; /* queries per score/mix call this set handles, <= CPU_ATTN_QB */
+	/* A prompt's attention with its queries in the lanes: a block of up to
+	 * CPU_ATTN_QT queries of one head, lane j query j (a lane unused: its
+	 * query 0, its last -1). Arrays of CPU_ATTN_QT floats a row, contiguous.
+	 * score_t: st[i][j] = scale * sum_k qt[k][j] row_i[k], i < n, F16 rows
+	 * at r + i * stride; softmax_t: lane j over rows i <= last[j] as
+	 * softmax (the sum per lane in double, probabilities rounded to fp16 with
+	 * round_f16), the rows past last[j] 0; mix_t: ot[c][j] += sum_i st[i][j]
+	 * row_i[c], i ascending. No query's dot needs a sum across lanes, which
+	 * the row-major score spends a third of its instructions on. NULL in a
+	 * set (not filled from the reference): its prompts take score/mix. */
+	void (*score_t_f16)(int64_t hd, const float *qt, const uint16_t *r, int64_t stride,
+	                    int64_t n, float scale, float *st);
+	void (*softmax_t)(float *st, int64_t n, const int32_t *last, bool round_f16);
+	void (*mix_t_f16)(int64_t hd, const float *st, const uint16_t *r, int64_t stride, int64_t n,
+	                  float *ot);
 	/* The per-row steps of the forward pass. rmsnorm: cpu_rmsnorm's bits
 	 * (its lane order is the contract). swiglu: g[i] = silu(g[i]) * u[i];
 	 * the SIMD sets' exp is a polynomial within 2 ulp of expf, so theirs is

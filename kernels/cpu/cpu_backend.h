@@ -57,7 +57,7 @@ struct cpu_backend {
 	void *act_il;
 	bool il_weights;
 	size_t act_row_cap;
-	float *scores;     /* [n_threads][CPU_ATTN_QB][n_pages * page_size] */
+	float *scores;     /* per thread attn_scratch_floats(): a prompt block's scores, q, out */
 	float *dscores;    /* decode: [ATTN_DEC_MAX][n_head][n_pages * page_size] */
 	float *dpart;      /* decode: [ATTN_DEC_MAX][chunks][n_head * head_dim] partial outputs */
 	char *amx_scratch; /* [n_threads][amx_scratch_bytes], NULL when AMX is off */
@@ -86,6 +86,13 @@ static inline void *kv_slot(const struct cpu_backend *c, const struct backend_se
 	       (size_t)(page * c->page_elems + ((int64_t)layer * 2 + which) * c->page_size * kvd +
 	                (int64_t)(pos % c->page_size) * kvd) *
 	               c->kv_es;
+}
+
+/* Floats of c->scores each thread has: CPU_ATTN_QT scores a slot, and the
+ * lanes path's transposed queries and outputs (2 x CPU_ATTN_QT x head_dim). */
+static inline int64_t attn_scratch_floats(int64_t ld, int64_t head_dim)
+{
+	return CPU_ATTN_QT * ld + 2 * CPU_ATTN_QT * head_dim;
 }
 
 /* Groups the batch into attention query blocks in c->idx; returns their count. */

@@ -496,6 +496,50 @@ static void softmax(float *s, int64_t n, bool round_f16)
 		s[i] = round_f16 ? tensor_f16_to_f32(tensor_f32_to_f16(s[i] * inv)) : s[i] * inv;
 }
 
+/* The queries-in-lanes forms (cpu.h): each score the sum over k in order,
+ * as dot_f16_ref, each output the row-ordered sum, as axpy_f16. */
+static void score_t_f16(int64_t hd, const float *qt, const uint16_t *r, int64_t stride, int64_t n,
+                        float scale, float *st)
+{
+	for (int64_t i = 0; i < n; i++)
+		for (int j = 0; j < CPU_ATTN_QT; j++) {
+			float s = 0;
+			for (int64_t k = 0; k < hd; k++)
+				s += qt[k * CPU_ATTN_QT + j] * tensor_f16_to_f32(r[i * stride + k]);
+			st[i * CPU_ATTN_QT + j] = s * scale;
+		}
+}
+
+static void softmax_t(float *st, int64_t n, const int32_t *last, bool round_f16)
+{
+	for (int j = 0; j < CPU_ATTN_QT; j++) {
+		float mx = -INFINITY;
+		for (int64_t i = 0; i <= last[j] && i < n; i++)
+			if (st[i * CPU_ATTN_QT + j] > mx) mx = st[i * CPU_ATTN_QT + j];
+		double sum = 0;
+		for (int64_t i = 0; i < n; i++) {
+			float *x = &st[i * CPU_ATTN_QT + j];
+			*x = i <= last[j] ? expf(*x - mx) : 0.0f;
+			sum += *x;
+		}
+		float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+		for (int64_t i = 0; i < n; i++) {
+			float *x = &st[i * CPU_ATTN_QT + j];
+			*x = round_f16 ? tensor_f16_to_f32(tensor_f32_to_f16(*x * inv)) : *x * inv;
+		}
+	}
+}
+
+static void mix_t_f16(int64_t hd, const float *st, const uint16_t *r, int64_t stride, int64_t n,
+                      float *ot)
+{
+	for (int64_t i = 0; i < n; i++)
+		for (int64_t c = 0; c < hd; c++)
+			for (int j = 0; j < CPU_ATTN_QT; j++)
+				ot[c * CPU_ATTN_QT + j] += st[i * CPU_ATTN_QT + j] *
+				                           tensor_f16_to_f32(r[i * stride + c]);
+}
+
 static void to_f16(const float *x, uint16_t *h, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) h[i] = tensor_f32_to_f16(x[i]);
@@ -534,6 +578,9 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.mix_f16 = mix_f16,
 	.softmax = softmax,
 	.attn_qb = CPU_ATTN_QB,
+	.score_t_f16 = score_t_f16,
+	.softmax_t = softmax_t,
+	.mix_t_f16 = mix_t_f16,
 	.rmsnorm = cpu_rmsnorm,
 	.swiglu = cpu_swiglu,
 	.to_f16 = to_f16,

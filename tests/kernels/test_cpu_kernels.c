@@ -986,6 +986,68 @@ TEST(attention_bits_do_not_depend_on_the_batch)
 	}
 }
 
+TEST(attention_queries_in_lanes_match_reference)
+{
+	/* A prompt's path (cpu.h score_t_f16, softmax_t, mix_t_f16): each set
+	 * that has it against the reference's, and the reference's against
+	 * its row-major score and softmax on the same queries, so the two
+	 * layouts mean the same. Row counts across the sets' 8- and 16-row
+	 * tiles, head sizes with a partial vector, lanes left unused. */
+	init_sets();
+	enum { MAXN = 37, STRIDE = 300, QT = CPU_ATTN_QT };
+	static uint16_t r16[MAXN * STRIDE];
+	static float qt[STRIDE * QT], q[QT * STRIDE], s0[MAXN * QT], st[MAXN * QT], sr[MAXN * QT],
+	        row[MAXN], o0[STRIDE * QT], oa[STRIDE * QT], ob[STRIDE * QT];
+	for (int i = 0; i < MAXN * STRIDE; i++) r16[i] = tensor_f32_to_f16(frand());
+	for (int i = 0; i < STRIDE * QT; i++) o0[i] = frand();
+	const struct cpu_kernels *r = &cpu_kernels_ref;
+	int hds[] = { 8, 64, 100, 128, 200 }, ns[] = { 1, 7, 8, 9, 16, 17, 33, MAXN };
+	for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++)
+		for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+			int hd = hds[hi], n = ns[ni], g = ni % 2 ? QT : 13;
+			int32_t last[QT];
+			for (int j = 0; j < QT; j++) {
+				last[j] = j < g ? (j * 5) % (n + 3) - 1 : -1; /* -1 .. n + 1 */
+				for (int k = 0; k < hd; k++)
+					q[j * STRIDE + k] = qt[k * QT + j] =
+					        j < g ? frand() * 4 : 0;
+			}
+			/* the reference's lanes against its rows */
+			r->score_t_f16(hd, qt, r16, STRIDE, n, 0.125f, s0);
+			for (int j = 0; j < QT; j++) {
+				r->score_f16(hd, 1, q + j * STRIDE, STRIDE, r16, STRIDE, n, 0.125f,
+				             row, MAXN);
+				for (int i = 0; i < n; i++)
+					CHECK_NEAR(s0[i * QT + j], row[i], 1e-6);
+			}
+			memcpy(sr, s0, sizeof sr);
+			r->softmax_t(sr, n, last, true);
+			for (int j = 0; j < QT; j++) {
+				int m = last[j] + 1 < n ? last[j] + 1 : n;
+				for (int i = 0; i < m; i++) row[i] = s0[i * QT + j];
+				if (m > 0) r->softmax(row, m, true);
+				for (int i = 0; i < n; i++)
+					CHECK_NEAR(sr[i * QT + j], i < m ? row[i] : 0.0f, 0);
+			}
+			memcpy(ob, o0, sizeof ob);
+			r->mix_t_f16(hd, sr, r16, STRIDE, n, ob);
+			for (int s = 0; s < n_sets; s++) {
+				if (!sets[s]->score_t_f16) continue;
+				sets[s]->score_t_f16(hd, qt, r16, STRIDE, n, 0.125f, st);
+				for (int i = 0; i < n * QT; i++) CHECK_NEAR(st[i], s0[i], 1e-5);
+				/* the reference's scores in, so only the softmax differs */
+				memcpy(st, s0, sizeof st);
+				sets[s]->softmax_t(st, n, last, true);
+				for (int i = 0; i < n * QT; i++)
+					CHECK_NEAR(st[i], sr[i], sr[i] / 1024 + 1e-30);
+				memcpy(oa, o0, sizeof oa);
+				sets[s]->mix_t_f16(hd, sr, r16, STRIDE, n, oa);
+				for (int i = 0; i < hd * QT; i++) CHECK_NEAR(oa[i], ob[i], 1e-5);
+				for (int i = hd * QT; i < STRIDE * QT; i++) CHECK(oa[i] == o0[i]);
+			}
+		}
+}
+
 TEST(softmax_matches_reference)
 {
 	/* Scores as attention makes them (a spread of tens of nats, so some
