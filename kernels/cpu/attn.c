@@ -1,9 +1,9 @@
 /*
  * attn.c - the CPU backend's attention: causal, grouped-query, over the
  * paged KV cache, softmax in float with a double sum as ggml does. Prompts
- * run head-major jobs over blocks of queries (attn_run, or attn_run_t with the
- * queries in the lanes); decode batches run
- * chunks of positions for every head (attn_decode).
+ * run head-major jobs over blocks of queries (attn_run, or attn_run_t with
+ * the queries in the lanes); decode batches run chunks of positions for
+ * every head (attn_decode).
  */
 #include <math.h>
 #include <stdatomic.h>
