@@ -585,6 +585,144 @@ __attribute__((unused)) static void attn_softmax(float *s, int64_t n, bool round
 	}
 }
 
+/* ---- a prompt's attention with the queries in the lanes (cpu.h's
+ * score_t_f16, softmax_t, mix_t_f16; the AVX-512 set has its own on zmm,
+ * kern_attn512.h): 32 queries in 4 ymm, so each broadcast of a cache row's
+ * value serves 4 FMAs and nothing is summed across lanes. ---- */
+
+#define QT CPU_ATTN_QT
+
+/* n values of a cache row into a float buffer of w (zeros past n). */
+static inline void row_to_buf(const uint16_t *h, int64_t n, float *buf, int w)
+{
+	int v = 0;
+	for (; v + 8 <= n && v + 8 <= w; v += 8) _mm256_store_ps(buf + v, LOADK_F16(h + v));
+	for (; v < w; v++) buf[v] = v < n ? f16_to_f32(h[v]) : 0.0f;
+}
+
+/* 3 rows x 32 queries of accumulators (12 of the 16 registers), the rows'
+ * values through kf 64 at a time. */
+__attribute__((unused)) static void simd_score_t_f16(int64_t hd, const float *qt, const uint16_t *r,
+                                                     int64_t stride, int64_t n, float scale,
+                                                     float *st)
+{
+	float kf[3][64] __attribute__((aligned(32)));
+	const __m256 sv = _mm256_set1_ps(scale);
+	for (int64_t i0 = 0; i0 < n; i0 += 3) {
+		int rows = n - i0 < 3 ? (int)(n - i0) : 3;
+		__m256 a[3][4];
+		for (int u = 0; u < 3; u++)
+			_Pragma("GCC unroll 4") for (int l = 0; l < 4; l++) a[u][l] =
+			        _mm256_setzero_ps();
+		for (int64_t k0 = 0; k0 < hd; k0 += 64) {
+			int w = hd - k0 < 64 ? (int)(hd - k0) : 64;
+			for (int u = 0; u < 3; u++)
+				row_to_buf(u < rows ? r + (i0 + u) * stride + k0 : r,
+				           u < rows ? w : 0, kf[u], 64);
+			for (int k = 0; k < w; k++) {
+				__m256 b0 = _mm256_set1_ps(kf[0][k]), b1 = _mm256_set1_ps(kf[1][k]),
+				       b2 = _mm256_set1_ps(kf[2][k]);
+				_Pragma("GCC unroll 4") for (int l = 0; l < 4; l++)
+				{
+					__m256 qv = _mm256_loadu_ps(qt + (k0 + k) * QT + 8 * l);
+					a[0][l] = _mm256_fmadd_ps(b0, qv, a[0][l]);
+					a[1][l] = _mm256_fmadd_ps(b1, qv, a[1][l]);
+					a[2][l] = _mm256_fmadd_ps(b2, qv, a[2][l]);
+				}
+			}
+		}
+		for (int u = 0; u < rows; u++)
+			_Pragma("GCC unroll 4") for (int l = 0; l < 4; l++) _mm256_storeu_ps(
+			        st + (i0 + u) * QT + 8 * l, _mm256_mul_ps(a[u][l], sv));
+	}
+}
+
+/* attn_softmax's steps for 8 lanes (one ymm of each row of st), a lane's
+ * rows masked off past its last. */
+static inline void softmax_t8(float *st, int64_t n, const int32_t *last, bool round_f16)
+{
+	const __m256i lv = _mm256_loadu_si256((const __m256i *)last);
+	__m256 mv = _mm256_set1_ps(-INFINITY);
+	for (int64_t i = 0; i < n; i++) {
+		__m256 past =
+		        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)i), lv));
+		mv = _mm256_blendv_ps(_mm256_max_ps(mv, _mm256_loadu_ps(st + i * QT)), mv, past);
+	}
+	__m256d sum0 = _mm256_setzero_pd(), sum1 = _mm256_setzero_pd();
+	for (int64_t i = 0; i < n; i++) {
+		__m256 past =
+		        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)i), lv));
+		__m256 e = _mm256_andnot_ps(
+		        past, exp_neg_ps(_mm256_sub_ps(_mm256_loadu_ps(st + i * QT), mv)));
+		sum0 = _mm256_add_pd(sum0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+		sum1 = _mm256_add_pd(sum1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+		_mm256_storeu_ps(st + i * QT, e);
+	}
+	const __m256d one = _mm256_set1_pd(1.0);
+	__m256 inv = _mm256_insertf128_ps(
+	        _mm256_castps128_ps256(_mm256_cvtpd_ps(_mm256_div_pd(one, sum0))),
+	        _mm256_cvtpd_ps(_mm256_div_pd(one, sum1)), 1);
+	/* a lane without rows (sum 0) gets 0s, not 0 * inf */
+	inv = _mm256_and_ps(inv, _mm256_cmp_ps(inv, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
+	for (int64_t i = 0; i < n; i++) {
+		__m256 p = _mm256_mul_ps(_mm256_loadu_ps(st + i * QT), inv);
+		if (round_f16)
+			p = _mm256_cvtph_ps(
+			        _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+		_mm256_storeu_ps(st + i * QT, p);
+	}
+}
+
+__attribute__((unused)) static void simd_softmax_t(float *st, int64_t n, const int32_t *last,
+                                                   bool round_f16)
+{
+	for (int l = 0; l < QT; l += 8) softmax_t8(st + l, n, last + l, round_f16);
+}
+
+/* Per 3 head values: 3 x 4 accumulators (lanes the queries) take every row
+ * in order, its values broadcast from vf. */
+__attribute__((unused)) static void simd_mix_t_f16(int64_t hd, const float *st, const uint16_t *r,
+                                                   int64_t stride, int64_t n, float *ot)
+{
+	float vf[16][24] __attribute__((aligned(32)));
+	for (int64_t i0 = 0; i0 < n; i0 += 16) {
+		int rows = n - i0 < 16 ? (int)(n - i0) : 16;
+		for (int64_t c0 = 0; c0 < hd; c0 += 24) {
+			int cw = hd - c0 < 24 ? (int)(hd - c0) : 24;
+			for (int i = 0; i < rows; i++)
+				row_to_buf(r + (i0 + i) * stride + c0, cw, vf[i], 24);
+			for (int h = 0; h < cw; h += 3) {
+				int nc = cw - h < 3 ? cw - h : 3;
+				float *o = ot + (c0 + h) * QT;
+				__m256 a[3][4];
+				_Pragma("GCC unroll 3") for (int u = 0; u < 3; u++)
+				        _Pragma("GCC unroll 4") for (int l = 0; l < 4; l++)
+				                a[u][l] =
+				                        u < nc ? _mm256_loadu_ps(o + u * QT + 8 * l)
+				                               : _mm256_setzero_ps();
+				for (int i = 0; i < rows; i++) {
+					__m256 b0 = _mm256_set1_ps(vf[i][h]),
+					       b1 = _mm256_set1_ps(vf[i][h + 1]),
+					       b2 = _mm256_set1_ps(vf[i][h + 2]);
+					_Pragma("GCC unroll 4") for (int l = 0; l < 4; l++)
+					{
+						__m256 p =
+						        _mm256_loadu_ps(st + (i0 + i) * QT + 8 * l);
+						a[0][l] = _mm256_fmadd_ps(b0, p, a[0][l]);
+						a[1][l] = _mm256_fmadd_ps(b1, p, a[1][l]);
+						a[2][l] = _mm256_fmadd_ps(b2, p, a[2][l]);
+					}
+				}
+				_Pragma("GCC unroll 3") for (int u = 0; u < 3; u++) if (u < nc)
+				        _Pragma("GCC unroll 4") for (int l = 0; l < 4; l++)
+				                _mm256_storeu_ps(o + u * QT + 8 * l, a[u][l]);
+			}
+		}
+	}
+}
+
+#undef QT
+
 /* ---- the per-row steps of the forward pass (cpu.h's contracts) ---- */
 
 /* cpu_rmsnorm's bits: squares exact in double, lane i % 8 (two ymm of 4
