@@ -1,9 +1,9 @@
 /*
  * attn.c - the CPU backend's attention: causal, grouped-query, over the
  * paged KV cache, softmax in float with a double sum as ggml does. Prompts
- * run head-major jobs over blocks of queries (attn_run, or attn_run_t with
- * the queries in the lanes); decode batches run chunks of positions for
- * every head (attn_decode).
+ * run head-major jobs over blocks of queries (attn_run: attn_block_rows, or
+ * attn_block_lanes with the queries in the lanes); decode batches run chunks
+ * of positions for every head (attn_decode).
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -12,17 +12,26 @@
 #include "cpu_backend.h"
 #include "quant.h"
 
+struct attn_task;
+/* One job: the g queries of the block from batch entry i0, head h, on
+ * thread ith's scratch. */
+typedef void (*attn_block_fn)(const struct attn_task *t, int ith, int64_t i0, int g, int h);
+
 struct attn_task {
 	struct cpu_backend *c;
 	const struct backend_batch *b;
 	int layer;
 	const float *q; /* [nt][n_head*hd] */
 	float *out;     /* [nt][n_head*hd] */
-	/* Query blocks: up to attn_qb (CPU_ATTN_QT in the lanes) consecutive entries of one sequence,
-	 * block k = entries [blk[k], blk[k + 1]). */
+	/* Query blocks: up to attn_qb (CPU_ATTN_QT in the lanes) consecutive
+	 * entries of one sequence, block k = entries [blk[k], blk[k + 1]). */
 	const int32_t *blk;
 	int64_t n_blk;
-	atomic_llong next; /* next job (head * n_blk + block); causal jobs differ in cost */
+	attn_block_fn block;
+	int hd, group;       /* head size, query heads per KV head */
+	int64_t ld, qd, kvd; /* slots in the pool, q's and a KV row's widths */
+	float scale;         /* 1 / sqrt(hd) */
+	atomic_llong next;   /* next job (head * n_blk + block); causal jobs differ in cost */
 };
 
 /* Slots from p0 up to last that lie in p0's page: one kernel call's run. */
@@ -32,79 +41,71 @@ static int32_t page_run(const struct cpu_backend *c, int32_t p0, int32_t last)
 	return n < last + 1 - p0 ? n : last + 1 - p0;
 }
 
-static void attn_run(void *arg, int ith, int nth)
+/* Head h's K or V rows of the block's sequence from slot p0. */
+static const char *head_rows(const struct attn_task *t, int64_t i0, int h, int32_t p0, int which)
 {
-	struct attn_task *t = arg;
+	const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i0]];
+	return (const char *)kv_slot(t->c, s, t->layer, p0, which) +
+	       (size_t)(h / t->group) * t->hd * t->c->kv_es;
+}
+
+/* The queries of a block against the cache rows, row-major (score/mix). */
+static void attn_block_rows(const struct attn_task *t, int ith, int64_t i0, int g, int h)
+{
 	struct cpu_backend *c = t->c;
-	const struct backend_hparams *hp = &c->hp;
-	int hd = hp->head_dim, group = hp->n_head / hp->n_head_kv;
-	float scale = 1.0f / sqrtf((float)hd);
-	int64_t ld = (int64_t)c->n_pages * c->page_size, qd = (int64_t)hp->n_head * hd;
-	int64_t kvd = (int64_t)hp->n_head_kv * hd;
+	int hd = t->hd;
+	int64_t ld = t->ld, qd = t->qd, kvd = t->kvd;
 	float *sc = c->scores + ith * attn_scratch_floats(ld, hd); /* [CPU_ATTN_QB][ld] */
 	float qr[CPU_ATTN_QB * BACKEND_MAX_HEAD_DIM];
-	(void)nth;
-	for (;;) {
-		int64_t job = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
-		if (job >= t->n_blk * hp->n_head) break;
-		/* Head-major: consecutive jobs read the same head's K/V slice, which
-		 * then stays in L2 (a layer's whole cache would not). */
-		int64_t k0 = job % t->n_blk, i0 = t->blk[k0];
-		int h = (int)(job / t->n_blk), kh = h / group, g = t->blk[k0 + 1] - (int)i0;
-		const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i0]];
-		int32_t maxpos = 0;
-		for (int j = 0; j < g; j++)
-			if (t->b->positions[i0 + j] > maxpos) maxpos = t->b->positions[i0 + j];
-		const float *q = t->q + i0 * qd + (int64_t)h * hd;
-		int64_t q_stride = qd;
-		if (c->kv_f16) { /* llama.cpp's K.q with an F16 cache rounds q to fp16 too */
-			uint16_t qh[BACKEND_MAX_HEAD_DIM];
-			for (int j = 0; j < g; j++) {
-				c->k->to_f16(q + j * qd, qh, hd);
-				c->k->from_f16(qh, qr + j * hd, hd);
-			}
-			q = qr;
-			q_stride = hd;
-		}
-		/* Scores of every query of the block up to the block's last
-		 * position, one kernel call per run of slots contiguous in a page. */
-		for (int32_t p0 = 0; p0 <= maxpos;) {
-			int32_t n = page_run(c, p0, maxpos);
-			const char *k = (const char *)kv_slot(c, s, t->layer, p0, 0) +
-			                (size_t)kh * hd * c->kv_es;
-			if (c->kv_f16)
-				c->k->score_f16(hd, g, q, q_stride, (const uint16_t *)k, kvd, n,
-				                scale, sc + p0, ld);
-			else
-				c->k->score_f32(hd, g, q, q_stride, (const float *)k, kvd, n, scale,
-				                sc + p0, ld);
-			p0 += n;
-		}
-		/* Softmax per query over its own causal range; slots past it get
-		 * probability 0, which adds exactly nothing in the mix. */
+	int32_t maxpos = 0;
+	for (int j = 0; j < g; j++)
+		if (t->b->positions[i0 + j] > maxpos) maxpos = t->b->positions[i0 + j];
+	const float *q = t->q + i0 * qd + (int64_t)h * hd;
+	int64_t q_stride = qd;
+	if (c->kv_f16) { /* llama.cpp's K.q with an F16 cache rounds q to fp16 too */
+		uint16_t qh[BACKEND_MAX_HEAD_DIM];
 		for (int j = 0; j < g; j++) {
-			float *sj = sc + j * ld;
-			int32_t pos = t->b->positions[i0 + j];
-			/* With an F16 cache llama.cpp multiplies V by the probabilities
-			 * rounded to fp16; with that rounding (and q's, above) we match
-			 * its F16-cache logits to 5e-6 (7e-5 without). */
-			c->k->softmax(sj, (int64_t)pos + 1, c->kv_f16);
-			for (int32_t p = pos + 1; p <= maxpos; p++) sj[p] = 0;
+			c->k->to_f16(q + j * qd, qh, hd);
+			c->k->from_f16(qh, qr + j * hd, hd);
 		}
-		float *o = t->out + i0 * qd + (int64_t)h * hd;
-		for (int j = 0; j < g; j++)
-			for (int e = 0; e < hd; e++) o[j * qd + e] = 0;
-		for (int32_t p0 = 0; p0 <= maxpos;) {
-			int32_t n = page_run(c, p0, maxpos);
-			const char *v = (const char *)kv_slot(c, s, t->layer, p0, 1) +
-			                (size_t)kh * hd * c->kv_es;
-			if (c->kv_f16)
-				c->k->mix_f16(hd, g, sc + p0, ld, (const uint16_t *)v, kvd, n, o,
-				              qd);
-			else
-				c->k->mix_f32(hd, g, sc + p0, ld, (const float *)v, kvd, n, o, qd);
-			p0 += n;
-		}
+		q = qr;
+		q_stride = hd;
+	}
+	/* Scores of every query of the block up to the block's last position,
+	 * one kernel call per run of slots contiguous in a page. */
+	for (int32_t p0 = 0; p0 <= maxpos;) {
+		int32_t n = page_run(c, p0, maxpos);
+		const char *k = head_rows(t, i0, h, p0, 0);
+		if (c->kv_f16)
+			c->k->score_f16(hd, g, q, q_stride, (const uint16_t *)k, kvd, n, t->scale,
+			                sc + p0, ld);
+		else
+			c->k->score_f32(hd, g, q, q_stride, (const float *)k, kvd, n, t->scale,
+			                sc + p0, ld);
+		p0 += n;
+	}
+	/* Softmax per query over its own causal range; slots past it get
+	 * probability 0, which adds exactly nothing in the mix. */
+	for (int j = 0; j < g; j++) {
+		float *sj = sc + j * ld;
+		int32_t pos = t->b->positions[i0 + j];
+		/* With an F16 cache llama.cpp multiplies V by the probabilities
+		 * rounded to fp16; with that rounding (and q's, above) we match
+		 * its F16-cache logits to 5e-6 (7e-5 without). */
+		c->k->softmax(sj, (int64_t)pos + 1, c->kv_f16);
+		for (int32_t p = pos + 1; p <= maxpos; p++) sj[p] = 0;
+	}
+	float *o = t->out + i0 * qd + (int64_t)h * hd;
+	for (int j = 0; j < g; j++)
+		for (int e = 0; e < hd; e++) o[j * qd + e] = 0;
+	for (int32_t p0 = 0; p0 <= maxpos;) {
+		int32_t n = page_run(c, p0, maxpos);
+		const char *v = head_rows(t, i0, h, p0, 1);
+		if (c->kv_f16)
+			c->k->mix_f16(hd, g, sc + p0, ld, (const uint16_t *)v, kvd, n, o, qd);
+		else
+			c->k->mix_f32(hd, g, sc + p0, ld, (const float *)v, kvd, n, o, qd);
+		p0 += n;
 	}
 }
 
@@ -114,60 +115,60 @@ static bool attn_lanes(const struct cpu_backend *c)
 	return c->kv_f16 && c->k->score_t_f16;
 }
 
-/* attn_run with the queries of a block in the lanes: the same jobs, blocks
- * of up to CPU_ATTN_QT queries; q is transposed in and the output out. */
-static void attn_run_t(void *arg, int ith, int nth)
+/* The same with the block's queries in the lanes (F16 cache): q is
+ * transposed in and the output out. */
+static void attn_block_lanes(const struct attn_task *t, int ith, int64_t i0, int g, int h)
 {
-	struct attn_task *t = arg;
 	struct cpu_backend *c = t->c;
-	const struct backend_hparams *hp = &c->hp;
-	int hd = hp->head_dim, group = hp->n_head / hp->n_head_kv;
-	float scale = 1.0f / sqrtf((float)hd);
-	int64_t ld = (int64_t)c->n_pages * c->page_size, qd = (int64_t)hp->n_head * hd;
-	int64_t kvd = (int64_t)hp->n_head_kv * hd;
+	int hd = t->hd;
+	int64_t ld = t->ld, qd = t->qd, kvd = t->kvd;
 	float *st = c->scores + ith * attn_scratch_floats(ld, hd);      /* [ld][CPU_ATTN_QT] */
 	float *qt = st + CPU_ATTN_QT * ld, *ot = qt + CPU_ATTN_QT * hd; /* [hd][CPU_ATTN_QT] */
+	int32_t maxpos = 0, last[CPU_ATTN_QT];
+	for (int j = 0; j < CPU_ATTN_QT; j++) {
+		last[j] = j < g ? t->b->positions[i0 + j] : -1;
+		if (last[j] > maxpos) maxpos = last[j];
+	}
+	/* q rounded to fp16, as attn_block_rows does, into the lanes */
+	const float *q = t->q + i0 * qd + (int64_t)h * hd;
+	uint16_t qh[BACKEND_MAX_HEAD_DIM];
+	float qf[BACKEND_MAX_HEAD_DIM];
+	memset(qt, 0, (size_t)CPU_ATTN_QT * hd * sizeof(float));
+	for (int j = 0; j < g; j++) {
+		c->k->to_f16(q + j * qd, qh, hd);
+		c->k->from_f16(qh, qf, hd);
+		for (int e = 0; e < hd; e++) qt[e * CPU_ATTN_QT + j] = qf[e];
+	}
+	for (int32_t p0 = 0; p0 <= maxpos;) {
+		int32_t n = page_run(c, p0, maxpos);
+		const uint16_t *k = (const uint16_t *)head_rows(t, i0, h, p0, 0);
+		c->k->score_t_f16(hd, qt, k, kvd, n, t->scale, st + (int64_t)p0 * CPU_ATTN_QT);
+		p0 += n;
+	}
+	c->k->softmax_t(st, (int64_t)maxpos + 1, last, true);
+	memset(ot, 0, (size_t)CPU_ATTN_QT * hd * sizeof(float));
+	for (int32_t p0 = 0; p0 <= maxpos;) {
+		int32_t n = page_run(c, p0, maxpos);
+		const uint16_t *v = (const uint16_t *)head_rows(t, i0, h, p0, 1);
+		c->k->mix_t_f16(hd, st + (int64_t)p0 * CPU_ATTN_QT, v, kvd, n, ot);
+		p0 += n;
+	}
+	float *o = t->out + i0 * qd + (int64_t)h * hd;
+	for (int j = 0; j < g; j++)
+		for (int e = 0; e < hd; e++) o[j * qd + e] = ot[e * CPU_ATTN_QT + j];
+}
+
+static void attn_run(void *arg, int ith, int nth)
+{
+	struct attn_task *t = arg;
 	(void)nth;
 	for (;;) {
 		int64_t job = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
-		if (job >= t->n_blk * hp->n_head) break;
-		int64_t k0 = job % t->n_blk, i0 = t->blk[k0];
-		int h = (int)(job / t->n_blk), kh = h / group, g = t->blk[k0 + 1] - (int)i0;
-		const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i0]];
-		int32_t maxpos = 0, last[CPU_ATTN_QT];
-		for (int j = 0; j < CPU_ATTN_QT; j++) {
-			last[j] = j < g ? t->b->positions[i0 + j] : -1;
-			if (last[j] > maxpos) maxpos = last[j];
-		}
-		/* q rounded to fp16, as attn_run does, into the lanes */
-		const float *q = t->q + i0 * qd + (int64_t)h * hd;
-		uint16_t qh[BACKEND_MAX_HEAD_DIM];
-		float qf[BACKEND_MAX_HEAD_DIM];
-		memset(qt, 0, (size_t)CPU_ATTN_QT * hd * sizeof(float));
-		for (int j = 0; j < g; j++) {
-			c->k->to_f16(q + j * qd, qh, hd);
-			c->k->from_f16(qh, qf, hd);
-			for (int e = 0; e < hd; e++) qt[e * CPU_ATTN_QT + j] = qf[e];
-		}
-		for (int32_t p0 = 0; p0 <= maxpos;) {
-			int32_t n = page_run(c, p0, maxpos);
-			const uint16_t *k =
-			        (const uint16_t *)kv_slot(c, s, t->layer, p0, 0) + (size_t)kh * hd;
-			c->k->score_t_f16(hd, qt, k, kvd, n, scale, st + (int64_t)p0 * CPU_ATTN_QT);
-			p0 += n;
-		}
-		c->k->softmax_t(st, (int64_t)maxpos + 1, last, true);
-		memset(ot, 0, (size_t)CPU_ATTN_QT * hd * sizeof(float));
-		for (int32_t p0 = 0; p0 <= maxpos;) {
-			int32_t n = page_run(c, p0, maxpos);
-			const uint16_t *v =
-			        (const uint16_t *)kv_slot(c, s, t->layer, p0, 1) + (size_t)kh * hd;
-			c->k->mix_t_f16(hd, st + (int64_t)p0 * CPU_ATTN_QT, v, kvd, n, ot);
-			p0 += n;
-		}
-		float *o = t->out + i0 * qd + (int64_t)h * hd;
-		for (int j = 0; j < g; j++)
-			for (int e = 0; e < hd; e++) o[j * qd + e] = ot[e * CPU_ATTN_QT + j];
+		if (job >= t->n_blk * t->c->hp.n_head) break;
+		/* Head-major: consecutive jobs read the same head's K/V slice, which
+		 * then stays in L2 (a layer's whole cache would not). */
+		int64_t k0 = job % t->n_blk;
+		t->block(t, ith, t->blk[k0], t->blk[k0 + 1] - t->blk[k0], (int)(job / t->n_blk));
 	}
 }
 
@@ -363,9 +364,23 @@ void cpu_attention(struct cpu_backend *c, const struct backend_batch *b, int lay
 		attn_decode(c, b, layer, out);
 		return;
 	}
+	const struct backend_hparams *hp = &c->hp;
 	struct attn_task at = {
-		.c = c, .b = b, .layer = layer, .q = c->q, .out = out, .blk = c->idx, .n_blk = n_blk
+		.c = c,
+		.b = b,
+		.layer = layer,
+		.q = c->q,
+		.out = out,
+		.blk = c->idx,
+		.n_blk = n_blk,
+		.block = attn_lanes(c) ? attn_block_lanes : attn_block_rows,
+		.hd = hp->head_dim,
+		.group = hp->n_head / hp->n_head_kv,
+		.ld = (int64_t)c->n_pages * c->page_size,
+		.qd = (int64_t)hp->n_head * hp->head_dim,
+		.kvd = (int64_t)hp->n_head_kv * hp->head_dim,
+		.scale = 1.0f / sqrtf((float)hp->head_dim),
 	};
 	atomic_init(&at.next, 0);
-	cpu_pool_run(c->pool, attn_lanes(c) ? attn_run_t : attn_run, &at);
+	cpu_pool_run(c->pool, attn_run, &at);
 }
