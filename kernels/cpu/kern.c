@@ -201,9 +201,9 @@ struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
 	FILL(to_f16);
 	FILL(from_f16);
 	FILL(rope);
-	if (c.score_f32 == r->score_f32 || !c.attn_qb) c.attn_qb = r->attn_qb;
-		/* score_t_f16, softmax_t and mix_t_f16 stay NULL where the set has none:
+	/* score_t_f16, softmax_t and mix_t_f16 stay NULL where the set has none:
 	 * its prompts take its own score/mix, not the scalar reference's lanes */
+	if (c.score_f32 == r->score_f32 || !c.attn_qb) c.attn_qb = r->attn_qb;
 #undef FILL
 	return c;
 }
