@@ -218,7 +218,7 @@ typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
 /* One instruction-set level's kernels; NULL entries fall back to the reference. */
 struct cpu_kernels {
-	const char *name;              /* "ref", "avx2", "avx512-vnni" */
+	const char *name;              /* "ref", "avx2", "avx2-vnni", "avx512-vnni" */
 	cpu_act_fn act[CPU_ACT_COUNT]; /* indexed by enum cpu_act */
 	cpu_gemm_fn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
 	/* CPU_TYPE_Q8_0_P8 weights, or NULL (Q8_0 read as rows); a token's
@@ -298,12 +298,16 @@ struct cpu_kernels {
 
 extern const struct cpu_kernels cpu_kernels_ref;
 extern const struct cpu_kernels cpu_kernels_avx2;
+extern const struct cpu_kernels
+        cpu_kernels_avx2_vnni; /* avx2's kernels with AVX-VNNI: the same bits */
 extern const struct cpu_kernels cpu_kernels_avx512;
 
 /* CPU feature checks (cpuid + OS support of the register state). */
-bool cpu_has_avx2(void);   /* AVX2 + FMA + F16C */
-bool cpu_has_avx512(void); /* AVX-512 F/BW/VL + VNNI */
-/* The best kernel set for this CPU, or the one named by $INFILL_CPU_KERNELS (ref|avx2|avx512). */
+bool cpu_has_avx2(void);      /* AVX2 + FMA + F16C */
+bool cpu_has_avx2_vnni(void); /* that + AVX-VNNI (vpdpbusd on ymm) */
+bool cpu_has_avx512(void);    /* AVX-512 F/BW/VL + VNNI */
+/* The best kernel set for this CPU, or the one named by $INFILL_CPU_KERNELS
+ * (ref|avx2|avx2-vnni|avx512) where the CPU has it. */
 const struct cpu_kernels *cpu_kernels_best(void);
 /* Gemm of a kernel set for a weight type (reference fallback for NULL entries); NULL if unsupported. */
 cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type);

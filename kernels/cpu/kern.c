@@ -37,6 +37,12 @@ bool cpu_has_avx2(void)
 	return fma && f16c && avx2 && os_saves(0x6); /* XMM + YMM state */
 }
 
+bool cpu_has_avx2_vnni(void)
+{
+	unsigned a, b, c, d;
+	return cpu_has_avx2() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
+}
+
 bool cpu_has_avx512(void)
 {
 	unsigned a, b, c, d;
@@ -50,6 +56,11 @@ bool cpu_has_avx2(void)
 	return false;
 }
 
+bool cpu_has_avx2_vnni(void)
+{
+	return false;
+}
+
 bool cpu_has_avx512(void)
 {
 	return false;
@@ -59,10 +70,12 @@ bool cpu_has_avx512(void)
 const struct cpu_kernels *cpu_kernels_best(void)
 {
 	const char *want = getenv("INFILL_CPU_KERNELS");
-	bool a512 = cpu_has_avx512(), a2 = cpu_has_avx2();
+	bool a512 = cpu_has_avx512(), a2v = cpu_has_avx2_vnni(), a2 = cpu_has_avx2();
 	if (want && !strcmp(want, "ref")) return &cpu_kernels_ref;
 	if (want && !strcmp(want, "avx2") && a2) return &cpu_kernels_avx2;
+	if (want && !strcmp(want, "avx2-vnni") && a2v) return &cpu_kernels_avx2_vnni;
 	if (a512) return &cpu_kernels_avx512;
+	if (a2v) return &cpu_kernels_avx2_vnni;
 	if (a2) return &cpu_kernels_avx2;
 	return &cpu_kernels_ref;
 }

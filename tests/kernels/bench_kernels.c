@@ -73,9 +73,9 @@ static void bench(uint32_t type, int64_t nt, double mb, int64_t n)
 	printf("%-5s plain read of the same %.1f MB: %.2f GB/s\n", tensor_type_name(type),
 	       ws * nr / 1e6, ws * nr / read_best / 1e9);
 	const struct cpu_kernels *sets[] = { &cpu_kernels_ref, &cpu_kernels_avx2,
-		                             &cpu_kernels_avx512 };
-	bool ok[] = { true, cpu_has_avx2(), cpu_has_avx512() };
-	for (int k = 0; k < 3; k++) {
+		                             &cpu_kernels_avx2_vnni, &cpu_kernels_avx512 };
+	bool ok[] = { true, cpu_has_avx2(), cpu_has_avx2_vnni(), cpu_has_avx512() };
+	for (int k = 0; k < 4; k++) {
 		if (!ok[k]) continue;
 		cpu_gemm_fn f = cpu_kernels_gemm(sets[k], type);
 		f(n, w, ws, nr, x, xs, nt, y, nr); /* warm */
@@ -119,7 +119,7 @@ static void bench(uint32_t type, int64_t nt, double mb, int64_t n)
 	int pi = -1;
 	for (int i = 0; i < (int)(sizeof packed / sizeof packed[0]); i++)
 		if (packed[i].type == type) pi = i;
-	for (int k = 1; pi >= 0 && k < 3; k++) {
+	for (int k = 1; pi >= 0 && k < 4; k++) {
 		cpu_gemm_fn pf = *(const cpu_gemm_fn *)((const char *)sets[k] + packed[pi].kernel);
 		if (!ok[k] || !pf) continue;
 		size_t pb = packed[pi].bytes(nr, n);

@@ -32,13 +32,14 @@ static float frand(void)
 	return (float)((rng >> 40) / 16777216.0) * 2.0f - 1.0f;
 }
 
-static const struct cpu_kernels *sets[2];
+static const struct cpu_kernels *sets[3];
 static int n_sets;
 
 static void init_sets(void)
 {
 	if (n_sets) return;
 	if (cpu_has_avx2()) sets[n_sets++] = &cpu_kernels_avx2;
+	if (cpu_has_avx2_vnni()) sets[n_sets++] = &cpu_kernels_avx2_vnni;
 	if (cpu_has_avx512()) sets[n_sets++] = &cpu_kernels_avx512;
 	if (!n_sets) printf("  (no AVX2 on this CPU: only the reference runs)\n");
 }
@@ -172,7 +173,7 @@ TEST(gemm_q8_0_same_bits_in_any_batch)
 	}
 	float all[NT][NR], one[NR];
 	for (int s = 0; s < n_sets; s++) {
-		if (sets[s] != &cpu_kernels_avx2) continue;
+		if (sets[s] != &cpu_kernels_avx2 && sets[s] != &cpu_kernels_avx2_vnni) continue;
 		cpu_gemm_fn f = cpu_kernels_gemm(sets[s], TENSOR_TYPE_Q8_0);
 		f(N, w, ws, NR, x, xs, NT, &all[0][0], NR);
 		for (int t = 0; t < NT; t++) {
@@ -1259,6 +1260,36 @@ static void pool_task(void *arg, int ith, int nth)
 	int64_t lo, hi;
 	cpu_split(1000, 16, ith, nth, &lo, &hi);
 	for (int64_t i = lo; i < hi; i++) a->covered[i]++;
+}
+
+/* The set the backend takes: the widest the CPU has, or the one
+ * $INFILL_CPU_KERNELS names where the CPU has it (else the widest). */
+TEST(kernel_set_chosen_by_cpu_and_env)
+{
+	const struct cpu_kernels *widest = cpu_has_avx512()      ? &cpu_kernels_avx512
+	                                   : cpu_has_avx2_vnni() ? &cpu_kernels_avx2_vnni
+	                                   : cpu_has_avx2()      ? &cpu_kernels_avx2
+	                                                         : &cpu_kernels_ref;
+	CHECK(!cpu_has_avx2_vnni() || cpu_has_avx2());
+	unsetenv("INFILL_CPU_KERNELS");
+	CHECK(cpu_kernels_best() == widest);
+	const struct {
+		const char *name;
+		const struct cpu_kernels *set;
+		bool has;
+	} want[] = {
+		{ "ref", &cpu_kernels_ref, true },
+		{ "avx2", &cpu_kernels_avx2, cpu_has_avx2() },
+		{ "avx2-vnni", &cpu_kernels_avx2_vnni, cpu_has_avx2_vnni() },
+		{ "no-such-set", NULL, false },
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		setenv("INFILL_CPU_KERNELS", want[i].name, 1);
+		const struct cpu_kernels *got = cpu_kernels_best();
+		CHECK(got == (want[i].has ? want[i].set : widest));
+		if (want[i].has) CHECK(strcmp(got->name, want[i].name) == 0);
+	}
+	unsetenv("INFILL_CPU_KERNELS");
 }
 
 TEST(pool_runs_every_thread_and_split_covers_once)

@@ -29,13 +29,14 @@ static int read_u32(uint32_t *v)
 	return fread(v, 4, 1, ref) == 1 ? 0 : -1;
 }
 
-static const struct cpu_kernels *sets[3];
+static const struct cpu_kernels *sets[4];
 static int n_sets;
 
 TEST(every_type_matches_ggml)
 {
 	sets[n_sets++] = &cpu_kernels_ref;
 	if (cpu_has_avx2()) sets[n_sets++] = &cpu_kernels_avx2;
+	if (cpu_has_avx2_vnni()) sets[n_sets++] = &cpu_kernels_avx2_vnni;
 	if (cpu_has_avx512()) sets[n_sets++] = &cpu_kernels_avx512;
 	int checked = 0;
 	for (uint32_t t = 0; t < n_types; t++) {
