@@ -5,7 +5,8 @@
  *
  *   bench-kernels [TYPE] [NT] [MB] [N]
  *
- * TYPE q4_0|q8_0|f16|bf16|q4_k|q6_k|q5_0|q5_1|f32 (default: all), NT tokens (default
+ * TYPE q4_0|q8_0|f16|bf16|q4_k|q6_k|q5_0|q5_1|f32|q5_k|q3_k|q2_k|q4_1|iq4_nl|iq4_xs
+ * (default: all), NT tokens (default
  * 1: decode), MB the weight matrix size (default: 2 MB, which stays in L2 and
  * so measures the kernel's compute ceiling; 1000 MB measures DRAM streaming).
  * Rows are N wide (default 2048, the 1.3B model's; its FFN's down rows are
@@ -176,12 +177,13 @@ static void bench(uint32_t type, int64_t nt, double mb, int64_t n)
 
 int main(int argc, char **argv)
 {
-	const char *names[] = {
-		"q4_0", "q8_0", "f16", "bf16", "q4_k", "q6_k", "q5_0", "q5_1", "f32"
-	};
-	uint32_t types[] = { TENSOR_TYPE_Q4_0, TENSOR_TYPE_Q8_0, TENSOR_TYPE_F16,
-		             TENSOR_TYPE_BF16, TENSOR_TYPE_Q4_K, TENSOR_TYPE_Q6_K,
-		             TENSOR_TYPE_Q5_0, TENSOR_TYPE_Q5_1, TENSOR_TYPE_F32 };
+	const char *names[] = { "q4_0", "q8_0", "f16",  "bf16", "q4_k", "q6_k",   "q5_0",  "q5_1",
+		                "f32",  "q5_k", "q3_k", "q2_k", "q4_1", "iq4_nl", "iq4_xs" };
+	uint32_t types[] = { TENSOR_TYPE_Q4_0, TENSOR_TYPE_Q8_0,   TENSOR_TYPE_F16,
+		             TENSOR_TYPE_BF16, TENSOR_TYPE_Q4_K,   TENSOR_TYPE_Q6_K,
+		             TENSOR_TYPE_Q5_0, TENSOR_TYPE_Q5_1,   TENSOR_TYPE_F32,
+		             TENSOR_TYPE_Q5_K, TENSOR_TYPE_Q3_K,   TENSOR_TYPE_Q2_K,
+		             TENSOR_TYPE_Q4_1, TENSOR_TYPE_IQ4_NL, TENSOR_TYPE_IQ4_XS };
 	const char *want = argc > 1 ? argv[1] : "all";
 	int64_t nt = argc > 2 ? atoll(argv[2]) : 1;
 	double mb = argc > 3 ? atof(argv[3]) : 2.0;
