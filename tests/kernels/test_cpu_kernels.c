@@ -219,6 +219,18 @@ static cpu_gemm_fn packed_gemm(const struct cpu_kernels *k, const struct packed_
 }
 
 /* nr random rows of n values at *w (stride *ws) and the same packed at *pw. */
+/* With same_signs, the generators below make every value positive: a block's
+ * integer sum then reaches ~2^15 and its float step rounds (with random
+ * signs it stays near 2^11, and most orders of the step give the same
+ * bits, so a test of bit-identity could not see them). */
+static bool same_signs;
+
+static float frand_signed(void)
+{
+	float v = frand();
+	return same_signs ? fabsf(v) : v;
+}
+
 static void rows_and_panels(const struct packed_kind *pk, int64_t nr, int64_t n, unsigned char **w,
                             size_t *ws, void **pw)
 {
@@ -226,7 +238,7 @@ static void rows_and_panels(const struct packed_kind *pk, int64_t nr, int64_t n,
 	*ws = tensor_type_row_size(pk->type, n);
 	*w = malloc(*ws * nr);
 	for (int64_t r = 0; r < nr; r++) {
-		for (int64_t i = 0; i < n; i++) wf[i] = frand() * 0.05f;
+		for (int64_t i = 0; i < n; i++) wf[i] = frand_signed() * 0.05f;
 		tensor_row_quantize(pk->type, wf, *w + r * *ws, n);
 	}
 	*pw = malloc(pk->bytes(nr, n));
@@ -244,7 +256,7 @@ static unsigned char *random_acts(enum cpu_act a, int nt, int64_t n, size_t *xs)
 	unsigned char *x = malloc(*xs * nt);
 	float *xf = malloc((size_t)n * sizeof(float));
 	for (int t = 0; t < nt; t++) {
-		for (int64_t i = 0; i < n; i++) xf[i] = frand() * 2.0f;
+		for (int64_t i = 0; i < n; i++) xf[i] = frand_signed() * 2.0f;
 		cpu_kernels_ref.act[a](xf, x + t * *xs, n);
 	}
 	free(xf);
@@ -332,60 +344,69 @@ TEST(gemm_packed_matches_reference)
 /* Prompts read their activations interleaved (cpu_il_pack) where the set
  * has a gemm_il: the same bits as its panel kernel on the rows, which the
  * test above holds to the reference (widths of 1, 11 and 64 blocks; 1 and
- * 3 tiles; 16 and 48 rows). */
+ * 3 tiles; 16 and 48 rows; random signs, and all positive for sums large
+ * enough that the float step's order shows). */
 TEST(gemm_il_same_bits_as_panels)
 {
 	init_sets();
 	const int64_t widths[] = { 32, 352, 2048 };
 	enum { NR = 48, NT = 24 };
 	int checked = 0;
-	for (int s = 0; s < n_sets; s++)
-		for (size_t k = 0; k < 2; k++) { /* Q4_0, Q8_0 */
-			const struct packed_kind *pk = &packed_kinds[k];
-			cpu_gemm_il_fn fi = cpu_kernels_gemm_il(sets[s], k ? CPU_TYPE_Q8_0_P8
-			                                                   : CPU_TYPE_Q4_0_P8);
-			cpu_gemm_fn f = packed_gemm(sets[s], pk);
-			if (!fi) continue;
-			REQUIRE(f != NULL);
-			for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
-				int64_t n = widths[wi];
-				unsigned char *w;
-				size_t ws, xs;
-				void *pw;
-				rows_and_panels(pk, NR, n, &w, &ws, &pw);
-				unsigned char *x = random_acts(pk->act, NT, n, &xs);
-				size_t tile = cpu_il_tile_bytes(n);
-				char *il = malloc(tile * (NT / 8));
-				for (int t = 0; t < NT / 8; t++)
-					cpu_il_pack(x + 8 * t * xs, xs, n, il + t * tile);
-				static float want[NT][NR], got[NT][NR];
-				f(n, pw, ws, NR, x, xs, NT, &want[0][0], NR);
-				for (int nr = 16; nr <= NR; nr += 32)
-					for (int ntl = 1; ntl <= NT / 8; ntl += 2) {
-						memset(got, 0, sizeof got);
-						fi(n, pw, ws, nr, il, ntl, &got[0][0], NR);
-						int bad = 0;
-						for (int t = 0; t < 8 * ntl; t++)
-							for (int r = 0; r < nr; r++)
-								if (memcmp(&got[t][r], &want[t][r],
-								           4) &&
-								    bad++ < 3)
-									fprintf(stderr,
-									        "%s %s il n=%lld "
-									        "nr=%d "
-									        "[%d][%d]: %.9g vs "
-									        "%.9g\n",
-									        sets[s]->name,
-									        pk->name,
-									        (long long)n, nr, t,
-									        r, got[t][r],
-									        want[t][r]);
-						CHECK(bad == 0);
-						checked++;
-					}
-				free(w), free(pw), free(x), free(il);
+	for (int sign = 0; sign < 2; sign++)
+		for (int s = 0; s < n_sets; s++)
+			for (size_t k = 0; k < 2; k++) { /* Q4_0, Q8_0 */
+				same_signs = sign;
+				const struct packed_kind *pk = &packed_kinds[k];
+				cpu_gemm_il_fn fi = cpu_kernels_gemm_il(
+				        sets[s], k ? CPU_TYPE_Q8_0_P8 : CPU_TYPE_Q4_0_P8);
+				cpu_gemm_fn f = packed_gemm(sets[s], pk);
+				if (!fi) continue;
+				REQUIRE(f != NULL);
+				for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+					int64_t n = widths[wi];
+					unsigned char *w;
+					size_t ws, xs;
+					void *pw;
+					rows_and_panels(pk, NR, n, &w, &ws, &pw);
+					unsigned char *x = random_acts(pk->act, NT, n, &xs);
+					size_t tile = cpu_il_tile_bytes(n);
+					char *il = malloc(tile * (NT / 8));
+					for (int t = 0; t < NT / 8; t++)
+						cpu_il_pack(x + 8 * t * xs, xs, n, il + t * tile);
+					static float want[NT][NR], got[NT][NR];
+					f(n, pw, ws, NR, x, xs, NT, &want[0][0], NR);
+					for (int nr = 16; nr <= NR; nr += 32)
+						for (int ntl = 1; ntl <= NT / 8; ntl += 2) {
+							memset(got, 0, sizeof got);
+							fi(n, pw, ws, nr, il, ntl, &got[0][0], NR);
+							int bad = 0;
+							for (int t = 0; t < 8 * ntl; t++)
+								for (int r = 0; r < nr; r++)
+									if (memcmp(&got[t][r],
+									           &want[t][r],
+									           4) &&
+									    bad++ < 3)
+										fprintf(stderr,
+										        "%s %s il "
+										        "n=%lld "
+										        "nr=%d "
+										        "[%d][%d]: "
+										        "%.9g vs "
+										        "%.9g\n",
+										        sets[s]->name,
+										        pk->name,
+										        (long long)
+										                n,
+										        nr, t, r,
+										        got[t][r],
+										        want[t][r]);
+							CHECK(bad == 0);
+							checked++;
+						}
+					free(w), free(pw), free(x), free(il);
+				}
 			}
-		}
+	same_signs = false;
 	if (!checked) printf("  (no set with a gemm_il on this CPU)\n");
 }
 
