@@ -48,6 +48,8 @@ static const struct packing packings[] = {
 	  cpu_q8_0_p8_row },
 	{ TENSOR_TYPE_Q4_K, CPU_TYPE_Q4_K_P8, cpu_q4_k_p8_bytes, cpu_q4_k_p8_pack,
 	  cpu_q4_k_p8_row },
+	{ TENSOR_TYPE_Q5_K, CPU_TYPE_Q5_K_P8, cpu_q5_k_p8_bytes, cpu_q5_k_p8_pack,
+	  cpu_q5_k_p8_row },
 	{ TENSOR_TYPE_Q6_K, CPU_TYPE_Q6_K_P8, cpu_q6_k_p8_bytes, cpu_q6_k_p8_pack,
 	  cpu_q6_k_p8_row },
 	{ TENSOR_TYPE_Q5_0, CPU_TYPE_Q5_0_P8, cpu_q5_0_p8_bytes, cpu_q5_0_p8_pack,
@@ -885,7 +887,7 @@ static const struct backend_ops cpu_ops = {
 	.kv_shift = cpu_kv_shift,
 };
 
-/* ---- the packings' weights (Q4_0, Q8_0, Q4_K, Q6_K, Q5_0, Q5_1) repacked at load ---- */
+/* ---- the packings' weights (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, Q5_0, Q5_1) repacked at load ---- */
 
 struct pack_task {
 	const struct packing *pk;

@@ -202,6 +202,15 @@ void cpu_q4_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int
 /* Row r of a packed tensor dequantized into y[n], bit for bit the file's row. */
 void cpu_q4_k_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 
+/* Q5_K in 8-row panels (repack.c): Q4_K's with the rows' qh words between
+ * the scales and the quants; row size and activation format (Q8_K) are
+ * Q5_K's; results are gemm_q5_k's bits in the reference. */
+#define CPU_TYPE_Q5_K_P8 0x1008u
+size_t cpu_q5_k_p8_bytes(int64_t nr, int64_t n);
+void cpu_q5_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst);
+void cpu_q5_k_p8_row(const void *packed, int64_t n, int64_t r, float *y);
+
 /* Q6_K in 8-row panels (repack.c), as Q4_K's: row size and activation
  * format (Q8_K) are Q6_K's; results are gemm_q6_k's bits. */
 #define CPU_TYPE_Q6_K_P8 0x1005u
@@ -236,6 +245,7 @@ struct cpu_kernels {
 	 * is the same bits as the reference's gemm_q4_k on the unpacked rows,
 	 * so at any batch size and in every set. */
 	cpu_gemm_fn gemm_q4_k_p8;
+	cpu_gemm_fn gemm_q5_k_p8; /* CPU_TYPE_Q5_K_P8, the same (NULL: rows) */
 	cpu_gemm_fn gemm_q6_k_p8; /* CPU_TYPE_Q6_K_P8, the same (NULL: rows) */
 	/* CPU_TYPE_Q5_0_P8 / _Q5_1_P8: gemm_q5_0's / gemm_q5_1's bits in the
 	 * reference (NULL: rows) */

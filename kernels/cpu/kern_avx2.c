@@ -283,7 +283,7 @@ static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64
 #define P8_TILE_FN q8p_tile
 #include "kern_p8_gemm.h"
 
-/* ---- Q4_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
+/* ---- Q4_K and Q5_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
 
 /*
  * A panel vector holds 8 rows' dword kk of a 32-byte quant group c: its
@@ -297,12 +297,28 @@ static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64
  * madds and the reference's 7 float ops (q4k_p8_step), against decoding
  * every row's super-block for each group of 4 tokens before. The VNNI set
  * sums the sub-blocks in int32 (vpdpbusd) and multiplies by the scale once.
+ *
+ * Q5_K (q5): the nibbles take their fifth bits from the qh word of the
+ * same values (q5k_p8_levels: a shift, an and and an or, shared by the
+ * tile's tokens). A level is then at most 31, a maddubs pair at most
+ * 2 x 31 x 127 = 7874, so an int16 sum holds 4 of them (31496), not a
+ * sub-block's 8: the sub-block is widened by its scale in two halves
+ * (K5_RUN); vpdpbusd's int32 sums take all 8. The same integers and float
+ * steps as the reference's gemm_q4_k / gemm_q5_k: their bits.
  */
-static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64_t nsb,
-                                                           const char *panel, const char *x0,
-                                                           size_t xs, float *y, int64_t ldy,
-                                                           int rows)
+#ifdef KERN_AVX2_VNNI
+#define K5_RUN 8
+#else
+#define K5_RUN 4
+#endif
+
+static inline __attribute__((always_inline)) void k4_tile(bool q5, int g, bool pf, int64_t nsb,
+                                                          const char *panel, const char *x0,
+                                                          size_t xs, float *y, int64_t ldy,
+                                                          int rows)
 {
+	const size_t sbb = q5 ? Q5K_P8_SB : Q4K_P8_SB, oqs = q5 ? 384 : 128;
+	const int run = q5 ? K5_RUN : 8; /* products summed before widening */
 	const __m256i m4 = _mm256_set1_epi8(0xF);
 	const char *xb[P8_T];
 	__m256 acc[P8_T];
@@ -312,10 +328,8 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 		xb[j] = x0 + (size_t)j * xs;
 	}
 	for (int64_t b = 0; b < nsb; b++) {
-		const char *sb = panel + (size_t)b * Q4K_P8_SB;
-		if (pf) /* decode streams the panels from DRAM (pk_tile) */
-			for (int l = 0; l < Q4K_P8_SB; l += 64)
-				_mm_prefetch(sb + CPU_P8_PREFETCH + l, _MM_HINT_T0);
+		const char *sb = panel + (size_t)b * sbb;
+		if (pf) p8_prefetch(panel, b, sbb); /* decode streams the panels from DRAM */
 		struct q4k_p8_sm sm = q4k_p8_scales(sb);
 		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
 		size_t obs =
@@ -323,32 +337,36 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 		__m256i isum[P8_T];
 #pragma GCC unroll 4
 		for (int c = 0; c < 4; c++) {
+			__m256i scl = q4k_p8_i16x2(sm.sc[c / 2], (2 * c) % 4);
+			__m256i sch = q4k_p8_i16x2(sm.sc[c / 2], (2 * c + 1) % 4);
 			__m256i pl[P8_T], ph[P8_T];
 #pragma GCC unroll 8
 			for (int kk = 0; kk < 8; kk++) {
 				__m256i raw = _mm256_loadu_si256(
-				        (const __m256i *)(sb + 128 + 256 * c + 32 * kk));
+				        (const __m256i *)(sb + oqs + 256 * c + 32 * kk));
 				__m256i lo = _mm256_and_si256(raw, m4);
 				__m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+				if (q5) {
+					__m256i qh = _mm256_loadu_si256(
+					        (const __m256i *)(sb + 128 + 32 * kk));
+					lo = q5k_p8_levels(lo, qh, 2 * c);
+					hi = q5k_p8_levels(hi, qh, 2 * c + 1);
+				}
 #pragma GCC unroll 4
 				for (int j = 0; j < g; j++) {
 					const char *q = xb[j] + ox + 64 * c + 4 * kk;
 					__m256i z = _mm256_setzero_si256();
-					pl[j] = dot_acc(kk ? pl[j] : z, lo,
+					pl[j] = dot_acc(kk % run ? pl[j] : z, lo,
 					                _mm256_set1_epi32(load_i32(q)));
-					ph[j] = dot_acc(kk ? ph[j] : z, hi,
+					ph[j] = dot_acc(kk % run ? ph[j] : z, hi,
 					                _mm256_set1_epi32(load_i32(q + 32)));
 					KEEP_CHAIN(pl[j]);
 					KEEP_CHAIN(ph[j]);
+					if (kk % run < run - 1) continue;
+					__m256i s = _mm256_add_epi32(dot_widen_scaled(pl[j], scl),
+					                             dot_widen_scaled(ph[j], sch));
+					isum[j] = c || kk >= run ? _mm256_add_epi32(isum[j], s) : s;
 				}
-			}
-			__m256i scl = q4k_p8_i16x2(sm.sc[c / 2], (2 * c) % 4);
-			__m256i sch = q4k_p8_i16x2(sm.sc[c / 2], (2 * c + 1) % 4);
-#pragma GCC unroll 4
-			for (int j = 0; j < g; j++) {
-				__m256i s = _mm256_add_epi32(dot_widen_scaled(pl[j], scl),
-				                             dot_widen_scaled(ph[j], sch));
-				isum[j] = c ? _mm256_add_epi32(isum[j], s) : s;
 			}
 		}
 #pragma GCC unroll 4
@@ -368,8 +386,29 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 	p8_store(acc, g, rows, y, ldy);
 }
 
+static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64_t nsb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	k4_tile(false, g, pf, nsb, panel, x0, xs, y, ldy, rows);
+}
+
+static inline __attribute__((always_inline)) void q5k_tile(int g, bool pf, int64_t nsb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	k4_tile(true, g, pf, nsb, panel, x0, xs, y, ldy, rows);
+}
+
 #define P8_GEMM    gemm_q4_k_p8
 #define P8_TILE_FN q4k_tile
+#define P8_BLOCK   QK_K
+#include "kern_p8_gemm.h"
+
+#define P8_GEMM    gemm_q5_k_p8
+#define P8_TILE_FN q5k_tile
 #define P8_BLOCK   QK_K
 #include "kern_p8_gemm.h"
 
@@ -417,6 +456,7 @@ const struct cpu_kernels KERN_AVX2_SET = {
 	.gemm_q4_0_p8 = gemm_q4_0_p8,
 	.gemm_q4_0_p8il = gemm_q4_0_p8il,
 	.gemm_q4_k_p8 = gemm_q4_k_p8,
+	.gemm_q5_k_p8 = gemm_q5_k_p8,
 	.gemm_q6_k_p8 = gemm_q6_k_p8,
 	.gemm_q8_0_p8 = gemm_q8_0_p8,
 	.gemm_q5_0_p8 = gemm_q5_0_p8,

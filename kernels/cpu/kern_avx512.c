@@ -802,6 +802,25 @@ static inline __attribute__((always_inline)) void q8p16_tile_il(bool pf, int64_t
  */
 #define K4_T 4 /* tokens per register tile */
 
+/* A token's super-block of Q4_K or Q5_K panels from its exact scaled sum
+ * isum: the mins' term (8 vpdpwssd of (min, min) against the token's pairs
+ * of 16-value sums) and q4k_p8_step. */
+static inline __attribute__((always_inline)) __m256 q4k_finish(__m256 acc,
+                                                               const struct q4k_p8_sm *sm,
+                                                               const char *sb, const char *xb,
+                                                               int64_t b, __m256i isum)
+{
+	size_t ob = (size_t)b * sizeof(struct block_q8_k);
+	__m256i ms = _mm256_setzero_si256();
+#pragma GCC unroll 8
+	for (int s = 0; s < 8; s++)
+		ms = _mm256_dpwssd_epi32(
+		        ms, q4k_p8_i16x2(sm->mn[s / 4], s % 4),
+		        _mm256_set1_epi32(
+		                load_i32(xb + ob + offsetof(struct block_q8_k, bsums) + 4 * s)));
+	return q4k_p8_step(acc, sb, TAIL_F32(xb, ob), isum, ms);
+}
+
 static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64_t nsb,
                                                            const char *panel, const char *x0,
                                                            size_t xs, float *y, int64_t ldy,
@@ -823,8 +842,6 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 				_mm_prefetch(sb + CPU_P8_PREFETCH + l, _MM_HINT_T0);
 		struct q4k_p8_sm sm = q4k_p8_scales(sb);
 		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
-		size_t obs =
-		        (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, bsums);
 		__m256i ev[K4_T], od[K4_T];
 #pragma GCC unroll 4
 		for (int c = 0; c < 4; c++) {
@@ -866,18 +883,9 @@ static inline __attribute__((always_inline)) void q4k_tile(int g, bool pf, int64
 			}
 		}
 #pragma GCC unroll 4
-		for (int j = 0; j < g; j++) {
-			__m256i ms = _mm256_setzero_si256();
-#pragma GCC unroll 8
-			for (int s = 0; s < 8; s++)
-				ms = _mm256_dpwssd_epi32(
-				        ms, q4k_p8_i16x2(sm.mn[s / 4], s % 4),
-				        _mm256_set1_epi32(load_i32(xb[j] + obs + 4 * s)));
-			__m256i sumi = _mm256_add_epi32(ev[j], _mm256_srai_epi32(od[j], 4));
-			acc[j] = q4k_p8_step(acc[j], sb,
-			                     TAIL_F32(xb[j], (size_t)b * sizeof(struct block_q8_k)),
-			                     sumi, ms);
-		}
+		for (int j = 0; j < g; j++)
+			acc[j] = q4k_finish(acc[j], &sm, sb, xb[j], b,
+			                    _mm256_add_epi32(ev[j], _mm256_srai_epi32(od[j], 4)));
 	}
 	p8_store(acc, g, rows, y, ldy);
 }
@@ -946,11 +954,63 @@ q4k16_step(__m512 acc, const char *s0, const char *s1, float yd, __m512i sumi, _
 	return _mm512_add_ps(acc, _mm512_sub_ps(t1, t2));
 }
 
-static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int64_t nsb,
+/* q4k_p8_scales's word arithmetic on both panels' words. */
+struct q4k16_sm {
+	__m512i sc[2], mn[2];
+};
+
+static inline __attribute__((always_inline)) struct q4k16_sm q4k16_scales(const char *s0,
+                                                                          const char *s1)
+{
+	const __m512i k1 = _mm512_set1_epi8(0x3f), k2 = _mm512_set1_epi8(0xf),
+	              k3 = _mm512_set1_epi8(3);
+	__m512i w0 = q4k16_load(s0 + 32, s1 + 32), w1 = q4k16_load(s0 + 64, s1 + 64),
+	        w2 = q4k16_load(s0 + 96, s1 + 96);
+	struct q4k16_sm r;
+	r.sc[0] = _mm512_and_si512(w0, k1);
+	r.sc[1] = _mm512_or_si512(
+	        _mm512_and_si512(w2, k2),
+	        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w0, 6), k3), 4));
+	r.mn[0] = _mm512_and_si512(w1, k1);
+	r.mn[1] = _mm512_or_si512(
+	        _mm512_and_si512(_mm512_srli_epi32(w2, 4), k2),
+	        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w1, 6), k3), 4));
+	return r;
+}
+
+/* q4k_finish on 16 lanes: the mins' 8 vpdpwssd and q4k16_step. */
+static inline __attribute__((always_inline)) __m512
+q4k16_finish(__m512 acc, const struct q4k16_sm *sm, const char *s0, const char *s1, const char *xb,
+             int64_t b, __m512i isum)
+{
+	size_t ob = (size_t)b * sizeof(struct block_q8_k);
+	__m512i ms = _mm512_setzero_si512();
+#pragma GCC unroll 8
+	for (int s = 0; s < 8; s++)
+		ms = _mm512_dpwssd_epi32(
+		        ms, q4k16_i16x2(sm->mn[s / 4], s % 4),
+		        _mm512_set1_epi32(
+		                load_i32(xb + ob + offsetof(struct block_q8_k, bsums) + 4 * s)));
+	return q4k16_step(acc, s0, s1, TAIL_F32(xb, ob), isum, ms);
+}
+
+/* q5k_p8_levels on zmm. */
+static inline __m512i q5k16_levels(__m512i nib, __m512i qh, int s)
+{
+	__m512i hb = s < 4   ? _mm512_slli_epi16(qh, 4 - s)
+	             : s > 4 ? _mm512_srli_epi16(qh, s - 4)
+	                     : qh;
+	return _mm512_or_si512(nib, _mm512_and_si512(hb, _mm512_set1_epi8(0x10)));
+}
+
+/* Q4_K, or Q5_K (q5: the nibbles with their fifth bits, q5k16_levels;
+ * the sums at most 8 x 32 x 31 x 127 x 63 < 2^31). */
+static inline __attribute__((always_inline)) void k4_16_tile(bool q5, int g, int64_t nsb,
                                                              const char *p0, size_t panel_bytes,
                                                              const char *x0, size_t xs, float *y,
                                                              int64_t ldy)
 {
+	const size_t sbb = q5 ? Q5K_P8_SB : Q4K_P8_SB, oqs = q5 ? 384 : 128;
 	const char *p1 = p0 + panel_bytes;
 	const int CH = g == 1 ? 4 : g <= 4 ? 2 : 1; /* independent int32 chains per token */
 	const __m512i m4 = _mm512_set1_epi8(0x0F);
@@ -962,24 +1022,9 @@ static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int
 		xb[j] = x0 + (size_t)j * xs;
 	}
 	for (int64_t b = 0; b < nsb; b++) {
-		const char *s0 = p0 + (size_t)b * Q4K_P8_SB, *s1 = p1 + (size_t)b * Q4K_P8_SB;
-		/* q4k_p8_scales's word arithmetic, on both panels' words */
-		const __m512i k1 = _mm512_set1_epi8(0x3f), k2 = _mm512_set1_epi8(0xf),
-		              k3 = _mm512_set1_epi8(3);
-		__m512i w0 = q4k16_load(s0 + 32, s1 + 32), w1 = q4k16_load(s0 + 64, s1 + 64),
-		        w2 = q4k16_load(s0 + 96, s1 + 96);
-		__m512i sc[2], mn[2];
-		sc[0] = _mm512_and_si512(w0, k1);
-		sc[1] = _mm512_or_si512(
-		        _mm512_and_si512(w2, k2),
-		        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w0, 6), k3), 4));
-		mn[0] = _mm512_and_si512(w1, k1);
-		mn[1] = _mm512_or_si512(
-		        _mm512_and_si512(_mm512_srli_epi32(w2, 4), k2),
-		        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w1, 6), k3), 4));
+		const char *s0 = p0 + (size_t)b * sbb, *s1 = p1 + (size_t)b * sbb;
+		struct q4k16_sm sm = q4k16_scales(s0, s1);
 		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
-		size_t obs =
-		        (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, bsums);
 		__m512i isum[P8_T];
 #pragma GCC unroll 4
 		for (int c = 0; c < 4; c++)
@@ -993,11 +1038,16 @@ static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int
 						p[j][h] = _mm512_setzero_si512();
 #pragma GCC unroll 8
 				for (int kk = 0; kk < 8; kk++) {
-					size_t oq = 128 + 256 * (size_t)c + 32 * (size_t)kk;
+					size_t oq = oqs + 256 * (size_t)c + 32 * (size_t)kk;
 					__m512i raw = q4k16_load(s0 + oq, s1 + oq);
 					__m512i v =
 					        hi ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4)
 					           : _mm512_and_si512(raw, m4);
+					if (q5)
+						v = q5k16_levels(v,
+						                 q4k16_load(s0 + 128 + 32 * kk,
+						                            s1 + 128 + 32 * kk),
+						                 2 * c + hi);
 					int h = kk % CH;
 #pragma GCC unroll 8
 					for (int j = 0; j < g; j++)
@@ -1005,7 +1055,7 @@ static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int
 						                       xb[j] + ox + 64 * c +
 						                               32 * hi + 4 * kk);
 				}
-				__m512i scale = q4k16_i32(sc[c / 2], (2 * c + hi) % 4);
+				__m512i scale = q4k16_i32(sm.sc[c / 2], (2 * c + hi) % 4);
 #pragma GCC unroll 8
 				for (int j = 0; j < g; j++) {
 					__m512i s = p[j][0];
@@ -1022,26 +1072,122 @@ static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int
 				}
 			}
 #pragma GCC unroll 8
-		for (int j = 0; j < g; j++) {
-			__m512i ms = _mm512_setzero_si512();
-#pragma GCC unroll 8
-			for (int s = 0; s < 8; s++)
-				ms = _mm512_dpwssd_epi32(
-				        ms, q4k16_i16x2(mn[s / 4], s % 4),
-				        _mm512_set1_epi32(load_i32(xb[j] + obs + 4 * s)));
-			acc[j] = q4k16_step(acc[j], s0, s1,
-			                    TAIL_F32(xb[j], (size_t)b * sizeof(struct block_q8_k)),
-			                    isum[j], ms);
-		}
+		for (int j = 0; j < g; j++)
+			acc[j] = q4k16_finish(acc[j], &sm, s0, s1, xb[j], b, isum[j]);
 	}
 #pragma GCC unroll 8
 	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+static inline __attribute__((always_inline)) void q4k16_tile(int g, bool pf, int64_t nsb,
+                                                             const char *p0, size_t panel_bytes,
+                                                             const char *x0, size_t xs, float *y,
+                                                             int64_t ldy)
+{
+	(void)pf; /* the tile reads 16 rows for 5+ tokens: compute-bound */
+	k4_16_tile(false, g, nsb, p0, panel_bytes, x0, xs, y, ldy);
 }
 
 #define P8_GEMM          gemm_q4_k_p8
 #define P8_TILE_FN       q4k_tile
 #define P8_TILE16_FN     q4k16_tile
 #define P8_TILE16_MIN_NT 5 /* decode and verify steps: one panel at a time */
+#define P8_BLOCK         QK_K
+#define P8_TILE_T        K4_T
+#include "kern_p8_gemm.h"
+
+/* ---- Q5_K repacked at load (repack.c): 8 rows x 4 tokens; in prompts 16 x 8 ---- */
+
+/*
+ * q4k_tile with 5-bit levels (q5k_p8_levels: the nibbles with their fifth
+ * bits from the qh word of the same values). A high level x 16 no longer
+ * fits a byte, so the high nibbles are shifted down and both sub-blocks'
+ * sums multiplied by their scales as they are (at most 8 x 32 x 31 x 127
+ * x 63 < 2^31 a super-block). The integers and float steps are the
+ * reference gemm_q5_k's: its bits, as kern_avx2.c's tile. Prompts take
+ * k4_16_tile on pairs of panels.
+ */
+static inline __attribute__((always_inline)) void q5k_tile(int g, bool pf, int64_t nsb,
+                                                           const char *panel, const char *x0,
+                                                           size_t xs, float *y, int64_t ldy,
+                                                           int rows)
+{
+	const int CH = g == 1 ? 2 : 1;
+	const __m256i m4 = _mm256_set1_epi8(0x0F);
+	const char *xb[K4_T];
+	__m256 acc[K4_T];
+#pragma GCC unroll 4
+	for (int j = 0; j < K4_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nsb; b++) {
+		const char *sb = panel + (size_t)b * Q5K_P8_SB;
+		if (pf) p8_prefetch(panel, b, Q5K_P8_SB);
+		struct q4k_p8_sm sm = q4k_p8_scales(sb);
+		size_t ox = (size_t)b * sizeof(struct block_q8_k) + offsetof(struct block_q8_k, qs);
+		__m256i isum[K4_T];
+#pragma GCC unroll 4
+		for (int c = 0; c < 4; c++) {
+			__m256i pl[K4_T][2], ph[K4_T][2];
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++)
+#pragma GCC unroll 2
+				for (int h = 0; h < CH; h++)
+					pl[j][h] = ph[j][h] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+			for (int kk = 0; kk < 8; kk++) {
+				__m256i raw = _mm256_loadu_si256(
+				        (const __m256i *)(sb + 384 + 256 * c + 32 * kk));
+				__m256i qh =
+				        _mm256_loadu_si256((const __m256i *)(sb + 128 + 32 * kk));
+				__m256i lo = q5k_p8_levels(_mm256_and_si256(raw, m4), qh, 2 * c);
+				__m256i hi = q5k_p8_levels(
+				        _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), qh,
+				        2 * c + 1);
+				int h = kk % CH;
+#pragma GCC unroll 4
+				for (int j = 0; j < g; j++) {
+					const char *q = xb[j] + ox + 64 * c + 4 * kk;
+					pl[j][h] = _mm256_dpbusd_epi32(
+					        pl[j][h], lo, _mm256_set1_epi32(load_i32(q)));
+					ph[j][h] = _mm256_dpbusd_epi32(
+					        ph[j][h], hi, _mm256_set1_epi32(load_i32(q + 32)));
+				}
+			}
+			__m256i scl = q4k_p8_i32(sm.sc[c / 2], (2 * c) % 4);
+			__m256i sch = q4k_p8_i32(sm.sc[c / 2], (2 * c + 1) % 4);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i l = pl[j][0], hh = ph[j][0];
+				if (CH == 2) {
+					l = _mm256_add_epi32(l, pl[j][1]);
+					hh = _mm256_add_epi32(hh, ph[j][1]);
+				}
+				__m256i s = _mm256_add_epi32(_mm256_mullo_epi32(l, scl),
+				                             _mm256_mullo_epi32(hh, sch));
+				isum[j] = c ? _mm256_add_epi32(isum[j], s) : s;
+			}
+		}
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++) acc[j] = q4k_finish(acc[j], &sm, sb, xb[j], b, isum[j]);
+	}
+	p8_store(acc, g, rows, y, ldy);
+}
+
+static inline __attribute__((always_inline)) void q5k16_tile(int g, bool pf, int64_t nsb,
+                                                             const char *p0, size_t panel_bytes,
+                                                             const char *x0, size_t xs, float *y,
+                                                             int64_t ldy)
+{
+	(void)pf;
+	k4_16_tile(true, g, nsb, p0, panel_bytes, x0, xs, y, ldy);
+}
+
+#define P8_GEMM          gemm_q5_k_p8
+#define P8_TILE_FN       q5k_tile
+#define P8_TILE16_FN     q5k16_tile
+#define P8_TILE16_MIN_NT 5
 #define P8_BLOCK         QK_K
 #define P8_TILE_T        K4_T
 #include "kern_p8_gemm.h"
@@ -1435,6 +1581,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_q4_0_p8il = gemm_q4_0_p8il,
 	.gemm_q8_0_p8il = gemm_q8_0_p8il,
 	.gemm_q4_k_p8 = gemm_q4_k_p8,
+	.gemm_q5_k_p8 = gemm_q5_k_p8,
 	.gemm_q6_k_p8 = gemm_q6_k_p8,
 	.gemm_q8_0_p8 = gemm_q8_0_p8,
 	.gemm_q5_0_p8 = gemm_q5_0_p8,

@@ -493,7 +493,7 @@ Q8_1_ROW(q5_1_row, struct block_q5_1, q5_1_levels)
 GEMM_ACT(gemm_q4_1, struct block_q4_1, 32, struct block_q8_1, 32, q4_1_row)
 GEMM_ACT(gemm_q5_1, struct block_q5_1, 32, struct block_q8_1, 32, q5_1_row)
 
-/* ---- Q4_K panels (repack.c): the pieces both sets' panel kernels share ---- */
+/* ---- Q4_K and Q5_K panels (repack.c): the pieces both sets' panel kernels share ---- */
 
 /*
  * A panel super-block's 6-bit scales and mins for its 8 rows, unpacked by
@@ -562,4 +562,17 @@ q4k_p8_step(__m256 acc, const char *sb, float yd, __m256i sumi, __m256i summ)
 }
 
 #define Q4K_P8_SB 1152 /* bytes of a panel's super-block: 8 rows x 144 */
+#define Q5K_P8_SB 1408 /* of Q5_K: 8 rows x 176, the qh words at +128, the qs at +384 */
 #define Q6K_P8_SB 1680 /* and of Q6_K: 8 rows x 210 */
+
+/* Q5_K panels: the levels (0..31) of sub-block s for 8 rows x 4 values,
+ * nib their nibbles (masked), qh the qh word of the same values, whose
+ * byte m holds the fifth bit of sub-block s at bit s (repack.c): one
+ * shift takes it to bit 4, in the byte it came from. */
+static inline __m256i q5k_p8_levels(__m256i nib, __m256i qh, int s)
+{
+	__m256i hb = s < 4   ? _mm256_slli_epi16(qh, 4 - s)
+	             : s > 4 ? _mm256_srli_epi16(qh, s - 4)
+	                     : qh;
+	return _mm256_or_si256(nib, _mm256_and_si256(hb, _mm256_set1_epi8(0x10)));
+}

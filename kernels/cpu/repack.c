@@ -1,7 +1,7 @@
 /*
- * repack.c - Q4_0, Q8_0, Q5_0, Q5_1, Q4_K and Q6_K weights re-laid out into 8-row panels at load
- * (plain C), the layouts the sets' panel kernels (kern_avx2.c,
- * kern_avx512.c) read for decode and prefill alike.
+ * repack.c - Q4_0, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K weights re-laid
+ * out into 8-row panels at load (plain C), the layouts the sets' panel
+ * kernels (kern_avx2.c, kern_avx512.c) read for decode and prefill alike.
  *
  * A panel holds 8 consecutive rows of nb = n / 32 blocks in exactly the
  * bytes of those 8 rows in the file (8 * 18 * nb), so row r0 (a multiple of
@@ -281,8 +281,66 @@ void cpu_q5_1_p8_row(const void *packed, int64_t n, int64_t r, float *y)
  * of tensor_q4_k_scale_min done in 8 lanes at once (a few ops per
  * super-block, shared by a tile's tokens), so nothing is widened in memory
  * and the packed tensor is the size of the file's.
+ *
+ * Q5_K panels are the same with the rows' qh between (8 * 176 = 1408 bytes
+ * a super-block):
+ *
+ *   +128  [8][8] uint32 qh       word kk, row i: bytes 4kk..4kk+3 of qh
+ *   +384  [4][8][8] uint32 qs    as Q4_K's
+ *
+ * Byte m of qh word kk holds the fifth bits of value 4kk + m of all 8
+ * sub-blocks (bit s: sub-block s), the positions of the qs word's bytes,
+ * so sub-block s's bits are a shift (by 4 - s) and an and (0x10) away,
+ * from one vector that serves the super-block's 8 sub-blocks.
+ *
+ * Both are the file's blocks after d and dmin cut in dwords, dword w of
+ * row i's block at +32 + 32w + 4i: one packer and one row reader.
  */
 #define Q4K_P8_SB (8 * sizeof(struct block_q4_k)) /* bytes of one super-block of a panel */
+#define Q5K_P8_SB (8 * sizeof(struct block_q5_k))
+
+static void k4_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                    size_t blk, void *dst)
+{
+	int64_t nsb = n / QK_K;
+	size_t panel = 8 * blk * (size_t)nsb;
+	for (int64_t p = p0; p < p1; p++) {
+		unsigned char *pd = (unsigned char *)dst + (size_t)p * panel;
+		if (p * 8 + 8 > nr) memset(pd, 0, panel); /* the padding rows of a last panel */
+		for (int i = 0; i < 8 && p * 8 + i < nr; i++) {
+			const unsigned char *row =
+			        (const unsigned char *)w + (size_t)(p * 8 + i) * w_stride;
+			for (int64_t b = 0; b < nsb; b++) {
+				const unsigned char *bl = row + (size_t)b * blk;
+				unsigned char *sb = pd + (size_t)b * 8 * blk;
+				memcpy(sb + 2 * i, bl, 2);
+				memcpy(sb + 16 + 2 * i, bl + 2, 2);
+				for (size_t k = 0; k < (blk - 4) / 4; k++)
+					memcpy(sb + 32 + 32 * k + 4 * i, bl + 4 + 4 * k, 4);
+			}
+		}
+	}
+}
+
+/* Row r put back block by block as the file held it, then the file's
+ * dequantizer: the same values bit for bit. */
+static void k4_dequantize(uint32_t type, const void *packed, int64_t n, int64_t r, size_t blk,
+                          float *y)
+{
+	int64_t nsb = n / QK_K;
+	const unsigned char *pd = (const unsigned char *)packed + (size_t)(r / 8) * 8 * blk * nsb;
+	int i = (int)(r % 8);
+	for (int64_t b = 0; b < nsb; b++) {
+		const unsigned char *sb = pd + (size_t)b * 8 * blk;
+		struct block_q5_k bl; /* the larger of the two */
+		unsigned char *o = (unsigned char *)&bl;
+		memcpy(o, sb + 2 * i, 2);
+		memcpy(o + 2, sb + 16 + 2 * i, 2);
+		for (size_t k = 0; k < (blk - 4) / 4; k++)
+			memcpy(o + 4 + 4 * k, sb + 32 + 32 * k + 4 * i, 4);
+		tensor_row_dequantize(type, &bl, y + b * QK_K, QK_K);
+	}
+}
 
 size_t cpu_q4_k_p8_bytes(int64_t nr, int64_t n)
 {
@@ -292,47 +350,28 @@ size_t cpu_q4_k_p8_bytes(int64_t nr, int64_t n)
 void cpu_q4_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
                       void *dst)
 {
-	int64_t nsb = n / QK_K;
-	size_t panel = Q4K_P8_SB * (size_t)nsb;
-	for (int64_t p = p0; p < p1; p++) {
-		unsigned char *pd = (unsigned char *)dst + (size_t)p * panel;
-		if (p * 8 + 8 > nr) memset(pd, 0, panel); /* the padding rows of a last panel */
-		for (int i = 0; i < 8 && p * 8 + i < nr; i++) {
-			const struct block_q4_k *row =
-			        (const struct block_q4_k *)((const char *)w +
-			                                    (size_t)(p * 8 + i) * w_stride);
-			for (int64_t b = 0; b < nsb; b++) {
-				unsigned char *sb = pd + (size_t)b * Q4K_P8_SB;
-				memcpy(sb + 2 * i, &row[b].d, 2);
-				memcpy(sb + 16 + 2 * i, &row[b].dmin, 2);
-				for (int j = 0; j < 3; j++)
-					memcpy(sb + 32 + 32 * j + 4 * i, row[b].scales + 4 * j, 4);
-				for (int c = 0; c < 4; c++)
-					for (int kk = 0; kk < 8; kk++)
-						memcpy(sb + 128 + 256 * c + 32 * kk + 4 * i,
-						       row[b].qs + 32 * c + 4 * kk, 4);
-			}
-		}
-	}
+	k4_pack(w, w_stride, nr, n, p0, p1, sizeof(struct block_q4_k), dst);
 }
 
 void cpu_q4_k_p8_row(const void *packed, int64_t n, int64_t r, float *y)
 {
-	int64_t nsb = n / QK_K;
-	const unsigned char *pd = (const unsigned char *)packed + (size_t)(r / 8) * Q4K_P8_SB * nsb;
-	int i = (int)(r % 8);
-	for (int64_t b = 0; b < nsb; b++) {
-		const unsigned char *sb = pd + (size_t)b * Q4K_P8_SB;
-		struct block_q4_k blk;
-		memcpy(&blk.d, sb + 2 * i, 2);
-		memcpy(&blk.dmin, sb + 16 + 2 * i, 2);
-		for (int j = 0; j < 3; j++) memcpy(blk.scales + 4 * j, sb + 32 + 32 * j + 4 * i, 4);
-		for (int c = 0; c < 4; c++)
-			for (int kk = 0; kk < 8; kk++)
-				memcpy(blk.qs + 32 * c + 4 * kk,
-				       sb + 128 + 256 * c + 32 * kk + 4 * i, 4);
-		tensor_row_dequantize(TENSOR_TYPE_Q4_K, &blk, y + b * QK_K, QK_K);
-	}
+	k4_dequantize(TENSOR_TYPE_Q4_K, packed, n, r, sizeof(struct block_q4_k), y);
+}
+
+size_t cpu_q5_k_p8_bytes(int64_t nr, int64_t n)
+{
+	return (size_t)((nr + 7) / 8) * Q5K_P8_SB * (size_t)(n / QK_K);
+}
+
+void cpu_q5_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+                      void *dst)
+{
+	k4_pack(w, w_stride, nr, n, p0, p1, sizeof(struct block_q5_k), dst);
+}
+
+void cpu_q5_k_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+{
+	k4_dequantize(TENSOR_TYPE_Q5_K, packed, n, r, sizeof(struct block_q5_k), y);
 }
 
 /*

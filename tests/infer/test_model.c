@@ -585,10 +585,10 @@ TEST(q4_0_tied_model_packed_at_load)
 }
 
 /* A tiny-kq file without output.weight: the head is tied to token_embd
- * (Q4_K in q4_k_m, Q6_K in q6_k), so where the kernel set has panels every
- * such matrix is packed at load (kernels/cpu/repack.c), the head included,
- * and the embedding rows come from those panels (cpu_q4_k_p8_row,
- * cpu_q6_k_p8_row). */
+ * (Q4_K in q4_k_m, Q5_K in q5_k_m, Q6_K in q6_k), so where the kernel set
+ * has panels every such matrix is packed at load (kernels/cpu/repack.c),
+ * the head included, and the embedding rows come from those panels
+ * (cpu_q4_k_p8_row, cpu_q5_k_p8_row, cpu_q6_k_p8_row). */
 static int write_kq_tied(const char *src, const char *out)
 {
 	char path[1024];
@@ -654,6 +654,11 @@ static void kq_tied_model_packed_at_load(int *test_failed_, const char *src, dou
 TEST(q4_k_tied_model_packed_at_load)
 {
 	kq_tied_model_packed_at_load(test_failed_, "tiny-kq-q4_k_m.gguf", 1e-3);
+}
+
+TEST(q5_k_tied_model_packed_at_load)
+{
+	kq_tied_model_packed_at_load(test_failed_, "tiny-kq-q5_k_m.gguf", 1e-3);
 }
 
 TEST(q6_k_tied_model_packed_at_load)

@@ -541,18 +541,30 @@ static void q4_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_
 	cpu_q4_k_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
 }
 
-/* The K-quant panels of either type (defined below). */
+/* The K-quant panels of each type (Q5_K's and Q6_K's defined below). */
+static void q5_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw);
 static void q6_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw);
 
 static void kq_rows_and_panels(uint32_t type, int64_t nr, int64_t n, unsigned char **w, size_t *ws,
                                void **pw)
 {
-	(type == TENSOR_TYPE_Q4_K ? q4_k_rows_and_panels : q6_k_rows_and_panels)(nr, n, w, ws, pw);
+	(type == TENSOR_TYPE_Q4_K   ? q4_k_rows_and_panels
+	 : type == TENSOR_TYPE_Q5_K ? q5_k_rows_and_panels
+	                            : q6_k_rows_and_panels)(nr, n, w, ws, pw);
 }
 
 static cpu_gemm_fn kq_packed_gemm(const struct cpu_kernels *k, uint32_t type)
 {
-	return type == TENSOR_TYPE_Q4_K ? k->gemm_q4_k_p8 : k->gemm_q6_k_p8;
+	return type == TENSOR_TYPE_Q4_K   ? k->gemm_q4_k_p8
+	       : type == TENSOR_TYPE_Q5_K ? k->gemm_q5_k_p8
+	                                  : k->gemm_q6_k_p8;
+}
+
+static void kq_packed_row(uint32_t type, const void *pw, int64_t n, int64_t r, float *y)
+{
+	(type == TENSOR_TYPE_Q4_K   ? cpu_q4_k_p8_row
+	 : type == TENSOR_TYPE_Q5_K ? cpu_q5_k_p8_row
+	                            : cpu_q6_k_p8_row)(pw, n, r, y);
 }
 
 /* nt Q8_K activation rows of n values; token 0 all +127, token 1 all -127
@@ -635,18 +647,18 @@ TEST(gemm_q4_k_packed_matches_reference_bit_for_bit)
 
 /* Prompt lookup and the prefix cache hold a token's results in a batch to
  * those of decoding it alone: at each place of a 19-token batch (tiles of 8, 8, 3). */
-TEST(gemm_q4_k_packed_same_bits_in_any_batch)
+static void check_kq_packed_any_batch(int *test_failed_, uint32_t type)
 {
 	init_sets();
 	enum { NR = 24, NT = 19, N = 2048 };
 	unsigned char *w;
 	size_t ws, xs;
 	void *pw;
-	q4_k_rows_and_panels(NR, N, &w, &ws, &pw);
+	kq_rows_and_panels(type, NR, N, &w, &ws, &pw);
 	unsigned char *x = q8_k_tokens(NT, N, &xs);
 	float all[NT][NR], one[NR];
 	for (int s = 0; s < n_sets; s++) {
-		cpu_gemm_fn f = sets[s]->gemm_q4_k_p8;
+		cpu_gemm_fn f = kq_packed_gemm(sets[s], type);
 		if (!f) continue;
 		f(N, pw, ws, NR, x, xs, NT, &all[0][0], NR);
 		for (int t = 0; t < NT; t++) {
@@ -655,6 +667,11 @@ TEST(gemm_q4_k_packed_same_bits_in_any_batch)
 		}
 	}
 	free(w), free(pw), free(x);
+}
+
+TEST(gemm_q4_k_packed_same_bits_in_any_batch)
+{
+	check_kq_packed_any_batch(test_failed_, TENSOR_TYPE_Q4_K);
 }
 
 /* A tied embedding reads its rows from the panels: the same floats as the file's rows. */
@@ -668,7 +685,7 @@ static void check_kq_packed_rows(int *test_failed_, uint32_t type)
 	float want[N], got[N];
 	for (int r = 0; r < NR; r++) {
 		tensor_row_dequantize(type, w + r * ws, want, N);
-		(type == TENSOR_TYPE_Q4_K ? cpu_q4_k_p8_row : cpu_q6_k_p8_row)(pw, N, r, got);
+		kq_packed_row(type, pw, N, r, got);
 		CHECK(memcmp(want, got, sizeof got) == 0);
 	}
 	free(w), free(pw);
@@ -677,6 +694,50 @@ static void check_kq_packed_rows(int *test_failed_, uint32_t type)
 TEST(q4_k_packed_row_dequantizes_like_the_file)
 {
 	check_kq_packed_rows(test_failed_, TENSOR_TYPE_Q4_K);
+}
+
+/* ---- Q5_K packed at load into 8-row panels (repack.c, gemm_q5_k_p8) ---- */
+
+/* As q4_k_rows_and_panels, qh random too; row 0's first block has every
+ * level at 31 and every scale and min at 63 (the AVX2 set's int16 sums of
+ * 4 products, its int32 bounds). */
+static void q5_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw)
+{
+	*ws = tensor_type_row_size(TENSOR_TYPE_Q5_K, n);
+	*w = malloc(*ws * nr);
+	for (int64_t r = 0; r < nr; r++)
+		for (int64_t b = 0; b < n / QK_K; b++) {
+			struct block_q5_k *k = (struct block_q5_k *)(*w + r * *ws) + b;
+			unsigned char *raw = (unsigned char *)k;
+			for (size_t i = 0; i < sizeof *k; i++)
+				raw[i] = (unsigned char)(rng_next() >> 32);
+			k->d = tensor_f32_to_f16(frand() * 1e-3f);
+			k->dmin = tensor_f32_to_f16(frand() * 1e-3f);
+			if (r == 0 && b == 0) {
+				memset(k->scales, 0xFF, sizeof k->scales);
+				memset(k->qh, 0xFF, sizeof k->qh);
+				memset(k->qs, 0xFF, sizeof k->qs);
+			}
+		}
+	*pw = malloc(cpu_q5_k_p8_bytes(nr, n));
+	int64_t np = (nr + 7) / 8;
+	cpu_q5_k_p8_pack(*w, *ws, nr, n, 0, np / 2, *pw);
+	cpu_q5_k_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
+}
+
+TEST(gemm_q5_k_packed_matches_reference_bit_for_bit)
+{
+	check_kq_packed_bit_for_bit(test_failed_, TENSOR_TYPE_Q5_K);
+}
+
+TEST(gemm_q5_k_packed_same_bits_in_any_batch)
+{
+	check_kq_packed_any_batch(test_failed_, TENSOR_TYPE_Q5_K);
+}
+
+TEST(q5_k_packed_row_dequantizes_like_the_file)
+{
+	check_kq_packed_rows(test_failed_, TENSOR_TYPE_Q5_K);
 }
 
 /* ---- Q6_K packed at load into 8-row panels (repack.c, gemm_q6_k_p8) ---- */
