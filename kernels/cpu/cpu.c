@@ -52,6 +52,8 @@ static const struct packing packings[] = {
 	  cpu_q5_k_p8_row },
 	{ TENSOR_TYPE_Q6_K, CPU_TYPE_Q6_K_P8, cpu_q6_k_p8_bytes, cpu_q6_k_p8_pack,
 	  cpu_q6_k_p8_row },
+	{ TENSOR_TYPE_IQ4_XS, CPU_TYPE_IQ4_XS_P8, cpu_iq4_xs_p8_bytes, cpu_iq4_xs_p8_pack,
+	  cpu_iq4_xs_p8_row },
 	{ TENSOR_TYPE_Q5_0, CPU_TYPE_Q5_0_P8, cpu_q5_0_p8_bytes, cpu_q5_0_p8_pack,
 	  cpu_q5_0_p8_row },
 	{ TENSOR_TYPE_Q5_1, CPU_TYPE_Q5_1_P8, cpu_q5_1_p8_bytes, cpu_q5_1_p8_pack,

@@ -219,6 +219,15 @@ void cpu_q6_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int
                       void *dst);
 void cpu_q6_k_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 
+/* IQ4_XS in 8-row panels (repack.c): Q4_K's cut of the blocks in dwords;
+ * row size and activation format (Q8_K) are IQ4_XS's; results are
+ * gemm_iq4_xs's bits in the reference. */
+#define CPU_TYPE_IQ4_XS_P8 0x1009u
+size_t cpu_iq4_xs_p8_bytes(int64_t nr, int64_t n);
+void cpu_iq4_xs_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0,
+                        int64_t p1, void *dst);
+void cpu_iq4_xs_p8_row(const void *packed, int64_t n, int64_t r, float *y);
+
 /* Converts one float row of n elements into format a at dst. */
 typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
@@ -245,8 +254,9 @@ struct cpu_kernels {
 	 * is the same bits as the reference's gemm_q4_k on the unpacked rows,
 	 * so at any batch size and in every set. */
 	cpu_gemm_fn gemm_q4_k_p8;
-	cpu_gemm_fn gemm_q5_k_p8; /* CPU_TYPE_Q5_K_P8, the same (NULL: rows) */
-	cpu_gemm_fn gemm_q6_k_p8; /* CPU_TYPE_Q6_K_P8, the same (NULL: rows) */
+	cpu_gemm_fn gemm_q5_k_p8;   /* CPU_TYPE_Q5_K_P8, the same (NULL: rows) */
+	cpu_gemm_fn gemm_q6_k_p8;   /* CPU_TYPE_Q6_K_P8, the same (NULL: rows) */
+	cpu_gemm_fn gemm_iq4_xs_p8; /* CPU_TYPE_IQ4_XS_P8, the same (NULL: rows) */
 	/* CPU_TYPE_Q5_0_P8 / _Q5_1_P8: gemm_q5_0's / gemm_q5_1's bits in the
 	 * reference (NULL: rows) */
 	cpu_gemm_fn gemm_q5_0_p8, gemm_q5_1_p8;

@@ -105,6 +105,7 @@ cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type)
 	case CPU_TYPE_Q4_K_P8: return k->gemm_q4_k_p8;
 	case CPU_TYPE_Q5_K_P8: return k->gemm_q5_k_p8;
 	case CPU_TYPE_Q6_K_P8: return k->gemm_q6_k_p8;
+	case CPU_TYPE_IQ4_XS_P8: return k->gemm_iq4_xs_p8;
 	case CPU_TYPE_Q5_0_P8: return k->gemm_q5_0_p8;
 	case CPU_TYPE_Q5_1_P8: return k->gemm_q5_1_p8;
 	default: return NULL;
@@ -145,7 +146,8 @@ enum cpu_act cpu_act_for(uint32_t weight_type)
 	case CPU_TYPE_Q5_K_P8:
 	case TENSOR_TYPE_Q6_K:
 	case CPU_TYPE_Q6_K_P8:
-	case TENSOR_TYPE_IQ4_XS: return CPU_ACT_Q8_K;
+	case TENSOR_TYPE_IQ4_XS:
+	case CPU_TYPE_IQ4_XS_P8: return CPU_ACT_Q8_K;
 	default: return CPU_ACT_F32;
 	}
 }

@@ -1192,6 +1192,196 @@ static inline __attribute__((always_inline)) void q5k16_tile(int g, bool pf, int
 #define P8_TILE_T        K4_T
 #include "kern_p8_gemm.h"
 
+/* ---- IQ4_XS repacked at load (repack.c): 8 rows x 4 tokens; in prompts 16 x 8 ---- */
+
+/*
+ * A sub-block's 32 levels of 8 rows are 4 qs vectors, low and high
+ * nibbles; vpshufb looks up level + 128 (unsigned, iq4xs_p8_table) for
+ * vpdpbusd, whose sum starts at -128 x sum(x) of the token's sub-block
+ * (iq4xs_p8_bias, from the Q8_K bsums), so it ends exactly sum(level x).
+ * That times the rows' scale ls - 32 (vpmulld) is added up over the 8
+ * sub-blocks (at most 8 x 32 x 32 x 127 x 127 < 2^31, every partial sum
+ * below 32 x 241 x 128 + 2^19): the reference's sumi, then its float steps
+ * (iq4xs_p8_step). The reference's bits.
+ */
+
+/* q4k_p8_step with dmin and the mins' sum 0: kern_ref.c subtracts
+ * d_y x (0 x 0) too, a zero of d_y's sign, which decides the sign of a
+ * zero result. */
+static inline __attribute__((always_inline)) __m256 iq4xs_p8_step(__m256 acc, const char *sb,
+                                                                  float yd, __m256i sumi)
+{
+	__m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sb));
+	__m256 y = _mm256_set1_ps(yd);
+	__m256 t1 = _mm256_mul_ps(y, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(sumi)));
+	__m256 t2 = _mm256_mul_ps(y, _mm256_setzero_ps());
+	return _mm256_add_ps(acc, _mm256_sub_ps(t1, t2));
+}
+
+/* Sub-block s's scales ls - 32 of the 8 rows as int32 lanes: sl the rows'
+ * scales_l dwords, sh their scales_h zero-extended. */
+static inline __m256i iq4xs_p8_scale(__m256i sl, __m256i sh, int s)
+{
+	__m256i lo = _mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(15));
+	__m256i hi = _mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), _mm256_set1_epi32(3));
+	return _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)),
+	                        _mm256_set1_epi32(32));
+}
+
+static inline __attribute__((always_inline)) void iq4xs_tile(int g, bool pf, int64_t nsb,
+                                                             const char *panel, const char *x0,
+                                                             size_t xs, float *y, int64_t ldy,
+                                                             int rows)
+{
+	const int CH = g == 1 ? 2 : 1;
+	const __m256i m4 = _mm256_set1_epi8(0x0F), tab = iq4xs_p8_table();
+	const char *xb[K4_T];
+	__m256 acc[K4_T];
+#pragma GCC unroll 4
+	for (int j = 0; j < K4_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nsb; b++) {
+		const char *sb = panel + (size_t)b * IQ4XS_P8_SB;
+		if (pf) p8_prefetch(panel, b, IQ4XS_P8_SB);
+		__m256i sl = _mm256_loadu_si256((const __m256i *)(sb + 32));
+		__m256i sh = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(sb + 16)));
+		size_t ob = (size_t)b * sizeof(struct block_q8_k);
+		size_t ox = ob + offsetof(struct block_q8_k, qs);
+		__m256i isum[K4_T];
+#pragma GCC unroll 8
+		for (int s = 0; s < 8; s++) {
+			__m256i p[K4_T][2];
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				p[j][0] = _mm256_set1_epi32(iq4xs_p8_bias(xb[j] + ob, s));
+				if (CH == 2) p[j][1] = _mm256_setzero_si256();
+			}
+#pragma GCC unroll 4
+			for (int kk = 0; kk < 4; kk++) {
+				__m256i raw = _mm256_loadu_si256(
+				        (const __m256i *)(sb + 64 + 128 * s + 32 * kk));
+				__m256i lo = _mm256_shuffle_epi8(tab, _mm256_and_si256(raw, m4));
+				__m256i hi = _mm256_shuffle_epi8(
+				        tab, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
+				int h = kk % CH;
+#pragma GCC unroll 4
+				for (int j = 0; j < g; j++) {
+					const char *q = xb[j] + ox + 32 * s + 4 * kk;
+					p[j][h] = _mm256_dpbusd_epi32(
+					        p[j][h], lo, _mm256_set1_epi32(load_i32(q)));
+					p[j][h] = _mm256_dpbusd_epi32(
+					        p[j][h], hi, _mm256_set1_epi32(load_i32(q + 16)));
+				}
+			}
+			__m256i sc = iq4xs_p8_scale(sl, sh, s);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i v = CH == 2 ? _mm256_add_epi32(p[j][0], p[j][1]) : p[j][0];
+				v = _mm256_mullo_epi32(v, sc);
+				isum[j] = s ? _mm256_add_epi32(isum[j], v) : v;
+			}
+		}
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++)
+			acc[j] = iq4xs_p8_step(acc[j], sb, TAIL_F32(xb[j], ob), isum[j]);
+	}
+	p8_store(acc, g, rows, y, ldy);
+}
+
+/* Prompts: iq4xs_tile on two panels at once (16 rows on zmm, one per
+ * int32 lane) and 8 tokens, each activation broadcast serving 16 rows;
+ * the integers and float steps lane for lane iq4xs_tile's. */
+static inline __attribute__((always_inline)) void iq4xs16_tile(int g, bool pf, int64_t nsb,
+                                                               const char *p0, size_t panel_bytes,
+                                                               const char *x0, size_t xs, float *y,
+                                                               int64_t ldy)
+{
+	(void)pf; /* the tile reads 16 rows for 5+ tokens: compute-bound */
+	const char *p1 = p0 + panel_bytes;
+	const int CH = g == 1 ? 4 : g <= 4 ? 2 : 1; /* independent int32 chains per token */
+	const __m512i m4 = _mm512_set1_epi8(0x0F), tab = _mm512_broadcast_i64x4(iq4xs_p8_table());
+	const char *xb[P8_T];
+	__m512 acc[P8_T];
+#pragma GCC unroll 8
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm512_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nsb; b++) {
+		const char *s0 = p0 + (size_t)b * IQ4XS_P8_SB, *s1 = p1 + (size_t)b * IQ4XS_P8_SB;
+		__m512i sl = q4k16_load(s0 + 32, s1 + 32);
+		__m512i sh = _mm512_cvtepu16_epi32(_mm256_inserti128_si256(
+		        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(s0 + 16))),
+		        _mm_loadu_si128((const __m128i *)(s1 + 16)), 1));
+		size_t ob = (size_t)b * sizeof(struct block_q8_k);
+		size_t ox = ob + offsetof(struct block_q8_k, qs);
+		__m512i isum[P8_T];
+#pragma GCC unroll 8
+		for (int s = 0; s < 8; s++) {
+			__m512i p[P8_T][4];
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				p[j][0] = _mm512_set1_epi32(iq4xs_p8_bias(xb[j] + ob, s));
+#pragma GCC unroll 4
+				for (int h = 1; h < CH; h++) p[j][h] = _mm512_setzero_si512();
+			}
+#pragma GCC unroll 8
+			for (int k = 0; k < 8; k++) { /* kk = k / 2; the high nibbles at odd k */
+				size_t oq = 64 + 128 * (size_t)s + 32 * (size_t)(k / 2);
+				__m512i raw = q4k16_load(s0 + oq, s1 + oq);
+				__m512i v = _mm512_shuffle_epi8(
+				        tab, k % 2 ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4)
+				                   : _mm512_and_si512(raw, m4));
+				int h = k % CH;
+#pragma GCC unroll 8
+				for (int j = 0; j < g; j++)
+					p[j][h] = dpbusd_bcast(p[j][h], v,
+					                       xb[j] + ox + 32 * s + 16 * (k % 2) +
+					                               4 * (k / 2));
+			}
+			__m512i lo = _mm512_and_si512(_mm512_srli_epi32(sl, 4 * s),
+			                              _mm512_set1_epi32(15));
+			__m512i hi = _mm512_and_si512(_mm512_srli_epi32(sh, 2 * s),
+			                              _mm512_set1_epi32(3));
+			__m512i sc = _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)),
+			                              _mm512_set1_epi32(32));
+#pragma GCC unroll 8
+			for (int j = 0; j < g; j++) {
+				__m512i v = p[j][0];
+#pragma GCC unroll 4
+				for (int h = 1; h < CH; h++) v = _mm512_add_epi32(v, p[j][h]);
+				v = _mm512_mullo_epi32(v, sc);
+				isum[j] = s ? _mm512_add_epi32(isum[j], v) : v;
+				__asm__(""
+				        : "+v"(isum[j])); /* as in k4_16_tile: no sunk multiplies */
+			}
+		}
+#pragma GCC unroll 8
+		for (int j = 0; j < g; j++) {
+			__m512 dv = _mm512_cvtph_ps(_mm256_inserti128_si256(
+			        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)s0)),
+			        _mm_loadu_si128((const __m128i *)s1), 1));
+			__m512 yv = _mm512_set1_ps(TAIL_F32(xb[j], ob));
+			__m512 t1 =
+			        _mm512_mul_ps(yv, _mm512_mul_ps(dv, _mm512_cvtepi32_ps(isum[j])));
+			__m512 t2 = _mm512_mul_ps(yv, _mm512_setzero_ps()); /* iq4xs_p8_step's */
+			acc[j] = _mm512_add_ps(acc[j], _mm512_sub_ps(t1, t2));
+		}
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < g; j++) _mm512_storeu_ps(y + j * ldy, acc[j]);
+}
+
+#define P8_GEMM          gemm_iq4_xs_p8
+#define P8_TILE_FN       iq4xs_tile
+#define P8_TILE16_FN     iq4xs16_tile
+#define P8_TILE16_MIN_NT 5
+#define P8_BLOCK         QK_K
+#define P8_TILE_T        K4_T
+#include "kern_p8_gemm.h"
+
 /* ---- Q6_K repacked at load (repack.c): kern_p8_q6k.h; in prompts 16 rows x 8 tokens ---- */
 
 /*
@@ -1582,6 +1772,7 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_q8_0_p8il = gemm_q8_0_p8il,
 	.gemm_q4_k_p8 = gemm_q4_k_p8,
 	.gemm_q5_k_p8 = gemm_q5_k_p8,
+	.gemm_iq4_xs_p8 = gemm_iq4_xs_p8,
 	.gemm_q6_k_p8 = gemm_q6_k_p8,
 	.gemm_q8_0_p8 = gemm_q8_0_p8,
 	.gemm_q5_0_p8 = gemm_q5_0_p8,

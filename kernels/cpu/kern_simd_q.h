@@ -561,9 +561,29 @@ q4k_p8_step(__m256 acc, const char *sb, float yd, __m256i sumi, __m256i summ)
 	return _mm256_add_ps(acc, _mm256_sub_ps(t1, t2));
 }
 
-#define Q4K_P8_SB 1152 /* bytes of a panel's super-block: 8 rows x 144 */
-#define Q5K_P8_SB 1408 /* of Q5_K: 8 rows x 176, the qh words at +128, the qs at +384 */
-#define Q6K_P8_SB 1680 /* and of Q6_K: 8 rows x 210 */
+#define Q4K_P8_SB   1152 /* bytes of a panel's super-block: 8 rows x 144 */
+#define Q5K_P8_SB   1408 /* of Q5_K: 8 rows x 176, the qh words at +128, the qs at +384 */
+#define Q6K_P8_SB   1680 /* and of Q6_K: 8 rows x 210 */
+#define IQ4XS_P8_SB 1088 /* of IQ4_XS: 8 rows x 136, scales_h at +16, scales_l at +32, qs at +64 */
+
+/* IQ4_XS panels: the 16 levels + 128 as bytes (1..241), in both lanes, the
+ * unsigned operand of a vpdpbusd looked up by nibble (vpshufb). */
+static inline __m256i iq4xs_p8_table(void)
+{
+	__m128i t = _mm_add_epi8(_mm_loadu_si128((const __m128i *)tensor_iq4_values),
+	                         _mm_set1_epi8((char)0x80));
+	return _mm256_broadcastsi128_si256(t);
+}
+
+/* A token's 128 x sum(x) over sub-block s (0..7) of a Q8_K block at xb,
+ * negated: the start of the sub-block's sum of (level + 128) x, which then
+ * comes out exactly sum(level x) (|sum| < 2^20). */
+static inline int32_t iq4xs_p8_bias(const char *xb, int s)
+{
+	int16_t bs[2];
+	memcpy(bs, xb + offsetof(struct block_q8_k, bsums) + 4 * s, 4);
+	return -128 * ((int32_t)bs[0] + bs[1]);
+}
 
 /* Q5_K panels: the levels (0..31) of sub-block s for 8 rows x 4 values,
  * nib their nibbles (masked), qh the qh word of the same values, whose

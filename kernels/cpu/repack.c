@@ -332,7 +332,7 @@ static void k4_dequantize(uint32_t type, const void *packed, int64_t n, int64_t 
 	int i = (int)(r % 8);
 	for (int64_t b = 0; b < nsb; b++) {
 		const unsigned char *sb = pd + (size_t)b * 8 * blk;
-		struct block_q5_k bl; /* the larger of the two */
+		struct block_q5_k bl; /* the largest of the three */
 		unsigned char *o = (unsigned char *)&bl;
 		memcpy(o, sb + 2 * i, 2);
 		memcpy(o + 2, sb + 16 + 2 * i, 2);
@@ -372,6 +372,37 @@ void cpu_q5_k_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int
 void cpu_q5_k_p8_row(const void *packed, int64_t n, int64_t r, float *y)
 {
 	k4_dequantize(TENSOR_TYPE_Q5_K, packed, n, r, sizeof(struct block_q5_k), y);
+}
+
+/*
+ * IQ4_XS panels: the same cut (8 * 136 = 1088 bytes a super-block):
+ *
+ *   +0    [8] fp16 d             row i: the row's super-block scale
+ *   +16   [8] uint16 scales_h    row i: the high 2 bits of its 8 scales
+ *   +32   [8] uint32 scales_l    row i: the low 4 bits (sub-block s: bits 4s..)
+ *   +64   [32][8] uint32 qs      word k, row i: bytes 4k..4k+3 of the row's
+ *                                quants (low nibbles: values 32(k/4) + 4(k%4)
+ *                                ..+3, high: the same + 16)
+ *
+ * so a sub-block's 32 values of 8 rows are 4 vectors, and its 8 rows'
+ * scales two shifts and two ands of one vector each.
+ */
+#define IQ4XS_P8_SB (8 * sizeof(struct block_iq4_xs))
+
+size_t cpu_iq4_xs_p8_bytes(int64_t nr, int64_t n)
+{
+	return (size_t)((nr + 7) / 8) * IQ4XS_P8_SB * (size_t)(n / QK_K);
+}
+
+void cpu_iq4_xs_p8_pack(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0,
+                        int64_t p1, void *dst)
+{
+	k4_pack(w, w_stride, nr, n, p0, p1, sizeof(struct block_iq4_xs), dst);
+}
+
+void cpu_iq4_xs_p8_row(const void *packed, int64_t n, int64_t r, float *y)
+{
+	k4_dequantize(TENSOR_TYPE_IQ4_XS, packed, n, r, sizeof(struct block_iq4_xs), y);
 }
 
 /*

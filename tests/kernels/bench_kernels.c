@@ -114,6 +114,8 @@ static void bench(uint32_t type, int64_t nt, double mb, int64_t n)
 		  offsetof(struct cpu_kernels, gemm_q5_k_p8) },
 		{ TENSOR_TYPE_Q6_K, cpu_q6_k_p8_bytes, cpu_q6_k_p8_pack,
 		  offsetof(struct cpu_kernels, gemm_q6_k_p8) },
+		{ TENSOR_TYPE_IQ4_XS, cpu_iq4_xs_p8_bytes, cpu_iq4_xs_p8_pack,
+		  offsetof(struct cpu_kernels, gemm_iq4_xs_p8) },
 		{ TENSOR_TYPE_Q5_0, cpu_q5_0_p8_bytes, cpu_q5_0_p8_pack,
 		  offsetof(struct cpu_kernels, gemm_q5_0_p8) },
 		{ TENSOR_TYPE_Q5_1, cpu_q5_1_p8_bytes, cpu_q5_1_p8_pack,

@@ -544,27 +544,31 @@ static void q4_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_
 /* The K-quant panels of each type (Q5_K's and Q6_K's defined below). */
 static void q5_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw);
 static void q6_k_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw);
+static void iq4_xs_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw);
 
 static void kq_rows_and_panels(uint32_t type, int64_t nr, int64_t n, unsigned char **w, size_t *ws,
                                void **pw)
 {
 	(type == TENSOR_TYPE_Q4_K   ? q4_k_rows_and_panels
 	 : type == TENSOR_TYPE_Q5_K ? q5_k_rows_and_panels
-	                            : q6_k_rows_and_panels)(nr, n, w, ws, pw);
+	 : type == TENSOR_TYPE_Q6_K ? q6_k_rows_and_panels
+	                            : iq4_xs_rows_and_panels)(nr, n, w, ws, pw);
 }
 
 static cpu_gemm_fn kq_packed_gemm(const struct cpu_kernels *k, uint32_t type)
 {
 	return type == TENSOR_TYPE_Q4_K   ? k->gemm_q4_k_p8
 	       : type == TENSOR_TYPE_Q5_K ? k->gemm_q5_k_p8
-	                                  : k->gemm_q6_k_p8;
+	       : type == TENSOR_TYPE_Q6_K ? k->gemm_q6_k_p8
+	                                  : k->gemm_iq4_xs_p8;
 }
 
 static void kq_packed_row(uint32_t type, const void *pw, int64_t n, int64_t r, float *y)
 {
 	(type == TENSOR_TYPE_Q4_K   ? cpu_q4_k_p8_row
 	 : type == TENSOR_TYPE_Q5_K ? cpu_q5_k_p8_row
-	                            : cpu_q6_k_p8_row)(pw, n, r, y);
+	 : type == TENSOR_TYPE_Q6_K ? cpu_q6_k_p8_row
+	                            : cpu_iq4_xs_p8_row)(pw, n, r, y);
 }
 
 /* nt Q8_K activation rows of n values; token 0 all +127, token 1 all -127
@@ -776,6 +780,52 @@ TEST(gemm_q6_k_packed_matches_reference_bit_for_bit)
 TEST(q6_k_packed_row_dequantizes_like_the_file)
 {
 	check_kq_packed_rows(test_failed_, TENSOR_TYPE_Q6_K);
+}
+
+/* ---- IQ4_XS packed at load into 8-row panels (repack.c, gemm_iq4_xs_p8) ---- */
+
+/* As q4_k_rows_and_panels: random bytes (every nibble and 6-bit scale),
+ * small random d; row 0's first block has every level at 113 and every
+ * scale at 31, row 1's every level at -127 and every scale at -32 (the
+ * largest sums of either sign, and against tokens 0 and 1 the largest
+ * level + 128 sums). */
+static void iq4_xs_rows_and_panels(int64_t nr, int64_t n, unsigned char **w, size_t *ws, void **pw)
+{
+	*ws = tensor_type_row_size(TENSOR_TYPE_IQ4_XS, n);
+	*w = malloc(*ws * nr);
+	for (int64_t r = 0; r < nr; r++)
+		for (int64_t b = 0; b < n / QK_K; b++) {
+			struct block_iq4_xs *k = (struct block_iq4_xs *)(*w + r * *ws) + b;
+			unsigned char *raw = (unsigned char *)k;
+			for (size_t i = 0; i < sizeof *k; i++)
+				raw[i] = (unsigned char)(rng_next() >> 32);
+			k->d = tensor_f32_to_f16(frand() * 1e-3f);
+			if (r < 2 && b == 0) {
+				/* scale 31: 63 in 6 bits; -32: 0 */
+				k->scales_h = r == 0 ? 0xFFFF : 0;
+				memset(k->scales_l, r == 0 ? 0xFF : 0, sizeof k->scales_l);
+				memset(k->qs, r == 0 ? 0xFF : 0, sizeof k->qs);
+			}
+		}
+	*pw = malloc(cpu_iq4_xs_p8_bytes(nr, n));
+	int64_t np = (nr + 7) / 8;
+	cpu_iq4_xs_p8_pack(*w, *ws, nr, n, 0, np / 2, *pw);
+	cpu_iq4_xs_p8_pack(*w, *ws, nr, n, np / 2, np, *pw);
+}
+
+TEST(gemm_iq4_xs_packed_matches_reference_bit_for_bit)
+{
+	check_kq_packed_bit_for_bit(test_failed_, TENSOR_TYPE_IQ4_XS);
+}
+
+TEST(gemm_iq4_xs_packed_same_bits_in_any_batch)
+{
+	check_kq_packed_any_batch(test_failed_, TENSOR_TYPE_IQ4_XS);
+}
+
+TEST(iq4_xs_packed_row_dequantizes_like_the_file)
+{
+	check_kq_packed_rows(test_failed_, TENSOR_TYPE_IQ4_XS);
 }
 
 TEST(gemm_f16)
