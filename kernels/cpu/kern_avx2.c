@@ -419,6 +419,96 @@ static inline __attribute__((always_inline)) void q5k_tile(int g, bool pf, int64
 
 #include "kern_p8_q6k.h"
 
+/* ---- IQ4_XS repacked at load (repack.c): 8 rows x up to 4 tokens ---- */
+
+/*
+ * kern_avx512.c's iq4xs_tile on AVX2: a sub-block's 32 levels of 8 rows
+ * are 4 qs vectors (low and high nibbles) looked up by vpshufb. With VNNI
+ * the lookup gives level + 128 for vpdpbusd, whose sum starts at
+ * -128 x sum(x) (iq4xs_p8_bias), as there; maddubs would saturate on
+ * those (2 x 241 x 127), so without VNNI it takes |level| against x with
+ * the level's sign (vpsignb; a pair at most 2 x 127 x 127 = 32258) and
+ * each product goes to int32 at once (madd). Either way the sub-block's
+ * exact sum(level x), times ls - 32 (vpmulld), summed over the 8: the
+ * reference's sumi, then its float steps (iq4xs_p8_step): its bits.
+ */
+static inline __attribute__((always_inline)) void iq4xs_tile(int g, bool pf, int64_t nsb,
+                                                             const char *panel, const char *x0,
+                                                             size_t xs, float *y, int64_t ldy,
+                                                             int rows)
+{
+	const __m256i m4 = _mm256_set1_epi8(0x0F);
+#ifdef KERN_AVX2_VNNI
+	const __m256i tab = iq4xs_p8_table();
+#else
+	const __m256i tab =
+	        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)tensor_iq4_values));
+#endif
+	const char *xb[P8_T];
+	__m256 acc[P8_T];
+#pragma GCC unroll 4
+	for (int j = 0; j < P8_T; j++) {
+		acc[j] = _mm256_setzero_ps();
+		xb[j] = x0 + (size_t)j * xs;
+	}
+	for (int64_t b = 0; b < nsb; b++) {
+		const char *sb = panel + (size_t)b * IQ4XS_P8_SB;
+		if (pf) p8_prefetch(panel, b, IQ4XS_P8_SB); /* decode streams the panels */
+		__m256i sl = _mm256_loadu_si256((const __m256i *)(sb + 32));
+		__m256i sh = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(sb + 16)));
+		size_t ob = (size_t)b * sizeof(struct block_q8_k);
+		size_t ox = ob + offsetof(struct block_q8_k, qs);
+		__m256i isum[P8_T];
+#pragma GCC unroll 8
+		for (int s = 0; s < 8; s++) {
+			__m256i p[P8_T];
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++)
+#ifdef KERN_AVX2_VNNI
+				p[j] = _mm256_set1_epi32(iq4xs_p8_bias(xb[j] + ob, s));
+#else
+				p[j] = _mm256_setzero_si256();
+#endif
+#pragma GCC unroll 8
+			for (int k = 0; k < 8; k++) { /* word k / 2; the high nibbles at odd k */
+				__m256i raw = _mm256_loadu_si256(
+				        (const __m256i *)(sb + 64 + 128 * s + 32 * (k / 2)));
+				__m256i v = _mm256_shuffle_epi8(
+				        tab, k % 2 ? _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4)
+				                   : _mm256_and_si256(raw, m4));
+#ifndef KERN_AVX2_VNNI
+				__m256i av = _mm256_abs_epi8(v);
+#endif
+#pragma GCC unroll 4
+				for (int j = 0; j < g; j++) {
+					__m256i xv = _mm256_set1_epi32(load_i32(
+					        xb[j] + ox + 32 * s + 16 * (k % 2) + 4 * (k / 2)));
+#ifdef KERN_AVX2_VNNI
+					p[j] = SIMD_DOT_I8(p[j], v, xv);
+#else
+					p[j] = SIMD_DOT_I8(p[j], av, _mm256_sign_epi8(xv, v));
+#endif
+				}
+			}
+			__m256i sc = iq4xs_p8_scale(sl, sh, s);
+#pragma GCC unroll 4
+			for (int j = 0; j < g; j++) {
+				__m256i v = _mm256_mullo_epi32(p[j], sc);
+				isum[j] = s ? _mm256_add_epi32(isum[j], v) : v;
+			}
+		}
+#pragma GCC unroll 4
+		for (int j = 0; j < g; j++)
+			acc[j] = iq4xs_p8_step(acc[j], sb, TAIL_F32(xb[j], ob), isum[j]);
+	}
+	p8_store(acc, g, rows, y, ldy);
+}
+
+#define P8_GEMM    gemm_iq4_xs_p8
+#define P8_TILE_FN iq4xs_tile
+#define P8_BLOCK   QK_K
+#include "kern_p8_gemm.h"
+
 /* ---- Q5_0 and Q5_1 repacked at load (repack.c): 8 rows x up to 4 tokens ---- */
 
 /* Four maddubs summed in int16 (each pair of products at most 2 x 31 x
@@ -463,6 +553,7 @@ const struct cpu_kernels KERN_AVX2_SET = {
 	.gemm_q4_k_p8 = gemm_q4_k_p8,
 	.gemm_q5_k_p8 = gemm_q5_k_p8,
 	.gemm_q6_k_p8 = gemm_q6_k_p8,
+	.gemm_iq4_xs_p8 = gemm_iq4_xs_p8,
 	.gemm_q8_0_p8 = gemm_q8_0_p8,
 	.gemm_q5_0_p8 = gemm_q5_0_p8,
 	.gemm_q5_1_p8 = gemm_q5_1_p8,

@@ -1202,32 +1202,8 @@ static inline __attribute__((always_inline)) void q5k16_tile(int g, bool pf, int
  * That times the rows' scale ls - 32 (vpmulld) is added up over the 8
  * sub-blocks (at most 8 x 32 x 32 x 127 x 127 < 2^31, every partial sum
  * below 32 x 241 x 128 + 2^19): the reference's sumi, then its float steps
- * (iq4xs_p8_step). The reference's bits.
+ * (iq4xs_p8_step). The reference's bits, as kern_avx2.c's tile.
  */
-
-/* q4k_p8_step with dmin and the mins' sum 0: kern_ref.c subtracts
- * d_y x (0 x 0) too, a zero of d_y's sign, which decides the sign of a
- * zero result. */
-static inline __attribute__((always_inline)) __m256 iq4xs_p8_step(__m256 acc, const char *sb,
-                                                                  float yd, __m256i sumi)
-{
-	__m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sb));
-	__m256 y = _mm256_set1_ps(yd);
-	__m256 t1 = _mm256_mul_ps(y, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(sumi)));
-	__m256 t2 = _mm256_mul_ps(y, _mm256_setzero_ps());
-	return _mm256_add_ps(acc, _mm256_sub_ps(t1, t2));
-}
-
-/* Sub-block s's scales ls - 32 of the 8 rows as int32 lanes: sl the rows'
- * scales_l dwords, sh their scales_h zero-extended. */
-static inline __m256i iq4xs_p8_scale(__m256i sl, __m256i sh, int s)
-{
-	__m256i lo = _mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(15));
-	__m256i hi = _mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), _mm256_set1_epi32(3));
-	return _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)),
-	                        _mm256_set1_epi32(32));
-}
-
 static inline __attribute__((always_inline)) void iq4xs_tile(int g, bool pf, int64_t nsb,
                                                              const char *panel, const char *x0,
                                                              size_t xs, float *y, int64_t ldy,

@@ -585,6 +585,29 @@ static inline int32_t iq4xs_p8_bias(const char *xb, int s)
 	return -128 * ((int32_t)bs[0] + bs[1]);
 }
 
+/* q4k_p8_step with dmin and the mins' sum 0: kern_ref.c subtracts
+ * d_y x (0 x 0) too, a zero of d_y's sign, which decides the sign of a
+ * zero result. */
+static inline __attribute__((always_inline)) __m256 iq4xs_p8_step(__m256 acc, const char *sb,
+                                                                  float yd, __m256i sumi)
+{
+	__m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sb));
+	__m256 y = _mm256_set1_ps(yd);
+	__m256 t1 = _mm256_mul_ps(y, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(sumi)));
+	__m256 t2 = _mm256_mul_ps(y, _mm256_setzero_ps());
+	return _mm256_add_ps(acc, _mm256_sub_ps(t1, t2));
+}
+
+/* Sub-block s's scales ls - 32 of the 8 rows as int32 lanes: sl the rows'
+ * scales_l dwords, sh their scales_h zero-extended. */
+static inline __m256i iq4xs_p8_scale(__m256i sl, __m256i sh, int s)
+{
+	__m256i lo = _mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(15));
+	__m256i hi = _mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), _mm256_set1_epi32(3));
+	return _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)),
+	                        _mm256_set1_epi32(32));
+}
+
 /* Q5_K panels: the levels (0..31) of sub-block s for 8 rows x 4 values,
  * nib their nibbles (masked), qh the qh word of the same values, whose
  * byte m holds the fifth bit of sub-block s at bit s (repack.c): one
