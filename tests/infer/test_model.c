@@ -588,8 +588,10 @@ TEST(q4_0_tied_model_packed_at_load)
  * (Q4_K in q4_k_m, Q5_K in q5_k_m, Q6_K in q6_k), so where the kernel set
  * has panels every such matrix is packed at load (kernels/cpu/repack.c),
  * the head included, and the embedding rows come from those panels
- * (cpu_q4_k_p8_row, cpu_q5_k_p8_row, cpu_q6_k_p8_row). */
-static int write_kq_tied(const char *src, const char *out)
+ * (cpu_q4_k_p8_row, cpu_q5_k_p8_row, cpu_q6_k_p8_row). With to, the
+ * K-quant matrices are requantized to that type (IQ4_XS: no such file in
+ * the test data; its panels, cpu_iq4_xs_p8_row). */
+static int write_kq_tied(const char *src, const char *out, uint32_t to)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/%s", testdata(), src);
@@ -604,7 +606,24 @@ static int write_kq_tied(const char *src, const char *out)
 		snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
 		if (!strcmp(name, "output.weight")) continue;
 		int64_t ne[4] = { t->ne[0], t->ne[1], t->ne[2], t->ne[3] };
-		gguf_writer_add_tensor(w, name, t->type, t->n_dims, ne, t->data, t->nbytes);
+		bool kq = t->type == TENSOR_TYPE_Q4_K || t->type == TENSOR_TYPE_Q5_K ||
+		          t->type == TENSOR_TYPE_Q6_K;
+		if (!to || !kq) {
+			gguf_writer_add_tensor(w, name, t->type, t->n_dims, ne, t->data, t->nbytes);
+			continue;
+		}
+		int64_t nr = ne[1] * ne[2] * ne[3];
+		size_t src_rb = tensor_type_row_size(t->type, ne[0]),
+		       rb = tensor_type_row_size(to, ne[0]);
+		float *row = malloc((size_t)ne[0] * sizeof(float));
+		unsigned char *q = malloc(rb * (size_t)nr);
+		for (int64_t r = 0; r < nr; r++) {
+			tensor_row_dequantize(t->type, (const char *)t->data + r * src_rb, row,
+			                      ne[0]);
+			tensor_row_quantize(to, row, q + r * rb, ne[0]);
+		}
+		gguf_writer_add_tensor(w, name, to, t->n_dims, ne, q, rb * (size_t)nr);
+		free(row), free(q);
 	}
 	int rc = gguf_writer_write(w, out, &ge);
 	gguf_writer_free(w);
@@ -616,13 +635,14 @@ static int write_kq_tied(const char *src, const char *out)
  * token alone equals it in a batch, and a prompt's logits agree with the
  * plain C kernels (the Q4_K matmuls are the same bits; attention and the
  * other ops differ in float rounding only), to tol x the largest logit. */
-static void kq_tied_model_packed_at_load(int *test_failed_, const char *src, double tol)
+static void kq_tied_model_packed_at_load(int *test_failed_, const char *src, uint32_t to,
+                                         double tol)
 {
 	char tmpl[] = "/tmp/infill-test-XXXXXX";
 	REQUIRE(mkdtemp(tmpl) != NULL);
 	char p[256];
 	snprintf(p, sizeof p, "%s/kq.gguf", tmpl);
-	REQUIRE(write_kq_tied(src, p) == 0);
+	REQUIRE(write_kq_tied(src, p, to) == 0);
 	batched_equals_single(test_failed_, p);
 	int32_t ids[40];
 	prompt(ids, 40);
@@ -653,12 +673,12 @@ static void kq_tied_model_packed_at_load(int *test_failed_, const char *src, dou
 
 TEST(q4_k_tied_model_packed_at_load)
 {
-	kq_tied_model_packed_at_load(test_failed_, "tiny-kq-q4_k_m.gguf", 1e-3);
+	kq_tied_model_packed_at_load(test_failed_, "tiny-kq-q4_k_m.gguf", 0, 1e-3);
 }
 
 TEST(q5_k_tied_model_packed_at_load)
 {
-	kq_tied_model_packed_at_load(test_failed_, "tiny-kq-q5_k_m.gguf", 1e-3);
+	kq_tied_model_packed_at_load(test_failed_, "tiny-kq-q5_k_m.gguf", 0, 1e-3);
 }
 
 TEST(q6_k_tied_model_packed_at_load)
@@ -667,7 +687,12 @@ TEST(q6_k_tied_model_packed_at_load)
 	 * by 0.014 between the sets and the reference (with the AVX2 set too,
 	 * which reads Q6_K as rows; testdata/models/README.md, "Rounding
 	 * flips"); an embedding row read from the wrong panel moves them by ~2. */
-	kq_tied_model_packed_at_load(test_failed_, "tiny-kq-q6_k.gguf", 0.05);
+	kq_tied_model_packed_at_load(test_failed_, "tiny-kq-q6_k.gguf", 0, 0.05);
+}
+
+TEST(iq4_xs_tied_model_packed_at_load)
+{
+	kq_tied_model_packed_at_load(test_failed_, "tiny-kq-q4_k_m.gguf", TENSOR_TYPE_IQ4_XS, 1e-3);
 }
 
 int main(void)
