@@ -323,7 +323,7 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 /* ---- 5. Outlines: what a file defines and imports --------------------------- */
 
 /* How an import names what it brings in; the caller resolves it to files
- * (lsp/context/ does, against the workspace). */
+ * (context/ does, against the workspace). */
 enum ast_import_kind {
 	AST_IMPORT_PYTHON,   /* dotted module, leading dots relative: "pkg.mod", "..x" */
 	AST_IMPORT_INCLUDE,  /* C/C++ #include "x.h": a path from the file's folder */

@@ -1,6 +1,6 @@
 /*
  * outline.c - what a file defines and what it imports, for the workspace
- * index (lsp/context/): the definitions' signatures (their headers and the
+ * index (context/): the definitions' signatures (their headers and the
  * headers of a class's methods, never bodies, as slice.c gives same-file
  * signatures) and each import as the language writes it, and the names
  * used near a cursor, which are what the index is asked for.

@@ -8,7 +8,7 @@
  * inside model_forward. The tokenizer (model_tokenizer) is immutable and may
  * be used from any thread.
  *
- * Typical use (see lsp/cli/cli_model.c):
+ * Typical use (see cli/cli_model.c):
  *
  *   struct model_params mp = model_params_default();
  *   mp.path = "model.gguf";

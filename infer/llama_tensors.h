@@ -2,7 +2,7 @@
  * llama_tensors.h - the tensors of a Llama-family GGUF model (llama, qwen2,
  * starcoder2, gemma),
  * written once: infer/model.c finds them by these names and `infill
- * mkmodel` (lsp/cli/cli_mkmodel.c) writes them, in this order, which is the
+ * mkmodel` (cli/cli_mkmodel.c) writes them, in this order, which is the
  * order llama.cpp's converter writes: the tensors before the blocks, each
  * block's ("blk.<layer>.<suffix>"), the tensors after the blocks.
  *

@@ -6,7 +6,7 @@
  *   workspace/executeCommand                {command: "infill.didAcceptCompletion",
  *                                            arguments: [id]}
  * An item is the InlineCompletionItem as answered: its command's arguments
- * hold the id (completion.c). A report on an unknown, stale or malformed
+ * hold the id (completion_rpc.c). A report on an unknown, stale or malformed
  * item is logged at debug level and otherwise ignored: the client did
  * nothing wrong that it could act on.
  */

@@ -1,7 +1,7 @@
 /*
  * server_priv.h - struct server and the functions the server's files share
  * (server.c: dispatch and lifecycle; textsync.c: documents; workspace.c:
- * configuration; completion.c: completion requests; notify.c: messages to
+ * configuration; completion_rpc.c: completion requests; notify.c: messages to
  * the client). Private to lsp/.
  */
 #ifndef INFILL_LSP_SERVER_PRIV_H
@@ -179,7 +179,7 @@ void workspace_apply(struct server *s);
 /* Path of a file:// URI (new string), or NULL for other schemes. */
 char *workspace_uri_to_path(const char *uri);
 
-/* ---- completion.c ---- */
+/* ---- completion_rpc.c ---- */
 
 struct completions *completions_new(struct server *s);
 /* Answers pending requests for uri with empty results (document closed). */
@@ -203,7 +203,7 @@ const char *json_get_string(json_t *obj, const char *key);
 /* Reads {"line": n, "character": n}; false when malformed. */
 bool json_get_position(json_t *obj, struct doc_pos *pos);
 
-/* ---- project.c: context from the rest of the project (lsp/context/) ---- */
+/* ---- project.c: context from the rest of the project (context/) ---- */
 
 /* New, or NULL when out of memory. Free with project_free (accepts NULL). */
 struct project *project_new(struct server *s);

@@ -4,7 +4,7 @@
  * face. It knows the three APIs' request bodies and streamed replies, and
  * drives libcurl's multi-socket interface from a libuv loop (uv_poll per
  * socket, one uv_timer), so no call ever blocks the loop. It knows nothing of
- * LSP, documents or prompts: lsp/pipeline/remote_bridge.c builds the prompt
+ * LSP, documents or prompts: pipeline/remote_bridge.c builds the prompt
  * and turns replies into candidates.
  *
  *   remote_api.c     request bodies, streamed chunks -> choices (pure)

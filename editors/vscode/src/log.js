@@ -1,4 +1,4 @@
-// log.js - the server's log lines (its stderr, written by lsp/log.c as
+// log.js - the server's log lines (its stderr, written by core/log.c as
 // "HH:MM:SS.mmm LEVEL text") split into the level and the text, so the
 // output channel shows each at its own level. No vscode import.
 'use strict';

@@ -7,7 +7,7 @@
 const OWN = new Set(['serverPath', 'serverArgs', 'languages', 'menuItems', 'trace.server']);
 
 // Server setting keys ("completion.debounceMs", ...) from the extension's
-// package.json contributes.configuration (generated from lsp/config.h).
+// package.json contributes.configuration (generated from core/config.h).
 function serverKeys(pkg) {
   return Object.keys(pkg.contributes.configuration.properties)
     .map((k) => k.replace(/^infill\./, ''))

@@ -8,7 +8,7 @@ const { parseLine } = require('../src/log');
 const S = require('../src/settings');
 
 test('a server log line keeps its level and loses the time', () => {
-  // the shapes lsp/log.c writes: "%02d:%02d:%02d.%03ld %-5s "
+  // the shapes core/log.c writes: "%02d:%02d:%02d.%03ld %-5s "
   assert.deepStrictEqual(parseLine('02:41:55.953 info  infill 0.1.0 serving LSP on stdio'),
     { level: 'info', text: 'infill 0.1.0 serving LSP on stdio' });
   assert.deepStrictEqual(parseLine('02:41:55.953 warn  infill: bad value'), { level: 'warn', text: 'infill: bad value' });

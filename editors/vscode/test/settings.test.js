@@ -1,5 +1,5 @@
 // VS Code settings -> what the server receives (src/settings.js), and the
-// package.json schema against the server's table (lsp/config.h).
+// package.json schema against the server's table (core/config.h).
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
@@ -39,7 +39,7 @@ test('package.json mirrors every server setting with its type, default and range
   assert.deepStrictEqual(props['infill.completion.minConfidence'].anyOf[1].enum, ['auto']);
 });
 
-test('the generated files are in step with lsp/config.h', () => {
+test('the generated files are in step with core/config.h', () => {
   assert.deepStrictEqual(pkg.contributes.configuration, gen.vscodeConfiguration(table));
   const el = fs.readFileSync(path.join(__dirname, '..', '..', 'emacs', 'infill-settings.el'), 'utf8');
   assert.strictEqual(el, gen.emacsFile(table), 'run node editors/settings.js');

@@ -1,0 +1,231 @@
+/*
+ * cli_pipeline.c - `infill complete`: the whole completion pipeline once,
+ * from the command line, through the same complete_run the server's engine
+ * thread calls (complete.c), so what it prints is what an editor would
+ * be shown.
+ *
+ *   infill complete FILE:LINE:COL [--model M] [--candidates N] [--json]
+ *                   [--lang ID] [--settings JSON] [--no-slice] [--no-validate]
+ *                   [--no-rerank] [--no-cache] [--seed S]
+ *
+ * LINE and COL are 1-based; COL counts characters (code points). Settings
+ * are the defaults, then --settings (an object as in .infill.json), then the
+ * flags. (`infill replay` is in cli_replay.c; `infill eval` belongs to the
+ * quality harness.)
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+#include "cli.h"
+#include "complete.h"
+#include "config.h"
+#include "stats.h"
+
+static void warn_setting(void *ud, const char *message)
+{
+	(void)ud;
+	fprintf(stderr, "%s\n", message);
+}
+
+static json_t *strn(const char *s, size_t n)
+{
+	json_t *j = json_stringn(s, n);
+	return j ? j : json_string("<invalid UTF-8>");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: infill complete FILE:LINE:COL [--model M] [--candidates N] [--json]\n"
+	           "                       [--lang ID] [--settings JSON] [--max-tokens N]\n"
+	           "                       [--no-slice] [--no-validate] [--no-rerank] [--no-cache] "
+	           "[--seed S]\n"
+	           "Runs the completion pipeline once (AST context, FIM prompt, N candidates,\n"
+	           "validation, rerank) and prints the ranked candidates that would be shown.\n"
+	           "--settings takes a JSON object of settings as in .infill.json.\n");
+}
+
+static void print_text(const struct complete_result *r, const char *lang)
+{
+	printf("# %s, shape %s, max %d lines; prompt %d tokens (%d cached), %d generated; "
+	       "%d of %d candidates rejected, %d merged; %.1f ms (slice %.1f, engine %.1f = "
+	       "prefill %.1f + decode %.1f, post %.1f)\n",
+	       lang, ast_shape_name(r->shape), r->max_lines, r->prompt_tokens, r->cached_tokens,
+	       r->generated_tokens, r->rejected, r->n_generated, r->merged, r->total_ms,
+	       r->slice_ms, r->engine_ms, r->prefill_ms, r->decode_ms, r->post_ms);
+	for (size_t i = 0; i < r->count; i++) {
+		const struct complete_item *it = &r->items[i];
+		printf("--- #%zu score %.3f mean logprob %.3f %s stop %s replaces [%zu,%zu)\n",
+		       i + 1, it->score, it->mean_logprob, ast_verdict_name(it->verdict),
+		       engine_stop_name(it->stop), it->start, it->end);
+		fwrite(it->text, 1, it->len, stdout);
+		putchar('\n');
+	}
+	if (!r->count) printf("(no candidate to show)\n");
+}
+
+static int print_json(const struct complete_result *r, const char *lang, size_t cursor)
+{
+	json_t *items = json_array();
+	for (size_t i = 0; i < r->count; i++) {
+		const struct complete_item *it = &r->items[i];
+		json_array_append_new(
+		        items,
+		        json_pack("{s:o, s:I, s:I, s:f, s:f, s:s, s:s, s:i}", "text",
+		                  strn(it->text, it->len), "start", (json_int_t)it->start, "end",
+		                  (json_int_t)it->end, "score", it->score, "meanLogprob",
+		                  it->mean_logprob, "verdict", ast_verdict_name(it->verdict),
+		                  "stop", engine_stop_name(it->stop), "index", (int)it->index));
+	}
+	json_t *o = json_pack(
+	        "{s:s, s:I, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
+	        "s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
+	        "lang", lang, "cursor", (json_int_t)cursor, "shape", ast_shape_name(r->shape),
+	        "maxLines", r->max_lines, stats_keys.prompt_tokens, r->prompt_tokens,
+	        stats_keys.cached_prompt_tokens, r->cached_tokens, stats_keys.generated_tokens,
+	        r->generated_tokens, "generated", r->n_generated, "rejected", r->rejected, "merged",
+	        r->merged, "ms", "slice", r->slice_ms, "engine", r->engine_ms, "prefill",
+	        r->prefill_ms, "decode", r->decode_ms, "post", r->post_ms, "total", r->total_ms,
+	        "candidates", items);
+	if (!o) {
+		fprintf(stderr, "infill: out of memory\n");
+		return 1;
+	}
+	int rc = json_dumpf(o, stdout, JSON_INDENT(2)) ? 1 : 0;
+	fputc('\n', stdout);
+	json_decref(o);
+	return rc;
+}
+
+int cli_complete(int argc, char **argv)
+{
+	char *loc = NULL;
+	const char *model = NULL, *lang_id = NULL, *settings_json = NULL;
+	long candidates = -1, max_tokens = -1;
+	bool as_json = false;
+	struct complete_options opt = complete_options_default();
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		bool more = i + 1 < argc;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--model") && more) {
+			model = argv[++i];
+		} else if (!strcmp(a, "--candidates") && more) {
+			candidates = atol(argv[++i]);
+		} else if (!strcmp(a, "--max-tokens") && more) {
+			max_tokens = atol(argv[++i]);
+		} else if (!strcmp(a, "--lang") && more) {
+			lang_id = argv[++i];
+		} else if (!strcmp(a, "--settings") && more) {
+			settings_json = argv[++i];
+		} else if (!strcmp(a, "--seed") && more) {
+			opt.seed = strtoull(argv[++i], NULL, 10);
+		} else if (!strcmp(a, "--json")) {
+			as_json = true;
+		} else if (!strcmp(a, "--no-slice")) {
+			opt.ast_slice = false;
+		} else if (!strcmp(a, "--no-validate")) {
+			opt.validate = false;
+		} else if (!strcmp(a, "--no-rerank")) {
+			opt.rerank = false;
+		} else if (!strcmp(a, "--no-cache")) {
+			opt.use_cache = false;
+		} else if (!loc && a[0] != '-') {
+			loc = argv[i];
+		} else {
+			fprintf(stderr, "infill complete: unknown argument %s (see --help)\n", a);
+			return 2;
+		}
+	}
+	if (!loc) {
+		usage(stderr);
+		return 2;
+	}
+	long line, col;
+	if (cli_parse_location(loc, &line, &col)) {
+		fprintf(stderr, "infill complete: expected FILE:LINE:COL (1-based), got %s\n", loc);
+		return 2;
+	}
+
+	/* settings: defaults, --settings, then the flags */
+	struct config *cfg = config_new();
+	json_t *flags = json_object();
+	if (!cfg || !flags) {
+		fprintf(stderr, "infill: out of memory\n");
+		config_free(cfg);
+		json_decref(flags);
+		return 1;
+	}
+	int status = 1;
+	char *text = NULL, *model_path = NULL;
+	struct model *m = NULL;
+	struct engine *e = NULL;
+	if (settings_json) {
+		json_error_t jerr;
+		json_t *o = json_loads(settings_json, 0, &jerr);
+		if (!o) {
+			fprintf(stderr, "infill complete: --settings is not JSON: %s (column %d)\n",
+			        jerr.text, jerr.column);
+			status = 2;
+			goto out;
+		}
+		config_set_layer(cfg, CONFIG_LAYER_INIT, o, warn_setting, NULL);
+		json_decref(o);
+	}
+	if (model) json_object_set_new(flags, "model", json_string(model));
+	if (candidates > 0)
+		json_object_set_new(flags, "completion.candidates", json_integer(candidates));
+	if (max_tokens > 0)
+		json_object_set_new(flags, "completion.maxTokens", json_integer(max_tokens));
+	config_set_layer(cfg, CONFIG_LAYER_FLAGS, flags, warn_setting, NULL);
+
+	size_t len;
+	text = cli_read_file(loc, &len);
+	if (!text) goto out;
+	long off = cli_location_offset(text, len, line, col);
+	if (off < 0) {
+		fprintf(stderr, "infill complete: %s has no line %ld\n", loc, line);
+		goto out;
+	}
+	const struct ast_lang *lang = lang_id ? ast_lang_from_id(lang_id) : ast_lang_from_path(loc);
+	const char *lname = lang_id ? lang_id : ast_lang_name(lang);
+	const struct settings *st = config_get(cfg, lname);
+	if (!st->cache_enabled) opt.use_cache = false;
+
+	model_path = st->model ? strdup(st->model) : complete_default_model_path();
+	if (!model_path) {
+		fprintf(stderr, "infill: out of memory\n");
+		goto out;
+	}
+	struct complete_model_spec spec = complete_model_spec_from(st);
+	struct complete_error err;
+	if (complete_model_open(model_path, &spec, NULL, NULL, &m, &e, &err)) {
+		fprintf(stderr, "infill complete: %s\n", err.message);
+		goto out;
+	}
+	struct complete_result res;
+	opt.n_ctx = model_info(m)->n_ctx_train;
+	int rc = complete_run(e, model_tokenizer(m), lname, text, len, (size_t)off, st, &opt, &res,
+	                      &err);
+	if (rc) {
+		fprintf(stderr, "infill complete: %s\n",
+		        err.message[0] ? err.message : strerror(-rc));
+		complete_result_finish(&res);
+		goto out;
+	}
+	status = as_json ? print_json(&res, lname, (size_t)off) : (print_text(&res, lname), 0);
+	complete_result_finish(&res);
+out:
+	engine_free(e);
+	model_free(m);
+	free(model_path);
+	free(text);
+	json_decref(flags);
+	config_free(cfg);
+	return status;
+}

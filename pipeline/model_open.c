@@ -1,0 +1,121 @@
+/*
+ * model_open.c - opening the model a completion runs on, from the
+ * settings (complete.h): where the embedded model lives, which
+ * settings a load takes (struct complete_model_spec), and the one function
+ * that loads a model and starts its engine. The server's engine thread
+ * (engine_thread.c), `infill complete` (cli/cli_pipeline.c) and `infill eval`
+ * (cli/cli_eval.c) all open their model here, so a setting that one of
+ * them honours, they all honour.
+ */
+#include "complete.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "infill_config.h"
+
+/* ---- the default model -------------------------------------------------- */
+
+static bool file_exists(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+char *complete_default_model_path(void)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	char dir[4096] = "";
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			snprintf(dir, sizeof dir, "%s", exe);
+		}
+	}
+	char path[4200];
+	if (dir[0]) {
+		snprintf(path, sizeof path, "%s/models/infill-default.gguf", dir);
+		if (file_exists(path)) return strdup(path);
+		snprintf(path, sizeof path, "%s/../share/infill/infill-default.gguf", dir);
+		if (file_exists(path)) return strdup(path);
+	}
+	snprintf(path, sizeof path, "%s/models/infill-default.gguf", INFILL_SOURCE_ROOT);
+	return strdup(path);
+}
+
+/* ---- settings to parameters ------------------------------------------------ */
+
+struct complete_model_spec complete_model_spec_from(const struct settings *st)
+{
+	return (struct complete_model_spec){
+		.backend = st->backend,
+		.threads = st->threads,
+		.cache_memory_mb = st->cache_memory_mb,
+		.kv_type = st->cache_kv_type,
+		.reuse_shifted_suffix = st->cache_reuse_shifted_suffix,
+	};
+}
+
+/* What model_load is asked: backend, threads, the KV pool's size and
+ * precision, for the model at path (borrowed). */
+static struct model_params model_params_of(const struct complete_model_spec *spec, const char *path)
+{
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.backend = spec->backend == CONFIG_BACKEND_CUDA  ? INFER_BACKEND_CUDA
+	             : spec->backend == CONFIG_BACKEND_CPU ? INFER_BACKEND_CPU
+	                                                   : INFER_BACKEND_AUTO;
+	mp.n_threads = spec->threads;
+	mp.kv_bytes = (size_t)spec->cache_memory_mb << 20;
+	mp.kv_f32 = spec->kv_type == CONFIG_KV_F32;
+	return mp;
+}
+
+struct engine_params complete_engine_params(const struct complete_model_spec *spec)
+{
+	struct engine_params ep = engine_params_default();
+	ep.reuse_shifted_suffix = spec->reuse_shifted_suffix;
+	return ep;
+}
+
+/* ---- opening ------------------------------------------------------------------ */
+
+int complete_model_open(const char *path, const struct complete_model_spec *spec,
+                        void (*progress)(void *user, float fraction), void *progress_user,
+                        struct model **model, struct engine **engine, struct complete_error *err)
+{
+	*model = NULL;
+	*engine = NULL;
+	struct model_params mp = model_params_of(spec, path);
+	mp.progress = progress;
+	mp.progress_user = progress_user;
+	struct infer_error ierr;
+	memset(&ierr, 0, sizeof ierr);
+	struct model *m = model_load(&mp, &ierr);
+	struct engine *e = NULL;
+	if (m) {
+		struct engine_params ep = complete_engine_params(spec);
+		e = engine_new(m, &ep, &ierr);
+	}
+	if (!e) {
+		model_free(m);
+		/* the code of the step that failed: -ENOENT for a missing file,
+		 * -EINVAL for a bad one, -ENOTSUP for an architecture we lack */
+		int code = ierr.code < 0 ? ierr.code : m ? -ENOMEM : -EINVAL;
+		if (err) {
+			err->code = code;
+			snprintf(err->message, sizeof err->message,
+			         "cannot load the model %.240s: %.240s", path,
+			         ierr.message[0] ? ierr.message : "unknown error");
+		}
+		return code;
+	}
+	*model = m;
+	*engine = e;
+	return 0;
+}
