@@ -121,7 +121,7 @@ def case_three_files(binary, model, traces):
 def case_generator(binary, model, traces):
     """tools/make-trace is deterministic for a seed, and what it writes passes
     the replay's check (a trace with no file to open is refused: the check ran)."""
-    tool = os.path.join(os.path.dirname(traces), "..", "..", "..", "tools", "make-trace")
+    tool = os.path.join(os.path.dirname(traces), "..", "..", "tools", "make-trace")
     files = [os.path.join(traces, "..", "eval_data", f) for f in ("shapes.py", "stack.c")]
     a = subprocess.run([sys.executable, tool, "--seed", "9", "--jumps", "5", *files],
                        capture_output=True, text=True, timeout=60)
