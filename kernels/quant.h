@@ -325,7 +325,7 @@ int tensor_row_dequantize(uint32_t type, const void *src, float *dst, int64_t n)
  * round-to-nearest quantizers bit for bit (Q8_0: d = amax/127, q =
  * round(x/d); Q4_0: d = m/-8 where m is the value of largest magnitude, q =
  * min(15, (int)(x/d + 8.5))), and Q5_0 likewise with 16. The other types use
- * our own simple quantizers (quant.c, quant_more.c: per sub-block min/max or
+ * our own simple quantizers (quant_q32.c, quant_k.c: per sub-block min/max or
  * max-magnitude scale, scales quantized against the super-block maximum,
  * then round-to-nearest); valid blocks, not identical to ggml's. Returns 0
  * or -EINVAL.

@@ -31,50 +31,6 @@
 
 /* ---- helpers ---- */
 
-
-/* The weight types packed at load into panels (repack.c), and how. */
-struct packing {
-	uint32_t type, packed; /* the file's type, the panels' */
-	size_t (*bytes)(int64_t nr, int64_t n);
-	void (*pack)(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
-	             void *dst);
-	void (*row)(const void *packed, int64_t n, int64_t r, float *y);
-};
-
-static const struct packing packings[] = {
-	{ TENSOR_TYPE_Q4_0, CPU_TYPE_Q4_0_P8, cpu_q4_0_p8_bytes, cpu_q4_0_p8_pack,
-	  cpu_q4_0_p8_row },
-	{ TENSOR_TYPE_Q8_0, CPU_TYPE_Q8_0_P8, cpu_q8_0_p8_bytes, cpu_q8_0_p8_pack,
-	  cpu_q8_0_p8_row },
-	{ TENSOR_TYPE_Q4_K, CPU_TYPE_Q4_K_P8, cpu_q4_k_p8_bytes, cpu_q4_k_p8_pack,
-	  cpu_q4_k_p8_row },
-	{ TENSOR_TYPE_Q5_K, CPU_TYPE_Q5_K_P8, cpu_q5_k_p8_bytes, cpu_q5_k_p8_pack,
-	  cpu_q5_k_p8_row },
-	{ TENSOR_TYPE_Q6_K, CPU_TYPE_Q6_K_P8, cpu_q6_k_p8_bytes, cpu_q6_k_p8_pack,
-	  cpu_q6_k_p8_row },
-	{ TENSOR_TYPE_IQ4_XS, CPU_TYPE_IQ4_XS_P8, cpu_iq4_xs_p8_bytes, cpu_iq4_xs_p8_pack,
-	  cpu_iq4_xs_p8_row },
-	{ TENSOR_TYPE_Q5_0, CPU_TYPE_Q5_0_P8, cpu_q5_0_p8_bytes, cpu_q5_0_p8_pack,
-	  cpu_q5_0_p8_row },
-	{ TENSOR_TYPE_Q5_1, CPU_TYPE_Q5_1_P8, cpu_q5_1_p8_bytes, cpu_q5_1_p8_pack,
-	  cpu_q5_1_p8_row },
-};
-
-/* The packing of a file type or of a panel type, or NULL. */
-static const struct packing *packing_of(uint32_t type)
-{
-	for (size_t i = 0; i < sizeof packings / sizeof packings[0]; i++)
-		if (packings[i].type == type || packings[i].packed == type) return &packings[i];
-	return NULL;
-}
-
-/* A row's bytes in the file's type: panels keep the rows' bytes. */
-static size_t row_bytes(const struct backend_tensor *t)
-{
-	const struct packing *pk = packing_of(t->type);
-	return (size_t)tensor_type_row_size(pk ? pk->type : t->type, t->ne[0]);
-}
-
 static void scratch_free(struct cpu_backend *c)
 {
 	free(c->x), free(c->xb), free(c->q), free(c->kc), free(c->vc), free(c->att), free(c->dx);
@@ -125,286 +81,6 @@ static int grow(struct cpu_backend *c, int32_t n)
 	}
 	c->cap = n;
 	return 0;
-}
-
-/* ---- parallel matrix products ---- */
-
-#define MM_MAX      3
-#define MM_ROW_TILE 16
-#define MM_TOK_TILE 64
-
-/*
- * Up to MM_MAX products sharing one activation matrix: y_i = x . W_i^T.
- * The work is cut into items (a row chunk x a token tile of one product)
- * that the threads take in order from an atomic counter: a thread that
- * runs slower (another process on its core, a busier memory channel) takes
- * fewer items instead of making every other thread wait at the end.
- */
-struct mm_task {
-	const struct cpu_kernels *k;
-	char *amx_scratch; /* per thread, or NULL */
-	size_t amx_scratch_bytes;
-	int n;
-	const struct backend_tensor *w[MM_MAX];
-	float *y[MM_MAX];
-	const void *x;
-	size_t x_stride;
-	int64_t nt;
-	/* x's tiles of 8 interleaved (cpu_il_pack), or NULL: the weights with
-	 * a gemm_il take their full tiles and 16-row pairs from there */
-	const void *il;
-	size_t il_tile;
-	/* items of product i: n_tok[i] token tiles x n_rows[i] row chunks, numbered from first[i] */
-	int64_t row_chunk[MM_MAX], tok_tile[MM_MAX], n_rows[MM_MAX], first[MM_MAX + 1];
-	/* decode: a claim takes at least min_items[i] items (~16 KB of weights) */
-	int64_t min_items[MM_MAX];
-	atomic_llong next;
-};
-
-/* Chooses the items of product i (see mm_task). */
-static void mm_plan(struct mm_task *t, int i)
-{
-	const struct backend_tensor *w = t->w[i];
-	int64_t nrows = w->ne[1], ws = (int64_t)row_bytes(w);
-	int64_t tok_tile = MM_TOK_TILE, row_chunk = MM_ROW_TILE;
-	if (t->nt <= CPU_DEC_MAX) {
-		/* Decode: the rows stream through once, 16-row items claimed in
-		 * shrinking runs (mm_run). */
-		tok_tile = t->nt;
-		row_chunk = 16;
-		t->min_items[i] = (16384 / ws + 15) / 16;
-		if (t->min_items[i] < 1) t->min_items[i] = 1;
-	} else if (cpu_act_for(w->type) == CPU_ACT_Q8_0) {
-		/* Prefill on Q8_0 activations: the kernels build weight panels per
-		 * call, so a call takes as many tokens as fit in ~1 MB of L2 and
-		 * 64 rows. */
-		tok_tile = ((int64_t)1 << 20) / (int64_t)t->x_stride / 8 * 8;
-		if (tok_tile < 16) tok_tile = 16;
-		row_chunk = 64;
-	}
-	if (row_chunk < 16) row_chunk = 16;
-	if (tok_tile < 1) tok_tile = 1;
-	t->row_chunk[i] = row_chunk;
-	t->tok_tile[i] = tok_tile;
-	t->n_rows[i] = (nrows + row_chunk - 1) / row_chunk;
-	t->first[i + 1] = t->first[i] + t->n_rows[i] * ((t->nt + tok_tile - 1) / tok_tile);
-}
-
-/* Decode claims a run of items sized remaining / (2 threads), at least
- * min_items and within one product ("guided" scheduling): the runs shrink
- * towards the end, so threads finish together with a few dozen claims per
- * product instead of one atomic per small chunk (each a cache-line transfer
- * between the cores). Prefill items are large: one at a time. */
-static int64_t mm_claim(struct mm_task *t, int nth, int64_t *count)
-{
-	int64_t total = t->first[t->n];
-	if (t->nt > CPU_DEC_MAX) {
-		*count = 1;
-		return atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
-	}
-	int64_t cur = atomic_load_explicit(&t->next, memory_order_relaxed);
-	for (;;) {
-		if (cur >= total) return cur;
-		int i = 0;
-		while (cur >= t->first[i + 1]) i++;
-		int64_t size = (total - cur) / (2 * nth);
-		if (size < t->min_items[i]) size = t->min_items[i];
-		if (size > t->first[i + 1] - cur) size = t->first[i + 1] - cur;
-		if (atomic_compare_exchange_weak_explicit(&t->next, &cur, cur + size,
-		                                          memory_order_relaxed,
-		                                          memory_order_relaxed)) {
-			*count = size;
-			return cur;
-		}
-	}
-}
-
-static void mm_run(void *arg, int ith, int nth)
-{
-	struct mm_task *t = arg;
-	(void)ith;
-	int i = 0;
-	for (;;) {
-		int64_t count = 1;
-		int64_t it = mm_claim(t, nth, &count);
-		if (it >= t->first[t->n]) return;
-		while (it >= t->first[i + 1]) i++;
-		const struct backend_tensor *w = t->w[i];
-		int64_t local = it - t->first[i], nrows = w->ne[1];
-		int64_t t0 = local / t->n_rows[i] * t->tok_tile[i];
-		int64_t r0 = local % t->n_rows[i] * t->row_chunk[i];
-		int64_t tn = t->nt - t0 < t->tok_tile[i] ? t->nt - t0 : t->tok_tile[i];
-		/* a decode run of count items stays in one token tile (there is one) */
-		int64_t rn =
-		        nrows - r0 < count * t->row_chunk[i] ? nrows - r0 : count * t->row_chunk[i];
-		size_t ws = row_bytes(w);
-		const char *wr = (const char *)w->data + r0 * ws,
-		           *xt = (const char *)t->x + t0 * t->x_stride;
-		float *yt = t->y[i] + t0 * nrows + r0;
-		cpu_gemm_fn f = cpu_kernels_gemm(t->k, w->type);
-		cpu_gemm_il_fn fi = t->il ? cpu_kernels_gemm_il(t->k, w->type) : NULL;
-		/* t0 is a multiple of 8 (tok_tile is), r0 of 16 (row_chunk) */
-		int64_t ntl = fi ? tn / 8 : 0, rn16 = fi ? rn / 16 * 16 : 0;
-		if (ntl && rn16) {
-			fi(w->ne[0], wr, ws, rn16, (const char *)t->il + t0 / 8 * t->il_tile, ntl,
-			   yt, nrows);
-			if (rn16 < rn)
-				f(w->ne[0], wr + rn16 * ws, ws, rn - rn16, xt, t->x_stride, tn,
-				  yt + rn16, nrows);
-			if (ntl * 8 < tn)
-				f(w->ne[0], wr, ws, rn16, xt + ntl * 8 * t->x_stride, t->x_stride,
-				  tn - ntl * 8, yt + ntl * 8 * nrows, nrows);
-			continue;
-		}
-		f(w->ne[0], wr, ws, rn, xt, t->x_stride, tn, yt, nrows);
-	}
-}
-
-/* Prefill on AMX tiles (opt-in, see backend_cpu_init): a static split of the
- * rows, whole 16-row/16-token tiles on the tiles, the edges on the VNNI kernels. */
-static void mm_run_amx(void *arg, int ith, int nth)
-{
-	struct mm_task *t = arg;
-	for (int i = 0; i < t->n; i++) {
-		const struct backend_tensor *w = t->w[i];
-		cpu_gemm_fn f = cpu_kernels_gemm(t->k, w->type);
-		size_t ws = row_bytes(w);
-		int64_t lo, hi, nrows = w->ne[1];
-		cpu_split(nrows, MM_ROW_TILE, ith, nth, &lo, &hi);
-		int64_t rows16 = (hi - lo) / 16 * 16;
-		for (int64_t t0 = 0; t0 < t->nt; t0 += CPU_AMX_TOKENS) {
-			int64_t tn = t->nt - t0 < CPU_AMX_TOKENS ? t->nt - t0 : CPU_AMX_TOKENS;
-			int64_t tn16 = tn / 16 * 16;
-			const char *xt = (const char *)t->x + t0 * t->x_stride;
-			float *yt = t->y[i] + t0 * nrows;
-			if (tn16 && rows16)
-				cpu_amx_gemm(w->type, w->ne[0], (const char *)w->data + lo * ws, ws,
-				             rows16, xt, t->x_stride, tn16, yt + lo, nrows,
-				             t->amx_scratch + (size_t)ith * t->amx_scratch_bytes);
-			if (hi - lo > rows16)
-				f(w->ne[0], (const char *)w->data + (lo + rows16) * ws, ws,
-				  hi - lo - rows16, xt, t->x_stride, tn, yt + lo + rows16, nrows);
-			if (tn > tn16 && rows16)
-				f(w->ne[0], (const char *)w->data + lo * ws, ws, rows16,
-				  xt + tn16 * t->x_stride, t->x_stride, tn - tn16,
-				  yt + tn16 * nrows + lo, nrows);
-		}
-	}
-}
-
-struct act_task {
-	cpu_act_fn f;
-	const float *x;
-	int64_t n;
-	void *dst;
-	size_t dst_stride;
-	int64_t nt;
-};
-
-static void act_run(void *arg, int ith, int nth)
-{
-	struct act_task *t = arg;
-	int64_t lo, hi;
-	cpu_split(t->nt, 1, ith, nth, &lo, &hi);
-	for (int64_t i = lo; i < hi; i++)
-		t->f(t->x + i * t->n, (char *)t->dst + i * t->dst_stride, t->n);
-}
-
-/* The function that converts w's inputs to its activation format, or NULL
- * where it reads floats (they go to the kernel as they are). */
-static cpu_act_fn act_fn_for(const struct cpu_backend *c, const struct backend_tensor *w)
-{
-	enum cpu_act a = cpu_act_for(w->type);
-	return a == CPU_ACT_F32 ? NULL : cpu_kernels_act(c->k, a);
-}
-
-struct il_task {
-	const char *x;
-	size_t x_stride;
-	int64_t n, ntl;
-	char *il;
-};
-
-static void il_run(void *arg, int ith, int nth)
-{
-	const struct il_task *t = arg;
-	int64_t lo, hi;
-	cpu_split(t->ntl, 1, ith, nth, &lo, &hi);
-	for (int64_t i = lo; i < hi; i++)
-		cpu_il_pack(t->x + 8 * i * t->x_stride, t->x_stride, t->n,
-		            t->il + i * cpu_il_tile_bytes(t->n));
-}
-
-/* y_i[nt][rows_i] = x[nt][n] . W_i^T for the n_w weights (same input width
- * and activation format), x given in that format: nt rows of x_stride bytes
- * (c->act, or floats). */
-static void matmul_act(struct cpu_backend *c, const void *x, size_t x_stride, int64_t nt, int n_w,
-                       const struct backend_tensor *const *w, float *const *y)
-{
-	struct mm_task mt = { .k = c->k,
-		              .n = n_w,
-		              .nt = nt,
-		              .x = x,
-		              .x_stride = x_stride,
-		              .amx_scratch = c->amx_scratch,
-		              .amx_scratch_bytes = c->amx_scratch_bytes };
-	for (int i = 0; i < n_w; i++) mt.w[i] = w[i], mt.y[i] = y[i];
-	bool amx_type = true; /* the tiles take Q8_0 and Q4_0 weights only */
-	for (int i = 0; i < n_w; i++)
-		amx_type = amx_type &&
-		           (w[i]->type == TENSOR_TYPE_Q8_0 || w[i]->type == TENSOR_TYPE_Q4_0);
-	if (c->amx_scratch && nt >= 16 && amx_type) {
-		cpu_pool_run(c->pool, mm_run_amx, &mt);
-		return;
-	}
-	/* 8 tokens or more on panels with a gemm_il: their activations
-	 * interleaved once here for every thread (cpu.h, cpu_il_pack) */
-	bool il = false;
-	for (int i = 0; i < n_w; i++) il = il || cpu_kernels_gemm_il(c->k, w[i]->type);
-	if (il && nt >= 8 && x == c->act && c->act_il) {
-		struct il_task it = { x, x_stride, w[0]->ne[0], nt / 8, c->act_il };
-		if (nt <= CPU_DEC_MAX)
-			il_run(&it, 0, 1);
-		else
-			cpu_pool_run(c->pool, il_run, &it);
-		mt.il = c->act_il;
-		mt.il_tile = cpu_il_tile_bytes(w[0]->ne[0]);
-	}
-	for (int i = 0; i < n_w; i++) mm_plan(&mt, i);
-	atomic_init(&mt.next, 0);
-	cpu_pool_run(c->pool, mm_run, &mt);
-}
-
-/* Bytes of one row of w's activation format (its input width). */
-static size_t act_stride(const struct backend_tensor *w)
-{
-	return cpu_act_row_bytes(cpu_act_for(w->type), w->ne[0]);
-}
-
-/* The same from float rows x[nt][n], converted here into c->act first when
- * the weights take another format. */
-static void matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
-                   const struct backend_tensor *const *w, float *const *y)
-{
-	int64_t n = w[0]->ne[0];
-	cpu_act_fn f = act_fn_for(c, w[0]);
-	if (!f) {
-		matmul_act(c, x, (size_t)n * sizeof(float), nt, n_w, w, y);
-		return;
-	}
-	struct act_task at = { f, x, n, c->act, act_stride(w[0]), nt };
-	/* A few rows (decode) cost less than waking the workers. */
-	if (nt <= CPU_DEC_MAX)
-		act_run(&at, 0, 1);
-	else
-		cpu_pool_run(c->pool, act_run, &at);
-	matmul_act(c, c->act, at.dst_stride, nt, n_w, w, y);
-}
-
-static void matmul1(struct cpu_backend *c, const float *x, int64_t nt,
-                    const struct backend_tensor *w, float *y)
-{
-	matmul(c, x, nt, 1, &w, &y);
 }
 
 static void add_bias(float *y, const struct backend_tensor *b, int64_t nt, int64_t n)
@@ -563,11 +239,11 @@ static void ffn_act_row(const struct rows_task *t, int64_t i)
 static bool fused(struct cpu_backend *c, struct rows_task *t, const struct backend_tensor *next,
                   const float *out, int64_t out_n)
 {
-	t->act = next ? act_fn_for(c, next) : NULL;
+	t->act = next ? cpu_act_fn_for(c, next) : NULL;
 	if (!t->act) return false;
 	t->out = out;
 	t->out_n = out_n;
-	t->act_stride = act_stride(next);
+	t->act_stride = cpu_act_stride(next);
 	return true;
 }
 
@@ -622,9 +298,9 @@ static void matmul_from(struct cpu_backend *c, bool in_act, const float *x, int6
                         const struct backend_tensor *const *w, float *const *y)
 {
 	if (in_act)
-		matmul_act(c, c->act, act_stride(w[0]), nt, n_w, w, y);
+		cpu_matmul_act(c, c->act, cpu_act_stride(w[0]), nt, n_w, w, y);
 	else
-		matmul(c, x, nt, n_w, w, y);
+		cpu_matmul(c, x, nt, n_w, w, y);
 }
 
 /* ---- the forward pass ---- */
@@ -687,15 +363,15 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		                         b->n_tokens);
 	/* Shapes: nt tokens in the batch, E = n_embd, F = n_ff, qd = n_head *
 	 * head_dim, kvd = n_head_kv * head_dim, V = n_vocab. A weight W (d, n)
-	 * has d rows of n inputs (GGUF ne = {n, d}); x @ W^T is matmul(). */
+	 * has d rows of n inputs (GGUF ne = {n, d}); x @ W^T is cpu_matmul(). */
 	int64_t nt = b->n_tokens, E = hp->n_embd;
 	int64_t qd = (int64_t)hp->n_head * hp->head_dim;
 	int64_t kvd = (int64_t)hp->n_head_kv * hp->head_dim;
 	int64_t n_blk = cpu_attn_blocks(c, b); /* attention query blocks, in c->idx */
 
 	/* token_embd (V,E) [tokens (nt,)] -> x (nt,E) */
-	size_t ers = row_bytes(&c->tok_embd);
-	const struct packing *embd_pk = packing_of(c->tok_embd.type);
+	size_t ers = cpu_row_bytes(&c->tok_embd);
+	const struct cpu_packing *embd_pk = cpu_packing_of(c->tok_embd.type);
 	if (embd_pk && embd_pk->packed != c->tok_embd.type) embd_pk = NULL; /* file rows */
 	for (int64_t i = 0; i < nt; i++)
 		if (embd_pk) /* tied to a packed output */
@@ -731,7 +407,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		if (qkv_next(L)) {
 			matmul_from(c, qkv_in, c->xb, nt, 3, qkv, qkv_out);
 		} else {
-			for (int i = 0; i < 3; i++) matmul1(c, c->xb, nt, qkv[i], qkv_out[i]);
+			for (int i = 0; i < 3; i++) cpu_matmul1(c, c->xb, nt, qkv[i], qkv_out[i]);
 		}
 		/* + bq (qd,), bk, bv (kvd,) where the model has them (qwen2) */
 		add_bias(c->q, &L->bq, nt, qd);
@@ -745,7 +421,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		 * position, heads grouped over the KV heads -> att (nt,qd) */
 		cpu_attention(c, b, l, n_blk, c->att);
 		/* att (nt,qd) @ wo (E,qd)^T [+ bo (E,)] -> dx (nt,E) */
-		matmul1(c, c->att, nt, &L->wo, c->dx);
+		cpu_matmul1(c, c->att, nt, &L->wo, c->dx);
 		add_bias(c->dx, &L->bo, nt, E);
 		/* x += dx; norm(x) * ffn_norm (E,) [+ ffn_norm_b] -> xb (nt,E) */
 		bool gate_same = hp->ffn != BACKEND_FFN_GELU &&
@@ -766,8 +442,8 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 			if (gate_same) {
 				matmul_from(c, in_act, c->xb, nt, 2, gu, gu_out);
 			} else {
-				matmul1(c, c->xb, nt, gu[0], gu_out[0]);
-				matmul1(c, c->xb, nt, gu[1], gu_out[1]);
+				cpu_matmul1(c, c->xb, nt, gu[0], gu_out[0]);
+				cpu_matmul1(c, c->xb, nt, gu[1], gu_out[1]);
 			}
 			add_bias(c->u, &L->b_up, nt, hp->n_ff);
 		}
@@ -803,7 +479,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		logits = tmp;
 	}
 	/* xb (n_out,E) @ output (V,E)^T -> logits (n_out,V) */
-	matmul1(c, c->xb, b->n_out, &c->output, logits);
+	cpu_matmul1(c, c->xb, b->n_out, &c->output, logits);
 	if (b->argmax) {
 		for (int32_t i = 0; i < b->n_out; i++) {
 			const float *row = logits + (int64_t)i * hp->n_vocab;
@@ -889,119 +565,6 @@ static const struct backend_ops cpu_ops = {
 	.kv_shift = cpu_kv_shift,
 };
 
-/* ---- the packings' weights (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, Q5_0, Q5_1) repacked at load ---- */
-
-struct pack_task {
-	const struct packing *pk;
-	const struct backend_tensor *src; /* rows of pk->type */
-	void *dst;                        /* packed_bytes of it */
-};
-
-/* How weights of `type` are packed, or NULL (read as rows): the set must
- * have the panel kernel, and Q8_0 stays rows where the AMX tiles are asked
- * for (they read it). */
-static const struct packing *packing_for(const struct cpu_backend *c, uint32_t type, bool amx)
-{
-	const struct packing *pk = packing_of(type);
-	if (!pk || pk->type != type || !cpu_kernels_gemm(c->k, pk->packed)) return NULL;
-	return type == TENSOR_TYPE_Q8_0 && amx ? NULL : pk;
-}
-
-static size_t packed_bytes(const struct packing *pk, const struct backend_tensor *t)
-{
-	return (pk->bytes(t->ne[1], t->ne[0]) + 63) / 64 * 64;
-}
-
-/* The whole pages inside [p, p + n) get `advice`; errors ignored (advice only). */
-static void advise_pages(const void *p, size_t n, int advice)
-{
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = ((uintptr_t)p + pg - 1) / pg * pg, hi = ((uintptr_t)p + n) / pg * pg;
-	if (hi > lo) madvise((void *)lo, hi - lo, advice);
-}
-
-static void pack_run(void *arg, int ith, int nth)
-{
-	const struct pack_task *t = arg;
-	int64_t lo, hi;
-	cpu_split((t->src->ne[1] + 7) / 8, 1, ith, nth, &lo, &hi);
-	if (hi <= lo) return;
-	/* Each thread maps in its own part in bulk, both sides (one call each
-	 * instead of a page fault per 4 KB page: most of the load's time). */
-	size_t panel = 8 * row_bytes(t->src);
-	advise_pages((const char *)t->src->data + lo * panel, (size_t)(hi - lo) * panel,
-	             MADV_POPULATE_READ);
-	advise_pages((char *)t->dst + lo * panel, (size_t)(hi - lo) * panel, MADV_POPULATE_WRITE);
-	t->pk->pack(t->src->data, row_bytes(t->src), t->src->ne[1], t->src->ne[0], lo, hi, t->dst);
-}
-
-/*
- * Every matmul weight of a type the kernel set reads as panels (packings,
- * packing_for) is packed into c->packed and the tensor copies in c point
- * there, so decode and prefill both run the panel kernel. With a file mapping
- * behind the weights, the original pages of each packed tensor are dropped
- * as soon as it is packed: the resident size stays that of one copy. A
- * token embedding tied to a packed output reads its rows from the panels
- * (packing.row). Returns 0 or -ENOMEM (nothing packed then).
- */
-static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
-{
-	enum { PER_LAYER = 7 };
-	int64_t n_t = (int64_t)c->hp.n_layer * PER_LAYER + 1;
-	struct backend_tensor **ts = malloc((size_t)n_t * sizeof *ts);
-	if (!ts) return -ENOMEM;
-	for (int l = 0; l < c->hp.n_layer; l++) {
-		struct backend_layer *L = &c->layers[l];
-		struct backend_tensor *m[PER_LAYER] = { &L->wq,     &L->wk,   &L->wv,    &L->wo,
-			                                &L->w_gate, &L->w_up, &L->w_down };
-		memcpy(ts + (int64_t)l * PER_LAYER, m, sizeof m);
-	}
-	ts[n_t - 1] = &c->output;
-	size_t total = 0;
-	for (int64_t i = 0; i < n_t; i++) {
-		const struct packing *pk = ts[i]->data ? packing_for(c, ts[i]->type, amx) : NULL;
-		if (pk) total += packed_bytes(pk, ts[i]);
-	}
-	if (total == 0) {
-		free(ts);
-		return 0;
-	}
-	void *buf = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED) {
-		free(ts);
-		return -ENOMEM;
-	}
-	/* No MADV_HUGEPAGE: on this host the kernel's compaction for it made
-	 * the 1.3B model's load take 8 s longer. */
-	c->packed = buf;
-	c->packed_bytes = total;
-	const void *tied = c->tok_embd.data == c->output.data ? c->output.data : NULL;
-	char *dst = buf;
-	for (int64_t i = 0; i < n_t; i++) {
-		struct backend_tensor *t = ts[i];
-		const struct packing *pk = t->data ? packing_for(c, t->type, amx) : NULL;
-		if (!pk) continue;
-		size_t bytes = packed_bytes(pk, t);
-		struct pack_task pt = { pk, t, dst };
-		cpu_pool_run(c->pool, pack_run, &pt);
-		/* the file's pages of it are not read again (they would only
-		 * come back from the file) */
-		if (data_mapped) advise_pages(t->data, t->nbytes, MADV_DONTNEED);
-		if (t->data == tied) {
-			c->tok_embd.data = dst;
-			c->tok_embd.type = pk->packed;
-		}
-		t->data = dst;
-		t->type = pk->packed;
-		c->il_weights = c->il_weights || cpu_kernels_gemm_il(c->k, t->type);
-		dst += bytes;
-	}
-	/* Read-only from here on: a stray write faults instead of corrupting weights. */
-	mprotect(buf, total, PROT_READ);
-	free(ts);
-	return 0;
-}
-
 static bool gemm_supported(const struct backend_tensor *t)
 {
 	return cpu_kernels_gemm(&cpu_kernels_ref, t->type) != NULL;
@@ -1086,7 +649,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	const char *amx_env = getenv("INFILL_CPU_AMX");
 	bool use_amx = amx_env && !strcmp(amx_env, "1") && c->k == &c->k_full &&
 	               !strcmp(c->k->name, "avx512-vnni") && cpu_amx_available();
-	if (repack_weights(c, w->data_mapped, use_amx) != 0) {
+	if (cpu_repack_weights(c, w->data_mapped, use_amx) != 0) {
 		cpu_destroy(c);
 		return backend_error_set(
 		        err, -ENOMEM,

@@ -103,4 +103,40 @@ int64_t cpu_attn_blocks(struct cpu_backend *c, const struct backend_batch *b);
 void cpu_attention(struct cpu_backend *c, const struct backend_batch *b, int layer, int64_t n_blk,
                    float *out);
 
+/* ---- packings.c: the weight types packed at load into panels ---- */
+
+/* One type packed at load (repack.c has the layouts): the file's type, the
+ * panels', and the functions that size, pack and read back one row. */
+struct cpu_packing {
+	uint32_t type, packed; /* the file's type, the panels' */
+	size_t (*bytes)(int64_t nr, int64_t n);
+	void (*pack)(const void *w, size_t w_stride, int64_t nr, int64_t n, int64_t p0, int64_t p1,
+	             void *dst);
+	void (*row)(const void *packed, int64_t n, int64_t r, float *y);
+};
+
+/* The packing of a file type or of a panel type, or NULL. */
+const struct cpu_packing *cpu_packing_of(uint32_t type);
+/* A row's bytes in the file's type: panels keep the rows' bytes. */
+size_t cpu_row_bytes(const struct backend_tensor *t);
+/* Packs every matmul weight of a type the kernel set reads as panels into
+ * c->packed (see packings.c); 0 or -ENOMEM (nothing packed then). */
+int cpu_repack_weights(struct cpu_backend *c, bool data_mapped, bool amx);
+
+/* ---- matmul.c: the matrix products, split over the pool ---- */
+
+/* Up to 3 products sharing the activation rows x (c->act, or floats): y_i = x . W_i^T. */
+void cpu_matmul_act(struct cpu_backend *c, const void *x, size_t x_stride, int64_t nt, int n_w,
+                    const struct backend_tensor *const *w, float *const *y);
+/* The same from float rows x[nt][n], converted into c->act first when the
+ * weights take another format. */
+void cpu_matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
+                const struct backend_tensor *const *w, float *const *y);
+void cpu_matmul1(struct cpu_backend *c, const float *x, int64_t nt, const struct backend_tensor *w,
+                 float *y);
+/* Bytes of one row of w's activation format (its input width). */
+size_t cpu_act_stride(const struct backend_tensor *w);
+/* The conversion of float rows into w's activation format, or NULL (floats). */
+cpu_act_fn cpu_act_fn_for(const struct cpu_backend *c, const struct backend_tensor *w);
+
 #endif

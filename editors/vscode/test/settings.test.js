@@ -9,7 +9,7 @@ const S = require('../src/settings');
 const pkg = require('../package.json');
 const gen = require('../../settings.js');
 
-const configH = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'lsp', 'config.h'), 'utf8');
+const configH = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'core', 'config.h'), 'utf8');
 const table = gen.readTable(configH);
 
 test('package.json mirrors every server setting with its type, default and range', () => {

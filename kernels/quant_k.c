@@ -1,14 +1,14 @@
 /*
- * quant_more.c - the plain C reference (de)quantizers of the types llama.cpp's
- * mixtures add beside Q4_0/Q8_0/Q4_K/Q6_K (quant.c): Q4_1, Q5_0, Q5_1, Q2_K,
- * Q3_K, Q5_K, IQ4_NL and IQ4_XS. Layouts are in quant.h.
+ * quant_k.c - the plain C reference (de)quantizers of the super-block types
+ * (256 values in sub-blocks with quantized scales): Q2_K, Q3_K, Q4_K, Q5_K,
+ * Q6_K and IQ4_XS. Layouts are in quant.h; quant.c's type table points at
+ * these functions.
  *
- * Dequantization follows ggml's dequantize_row_* value for value (the same
- * float products: scale times integer, minus min); tests/kernels checks it
- * against llama.cpp's own output. The quantizers are ours and simple (round
- * to nearest against per-block min/max or largest-magnitude scales): they
- * make valid blocks for `infill mkmodel` and the kernel tests, not ggml's
- * error-minimising choices.
+ * Dequantization follows ggml's dequantize_row_* value for value; the
+ * quantizers are ours (scales from each sub-block's range, quantized
+ * against the super-block's, then each element rounded against the
+ * *quantized* scale): valid blocks for `infill mkmodel` and the kernel
+ * tests, not ggml's error-minimising choices.
  */
 #include <math.h>
 #include <string.h>
@@ -16,52 +16,46 @@
 #include "quant.h"
 #include "quant_internal.h"
 
-const int8_t tensor_iq4_values[16] = { -127, -104, -83, -65, -49, -35, -22, -10,
-	                               1,    13,   25,  38,  53,  69,  89,  113 };
-
 /* ---- dequantization ---- */
 
-/* Bit 4 of the 5-bit value j of a Q5_0/Q5_1 block (qh as a little-endian u32). */
-static inline int q5_high(const uint8_t qh[4], int j)
+void quant_dequant_q4_k(const void *src, float *y, int64_t nb)
 {
-	uint32_t h = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 |
-	             (uint32_t)qh[3] << 24;
-	return (int)((h >> j) & 1) << 4;
-}
-
-void quant_dequant_q4_1(const void *src, float *y, int64_t nb)
-{
-	const struct block_q4_1 *b = src;
-	for (int64_t i = 0; i < nb; i++, y += 32) {
-		float d = tensor_f16_to_f32(b[i].d), m = tensor_f16_to_f32(b[i].m);
-		for (int j = 0; j < 16; j++) {
-			y[j] = (float)(b[i].qs[j] & 0xF) * d + m;
-			y[j + 16] = (float)(b[i].qs[j] >> 4) * d + m;
+	const struct block_q4_k *b = src;
+	for (int64_t i = 0; i < nb; i++) {
+		float d = tensor_f16_to_f32(b[i].d), dmin = tensor_f16_to_f32(b[i].dmin);
+		const uint8_t *q = b[i].qs;
+		for (int c = 0; c < 4; c++, q += 32, y += 64) {
+			uint8_t sc0, m0, sc1, m1;
+			tensor_q4_k_scale_min(b[i].scales, 2 * c, &sc0, &m0);
+			tensor_q4_k_scale_min(b[i].scales, 2 * c + 1, &sc1, &m1);
+			float d0 = d * sc0, mn0 = dmin * m0, d1 = d * sc1, mn1 = dmin * m1;
+			for (int l = 0; l < 32; l++) {
+				y[l] = d0 * (float)(q[l] & 0xF) - mn0;
+				y[l + 32] = d1 * (float)(q[l] >> 4) - mn1;
+			}
 		}
 	}
 }
 
-void quant_dequant_q5_0(const void *src, float *y, int64_t nb)
+void quant_dequant_q6_k(const void *src, float *y, int64_t nb)
 {
-	const struct block_q5_0 *b = src;
-	for (int64_t i = 0; i < nb; i++, y += 32) {
+	const struct block_q6_k *b = src;
+	for (int64_t i = 0; i < nb; i++) {
 		float d = tensor_f16_to_f32(b[i].d);
-		for (int j = 0; j < 16; j++) {
-			y[j] = (float)(((b[i].qs[j] & 0xF) | q5_high(b[i].qh, j)) - 16) * d;
-			y[j + 16] =
-			        (float)(((b[i].qs[j] >> 4) | q5_high(b[i].qh, j + 16)) - 16) * d;
-		}
-	}
-}
-
-void quant_dequant_q5_1(const void *src, float *y, int64_t nb)
-{
-	const struct block_q5_1 *b = src;
-	for (int64_t i = 0; i < nb; i++, y += 32) {
-		float d = tensor_f16_to_f32(b[i].d), m = tensor_f16_to_f32(b[i].m);
-		for (int j = 0; j < 16; j++) {
-			y[j] = (float)((b[i].qs[j] & 0xF) | q5_high(b[i].qh, j)) * d + m;
-			y[j + 16] = (float)((b[i].qs[j] >> 4) | q5_high(b[i].qh, j + 16)) * d + m;
+		for (int h = 0; h < 2; h++, y += 128) {
+			const uint8_t *ql = b[i].ql + 64 * h, *qh = b[i].qh + 32 * h;
+			const int8_t *sc = b[i].scales + 8 * h;
+			for (int l = 0; l < 32; l++) {
+				int is = l / 16;
+				int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+				int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+				int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+				int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+				y[l] = d * (float)sc[is] * (float)q1;
+				y[l + 32] = d * (float)sc[is + 2] * (float)q2;
+				y[l + 64] = d * (float)sc[is + 4] * (float)q3;
+				y[l + 96] = d * (float)sc[is + 6] * (float)q4;
+			}
 		}
 	}
 }
@@ -130,18 +124,6 @@ void quant_dequant_q5_k(const void *src, float *y, int64_t nb)
 	}
 }
 
-void quant_dequant_iq4_nl(const void *src, float *y, int64_t nb)
-{
-	const struct block_iq4_nl *b = src;
-	for (int64_t i = 0; i < nb; i++, y += 32) {
-		float d = tensor_f16_to_f32(b[i].d);
-		for (int j = 0; j < 16; j++) {
-			y[j] = d * (float)tensor_iq4_values[b[i].qs[j] & 0xF];
-			y[j + 16] = d * (float)tensor_iq4_values[b[i].qs[j] >> 4];
-		}
-	}
-}
-
 /* Sub-block s's 6-bit IQ4_XS scale minus 32. */
 static inline int iq4_xs_scale(const struct block_iq4_xs *b, int s)
 {
@@ -171,139 +153,111 @@ int quant_iq4_xs_scale(const void *block, int s)
 	return iq4_xs_scale(block, s);
 }
 
-/* ---- quantization (ours: valid blocks, simple rounding) ---- */
+/* ---- quantization ---- */
 
-static int clampi(int v, int lo, int hi)
+/*
+ * Q4_K, our own quantizer: per 32-element sub-block, min = min(0, lowest)
+ * and scale = (highest - min) / 15; the 8 scales and 8 (negated) mins are
+ * quantized to 6 bits against their super-block maxima (d, dmin), then each
+ * element is rounded to the nearest level of the *quantized* scale and min,
+ * so rounding of the scales does not bias the elements.
+ */
+void quant_quant_q4_k(const float *x, void *dst, int64_t nb)
 {
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* Round half away from zero; x must fit an int (callers bound it by a scale). */
-static int round_int(float x)
-{
-	return (int)(x + (x >= 0.0f ? 0.5f : -0.5f));
-}
-
-static void minmax(const float *x, int n, float *lo, float *hi)
-{
-	*lo = *hi = x[0];
-	for (int j = 1; j < n; j++) *lo = fminf(*lo, x[j]), *hi = fmaxf(*hi, x[j]);
-}
-
-/* The value of largest magnitude (the first of ties), with its sign. */
-static float signed_max(const float *x, int n)
-{
-	float amax = 0.0f, m = 0.0f;
-	for (int j = 0; j < n; j++)
-		if (fabsf(x[j]) > amax) amax = fabsf(x[j]), m = x[j];
-	return m;
-}
-
-/* Packs 32 5-bit values as Q5_0/Q5_1 do. */
-static void pack_q5(const int q[32], uint8_t qs[16], uint8_t qh[4])
-{
-	uint32_t h = 0;
-	for (int j = 0; j < 16; j++) {
-		qs[j] = (uint8_t)((q[j] & 0xF) | ((q[j + 16] & 0xF) << 4));
-		h |= (uint32_t)((q[j] >> 4) & 1) << j;
-		h |= (uint32_t)((q[j + 16] >> 4) & 1) << (j + 16);
-	}
-	for (int k = 0; k < 4; k++) qh[k] = (uint8_t)(h >> (8 * k));
-}
-
-/* min/max blocks of 32 with 2^bits - 1 steps: d and m as fp16, q against the rounded ones. */
-static void affine32(const float *x, int levels, uint16_t *d16, uint16_t *m16, int q[32])
-{
-	float lo, hi;
-	minmax(x, 32, &lo, &hi);
-	*d16 = tensor_f32_to_f16((hi - lo) / (float)levels);
-	*m16 = tensor_f32_to_f16(lo);
-	float d = tensor_f16_to_f32(*d16), m = tensor_f16_to_f32(*m16);
-	float id = d > 0.0f ? 1.0f / d : 0.0f;
-	for (int j = 0; j < 32; j++) q[j] = clampi(round_int((x[j] - m) * id), 0, levels);
-}
-
-void quant_quant_q4_1(const float *x, void *dst, int64_t nb)
-{
-	struct block_q4_1 *b = dst;
-	for (int64_t i = 0; i < nb; i++, x += 32) {
-		int q[32];
-		affine32(x, 15, &b[i].d, &b[i].m, q);
-		for (int j = 0; j < 16; j++) b[i].qs[j] = (uint8_t)(q[j] | (q[j + 16] << 4));
-	}
-}
-
-void quant_quant_q5_1(const float *x, void *dst, int64_t nb)
-{
-	struct block_q5_1 *b = dst;
-	for (int64_t i = 0; i < nb; i++, x += 32) {
-		int q[32];
-		affine32(x, 31, &b[i].d, &b[i].m, q);
-		pack_q5(q, b[i].qs, b[i].qh);
-	}
-}
-
-/* As ggml's Q5_0 reference: d = m / -16 (m the largest-magnitude value), q = min(31, x/d + 16.5). */
-void quant_quant_q5_0(const float *x, void *dst, int64_t nb)
-{
-	struct block_q5_0 *b = dst;
-	for (int64_t i = 0; i < nb; i++, x += 32) {
-		float d = signed_max(x, 32) / -16.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-		b[i].d = tensor_f32_to_f16(d);
-		int q[32];
-		for (int j = 0; j < 32; j++) q[j] = clampi((int)(x[j] * id + 16.5f), 0, 31);
-		pack_q5(q, b[i].qs, b[i].qh);
-	}
-}
-
-/* Nearest of the 16 IQ4 levels to x / d. */
-static int iq4_nearest(float x, float d)
-{
-	if (d == 0.0f) return 8; /* level 1: the smallest */
-	float v = x / d, best = INFINITY;
-	int k = 0;
-	for (int j = 0; j < 16; j++) {
-		float e = fabsf(v - (float)tensor_iq4_values[j]);
-		if (e < best) best = e, k = j;
-	}
-	return k;
-}
-
-void quant_quant_iq4_nl(const float *x, void *dst, int64_t nb)
-{
-	struct block_iq4_nl *b = dst;
-	for (int64_t i = 0; i < nb; i++, x += 32) {
-		b[i].d = tensor_f32_to_f16(signed_max(x, 32) / -127.0f);
-		float d = tensor_f16_to_f32(b[i].d);
-		for (int j = 0; j < 16; j++)
-			b[i].qs[j] =
-			        (uint8_t)(iq4_nearest(x[j], d) | iq4_nearest(x[j + 16], d) << 4);
-	}
-}
-
-void quant_quant_iq4_xs(const float *x, void *dst, int64_t nb)
-{
-	struct block_iq4_xs *b = dst;
+	struct block_q4_k *b = dst;
 	for (int64_t i = 0; i < nb; i++, x += QK_K) {
-		float s[8], amax = 0.0f;
-		for (int k = 0; k < 8; k++) {
-			s[k] = signed_max(x + 32 * k, 32) / -127.0f;
-			amax = fmaxf(amax, fabsf(s[k]));
+		float scale[8], mn[8], max_scale = 0.0f, max_min = 0.0f;
+		for (int s = 0; s < 8; s++) {
+			float lo = x[32 * s], hi = x[32 * s];
+			for (int l = 1; l < 32; l++) {
+				lo = fminf(lo, x[32 * s + l]);
+				hi = fmaxf(hi, x[32 * s + l]);
+			}
+			if (lo > 0.0f) lo = 0.0f;
+			scale[s] = (hi - lo) / 15.0f;
+			mn[s] = -lo;
+			max_scale = fmaxf(max_scale, scale[s]);
+			max_min = fmaxf(max_min, mn[s]);
 		}
-		b[i].d = tensor_f32_to_f16(amax / 31.0f);
-		float d = tensor_f16_to_f32(b[i].d);
-		memset(b[i].scales_l, 0, sizeof b[i].scales_l);
-		b[i].scales_h = 0;
-		for (int k = 0; k < 8; k++) {
-			int ls = d > 0.0f ? clampi(round_int(s[k] / d), -32, 31) : 0;
-			int u = ls + 32;
-			b[i].scales_l[k / 2] |= (uint8_t)((u & 0xF) << (4 * (k % 2)));
-			b[i].scales_h |= (uint16_t)((u >> 4) << (2 * k));
-			float dl = d * (float)ls;
-			const float *xs = x + 32 * k;
-			for (int j = 0; j < 16; j++)
-				b[i].qs[16 * k + j] = (uint8_t)(iq4_nearest(xs[j], dl) |
-				                                iq4_nearest(xs[j + 16], dl) << 4);
+		float d = max_scale / 63.0f, dmin = max_min / 63.0f;
+		b[i].d = tensor_f32_to_f16(d);
+		b[i].dmin = tensor_f32_to_f16(dmin);
+		d = tensor_f16_to_f32(b[i].d);
+		dmin = tensor_f16_to_f32(b[i].dmin);
+		uint8_t sc[8], m[8];
+		for (int s = 0; s < 8; s++) {
+			sc[s] = (uint8_t)clampi(d > 0.0f ? (int)lroundf(scale[s] / d) : 0, 0, 63);
+			m[s] = (uint8_t)clampi(dmin > 0.0f ? (int)lroundf(mn[s] / dmin) : 0, 0, 63);
+		}
+		for (int j = 0; j < 4; j++) {
+			b[i].scales[j] = (uint8_t)(sc[j] | ((sc[j + 4] >> 4) << 6));
+			b[i].scales[j + 4] = (uint8_t)(m[j] | ((m[j + 4] >> 4) << 6));
+			b[i].scales[j + 8] = (uint8_t)((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
+		}
+		uint8_t q[QK_K];
+		for (int s = 0; s < 8; s++) {
+			float ds = d * sc[s], ms = dmin * m[s], ids = ds > 0.0f ? 1.0f / ds : 0.0f;
+			for (int l = 0; l < 32; l++) {
+				float v = (x[32 * s + l] + ms) * ids;
+				v = v < 0.0f ? 0.0f : v > 15.0f ? 15.0f : v;
+				q[32 * s + l] = (uint8_t)round_int(v);
+			}
+		}
+		for (int c = 0; c < 4; c++)
+			for (int l = 0; l < 32; l++)
+				b[i].qs[32 * c + l] =
+				        (uint8_t)(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
+	}
+}
+
+/*
+ * Q6_K, our own quantizer: per 16-element sub-block a signed scale m / -32
+ * (m the value of largest magnitude, as Q4_0 does, so q spans -32..31), the
+ * 16 scales quantized to int8 against their maximum magnitude (d = max/127),
+ * then elements rounded against the quantized scale.
+ */
+void quant_quant_q6_k(const float *x, void *dst, int64_t nb)
+{
+	struct block_q6_k *b = dst;
+	for (int64_t i = 0; i < nb; i++, x += QK_K) {
+		float scale[16], max_abs_scale = 0.0f;
+		for (int s = 0; s < 16; s++) {
+			float amax = 0.0f, m = 0.0f;
+			for (int l = 0; l < 16; l++) {
+				float v = x[16 * s + l];
+				if (fabsf(v) > amax) {
+					amax = fabsf(v);
+					m = v;
+				}
+			}
+			scale[s] = m / -32.0f;
+			max_abs_scale = fmaxf(max_abs_scale, fabsf(scale[s]));
+		}
+		float d = max_abs_scale / 127.0f;
+		b[i].d = tensor_f32_to_f16(d);
+		d = tensor_f16_to_f32(b[i].d);
+		uint8_t q[QK_K];
+		for (int s = 0; s < 16; s++) {
+			int sc = d > 0.0f ? clampi((int)lroundf(scale[s] / d), -127, 127) : 0;
+			b[i].scales[s] = (int8_t)sc;
+			float ds = d * (float)sc, ids = ds != 0.0f ? 1.0f / ds : 0.0f;
+			for (int l = 0; l < 16; l++) {
+				float v = x[16 * s + l] * ids;
+				v = v < -32.0f ? -32.0f : v > 31.0f ? 31.0f : v;
+				q[16 * s + l] = (uint8_t)(round_int(v) + 32);
+			}
+		}
+		for (int h = 0; h < 2; h++) {
+			uint8_t *ql = b[i].ql + 64 * h, *qh = b[i].qh + 32 * h;
+			const uint8_t *qq = q + 128 * h;
+			for (int l = 0; l < 32; l++) {
+				uint8_t q1 = qq[l], q2 = qq[l + 32], q3 = qq[l + 64],
+				        q4 = qq[l + 96];
+				ql[l] = (uint8_t)((q1 & 0xF) | ((q3 & 0xF) << 4));
+				ql[l + 32] = (uint8_t)((q2 & 0xF) | ((q4 & 0xF) << 4));
+				qh[l] = (uint8_t)((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) |
+				                  ((q4 >> 4) << 6));
+			}
 		}
 	}
 }
@@ -429,5 +383,32 @@ void quant_quant_q5_k(const float *x, void *dst, int64_t nb)
 				b[i].qh[l] |= (uint8_t)(((lo >> 4) << (2 * c)) |
 				                        ((hi >> 4) << (2 * c + 1)));
 			}
+	}
+}
+
+void quant_quant_iq4_xs(const float *x, void *dst, int64_t nb)
+{
+	struct block_iq4_xs *b = dst;
+	for (int64_t i = 0; i < nb; i++, x += QK_K) {
+		float s[8], amax = 0.0f;
+		for (int k = 0; k < 8; k++) {
+			s[k] = signed_max(x + 32 * k, 32) / -127.0f;
+			amax = fmaxf(amax, fabsf(s[k]));
+		}
+		b[i].d = tensor_f32_to_f16(amax / 31.0f);
+		float d = tensor_f16_to_f32(b[i].d);
+		memset(b[i].scales_l, 0, sizeof b[i].scales_l);
+		b[i].scales_h = 0;
+		for (int k = 0; k < 8; k++) {
+			int ls = d > 0.0f ? clampi(round_int(s[k] / d), -32, 31) : 0;
+			int u = ls + 32;
+			b[i].scales_l[k / 2] |= (uint8_t)((u & 0xF) << (4 * (k % 2)));
+			b[i].scales_h |= (uint16_t)((u >> 4) << (2 * k));
+			float dl = d * (float)ls;
+			const float *xs = x + 32 * k;
+			for (int j = 0; j < 16; j++)
+				b[i].qs[16 * k + j] = (uint8_t)(iq4_nearest(xs[j], dl) |
+				                                iq4_nearest(xs[j + 16], dl) << 4);
+		}
 	}
 }
