@@ -181,11 +181,11 @@ static int cases_cut(const struct eval_files *files, const struct opts *o, struc
 				        !eval_parse_errors(lang, e->c.text, e->c.len,
 				                           &e->cut_errors);
 				n++;
-			} else if (r < 0) {
+			} else if (r != EVAL_ENONE) {
 				rc = r;
 			}
 			free(text);
-			if (r <= 0) break;
+			if (r != EVAL_ENONE) break;
 		}
 	}
 	free(order);

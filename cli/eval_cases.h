@@ -14,6 +14,7 @@
 #ifndef INFILL_LSP_EVAL_CASES_H
 #define INFILL_LSP_EVAL_CASES_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,8 +65,10 @@ struct eval_case {
 /* Frees what a case owns; accepts a zeroed or already finished case. */
 void eval_case_finish(struct eval_case *c);
 
-/* Returned by eval_case_cut when the file has no place for that kind. */
-#define EVAL_ENONE 1
+/* Returned by eval_case_cut when the file has no place for that kind: an
+ * error code like the others (negative), so `rc < 0` never mistakes it for
+ * success. */
+#define EVAL_ENONE (-ENODATA)
 
 /*
  * Cuts one case of `kind` from text[0..len) (a whole source file, borrowed),

@@ -223,7 +223,7 @@ static void il_run(void *arg, int ith, int nth)
  * and activation format), x given in that format: nt rows of x_stride bytes
  * (c->act, or floats). */
 void cpu_matmul_act(struct cpu_backend *c, const void *x, size_t x_stride, int64_t nt, int n_w,
-                       const struct backend_tensor *const *w, float *const *y)
+                    const struct backend_tensor *const *w, float *const *y)
 {
 	struct mm_task mt = { .k = c->k,
 		              .n = n_w,
@@ -268,7 +268,7 @@ size_t cpu_act_stride(const struct backend_tensor *w)
 /* The same from float rows x[nt][n], converted here into c->act first when
  * the weights take another format. */
 void cpu_matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
-                   const struct backend_tensor *const *w, float *const *y)
+                const struct backend_tensor *const *w, float *const *y)
 {
 	int64_t n = w[0]->ne[0];
 	cpu_act_fn f = cpu_act_fn_for(c, w[0]);
@@ -285,8 +285,8 @@ void cpu_matmul(struct cpu_backend *c, const float *x, int64_t nt, int n_w,
 	cpu_matmul_act(c, c->act, at.dst_stride, nt, n_w, w, y);
 }
 
-void cpu_matmul1(struct cpu_backend *c, const float *x, int64_t nt,
-                    const struct backend_tensor *w, float *y)
+void cpu_matmul1(struct cpu_backend *c, const float *x, int64_t nt, const struct backend_tensor *w,
+                 float *y)
 {
 	cpu_matmul(c, x, nt, 1, &w, &y);
 }

@@ -91,7 +91,8 @@ static void pack_run(void *arg, int ith, int nth)
 	advise_pages((const char *)t->src->data + lo * panel, (size_t)(hi - lo) * panel,
 	             MADV_POPULATE_READ);
 	advise_pages((char *)t->dst + lo * panel, (size_t)(hi - lo) * panel, MADV_POPULATE_WRITE);
-	t->pk->pack(t->src->data, cpu_row_bytes(t->src), t->src->ne[1], t->src->ne[0], lo, hi, t->dst);
+	t->pk->pack(t->src->data, cpu_row_bytes(t->src), t->src->ne[1], t->src->ne[0], lo, hi,
+	            t->dst);
 }
 
 /*
@@ -118,7 +119,8 @@ int cpu_repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
 	ts[n_t - 1] = &c->output;
 	size_t total = 0;
 	for (int64_t i = 0; i < n_t; i++) {
-		const struct cpu_packing *pk = ts[i]->data ? packing_for(c, ts[i]->type, amx) : NULL;
+		const struct cpu_packing *pk =
+		        ts[i]->data ? packing_for(c, ts[i]->type, amx) : NULL;
 		if (pk) total += packed_bytes(pk, ts[i]);
 	}
 	if (total == 0) {
