@@ -889,7 +889,7 @@ static const struct backend_ops cpu_ops = {
 	.kv_shift = cpu_kv_shift,
 };
 
-/* ---- the packings' weights (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, Q5_0, Q5_1) repacked at load ---- */
+/* ---- the weights of the types in `packings` (above) repacked at load ---- */
 
 struct pack_task {
 	const struct packing *pk;
