@@ -205,7 +205,7 @@ struct ast_slice_params {
 	const char *text;            /* the whole document, borrowed for the call */
 	size_t len;
 	size_t cursor;        /* byte offset of the cursor, <= len */
-	size_t prefix_tokens; /* budgets (DESIGN.md: 1024, 192, 512) */
+	size_t prefix_tokens; /* budgets (context.*Tokens: 1024, 192, 512) */
 	size_t suffix_tokens;
 	size_t extra_tokens;
 	ast_count_fn count; /* NULL: ast_tokens_estimate */

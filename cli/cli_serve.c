@@ -81,7 +81,7 @@ static void flushed(void *ud)
 	server_close(sv->server, server_closed, sv);
 }
 
-/* `exit` must end the process (issue 17) even when an orderly close cannot
+/* `exit` must end the process (never hung) even when an orderly close cannot
  * finish: the engine thread stuck in a system call (a model on a dead network
  * mount), or a client that stops reading so the last writes never flush.
  * After EXIT_GRACE_S seconds a detached thread ends the process with the

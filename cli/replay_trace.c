@@ -162,7 +162,7 @@ struct run {
 	size_t shown_len, shown_doc, shown_start, shown_end;
 	int shown_version;
 	json_t *shown_command; /* the item's command (owned), for an accept */
-	/* the last suggestion the simulated user took (feedback, issue 21):
+	/* the last suggestion the simulated user took (feedback):
 	 * until the cursor passes its end in that document, the answers along
 	 * it are what was taken, not new suggestions */
 	bool took;
@@ -331,7 +331,7 @@ static void report_accept(struct run *r, json_t *command)
 }
 
 /*
- * The feedback an editor sends (issue 21) for the top item now on screen:
+ * The feedback an editor sends for the top item now on screen:
  * shown, and taken whole when it is what the file says next (the simulated
  * user accepts every suggestion that is right, and only those; the trace
  * then types the same text on, which the server sees as typing along what
@@ -789,7 +789,7 @@ static void stats_into(struct replay_report *rep, json_t *s0, json_t *s1)
 	rep->never_started = DELTA(never_started);
 	rep->cold_requests = DELTA(cold_requests);
 #undef DELTA
-	/* the feedback counts (issue 21), summed over languages and shapes */
+	/* the feedback counts, summed over languages and shapes */
 	const char *lang, *shape;
 	json_t *l, *c;
 	json_object_foreach(json_object_get(s1, "feedback"), lang, l)

@@ -92,7 +92,7 @@ struct replay_report {
 	size_t warm_answered, warm_late, warm_within;
 	size_t accepted, accept_missed; /* accept events with / without a suggestion shown */
 	size_t correct, correct_chars;  /* keystrokes whose top item is what follows */
-	/* feedback (issue 21): suggestions the simulated user took (each top
+	/* feedback: suggestions the simulated user took (each top
 	 * item shown that is what the file says next), and the server's counts
 	 * over the run (infill/stats feedback, all languages and shapes;
 	 * accepted includes partly accepted) */

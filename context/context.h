@@ -1,5 +1,5 @@
 /*
- * context.h - context from the rest of the project (issue 22): what the
+ * context.h - context from the rest of the project: what the
  * model is shown besides the file being edited.
  *
  * Four parts, each a section below:

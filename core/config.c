@@ -496,7 +496,7 @@ static void warnf(struct parse *p, const char *fmt, ...)
  * .infill.json comes with the repository, not from the user: a clone must
  * not be able to make the daemon load an arbitrary file as a model, write
  * document text to the log, or spend more threads or memory than the user
- * would (issue 17: `threads: 1024` ran 1,025 threads). max: the largest value
+ * would (`threads: 1024` once ran 1,025 threads). max: the largest value
  * a project file may set (for log.level, the enum index), PROJECT_IGNORED:
  * not at all, PROJECT_CPUS: the online CPUs. The user's own layers (user
  * file, client settings, flags) are not limited.

@@ -4,7 +4,7 @@
  *
  * Every setting lives under the section "infill" and is declared once in
  * CONFIG_SETTINGS below; that list generates struct settings, the defaults,
- * the parser/validator and the Markdown table for the README.
+ * the parser/validator and the Markdown table of docs/settings.md.
  *
  * Layers, later ones winning: built-in defaults -> CONFIG_LAYER_USER (user
  * file) -> CONFIG_LAYER_PROJECT (.infill.json) -> CONFIG_LAYER_INIT
@@ -268,8 +268,8 @@ int config_load_file(struct config *cfg, enum config_layer layer, const char *pa
  * valid until the next config_set_layer, config_load_file or config_free. */
 const struct settings *config_get(const struct config *cfg, const char *language_id);
 
-/* The settings table as a Markdown table (key | default | meaning), for the
- * README. Allocated with malloc; the caller frees it. NULL when out of
+/* The settings table as a Markdown table (key | default | meaning), for
+ * docs/settings.md. Allocated with malloc; the caller frees it. NULL when out of
  * memory. */
 char *config_settings_markdown(void);
 

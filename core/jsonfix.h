@@ -1,6 +1,6 @@
 /*
  * jsonfix.h - repairs a message body that jansson refused, so that the one
- * bad spot does not cost the whole message (issue 17).
+ * bad spot does not cost the whole message.
  *
  * Three repairs, each local and each reported:
  * - bytes that are not UTF-8 (a stray Latin-1 byte, a cut sequence, an

@@ -22,12 +22,12 @@
  * object), ratio (a double in [0, 1], a JSON real), object (a borrowed JSON
  * object, {} when NULL).
  *
- * feedback (issue 21): what became of the suggestions shown, per language
+ * feedback: what became of the suggestions shown, per language
  * and shape: {"python": {"single": {shown, accepted, partlyAccepted,
  * acceptedChars, dismissed, hidden, acceptedUnderFloor, minConfidence}, "block": {...}}}
  * (lsp/feedback.h).
  *
- * The remote backend's (issue 19): remoteLatencyMs, the HTTP round trip of
+ * The remote backend's: remoteLatencyMs, the HTTP round trip of
  * each answered request (network + the server's own time); daemonLatencyMs,
  * the rest of the time from the job's start (after the debounce) to its
  * answer: slicing, prompt, validation, rerank, hand-offs; remoteShare, the

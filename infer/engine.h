@@ -69,7 +69,7 @@ enum fim_order {
 int fim_order_parse(const char *s, enum fim_order *out);
 const char *fim_order_name(enum fim_order o); /* static: "auto", "psm", "spm" */
 /*
- * The suffix path of a model family (issue 16, checked against each
+ * The suffix path of a model family (checked against each
  * family's FIM training): SPM for STARCODER and CODELLAMA, whose training
  * mixed PSM and SPM, so typing never re-prefills the suffix; PSM for
  * DEEPSEEK (PSM only) and QWEN (its FIM format is PSM only), where the

@@ -2,7 +2,7 @@
  * fim.c - fill-in-the-middle prompts: which template a vocabulary calls for,
  * and the prompt's token ids laid out for the prefix cache.
  *
- * Layout (DESIGN.md, "The path of one completion"): what changes least comes
+ * Layout (docs/architecture.md, "Prefix cache"): what changes least comes
  * first. [BOS] <begin> extra-snippets prefix <hole> suffix <end> for the PSM
  * templates (DeepSeek, Qwen/StarCoder, CodeLlama); the families with a
  * repository format (Qwen2.5-Coder's <|file_sep|>, StarCoder2's <file_sep>,

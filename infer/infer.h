@@ -182,8 +182,8 @@ int model_eval(struct model *m, struct kv_seq *s, const int32_t *tokens, int32_t
 
 /* Rotates cached keys: moves n tokens from positions [src_start, +n) of src to
  * [dst_start, +n) of dst (reserved as by kv_seq_reserve) re-rotating K by the
- * position delta (DESIGN.md, "the suffix problem"). dst's length grows to
- * cover them. */
+ * position delta (docs/architecture.md, "Prefix cache", the suffix). dst's
+ * length grows to cover them. */
 int model_kv_shift(struct model *m, struct kv_seq *src, int32_t src_start, struct kv_seq *dst,
                    int32_t dst_start, int32_t n, struct infer_error *err);
 

@@ -290,8 +290,8 @@ void model_free(struct model *m)
 }
 
 /* Never more worker threads than the CPUs we may run on: more only time-slice
- * against each other at every barrier of every layer (issue 17: 1,025
- * threads from a project file made one completion take 6.5 s). 0 stays 0
+ * against each other at every barrier of every layer (1,025
+ * threads from a project file once made one completion take 6.5 s). 0 stays 0
  * (the backend's choice: one per physical core). */
 static int model_threads(int asked)
 {

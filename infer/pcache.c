@@ -1,6 +1,7 @@
 /*
  * pcache.c - the prefix cache: a tree keyed by token ids whose edges own KV
- * pages, shared by every document's prompts (DESIGN.md, "Prefix cache").
+ * pages, shared by every document's prompts (docs/architecture.md,
+ * "Prefix cache").
  *
  * Every node starts at a page boundary (its absolute start position is a
  * multiple of the page size) and owns the pages of its tokens: one reference

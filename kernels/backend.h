@@ -2,9 +2,9 @@
  * backend.h - the public face of kernels/: one compute backend interface.
  *
  * A backend runs the whole Llama forward pass with its own fused kernels
- * (DESIGN.md, "Backends"): there is no graph library. Each backend (cpu/,
- * cuda/) fills a small vtable; infer/ talks to it only through the
- * backend_* wrappers below. What a backend is given:
+ * (docs/architecture.md, "Backends"): there is no graph library. Each
+ * backend (cpu/, cuda/) fills a small vtable; infer/ talks to it only
+ * through the backend_* wrappers below. What a backend is given:
  *
  *   - the model: hyperparameters + every weight tensor as stored in the GGUF
  *     file (quantized blocks kept, GGUF layout: ne[0] is the contiguous input

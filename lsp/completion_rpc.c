@@ -163,7 +163,7 @@ static json_t *label_json(const char *text, size_t len)
 /*
  * The text a completion job gets: the whole document, or for one larger
  * than COMPLETION_WINDOW_BYTES a window of that size around the cursor
- * (issue 17: a 50 MB one-line document cost 28 s and 4.3 GB per completion,
+ * (a 50 MB one-line document once cost 28 s and 4.3 GB per completion,
  * all of it parsing, slicing and scanning text the prompt never holds). The
  * context budgets are tokens, a few KiB of text, so a window of 256 KiB loses
  * only far-away context (a one-line document of 1 MiB cost 3 s of CPU even
@@ -220,7 +220,7 @@ static char *snapshot_window(const struct doc *d, size_t cursor, size_t *offset,
  * Where the word that ends at offset start begins (identifier bytes: ASCII
  * letters, digits, '_', '$' and any byte of a multi-byte character), on the
  * same line, looking back at most WORD_BACK bytes. A menu item replaces from
- * there (issue 21): editors filter items by the word typed before the cursor
+ * there (menu items were filtered away): editors filter items by the word typed before the cursor
  * (Neovim's omnifunc, eglot's completion-at-point, VS Code's suggest
  * widget), and an item whose edit starts at the cursor leaves that word
  * out, so every item is filtered away.

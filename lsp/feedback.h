@@ -1,5 +1,5 @@
 /*
- * feedback.h - what became of the suggestions shown (issue 21): the clients
+ * feedback.h - what became of the suggestions shown: the clients
  * report a suggestion shown (textDocument/didShowCompletion), accepted whole
  * (the item's command, workspace/executeCommand "infill.didAcceptCompletion")
  * or partly (textDocument/didPartiallyAcceptCompletion, Copilot's names and

@@ -1,5 +1,5 @@
 /*
- * project.c - the server's side of context/ (issue 22): the workspace
+ * project.c - the server's side of context/ (project context): the workspace
  * index, scanned off the loop (uv_queue_work) after `initialized` and kept
  * current on didSave and workspace/didChangeWatchedFiles (it keeps the
  * texts of the files it read, which stand for the imported and related

@@ -88,7 +88,7 @@ void server_send(struct server *s, json_t *msg)
 	}
 	free(frame);
 	/* Bodies hold document text and completions of it: only with the user's
-	 * log.messageText (issue 17), never by log level alone. */
+	 * log.messageText (the log holds no document text unless asked), never by log level alone. */
 	if (log_enabled(s->log, LOG_LEVEL_TRACE)) {
 		if (s->log_text)
 			log_trace(s->log, "--> %.1000s", body);

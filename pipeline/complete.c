@@ -1,7 +1,7 @@
 /*
  * complete.c - one completion from document text to ranked, validated
- * candidates with exact ranges (complete.h). The order is DESIGN.md's
- * "path of one completion", steps 5 to 8:
+ * candidates with exact ranges (complete.h). The order is that of
+ * docs/architecture.md's "The life of a completion", steps 4 to 7:
  *
  *   parse once (a tree over the snapshot, reused by slicing and by every
  *   validation) -> ast_slice under the token budgets, counted with the
@@ -27,7 +27,8 @@
 
 #include "recall.h"
 
-/* The short context the prefill budget falls back to (issue 16): the
+/* The short context the prefill budget falls back to (to answer within the
+ * deadline after a jump): the
  * nearest statements before the cursor and the start of what follows, cut
  * by ast_slice on syntax boundaries; the engine trims its front further
  * when even this cannot be prefilled in time. No snippets: they come first
@@ -237,7 +238,7 @@ static const char *lang_comment(const char *name)
  * Whether head leaves a bracket open ( [ { outside string quotes. Then the
  * closers after it in the candidate close the candidate's own brackets, not
  * the ones the rest of the line closes: `print(are|)` completed with
- * `a_of_circle(2.0)` needs the line's `)` as well (issue 21: replacing it
+ * `a_of_circle(2.0)` needs the line's `)` as well (replacing only up to it once
  * left `print(area_of_circle(2.0)`, one `)` short, a line validation had
  * passed with the `)` kept).
  */
@@ -760,7 +761,7 @@ static void step_given(struct run *r, const char *text, size_t len, size_t curso
 	struct recall_params recp = { .text = text, .len = len, .cursor = cursor };
 	struct recall_item mine[RECALL_CANDIDATES], theirs[RECALL_CANDIDATES];
 	int n_mine = recall_find(&recp, mine, RECALL_CANDIDATES), n_theirs = 0;
-	/* Lines of the other files (issue 22), scored the same way with the
+	/* Lines of the other files (project context), scored the same way with the
 	 * same prior: they take turns with the document's own for the
 	 * RECALL_CANDIDATES places (the document first), so that without them
 	 * the candidates are the document's as before. */

@@ -187,7 +187,7 @@ static const char *backend_word(const struct model *m)
 /* Loads the model at path as ms says (the engine thread's own copy),
  * replacing *mp and *ep. When it cannot be loaded and fallback (the
  * embedded model's path, or NULL) is given, the embedded model is loaded
- * instead with a warning that says so (issue 21: a model that failed to load
+ * instead with a warning that says so (a model that failed to load once
  * left completion silent after one message). */
 static void load(struct pipeline *p, const char *path, const char *fallback,
                  const struct complete_model_spec *ms, struct model **mp, struct engine **ep)
@@ -312,7 +312,7 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 }
 
 /*
- * The model file changed on disk (issue 17): a re-download truncates it or
+ * The model file changed on disk (it must not kill the daemon): a re-download truncates it or
  * puts another file in its place while it is mapped. Before each job the
  * file is compared with what was mapped, and after each job the SIGBUS guard
  * (infer/mapguard.h) is asked whether a read hit a page past a new end (it

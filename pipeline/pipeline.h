@@ -48,7 +48,8 @@ enum completion_trigger {
  * completion_request_free); pipeline_submit takes it. */
 /* A document larger than this is completed from a window of this many bytes
  * around the cursor, so that a completion's cost is bounded by the context
- * budgets, not the document's size (issue 17). Candidates' offsets are in the
+ * budgets, not the document's size (a huge document must not cost a huge
+ * completion). Candidates' offsets are in the
  * window. */
 #define COMPLETION_WINDOW_BYTES ((size_t)256 << 10)
 
@@ -161,7 +162,7 @@ struct pipeline_stats {
 	                          * not prefillable before the deadline */
 	uint64_t draft_tokens;              /* prompt lookup: tokens drafted and checked */
 	uint64_t accepted_draft_tokens;     /* of those, kept (a decode step saved each) */
-	uint64_t project_tokens;            /* prompt tokens of project context (issue 22) */
+	uint64_t project_tokens;            /* prompt tokens of project context */
 	uint64_t project_lines;             /* other files' lines scored as candidates */
 	/* the remote backend (0 in process): see stats.h */
 	struct stats_latency remote_latency, daemon_latency;

@@ -6,7 +6,7 @@
  * events, the fast path's memory); engine_thread.c is the engine thread (loads,
  * runs, extends).
  *
- * Threads (DESIGN.md, "Threads"):
+ * Threads (docs/architecture.md, "Threads"):
  *   - loop thread: struct pipeline's loop fields, the live-job list, the
  *     per-document fast-path state (pipeline_fast.c), the host hooks. Every
  *     pipeline_* function and every callback runs here.

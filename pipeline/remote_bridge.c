@@ -1,5 +1,5 @@
 /*
- * remote_bridge.c - the remote backend (`backend: "remote"`, issue 19)
+ * remote_bridge.c - the remote backend (`backend: "remote"`)
  * between the pipeline and remote/: the AST slicing, the document's lines,
  * validation and rerank stay in complete_run on the engine thread; only the
  * generation moves to an inference server. complete_run calls

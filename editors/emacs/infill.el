@@ -229,7 +229,7 @@ INVOKED non-nil: the user asked (triggerKind 1).  Items become plists
                      :end (if range (funcall to-point (infill--get range "end")) (point))))))
          (infill--result-items result))))
 
-;;; Feedback (issue 21)
+;;; Feedback
 
 ;; The server counts what becomes of each suggestion (infill/stats
 ;; "feedback", kept on the machine): shown, accepted whole (the item's

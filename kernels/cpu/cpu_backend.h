@@ -14,8 +14,8 @@ struct cpu_backend {
 	/* [65536] ggml's GELU on the f16 grid (cpu_gelu_table_fill); NULL for SwiGLU models */
 	float *gelu_tab;
 	struct backend_layer *layers; /* [n_layer], copied; data borrowed, or in `packed` */
-	/* The matmul weights of cpu.c's packings (Q4_0, Q8_0, Q4_K, Q6_K, Q5_0,
-	 * Q5_1) repacked into 8-row panels (repack.c) when the kernel set reads
+	/* The matmul weights of the types in cpu.c's `packings` table repacked
+	 * into 8-row panels (repack.c) when the kernel set reads
 	 * panels: one anonymous mapping of packed_bytes owned here (cpu_destroy
 	 * unmaps it); those tensors of layers[] and output point into it with
 	 * the panel type (CPU_TYPE_*_P8). NULL when nothing is packed. */

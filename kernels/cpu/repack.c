@@ -1,6 +1,6 @@
 /*
- * repack.c - Q4_0, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K weights re-laid
- * out into 8-row panels at load (plain C), the layouts the sets' panel
+ * repack.c - the weight types of cpu.c's `packings` table re-laid out into
+ * 8-row panels at load (plain C), the layouts the sets' panel
  * kernels (kern_avx2.c, kern_avx512.c) read for decode and prefill alike.
  *
  * A panel holds 8 consecutive rows of nb = n / 32 blocks in exactly the

@@ -41,7 +41,7 @@ check context-plaintext "$out" '"lang": "plaintext"'
 out=$("$infill" validate "$tmp/notes.txt:2:5" --text ' words' 2>&1)
 check validate-plaintext "$out" '"verdict": "unchecked"'
 
-# The project around the file (issue 22): a definition from the file it
+# The project around the file (project context): a definition from the file it
 # imports, with its source, tokens and reason; none with --no-project.
 mkdir -p "$tmp/proj/pkg"
 printf 'def fetch_page(url, retries=3):\n    return url\n' > "$tmp/proj/pkg/net.py"

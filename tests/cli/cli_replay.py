@@ -72,7 +72,7 @@ def consistent(run, evs):
     for k in ("neverStarted", "coldRequests"):
         check(run[k] >= 0, "infill/stats has " + k, run)
     check(run["deadlineMs"] == 200, "the default deadline read back", run)
-    # issue 21: the feedback reported (each answer's top item shown, taken
+    # feedback: what was reported (each answer's top item shown, taken
     # when it is what the file says next) and counted by the server
     fb = run["feedback"]
     check(0 <= fb["taken"] <= run["correct"], "taken only what was right", fb, run)

@@ -189,7 +189,7 @@ TEST(per_language_overrides)
 	config_free(cfg);
 }
 
-/* issue 21: completion.minConfidence takes a number or "auto" (held as -1),
+/* completion.minConfidence takes a number or "auto" (held as -1),
  * per language too; another string is refused naming both. */
 TEST(min_confidence_auto)
 {
@@ -352,7 +352,7 @@ TEST(files)
 	rmdir(dir);
 }
 
-/* Issue 17: a project file may not raise what costs resources or exposes
+/* A cloned repository is not trusted: a project file may not raise what costs resources or exposes
  * text; the user's own layers may. */
 TEST(project_file_limits)
 {
@@ -404,7 +404,7 @@ TEST(project_file_limits)
 	config_free(cfg);
 }
 
-/* Issue 17: a settings file that is a FIFO, a link to the client's stdin or
+/* Never hung: a settings file that is a FIFO, a link to the client's stdin or
  * too large is refused at once, with a warning; nothing waits. */
 TEST(special_settings_files)
 {

@@ -5,7 +5,7 @@
 
 #include "harness.h"
 
-/* The documented keys (README, `infill/stats`), in the answer's order. */
+/* The documented keys (docs/protocol.md, `infill/stats`), in the answer's order. */
 static const char *const documented[] = {
 	"requests",
 	"cancelled",

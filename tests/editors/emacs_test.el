@@ -171,7 +171,7 @@ def main():
                    (buffer-substring-no-properties start (point-max))))
       (unless (= (point) (+ start (length v))) (test-fail "point after the accepted text"))
       (when (test-overlays) (test-fail "no overlay right after accepting"))
-      ;; issue 21: the server heard of it shown and accepted
+      ;; feedback: the server heard of it shown and accepted
       (test-wait-feedback "accepted" 1)
       (test-wait-feedback "shown" 1)
       (test-wait-feedback "acceptedChars" (length v))
@@ -192,7 +192,7 @@ def main():
     (test-type "M-f")
     (unless (equal (buffer-substring-no-properties start (point)) word)
       (test-fail "accepted word %S, got %S" word (buffer-substring-no-properties start (point))))
-    ;; issue 21: what was typed over before was counted dismissed
+    ;; feedback: what was typed over before was counted dismissed
     (test-wait-feedback "dismissed" 1)
     (when (< (length word) (length v))
       (test-wait-feedback "partlyAccepted" 1)
@@ -203,7 +203,7 @@ def main():
       (when (test-overlays) (test-fail "moving point leaves no overlay"))))
 
   (when (eq test-client 'eglot)
-    ;; 6. issue 21: menu completion (completion-at-point) after a partly
+    ;; 6. menu completion (completion-at-point) after a partly
     ;; typed word: the items replace from the word's start, so the word
     ;; typed does not filter them all away
     (goto-char (point-max))
@@ -220,7 +220,7 @@ def main():
         (unless (string-prefix-p "wor" c) (test-fail "menu item %S does not start with \"wor\"" c)))
       (message "menu items: %d, first %S" (length found) (car found)))
 
-    ;; 7. issue 21: each buffer reaches the server with its own languageId
+    ;; 7. each buffer reaches the server with its own languageId
     ;; (eglot 1.9 keeps the first buffer's for the whole server)
     (let ((server (eglot-current-server)))
       (dolist (case '(("util.c" c-mode "c") ("app.js" js-mode "javascript")))
@@ -237,7 +237,7 @@ def main():
               (unless (equal id (nth 2 case))
                 (test-fail "%s reached the server as %S, not %S" (car case) id (nth 2 case))))))))
 
-    ;; 8. issue 21: a model that fails to load: the embedded one stands in
+    ;; 8. a model that fails to load: the embedded one stands in
     ;; and the mode line says so
     (let ((kill-buffer-query-functions nil))
       (eglot-shutdown (eglot-current-server)))

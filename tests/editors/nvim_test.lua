@@ -97,7 +97,7 @@ def main():
     total = 0
 ]]
 
--- issue 21: the server's feedback counts (infill/stats "feedback"), summed
+-- the server's feedback counts (infill/stats "feedback"), summed
 -- over shapes, for python: { shown, accepted, partlyAccepted, ... }.
 local function feedback()
   local sum = {}
@@ -177,10 +177,10 @@ co = coroutine.create(function()
     end
   end)
 
-  -- issue 21: the plugin sets 'omnifunc' (E764 without it)
+  -- the plugin sets 'omnifunc' (E764 without it)
   check(vim.bo.omnifunc == 'v:lua.vim.lsp.omnifunc', "omnifunc set, got '" .. vim.bo.omnifunc .. "'")
 
-  -- issue 21: a suggestion in the middle of a line is drawn where it goes
+  -- a suggestion in the middle of a line is drawn where it goes
   -- (0.7-0.9: an overlay showing the line as it would read; 0.10+: inline
   -- virtual text), not after the line's closing `)`
   local last0 = vim.api.nvim_buf_line_count(0)
@@ -239,7 +239,7 @@ co = coroutine.create(function()
   cur = vim.api.nvim_win_get_cursor(0)
   check(cur[1] == before_row + lines_in, 'cursor row after accept')
   check(vim.api.nvim_get_mode().mode == 'i', 'still in insert mode after accept')
-  -- issue 21: the server heard of the suggestion shown and of its accept
+  -- feedback: the server heard of the suggestion shown and of its accept
   local fb = wait_feedback('accepted', 1)
   check(fb.shown >= 1 and fb.acceptedChars >= #v.text:gsub('[\128-\191]', ''),
     'shown and accepted counted: ' .. vim.inspect(fb))
@@ -264,7 +264,7 @@ co = coroutine.create(function()
   end)
   got = table.concat(vim.api.nvim_buf_get_lines(0, row - 1, -1, false), '\n')
   check(got:sub(1, #typed + #word) == typed .. word, 'accepted word: ' .. vim.inspect(got) .. ' word ' .. vim.inspect(word))
-  -- issue 21: the suggestions typed over before were counted dismissed
+  -- feedback: the suggestions typed over before were counted dismissed
   wait_feedback('dismissed', 1)
   if #word < #v.text then
     -- and this one partly accepted
@@ -281,7 +281,7 @@ co = coroutine.create(function()
   vim.api.nvim_input('<Esc>')
   sleep(50)
 
-  -- 6. issue 21: menu completion (<C-x><C-o>) after a partly typed word: the
+  -- 6. menu completion (<C-x><C-o>) after a partly typed word: the
   -- items replace from the word's start, so the word typed does not filter
   -- them all away
   -- (the filtering is Neovim's own, vim.lsp.omnifunc's: its start column and
@@ -307,7 +307,7 @@ co = coroutine.create(function()
   end
   log('menu items: ' .. #words .. ', first ' .. vim.inspect(words[1].word))
 
-  -- 7. issue 21: a model that fails to load: the embedded one stands in,
+  -- 7. a model that fails to load: the embedded one stands in,
   -- the status says so (once prefixed), and suggestions keep coming
   infill.setup {
     cmd = { bin, '--model', tmp .. '/missing.gguf', '--user-config', '' },
@@ -329,7 +329,7 @@ co = coroutine.create(function()
   end)
 
   -- 8. (last: what the keys leave pending is not waited out)
-  -- issue 21: with no suggestion shown, an Alt key keeps its meaning in
+  -- with no suggestion shown, an Alt key keeps its meaning in
   -- insert mode (<Esc> then the key), typing no stray character
   for _, k in ipairs({ '<M-w>', '<M-l>' }) do
     vim.api.nvim_win_set_cursor(0, { 1, 0 })

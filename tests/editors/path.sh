@@ -1,7 +1,7 @@
 #!/bin/sh
 # path.sh INFILL SOURCE_ROOT - the `infill` an editor starts by name (the
 # README's configs) is on PATH, is this version, and finds its embedded model
-# from any directory (issue 21: after the README's commands it was not on
+# from any directory (once, after the README's commands it was not on
 # PATH, so every editor config failed to spawn it). tools/setup installs it;
 # exit 77 (skipped) only when it has not run or could not install.
 bin=$1 root=$2

@@ -6,7 +6,7 @@
 // Run by tests/editors/vscode_ui.sh, which sets INFILL_BIN, INFILL_VSCODE,
 // INFILL_MODEL, CODE_SERVER and CHROMIUM (and skips where they are missing).
 //
-// Every check is a defect of issue 21 seen in VS Code itself:
+// Every check is a defect once seen in VS Code itself:
 //  - Tab while the word list and the ghost text both show takes the ghost
 //    text (editor.inlineSuggest.suppressSuggestions, the extension's default)
 //  - `print(are` before an auto-closed `)` accepts a balanced line

@@ -1,5 +1,5 @@
 /*
- * test_model_faults.c - a model file that lies or changes under us (issue 17):
+ * test_model_faults.c - a model file that lies or changes under us:
  * metadata out of range is refused with a message naming the key; a mapped
  * file truncated under a read reads zeros instead of killing the process
  * (mapguard.h), and gguf_file_changed / model_file_changed notice every kind

@@ -1,5 +1,5 @@
 /*
- * test_prefill.c - the prefill side of issue 16 on the tiny random-weight
+ * test_prefill.c - the prefill side of answering within the deadline, on the tiny random-weight
  * F32 model: what a cancelled prefill computed stays cached with exact
  * logits; background prefill (engine_prefill) is pre-empted within one chunk
  * and what it computed serves the next request; the prefill budget cuts the

@@ -1,4 +1,5 @@
-"""Benchmark (not a test): jumps between and within files, as in issue 16.
+"""Benchmark (not a test): jumps between and within files, as people edit
+(docs/benchmarks.md).
 
 usage: bench_jumps.py INFILL [--model M] [--settings JSON] [--jumps N] [--keys K]
                       [--seed S] [--think-ms T] [FILE...]

@@ -1,5 +1,5 @@
-"""Fault injection (issue 17): each case breaks a session on purpose, as a
-hostile client or a careless user would, and checks that the daemon answers,
+"""Fault injection ("never deaf, never killed, never hung"): each case breaks
+a session on purpose, as a hostile client or a careless user would, and checks that the daemon answers,
 says what happened, and ends when told to. One meson test per case.
 
 usage: faults.py INFILL CASE   (or --list)

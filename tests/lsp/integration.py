@@ -276,7 +276,7 @@ def case_invalid_utf8(c):
     c.initialize()
     c.send_raw(frame(body=b'{"jsonrpc": "2.0", "id": 3, "method": "x\xff\xfe"}'))
     r = c.response(3)
-    # invalid UTF-8 is replaced (issue 17), so the request is answered
+    # invalid UTF-8 is replaced (the message is kept), so the request is answered
     check(err_code(r) == -32601, "invalid UTF-8 is replaced: method not found", r)
     open_doc(c, "caf\u00e9 \u4e2d\u6587 \U0001F600\n")
     r = c.request("infill/stats")

@@ -215,7 +215,7 @@ TEST(header_writer)
 	CHECK(!memcmp(buf, "Content-Length: 1234\r\n\r\n", n));
 }
 
-/* Issue 17 item 1: a header that starts mid-line is found there. Each of
+/* Resynchronising: a header that starts mid-line is found there. Each of
  * these left the old reader deaf to every later message. */
 TEST(resync_stray_bytes_before_header)
 {

@@ -47,8 +47,8 @@ TEST(errors)
 	json_t *bad;
 	CHECK_INT_EQ(parse("{", &m, &bad), RPC_ERROR_PARSE_ERROR);
 	CHECK(bad == NULL);
-	/* invalid UTF-8 is repaired (issue 17), so this is a message, and not a
-	 * valid one */
+	/* invalid UTF-8 is repaired (one bad byte must not cost the message), so
+	 * this is a message, and not a valid one */
 	CHECK_INT_EQ(parse("{\"a\":\"\xff\"}", &m, &bad), RPC_ERROR_INVALID_REQUEST);
 	CHECK_INT_EQ(parse("{\"a\":\"\xff\"", &m, &bad), RPC_ERROR_PARSE_ERROR);
 	CHECK_INT_EQ(parse("[]", &m, &bad), RPC_ERROR_INVALID_REQUEST);
@@ -105,7 +105,7 @@ TEST(builders)
 	CHECK_STR_EQ(rpc_error_message(-32002), "Server not initialized");
 }
 
-/* Issue 17: one bad spot costs the spot, not the message. */
+/* One bad spot costs the spot, not the message. */
 TEST(repairs)
 {
 	struct rpc_message m;

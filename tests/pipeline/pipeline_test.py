@@ -438,7 +438,7 @@ def case_replay(binary, model):
 def case_load_failure(binary, model):
     """A missing or corrupt model, with modelFallback off: a showMessage error
     naming the file, empty answers, a clean exit. With it on (the default,
-    issue 21): a warning naming the file and the embedded model, which is
+    once left completion silent): a warning naming the file and the embedded model, which is
     loaded instead and answers."""
     with tempfile.NamedTemporaryFile("wb", suffix=".gguf", delete=False) as f:
         f.write(b"GGUF\x03\x00\x00\x00" + b"\xff" * 64)
@@ -746,7 +746,7 @@ def case_background_prefill(binary, model):
 
 
 def case_project_context(binary, model):
-    """Context from the rest of the project (issue 22): the workspace index
+    """Context from the rest of the project: the workspace index
     is built after initialized and follows workspace/didChangeWatchedFiles
     and didSave; a definition from an imported file goes into the prompt
     (projectTokens); another open document's lines are scored as
@@ -820,7 +820,7 @@ def case_project_context(binary, model):
         c.kill()
 
 def case_project_context_unopened_files(binary, model):
-    """Files that are not open reach the server's prompts (issue 22): the
+    """Files that are not open reach the server's prompts: the
     workspace index keeps the texts it read off the loop, so a C file's
     sibling that includes the same headers (ctx_index_related) and the
     header it includes give their chunks and their lines as candidates
@@ -899,7 +899,7 @@ def spots_with_items(c, spots):
 
 
 def case_feedback(binary, model):
-    """issue 21: the reports of the clients (Copilot's names) reach
+    """Feedback: the reports of the clients (Copilot's names) reach
     infill/stats: an item shown, another shown instead (the first
     dismissed), accepted with its command, partly accepted; unknown or
     stale items are ignored without an error."""
@@ -953,7 +953,7 @@ def case_feedback(binary, model):
 
 
 def case_min_confidence_auto(binary, model):
-    """issue 21: with completion.minConfidence "auto", once 30 suggestions of
+    """Feedback: with completion.minConfidence "auto", once 30 suggestions of
     a language were shown and none accepted, the floor rises over their
     confidence and the same suggestions are hidden (but one in ten)."""
     c = start(binary, model, {"completion.candidates": 1, "completion.temperature": 0,

@@ -256,7 +256,7 @@ TEST(replace_end_covers_retyped_closers)
 	const char *u = "f(a, |b)";
 	CHECK_INT_EQ(complete_replace_end(u, strlen(u), 6, "c)", 2), 6); /* "b)" is not its tail */
 	/* the candidate's `)` closes its own call: the line's `)` stays
-	 * (issue 21: replacing it left `print(area_of_circle(2.0)`) */
+	 * (replacing only up to it once left `print(area_of_circle(2.0)`) */
 	const char *v = "print(are|)\n";
 	CHECK_INT_EQ(complete_replace_end(v, strlen(v), 10, "a_of_circle(2.0)", 16), 10);
 	CHECK_INT_EQ(complete_replace_end(v, strlen(v), 10, "a)", 2), 11);
@@ -501,7 +501,7 @@ TEST(runaway_loops_are_recognised)
 		CHECK(!complete_is_runaway(fine[i], strlen(fine[i]), ENGINE_STOP_MAX_TOKENS));
 }
 
-/* ---- context from the rest of the project (issue 22) ---- */
+/* ---- context from the rest of the project ---- */
 
 /* No project context (nothing given, or empty lists) is the prompt and the
  * answer of before: same prompt tokens, same items. */

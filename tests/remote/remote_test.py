@@ -1,4 +1,4 @@
-"""The remote backend (issue 19) end to end over LSP against a fake server
+"""The remote backend end to end over LSP against a fake server
 on the loopback (fakeserver.py): answers come back as items, validated; each
 fault (server down, slow past remote.timeoutMs, HTTP 500, invalid JSON, a
 disconnect mid-stream, a wrong key, TLS with an unknown CA) is one clear

@@ -1,6 +1,6 @@
 /* test_remote_client.c - remote/'s client on a libuv loop against a bare
  * socket this test serves itself (127.0.0.1), for the two things only the
- * socket can show (issue 19's aims):
+ * socket can show (what the remote backend promises):
  *   - remote_call_cancel closes the connection before it returns: the
  *     server reads the end of the stream with the loop not run again (a
  *     superseded request's stream is closed within the loop turn that

@@ -1,5 +1,5 @@
 /* test_remote_llama.c - greedy output of a real llama-server equals the
- * in-process engine's on the same model and prompt (issue 19).
+ * in-process engine's on the same model and prompt.
  *
  * usage: test-remote-llama MODEL.gguf http://127.0.0.1:PORT
  *

@@ -205,7 +205,7 @@ async function restart() {
   await start();
 }
 
-// ---- feedback (issue 21, src/feedback.js) ---------------------------------
+// ---- feedback (src/feedback.js) ------------------------------------------
 
 function report(method, params) {
   if (params && st.client && st.client.isRunning()) {

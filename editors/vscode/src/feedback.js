@@ -1,5 +1,5 @@
-// feedback.js - the reports of what became of a suggestion (issue 21; the
-// server counts them in infill/stats "feedback" and sends them nowhere).
+// feedback.js - the reports of what became of a suggestion (the server
+// counts them in infill/stats "feedback" and sends them nowhere).
 //
 // What VS Code 1.100 offers an extension: an accepted inline item runs its
 // command, so an item accepted whole (Tab) runs the server's

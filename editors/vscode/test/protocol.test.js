@@ -91,7 +91,7 @@ test('inline completion round trip with the real server', { timeout: 170000 }, a
       },
     });
     assert.ok(init.capabilities.inlineCompletionProvider, 'inlineCompletionProvider advertised');
-    // issue 21: vscode-languageclient registers this command, which VS Code
+    // feedback: vscode-languageclient registers this command, which VS Code
     // runs when an item (whose command it is) is accepted
     assert.deepStrictEqual(init.capabilities.executeCommandProvider,
       { commands: ['infill.didAcceptCompletion'] });
@@ -150,7 +150,7 @@ test('inline completion round trip with the real server', { timeout: 170000 }, a
     }
     t.diagnostic(`first item: ${JSON.stringify(items[0].insertText)}; progress events: ${progress.length}`);
 
-    // issue 21: the extension's reports (src/feedback.js) reach infill/stats:
+    // feedback: the extension's reports (src/feedback.js) reach infill/stats:
     // the answer's first item shown, a word of it accepted, then all of it
     // (the item's command, as vscode-languageclient sends it)
     const feedback = async () => {

@@ -102,7 +102,7 @@ local function client_notify(client, ...)
   return client.notify(...)
 end
 
--- ---- feedback (issue 21) ------------------------------------------------
+-- ---- feedback ---------------------------------------------------------
 -- The server counts what becomes of each suggestion (infill/stats
 -- "feedback", never sent anywhere): shown, accepted whole (the item's
 -- command, as workspace/executeCommand), accepted by word or line
