@@ -36,7 +36,7 @@
 /* Prompt lookup: drafts fill a decode step up to STEP_CHEAP_ROWS rows, no
  * further: the CPU backend streams each weight row once for up to 8 batch
  * rows (CPU_DEC_MAX, kernels/cpu/cpu.c mm_plan), and the weight types it
- * packs (kernels/cpu/cpu.c's `packings` table) give a token the same bits in
+ * packs (kernels/cpu/packings.c's `packings` table) give a token the same bits in
  * such a step as alone (other types: up to float rounding); a ninth row
  * makes the step a prompt chunk, computed through the prefill kernels.
  * Within that, lookup.c weighs each draft's chance against the step's cost. */

@@ -14,7 +14,7 @@ struct cpu_backend {
 	/* [65536] ggml's GELU on the f16 grid (cpu_gelu_table_fill); NULL for SwiGLU models */
 	float *gelu_tab;
 	struct backend_layer *layers; /* [n_layer], copied; data borrowed, or in `packed` */
-	/* The matmul weights of the types in cpu.c's `packings` table repacked
+	/* The matmul weights of the types in packings.c's `packings` table repacked
 	 * into 8-row panels (repack.c) when the kernel set reads
 	 * panels: one anonymous mapping of packed_bytes owned here (cpu_destroy
 	 * unmaps it); those tensors of layers[] and output point into it with

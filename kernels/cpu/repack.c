@@ -1,5 +1,5 @@
 /*
- * repack.c - the weight types of cpu.c's `packings` table re-laid out into
+ * repack.c - the weight types of packings.c's `packings` table re-laid out into
  * 8-row panels at load (plain C), the layouts the sets' panel
  * kernels (kern_avx2.c, kern_avx512.c) read for decode and prefill alike.
  *

@@ -96,7 +96,7 @@ static void bench(uint32_t type, int64_t nt, double mb, int64_t n)
 		       ws * nr / best / 1e9, 2.0 * nr * n * nt / best / 1e9);
 	}
 	/* The types the backend packs at load when a set has the panel kernel
-	 * (cpu.c's packings), as it runs them. */
+	 * (packings.c's table), as it runs them. */
 	static const struct {
 		uint32_t type;
 		size_t (*bytes)(int64_t nr, int64_t n);

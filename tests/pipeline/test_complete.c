@@ -1,5 +1,5 @@
 /*
- * test_complete_core.c - complete_run (pipeline/complete.c) with the tiny
+ * test_complete.c - complete_run (pipeline/complete.c) with the tiny
  * random-weight model: what must hold whatever the model writes.
  */
 #include "harness.h"
