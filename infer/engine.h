@@ -431,9 +431,14 @@ void engine_get_stats(const struct engine *e, struct engine_stats *out);
 
 /* ---- rerank (rerank.c): pure functions, no model ---- */
 
-/* Byte-level Levenshtein distance; SIZE_MAX when out of memory. */
+/* Byte-level Levenshtein distance, exact (bit-parallel: alen * blen / 64
+ * word steps); SIZE_MAX when out of memory. */
 size_t rerank_levenshtein(const char *a, size_t alen, const char *b, size_t blen);
-/* 1 - levenshtein(a, b) / max(len a, len b) over bytes; 1 for two empty strings. */
+/* The same by the plain dynamic program: the reference for tests. */
+size_t rerank_levenshtein_ref(const char *a, size_t alen, const char *b, size_t blen);
+/* 1 - levenshtein(a, b) / max(len a, len b) over bytes; 1 for two empty
+ * strings. Past 2 KiB the heads are compared and the rest counted by the
+ * length difference, so a pair costs at most ~64k word steps. */
 double rerank_similarity(const char *a, size_t alen, const char *b, size_t blen);
 /* Whether s[0..n) is only spaces, tabs and line breaks (true for n == 0): a
  * candidate that would show nothing. */

@@ -7,15 +7,16 @@
  * into one score. Pure functions over caller-owned items.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 
-/* One row of min(alen, blen) + 1 cells, on the stack for the short
- * candidates (a few hundred bytes) rerank sees. */
-size_t rerank_levenshtein(const char *a, size_t alen, const char *b, size_t blen)
+/* The plain dynamic program, one row of min(alen, blen) + 1 cells: the
+ * reference the bit-parallel version below is tested against. */
+size_t rerank_levenshtein_ref(const char *a, size_t alen, const char *b, size_t blen)
 {
 	if (alen < blen) {
 		const char *t = a;
@@ -44,12 +45,83 @@ size_t rerank_levenshtein(const char *a, size_t alen, const char *b, size_t blen
 	return d;
 }
 
+/*
+ * One 64-row block of one column of Myers' bit-vector algorithm in
+ * Hyyro's block form: pv/mv are the block's vertical +1/-1 deltas, eq the
+ * rows whose pattern byte matches this column's, hin the horizontal delta
+ * entering at the block's top row (-1, 0, +1). Returns the horizontal
+ * delta leaving at row `out_bit` of the block.
+ */
+static int myers_block(uint64_t *pv, uint64_t *mv, uint64_t eq, int hin, int out_bit)
+{
+	uint64_t hin_neg = hin<0, hin_pos = hin> 0;
+	uint64_t xv = eq | *mv;
+	eq |= hin_neg;
+	uint64_t xh = (((eq & *pv) + *pv) ^ *pv) | eq;
+	uint64_t ph = *mv | ~(xh | *pv);
+	uint64_t mh = *pv & xh;
+	int hout = (int)((ph >> out_bit) & 1) - (int)((mh >> out_bit) & 1);
+	ph = (ph << 1) | hin_pos;
+	mh = (mh << 1) | hin_neg;
+	*pv = mh | ~(xv | ph);
+	*mv = ph & xv;
+	return hout;
+}
+
+/*
+ * Exact, in O(alen * blen / 64) word steps: the shorter string is the
+ * pattern, held as blocks of 64 rows; each byte of the longer one is a
+ * column, the blocks updated from the top with the horizontal delta passed
+ * down (rows depend only on the rows above them, so the unused high rows
+ * of the last block never reach row blen). The distance is blen plus the
+ * deltas along the bottom row.
+ */
+size_t rerank_levenshtein(const char *a, size_t alen, const char *b, size_t blen)
+{
+	if (alen < blen) {
+		const char *t = a;
+		a = b, b = t;
+		size_t tl = alen;
+		alen = blen, blen = tl;
+	}
+	if (!blen) return alen;
+	size_t nb = (blen + 63) / 64;
+	/* peq[c * nb + k]: rows of block k whose pattern byte is c; then pv, mv */
+	uint64_t stack[256 * 2 + 4], *peq = nb <= 2 ? stack : calloc(258 * nb, sizeof *peq);
+	if (!peq) return SIZE_MAX;
+	if (peq == stack) memset(stack, 0, sizeof stack);
+	uint64_t *pv = peq + 256 * nb, *mv = pv + nb;
+	for (size_t i = 0; i < blen; i++)
+		peq[(size_t)(unsigned char)b[i] * nb + i / 64] |= (uint64_t)1 << (i % 64);
+	for (size_t k = 0; k < nb; k++) pv[k] = ~(uint64_t)0, mv[k] = 0;
+	int last_bit = (int)((blen - 1) % 64);
+	size_t d = blen;
+	for (size_t j = 0; j < alen; j++) {
+		const uint64_t *eq = peq + (size_t)(unsigned char)a[j] * nb;
+		int h = 1; /* the top row: D[0][j] = j */
+		for (size_t k = 0; k + 1 < nb; k++) h = myers_block(&pv[k], &mv[k], eq[k], h, 63);
+		h = myers_block(&pv[nb - 1], &mv[nb - 1], eq[nb - 1], h, last_bit);
+		d = (size_t)((ptrdiff_t)d + h);
+	}
+	if (peq != stack) free(peq);
+	return d;
+}
+
+/* Past this many bytes the candidates' heads are compared and the rest
+ * counted by length: a server or a document can hand rerank megabytes, and
+ * similarity only ranks, it needs no exact distance there. */
+#define RERANK_COMPARE_MAX 2048
+
 double rerank_similarity(const char *a, size_t alen, const char *b, size_t blen)
 {
 	size_t m = alen > blen ? alen : blen;
 	if (!m) return 1.0;
-	size_t d = rerank_levenshtein(a, alen, b, blen);
+	size_t ca = alen < RERANK_COMPARE_MAX ? alen : RERANK_COMPARE_MAX;
+	size_t cb = blen < RERANK_COMPARE_MAX ? blen : RERANK_COMPARE_MAX;
+	size_t d = rerank_levenshtein(a, ca, b, cb);
 	if (d == SIZE_MAX) return 0.0; /* out of memory: call them unrelated */
+	size_t ra = alen - ca, rb = blen - cb;
+	d += ra > rb ? ra - rb : rb - ra;
 	return 1.0 - (double)d / (double)m;
 }
 
@@ -93,6 +165,14 @@ static void last_line(const char *s, size_t n, const char **out, size_t *olen)
 	*out = s + b, *olen = n - b;
 }
 
+/* The distance is at least the length difference, so strings of very
+ * different lengths cannot reach `threshold`: said without comparing them. */
+static bool lengths_may_match(size_t x, size_t y, double threshold)
+{
+	size_t lo = x < y ? x : y, hi = x < y ? y : x;
+	return hi == 0 || 1.0 - (double)(hi - lo) / (double)hi >= threshold;
+}
+
 /*
  * True when the candidate ends by writing out what already follows the
  * cursor: its last line equals (nearly) the suffix's first line, the
@@ -106,11 +186,7 @@ static bool repeats_suffix(const struct rerank_params *p, const struct rerank_it
 	first_line(p->suffix, p->suffix_len, &sl, &sn);
 	last_line(it->text, it->len, &cl, &cn);
 	if (!sn || !cn) return false;
-	/* The distance is at least the length difference, so lines of very
-	 * different lengths cannot pass: said without the O(sn * cn) table,
-	 * which a one-line document of megabytes made cost seconds. */
-	size_t lo = sn < cn ? sn : cn, hi = sn < cn ? cn : sn;
-	if (1.0 - (double)(hi - lo) / (double)hi < p->dedup_threshold) return false;
+	if (!lengths_may_match(sn, cn, p->dedup_threshold)) return false;
 	return rerank_similarity(sl, sn, cl, cn) >= p->dedup_threshold;
 }
 
@@ -145,7 +221,8 @@ size_t rerank_run(const struct rerank_params *p, struct rerank_item *items, size
 	for (size_t i = 0; i < k; i++) {
 		size_t j = 0;
 		for (; j < kept; j++)
-			if (rerank_similarity(items[j].text, items[j].len, items[i].text,
+			if (lengths_may_match(items[j].len, items[i].len, p->dedup_threshold) &&
+			    rerank_similarity(items[j].text, items[j].len, items[i].text,
 			                      items[i].len) >= p->dedup_threshold)
 				break;
 		if (j < kept) {

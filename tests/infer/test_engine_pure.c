@@ -4,6 +4,9 @@
  * vocabulary (vocabulary files from testdata; skipped when missing).
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "engine_internal.h"
@@ -172,6 +175,67 @@ TEST(similarity_is_normalized_levenshtein)
 	b[10] = 'y';
 	CHECK_NEAR(rerank_similarity(a, 600, b, 600), 1.0 - 1.0 / 600.0, 1e-12);
 	CHECK_NEAR(rerank_similarity(a, 600, b, 300), 0.5 - 1.0 / 600.0, 1e-12);
+}
+
+/* The bit-parallel distance equals the plain dynamic program on random
+ * byte strings over small and large alphabets, at lengths that cross the
+ * 64-row block edges (63, 64, 65, 128, 129) and beyond. */
+TEST(levenshtein_bit_parallel_matches_the_reference)
+{
+	static const size_t lens[] = { 0, 1, 2, 7, 63, 64, 65, 100, 127, 128, 129, 200, 300 };
+	uint64_t rng = 12345;
+	char a[300], b[300];
+	int checked = 0;
+	static const int alphabets[] = { 2, 4, 26, 256 };
+	for (size_t ab = 0; ab < 4; ab++) {
+		int alpha = alphabets[ab];
+		for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+			for (size_t j = 0; j < sizeof lens / sizeof lens[0]; j++) {
+				for (size_t k = 0; k < lens[i]; k++) {
+					rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+					a[k] = (char)((rng >> 33) % (uint64_t)alpha);
+				}
+				/* b: a copy of a's head with some bytes changed, or fresh */
+				for (size_t k = 0; k < lens[j]; k++) {
+					rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+					bool keep = k < lens[i] && (rng >> 60) != 0;
+					b[k] = keep ? a[k] : (char)((rng >> 40) % (uint64_t)alpha);
+				}
+				size_t want = rerank_levenshtein_ref(a, lens[i], b, lens[j]);
+				CHECK_INT_EQ(rerank_levenshtein(a, lens[i], b, lens[j]), want);
+				CHECK_INT_EQ(rerank_levenshtein(b, lens[j], a, lens[i]), want);
+				checked++;
+			}
+		}
+	}
+	CHECK_INT_EQ(checked, 4 * 13 * 13);
+}
+
+/* Megabyte candidates (a server that ignores max_tokens) are ranked in
+ * bounded work: the heads are compared, the rest counted by length. */
+TEST(rerank_of_megabyte_candidates_is_bounded)
+{
+	size_t n = 4u << 20;
+	char *big = malloc(n), *big2 = malloc(n);
+	CHECK(big && big2);
+	for (size_t i = 0; i < n; i++) big[i] = big2[i] = (char)('a' + i % 23);
+	big2[n / 2] = '#'; /* past the compared head: the same to rerank */
+	struct rerank_item it[3] = {
+		{ .text = big, .len = n, .mean_logprob = -0.5 },
+		{ .text = big2, .len = n, .mean_logprob = -0.6 },
+		{ .text = "x = 1", .len = 5, .mean_logprob = -0.4 },
+	};
+	struct rerank_params p = rerank_params_default();
+	p.previous = big;
+	p.previous_len = n / 2;
+	p.suffix = big;
+	p.suffix_len = n;
+	size_t kept = rerank_run(&p, it, 3);
+	CHECK_INT_EQ(kept, 2); /* the two megabyte ones merged */
+	CHECK_NEAR(rerank_similarity(big, n, big2, n), 1.0, 1e-12);
+	CHECK_NEAR(rerank_similarity(big, n, big, n / 2), 0.5, 1e-12);
+	free(big);
+	free(big2);
 }
 
 static struct rerank_item item(const char *t, double lp)
