@@ -495,8 +495,11 @@ void remote_bridge_start_pending(struct pipeline *p)
 		if (!p->remote) p->remote = remote_client_new(p->loop, st->remote_max_concurrent);
 		if (!p->remote) {
 			rc->fail = (struct remote_failure){ .kind = REMOTE_FAIL_INTERNAL };
+			char *shown = remote_url_redact(rc->ep.url); /* may be NULL: then no URL */
 			snprintf(rc->fail.message, sizeof rc->fail.message,
-			         "cannot start the HTTP client (libcurl) for %s", rc->ep.url);
+			         "cannot start the HTTP client (libcurl) for %s",
+			         shown ? shown : "remote.url");
+			free(shown);
 			finish(p, rc, -ENOMEM);
 			continue;
 		}

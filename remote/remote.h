@@ -147,6 +147,11 @@ struct remote_failure {
 	char message[600];
 };
 
+/* url with the password (or a lone token) before '@' replaced by "***",
+ * for every message and log line that shows a URL: "http://u:***@host/".
+ * New string (free it), NULL when out of memory. */
+char *remote_url_redact(const char *url);
+
 /* ---- the client (remote_client.c), loop thread --------------------------- */
 
 struct remote_client;

@@ -358,3 +358,19 @@ int remote_acc_feed(struct remote_acc *acc, enum remote_api api, const char *jso
 	json_decref(o);
 	return rc;
 }
+
+char *remote_url_redact(const char *url)
+{
+	const char *p = strstr(url, "://");
+	p = p ? p + 3 : url;
+	size_t host = strcspn(p, "/?#");
+	const char *at = memchr(p, '@', host);
+	if (!at) return strdup(url);
+	/* "user:pass@" -> "user:***@"; "token@" -> "***@" */
+	const char *colon = memchr(p, ':', (size_t)(at - p));
+	size_t keep = (size_t)((colon ? colon + 1 : p) - url);
+	size_t n = keep + 3 + strlen(at) + 1;
+	char *s = malloc(n);
+	if (s) snprintf(s, n, "%.*s***%s", (int)keep, url, at);
+	return s;
+}

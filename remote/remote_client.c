@@ -653,20 +653,6 @@ static void arm_cut_timer(struct remote_client *c)
 	uv_timer_start(&c->cut_timer, on_cut_timer, ms, 0);
 }
 
-/* "scheme://user:pass@host/..." without "user:pass@". New string. */
-static char *redact(const char *url)
-{
-	char *s = strdup(url);
-	if (!s) return NULL;
-	char *p = strstr(s, "://");
-	if (!p) return s;
-	p += 3;
-	char *end = p + strcspn(p, "/?#");
-	char *at = memchr(p, '@', (size_t)(end - p));
-	if (at) memmove(p, at + 1, strlen(at + 1) + 1);
-	return s;
-}
-
 int remote_call_start(struct remote_client *c, const struct remote_endpoint *ep,
                       const struct remote_query *q, remote_done_fn done, void *ud,
                       struct remote_call **out)
@@ -687,7 +673,7 @@ int remote_call_start(struct remote_client *c, const struct remote_endpoint *ep,
 	while (ul && ep->url[ul - 1] == '/') ul--;
 	const char *path = remote_api_path(ep->api);
 	call->url = malloc(ul + strlen(path) + 1);
-	call->shown = redact(ep->url);
+	call->shown = remote_url_redact(ep->url);
 	call->body = remote_api_body(ep, q);
 	call->key_env = ep->key_env ? strdup(ep->key_env) : NULL;
 	call->ca_file = ep->ca_file && ep->ca_file[0] ? strdup(ep->ca_file) : NULL;

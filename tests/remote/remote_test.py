@@ -197,6 +197,14 @@ def case_fault_down(binary):
     check("3 attempts" in msg, "retried twice before giving up", msg)
 
 
+def case_fault_credentials_in_url(binary):
+    """Credentials written into remote.url never appear in a message or the
+    log; the message still names the host."""
+    port = free_port()
+    fault(binary, {"remote.url": "http://someone:s3cr3t-pass@127.0.0.1:%d" % port},
+          "127.0.0.1:%d" % port, secret="s3cr3t-pass")
+
+
 def case_fault_slow(binary):
     srv = FakeServer("slow", delay=3.0)
     fault(binary, {"remote.url": srv.url, "remote.timeoutMs": 300},

@@ -33,6 +33,24 @@ static const char SSE[] = ": keep-alive comment\r\n"
                           "\n"
                           "data: [DONE]\n\n";
 
+TEST(credentials_in_urls_are_redacted)
+{
+	static const char *const cases[][2] = {
+		{ "http://user:s3cret@host:8080/v1", "http://user:***@host:8080/v1" },
+		{ "https://tok3n@host/", "https://***@host/" },
+		{ "http://host:8080/path?a=b@c",
+		  "http://host:8080/path?a=b@c" }, /* '@' past the host */
+		{ "http://127.0.0.1:1", "http://127.0.0.1:1" },
+		{ "http://u:p:q@h", "http://u:***@h" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = remote_url_redact(cases[i][0]);
+		CHECK(got != NULL);
+		if (got) CHECK_STR_EQ(got, cases[i][1]);
+		free(got);
+	}
+}
+
 TEST(sse_payloads_whatever_the_cuts)
 {
 	size_t n = strlen(SSE);
