@@ -105,6 +105,7 @@ struct remote_choice {
 	int32_t n_logprobs; /* tokens whose log-probability came back (0: none) */
 	double sum_logprob; /* over those, natural log */
 	enum remote_finish finish;
+	bool full; /* cut at the byte cap (struct remote_acc): the rest was dropped */
 };
 
 /* What came back. Owned by the library; borrowed by remote_done_fn. */
@@ -218,7 +219,13 @@ char *remote_api_body(const struct remote_endpoint *ep, const struct remote_quer
 
 /* Choices being assembled from a stream (caller's memory; zero it, then
  * remote_acc_finish). */
+/* The most bytes one choice keeps when the caller sets no cap: a server
+ * that ignores max_tokens cannot grow a candidate past it. */
+#define REMOTE_CHOICE_MAX_BYTES (64 * 1024)
+
 struct remote_acc {
+	/* Bytes a choice keeps (0: REMOTE_CHOICE_MAX_BYTES); set before feeding. */
+	size_t max_bytes;
 	struct remote_choice *choices;
 	int n, cap;
 	bool done;        /* the stream said it is complete ([DONE], done: true, ...) */

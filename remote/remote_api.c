@@ -200,8 +200,18 @@ static struct remote_choice *choice_at(struct remote_acc *acc, json_int_t index)
 	return ch;
 }
 
-static int add_text(struct remote_choice *ch, const char *s, size_t n)
+/* Appends up to the accumulator's byte cap: past it the choice is full
+ * (finished as by max_tokens) and the rest is dropped, whatever the server
+ * goes on sending. A cut never splits a UTF-8 sequence. */
+static int add_text(struct remote_acc *acc, struct remote_choice *ch, const char *s, size_t n)
 {
+	size_t cap = acc->max_bytes ? acc->max_bytes : REMOTE_CHOICE_MAX_BYTES;
+	if (ch->len + n > cap) {
+		n = ch->len < cap ? cap - ch->len : 0;
+		while (n && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+		ch->finish = REMOTE_FINISH_LENGTH;
+		ch->full = true;
+	}
 	if (!n) return 0;
 	char *t = realloc(ch->text, ch->len + n + 1);
 	if (!t) return -ENOMEM;
@@ -271,7 +281,7 @@ static int feed_openai(struct remote_acc *acc, const json_t *o)
 		if (!ch) return -ENOMEM;
 		const json_t *text = json_object_get(c, "text");
 		if (json_is_string(text)) {
-			if (add_text(ch, json_string_value(text), json_string_length(text)))
+			if (add_text(acc, ch, json_string_value(text), json_string_length(text)))
 				return -ENOMEM;
 			if (json_string_length(text)) ch->n_tokens++;
 		}
@@ -294,7 +304,8 @@ static int feed_infill(struct remote_acc *acc, const json_t *o)
 	if (at < 0 || at >= MAX_CHOICES) return -EPROTO;
 	struct remote_choice *ch = choice_at(acc, at);
 	if (!ch) return -ENOMEM;
-	if (add_text(ch, json_string_value(content), json_string_length(content))) return -ENOMEM;
+	if (add_text(acc, ch, json_string_value(content), json_string_length(content)))
+		return -ENOMEM;
 	add_logprobs(ch, json_object_get(o, "completion_probabilities"));
 	if (json_is_true(json_object_get(o, "stop"))) {
 		const char *st = json_string_value(json_object_get(o, "stop_type"));
@@ -314,7 +325,7 @@ static int feed_ollama(struct remote_acc *acc, const json_t *o)
 	if (!json_is_string(resp)) return -EPROTO;
 	struct remote_choice *ch = choice_at(acc, 0);
 	if (!ch) return -ENOMEM;
-	if (add_text(ch, json_string_value(resp), json_string_length(resp))) return -ENOMEM;
+	if (add_text(acc, ch, json_string_value(resp), json_string_length(resp))) return -ENOMEM;
 	if (json_is_true(json_object_get(o, "done"))) {
 		const char *r = json_string_value(json_object_get(o, "done_reason"));
 		ch->finish = r && !strcmp(r, "length") ? REMOTE_FINISH_LENGTH : REMOTE_FINISH_STOP;

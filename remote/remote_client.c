@@ -57,8 +57,12 @@ struct remote_call {
 	long status; /* HTTP status of this attempt; 0 before the headers */
 	size_t bytes;
 	int feed_error;
-	bool active; /* in the multi handle */
-	bool queued; /* waiting for a slot or a retry */
+	/* Reading stopped on our side: every choice full (full), or the body
+	 * past REMOTE_BODY_MAX (too_big). */
+	bool full, too_big;
+	size_t max_bytes; /* a choice's cap, from max_tokens (struct remote_acc) */
+	bool active;      /* in the multi handle */
+	bool queued;      /* waiting for a slot or a retry */
 	char errbuf[CURL_ERROR_SIZE];
 	struct remote_call *prev, *next; /* every live call */
 	struct remote_call *qnext;       /* the wait queue */
@@ -280,15 +284,37 @@ static int ignore_payload(void *ud, const char *payload, size_t len)
 	return 0;
 }
 
+/* Whether every choice that came is full (cut at the byte cap). */
+static bool choices_full(const struct remote_call *call)
+{
+	if (!call->acc.n) return false;
+	for (int i = 0; i < call->acc.n; i++)
+		if (!call->acc.choices[i].full) return false;
+	return true;
+}
+
+/* Past this many bytes of one reply, reading stops: what has come is used
+ * if it holds choices, else the call fails. A server cannot make the
+ * daemon buffer or parse an unbounded body. */
+#define REMOTE_BODY_MAX (8u << 20)
+
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 {
 	struct remote_call *call = ud;
 	size_t n = size * nmemb;
 	if (!call->status) curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &call->status);
 	call->bytes += n;
+	if (call->bytes > REMOTE_BODY_MAX) {
+		call->too_big = true;
+		return 0;
+	}
 	/* an error reply is only kept (for its message), not parsed as choices */
 	int rc = remote_stream_feed(&call->stream, data, n,
 	                            call->status >= 400 ? ignore_payload : on_payload, call);
+	if (!rc && call->status < 400 && choices_full(call)) {
+		call->full = true; /* nothing more of it would be kept: stop reading */
+		return 0;
+	}
 	return rc ? 0 : n; /* 0: CURLE_WRITE_ERROR ends the transfer */
 }
 
@@ -311,9 +337,11 @@ static int attempt_start(struct remote_call *call)
 	if (call->easy) curl_easy_cleanup(call->easy);
 	remote_stream_finish(&call->stream);
 	remote_acc_finish(&call->acc);
+	call->acc.max_bytes = call->max_bytes;
 	call->status = 0;
 	call->bytes = 0;
 	call->feed_error = 0;
+	call->full = call->too_big = false;
 	call->errbuf[0] = 0;
 	CURL *e = call->easy = curl_easy_init();
 	if (!e) return -ENOMEM;
@@ -470,6 +498,15 @@ static void attempt_done(struct remote_call *call, CURLcode r)
 	curl_multi_remove_handle(c->multi, call->easy);
 	c->in_flight--;
 	call->active = false;
+	if (call->full || (call->too_big && call->acc.n && call->status < 400))
+		r = CURLE_OK; /* we stopped reading: the choices are what came */
+	if (call->too_big && r != CURLE_OK) {
+		fail_call(call, -EMSGSIZE, REMOTE_FAIL_PROTOCOL,
+		          "%s sent more than %u MiB without a usable answer; check remote.api "
+		          "and remote.url",
+		          call->shown, REMOTE_BODY_MAX >> 20);
+		return;
+	}
 	const char *why = call->errbuf[0] ? call->errbuf : curl_easy_strerror(r);
 
 	if (is_connect_error(r, call->bytes)) {
@@ -669,6 +706,12 @@ int remote_call_start(struct remote_client *c, const struct remote_endpoint *ep,
 	call->timeout_ms = ep->timeout_ms > 0 ? ep->timeout_ms : 5000;
 	call->start_ns = now_ns();
 	call->answer_by = q->answer_by_ns;
+	/* A token is rarely over 16 bytes; a server that ignores max_tokens is
+	 * cut there (the hard cap bounds a huge max_tokens too). */
+	call->max_bytes = q->max_tokens > 0 && (size_t)q->max_tokens < REMOTE_CHOICE_MAX_BYTES / 16
+	                          ? (size_t)q->max_tokens * 16
+	                          : REMOTE_CHOICE_MAX_BYTES;
+	call->acc.max_bytes = call->max_bytes;
 	size_t ul = strlen(ep->url);
 	while (ul && ep->url[ul - 1] == '/') ul--;
 	const char *path = remote_api_path(ep->api);

@@ -98,6 +98,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
                 self.close_connection = True
                 return
+            if mode == "flood":  # ignores max_tokens: ~6 MB/s for srv.delay s, every choice
+                chunk = "x = 1  # " + "y" * 1000 + "\n"
+                end = time.monotonic() + srv.delay
+                while time.monotonic() < end:
+                    for i in range(int(body.get("n", 1))):
+                        self._chunk(sse({"choices": [{"index": i, "text": chunk,
+                                                      "finish_reason": None}]}))
+                    with srv.lock:
+                        srv.sent += len(chunk) * int(body.get("n", 1))
+                self._chunk(b"data: [DONE]\n\n")
+                self._end()
+                return
+            if mode == "huge":  # one non-streamed choice of srv.delay MB (made at start:
+                # building it here would hold the test's GIL for seconds)
+                self._chunk(srv.huge)
+                with srv.lock:
+                    srv.sent += len(srv.huge)
+                self._end()
+                return
             if mode == "stream":  # slow tokens until the client hangs up
                 for i in range(int(srv.delay / 0.05)):
                     self._chunk(sse({"choices": [{"index": 0, "text": "x", "finish_reason": None}]}))
@@ -136,6 +155,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 class FakeServer:
     def __init__(self, mode="ok", delay=2.0, key="s3cret", certfile=None, keyfile=None):
+        self.sent = 0  # bytes of choice text written (flood, huge)
+        self.huge = b""
+        if mode == "huge":
+            self.huge = (b'{"choices": [{"index": 0, "finish_reason": "length", "text": "'
+                         + b"z" * int(delay * (1 << 20)) + b'"}]}')
         self.mode, self.delay, self.key = mode, delay, key
         self.requests, self.closed_early = [], []
         self.lock = threading.Lock()

@@ -205,6 +205,94 @@ def case_fault_credentials_in_url(binary):
           "127.0.0.1:%d" % port, secret="s3cr3t-pass")
 
 
+def rss_mb(c):
+    try:
+        with open("/proc/%d/status" % c.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return 0
+
+
+class ForkedServer:
+    """A FakeServer in a child process: a flood written from this process
+    would hold its GIL and make the client's own timings lie."""
+
+    def __init__(self, mode, delay):
+        import multiprocessing
+        ctx = multiprocessing.get_context("fork")
+        self.pipe, child = ctx.Pipe()
+        self.proc = ctx.Process(target=ForkedServer._serve, args=(mode, delay, child),
+                                daemon=True)
+        self.proc.start()
+        self.url = self.pipe.recv()
+
+    @staticmethod
+    def _serve(mode, delay, pipe):
+        srv = FakeServer(mode, delay=delay)
+        pipe.send(srv.url)
+        pipe.recv()  # until stop()
+        srv.stop()
+
+    def stop(self):
+        try:
+            self.pipe.send("stop")
+        except OSError:
+            pass
+        self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.kill()
+
+
+def hostile(binary, mode, delay, deadline_ms):
+    """A server that ignores max_tokens: the request is answered within the
+    deadline + 1 s with bounded candidates, infill/stats answers at once
+    while the reply streams, the next request works, the peak RSS stays
+    under 300 MB."""
+    srv = ForkedServer(mode, delay)
+    c = start(binary, {"remote.url": srv.url, "completion.deadlineMs": deadline_ms,
+                       "completion.maxTokens": 64})
+    try:
+        t0 = time.time()
+        rid = c.request_async("textDocument/inlineCompletion", {
+            "textDocument": {"uri": URI}, "position": {"line": LINE, "character": CH},
+            "context": {"triggerKind": 1}})
+        time.sleep(0.1)
+        t1 = time.time()
+        s = c.request("infill/stats")["result"]
+        check(time.time() - t1 < 0.5, "infill/stats answered while the reply streams",
+              time.time() - t1)
+        limit = deadline_ms / 1000 + 1.0 if deadline_ms else 5.0
+        r = c.response(rid, timeout=limit + 5)
+        took = time.time() - t0
+        check(took < limit, "answered within the deadline + 1 s (5 s without one)", took)
+        items = (r.get("result") or {}).get("items", [])
+        for it in items:
+            check(len(it["insertText"]) <= 64 * 16, "a candidate is bounded",
+                  len(it["insertText"]))
+        check(rss_mb(c) < 300, "peak RSS under 300 MB", rss_mb(c))
+        s = c.request("infill/stats")["result"]
+        check(s["requests"] >= 1, "the daemon answers on", s)
+        check(c.shutdown_exit() == 0, "clean exit")
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_hostile_flood(binary):
+    hostile(binary, "flood", 3.0, 400)
+
+
+def case_hostile_huge_choice(binary):
+    hostile(binary, "huge", 50, 400)
+
+
+def case_hostile_huge_choice_no_deadline(binary):
+    hostile(binary, "huge", 50, 0)
+
+
 def case_fault_slow(binary):
     srv = FakeServer("slow", delay=3.0)
     fault(binary, {"remote.url": srv.url, "remote.timeoutMs": 300},
