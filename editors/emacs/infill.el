@@ -343,8 +343,10 @@ is an error, or a warning about the model."
   (infill--clear)
   (let ((ov (make-overlay pos pos nil nil t))
         (str (propertize rest 'face 'infill-ghost-face)))
-    ;; the cursor stays before the ghost text, not after it
-    (put-text-property 0 1 'cursor t str)
+    ;; the cursor stays before the ghost text, not after it: `cursor 1'
+    ;; (point within 1 of the overlay's start), since `cursor t' loses to
+    ;; the buffer's own character after point in the middle of a line
+    (put-text-property 0 1 'cursor 1 str)
     (overlay-put ov 'after-string str)
     (overlay-put ov 'infill t)
     (overlay-put ov 'priority 100)

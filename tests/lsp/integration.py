@@ -424,6 +424,47 @@ def case_config_project_file(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
+def case_config_watched_file(c):
+    """.infill.json changed on disk (saved in an editor that does not sync
+    JSON): the server asks to watch it and reloads it when told."""
+    root = tempfile.mkdtemp()
+    proj = os.path.join(root, ".infill.json")
+    with open(proj, "w") as f:
+        json.dump({"completion": {"candidates": 4}}, f)
+    # no index (maxFiles 0): the settings file is watched all the same
+    c.initialize(capabilities={"workspace": {"didChangeWatchedFiles": {
+        "dynamicRegistration": True}}}, root_uri="file://" + root,
+        init_options={"context.index.maxFiles": 0})
+    req = c.wait_for(lambda m: m.get("method") == "client/registerCapability")
+    reg = req["params"]["registrations"][0]
+    check(reg["method"] == "workspace/didChangeWatchedFiles", "registers a watcher", req)
+    globs = [w["globPattern"] for w in reg["registerOptions"]["watchers"]]
+    check(any(g in ("**/.infill.json", "**/*") for g in globs), "the watcher covers .infill.json", globs)
+    c.send({"jsonrpc": "2.0", "id": req["id"], "result": None})
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 4, "read at start", s)
+    with open(proj, "w") as f:
+        json.dump({"completion": {"candidates": 6}}, f)
+    c.notify("workspace/didChangeWatchedFiles",
+             {"changes": [{"uri": "file://" + proj, "type": 2}]})
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 6, "a watched change reloads it", s)
+    os.remove(proj)
+    c.notify("workspace/didChangeWatchedFiles",
+             {"changes": [{"uri": "file://" + proj, "type": 3}]})
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 3, "deleting it drops its settings", s)
+    # another file of that name deeper down is not the project's
+    os.makedirs(os.path.join(root, "sub"))
+    with open(os.path.join(root, "sub", ".infill.json"), "w") as f:
+        json.dump({"completion": {"candidates": 8}}, f)
+    c.notify("workspace/didChangeWatchedFiles",
+             {"changes": [{"uri": "file://" + root + "/sub/.infill.json", "type": 1}]})
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 3, "only the root's file counts", s)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_config_push(c):
     c.initialize()
     c.notify("workspace/didChangeConfiguration",
