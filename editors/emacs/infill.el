@@ -388,9 +388,14 @@ is an error, or a warning about the model."
        ;; stale when the user typed or moved meanwhile
        (when (and infill-mode (= seq infill--seq) (= pos (point))
                   (= tick (buffer-chars-modified-tick)))
-         (setq infill--items items
-               infill--index 0)
-         (infill--show-current))))))
+         (let ((along (and (plist-get infill--shown :along) infill--shown)))
+           (setq infill--items items
+                 infill--index 0)
+           (when (and (not (infill--show-current)) along)
+             ;; nothing new fits here: keep what the user is typing along
+             (infill--render (plist-get along :pos) (plist-get along :rest)
+                             (plist-get along :end))
+             (setq infill--shown along))))))))
 
 (defun infill--schedule ()
   "Ask again after `infill-idle-delay' unless something else happens first."
@@ -413,13 +418,33 @@ is an error, or a warning about the model."
                   infill-complete)
   "Commands that keep the suggestion (or manage it themselves).")
 
+(defun infill--type-along ()
+  "Shorten the suggestion in place when the text just typed before point
+is its start (no flicker while the answer for the new point is on its way).
+Return non-nil when it is still shown; else remove it."
+  (let* ((s infill--shown)
+         (pos (plist-get s :pos))
+         (rest (plist-get s :rest))
+         (n (and s (- (point) pos))))
+    (if (and s (> n 0) (< n (length rest))
+             (string= (buffer-substring-no-properties pos (point)) (substring rest 0 n)))
+        (progn
+          (infill--render (point) (substring rest n) (+ (plist-get s :end) n))
+          (setq infill--shown (append infill--shown
+                                      (list :item (plist-get s :item)
+                                            :text (plist-get s :text)
+                                            :along t)))
+          t)
+      (infill--clear)
+      nil)))
+
 (defun infill--post-command ()
   "After each command: ask again after typing, dismiss after a move."
   (let ((tick (buffer-chars-modified-tick)))
     (cond
      ((memq this-command infill--own-commands))
      ((not (eql tick infill--tick))
-      (infill--clear)
+      (infill--type-along)
       (unless (minibufferp)
         (infill--schedule)))
      ((and infill--shown (/= (point) (plist-get infill--shown :pos)))
