@@ -12,7 +12,7 @@ const fs = require('fs');
 const path = require('path');
 
 const root = path.resolve(__dirname, '..');
-const configH = path.join(root, 'lsp', 'config.h');
+const configH = path.join(root, 'core', 'config.h');
 const packageJson = path.join(root, 'editors', 'vscode', 'package.json');
 const emacsSettings = path.join(root, 'editors', 'emacs', 'infill-settings.el');
 

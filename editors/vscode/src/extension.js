@@ -7,6 +7,7 @@
 // server, toggle suggestions and accept a word or a line of a suggestion.
 'use strict';
 
+const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const vscode = require('vscode');
@@ -179,8 +180,25 @@ function hookNotifications(client) {
   });
 }
 
+function isExecutable(p) {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch (e) {
+    return false;
+  }
+}
+
 async function start() {
   setPhase('starting');
+  // a wrong infill.serverPath: one message, ours, that names the setting
+  // (vscode-languageclient would add its own "couldn't create connection")
+  const cmd = settings.serverCommand((k) => cfg().get(k));
+  if (!settings.findExecutable(expandHome(cmd.command), process.env.PATH, isExecutable)) {
+    setPhase('error', `could not start ${cmd.command}: no such executable`);
+    vscode.window.showErrorMessage(`infill: ${st.detail}. Set "infill.serverPath" to the infill binary.`);
+    return;
+  }
   const client = makeClient();
   st.client = client;
   watchClient(client);

@@ -9,7 +9,7 @@ const S = require('../src/settings');
 const pkg = require('../package.json');
 const gen = require('../../settings.js');
 
-const configH = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'lsp', 'config.h'), 'utf8');
+const configH = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'core', 'config.h'), 'utf8');
 const table = gen.readTable(configH);
 
 test('package.json mirrors every server setting with its type, default and range', () => {
@@ -115,4 +115,14 @@ test('the status after a load: the embedded model standing in is named (issue 21
   assert.strictEqual(S.readyDetail({ kind: 'end', message: 'ready: the embedded model (x)' }),
     'the embedded model (x)');
   assert.strictEqual(S.readyDetail({ kind: 'report', message: 'ready: y' }), '');
+});
+
+test('findExecutable: a path as it is, a bare name in PATH, null when missing', () => {
+  const exe = new Set(['/usr/bin/infill', '/opt/x/infill']);
+  const isExe = (p) => exe.has(p);
+  assert.strictEqual(S.findExecutable('/opt/x/infill', '/usr/bin', isExe), '/opt/x/infill');
+  assert.strictEqual(S.findExecutable('/opt/y/infill', '/usr/bin', isExe), null);
+  assert.strictEqual(S.findExecutable('infill', '/bin:/usr/bin', isExe), '/usr/bin/infill');
+  assert.strictEqual(S.findExecutable('infill', '/bin', isExe), null);
+  assert.strictEqual(S.findExecutable('infill', '', isExe), null);
 });
