@@ -230,6 +230,8 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'circle.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'menu.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'notes.md'), '# Notes\n\nThe area of a circle\n');
+  // words for VS Code's word list: "item" and "items" (issue: Tab took them)
+  fs.writeFileSync(path.join(ws, 'loop.py'), 'class Cart:\n    def report(self, item, items):\n        return item, items\n\n\n');
   // What a user sets: where the binary and the model are. Everything else
   // is VS Code's and the extension's defaults, so the test sees them; the
   // sampled candidates run hot so that there is a second one to cycle to.
@@ -496,6 +498,36 @@ async function main() {
       check(/\[info\] fake-info-line/.test(fchan) && /\[warning\] fake-warn-line/.test(fchan) &&
         /\[error\] fake-error-line/.test(fchan) && /\[error\] a line without a level/.test(fchan),
       'stderr lines keep their levels (info, warning, error; unknown: error)');
+    }
+
+    // ---- typing along the ghost text while the word list opens: Tab takes
+    // the ghost text shown, not the list's word (a stand-in server that
+    // always offers the same line, so the ghost text is known)
+    if (want('tabwords')) {
+      const line = 'for item in self.items.values():';
+      const fake = path.join(tmp, 'fake-inline.sh');
+      fs.writeFileSync(fake, `#!/bin/sh\nINFILL_FAKE_INLINE='${line}' exec '${process.execPath}' '${path.join(__dirname, 'vscode_fake_server.js')}'\n`);
+      fs.chmodSync(fake, 0o755);
+      await editSettings(page, { 'infill.serverPath': fake });
+      await sleep(1500); // the client restarts on the new server
+      await openFile(page, 'loop.py');
+      await press(page, 'Control+End');
+      await page.keyboard.type('for item in self.', { delay: 60 });
+      const g1 = await waitFor('the ghost text after self.', () => ghostText(page), 10000).catch(() => '');
+      check(g1 === 'items.values():', 'ghost text after "self.": ' + JSON.stringify(g1));
+      await page.keyboard.type('ite', { delay: 150 });
+      await sleep(800); // the word list, when it opens, opens by now
+      const widget = await suggestWidgetVisible(page);
+      const g2 = await ghostText(page);
+      log(`after "ite": ghost ${JSON.stringify(g2)}; word list visible: ${widget}; ${JSON.stringify(await suggestLabels(page))}`);
+      await page.keyboard.press('Tab');
+      await sleep(500);
+      await press(page, 'Control+S');
+      await sleep(500);
+      const saved = fs.readFileSync(path.join(ws, 'loop.py'), 'utf8').split('\n');
+      const last = saved.filter((l) => l.startsWith('for item')).pop() || '';
+      check(last === line, `one Tab accepted the ghost text, not the word list's item: ${JSON.stringify(last)}`);
+      check(!(await suggestWidgetVisible(page)), 'the word list is closed after the accept');
     }
 
   } catch (e) {

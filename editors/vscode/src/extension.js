@@ -275,6 +275,16 @@ async function acceptPart(kind) {
   }
 }
 
+// Tab while the ghost text and VS Code's word list both show (the list
+// opens as one types along the ghost text, with a word such as `item` over
+// `items.values():`): the ghost text is what the user was looking at, so
+// Tab takes it and closes the list (package.json binds Tab to this only
+// then; the list keeps Enter, and Tab where no ghost text shows).
+async function acceptSuggestion() {
+  await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
+  await vscode.commands.executeCommand('hideSuggestWidget');
+}
+
 // ---- activation -----------------------------------------------------------
 
 async function activate(context) {
@@ -286,6 +296,7 @@ async function activate(context) {
   context.subscriptions.push(
     vscode.commands.registerCommand('infill.restartServer', restart),
     vscode.commands.registerCommand('infill.toggleCompletions', toggle),
+    vscode.commands.registerCommand('infill.acceptSuggestion', acceptSuggestion),
     vscode.commands.registerCommand('infill.acceptWord', () => acceptPart('word')),
     vscode.commands.registerCommand('infill.acceptLine', () => acceptPart('line')),
     vscode.commands.registerCommand('infill.showOutput', () => st.client && st.client.outputChannel.show()),
