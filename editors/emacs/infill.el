@@ -16,8 +16,11 @@
 ;;   (require 'infill)
 ;;   (setq infill-command '("infill" "--model" "/path/to/model.gguf"))
 ;;   (infill-eglot-setup)                ; registers the server for `infill-major-modes'
-;;   (add-hook 'python-mode-hook #'eglot-ensure)
-;;   (add-hook 'eglot-managed-mode-hook #'infill-mode)
+;;   (infill-eglot-hooks)                ; eglot-ensure in each of them, infill-mode with eglot
+;;
+;; (`infill-eglot-hooks' adds `eglot-ensure' to the hook of every mode in
+;; `infill-major-modes', not Python's alone, and `infill-mode' to
+;; `eglot-managed-mode-hook'.)
 ;;
 ;; With lsp-mode: (infill-lsp-setup) registers infill as an add-on client,
 ;; so it runs next to the buffer's usual server; then `lsp' and
@@ -576,6 +579,15 @@ C buffer opened after a Python one reaches the server as Python."
                (cons infill-major-modes
                      (lambda (&optional _interactive)
                        (cons 'infill-eglot-server infill-command)))))
+
+;;;###autoload
+(defun infill-eglot-hooks ()
+  "Start eglot in every mode of `infill-major-modes' and show suggestions
+in the buffers it manages: `eglot-ensure' on each mode's hook (C, JavaScript,
+Go... as well as Python), `infill-mode' on `eglot-managed-mode-hook'."
+  (dolist (mode infill-major-modes)
+    (add-hook (intern (format "%s-hook" mode)) #'eglot-ensure))
+  (add-hook 'eglot-managed-mode-hook #'infill-mode))
 
 ;;;###autoload
 (defun infill-lsp-setup ()
