@@ -944,7 +944,11 @@ static void pack_run(void *arg, int ith, int nth)
  * token embedding tied to a packed output reads its rows from the panels
  * (packing.row). Returns 0 or -ENOMEM (nothing packed then).
  */
-static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
+/* cfg's progress hears of each tensor packed (the most of a load's time
+ * on a large model: without it, a progress bar would go from nothing to
+ * done). */
+static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx,
+                          const struct backend_config *cfg)
 {
 	enum { PER_LAYER = 7 };
 	int64_t n_t = (int64_t)c->hp.n_layer * PER_LAYER + 1;
@@ -995,6 +999,8 @@ static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
 		t->type = pk->packed;
 		c->il_weights = c->il_weights || cpu_kernels_gemm_il(c->k, t->type);
 		dst += bytes;
+		if (cfg->progress)
+			cfg->progress(cfg->progress_user, 0.99f * (float)(dst - (char *)buf) / (float)total);
 	}
 	/* Read-only from here on: a stray write faults instead of corrupting weights. */
 	mprotect(buf, total, PROT_READ);
@@ -1086,7 +1092,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	const char *amx_env = getenv("INFILL_CPU_AMX");
 	bool use_amx = amx_env && !strcmp(amx_env, "1") && c->k == &c->k_full &&
 	               !strcmp(c->k->name, "avx512-vnni") && cpu_amx_available();
-	if (repack_weights(c, w->data_mapped, use_amx) != 0) {
+	if (repack_weights(c, w->data_mapped, use_amx, cfg) != 0) {
 		cpu_destroy(c);
 		return backend_error_set(
 		        err, -ENOMEM,

@@ -491,6 +491,29 @@ def case_trace(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
+def case_load_progress(c):
+    """The model load reports progress between its begin and its end (a
+    large model takes seconds in its weights' packing), and each report
+    says how far it is."""
+    model = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                         "shared", "testdata", "models", "tiny-dsc-q8_0.gguf")
+    if not os.path.exists(model):
+        print("SKIP: " + model + " missing")
+        sys.exit(77)
+    c.initialize(capabilities={"window": {"workDoneProgress": True}},
+                 init_options={"model": model, "threads": 1})
+    end = c.wait_for(lambda m: m.get("method") == "$/progress"
+                     and m["params"]["value"].get("kind") == "end", timeout=60)
+    values = [m["params"]["value"] for m in c.notifications
+              if m.get("method") == "$/progress" and m["params"]["token"] == end["params"]["token"]]
+    pcts = [v.get("percentage") for v in values if v.get("kind") == "report"]
+    check(end["params"]["value"].get("message") == "ready", "the model loaded", values)
+    check(any(p is not None and 0 < p < 100 for p in pcts),
+          "a report between 0% and 100%", values)
+    check(all(p is not None for p in pcts), "every report has its percentage", values)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_log_message(c):
     c.initialize(capabilities={"window": {"workDoneProgress": True}})
     m = c.wait_for(lambda m: m.get("method") == "window/logMessage")
