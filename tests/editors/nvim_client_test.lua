@@ -130,13 +130,14 @@ co = coroutine.create(function()
   vim.api.nvim_win_set_cursor(0, { last, 0 })
   vim.api.nvim_input('o    # count ')
   wait_for('insert mode after "# count "', 5000, function()
-    return vim.api.nvim_get_mode().mode == 'i' and vim.api.nvim_get_current_line() == '    # count '
+    return vim.api.nvim_get_mode().mode == 'i' and vim.endswith(vim.api.nvim_get_current_line(), '# count ')
   end)
+  local base = vim.api.nvim_get_current_line()
   local ghost = 'the lines in every file'
   check(infill.show_items({ { insertText = ghost } }), 'the ghost is shown')
   for i = 1, 5 do
     local want = ghost:sub(i + 1)
-    local typed_line = '    # count ' .. ghost:sub(1, i)
+    local typed_line = base .. ghost:sub(1, i)
     vim.api.nvim_input(ghost:sub(i, i))
     wait_for('the key ' .. ghost:sub(i, i), 2000, function()
       return vim.api.nvim_get_current_line() == typed_line
