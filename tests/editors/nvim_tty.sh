@@ -1,8 +1,8 @@
 #!/bin/sh
 # nvim_tty.sh INFILL PLUGIN_DIR - Neovim in a terminal (a tmux pane) starting
-# infill with a model path that does not exist: the server's message (the
-# embedded model standing in, naming the long path) must not stop start-up
-# at "Press ENTER"; it shows on one line, and the whole text stays in
+# infill with a model path that does not exist and modelFallback off: the
+# server's error (naming the long path) must not stop start-up at "Press
+# ENTER"; it shows on one line, and the whole text stays in
 # :InfillStatus. Only a real screen shows a hit-enter prompt (headless
 # Neovim has none). Exit 77 (skipped) without nvim or tmux.
 bin=$1 plugin=$2
@@ -28,14 +28,14 @@ vim.cmd('filetype on')
 require('infill').setup {
   cmd = { '$bin', '--user-config', '' },
   filetypes = { 'python' },
-  settings = { model = '$missing' },
+  settings = { model = '$missing', modelFallback = false },
 }
 -- the test reads this file once the server's message has arrived
 vim.defer_fn(function() end, 0)
 local t = vim.loop.new_timer()
 t:start(100, 100, vim.schedule_wrap(function()
   local s = require('infill').status()
-  if s:find('embedded model') then
+  if s:find('cannot load') then
     t:stop()
     vim.defer_fn(function()
       local f = io.open('$tmp/status', 'w')
