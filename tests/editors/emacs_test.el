@@ -205,7 +205,8 @@ def main():
 ;; 5b. typing along the ghost text shortens it in place at once: it never
   ;; leaves the screen between the key and the server's next answer
   (goto-char (point-max))
-  (insert "\n    # count ")
+  (insert "\n")
+  (test-type "SPC SPC SPC SPC # SPC c o u n t SPC")
   (let ((ghost "the lines in every file"))
     (infill--render (point) ghost (point))
     (cl-loop
