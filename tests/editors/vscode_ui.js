@@ -530,6 +530,22 @@ async function main() {
       check(!(await suggestWidgetVisible(page)), 'the word list is closed after the accept');
     }
 
+    // ---- a wrong infill.serverPath: one message, naming the setting (not
+    // vscode-languageclient's "couldn't create connection" as well)
+    if (want('serverpath')) {
+      await page.evaluate(() => document.querySelectorAll('.notifications-toasts .notification-toast .codicon-notifications-clear')
+        .forEach((b) => b.click()));
+      await editSettings(page, { 'infill.serverPath': path.join(tmp, 'no-such-infill') });
+      await waitFor('the status bar to show the error', async () => /error|could not/i.test((await statusText(page)) || ''), 10000)
+        .catch(() => null);
+      await sleep(3000); // a second message, if any, comes by now
+      const toasts = await page.evaluate(() => [...document.querySelectorAll('.notifications-toasts .notification-list-item-message')]
+        .map((e) => e.innerText.replace(/\u00a0/g, ' ')).filter((t) => /infill|no-such-infill/.test(t)));
+      log('toasts: ' + JSON.stringify(toasts));
+      check(toasts.length === 1 && /infill\.serverPath/.test(toasts[0]),
+        'one message for a wrong serverPath, naming the setting: ' + JSON.stringify(toasts));
+    }
+
   } catch (e) {
     failures.push(String(e && e.message || e));
     console.error(e && e.stack || e);
