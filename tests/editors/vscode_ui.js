@@ -230,6 +230,7 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'circle.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'menu.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'notes.md'), '# Notes\n\nThe area of a circle\n');
+  fs.writeFileSync(path.join(ws, '.infill.json'), '{}\n');
   // words for VS Code's word list: "item" and "items" (issue: Tab took them)
   fs.writeFileSync(path.join(ws, 'loop.py'), 'class Cart:\n    def report(self, item, items):\n        return item, items\n\n\n');
   // What a user sets: where the binary and the model are. Everything else
@@ -256,6 +257,8 @@ async function main() {
     // the test types settings.json as a user would: no brackets or quotes
     // closed for it
     '[jsonc]': { 'editor.autoClosingBrackets': 'never', 'editor.autoClosingQuotes': 'never',
+      'editor.autoIndent': 'none', 'editor.quickSuggestions': { strings: 'off', other: 'off' } },
+    '[json]': { 'editor.autoClosingBrackets': 'never', 'editor.autoClosingQuotes': 'never',
       'editor.autoIndent': 'none', 'editor.quickSuggestions': { strings: 'off', other: 'off' } },
   };
   fs.writeFileSync(path.join(ud, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2));
@@ -459,6 +462,19 @@ async function main() {
       check(!/\[error\] \d\d:\d\d:\d\d\.\d{3} (info|debug|warn)/.test(chan), 'no info, debug or warn line shown as [error]');
       check(/\[info\] infill: loading the model/.test(chan), 'the load progress reached the client');
       check(!/answered request \d+ with an error/.test(chan), 'no progress request refused');
+    }
+
+    // ---- .infill.json saved in VS Code reaches the server (it does not sync
+    // JSON documents: the watcher the server registers reports the change)
+    if (want('projectfile')) {
+      await openFile(page, '.infill.json');
+      await press(page, 'Control+A');
+      await page.keyboard.press('Delete');
+      await page.keyboard.type('{"completion": {"maxLines": 2}}');
+      await press(page, 'Control+S');
+      const reloaded = await waitFor('the server to reload .infill.json', () =>
+        /\.infill\.json changed: reloading the project settings/.test(channelLog(ud)), 10000).catch(() => false);
+      check(reloaded, 'saving .infill.json in VS Code reloads it on the server');
     }
 
     // ---- item 7: a model that fails to load shows in the status bar
