@@ -8,7 +8,7 @@
 //
 // Every check is a defect of issue 21 seen in VS Code itself:
 //  - Tab while the word list and the ghost text both show takes the ghost
-//    text (editor.inlineSuggest.suppressSuggestions, the extension's default)
+//    text (the extension binds Tab then), also typing along it
 //  - `print(are` before an auto-closed `)` accepts a balanced line
 //  - the model-load progress arrives (no "Unhandled method" for
 //    window/workDoneProgress/create) and the server's log lines keep their
@@ -331,27 +331,23 @@ async function main() {
       const labels = await suggestLabels(page);
       log(`ghost ${JSON.stringify(ghost)}; word list visible: ${widget}; ${JSON.stringify(labels)}`);
       check(!labels.some((x) => /infill/.test(x)), "infill's menu items stay out of the list (infill.menuItems off)");
-      // With the list open, the ghost text first previews the list's item;
-      // Tab takes the item and the ghost text then shows the rest of
-      // infill's suggestion, which a second Tab takes.
+      // With the list open too, one Tab takes the ghost text (the
+      // extension's Tab binding) and closes the list.
       await page.keyboard.press('Tab');
       await sleep(600);
-      let rest = '';
-      if (widget) {
-        rest = await ghostText(page);
-        log('after the first Tab the ghost text shows ' + JSON.stringify(rest));
-        check(rest, 'the rest of the suggestion shows after Tab took the list\'s item');
-        if (rest) await page.keyboard.press('Tab');
-        await sleep(300);
-      }
+      const rest = '';
+      if (widget) check(!(await suggestWidgetVisible(page)), 'Tab closed the word list');
       await press(page, 'Control+S');
       await sleep(500);
       const after = fs.readFileSync(path.join(ws, 'circle.py'), 'utf8');
       const last = after.split('\n').filter((l) => l.startsWith('print(')).pop() || '';
       log('accepted line: ' + JSON.stringify(last));
       const shown = ghost + (rest.includes('\n') ? '' : rest);
-      check(isInsertion(after, before + 'print(are)', shown) || isInsertion(after, before + 'print(are', shown),
-        `Tab (twice with the list open) accepted what was shown (${JSON.stringify(shown)}): ${JSON.stringify(last)}`);
+      // (with the list open the ghost text shown is the part after the
+      // list's item, which the accept takes too)
+      check(isInsertion(after, before + 'print(are)', shown) || isInsertion(after, before + 'print(are', shown) ||
+        (widget && last.startsWith('print(are' + ghost)),
+        `Tab accepted what was shown (${JSON.stringify(shown)}): ${JSON.stringify(last)}`);
       check(last.length > 'print(area_of_circle)'.length, 'more than the word was accepted: ' + JSON.stringify(last));
       check(balanced(last), 'the accepted line is balanced: ' + JSON.stringify(last));
     }
