@@ -422,8 +422,11 @@ async function main() {
         const it = [...document.querySelectorAll('.statusbar-item')].find((e) => /\binfill\b/.test(e.textContent));
         (it.querySelector('a') || it).click();
       });
-      await waitFor('the status bar to say off', async () => /off/i.test((await statusText(page)) || ''), 5000)
-        .catch(() => null);
+      // (not /off/: the tooltip always says "turn suggestions on or off",
+      // and typing on before the toggle has run raced it)
+      const off = await waitFor('the status bar to say off', async () =>
+        /circle-slash|Suggestions off/i.test((await statusText(page)) || ''), 5000).catch(() => false);
+      check(off, 'the status bar item toggled suggestions off: ' + JSON.stringify(await statusText(page)));
       await page.waitForSelector('.monaco-editor textarea');
       await page.focus('.monaco-editor textarea');
       await page.keyboard.type('a', { delay: 40 });

@@ -3,7 +3,7 @@
 --   require('infill').setup{
 --     cmd = { 'infill', '--model', '/path/to/model.gguf' },
 --     filetypes = { 'python', 'c', 'lua' },            -- where to start it
---     settings = { completion = { maxTokens = 64 } },   -- section "infill"
+--     settings = { completion = { maxTokens = 64 } },   -- sent at initialize, and as section "infill"
 --     init_options = {},                                -- initializationOptions
 --   }
 --
