@@ -153,9 +153,8 @@ static void watch_files(struct server *s, bool everything)
 	server_request(s, "client/registerCapability",
 	               json_pack("{s:[{s:s, s:s, s:{s:[{s:s}]}}]}", "registrations", "id",
 	                         "infill-watched-files", "method",
-	                         "workspace/didChangeWatchedFiles", "registerOptions",
-	                         "watchers", "globPattern",
-	                         everything ? "**/*" : "**/.infill.json"),
+	                         "workspace/didChangeWatchedFiles", "registerOptions", "watchers",
+	                         "globPattern", everything ? "**/*" : "**/.infill.json"),
 	               NULL, NULL);
 }
 

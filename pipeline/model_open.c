@@ -119,7 +119,8 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 			/* the loader's messages often start with the path already */
 			const char *why = ierr.message[0] ? ierr.message : "unknown error";
 			size_t n = strlen(path);
-			if (!strncmp(why, path, n) && why[n] == ':' && why[n + 1] == ' ') why += n + 2;
+			if (!strncmp(why, path, n) && why[n] == ':' && why[n + 1] == ' ')
+				why += n + 2;
 			err->code = code;
 			snprintf(err->message, sizeof err->message,
 			         "cannot load the model %.240s: %.240s", path, why);

@@ -1000,7 +1000,8 @@ static int repack_weights(struct cpu_backend *c, bool data_mapped, bool amx,
 		c->il_weights = c->il_weights || cpu_kernels_gemm_il(c->k, t->type);
 		dst += bytes;
 		if (cfg->progress)
-			cfg->progress(cfg->progress_user, 0.99f * (float)(dst - (char *)buf) / (float)total);
+			cfg->progress(cfg->progress_user,
+			              0.99f * (float)(dst - (char *)buf) / (float)total);
 	}
 	/* Read-only from here on: a stray write faults instead of corrupting weights. */
 	mprotect(buf, total, PROT_READ);
