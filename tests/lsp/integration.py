@@ -5,6 +5,7 @@ Each case is a function below; meson runs each as its own test.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -491,12 +492,47 @@ def case_trace(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
+TINY_Q8 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                       "shared", "testdata", "models", "tiny-dsc-q8_0.gguf")
+
+
+def home_with_model():
+    """A HOME holding models/tiny.gguf (for case model_path)."""
+    home = tempfile.mkdtemp()
+    os.makedirs(os.path.join(home, "models"))
+    os.symlink(os.path.abspath(TINY_Q8), os.path.join(home, "models", "tiny.gguf"))
+    return {"HOME": home}
+
+
+def case_model_path(c):
+    """`model` as users write it: "~/..." is the home folder; a load error
+    names the path once; the log has no line that ends in nothing."""
+    if not os.path.exists(TINY_Q8):
+        print("SKIP: " + TINY_Q8 + " missing")
+        sys.exit(77)
+    c.initialize(capabilities={"window": {"workDoneProgress": True}},
+                 init_options={"model": "~/models/tiny.gguf", "modelFallback": False})
+    end = c.wait_for(lambda m: m.get("method") == "$/progress"
+                     and m["params"]["value"].get("kind") == "end", timeout=60)
+    check(end["params"]["value"].get("message") == "ready", "~/models/tiny.gguf loads", end,
+          c.notifications)
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "model": "~/models/missing.gguf", "modelFallback": False}}})
+    err = c.wait_for(lambda m: m.get("method") == "window/showMessage"
+                     and m["params"]["type"] == 1, timeout=60)
+    text = err["params"]["message"]
+    check(text.count("missing.gguf") == 1, "the error names the path once", text)
+    check("cannot open" in text or "No such file" in text, "and says why", text)
+    log = c.log()
+    check(not re.search(r"loading the model: *$", log, re.M), "no log line ends in nothing", log)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_load_progress(c):
     """The model load reports progress between its begin and its end (a
     large model takes seconds in its weights' packing), and each report
     says how far it is."""
-    model = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                         "shared", "testdata", "models", "tiny-dsc-q8_0.gguf")
+    model = TINY_Q8
     if not os.path.exists(model):
         print("SKIP: " + model + " missing")
         sys.exit(77)
@@ -522,6 +558,7 @@ def case_log_message(c):
 
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
+ENVS = {"model_path": home_with_model}
 ARGS = {"flags_win": ["--threads", "2", "--backend", "cpu"],
         "oversized": ["--max-message-mb", "1"]}
 
@@ -592,7 +629,7 @@ def main():
         out = subprocess.run([binary, "--bogus"], capture_output=True, text=True)
         check(out.returncode == 2, "unknown flag: 2", out)
         return 0
-    c = Client(binary, ARGS.get(name, []))
+    c = Client(binary, ARGS.get(name, []), env=ENVS[name]() if name in ENVS else None)
     try:
         CASES[name](c)
     except BaseException:
