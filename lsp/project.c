@@ -144,30 +144,43 @@ static void work_next(struct project *p)
 	if (uv_queue_work(p->s->loop, &p->work, work_run, work_done) == 0) p->busy = true;
 }
 
+/* The watcher the client is asked for (when it can register one): every
+ * file when the index is kept, else only the project's settings file, so
+ * that saving .infill.json outside a synced document reloads it too. */
+static void watch_files(struct server *s, bool everything)
+{
+	if (!s->client_watch_files || !s->root_path) return;
+	server_request(s, "client/registerCapability",
+	               json_pack("{s:[{s:s, s:s, s:{s:[{s:s}]}}]}", "registrations", "id",
+	                         "infill-watched-files", "method",
+	                         "workspace/didChangeWatchedFiles", "registerOptions", "watchers",
+	                         "globPattern", everything ? "**/*" : "**/.infill.json"),
+	               NULL, NULL);
+}
+
 void project_start(struct project *p)
 {
 	struct server *s = p->s;
 	const struct settings *st = config_get(s->config, NULL);
-	if (p->ix || !s->root_path || st->context_index_max_files <= 0) return;
+	if (p->ix || !s->root_path) return;
+	if (st->context_index_max_files <= 0) {
+		watch_files(s, false);
+		return;
+	}
 	struct ctx_index_params ip = { .root = s->root_path,
 		                       .max_files = st->context_index_max_files,
 		                       .max_mb = st->context_index_max_mb };
 	p->ix = ctx_index_new(&ip);
 	if (!p->ix) {
 		log_warn(s->log, "workspace index: cannot index %s", s->root_path);
+		watch_files(s, false);
 		return;
 	}
 	p->scan_wanted = true;
 	work_next(p);
 	/* Files changed outside the editor (a checkout, a generator): clients
 	 * send them once asked to watch. */
-	if (s->client_watch_files)
-		server_request(s, "client/registerCapability",
-		               json_pack("{s:[{s:s, s:s, s:{s:[{s:s}]}}]}", "registrations", "id",
-		                         "infill-watched-files", "method",
-		                         "workspace/didChangeWatchedFiles", "registerOptions",
-		                         "watchers", "globPattern", "**/*"),
-		               NULL, NULL);
+	watch_files(s, true);
 }
 
 void project_file_changed(struct project *p, const char *uri)
@@ -351,7 +364,9 @@ int project_fill(struct project *p, const struct docs_entry *e, size_t cursor,
 }
 
 /* workspace/didChangeWatchedFiles {changes: [{uri, type}]}: created,
- * changed and deleted files alike are read again (or dropped). */
+ * changed and deleted files alike are read again (or dropped); the
+ * project's .infill.json is read again as settings (deleted: its layer
+ * goes). */
 void workspace_did_change_watched_files(struct server *s, json_t *id, json_t *params)
 {
 	(void)id;
@@ -361,6 +376,8 @@ void workspace_did_change_watched_files(struct server *s, json_t *id, json_t *pa
 	json_array_foreach(changes, i, ch)
 	{
 		const char *uri = json_get_string(ch, "uri");
-		if (uri) project_file_changed(s->project, uri);
+		if (!uri) continue;
+		project_file_changed(s->project, uri);
+		workspace_file_saved(s, uri);
 	}
 }

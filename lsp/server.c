@@ -437,7 +437,10 @@ static void host_progress(void *ud, const char *title, const char *message, int 
                           bool done)
 {
 	struct server *s = ud;
-	log_info(s->log, "%s: %s%s", title, message ? message : "", done ? " (done)" : "");
+	if (message)
+		log_info(s->log, "%s: %s%s", title, message, done ? " (done)" : "");
+	else /* a report of the percentage alone */
+		log_debug(s->log, "%s: %d%%", title, percentage);
 	if (done) {
 		server_progress_end(s, s->pipeline_progress, message);
 		s->pipeline_progress = NULL;

@@ -172,7 +172,8 @@ void server_progress_end(struct server *s, char *token, const char *message);
 void workspace_configure_initial(struct server *s, json_t *init_params);
 /* After initialized: pulls workspace/configuration when supported. */
 void workspace_pull_configuration(struct server *s);
-/* A file was saved: reloads .infill.json when it is the project's. */
+/* A file was saved or changed on disk (didSave, didChangeWatchedFiles):
+ * reloads .infill.json when it is the project's. */
 void workspace_file_saved(struct server *s, const char *uri);
 /* Re-applies global settings (log level, message size, engine). */
 void workspace_apply(struct server *s);

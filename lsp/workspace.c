@@ -3,7 +3,9 @@
  * come from: the user file, .infill.json at the workspace root,
  * initializationOptions, and workspace/configuration (pulled after
  * initialized when the client supports it, and again after every
- * workspace/didChangeConfiguration). Warnings about bad values go to the
+ * workspace/didChangeConfiguration). .infill.json is read again when it is
+ * saved in the editor or the client reports it changed on disk
+ * (workspace/didChangeWatchedFiles; project.c asks for the watcher). Warnings about bad values go to the
  * user with window/showMessage, naming the key.
  */
 #include "server_priv.h"
@@ -117,7 +119,7 @@ void workspace_file_saved(struct server *s, const char *uri)
 	}
 	size_t n = strlen(s->root_path);
 	if (!strncmp(path, s->root_path, n) && !strcmp(path + n, "/.infill.json")) {
-		log_info(s->log, "%s saved: reloading the project settings", path);
+		log_info(s->log, "%s changed: reloading the project settings", path);
 		load_project(s);
 		workspace_apply(s);
 	}

@@ -91,6 +91,14 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 {
 	*model = NULL;
 	*engine = NULL;
+	/* "~/models/x.gguf" from a settings file or an editor's settings: no
+	 * shell expanded it */
+	char home_path[4200];
+	const char *home = getenv("HOME");
+	if (path[0] == '~' && path[1] == '/' && home && home[0]) {
+		snprintf(home_path, sizeof home_path, "%s%s", home, path + 1);
+		path = home_path;
+	}
 	struct model_params mp = model_params_of(spec, path);
 	mp.progress = progress;
 	mp.progress_user = progress_user;
@@ -108,10 +116,14 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 		 * -EINVAL for a bad one, -ENOTSUP for an architecture we lack */
 		int code = ierr.code < 0 ? ierr.code : m ? -ENOMEM : -EINVAL;
 		if (err) {
+			/* the loader's messages often start with the path already */
+			const char *why = ierr.message[0] ? ierr.message : "unknown error";
+			size_t n = strlen(path);
+			if (!strncmp(why, path, n) && why[n] == ':' && why[n + 1] == ' ')
+				why += n + 2;
 			err->code = code;
 			snprintf(err->message, sizeof err->message,
-			         "cannot load the model %.240s: %.240s", path,
-			         ierr.message[0] ? ierr.message : "unknown error");
+			         "cannot load the model %.240s: %.240s", path, why);
 		}
 		return code;
 	}

@@ -16,8 +16,11 @@
 ;;   (require 'infill)
 ;;   (setq infill-command '("infill" "--model" "/path/to/model.gguf"))
 ;;   (infill-eglot-setup)                ; registers the server for `infill-major-modes'
-;;   (add-hook 'python-mode-hook #'eglot-ensure)
-;;   (add-hook 'eglot-managed-mode-hook #'infill-mode)
+;;   (infill-eglot-hooks)                ; eglot-ensure in each of them, infill-mode with eglot
+;;
+;; (`infill-eglot-hooks' adds `eglot-ensure' to the hook of every mode in
+;; `infill-major-modes', not Python's alone, and `infill-mode' to
+;; `eglot-managed-mode-hook'.)
 ;;
 ;; With lsp-mode: (infill-lsp-setup) registers infill as an add-on client,
 ;; so it runs next to the buffer's usual server; then `lsp' and
@@ -343,8 +346,10 @@ is an error, or a warning about the model."
   (infill--clear)
   (let ((ov (make-overlay pos pos nil nil t))
         (str (propertize rest 'face 'infill-ghost-face)))
-    ;; the cursor stays before the ghost text, not after it
-    (put-text-property 0 1 'cursor t str)
+    ;; the cursor stays before the ghost text, not after it: `cursor 1'
+    ;; (point within 1 of the overlay's start), since `cursor t' loses to
+    ;; the buffer's own character after point in the middle of a line
+    (put-text-property 0 1 'cursor 1 str)
     (overlay-put ov 'after-string str)
     (overlay-put ov 'infill t)
     (overlay-put ov 'priority 100)
@@ -386,9 +391,14 @@ is an error, or a warning about the model."
        ;; stale when the user typed or moved meanwhile
        (when (and infill-mode (= seq infill--seq) (= pos (point))
                   (= tick (buffer-chars-modified-tick)))
-         (setq infill--items items
-               infill--index 0)
-         (infill--show-current))))))
+         (let ((along (and (plist-get infill--shown :along) infill--shown)))
+           (setq infill--items items
+                 infill--index 0)
+           (when (and (not (infill--show-current)) along)
+             ;; nothing new fits here: keep what the user is typing along
+             (infill--render (plist-get along :pos) (plist-get along :rest)
+                             (plist-get along :end))
+             (setq infill--shown along))))))))
 
 (defun infill--schedule ()
   "Ask again after `infill-idle-delay' unless something else happens first."
@@ -411,13 +421,33 @@ is an error, or a warning about the model."
                   infill-complete)
   "Commands that keep the suggestion (or manage it themselves).")
 
+(defun infill--type-along ()
+  "Shorten the suggestion in place when the text just typed before point
+is its start (no flicker while the answer for the new point is on its way).
+Return non-nil when it is still shown; else remove it."
+  (let* ((s infill--shown)
+         (pos (plist-get s :pos))
+         (rest (plist-get s :rest))
+         (n (and s (- (point) pos))))
+    (if (and s (> n 0) (< n (length rest))
+             (string= (buffer-substring-no-properties pos (point)) (substring rest 0 n)))
+        (progn
+          (infill--render (point) (substring rest n) (+ (plist-get s :end) n))
+          (setq infill--shown (append infill--shown
+                                      (list :item (plist-get s :item)
+                                            :text (plist-get s :text)
+                                            :along t)))
+          t)
+      (infill--clear)
+      nil)))
+
 (defun infill--post-command ()
   "After each command: ask again after typing, dismiss after a move."
   (let ((tick (buffer-chars-modified-tick)))
     (cond
      ((memq this-command infill--own-commands))
      ((not (eql tick infill--tick))
-      (infill--clear)
+      (infill--type-along)
       (unless (minibufferp)
         (infill--schedule)))
      ((and infill--shown (/= (point) (plist-get infill--shown :pos)))
@@ -549,6 +579,15 @@ C buffer opened after a Python one reaches the server as Python."
                (cons infill-major-modes
                      (lambda (&optional _interactive)
                        (cons 'infill-eglot-server infill-command)))))
+
+;;;###autoload
+(defun infill-eglot-hooks ()
+  "Start eglot in every mode of `infill-major-modes' and show suggestions
+in the buffers it manages: `eglot-ensure' on each mode's hook (C, JavaScript,
+Go... as well as Python), `infill-mode' on `eglot-managed-mode-hook'."
+  (dolist (mode infill-major-modes)
+    (add-hook (intern (format "%s-hook" mode)) #'eglot-ensure))
+  (add-hook 'eglot-managed-mode-hook #'infill-mode))
 
 ;;;###autoload
 (defun infill-lsp-setup ()

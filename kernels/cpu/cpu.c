@@ -649,7 +649,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	const char *amx_env = getenv("INFILL_CPU_AMX");
 	bool use_amx = amx_env && !strcmp(amx_env, "1") && c->k == &c->k_full &&
 	               !strcmp(c->k->name, "avx512-vnni") && cpu_amx_available();
-	if (cpu_repack_weights(c, w->data_mapped, use_amx) != 0) {
+	if (cpu_repack_weights(c, w->data_mapped, use_amx, cfg) != 0) {
 		cpu_destroy(c);
 		return backend_error_set(
 		        err, -ENOMEM,

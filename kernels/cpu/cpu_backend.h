@@ -120,8 +120,10 @@ const struct cpu_packing *cpu_packing_of(uint32_t type);
 /* A row's bytes in the file's type: panels keep the rows' bytes. */
 size_t cpu_row_bytes(const struct backend_tensor *t);
 /* Packs every matmul weight of a type the kernel set reads as panels into
- * c->packed (see packings.c); 0 or -ENOMEM (nothing packed then). */
-int cpu_repack_weights(struct cpu_backend *c, bool data_mapped, bool amx);
+ * c->packed (see packings.c), telling cfg->progress after each tensor; 0 or
+ * -ENOMEM (nothing packed then). */
+int cpu_repack_weights(struct cpu_backend *c, bool data_mapped, bool amx,
+                       const struct backend_config *cfg);
 
 /* ---- matmul.c: the matrix products, split over the pool ---- */
 

@@ -104,7 +104,8 @@ static void pack_run(void *arg, int ith, int nth)
  * token embedding tied to a packed output reads its rows from the panels
  * (packing.row). Returns 0 or -ENOMEM (nothing packed then).
  */
-int cpu_repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
+int cpu_repack_weights(struct cpu_backend *c, bool data_mapped, bool amx,
+                       const struct backend_config *cfg)
 {
 	enum { PER_LAYER = 7 };
 	int64_t n_t = (int64_t)c->hp.n_layer * PER_LAYER + 1;
@@ -156,6 +157,11 @@ int cpu_repack_weights(struct cpu_backend *c, bool data_mapped, bool amx)
 		t->type = pk->packed;
 		c->il_weights = c->il_weights || cpu_kernels_gemm_il(c->k, t->type);
 		dst += bytes;
+		/* the most of a load's time on a large model: without it, a
+		 * progress bar would go from nothing to done */
+		if (cfg->progress)
+			cfg->progress(cfg->progress_user,
+			              0.99f * (float)(dst - (char *)buf) / (float)total);
 	}
 	/* Read-only from here on: a stray write faults instead of corrupting weights. */
 	mprotect(buf, total, PROT_READ);

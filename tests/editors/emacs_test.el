@@ -202,6 +202,34 @@ def main():
       (test-type "C-b")
       (when (test-overlays) (test-fail "moving point leaves no overlay"))))
 
+;; 5b. typing along the ghost text shortens it in place at once: it never
+  ;; leaves the screen between the key and the server's next answer
+  (goto-char (point-max))
+  (insert "\n")
+  (test-type "SPC SPC SPC SPC # SPC c o u n t SPC")
+  (let ((ghost "the lines in every file"))
+    (infill--render (point) ghost (point))
+    (cl-loop
+     for i from 1 to 5
+     do (let ((want (substring ghost i)))
+          (test-type (let ((ch (substring ghost (1- i) i))) (if (equal ch " ") "SPC" ch)))
+          (unless (equal (infill-visible) want)
+            (test-fail "key %d: the ghost is %S right after the key, not %S"
+                       i (infill-visible) want))
+          (let ((t0 (float-time)))
+            (while (< (- (float-time) t0) 0.2)
+              (unless (infill-visible)
+                (test-fail "key %d: the ghost left the screen after %.0f ms"
+                           i (* 1000 (- (float-time) t0))))
+              (accept-process-output nil 0.003))))
+     ;; the server answered something else: type along that from here
+     until (not (equal (infill-visible) (substring ghost i))))
+    (let ((v (infill-visible)))
+      (test-type (if (string-prefix-p "Z" v) "Q" "Z"))
+      (when (equal (infill-visible) (substring v 1))
+        (test-fail "a key that is not the ghost's next one typed along it"))))
+  (infill-dismiss)
+
   (when (eq test-client 'eglot)
     ;; 6. menu completion (completion-at-point) after a partly
     ;; typed word: the items replace from the word's start, so the word

@@ -5,6 +5,7 @@ Each case is a function below; meson runs each as its own test.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -424,6 +425,47 @@ def case_config_project_file(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
+def case_config_watched_file(c):
+    """.infill.json changed on disk (saved in an editor that does not sync
+    JSON): the server asks to watch it and reloads it when told."""
+    root = tempfile.mkdtemp()
+    proj = os.path.join(root, ".infill.json")
+    with open(proj, "w") as f:
+        json.dump({"completion": {"candidates": 4}}, f)
+    # no index (maxFiles 0): the settings file is watched all the same
+    c.initialize(capabilities={"workspace": {"didChangeWatchedFiles": {
+        "dynamicRegistration": True}}}, root_uri="file://" + root,
+        init_options={"context.index.maxFiles": 0})
+    req = c.wait_for(lambda m: m.get("method") == "client/registerCapability")
+    reg = req["params"]["registrations"][0]
+    check(reg["method"] == "workspace/didChangeWatchedFiles", "registers a watcher", req)
+    globs = [w["globPattern"] for w in reg["registerOptions"]["watchers"]]
+    check(any(g in ("**/.infill.json", "**/*") for g in globs), "the watcher covers .infill.json", globs)
+    c.send({"jsonrpc": "2.0", "id": req["id"], "result": None})
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 4, "read at start", s)
+    with open(proj, "w") as f:
+        json.dump({"completion": {"candidates": 6}}, f)
+    c.notify("workspace/didChangeWatchedFiles",
+             {"changes": [{"uri": "file://" + proj, "type": 2}]})
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 6, "a watched change reloads it", s)
+    os.remove(proj)
+    c.notify("workspace/didChangeWatchedFiles",
+             {"changes": [{"uri": "file://" + proj, "type": 3}]})
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 3, "deleting it drops its settings", s)
+    # another file of that name deeper down is not the project's
+    os.makedirs(os.path.join(root, "sub"))
+    with open(os.path.join(root, "sub", ".infill.json"), "w") as f:
+        json.dump({"completion": {"candidates": 8}}, f)
+    c.notify("workspace/didChangeWatchedFiles",
+             {"changes": [{"uri": "file://" + root + "/sub/.infill.json", "type": 1}]})
+    s = c.request("infill/settings", {})["result"]
+    check(s["completion.candidates"] == 3, "only the root's file counts", s)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_config_push(c):
     c.initialize()
     c.notify("workspace/didChangeConfiguration",
@@ -450,6 +492,64 @@ def case_trace(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
+TINY_Q8 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                       "shared", "testdata", "models", "tiny-dsc-q8_0.gguf")
+
+
+def home_with_model():
+    """A HOME holding models/tiny.gguf (for case model_path)."""
+    home = tempfile.mkdtemp()
+    os.makedirs(os.path.join(home, "models"))
+    os.symlink(os.path.abspath(TINY_Q8), os.path.join(home, "models", "tiny.gguf"))
+    return {"HOME": home}
+
+
+def case_model_path(c):
+    """`model` as users write it: "~/..." is the home folder; a load error
+    names the path once; the log has no line that ends in nothing."""
+    if not os.path.exists(TINY_Q8):
+        print("SKIP: " + TINY_Q8 + " missing")
+        sys.exit(77)
+    c.initialize(capabilities={"window": {"workDoneProgress": True}},
+                 init_options={"model": "~/models/tiny.gguf", "modelFallback": False})
+    end = c.wait_for(lambda m: m.get("method") == "$/progress"
+                     and m["params"]["value"].get("kind") == "end", timeout=60)
+    check(end["params"]["value"].get("message") == "ready", "~/models/tiny.gguf loads", end,
+          c.notifications)
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "model": "~/models/missing.gguf", "modelFallback": False}}})
+    err = c.wait_for(lambda m: m.get("method") == "window/showMessage"
+                     and m["params"]["type"] == 1, timeout=60)
+    text = err["params"]["message"]
+    check(text.count("missing.gguf") == 1, "the error names the path once", text)
+    check("cannot open" in text or "No such file" in text, "and says why", text)
+    log = c.log()
+    check(not re.search(r"loading the model: *$", log, re.M), "no log line ends in nothing", log)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
+def case_load_progress(c):
+    """The model load reports progress between its begin and its end (a
+    large model takes seconds in its weights' packing), and each report
+    says how far it is."""
+    model = TINY_Q8
+    if not os.path.exists(model):
+        print("SKIP: " + model + " missing")
+        sys.exit(77)
+    c.initialize(capabilities={"window": {"workDoneProgress": True}},
+                 init_options={"model": model, "threads": 1})
+    end = c.wait_for(lambda m: m.get("method") == "$/progress"
+                     and m["params"]["value"].get("kind") == "end", timeout=60)
+    values = [m["params"]["value"] for m in c.notifications
+              if m.get("method") == "$/progress" and m["params"]["token"] == end["params"]["token"]]
+    pcts = [v.get("percentage") for v in values if v.get("kind") == "report"]
+    check(end["params"]["value"].get("message") == "ready", "the model loaded", values)
+    check(any(p is not None and 0 < p < 100 for p in pcts),
+          "a report between 0% and 100%", values)
+    check(all(p is not None for p in pcts), "every report has its percentage", values)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_log_message(c):
     c.initialize(capabilities={"window": {"workDoneProgress": True}})
     m = c.wait_for(lambda m: m.get("method") == "window/logMessage")
@@ -458,6 +558,7 @@ def case_log_message(c):
 
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
+ENVS = {"model_path": home_with_model}
 ARGS = {"flags_win": ["--threads", "2", "--backend", "cpu"],
         "oversized": ["--max-message-mb", "1"]}
 
@@ -528,7 +629,7 @@ def main():
         out = subprocess.run([binary, "--bogus"], capture_output=True, text=True)
         check(out.returncode == 2, "unknown flag: 2", out)
         return 0
-    c = Client(binary, ARGS.get(name, []))
+    c = Client(binary, ARGS.get(name, []), env=ENVS[name]() if name in ENVS else None)
     try:
         CASES[name](c)
     except BaseException:

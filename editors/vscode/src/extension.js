@@ -7,6 +7,7 @@
 // server, toggle suggestions and accept a word or a line of a suggestion.
 'use strict';
 
+const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const vscode = require('vscode');
@@ -179,8 +180,25 @@ function hookNotifications(client) {
   });
 }
 
+function isExecutable(p) {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch (e) {
+    return false;
+  }
+}
+
 async function start() {
   setPhase('starting');
+  // a wrong infill.serverPath: one message, ours, that names the setting
+  // (vscode-languageclient would add its own "couldn't create connection")
+  const cmd = settings.serverCommand((k) => cfg().get(k));
+  if (!settings.findExecutable(expandHome(cmd.command), process.env.PATH, isExecutable)) {
+    setPhase('error', `could not start ${cmd.command}: no such executable`);
+    vscode.window.showErrorMessage(`infill: ${st.detail}. Set "infill.serverPath" to the infill binary.`);
+    return;
+  }
   const client = makeClient();
   st.client = client;
   watchClient(client);
@@ -257,6 +275,16 @@ async function acceptPart(kind) {
   }
 }
 
+// Tab while the ghost text and VS Code's word list both show (the list
+// opens as one types along the ghost text, with a word such as `item` over
+// `items.values():`): the ghost text is what the user was looking at, so
+// Tab takes it and closes the list (package.json binds Tab to this only
+// then; the list keeps Enter, and Tab where no ghost text shows).
+async function acceptSuggestion() {
+  await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
+  await vscode.commands.executeCommand('hideSuggestWidget');
+}
+
 // ---- activation -----------------------------------------------------------
 
 async function activate(context) {
@@ -268,6 +296,7 @@ async function activate(context) {
   context.subscriptions.push(
     vscode.commands.registerCommand('infill.restartServer', restart),
     vscode.commands.registerCommand('infill.toggleCompletions', toggle),
+    vscode.commands.registerCommand('infill.acceptSuggestion', acceptSuggestion),
     vscode.commands.registerCommand('infill.acceptWord', () => acceptPart('word')),
     vscode.commands.registerCommand('infill.acceptLine', () => acceptPart('line')),
     vscode.commands.registerCommand('infill.showOutput', () => st.client && st.client.outputChannel.show()),

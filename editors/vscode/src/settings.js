@@ -67,6 +67,20 @@ function serverCommand(get) {
   return { command, args };
 }
 
+// Where the server command is: a path (with a "/") as it is, a bare name
+// looked up in PATH (pathVar); null when no executable file is there. The
+// extension checks before starting, so a wrong "infill.serverPath" gives one
+// message that names the setting, not vscode-languageclient's own as well.
+// isExecutable(path) -> bool is passed in (fs), so this stays testable.
+function findExecutable(command, pathVar, isExecutable) {
+  if (command.includes('/')) return isExecutable(command) ? command : null;
+  for (const dir of (pathVar || '').split(':')) {
+    const p = (dir || '.') + '/' + command;
+    if (isExecutable(p)) return p;
+  }
+  return null;
+}
+
 // Status bar text for a $/progress value; title: the begin's title.
 function progressText(value, title) {
   if (!value || value.kind === 'end') return null;
@@ -107,5 +121,5 @@ function loadEnd(value) {
   return { phase: 'ready', detail: readyDetail(value) };
 }
 
-module.exports = { serverKeys, explicitValue, serverSettings, serverCommand, progressText,
+module.exports = { serverKeys, explicitValue, serverSettings, serverCommand, findExecutable, progressText,
   documentSelector, readyDetail, loadEnd };

@@ -116,3 +116,13 @@ test('the status after a load: the embedded model standing in is named (issue 21
     'the embedded model (x)');
   assert.strictEqual(S.readyDetail({ kind: 'report', message: 'ready: y' }), '');
 });
+
+test('findExecutable: a path as it is, a bare name in PATH, null when missing', () => {
+  const exe = new Set(['/usr/bin/infill', '/opt/x/infill']);
+  const isExe = (p) => exe.has(p);
+  assert.strictEqual(S.findExecutable('/opt/x/infill', '/usr/bin', isExe), '/opt/x/infill');
+  assert.strictEqual(S.findExecutable('/opt/y/infill', '/usr/bin', isExe), null);
+  assert.strictEqual(S.findExecutable('infill', '/bin:/usr/bin', isExe), '/usr/bin/infill');
+  assert.strictEqual(S.findExecutable('infill', '/bin', isExe), null);
+  assert.strictEqual(S.findExecutable('infill', '', isExe), null);
+});

@@ -3,7 +3,7 @@
 --   require('infill').setup{
 --     cmd = { 'infill', '--model', '/path/to/model.gguf' },
 --     filetypes = { 'python', 'c', 'lua' },            -- where to start it
---     settings = { completion = { maxTokens = 64 } },   -- section "infill"
+--     settings = { completion = { maxTokens = 64 } },   -- sent at initialize, and as section "infill"
 --     init_options = {},                                -- initializationOptions
 --   }
 --
@@ -209,7 +209,31 @@ local function render(bufnr, row, col, rest, end_col)
     opts.virt_lines = vl
   end
   b.mark = vim.api.nvim_buf_set_extmark(bufnr, S.ns, row - 1, col, opts)
-  b.shown = { row = row, col = col, rest = rest, end_col = end_col or col }
+  b.shown = { row = row, col = col, rest = rest, end_col = end_col or col,
+    tick = vim.api.nvim_buf_get_changedtick(bufnr) }
+end
+
+-- Typing along the suggestion: when the buffer changed since it was drawn,
+-- the cursor is on its row past its start, and what was typed there is the
+-- start of the ghost text, the ghost is shortened in place at once (no
+-- flicker while the server's answer for the new cursor is on its way).
+-- Returns whether the suggestion is still visible.
+local function type_along(bufnr)
+  local b = S.bufs[bufnr]
+  local s = b and b.shown
+  if not s or s.tick == vim.api.nvim_buf_get_changedtick(bufnr) then
+    return s ~= nil
+  end
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ''
+  local n = col - s.col
+  if row ~= s.row or n <= 0 or n >= #s.rest or line:sub(s.col + 1, col) ~= s.rest:sub(1, n) then
+    clear(bufnr)
+    return false
+  end
+  render(bufnr, row, col, s.rest:sub(n + 1), s.end_col + n)
+  b.shown.item, b.shown.insert, b.shown.along = s.item, s.insert, true
+  return true
 end
 
 -- Shows item number b.index of b.items if it fits the cursor; returns
@@ -280,8 +304,13 @@ local function request(bufnr)
       return
     end
     local items = result and (result.items or result) or {}
+    local along = b.shown and b.shown.along and b.shown
     b.items, b.index = items, 1
-    show_current(bufnr, client)
+    if not show_current(bufnr, client) and along then
+      -- nothing new fits here: keep what the user is typing along
+      render(bufnr, along.row, along.col, along.rest, along.end_col)
+      b.shown.item, b.shown.insert, b.shown.along = along.item, along.insert, true
+    end
   end, bufnr)
 end
 
@@ -478,7 +507,7 @@ local function on_attach(client, bufnr)
         if b.keep_tick == vim.api.nvim_buf_get_changedtick(bufnr) then
           return
         end
-        clear(bufnr)
+        type_along(bufnr)
         if S.enabled then
           schedule_request(bufnr)
         end
@@ -487,11 +516,17 @@ local function on_attach(client, bufnr)
     vim.api.nvim_create_autocmd('CursorMovedI', {
       group = group, buffer = bufnr,
       callback = function()
-        local s = S.bufs[bufnr] and S.bufs[bufnr].shown
+        local b = S.bufs[bufnr]
+        local s = b and b.shown
         if s then
           local r, c = unpack(vim.api.nvim_win_get_cursor(0))
           if r ~= s.row or c ~= s.col then
-            clear(bufnr)
+            if s.tick == vim.api.nvim_buf_get_changedtick(bufnr) then
+              clear(bufnr) -- a move, no edit
+            else
+              -- a typed character moves the cursor before TextChangedI
+              type_along(bufnr)
+            end
           end
         end
       end,
@@ -585,12 +620,41 @@ local function progress_handler(err, result, ctx, config)
   end
 end
 
-local function message_handler(err, result, ctx, config)
-  if result and (result.type == 1 or (result.type == 2 and tostring(result.message):find('model'))) then
-    S.status = prefixed(result.message)
+-- One line that fits the command line: a message longer than it (a model
+-- path and its error easily are) would stop Neovim at "Press ENTER", at
+-- start-up too. The whole text stays in infill.status() (:InfillStatus).
+local function echo_short(msg, hl)
+  local width = math.max(20, (vim.v.echospace or vim.o.columns - 12) - 1)
+  if vim.fn.strdisplaywidth(msg) > width then
+    msg = vim.fn.strcharpart(msg, 0, width - 1) .. '…'
+  end
+  vim.api.nvim_echo({ { msg, hl } }, true, {})
+end
+
+local function message_handler(_, result, _, _)
+  if not result then
+    return
+  end
+  local msg = prefixed(result.message):gsub('%s*\n%s*', ' ')
+  if result.type == 1 or (result.type == 2 and msg:find('model')) then
+    S.status = msg
     pcall(vim.cmd, 'redrawstatus')
   end
-  return vim.lsp.handlers['window/showMessage'](err, result, ctx, config)
+  if result.type == 1 or result.type == 2 then
+    vim.schedule(function()
+      echo_short(msg .. (S.status == msg and ' (:InfillStatus)' or ''),
+        result.type == 1 and 'ErrorMsg' or 'WarningMsg')
+    end)
+  elseif result.type == 3 then
+    vim.schedule(function()
+      echo_short(msg, 'None')
+    end)
+  end
+end
+
+local function init_options()
+  local o = vim.tbl_deep_extend('force', {}, S.opts.settings or {}, S.opts.init_options or {})
+  return next(o) and o or nil
 end
 
 local function client_config(bufnr)
@@ -609,7 +673,10 @@ local function client_config(bufnr)
     root_dir = root_dir(bufnr),
     -- workspace/configuration asks for section "infill"
     settings = { infill = S.opts.settings or {} },
-    init_options = S.opts.init_options,
+    -- and the same at initialize, so that the first model load already
+    -- follows them (model, modelFallback, backend): workspace/configuration
+    -- comes only after loading began
+    init_options = init_options(),
     capabilities = caps,
     flags = { debounce_text_changes = 0 }, -- a request must follow its edit
     handlers = { ['$/progress'] = progress_handler, ['window/showMessage'] = message_handler },
@@ -701,6 +768,18 @@ function M.setup(opts)
     pattern = o.filetypes,
     callback = function(args)
       M.start(args.buf)
+    end,
+  })
+  -- Neovim 0.7 cannot watch files for the server and the settings file is
+  -- not a buffer the server sees: tell it when .infill.json is written
+  vim.api.nvim_create_autocmd('BufWritePost', {
+    group = group,
+    pattern = '.infill.json',
+    callback = function(args)
+      local uri = vim.uri_from_fname(vim.fn.fnamemodify(args.file, ':p'))
+      for _, c in ipairs(infill_clients(nil)) do
+        client_notify(c, 'workspace/didChangeWatchedFiles', { changes = { { uri = uri, type = 2 } } })
+      end
     end,
   })
   vim.api.nvim_create_user_command('InfillRestart', M.restart, { desc = 'infill: restart the server' })
