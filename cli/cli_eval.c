@@ -823,8 +823,7 @@ static int run_open_model(struct run *r, struct settings *fitted)
 	struct complete_model_spec spec = complete_model_spec_from(g);
 	if (r->o.threads) spec.threads = r->o.threads;
 	struct complete_error err;
-	if (complete_model_open(r->model_path, &spec, NULL, NULL, &r->model, &r->cx.engine,
-	                        &err)) {
+	if (complete_model_open(r->model_path, &spec, NULL, NULL, &r->model, &r->cx.engine, &err)) {
 		fprintf(stderr, "infill eval: %s\n", err.message);
 		return -1;
 	}
@@ -854,7 +853,8 @@ static void case_print(const struct run *r, size_t i)
 	for (int m = 0; m < MODE_COUNT; m++)
 		if (r->o.modes[m])
 			fprintf(stderr, "  %s %s %.2f %.0fms", mode_names[m],
-			        r->res[i][m].exact ? "EM" : "--", r->res[i][m].sim, r->res[i][m].ms);
+			        r->res[i][m].exact ? "EM" : "--", r->res[i][m].sim,
+			        r->res[i][m].ms);
 	fprintf(stderr, "\n");
 }
 

@@ -103,7 +103,7 @@ static int print_json(const struct complete_result *r, const char *lang, size_t 
 /* What the command line asked for. */
 struct args {
 	char *loc;      /* FILE:LINE:COL, cut to FILE in place (argv) */
-	long line, col;  /* 1-based */
+	long line, col; /* 1-based */
 	const char *model, *lang_id, *settings_json;
 	long candidates, max_tokens; /* <= 0: as the settings say */
 	bool as_json;
@@ -208,8 +208,8 @@ static int complete_print(struct args *a, const struct settings *st, const char 
 	}
 	struct complete_result res;
 	a->opt.n_ctx = model_info(m)->n_ctx_train;
-	int rc = complete_run(e, model_tokenizer(m), lname, text, len, off, st, &a->opt, &res,
-	                      &err);
+	int rc =
+	        complete_run(e, model_tokenizer(m), lname, text, len, off, st, &a->opt, &res, &err);
 	if (rc) {
 		fprintf(stderr, "infill complete: %s\n",
 		        err.message[0] ? err.message : strerror(-rc));

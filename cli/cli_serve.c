@@ -179,7 +179,8 @@ static bool flag_parse_value(int argc, char **argv, int *i, struct serve_flags *
 		enum log_level l;
 		if (log_level_from_name(v, &l)) {
 			fprintf(stderr,
-			        "infill: --log-level %s: use error, warn, info, debug or trace\n", v);
+			        "infill: --log-level %s: use error, warn, info, debug or trace\n",
+			        v);
 			*rc = 2;
 			return true;
 		}

@@ -449,8 +449,8 @@ static int load_tokenizer(struct model *m, const char *path, int32_t n_vocab,
 	if (tokenizer_vocab_size(m->tok) > n_vocab) {
 		infer_error_set(
 		        err, -EINVAL,
-		        "%s: the tokenizer has %d tokens but token_embd.weight only %d rows",
-		        path, tokenizer_vocab_size(m->tok), n_vocab);
+		        "%s: the tokenizer has %d tokens but token_embd.weight only %d rows", path,
+		        tokenizer_vocab_size(m->tok), n_vocab);
 		return -1;
 	}
 	return 0;

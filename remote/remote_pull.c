@@ -150,9 +150,8 @@ static int transfer_run(struct pull *pl, const struct remote_pull_options *o, co
 
 /* Closes the .part (a failed close is a failed write) and turns libcurl's
  * result into our code, saying whether the same command can resume. */
-static int transfer_finish(struct pull *pl, const struct remote_pull_options *o,
-                           const char *part, CURLcode r, const char *errbuf, char *msg,
-                           size_t msg_len)
+static int transfer_finish(struct pull *pl, const struct remote_pull_options *o, const char *part,
+                           CURLcode r, const char *errbuf, char *msg, size_t msg_len)
 {
 	long status = 0;
 	curl_easy_getinfo(pl->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -213,7 +212,8 @@ static int download_verify(const struct remote_pull_options *o, const char *part
 	}
 	if (strcasecmp(hex, o->sha256)) {
 		unlink(part);
-		snprintf(msg, msg_len, "sha256 mismatch: expected %s, got %s; the download was removed",
+		snprintf(msg, msg_len,
+		         "sha256 mismatch: expected %s, got %s; the download was removed",
 		         o->sha256, hex);
 		return -EBADMSG;
 	}

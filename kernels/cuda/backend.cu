@@ -103,8 +103,8 @@ static int tensor_fail(struct backend_error *err, int code, const char *name, co
 
 static int cuda_fail(struct backend_error *err, cudaError_t e, const char *what)
 {
-	return backend_error_set(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO, "cuda: %s: %s", what,
-	            cudaGetErrorString(e));
+	return backend_error_set(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
+	                         "cuda: %s: %s", what, cudaGetErrorString(e));
 }
 
 /* ---- device memory: every allocation is recorded and freed by destroy ---- */
@@ -125,11 +125,12 @@ static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *wh
 		cudaGetLastError();
 		size_t fr = 0, tot = 0;
 		cudaMemGetInfo(&fr, &tot);
-		return backend_error_set(err, -ENOMEM,
-		            "cuda: out of device memory allocating %s (%.1f MiB; %.1f of %.1f MiB "
-		            "free on %s); "
-		            "use a smaller model or cache.memoryMB, or backend cpu",
-		            what, bytes / 1048576.0, fr / 1048576.0, tot / 1048576.0, c->gpu_name);
+		return backend_error_set(
+		        err, -ENOMEM,
+		        "cuda: out of device memory allocating %s (%.1f MiB; %.1f of %.1f MiB "
+		        "free on %s); "
+		        "use a smaller model or cache.memoryMB, or backend cpu",
+		        what, bytes / 1048576.0, fr / 1048576.0, tot / 1048576.0, c->gpu_name);
 	}
 	c->allocs[c->n_allocs++] = *p;
 	return 0;
@@ -187,10 +188,11 @@ static int convert_weight(struct upload *u, const struct backend_tensor *t, int 
 	const int target = cuq_convert_target(t->type);
 	const size_t bytes = cuq_file_size(target, rows, cols);
 	if (!bytes)
-		return backend_error_set(err, -EINVAL,
-		            "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
-		            "be a multiple of 32 values",
-		            t->name, t->type, (long long)cols, (long long)rows);
+		return backend_error_set(
+		        err, -EINVAL,
+		        "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
+		        "be a multiple of 32 values",
+		        t->name, t->type, (long long)cols, (long long)rows);
 	if (grow(&u->conv, &u->conv_cap, bytes) ||
 	    grow((void **)&u->row, &u->row_cap, (size_t)cols * sizeof(float)))
 		return tensor_fail(err, -ENOMEM, t->name, "out of host memory converting");
@@ -216,11 +218,12 @@ static int upload_weight(struct cuda_backend *c, struct upload *u, const struct 
 	}
 	const size_t rs = cuq_repacked_size(type, rows, cols);
 	if (!rs)
-		return backend_error_set(err, -EINVAL,
-		            "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
-		            "be a multiple "
-		            "of 32 values (256 for k-quants)",
-		            t->name, t->type, (long long)cols, (long long)rows);
+		return backend_error_set(
+		        err, -EINVAL,
+		        "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
+		        "be a multiple "
+		        "of 32 values (256 for k-quants)",
+		        t->name, t->type, (long long)cols, (long long)rows);
 	if (cols > INT32_MAX || rows > INT32_MAX)
 		return tensor_fail(err, -EINVAL, t->name, "tensor too large:");
 	if (grow(&u->host, &u->cap, rs))
@@ -269,10 +272,11 @@ static bool needs_dequant(int type)
 static int check_type(const struct backend_tensor *t, struct backend_error *err)
 {
 	if (!t->data || cuq_convert_target(t->type) >= 0) return 0;
-	int rc = backend_error_set(err, -ENOTSUP,
-	              "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run; "
-	              "use backend \"cpu\" (or \"auto\") for this file",
-	              t->name, t->type);
+	int rc = backend_error_set(
+	        err, -ENOTSUP,
+	        "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run; "
+	        "use backend \"cpu\" (or \"auto\") for this file",
+	        t->name, t->type);
 	if (err) snprintf(err->tensor, sizeof err->tensor, "%s", t->name);
 	return rc;
 }
@@ -573,12 +577,14 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 	const int ps = c->kv.page_size;
 	cudaSetDevice(c->device);
 	if (b->n_tokens < 0 || b->n_out < 0 || (b->n_tokens == 0 && b->n_out > 0))
-		return backend_error_set(err, -EINVAL, "cuda: bad batch: %d entries, %d output rows",
-		            b->n_tokens, b->n_out);
+		return backend_error_set(err, -EINVAL,
+		                         "cuda: bad batch: %d entries, %d output rows", b->n_tokens,
+		                         b->n_out);
 	for (int j = 0; j < b->n_out; j++)
 		if (b->out_rows[j] < 0 || b->out_rows[j] >= b->n_tokens)
-			return backend_error_set(err, -EINVAL, "cuda: output row %d is outside the batch of %d",
-			            b->out_rows[j], b->n_tokens);
+			return backend_error_set(err, -EINVAL,
+			                         "cuda: output row %d is outside the batch of %d",
+			                         b->out_rows[j], b->n_tokens);
 	int c0 = 0;
 	while (c0 < b->n_tokens) {
 		/* Chunk: consecutive entries, at most MAX_CHUNK, at most MAX_SEQS sequences. */
@@ -588,22 +594,26 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		while (c1 < b->n_tokens && c1 - c0 < MAX_CHUNK) {
 			const int32_t s = b->seq_ids[c1], p = b->positions[c1], tk = b->tokens[c1];
 			if (s < 0 || s >= b->n_seqs)
-				return backend_error_set(err, -EINVAL, "cuda: entry %d names sequence %d of %d",
-				            c1, s, b->n_seqs);
+				return backend_error_set(err, -EINVAL,
+				                         "cuda: entry %d names sequence %d of %d",
+				                         c1, s, b->n_seqs);
 			if (tk < 0 || tk >= hp->n_vocab)
-				return backend_error_set(err, -EINVAL,
-				            "cuda: token id %d is outside the vocabulary (%d)", tk,
-				            hp->n_vocab);
+				return backend_error_set(
+				        err, -EINVAL,
+				        "cuda: token id %d is outside the vocabulary (%d)", tk,
+				        hp->n_vocab);
 			if (p < 0 || p / ps >= b->seqs[s].n_pages)
-				return backend_error_set(err, -EINVAL,
-				            "cuda: position %d of sequence %d is past its page "
-				            "table (%d pages)",
-				            p, s, b->seqs[s].n_pages);
+				return backend_error_set(
+				        err, -EINVAL,
+				        "cuda: position %d of sequence %d is past its page "
+				        "table (%d pages)",
+				        p, s, b->seqs[s].n_pages);
 			if (p / ps >= c->table_w)
-				return backend_error_set(err, -EINVAL,
-				            "cuda: position %d exceeds the %d positions a sequence "
-				            "may hold",
-				            p, c->table_w * ps);
+				return backend_error_set(
+				        err, -EINVAL,
+				        "cuda: position %d exceeds the %d positions a sequence "
+				        "may hold",
+				        p, c->table_w * ps);
 			int found = -1;
 			for (int i = 0; i < n_map; i++)
 				if (seq_map[i] == s) found = i;
@@ -623,10 +633,11 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 			const struct backend_seq *sq = &b->seqs[seq_map[i]];
 			for (int pg = 0; pg < max_page[i]; pg++) {
 				if (sq->pages[pg] < 0 || sq->pages[pg] >= c->n_pages)
-					return backend_error_set(err, -EINVAL,
-					            "cuda: page %d of sequence %d is %d, outside "
-					            "the pool of %d",
-					            pg, seq_map[i], sq->pages[pg], c->n_pages);
+					return backend_error_set(
+					        err, -EINVAL,
+					        "cuda: page %d of sequence %d is %d, outside "
+					        "the pool of %d",
+					        pg, seq_map[i], sq->pages[pg], c->n_pages);
 				c->h_ints[OFF_TAB + (size_t)i * c->table_w + pg] = sq->pages[pg];
 			}
 			if (max_page[i] > width) width = max_page[i];
@@ -637,9 +648,10 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		for (int j = 0; j < b->n_out; j++)
 			if (b->out_rows[j] >= c0 && b->out_rows[j] < c1) {
 				if (n_out == MAX_CHUNK)
-					return backend_error_set(err, -EINVAL,
-					            "cuda: more than %d output rows in one chunk",
-					            MAX_CHUNK);
+					return backend_error_set(
+					        err, -EINVAL,
+					        "cuda: more than %d output rows in one chunk",
+					        MAX_CHUNK);
 				c->h_ints[OFF_ROWS + n_out] = b->out_rows[j] - c0;
 				out_j[n_out++] = j;
 			}
@@ -674,9 +686,10 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		}
 		if (rc) {
 			cudaError_t le = cudaGetLastError();
-			return backend_error_set(err, -EIO, "cuda: launching the forward pass failed: %s",
-			            le != cudaSuccess ? cudaGetErrorString(le)
-			                              : "cuBLAS or argument error");
+			return backend_error_set(err, -EIO,
+			                         "cuda: launching the forward pass failed: %s",
+			                         le != cudaSuccess ? cudaGetErrorString(le)
+			                                           : "cuBLAS or argument error");
 		}
 		e = cudaStreamSynchronize(c->stream);
 		if (e != cudaSuccess) return cuda_fail(err, e, "running the forward pass");
@@ -691,8 +704,9 @@ static int cuda_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	if (dst < 0 || src < 0 || dst >= c->n_pages || src >= c->n_pages)
-		return backend_error_set(err, -EINVAL, "cuda: page copy %d -> %d outside the pool of %d", src,
-		            dst, c->n_pages);
+		return backend_error_set(err, -EINVAL,
+		                         "cuda: page copy %d -> %d outside the pool of %d", src,
+		                         dst, c->n_pages);
 	if (dst == src) return 0;
 	cudaSetDevice(c->device);
 	char *pool = (char *)c->kv.pool;
@@ -707,14 +721,16 @@ static int slot_of(const struct cuda_backend *c, const struct backend_seq *s, in
 {
 	const int ps = c->kv.page_size;
 	if (p < 0 || p / ps >= s->n_pages)
-		return backend_error_set(err, -EINVAL,
-		            "cuda: kv shift position %d is past the page table (%d pages)", p,
-		            s->n_pages);
+		return backend_error_set(
+		        err, -EINVAL,
+		        "cuda: kv shift position %d is past the page table (%d pages)", p,
+		        s->n_pages);
 	*page = s->pages[p / ps];
 	*slot = p % ps;
 	if (*page < 0 || *page >= c->n_pages)
-		return backend_error_set(err, -EINVAL, "cuda: kv shift page %d outside the pool of %d", *page,
-		            c->n_pages);
+		return backend_error_set(err, -EINVAL,
+		                         "cuda: kv shift page %d outside the pool of %d", *page,
+		                         c->n_pages);
 	return 0;
 }
 
@@ -787,10 +803,11 @@ static int device_open(struct cuda_backend *c, const struct backend_config *cfg,
 	snprintf(c->gpu_name, sizeof c->gpu_name, "%s", prop.name);
 	c->n_sm = prop.multiProcessorCount;
 	if (prop.major < 8)
-		return backend_error_set(err, -ENODEV,
-		                         "cuda: %s is compute capability %d.%d; the module is built "
-		                         "for 8.0 and newer",
-		                         prop.name, prop.major, prop.minor);
+		return backend_error_set(
+		        err, -ENODEV,
+		        "cuda: %s is compute capability %d.%d; the module is built "
+		        "for 8.0 and newer",
+		        prop.name, prop.major, prop.minor);
 	return 0;
 }
 
@@ -800,7 +817,8 @@ static int shapes_check(const struct backend_hparams *hp, struct backend_error *
 {
 	if (hp->head_dim % 4 || hp->head_dim > 256)
 		return backend_error_set(
-		        err, -EINVAL, "cuda: head size %d is not supported (a multiple of 4 up to 256)",
+		        err, -EINVAL,
+		        "cuda: head size %d is not supported (a multiple of 4 up to 256)",
 		        hp->head_dim);
 	if (hp->n_embd % 32 || hp->n_ff % 32 || (hp->n_head * hp->head_dim) % 32)
 		return backend_error_set(err, -EINVAL,
@@ -856,8 +874,8 @@ static int kv_pool_alloc(struct cuda_backend *c, const struct backend_config *cf
 	c->table_w = (MAX_CTX + cfg->kv_page_size - 1) / cfg->kv_page_size;
 	if (c->table_w > c->n_pages) c->table_w = c->n_pages;
 	c->kv.max_pages = c->table_w;
-	int rc = dalloc(c, &c->kv.pool, c->page_bytes * (size_t)c->n_pages, "the KV page pool",
-	                err);
+	int rc =
+	        dalloc(c, &c->kv.pool, c->page_bytes * (size_t)c->n_pages, "the KV page pool", err);
 	if (rc) return rc;
 	cudaMemsetAsync(c->kv.pool, 0, c->page_bytes * (size_t)c->n_pages, c->stream);
 	return 0;
