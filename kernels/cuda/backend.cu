@@ -570,6 +570,44 @@ static int stage_seq(int32_t *map, int *n_map, int32_t id)
 	return (*n_map)++;
 }
 
+/* Page tables of one chunk: for each of its n_map sequences the pages up to
+ * its furthest position, checked against the pool; *width: the widest. */
+static int stage_tables(struct cuda_backend *c, const struct backend_batch *b,
+                        const int32_t *seq_map, int n_map, const int *max_page, int *width,
+                        struct backend_error *err)
+{
+	for (int i = 0; i < n_map; i++) {
+		const struct backend_seq *sq = &b->seqs[seq_map[i]];
+		for (int pg = 0; pg < max_page[i]; pg++) {
+			if (sq->pages[pg] < 0 || sq->pages[pg] >= c->n_pages)
+				return backend_error_set(err, -EINVAL,
+				                         "cuda: page %d of sequence %d is %d, "
+				                         "outside the pool of %d",
+				                         pg, seq_map[i], sq->pages[pg], c->n_pages);
+			c->h_ints[OFF_TAB + (size_t)i * c->table_w + pg] = sq->pages[pg];
+		}
+		if (max_page[i] > *width) *width = max_page[i];
+	}
+	return 0;
+}
+
+/* Output rows inside the chunk [c0, c1), in the caller's order; out_j[k]:
+ * the caller's index of the k-th. */
+static int stage_out_rows(struct cuda_backend *c, const struct backend_batch *b, int c0, int c1,
+                          int32_t *out_j, int *n_out, struct backend_error *err)
+{
+	for (int j = 0; j < b->n_out; j++)
+		if (b->out_rows[j] >= c0 && b->out_rows[j] < c1) {
+			if (*n_out == MAX_CHUNK)
+				return backend_error_set(
+				        err, -EINVAL, "cuda: more than %d output rows in one chunk",
+				        MAX_CHUNK);
+			c->h_ints[OFF_ROWS + *n_out] = b->out_rows[j] - c0;
+			out_j[(*n_out)++] = j;
+		}
+	return 0;
+}
+
 static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
@@ -627,34 +665,11 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 			c1++;
 		}
 		const int n = c1 - c0;
-		/* Page tables: the pages up to the furthest position of each sequence. */
-		int width = 0;
-		for (int i = 0; i < n_map; i++) {
-			const struct backend_seq *sq = &b->seqs[seq_map[i]];
-			for (int pg = 0; pg < max_page[i]; pg++) {
-				if (sq->pages[pg] < 0 || sq->pages[pg] >= c->n_pages)
-					return backend_error_set(
-					        err, -EINVAL,
-					        "cuda: page %d of sequence %d is %d, outside "
-					        "the pool of %d",
-					        pg, seq_map[i], sq->pages[pg], c->n_pages);
-				c->h_ints[OFF_TAB + (size_t)i * c->table_w + pg] = sq->pages[pg];
-			}
-			if (max_page[i] > width) width = max_page[i];
-		}
-		/* Output rows inside this chunk, in the caller's order. */
-		int n_out = 0;
+		int width = 0, n_out = 0, rc;
 		int32_t out_j[MAX_CHUNK];
-		for (int j = 0; j < b->n_out; j++)
-			if (b->out_rows[j] >= c0 && b->out_rows[j] < c1) {
-				if (n_out == MAX_CHUNK)
-					return backend_error_set(
-					        err, -EINVAL,
-					        "cuda: more than %d output rows in one chunk",
-					        MAX_CHUNK);
-				c->h_ints[OFF_ROWS + n_out] = b->out_rows[j] - c0;
-				out_j[n_out++] = j;
-			}
+		if ((rc = stage_tables(c, b, seq_map, n_map, max_page, &width, err)) ||
+		    (rc = stage_out_rows(c, b, c0, c1, out_j, &n_out, err)))
+			return rc;
 		if (!b->logits && !b->argmax) n_out = 0;
 
 		cudaError_t e = cudaMemcpyAsync(c->d_ints, c->h_ints, sizeof(int32_t) * OFF_TAB,
@@ -665,7 +680,7 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 			                      sizeof(int32_t) * width, n_map,
 			                      cudaMemcpyHostToDevice, c->stream);
 		if (e != cudaSuccess) return cuda_fail(err, e, "copying the batch to the device");
-		int rc = run_staged(c, n, n_out);
+		rc = run_staged(c, n, n_out);
 		for (int g0 = 0; !rc && g0 < n_out; g0 += HEAD_ROWS) {
 			const int cnt = n_out - g0 < HEAD_ROWS ? n_out - g0 : HEAD_ROWS;
 			if (g0 > 0 && (rc = enqueue_head(c, g0, cnt))) break;
