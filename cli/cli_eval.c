@@ -714,156 +714,228 @@ static void context_print(FILE *f, const struct outcome *const *res, size_t n)
 	fprintf(f, "cross: choosing the project context took %.1f ms of CPU (p50)\n", sel50);
 }
 
-int cli_eval(int argc, char **argv)
-{
-	struct opts o;
-	int prc = parse_args(argc, argv, &o);
-	if (prc) {
-		free(o.files);
-		return prc < 0 ? 0 : prc;
-	}
-	int status = 1, rc_files;
-	char **ws_paths = NULL; /* the workspace's files (owned) */
-	int n_ws = 0;
-	struct eval_files files = { 0 };
-	struct ecase *cs = NULL;
-	struct outcome **res = NULL;
-	size_t n = 0;
-	struct model *model = NULL;
-	struct ctx cx = { 0 };
-	char *model_path = NULL;
-	cx.cfg = config_new();
-	if (!cx.cfg) goto out;
-	if (o.settings) {
-		json_error_t jerr;
-		json_t *obj = json_loads(o.settings, 0, &jerr);
-		if (!obj || !json_is_object(obj)) {
-			fprintf(stderr, "infill eval: --settings is not a JSON object: %s\n",
-			        obj ? "" : jerr.text);
-			json_decref(obj);
-			status = 2;
-			goto out;
-		}
-		config_set_layer(cx.cfg, CONFIG_LAYER_FLAGS, obj, warn_setting, NULL);
-		json_decref(obj);
-	}
-	if (o.workspace) { /* the workspace's own files are the ones cut */
-		const struct settings *gs = config_get(cx.cfg, NULL);
-		cx.index = eval_workspace_open(o.workspace, gs->context_index_max_files,
-		                               gs->context_index_max_mb);
-		if (!cx.index) goto out;
-		n_ws = ctx_index_paths(cx.index, &ws_paths);
-		if (n_ws < 0) goto out;
-		free(o.files);
-		o.files = calloc((size_t)n_ws + 1, sizeof *o.files);
-		if (!o.files) goto out;
-		for (int i = 0; i < n_ws; i++) o.files[i] = ws_paths[i];
-		o.n_files = (size_t)n_ws;
-	}
-	rc_files = eval_files_collect(o.files, o.n_files, o.allow_train, &files);
-	if (o.workspace) o.n_files = 0; /* --max-files samples the workspace */
-	if (rc_files) goto out;
-	if (!files.n) {
-		fprintf(stderr, "infill eval: no files\n");
-		goto out;
-	}
-	if (cases_cut(&files, &o, &cs, &n)) {
-		fprintf(stderr, "infill eval: out of memory\n");
-		goto out;
-	}
-	if (!n) {
-		fprintf(stderr, "infill eval: no case could be cut from the files\n");
-		goto out;
-	}
+/* ---- the run, step by step ------------------------------------------------------ */
 
-	const struct settings *g = config_get(cx.cfg, NULL);
-	model_path = o.model    ? strdup(o.model)
-	             : g->model ? strdup(g->model)
-	                        : complete_default_model_path();
-	if (!model_path) goto out;
-	struct complete_model_spec spec = complete_model_spec_from(g);
-	if (o.threads) spec.threads = o.threads;
-	struct complete_error err;
-	if (complete_model_open(model_path, &spec, NULL, NULL, &model, &cx.engine, &err)) {
-		fprintf(stderr, "infill eval: %s\n", err.message);
-		goto out;
+/* Everything one `infill eval` holds; run_finish frees it whatever step
+ * failed, so each step may simply return. */
+struct run {
+	struct opts o;
+	struct ctx cx;
+	char **ws_paths; /* the workspace's files (owned) */
+	int n_ws;
+	struct eval_files files;
+	struct ecase *cs;
+	size_t n;
+	struct outcome **res; /* [n][MODE_COUNT]; rows past the last case run stay NULL */
+	struct model *model;
+	char *model_path;
+};
+
+static void run_finish(struct run *r)
+{
+	for (size_t i = 0; r->res && i < r->n; i++) {
+		for (int m = 0; r->res[i] && m < MODE_COUNT; m++) free(r->res[i][m].top);
+		free(r->res[i]);
 	}
-	cx.tok = model_tokenizer(model);
-	cx.n_ctx = o.no_fit ? 0 : model_info(model)->n_ctx_train;
-	cx.short_context = o.short_context;
-	struct settings fitted = *config_get(cx.cfg, NULL);
-	complete_fit_context(&fitted, cx.n_ctx);
+	free(r->res);
+	for (size_t i = 0; r->cs && i < r->n; i++) eval_case_finish(&r->cs[i].c);
+	free(r->cs);
+	engine_free(r->cx.engine);
+	model_free(r->model);
+	free(r->model_path);
+	config_free(r->cx.cfg);
+	eval_files_finish(&r->files);
+	free(r->o.files);
+	for (int i = 0; i < r->n_ws; i++) free(r->ws_paths[i]);
+	free(r->ws_paths);
+	ctx_index_free(r->cx.index);
+}
+
+/* --settings as the flags layer; returns 2 (a usage error) when it is not a
+ * JSON object. */
+static int run_apply_settings(struct run *r)
+{
+	json_error_t jerr;
+	json_t *obj = json_loads(r->o.settings, 0, &jerr);
+	if (!obj || !json_is_object(obj)) {
+		fprintf(stderr, "infill eval: --settings is not a JSON object: %s\n",
+		        obj ? "" : jerr.text);
+		json_decref(obj);
+		return 2;
+	}
+	config_set_layer(r->cx.cfg, CONFIG_LAYER_FLAGS, obj, warn_setting, NULL);
+	json_decref(obj);
+	return 0;
+}
+
+/* --workspace: the workspace's own files are the ones cut, so its index
+ * replaces the file list (o.files then borrows from ws_paths). */
+static int run_open_workspace(struct run *r)
+{
+	const struct settings *gs = config_get(r->cx.cfg, NULL);
+	r->cx.index = eval_workspace_open(r->o.workspace, gs->context_index_max_files,
+	                                  gs->context_index_max_mb);
+	if (!r->cx.index) return -1;
+	r->n_ws = ctx_index_paths(r->cx.index, &r->ws_paths);
+	if (r->n_ws < 0) {
+		r->n_ws = 0;
+		return -1;
+	}
+	free(r->o.files);
+	r->o.files = calloc((size_t)r->n_ws + 1, sizeof *r->o.files);
+	if (!r->o.files) return -1;
+	for (int i = 0; i < r->n_ws; i++) r->o.files[i] = r->ws_paths[i];
+	r->o.n_files = (size_t)r->n_ws;
+	return 0;
+}
+
+/* The files, then the cases cut from them; says why when there are none. */
+static int run_cut_cases(struct run *r)
+{
+	int rc = eval_files_collect(r->o.files, r->o.n_files, r->o.allow_train, &r->files);
+	if (r->o.workspace) r->o.n_files = 0; /* --max-files samples the workspace */
+	if (rc) return -1;
+	if (!r->files.n) {
+		fprintf(stderr, "infill eval: no files\n");
+		return -1;
+	}
+	if (cases_cut(&r->files, &r->o, &r->cs, &r->n)) {
+		fprintf(stderr, "infill eval: out of memory\n");
+		return -1;
+	}
+	if (!r->n) {
+		fprintf(stderr, "infill eval: no case could be cut from the files\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The model and its engine, as the server would open them, and the context
+ * budgets fitted to its trained context (*fitted; printed, since every
+ * figure depends on them). */
+static int run_open_model(struct run *r, struct settings *fitted)
+{
+	const struct settings *g = config_get(r->cx.cfg, NULL);
+	r->model_path = r->o.model ? strdup(r->o.model)
+	                : g->model ? strdup(g->model)
+	                           : complete_default_model_path();
+	if (!r->model_path) return -1;
+	struct complete_model_spec spec = complete_model_spec_from(g);
+	if (r->o.threads) spec.threads = r->o.threads;
+	struct complete_error err;
+	if (complete_model_open(r->model_path, &spec, NULL, NULL, &r->model, &r->cx.engine, &err)) {
+		fprintf(stderr, "infill eval: %s\n", err.message);
+		return -1;
+	}
+	r->cx.tok = model_tokenizer(r->model);
+	r->cx.n_ctx = r->o.no_fit ? 0 : model_info(r->model)->n_ctx_train;
+	r->cx.short_context = r->o.short_context;
+	*fitted = *config_get(r->cx.cfg, NULL);
+	complete_fit_context(fitted, r->cx.n_ctx);
 	fprintf(stderr,
 	        "infill eval: context budgets prefix %d, suffix %d, extra %d tokens, "
 	        "%d generated (model context %d)\n",
-	        fitted.context_prefix_tokens, fitted.context_suffix_tokens,
-	        fitted.context_extra_tokens, fitted.completion_max_tokens,
-	        model_info(model)->n_ctx_train);
-	if (o.verbose)
-		fprintf(stderr, "infill eval: %s, %zu cases from %zu files\n", model_path, n,
-		        files.n);
+	        fitted->context_prefix_tokens, fitted->context_suffix_tokens,
+	        fitted->context_extra_tokens, fitted->completion_max_tokens,
+	        model_info(r->model)->n_ctx_train);
+	if (r->o.verbose)
+		fprintf(stderr, "infill eval: %s, %zu cases from %zu files\n", r->model_path, r->n,
+		        r->files.n);
+	return 0;
+}
 
-	res = calloc(n, sizeof *res);
-	if (!res) goto out;
-	double t0 = now_ms();
-	size_t done = 0;
-	for (; done < n; done++) {
-		if (o.max_seconds > 0 && now_ms() - t0 > o.max_seconds * 1e3) {
+/* --verbose: one line per case, each configuration's verdict. */
+static void case_print(const struct run *r, size_t i)
+{
+	const struct ecase *e = &r->cs[i];
+	fprintf(stderr, "[%zu/%zu] %s:%u %s", i + 1, r->n, e->path, e->c.line + 1,
+	        eval_kind_name(e->c.kind));
+	for (int m = 0; m < MODE_COUNT; m++)
+		if (r->o.modes[m])
+			fprintf(stderr, "  %s %s %.2f %.0fms", mode_names[m],
+			        r->res[i][m].exact ? "EM" : "--", r->res[i][m].sim,
+			        r->res[i][m].ms);
+	fprintf(stderr, "\n");
+}
+
+/* Runs the cases in order, each in every configuration asked for, until
+ * --max-seconds after t0; *done: how many ran (the report covers those). */
+static int run_cases(struct run *r, double t0, size_t *done)
+{
+	r->res = calloc(r->n, sizeof *r->res);
+	if (!r->res) return -1;
+	for (*done = 0; *done < r->n; (*done)++) {
+		size_t i = *done;
+		if (r->o.max_seconds > 0 && now_ms() - t0 > r->o.max_seconds * 1e3) {
 			fprintf(stderr,
-			        "infill eval: --max-seconds reached after %zu of %zu cases\n", done,
-			        n);
+			        "infill eval: --max-seconds reached after %zu of %zu cases\n", i,
+			        r->n);
 			break;
 		}
-		res[done] = calloc(MODE_COUNT, sizeof **res);
-		if (!res[done]) goto out;
+		r->res[i] = calloc(MODE_COUNT, sizeof **r->res);
+		if (!r->res[i]) return -1;
 		for (int m = 0; m < MODE_COUNT; m++) {
-			if (!o.modes[m]) continue;
-			if (run_one(&cx, &cs[done], (enum mode)m, o.seed + done, &res[done][m]))
-				goto out;
+			if (!r->o.modes[m]) continue;
+			if (run_one(&r->cx, &r->cs[i], (enum mode)m, r->o.seed + i, &r->res[i][m]))
+				return -1;
 		}
-		if (o.verbose) {
-			fprintf(stderr, "[%zu/%zu] %s:%u %s", done + 1, n, cs[done].path,
-			        cs[done].c.line + 1, eval_kind_name(cs[done].c.kind));
-			for (int m = 0; m < MODE_COUNT; m++)
-				if (o.modes[m])
-					fprintf(stderr, "  %s %s %.2f %.0fms", mode_names[m],
-					        res[done][m].exact ? "EM" : "--", res[done][m].sim,
-					        res[done][m].ms);
-			fprintf(stderr, "\n");
-		}
+		if (r->o.verbose) case_print(r, i);
 	}
-	double seconds = (now_ms() - t0) / 1e3;
-	table_print(o.json ? stderr : stdout, cs, res, done, o.modes);
-	if (o.modes[MODE_CROSS])
-		context_print(o.json ? stderr : stdout, (const struct outcome *const *)res, done);
-	if (o.json) {
-		struct engine_params ep = engine_get_params(cx.engine);
-		json_t *j = json_report(&o, model_path, cs, res, done, seconds, &fitted,
-		                        model_info(model)->n_ctx_train, &ep);
-		if (!j || json_dumpf(j, stdout, JSON_INDENT(1)) < 0) {
-			json_decref(j);
-			goto out;
-		}
-		fputc('\n', stdout);
+	return 0;
+}
+
+/* The table (stderr when the JSON takes stdout), the cross summary, and
+ * with --json the report object. */
+static int run_report(const struct run *r, size_t done, double seconds,
+                      const struct settings *fitted)
+{
+	FILE *table = r->o.json ? stderr : stdout;
+	table_print(table, r->cs, r->res, done, r->o.modes);
+	if (r->o.modes[MODE_CROSS])
+		context_print(table, (const struct outcome *const *)r->res, done);
+	if (!r->o.json) return 0;
+	struct engine_params ep = engine_get_params(r->cx.engine);
+	json_t *j = json_report(&r->o, r->model_path, r->cs, r->res, done, seconds, fitted,
+	                        model_info(r->model)->n_ctx_train, &ep);
+	if (!j || json_dumpf(j, stdout, JSON_INDENT(1)) < 0) {
 		json_decref(j);
+		return -1;
 	}
-	status = 0;
-out:
-	for (size_t i = 0; res && i < n; i++) {
-		for (int m = 0; res[i] && m < MODE_COUNT; m++) free(res[i][m].top);
-		free(res[i]);
+	fputc('\n', stdout);
+	json_decref(j);
+	return 0;
+}
+
+/* The steps in order; returns the exit status (1 on any failure, whose
+ * message the step printed, 2 for bad --settings). */
+static int run_all(struct run *r)
+{
+	r->cx.cfg = config_new();
+	if (!r->cx.cfg) return 1;
+	if (r->o.settings) {
+		int rc = run_apply_settings(r);
+		if (rc) return rc;
 	}
-	free(res);
-	for (size_t i = 0; cs && i < n; i++) eval_case_finish(&cs[i].c);
-	free(cs);
-	engine_free(cx.engine);
-	model_free(model);
-	free(model_path);
-	config_free(cx.cfg);
-	eval_files_finish(&files);
-	free(o.files);
-	for (int i = 0; i < n_ws; i++) free(ws_paths[i]);
-	free(ws_paths);
-	ctx_index_free(cx.index);
+	if (r->o.workspace && run_open_workspace(r)) return 1;
+	if (run_cut_cases(r)) return 1;
+	struct settings fitted;
+	if (run_open_model(r, &fitted)) return 1;
+	double t0 = now_ms();
+	size_t done = 0;
+	if (run_cases(r, t0, &done)) return 1;
+	double seconds = (now_ms() - t0) / 1e3;
+	return run_report(r, done, seconds, &fitted) ? 1 : 0;
+}
+
+int cli_eval(int argc, char **argv)
+{
+	struct run r = { 0 };
+	int prc = parse_args(argc, argv, &r.o);
+	if (prc) {
+		free(r.o.files);
+		return prc < 0 ? 0 : prc;
+	}
+	int status = run_all(&r);
+	run_finish(&r);
 	return status;
 }

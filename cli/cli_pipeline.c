@@ -100,108 +100,106 @@ static int print_json(const struct complete_result *r, const char *lang, size_t 
 	return rc;
 }
 
-int cli_complete(int argc, char **argv)
+/* What the command line asked for. */
+struct args {
+	char *loc;      /* FILE:LINE:COL, cut to FILE in place (argv) */
+	long line, col; /* 1-based */
+	const char *model, *lang_id, *settings_json;
+	long candidates, max_tokens; /* <= 0: as the settings say */
+	bool as_json;
+	struct complete_options opt;
+};
+
+/* Returns 0 to go on, -1 when --help was answered, 2 on a usage error (said
+ * on stderr). */
+static int parse_args(int argc, char **argv, struct args *a)
 {
-	char *loc = NULL;
-	const char *model = NULL, *lang_id = NULL, *settings_json = NULL;
-	long candidates = -1, max_tokens = -1;
-	bool as_json = false;
-	struct complete_options opt = complete_options_default();
+	*a = (struct args){ .candidates = -1, .max_tokens = -1 };
+	a->opt = complete_options_default();
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *s = argv[i];
 		bool more = i + 1 < argc;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
 			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--model") && more) {
-			model = argv[++i];
-		} else if (!strcmp(a, "--candidates") && more) {
-			candidates = atol(argv[++i]);
-		} else if (!strcmp(a, "--max-tokens") && more) {
-			max_tokens = atol(argv[++i]);
-		} else if (!strcmp(a, "--lang") && more) {
-			lang_id = argv[++i];
-		} else if (!strcmp(a, "--settings") && more) {
-			settings_json = argv[++i];
-		} else if (!strcmp(a, "--seed") && more) {
-			opt.seed = strtoull(argv[++i], NULL, 10);
-		} else if (!strcmp(a, "--json")) {
-			as_json = true;
-		} else if (!strcmp(a, "--no-slice")) {
-			opt.ast_slice = false;
-		} else if (!strcmp(a, "--no-validate")) {
-			opt.validate = false;
-		} else if (!strcmp(a, "--no-rerank")) {
-			opt.rerank = false;
-		} else if (!strcmp(a, "--no-cache")) {
-			opt.use_cache = false;
-		} else if (!loc && a[0] != '-') {
-			loc = argv[i];
+			return -1;
+		} else if (!strcmp(s, "--model") && more) {
+			a->model = argv[++i];
+		} else if (!strcmp(s, "--candidates") && more) {
+			a->candidates = atol(argv[++i]);
+		} else if (!strcmp(s, "--max-tokens") && more) {
+			a->max_tokens = atol(argv[++i]);
+		} else if (!strcmp(s, "--lang") && more) {
+			a->lang_id = argv[++i];
+		} else if (!strcmp(s, "--settings") && more) {
+			a->settings_json = argv[++i];
+		} else if (!strcmp(s, "--seed") && more) {
+			a->opt.seed = strtoull(argv[++i], NULL, 10);
+		} else if (!strcmp(s, "--json")) {
+			a->as_json = true;
+		} else if (!strcmp(s, "--no-slice")) {
+			a->opt.ast_slice = false;
+		} else if (!strcmp(s, "--no-validate")) {
+			a->opt.validate = false;
+		} else if (!strcmp(s, "--no-rerank")) {
+			a->opt.rerank = false;
+		} else if (!strcmp(s, "--no-cache")) {
+			a->opt.use_cache = false;
+		} else if (!a->loc && s[0] != '-') {
+			a->loc = argv[i];
 		} else {
-			fprintf(stderr, "infill complete: unknown argument %s (see --help)\n", a);
+			fprintf(stderr, "infill complete: unknown argument %s (see --help)\n", s);
 			return 2;
 		}
 	}
-	if (!loc) {
+	if (!a->loc) {
 		usage(stderr);
 		return 2;
 	}
-	long line, col;
-	if (cli_parse_location(loc, &line, &col)) {
-		fprintf(stderr, "infill complete: expected FILE:LINE:COL (1-based), got %s\n", loc);
+	if (cli_parse_location(a->loc, &a->line, &a->col)) {
+		fprintf(stderr, "infill complete: expected FILE:LINE:COL (1-based), got %s\n",
+		        a->loc);
 		return 2;
 	}
+	return 0;
+}
 
-	/* settings: defaults, --settings, then the flags */
-	struct config *cfg = config_new();
-	json_t *flags = json_object();
-	if (!cfg || !flags) {
-		fprintf(stderr, "infill: out of memory\n");
-		config_free(cfg);
-		json_decref(flags);
-		return 1;
-	}
-	int status = 1;
-	char *text = NULL, *model_path = NULL;
-	struct model *m = NULL;
-	struct engine *e = NULL;
-	if (settings_json) {
+/* Settings: defaults, --settings, then the flags (in *flags, which the
+ * caller frees). Returns 2 when --settings is not JSON. */
+static int settings_layer(struct config *cfg, json_t *flags, const struct args *a)
+{
+	if (a->settings_json) {
 		json_error_t jerr;
-		json_t *o = json_loads(settings_json, 0, &jerr);
+		json_t *o = json_loads(a->settings_json, 0, &jerr);
 		if (!o) {
 			fprintf(stderr, "infill complete: --settings is not JSON: %s (column %d)\n",
 			        jerr.text, jerr.column);
-			status = 2;
-			goto out;
+			return 2;
 		}
 		config_set_layer(cfg, CONFIG_LAYER_INIT, o, warn_setting, NULL);
 		json_decref(o);
 	}
-	if (model) json_object_set_new(flags, "model", json_string(model));
-	if (candidates > 0)
-		json_object_set_new(flags, "completion.candidates", json_integer(candidates));
-	if (max_tokens > 0)
-		json_object_set_new(flags, "completion.maxTokens", json_integer(max_tokens));
+	if (a->model) json_object_set_new(flags, "model", json_string(a->model));
+	if (a->candidates > 0)
+		json_object_set_new(flags, "completion.candidates", json_integer(a->candidates));
+	if (a->max_tokens > 0)
+		json_object_set_new(flags, "completion.maxTokens", json_integer(a->max_tokens));
 	config_set_layer(cfg, CONFIG_LAYER_FLAGS, flags, warn_setting, NULL);
+	return 0;
+}
 
-	size_t len;
-	text = cli_read_file(loc, &len);
-	if (!text) goto out;
-	long off = cli_location_offset(text, len, line, col);
-	if (off < 0) {
-		fprintf(stderr, "infill complete: %s has no line %ld\n", loc, line);
-		goto out;
-	}
-	const struct ast_lang *lang = lang_id ? ast_lang_from_id(lang_id) : ast_lang_from_path(loc);
-	const char *lname = lang_id ? lang_id : ast_lang_name(lang);
-	const struct settings *st = config_get(cfg, lname);
-	if (!st->cache_enabled) opt.use_cache = false;
-
-	model_path = st->model ? strdup(st->model) : complete_default_model_path();
+/* Opens the model the settings name, runs the pipeline once at byte `off`
+ * of text and prints the result; returns the exit status. */
+static int complete_print(struct args *a, const struct settings *st, const char *lname,
+                          const char *text, size_t len, size_t off)
+{
+	char *model_path = st->model ? strdup(st->model) : complete_default_model_path();
 	if (!model_path) {
 		fprintf(stderr, "infill: out of memory\n");
-		goto out;
+		return 1;
 	}
+	int status = 1;
+	struct model *m = NULL;
+	struct engine *e = NULL;
 	struct complete_model_spec spec = complete_model_spec_from(st);
 	struct complete_error err;
 	if (complete_model_open(model_path, &spec, NULL, NULL, &m, &e, &err)) {
@@ -209,22 +207,62 @@ int cli_complete(int argc, char **argv)
 		goto out;
 	}
 	struct complete_result res;
-	opt.n_ctx = model_info(m)->n_ctx_train;
-	int rc = complete_run(e, model_tokenizer(m), lname, text, len, (size_t)off, st, &opt, &res,
-	                      &err);
+	a->opt.n_ctx = model_info(m)->n_ctx_train;
+	int rc =
+	        complete_run(e, model_tokenizer(m), lname, text, len, off, st, &a->opt, &res, &err);
 	if (rc) {
 		fprintf(stderr, "infill complete: %s\n",
 		        err.message[0] ? err.message : strerror(-rc));
 		complete_result_finish(&res);
 		goto out;
 	}
-	status = as_json ? print_json(&res, lname, (size_t)off) : (print_text(&res, lname), 0);
+	status = a->as_json ? print_json(&res, lname, off) : (print_text(&res, lname), 0);
 	complete_result_finish(&res);
 out:
 	engine_free(e);
 	model_free(m);
 	free(model_path);
+	return status;
+}
+
+/* Reads the file, finds the cursor and the language, then completes there. */
+static int complete_at_location(struct args *a, const struct config *cfg)
+{
+	size_t len;
+	char *text = cli_read_file(a->loc, &len);
+	if (!text) return 1;
+	int status = 1;
+	long off = cli_location_offset(text, len, a->line, a->col);
+	if (off < 0) {
+		fprintf(stderr, "infill complete: %s has no line %ld\n", a->loc, a->line);
+		goto out;
+	}
+	const struct ast_lang *lang =
+	        a->lang_id ? ast_lang_from_id(a->lang_id) : ast_lang_from_path(a->loc);
+	const char *lname = a->lang_id ? a->lang_id : ast_lang_name(lang);
+	const struct settings *st = config_get(cfg, lname);
+	if (!st->cache_enabled) a->opt.use_cache = false;
+	status = complete_print(a, st, lname, text, len, (size_t)off);
+out:
 	free(text);
+	return status;
+}
+
+int cli_complete(int argc, char **argv)
+{
+	struct args a;
+	int prc = parse_args(argc, argv, &a);
+	if (prc) return prc < 0 ? 0 : prc;
+	struct config *cfg = config_new();
+	json_t *flags = json_object();
+	int status;
+	if (!cfg || !flags) {
+		fprintf(stderr, "infill: out of memory\n");
+		status = 1;
+	} else {
+		status = settings_layer(cfg, flags, &a);
+		if (!status) status = complete_at_location(&a, cfg);
+	}
 	json_decref(flags);
 	config_free(cfg);
 	return status;

@@ -160,125 +160,177 @@ static bool parse_int(const char *s, long lo, long hi, long *out)
 	return true;
 }
 
-int cli_serve(int argc, char **argv)
+/* What the flags asked for; flags (new reference) holds the ones that
+ * become the highest configuration layer. */
+struct serve_flags {
+	const char *log_file, *log_level, *user_config;
+	json_t *flags;
+};
+
+/* One flag at argv[*i] that takes a value; false when it is not one of them.
+ * On a bad value *rc is set to 2 after saying why on stderr. */
+static bool flag_parse_value(int argc, char **argv, int *i, struct serve_flags *f, int *rc)
 {
-	const char *log_file = NULL, *log_level = NULL, *user_config = NULL, *v;
-	json_t *flags = json_object();
+	const char *v;
 	long n;
-	int rc = 2;
+	if (flag_value(argc, argv, i, "--log-file", &v)) {
+		f->log_file = v;
+	} else if (flag_value(argc, argv, i, "--log-level", &v)) {
+		enum log_level l;
+		if (log_level_from_name(v, &l)) {
+			fprintf(stderr,
+			        "infill: --log-level %s: use error, warn, info, debug or trace\n",
+			        v);
+			*rc = 2;
+			return true;
+		}
+		f->log_level = v;
+		json_object_set_new(f->flags, "log.level", json_string(v));
+	} else if (flag_value(argc, argv, i, "--model", &v)) {
+		json_object_set_new(f->flags, "model", json_string(v));
+	} else if (flag_value(argc, argv, i, "--backend", &v)) {
+		if (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "cuda")) {
+			fprintf(stderr, "infill: --backend %s: use auto, cpu or cuda\n", v);
+			*rc = 2;
+			return true;
+		}
+		json_object_set_new(f->flags, "backend", json_string(v));
+	} else if (flag_value(argc, argv, i, "--threads", &v)) {
+		if (!parse_int(v, 0, 1024, &n)) {
+			fprintf(stderr, "infill: --threads %s: expected a number 0..1024\n", v);
+			*rc = 2;
+			return true;
+		}
+		json_object_set_new(f->flags, "threads", json_integer(n));
+	} else if (flag_value(argc, argv, i, "--max-message-mb", &v)) {
+		if (!parse_int(v, 1, 4096, &n)) {
+			fprintf(stderr, "infill: --max-message-mb %s: expected a number 1..4096\n",
+			        v);
+			*rc = 2;
+			return true;
+		}
+		json_object_set_new(f->flags, "maxMessageMB", json_integer(n));
+	} else if (flag_value(argc, argv, i, "--user-config", &v)) {
+		f->user_config = v;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* Returns 0 to serve, -1 when --help or --version was answered, 2 on a
+ * usage error (said on stderr). */
+static int flags_parse(int argc, char **argv, struct serve_flags *f)
+{
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		int rc = 0;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
-			json_decref(flags);
-			return 0;
+			return -1;
 		} else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
 			printf("infill %s\n", INFILL_VERSION);
-			json_decref(flags);
-			return 0;
+			return -1;
 		} else if (!strcmp(a, "--stdio")) {
 			continue;
-		} else if (flag_value(argc, argv, &i, "--log-file", &v)) {
-			log_file = v;
-		} else if (flag_value(argc, argv, &i, "--log-level", &v)) {
-			enum log_level l;
-			if (log_level_from_name(v, &l)) {
-				fprintf(stderr,
-				        "infill: --log-level %s: use error, warn, info, debug or "
-				        "trace\n",
-				        v);
-				goto out;
-			}
-			log_level = v;
-			json_object_set_new(flags, "log.level", json_string(v));
-		} else if (flag_value(argc, argv, &i, "--model", &v)) {
-			json_object_set_new(flags, "model", json_string(v));
-		} else if (flag_value(argc, argv, &i, "--backend", &v)) {
-			if (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "cuda")) {
-				fprintf(stderr, "infill: --backend %s: use auto, cpu or cuda\n", v);
-				goto out;
-			}
-			json_object_set_new(flags, "backend", json_string(v));
-		} else if (flag_value(argc, argv, &i, "--threads", &v)) {
-			if (!parse_int(v, 0, 1024, &n)) {
-				fprintf(stderr, "infill: --threads %s: expected a number 0..1024\n",
-				        v);
-				goto out;
-			}
-			json_object_set_new(flags, "threads", json_integer(n));
-		} else if (flag_value(argc, argv, &i, "--max-message-mb", &v)) {
-			if (!parse_int(v, 1, 4096, &n)) {
-				fprintf(stderr,
-				        "infill: --max-message-mb %s: expected a number 1..4096\n",
-				        v);
-				goto out;
-			}
-			json_object_set_new(flags, "maxMessageMB", json_integer(n));
-		} else if (flag_value(argc, argv, &i, "--user-config", &v)) {
-			user_config = v;
-		} else {
+		} else if (!flag_parse_value(argc, argv, &i, f, &rc)) {
 			fprintf(stderr, "infill: unknown option %s (see infill serve --help)\n", a);
-			goto out;
+			return 2;
+		}
+		if (rc) return rc;
+	}
+	return 0;
+}
+
+/* The log, writing where --log-file says at --log-level; NULL when it cannot
+ * be opened (said on stderr). */
+static struct log *serve_log_open(const struct serve_flags *f)
+{
+	struct log *log = log_new();
+	if (!log) return NULL;
+	if (f->log_file) {
+		int e = log_set_file(log, f->log_file);
+		if (e) {
+			fprintf(stderr, "infill: cannot open log file %s: %s\n", f->log_file,
+			        strerror(-e));
+			log_free(log);
+			return NULL;
 		}
 	}
+	if (f->log_level) {
+		enum log_level l;
+		log_level_from_name(f->log_level, &l);
+		log_set_level(log, l);
+	}
+	return log;
+}
 
+/* Starts the transport and the server on sv's loop and runs the loop until
+ * both have closed; returns the exit status. Whatever started is closed
+ * here; the caller frees. */
+static int serve_run(struct serve *sv, const struct serve_flags *f)
+{
+	int rc = 1;
+	struct server_options opts = {
+		.flags = json_object_size(f->flags) ? f->flags : NULL,
+		.user_config = f->user_config,
+		.log_level_fixed = f->log_level != NULL,
+	};
+	struct server_io io = { .write = io_write, .exit = io_exit, .ud = sv };
+	sv->transport = transport_new(&sv->loop, 0, 1, sv->log, on_read, on_eof, sv);
+	sv->server = sv->transport ? server_new(&sv->loop, sv->log, &opts, &io) : NULL;
+	if (!sv->server) {
+		log_error(sv->log, "out of memory starting the server");
+	} else {
+		log_info(sv->log, "infill %s serving LSP on stdio (pid %d)", INFILL_VERSION,
+		         (int)getpid());
+		int e = transport_start(sv->transport);
+		if (e) {
+			log_error(sv->log, "cannot use stdin/stdout: %s", uv_strerror(e));
+			server_close(sv->server, server_closed, sv);
+		}
+		uv_run(&sv->loop, UV_RUN_DEFAULT);
+		rc = e ? 1 : sv->status;
+	}
+	if (!sv->server && sv->transport) {
+		transport_close(sv->transport, transport_closed, sv);
+		uv_run(&sv->loop, UV_RUN_DEFAULT);
+	}
+	return rc;
+}
+
+/* The log and the loop around serve_run, freed in the shutdown order the
+ * top of this file gives. */
+static int serve(const struct serve_flags *f)
+{
 	/* A client that goes away must not kill us mid-write: EPIPE is an
 	 * error we handle, SIGPIPE would be death. */
 	signal(SIGPIPE, SIG_IGN);
 
 	struct serve sv = { 0 };
-	rc = 1;
-	sv.log = log_new();
-	if (!sv.log) goto out;
-	if (log_file) {
-		int e = log_set_file(sv.log, log_file);
-		if (e) {
-			fprintf(stderr, "infill: cannot open log file %s: %s\n", log_file,
-			        strerror(-e));
-			log_free(sv.log);
-			goto out;
-		}
-	}
-	if (log_level) {
-		enum log_level l;
-		log_level_from_name(log_level, &l);
-		log_set_level(sv.log, l);
-	}
+	sv.log = serve_log_open(f);
+	if (!sv.log) return 1;
 	if (uv_loop_init(&sv.loop)) {
 		log_free(sv.log);
-		goto out;
+		return 1;
 	}
-	struct server_options opts = {
-		.flags = json_object_size(flags) ? flags : NULL,
-		.user_config = user_config,
-		.log_level_fixed = log_level != NULL,
-	};
-	struct server_io io = { .write = io_write, .exit = io_exit, .ud = &sv };
-	sv.transport = transport_new(&sv.loop, 0, 1, sv.log, on_read, on_eof, &sv);
-	sv.server = sv.transport ? server_new(&sv.loop, sv.log, &opts, &io) : NULL;
-	if (!sv.server) {
-		log_error(sv.log, "out of memory starting the server");
-	} else {
-		log_info(sv.log, "infill %s serving LSP on stdio (pid %d)", INFILL_VERSION,
-		         (int)getpid());
-		int e = transport_start(sv.transport);
-		if (e) {
-			log_error(sv.log, "cannot use stdin/stdout: %s", uv_strerror(e));
-			server_close(sv.server, server_closed, &sv);
-		}
-		uv_run(&sv.loop, UV_RUN_DEFAULT);
-		rc = e ? 1 : sv.status;
-	}
-	if (!sv.server && sv.transport) {
-		transport_close(sv.transport, transport_closed, &sv);
-		uv_run(&sv.loop, UV_RUN_DEFAULT);
-	}
+	int rc = serve_run(&sv, f);
 	server_free(sv.server);
 	transport_free(sv.transport);
 	if (uv_loop_close(&sv.loop)) log_warn(sv.log, "the loop still had handles at exit");
 	log_info(sv.log, "exiting with status %d", rc);
 	log_free(sv.log);
-out:
-	json_decref(flags);
+	return rc;
+}
+
+int cli_serve(int argc, char **argv)
+{
+	struct serve_flags f = { .flags = json_object() };
+	int rc = flags_parse(argc, argv, &f);
+	if (rc == 0)
+		rc = serve(&f);
+	else if (rc < 0) /* --help or --version answered */
+		rc = 0;
+	json_decref(f.flags);
 	return rc;
 }

@@ -305,62 +305,67 @@ bool model_file_changed(const struct model *m, char *why, size_t why_size)
 	return m && m->gguf && gguf_file_changed(m->gguf, why, why_size);
 }
 
-struct model *model_load(const struct model_params *params, struct infer_error *err)
+/* kv_bytes 0 and a page size <= 0 mean "the default", so that callers may
+ * fill only what they care about. */
+static struct model_params params_with_defaults(const struct model_params *params)
 {
 	struct model_params p = *params;
 	struct model_params d = model_params_default();
 	if (p.kv_bytes == 0) p.kv_bytes = d.kv_bytes;
 	if (p.kv_page_size <= 0) p.kv_page_size = d.kv_page_size;
-	struct model *m = calloc(1, sizeof *m);
-	if (!m) {
-		infer_error_set(err, -ENOMEM, "out of memory");
-		return NULL;
-	}
-	m->gguf = gguf_open(p.path, err); /* its error names the file, offset, key or tensor */
-	if (!m->gguf) {
-		model_free(m);
-		return NULL;
-	}
-	struct loader ld = { .path = p.path, .f = m->gguf, .err = err };
-	struct backend_weights w;
-	memset(&w, 0, sizeof w);
-	struct backend_layer *layers = NULL;
-	if (load_hparams(&ld, &w.hp, &m->info) != 0) goto fail;
-	struct backend_hparams *hp = &w.hp;
-	ld.cap_names = 4 + 18 * hp->n_layer;
-	ld.names = calloc((size_t)ld.cap_names, NAME_LEN);
-	layers = calloc((size_t)hp->n_layer, sizeof *layers);
-	if (!ld.names || !layers) {
-		infer_error_set(err, -ENOMEM, "out of memory");
-		goto fail;
-	}
+	return p;
+}
+
+/* Finds one tensor and fails when this family needs it and the file lacks it. */
+static int find_kind(struct loader *ld, const char *name, struct backend_tensor *t,
+                     enum llama_tensor_kind kind)
+{
+	if (find_tensor(ld, name, t)) return -1;
+	if (kind_required(ld->a, kind) && require(ld, t)) return -1;
+	return 0;
+}
+
+/* The tensors outside the blocks: embedding, final norm, output. An absent
+ * output shares the embedding (tied), which fixes n_vocab as its rows. */
+static int find_whole_tensors(struct loader *ld, struct backend_weights *w)
+{
 	struct {
 		const char *name;
 		struct backend_tensor *t;
 		enum llama_tensor_kind kind;
 	} whole[] = {
-#define WHOLE(name, field, kind, ne0, ne1) { name, &w.field, kind },
+#define WHOLE(name, field, kind, ne0, ne1) { name, &w->field, kind },
 		LLAMA_TENSORS_FIRST(WHOLE) LLAMA_TENSORS_LAST(WHOLE)
 #undef WHOLE
 	};
 	for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
-		if (find_tensor(&ld, whole[i].name, whole[i].t) ||
-		    (kind_required(ld.a, whole[i].kind) && require(&ld, whole[i].t)))
-			goto fail;
-	if (!w.output.data) /* tied embeddings */
-		w.output = w.tok_embd;
-	hp->n_vocab = (int32_t)w.tok_embd.ne[1];
+		if (find_kind(ld, whole[i].name, whole[i].t, whole[i].kind)) return -1;
+	if (!w->output.data) /* tied embeddings */
+		w->output = w->tok_embd;
+	w->hp.n_vocab = (int32_t)w->tok_embd.ne[1];
+	return 0;
+}
+
+/* A vocab_size key that disagrees with the embedding's rows means a file
+ * put together from two models: refuse it rather than index past a table. */
+static int check_vocab_size(struct loader *ld, const struct backend_weights *w)
+{
 	uint32_t vs;
 	char key[96];
-	snprintf(key, sizeof key, "%s.vocab_size", ld.arch);
-	if (gguf_get_u32(m->gguf, key, &vs) && (int64_t)vs != w.tok_embd.ne[1]) {
+	snprintf(key, sizeof key, "%s.vocab_size", ld->arch);
+	if (gguf_get_u32(ld->f, key, &vs) && (int64_t)vs != w->tok_embd.ne[1]) {
 		char what[96];
 		snprintf(what, sizeof what, "is %u but token_embd.weight has %lld rows", vs,
-		         (long long)w.tok_embd.ne[1]);
-		key_fail(&ld, -EINVAL, key, what);
-		goto fail;
+		         (long long)w->tok_embd.ne[1]);
+		return key_fail(ld, -EINVAL, key, what);
 	}
-	for (int l = 0; l < hp->n_layer; l++) {
+	return 0;
+}
+
+/* Every block's tensors, "blk.<l>.<suffix>", into layers[0..n_layer). */
+static int find_layer_tensors(struct loader *ld, struct backend_layer *layers, int n_layer)
+{
+	for (int l = 0; l < n_layer; l++) {
 		struct backend_layer *L = &layers[l];
 		struct {
 			const char *suffix;
@@ -374,32 +379,60 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
 			char name[NAME_LEN];
 			snprintf(name, sizeof name, "blk.%d.%s", l, list[i].suffix);
-			if (find_tensor(&ld, name, list[i].t) ||
-			    (kind_required(ld.a, list[i].kind) && require(&ld, list[i].t)))
-				goto fail;
+			if (find_kind(ld, name, list[i].t, list[i].kind)) return -1;
 		}
 	}
-	w.layers = layers;
-	w.data_mapped = gguf_is_mapped(m->gguf);
+	return 0;
+}
 
-	/* Facts for benchmarks: bytes read per decode step = every weight but the embedding table. */
-	struct model_info *info = &m->info;
+/* Reads the hyperparameters and finds every weight. ld->names and *layers
+ * are allocated here and stay the caller's to free, on failure too: the
+ * weights point into them until the backend has been created. */
+static int load_weights(struct loader *ld, struct model *m, struct backend_weights *w,
+                        struct backend_layer **layers)
+{
+	memset(w, 0, sizeof *w);
+	if (load_hparams(ld, &w->hp, &m->info) != 0) return -1;
+	ld->cap_names = 4 + 18 * w->hp.n_layer;
+	ld->names = calloc((size_t)ld->cap_names, NAME_LEN);
+	*layers = calloc((size_t)w->hp.n_layer, sizeof **layers);
+	if (!ld->names || !*layers) return infer_error_set(ld->err, -ENOMEM, "out of memory");
+	if (find_whole_tensors(ld, w) || check_vocab_size(ld, w) ||
+	    find_layer_tensors(ld, *layers, w->hp.n_layer))
+		return -1;
+	w->layers = *layers;
+	w->data_mapped = gguf_is_mapped(m->gguf);
+	return 0;
+}
+
+/* Facts for benchmarks: bytes read per decode step = every weight but the
+ * embedding table (which a step reads one row of), unless it is also the
+ * output. */
+static void info_fill_shapes(struct model_info *info, const struct gguf_file *f,
+                             const struct backend_weights *w)
+{
+	const struct backend_hparams *hp = &w->hp;
 	info->n_layer = hp->n_layer, info->n_embd = hp->n_embd, info->n_head = hp->n_head;
 	info->n_head_kv = hp->n_head_kv, info->head_dim = hp->head_dim, info->n_ff = hp->n_ff;
 	info->n_vocab = hp->n_vocab;
-	info->file_type = layers[0].wq.type;
-	for (int64_t i = 0; i < gguf_tensor_count(m->gguf); i++)
-		info->weight_bytes += gguf_tensor(m->gguf, i)->nbytes;
-	info->decode_read_bytes = info->weight_bytes - w.tok_embd.nbytes;
-	if (w.output.data == w.tok_embd.data) info->decode_read_bytes += w.tok_embd.nbytes;
+	info->file_type = w->layers[0].wq.type;
+	for (int64_t i = 0; i < gguf_tensor_count(f); i++)
+		info->weight_bytes += gguf_tensor(f, i)->nbytes;
+	info->decode_read_bytes = info->weight_bytes - w->tok_embd.nbytes;
+	if (w->output.data == w->tok_embd.data) info->decode_read_bytes += w->tok_embd.nbytes;
+}
 
+/* The tokenizer, checked against the weights: BOS and EOS are used in every
+ * prompt and every stop, so an id past the vocabulary is a broken file, not
+ * something to guess around; a token without an embedding row likewise. */
+static int load_tokenizer(struct model *m, const char *path, int32_t n_vocab,
+                          struct infer_error *err)
+{
 	m->tok = tokenizer_load(m->gguf, err);
 	if (!m->tok) {
-		infer_error_prefix(err, "%s: tokenizer: ", p.path);
-		goto fail;
+		infer_error_prefix(err, "%s: tokenizer: ", path);
+		return -1;
 	}
-	/* BOS and EOS are used in every prompt and every stop: an id past the
-	 * vocabulary is a broken file, not something to guess around. */
 	static const char *const special_keys[] = { "tokenizer.ggml.bos_token_id",
 		                                    "tokenizer.ggml.eos_token_id" };
 	for (size_t i = 0; i < sizeof special_keys / sizeof special_keys[0]; i++) {
@@ -407,61 +440,98 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		if (gguf_get_u32(m->gguf, special_keys[i], &id) &&
 		    (int64_t)id >= tokenizer_vocab_size(m->tok)) {
 			infer_error_set(err, -EINVAL,
-			                "%s: %s is %u, past the vocabulary of %d tokens", p.path,
+			                "%s: %s is %u, past the vocabulary of %d tokens", path,
 			                special_keys[i], id, tokenizer_vocab_size(m->tok));
 			infer_error_key(err, special_keys[i], strlen(special_keys[i]));
-			goto fail;
+			return -1;
 		}
 	}
-	if (tokenizer_vocab_size(m->tok) > hp->n_vocab) {
+	if (tokenizer_vocab_size(m->tok) > n_vocab) {
 		infer_error_set(
 		        err, -EINVAL,
-		        "%s: the tokenizer has %d tokens but token_embd.weight only %d rows",
-		        p.path, tokenizer_vocab_size(m->tok), hp->n_vocab);
-		goto fail;
+		        "%s: the tokenizer has %d tokens but token_embd.weight only %d rows", path,
+		        tokenizer_vocab_size(m->tok), n_vocab);
+		return -1;
 	}
+	return 0;
+}
 
-	struct backend_config cfg = {
-		.kind = p.backend == INFER_BACKEND_CPU    ? BACKEND_KIND_CPU
-		        : p.backend == INFER_BACKEND_CUDA ? BACKEND_KIND_CUDA
-		                                          : BACKEND_KIND_AUTO,
-		.n_threads = model_threads(p.n_threads),
-		.kv_page_size = p.kv_page_size,
-		.kv_type = p.kv_f32 ? TENSOR_TYPE_F32 : TENSOR_TYPE_F16,
-		.progress = p.progress,
-		.progress_user = p.progress_user,
-	};
-	size_t page_bytes = backend_kv_bytes_per_page(hp, p.kv_page_size, cfg.kv_type);
-	size_t n_pages = p.kv_tokens > 0 ? ((size_t)p.kv_tokens + (size_t)p.kv_page_size - 1) /
-	                                           (size_t)p.kv_page_size
-	                                 : p.kv_bytes / page_bytes;
+/* The KV pool's size in pages: kv_tokens when asked for, else as many pages
+ * as kv_bytes holds, kept within 4..2^24. */
+static int32_t kv_pages_for(const struct model_params *p, const struct backend_hparams *hp,
+                            uint32_t kv_type)
+{
+	size_t page_bytes = backend_kv_bytes_per_page(hp, p->kv_page_size, kv_type);
+	size_t n_pages = p->kv_tokens > 0 ? ((size_t)p->kv_tokens + (size_t)p->kv_page_size - 1) /
+	                                            (size_t)p->kv_page_size
+	                                  : p->kv_bytes / page_bytes;
 	if (n_pages < 4) n_pages = 4;
 	if (n_pages > (1u << 24)) n_pages = 1u << 24;
-	cfg.kv_n_pages = (int32_t)n_pages;
+	return (int32_t)n_pages;
+}
+
+/* Hands the weights to a backend and sizes the KV pool over it. The
+ * backend's error keeps the tensor it names. */
+static int start_backend(struct model *m, const struct model_params *p,
+                         const struct backend_weights *w, struct infer_error *err)
+{
+	struct backend_config cfg = {
+		.kind = p->backend == INFER_BACKEND_CPU    ? BACKEND_KIND_CPU
+		        : p->backend == INFER_BACKEND_CUDA ? BACKEND_KIND_CUDA
+		                                           : BACKEND_KIND_AUTO,
+		.n_threads = model_threads(p->n_threads),
+		.kv_page_size = p->kv_page_size,
+		.kv_type = p->kv_f32 ? TENSOR_TYPE_F32 : TENSOR_TYPE_F16,
+		.progress = p->progress,
+		.progress_user = p->progress_user,
+	};
+	cfg.kv_n_pages = kv_pages_for(p, &w->hp, cfg.kv_type);
 	struct backend_error be;
-	m->backend = backend_create(&cfg, &w, &be);
+	m->backend = backend_create(&cfg, w, &be);
 	if (!m->backend) {
-		infer_error_set(err, be.code, "%s: %s", p.path, be.message);
+		infer_error_set(err, be.code, "%s: %s", p->path, be.message);
 		infer_error_tensor(err, be.tensor, strlen(be.tensor));
-		goto fail;
+		return -1;
 	}
 	m->pool = kv_pool_create(m->backend, cfg.kv_n_pages, cfg.kv_page_size);
 	if (!m->pool) {
 		infer_error_set(err, -ENOMEM, "out of memory for the KV pool");
-		goto fail;
+		return -1;
 	}
-	info->kv_page_size = cfg.kv_page_size;
-	info->kv_n_pages = cfg.kv_n_pages;
-	info->backend_name = backend_name(m->backend);
+	m->info.kv_page_size = cfg.kv_page_size;
+	m->info.kv_n_pages = cfg.kv_n_pages;
+	m->info.backend_name = backend_name(m->backend);
+	return 0;
+}
+
+struct model *model_load(const struct model_params *params, struct infer_error *err)
+{
+	struct model_params p = params_with_defaults(params);
+	struct model *m = calloc(1, sizeof *m);
+	if (!m) {
+		infer_error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	m->gguf = gguf_open(p.path, err); /* its error names the file, offset, key or tensor */
+	if (!m->gguf) {
+		model_free(m);
+		return NULL;
+	}
+	struct loader ld = { .path = p.path, .f = m->gguf, .err = err };
+	struct backend_weights w;
+	struct backend_layer *layers = NULL;
+	int rc = load_weights(&ld, m, &w, &layers);
+	if (!rc) info_fill_shapes(&m->info, m->gguf, &w);
+	if (!rc) rc = load_tokenizer(m, p.path, w.hp.n_vocab, err);
+	if (!rc) rc = start_backend(m, &p, &w, err);
 	/* The cpu backend keeps the names it was given only for init-time errors. */
 	free(ld.names);
 	free(layers);
+	if (rc) {
+		model_free(m);
+		return NULL;
+	}
 	return m;
-fail:
-	free(ld.names);
-	free(layers);
-	model_free(m);
-	return NULL;
 }
 
 const struct model_info *model_info(const struct model *m)

@@ -13,32 +13,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "quant.h"
-
-
-int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		err->code = code;
-		err->tensor[0] = 0;
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof err->message, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-void backend_error_tensor(struct backend_error *err, const char *name)
-{
-	if (err && name) snprintf(err->tensor, sizeof err->tensor, "%s", name);
-}
 
 static int tensor_fault(const struct backend_tensor *t, int64_t ne0, int64_t ne1, bool optional,
                         struct backend_error *err)

@@ -33,6 +33,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* C linkage for the CUDA module (backend.cu is C++), which links
+ * backend_error.c. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- errors ---- */
 
 struct backend_error {
@@ -287,5 +293,9 @@ int backend_cpu_physical_cores(void);
  * (divided by n_threads): what an unshared machine would give, for runs on
  * machines busy with other work. Takes about a second. */
 double backend_cpu_read_gbs(int n_threads, size_t bytes, double *cpu_gbs);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -85,9 +85,8 @@ static int sha256_file(const char *path, char hex[65])
 	return 0;
 }
 
-int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len)
+static int options_check(const struct remote_pull_options *o, char *msg, size_t msg_len)
 {
-	msg[0] = 0;
 	if (!o->url || (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8))) {
 		snprintf(msg, msg_len, "the URL must start with http:// or https://");
 		return -EINVAL;
@@ -96,6 +95,136 @@ int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len)
 		snprintf(msg, msg_len, "--sha256 wants 64 hex digits");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static void easy_configure(struct pull *pl, const struct remote_pull_options *o, char *errbuf)
+{
+	CURL *e = pl->easy;
+	curl_easy_setopt(e, CURLOPT_URL, o->url);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L); /* model hubs redirect to storage */
+	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
+	curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, pl);
+	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(e, CURLOPT_XFERINFODATA, pl);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L); /* a stalled server: give up, */
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 60L); /* the .part is kept for a resume */
+	if (o->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_file);
+}
+
+/* Runs the transfer from pl->offset; a server without byte ranges gets a
+ * second try from the start, over an emptied .part. *r: libcurl's result. */
+static int transfer_run(struct pull *pl, const struct remote_pull_options *o, const char *part,
+                        CURLcode *r, char *msg, size_t msg_len)
+{
+	CURL *e = pl->easy;
+	if (pl->offset > 0) {
+		curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, pl->offset);
+		if (o->progress)
+			fprintf(stderr, "infill pull: resuming %s at %.1f MiB\n", part,
+			        (double)pl->offset / 1048576.0);
+	}
+	*r = curl_easy_perform(e);
+	if (*r != CURLE_RANGE_ERROR) return 0;
+	if (o->progress) fprintf(stderr, "\ninfill pull: the server cannot resume; restarting\n");
+	fclose(pl->f);
+	pl->f = fopen(part, "wb");
+	if (!pl->f) {
+		int rc = -errno;
+		snprintf(msg, msg_len, "cannot write %s: %s", part, strerror(-rc));
+		return rc;
+	}
+	pl->offset = 0;
+	pl->checked = false;
+	curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)0);
+	*r = curl_easy_perform(e);
+	return 0;
+}
+
+/* Closes the .part (a failed close is a failed write) and turns libcurl's
+ * result into our code, saying whether the same command can resume. */
+static int transfer_finish(struct pull *pl, const struct remote_pull_options *o, const char *part,
+                           CURLcode r, const char *errbuf, char *msg, size_t msg_len)
+{
+	long status = 0;
+	curl_easy_getinfo(pl->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (o->progress) fputc('\n', stderr);
+	int closed = fclose(pl->f);
+	pl->f = NULL;
+	if (closed) {
+		snprintf(msg, msg_len, "writing %s failed", part);
+		return -EIO;
+	}
+	/* 416: the range starts at the end: the .part is the whole file */
+	if (r != CURLE_OK && !(r == CURLE_HTTP_RETURNED_ERROR && status == 416 && pl->offset > 0)) {
+		snprintf(msg, msg_len, "downloading %s failed (%s)%s", o->url,
+		         errbuf[0] ? errbuf : curl_easy_strerror(r),
+		         pl->offset || r == CURLE_PARTIAL_FILE || r == CURLE_OPERATION_TIMEDOUT
+		                 ? "; run the same command again to resume"
+		                 : "");
+		return r == CURLE_COULDNT_CONNECT || r == CURLE_COULDNT_RESOLVE_HOST ? -ECONNREFUSED
+		                                                                     : -EIO;
+	}
+	return 0;
+}
+
+/* Downloads o->url into part, appending to what a previous run left there. */
+static int download(struct pull *pl, const struct remote_pull_options *o, const char *part,
+                    char *msg, size_t msg_len)
+{
+	pl->f = fopen(part, "ab");
+	if (!pl->f) {
+		int rc = -errno;
+		snprintf(msg, msg_len, "cannot write %s: %s", part, strerror(-rc));
+		return rc;
+	}
+	pl->offset = (curl_off_t)ftell(pl->f);
+	pl->easy = curl_easy_init();
+	if (!pl->easy) {
+		snprintf(msg, msg_len, "libcurl cannot start");
+		return -ENOMEM;
+	}
+	char errbuf[CURL_ERROR_SIZE] = "";
+	easy_configure(pl, o, errbuf);
+	CURLcode r;
+	int rc = transfer_run(pl, o, part, &r, msg, msg_len);
+	if (rc) return rc;
+	return transfer_finish(pl, o, part, r, errbuf, msg, msg_len);
+}
+
+/* A download that does not match --sha256 is removed: resuming it would only
+ * keep the wrong bytes. */
+static int download_verify(const struct remote_pull_options *o, const char *part, char *msg,
+                           size_t msg_len)
+{
+	char hex[65];
+	int rc = sha256_file(part, hex);
+	if (rc) {
+		snprintf(msg, msg_len, "cannot read %s back: %s", part, strerror(-rc));
+		return rc;
+	}
+	if (strcasecmp(hex, o->sha256)) {
+		unlink(part);
+		snprintf(msg, msg_len,
+		         "sha256 mismatch: expected %s, got %s; the download was removed",
+		         o->sha256, hex);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len)
+{
+	msg[0] = 0;
+	int rc = options_check(o, msg, msg_len);
+	if (rc) return rc;
 	size_t pl_len = strlen(o->out) + 6;
 	char *part = malloc(pl_len);
 	if (!part) return -ENOMEM;
@@ -106,102 +235,12 @@ int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len)
 		return -EIO;
 	}
 	struct pull pl = { .progress = o->progress, .started = mono_s() };
-	pl.f = fopen(part, "ab");
-	int rc = 0;
-	if (!pl.f) {
-		rc = -errno;
-		snprintf(msg, msg_len, "cannot write %s: %s", part, strerror(-rc));
-		goto out;
-	}
-	pl.offset = (curl_off_t)ftell(pl.f);
-	pl.easy = curl_easy_init();
-	if (!pl.easy) {
-		rc = -ENOMEM;
-		snprintf(msg, msg_len, "libcurl cannot start");
-		goto out;
-	}
-	char errbuf[CURL_ERROR_SIZE] = "";
-	CURL *e = pl.easy;
-	curl_easy_setopt(e, CURLOPT_URL, o->url);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L); /* model hubs redirect to storage */
-	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
-	curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, &pl);
-	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(e, CURLOPT_XFERINFODATA, &pl);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L); /* a stalled server: give up, */
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 60L); /* the .part is kept for a resume */
-	if (o->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_file);
-	if (pl.offset > 0) {
-		curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, pl.offset);
-		if (o->progress)
-			fprintf(stderr, "infill pull: resuming %s at %.1f MiB\n", part,
-			        (double)pl.offset / 1048576.0);
-	}
-	CURLcode r = curl_easy_perform(e);
-	if (r == CURLE_RANGE_ERROR) { /* no byte ranges there: from the start */
-		if (o->progress)
-			fprintf(stderr, "\ninfill pull: the server cannot resume; restarting\n");
-		fclose(pl.f);
-		pl.f = fopen(part, "wb");
-		if (!pl.f) {
-			rc = -errno;
-			snprintf(msg, msg_len, "cannot write %s: %s", part, strerror(-rc));
-			goto out;
-		}
-		pl.offset = 0;
-		pl.checked = false;
-		curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)0);
-		r = curl_easy_perform(e);
-	}
-	long status = 0;
-	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-	if (o->progress) fputc('\n', stderr);
-	if (fclose(pl.f)) {
-		pl.f = NULL;
-		rc = -EIO;
-		snprintf(msg, msg_len, "writing %s failed", part);
-		goto out;
-	}
-	pl.f = NULL;
-	/* 416: the range starts at the end: the .part is the whole file */
-	if (r != CURLE_OK && !(r == CURLE_HTTP_RETURNED_ERROR && status == 416 && pl.offset > 0)) {
-		rc = r == CURLE_COULDNT_CONNECT || r == CURLE_COULDNT_RESOLVE_HOST ? -ECONNREFUSED
-		                                                                   : -EIO;
-		snprintf(msg, msg_len, "downloading %s failed (%s)%s", o->url,
-		         errbuf[0] ? errbuf : curl_easy_strerror(r),
-		         pl.offset || r == CURLE_PARTIAL_FILE || r == CURLE_OPERATION_TIMEDOUT
-		                 ? "; run the same command again to resume"
-		                 : "");
-		goto out;
-	}
-	if (o->sha256) {
-		char hex[65];
-		rc = sha256_file(part, hex);
-		if (rc) {
-			snprintf(msg, msg_len, "cannot read %s back: %s", part, strerror(-rc));
-			goto out;
-		}
-		if (strcasecmp(hex, o->sha256)) {
-			unlink(part);
-			rc = -EBADMSG;
-			snprintf(msg, msg_len,
-			         "sha256 mismatch: expected %s, got %s; the download was removed",
-			         o->sha256, hex);
-			goto out;
-		}
-	}
-	if (rename(part, o->out)) {
+	rc = download(&pl, o, part, msg, msg_len);
+	if (!rc && o->sha256) rc = download_verify(o, part, msg, msg_len);
+	if (!rc && rename(part, o->out)) {
 		rc = -errno;
 		snprintf(msg, msg_len, "cannot rename %s to %s: %s", part, o->out, strerror(-rc));
 	}
-out:
 	if (pl.f) fclose(pl.f);
 	if (pl.easy) curl_easy_cleanup(pl.easy);
 	curl_global_cleanup();

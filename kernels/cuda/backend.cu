@@ -29,7 +29,6 @@
  * valid as sequences grow and pages change.
  */
 #include <cublas_v2.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,34 +93,18 @@ struct cuda_backend {
 #define OFF_ROWS (3 * MAX_CHUNK)
 #define OFF_TAB  (4 * MAX_CHUNK)
 
-static int fail(struct backend_error *err, int code, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static int fail(struct backend_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		err->code = code;
-		err->tensor[0] = 0;
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof err->message, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-/* fail() for a weight: the error names the tensor too. */
+/* For a weight: the error names the tensor too. */
 static int tensor_fail(struct backend_error *err, int code, const char *name, const char *what)
 {
-	fail(err, code, "cuda: %s %s", what, name);
-	if (err) snprintf(err->tensor, sizeof err->tensor, "%s", name);
+	backend_error_set(err, code, "cuda: %s %s", what, name);
+	backend_error_tensor(err, name);
 	return code;
 }
 
 static int cuda_fail(struct backend_error *err, cudaError_t e, const char *what)
 {
-	return fail(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO, "cuda: %s: %s", what,
-	            cudaGetErrorString(e));
+	return backend_error_set(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
+	                         "cuda: %s: %s", what, cudaGetErrorString(e));
 }
 
 /* ---- device memory: every allocation is recorded and freed by destroy ---- */
@@ -133,7 +116,7 @@ static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *wh
 	if (c->n_allocs == c->cap_allocs) {
 		int cap = c->cap_allocs ? 2 * c->cap_allocs : 256;
 		void **a = (void **)realloc(c->allocs, sizeof(void *) * (size_t)cap);
-		if (!a) return fail(err, -ENOMEM, "cuda: out of host memory");
+		if (!a) return backend_error_set(err, -ENOMEM, "cuda: out of host memory");
 		c->allocs = a;
 		c->cap_allocs = cap;
 	}
@@ -142,11 +125,12 @@ static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *wh
 		cudaGetLastError();
 		size_t fr = 0, tot = 0;
 		cudaMemGetInfo(&fr, &tot);
-		return fail(err, -ENOMEM,
-		            "cuda: out of device memory allocating %s (%.1f MiB; %.1f of %.1f MiB "
-		            "free on %s); "
-		            "use a smaller model or cache.memoryMB, or backend cpu",
-		            what, bytes / 1048576.0, fr / 1048576.0, tot / 1048576.0, c->gpu_name);
+		return backend_error_set(
+		        err, -ENOMEM,
+		        "cuda: out of device memory allocating %s (%.1f MiB; %.1f of %.1f MiB "
+		        "free on %s); "
+		        "use a smaller model or cache.memoryMB, or backend cpu",
+		        what, bytes / 1048576.0, fr / 1048576.0, tot / 1048576.0, c->gpu_name);
 	}
 	c->allocs[c->n_allocs++] = *p;
 	return 0;
@@ -204,10 +188,11 @@ static int convert_weight(struct upload *u, const struct backend_tensor *t, int 
 	const int target = cuq_convert_target(t->type);
 	const size_t bytes = cuq_file_size(target, rows, cols);
 	if (!bytes)
-		return fail(err, -EINVAL,
-		            "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
-		            "be a multiple of 32 values",
-		            t->name, t->type, (long long)cols, (long long)rows);
+		return backend_error_set(
+		        err, -EINVAL,
+		        "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
+		        "be a multiple of 32 values",
+		        t->name, t->type, (long long)cols, (long long)rows);
 	if (grow(&u->conv, &u->conv_cap, bytes) ||
 	    grow((void **)&u->row, &u->row_cap, (size_t)cols * sizeof(float)))
 		return tensor_fail(err, -ENOMEM, t->name, "out of host memory converting");
@@ -233,11 +218,12 @@ static int upload_weight(struct cuda_backend *c, struct upload *u, const struct 
 	}
 	const size_t rs = cuq_repacked_size(type, rows, cols);
 	if (!rs)
-		return fail(err, -EINVAL,
-		            "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
-		            "be a multiple "
-		            "of 32 values (256 for k-quants)",
-		            t->name, t->type, (long long)cols, (long long)rows);
+		return backend_error_set(
+		        err, -EINVAL,
+		        "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
+		        "be a multiple "
+		        "of 32 values (256 for k-quants)",
+		        t->name, t->type, (long long)cols, (long long)rows);
 	if (cols > INT32_MAX || rows > INT32_MAX)
 		return tensor_fail(err, -EINVAL, t->name, "tensor too large:");
 	if (grow(&u->host, &u->cap, rs))
@@ -286,10 +272,11 @@ static bool needs_dequant(int type)
 static int check_type(const struct backend_tensor *t, struct backend_error *err)
 {
 	if (!t->data || cuq_convert_target(t->type) >= 0) return 0;
-	int rc = fail(err, -ENOTSUP,
-	              "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run; "
-	              "use backend \"cpu\" (or \"auto\") for this file",
-	              t->name, t->type);
+	int rc = backend_error_set(
+	        err, -ENOTSUP,
+	        "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run; "
+	        "use backend \"cpu\" (or \"auto\") for this file",
+	        t->name, t->type);
 	if (err) snprintf(err->tensor, sizeof err->tensor, "%s", t->name);
 	return rc;
 }
@@ -583,6 +570,44 @@ static int stage_seq(int32_t *map, int *n_map, int32_t id)
 	return (*n_map)++;
 }
 
+/* Page tables of one chunk: for each of its n_map sequences the pages up to
+ * its furthest position, checked against the pool; *width: the widest. */
+static int stage_tables(struct cuda_backend *c, const struct backend_batch *b,
+                        const int32_t *seq_map, int n_map, const int *max_page, int *width,
+                        struct backend_error *err)
+{
+	for (int i = 0; i < n_map; i++) {
+		const struct backend_seq *sq = &b->seqs[seq_map[i]];
+		for (int pg = 0; pg < max_page[i]; pg++) {
+			if (sq->pages[pg] < 0 || sq->pages[pg] >= c->n_pages)
+				return backend_error_set(err, -EINVAL,
+				                         "cuda: page %d of sequence %d is %d, "
+				                         "outside the pool of %d",
+				                         pg, seq_map[i], sq->pages[pg], c->n_pages);
+			c->h_ints[OFF_TAB + (size_t)i * c->table_w + pg] = sq->pages[pg];
+		}
+		if (max_page[i] > *width) *width = max_page[i];
+	}
+	return 0;
+}
+
+/* Output rows inside the chunk [c0, c1), in the caller's order; out_j[k]:
+ * the caller's index of the k-th. */
+static int stage_out_rows(struct cuda_backend *c, const struct backend_batch *b, int c0, int c1,
+                          int32_t *out_j, int *n_out, struct backend_error *err)
+{
+	for (int j = 0; j < b->n_out; j++)
+		if (b->out_rows[j] >= c0 && b->out_rows[j] < c1) {
+			if (*n_out == MAX_CHUNK)
+				return backend_error_set(
+				        err, -EINVAL, "cuda: more than %d output rows in one chunk",
+				        MAX_CHUNK);
+			c->h_ints[OFF_ROWS + *n_out] = b->out_rows[j] - c0;
+			out_j[(*n_out)++] = j;
+		}
+	return 0;
+}
+
 static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
@@ -590,12 +615,14 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 	const int ps = c->kv.page_size;
 	cudaSetDevice(c->device);
 	if (b->n_tokens < 0 || b->n_out < 0 || (b->n_tokens == 0 && b->n_out > 0))
-		return fail(err, -EINVAL, "cuda: bad batch: %d entries, %d output rows",
-		            b->n_tokens, b->n_out);
+		return backend_error_set(err, -EINVAL,
+		                         "cuda: bad batch: %d entries, %d output rows", b->n_tokens,
+		                         b->n_out);
 	for (int j = 0; j < b->n_out; j++)
 		if (b->out_rows[j] < 0 || b->out_rows[j] >= b->n_tokens)
-			return fail(err, -EINVAL, "cuda: output row %d is outside the batch of %d",
-			            b->out_rows[j], b->n_tokens);
+			return backend_error_set(err, -EINVAL,
+			                         "cuda: output row %d is outside the batch of %d",
+			                         b->out_rows[j], b->n_tokens);
 	int c0 = 0;
 	while (c0 < b->n_tokens) {
 		/* Chunk: consecutive entries, at most MAX_CHUNK, at most MAX_SEQS sequences. */
@@ -605,22 +632,26 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		while (c1 < b->n_tokens && c1 - c0 < MAX_CHUNK) {
 			const int32_t s = b->seq_ids[c1], p = b->positions[c1], tk = b->tokens[c1];
 			if (s < 0 || s >= b->n_seqs)
-				return fail(err, -EINVAL, "cuda: entry %d names sequence %d of %d",
-				            c1, s, b->n_seqs);
+				return backend_error_set(err, -EINVAL,
+				                         "cuda: entry %d names sequence %d of %d",
+				                         c1, s, b->n_seqs);
 			if (tk < 0 || tk >= hp->n_vocab)
-				return fail(err, -EINVAL,
-				            "cuda: token id %d is outside the vocabulary (%d)", tk,
-				            hp->n_vocab);
+				return backend_error_set(
+				        err, -EINVAL,
+				        "cuda: token id %d is outside the vocabulary (%d)", tk,
+				        hp->n_vocab);
 			if (p < 0 || p / ps >= b->seqs[s].n_pages)
-				return fail(err, -EINVAL,
-				            "cuda: position %d of sequence %d is past its page "
-				            "table (%d pages)",
-				            p, s, b->seqs[s].n_pages);
+				return backend_error_set(
+				        err, -EINVAL,
+				        "cuda: position %d of sequence %d is past its page "
+				        "table (%d pages)",
+				        p, s, b->seqs[s].n_pages);
 			if (p / ps >= c->table_w)
-				return fail(err, -EINVAL,
-				            "cuda: position %d exceeds the %d positions a sequence "
-				            "may hold",
-				            p, c->table_w * ps);
+				return backend_error_set(
+				        err, -EINVAL,
+				        "cuda: position %d exceeds the %d positions a sequence "
+				        "may hold",
+				        p, c->table_w * ps);
 			int found = -1;
 			for (int i = 0; i < n_map; i++)
 				if (seq_map[i] == s) found = i;
@@ -634,32 +665,11 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 			c1++;
 		}
 		const int n = c1 - c0;
-		/* Page tables: the pages up to the furthest position of each sequence. */
-		int width = 0;
-		for (int i = 0; i < n_map; i++) {
-			const struct backend_seq *sq = &b->seqs[seq_map[i]];
-			for (int pg = 0; pg < max_page[i]; pg++) {
-				if (sq->pages[pg] < 0 || sq->pages[pg] >= c->n_pages)
-					return fail(err, -EINVAL,
-					            "cuda: page %d of sequence %d is %d, outside "
-					            "the pool of %d",
-					            pg, seq_map[i], sq->pages[pg], c->n_pages);
-				c->h_ints[OFF_TAB + (size_t)i * c->table_w + pg] = sq->pages[pg];
-			}
-			if (max_page[i] > width) width = max_page[i];
-		}
-		/* Output rows inside this chunk, in the caller's order. */
-		int n_out = 0;
+		int width = 0, n_out = 0, rc;
 		int32_t out_j[MAX_CHUNK];
-		for (int j = 0; j < b->n_out; j++)
-			if (b->out_rows[j] >= c0 && b->out_rows[j] < c1) {
-				if (n_out == MAX_CHUNK)
-					return fail(err, -EINVAL,
-					            "cuda: more than %d output rows in one chunk",
-					            MAX_CHUNK);
-				c->h_ints[OFF_ROWS + n_out] = b->out_rows[j] - c0;
-				out_j[n_out++] = j;
-			}
+		if ((rc = stage_tables(c, b, seq_map, n_map, max_page, &width, err)) ||
+		    (rc = stage_out_rows(c, b, c0, c1, out_j, &n_out, err)))
+			return rc;
 		if (!b->logits && !b->argmax) n_out = 0;
 
 		cudaError_t e = cudaMemcpyAsync(c->d_ints, c->h_ints, sizeof(int32_t) * OFF_TAB,
@@ -670,7 +680,7 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 			                      sizeof(int32_t) * width, n_map,
 			                      cudaMemcpyHostToDevice, c->stream);
 		if (e != cudaSuccess) return cuda_fail(err, e, "copying the batch to the device");
-		int rc = run_staged(c, n, n_out);
+		rc = run_staged(c, n, n_out);
 		for (int g0 = 0; !rc && g0 < n_out; g0 += HEAD_ROWS) {
 			const int cnt = n_out - g0 < HEAD_ROWS ? n_out - g0 : HEAD_ROWS;
 			if (g0 > 0 && (rc = enqueue_head(c, g0, cnt))) break;
@@ -691,9 +701,10 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		}
 		if (rc) {
 			cudaError_t le = cudaGetLastError();
-			return fail(err, -EIO, "cuda: launching the forward pass failed: %s",
-			            le != cudaSuccess ? cudaGetErrorString(le)
-			                              : "cuBLAS or argument error");
+			return backend_error_set(err, -EIO,
+			                         "cuda: launching the forward pass failed: %s",
+			                         le != cudaSuccess ? cudaGetErrorString(le)
+			                                           : "cuBLAS or argument error");
 		}
 		e = cudaStreamSynchronize(c->stream);
 		if (e != cudaSuccess) return cuda_fail(err, e, "running the forward pass");
@@ -708,8 +719,9 @@ static int cuda_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	if (dst < 0 || src < 0 || dst >= c->n_pages || src >= c->n_pages)
-		return fail(err, -EINVAL, "cuda: page copy %d -> %d outside the pool of %d", src,
-		            dst, c->n_pages);
+		return backend_error_set(err, -EINVAL,
+		                         "cuda: page copy %d -> %d outside the pool of %d", src,
+		                         dst, c->n_pages);
 	if (dst == src) return 0;
 	cudaSetDevice(c->device);
 	char *pool = (char *)c->kv.pool;
@@ -724,14 +736,16 @@ static int slot_of(const struct cuda_backend *c, const struct backend_seq *s, in
 {
 	const int ps = c->kv.page_size;
 	if (p < 0 || p / ps >= s->n_pages)
-		return fail(err, -EINVAL,
-		            "cuda: kv shift position %d is past the page table (%d pages)", p,
-		            s->n_pages);
+		return backend_error_set(
+		        err, -EINVAL,
+		        "cuda: kv shift position %d is past the page table (%d pages)", p,
+		        s->n_pages);
 	*page = s->pages[p / ps];
 	*slot = p % ps;
 	if (*page < 0 || *page >= c->n_pages)
-		return fail(err, -EINVAL, "cuda: kv shift page %d outside the pool of %d", *page,
-		            c->n_pages);
+		return backend_error_set(err, -EINVAL,
+		                         "cuda: kv shift page %d outside the pool of %d", *page,
+		                         c->n_pages);
 	return 0;
 }
 
@@ -741,7 +755,7 @@ static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_s
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	cudaSetDevice(c->device);
-	if (n < 0) return fail(err, -EINVAL, "cuda: kv shift of %d tokens", n);
+	if (n < 0) return backend_error_set(err, -EINVAL, "cuda: kv shift of %d tokens", n);
 	/* Staging: [src_page T][src_slot T][dst_page T][dst_slot T] in the batch area. */
 	for (int32_t i0 = 0; i0 < n; i0 += MAX_CHUNK) {
 		const int m = n - i0 < MAX_CHUNK ? n - i0 : MAX_CHUNK;
@@ -760,7 +774,7 @@ static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_s
 		int rc = cuq_kv_shift_launch(&c->kv, d, d + MAX_CHUNK, d + 2 * MAX_CHUNK,
 		                             d + 3 * MAX_CHUNK, m, dst_start - src_start, &c->rope,
 		                             c->stream);
-		if (rc) return fail(err, rc, "cuda: kv shift launch failed");
+		if (rc) return backend_error_set(err, rc, "cuda: kv shift launch failed");
 		e = cudaStreamSynchronize(c->stream); /* the staging buffer is reused */
 		if (e != cudaSuccess) return cuda_fail(err, e, "running a kv shift");
 	}
@@ -781,20 +795,20 @@ static size_t max_sz(size_t a, size_t b)
 	return a > b ? a : b;
 }
 
-static int create(struct cuda_backend *c, const struct backend_config *cfg,
-                  const struct backend_weights *w, struct backend_error *err)
+/* Selects cfg->device and refuses one the module has no machine code for. */
+static int device_open(struct cuda_backend *c, const struct backend_config *cfg,
+                       struct backend_error *err)
 {
-	const struct backend_hparams *hp = &w->hp;
 	int n_dev = 0;
 	cudaError_t e = cudaGetDeviceCount(&n_dev);
 	if (e != cudaSuccess || n_dev == 0) {
 		cudaGetLastError();
-		return fail(err, -ENODEV, "cuda: no CUDA device (%s)",
-		            e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+		return backend_error_set(err, -ENODEV, "cuda: no CUDA device (%s)",
+		                         e != cudaSuccess ? cudaGetErrorString(e) : "none found");
 	}
 	if (cfg->device < 0 || cfg->device >= n_dev)
-		return fail(err, -ENODEV, "cuda: device %d does not exist (%d found)", cfg->device,
-		            n_dev);
+		return backend_error_set(err, -ENODEV, "cuda: device %d does not exist (%d found)",
+		                         cfg->device, n_dev);
 	c->device = cfg->device;
 	if ((e = cudaSetDevice(c->device)) != cudaSuccess)
 		return cuda_fail(err, e, "selecting the device");
@@ -804,44 +818,67 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 	snprintf(c->gpu_name, sizeof c->gpu_name, "%s", prop.name);
 	c->n_sm = prop.multiProcessorCount;
 	if (prop.major < 8)
-		return fail(err, -ENODEV,
-		            "cuda: %s is compute capability %d.%d; the module is built for 8.0 and "
-		            "newer",
-		            prop.name, prop.major, prop.minor);
+		return backend_error_set(
+		        err, -ENODEV,
+		        "cuda: %s is compute capability %d.%d; the module is built "
+		        "for 8.0 and newer",
+		        prop.name, prop.major, prop.minor);
+	return 0;
+}
+
+/* The shapes the kernels are written for, refused before anything is
+ * allocated. */
+static int shapes_check(const struct backend_hparams *hp, struct backend_error *err)
+{
 	if (hp->head_dim % 4 || hp->head_dim > 256)
-		return fail(err, -EINVAL,
-		            "cuda: head size %d is not supported (a multiple of 4 up to 256)",
-		            hp->head_dim);
+		return backend_error_set(
+		        err, -EINVAL,
+		        "cuda: head size %d is not supported (a multiple of 4 up to 256)",
+		        hp->head_dim);
 	if (hp->n_embd % 32 || hp->n_ff % 32 || (hp->n_head * hp->head_dim) % 32)
-		return fail(err, -EINVAL, "cuda: hidden %d / ffn %d sizes must be multiples of 32",
-		            hp->n_embd, hp->n_ff);
-	if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess)
-		return cuda_fail(err, e, "creating a stream");
+		return backend_error_set(err, -EINVAL,
+		                         "cuda: hidden %d / ffn %d sizes must be multiples of 32",
+		                         hp->n_embd, hp->n_ff);
+	return 0;
+}
+
+/* One non-blocking stream for everything, and cuBLAS on it. */
+static int stream_open(struct cuda_backend *c, struct backend_error *err)
+{
+	cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+	if (e != cudaSuccess) return cuda_fail(err, e, "creating a stream");
 	if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
 		c->blas = NULL;
-		return fail(err, -EIO, "cuda: cuBLAS failed to start");
+		return backend_error_set(err, -EIO, "cuda: cuBLAS failed to start");
 	}
 	cublasSetStream(c->blas, c->stream);
+	return 0;
+}
 
-	c->layers = (struct cl_layer *)calloc((size_t)hp->n_layer, sizeof *c->layers);
-	if (!c->layers) return fail(err, -ENOMEM, "cuda: out of host memory");
-	int rc = upload_all(c, cfg, w, err);
-	if (rc) return rc;
-
-	/* RoPE table. */
+/* The RoPE frequencies, computed once on the host. */
+static int rope_upload(struct cuda_backend *c, const struct backend_hparams *hp,
+                       struct backend_error *err)
+{
 	float freq[256];
 	const int n_rot = hp->n_rot > 512 ? 512 : hp->n_rot;
 	cuq_rope_freqs(hp->rope_base, hp->rope_freq_scale, n_rot, freq);
 	void *dfreq;
-	if ((rc = dalloc(c, &dfreq, sizeof freq, "rope table", err))) return rc;
-	if ((e = cudaMemcpy(dfreq, freq, sizeof(float) * (size_t)(n_rot / 2),
-	                    cudaMemcpyHostToDevice)) != cudaSuccess)
-		return cuda_fail(err, e, "uploading the rope table");
+	int rc = dalloc(c, &dfreq, sizeof freq, "rope table", err);
+	if (rc) return rc;
+	cudaError_t e = cudaMemcpy(dfreq, freq, sizeof(float) * (size_t)(n_rot / 2),
+	                           cudaMemcpyHostToDevice);
+	if (e != cudaSuccess) return cuda_fail(err, e, "uploading the rope table");
 	c->rope.n_rot = n_rot;
 	c->rope.neox = hp->rope_neox;
 	c->rope.freq = (const float *)dfreq;
+	return 0;
+}
 
-	/* KV pool: f16 whatever kv_type asks (the kernels read f16 K/V). */
+/* KV pool: f16 whatever kv_type asks (the kernels read f16 K/V). A page
+ * table covers at most MAX_CTX positions, and never more pages than exist. */
+static int kv_pool_alloc(struct cuda_backend *c, const struct backend_config *cfg,
+                         const struct backend_hparams *hp, struct backend_error *err)
+{
 	c->n_pages = cfg->kv_n_pages;
 	c->kv.n_layers = hp->n_layer;
 	c->kv.page_size = cfg->kv_page_size;
@@ -852,18 +889,18 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 	c->table_w = (MAX_CTX + cfg->kv_page_size - 1) / cfg->kv_page_size;
 	if (c->table_w > c->n_pages) c->table_w = c->n_pages;
 	c->kv.max_pages = c->table_w;
-	if ((rc = dalloc(c, &c->kv.pool, c->page_bytes * (size_t)c->n_pages, "the KV page pool",
-	                 err)))
-		return rc;
+	int rc =
+	        dalloc(c, &c->kv.pool, c->page_bytes * (size_t)c->n_pages, "the KV page pool", err);
+	if (rc) return rc;
 	cudaMemsetAsync(c->kv.pool, 0, c->page_bytes * (size_t)c->n_pages, c->stream);
+	return 0;
+}
 
-	/* Activations for MAX_CHUNK entries. */
-	const size_t T = MAX_CHUNK, E = (size_t)hp->n_embd, qd = (size_t)hp->n_head * hp->head_dim,
-	             kvd = (size_t)hp->n_head_kv * hp->head_dim, ff = (size_t)hp->n_ff,
-	             V = (size_t)hp->n_vocab;
-	const size_t wmax = max_sz(max_sz(E, qd), ff);
+/* Bytes for the largest weight cuBLAS needs dequantized to f16. */
+static size_t wscratch_bytes(const struct cuda_backend *c)
+{
 	size_t wscr = 256;
-	for (int l = 0; l < hp->n_layer; l++) {
+	for (int l = 0; l < c->hp.n_layer; l++) {
 		const struct cl_layer *L = &c->layers[l];
 		const cuq_weight *ws[7] = { &L->wq,   &L->wk, &L->wv,  &L->wo,
 			                    &L->gate, &L->up, &L->down };
@@ -871,10 +908,30 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 			if (needs_dequant(ws[i]->type))
 				wscr = max_sz(wscr, (size_t)ws[i]->rows * ws[i]->cols * 2);
 	}
+	return wscr;
+}
+
+/* Bytes for attention's split scratch at the worst chunk length. */
+static size_t attn_scratch_bytes(const struct cuda_backend *c)
+{
+	const struct backend_hparams *hp = &c->hp;
 	size_t part = 256;
 	for (int n = 1; n <= MAX_CHUNK; n++)
 		part = max_sz(part, cuq_attn_scratch(n, hp->n_head, hp->head_dim,
 		                                     cuq_attn_splits(n, hp->n_head, c->n_sm)));
+	return part;
+}
+
+/* Activations for MAX_CHUNK entries, so that no forward pass allocates. */
+static int activations_alloc(struct cuda_backend *c, const struct backend_hparams *hp,
+                             struct backend_error *err)
+{
+	const size_t T = MAX_CHUNK, E = (size_t)hp->n_embd, qd = (size_t)hp->n_head * hp->head_dim,
+	             kvd = (size_t)hp->n_head_kv * hp->head_dim, ff = (size_t)hp->n_ff,
+	             V = (size_t)hp->n_vocab;
+	const size_t wmax = max_sz(max_sz(E, qd), ff);
+	const size_t wscr = wscratch_bytes(c), part = attn_scratch_bytes(c);
+	int rc;
 	if ((rc = dalloc(c, (void **)&c->x, T * E * 4, "activations", err)) ||
 	    (rc = dalloc(c, (void **)&c->xb, T * qd * 4, "activations", err)) ||
 	    (rc = dalloc(c, (void **)&c->q, T * qd * 4, "activations", err)) ||
@@ -891,16 +948,43 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 	    (hp->norm == BACKEND_NORM_LAYER &&
 	     (rc = dalloc(c, (void **)&c->xn, T * E * 4, "activations", err))))
 		return rc;
+	return 0;
+}
+
+/* The batch staging buffer, pinned on the host and at a fixed device
+ * address: captured graphs read the current page tables from there. */
+static int staging_alloc(struct cuda_backend *c, struct backend_error *err)
+{
 	c->ints_count = OFF_TAB + (size_t)MAX_SEQS * c->table_w;
-	if ((rc = dalloc(c, (void **)&c->d_ints, c->ints_count * 4, "batch staging", err)))
-		return rc;
-	c->kv.tables =
-	        c->d_ints + OFF_TAB; /* fixed address: captured graphs read the current tables */
+	int rc = dalloc(c, (void **)&c->d_ints, c->ints_count * 4, "batch staging", err);
+	if (rc) return rc;
+	c->kv.tables = c->d_ints + OFF_TAB;
+	cudaError_t e;
 	if ((e = cudaMallocHost((void **)&c->h_ints, c->ints_count * 4)) != cudaSuccess ||
 	    (e = cudaMallocHost((void **)&c->h_ids, MAX_CHUNK * 4)) != cudaSuccess)
 		return cuda_fail(err, e, "allocating pinned host memory");
-	if ((e = cudaStreamSynchronize(c->stream)) != cudaSuccess)
-		return cuda_fail(err, e, "initializing");
+	return 0;
+}
+
+/* Every device allocation in one place, so that out-of-memory can happen
+ * only here (and backend_create falls back to the CPU). On failure the
+ * caller's cuda_destroy frees what was made. */
+static int create(struct cuda_backend *c, const struct backend_config *cfg,
+                  const struct backend_weights *w, struct backend_error *err)
+{
+	const struct backend_hparams *hp = &w->hp;
+	int rc;
+	if ((rc = device_open(c, cfg, err)) || (rc = shapes_check(hp, err)) ||
+	    (rc = stream_open(c, err)))
+		return rc;
+	c->layers = (struct cl_layer *)calloc((size_t)hp->n_layer, sizeof *c->layers);
+	if (!c->layers) return backend_error_set(err, -ENOMEM, "cuda: out of host memory");
+	if ((rc = upload_all(c, cfg, w, err)) || (rc = rope_upload(c, hp, err)) ||
+	    (rc = kv_pool_alloc(c, cfg, hp, err)) || (rc = activations_alloc(c, hp, err)) ||
+	    (rc = staging_alloc(c, err)))
+		return rc;
+	cudaError_t e = cudaStreamSynchronize(c->stream);
+	if (e != cudaSuccess) return cuda_fail(err, e, "initializing");
 	return 0;
 }
 
@@ -909,7 +993,7 @@ infill_backend_cuda_init(struct backend *out, const struct backend_config *cfg,
                          const struct backend_weights *w, struct backend_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)calloc(1, sizeof *c);
-	if (!c) return fail(err, -ENOMEM, "cuda: out of host memory");
+	if (!c) return backend_error_set(err, -ENOMEM, "cuda: out of host memory");
 	c->hp = w->hp;
 	const char *g = getenv("INFILL_CUDA_GRAPHS");
 	c->use_graphs = !(g && !strcmp(g, "0"));
