@@ -201,7 +201,7 @@ static int complete_print(struct args *a, const struct settings *st, const char 
 	struct model *m = NULL;
 	struct engine *e = NULL;
 	struct complete_model_spec spec = complete_model_spec_from(st);
-	struct complete_error err;
+	struct infill_error err;
 	if (complete_model_open(model_path, &spec, NULL, NULL, &m, &e, &err)) {
 		fprintf(stderr, "infill complete: %s\n", err.message);
 		goto out;

@@ -282,11 +282,20 @@ size_t complete_replace_end(const char *text, size_t len, size_t cursor, const c
 
 /* Fills *err (may be NULL) and returns code: the one way complete_run
  * reports a failure. */
-static int fail(struct complete_error *err, int code, const char *message)
+static int fail(struct infill_error *err, int code, const char *message)
 {
+	return error_set(err, code, "%s", message);
+}
+
+/* The engine's error passed on whole (its key, tensor and offset kept),
+ * with the step's code; `fallback` when the engine said nothing. */
+static int fail_from(struct infill_error *err, int code, const struct infill_error *from,
+                     const char *fallback)
+{
+	if (!from->message[0]) return fail(err, code, fallback);
 	if (err) {
+		*err = *from;
 		err->code = code;
-		snprintf(err->message, sizeof err->message, "%s", message);
 	}
 	return code;
 }
@@ -880,7 +889,7 @@ static void step_request(struct run *r, const struct settings *st,
 int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
                  const char *text, size_t len, size_t cursor, const struct settings *st,
                  const struct complete_options *opt, struct complete_result *out,
-                 struct complete_error *err)
+                 struct infill_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (err) memset(err, 0, sizeof *err);
@@ -923,7 +932,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->project_given = r->n_project_given;
 	step_request(r, st, opt, out->max_lines);
 
-	struct infer_error ierr;
+	struct infill_error ierr;
 	memset(&ierr, 0, sizeof ierr);
 	if (opt->prefill_only && !engine) { /* nothing to prefill into */
 		rc = 0;
@@ -936,12 +945,12 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		out->prefilled_tokens = r->er.prefilled_tokens;
 		out->cancelled = r->er.cancelled;
 		out->engine_ms = out->total_ms = now_ms() - t1;
-		if (rc < 0) rc = fail(err, rc, ierr.message[0] ? ierr.message : "prefill failed");
+		if (rc < 0) rc = fail_from(err, rc, &ierr, "prefill failed");
 		goto done;
 	}
 	rc = opt->generate ? opt->generate(opt->generate_ud, &r->rq, &r->er, &ierr)
 	     : engine      ? engine_run(engine, &r->rq, &r->er, &ierr)
-	                   : infer_error_set(&ierr, -EINVAL, "no model loaded");
+	                   : error_set(&ierr, -EINVAL, "no model loaded");
 	out->prefilled_tokens = r->er.prefilled_tokens;
 	out->budget = r->er.budget;
 	out->shortened = r->er.budget == ENGINE_BUDGET_SHORT;
@@ -965,7 +974,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		goto done;
 	}
 	if (rc < 0) {
-		rc = fail(err, rc, ierr.message[0] ? ierr.message : "the engine failed");
+		rc = fail_from(err, rc, &ierr, "the engine failed");
 		goto done;
 	}
 

@@ -87,7 +87,7 @@ struct engine_params complete_engine_params(const struct complete_model_spec *sp
 
 int complete_model_open(const char *path, const struct complete_model_spec *spec,
                         void (*progress)(void *user, float fraction), void *progress_user,
-                        struct model **model, struct engine **engine, struct complete_error *err)
+                        struct model **model, struct engine **engine, struct infill_error *err)
 {
 	*model = NULL;
 	*engine = NULL;
@@ -102,7 +102,7 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 	struct model_params mp = model_params_of(spec, path);
 	mp.progress = progress;
 	mp.progress_user = progress_user;
-	struct infer_error ierr;
+	struct infill_error ierr;
 	memset(&ierr, 0, sizeof ierr);
 	struct model *m = model_load(&mp, &ierr);
 	struct engine *e = NULL;
@@ -121,9 +121,12 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 			size_t n = strlen(path);
 			if (!strncmp(why, path, n) && why[n] == ':' && why[n + 1] == ' ')
 				why += n + 2;
+			char msg[sizeof err->message];
+			snprintf(msg, sizeof msg, "cannot load the model %.240s: %.240s", path,
+			         why);
+			*err = ierr; /* the key, tensor and offset at fault kept */
 			err->code = code;
-			snprintf(err->message, sizeof err->message,
-			         "cannot load the model %.240s: %.240s", path, why);
+			memcpy(err->message, msg, sizeof msg);
 		}
 		return code;
 	}

@@ -94,29 +94,29 @@ struct cuda_backend {
 #define OFF_TAB  (4 * MAX_CHUNK)
 
 /* For a weight: the error names the tensor too. */
-static int tensor_fail(struct backend_error *err, int code, const char *name, const char *what)
+static int tensor_fail(struct infill_error *err, int code, const char *name, const char *what)
 {
-	backend_error_set(err, code, "cuda: %s %s", what, name);
-	backend_error_tensor(err, name);
+	error_set(err, code, "cuda: %s %s", what, name);
+	error_tensor(err, name, SIZE_MAX);
 	return code;
 }
 
-static int cuda_fail(struct backend_error *err, cudaError_t e, const char *what)
+static int cuda_fail(struct infill_error *err, cudaError_t e, const char *what)
 {
-	return backend_error_set(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
-	                         "cuda: %s: %s", what, cudaGetErrorString(e));
+	return error_set(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO, "cuda: %s: %s", what,
+	                 cudaGetErrorString(e));
 }
 
 /* ---- device memory: every allocation is recorded and freed by destroy ---- */
 
 static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *what,
-                  struct backend_error *err)
+                  struct infill_error *err)
 {
 	*p = NULL;
 	if (c->n_allocs == c->cap_allocs) {
 		int cap = c->cap_allocs ? 2 * c->cap_allocs : 256;
 		void **a = (void **)realloc(c->allocs, sizeof(void *) * (size_t)cap);
-		if (!a) return backend_error_set(err, -ENOMEM, "cuda: out of host memory");
+		if (!a) return error_set(err, -ENOMEM, "cuda: out of host memory");
 		c->allocs = a;
 		c->cap_allocs = cap;
 	}
@@ -125,7 +125,7 @@ static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *wh
 		cudaGetLastError();
 		size_t fr = 0, tot = 0;
 		cudaMemGetInfo(&fr, &tot);
-		return backend_error_set(
+		return error_set(
 		        err, -ENOMEM,
 		        "cuda: out of device memory allocating %s (%.1f MiB; %.1f of %.1f MiB "
 		        "free on %s); "
@@ -182,13 +182,13 @@ static int grow(void **p, size_t *cap, size_t need)
 /* A weight of a type without kernels, converted (convert.h) into u->conv;
  * *type and *src then describe the converted copy. */
 static int convert_weight(struct upload *u, const struct backend_tensor *t, int *type,
-                          const void **src, struct backend_error *err)
+                          const void **src, struct infill_error *err)
 {
 	const int64_t cols = t->ne[0], rows = t->ne[1];
 	const int target = cuq_convert_target(t->type);
 	const size_t bytes = cuq_file_size(target, rows, cols);
 	if (!bytes)
-		return backend_error_set(
+		return error_set(
 		        err, -EINVAL,
 		        "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
 		        "be a multiple of 32 values",
@@ -207,7 +207,7 @@ static int convert_weight(struct upload *u, const struct backend_tensor *t, int 
 }
 
 static int upload_weight(struct cuda_backend *c, struct upload *u, const struct backend_tensor *t,
-                         cuq_weight *w, struct backend_error *err)
+                         cuq_weight *w, struct infill_error *err)
 {
 	const int64_t cols = t->ne[0], rows = t->ne[1];
 	int type = (int)t->type;
@@ -218,7 +218,7 @@ static int upload_weight(struct cuda_backend *c, struct upload *u, const struct 
 	}
 	const size_t rs = cuq_repacked_size(type, rows, cols);
 	if (!rs)
-		return backend_error_set(
+		return error_set(
 		        err, -EINVAL,
 		        "cuda: tensor %s (type %u, [%lld, %lld]) is not supported: rows must "
 		        "be a multiple "
@@ -247,7 +247,7 @@ static int upload_weight(struct cuda_backend *c, struct upload *u, const struct 
 
 /* F32 vectors (norm weights, biases); absent optional ones stay NULL. */
 static int upload_f32(struct cuda_backend *c, const struct backend_tensor *t, float **out,
-                      struct backend_error *err)
+                      struct infill_error *err)
 {
 	*out = NULL;
 	if (!t->data) return 0;
@@ -269,10 +269,10 @@ static bool needs_dequant(int type)
 /* Every weight type the CPU backend runs reaches the GPU: natively, or
  * converted at upload (convert.h); anything else is refused before anything
  * is uploaded, and backend "auto" then runs the file on the CPU. */
-static int check_type(const struct backend_tensor *t, struct backend_error *err)
+static int check_type(const struct backend_tensor *t, struct infill_error *err)
 {
 	if (!t->data || cuq_convert_target(t->type) >= 0) return 0;
-	int rc = backend_error_set(
+	int rc = error_set(
 	        err, -ENOTSUP,
 	        "cuda: tensor %s is of GGML type %u, which the CUDA backend does not run; "
 	        "use backend \"cpu\" (or \"auto\") for this file",
@@ -281,7 +281,7 @@ static int check_type(const struct backend_tensor *t, struct backend_error *err)
 	return rc;
 }
 
-static int check_types(const struct backend_weights *w, struct backend_error *err)
+static int check_types(const struct backend_weights *w, struct infill_error *err)
 {
 	int rc = check_type(&w->tok_embd, err);
 	if (!rc) rc = check_type(&w->output, err);
@@ -296,7 +296,7 @@ static int check_types(const struct backend_weights *w, struct backend_error *er
 }
 
 static int upload_all(struct cuda_backend *c, const struct backend_config *cfg,
-                      const struct backend_weights *w, struct backend_error *err)
+                      const struct backend_weights *w, struct infill_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
 	int trc = check_types(w, err);
@@ -574,16 +574,16 @@ static int stage_seq(int32_t *map, int *n_map, int32_t id)
  * its furthest position, checked against the pool; *width: the widest. */
 static int stage_tables(struct cuda_backend *c, const struct backend_batch *b,
                         const int32_t *seq_map, int n_map, const int *max_page, int *width,
-                        struct backend_error *err)
+                        struct infill_error *err)
 {
 	for (int i = 0; i < n_map; i++) {
 		const struct backend_seq *sq = &b->seqs[seq_map[i]];
 		for (int pg = 0; pg < max_page[i]; pg++) {
 			if (sq->pages[pg] < 0 || sq->pages[pg] >= c->n_pages)
-				return backend_error_set(err, -EINVAL,
-				                         "cuda: page %d of sequence %d is %d, "
-				                         "outside the pool of %d",
-				                         pg, seq_map[i], sq->pages[pg], c->n_pages);
+				return error_set(err, -EINVAL,
+				                 "cuda: page %d of sequence %d is %d, "
+				                 "outside the pool of %d",
+				                 pg, seq_map[i], sq->pages[pg], c->n_pages);
 			c->h_ints[OFF_TAB + (size_t)i * c->table_w + pg] = sq->pages[pg];
 		}
 		if (max_page[i] > *width) *width = max_page[i];
@@ -594,35 +594,34 @@ static int stage_tables(struct cuda_backend *c, const struct backend_batch *b,
 /* Output rows inside the chunk [c0, c1), in the caller's order; out_j[k]:
  * the caller's index of the k-th. */
 static int stage_out_rows(struct cuda_backend *c, const struct backend_batch *b, int c0, int c1,
-                          int32_t *out_j, int *n_out, struct backend_error *err)
+                          int32_t *out_j, int *n_out, struct infill_error *err)
 {
 	for (int j = 0; j < b->n_out; j++)
 		if (b->out_rows[j] >= c0 && b->out_rows[j] < c1) {
 			if (*n_out == MAX_CHUNK)
-				return backend_error_set(
-				        err, -EINVAL, "cuda: more than %d output rows in one chunk",
-				        MAX_CHUNK);
+				return error_set(err, -EINVAL,
+				                 "cuda: more than %d output rows in one chunk",
+				                 MAX_CHUNK);
 			c->h_ints[OFF_ROWS + *n_out] = b->out_rows[j] - c0;
 			out_j[(*n_out)++] = j;
 		}
 	return 0;
 }
 
-static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend_error *err)
+static int cuda_forward(void *ctx, const struct backend_batch *b, struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	const struct backend_hparams *hp = &c->hp;
 	const int ps = c->kv.page_size;
 	cudaSetDevice(c->device);
 	if (b->n_tokens < 0 || b->n_out < 0 || (b->n_tokens == 0 && b->n_out > 0))
-		return backend_error_set(err, -EINVAL,
-		                         "cuda: bad batch: %d entries, %d output rows", b->n_tokens,
-		                         b->n_out);
+		return error_set(err, -EINVAL, "cuda: bad batch: %d entries, %d output rows",
+		                 b->n_tokens, b->n_out);
 	for (int j = 0; j < b->n_out; j++)
 		if (b->out_rows[j] < 0 || b->out_rows[j] >= b->n_tokens)
-			return backend_error_set(err, -EINVAL,
-			                         "cuda: output row %d is outside the batch of %d",
-			                         b->out_rows[j], b->n_tokens);
+			return error_set(err, -EINVAL,
+			                 "cuda: output row %d is outside the batch of %d",
+			                 b->out_rows[j], b->n_tokens);
 	int c0 = 0;
 	while (c0 < b->n_tokens) {
 		/* Chunk: consecutive entries, at most MAX_CHUNK, at most MAX_SEQS sequences. */
@@ -632,22 +631,21 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		while (c1 < b->n_tokens && c1 - c0 < MAX_CHUNK) {
 			const int32_t s = b->seq_ids[c1], p = b->positions[c1], tk = b->tokens[c1];
 			if (s < 0 || s >= b->n_seqs)
-				return backend_error_set(err, -EINVAL,
-				                         "cuda: entry %d names sequence %d of %d",
-				                         c1, s, b->n_seqs);
+				return error_set(err, -EINVAL,
+				                 "cuda: entry %d names sequence %d of %d", c1, s,
+				                 b->n_seqs);
 			if (tk < 0 || tk >= hp->n_vocab)
-				return backend_error_set(
-				        err, -EINVAL,
-				        "cuda: token id %d is outside the vocabulary (%d)", tk,
-				        hp->n_vocab);
+				return error_set(err, -EINVAL,
+				                 "cuda: token id %d is outside the vocabulary (%d)",
+				                 tk, hp->n_vocab);
 			if (p < 0 || p / ps >= b->seqs[s].n_pages)
-				return backend_error_set(
+				return error_set(
 				        err, -EINVAL,
 				        "cuda: position %d of sequence %d is past its page "
 				        "table (%d pages)",
 				        p, s, b->seqs[s].n_pages);
 			if (p / ps >= c->table_w)
-				return backend_error_set(
+				return error_set(
 				        err, -EINVAL,
 				        "cuda: position %d exceeds the %d positions a sequence "
 				        "may hold",
@@ -701,10 +699,9 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 		}
 		if (rc) {
 			cudaError_t le = cudaGetLastError();
-			return backend_error_set(err, -EIO,
-			                         "cuda: launching the forward pass failed: %s",
-			                         le != cudaSuccess ? cudaGetErrorString(le)
-			                                           : "cuBLAS or argument error");
+			return error_set(err, -EIO, "cuda: launching the forward pass failed: %s",
+			                 le != cudaSuccess ? cudaGetErrorString(le)
+			                                   : "cuBLAS or argument error");
 		}
 		e = cudaStreamSynchronize(c->stream);
 		if (e != cudaSuccess) return cuda_fail(err, e, "running the forward pass");
@@ -715,13 +712,12 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 	return 0;
 }
 
-static int cuda_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend_error *err)
+static int cuda_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	if (dst < 0 || src < 0 || dst >= c->n_pages || src >= c->n_pages)
-		return backend_error_set(err, -EINVAL,
-		                         "cuda: page copy %d -> %d outside the pool of %d", src,
-		                         dst, c->n_pages);
+		return error_set(err, -EINVAL, "cuda: page copy %d -> %d outside the pool of %d",
+		                 src, dst, c->n_pages);
 	if (dst == src) return 0;
 	cudaSetDevice(c->device);
 	char *pool = (char *)c->kv.pool;
@@ -732,30 +728,28 @@ static int cuda_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend
 }
 
 static int slot_of(const struct cuda_backend *c, const struct backend_seq *s, int32_t p,
-                   int32_t *page, int32_t *slot, struct backend_error *err)
+                   int32_t *page, int32_t *slot, struct infill_error *err)
 {
 	const int ps = c->kv.page_size;
 	if (p < 0 || p / ps >= s->n_pages)
-		return backend_error_set(
-		        err, -EINVAL,
-		        "cuda: kv shift position %d is past the page table (%d pages)", p,
-		        s->n_pages);
+		return error_set(err, -EINVAL,
+		                 "cuda: kv shift position %d is past the page table (%d pages)", p,
+		                 s->n_pages);
 	*page = s->pages[p / ps];
 	*slot = p % ps;
 	if (*page < 0 || *page >= c->n_pages)
-		return backend_error_set(err, -EINVAL,
-		                         "cuda: kv shift page %d outside the pool of %d", *page,
-		                         c->n_pages);
+		return error_set(err, -EINVAL, "cuda: kv shift page %d outside the pool of %d",
+		                 *page, c->n_pages);
 	return 0;
 }
 
 static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_start,
                          const struct backend_seq *dst, int32_t dst_start, int32_t n,
-                         struct backend_error *err)
+                         struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	cudaSetDevice(c->device);
-	if (n < 0) return backend_error_set(err, -EINVAL, "cuda: kv shift of %d tokens", n);
+	if (n < 0) return error_set(err, -EINVAL, "cuda: kv shift of %d tokens", n);
 	/* Staging: [src_page T][src_slot T][dst_page T][dst_slot T] in the batch area. */
 	for (int32_t i0 = 0; i0 < n; i0 += MAX_CHUNK) {
 		const int m = n - i0 < MAX_CHUNK ? n - i0 : MAX_CHUNK;
@@ -774,7 +768,7 @@ static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_s
 		int rc = cuq_kv_shift_launch(&c->kv, d, d + MAX_CHUNK, d + 2 * MAX_CHUNK,
 		                             d + 3 * MAX_CHUNK, m, dst_start - src_start, &c->rope,
 		                             c->stream);
-		if (rc) return backend_error_set(err, rc, "cuda: kv shift launch failed");
+		if (rc) return error_set(err, rc, "cuda: kv shift launch failed");
 		e = cudaStreamSynchronize(c->stream); /* the staging buffer is reused */
 		if (e != cudaSuccess) return cuda_fail(err, e, "running a kv shift");
 	}
@@ -797,18 +791,18 @@ static size_t max_sz(size_t a, size_t b)
 
 /* Selects cfg->device and refuses one the module has no machine code for. */
 static int device_open(struct cuda_backend *c, const struct backend_config *cfg,
-                       struct backend_error *err)
+                       struct infill_error *err)
 {
 	int n_dev = 0;
 	cudaError_t e = cudaGetDeviceCount(&n_dev);
 	if (e != cudaSuccess || n_dev == 0) {
 		cudaGetLastError();
-		return backend_error_set(err, -ENODEV, "cuda: no CUDA device (%s)",
-		                         e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+		return error_set(err, -ENODEV, "cuda: no CUDA device (%s)",
+		                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
 	}
 	if (cfg->device < 0 || cfg->device >= n_dev)
-		return backend_error_set(err, -ENODEV, "cuda: device %d does not exist (%d found)",
-		                         cfg->device, n_dev);
+		return error_set(err, -ENODEV, "cuda: device %d does not exist (%d found)",
+		                 cfg->device, n_dev);
 	c->device = cfg->device;
 	if ((e = cudaSetDevice(c->device)) != cudaSuccess)
 		return cuda_fail(err, e, "selecting the device");
@@ -818,38 +812,36 @@ static int device_open(struct cuda_backend *c, const struct backend_config *cfg,
 	snprintf(c->gpu_name, sizeof c->gpu_name, "%s", prop.name);
 	c->n_sm = prop.multiProcessorCount;
 	if (prop.major < 8)
-		return backend_error_set(
-		        err, -ENODEV,
-		        "cuda: %s is compute capability %d.%d; the module is built "
-		        "for 8.0 and newer",
-		        prop.name, prop.major, prop.minor);
+		return error_set(err, -ENODEV,
+		                 "cuda: %s is compute capability %d.%d; the module is built "
+		                 "for 8.0 and newer",
+		                 prop.name, prop.major, prop.minor);
 	return 0;
 }
 
 /* The shapes the kernels are written for, refused before anything is
  * allocated. */
-static int shapes_check(const struct backend_hparams *hp, struct backend_error *err)
+static int shapes_check(const struct backend_hparams *hp, struct infill_error *err)
 {
 	if (hp->head_dim % 4 || hp->head_dim > 256)
-		return backend_error_set(
-		        err, -EINVAL,
-		        "cuda: head size %d is not supported (a multiple of 4 up to 256)",
-		        hp->head_dim);
+		return error_set(err, -EINVAL,
+		                 "cuda: head size %d is not supported (a multiple of 4 up to 256)",
+		                 hp->head_dim);
 	if (hp->n_embd % 32 || hp->n_ff % 32 || (hp->n_head * hp->head_dim) % 32)
-		return backend_error_set(err, -EINVAL,
-		                         "cuda: hidden %d / ffn %d sizes must be multiples of 32",
-		                         hp->n_embd, hp->n_ff);
+		return error_set(err, -EINVAL,
+		                 "cuda: hidden %d / ffn %d sizes must be multiples of 32",
+		                 hp->n_embd, hp->n_ff);
 	return 0;
 }
 
 /* One non-blocking stream for everything, and cuBLAS on it. */
-static int stream_open(struct cuda_backend *c, struct backend_error *err)
+static int stream_open(struct cuda_backend *c, struct infill_error *err)
 {
 	cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
 	if (e != cudaSuccess) return cuda_fail(err, e, "creating a stream");
 	if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
 		c->blas = NULL;
-		return backend_error_set(err, -EIO, "cuda: cuBLAS failed to start");
+		return error_set(err, -EIO, "cuda: cuBLAS failed to start");
 	}
 	cublasSetStream(c->blas, c->stream);
 	return 0;
@@ -857,7 +849,7 @@ static int stream_open(struct cuda_backend *c, struct backend_error *err)
 
 /* The RoPE frequencies, computed once on the host. */
 static int rope_upload(struct cuda_backend *c, const struct backend_hparams *hp,
-                       struct backend_error *err)
+                       struct infill_error *err)
 {
 	float freq[256];
 	const int n_rot = hp->n_rot > 512 ? 512 : hp->n_rot;
@@ -877,7 +869,7 @@ static int rope_upload(struct cuda_backend *c, const struct backend_hparams *hp,
 /* KV pool: f16 whatever kv_type asks (the kernels read f16 K/V). A page
  * table covers at most MAX_CTX positions, and never more pages than exist. */
 static int kv_pool_alloc(struct cuda_backend *c, const struct backend_config *cfg,
-                         const struct backend_hparams *hp, struct backend_error *err)
+                         const struct backend_hparams *hp, struct infill_error *err)
 {
 	c->n_pages = cfg->kv_n_pages;
 	c->kv.n_layers = hp->n_layer;
@@ -924,7 +916,7 @@ static size_t attn_scratch_bytes(const struct cuda_backend *c)
 
 /* Activations for MAX_CHUNK entries, so that no forward pass allocates. */
 static int activations_alloc(struct cuda_backend *c, const struct backend_hparams *hp,
-                             struct backend_error *err)
+                             struct infill_error *err)
 {
 	const size_t T = MAX_CHUNK, E = (size_t)hp->n_embd, qd = (size_t)hp->n_head * hp->head_dim,
 	             kvd = (size_t)hp->n_head_kv * hp->head_dim, ff = (size_t)hp->n_ff,
@@ -953,7 +945,7 @@ static int activations_alloc(struct cuda_backend *c, const struct backend_hparam
 
 /* The batch staging buffer, pinned on the host and at a fixed device
  * address: captured graphs read the current page tables from there. */
-static int staging_alloc(struct cuda_backend *c, struct backend_error *err)
+static int staging_alloc(struct cuda_backend *c, struct infill_error *err)
 {
 	c->ints_count = OFF_TAB + (size_t)MAX_SEQS * c->table_w;
 	int rc = dalloc(c, (void **)&c->d_ints, c->ints_count * 4, "batch staging", err);
@@ -970,7 +962,7 @@ static int staging_alloc(struct cuda_backend *c, struct backend_error *err)
  * only here (and backend_create falls back to the CPU). On failure the
  * caller's cuda_destroy frees what was made. */
 static int create(struct cuda_backend *c, const struct backend_config *cfg,
-                  const struct backend_weights *w, struct backend_error *err)
+                  const struct backend_weights *w, struct infill_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
 	int rc;
@@ -978,7 +970,7 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 	    (rc = stream_open(c, err)))
 		return rc;
 	c->layers = (struct cl_layer *)calloc((size_t)hp->n_layer, sizeof *c->layers);
-	if (!c->layers) return backend_error_set(err, -ENOMEM, "cuda: out of host memory");
+	if (!c->layers) return error_set(err, -ENOMEM, "cuda: out of host memory");
 	if ((rc = upload_all(c, cfg, w, err)) || (rc = rope_upload(c, hp, err)) ||
 	    (rc = kv_pool_alloc(c, cfg, hp, err)) || (rc = activations_alloc(c, hp, err)) ||
 	    (rc = staging_alloc(c, err)))
@@ -990,10 +982,10 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 
 extern "C" __attribute__((visibility("default"))) int
 infill_backend_cuda_init(struct backend *out, const struct backend_config *cfg,
-                         const struct backend_weights *w, struct backend_error *err)
+                         const struct backend_weights *w, struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)calloc(1, sizeof *c);
-	if (!c) return backend_error_set(err, -ENOMEM, "cuda: out of host memory");
+	if (!c) return error_set(err, -ENOMEM, "cuda: out of host memory");
 	c->hp = w->hp;
 	const char *g = getenv("INFILL_CUDA_GRAPHS");
 	c->use_graphs = !(g && !strcmp(g, "0"));

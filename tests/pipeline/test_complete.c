@@ -11,6 +11,7 @@
 
 #include "complete.h"
 #include "config.h"
+#include "gguf.h"
 
 static const char PY[] = "import os\n\n\ndef add(a, b):\n    total = a + b\n    return total\n\n\n"
                          "def main():\n    x = add(1, 2)\n    print(x)\n    \n\n\n"
@@ -32,7 +33,7 @@ static bool setup(void)
 	mp.path = path;
 	mp.n_threads = 1;
 	mp.kv_bytes = 64u << 20;
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	model = model_load(&mp, &err);
 	if (!model) {
 		fprintf(stderr, "load: %s\n", err.message);
@@ -113,7 +114,7 @@ TEST(shown_candidates_are_valid)
 		struct complete_options opt = complete_options_default();
 		opt.seed = k + 1;
 		struct complete_result r;
-		struct complete_error err;
+		struct infill_error err;
 		int rc = complete_run(engine, model_tokenizer(model), "python", PY, len, cur, &s,
 		                      &opt, &r, &err);
 		CHECK_INT_EQ(rc, 0);
@@ -158,7 +159,7 @@ TEST(greedy_is_deterministic)
 	s.completion_temperature = 0;
 	struct complete_options opt = complete_options_default();
 	struct complete_result a, b, c;
-	struct complete_error err;
+	struct infill_error err;
 	size_t len = sizeof PY - 1;
 	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
 	                          &opt, &a, &err),
@@ -195,7 +196,7 @@ TEST(ablations_run)
 		opt.validate = mask & 2;
 		opt.rerank = mask & 4;
 		struct complete_result r;
-		struct complete_error err;
+		struct infill_error err;
 		CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "python", PY, len, 95, &s,
 		                          &opt, &r, &err),
 		             0);
@@ -216,7 +217,7 @@ TEST(cancelled_before_start)
 	struct complete_options opt = complete_options_default();
 	opt.cancel = &cancel;
 	struct complete_result r;
-	struct complete_error err;
+	struct infill_error err;
 	int rc = complete_run(engine, model_tokenizer(model), "python", PY, sizeof PY - 1, 95, &s,
 	                      &opt, &r, &err);
 	CHECK_INT_EQ(rc, ENGINE_ECANCELED);
@@ -231,7 +232,7 @@ TEST(cursor_past_end_is_an_error)
 	struct settings s = settings_for("python");
 	struct complete_options opt = complete_options_default();
 	struct complete_result r;
-	struct complete_error err;
+	struct infill_error err;
 	CHECK(complete_run(engine, model_tokenizer(model), "python", PY, 4, 5, &s, &opt, &r, &err) <
 	      0);
 	CHECK_INT_EQ(err.code, -EINVAL);
@@ -274,7 +275,7 @@ static int complete_at_bar_in(const char *lang, const char *doc_with_bar, const 
 	memcpy(doc, doc_with_bar, at);
 	strcpy(doc + at, bar + 1);
 	struct complete_options opt = complete_options_default();
-	struct complete_error err;
+	struct infill_error err;
 	return complete_run(engine, model_tokenizer(model), lang, doc, strlen(doc), at, s, &opt, r,
 	                    &err);
 }
@@ -769,7 +770,7 @@ static int32_t pages_with(const struct complete_model_spec *spec, bool *shifted)
 {
 	struct model *m;
 	struct engine *e;
-	struct complete_error err;
+	struct infill_error err;
 	int rc = complete_model_open(TESTDATA "/models/tiny-dsc-f32.gguf", spec, NULL, NULL, &m, &e,
 	                             &err);
 	if (rc) {
@@ -808,12 +809,66 @@ TEST(model_open_follows_the_settings)
 
 	struct model *m = (struct model *)1;
 	struct engine *e = (struct engine *)1;
-	struct complete_error err;
+	struct infill_error err;
 	int rc = complete_model_open("/nonexistent/none.gguf", &spec, NULL, NULL, &m, &e, &err);
 	CHECK_INT_EQ(rc, -ENOENT); /* the file system's code, kept through model_load */
 	CHECK_INT_EQ(err.code, rc);
 	CHECK(strstr(err.message, "cannot load the model /nonexistent/none.gguf: "));
 	CHECK(m == NULL && e == NULL);
+}
+
+/* A copy of the tiny model with blk.0.attn_k.weight one row short. */
+static int write_short_attn_k(const char *out)
+{
+	struct infill_error ge;
+	struct gguf_file *f = gguf_open(TESTDATA "/models/tiny-dsc-f32.gguf", &ge);
+	if (!f) return -1;
+	struct gguf_writer *w = gguf_writer_new();
+	for (int64_t i = 0; i < gguf_key_count(f); i++) gguf_writer_copy_key(w, f, i);
+	for (int64_t i = 0; i < gguf_tensor_count(f); i++) {
+		const struct gguf_tensor_info *t = gguf_tensor(f, i);
+		char name[128];
+		snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
+		int64_t ne[4] = { t->ne[0], t->ne[1], t->ne[2], t->ne[3] };
+		uint64_t nbytes = t->nbytes;
+		if (!strcmp(name, "blk.0.attn_k.weight")) {
+			ne[1] -= 1;
+			nbytes -= (uint64_t)ne[0] * 4;
+		}
+		gguf_writer_add_tensor(w, name, t->type, t->n_dims, ne, t->data, nbytes);
+	}
+	int rc = gguf_writer_write(w, out, &ge);
+	gguf_writer_free(w);
+	gguf_close(f);
+	return rc;
+}
+
+/* The one error struct crosses the layers whole: the tensor a loader or a
+ * backend names reaches the caller of complete_model_open, beside a message
+ * that names the file once. */
+TEST(model_open_errors_keep_the_tensor_at_fault)
+{
+	char path[] = "/tmp/infill-test-shortk-XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	REQUIRE(write_short_attn_k(path) == 0);
+	CHECK(setup());
+	struct settings st = *config_get(cfg, NULL);
+	st.threads = 1;
+	struct complete_model_spec spec = complete_model_spec_from(&st);
+	struct model *m = NULL;
+	struct engine *e = NULL;
+	struct infill_error err = { 0 };
+	int rc = complete_model_open(path, &spec, NULL, NULL, &m, &e, &err);
+	CHECK_INT_EQ(rc, -EINVAL);
+	CHECK_INT_EQ(err.code, rc);
+	CHECK_STR_EQ(err.tensor, "blk.0.attn_k.weight");
+	CHECK(strstr(err.message, "cannot load the model ") == err.message);
+	const char *second = strstr(err.message + 1, path);
+	CHECK(second && !strstr(second + 1, path)); /* the path once */
+	CHECK(m == NULL && e == NULL);
+	remove(path);
 }
 
 TEST_MAIN()
