@@ -29,6 +29,10 @@ struct serve {
 	struct log *log;
 	struct transport *transport;
 	struct server *server;
+	/* SIGTERM and SIGINT end the session as `exit` does (the log flushed,
+	 * pending work cancelled), not by the signals' default death. */
+	uv_signal_t sigterm, sigint;
+	bool signals_on;
 	int status;
 	bool exiting;
 };
@@ -72,7 +76,28 @@ static void transport_closed(void *ud)
 static void server_closed(void *ud)
 {
 	struct serve *sv = ud;
+	if (sv->signals_on) { /* the loop must run dry: the signal handles go too */
+		uv_close((uv_handle_t *)&sv->sigterm, NULL);
+		uv_close((uv_handle_t *)&sv->sigint, NULL);
+		sv->signals_on = false;
+	}
 	transport_close(sv->transport, transport_closed, sv);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+	struct serve *sv = h->data;
+	server_signalled(sv->server, signum);
+}
+
+static void signals_start(struct serve *sv)
+{
+	sv->sigterm.data = sv->sigint.data = sv;
+	if (uv_signal_init(&sv->loop, &sv->sigterm) || uv_signal_init(&sv->loop, &sv->sigint))
+		return; /* cannot fail on Linux; then the default actions stay */
+	sv->signals_on = true;
+	uv_signal_start(&sv->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&sv->sigint, on_signal, SIGINT);
 }
 
 static void flushed(void *ud)
@@ -284,6 +309,7 @@ static int serve_run(struct serve *sv, const struct serve_flags *f)
 	} else {
 		log_info(sv->log, "infill %s serving LSP on stdio (pid %d)", INFILL_VERSION,
 		         (int)getpid());
+		signals_start(sv);
 		int e = transport_start(sv->transport);
 		if (e) {
 			log_error(sv->log, "cannot use stdin/stdout: %s", uv_strerror(e));

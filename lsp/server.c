@@ -426,6 +426,15 @@ void server_input_closed(struct server *s, int status)
 	finish(s, 1);
 }
 
+void server_signalled(struct server *s, int signum)
+{
+	if (s->finished) return;
+	int status = s->state == SERVER_STATE_SHUTDOWN ? 0 : 1;
+	log_info(s->log, "%s: ending with status %d%s", strsignal(signum), status,
+	         status ? " (no shutdown came first)" : "");
+	finish(s, status);
+}
+
 bool server_finished(const struct server *s)
 {
 	return s->finished;

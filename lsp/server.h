@@ -57,6 +57,10 @@ void server_handle_body(struct server *s, const char *body, size_t len);
  * unless exit came first. */
 void server_input_closed(struct server *s, int status);
 
+/* The process was asked to end (SIGTERM, SIGINT): the session ends as on
+ * `exit`, with status 0 after `shutdown`, else 1. */
+void server_signalled(struct server *s, int signum);
+
 /* Whether the session is over (exit received or input closed). */
 bool server_finished(const struct server *s);
 

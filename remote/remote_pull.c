@@ -24,6 +24,7 @@ struct pull {
 	CURL *easy;
 	bool checked; /* the status of this reply was looked at */
 	bool progress;
+	bool shown;        /* a progress line is on screen (ended with '\n' before more) */
 	double last_shown; /* seconds, monotonic */
 	double started;
 };
@@ -57,7 +58,11 @@ static int on_progress(void *ud, curl_off_t total, curl_off_t now, curl_off_t ut
 	struct pull *pl = ud;
 	double t = mono_s();
 	if (!pl->progress || (t - pl->last_shown < 0.25 && (total == 0 || now < total))) return 0;
+	/* nothing received yet (an error reply on its way): no fragment of a
+	 * progress line before the error */
+	if (now == 0) return 0;
 	pl->last_shown = t;
+	pl->shown = true;
 	double mib = 1024.0 * 1024.0;
 	double have = (double)(pl->offset + now) / mib, all = (double)(pl->offset + total) / mib;
 	double rate = t > pl->started ? (double)now / mib / (t - pl->started) : 0;
@@ -133,7 +138,10 @@ static int transfer_run(struct pull *pl, const struct remote_pull_options *o, co
 	}
 	*r = curl_easy_perform(e);
 	if (*r != CURLE_RANGE_ERROR) return 0;
-	if (o->progress) fprintf(stderr, "\ninfill pull: the server cannot resume; restarting\n");
+	if (o->progress)
+		fprintf(stderr, "%sinfill pull: the server cannot resume; restarting\n",
+		        pl->shown ? "\n" : "");
+	pl->shown = false;
 	fclose(pl->f);
 	pl->f = fopen(part, "wb");
 	if (!pl->f) {
@@ -155,7 +163,8 @@ static int transfer_finish(struct pull *pl, const struct remote_pull_options *o,
 {
 	long status = 0;
 	curl_easy_getinfo(pl->easy, CURLINFO_RESPONSE_CODE, &status);
-	if (o->progress) fputc('\n', stderr);
+	if (pl->shown) fputc('\n', stderr);
+	pl->shown = false;
 	int closed = fclose(pl->f);
 	pl->f = NULL;
 	if (closed) {
@@ -242,6 +251,10 @@ int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len)
 		snprintf(msg, msg_len, "cannot rename %s to %s: %s", part, o->out, strerror(-rc));
 	}
 	if (pl.f) fclose(pl.f);
+	/* A .part stays only to resume a download that got bytes: a 404 or a
+	 * refused connection leaves nothing behind. */
+	struct stat st;
+	if (rc && !stat(part, &st) && st.st_size == 0) unlink(part);
 	if (pl.easy) curl_easy_cleanup(pl.easy);
 	curl_global_cleanup();
 	free(part);

@@ -74,6 +74,28 @@ def case_exit_without_shutdown(c):
     check(c.wait_exit() == 1, "exit 1 without shutdown")
 
 
+def case_sigterm(c):
+    """SIGTERM and SIGINT end the daemon as exit does, within 2 s: status 0
+    after shutdown, else 1, the reason in the log (not death by signal)."""
+    import signal
+    c.initialize()
+    open_doc(c, "def f():\n    return 1\n")
+    c.proc.send_signal(signal.SIGTERM)
+    t0 = time.time()
+    rc = c.wait_exit(timeout=5)
+    check(rc == 1 and time.time() - t0 < 2.0, "SIGTERM without shutdown: status 1 within 2 s",
+          rc, time.time() - t0)
+    check("Terminated: ending with status 1" in c.log(), "the log says why", c.log())
+    c2 = Client(sys.argv[1])
+    try:
+        c2.initialize()
+        check("result" in c2.request("shutdown"), "shutdown answered")
+        c2.proc.send_signal(signal.SIGINT)
+        check(c2.wait_exit(timeout=5) == 0, "SIGINT after shutdown: status 0")
+    finally:
+        c2.kill()
+
+
 def case_exit_before_initialize(c):
     c.notify("exit")
     check(c.wait_exit() == 1, "exit 1 before initialize")

@@ -549,6 +549,14 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         data = self.server.data
         start = 0
+        if not self.path.endswith("/m.gguf"):
+            body = b"<html><body>404 Not Found</body></html>"
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         rng = self.headers.get("Range")
         if self.server.cut_at and not rng:  # the first download breaks off
             self.send_response(200)
@@ -612,6 +620,14 @@ def case_pull(binary):
             r = subprocess.run([binary, "pull", url, "-o", os.path.join(d, "x"), "--quiet"],
                                capture_output=True, text=True, timeout=60)
             check(r.returncode == 0 and r.stderr == "", "--quiet is quiet", r.stderr)
+            # a 404: one error line, no progress fragment, no .part left
+            gone = os.path.join(d, "gone.gguf")
+            r = subprocess.run([binary, "pull", url.replace("m.gguf", "nothing.gguf"), "-o",
+                                gone], capture_output=True, text=True, timeout=60)
+            check(r.returncode != 0 and "404" in r.stderr, "a 404 fails and says so", r.stderr)
+            check(r.stderr.count("\n") == 1 and r.stderr.startswith("infill pull: "),
+                  "one error line, nothing before it", repr(r.stderr))
+            check(not os.path.exists(gone + ".part"), "no empty .part left", os.listdir(d))
     finally:
         httpd.shutdown()
         httpd.server_close()
