@@ -541,7 +541,7 @@ static void cpu_destroy(void *ctx)
 	if (!c) return;
 	cpu_pool_destroy(c->pool);
 	free(c->layers);
-	free(c->kv);
+	if (c->kv) munmap(c->kv, c->kv_bytes);
 	free(c->kv_tmp);
 	scratch_free(c);
 	free(c->scores);
@@ -617,7 +617,12 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->page_elems = 2LL * hp->n_layer * c->page_size * hp->n_head_kv * hp->head_dim;
 	c->kv_f16 = cfg->kv_type == TENSOR_TYPE_F16;
 	c->kv_es = c->kv_f16 ? 2 : 4;
-	c->kv = calloc((size_t)c->n_pages * c->page_elems, c->kv_es);
+	/* Anonymous pages: zero, and resident only once a slot is written (a
+	 * calloc would be memset whole where glibc perturbs, as under meson
+	 * test, touching the whole pool at load). */
+	c->kv_bytes = (size_t)c->n_pages * c->page_elems * c->kv_es;
+	c->kv = mmap(NULL, c->kv_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->kv == MAP_FAILED) c->kv = NULL;
 	c->kv_tmp = malloc((size_t)hp->n_head_kv * hp->head_dim * sizeof(float));
 	c->scores = malloc((size_t)n_threads *
 	                   attn_scratch_floats((int64_t)c->n_pages * c->page_size, hp->head_dim) *
