@@ -703,13 +703,13 @@ struct dec {
 	struct fim_prompt fp; /* owned (moved in from engine_run) */
 	struct cand c[ENGINE_MAX_CANDIDATES];
 	int n;
-	int32_t max_tokens;  /* the first request's: pages, hist and stop */
-	bool prompt_lookup;  /* the first request's: hist is allocated for it */
-	bool fresh;          /* the last forward's rows (or the prompt's) wait to be taken */
-	int step;            /* forwards taken so far (0: the prompt's row is next) */
-	double step_ms;      /* the last decode step's wall time, and its rows */
+	int32_t max_tokens; /* the first request's: pages, hist and stop */
+	bool prompt_lookup; /* the first request's: hist is allocated for it */
+	bool fresh;         /* the last forward's rows (or the prompt's) wait to be taken */
+	int step;           /* forwards taken so far (0: the prompt's row is next) */
+	double step_ms;     /* the last decode step's wall time, and its rows */
 	int32_t step_rows;
-	bool paused;         /* stopped between steps with candidates still going */
+	bool paused; /* stopped between steps with candidates still going */
 };
 
 struct engine_live {
@@ -996,9 +996,8 @@ static int decode(struct engine *e, const struct engine_request *req, struct fim
 
 /* ---- live candidates ---- */
 
-int engine_live_continue(struct engine *e, struct engine_live *lv,
-                         const struct engine_request *req, struct engine_result *res,
-                         struct infer_error *err)
+int engine_live_continue(struct engine *e, struct engine_live *lv, const struct engine_request *req,
+                         struct engine_result *res, struct infer_error *err)
 {
 	memset(res, 0, sizeof *res);
 	infer_error_set(err, 0, "%s", "");

@@ -449,9 +449,8 @@ struct engine_live;
  * with the tokens this call decoded. 0, ENGINE_ECANCELED or a negative
  * code (then lv has ended, with what it had).
  */
-int engine_live_continue(struct engine *e, struct engine_live *lv,
-                         const struct engine_request *req, struct engine_result *res,
-                         struct infer_error *err);
+int engine_live_continue(struct engine *e, struct engine_live *lv, const struct engine_request *req,
+                         struct engine_result *res, struct infer_error *err);
 /* Whether every candidate of lv has ended (true for NULL). */
 bool engine_live_done(const struct engine_live *lv);
 /* Tokens lv's candidates decoded over its life, from the first. */

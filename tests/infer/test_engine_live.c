@@ -110,8 +110,8 @@ static void cancel_after(void *ud, int32_t prefilled, int32_t step)
  * steps and continued in slices of `slice` steps with another job between
  * slices (and a cancelled slice among them), compared.
  */
-static void slices_equal_one_decode(int *test_failed_, struct model *m, int n_cand,
-                                    int32_t first, int32_t slice)
+static void slices_equal_one_decode(int *test_failed_, struct model *m, int n_cand, int32_t first,
+                                    int32_t slice)
 {
 	struct kv_pool *pool = model_kv_pool(m);
 	int32_t free0 = kv_pool_free_pages(pool);
