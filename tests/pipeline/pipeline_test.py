@@ -641,10 +641,11 @@ def case_live_typed_along(binary, model):
     """Survival: typing the suggestion's first character is answered at once
     with the rest of it, and the candidate goes on growing after: asked
     again there, the rest grows to the full answer's rest."""
-    c, line, ch, short, want = live_start(binary, model,
-                                          ok=lambda short, want: short[0] not in "\n\r")
+    c, line, ch, short, want = live_start(
+        binary, model, ok=lambda short, want: want[0] not in "\n\r" and want[1:].strip())
     try:
-        edit(c, 2, line, ch, short[0])
+        grew_at(c, line, ch)  # what is remembered has grown past the first character
+        edit(c, 2, line, ch, want[0])
         s0 = stats(c)
         rest = top_text(inline(c, line, ch + 1))
         s1 = stats(c)
