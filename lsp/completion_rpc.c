@@ -365,7 +365,7 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 	return json_pack("{s:b, s:o}", "isIncomplete", 1, "items", items);
 }
 
-/* Remembers p's answer (items shown) as its document's latest. */
+/* Remembers p's answer as its document's latest inline one. */
 static void shown_note(struct completions *c, const struct pending *p, int64_t version)
 {
 	size_t i = 0;
@@ -393,9 +393,9 @@ static void job_done(void *ud, int status, const struct completion_result *res)
 		answer_empty(p);
 	} else {
 		json_t *result = items_json(p, e, res);
-		if (result && p->kind == COMPLETION_KIND_INLINE &&
-		    json_array_size(json_object_get(result, "items")))
-			shown_note(c, p, e->version);
+		/* (an empty answer too: a live candidate cut that early may
+		 * bring the first text) */
+		if (result && p->kind == COMPLETION_KIND_INLINE) shown_note(c, p, e->version);
 		if (result)
 			server_reply(s, p->id, result);
 		else

@@ -923,7 +923,9 @@ static void state_job(struct worker_state *w)
 	}
 	/* The candidates the deadline paused decode on from where they
 	 * stopped (not for the remote backend: no local model) */
-	if (cl && answered && job->result.count) {
+	/* (also when nothing could be shown yet: cut that early, the answer
+	 * was empty, and the first growth is the first text the user sees) */
+	if (cl && answered) {
 		job->live_id = job->req->seq;
 		live_keep(p, &w->live, job->req->uri, job->live_id, cl, &job->result);
 	} else {

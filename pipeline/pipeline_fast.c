@@ -181,10 +181,12 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 	size_t n = 0;
 	for (size_t i = 0; i < res->count; i++)
 		if (res->items[i].start == req->cursor && res->items[i].end >= req->cursor) n++;
-	if (!n) return;
-	d->cands = calloc(n, sizeof *d->cands);
-	d->cand_len = calloc(n, sizeof *d->cand_len);
-	d->cand_tail = calloc(n, sizeof *d->cand_tail);
+	/* nothing shown: remembered only behind a live candidate, whose growth
+	 * may bring the first text */
+	if (!n && !(o && o->live_id)) return;
+	d->cands = calloc(n + 1, sizeof *d->cands);
+	d->cand_len = calloc(n + 1, sizeof *d->cand_len);
+	d->cand_tail = calloc(n + 1, sizeof *d->cand_tail);
 	if (!d->cands || !d->cand_len || !d->cand_tail) {
 		doc_clear(d);
 		return;
@@ -213,6 +215,37 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 	req->text_len = 0;
 }
 
+/* The first texts of a live candidate whose answer showed nothing: its
+ * items at the cursor become the candidates remembered. How many. */
+static size_t adopt(struct fast_doc *d, const struct completion_result *ext)
+{
+	size_t n = 0;
+	for (size_t j = 0; j < ext->count; j++)
+		n += ext->items[j].start == d->cursor && ext->items[j].end >= d->cursor &&
+		     ext->items[j].text_len > 0;
+	if (!n) return 0;
+	char **cands = calloc(n, sizeof *cands);
+	size_t *len = calloc(n, sizeof *len), *tail = calloc(n, sizeof *tail);
+	if (!cands || !len || !tail) {
+		free(cands), free(len), free(tail);
+		return 0;
+	}
+	size_t k = 0;
+	for (size_t j = 0; j < ext->count && k < n; j++) {
+		const struct completion_candidate *c = &ext->items[j];
+		if (c->start != d->cursor || c->end < d->cursor || !c->text_len) continue;
+		if (!(cands[k] = malloc(c->text_len + 1))) break;
+		memcpy(cands[k], c->text, c->text_len);
+		cands[k][c->text_len] = 0;
+		len[k] = c->text_len;
+		tail[k] = c->end - c->start;
+		k++;
+	}
+	free(d->cands), free(d->cand_len), free(d->cand_tail);
+	d->cands = cands, d->cand_len = len, d->cand_tail = tail, d->n = k;
+	return k;
+}
+
 size_t fast_grow(struct fast_doc **docs, const char *uri, uint64_t live_id,
                  const struct completion_result *ext, bool done)
 {
@@ -222,6 +255,7 @@ size_t fast_grow(struct fast_doc **docs, const char *uri, uint64_t live_id,
 	if (done) d->live.live_running = false;
 	size_t typed = d->live.live_typed;
 	if (typed > d->cursor) return 0;
+	if (!d->n) return adopt(d, ext);
 	const char *t = d->text + d->cursor - typed;
 	size_t grown = 0;
 	for (size_t i = 0; i < d->n; i++) {
