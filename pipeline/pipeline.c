@@ -110,10 +110,11 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		break;
 	case EVENT_EXTENDED: {
 		const struct extension *x = ev->ext;
-		size_t grown = fast_grow(&p->docs, x->uri, x->live_id, &x->result, x->done);
+		bool first;
+		size_t grown = fast_grow(&p->docs, x->uri, x->live_id, &x->result, x->done, &first);
 		if (grown) {
 			pthread_mutex_lock(&p->mu);
-			p->stats.extended++;
+			p->stats.extended += first; /* answers, not growths */
 			pthread_mutex_unlock(&p->mu);
 			if (p->host.grew) p->host.grew(p->host.ud, x->uri, x->line_end, x->done);
 		}

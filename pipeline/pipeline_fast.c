@@ -246,13 +246,25 @@ static size_t adopt(struct fast_doc *d, const struct completion_result *ext)
 	return k;
 }
 
+static size_t grow(struct fast_doc *d, const struct completion_result *ext);
+
 size_t fast_grow(struct fast_doc **docs, const char *uri, uint64_t live_id,
-                 const struct completion_result *ext, bool done)
+                 const struct completion_result *ext, bool done, bool *first)
 {
 	struct fast_doc *d = doc_find(docs, uri);
+	*first = false;
 	if (!d || !d->text || !live_id || d->live.live_id != live_id)
 		return 0; /* answered anew since */
 	if (done) d->live.live_running = false;
+	size_t grown = grow(d, ext);
+	*first = grown && !d->live.live_grew;
+	if (grown) d->live.live_grew = true;
+	return grown;
+}
+
+/* fast_grow for d, the memory of that live candidate. */
+static size_t grow(struct fast_doc *d, const struct completion_result *ext)
+{
 	size_t typed = d->live.live_typed;
 	if (typed > d->cursor) return 0;
 	if (!d->n) return adopt(d, ext);

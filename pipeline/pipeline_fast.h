@@ -31,6 +31,7 @@ struct fast_origin {
 	/* bytes typed since the live candidate's own answer: its texts begin
 	 * with them, then go on with what is remembered */
 	size_t live_typed;
+	bool live_grew;            /* it has grown the answer at least once */
 	size_t ctx_start, ctx_end; /* the candidates' context in the request's text
 	                            * (ctx_end 0: all of it) */
 };
@@ -56,10 +57,11 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
  * from the cursor of the request it first answered (borrowed). Each
  * remembered candidate that one of them continues (past what was typed
  * since) is lengthened to it; done: it decodes no more. Returns how many
- * grew (0 when the document's memory is of another answer by now).
+ * grew (0 when the document's memory is of another answer by now); *first
+ * says whether this is the first time that answer grew.
  */
 size_t fast_grow(struct fast_doc **docs, const char *uri, uint64_t live_id,
-                 const struct completion_result *ext, bool done);
+                 const struct completion_result *ext, bool done, bool *first);
 
 /*
  * An edit of uri's document, whose text is now text[0, len) (borrowed): the
