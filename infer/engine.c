@@ -766,6 +766,67 @@ static void dec_stop_all(struct dec *d, enum engine_stop why)
  * at its position, plus, with prompt lookup, the tokens drafted after it at
  * the following positions of the same sequence (logits for every row).
  */
+/*
+ * The next step's batch over d's candidates still going: each one's input,
+ * then its drafts (prompt lookup) while the step stays cheap (candidate 0
+ * first: it is shown first). Fills the row arrays; returns the rows,
+ * *drafted the drafted ones.
+ */
+static int dec_batch(struct engine *e, struct dec *d, const struct engine_request *req,
+                     int32_t *tokens, int32_t *pos, struct kv_seq **seqs, int32_t *rows,
+                     int32_t *drafted)
+{
+	const struct fim_prompt *fp = &d->fp;
+	struct cand *c = d->c;
+	int n = d->n, nb = 0;
+	int32_t L = fp->n;
+	int32_t live = 0;
+	for (int i = 0; i < n; i++) live += !c[i].stop;
+	int32_t budget = STEP_CHEAP_ROWS - live, budget0 = budget > 0 ? budget : 0;
+	double cost[STEP_CHEAP_ROWS + 1] = { 0 }; /* a forward's ms by its rows */
+	if (req->prompt_lookup && budget > 0)
+		for (int32_t r = 1; r <= STEP_CHEAP_ROWS; r++) cost[r] = fwd_cost(e, r);
+	double expect = live; /* tokens the step is expected to give */
+	for (int i = 0; i < n; i++) {
+		if (c[i].stop) continue;
+		int32_t p = L + c[i].n_tok - 1;
+		tokens[nb] = c[i].last;
+		pos[nb] = p;
+		seqs[nb] = c[i].seq;
+		rows[nb] = nb;
+		c[i].row = nb;
+		c[i].n_draft = 0;
+		nb++;
+		/* Drafts stay within the candidate's max_tokens positions (the
+		 * pages reserved for it; a draft past max_tokens could never be
+		 * kept) and start once healing is done (the healed bytes
+		 * constrain the choice, not a plain step). */
+		int32_t kmax = req->max_tokens - c[i].n_tok - 1;
+		if (kmax > ENGINE_DRAFT_MAX) kmax = ENGINE_DRAFT_MAX;
+		if (!req->prompt_lookup || c[i].heal_done < fp->heal_len || kmax <= 0) continue;
+		/* found even when the step has no room for it: the next
+		 * choice then tells how good the draft was, for free */
+		int32_t m = lookup_draft_find(fp->tok, L, c[i].hist, c[i].n_tok, kmax, c[i].draft,
+		                              &c[i].draft_ngram);
+		c[i].n_found = m;
+		if (m > budget) m = budget;
+		if (m <= 0) continue;
+		double keep = lookup_p(&e->lookup, c[i].draft_ngram, c[i].after_hit);
+		/* rows so far: every live candidate's own, and earlier drafts */
+		c[i].n_draft = lookup_choose(keep, m, expect, live + budget0 - budget, cost);
+		for (int32_t j = 1; j <= c[i].n_draft; j++) expect += pow(keep, j);
+		for (int32_t j = 0; j < c[i].n_draft; j++, nb++) {
+			tokens[nb] = c[i].draft[j];
+			pos[nb] = p + 1 + j;
+			seqs[nb] = c[i].seq;
+			rows[nb] = nb;
+		}
+		budget -= c[i].n_draft;
+	}
+	*drafted = budget0 - (budget > 0 ? budget : 0);
+	return nb;
+}
+
 static int dec_run(struct engine *e, struct dec *d, const struct engine_request *req,
                    struct engine_result *res, bool pause, struct infer_error *err)
 {
@@ -779,7 +840,6 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 	int32_t ran = 0; /* forwards in this call */
 	d->paused = false;
 	for (;;) {
-		int nb = 0;
 		for (int i = 0; d->fresh && i < n && !rc; i++) {
 			if (c[i].stop) continue;
 			int32_t acc = 0;
@@ -792,53 +852,8 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 			res->accepted_draft_tokens += acc;
 		}
 		d->fresh = false;
-		/* The step's batch: each live candidate's input, then its drafts
-		 * while the budget lasts (candidate 0 first: it is shown first). */
-		int32_t live = 0;
-		for (int i = 0; i < n; i++) live += !c[i].stop;
-		int32_t budget = STEP_CHEAP_ROWS - live, budget0 = budget > 0 ? budget : 0;
-		double cost[STEP_CHEAP_ROWS + 1] = { 0 }; /* a forward's ms by its rows */
-		if (req->prompt_lookup && budget > 0)
-			for (int32_t r = 1; r <= STEP_CHEAP_ROWS; r++) cost[r] = fwd_cost(e, r);
-		double expect = live; /* tokens the step is expected to give */
-		for (int i = 0; i < n && !rc; i++) {
-			if (c[i].stop) continue;
-			int32_t p = L + c[i].n_tok - 1;
-			tokens[nb] = c[i].last;
-			pos[nb] = p;
-			seqs[nb] = c[i].seq;
-			rows[nb] = nb;
-			c[i].row = nb;
-			c[i].n_draft = 0;
-			nb++;
-			/* Drafts stay within the candidate's max_tokens positions (the
-			 * pages reserved for it; a draft past max_tokens could never be
-			 * kept) and start once healing is done (the healed bytes
-			 * constrain the choice, not a plain step). */
-			int32_t kmax = req->max_tokens - c[i].n_tok - 1;
-			if (kmax > ENGINE_DRAFT_MAX) kmax = ENGINE_DRAFT_MAX;
-			if (!req->prompt_lookup || c[i].heal_done < fp->heal_len || kmax <= 0)
-				continue;
-			/* found even when the step has no room for it: the next
-			 * choice then tells how good the draft was, for free */
-			int32_t m = lookup_draft_find(fp->tok, L, c[i].hist, c[i].n_tok, kmax,
-			                              c[i].draft, &c[i].draft_ngram);
-			c[i].n_found = m;
-			if (m > budget) m = budget;
-			if (m <= 0) continue;
-			double keep = lookup_p(&e->lookup, c[i].draft_ngram, c[i].after_hit);
-			/* rows so far: every live candidate's own, and earlier drafts */
-			c[i].n_draft =
-			        lookup_choose(keep, m, expect, live + budget0 - budget, cost);
-			for (int32_t j = 1; j <= c[i].n_draft; j++) expect += pow(keep, j);
-			for (int32_t j = 0; j < c[i].n_draft; j++, nb++) {
-				tokens[nb] = c[i].draft[j];
-				pos[nb] = p + 1 + j;
-				seqs[nb] = c[i].seq;
-				rows[nb] = nb;
-			}
-			budget -= c[i].n_draft;
-		}
+		int32_t drafted = 0;
+		int nb = dec_batch(e, d, req, tokens, pos, seqs, rows, &drafted);
 		if (rc || !nb) break;
 		if (cancelled(req)) {
 			rc = ENGINE_ECANCELED;
@@ -888,7 +903,7 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 		if (!rc) average(&e->step_ms, d->step_ms), fwd_cost_note(&e->fwd, nb, d->step_ms);
 		if (rc) break;
 		res->decode_steps++;
-		res->draft_tokens += budget0 - (budget > 0 ? budget : 0);
+		res->draft_tokens += drafted;
 		if (req->on_progress) req->on_progress(req->progress_ud, L, d->step);
 		d->step++;
 		ran++;
