@@ -403,6 +403,14 @@ static void live_keep(struct pipeline *p, struct live_set *ls, const char *uri, 
 	}
 }
 
+/* Whether any document has a live candidate. */
+static bool live_any(const struct live_set *ls)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (ls->doc[i].uri) return true;
+	return false;
+}
+
 /* Whether some live candidate still decodes. */
 static bool live_pending(const struct live_set *ls)
 {
@@ -902,6 +910,14 @@ static void state_job(struct worker_state *w)
 	if (old) live_end(p, old, true);
 	struct complete_live *cl = NULL;
 	run_job(p, w->e, w->m, &w->edocs, job, w->remote, w->rtok, &cl);
+	if ((job->status == -ENOMEM || job->status == -ENOSPC) && live_any(&w->live)) {
+		/* the live candidates' pages may be what the job lacked: they
+		 * give way to the request, which runs again */
+		complete_live_free(cl);
+		live_clear(p, &w->live);
+		worker_result_finish(&job->result);
+		run_job(p, w->e, w->m, &w->edocs, job, w->remote, w->rtok, &cl);
+	}
 	if (w->m && model_file_changed(w->m, NULL, 0)) {
 		/* computed (in part) from a file that changed under the read:
 		 * answered empty; the next job reloads */
