@@ -408,7 +408,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 		else
 			p->queue_head = job;
 		p->queue_tail = job;
-		atomic_store(&p->extend_cancel, 1); /* an extension in progress yields */
+		atomic_store(&p->extend_cancel, 1); /* a live candidate's slice yields */
 		pthread_cond_signal(&p->cv);
 	}
 	pthread_mutex_unlock(&p->mu);

@@ -4,7 +4,7 @@
  * pipeline's state, and the few functions each half calls in the other.
  * pipeline.c is the loop-thread half (the pipeline.h functions, jobs,
  * events, the fast path's memory); engine_thread.c is the engine thread (loads,
- * runs, extends).
+ * runs, keeps the live candidates decoding).
  *
  * Threads (DESIGN.md, "Threads"):
  *   - loop thread: struct pipeline's loop fields, the live-job list, the
