@@ -36,7 +36,7 @@ static struct model *load_path(const char *path)
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 2;
 	mp.kv_bytes = 8u << 20;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load %s: %s\n", path, err.message);
 	return m;
@@ -115,7 +115,7 @@ static void slices_equal_one_decode(int *test_failed_, struct model *m, int n_ca
 {
 	struct kv_pool *pool = model_kv_pool(m);
 	int32_t free0 = kv_pool_free_pages(pool);
-	struct infer_error err;
+	struct infill_error err;
 	struct engine *e = engine_new(m, NULL, &err);
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, n_cand, 40);
@@ -216,7 +216,7 @@ TEST(live_reaches_the_natural_end_default_model)
 	const char *path = getenv("INFILL_DEFAULT_MODEL");
 	struct model *m = load_path(path ? path : "models/infill-default.gguf");
 	if (!m) return;
-	struct infer_error err;
+	struct infill_error err;
 	struct engine *e = engine_new(m, NULL, &err);
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 2, 48);
@@ -253,7 +253,7 @@ TEST(live_only_when_paused)
 {
 	struct model *m = load_tiny("tiny-dsc-f32.gguf");
 	if (!m) return;
-	struct infer_error err;
+	struct infill_error err;
 	struct engine *e = engine_new(m, NULL, &err);
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 1, 6);
