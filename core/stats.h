@@ -35,6 +35,17 @@
  * calls made, failed, and connection attempts repeated; remoteDeadlineCuts,
  * requests whose streams completion.deadlineMs closed (answered with what
  * had come by then). All 0 in process.
+ *
+ * What the user sees of an answer the deadline cut (live candidates, which
+ * decode on while the suggestion is read): firstAnswers, the answers the
+ * model computed that showed an item, and firstAnswerChars, the bytes of
+ * their top items as first shown (their ratio: the mean first answer);
+ * liveAnswers, requests answered at once from a live candidate (typed
+ * along, asked again at the same place, after an edit elsewhere), and
+ * liveShare, their part of requests; liveTokens, tokens decoded after the
+ * answers, liveThrownTokens, of those, the ones of candidates that an edit
+ * or a new job there ended before their end, and thrownShare, that part of
+ * generatedTokens; grewNotices, infill/suggestionGrew notifications sent.
  */
 #define STATS_FIELDS(X)                                                \
 	X(requests, "requests", count)                                 \
@@ -69,7 +80,15 @@
 	X(remote_retries, "remoteRetries", count)                      \
 	X(feedback, "feedback", object)                                \
 	X(remote_deadline_cuts, "remoteDeadlineCuts", count)           \
-	X(pace_deadlines, "paceDeadlines", count)
+	X(pace_deadlines, "paceDeadlines", count)                      \
+	X(first_answers, "firstAnswers", count)                        \
+	X(first_answer_chars, "firstAnswerChars", count)               \
+	X(live_answers, "liveAnswers", count)                          \
+	X(live_share, "liveShare", ratio)                              \
+	X(live_tokens, "liveTokens", count)                            \
+	X(live_thrown_tokens, "liveThrownTokens", count)               \
+	X(thrown_share, "thrownShare", ratio)                          \
+	X(grew_notices, "grewNotices", count)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

@@ -690,51 +690,160 @@ static int cand_take(struct engine *e, struct cand *c, int idx, const float *fir
 }
 
 /*
- * Decodes n candidates from the prompt in seq (length L) whose last logits
- * are in the prompt row of e->logits. Fills res. 0, ENGINE_ECANCELED or < 0.
- *
- * A step is one forward pass over every live candidate's next input token
- * at its position, plus, with prompt lookup, the tokens drafted after it at
- * the following positions of the same sequence (logits for every row).
+ * A job's candidates between decode steps: what engine_run decodes, and what
+ * an engine_live keeps when the deadline pauses them. Between two steps each
+ * live candidate has taken every logits row of the last forward, so its
+ * next input (`last`, at position L + n_tok - 1) is not computed yet and
+ * nothing else is pending: the state is its KV pages, its sampler, its text
+ * and its detokenizer, all held here. Resuming runs that forward; the tokens
+ * are then those of a decode never paused, bit for bit (the same batches of
+ * the same rows, the same sampler draws).
  */
-static int decode(struct engine *e, const struct engine_request *req, const struct fim_prompt *fp,
-                  struct kv_seq *seq, struct engine_result *res, struct infill_error *err)
-{
-	int n = req->n_candidates;
-	int32_t L = fp->n;
+struct dec {
+	struct fim_prompt fp; /* owned (moved in from engine_run) */
 	struct cand c[ENGINE_MAX_CANDIDATES];
-	memset(c, 0, sizeof c);
-	int rc = 0;
-	for (int i = 0; i < n && !rc; i++) {
-		c[i].vis = fp->heal_len;
-		tokenizer_detok_init(&c[i].dt, false);
-		c[i].seq = kv_seq_fork(seq);
-		if (!c[i].seq) rc = -ENOMEM;
-		if (req->prompt_lookup && !rc) {
-			c[i].hist = malloc((size_t)req->max_tokens * sizeof *c[i].hist);
-			if (!c[i].hist) rc = -ENOMEM;
+	int n;
+	int32_t max_tokens; /* the first request's: pages, hist and stop */
+	bool prompt_lookup; /* the first request's: hist is allocated for it */
+	bool fresh;         /* the last forward's rows (or the prompt's) wait to be taken */
+	int step;           /* forwards taken so far (0: the prompt's row is next) */
+	double step_ms;     /* the last decode step's wall time, and its rows */
+	int32_t step_rows;
+	bool paused; /* stopped between steps with candidates still going */
+};
+
+struct engine_live {
+	struct dec d;
+	int64_t generated; /* tokens decoded over its life */
+};
+
+static int dec_init(struct engine *e, struct dec *d, const struct engine_request *req,
+                    struct kv_seq *seq)
+{
+	d->n = req->n_candidates;
+	d->max_tokens = req->max_tokens;
+	d->prompt_lookup = req->prompt_lookup;
+	d->fresh = true;
+	for (int i = 0; i < d->n; i++) {
+		struct cand *c = &d->c[i];
+		c->vis = d->fp.heal_len;
+		tokenizer_detok_init(&c->dt, false);
+		c->seq = kv_seq_fork(seq);
+		if (!c->seq) return -ENOMEM;
+		if (req->prompt_lookup) {
+			c->hist = malloc((size_t)req->max_tokens * sizeof *c->hist);
+			if (!c->hist) return -ENOMEM;
 		}
-		if (i > 0 && !rc) {
+		if (i > 0) {
 			struct sampler_params sp = { .temperature = req->temperature,
 				                     .top_k = req->top_k,
 				                     .top_p = req->top_p,
 				                     .repeat_penalty = 1.0f,
 				                     .seed = req->seed + (uint64_t)i };
-			c[i].smp = sampler_new(&sp, e->n_vocab);
-			if (!c[i].smp) rc = -ENOMEM;
+			c->smp = sampler_new(&sp, e->n_vocab);
+			if (!c->smp) return -ENOMEM;
 		}
 	}
+	return 0;
+}
+
+/* Stops every candidate still going (no pause). */
+static void dec_stop_all(struct dec *d, enum engine_stop why)
+{
+	for (int i = 0; i < d->n; i++)
+		if (!d->c[i].stop) d->c[i].stop = why;
+}
+
+/*
+ * Runs decode steps over d's candidates until each stops, the request's
+ * cancel flag is set, its deadline would pass in the next step, or
+ * req->max_steps forwards have run. req holds the stop rules (its
+ * max_tokens and prompt_lookup are d's). With pause, the last three leave
+ * the candidates resumable (d->paused; stop still NONE) instead of stopped
+ * (DEADLINE, or CANCELLED by the caller). 0, ENGINE_ECANCELED or < 0.
+ *
+ * A step is one forward pass over every live candidate's next input token
+ * at its position, plus, with prompt lookup, the tokens drafted after it at
+ * the following positions of the same sequence (logits for every row).
+ */
+/*
+ * The next step's batch over d's candidates still going: each one's input,
+ * then its drafts (prompt lookup) while the step stays cheap (candidate 0
+ * first: it is shown first). Fills the row arrays; returns the rows,
+ * *drafted the drafted ones.
+ */
+static int dec_batch(struct engine *e, struct dec *d, const struct engine_request *req,
+                     int32_t *tokens, int32_t *pos, struct kv_seq **seqs, int32_t *rows,
+                     int32_t *drafted)
+{
+	const struct fim_prompt *fp = &d->fp;
+	struct cand *c = d->c;
+	int n = d->n, nb = 0;
+	int32_t L = fp->n;
+	int32_t live = 0;
+	for (int i = 0; i < n; i++) live += !c[i].stop;
+	int32_t budget = STEP_CHEAP_ROWS - live, budget0 = budget > 0 ? budget : 0;
+	double cost[STEP_CHEAP_ROWS + 1] = { 0 }; /* a forward's ms by its rows */
+	if (req->prompt_lookup && budget > 0)
+		for (int32_t r = 1; r <= STEP_CHEAP_ROWS; r++) cost[r] = fwd_cost(e, r);
+	double expect = live; /* tokens the step is expected to give */
+	for (int i = 0; i < n; i++) {
+		if (c[i].stop) continue;
+		int32_t p = L + c[i].n_tok - 1;
+		tokens[nb] = c[i].last;
+		pos[nb] = p;
+		seqs[nb] = c[i].seq;
+		rows[nb] = nb;
+		c[i].row = nb;
+		c[i].n_draft = 0;
+		nb++;
+		/* Drafts stay within the candidate's max_tokens positions (the
+		 * pages reserved for it; a draft past max_tokens could never be
+		 * kept) and start once healing is done (the healed bytes
+		 * constrain the choice, not a plain step). */
+		int32_t kmax = req->max_tokens - c[i].n_tok - 1;
+		if (kmax > ENGINE_DRAFT_MAX) kmax = ENGINE_DRAFT_MAX;
+		if (!req->prompt_lookup || c[i].heal_done < fp->heal_len || kmax <= 0) continue;
+		/* found even when the step has no room for it: the next
+		 * choice then tells how good the draft was, for free */
+		int32_t m = lookup_draft_find(fp->tok, L, c[i].hist, c[i].n_tok, kmax, c[i].draft,
+		                              &c[i].draft_ngram);
+		c[i].n_found = m;
+		if (m > budget) m = budget;
+		if (m <= 0) continue;
+		double keep = lookup_p(&e->lookup, c[i].draft_ngram, c[i].after_hit);
+		/* rows so far: every live candidate's own, and earlier drafts */
+		c[i].n_draft = lookup_choose(keep, m, expect, live + budget0 - budget, cost);
+		for (int32_t j = 1; j <= c[i].n_draft; j++) expect += pow(keep, j);
+		for (int32_t j = 0; j < c[i].n_draft; j++, nb++) {
+			tokens[nb] = c[i].draft[j];
+			pos[nb] = p + 1 + j;
+			seqs[nb] = c[i].seq;
+			rows[nb] = nb;
+		}
+		budget -= c[i].n_draft;
+	}
+	*drafted = budget0 - (budget > 0 ? budget : 0);
+	return nb;
+}
+
+static int dec_run(struct engine *e, struct dec *d, const struct engine_request *req,
+                   struct engine_result *res, bool pause, struct infill_error *err)
+{
+	const struct fim_prompt *fp = &d->fp;
+	struct cand *c = d->c;
+	int n = d->n, rc = 0;
+	int32_t L = fp->n;
 	float *prompt_logits = e->logits + (size_t)STEP_ROWS * (size_t)e->n_vocab;
 	int32_t tokens[STEP_ROWS], pos[STEP_ROWS], rows[STEP_ROWS];
 	struct kv_seq *seqs[STEP_ROWS];
-	double step_ms = 0;    /* the last decode step's wall time */
-	int32_t step_rows = 0; /* and its rows */
-	for (int step = 0; !rc; step++) {
-		int nb = 0;
-		for (int i = 0; i < n && !rc; i++) {
+	int32_t ran = 0; /* forwards in this call */
+	d->paused = false;
+	for (;;) {
+		for (int i = 0; d->fresh && i < n && !rc; i++) {
 			if (c[i].stop) continue;
 			int32_t acc = 0;
-			if (step == 0)
+			if (d->step == 0)
 				rc = cand_step(e, &c[i], i, prompt_logits, fp, req);
 			else
 				rc = cand_take(e, &c[i], i,
@@ -742,74 +851,35 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 				               fp, req, &acc);
 			res->accepted_draft_tokens += acc;
 		}
-		/* The step's batch: each live candidate's input, then its drafts
-		 * while the budget lasts (candidate 0 first: it is shown first). */
-		int32_t live = 0;
-		for (int i = 0; i < n; i++) live += !c[i].stop;
-		int32_t budget = STEP_CHEAP_ROWS - live, budget0 = budget > 0 ? budget : 0;
-		double cost[STEP_CHEAP_ROWS + 1] = { 0 }; /* a forward's ms by its rows */
-		if (req->prompt_lookup && budget > 0)
-			for (int32_t r = 1; r <= STEP_CHEAP_ROWS; r++) cost[r] = fwd_cost(e, r);
-		double expect = live; /* tokens the step is expected to give */
-		for (int i = 0; i < n && !rc; i++) {
-			if (c[i].stop) continue;
-			int32_t p = L + c[i].n_tok - 1;
-			tokens[nb] = c[i].last;
-			pos[nb] = p;
-			seqs[nb] = c[i].seq;
-			rows[nb] = nb;
-			c[i].row = nb;
-			nb++;
-			/* Drafts stay within the candidate's max_tokens positions (the
-			 * pages reserved for it; a draft past max_tokens could never be
-			 * kept) and start once healing is done (the healed bytes
-			 * constrain the choice, not a plain step). */
-			int32_t kmax = req->max_tokens - c[i].n_tok - 1;
-			if (kmax > ENGINE_DRAFT_MAX) kmax = ENGINE_DRAFT_MAX;
-			if (!req->prompt_lookup || c[i].heal_done < fp->heal_len || kmax <= 0)
-				continue;
-			/* found even when the step has no room for it: the next
-			 * choice then tells how good the draft was, for free */
-			int32_t m = lookup_draft_find(fp->tok, L, c[i].hist, c[i].n_tok, kmax,
-			                              c[i].draft, &c[i].draft_ngram);
-			c[i].n_found = m;
-			if (m > budget) m = budget;
-			if (m <= 0) continue;
-			double keep = lookup_p(&e->lookup, c[i].draft_ngram, c[i].after_hit);
-			/* rows so far: every live candidate's own, and earlier drafts */
-			c[i].n_draft =
-			        lookup_choose(keep, m, expect, live + budget0 - budget, cost);
-			for (int32_t j = 1; j <= c[i].n_draft; j++) expect += pow(keep, j);
-			for (int32_t j = 0; j < c[i].n_draft; j++, nb++) {
-				tokens[nb] = c[i].draft[j];
-				pos[nb] = p + 1 + j;
-				seqs[nb] = c[i].seq;
-				rows[nb] = nb;
-			}
-			budget -= c[i].n_draft;
-		}
+		d->fresh = false;
+		int32_t drafted = 0;
+		int nb = dec_batch(e, d, req, tokens, pos, seqs, rows, &drafted);
 		if (rc || !nb) break;
 		if (cancelled(req)) {
 			rc = ENGINE_ECANCELED;
+			d->paused = pause;
 			break;
 		}
 		/* Stop before a step that would end past the deadline, not after
 		 * it: a step of a large model on a CPU is a good part of the whole
 		 * budget. */
 		double now = engine_now_ms();
-		double next_ms = step_ms <= 0 ? fwd_cost(e, nb)
+		double next_ms = d->step_ms <= 0 ? fwd_cost(e, nb)
 		                 : e->p.prefill_tokens_per_s > 0
-		                         ? step_ms /* a set rate says nothing of steps */
-		                         : fwd_cost_next(&e->fwd, step_ms, step_rows, nb,
+		                         ? d->step_ms /* a set rate says nothing of steps */
+		                         : fwd_cost_next(&e->fwd, d->step_ms, d->step_rows, nb,
 		                                         e->step_ms, ms_per_token(e));
-		if (req->deadline_ms > 0 && now + next_ms >= req->deadline_ms) {
-			for (int i = 0; i < n; i++)
-				if (!c[i].stop) c[i].stop = ENGINE_STOP_DEADLINE;
+		bool late = req->deadline_ms > 0 && now + next_ms >= req->deadline_ms;
+		if (late || (req->max_steps > 0 && ran >= req->max_steps)) {
+			if (pause)
+				d->paused = true;
+			else
+				dec_stop_all(d, ENGINE_STOP_DEADLINE);
 			break;
 		}
-		/* stoppable between layers, as a prefill chunk: the lengthening
-		 * of an answer (no deadline) runs steps back to back while the
-		 * user types, and the next key should not wait out a whole step */
+		/* stoppable between layers, as a prefill chunk: a live candidate
+		 * runs steps back to back while the user types, and the next key
+		 * should not wait out a whole step */
 		struct model_batch b = { .n_tokens = nb,
 			                 .tokens = tokens,
 			                 .pos = pos,
@@ -820,41 +890,179 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 			                 .stop = req->cancel ? stop_asked : NULL,
 			                 .stop_ud = (void *)req };
 		rc = model_forward(e->m, &b, err);
-		if (rc == ENGINE_ECANCELED) break;
-		step_ms = engine_now_ms() - now;
-		step_rows = nb;
-		if (!rc) average(&e->step_ms, step_ms), fwd_cost_note(&e->fwd, nb, step_ms);
+		if (rc == ENGINE_ECANCELED) {
+			/* the step is dropped: each candidate's sequence goes back to
+			 * its computed slots, and its input waits for the next call */
+			for (int i = 0; i < n; i++)
+				if (!c[i].stop) kv_seq_truncate(c[i].seq, L + c[i].n_tok - 1);
+			d->paused = pause;
+			break;
+		}
+		d->step_ms = engine_now_ms() - now;
+		d->step_rows = nb;
+		if (!rc) average(&e->step_ms, d->step_ms), fwd_cost_note(&e->fwd, nb, d->step_ms);
+		if (rc) break;
 		res->decode_steps++;
-		res->draft_tokens += budget0 - (budget > 0 ? budget : 0);
-		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
+		res->draft_tokens += drafted;
+		if (req->on_progress) req->on_progress(req->progress_ud, L, d->step);
+		d->step++;
+		ran++;
+		d->fresh = true;
 	}
 	if (rc == -ENOMEM) error_set(err, rc, "decode: out of memory");
-	res->candidates = calloc((size_t)n, sizeof *res->candidates);
-	if (!res->candidates) {
-		cands_free(c, n);
-		return rc ? rc : -ENOMEM;
-	}
-	res->n_candidates = n;
-	for (int i = 0; i < n; i++) {
-		if (rc == ENGINE_ECANCELED && !c[i].stop) c[i].stop = ENGINE_STOP_CANCELLED;
-		if (!rc) cand_final(&c[i], req);
-		hide_restated_indent(&c[i], fp);
+	return rc;
+}
+
+/*
+ * Writes d's candidates to res as they stand (new texts; a result filled
+ * before is finished first). A candidate paused between steps is written as
+ * one the deadline stopped (its unfinished word cut, its unfinished line
+ * scope-checked) from a copy: the candidate itself goes on from where it
+ * was. cancelled: the job was cancelled (candidates still going say so and
+ * are written as they are). 0 or -ENOMEM.
+ */
+static int dec_output(struct engine *e, struct dec *d, const struct engine_request *req,
+                      struct engine_result *res, bool cancelled_job)
+{
+	(void)e;
+	for (int32_t i = 0; i < res->n_candidates && res->candidates; i++)
+		free(res->candidates[i].text);
+	free(res->candidates);
+	res->candidates = calloc((size_t)d->n, sizeof *res->candidates);
+	res->n_candidates = 0;
+	if (!res->candidates) return -ENOMEM;
+	res->n_candidates = d->n;
+	int rc = 0;
+	for (int i = 0; i < d->n; i++) {
+		struct cand t = d->c[i]; /* a copy: its text is duplicated below */
+		t.text = malloc(t.len + 1);
+		if (!t.text) {
+			rc = -ENOMEM;
+			continue;
+		}
+		memcpy(t.text, d->c[i].text ? d->c[i].text : "", t.len);
+		t.text[t.len] = 0;
+		t.cap = t.len + 1;
+		if (!t.stop) t.stop = cancelled_job ? ENGINE_STOP_CANCELLED : ENGINE_STOP_DEADLINE;
+		if (!cancelled_job && cand_final(&t, req)) rc = -ENOMEM;
+		hide_restated_indent(&t, &d->fp);
 		struct engine_candidate *o = &res->candidates[i];
-		size_t vis = c[i].len > c[i].vis ? c[i].len - c[i].vis : 0;
+		size_t vis = t.len > t.vis ? t.len - t.vis : 0;
 		o->text = malloc(vis + 1);
 		if (o->text) {
-			if (vis) memcpy(o->text, c[i].text + c[i].vis, vis);
+			if (vis) memcpy(o->text, t.text + t.vis, vis);
 			o->text[vis] = 0;
 			o->len = vis;
 		}
-		o->n_tokens = c[i].n_tok;
-		o->sum_logprob = c[i].sum_lp;
-		o->mean_logprob = c[i].n_tok ? c[i].sum_lp / c[i].n_tok : 0;
-		o->stop = c[i].stop;
-		res->generated_tokens += c[i].n_tok;
+		o->n_tokens = t.n_tok;
+		o->sum_logprob = t.sum_lp;
+		o->mean_logprob = t.n_tok ? t.sum_lp / t.n_tok : 0;
+		o->stop = t.stop;
+		free(t.text);
 	}
-	cands_free(c, n);
 	return rc;
+}
+
+static void dec_finish(struct dec *d)
+{
+	cands_free(d->c, d->n);
+	memset(d->c, 0, sizeof d->c);
+	d->n = 0;
+	fim_prompt_finish(&d->fp);
+}
+
+static int32_t dec_tokens(const struct dec *d)
+{
+	int32_t t = 0;
+	for (int i = 0; i < d->n; i++) t += d->c[i].n_tok;
+	return t;
+}
+
+/*
+ * Decodes the candidates of the prompt fp (taken: d owns it) in seq (length
+ * fp->n) whose last logits are in the prompt row of e->logits. Fills res.
+ * With req->live, candidates the deadline (or max_steps) paused are handed
+ * to a new engine_live in *req->live instead of being freed. 0,
+ * ENGINE_ECANCELED or < 0.
+ */
+static int decode(struct engine *e, const struct engine_request *req, struct fim_prompt *fp,
+                  struct kv_seq *seq, struct engine_result *res, struct infill_error *err)
+{
+	struct engine_live *lv = calloc(1, sizeof *lv);
+	if (!lv) return -ENOMEM;
+	struct dec *d = &lv->d;
+	d->fp = *fp;
+	memset(fp, 0, sizeof *fp); /* moved */
+	int rc = dec_init(e, d, req, seq);
+	if (!rc) rc = dec_run(e, d, req, res, req->live != NULL, err);
+	if (rc == ENGINE_ECANCELED) dec_stop_all(d, ENGINE_STOP_CANCELLED);
+	int orc = dec_output(e, d, req, res, rc == ENGINE_ECANCELED);
+	if (!rc) rc = orc;
+	res->generated_tokens += dec_tokens(d);
+	lv->generated = dec_tokens(d);
+	if (!rc && d->paused && req->live) {
+		*req->live = lv;
+		return 0;
+	}
+	dec_finish(d);
+	free(lv);
+	return rc;
+}
+
+/* ---- live candidates ---- */
+
+int engine_live_continue(struct engine *e, struct engine_live *lv, const struct engine_request *req,
+                         struct engine_result *res, struct infill_error *err)
+{
+	memset(res, 0, sizeof *res);
+	error_set(err, 0, "%s", "");
+	double t0 = engine_now_ms();
+	struct dec *d = &lv->d;
+	/* the stop rules are the caller's; what the pages, the sampler and
+	 * the history were sized for is the first request's */
+	struct engine_request q = *req;
+	q.max_tokens = d->max_tokens;
+	q.prompt_lookup = d->prompt_lookup;
+	q.n_candidates = d->n;
+	int32_t before = dec_tokens(d);
+	int rc = 0;
+	if (d->paused) rc = dec_run(e, d, &q, res, true, err);
+	int32_t made = dec_tokens(d) - before;
+	lv->generated += made;
+	res->generated_tokens = made;
+	e->st.generated_tokens += (uint64_t)made;
+	e->st.draft_tokens += (uint64_t)res->draft_tokens;
+	e->st.accepted_draft_tokens += (uint64_t)res->accepted_draft_tokens;
+	if (rc && rc != ENGINE_ECANCELED) {
+		/* broken (out of memory): it ends here, with what it has */
+		dec_stop_all(d, ENGINE_STOP_DEADLINE);
+		d->paused = false;
+	}
+	int orc = dec_output(e, d, &q, res, false);
+	res->prompt_tokens = d->fp.n;
+	res->healed_bytes = (int32_t)d->fp.heal_len;
+	res->cancelled = rc == ENGINE_ECANCELED;
+	res->decode_ms = res->total_ms = engine_now_ms() - t0;
+	if (!rc) rc = orc;
+	if (rc == ENGINE_ECANCELED) error_set(err, rc, "cancelled");
+	return rc;
+}
+
+bool engine_live_done(const struct engine_live *lv)
+{
+	return !lv || !lv->d.paused;
+}
+
+int64_t engine_live_generated(const struct engine_live *lv)
+{
+	return lv ? lv->generated : 0;
+}
+
+void engine_live_free(struct engine_live *lv)
+{
+	if (!lv) return;
+	dec_finish(&lv->d);
+	free(lv);
 }
 
 /* ---- given candidates ---- */
@@ -1298,6 +1506,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 {
 	memset(res, 0, sizeof *res);
 	error_set(err, 0, "%s", "");
+	if (req->live) *req->live = NULL;
 	double t0 = engine_now_ms();
 	if (req->n_candidates < 1 || req->n_candidates > ENGINE_MAX_CANDIDATES ||
 	    req->max_tokens < 1) {
@@ -1408,6 +1617,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	int n_given = 0;
 	if (req->n_given && !cancelled(req) && !(req->deadline_ms > 0 && td >= req->deadline_ms))
 		rc = score_given(e, req, &fp, seq, given, &n_given, res, err);
+	res->healed_bytes = (int32_t)fp.heal_len; /* decode takes fp */
 	if (!rc) rc = decode(e, req, &fp, seq, res, err);
 	if (!rc && n_given) rc = append_given(res, given, n_given);
 	for (int i = 0; rc && i < n_given; i++) free(given[i].text);
@@ -1424,7 +1634,7 @@ out:
 	}
 	/* Whatever step failed, the error's code is what engine_run returns. */
 	if (rc) err->code = rc;
-	res->healed_bytes = (int32_t)fp.heal_len;
+	if (fp.tok) res->healed_bytes = (int32_t)fp.heal_len;
 	res->prefilled_tokens = (int32_t)(e->computed - computed0);
 	e->st.prefilled_tokens += (uint64_t)res->prefilled_tokens;
 	e->st.prompt_tokens += (uint64_t)res->prompt_tokens;

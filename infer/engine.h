@@ -266,6 +266,19 @@ struct engine_request {
 	 * each decode step (step = 0, 1, ...). For tests and progress reports. */
 	void (*on_progress)(void *ud, int32_t prefilled, int32_t step);
 	void *progress_ud;
+	/* Decode steps (forwards) this call may run; <= 0: no limit. Past it
+	 * the candidates still going stop as at the deadline (or pause, with
+	 * live). For tests and for engine_live_continue's slices of work. */
+	int32_t max_steps;
+	/*
+	 * Where to keep candidates the deadline (or max_steps) stopped before
+	 * their natural end, may be NULL. When set, engine_run stores in *live
+	 * a new struct engine_live holding them, paused between two decode
+	 * steps with their KV pages, sampler and text (the result shows them
+	 * cut as at the deadline), or NULL when none was paused, the job
+	 * failed or was cancelled. The caller frees it (engine_live_free).
+	 */
+	struct engine_live **live;
 };
 
 #define ENGINE_MAX_CANDIDATES 16
@@ -408,6 +421,42 @@ int engine_prefill(struct engine *e, const struct engine_request *req, struct en
  * negative code. *healed_bytes (may be NULL) receives the bytes backed up. */
 int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
                          size_t cap, int32_t *healed_bytes, struct infill_error *err);
+
+/* ---- live candidates: decoding on after the deadline ---- */
+
+/*
+ * A job's candidates that the deadline paused (engine_request.live): they
+ * go on decoding from where they stopped, nothing recomputed, to their
+ * natural end (end of generation, a stop string, the scope's end,
+ * max_lines, max_tokens), in as many slices as the caller likes, with other
+ * jobs run in between. The tokens are those of one decode never paused,
+ * bit for bit. Owned by the engine thread, like the engine; its pages come
+ * from the model's pool (free it before engine_free).
+ */
+struct engine_live;
+
+/*
+ * Decodes lv's candidates on, until each ends, req->max_steps forwards have
+ * run, req's deadline would pass, or req->cancel is set (then it returns
+ * ENGINE_ECANCELED and lv pauses again, resumable: a forward stopped half
+ * way is dropped and computed again next time). req (borrowed for the call)
+ * gives the stop rules (stop, n_stop, stop_text, stop_ud, max_lines), the
+ * cancel flag, the deadline, max_steps and on_progress; its prompt fields
+ * are not read, and max_tokens, prompt_lookup and the sampling parameters
+ * are those of the request that made lv. Fills *res (caller's memory;
+ * finish it) with every candidate's whole text so far, from the cursor
+ * (those still going written as at the deadline), and generated_tokens
+ * with the tokens this call decoded. 0, ENGINE_ECANCELED or a negative
+ * code (then lv has ended, with what it had).
+ */
+int engine_live_continue(struct engine *e, struct engine_live *lv, const struct engine_request *req,
+                         struct engine_result *res, struct infill_error *err);
+/* Whether every candidate of lv has ended (true for NULL). */
+bool engine_live_done(const struct engine_live *lv);
+/* Tokens lv's candidates decoded over its life, from the first. */
+int64_t engine_live_generated(const struct engine_live *lv);
+/* Releases lv's pages, samplers and texts; accepts NULL. */
+void engine_live_free(struct engine_live *lv);
 
 /* Measures the prefill rate and a decode step once, so the prefill budget
  * holds from the first job (the rates are otherwise learnt as jobs run).

@@ -47,6 +47,16 @@ struct pending {
 	struct pending *prev, *next;
 };
 
+/* Documents whose last inline answer is remembered for infill/suggestionGrew. */
+#define SHOWN_MAX 8
+
+struct shown {
+	char *uri; /* owned; NULL: a free entry */
+	int64_t version;
+	uint64_t generation; /* of the document when answered */
+	struct doc_pos position;
+};
+
 struct completions {
 	struct server *s;
 	struct pending *list;
@@ -62,6 +72,11 @@ struct completions {
 	struct pace pace;                   /* of requests as they arrive */
 	double latency_ms[LATENCY_SAMPLES]; /* ring of the latest answers */
 	size_t latency_count, latency_next;
+	/* the latest inline answers with items, one per document (newest
+	 * first): where infill/suggestionGrew points when their live
+	 * candidate grows */
+	struct shown shown[SHOWN_MAX];
+	uint64_t grew_notices;
 };
 
 struct completions *completions_new(struct server *s)
@@ -350,6 +365,19 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 	return json_pack("{s:b, s:o}", "isIncomplete", 1, "items", items);
 }
 
+/* Remembers p's answer as its document's latest inline one. */
+static void shown_note(struct completions *c, const struct pending *p, int64_t version)
+{
+	size_t i = 0;
+	while (i < SHOWN_MAX - 1 && c->shown[i].uri && strcmp(c->shown[i].uri, p->uri)) i++;
+	char *uri = c->shown[i].uri && !strcmp(c->shown[i].uri, p->uri) ? c->shown[i].uri
+	                                                                : strdup(p->uri);
+	if (!uri) return;
+	if (uri != c->shown[i].uri) free(c->shown[i].uri);
+	memmove(&c->shown[1], &c->shown[0], i * sizeof c->shown[0]);
+	c->shown[0] = (struct shown){ uri, version, p->generation, p->position };
+}
+
 static void job_done(void *ud, int status, const struct completion_result *res)
 {
 	struct pending *p = ud;
@@ -365,6 +393,9 @@ static void job_done(void *ud, int status, const struct completion_result *res)
 		answer_empty(p);
 	} else {
 		json_t *result = items_json(p, e, res);
+		/* (an empty answer too: a live candidate cut that early may
+		 * bring the first text) */
+		if (result && p->kind == COMPLETION_KIND_INLINE) shown_note(c, p, e->version);
 		if (result)
 			server_reply(s, p->id, result);
 		else
@@ -552,7 +583,40 @@ void completions_close(struct completions *c, void (*done)(void *ud), void *ud)
 
 void completions_free(struct completions *c)
 {
+	if (!c) return;
+	for (size_t i = 0; i < SHOWN_MAX; i++) free(c->shown[i].uri);
 	free(c);
+}
+
+/* ---- infill/suggestionGrew ---------------------------------------------- */
+
+/*
+ * The pipeline's host.grew: the suggestion last answered for uri grew. When
+ * the document is still as it was answered (the user has not typed on or
+ * edited since: then the client asks again anyway), the client is told
+ * where, and a request there is answered at once with the longer text.
+ * Clients that do not know the notification ignore it (LSP: a notification
+ * a client does not know is dropped).
+ */
+void completions_grew(struct server *s, const char *uri, bool line_end, bool done)
+{
+	struct completions *c = s->completions;
+	if (!c || c->shutting) return;
+	for (size_t i = 0; i < SHOWN_MAX && c->shown[i].uri; i++) {
+		struct shown *sh = &c->shown[i];
+		if (strcmp(sh->uri, uri)) continue;
+		struct docs_entry *e = docs_find(s->docs, uri);
+		if (!e || e->generation != sh->generation) return;
+		json_t *params = json_pack("{s:s, s:I, s:{s:i, s:i}, s:b, s:b}", "uri", uri,
+		                           "version", (json_int_t)sh->version, "position", "line",
+		                           (json_int_t)sh->position.line, "character",
+		                           (json_int_t)sh->position.character, "lineEnd", line_end,
+		                           "done", done);
+		if (!params) return;
+		server_notify(s, "infill/suggestionGrew", params);
+		c->grew_notices++;
+		return;
+	}
 }
 
 /* ---- infill/stats ----------------------------------------------------- */
@@ -628,6 +692,16 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 		.remote_retries = ps.remote_retries,
 		.feedback = feedback_to_json(s->feedback), /* owned here until sent */
 		.remote_deadline_cuts = ps.remote_deadline_cuts,
+		.first_answers = ps.first_answers,
+		.first_answer_chars = ps.first_answer_chars,
+		.live_answers = ps.live_answers,
+		.live_share = c->requests ? (double)ps.live_answers / (double)c->requests : 0,
+		.live_tokens = ps.live_tokens,
+		.live_thrown_tokens = ps.live_thrown_tokens,
+		.thrown_share = ps.generated_tokens ? (double)ps.live_thrown_tokens /
+		                                              (double)ps.generated_tokens
+		                                    : 0,
+		.grew_notices = c->grew_notices,
 	};
 	server_reply(s, id, stats_to_json(&st));
 	json_decref(st.feedback);

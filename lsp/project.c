@@ -362,22 +362,3 @@ int project_fill(struct project *p, const struct docs_entry *e, size_t cursor,
 	}
 	return 0;
 }
-
-/* workspace/didChangeWatchedFiles {changes: [{uri, type}]}: created,
- * changed and deleted files alike are read again (or dropped); the
- * project's .infill.json is read again as settings (deleted: its layer
- * goes). */
-void workspace_did_change_watched_files(struct server *s, json_t *id, json_t *params)
-{
-	(void)id;
-	json_t *changes = json_object_get(params, "changes");
-	size_t i;
-	json_t *ch;
-	json_array_foreach(changes, i, ch)
-	{
-		const char *uri = json_get_string(ch, "uri");
-		if (!uri) continue;
-		project_file_changed(s->project, uri);
-		workspace_file_saved(s, uri);
-	}
-}

@@ -471,6 +471,12 @@ static void host_message(void *ud, int type, const char *text)
 		server_show_message(s, (enum message_type)type, "%s", text);
 }
 
+static void host_grew(void *ud, const char *uri, bool line_end, bool done)
+{
+	struct server *s = ud;
+	if (s->state == SERVER_STATE_RUNNING) completions_grew(s, uri, line_end, done);
+}
+
 /* ---- life of the server ----------------------------------------------- */
 
 struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_options *opts,
@@ -493,7 +499,9 @@ struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_
 	if (opts && opts->flags)
 		config_set_layer(s->config, CONFIG_LAYER_FLAGS, opts->flags, NULL, NULL);
 	workspace_apply(s);
-	s->pipeline_host = (struct pipeline_host){ host_progress, host_message, s };
+	s->pipeline_host = (struct pipeline_host){
+		.progress = host_progress, .message = host_message, .ud = s, .grew = host_grew
+	};
 	s->pipeline = pipeline_new(loop, log, config_get(s->config, NULL), &s->pipeline_host);
 	if (!s->pipeline) goto fail;
 	s->completions = completions_new(s);

@@ -190,6 +190,10 @@ void completions_doc_closed(struct completions *c, const char *uri);
  * head; after didChange, the end of the edit. Nothing when completions are
  * off for its language or the cache is disabled. */
 void completions_warm(struct server *s, struct docs_entry *e, size_t cursor);
+/* The pipeline's host.grew (see pipeline.h): sends infill/suggestionGrew
+ * {uri, version, position, lineEnd, done} for the answer last shown there
+ * when the document has not changed since. */
+void completions_grew(struct server *s, const char *uri, bool line_end, bool done);
 /* Answers request id with -32800 if it is pending; true when it was. */
 bool completions_cancel(struct completions *c, json_t *id);
 /* Drops every pending request without answering; done when all timers are

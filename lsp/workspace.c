@@ -239,3 +239,22 @@ void workspace_show_settings(struct server *s, json_t *id, json_t *params)
 _Static_assert((int)CONFIG_LOG_TRACE == (int)LOG_LEVEL_TRACE &&
                        (int)CONFIG_LOG_ERROR == (int)LOG_LEVEL_ERROR,
                "log.level values map one to one onto enum log_level");
+
+/* workspace/didChangeWatchedFiles {changes: [{uri, type}]}: created,
+ * changed and deleted files alike are read again (or dropped); the
+ * project's .infill.json is read again as settings (deleted: its layer
+ * goes). */
+void workspace_did_change_watched_files(struct server *s, json_t *id, json_t *params)
+{
+	(void)id;
+	json_t *changes = json_object_get(params, "changes");
+	size_t i;
+	json_t *ch;
+	json_array_foreach(changes, i, ch)
+	{
+		const char *uri = json_get_string(ch, "uri");
+		if (!uri) continue;
+		project_file_changed(s->project, uri);
+		workspace_file_saved(s, uri);
+	}
+}

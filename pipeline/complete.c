@@ -532,6 +532,120 @@ struct run {
 	struct engine_result er; /* owned */
 };
 
+/* ---- live candidates ------------------------------------------------------ */
+
+struct complete_live {
+	struct engine_live *lv;
+	char *text; /* the snapshot, owned, NUL-terminated */
+	size_t len, cursor;
+	const struct ast_lang *lang;
+	struct ast_text flat; /* text, for the tree */
+	struct ast_doc *doc;  /* its tree, for validation; NULL: none (parsed per check) */
+	char **stop;          /* the stop strings (owned), n_stop of them */
+	size_t n_stop;
+	struct scope_rule scope;
+	bool scope_check; /* the scope-end stop applies (as step_request decided) */
+	bool validate;
+	int32_t max_lines;
+};
+
+void complete_live_free(struct complete_live *cl)
+{
+	if (!cl) return;
+	engine_live_free(cl->lv);
+	ast_doc_delete(cl->doc);
+	for (size_t i = 0; i < cl->n_stop; i++) free(cl->stop[i]);
+	free(cl->stop);
+	free(cl->text);
+	free(cl);
+}
+
+bool complete_live_done(const struct complete_live *cl)
+{
+	return !cl || engine_live_done(cl->lv);
+}
+
+int64_t complete_live_generated(const struct complete_live *cl)
+{
+	return cl ? engine_live_generated(cl->lv) : 0;
+}
+
+/* A live candidate for run r's engine_live lv (taken): copies what checking
+ * it needs. NULL when out of memory (lv freed). */
+static struct complete_live *live_new(struct engine_live *lv, const struct run *r, const char *text,
+                                      size_t len, size_t cursor, const struct complete_options *opt)
+{
+	struct complete_live *cl = calloc(1, sizeof *cl);
+	if (!cl) goto oom;
+	cl->lv = lv;
+	cl->text = malloc(len + 1);
+	cl->stop = calloc(r->rq.n_stop + 1, sizeof *cl->stop);
+	if (!cl->text || !cl->stop) goto oom;
+	memcpy(cl->text, text, len);
+	cl->text[len] = 0;
+	cl->len = len;
+	cl->cursor = cursor;
+	for (size_t i = 0; i < r->rq.n_stop; i++, cl->n_stop++)
+		if (!(cl->stop[i] = strdup(r->rq.stop[i]))) goto oom;
+	cl->lang = r->lang;
+	cl->scope = r->scope;
+	cl->scope_check = r->rq.stop_text != NULL;
+	cl->validate = opt->validate;
+	cl->max_lines = r->rq.max_lines;
+	cl->flat = (struct ast_text){ cl->text, cl->len };
+	if (cl->lang && cl->validate) {
+		/* without a tree each check parses on its own: slower, as right */
+		cl->doc = ast_doc_new(cl->lang, ast_text_read, &cl->flat);
+		if (cl->doc && ast_doc_parse(cl->doc)) {
+			ast_doc_delete(cl->doc);
+			cl->doc = NULL;
+		}
+	}
+	return cl;
+oom:
+	if (cl)
+		complete_live_free(cl);
+	else
+		engine_live_free(lv);
+	return NULL;
+}
+
+int complete_live_continue(struct engine *engine, struct complete_live *cl, atomic_int *cancel,
+                           int32_t max_steps, struct complete_result *out)
+{
+	memset(out, 0, sizeof *out);
+	double t0 = now_ms();
+	struct engine_request q = engine_request_default();
+	q.stop = (const char *const *)cl->stop;
+	q.n_stop = cl->n_stop;
+	q.stop_text = cl->scope_check ? scope_stop : NULL;
+	q.stop_ud = &cl->scope;
+	q.max_lines = cl->max_lines;
+	q.cancel = cancel;
+	q.max_steps = max_steps;
+	struct engine_result er;
+	struct infill_error ierr;
+	int rc = engine_live_continue(engine, cl->lv, &q, &er, &ierr);
+	out->generated_tokens = er.generated_tokens;
+	out->decode_ms = out->engine_ms = er.decode_ms;
+	out->cancelled = rc == ENGINE_ECANCELED;
+	out->n_generated = er.n_candidates;
+	out->deadline_hit = !engine_live_done(cl->lv);
+	out->context_start = 0;
+	out->context_end = cl->len;
+	struct complete_options opt = complete_options_default();
+	opt.validate = cl->validate;
+	int prc = post_process(cl->lang, cl->validate ? cl->doc : NULL, cl->text, cl->len,
+	                       cl->cursor, &opt, &er, NULL, NULL, 0, out);
+	engine_result_finish(&er);
+	out->total_ms = now_ms() - t0;
+	if (prc) {
+		complete_result_finish(out);
+		return prc;
+	}
+	return rc;
+}
+
 static void run_finish(struct run *r)
 {
 	engine_result_finish(&r->er);
@@ -893,6 +1007,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 {
 	memset(out, 0, sizeof *out);
 	if (err) memset(err, 0, sizeof *err);
+	if (opt->live) *opt->live = NULL;
 	double t0 = now_ms();
 	struct settings fitted = *st; /* shallow: only numbers change */
 	complete_fit_context(&fitted, opt->n_ctx);
@@ -920,6 +1035,8 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		goto done;
 	}
 	out->shape = r->shape.kind;
+	out->context_start = r->slice.prefix_start;
+	out->context_end = r->slice.suffix_end;
 	out->max_lines = complete_max_lines(r->shape.kind, st);
 	double t1 = now_ms();
 	out->slice_ms = t1 - t0;
@@ -948,9 +1065,12 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 		if (rc < 0) rc = fail_from(err, rc, &ierr, "prefill failed");
 		goto done;
 	}
+	struct engine_live *elv = NULL;
+	if (opt->live && engine && !opt->generate) r->rq.live = &elv;
 	rc = opt->generate ? opt->generate(opt->generate_ud, &r->rq, &r->er, &ierr)
 	     : engine      ? engine_run(engine, &r->rq, &r->er, &ierr)
 	                   : error_set(&ierr, -EINVAL, "no model loaded");
+	if (elv) *opt->live = live_new(elv, r, text, len, cursor, opt);
 	out->prefilled_tokens = r->er.prefilled_tokens;
 	out->budget = r->er.budget;
 	out->shortened = r->er.budget == ENGINE_BUDGET_SHORT;

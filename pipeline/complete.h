@@ -99,6 +99,10 @@ struct complete_options {
 	int (*generate)(void *ud, const struct engine_request *rq, struct engine_result *res,
 	                struct infill_error *err);
 	void *generate_ud;
+	/* Where to keep the candidates the deadline paused (the engine's own
+	 * runs only, not generate): *live receives a new struct complete_live
+	 * (complete_live_free) or NULL when none was paused. May be NULL. */
+	struct complete_live **live;
 };
 
 /* Everything on: what the server does. */
@@ -145,10 +149,41 @@ struct complete_result {
 	enum engine_budget budget; /* what the prefill budget did */
 	bool shortened;            /* answered from the short context (budget SHORT): the full
 	                 * one is worth prefilling in the background */
+	/* The span of the snapshot the prompt was cut from (the full slice's
+	 * prefix start and suffix end): an edit outside it leaves the
+	 * candidates' context as it was. */
+	size_t context_start, context_end;
 };
 
 /* Frees what a result owns; accepts a zeroed or already finished result. */
 void complete_result_finish(struct complete_result *r);
+
+/*
+ * A run's candidates that the deadline paused (complete_options.live), with
+ * what checking them needs: a copy of the snapshot and its tree, the
+ * cursor, the stop rules and the scope rule. Engine thread only, like the
+ * engine it decodes on; free it before engine_free.
+ */
+struct complete_live;
+
+/*
+ * Decodes cl's candidates on (engine_live_continue) for at most max_steps
+ * steps (<= 0: to their end), stopped by cancel (may be NULL) within one
+ * step, and fills *out (caller's memory; finish it) with every candidate as
+ * it now stands, validated and trimmed as complete_run would, in the
+ * engine's order (the greedy one first), with out->generated_tokens the
+ * tokens decoded by this call and out->deadline_hit while some still go on.
+ * Returns 0, ENGINE_ECANCELED (out filled all the same; cl resumable) or a
+ * negative code (cl has then ended).
+ */
+int complete_live_continue(struct engine *engine, struct complete_live *cl, atomic_int *cancel,
+                           int32_t max_steps, struct complete_result *out);
+/* Whether every candidate of cl has ended (true for NULL). */
+bool complete_live_done(const struct complete_live *cl);
+/* Tokens its candidates decoded over their life (engine_live_generated). */
+int64_t complete_live_generated(const struct complete_live *cl);
+/* Frees cl and what it holds; accepts NULL. */
+void complete_live_free(struct complete_live *cl);
 
 /* Without a vocabulary, a token is counted as this many bytes: source code
  * runs 3 to 4 bytes a token in the BPE vocabularies of code models, so 3

@@ -1,17 +1,21 @@
 /*
  * engine_thread.c - the engine thread of the in-process pipeline: it loads the
- * model, runs each queued job through complete_run (complete.c), and,
- * when an answer was cut short by the deadline, decodes it again to full
- * length while nothing else waits (extend). It hands results and events to
- * the loop thread (pipeline.c) through pipeline_internal.h's lists and the async
- * handle; it never touches a loop-thread field.
+ * model, runs each queued job through complete_run (complete.c), and keeps
+ * the candidates the deadline paused decoding, from where they stopped, while
+ * nothing else waits (the live candidates, one per document: live_slice). It
+ * hands results and events to the loop thread (pipeline.c) through
+ * pipeline_internal.h's lists and the async handle; it never touches a
+ * loop-thread field.
  *
- * When nothing waits, it also prefills at low priority what the next
- * request will likely need (warm): the full context of an answer the
- * prefill budget shortened, the prompt as if the shown suggestion were
- * accepted, and the loop's hints (pipeline_warm: a file just opened, the
- * place of the last edit). Each is stopped by a new job within one chunk
- * (p->extend_cancel, set whenever a job is queued).
+ * Its states (worker_main): load (a model, or the remote backend), job (the
+ * queue's first: run, then its live candidate and background work kept), and
+ * background, when no job waits: a slice of the newest live candidate
+ * still going, else prefill at low priority of what the next request will
+ * likely need: the full context of an answer the prefill budget shortened,
+ * the prompt as if the shown suggestion were accepted, and the loop's hints
+ * (pipeline_warm: a file just opened, the place of the last edit). Each is
+ * stopped by a new job within one decode step or chunk (p->extend_cancel,
+ * set whenever a job is queued).
  *
  * The model loads at the first pipeline_configure (during `initialize`,
  * once initializationOptions are in), and again when `model`, `backend`,
@@ -124,7 +128,6 @@ void worker_event_free(struct event *ev)
 {
 	if (ev->ext) {
 		free(ev->ext->uri);
-		free(ev->ext->text);
 		worker_result_finish(&ev->ext->result);
 		free(ev->ext);
 	}
@@ -311,6 +314,130 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 	post_event(p, EVENT_LOAD_END, 100, true, msg);
 }
 
+/* ---- live candidates ------------------------------------------------------ */
+
+/* Documents whose live candidate the engine thread keeps at most: the least
+ * recently made goes first. Each holds a few KV pages per candidate. */
+#define LIVE_MAX         4
+/* Decode steps per slice of a live candidate. A job waits at most one step
+ * whatever this is (the cancel flag is read every step and between layers);
+ * it bounds how often growth is looked at. */
+#define LIVE_SLICE_STEPS 4
+/* Growth goes to the loop at most this often, unless the top candidate ends
+ * a line or ends: an editor redrawing ghost text every step would flicker,
+ * and one that waits a whole line would show little. */
+#define LIVE_POST_NS     (150 * 1000000ull)
+
+struct live_doc {
+	char *uri;                /* owned; NULL: a free slot */
+	uint64_t id;              /* the seq of the request it answered */
+	struct complete_live *cl; /* owned */
+	int64_t made;             /* tokens its candidates had at the answer */
+	uint64_t posted_ns;       /* when growth was last posted */
+	size_t posted_len;        /* the top candidate's bytes then */
+	size_t posted_lines;      /* and its line breaks */
+	uint64_t tick;            /* when it was made (newest decodes first) */
+};
+
+struct live_set {
+	struct live_doc doc[LIVE_MAX];
+	uint64_t tick;
+};
+
+/* Ends ld. thrown: before its natural end, for an edit or a job that made
+ * it useless: what it decoded after the answer counts as thrown away. */
+static void live_end(struct pipeline *p, struct live_doc *ld, bool thrown)
+{
+	if (!ld->uri) return;
+	if (thrown && !complete_live_done(ld->cl)) {
+		int64_t after = complete_live_generated(ld->cl) - ld->made;
+		pthread_mutex_lock(&p->mu);
+		p->stats.live_thrown_tokens += (uint64_t)(after > 0 ? after : 0);
+		pthread_mutex_unlock(&p->mu);
+	}
+	complete_live_free(ld->cl);
+	free(ld->uri);
+	memset(ld, 0, sizeof *ld);
+}
+
+/* Ends every live candidate (before the engine goes: they hold its pages). */
+static void live_clear(struct pipeline *p, struct live_set *ls)
+{
+	for (int i = 0; i < LIVE_MAX; i++) live_end(p, &ls->doc[i], true);
+}
+
+static struct live_doc *live_find(struct live_set *ls, const char *uri)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (ls->doc[i].uri && !strcmp(ls->doc[i].uri, uri)) return &ls->doc[i];
+	return NULL;
+}
+
+/* Keeps cl (taken) as uri's live candidate for the answer to request id,
+ * in place of the document's previous one, or of the oldest. */
+static void live_keep(struct pipeline *p, struct live_set *ls, const char *uri, uint64_t id,
+                      struct complete_live *cl, const struct completion_result *shown)
+{
+	struct live_doc *ld = live_find(ls, uri);
+	for (int i = 0; !ld && i < LIVE_MAX; i++)
+		if (!ls->doc[i].uri) ld = &ls->doc[i];
+	for (int i = 0; !ld && i < LIVE_MAX; i++) /* none free: the oldest goes */
+		if (!ld || ls->doc[i].tick < ld->tick) ld = &ls->doc[i];
+	if (!ld) ld = &ls->doc[0];
+	live_end(p, ld, true);
+	char *u = strdup(uri);
+	if (!u) {
+		complete_live_free(cl);
+		return;
+	}
+	*ld = (struct live_doc){ .uri = u,
+		                 .id = id,
+		                 .cl = cl,
+		                 .made = complete_live_generated(cl),
+		                 .posted_ns = uv_hrtime(),
+		                 .tick = ++ls->tick };
+	if (shown->count) {
+		ld->posted_len = shown->items[0].text_len;
+		for (size_t i = 0; i < shown->items[0].text_len; i++)
+			ld->posted_lines += shown->items[0].text[i] == '\n';
+	}
+}
+
+/* Whether any document has a live candidate. */
+static bool live_any(const struct live_set *ls)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (ls->doc[i].uri) return true;
+	return false;
+}
+
+/* Whether some live candidate still decodes. */
+static bool live_pending(const struct live_set *ls)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (ls->doc[i].uri && !complete_live_done(ls->doc[i].cl)) return true;
+	return false;
+}
+
+/* The loop's ends (p->live_drop), applied; mu held (released meanwhile). */
+static void live_apply_drops(struct pipeline *p, struct live_set *ls)
+{
+	uint64_t ids[LIVE_DROP_MAX];
+	size_t n = p->n_live_drop;
+	bool all = p->live_drop_all;
+	memcpy(ids, p->live_drop, n * sizeof ids[0]);
+	p->n_live_drop = 0;
+	p->live_drop_all = false;
+	pthread_mutex_unlock(&p->mu); /* live_end counts under mu */
+	for (int i = 0; i < LIVE_MAX; i++) {
+		struct live_doc *ld = &ls->doc[i];
+		bool drop = ld->uri && all;
+		for (size_t k = 0; ld->uri && k < n; k++) drop |= ids[k] == ld->id;
+		if (drop) live_end(p, ld, true);
+	}
+	pthread_mutex_lock(&p->mu);
+}
+
 /*
  * The model file changed on disk (it must not kill the daemon): a re-download truncates it or
  * puts another file in its place while it is mapped. Before each job the
@@ -404,10 +531,13 @@ static uint64_t kv_touched_mb(struct model *m, enum config_kv_type type)
 	return (uint64_t)kv_pool_touched_pages(model_kv_pool(m)) * page >> 20;
 }
 
-/* Runs one job; fills job->status and job->result. */
+/* Runs one job; fills job->status and job->result, and *live with the
+ * candidates the deadline paused (new, or NULL). */
 static void run_job(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
-                    struct pipeline_job *job, bool remote, const struct tokenizer *rtok)
+                    struct pipeline_job *job, bool remote, const struct tokenizer *rtok,
+                    struct complete_live **live)
 {
+	*live = NULL;
 	struct completion_request *req = job->req;
 	job->status = 0;
 	if (!e && !remote) return;       /* no model: answered empty */
@@ -443,6 +573,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 		opt.n_ctx = model_info(m)->n_ctx_train;
 		opt.fit_deadline = req->settings.completion_prefill_budget;
 	}
+	opt.live = live; /* the engine's runs only (complete_run ignores it for generate) */
 	struct engine_snippet *proj = project_apply(req, &opt);
 	struct complete_result res;
 	int rc = complete_run(e, remote ? rtok : model_tokenizer(m), req->language_id, req->text,
@@ -474,7 +605,13 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.project_lines += (uint64_t)(res.project_given > 0 ? res.project_given : 0);
 	p->stats.short_contexts += res.shortened;
 	if (m) p->stats.kv_touched_mb = kv_touched_mb(m, req->settings.cache_kv_type);
+	if (!rc && res.count) {
+		p->stats.first_answers++;
+		p->stats.first_answer_chars += res.items[0].len;
+	}
 	pthread_mutex_unlock(&p->mu);
+	job->ctx_start = res.context_start;
+	job->ctx_end = res.context_end;
 	if (rc == ENGINE_ECANCELED) {
 		complete_result_finish(&res);
 		return;
@@ -490,53 +627,59 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	complete_result_finish(&res);
 }
 
-/*
- * After an answer the deadline cut short: the same request again with no
- * deadline, while nothing else waits (p->extend_cancel stops it at the next
- * decode step when a job comes). The prompt is in the prefix cache, so this
- * costs decode steps only. The longer candidates go to the loop, where the
- * fast path keeps those that continue what was shown: typing along the
- * suggestion is then answered with more of it at once. shown: the top
- * candidate answered (rerank keeps to it). req is taken.
- */
-static void extend(struct pipeline *p, struct engine *e, struct model *m, struct edoc **edocs,
-                   struct completion_request *req, const char *shown)
+/* Hands the live candidate's texts (res, moved) to the loop: the fast path
+ * lengthens what it shows for that answer, and the editor is told. */
+static void live_post(struct pipeline *p, struct live_doc *ld, struct complete_result *res,
+                      bool done, bool line_end)
 {
-	struct complete_options opt = complete_options_default();
-	opt.cancel = &p->extend_cancel;
-	opt.previous = shown;
-	opt.previous_len = shown ? strlen(shown) : 0;
-	opt.use_cache = req->settings.cache_enabled;
-	opt.seed = req->seq; /* the same samples as the answer, only longer */
-	opt.n_ctx = model_info(m)->n_ctx_train;
-	opt.memory = edoc_memory(edocs, req->uri);
-	struct engine_snippet *proj = project_apply(req, &opt);
+	struct event *ev = calloc(1, sizeof *ev);
+	if (!ev || !(ev->ext = calloc(1, sizeof *ev->ext)) || !(ev->ext->uri = strdup(ld->uri)) ||
+	    result_take(&ev->ext->result, res)) {
+		if (ev) worker_event_free(ev);
+		return;
+	}
+	ev->kind = EVENT_EXTENDED;
+	ev->ext->live_id = ld->id;
+	ev->ext->done = done;
+	ev->ext->line_end = line_end;
+	event_push(p, ev);
+}
+
+/*
+ * One slice of the newest live candidate still going: a few decode steps,
+ * stopped within one by a job (p->extend_cancel), then its texts checked
+ * (validation, trimming) and, when they grew enough to show (a line ended,
+ * LIVE_POST_NS passed, or it ended), posted to the loop.
+ */
+static void live_slice(struct pipeline *p, struct engine *e, struct live_set *ls)
+{
+	struct live_doc *ld = NULL;
+	for (int i = 0; i < LIVE_MAX; i++) {
+		struct live_doc *d = &ls->doc[i];
+		if (d->uri && !complete_live_done(d->cl) && (!ld || d->tick > ld->tick)) ld = d;
+	}
+	if (!ld) return;
 	struct complete_result res;
-	int rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
-	                      req->cursor, &req->settings, &opt, &res, NULL);
-	free(proj);
+	int rc = complete_live_continue(e, ld->cl, &p->extend_cancel, LIVE_SLICE_STEPS, &res);
 	pthread_mutex_lock(&p->mu);
-	p->stats.generated_tokens +=
-	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
-	p->stats.draft_tokens += (uint64_t)(res.draft_tokens > 0 ? res.draft_tokens : 0);
-	p->stats.accepted_draft_tokens +=
-	        (uint64_t)(res.accepted_draft_tokens > 0 ? res.accepted_draft_tokens : 0);
+	uint64_t made = (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
+	p->stats.live_tokens += made;
+	p->stats.generated_tokens += made;
 	pthread_mutex_unlock(&p->mu);
-	struct event *ev = NULL;
-	if (!rc && res.count && (ev = calloc(1, sizeof *ev)) &&
-	    (ev->ext = calloc(1, sizeof *ev->ext)) && !result_take(&ev->ext->result, &res)) {
-		ev->kind = EVENT_EXTENDED;
-		ev->ext->uri = req->uri;
-		ev->ext->text = req->text;
-		ev->ext->len = req->text_len;
-		ev->ext->cursor = req->cursor;
-		req->uri = req->text = NULL; /* moved */
-		event_push(p, ev);
-	} else if (ev) {
-		worker_event_free(ev);
+	bool done = complete_live_done(ld->cl) || (rc && rc != ENGINE_ECANCELED);
+	const struct complete_item *top = res.count ? &res.items[0] : NULL;
+	size_t lines = 0;
+	for (size_t i = 0; top && i < top->len; i++) lines += top->text[i] == '\n';
+	bool grown = top && top->len > ld->posted_len;
+	bool line_end = lines > ld->posted_lines;
+	uint64_t now = uv_hrtime();
+	if (done || (grown && (line_end || now - ld->posted_ns >= LIVE_POST_NS))) {
+		if (top) ld->posted_len = top->len, ld->posted_lines = lines;
+		ld->posted_ns = now;
+		live_post(p, ld, &res, done, line_end);
 	}
 	complete_result_finish(&res);
-	completion_request_free(req);
+	if (done) live_end(p, ld, false);
 }
 
 /* ---- background prefill ---------------------------------------------------- */
@@ -544,13 +687,6 @@ static void extend(struct pipeline *p, struct engine *e, struct model *m, struct
 /* Background work the engine thread found for itself, in order: the full
  * context of a shortened answer, then the prompt as if it were accepted. */
 #define TODO_MAX 2
-
-struct todo {
-	struct completion_request *req[TODO_MAX]; /* owned */
-	bool keep_memory[TODO_MAX];    /* the document's sticky snippets apply (same place) */
-	uint64_t not_before[TODO_MAX]; /* uv_hrtime ns: not started before then */
-	int n;
-};
 
 /*
  * How long background work waits before it starts. Each piece costs the
@@ -577,25 +713,6 @@ static void wait_until(struct pipeline *p, uint64_t at)
 	ts.tv_sec += (time_t)(ns / 1000000000ull);
 	ts.tv_nsec = (long)(ns % 1000000000ull);
 	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
-}
-
-static void todo_clear(struct todo *t)
-{
-	for (int i = 0; i < t->n; i++) completion_request_free(t->req[i]);
-	t->n = 0;
-}
-
-static void todo_push(struct todo *t, struct completion_request *req, bool keep_memory,
-                      uint64_t delay_ns)
-{
-	if (!req) return;
-	if (t->n == TODO_MAX) {
-		completion_request_free(req);
-		return;
-	}
-	t->req[t->n] = req;
-	t->not_before[t->n] = uv_hrtime() + delay_ns;
-	t->keep_memory[t->n++] = keep_memory;
 }
 
 /* The request as if its top item were accepted: the item's text in place,
@@ -652,188 +769,236 @@ static void warm(struct pipeline *p, struct engine *e, struct model *m, struct e
 	completion_request_free(req);
 }
 
-void *worker_main(void *arg)
-{
-	struct pipeline *p = arg;
-	struct model *m = NULL;
-	struct engine *e = NULL;
-	struct edoc *edocs = NULL;
-	struct current_load cur = { 0 };
+/* ---- the engine thread's states --------------------------------------------- */
+
+/* What the engine thread holds (its own; the pipeline's shared fields are
+ * reached through p under mu). */
+struct worker_state {
+	struct pipeline *p;
+	struct model *m;
+	struct engine *e;
+	struct edoc *edocs;
+	struct current_load cur;
 	/* the settings of the model loaded, with the latest shifted-suffix
 	 * choice (which the engine takes without a reload) */
-	struct complete_model_spec ms = { 0 };
-	struct todo todo = { 0 };
+	struct complete_model_spec ms;
+	struct req_queue todo; /* its own background work (cap TODO_MAX) */
 	/* the remote backend: on, and remote.tokenizer's vocabulary (or NULL) */
-	bool remote = false;
-	struct gguf_file *rgguf = NULL;
-	struct tokenizer *rtok = NULL;
+	bool remote;
+	struct gguf_file *rgguf;
+	struct tokenizer *rtok;
+	struct live_set live;
+	/* INFILL_TEST_LIVE_DELAY_MS: a pause between live slices, so that
+	 * tests can act while a live candidate still decodes (the tiny test
+	 * model ends one in a few ms); 0 in use */
+	uint64_t live_delay_ns, live_next_ns;
+};
+
+/* Whether anything waits for the engine thread (mu held). */
+static bool has_work(const struct worker_state *w)
+{
+	const struct pipeline *p = w->p;
+	return p->stop || p->load_pending || p->queue_head || w->todo.n || p->warm.n ||
+	       p->recheck_pending || p->n_live_drop || p->live_drop_all ||
+	       (w->e && live_pending(&w->live));
+}
+
+/* The model file changed under it: loaded again (live candidates first
+ * ended: their pages are the old engine's). True when it was. */
+static bool worker_reload_if_changed(struct worker_state *w)
+{
+	bool changed = w->m ? model_file_changed(w->m, NULL, 0) : w->cur.failed;
+	if (!changed) return false;
+	live_clear(w->p, &w->live);
+	if (!reload_if_changed(w->p, &w->cur, &w->ms, &w->m, &w->e)) return false;
+	edoc_free_all(w->edocs); /* remembered from the old model's output */
+	w->edocs = NULL;
+	return true;
+}
+
+/* State "load": a new model (or the remote backend) as the loop asked.
+ * Entered and left with mu held. */
+static void state_load(struct worker_state *w)
+{
+	struct pipeline *p = w->p;
+	struct load_spec spec = p->pending_load;
+	p->pending_load.path = NULL; /* spec owns them now */
+	p->pending_load.fallback = NULL;
+	p->load_pending = false;
+	p->params_pending = false;
+	w->ms = spec.model;
+	w->ms.reuse_shifted_suffix = p->reuse_shifted_pending;
+	atomic_store(&p->ready, false);
+	pthread_mutex_unlock(&p->mu);
+	live_clear(p, &w->live);
+	w->remote = !strncmp(spec.path, PIPELINE_REMOTE_PREFIX, strlen(PIPELINE_REMOTE_PREFIX));
+	if (w->remote) {
+		engine_free(w->e);
+		model_free(w->m);
+		w->e = NULL;
+		w->m = NULL;
+		load_remote(p, spec.path, &w->rgguf, &w->rtok);
+		free(w->cur.path);
+		w->cur = (struct current_load){ 0 };
+	} else {
+		tokenizer_free(w->rtok);
+		gguf_close(w->rgguf);
+		w->rtok = NULL;
+		w->rgguf = NULL;
+		load(p, spec.path, spec.fallback, &w->ms, &w->m, &w->e);
+		current_set(&w->cur, spec.path, w->m);
+	}
+	worker_spec_finish(&spec);
+	pthread_mutex_lock(&p->mu);
+}
+
+/* State "background": no job waits. A live candidate's slice first (the
+ * user is reading it), then background prefill, newest first. Entered and
+ * left with mu held. */
+static void state_background(struct worker_state *w)
+{
+	struct pipeline *p = w->p;
+	if (w->e && live_pending(&w->live)) {
+		if (w->live_next_ns > uv_hrtime()) {
+			wait_until(p, w->live_next_ns);
+			return;
+		}
+		atomic_store(&p->extend_cancel, 0);
+		pthread_mutex_unlock(&p->mu);
+		live_slice(p, w->e, &w->live);
+		w->live_next_ns = w->live_delay_ns ? uv_hrtime() + w->live_delay_ns : 0;
+		pthread_mutex_lock(&p->mu);
+		return;
+	}
+	if (p->warm.n) req_queue_clear(&w->todo); /* an edit came since: stale */
+	if (!w->todo.n && !p->warm.n) return;
+	uint64_t at = w->todo.n ? w->todo.it[0].not_before
+	                        : p->warm.it[0].req->arrival_ns + HINT_DELAY_NS;
+	if (at > uv_hrtime()) {
+		wait_until(p, at);
+		return; /* whatever came meanwhile goes first */
+	}
+	struct req_queue_item it =
+	        w->todo.n ? req_queue_take(&w->todo, 0) : req_queue_take(&p->warm, 0);
+	if (!w->e) {
+		completion_request_free(it.req);
+		return;
+	}
+	atomic_store(&p->extend_cancel, 0);
+	pthread_mutex_unlock(&p->mu);
+	warm(p, w->e, w->m, &w->edocs, it.req, it.keep_memory);
+	pthread_mutex_lock(&p->mu);
+}
+
+/* State "job": the queue's first job, run; its live candidate kept; its
+ * background work queued. Entered and left with mu held. */
+static void state_job(struct worker_state *w)
+{
+	struct pipeline *p = w->p;
+	struct pipeline_job *job = p->queue_head;
+	p->queue_head = job->qnext;
+	if (!p->queue_head) p->queue_tail = NULL;
+	job->qnext = NULL;
+	/* the job computes its document's place itself: older hints there go */
+	req_queue_drop_uri(&p->warm, job->req->uri);
+	pthread_mutex_unlock(&p->mu);
+
+	worker_reload_if_changed(w);
+	/* a job there asks anew: the live candidate there has not answered it
+	 * (the fast path would have), so it is of an older place */
+	struct live_doc *old = live_find(&w->live, job->req->uri);
+	if (old) live_end(p, old, true);
+	struct complete_live *cl = NULL;
+	run_job(p, w->e, w->m, &w->edocs, job, w->remote, w->rtok, &cl);
+	if ((job->status == -ENOMEM || job->status == -ENOSPC) && live_any(&w->live)) {
+		/* the live candidates' pages may be what the job lacked: they
+		 * give way to the request, which runs again */
+		complete_live_free(cl);
+		live_clear(p, &w->live);
+		worker_result_finish(&job->result);
+		run_job(p, w->e, w->m, &w->edocs, job, w->remote, w->rtok, &cl);
+	}
+	if (w->m && model_file_changed(w->m, NULL, 0)) {
+		/* computed (in part) from a file that changed under the read:
+		 * answered empty; the next job reloads */
+		worker_result_finish(&job->result);
+		job->status = 0;
+	}
+	req_queue_clear(&w->todo); /* an older job's background work is stale now */
+	bool answered = w->e && !job->status && !atomic_load(&job->cancel);
+	if (answered) {
+		if (job->figures.shortened)
+			req_queue_push_back(&w->todo, (struct req_queue_item){
+			                                      completion_request_clone(job->req),
+			                                      true, uv_hrtime() });
+		if (job->result.count)
+			req_queue_push_back(&w->todo,
+			                    (struct req_queue_item){
+			                            as_accepted(job->req, &job->result.items[0]),
+			                            false, uv_hrtime() + ACCEPT_DELAY_NS });
+	}
+	/* The candidates the deadline paused decode on from where they
+	 * stopped (not for the remote backend: no local model) */
+	/* (also when nothing could be shown yet: cut that early, the answer
+	 * was empty, and the first growth is the first text the user sees) */
+	if (cl && answered) {
+		job->live_id = job->req->seq;
+		live_keep(p, &w->live, job->req->uri, job->live_id, cl, &job->result);
+	} else {
+		complete_live_free(cl);
+	}
+	pthread_mutex_lock(&p->mu);
+	if (p->done_tail)
+		p->done_tail->qnext = job;
+	else
+		p->done_head = job;
+	p->done_tail = job;
+	uv_async_send(&p->async);
+}
+
+void *worker_main(void *arg)
+{
+	struct worker_state w = { .p = arg, .todo = { .cap = TODO_MAX } };
+	struct pipeline *p = w.p;
+	const char *delay = getenv("INFILL_TEST_LIVE_DELAY_MS");
+	if (delay) w.live_delay_ns = (uint64_t)strtoul(delay, NULL, 10) * 1000000ull;
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		while (!p->stop && !p->load_pending && !p->queue_head && !todo.n && !p->n_warm &&
-		       !p->recheck_pending)
-			pthread_cond_wait(&p->cv, &p->mu);
+		while (!has_work(&w)) pthread_cond_wait(&p->cv, &p->mu);
 		if (p->stop) break;
+		if (p->n_live_drop || p->live_drop_all) live_apply_drops(p, &w.live);
 		if (p->load_pending) {
-			struct load_spec spec = p->pending_load;
-			p->pending_load.path = NULL; /* spec owns them now */
-			p->pending_load.fallback = NULL;
-			p->load_pending = false;
-			p->params_pending = false;
-			ms = spec.model;
-			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
-			atomic_store(&p->ready, false);
-			pthread_mutex_unlock(&p->mu);
-			remote = !strncmp(spec.path, PIPELINE_REMOTE_PREFIX,
-			                  strlen(PIPELINE_REMOTE_PREFIX));
-			if (remote) {
-				engine_free(e);
-				model_free(m);
-				e = NULL;
-				m = NULL;
-				load_remote(p, spec.path, &rgguf, &rtok);
-				free(cur.path);
-				cur = (struct current_load){ 0 };
-			} else {
-				tokenizer_free(rtok);
-				gguf_close(rgguf);
-				rtok = NULL;
-				rgguf = NULL;
-				load(p, spec.path, spec.fallback, &ms, &m, &e);
-				current_set(&cur, spec.path, m);
-			}
-			worker_spec_finish(&spec);
-			pthread_mutex_lock(&p->mu);
+			state_load(&w);
 			continue;
 		}
 		if (p->recheck_pending) {
 			p->recheck_pending = false;
 			pthread_mutex_unlock(&p->mu);
-			if (reload_if_changed(p, &cur, &ms, &m, &e)) {
-				edoc_free_all(edocs);
-				edocs = NULL;
-			}
+			worker_reload_if_changed(&w);
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
-		if (p->params_pending && e) {
-			ms.reuse_shifted_suffix = p->reuse_shifted_pending;
-			struct engine_params ep = complete_engine_params(&ms);
-			engine_configure(e, &ep);
+		if (p->params_pending && w.e) {
+			w.ms.reuse_shifted_suffix = p->reuse_shifted_pending;
+			struct engine_params ep = complete_engine_params(&w.ms);
+			engine_configure(w.e, &ep);
 		}
 		p->params_pending = false;
-		if (!p->queue_head) { /* idle: background prefill, newest first */
-			struct completion_request *w = NULL;
-			bool keep = false;
-			if (p->n_warm) todo_clear(&todo); /* an edit came since: stale */
-			uint64_t at = todo.n ? todo.not_before[0]
-			                     : p->warm[0]->arrival_ns + HINT_DELAY_NS;
-			if (at > uv_hrtime()) {
-				wait_until(p, at);
-				continue; /* whatever came meanwhile goes first */
-			}
-			if (todo.n) {
-				w = todo.req[0];
-				keep = todo.keep_memory[0];
-				todo.n--;
-				memmove(&todo.req[0], &todo.req[1],
-				        (size_t)todo.n * sizeof todo.req[0]);
-				memmove(&todo.keep_memory[0], &todo.keep_memory[1],
-				        (size_t)todo.n * sizeof todo.keep_memory[0]);
-				memmove(&todo.not_before[0], &todo.not_before[1],
-				        (size_t)todo.n * sizeof todo.not_before[0]);
-			} else {
-				w = p->warm[0];
-				keep = true;
-				p->n_warm--;
-				memmove(&p->warm[0], &p->warm[1], p->n_warm * sizeof p->warm[0]);
-			}
-			if (!e) {
-				completion_request_free(w);
-				continue;
-			}
-			atomic_store(&p->extend_cancel, 0);
-			pthread_mutex_unlock(&p->mu);
-			warm(p, e, m, &edocs, w, keep);
-			pthread_mutex_lock(&p->mu);
-			continue;
-		}
-		struct pipeline_job *job = p->queue_head;
-		p->queue_head = job->qnext;
-		if (!p->queue_head) p->queue_tail = NULL;
-		job->qnext = NULL;
-		/* the job computes its document's place itself: older hints there go */
-		for (size_t i = 0; i < p->n_warm;) {
-			if (strcmp(p->warm[i]->uri, job->req->uri)) {
-				i++;
-				continue;
-			}
-			completion_request_free(p->warm[i]);
-			p->n_warm--;
-			memmove(&p->warm[i], &p->warm[i + 1], (p->n_warm - i) * sizeof p->warm[0]);
-		}
-		pthread_mutex_unlock(&p->mu);
-
-		if (reload_if_changed(p, &cur, &ms, &m, &e)) {
-			edoc_free_all(edocs); /* remembered from the old model's output */
-			edocs = NULL;
-		}
-		run_job(p, e, m, &edocs, job, remote, rtok);
-		if (m && model_file_changed(m, NULL, 0)) {
-			/* computed (in part) from a file that changed under the read:
-			 * answered empty; the next job reloads */
-			worker_result_finish(&job->result);
-			job->status = 0;
-		}
-		/* copied before the job goes back: the loop frees it */
-		struct completion_request *again = NULL;
-		char *shown = NULL;
-		todo_clear(&todo); /* an older job's background work is stale now */
-		if (e && !job->status && !atomic_load(&job->cancel)) {
-			if (job->figures.shortened)
-				todo_push(&todo, completion_request_clone(job->req), true, 0);
-			if (job->result.count)
-				todo_push(&todo, as_accepted(job->req, &job->result.items[0]),
-				          false, ACCEPT_DELAY_NS);
-		}
-		/* Lengthening re-runs the request without a deadline, so with its
-		 * full prompt: only an answer from that prompt is extended (one the
-		 * prefill budget shortened would prefill the rest in foreground-size
-		 * chunks; its full context is background work instead). */
-		bool full_prompt = job->figures.budget != ENGINE_BUDGET_SUFFIX &&
-		                   job->figures.budget != ENGINE_BUDGET_SHORT;
-		/* (not for the remote backend: no local model to lengthen with) */
-		if (e && job->figures.deadline_hit && full_prompt && !job->status &&
-		    job->result.count && !atomic_load(&job->cancel)) {
-			again = completion_request_clone(job->req);
-			shown = strdup(job->result.items[0].text);
-		}
-
-		pthread_mutex_lock(&p->mu);
-		if (p->done_tail)
-			p->done_tail->qnext = job;
+		if (p->queue_head)
+			state_job(&w);
 		else
-			p->done_head = job;
-		p->done_tail = job;
-		uv_async_send(&p->async);
-		if (again && shown && !p->queue_head && !p->stop && !p->load_pending) {
-			atomic_store(&p->extend_cancel, 0);
-			pthread_mutex_unlock(&p->mu);
-			extend(p, e, m, &edocs, again, shown);
-			again = NULL;
-			pthread_mutex_lock(&p->mu);
-		}
-		completion_request_free(again);
-		free(shown);
+			state_background(&w);
 	}
 	pthread_mutex_unlock(&p->mu);
-	todo_clear(&todo);
+	req_queue_clear(&w.todo);
 	atomic_store(&p->ready, false);
-	edoc_free_all(edocs);
-	engine_free(e);
-	model_free(m);
-	tokenizer_free(rtok);
-	gguf_close(rgguf);
-	free(cur.path);
+	live_clear(p, &w.live);
+	edoc_free_all(w.edocs);
+	engine_free(w.e);
+	model_free(w.m);
+	tokenizer_free(w.rtok);
+	gguf_close(w.rgguf);
+	free(w.cur.path);
 	pthread_mutex_lock(&p->mu);
 	p->thread_exited = true;
 	pthread_mutex_unlock(&p->mu);

@@ -59,7 +59,13 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 	pipeline_done_fn done = job->done;
 	void *ud = job->ud;
 	/* record before the callback: it may submit the next job at once */
-	if (!job->status && job->req->text) fast_record(&p->docs, job->req, r);
+	struct fast_origin o = job->from;
+	if (!job->fast)
+		o = (struct fast_origin){ .live_id = job->live_id,
+			                  .live_running = job->live_id != 0,
+			                  .ctx_start = job->ctx_start,
+			                  .ctx_end = job->ctx_end };
+	if (!job->status && job->req->text) fast_record(&p->docs, job->req, r, &o);
 	remote_bridge_record(p, job);
 	done(ud, job->status, r);
 	job_free(p, job);
@@ -104,15 +110,16 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		break;
 	case EVENT_EXTENDED: {
 		const struct extension *x = ev->ext;
-		size_t grown =
-		        fast_extend(&p->docs, x->uri, x->text, x->len, x->cursor, &x->result);
+		bool first;
+		size_t grown = fast_grow(&p->docs, x->uri, x->live_id, &x->result, x->done, &first);
 		if (grown) {
 			pthread_mutex_lock(&p->mu);
-			p->stats.extended++;
+			p->stats.extended += first; /* answers, not growths */
 			pthread_mutex_unlock(&p->mu);
+			if (p->host.grew) p->host.grew(p->host.ud, x->uri, x->line_end, x->done);
 		}
-		log_debug(p->log, "%s: %zu shown candidates lengthened after the deadline", x->uri,
-		          grown);
+		log_debug(p->log, "%s: %zu shown candidates grew (live %llu%s)", x->uri, grown,
+		          (unsigned long long)x->live_id, x->done ? ", ended" : "");
 		break;
 	}
 	}
@@ -147,7 +154,7 @@ static void finish_close(struct pipeline *p)
 	/* the engine is gone: whatever it still held is ours to free */
 	p->queue_head = p->queue_tail = p->done_head = p->done_tail = NULL;
 	while (p->live) job_free(p, p->live);
-	for (size_t i = 0; i < p->n_warm; i++) completion_request_free(p->warm[i]);
+	req_queue_clear(&p->warm);
 	if (p->loading && p->host.progress)
 		p->host.progress(p->host.ud, LOAD_TITLE, "stopped", 100, true);
 	p->loading = false;
@@ -364,11 +371,12 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 	 * way through the done list, so the callback runs later, never inside
 	 * this call. */
 	bool immediate = false;
-	if (fast_answer(&p->docs, req, &job->result)) {
+	if (fast_answer(&p->docs, req, &job->result, &job->from)) {
 		job->fast = true;
 		immediate = true;
 		pthread_mutex_lock(&p->mu);
 		p->stats.fast_path++;
+		if (job->from.live_id) p->stats.live_answers++;
 		pthread_mutex_unlock(&p->mu);
 	} else if (!atomic_load(&p->ready)) {
 		immediate = true;
@@ -400,7 +408,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 		else
 			p->queue_head = job;
 		p->queue_tail = job;
-		atomic_store(&p->extend_cancel, 1); /* an extension in progress yields */
+		atomic_store(&p->extend_cancel, 1); /* a live candidate's slice yields */
 		pthread_cond_signal(&p->cv);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -422,24 +430,48 @@ void pipeline_cancel(struct pipeline *p, struct pipeline_job *job)
 	/* freed when the engine hands it back (at its next decode step) */
 }
 
+/* Hands the engine thread the id of a live candidate the loop ended. */
+static void live_drop(struct pipeline *p, uint64_t id)
+{
+	if (!id || !p->thread_started) return;
+	pthread_mutex_lock(&p->mu);
+	if (p->n_live_drop < LIVE_DROP_MAX)
+		p->live_drop[p->n_live_drop++] = id;
+	else
+		p->live_drop_all = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
 void pipeline_doc_open(struct pipeline *p, const char *uri, const char *language_id,
                        const struct doc *doc)
 {
 	(void)language_id, (void)doc;
-	fast_doc_remove(&p->docs, uri); /* a reopened document starts afresh */
+	live_drop(p, fast_doc_remove(&p->docs, uri)); /* a reopened document starts afresh */
 }
 
 void pipeline_doc_edit(struct pipeline *p, const char *uri, const struct doc *doc, size_t start,
                        size_t old_end, size_t new_end)
 {
-	/* Nothing to do: the fast path compares snapshots, which also covers
-	 * edits that arrive in several pieces. */
-	(void)p, (void)uri, (void)doc, (void)start, (void)old_end, (void)new_end;
+	/* The fast path compares contexts when the next request comes, which
+	 * also covers edits that arrive in several pieces; here only a live
+	 * candidate is checked, so that one the edit contradicts stops
+	 * decoding now (a document past the request window is left to the next
+	 * request: its memory is of a window, in other offsets). */
+	if (!fast_live_running(&p->docs, uri) || doc_length(doc) > COMPLETION_WINDOW_BYTES) return;
+	char *text = doc_text(doc);
+	if (!text) return;
+	uint64_t id = fast_edit(&p->docs, uri, text, doc_length(doc), start, old_end, new_end);
+	free(text);
+	if (id)
+		log_debug(p->log, "%s: an edit ended live candidate %llu", uri,
+		          (unsigned long long)id);
+	live_drop(p, id);
 }
 
 void pipeline_doc_close(struct pipeline *p, const char *uri)
 {
-	fast_doc_remove(&p->docs, uri);
+	live_drop(p, fast_doc_remove(&p->docs, uri));
 }
 
 void pipeline_warm(struct pipeline *p, struct completion_request *req)
@@ -448,22 +480,15 @@ void pipeline_warm(struct pipeline *p, struct completion_request *req)
 		completion_request_free(req);
 		return;
 	}
-	struct completion_request *drop = NULL;
 	pthread_mutex_lock(&p->mu);
-	size_t i = 0; /* the same document's older hint goes, else the oldest */
-	while (i < p->n_warm && strcmp(p->warm[i]->uri, req->uri)) i++;
-	if (i == p->n_warm && p->n_warm == WORKER_WARM_MAX) i = p->n_warm - 1;
-	if (i < p->n_warm)
-		drop = p->warm[i];
-	else
-		p->n_warm++;
-	memmove(&p->warm[1], &p->warm[0], i * sizeof p->warm[0]);
-	p->warm[0] = req;
+	/* the same document's older hint goes, else the oldest (push_front) */
+	p->warm.cap = WORKER_WARM_MAX;
+	req_queue_drop_uri(&p->warm, req->uri);
+	req_queue_push_front(&p->warm, (struct req_queue_item){ req, true, 0 });
 	/* background work in progress is older than this hint: it yields */
 	atomic_store(&p->extend_cancel, 1);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
-	completion_request_free(drop);
 }
 
 void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)

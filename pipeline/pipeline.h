@@ -169,6 +169,15 @@ struct pipeline_stats {
 	double remote_share;
 	uint64_t remote_requests, remote_failures, remote_retries;
 	uint64_t remote_deadline_cuts; /* requests cut at completion.deadlineMs */
+	/* Live candidates (an answer the deadline cut goes on decoding while
+	 * the user reads it; engine_thread.c, pipeline_fast.c): */
+	uint64_t first_answers;      /* answers the model computed that showed an item */
+	uint64_t first_answer_chars; /* bytes of their top items, as first shown */
+	uint64_t live_answers;       /* requests answered at once from a live candidate (typed
+	                              * along, asked again, after an edit elsewhere) */
+	uint64_t live_tokens;        /* tokens live candidates decoded after their answer */
+	uint64_t live_thrown_tokens; /* of those, of candidates ended before their end by an
+	                              * edit that contradicted them or a new job there */
 };
 
 struct pipeline;
@@ -187,6 +196,11 @@ struct pipeline_host {
 	 * 2 warning, 3 info. text borrowed for the call. */
 	void (*message)(void *ud, int type, const char *text);
 	void *ud;
+	/* The suggestion last answered for uri (borrowed for the call) grew: a
+	 * live candidate decoded more of it (at most every ~150 ms, or at a
+	 * line end: line_end; or it ended: done). A request at the same place
+	 * is now answered at once with the longer text. May be NULL. */
+	void (*grew)(void *ud, const char *uri, bool line_end, bool done);
 };
 
 /* A new pipeline on loop (borrowed, as are log and host, which outlive

@@ -1,7 +1,17 @@
 /*
- * pipeline_fast.c - the typed-ahead fast path (pipeline_fast.h): what was
- * last answered for each document, and the answer "the rest of the
- * suggestion on screen" when the user types its beginning. Loop thread only.
+ * pipeline_fast.c - the fast path (pipeline_fast.h): what was last answered
+ * for each document, and the answers that need no model: "the rest of the
+ * suggestion on screen" when the user types its beginning, the suggestion
+ * itself when asked again at the same place while a live candidate grows it,
+ * either of them after edits elsewhere that leave the candidates' context
+ * alone. Loop thread only.
+ *
+ * Matching is by context, not by whole snapshots: the memory keeps the span
+ * of its snapshot that the prompt was cut from (ctx_start..ctx_end around
+ * the cursor); a request matches when its text holds the part before the
+ * cursor, then k typed bytes, then the part after, around its own cursor.
+ * An edit outside the span leaves the model's view unchanged (the extra
+ * snippets of other places aside), so the candidates stand.
  */
 #include "pipeline_fast.h"
 
@@ -17,10 +27,13 @@ struct fast_doc {
 	char *text; /* the snapshot the answer was for (owned) */
 	size_t len;
 	size_t cursor;
-	char **cands; /* the candidates shown, best first (owned) */
+	size_t ctx_start, ctx_end; /* the candidates' context in text */
+	char **cands;              /* the candidates shown, best first (owned) */
 	size_t *cand_len;
 	size_t *cand_tail; /* bytes after the cursor each one replaced */
 	size_t n;
+	struct fast_origin live; /* the live candidate behind them (live.live_id 0: none) */
+	size_t now;              /* the cursor as the edits since moved it (fast_edit) */
 	struct fast_doc *next;
 };
 
@@ -41,43 +54,24 @@ static void doc_clear(struct fast_doc *d)
 	d->cands = NULL;
 	d->cand_len = d->cand_tail = NULL;
 	d->text = NULL;
-	d->n = d->len = d->cursor = 0;
+	d->n = d->len = d->cursor = d->ctx_start = d->ctx_end = 0;
+	memset(&d->live, 0, sizeof d->live);
 }
 
-void fast_doc_remove(struct fast_doc **docs, const char *uri)
+uint64_t fast_doc_remove(struct fast_doc **docs, const char *uri)
 {
 	for (struct fast_doc **pp = docs; *pp; pp = &(*pp)->next) {
 		if (!strcmp((*pp)->uri, uri)) {
 			struct fast_doc *d = *pp;
+			uint64_t id = d->live.live_running ? d->live.live_id : 0;
 			*pp = d->next;
 			doc_clear(d);
 			free(d->uri);
 			free(d);
-			return;
+			return id;
 		}
 	}
-}
-
-/*
- * The typed-ahead fast path. The last answer for this document was given
- * at cursor c of text T. If the new text is T with k > 0 bytes inserted at
- * c, the cursor sits after them, and those bytes begin a candidate that was
- * shown, the rest of that candidate is the answer: the model would only be
- * asked to continue text it has already written. Fills out (texts new) and
- * returns true; false when it does not apply (then out is untouched).
- */
-/* The document's memory when req is its last answer's snapshot with bytes
- * typed at the cursor (their count in *k); NULL otherwise. */
-static struct fast_doc *typed_at_cursor(struct fast_doc **docs,
-                                        const struct completion_request *req, size_t *k)
-{
-	struct fast_doc *d = doc_find(docs, req->uri);
-	if (!d || !d->n || !d->text || req->text_len <= d->len) return NULL;
-	*k = req->text_len - d->len;
-	if (req->cursor != d->cursor + *k || memcmp(req->text, d->text, d->cursor) ||
-	    memcmp(req->text + d->cursor + *k, d->text + d->cursor, d->len - d->cursor))
-		return NULL;
-	return d;
+	return 0;
 }
 
 /* Whether candidate i of d begins with the k bytes typed and has more than
@@ -88,22 +82,53 @@ static bool continues(const struct fast_doc *d, size_t i, const char *typed, siz
 	       !rerank_is_blank(d->cands[i] + k, d->cand_len[i] - k);
 }
 
-bool fast_applies(struct fast_doc **docs, const struct completion_request *req)
+/* Whether t[0, len) with the cursor at c holds d's context with the k bytes
+ * before c typed in it, and those begin one of d's candidates (k == 0: only
+ * behind a live candidate). */
+static bool holds(const struct fast_doc *d, const char *t, size_t len, size_t c, size_t k)
 {
-	size_t k;
-	struct fast_doc *d = typed_at_cursor(docs, req, &k);
-	for (size_t i = 0; d && i < d->n; i++)
-		if (continues(d, i, req->text + d->cursor, k)) return true;
+	size_t before = d->cursor - d->ctx_start, after = d->ctx_end - d->cursor;
+	if (c > len || len - c < after || c < k + before) return false;
+	if (k == 0 && !d->live.live_id) return false;
+	if (memcmp(t + c, d->text + d->cursor, after) ||
+	    memcmp(t + c - k - before, d->text + d->ctx_start, before))
+		return false;
+	for (size_t i = 0; i < d->n; i++)
+		if (continues(d, i, t + c - k, k)) return true;
 	return false;
 }
 
-bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
-                 struct completion_result *out)
+/*
+ * The bytes typed at d's cursor when t[0, len) with its cursor at c matches
+ * d (see holds): the length difference first (nothing edited elsewhere, the
+ * common case, and the one answer when the context repeats itself), then
+ * each count a candidate allows. SIZE_MAX when none.
+ */
+static size_t typed_count(const struct fast_doc *d, const char *t, size_t len, size_t c)
 {
-	size_t k;
-	struct fast_doc *d = typed_at_cursor(docs, req, &k);
-	if (!d) return false;
-	const char *typed = req->text + d->cursor;
+	if (!d->n || !d->text) return SIZE_MAX;
+	if (len >= d->len && holds(d, t, len, c, len - d->len)) return len - d->len;
+	size_t most = 0;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->cand_len[i] > most) most = d->cand_len[i];
+	for (size_t k = 0; k < most && k <= c; k++)
+		if (holds(d, t, len, c, k)) return k;
+	return SIZE_MAX;
+}
+
+bool fast_applies(struct fast_doc **docs, const struct completion_request *req)
+{
+	struct fast_doc *d = doc_find(docs, req->uri);
+	return d && typed_count(d, req->text, req->text_len, req->cursor) != SIZE_MAX;
+}
+
+bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
+                 struct completion_result *out, struct fast_origin *from)
+{
+	struct fast_doc *d = doc_find(docs, req->uri);
+	size_t k = d ? typed_count(d, req->text, req->text_len, req->cursor) : SIZE_MAX;
+	if (k == SIZE_MAX) return false;
+	const char *typed = req->text + req->cursor - k;
 	struct completion_candidate *items = calloc(d->n, sizeof *items);
 	if (!items) return false;
 	size_t n = 0;
@@ -130,13 +155,17 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 	}
 	out->items = items;
 	out->count = n;
+	*from = d->live;
+	from->live_typed += k;
+	from->ctx_start = req->cursor - k - (d->cursor - d->ctx_start);
+	from->ctx_end = req->cursor + (d->ctx_end - d->cursor);
 	return true;
 }
 
 /* Remembers what was answered for the fast path and the rerank's "previous
  * suggestion". Takes the request's text. */
 void fast_record(struct fast_doc **docs, struct completion_request *req,
-                 const struct completion_result *res)
+                 const struct completion_result *res, const struct fast_origin *o)
 {
 	struct fast_doc *d = doc_find(docs, req->uri);
 	if (!d) {
@@ -152,10 +181,12 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 	size_t n = 0;
 	for (size_t i = 0; i < res->count; i++)
 		if (res->items[i].start == req->cursor && res->items[i].end >= req->cursor) n++;
-	if (!n) return;
-	d->cands = calloc(n, sizeof *d->cands);
-	d->cand_len = calloc(n, sizeof *d->cand_len);
-	d->cand_tail = calloc(n, sizeof *d->cand_tail);
+	/* nothing shown: remembered only behind a live candidate, whose growth
+	 * may bring the first text */
+	if (!n && !(o && o->live_id)) return;
+	d->cands = calloc(n + 1, sizeof *d->cands);
+	d->cand_len = calloc(n + 1, sizeof *d->cand_len);
+	d->cand_tail = calloc(n + 1, sizeof *d->cand_tail);
 	if (!d->cands || !d->cand_len || !d->cand_tail) {
 		doc_clear(d);
 		return;
@@ -174,37 +205,124 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 	}
 	d->text = req->text;
 	d->len = req->text_len;
-	d->cursor = req->cursor;
+	d->cursor = d->now = req->cursor;
+	if (o) d->live = *o;
+	/* the span as the run cut it, inside the snapshot and around the
+	 * cursor; none known: all of it */
+	d->ctx_start = o && o->ctx_start <= d->cursor ? o->ctx_start : 0;
+	d->ctx_end = o && o->ctx_end >= d->cursor && o->ctx_end <= d->len ? o->ctx_end : d->len;
 	req->text = NULL; /* taken */
 	req->text_len = 0;
 }
 
-size_t fast_extend(struct fast_doc **docs, const char *uri, const char *text, size_t len,
-                   size_t cursor, const struct completion_result *ext)
+/* The first texts of a live candidate whose answer showed nothing: its
+ * items at the cursor become the candidates remembered. How many. */
+static size_t adopt(struct fast_doc *d, const struct completion_result *ext)
+{
+	size_t n = 0;
+	for (size_t j = 0; j < ext->count; j++)
+		n += ext->items[j].start == d->cursor && ext->items[j].end >= d->cursor &&
+		     ext->items[j].text_len > 0;
+	if (!n) return 0;
+	char **cands = calloc(n, sizeof *cands);
+	size_t *len = calloc(n, sizeof *len), *tail = calloc(n, sizeof *tail);
+	if (!cands || !len || !tail) {
+		free(cands), free(len), free(tail);
+		return 0;
+	}
+	size_t k = 0;
+	for (size_t j = 0; j < ext->count && k < n; j++) {
+		const struct completion_candidate *c = &ext->items[j];
+		if (c->start != d->cursor || c->end < d->cursor || !c->text_len) continue;
+		if (!(cands[k] = malloc(c->text_len + 1))) break;
+		memcpy(cands[k], c->text, c->text_len);
+		cands[k][c->text_len] = 0;
+		len[k] = c->text_len;
+		tail[k] = c->end - c->start;
+		k++;
+	}
+	free(d->cands), free(d->cand_len), free(d->cand_tail);
+	d->cands = cands, d->cand_len = len, d->cand_tail = tail, d->n = k;
+	return k;
+}
+
+static size_t grow(struct fast_doc *d, const struct completion_result *ext);
+
+size_t fast_grow(struct fast_doc **docs, const char *uri, uint64_t live_id,
+                 const struct completion_result *ext, bool done, bool *first)
 {
 	struct fast_doc *d = doc_find(docs, uri);
-	if (!d || !d->text || d->len != len || d->cursor != cursor || memcmp(d->text, text, len))
-		return 0; /* typed on, edited or answered anew since */
+	*first = false;
+	if (!d || !d->text || !live_id || d->live.live_id != live_id)
+		return 0; /* answered anew since */
+	if (done) d->live.live_running = false;
+	size_t grown = grow(d, ext);
+	*first = grown && !d->live.live_grew;
+	if (grown) d->live.live_grew = true;
+	return grown;
+}
+
+/* fast_grow for d, the memory of that live candidate. */
+static size_t grow(struct fast_doc *d, const struct completion_result *ext)
+{
+	size_t typed = d->live.live_typed;
+	if (typed > d->cursor) return 0;
+	if (!d->n) return adopt(d, ext);
+	const char *t = d->text + d->cursor - typed;
 	size_t grown = 0;
 	for (size_t i = 0; i < d->n; i++) {
 		for (size_t j = 0; j < ext->count; j++) {
 			const struct completion_candidate *c = &ext->items[j];
-			if (c->start != cursor || c->end - c->start != d->cand_tail[i] ||
-			    c->text_len <= d->cand_len[i] ||
-			    memcmp(c->text, d->cands[i], d->cand_len[i]))
+			size_t have = typed + d->cand_len[i];
+			if (c->end - c->start != d->cand_tail[i] || c->text_len <= have ||
+			    memcmp(c->text, t, typed) ||
+			    memcmp(c->text + typed, d->cands[i], d->cand_len[i]))
 				continue;
-			char *t = malloc(c->text_len + 1);
-			if (!t) return grown;
-			memcpy(t, c->text, c->text_len);
-			t[c->text_len] = 0;
+			size_t rest = c->text_len - typed;
+			char *nt = malloc(rest + 1);
+			if (!nt) return grown;
+			memcpy(nt, c->text + typed, rest);
+			nt[rest] = 0;
 			free(d->cands[i]);
-			d->cands[i] = t;
-			d->cand_len[i] = c->text_len;
+			d->cands[i] = nt;
+			d->cand_len[i] = rest;
 			grown++;
 			break;
 		}
 	}
 	return grown;
+}
+
+uint64_t fast_edit(struct fast_doc **docs, const char *uri, const char *text, size_t len,
+                   size_t start, size_t old_end, size_t new_end)
+{
+	struct fast_doc *d = doc_find(docs, uri);
+	if (!d || !d->text || !d->live.live_id || !d->live.live_running) return 0;
+	/* where the cursor most likely is now: after the edit (typing), or
+	 * where the edits before left it, moved by one before it */
+	if (typed_count(d, text, len, new_end) != SIZE_MAX) {
+		d->now = new_end;
+		return 0;
+	}
+	size_t c = d->now;
+	if (old_end <= c)
+		c = c - old_end + new_end;
+	else if (start < c)
+		c = SIZE_MAX; /* the edit spans the cursor */
+	if (c != SIZE_MAX && typed_count(d, text, len, c) != SIZE_MAX) {
+		d->now = c;
+		return 0;
+	}
+	d->live.live_running = false;
+	uint64_t id = d->live.live_id;
+	d->live.live_id = 0; /* what it showed stays, as a plain answer */
+	return id;
+}
+
+bool fast_live_running(struct fast_doc **docs, const char *uri)
+{
+	struct fast_doc *d = doc_find(docs, uri);
+	return d && d->live.live_id && d->live.live_running;
 }
 
 const char *fast_top(struct fast_doc **docs, const char *uri, size_t *len)

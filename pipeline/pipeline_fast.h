@@ -1,55 +1,88 @@
 /*
- * pipeline_fast.h - the typed-ahead fast path of the pipeline (private to
- * pipeline/): per document, the last answer given (its text snapshot, cursor and
- * the candidates shown); when the next request's text is that snapshot with
- * characters typed at the cursor and they begin a candidate shown, the rest
- * of that candidate is the answer, without the model.
+ * pipeline_fast.h - the fast path of the pipeline (private to pipeline/):
+ * per document, the last answer given (its text snapshot, cursor, the span
+ * of it the candidates' context was cut from, and the candidates shown),
+ * and the live candidate it came from, if any. A request is answered from
+ * it, without the model, when its text still holds that context around its
+ * cursor (edits outside it allowed) with characters typed at the cursor
+ * that begin a candidate shown (the rest of that candidate is the answer),
+ * or, while a live candidate grows it, with nothing typed (a re-ask at the
+ * same place: the whole candidate, as long as it has grown).
  *
  * Threads: the loop thread only (pipeline.c calls these from
- * pipeline_submit and from its result delivery).
+ * pipeline_submit, from its result delivery and from its document events).
  */
 #ifndef INFILL_LSP_PIPELINE_FAST_H
 #define INFILL_LSP_PIPELINE_FAST_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pipeline.h"
 
 /* One document's memory; a list of them starts as NULL. */
 struct fast_doc;
 
-/* If req types the beginning of a candidate last shown for its document,
- * fills out with the rest of each such candidate (texts new; ranges at the
- * new cursor) and returns true; else returns false and leaves out alone. */
+/* Where an answer came from, for the memory (fast_record) and the figures. */
+struct fast_origin {
+	uint64_t live_id;  /* the live candidate behind it (0: none) */
+	bool live_running; /* that candidate still decodes */
+	/* bytes typed since the live candidate's own answer: its texts begin
+	 * with them, then go on with what is remembered */
+	size_t live_typed;
+	bool live_grew;            /* it has grown the answer at least once */
+	size_t ctx_start, ctx_end; /* the candidates' context in the request's text
+	                            * (ctx_end 0: all of it) */
+};
+
+/* If req can be answered from what its document remembers (see above),
+ * fills out with the rest of each candidate that applies (texts new; ranges
+ * at the new cursor), *from with where that memory came from (as it stands
+ * after this answer), and returns true; else returns false and leaves out
+ * alone. */
 bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
-                 struct completion_result *out);
+                 struct completion_result *out, struct fast_origin *from);
 
 /* Whether fast_answer would answer req (nothing allocated). */
 bool fast_applies(struct fast_doc **docs, const struct completion_request *req);
 
-/* Remembers res as the answer shown for req's document. Takes req->text
- * (req->text becomes NULL); res is borrowed (copied). */
+/* Remembers res as the answer shown for req's document, from origin o.
+ * Takes req->text (req->text becomes NULL); res and o are borrowed. */
 void fast_record(struct fast_doc **docs, struct completion_request *req,
-                 const struct completion_result *res);
+                 const struct completion_result *res, const struct fast_origin *o);
 
 /*
- * Lengthens what is remembered for uri: when the snapshot last answered is
- * still text[0, len) with the cursor at cursor, each candidate shown that a
- * candidate of ext (same range) begins with and outruns is replaced by that
- * longer one, so typing along the suggestion is answered with more of it.
- * What was shown stays a prefix of what is remembered. Everything borrowed.
- * Returns how many candidates grew.
+ * The live candidate live_id of uri decoded on: ext holds its whole texts
+ * from the cursor of the request it first answered (borrowed). Each
+ * remembered candidate that one of them continues (past what was typed
+ * since) is lengthened to it; done: it decodes no more. Returns how many
+ * grew (0 when the document's memory is of another answer by now); *first
+ * says whether this is the first time that answer grew.
  */
-size_t fast_extend(struct fast_doc **docs, const char *uri, const char *text, size_t len,
-                   size_t cursor, const struct completion_result *ext);
+size_t fast_grow(struct fast_doc **docs, const char *uri, uint64_t live_id,
+                 const struct completion_result *ext, bool done, bool *first);
+
+/*
+ * An edit of uri's document, whose text is now text[0, len) (borrowed): the
+ * live candidate behind its memory ends when the edit contradicts it (the
+ * context around the cursor changed, or what was typed at the cursor does
+ * not begin a candidate). Returns its id, for the engine thread to free,
+ * or 0 when it survives (or there is none).
+ */
+uint64_t fast_edit(struct fast_doc **docs, const char *uri, const char *text, size_t len,
+                   size_t start, size_t old_end, size_t new_end);
 
 /* The best candidate last shown for uri (borrowed until the next call that
  * changes docs), its length in *len; NULL when none. */
 const char *fast_top(struct fast_doc **docs, const char *uri, size_t *len);
 
-/* Forgets a document; forgets them all. */
-void fast_doc_remove(struct fast_doc **docs, const char *uri);
+/* Whether uri's memory has a live candidate still decoding. */
+bool fast_live_running(struct fast_doc **docs, const char *uri);
+
+/* Forgets a document, returning the id of a live candidate still decoding
+ * (0: none); forgets them all. */
+uint64_t fast_doc_remove(struct fast_doc **docs, const char *uri);
 void fast_doc_free_all(struct fast_doc **docs);
 
 #endif

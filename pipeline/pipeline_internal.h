@@ -4,7 +4,7 @@
  * pipeline's state, and the few functions each half calls in the other.
  * pipeline.c is the loop-thread half (the pipeline.h functions, jobs,
  * events, the fast path's memory); engine_thread.c is the engine thread (loads,
- * runs, extends).
+ * runs, keeps the live candidates decoding).
  *
  * Threads (docs/architecture.md, "Threads"):
  *   - loop thread: struct pipeline's loop fields, the live-job list, the
@@ -34,8 +34,42 @@
 
 /* ---- state ---------------------------------------------------------------- */
 
+/* Ids of ended live candidates the loop can hand over at once. */
+#define LIVE_DROP_MAX 8
+
 /* Hints of pipeline_warm kept at most: the newest, one per document. */
 #define WORKER_WARM_MAX 4
+
+/* ---- small request queues (req_queue.c) ------------------------------------ */
+
+#define REQ_QUEUE_CAP 4
+
+/* One entry: a request (owned) and how to run it. */
+struct req_queue_item {
+	struct completion_request *req;
+	bool keep_memory;    /* the document's sticky snippets apply (same place) */
+	uint64_t not_before; /* uv_hrtime ns: not started before then */
+};
+
+/* At most cap (<= REQ_QUEUE_CAP; 0: REQ_QUEUE_CAP) entries, the front
+ * first. Zero-initialize; release with req_queue_clear. */
+struct req_queue {
+	struct req_queue_item it[REQ_QUEUE_CAP];
+	size_t n, cap;
+};
+
+/* Appends it (its request taken); a full queue frees it and returns false. */
+bool req_queue_push_back(struct req_queue *q, struct req_queue_item it);
+/* Puts it first (its request taken); a full queue frees its last entry. */
+void req_queue_push_front(struct req_queue *q, struct req_queue_item it);
+/* Removes entry i and returns it (the caller owns its request; zeroed when
+ * there is no entry i). */
+struct req_queue_item req_queue_take(struct req_queue *q, size_t i);
+/* The first entry for uri, or q->n when none. */
+size_t req_queue_find(const struct req_queue *q, const char *uri);
+/* Frees every entry for uri; every entry. */
+void req_queue_drop_uri(struct req_queue *q, const char *uri);
+void req_queue_clear(struct req_queue *q);
 
 struct pipeline_job {
 	struct pipeline *p;
@@ -54,7 +88,14 @@ struct pipeline_job {
 	uint64_t submit_ns; /* when pipeline_submit took it (uv_hrtime) */
 	char *previous;     /* the suggestion on screen for this document, or NULL */
 	size_t previous_len;
-	bool fast;                        /* answered by the fast path */
+	bool fast;               /* answered by the fast path */
+	struct fast_origin from; /* fast: the memory it was answered from */
+	/* engine -> loop: the job left a live candidate (its id, the request's
+	 * seq), 0: none */
+	uint64_t live_id;
+	/* the snapshot's span the candidates' context was cut from (fast path:
+	 * carried over from the memory answered from) */
+	size_t ctx_start, ctx_end;
 	struct complete_result figures;   /* counts and timings of the run (no items) */
 	struct pipeline_job *qnext;       /* queue / done list (under mu) */
 	struct pipeline_job *prev, *next; /* live list (loop) */
@@ -64,12 +105,13 @@ struct pipeline_job {
  * e.g. the model file changed on disk and is being reloaded. */
 enum event_kind { EVENT_LOAD_BEGIN, EVENT_PROGRESS, EVENT_LOAD_END, EVENT_EXTENDED, EVENT_WARNING };
 
-/* Longer candidates for an answer the deadline cut short (EVENT_EXTENDED):
- * for the snapshot text[0, len) with the cursor at cursor. All owned. */
+/* Longer candidates from a live candidate (EVENT_EXTENDED): its whole
+ * texts from the cursor of the request that made it. All owned. */
 struct extension {
 	char *uri;
-	char *text;
-	size_t len, cursor;
+	uint64_t live_id; /* the seq of that request */
+	bool done;        /* every candidate has ended: no more will come */
+	bool line_end;    /* the top candidate finished a line since the last one */
 	struct completion_result result;
 };
 
@@ -136,7 +178,7 @@ struct pipeline {
 	bool stop;
 	bool thread_exited;
 	atomic_bool ready; /* a model and an engine are loaded */
-	/* Stops an extension run (see extend) and background prefill (warm): set with mu held whenever a job
+	/* Stops a live candidate's slice and background prefill (warm): set with mu held whenever a job
 	 * is queued, a load is asked for or the pipeline stops; cleared by the
 	 * engine thread, also with mu held, only when none of these is pending. */
 	atomic_int extend_cancel;
@@ -155,9 +197,13 @@ struct pipeline {
 	uint64_t remote_cut; /* requests cut at completion.deadlineMs (remote_query.answer_by_ns) */
 	void (*remote_closed)(struct pipeline *p); /* remote_bridge_close's done */
 	struct remote_figures rfig;
-	/* pipeline_warm's hints, newest first (under mu; owned) */
-	struct completion_request *warm[WORKER_WARM_MAX];
-	size_t n_warm;
+	/* pipeline_warm's hints, newest first (under mu; owned; cap WORKER_WARM_MAX) */
+	struct req_queue warm;
+	/* live candidates the loop ended (a diverging edit, the document
+	 * closed): their ids, for the engine thread to free (under mu) */
+	uint64_t live_drop[LIVE_DROP_MAX];
+	size_t n_live_drop;
+	bool live_drop_all; /* more than LIVE_DROP_MAX came: drop every one */
 };
 
 /* The engine thread's body; arg is the struct pipeline (engine thread). */

@@ -37,6 +37,7 @@
 
 (require 'cl-lib)
 (require 'subr-x)
+(require 'url-util)
 (require 'eieio)
 (require 'infill-settings)
 
@@ -559,7 +560,26 @@ C buffer opened after a Python one reaches the server as Python."
       (plist-put (copy-sequence item) :languageId (infill-language-id))
     item))
 
+(defun infill--grew (uri position)
+  "The server's infill/suggestionGrew: the suggestion at POSITION of URI grew.
+POSITION is a plist (eglot) or a hash table (lsp-mode) with line and
+character. Asked again there, the server answers at once with the longer
+text, drawn in place; only while point is still there in that buffer."
+  (let ((file (and uri (string-prefix-p "file://" uri)
+                   (url-unhex-string (string-remove-prefix "file://" uri)))))
+    (when (and infill-mode position buffer-file-name file
+               (string= (file-truename file) (file-truename buffer-file-name))
+               (eql (infill--get position "line") (1- (line-number-at-pos)))
+               (eql (infill--get position "character")
+                    (infill--utf16-length
+                     (buffer-substring-no-properties (line-beginning-position) (point)))))
+      (infill-complete nil))))
+
 (with-eval-after-load 'eglot
+  (cl-defmethod eglot-handle-notification
+    ((_server eglot-lsp-server) (_method (eql infill/suggestionGrew)) &key uri position
+     &allow-other-keys)
+    (infill--grew uri position))
   (defclass infill-eglot-server (eglot-lsp-server) ()
     :documentation "The infill server, as eglot knows it.")
   (cl-defmethod eglot-handle-notification
@@ -603,6 +623,10 @@ Go... as well as Python), `infill-mode' on `eglot-managed-mode-hook'."
     :initialization-options (lambda () (or (infill-settings-plist) (make-hash-table)))
     :notification-handlers
     (let ((h (make-hash-table :test #'equal)))
+      (puthash "infill/suggestionGrew"
+               (lambda (_workspace params)
+                 (infill--grew (gethash "uri" params) (gethash "position" params)))
+               h)
       (puthash "window/showMessage"
                (lambda (workspace params)
                  (infill--note-message (gethash "type" params) (gethash "message" params))

@@ -25,7 +25,7 @@ struct cpu_backend {
 	struct cpu_kernels k_full; /* the chosen set, gaps filled from the reference */
 	const struct cpu_kernels *k;
 
-	char *kv;           /* [n_pages][page_elems] of F32 or F16, mmap'd */
+	char *kv; /* [n_pages][page_elems] of F32 or F16, mmap'd */
 	size_t kv_bytes;
 	int64_t page_elems; /* 2 * n_layer * page_size * kv_dim */
 	bool kv_f16;

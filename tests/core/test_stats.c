@@ -40,6 +40,14 @@ static const char *const documented[] = {
 	"feedback",
 	"remoteDeadlineCuts",
 	"paceDeadlines",
+	"firstAnswers",
+	"firstAnswerChars",
+	"liveAnswers",
+	"liveShare",
+	"liveTokens",
+	"liveThrownTokens",
+	"thrownShare",
+	"grewNotices",
 };
 
 static struct stats sample(void)
@@ -71,6 +79,14 @@ static struct stats sample(void)
 		.remote_failures = 19,
 		.remote_retries = 20,
 		.remote_deadline_cuts = 21,
+		.first_answers = 22,
+		.first_answer_chars = 23,
+		.live_answers = 24,
+		.live_share = 0.25,
+		.live_tokens = 25,
+		.live_thrown_tokens = 26,
+		.thrown_share = 0.125,
+		.grew_notices = 27,
 	};
 }
 
@@ -165,6 +181,14 @@ TEST(round_trip)
 	CHECK_INT_EQ(back.remote_failures, 19);
 	CHECK_INT_EQ(back.remote_retries, 20);
 	CHECK_INT_EQ(back.remote_deadline_cuts, 21);
+	CHECK_INT_EQ(back.first_answers, 22);
+	CHECK_INT_EQ(back.first_answer_chars, 23);
+	CHECK_INT_EQ(back.live_answers, 24);
+	CHECK_NEAR(back.live_share, 0.25, 0);
+	CHECK_INT_EQ(back.live_tokens, 25);
+	CHECK_INT_EQ(back.live_thrown_tokens, 26);
+	CHECK_NEAR(back.thrown_share, 0.125, 0);
+	CHECK_INT_EQ(back.grew_notices, 27);
 	json_decref(o);
 }
 

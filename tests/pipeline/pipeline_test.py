@@ -53,8 +53,8 @@ def check(cond, what, *context):
         raise Failed(what + "".join("\n  " + json.dumps(c)[:2000] for c in context))
 
 
-def start(binary, model, init=None, caps=None, root=None, args=()):
-    c = Client(binary, args=["--user-config", "", *args])
+def start(binary, model, init=None, caps=None, root=None, args=(), env=None):
+    c = Client(binary, args=["--user-config", "", *args], env=env)
     # No deadline unless a case sets one: the cases compare answers, and a
     # deadline makes them depend on how busy the machine is.
     opts = {"model": model, "completion.debounceMs": 0, "completion.deadlineMs": 0,
@@ -389,8 +389,11 @@ def case_deadline_then_extended(binary, model):
             if len(want) <= len(short) or not want.startswith(short):
                 continue
             tried += 1
-            check(poll(lambda: stats(c)["extended"] >= tried, 60),
-                  "the shown answer was lengthened", stats(c))
+            # a re-ask at the same place is answered from the live candidate,
+            # which grows slice by slice to the full-length answer
+            check(poll(lambda: (inline(c, line, ch) or [{"insertText": ""}])[0]["insertText"]
+                       == want, 60), "the shown answer grew to full length", stats(c))
+            check(stats(c)["extended"] >= tried, "counted as extended", stats(c))
             before = stats(c)["fastPath"]
             c.notify("textDocument/didChange", {
                 "textDocument": {"uri": URI, "version": 10 + tried},
@@ -530,6 +533,208 @@ def case_fast_path(binary, model):
               "at the new cursor", rest)
         check(s1["fastPath"] == s0["fastPath"] + 1, "counted as fast path", s0, s1)
         check(s1["promptTokens"] == s0["promptTokens"], "no model run", s0, s1)
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
+# ---- live candidates: the answer the deadline cut decodes on --------------
+
+LIVE_BASE = {"completion.candidates": 1, "completion.temperature": 0,
+             "completion.maxTokens": 24, "completion.multiline": "always"}
+# between slices of 4 decode steps: the tiny model would otherwise end a
+# live candidate before a test can act on it
+LIVE_ENV = {"INFILL_TEST_LIVE_DELAY_MS": "150"}
+
+
+def full_answers(binary, model, text, places, opts):
+    """The answers without a deadline at each place: what a live candidate
+    must grow to."""
+    c = start(binary, model, opts)
+    try:
+        wait_loaded(c)
+        open_doc(c, text, lang="plaintext")
+        out = {}
+        for line, ch in places:
+            items = inline(c, line, ch)
+            out[(line, ch)] = items[0]["insertText"] if items else ""
+        check(c.shutdown_exit() == 0, "exit 0")
+        return out
+    finally:
+        c.kill()
+
+
+def live_start(binary, model, text=PY, places=((9, 8), (11, 4), (5, 4), (16, 9)), extra=None,
+               ok=lambda short, want: True):
+    """A server with a 1 ms deadline (so answers are cut) and slow live
+    slices, the document open; the first place whose cut answer is a proper
+    prefix of the full one (and passes ok). Returns (client, line, ch, short,
+    want); exits 77 when the random model gives no such place."""
+    opts = dict(LIVE_BASE, **(extra or {}))
+    full = full_answers(binary, model, text, places, opts)
+    opts["completion.deadlineMs"] = 1
+    # the decode deadline is what these cases are about, not the prefill budget
+    opts["completion.prefillBudget"] = False
+    c = start(binary, model, opts, env=LIVE_ENV)
+    try:
+        wait_loaded(c)
+        open_doc(c, text, lang="plaintext")
+        for (line, ch), want in full.items():
+            items = inline(c, line, ch)
+            if not items:
+                continue
+            short = items[0]["insertText"]
+            if len(want) > len(short) and want.startswith(short) and ok(short, want):
+                return c, line, ch, short, want
+        c.kill()
+    except BaseException:
+        c.kill()
+        raise
+    print("SKIP: no answer was cut short here", full)
+    sys.exit(77)
+
+
+def grew_at(c, line, ch, version=1):
+    """The infill/suggestionGrew notification for the answer at (line, ch)."""
+    m = c.wait_for(lambda m: m.get("method") == "infill/suggestionGrew"
+                   and m["params"]["position"] == {"line": line, "character": ch}, timeout=30)
+    check(m["params"]["uri"] == URI and m["params"]["version"] == version,
+          "names the document and its version", m)
+    return m
+
+
+def top_text(items):
+    return items[0]["insertText"] if items else ""
+
+
+def case_live_reask_grows(binary, model):
+    """Survival: asked again at the same place, the answer comes at once from
+    the live candidate (no model run), longer than the first one; decoding
+    goes on to the natural end (maxTokens here), which is exactly the
+    answer of a run without a deadline, and then stops."""
+    c, line, ch, short, want = live_start(binary, model)
+    try:
+        grew_at(c, line, ch)
+        s0 = stats(c)
+        again = top_text(inline(c, line, ch))
+        s1 = stats(c)
+        check(s1["fastPath"] == s0["fastPath"] + 1 and s1["liveAnswers"] == s0["liveAnswers"] + 1,
+              "answered from the live candidate", s0, s1)
+        check(s1["promptTokens"] == s0["promptTokens"], "no model run", s0, s1)
+        check(len(again) > len(short) and want.startswith(again), "longer, same text",
+              short, again, want)
+        check(poll(lambda: top_text(inline(c, line, ch)) == want, 60),
+              "grew to the full answer", want, stats(c))
+        end = stats(c)
+        time.sleep(0.6)
+        check(stats(c)["liveTokens"] == end["liveTokens"], "no decoding after its end", end)
+        check(end["liveTokens"] > 0 and end["firstAnswers"] >= 1
+              and end["firstAnswerChars"] >= len(short) and 0 < end["liveShare"] <= 1,
+              "the live figures", end)
+        print("first %r, then %r, at the end %r" % (short, again, want))
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
+def case_live_typed_along(binary, model):
+    """Survival: typing the suggestion's first character is answered at once
+    with the rest of it, and the candidate goes on growing after: asked
+    again there, the rest grows to the full answer's rest."""
+    c, line, ch, short, want = live_start(
+        binary, model, ok=lambda short, want: want[0] not in "\n\r" and want[1:].strip())
+    try:
+        grew_at(c, line, ch)  # what is remembered has grown past the first character
+        edit(c, 2, line, ch, want[0])
+        s0 = stats(c)
+        rest = top_text(inline(c, line, ch + 1))
+        s1 = stats(c)
+        check(s1["liveAnswers"] == s0["liveAnswers"] + 1 and s1["promptTokens"] == s0["promptTokens"],
+              "answered from the live candidate", s0, s1)
+        check(rest and want[1:].startswith(rest), "the rest of it", short, rest, want)
+        check(poll(lambda: top_text(inline(c, line, ch + 1)) == want[1:], 60),
+              "it grew on after the key", want, stats(c))
+        check(stats(c)["liveTokens"] > 0, "decoded after the answer", stats(c))
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
+# A document whose start lies outside a small context: the edit there leaves
+# the candidates' context alone.
+FILLER = "".join("value_%d = %d\n" % (i, i) for i in range(120))
+
+
+def case_live_edit_elsewhere(binary, model):
+    """Survival: a didChange far above the cursor, outside the candidates'
+    context (context.prefixTokens 48), leaves the live candidate: asked again
+    at the moved place, the answer comes at once, and it grows on to the
+    full answer."""
+    n = FILLER.count("\n")
+    places = [(n + 9, 8), (n + 11, 4), (n + 5, 4), (n + 16, 9)]
+    extra = {"context.prefixTokens": 48, "context.suffixTokens": 16,
+             "context.extraTokens": 0}
+    c, line, ch, short, want = live_start(binary, model, FILLER + PY, places, extra)
+    try:
+        edit(c, 2, 0, 0, "# edited far above\n")
+        s0 = stats(c)
+        again = top_text(inline(c, line + 1, ch))
+        s1 = stats(c)
+        check(s1["liveAnswers"] == s0["liveAnswers"] + 1 and s1["promptTokens"] == s0["promptTokens"],
+              "answered from the live candidate after the edit", s0, s1)
+        check(len(again) >= len(short) and want.startswith(again), "the same text", short, again)
+        check(poll(lambda: top_text(inline(c, line + 1, ch)) == want, 60),
+              "it grew on after the edit", want, stats(c))
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
+def case_live_diverging_edit_ends(binary, model):
+    """End rule: a character typed that is not the suggestion's next one ends
+    the live candidate at once: what it decoded after the answer counts as
+    thrown away, it decodes no more, and the next request runs the model."""
+    c, line, ch, short, want = live_start(binary, model,
+                                          ok=lambda short, want: short[0] not in "\n\r")
+    try:
+        grew_at(c, line, ch)  # it has decoded something after the answer
+        other = "Q" if short[0] != "Q" else "Z"
+        edit(c, 2, line, ch, other)
+        check(poll(lambda: stats(c)["liveThrownTokens"] > 0, 10),
+              "its tokens were thrown away", stats(c))
+        s0 = stats(c)
+        time.sleep(0.8)
+        s1 = stats(c)
+        check(s1["liveTokens"] == s0["liveTokens"], "no decoding after the edit", s0, s1)
+        inline(c, line, ch + 1)
+        s2 = stats(c)
+        check(s2["promptTokens"] > s1["promptTokens"] and s2["liveAnswers"] == s1["liveAnswers"],
+              "the model answered", s1, s2)
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
+def case_live_new_place_ends(binary, model):
+    """End rule: a request at another place of the document (one the fast
+    path cannot answer) ends the live candidate there; closing the document
+    ends the next one."""
+    c, line, ch, short, want = live_start(binary, model)
+    try:
+        grew_at(c, line, ch)
+        s0 = stats(c)
+        inline(c, 0, 0)
+        s1 = stats(c)
+        check(s1["promptTokens"] > s0["promptTokens"], "the model answered there", s0, s1)
+        check(s1["liveThrownTokens"] > s0["liveThrownTokens"], "the old one ended", s0, s1)
+        # a new cut answer, then the document closed
+        c.notifications.clear()
+        inline(c, line, ch)
+        grew_at(c, line, ch)
+        s2 = stats(c)
+        c.notify("textDocument/didClose", {"textDocument": {"uri": URI}})
+        check(poll(lambda: stats(c)["liveThrownTokens"] > s2["liveThrownTokens"], 10),
+              "closing ended it", s2, stats(c))
         check(c.shutdown_exit() == 0, "exit 0")
     finally:
         c.kill()

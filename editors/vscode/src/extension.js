@@ -166,6 +166,18 @@ function hookProgress(client) {
 }
 
 function hookNotifications(client) {
+  // The suggestion on screen grew (the server decodes it on after its
+  // deadline): asked again where it is, the server answers at once with the
+  // longer text, and VS Code extends the ghost text in place. Only while the
+  // cursor is still there; otherwise the next keystroke asks anyway.
+  client.onNotification('infill/suggestionGrew', (params) => {
+    const ed = vscode.window.activeTextEditor;
+    if (!st.enabled || !ed) return;
+    const pos = ed.selection.active;
+    const here = { uri: ed.document.uri.toString(), version: ed.document.version,
+      line: pos.line, character: pos.character, selectionEmpty: ed.selection.isEmpty };
+    if (text.grewHere(params, here)) vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+  });
   client.onNotification(lc.ShowMessageNotification.type, (m) => {
     if (m.type === lc.MessageType.Error) {
       // the reason of a failed load keeps the status bar's words

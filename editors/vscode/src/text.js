@@ -28,4 +28,15 @@ function nextLine(s) {
   return m ? m[0] : s;
 }
 
-module.exports = { remainder, nextWord, nextLine };
+// Whether an infill/suggestionGrew notification (params: {uri, version,
+// position}) is about the editor's state here (at: {uri, version, line,
+// character, selectionEmpty}): the same document at the same version, the
+// cursor where the suggestion was asked for, nothing selected. Only then is
+// asking again worth it: the longer text then comes at once, in place.
+function grewHere(params, at) {
+  if (!params || !params.position || !at || !at.selectionEmpty) return false;
+  return params.uri === at.uri && params.version === at.version &&
+    params.position.line === at.line && params.position.character === at.character;
+}
+
+module.exports = { remainder, nextWord, nextLine, grewHere };

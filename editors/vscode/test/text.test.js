@@ -2,7 +2,7 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
-const { remainder, nextWord, nextLine } = require('../src/text');
+const { remainder, nextWord, nextLine, grewHere } = require('../src/text');
 
 test('remainder strips what was typed since the range start', () => {
   assert.strictEqual(remainder('list_python_files(root)', 'list_'), 'python_files(root)');
@@ -50,4 +50,17 @@ test('the cases every client splits the same way (tests/editors/split_cases.json
     assert.strictEqual(nextLine(c.s), c.line, 'nextLine ' + JSON.stringify(c.s));
   }
   for (const c of cases.remainder) assert.strictEqual(remainder(c.insert, c.typed), c.rest, JSON.stringify(c));
+});
+
+test('grewHere: only where the suggestion is, at its version, nothing selected', () => {
+  const p = { uri: 'file:///a.py', version: 3, position: { line: 4, character: 8 } };
+  const at = { uri: 'file:///a.py', version: 3, line: 4, character: 8, selectionEmpty: true };
+  assert.strictEqual(grewHere(p, at), true);
+  assert.strictEqual(grewHere(p, { ...at, character: 9 }), false, 'the cursor moved on');
+  assert.strictEqual(grewHere(p, { ...at, line: 5 }), false);
+  assert.strictEqual(grewHere(p, { ...at, version: 4 }), false, 'typed since');
+  assert.strictEqual(grewHere(p, { ...at, uri: 'file:///b.py' }), false, 'another editor');
+  assert.strictEqual(grewHere(p, { ...at, selectionEmpty: false }), false, 'a selection');
+  assert.strictEqual(grewHere(null, at), false);
+  assert.strictEqual(grewHere({ uri: p.uri, version: 3 }, at), false, 'no position');
 });

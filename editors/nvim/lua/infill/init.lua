@@ -657,6 +657,27 @@ local function init_options()
   return next(o) and o or nil
 end
 
+-- infill/suggestionGrew {uri, version, position}: the suggestion on screen
+-- grew (the server decodes it on after its deadline). Asked again where it
+-- is, the server answers at once with the longer text, drawn in place. Only
+-- while the cursor is still there in insert mode, in that buffer.
+local function grew_handler(err, result, ctx, config)
+  local _ = err, ctx, config
+  local bufnr = vim.api.nvim_get_current_buf()
+  if not result or not result.position or not S.enabled or not S.bufs[bufnr] or has_native()
+      or vim.api.nvim_get_mode().mode:sub(1, 1) ~= 'i'
+      or vim.uri_from_bufnr(bufnr) ~= result.uri then
+    return
+  end
+  local client = client_for(bufnr)
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ''
+  local ch = text.lsp_char(line, col, (client and client.offset_encoding) or 'utf-16')
+  if row - 1 == result.position.line and ch == result.position.character then
+    request(bufnr)
+  end
+end
+
 local function client_config(bufnr)
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.textDocument = caps.textDocument or {}
@@ -679,7 +700,11 @@ local function client_config(bufnr)
     init_options = init_options(),
     capabilities = caps,
     flags = { debounce_text_changes = 0 }, -- a request must follow its edit
-    handlers = { ['$/progress'] = progress_handler, ['window/showMessage'] = message_handler },
+    handlers = {
+      ['$/progress'] = progress_handler,
+      ['window/showMessage'] = message_handler,
+      ['infill/suggestionGrew'] = grew_handler,
+    },
     on_attach = on_attach,
   }
 end

@@ -1,0 +1,203 @@
+/*
+ * test_fast.c - the fast path's memory (pipeline/pipeline_fast.c) and the
+ * rules a live candidate survives or ends by, without a model: typed along
+ * (the rest at once), asked again at the same place (only behind a live
+ * candidate), an edit outside the candidates' context (answered), one
+ * inside it or a key that is not the suggestion's (not answered, and
+ * fast_edit ends the live candidate), growth past what was typed
+ * (fast_grow), an empty first answer adopting its first growth.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "pipeline_fast.h"
+
+/* A request for uri over text with the cursor at the '|' (removed). */
+static struct completion_request *req_at(const char *text_with_bar)
+{
+	struct completion_request *r = calloc(1, sizeof *r);
+	const char *bar = strchr(text_with_bar, '|');
+	size_t at = (size_t)(bar - text_with_bar), n = strlen(text_with_bar) - 1;
+	r->uri = strdup("file:///a.py");
+	r->text = malloc(n + 1);
+	memcpy(r->text, text_with_bar, at);
+	strcpy(r->text + at, bar + 1);
+	r->text_len = n;
+	r->cursor = at;
+	return r;
+}
+
+static void req_free(struct completion_request *r)
+{
+	free(r->uri);
+	free(r->text);
+	free(r);
+}
+
+/* Remembers "total = a + b" shown at the '|' of text, its context the
+ * bytes [ctx_start, ctx_end) (0, 0: all), behind live candidate live_id. */
+static void record(struct fast_doc **docs, const char *text, const char *cand, uint64_t live_id,
+                   size_t ctx_start, size_t ctx_end)
+{
+	struct completion_request *r = req_at(text);
+	struct completion_candidate c = {
+		.text = (char *)cand, .text_len = strlen(cand), .start = r->cursor, .end = r->cursor
+	};
+	struct completion_result res = { &c, 1 };
+	struct fast_origin o = { .live_id = live_id,
+		                 .live_running = live_id != 0,
+		                 .ctx_start = ctx_start,
+		                 .ctx_end = ctx_end };
+	fast_record(docs, r, &res, &o);
+	req_free(r);
+}
+
+/* The fast answer's top text at the '|' of text, or NULL (caller frees). */
+static char *answer(struct fast_doc **docs, const char *text, struct fast_origin *from)
+{
+	struct completion_request *r = req_at(text);
+	struct completion_result out = { 0 };
+	struct fast_origin f;
+	char *t = NULL;
+	if (fast_answer(docs, r, &out, &f)) {
+		t = strdup(out.items[0].text);
+		for (size_t i = 0; i < out.count; i++) free(out.items[i].text);
+		free(out.items);
+		if (from) *from = f;
+	}
+	req_free(r);
+	return t;
+}
+
+#define HEAD "import os\n\n\ndef add(a, b):\n    "
+#define TAIL "\n    return total\n"
+
+TEST(typed_along_answers_the_rest)
+{
+	struct fast_doc *docs = NULL;
+	record(&docs, HEAD "|" TAIL, "total = a + b", 0, 0, 0);
+	char *t = answer(&docs, HEAD "tot|" TAIL, NULL);
+	CHECK_STR_EQ(t, "al = a + b");
+	free(t);
+	/* a key that is not the suggestion's: no answer */
+	CHECK(answer(&docs, HEAD "tox|" TAIL, NULL) == NULL);
+	fast_doc_free_all(&docs);
+}
+
+TEST(reask_at_the_same_place_only_behind_a_live_candidate)
+{
+	struct fast_doc *docs = NULL;
+	record(&docs, HEAD "|" TAIL, "total = a + b", 0, 0, 0);
+	CHECK(answer(&docs, HEAD "|" TAIL, NULL) == NULL); /* the model asks anew */
+	record(&docs, HEAD "|" TAIL, "total = a + b", 7, 0, 0);
+	struct fast_origin f;
+	char *t = answer(&docs, HEAD "|" TAIL, &f);
+	CHECK_STR_EQ(t, "total = a + b");
+	CHECK_INT_EQ(f.live_id, 7);
+	free(t);
+	fast_doc_free_all(&docs);
+}
+
+TEST(an_edit_outside_the_context_is_answered_inside_not)
+{
+	struct fast_doc *docs = NULL;
+	const char *text = HEAD "|" TAIL;
+	size_t cursor = strlen(HEAD);
+	/* the context: from "def add" to the end */
+	size_t ctx_start = (size_t)(strstr(text, "def add") - text);
+	record(&docs, text, "total = a + b", 3, ctx_start, strlen(text) - 1);
+	struct fast_origin f;
+	char *t = answer(&docs, "import sys, os\n\n\ndef add(a, b):\n    to|" TAIL, &f);
+	CHECK_STR_EQ(t, "tal = a + b");
+	CHECK_INT_EQ(f.live_typed, 2);
+	CHECK_INT_EQ(f.ctx_start, ctx_start + 5); /* moved with the edit above */
+	free(t);
+	/* an edit inside it (the parameters) */
+	CHECK(answer(&docs, "import os\n\n\ndef add(a, c):\n    to|" TAIL, NULL) == NULL);
+	(void)cursor;
+	fast_doc_free_all(&docs);
+}
+
+TEST(fast_edit_ends_a_live_candidate_only_when_contradicted)
+{
+	struct fast_doc *docs = NULL;
+	const char *text = HEAD "|" TAIL;
+	size_t cursor = strlen(HEAD);
+	size_t ctx_start = (size_t)(strstr(text, "def add") - text);
+	record(&docs, text, "total = a + b", 5, ctx_start, strlen(text) - 1);
+	/* typed along: survives */
+	const char *typed = HEAD "t" TAIL;
+	CHECK_INT_EQ(
+	        fast_edit(&docs, "file:///a.py", typed, strlen(typed), cursor, cursor, cursor + 1),
+	        0);
+	CHECK(fast_live_running(&docs, "file:///a.py"));
+	/* then an edit far above: survives (the cursor moved with it) */
+	const char *above = "import sys, os\n\n\ndef add(a, b):\n    t" TAIL;
+	CHECK_INT_EQ(fast_edit(&docs, "file:///a.py", above, strlen(above), 7, 7, 12), 0);
+	CHECK(fast_live_running(&docs, "file:///a.py"));
+	/* a key that is not the suggestion's next: ends it, its id returned */
+	const char *wrong = "import sys, os\n\n\ndef add(a, b):\n    tx" TAIL;
+	CHECK_INT_EQ(fast_edit(&docs, "file:///a.py", wrong, strlen(wrong), cursor + 6, cursor + 6,
+	                       cursor + 7),
+	             5);
+	CHECK(!fast_live_running(&docs, "file:///a.py"));
+	fast_doc_free_all(&docs);
+}
+
+TEST(growth_past_what_was_typed)
+{
+	struct fast_doc *docs = NULL;
+	record(&docs, HEAD "|" TAIL, "total", 9, 0, 0);
+	struct fast_origin f;
+	char *t = answer(&docs, HEAD "to|" TAIL, &f); /* typed along: "tal" */
+	CHECK_STR_EQ(t, "tal");
+	free(t);
+	/* remembered as answered at the new cursor, from the same live candidate */
+	struct completion_request *r = req_at(HEAD "to|" TAIL);
+	struct completion_candidate c = {
+		.text = "tal", .text_len = 3, .start = r->cursor, .end = r->cursor
+	};
+	struct completion_result res = { &c, 1 };
+	fast_record(&docs, r, &res, &f);
+	req_free(r);
+	/* the live candidate's texts are from its own cursor */
+	struct completion_candidate g = { .text = "total = a + b", .text_len = 13 };
+	struct completion_result ext = { &g, 1 };
+	bool first;
+	CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 8, &ext, false, &first), 0); /* another */
+	CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 9, &ext, false, &first), 1);
+	CHECK(first);
+	t = answer(&docs, HEAD "to|" TAIL, NULL); /* asked again there */
+	CHECK_STR_EQ(t, "tal = a + b");
+	free(t);
+	CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 9, &ext, true, &first), 0); /* no longer */
+	CHECK(!first);
+	CHECK(!fast_live_running(&docs, "file:///a.py"));
+	fast_doc_free_all(&docs);
+}
+
+TEST(an_empty_first_answer_adopts_its_first_growth)
+{
+	struct fast_doc *docs = NULL;
+	struct completion_request *r = req_at(HEAD "|" TAIL);
+	size_t cursor = r->cursor;
+	struct completion_result none = { NULL, 0 };
+	struct fast_origin o = { .live_id = 4, .live_running = true };
+	fast_record(&docs, r, &none, &o);
+	req_free(r);
+	CHECK(answer(&docs, HEAD "|" TAIL, NULL) == NULL); /* nothing yet */
+	struct completion_candidate g = {
+		.text = "total", .text_len = 5, .start = cursor, .end = cursor
+	};
+	struct completion_result ext = { &g, 1 };
+	bool first;
+	CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 4, &ext, false, &first), 1);
+	char *t = answer(&docs, HEAD "|" TAIL, NULL);
+	CHECK_STR_EQ(t, "total");
+	free(t);
+	CHECK_INT_EQ(fast_doc_remove(&docs, "file:///a.py"), 4); /* still going: its id */
+	fast_doc_free_all(&docs);
+}
+
+TEST_MAIN()
