@@ -45,13 +45,13 @@ const char *ast_verdict_name(enum ast_verdict v)
 	return "?";
 }
 
-/* The document with [at, at + del) replaced by cand[0..k), read in three pieces. */
-struct spliced {
-	const char *text;
-	size_t len, at, del;
-	const char *cand;
-	size_t k;
-};
+char spliced_byte(const struct spliced *s, size_t b)
+{
+	if (b < s->at) return s->text[b];
+	if (b < s->at + s->k) return s->cand[b - s->at];
+	b = b - s->k + s->del;
+	return b < s->len ? s->text[b] : 0;
+}
 
 static const char *spliced_read(void *payload, uint32_t byte, TSPoint pos, uint32_t *n)
 {
@@ -181,6 +181,7 @@ static bool brackets_hold(TSNode root, size_t s, size_t e)
 }
 
 struct checker {
+	const struct ast_lang *lang;
 	TSParser *parser; /* the document's (borrowed) or owned_parser */
 	TSParser *owned_parser;
 	const TSTree *old; /* the document's tree (borrowed or owned_old) */
@@ -300,8 +301,10 @@ static bool new_comment_only(TSNode root, size_t s, size_t e)
 	return x.only;
 }
 
-/* Whether cand[0..k) inserted at the cursor passes; *after gets its errors. */
-static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok, size_t *after)
+/* Whether cand[0..k) inserted at the cursor passes; *after gets its errors,
+ * *rule (may be NULL) the language rule it broke, or NULL. */
+static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok, size_t *after,
+                        const char **rule)
 {
 	TSTree *nt;
 	int rc = parse_spliced(ck, ck->cursor, 0, cand, k, &nt);
@@ -325,12 +328,15 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 	bool balanced = !ck->heads_block || brackets_hold(root, ck->line_start, ck->owned_end + k);
 	size_t near = near_errors(ck, root, k, content_end);
 	size_t total = count_near(root, 0, SIZE_MAX, content_end);
+	struct spliced sp = { ck->text, ck->len, ck->cursor, 0, cand, k };
+	const char *broken = rules_broken(ck->lang, root, &sp, ck->cursor, ck->cursor + k);
+	if (rule) *rule = broken;
 	/* A comment mends nothing: where the lines around the cursor are
 	 * broken, it only hides that the line is unfinished (`} = // x`). */
 	bool hides = ck->near_hole > 0 && new_comment_only(root, ck->cursor, ck->cursor + k);
 	ts_tree_delete(nt);
 	*after = c.local + c.other;
-	*ok = balanced && !hides && c.local == 0 &&
+	*ok = balanced && !hides && !broken && c.local == 0 &&
 	      c.other <= ck->before.local + ck->before.other && near <= ck->near_limit &&
 	      total <= ck->total_limit;
 	return 0;
@@ -446,6 +452,7 @@ static void checker_finish(struct checker *ck)
 static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 {
 	memset(ck, 0, sizeof *ck);
+	ck->lang = p->lang;
 	ck->text = p->text;
 	ck->len = p->len;
 	ck->cursor = p->cursor;
@@ -556,7 +563,7 @@ static int validate_text(struct checker *ck, const struct ast_lang *lang, const 
 	out->errors_before = ck->before.local + ck->before.other;
 	bool ok = false;
 	size_t after = 0;
-	int rc = check_prefix(ck, cand, k, &ok, &after);
+	int rc = check_prefix(ck, cand, k, &ok, &after, &out->rule);
 	if (!rc && ok) {
 		out->verdict = scope_cut ? AST_VERDICT_TRIMMED : AST_VERDICT_VALID;
 		out->keep_len = k;
@@ -566,7 +573,7 @@ static int validate_text(struct checker *ck, const struct ast_lang *lang, const 
 	size_t cuts[MAX_TRIES];
 	size_t n = rc ? 0 : cut_points(lang, cand, k, cuts, MAX_TRIES);
 	for (size_t i = 0; i < n; i++) {
-		rc = check_prefix(ck, cand, cuts[i], &ok, &after);
+		rc = check_prefix(ck, cand, cuts[i], &ok, &after, NULL);
 		if (rc) break;
 		if (ok) {
 			out->verdict = AST_VERDICT_TRIMMED;
@@ -639,7 +646,7 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 	 * must not get worse either. */
 	bool ok;
 	size_t after;
-	rc = check_prefix(&ck, cand, out->keep_len, &ok, &after);
+	rc = check_prefix(&ck, cand, out->keep_len, &ok, &after, NULL);
 	if (!rc && after > ck.before.local + ck.before.other) {
 		out->verdict = AST_VERDICT_INVALID;
 		out->keep_len = 0;
