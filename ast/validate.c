@@ -199,6 +199,7 @@ struct checker {
 	size_t near_hole;   /* near errors the document has */
 	size_t near_limit;  /* near errors allowed once a candidate is in */
 	size_t total_limit; /* and in the whole file */
+	size_t rest;        /* first byte with text after the cursor on its line; 0: none */
 	unsigned parses;
 };
 
@@ -301,6 +302,21 @@ static bool new_comment_only(TSNode root, size_t s, size_t e)
 	return x.only;
 }
 
+/* Whether the text after the cursor on its line, at rest_at in a tree where
+ * the candidate [s, e) went in, lies in a comment that the candidate began:
+ * `if (r->` completed with `flags) { //` turns the line's own `) {` into
+ * a comment, which mends the line by hiding it. */
+static bool rest_commented(TSNode root, size_t rest_at, size_t s, size_t e)
+{
+	TSNode n =
+	        ts_node_descendant_for_byte_range(root, (uint32_t)rest_at, (uint32_t)rest_at + 1);
+	for (int up = 0; !ts_node_is_null(n) && up < 4; up++, n = ts_node_parent(n)) {
+		size_t ns = ts_node_start_byte(n);
+		if (strstr(ts_node_type(n), "comment") && ns >= s && ns < e) return true;
+	}
+	return false;
+}
+
 /* Whether cand[0..k) inserted at the cursor passes; *after gets its errors,
  * *rule (may be NULL) the language rule it broke, or NULL. */
 static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok, size_t *after,
@@ -328,6 +344,9 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 	bool balanced = !ck->heads_block || brackets_hold(root, ck->line_start, ck->owned_end + k);
 	size_t near = near_errors(ck, root, k, content_end);
 	size_t total = count_near(root, 0, SIZE_MAX, content_end);
+	/* the line's own text after the cursor must stay code */
+	bool rest_hidden =
+	        ck->rest && rest_commented(root, ck->rest + k, ck->cursor, ck->cursor + k);
 	struct spliced sp = { ck->text, ck->len, ck->cursor, 0, cand, k };
 	const char *broken = rules_broken(ck->lang, root, &sp, ck->cursor, ck->cursor + k);
 	if (rule) *rule = broken;
@@ -336,7 +355,7 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 	bool hides = ck->near_hole > 0 && new_comment_only(root, ck->cursor, ck->cursor + k);
 	ts_tree_delete(nt);
 	*after = c.local + c.other;
-	*ok = balanced && !hides && !broken && c.local == 0 &&
+	*ok = balanced && !hides && !rest_hidden && !broken && c.local == 0 &&
 	      c.other <= ck->before.local + ck->before.other && near <= ck->near_limit &&
 	      total <= ck->total_limit;
 	return 0;
@@ -482,6 +501,11 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 		ck->tail_start--;
 	ck->owned_end = owned_end(p->text, p->len, ck->line_start, p->cursor);
 	ck->heads_block = ck->owned_end > text_line_end(p->text, p->len, p->cursor);
+	for (size_t i = p->cursor, le = text_line_end(p->text, p->len, p->cursor); i < le; i++)
+		if (!strchr(" \t\r", p->text[i])) {
+			ck->rest = i;
+			break;
+		}
 	ck->before =
 	        classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start,
 	                 ck->tail_start > p->cursor ? ck->tail_start : p->cursor, ck->owned_end);
