@@ -329,8 +329,9 @@ struct ast_validation {
  * node, a candidate that does not heal that break is judged inside the
  * top-level construct around the cursor instead (errors_* then count that
  * region), and where that construct is broken too, must not add errors to
- * the file either. Whatever the errors say, the text inserted may break
- * none of the language's rules (ast_rule_name): a parse that mends the
+ * the file either. Whatever the errors say, the line's own text after the
+ * cursor must not end up in a comment the candidate opened, and the text
+ * inserted may break none of the language's rules (ast_rule_name): a parse that mends the
  * line by reading a keyword as a name (`r->` completed with
  * `\n\n    if (r->flags)` is the call `r->if(...)` to the grammar) is no
  * mending. Whitespace-only results are INVALID. The kept text is candidate[0 .. keep_len).

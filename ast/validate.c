@@ -24,6 +24,11 @@
  * after it, or the rest of the file, more broken than no line at all would.
  * Where those lines are broken, a candidate that only starts a comment is
  * refused: it mends nothing and hides the unfinished line.
+ * Beside the errors, two checks of what the candidate itself wrote: the
+ * line's own text after the cursor must not fall into a comment the
+ * candidate opened (`flags) { //` before `) {` mends the line by hiding
+ * it), and the language's rules (rules.c: empty bodies, keywords read as
+ * names, escapes and numbers the grammar lets through) must hold.
  * Each check copies the document's tree, ts_tree_edit()s the insertion into
  * the copy and re-parses incrementally, so its cost follows the edit, not
  * the file.

@@ -833,7 +833,8 @@ def case_lines_of_the_same_language(binary, model):
     }
     main = "function price(cart) {\n  ret"
     main_uri = "file://%s/price.js" % root
-    c = start(binary, model, {"completion.candidates": 1, "completion.maxTokens": 8},
+    # maxTokens: a given line longer than it is not scored
+    c = start(binary, model, {"completion.candidates": 3, "completion.maxTokens": 32},
               root=root)
     try:
         wait_loaded(c)
