@@ -569,7 +569,8 @@ TEST(shape_binds_every_candidate)
 	const char *py_texts[] = { "\n    total -= 1", "total += 1\n    total *= 2" };
 	struct fixed_gen pg = { py_texts, 2, "", 0 };
 	struct settings ps = settings_for("python");
-	REQUIRE(complete_fixed("python", "def f(total):\n    total = 2\n    |\n    return total\n", &pg, &ps, &r) == 0);
+	REQUIRE(complete_fixed("python", "def f(total):\n    total = 2\n    |\n    return total\n",
+	                       &pg, &ps, &r) == 0);
 	CHECK_INT_EQ(r.shape, AST_SHAPE_LINE);
 	CHECK_INT_EQ(r.count, 1);
 	CHECK(find_text(&r, "total += 1") != NULL);
