@@ -35,7 +35,8 @@ enum rule_kind {
 
 enum rule_dialect {
 	DIALECT_NONE,
-	DIALECT_PYTHON,    /* \x 2 hex, \u 4, \U 8, \N{name}; raw strings none, bytes \x only */
+	DIALECT_PYTHON,    /* \x 2 hex, \u 4, \U 8, \N{name}; raw strings none, bytes \x
+	                    * only; numbers separated, no leading zero in an integer */
 	DIALECT_C,         /* \x at least 1 hex, \u 4, \U 8 */
 	DIALECT_JS,        /* \x 2 hex, \u 4 or {hex} */
 	DIALECT_JAVA,      /* \u 4 hex; no escape outside btnfrs"'\ and octal */
@@ -95,7 +96,7 @@ static const struct rule rules[] = {
 	{ "js-string-escape", JSTS, RULE_ESCAPE, "string", NULL, DIALECT_JS, NULL },
 	{ "java-string-escape", "java", RULE_ESCAPE, "string_literal character_literal", NULL,
 	  DIALECT_JAVA, NULL },
-	{ "python-number", "python", RULE_NUMBER, "integer float", NULL, DIALECT_SEPARATED, NULL },
+	{ "python-number", "python", RULE_NUMBER, "integer float", NULL, DIALECT_PYTHON, NULL },
 	{ "c-number", "c cpp", RULE_NUMBER, "number_literal", NULL, DIALECT_NONE, NULL },
 };
 
@@ -309,9 +310,12 @@ static bool digit_of(char c, int base)
  * Whether a numeric literal has the digits its form promises: a base
  * prefix (0x, 0b, 0o) followed by a digit of that base, an exponent (e, or
  * p after hex digits) followed by a digit, and, where `_` separates digits,
- * no `_` that ends it.
+ * no `_` that ends it. Python also refuses a decimal integer with a
+ * leading zero (`012`: "leading zeros ... are not permitted"), though not
+ * `00`, `0_0` or the float `012.5`.
  */
-static bool number_ok(const struct rule *r, const struct spliced *sp, size_t from, size_t to)
+static bool number_ok(const struct rule *r, TSNode node, const struct spliced *sp, size_t from,
+                      size_t to)
 {
 	char t[64];
 	size_t n = to - from < sizeof t - 1 ? to - from : sizeof t - 1;
@@ -326,7 +330,12 @@ static bool number_ok(const struct rule *r, const struct spliced *sp, size_t fro
 		if (!digit_of(t[i], base)) return false;
 	}
 	while (digit_of(t[i], base) || t[i] == '_' || t[i] == '\'' || t[i] == '.') i++;
-	if (r->dialect == DIALECT_SEPARATED && i > 0 && t[i - 1] == '_') return false;
+	bool separated = r->dialect == DIALECT_SEPARATED || r->dialect == DIALECT_PYTHON;
+	if (separated && i > 0 && t[i - 1] == '_') return false;
+	if (r->dialect == DIALECT_PYTHON && base == 10 && t[0] == '0' &&
+	    !strcmp(ts_node_type(node), "integer") && strspn(t, "0_") < strspn(t, "0123456789_") &&
+	    !t[strspn(t, "0123456789_")])
+		return false;
 	char exp = base == 16 ? 'p' : 'e';
 	if (t[i] == exp || t[i] == exp - 32) {
 		i++;
@@ -370,7 +379,7 @@ static const char *check_node(const struct walk *w, TSNode node)
 		case RULE_ESCAPE: broken = bad_escape(r, node, w->sp, w->s, w->e); break;
 		case RULE_KEYWORD: broken = keyword_name(r, node, w->sp, w->s, w->e); break;
 		case RULE_NUMBER:
-			broken = !number_ok(r, w->sp, ts_node_start_byte(node),
+			broken = !number_ok(r, node, w->sp, ts_node_start_byte(node),
 			                    ts_node_end_byte(node));
 			break;
 		}

@@ -83,6 +83,11 @@ static const struct rcase cases[] = {
 	/* numbers */
 	{ "python-number", "python", PY_X, "1_" },
 	{ NULL, "python", PY_X, "1_000" },
+	{ "python-number", "python", PY_X, "012" }, /* leading zeros */
+	{ NULL, "python", PY_X, "00" },
+	{ NULL, "python", PY_X, "0_0" },
+	{ NULL, "python", PY_X, "012.5" },
+	{ NULL, "python", PY_X, "0x_1f" },
 	{ "c-number", "c", C_X, "1e;" },
 	{ "c-number", "c", C_X, "0x1p;" },
 	{ NULL, "c", C_X, "0x1e;" }, /* e is a hex digit */
