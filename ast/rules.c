@@ -353,6 +353,13 @@ static bool keyword_name(const struct rule *r, TSNode node, const struct spliced
 	size_t ns = ts_node_start_byte(node), ne = ts_node_end_byte(node);
 	char t[24];
 	if (ne <= ns || ne - ns >= sizeof t || ns >= e || ne <= s) return false;
+	/* only a member's name (after `.` or `->`): elsewhere a keyword read
+	 * as a name is the grammar's recovery from a macro it does not know
+	 * (`PR_BEGIN_EXTERN_C` before `typedef`), not the candidate's doing */
+	TSNode prev = ts_node_prev_sibling(node);
+	if (ts_node_is_null(prev)) return false;
+	const char *pt = ts_node_type(prev);
+	if (strcmp(pt, ".") && strcmp(pt, "->")) return false;
 	for (size_t i = ns; i < ne; i++) t[i - ns] = spliced_byte(sp, i);
 	t[ne - ns] = 0;
 	return word_in(t, r->words);
