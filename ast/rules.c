@@ -3,24 +3,28 @@
  * does not accept, one table row per rule (validate.c asks rules_broken()
  * of every candidate it parses).
  *
- * Two families:
+ * Three families:
  *   empty bodies   `if (x);`, `while (x);`, `for (...);`, `else ;` parse
  *                  and are almost never meant: accepted, they write a
  *                  silent bug (the body that follows runs unconditionally);
+ *   keywords       a member named by a keyword (`r->if(r->flags)`: what
+ *                  C's grammar makes of `\n\n    if (r->flags)` typed
+ *                  after `if (r->`), which no compiler takes;
  *   lexical        tree-sitter grammars take any backslash in a string and
  *                  most digit runs as a number; the compiler does not:
  *                  Python refuses `"\unic"` (truncated \uXXXX escape), C a
  *                  `\x` with no hex digit, every language `0x` with none.
  * (A number row exists only where its grammar lets a broken literal through:
  * the JavaScript, Go, Rust and Java grammars already refuse `0x`, `1e` and
- * `0b` with no digit, Python's and C's take `1_` and `1e`.)
+ * `0b` with no digit, Python's and C's take `1_` and `1e`, Python's `012`.)
  * Only what the candidate wrote is judged: the empty statement, the escape
  * or the literal must overlap the inserted bytes, so a document's own
  * `while (busy());` never silences a completion elsewhere.
  *
  * Neighbours: validate.c (calls it on each re-parsed tree), lang.c (the
  * languageIds the rows name). Tests: tests/ast/test_rules.c runs every row
- * on its own cases in tests/ast/cases/ and fails for a row without one.
+ * on its own cases (refused, and a neighbour accepted) and fails for a row
+ * without one.
  */
 #include <string.h>
 
@@ -35,12 +39,11 @@ enum rule_kind {
 
 enum rule_dialect {
 	DIALECT_NONE,
-	DIALECT_PYTHON,    /* \x 2 hex, \u 4, \U 8, \N{name}; raw strings none, bytes \x
+	DIALECT_PYTHON, /* \x 2 hex, \u 4, \U 8, \N{name}; raw strings none, bytes \x
 	                    * only; numbers separated, no leading zero in an integer */
-	DIALECT_C,         /* \x at least 1 hex, \u 4, \U 8 */
-	DIALECT_JS,        /* \x 2 hex, \u 4 or {hex} */
-	DIALECT_JAVA,      /* \u 4 hex; no escape outside btnfrs"'\ and octal */
-	DIALECT_SEPARATED, /* numbers: `_` only between digits (Python, JS, Java, Go) */
+	DIALECT_C,      /* \x at least 1 hex, \u 4, \U 8 */
+	DIALECT_JS,     /* \x 2 hex, \u 4 or {hex} */
+	DIALECT_JAVA,   /* \u 4 hex; no escape outside btnfrs"'\ and octal */
 };
 
 struct rule {
@@ -330,8 +333,7 @@ static bool number_ok(const struct rule *r, TSNode node, const struct spliced *s
 		if (!digit_of(t[i], base)) return false;
 	}
 	while (digit_of(t[i], base) || t[i] == '_' || t[i] == '\'' || t[i] == '.') i++;
-	bool separated = r->dialect == DIALECT_SEPARATED || r->dialect == DIALECT_PYTHON;
-	if (separated && i > 0 && t[i - 1] == '_') return false;
+	if (r->dialect == DIALECT_PYTHON && i > 0 && t[i - 1] == '_') return false;
 	if (r->dialect == DIALECT_PYTHON && base == 10 && t[0] == '0' &&
 	    !strcmp(ts_node_type(node), "integer") && strspn(t, "0_") < strspn(t, "0123456789_") &&
 	    !t[strspn(t, "0123456789_")])
