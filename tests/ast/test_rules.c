@@ -163,6 +163,59 @@ TEST(every_rule_has_a_case)
 	CHECK(ast_rule_name(ast_rule_count()) == NULL);
 }
 
+/* The rules judge what a candidate wrote, not the language: every line of
+ * real files, cut out whole and given back as the candidate, and the middle
+ * third of each line the same way (the rest of the line kept), is never
+ * refused by a rule. */
+TEST(no_rule_refuses_the_lines_of_real_files)
+{
+	const char *files[] = { "inventory.py", "slice_snapshot.c", "sample.ts", "sample.go",
+		                "sample.rs" };
+	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/data/%s", AST_TEST_DIR, files[f]);
+		size_t n = 0;
+		char *t = test_read_file(path, &n);
+		REQUIRE(t != NULL);
+		char *doc = malloc(n + 1);
+		REQUIRE(doc != NULL);
+		const struct ast_lang *lang = ast_lang_from_path(path);
+		size_t checks = 0, refused = 0;
+		for (size_t s = 0; s < n;) {
+			size_t e = s, a = s;
+			while (e < n && t[e] != '\n') e++;
+			while (a < e && (t[a] == ' ' || t[a] == '\t')) a++;
+			for (int mode = 0; mode < 2 && e - a >= 2; mode++) {
+				size_t c = mode ? a + (e - a) / 3 : a,
+				       d = mode ? a + 2 * (e - a) / 3 : e;
+				if (d <= c) continue;
+				memcpy(doc, t, c);
+				memcpy(doc + c, t + d, n - d);
+				struct ast_validate_params p = { .lang = lang,
+					                         .text = doc,
+					                         .len = n - (d - c),
+					                         .cursor = c,
+					                         .candidate = t + c,
+					                         .candidate_len = d - c };
+				struct ast_validation v;
+				CHECK(ast_validate(&p, &v) == 0);
+				checks++;
+				if (v.rule) {
+					refused++;
+					fprintf(stderr, "  %s: %s refuses %.*s\n", files[f], v.rule,
+					        (int)(d - c), t + c);
+				}
+			}
+			s = e + 1;
+		}
+		printf("  %s: %zu candidates, %zu refused by a rule\n", files[f], checks, refused);
+		CHECK(checks > 50);
+		CHECK_INT_EQ(refused, 0);
+		free(doc);
+		free(t);
+	}
+}
+
 /* Stops and families live in the language table. */
 TEST(languages_name_their_stops_and_kin)
 {
