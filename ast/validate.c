@@ -204,7 +204,8 @@ struct checker {
 	size_t near_hole;   /* near errors the document has */
 	size_t near_limit;  /* near errors allowed once a candidate is in */
 	size_t total_limit; /* and in the whole file */
-	size_t rest;        /* first byte with text after the cursor on its line; 0: none */
+	size_t rest;        /* first byte with text after the cursor on its line;
+	                     * SIZE_MAX: none */
 	unsigned parses;
 };
 
@@ -350,8 +351,8 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 	size_t near = near_errors(ck, root, k, content_end);
 	size_t total = count_near(root, 0, SIZE_MAX, content_end);
 	/* the line's own text after the cursor must stay code */
-	bool rest_hidden =
-	        ck->rest && rest_commented(root, ck->rest + k, ck->cursor, ck->cursor + k);
+	bool rest_hidden = ck->rest != SIZE_MAX &&
+	                   rest_commented(root, ck->rest + k, ck->cursor, ck->cursor + k);
 	struct spliced sp = { ck->text, ck->len, ck->cursor, 0, cand, k };
 	const char *broken = rules_broken(ck->lang, root, &sp, ck->cursor, ck->cursor + k);
 	if (rule) *rule = broken;
@@ -506,6 +507,7 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 		ck->tail_start--;
 	ck->owned_end = owned_end(p->text, p->len, ck->line_start, p->cursor);
 	ck->heads_block = ck->owned_end > text_line_end(p->text, p->len, p->cursor);
+	ck->rest = SIZE_MAX;
 	for (size_t i = p->cursor, le = text_line_end(p->text, p->len, p->cursor); i < le; i++)
 		if (!strchr(" \t\r", p->text[i])) {
 			ck->rest = i;
