@@ -91,6 +91,18 @@ struct ast_closer {
 size_t ast_closers_at(struct ast_doc *doc, const struct ast_lang *lang, const char *text,
                       size_t len, size_t cursor, struct ast_closer *out, size_t cap);
 
+/* Whether files of language b may lend lines to a document of language a:
+ * the same language, or one family (C and C++, whose headers they share;
+ * JavaScript and TypeScript, with and without JSX). False when either is
+ * NULL: a file without a grammar is nobody's kin. */
+bool ast_lang_kin(const struct ast_lang *a, const struct ast_lang *b);
+
+/* The language's own stop strings, NULL-terminated (an empty list for NULL
+ * or a language without): a candidate is cut before the first it reaches.
+ * Each starts a top-level definition or directive at column 0 ("\ndef ",
+ * "\n#include"). Static. */
+const char *const *ast_lang_stops(const struct ast_lang *lang);
+
 /* Number of grammars built in, and the i-th one (for tests and --help). */
 size_t ast_lang_count(void);
 const struct ast_lang *ast_lang_at(size_t i);
@@ -295,7 +307,10 @@ struct ast_validation {
 	size_t errors_after;  /* error nodes with the kept text inserted */
 	bool scope_cut;       /* cut where it left the enclosing scope */
 	bool closers_dropped; /* trailing closers the suffix supplies were dropped */
-	unsigned parses;      /* re-parses it took (for benchmarks) */
+	/* The language rule (ast_rule_name) the whole candidate broke, even
+	 * where a shorter prefix of it passed; NULL when none did. Static. */
+	const char *rule;
+	unsigned parses; /* re-parses it took (for benchmarks) */
 };
 
 /*
@@ -314,11 +329,29 @@ struct ast_validation {
  * node, a candidate that does not heal that break is judged inside the
  * top-level construct around the cursor instead (errors_* then count that
  * region), and where that construct is broken too, must not add errors to
- * the file either. Whitespace-only results
- * are INVALID. The kept text is candidate[0 .. keep_len).
+ * the file either. Whatever the errors say, the line's own text after the
+ * cursor must not end up in a comment the candidate opened, and the text
+ * inserted may break none of the language's rules (ast_rule_name): a parse that mends the
+ * line by reading a keyword as a name (`r->` completed with
+ * `\n\n    if (r->flags)` is the call `r->if(...)` to the grammar) is no
+ * mending. Whitespace-only results are INVALID. The kept text is candidate[0 .. keep_len).
  * 0, AST_EINVAL or AST_ENOMEM (then *out says INVALID).
  */
 int ast_validate(const struct ast_validate_params *p, struct ast_validation *out);
+
+/*
+ * The language rules validation applies beside the grammar (rules.c): what
+ * parses but is almost never meant (`if (x);`, `while (x);`, `else ;`) and
+ * what the grammar lets through but the language refuses (a Python `\u`
+ * with fewer than 4 hex digits, C's `\x` with none, `0x` with no digit).
+ * A candidate that breaks one in the text it inserts is cut before it or
+ * refused; ast_validation.rule names it. Rows in table order; names and
+ * the languageIds of each row (space-separated) are static, NULL past the
+ * end.
+ */
+size_t ast_rule_count(void);
+const char *ast_rule_name(size_t i);
+const char *ast_rule_langs(size_t i);
 
 /* ---- 5. Outlines: what a file defines and imports --------------------------- */
 

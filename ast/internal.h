@@ -27,7 +27,33 @@ struct ast_lang {
 	const char *const *closers; /* lines that close what an earlier line opened
 	                             * and that nothing else on the line follows
 	                             * (C's `#endif`); NULL: none */
+	/* Languages whose files may lend each other lines (C and C++ share
+	 * headers, JavaScript and TypeScript code): the same name for a family,
+	 * NULL for a language alone. */
+	const char *family;
+	/* Stop strings of the language (ast_lang_stops); NULL: none. */
+	const char *const *stops;
 };
+
+/* ---- language rules (rules.c) ---- */
+
+/* The document with [at, at + del) replaced by cand[0..k): what validation
+ * parses, read by byte offset. */
+struct spliced {
+	const char *text;
+	size_t len, at, del;
+	const char *cand;
+	size_t k;
+};
+
+/* The byte at offset b of the spliced text (0 past its end). */
+char spliced_byte(const struct spliced *s, size_t b);
+
+/* The first rule of lang's that the text inserted at [s, e) of the tree
+ * breaks (an empty `if` body it wrote, a `\u` escape it left short), as
+ * its static name, or NULL. */
+const char *rules_broken(const struct ast_lang *lang, TSNode root, const struct spliced *sp,
+                         size_t s, size_t e);
 
 /* True when `type` is one of the NULL-terminated list. */
 bool lang_type_in(const char *type, const char *const *list);

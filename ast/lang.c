@@ -1,7 +1,9 @@
 /*
  * lang.c - the language registry: LSP languageIds and file extensions mapped
  * to the vendored grammars, with what slicing needs to know of each grammar
- * (which node types define things, which import, how blocks are delimited).
+ * (which node types define things, which import, how blocks are delimited),
+ * which languages lend each other lines (a family) and each language's stop
+ * strings. The rules a grammar does not enforce are rules.c's table.
  * The table is const data: no state.
  */
 #include <string.h>
@@ -42,39 +44,60 @@ static const char *const ts_defs[] = { "function_declaration",   "generator_func
 static const char *const js_imports[] = { "import_statement", NULL };
 static const char *const preproc_closers[] = { "#endif", NULL };
 
+/*
+ * Stop strings of each language: where a candidate reaches one it is cut
+ * before it (completion.stop adds to them). Each starts a new top-level
+ * definition or directive at column 0, which a completion inside a body
+ * never means to write: the scope rule cuts a line that closes the body,
+ * these the next definition written after a body left unclosed, or at the
+ * top level, where there is no scope to leave.
+ */
+static const char *const python_stops[] = { "\ndef ", "\nclass ",      "\nasync def ",
+	                                    "\n@",    "\nif __name__", NULL };
+static const char *const c_stops[] = { "\n#include", "\n#define ", NULL };
+static const char *const js_stops[] = { "\nfunction ", "\nclass ",         "\nexport ",
+	                                "\nimport ",   "\nmodule.exports", NULL };
+static const char *const ts_stops[] = { "\nfunction ",  "\nclass ", "\nexport ",    "\nimport ",
+	                                "\ninterface ", "\ntype ",  "\nnamespace ", NULL };
+
 static const struct ast_lang langs[] = {
 	{ "python", LIST("python3"), LIST(".py", ".pyi", ".pyw"), tree_sitter_python,
 	  AST_BLOCK_INDENT, LIST("function_definition", "class_definition", "decorated_definition"),
-	  LIST("import_statement", "import_from_statement", "future_import_statement"), NULL },
+	  LIST("import_statement", "import_from_statement", "future_import_statement"), NULL, NULL,
+	  python_stops },
 	{ "c", LIST("c"), LIST(".c", ".h"), tree_sitter_c, AST_BLOCK_BRACE, c_defs,
-	  LIST("preproc_include"), preproc_closers },
+	  LIST("preproc_include"), preproc_closers, "c", c_stops },
 	{ "cpp", LIST("c++", "cuda-cpp", "objective-cpp"),
 	  LIST(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".cu", ".cuh", ".ipp"),
 	  tree_sitter_cpp, AST_BLOCK_BRACE, cpp_defs, LIST("preproc_include", "using_declaration"),
-	  preproc_closers },
+	  preproc_closers, "c", c_stops },
 	{ "javascript", LIST("javascriptreact", "js", "jsx"), LIST(".js", ".mjs", ".cjs", ".jsx"),
-	  tree_sitter_javascript, AST_BLOCK_BRACE, js_defs, js_imports, NULL },
+	  tree_sitter_javascript, AST_BLOCK_BRACE, js_defs, js_imports, NULL, "js", js_stops },
 	{ "typescript", LIST("ts"), LIST(".ts", ".mts", ".cts"), tree_sitter_typescript,
-	  AST_BLOCK_BRACE, ts_defs, js_imports, NULL },
+	  AST_BLOCK_BRACE, ts_defs, js_imports, NULL, "js", ts_stops },
 	{ "typescriptreact", LIST("tsx"), LIST(".tsx"), tree_sitter_tsx, AST_BLOCK_BRACE, ts_defs,
-	  js_imports, NULL },
+	  js_imports, NULL, "js", ts_stops },
 	{ "go", LIST("golang"), LIST(".go"), tree_sitter_go, AST_BLOCK_BRACE,
 	  LIST("function_declaration", "method_declaration", "type_declaration"),
-	  LIST("import_declaration", "package_clause"), NULL },
+	  LIST("import_declaration", "package_clause"), NULL, NULL,
+	  LIST("\nfunc ", "\ntype ", "\nimport ", "\npackage ") },
 	{ "rust", LIST("rs"), LIST(".rs"), tree_sitter_rust, AST_BLOCK_BRACE,
 	  LIST("function_item", "function_signature_item", "struct_item", "enum_item", "union_item",
 	       "trait_item", "impl_item", "mod_item", "type_item"),
-	  LIST("use_declaration", "extern_crate_declaration"), NULL },
+	  LIST("use_declaration", "extern_crate_declaration"), NULL, NULL,
+	  LIST("\nfn ", "\npub fn ", "\nimpl ", "\nmod ", "\nuse ", "\n#[") },
 	{ "java", LIST("java"), LIST(".java"), tree_sitter_java, AST_BLOCK_BRACE,
 	  LIST("class_declaration", "interface_declaration", "enum_declaration",
 	       "record_declaration", "method_declaration", "constructor_declaration"),
-	  LIST("import_declaration", "package_declaration"), NULL },
+	  LIST("import_declaration", "package_declaration"), NULL, NULL,
+	  LIST("\nimport ", "\npackage ", "\npublic class ") },
 	{ "json", LIST("jsonc", "json5"), LIST(".json", ".jsonc"), tree_sitter_json, AST_BLOCK_NONE,
-	  LIST("pair"), LIST("__none__"), NULL },
+	  LIST("pair"), LIST("__none__"), NULL, NULL, NULL },
 	{ "shellscript", LIST("bash", "sh", "shell", "zsh"), LIST(".sh", ".bash"), tree_sitter_bash,
-	  AST_BLOCK_KEYWORD, LIST("function_definition"), LIST("__none__"), NULL },
+	  AST_BLOCK_KEYWORD, LIST("function_definition"), LIST("__none__"), NULL, NULL, NULL },
 	{ "lua", LIST("lua"), LIST(".lua"), tree_sitter_lua, AST_BLOCK_KEYWORD,
-	  LIST("function_declaration"), LIST("__none__"), NULL },
+	  LIST("function_declaration"), LIST("__none__"), NULL, NULL,
+	  LIST("\nfunction ", "\nlocal function ") },
 };
 
 #define N_LANGS (sizeof langs / sizeof langs[0])
@@ -125,6 +148,18 @@ const struct ast_lang *ast_lang_from_path(const char *path)
 			 * enough that a case-insensitive match helps more. */
 			if (!strcasecmp(dot, *e)) return &langs[i];
 	return NULL;
+}
+
+bool ast_lang_kin(const struct ast_lang *a, const struct ast_lang *b)
+{
+	if (!a || !b) return false;
+	return a == b || (a->family && b->family && !strcmp(a->family, b->family));
+}
+
+const char *const *ast_lang_stops(const struct ast_lang *lang)
+{
+	static const char *const none[] = { NULL };
+	return lang && lang->stops ? lang->stops : none;
 }
 
 const char *ast_lang_id_from_path(const char *path)

@@ -24,6 +24,11 @@
  * after it, or the rest of the file, more broken than no line at all would.
  * Where those lines are broken, a candidate that only starts a comment is
  * refused: it mends nothing and hides the unfinished line.
+ * Beside the errors, two checks of what the candidate itself wrote: the
+ * line's own text after the cursor must not fall into a comment the
+ * candidate opened (`flags) { //` before `) {` mends the line by hiding
+ * it), and the language's rules (rules.c: empty bodies, keywords read as
+ * names, escapes and numbers the grammar lets through) must hold.
  * Each check copies the document's tree, ts_tree_edit()s the insertion into
  * the copy and re-parses incrementally, so its cost follows the edit, not
  * the file.
@@ -45,13 +50,13 @@ const char *ast_verdict_name(enum ast_verdict v)
 	return "?";
 }
 
-/* The document with [at, at + del) replaced by cand[0..k), read in three pieces. */
-struct spliced {
-	const char *text;
-	size_t len, at, del;
-	const char *cand;
-	size_t k;
-};
+char spliced_byte(const struct spliced *s, size_t b)
+{
+	if (b < s->at) return s->text[b];
+	if (b < s->at + s->k) return s->cand[b - s->at];
+	b = b - s->k + s->del;
+	return b < s->len ? s->text[b] : 0;
+}
 
 static const char *spliced_read(void *payload, uint32_t byte, TSPoint pos, uint32_t *n)
 {
@@ -181,6 +186,7 @@ static bool brackets_hold(TSNode root, size_t s, size_t e)
 }
 
 struct checker {
+	const struct ast_lang *lang;
 	TSParser *parser; /* the document's (borrowed) or owned_parser */
 	TSParser *owned_parser;
 	const TSTree *old; /* the document's tree (borrowed or owned_old) */
@@ -198,6 +204,8 @@ struct checker {
 	size_t near_hole;   /* near errors the document has */
 	size_t near_limit;  /* near errors allowed once a candidate is in */
 	size_t total_limit; /* and in the whole file */
+	size_t rest;        /* first byte with text after the cursor on its line;
+	                     * SIZE_MAX: none */
 	unsigned parses;
 };
 
@@ -300,8 +308,25 @@ static bool new_comment_only(TSNode root, size_t s, size_t e)
 	return x.only;
 }
 
-/* Whether cand[0..k) inserted at the cursor passes; *after gets its errors. */
-static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok, size_t *after)
+/* Whether the text after the cursor on its line, at rest_at in a tree where
+ * the candidate [s, e) went in, lies in a comment that the candidate began:
+ * `if (r->` completed with `flags) { //` turns the line's own `) {` into
+ * a comment, which mends the line by hiding it. */
+static bool rest_commented(TSNode root, size_t rest_at, size_t s, size_t e)
+{
+	TSNode n =
+	        ts_node_descendant_for_byte_range(root, (uint32_t)rest_at, (uint32_t)rest_at + 1);
+	for (int up = 0; !ts_node_is_null(n) && up < 4; up++, n = ts_node_parent(n)) {
+		size_t ns = ts_node_start_byte(n);
+		if (strstr(ts_node_type(n), "comment") && ns >= s && ns < e) return true;
+	}
+	return false;
+}
+
+/* Whether cand[0..k) inserted at the cursor passes; *after gets its errors,
+ * *rule (may be NULL) the language rule it broke, or NULL. */
+static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok, size_t *after,
+                        const char **rule)
 {
 	TSTree *nt;
 	int rc = parse_spliced(ck, ck->cursor, 0, cand, k, &nt);
@@ -325,12 +350,18 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 	bool balanced = !ck->heads_block || brackets_hold(root, ck->line_start, ck->owned_end + k);
 	size_t near = near_errors(ck, root, k, content_end);
 	size_t total = count_near(root, 0, SIZE_MAX, content_end);
+	/* the line's own text after the cursor must stay code */
+	bool rest_hidden = ck->rest != SIZE_MAX &&
+	                   rest_commented(root, ck->rest + k, ck->cursor, ck->cursor + k);
+	struct spliced sp = { ck->text, ck->len, ck->cursor, 0, cand, k };
+	const char *broken = rules_broken(ck->lang, root, &sp, ck->cursor, ck->cursor + k);
+	if (rule) *rule = broken;
 	/* A comment mends nothing: where the lines around the cursor are
 	 * broken, it only hides that the line is unfinished (`} = // x`). */
 	bool hides = ck->near_hole > 0 && new_comment_only(root, ck->cursor, ck->cursor + k);
 	ts_tree_delete(nt);
 	*after = c.local + c.other;
-	*ok = balanced && !hides && c.local == 0 &&
+	*ok = balanced && !hides && !rest_hidden && !broken && c.local == 0 &&
 	      c.other <= ck->before.local + ck->before.other && near <= ck->near_limit &&
 	      total <= ck->total_limit;
 	return 0;
@@ -446,6 +477,7 @@ static void checker_finish(struct checker *ck)
 static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 {
 	memset(ck, 0, sizeof *ck);
+	ck->lang = p->lang;
 	ck->text = p->text;
 	ck->len = p->len;
 	ck->cursor = p->cursor;
@@ -475,6 +507,12 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 		ck->tail_start--;
 	ck->owned_end = owned_end(p->text, p->len, ck->line_start, p->cursor);
 	ck->heads_block = ck->owned_end > text_line_end(p->text, p->len, p->cursor);
+	ck->rest = SIZE_MAX;
+	for (size_t i = p->cursor, le = text_line_end(p->text, p->len, p->cursor); i < le; i++)
+		if (!strchr(" \t\r", p->text[i])) {
+			ck->rest = i;
+			break;
+		}
 	ck->before =
 	        classify(ts_tree_root_node(ck->old), p->cursor, p->cursor, ck->line_start,
 	                 ck->tail_start > p->cursor ? ck->tail_start : p->cursor, ck->owned_end);
@@ -556,7 +594,7 @@ static int validate_text(struct checker *ck, const struct ast_lang *lang, const 
 	out->errors_before = ck->before.local + ck->before.other;
 	bool ok = false;
 	size_t after = 0;
-	int rc = check_prefix(ck, cand, k, &ok, &after);
+	int rc = check_prefix(ck, cand, k, &ok, &after, &out->rule);
 	if (!rc && ok) {
 		out->verdict = scope_cut ? AST_VERDICT_TRIMMED : AST_VERDICT_VALID;
 		out->keep_len = k;
@@ -566,7 +604,7 @@ static int validate_text(struct checker *ck, const struct ast_lang *lang, const 
 	size_t cuts[MAX_TRIES];
 	size_t n = rc ? 0 : cut_points(lang, cand, k, cuts, MAX_TRIES);
 	for (size_t i = 0; i < n; i++) {
-		rc = check_prefix(ck, cand, cuts[i], &ok, &after);
+		rc = check_prefix(ck, cand, cuts[i], &ok, &after, NULL);
 		if (rc) break;
 		if (ok) {
 			out->verdict = AST_VERDICT_TRIMMED;
@@ -639,7 +677,7 @@ int ast_validate(const struct ast_validate_params *p, struct ast_validation *out
 	 * must not get worse either. */
 	bool ok;
 	size_t after;
-	rc = check_prefix(&ck, cand, out->keep_len, &ok, &after);
+	rc = check_prefix(&ck, cand, out->keep_len, &ok, &after, NULL);
 	if (!rc && after > ck.before.local + ck.before.other) {
 		out->verdict = AST_VERDICT_INVALID;
 		out->keep_len = 0;

@@ -279,11 +279,11 @@ int cli_validate(int argc, char **argv)
 		return 1;
 	}
 	bool shown = v.verdict != AST_VERDICT_INVALID && v.keep_len > 0;
-	return print_json(
-	        json_pack("{s:b, s:b, s:s, s:o, s:s, s:I, s:I, s:b, s:b, s:I}", "valid", shown,
-	                  "trimmed", v.verdict == AST_VERDICT_TRIMMED, "verdict",
-	                  ast_verdict_name(v.verdict), "text", strn(cand, v.keep_len), "lang",
-	                  ast_lang_name(ld.lang), "errors_before", (json_int_t)v.errors_before,
-	                  "errors_after", (json_int_t)v.errors_after, "scope_cut", v.scope_cut,
-	                  "closers_dropped", v.closers_dropped, "parses", (json_int_t)v.parses));
+	return print_json(json_pack(
+	        "{s:b, s:b, s:s, s:o, s:s, s:I, s:I, s:b, s:b, s:I, s:o}", "valid", shown,
+	        "trimmed", v.verdict == AST_VERDICT_TRIMMED, "verdict", ast_verdict_name(v.verdict),
+	        "text", strn(cand, v.keep_len), "lang", ast_lang_name(ld.lang), "errors_before",
+	        (json_int_t)v.errors_before, "errors_after", (json_int_t)v.errors_after,
+	        "scope_cut", v.scope_cut, "closers_dropped", v.closers_dropped, "parses",
+	        (json_int_t)v.parses, "rule", v.rule ? json_string(v.rule) : json_null()));
 }

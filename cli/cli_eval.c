@@ -202,6 +202,7 @@ struct outcome {
 	/* completions; of them checkable (a grammar); of those parsing as well
 	 * as the original, and adding no error to the file with the hole */
 	int32_t returned, checked, parsed, no_new;
+	int32_t with_newline; /* completions returned that hold a line break */
 	double cpu_ms;
 	char *top; /* owned */
 	/* cross: tokens of project context kept in the prompt, per source
@@ -311,6 +312,7 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	out->returned = (int32_t)r.count;
 	for (size_t i = 0; i < r.count; i++) {
 		const struct complete_item *it = &r.items[i];
+		out->with_newline += memchr(it->text, '\n', it->len) != NULL;
 		bool ok = false, no_new = false;
 		if (e->has_base &&
 		    !eval_parses_with(e->lang, e->c.text, e->c.len, it->start, it->end, it->text,
@@ -346,7 +348,7 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 struct row {
 	size_t n, exact, answered, errors;
 	double sim_sum;
-	int64_t returned, checked, parsed, no_new;
+	int64_t returned, checked, parsed, no_new, with_newline;
 	double p50, p90, cpu50;
 };
 
@@ -370,6 +372,7 @@ static int row_compute(const struct ecase *cs, struct outcome *const *res, size_
 		r->parsed += o->parsed;
 		r->checked += o->checked;
 		r->no_new += o->no_new;
+		r->with_newline += o->with_newline;
 	}
 	r->p50 = eval_percentile(ms, r->n, 0.5);
 	r->p90 = eval_percentile(ms, r->n, 0.9);
@@ -415,6 +418,18 @@ static void table_print(FILE *f, const struct ecase *cs, struct outcome *const *
 			        pct((double)(r.n - r.answered), (double)r.n), r.p50, r.p90,
 			        r.cpu50);
 		}
+	}
+	/* under the table, so that its columns stay those tools/plot_eval.py reads */
+	for (int m = 0; m < MODE_COUNT; m++) {
+		struct row a, b;
+		if (!modes[m] || row_compute(cs, res, n, (enum mode)m, EVAL_KIND_REST, &a) ||
+		    row_compute(cs, res, n, (enum mode)m, EVAL_KIND_LINE, &b) || !(a.n + b.n))
+			continue;
+		fprintf(f,
+		        "%s: %lld of %lld completions on rest_of_line and line cases hold a line "
+		        "break\n",
+		        mode_names[m], (long long)(a.with_newline + b.with_newline),
+		        (long long)(a.returned + b.returned));
 	}
 }
 
@@ -472,26 +487,29 @@ static json_t *json_report(const struct opts *o, const char *model_path, const s
 			struct row r;
 			if (row_compute(cs, res, n, (enum mode)m, (enum eval_kind)k, &r) || !r.n)
 				continue;
-			json_array_append_new(
-			        rows,
-			        json_pack(
-			                "{s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:o, s:I, s:I, s:f, "
-			                "s:f, s:f, s:f, s:I}",
-			                "mode", mode_names[m], "kind",
-			                k == EVAL_KIND_COUNT ? "all" : eval_kind_name(k), "cases",
-			                (json_int_t)r.n, "exact", (double)r.exact / (double)r.n,
-			                "edit_sim", r.sim_sum / (double)r.n, "edit_sim_answered",
-			                r.answered ? r.sim_sum / (double)r.answered : 0.0, "parse",
-			                r.checked ? json_real((double)r.parsed / (double)r.checked)
-			                          : json_null(),
-			                "no_new_errors",
-			                r.checked ? json_real((double)r.no_new / (double)r.checked)
-			                          : json_null(),
-			                "parse_checked", (json_int_t)r.checked, "returned",
-			                (json_int_t)r.returned, "no_answer",
-			                (double)(r.n - r.answered) / (double)r.n, "p50_ms", r.p50,
-			                "p90_ms", r.p90, "cpu_p50_ms", r.cpu50, "errors",
-			                (json_int_t)r.errors));
+			json_t *row = json_pack(
+			        "{s:s, s:s, s:I, s:f, s:f, s:f, s:o, s:o, s:I, s:I, s:f, "
+			        "s:f, s:f, s:f, s:I}",
+			        "mode", mode_names[m], "kind",
+			        k == EVAL_KIND_COUNT ? "all" : eval_kind_name(k), "cases",
+			        (json_int_t)r.n, "exact", (double)r.exact / (double)r.n, "edit_sim",
+			        r.sim_sum / (double)r.n, "edit_sim_answered",
+			        r.answered ? r.sim_sum / (double)r.answered : 0.0, "parse",
+			        r.checked ? json_real((double)r.parsed / (double)r.checked)
+			                  : json_null(),
+			        "no_new_errors",
+			        r.checked ? json_real((double)r.no_new / (double)r.checked)
+			                  : json_null(),
+			        "parse_checked", (json_int_t)r.checked, "returned",
+			        (json_int_t)r.returned, "no_answer",
+			        (double)(r.n - r.answered) / (double)r.n, "p50_ms", r.p50, "p90_ms",
+			        r.p90, "cpu_p50_ms", r.cpu50, "errors", (json_int_t)r.errors);
+			/* beside the others: a one-line kind answered on several lines
+			 * breaks the line it was asked to finish */
+			if (row)
+				json_object_set_new(row, "returned_with_newline",
+				                    json_integer(r.with_newline));
+			json_array_append_new(rows, row);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -506,6 +524,9 @@ static json_t *json_report(const struct opts *o, const char *model_path, const s
 			                  (json_int_t)x->parsed, "no_new_errors",
 			                  (json_int_t)x->no_new, "checked", (json_int_t)x->checked,
 			                  "ms", x->ms, "cpu_ms", x->cpu_ms);
+			if (xo)
+				json_object_set_new(xo, "with_newline",
+				                    json_integer(x->with_newline));
 			if (m == MODE_CROSS && xo)
 				json_object_set_new(
 				        xo, "context",

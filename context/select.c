@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -525,9 +526,36 @@ static int cmp_prompt(const void *a, const void *b)
 	return (x->score > y->score) - (x->score < y->score);
 }
 
-/* The documents' texts, the most like the cursor's surroundings first
- * (the candidates' ties go to them), one form feed line between two (a
- * line counts once per file: pipeline/recall.h). */
+/* The extension of a path's last component ("" when none). */
+static const char *path_ext(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *dot = strrchr(base, '.');
+	return dot && dot != base ? dot : "";
+}
+
+/*
+ * Whether a file's lines may continue a line of the query's document: a
+ * line of another language is no answer however well it starts (`ret` in
+ * a .js completed with a Python `return self.price`). The same language or
+ * its family (ast_lang_kin: C with C++, JavaScript with TypeScript); where
+ * the document's language has no grammar, files of its extension.
+ */
+static bool lines_kin(const struct ctx_query *q, const char *path)
+{
+	const struct ast_lang *here = ast_lang_from_id(q->language_id);
+	if (!here && q->path) here = ast_lang_from_path(q->path);
+	if (!path) return false;
+	const struct ast_lang *there = ast_lang_from_path(path);
+	if (here || there) return ast_lang_kin(here, there);
+	return q->path && path_ext(q->path)[0] && !strcasecmp(path_ext(q->path), path_ext(path));
+}
+
+/* The documents' texts of the document's language (lines_kin), the most
+ * like the cursor's surroundings first (the candidates' ties go to them),
+ * one form feed line between two (a line counts once per file:
+ * pipeline/recall.h). */
 static int join_lines(struct sel *s, struct ctx_chunks *out)
 {
 	size_t order[MAX_READ + MAX_RELATED + 32];
@@ -539,17 +567,21 @@ static int join_lines(struct sel *s, struct ctx_chunks *out)
 	}
 	const size_t sep = 3; /* "\n\f\n" */
 	size_t total = 0;
-	for (size_t d = 0; d < s->n_docs; d++)
-		if (s->docs[d].len <= MAX_DOC_BYTES &&
+	bool kin[sizeof order / sizeof order[0]];
+	for (size_t d = 0; d < s->n_docs; d++) {
+		kin[d] = lines_kin(s->q, s->docs[d].path);
+		if (kin[d] && s->docs[d].len <= MAX_DOC_BYTES &&
 		    total + s->docs[d].len + sep <= MAX_LINES_BYTES)
 			total += s->docs[d].len + sep;
+	}
 	if (!total) return 0;
 	out->lines = malloc(total + 1);
 	if (!out->lines) return -ENOMEM;
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_docs; i++) {
 		const struct ctx_doc *od = &s->docs[order[i]];
-		if (od->len > MAX_DOC_BYTES || n + od->len + sep > total) continue;
+		if (!kin[order[i]] || od->len > MAX_DOC_BYTES || n + od->len + sep > total)
+			continue;
 		memcpy(out->lines + n, od->text, od->len);
 		n += od->len;
 		memcpy(out->lines + n, "\n\f\n", sep);

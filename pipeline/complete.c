@@ -91,10 +91,21 @@ int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
 {
 	switch (st->completion_multiline) {
 	case CONFIG_MULTILINE_NEVER: return 1;
-	case CONFIG_MULTILINE_ALWAYS: return st->completion_max_lines;
-	case CONFIG_MULTILINE_AUTO: break;
+	case CONFIG_MULTILINE_ALWAYS: break;
+	case CONFIG_MULTILINE_AUTO: return shape == AST_SHAPE_BLOCK ? st->completion_max_lines : 1;
 	}
-	return shape == AST_SHAPE_BLOCK ? st->completion_max_lines : 1;
+	/* Text after the cursor is the line's own end: a second line would
+	 * push it below the completion, even when multi-line is asked for. */
+	return shape == AST_SHAPE_REST_OF_LINE ? 1 : st->completion_max_lines;
+}
+
+size_t complete_shape_bind(const char *text, size_t len, int32_t max_lines)
+{
+	if (max_lines != 1) return len;
+	const char *nl = memchr(text, '\n', len);
+	size_t keep = nl ? (size_t)(nl - text) : len;
+	while (keep > 0 && text[keep - 1] == '\r') keep--;
+	return keep;
 }
 
 /* ---- sticky snippets ---------------------------------------------------- */
@@ -324,7 +335,8 @@ struct given_note {
 static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const char *text,
                         size_t len, size_t cursor, const struct complete_options *opt,
                         const struct engine_result *er, const struct engine_given *given,
-                        const struct given_note *notes, size_t n_given, struct complete_result *out)
+                        const struct given_note *notes, size_t n_given, int32_t max_lines,
+                        struct complete_result *out)
 {
 	out->items = calloc((size_t)er->n_candidates + 1, sizeof *out->items);
 	/* per item: the errors it leaves when it removed one the document had
@@ -348,14 +360,19 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			out->rejected++;
 			continue;
 		}
-		if (opt->validate && lang && c->len) {
+		/* The shape binds every candidate, decoded or given, before it is
+		 * judged: one line where one was asked for (the engine counts a
+		 * line after leading blank ones, `\n\n    if (r->flags)`). */
+		size_t bound = complete_shape_bind(c->text, c->len, max_lines);
+		keep = bound;
+		if (opt->validate && lang && bound) {
 			struct ast_validate_params vp = {
 				.lang = lang,
 				.text = text,
 				.len = len,
 				.cursor = cursor,
 				.candidate = c->text,
-				.candidate_len = c->len,
+				.candidate_len = bound,
 				.doc = doc,
 				.copied = note && note->copied,
 				.copy_at = note ? note->copy_at : 0,
@@ -528,6 +545,8 @@ struct run {
 	size_t n_given;
 	int32_t n_project_given; /* of them, lines of other files */
 	struct scope_rule scope; /* the engine's scope-end stop reads it */
+	const char **stops;      /* the language's stop strings, then completion.stop's
+	                          * (owned array, strings borrowed from both) */
 	struct engine_request rq;
 	struct engine_result er; /* owned */
 };
@@ -636,7 +655,7 @@ int complete_live_continue(struct engine *engine, struct complete_live *cl, atom
 	struct complete_options opt = complete_options_default();
 	opt.validate = cl->validate;
 	int prc = post_process(cl->lang, cl->validate ? cl->doc : NULL, cl->text, cl->len,
-	                       cl->cursor, &opt, &er, NULL, NULL, 0, out);
+	                       cl->cursor, &opt, &er, NULL, NULL, 0, cl->max_lines, out);
 	engine_result_finish(&er);
 	out->total_ms = now_ms() - t0;
 	if (prc) {
@@ -649,6 +668,7 @@ int complete_live_continue(struct engine *engine, struct complete_live *cl, atom
 static void run_finish(struct run *r)
 {
 	engine_result_finish(&r->er);
+	free(r->stops);
 	free(r->snips);
 	ast_slice_finish(&r->slice);
 	ast_slice_finish(&r->short_slice);
@@ -934,13 +954,35 @@ closers:;
 	}
 }
 
+/*
+ * The stop strings: the language's own (ast_lang_stops: a new top-level
+ * definition at column 0), then completion.stop's, which add to them. On
+ * out of memory, completion.stop's alone, as they were before the
+ * language had any.
+ */
+static size_t run_stops(struct run *r, const struct settings *st, const char *const **out)
+{
+	const char *const *own = ast_lang_stops(r->lang);
+	size_t n_own = 0, n_set = 0;
+	while (own[n_own]) n_own++;
+	while (st->completion_stop && st->completion_stop[n_set]) n_set++;
+	*out = (const char *const *)st->completion_stop;
+	if (!n_own) return n_set;
+	r->stops = calloc(n_own + n_set + 1, sizeof *r->stops);
+	if (!r->stops) return n_set;
+	memcpy(r->stops, own, n_own * sizeof *own);
+	if (n_set) memcpy(r->stops + n_own, st->completion_stop, n_set * sizeof *r->stops);
+	*out = r->stops;
+	return n_own + n_set;
+}
+
 /* Step 5: the engine request from the settings, the options and what the
  * steps before made (all borrowed from *r). */
 static void step_request(struct run *r, const struct settings *st,
                          const struct complete_options *opt, int32_t max_lines)
 {
-	size_t n_stop = 0;
-	while (st->completion_stop && st->completion_stop[n_stop]) n_stop++;
+	const char *const *stops;
+	size_t n_stop = run_stops(r, st, &stops);
 	r->scope = (struct scope_rule){ .by_indent = lang_by_indent(r->lname),
 		                        .indent = r->shape.indent_len };
 	struct engine_request *rq = &r->rq;
@@ -977,7 +1019,7 @@ static void step_request(struct run *r, const struct settings *st,
 	rq->temperature = (float)st->completion_temperature;
 	rq->top_p = (float)st->completion_top_p;
 	rq->seed = opt->seed;
-	rq->stop = (const char *const *)st->completion_stop;
+	rq->stop = stops;
 	rq->n_stop = n_stop;
 	rq->stop_text = opt->validate && max_lines > 1 ? scope_stop : NULL;
 	rq->stop_ud = &r->scope;
@@ -1100,7 +1142,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 
 	/* Step 6: validation, trimming and ranges; then rerank */
 	rc = post_process(r->lang, opt->validate ? r->doc : NULL, text, len, cursor, opt, &r->er,
-	                  r->given, r->notes, r->n_given, out);
+	                  r->given, r->notes, r->n_given, out->max_lines, out);
 	if (!rc) rc = rank(st, text, len, cursor, opt, out);
 	if (rc) {
 		complete_result_finish(out);

@@ -225,9 +225,20 @@ void complete_fit_context(struct settings *st, int32_t n_ctx);
 /*
  * Lines a candidate may have for this shape and settings:
  * completion.multiline never -> 1, always -> completion.maxLines, auto ->
- * completion.maxLines for a BLOCK shape and 1 otherwise.
+ * completion.maxLines for a BLOCK shape and 1 otherwise; REST_OF_LINE is 1
+ * whatever the setting (the line's own text follows the completion).
  */
 int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st);
+
+/*
+ * The bytes of a candidate that the shape allows, where max_lines is 1:
+ * up to its first newline (a CR before it dropped), so that nothing shown
+ * on one line carries a line break, not even after leading blank lines
+ * (which the engine's line count skips). Other limits: len (the engine
+ * cut at max_lines). complete_run applies it to every candidate before
+ * validation.
+ */
+size_t complete_shape_bind(const char *text, size_t len, int32_t max_lines);
 
 /*
  * Whether a candidate is a runaway loop: one line, stopped by maxTokens while

@@ -24,6 +24,13 @@ def h():
 check validate-trimmed "$out" '"trimmed": true'
 check validate-trimmed-text "$out" '"text": "x = 1"'
 
+# a language rule names itself: an empty if body in C
+printf 'int f(int x)\n{\n    if (x == 0)\n    return 1;\n}\n' > "$tmp/r.c"
+out=$("$infill" validate "$tmp/r.c:3:16" --text ';' 2>&1)
+check validate-rule "$out" '"rule": "empty-if-body"'
+out=$("$infill" validate "$tmp/r.c:3:16" --text ' return 0;' 2>&1)
+check validate-no-rule "$out" '"rule": null'
+
 # COL counts characters: the cursor after "é" (2 bytes) is column 6.
 printf 'x = "é"\ny = len(\n' > "$tmp/u.py"
 out=$("$infill" validate "$tmp/u.py:2:9" --text 'x)' 2>&1)

@@ -746,6 +746,61 @@ TEST(select_related_files_most_like_the_cursor)
 	proj_free(&p);
 }
 
+/* Lines of another language are no answer: with a .py, a .c, a .h and a
+ * .ts open, a .js document is offered the TypeScript lines only, a .c one
+ * the header's and the C file's; a language without a grammar its own
+ * extension's. */
+TEST(select_lines_of_the_same_language_only)
+{
+	const char *py =
+	        "class Item:\n    def total(self):\n        return self.price * self.quantity\n";
+	const char *js = "function total(cart) {\n  return cart.items.length;\n}\n";
+	const char *ts = "export function count(c: Cart): number {\n  return c.items.length;\n}\n";
+	const char *c = "int ring_len(struct ring *r)\n{\n    return r->head - r->tail;\n}\n";
+	const char *h = "static inline int ring_empty(struct ring *r)\n{\n    return !r->n;\n}\n";
+	const char *txt = "return the books by friday\n";
+	struct ctx_doc open[6] = {
+		{ "/p/inventory.py", py, strlen(py) }, { "/p/ring.c", c, strlen(c) },
+		{ "/p/ring.h", h, strlen(h) },         { "/p/count.ts", ts, strlen(ts) },
+		{ "/p/cart.js", js, strlen(js) },      { "/p/notes.txt", txt, strlen(txt) },
+	};
+	const char *cur = "function price(cart) {\n  ret";
+	struct ctx_query q = { .path = "/p/price.js",
+		               .language_id = "javascript",
+		               .text = cur,
+		               .len = strlen(cur),
+		               .cursor = strlen(cur),
+		               .open = open,
+		               .n_open = 6,
+		               .budget = 500 };
+	struct ctx_chunks ch;
+	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+	CHECK(ch.lines && strstr(ch.lines, "return cart.items.length;"));
+	CHECK(ch.lines && strstr(ch.lines, "return c.items.length;")); /* TypeScript: kin */
+	CHECK(!ch.lines || !strstr(ch.lines, "self.price"));
+	CHECK(!ch.lines || !strstr(ch.lines, "r->head"));
+	CHECK(!ch.lines || !strstr(ch.lines, "books"));
+	ctx_chunks_finish(&ch);
+
+	q.path = "/p/main.c";
+	q.language_id = "c";
+	q.text = cur = "int main(void)\n{\n    ret";
+	q.len = q.cursor = strlen(cur);
+	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+	CHECK(ch.lines && strstr(ch.lines, "r->head") && strstr(ch.lines, "!r->n"));
+	CHECK(!ch.lines || (!strstr(ch.lines, "self.price") && !strstr(ch.lines, "cart.items")));
+	ctx_chunks_finish(&ch);
+
+	q.path = "/p/todo.txt";
+	q.language_id = "plaintext";
+	q.text = cur = "ret";
+	q.len = q.cursor = strlen(cur);
+	CHECK_INT_EQ(ctx_select(&q, &ch), 0);
+	CHECK(ch.lines && strstr(ch.lines, "books"));
+	CHECK(!ch.lines || !strstr(ch.lines, "self.price"));
+	ctx_chunks_finish(&ch);
+}
+
 TEST(select_nothing_without_project_context)
 {
 	const char *cur = "def f(x):\n    return g(x)\n";

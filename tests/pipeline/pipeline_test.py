@@ -1024,6 +1024,46 @@ def case_project_context(binary, model):
     finally:
         c.kill()
 
+def case_lines_of_the_same_language(binary, model):
+    """Other documents' lines are offered only from files of the document's
+    language or its family: with inventory.py, ring.c and cart.js open,
+    `ret` in a .js is offered cart.js's `return` and never the Python
+    one, in the inline list and in the menu."""
+    root = tempfile.mkdtemp()
+    files = {
+        "inventory.py": ("python", "class Item:\n    def total(self):\n"
+                         "        return self.price * self.quantity\n"),
+        "ring.c": ("c", "int ring_len(struct ring *r)\n{\n    return r->head - r->tail;\n}\n"),
+        "cart.js": ("javascript", "function total(cart) {\n  return cart.items.length;\n}\n"),
+    }
+    main = "function price(cart) {\n  ret"
+    main_uri = "file://%s/price.js" % root
+    # maxTokens: a given line longer than it is not scored
+    c = start(binary, model, {"completion.candidates": 3, "completion.maxTokens": 32},
+              root=root)
+    try:
+        wait_loaded(c)
+        for name, (lang, text) in files.items():
+            open_doc(c, text, uri="file://%s/%s" % (root, name), lang=lang)
+        open_doc(c, main, uri=main_uri, lang="javascript")
+        items = inline(c, 1, len("  ret"), uri=main_uri)
+        texts = [i["insertText"] for i in items]
+        check(any(t.endswith("urn cart.items.length;") for t in texts),
+              "the JavaScript line is offered (its prior beats random weights)", texts)
+        check(not any("self." in t or "r->" in t for t in texts),
+              "no line of another language inline", texts)
+        r = c.request("textDocument/completion", {
+            "textDocument": {"uri": main_uri}, "position": {"line": 1, "character": 5}})
+        menu = r.get("result") or []
+        menu = menu.get("items", []) if isinstance(menu, dict) else menu
+        words = [json.dumps(m) for m in menu]
+        check(not any("self.price" in w or "r->head" in w for w in words),
+              "nor in the menu", words)
+        check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
 def case_project_context_unopened_files(binary, model):
     """Files that are not open reach the server's prompts: the
     workspace index keeps the texts it read off the loop, so a C file's

@@ -484,6 +484,137 @@ TEST(copied_lines_may_break_what_their_source_breaks)
 	complete_result_finish(&r);
 }
 
+/* A generator in the engine's place that answers fixed texts (decoded
+ * ones, stop MAX_LINES as a line cut would leave them) and records the
+ * request's stop strings. */
+struct fixed_gen {
+	const char *const *texts;
+	size_t n;
+	char stops[512]; /* the request's stop strings, joined by '|' */
+	int32_t max_lines;
+};
+
+static int fixed_generate(void *ud, const struct engine_request *rq, struct engine_result *res,
+                          struct infill_error *err)
+{
+	(void)err;
+	struct fixed_gen *g = ud;
+	memset(res, 0, sizeof *res);
+	g->stops[0] = 0;
+	for (size_t i = 0; i < rq->n_stop; i++) {
+		strncat(g->stops, rq->stop[i], sizeof g->stops - strlen(g->stops) - 2);
+		strcat(g->stops, "|");
+	}
+	g->max_lines = rq->max_lines;
+	res->candidates = calloc(g->n, sizeof *res->candidates);
+	if (!res->candidates) return -ENOMEM;
+	for (size_t i = 0; i < g->n; i++) {
+		struct engine_candidate *c = &res->candidates[i];
+		c->text = strdup(g->texts[i]);
+		c->len = strlen(g->texts[i]);
+		c->n_tokens = 4;
+		c->mean_logprob = -1.0 - (double)i;
+		c->sum_logprob = 4 * c->mean_logprob;
+		c->stop = ENGINE_STOP_EOG;
+		res->n_candidates++;
+	}
+	return 0;
+}
+
+static int complete_fixed(const char *lang, const char *doc_with_bar, struct fixed_gen *g,
+                          struct settings *s, struct complete_result *r)
+{
+	static char doc[1024];
+	const char *bar = strchr(doc_with_bar, '|');
+	size_t at = (size_t)(bar - doc_with_bar);
+	memcpy(doc, doc_with_bar, at);
+	strcpy(doc + at, bar + 1);
+	struct complete_options opt = complete_options_default();
+	opt.generate = fixed_generate;
+	opt.generate_ud = g;
+	return complete_run(NULL, model_tokenizer(model), lang, doc, strlen(doc), at, s, &opt, r,
+	                    NULL);
+}
+
+/* The shape decided at the cursor binds every candidate: mid-line (and on a
+ * line shape) nothing with a line break is shown, not even after leading
+ * blank lines, which the engine's line count skips; a candidate is cut at
+ * its first newline and judged as cut. */
+TEST(shape_binds_every_candidate)
+{
+	CHECK(setup());
+	struct settings s = settings_for("c");
+	const char *texts[] = { "\n\n    if (r->flags)", "flags\n        && r->len", "len" };
+	struct fixed_gen g = { texts, 3, "", 0 };
+	struct complete_result r;
+	const char *doc = "int f(struct r *r)\n{\n    if (r->|) {\n        return 1;\n    }\n}\n";
+	REQUIRE(complete_fixed("c", doc, &g, &s, &r) == 0);
+	CHECK_INT_EQ(r.shape, AST_SHAPE_REST_OF_LINE);
+	CHECK_INT_EQ(r.max_lines, 1);
+	for (size_t i = 0; i < r.count; i++) CHECK(!strchr(r.items[i].text, '\n'));
+	CHECK(find_text(&r, "flags") != NULL); /* cut at its newline, then valid */
+	CHECK(find_text(&r, "len") != NULL);
+	CHECK_INT_EQ(r.count, 2);
+	complete_result_finish(&r);
+
+	/* multi-line asked for: still one line where the line's text follows */
+	s.completion_multiline = CONFIG_MULTILINE_ALWAYS;
+	REQUIRE(complete_fixed("c", doc, &g, &s, &r) == 0);
+	CHECK_INT_EQ(r.max_lines, 1);
+	CHECK_INT_EQ(g.max_lines, 1);
+	for (size_t i = 0; i < r.count; i++) CHECK(!strchr(r.items[i].text, '\n'));
+	complete_result_finish(&r);
+
+	/* a line shape (a blank line in a body) binds the same way */
+	s.completion_multiline = CONFIG_MULTILINE_AUTO;
+	const char *py_texts[] = { "\n    total -= 1", "total += 1\n    total *= 2" };
+	struct fixed_gen pg = { py_texts, 2, "", 0 };
+	struct settings ps = settings_for("python");
+	REQUIRE(complete_fixed("python", "def f(total):\n    total = 2\n    |\n    return total\n",
+	                       &pg, &ps, &r) == 0);
+	CHECK_INT_EQ(r.shape, AST_SHAPE_LINE);
+	CHECK_INT_EQ(r.count, 1);
+	CHECK(find_text(&r, "total += 1") != NULL);
+	complete_result_finish(&r);
+	CHECK_INT_EQ(complete_shape_bind("a\r\nb", 4, 1), 1);
+	CHECK_INT_EQ(complete_shape_bind("a\nb", 3, 2), 3);
+
+	/* a block keeps its lines */
+	const char *b_texts[] = { "x = 1\n    return x" };
+	struct fixed_gen bg = { b_texts, 1, "", 0 };
+	REQUIRE(complete_fixed("python", "def f():\n    |", &bg, &ps, &r) == 0);
+	CHECK_INT_EQ(r.shape, AST_SHAPE_BLOCK);
+	CHECK(find_text(&r, "x = 1\n    return x") != NULL);
+	complete_result_finish(&r);
+}
+
+/* The language's own stop strings reach the engine, and completion.stop
+ * adds to them. */
+TEST(language_stops_and_the_setting_reach_the_engine)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	const char *texts[] = { "pass" };
+	struct fixed_gen g = { texts, 1, "", 0 };
+	struct complete_result r;
+	REQUIRE(complete_fixed("python", "def f():\n    |", &g, &s, &r) == 0);
+	CHECK(strstr(g.stops, "\ndef |") != NULL);
+	CHECK(strstr(g.stops, "\nclass |") != NULL);
+	complete_result_finish(&r);
+	char *extra[] = { "# end", NULL };
+	s.completion_stop = extra;
+	REQUIRE(complete_fixed("python", "def f():\n    |", &g, &s, &r) == 0);
+	CHECK(strstr(g.stops, "\ndef |") != NULL && strstr(g.stops, "# end|") != NULL);
+	complete_result_finish(&r);
+	/* JavaScript has its own; a language without a grammar only the setting's */
+	REQUIRE(complete_fixed("javascript", "function f() {\n  |\n}\n", &g, &s, &r) == 0);
+	CHECK(strstr(g.stops, "\nfunction |") != NULL && !strstr(g.stops, "\ndef "));
+	complete_result_finish(&r);
+	REQUIRE(complete_fixed("plaintext", "some |", &g, &s, &r) == 0);
+	CHECK_STR_EQ(g.stops, "# end|");
+	complete_result_finish(&r);
+}
+
 TEST(runaway_loops_are_recognised)
 {
 	const char *loops[] = {
