@@ -649,60 +649,29 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 {
 	(void)params;
 	struct completions *c = s->completions;
-	struct pipeline_stats ps;
-	pipeline_get_stats(s->pipeline, &ps);
+	struct stats st;
+	pipeline_get_stats(s->pipeline, &st);
 	double sorted[LATENCY_SAMPLES];
 	size_t n = c->latency_count;
 	memcpy(sorted, c->latency_ms, n * sizeof *sorted);
 	stats_sort(sorted, n);
-	struct stats st = {
-		.requests = c->requests,
-		.cancelled = c->cancelled,
-		.fast_path = ps.fast_path,
-		.prompt_tokens = ps.prompt_tokens,
-		.cached_prompt_tokens = ps.cached_prompt_tokens,
-		.generated_tokens = ps.generated_tokens,
-		.rejected_candidates = ps.rejected_candidates,
-		.document_lines = ps.document_lines,
-		.backend = ps.backend,
-		.latency_ms = { .p50 = stats_percentile(sorted, n, 0.50),
-		                .p90 = stats_percentile(sorted, n, 0.90),
-		                .p99 = stats_percentile(sorted, n, 0.99),
-		                .samples = n },
-		.open_documents = docs_count(s->docs),
-		.extended = ps.extended,
-		.kv_type = ps.kv_type,
-		.kv_pages = ps.kv_pages > 0 ? (uint64_t)ps.kv_pages : 0,
-		.kv_touched_mb = ps.kv_touched_mb,
-		.background_prefill_tokens = ps.background_prefill_tokens,
-		.short_contexts = ps.short_contexts,
-		.never_started = c->never_started + ps.never_started,
-		.pace_deadlines = c->pace_deadlines,
-		.cold_requests = ps.cold_requests,
-		.draft_tokens = ps.draft_tokens,
-		.accepted_draft_tokens = ps.accepted_draft_tokens,
-		.project_tokens = ps.project_tokens,
-		.project_lines = ps.project_lines,
-		.index_files = project_index_files(s->project),
-		.remote_latency_ms = ps.remote_latency,
-		.daemon_latency_ms = ps.daemon_latency,
-		.remote_share = ps.remote_share,
-		.remote_requests = ps.remote_requests,
-		.remote_failures = ps.remote_failures,
-		.remote_retries = ps.remote_retries,
-		.feedback = feedback_to_json(s->feedback), /* owned here until sent */
-		.remote_deadline_cuts = ps.remote_deadline_cuts,
-		.first_answers = ps.first_answers,
-		.first_answer_chars = ps.first_answer_chars,
-		.live_answers = ps.live_answers,
-		.live_share = c->requests ? (double)ps.live_answers / (double)c->requests : 0,
-		.live_tokens = ps.live_tokens,
-		.live_thrown_tokens = ps.live_thrown_tokens,
-		.thrown_share = ps.generated_tokens ? (double)ps.live_thrown_tokens /
-		                                              (double)ps.generated_tokens
-		                                    : 0,
-		.grew_notices = c->grew_notices,
-	};
+	/* the fields the server keeps; the pipeline filled the rest */
+	st.requests = c->requests;
+	st.cancelled = c->cancelled;
+	st.latency_ms = (struct stats_latency){ .p50 = stats_percentile(sorted, n, 0.50),
+		                                .p90 = stats_percentile(sorted, n, 0.90),
+		                                .p99 = stats_percentile(sorted, n, 0.99),
+		                                .samples = n };
+	st.open_documents = docs_count(s->docs);
+	st.never_started += c->never_started;
+	st.pace_deadlines = c->pace_deadlines;
+	st.index_files = project_index_files(s->project);
+	st.feedback = feedback_to_json(s->feedback); /* owned here until sent */
+	st.live_share = c->requests ? (double)st.live_answers / (double)c->requests : 0;
+	st.thrown_share = st.generated_tokens
+	                          ? (double)st.live_thrown_tokens / (double)st.generated_tokens
+	                          : 0;
+	st.grew_notices = c->grew_notices;
 	server_reply(s, id, stats_to_json(&st));
 	json_decref(st.feedback);
 }

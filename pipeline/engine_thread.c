@@ -177,7 +177,7 @@ static void stats_set_model(struct pipeline *p, const char *backend, const char 
 	pthread_mutex_lock(&p->mu);
 	p->stats.backend = backend;
 	p->stats.kv_type = kv_type;
-	p->stats.kv_pages = kv_pages;
+	p->stats.kv_pages = kv_pages > 0 ? (uint64_t)kv_pages : 0;
 	pthread_mutex_unlock(&p->mu);
 }
 

@@ -491,7 +491,7 @@ void pipeline_warm(struct pipeline *p, struct completion_request *req)
 	pthread_mutex_unlock(&p->mu);
 }
 
-void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)
+void pipeline_get_stats(const struct pipeline *p, struct stats *out)
 {
 	struct pipeline *mp = (struct pipeline *)p; /* the mutex, not the state, changes */
 	pthread_mutex_lock(&mp->mu);

@@ -130,55 +130,6 @@ struct completion_result {
  * borrowed for the call. */
 typedef void (*pipeline_done_fn)(void *ud, int status, const struct completion_result *result);
 
-/* Counters the engine keeps; the server adds its own (requests, cancelled,
- * latency) for infill/stats. */
-struct pipeline_stats {
-	uint64_t fast_path; /* answered from the previous result, no model run */
-	uint64_t extended;  /* answers cut by the deadline whose candidates grew afterwards */
-	/* prompt tokens the engine processed (found in the prefix cache or
-	 * prefilled); a job cancelled during its prefill counts what it had
-	 * done, one cancelled before it nothing */
-	uint64_t prompt_tokens;
-	uint64_t cached_prompt_tokens; /* of which served from the prefix cache */
-	/* jobs cancelled (superseded) before the engine processed any of
-	 * their prompt; the server adds the requests cancelled during their
-	 * debounce */
-	uint64_t never_started;
-	/* jobs prefilled whole that found less than half of their prompt in
-	 * the prefix cache: a jump to a new place, a new file, or no cache */
-	uint64_t cold_requests;
-	uint64_t generated_tokens;
-	uint64_t rejected_candidates;       /* dropped by validation or confidence */
-	uint64_t document_lines;            /* shown items taken from the document (or a
-	                               * closer), scored but not decoded */
-	const char *backend;                /* "none", "cpu", "cuda"; static string */
-	const char *kv_type;                /* "none", "f16", "f32"; static string */
-	int32_t kv_pages;                   /* pages in the KV pool of the loaded model */
-	uint64_t kv_touched_mb;             /* MiB of that pool ever written (resident on a CPU) */
-	uint64_t background_prefill_tokens; /* prompt tokens prefilled while no request
-	                                     * waited (pipeline_warm, the full context
-	                                     * of a shortened answer, as if accepted) */
-	uint64_t short_contexts;            /* answers from a shorter context, the full one
-	                          * not prefillable before the deadline */
-	uint64_t draft_tokens;              /* prompt lookup: tokens drafted and checked */
-	uint64_t accepted_draft_tokens;     /* of those, kept (a decode step saved each) */
-	uint64_t project_tokens;            /* prompt tokens of project context */
-	uint64_t project_lines;             /* other files' lines scored as candidates */
-	/* the remote backend (0 in process): see stats.h */
-	struct stats_latency remote_latency, daemon_latency;
-	double remote_share;
-	uint64_t remote_requests, remote_failures, remote_retries;
-	uint64_t remote_deadline_cuts; /* requests cut at completion.deadlineMs */
-	/* Live candidates (an answer the deadline cut goes on decoding while
-	 * the user reads it; engine_thread.c, pipeline_fast.c): */
-	uint64_t first_answers;      /* answers the model computed that showed an item */
-	uint64_t first_answer_chars; /* bytes of their top items, as first shown */
-	uint64_t live_answers;       /* requests answered at once from a live candidate (typed
-	                              * along, asked again, after an edit elsewhere) */
-	uint64_t live_tokens;        /* tokens live candidates decoded after their answer */
-	uint64_t live_thrown_tokens; /* of those, of candidates ended before their end by an
-	                              * edit that contradicted them or a new job there */
-};
 
 struct pipeline;
 struct pipeline_job;
@@ -260,6 +211,11 @@ void pipeline_doc_close(struct pipeline *p, const char *uri);
 void pipeline_warm(struct pipeline *p, struct completion_request *req);
 
 /* The engine's counters (a copy). */
-void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out);
+/* Fills the infill/stats fields the pipeline keeps (the rest of *out
+ * zeroed): every field of struct stats (core/stats.h, where each is
+ * described) except those the server fills itself: requests, cancelled,
+ * latencyMs, openDocuments, paceDeadlines, indexFiles, feedback, liveShare,
+ * thrownShare, grewNotices; neverStarted the server adds its own to. */
+void pipeline_get_stats(const struct pipeline *p, struct stats *out);
 
 #endif

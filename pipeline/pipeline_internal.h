@@ -182,7 +182,7 @@ struct pipeline {
 	 * is queued, a load is asked for or the pipeline stops; cleared by the
 	 * engine thread, also with mu held, only when none of these is pending. */
 	atomic_int extend_cancel;
-	struct pipeline_stats stats;
+	struct stats stats;
 	/* the remote backend (remote_bridge.c): calls the engine thread asked
 	 * for, not yet started by the loop (under mu); the client, the failure
 	 * last shown and the figures (loop) */
@@ -248,7 +248,7 @@ void remote_bridge_cancel_job(struct pipeline *p, struct pipeline_job *job);
 void remote_bridge_record(struct pipeline *p, const struct pipeline_job *job);
 
 /* Loop thread: fills out's remote figures. */
-void remote_bridge_stats(const struct pipeline *p, struct pipeline_stats *out);
+void remote_bridge_stats(const struct pipeline *p, struct stats *out);
 
 /* Loop thread: closes the client (if any); done(p) runs when it is closed
  * (at once when there is none). */

@@ -567,11 +567,11 @@ static struct stats_latency percentiles(const double *v, size_t n)
 		                       .samples = n };
 }
 
-void remote_bridge_stats(const struct pipeline *p, struct pipeline_stats *out)
+void remote_bridge_stats(const struct pipeline *p, struct stats *out)
 {
 	const struct remote_figures *f = &p->rfig;
-	out->remote_latency = percentiles(f->remote_ms, f->n);
-	out->daemon_latency = percentiles(f->daemon_ms, f->n);
+	out->remote_latency_ms = percentiles(f->remote_ms, f->n);
+	out->daemon_latency_ms = percentiles(f->daemon_ms, f->n);
 	double sum = f->remote_sum + f->daemon_sum;
 	out->remote_share = sum > 0 ? f->remote_sum / sum : 0;
 	out->remote_failures = p->remote_unsent;

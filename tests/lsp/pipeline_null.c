@@ -165,8 +165,8 @@ void pipeline_warm(struct pipeline *p, struct completion_request *req)
 	completion_request_free(req);
 }
 
-void pipeline_get_stats(const struct pipeline *p, struct pipeline_stats *out)
+void pipeline_get_stats(const struct pipeline *p, struct stats *out)
 {
 	(void)p;
-	*out = (struct pipeline_stats){ .backend = "none" };
+	*out = (struct stats){ .backend = "none" };
 }
