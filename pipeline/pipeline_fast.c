@@ -88,6 +88,17 @@ static bool continues(const struct fast_doc *d, size_t i, const char *typed, siz
 static bool holds(const struct fast_doc *d, const char *t, size_t len, size_t c, size_t k)
 {
 	size_t before = d->cursor - d->ctx_start, after = d->ctx_end - d->cursor;
+	/* The rest of the cursor's line always counts, whatever the prompt
+	 * took: the candidates were closed against it (an editor's auto-closed
+	 * ")" after the cursor makes the remembered "f(x))" one paren too many). */
+	const char *eol = memchr(d->text + d->cursor, '\n', d->len - d->cursor);
+	size_t line_rest = eol ? (size_t)(eol - (d->text + d->cursor)) + 1 : d->len - d->cursor;
+	if (after < line_rest) after = line_rest;
+	if (c <= len) { /* the same length of line after the cursor, at the text's end too */
+		const char *teol = memchr(t + c, '\n', len - c);
+		size_t t_rest = teol ? (size_t)(teol - (t + c)) + 1 : len - c;
+		if (t_rest != line_rest) return false;
+	}
 	if (c > len || len - c < after || c < k + before) return false;
 	if (k == 0 && !d->live.live_id) return false;
 	if (memcmp(t + c, d->text + d->cursor, after) ||

@@ -73,6 +73,28 @@ static char *answer(struct fast_doc **docs, const char *text, struct fast_origin
 #define HEAD "import os\n\n\ndef add(a, b):\n    "
 #define TAIL "\n    return total\n"
 
+/* An editor's auto-closed ")" after the cursor changes what the
+ * remembered candidates were closed against: typing along then is not
+ * answered from them (the old "f(x))" would write one paren too many),
+ * whatever context the prompt took, at the end of the text too. */
+TEST(a_change_after_the_cursor_on_its_line_is_not_typed_along)
+{
+	struct fast_doc *docs = NULL;
+	/* the context: only the prefix (ctx_end at the cursor) */
+	record(&docs, "x = 1\nprint(|", "area(1.0))", 7, 0, 13);
+	char *t = answer(&docs, "x = 1\nprint(a|)", NULL);
+	CHECK(t == NULL);
+	free(t);
+	t = answer(&docs, "x = 1\nprint(a|", NULL); /* nothing after: still typed along */
+	CHECK(t && !strcmp(t, "rea(1.0))"));
+	free(t);
+	record(&docs, "x = 1\nprint(|\ny = 2\n", "area(1.0))", 7, 0, 13);
+	t = answer(&docs, "x = 1\nprint(ar|)\ny = 2\n", NULL);
+	CHECK(t == NULL);
+	free(t);
+	fast_doc_free_all(&docs);
+}
+
 TEST(typed_along_answers_the_rest)
 {
 	struct fast_doc *docs = NULL;
