@@ -55,6 +55,7 @@ struct pipeline_job {
 	char *previous;     /* the suggestion on screen for this document, or NULL */
 	size_t previous_len;
 	bool fast;                        /* answered by the fast path */
+	bool cold;                        /* engine: prefilled whole, mostly uncached */
 	struct complete_result figures;   /* counts and timings of the run (no items) */
 	struct pipeline_job *qnext;       /* queue / done list (under mu) */
 	struct pipeline_job *prev, *next; /* live list (loop) */
