@@ -42,7 +42,8 @@ static void check_choices(const struct remote_acc *acc)
 	for (int i = 0; i < acc->n; i++) {
 		const struct remote_choice *c = &acc->choices[i];
 		if (c->len > cap) FAIL("a choice past its byte cap");
-		if (c->text && c->text[c->len] != 0) FAIL("a choice not NUL-terminated at its length");
+		if (c->text && c->text[c->len] != 0)
+			FAIL("a choice not NUL-terminated at its length");
 		if (c->text && strlen(c->text) > c->len) FAIL("a choice longer than its length");
 	}
 }
