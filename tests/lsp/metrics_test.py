@@ -18,6 +18,7 @@ usage: metrics_test.py INFILL   (skipped, 77, without prometheus_client)
 """
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -79,8 +80,14 @@ def completion(c, line, char):
 
 
 def main():
-    binary = sys.argv[1]
     d = tempfile.mkdtemp(prefix="infill-metrics-")
+    try:
+        return run(sys.argv[1], d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run(binary, d):
     path = os.path.join(d, "infill.prom")
 
     # a project file may not set it: warned, ignored
