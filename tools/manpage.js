@@ -86,7 +86,7 @@ out += 'Settings are read, later ones winning, from the built\\-in defaults, the
   'the client\'s initializationOptions and workspace/configuration, and the flags above.\n' +
   'Keys are dotted or nested JSON objects, optionally under\n.BR "infill" ;\n' +
   'settings marked\n.I per language\nmay also appear under\n' +
-  '.BR "languages": {"<languageId>": {...}} .\n';
+  '.BR languages.<languageId> .\n';
 for (const s of settings) {
   let range = '';
   if ((s.kind === 'int' || s.kind === 'double') && s.max > s.min) range = ` (${s.min}..${s.max})`;
