@@ -260,7 +260,7 @@ static int run_one(struct ctx *cx, const struct ecase *e, enum mode m, uint64_t 
 	opt.seed = seed;
 	opt.short_only = cx->short_context;
 	struct complete_result r;
-	struct complete_error err;
+	struct infill_error err;
 	struct ctx_chunks chunks = { 0 };
 	struct engine_snippet *snips = NULL;
 	double t0 = now_ms(), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
@@ -783,7 +783,7 @@ int cli_eval(int argc, char **argv)
 	if (!model_path) goto out;
 	struct complete_model_spec spec = complete_model_spec_from(g);
 	if (o.threads) spec.threads = o.threads;
-	struct complete_error err;
+	struct infill_error err;
 	if (complete_model_open(model_path, &spec, NULL, NULL, &model, &cx.engine, &err)) {
 		fprintf(stderr, "infill eval: %s\n", err.message);
 		goto out;

@@ -480,7 +480,7 @@ int cli_mkmodel(int argc, char **argv)
 	int status = parse_args(argc, argv, &a);
 	if (status) return status == 1 ? 0 : status;
 
-	struct infer_error err;
+	struct infill_error err;
 	struct gguf_file *vocab = gguf_open(a.vocab_path, &err);
 	if (!vocab) {
 		fprintf(stderr, "infill mkmodel: %s\n", err.message);

@@ -110,7 +110,7 @@ static struct model *open_model(const struct opts *o, const char *cmd, int32_t k
 		return NULL;
 	}
 	mp.kv_f32 = o->kv_f32;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "infill %s: %s\n", cmd, err.message);
 	return m;
@@ -212,7 +212,7 @@ int cli_logits(int argc, char **argv)
 	int32_t nv = model_info(m)->n_vocab;
 	float *logits = malloc((size_t)nv * sizeof *logits);
 	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
-	struct infer_error err;
+	struct infill_error err;
 	int rc = logits && s ? model_eval(m, s, ids, n, logits, &err) : -ENOMEM;
 	if (rc) {
 		fprintf(stderr, "infill logits: %s\n",
@@ -256,7 +256,7 @@ int cli_generate(int argc, char **argv)
 	float *logits = malloc((size_t)nv * sizeof *logits);
 	int32_t *out = malloc(((size_t)o.n + 1) * sizeof *out);
 	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
-	struct infer_error err;
+	struct infill_error err;
 	int rc = logits && out && s ? model_eval(m, s, ids, n, logits, &err) : -ENOMEM;
 	int produced = 0;
 	while (rc == 0 && produced < o.n) {
@@ -331,7 +331,7 @@ int cli_bench(int argc, char **argv)
 	int32_t nv = mi->n_vocab;
 	int32_t *ids = malloc((size_t)o.p * sizeof *ids);
 	float *logits = malloc((size_t)nv * sizeof *logits);
-	struct infer_error err;
+	struct infill_error err;
 	int rc = ids && logits ? 0 : -ENOMEM;
 	uint64_t x = 12345;
 	for (int i = 0; ids && i < o.p; i++) {

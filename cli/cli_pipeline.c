@@ -207,7 +207,7 @@ int cli_complete(int argc, char **argv)
 		goto out;
 	}
 	struct complete_model_spec spec = complete_model_spec_from(st);
-	struct complete_error err;
+	struct infill_error err;
 	if (complete_model_open(model_path, &spec, NULL, NULL, &m, &e, &err)) {
 		fprintf(stderr, "infill complete: %s\n", err.message);
 		goto out;

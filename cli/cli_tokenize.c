@@ -70,7 +70,7 @@ int cli_tokenize(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	struct gguf_file *f = gguf_open(model, &err);
 	if (!f) {
 		fprintf(stderr, "infill tokenize: %s\n", err.message);

@@ -503,17 +503,17 @@ int tok_merge_alloc(struct tokenizer *t, uint64_t n)
 	return 0;
 }
 
-int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct infer_error *err)
+int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct infill_error *err)
 {
 	const char *key = "tokenizer.ggml.merges";
 	enum gguf_type et;
 	uint64_t n;
 	if (!gguf_get_arr(f, key, &et, &n) || et != GGUF_TYPE_STRING) {
-		infer_error_set(err, -EINVAL,
+		error_set(err, -EINVAL,
 		                "%s: missing or not an array of strings (a \"gpt2\" tokenizer "
 		                "needs its merges)",
 		                key);
-		infer_error_key(err, key, strlen(key));
+		error_key(err, key, strlen(key));
 		return -EINVAL;
 	}
 	if (tok_merge_alloc(t, n)) return -ENOMEM;

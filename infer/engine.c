@@ -234,7 +234,7 @@ static void params_fix(struct engine_params *p)
 	if (p->decode_reserve_steps < 0) p->decode_reserve_steps = 1;
 }
 
-struct engine *engine_new(struct model *m, const struct engine_params *p, struct infer_error *err)
+struct engine *engine_new(struct model *m, const struct engine_params *p, struct infill_error *err)
 {
 	struct engine *e = calloc(1, sizeof *e);
 	if (!e) goto oom;
@@ -252,7 +252,7 @@ struct engine *engine_new(struct model *m, const struct engine_params *p, struct
 	return e;
 oom:
 	engine_free(e);
-	infer_error_set(err, -ENOMEM, "engine_new: out of memory");
+	error_set(err, -ENOMEM, "engine_new: out of memory");
 	return NULL;
 }
 
@@ -312,7 +312,7 @@ void engine_get_stats(const struct engine *e, struct engine_stats *out)
 }
 
 int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
-                         size_t cap, int32_t *healed_bytes, struct infer_error *err)
+                         size_t cap, int32_t *healed_bytes, struct infill_error *err)
 {
 	struct fim_prompt fp;
 	int rc = fim_prompt_build(e->tk, req, &fp, err);
@@ -349,7 +349,7 @@ static bool stop_asked(void *req)
  */
 static int prefill_chunked(struct engine *e, const struct engine_request *req, struct kv_seq *seq,
                            const int32_t *tok, int32_t from, int32_t to, int32_t last,
-                           float *logits, int32_t *done, int32_t chunk, struct infer_error *err)
+                           float *logits, int32_t *done, int32_t chunk, struct infill_error *err)
 {
 	int32_t *pos = malloc((size_t)chunk * sizeof *pos);
 	int32_t *ids = malloc((size_t)chunk * sizeof *ids);
@@ -358,7 +358,7 @@ static int prefill_chunked(struct engine *e, const struct engine_request *req, s
 	int32_t total = to - from + (last >= to ? 1 : 0);
 	*done = from;
 	if (!pos || !ids || !seqs) {
-		rc = infer_error_set(err, -ENOMEM, "prefill: out of memory");
+		rc = error_set(err, -ENOMEM, "prefill: out of memory");
 	}
 	for (int32_t k = 0; !rc && k < total; k += chunk) {
 		if (cancelled(req)) {
@@ -400,7 +400,7 @@ static int prefill_chunked(struct engine *e, const struct engine_request *req, s
 
 static int prefill(struct engine *e, const struct engine_request *req, struct kv_seq *seq,
                    const int32_t *tok, int32_t from, int32_t to, float *logits, int32_t *done,
-                   struct infer_error *err)
+                   struct infill_error *err)
 {
 	return prefill_chunked(e, req, seq, tok, from, to, -1, logits, done, e->p.prefill_chunk,
 	                       err);
@@ -698,7 +698,7 @@ static int cand_take(struct engine *e, struct cand *c, int idx, const float *fir
  * the following positions of the same sequence (logits for every row).
  */
 static int decode(struct engine *e, const struct engine_request *req, const struct fim_prompt *fp,
-                  struct kv_seq *seq, struct engine_result *res, struct infer_error *err)
+                  struct kv_seq *seq, struct engine_result *res, struct infill_error *err)
 {
 	int n = req->n_candidates;
 	int32_t L = fp->n;
@@ -828,7 +828,7 @@ static int decode(struct engine *e, const struct engine_request *req, const stru
 		res->draft_tokens += budget0 - (budget > 0 ? budget : 0);
 		if (!rc && req->on_progress) req->on_progress(req->progress_ud, L, step);
 	}
-	if (rc == -ENOMEM) infer_error_set(err, rc, "decode: out of memory");
+	if (rc == -ENOMEM) error_set(err, rc, "decode: out of memory");
 	res->candidates = calloc((size_t)n, sizeof *res->candidates);
 	if (!res->candidates) {
 		cands_free(c, n);
@@ -901,7 +901,7 @@ static double given_token_lp(struct engine *e, const float *lg, int32_t tok,
 static int score_given(struct engine *e, const struct engine_request *req,
                        const struct fim_prompt *fp, struct kv_seq *seq,
                        struct engine_candidate *out, int *n_out, struct engine_result *res,
-                       struct infer_error *err)
+                       struct infill_error *err)
 {
 	size_t ng = req->n_given < ENGINE_MAX_GIVEN ? req->n_given : ENGINE_MAX_GIVEN;
 	int32_t cap = req->max_tokens, L = fp->n;
@@ -1014,7 +1014,7 @@ static int score_given(struct engine *e, const struct engine_request *req,
 		o->stop = ENGINE_STOP_GIVEN;
 		(*n_out)++;
 	}
-	if (rc == -ENOMEM) infer_error_set(err, rc, "scoring: out of memory");
+	if (rc == -ENOMEM) error_set(err, rc, "scoring: out of memory");
 	for (size_t g = 0; g < ng; g++) kv_seq_free(fork[g]);
 	free(ids), free(buf), free(lg), free(pos), free(rows), free(seqs);
 	return rc;
@@ -1076,7 +1076,7 @@ static int32_t front_cut_budget(int32_t full, int32_t k)
 
 /* Replaces *fp with the prompt of alt. 0 or a negative code. */
 static int rebuild(struct engine *e, const struct engine_request *alt, struct fim_prompt *fp,
-                   struct infer_error *err)
+                   struct infill_error *err)
 {
 	struct fim_prompt np;
 	int rc = fim_prompt_build(e->tk, alt, &np, err);
@@ -1099,7 +1099,7 @@ static int rebuild(struct engine *e, const struct engine_request *alt, struct fi
  * prompt runs, late. 0 or a negative code.
  */
 static int fit_budget(struct engine *e, const struct engine_request *req, struct fim_prompt *fp,
-                      struct engine_result *res, struct infer_error *err)
+                      struct engine_result *res, struct infill_error *err)
 {
 	double mpt = ms_per_token(e);
 	if (!req->fit_deadline || req->deadline_ms <= 0 || mpt <= 0) return 0;
@@ -1192,7 +1192,7 @@ static int fit_budget(struct engine *e, const struct engine_request *req, struct
  * a chunk's time and a half more at load, which the first requests would
  * otherwise have paid anyway, and misjudged.
  */
-int engine_calibrate(struct engine *e, struct infer_error *err)
+int engine_calibrate(struct engine *e, struct infill_error *err)
 {
 	int32_t n = e->p.prefill_chunk;
 	enum { RUNS = 5 };
@@ -1228,17 +1228,17 @@ int engine_calibrate(struct engine *e, struct infer_error *err)
 	free(seqs);
 	free(pos);
 	free(tok);
-	if (rc == -ENOMEM) return infer_error_set(err, rc, "calibrate: out of memory");
+	if (rc == -ENOMEM) return error_set(err, rc, "calibrate: out of memory");
 	return rc;
 }
 
 /* ---- background prefill ---- */
 
 int engine_prefill(struct engine *e, const struct engine_request *req, struct engine_result *res,
-                   struct infer_error *err)
+                   struct infill_error *err)
 {
 	memset(res, 0, sizeof *res);
-	infer_error_set(err, 0, "%s", "");
+	error_set(err, 0, "%s", "");
 	double t0 = engine_now_ms();
 	struct fim_prompt fp;
 	int rc = fim_prompt_build(e->tk, req, &fp, err);
@@ -1255,12 +1255,12 @@ int engine_prefill(struct engine *e, const struct engine_request *req, struct en
 	if (!req->use_cache || L <= 0) goto out;
 	int32_t need = (L + e->ps - 1) / e->ps + 1;
 	if (need > cache_pages_for(e, &e->p)) {
-		rc = infer_error_set(
+		rc = error_set(
 		        err, -ENOSPC,
 		        "background prefill: a %d-token prompt does not fit the prefix "
 		        "cache (cache.memoryMB)",
 		        L);
-		infer_error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
+		error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
 		goto out;
 	}
 	if (kv_pool_free_pages(e->pool) < need) pcache_evict(e->cache, need);
@@ -1282,9 +1282,9 @@ out:
 	kv_seq_free(seq);
 	if (rc == ENGINE_ECANCELED) {
 		res->cancelled = true;
-		infer_error_set(err, rc, "cancelled");
+		error_set(err, rc, "cancelled");
 	} else if (rc && !err->message[0]) {
-		infer_error_set(err, rc, "background prefill: %s", strerror(-rc));
+		error_set(err, rc, "background prefill: %s", strerror(-rc));
 	}
 	if (rc) err->code = rc; /* whatever step failed */
 	res->prefill_ms = res->total_ms = engine_now_ms() - t0;
@@ -1295,20 +1295,20 @@ out:
 /* ---- the job ---- */
 
 int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
-               struct infer_error *err)
+               struct infill_error *err)
 {
 	memset(res, 0, sizeof *res);
-	infer_error_set(err, 0, "%s", "");
+	error_set(err, 0, "%s", "");
 	double t0 = engine_now_ms();
 	if (req->n_candidates < 1 || req->n_candidates > ENGINE_MAX_CANDIDATES ||
 	    req->max_tokens < 1) {
-		infer_error_set(err, -EINVAL,
+		error_set(err, -EINVAL,
 		                "completion.candidates must be 1..%d and completion.maxTokens >= 1 "
 		                "(got %d, %d)",
 		                ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
 		const char *key =
 		        req->max_tokens < 1 ? "completion.maxTokens" : "completion.candidates";
-		infer_error_key(err, key, strlen(key));
+		error_key(err, key, strlen(key));
 		return -EINVAL;
 	}
 	struct fim_prompt fp;
@@ -1336,12 +1336,12 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	int32_t need =
 	        (L + e->ps - 1) / e->ps + 1 + n_seqs * ((req->max_tokens + e->ps - 1) / e->ps + 1);
 	if (need > kv_pool_n_pages(e->pool)) {
-		rc = infer_error_set(err, -ENOSPC,
+		rc = error_set(err, -ENOSPC,
 		                     "the KV pool (%d pages of %d tokens) cannot hold a %d-token "
 		                     "prompt and %d x %d new tokens: raise cache.memoryMB or lower "
 		                     "the budgets",
 		                     kv_pool_n_pages(e->pool), e->ps, L, n_seqs, req->max_tokens);
-		infer_error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
+		error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
 		goto out;
 	}
 	if (kv_pool_free_pages(e->pool) < need) {
@@ -1385,7 +1385,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		} else {
 			/* the backend could not shift: prefill the tail exactly */
 			kv_seq_truncate(seq, matched);
-			infer_error_set(err, 0, "%s", "");
+			error_set(err, 0, "%s", "");
 			rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);
 		}
 	} else {
@@ -1419,9 +1419,9 @@ out:
 	if (rc == ENGINE_ECANCELED) {
 		res->cancelled = true;
 		e->st.cancelled++;
-		infer_error_set(err, rc, "cancelled");
+		error_set(err, rc, "cancelled");
 	} else if (rc && !err->message[0]) {
-		infer_error_set(err, rc, "completion job: %s", strerror(-rc));
+		error_set(err, rc, "completion job: %s", strerror(-rc));
 	}
 	/* Whatever step failed, the error's code is what engine_run returns. */
 	if (rc) err->code = rc;

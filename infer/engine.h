@@ -114,7 +114,7 @@ struct engine_request;
  * count with *out new (caller frees), or a negative code with *err set.
  */
 int fim_prompt_tokens(const struct tokenizer *t, const struct engine_request *req, int32_t **out,
-                      int32_t *healed_bytes, struct infer_error *err);
+                      int32_t *healed_bytes, struct infill_error *err);
 
 /* One extra context snippet (another file, a signature, imports): a chunk
  * of repository context. */
@@ -364,7 +364,7 @@ struct engine;
 
 /* New engine over m (borrowed: m must outlive it; the engine owns the KV
  * pages it takes from m's pool). NULL with *err set on out of memory. */
-struct engine *engine_new(struct model *m, const struct engine_params *p, struct infer_error *err);
+struct engine *engine_new(struct model *m, const struct engine_params *p, struct infill_error *err);
 /* Releases every cached page; accepts NULL. */
 void engine_free(struct engine *e);
 /* New settings (cache size, shifted reuse); a smaller cache evicts at once. */
@@ -387,7 +387,7 @@ void engine_cache_clear(struct engine *e);
  * after evicting the cache).
  */
 int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
-               struct infer_error *err);
+               struct infill_error *err);
 
 /*
  * Background prefill: builds req's prompt as engine_run would (no budget,
@@ -401,18 +401,18 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
  * 0, ENGINE_ECANCELED, or a negative code with *err set.
  */
 int engine_prefill(struct engine *e, const struct engine_request *req, struct engine_result *res,
-                   struct infer_error *err);
+                   struct infill_error *err);
 
 /* Builds the prompt's token ids without running anything (tests, tools):
  * writes at most cap ids to out and returns the prompt's length, or a
  * negative code. *healed_bytes (may be NULL) receives the bytes backed up. */
 int engine_prompt_tokens(struct engine *e, const struct engine_request *req, int32_t *out,
-                         size_t cap, int32_t *healed_bytes, struct infer_error *err);
+                         size_t cap, int32_t *healed_bytes, struct infill_error *err);
 
 /* Measures the prefill rate and a decode step once, so the prefill budget
  * holds from the first job (the rates are otherwise learnt as jobs run).
  * Costs about one prefill chunk. 0 or a negative code. */
-int engine_calibrate(struct engine *e, struct infer_error *err);
+int engine_calibrate(struct engine *e, struct infill_error *err);
 
 struct engine_stats {
 	uint64_t jobs, cancelled;

@@ -113,7 +113,7 @@ struct fim_prompt {
 
 /* Builds req's prompt for tokenizer t. 0 or a negative code with *err. */
 int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req,
-                     struct fim_prompt *out, struct infer_error *err);
+                     struct fim_prompt *out, struct infill_error *err);
 void fim_prompt_finish(struct fim_prompt *p); /* accepts a zeroed prompt */
 /* Tokens of text that continues a prompt's prefix (the healed bytes, then a
  * given candidate), encoded as the prefix's own segments are: for

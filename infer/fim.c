@@ -604,7 +604,7 @@ static int build_spm(const struct tokenizer *t, const struct engine_request *req
 }
 
 int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req,
-                     struct fim_prompt *p, struct infer_error *err)
+                     struct fim_prompt *p, struct infill_error *err)
 {
 	memset(p, 0, sizeof *p);
 	enum fim_template tpl = req->fim == FIM_TEMPLATE_AUTO ? fim_template_for(t) : req->fim;
@@ -618,13 +618,13 @@ int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req
 		int32_t mk[3];
 		marker_ids(t, tpl, mk);
 		if (mk[0] < 0 || mk[1] < 0 || mk[2] < 0) {
-			infer_error_set(
+			error_set(
 			        err, -EINVAL,
 			        "the model's vocabulary has no %s fill-in-the-middle tokens: "
 			        "set fim.template to deepseek, qwen, starcoder, codellama or "
 			        "a string with {prefix} and {suffix}",
 			        tpl == FIM_TEMPLATE_AUTO ? "" : fim_template_name(tpl));
-			infer_error_key(err, "fim.template", strlen("fim.template"));
+			error_key(err, "fim.template", strlen("fim.template"));
 			free(a.v);
 			return -EINVAL;
 		}
@@ -656,10 +656,10 @@ int fim_prompt_build(const struct tokenizer *t, const struct engine_request *req
 built:
 	if (rc) {
 		free(a.v);
-		infer_error_set(err, rc, "building the FIM prompt: %s",
+		error_set(err, rc, "building the FIM prompt: %s",
 		                rc == -EINVAL ? "fim.template needs {prefix} and {suffix}"
 		                              : strerror(-rc));
-		if (rc == -EINVAL) infer_error_key(err, "fim.template", strlen("fim.template"));
+		if (rc == -EINVAL) error_key(err, "fim.template", strlen("fim.template"));
 		memset(p, 0, sizeof *p);
 		return rc;
 	}

@@ -10,7 +10,7 @@
 #include <string.h>
 
 int fim_prompt_tokens(const struct tokenizer *t, const struct engine_request *req, int32_t **out,
-                      int32_t *healed_bytes, struct infer_error *err)
+                      int32_t *healed_bytes, struct infill_error *err)
 {
 	*out = NULL;
 	struct fim_prompt fp;

@@ -84,19 +84,19 @@ static const char *show(char out[300], struct gguf_str s)
 	return out;
 }
 
-static void vfail(struct infer_error *err, int code, const char *file, const char *fmt, va_list ap)
+static void vfail(struct infill_error *err, int code, const char *file, const char *fmt, va_list ap)
 {
 	if (!err) return;
-	infer_error_set(err, code, "%s: ", file);
+	error_set(err, code, "%s: ", file);
 	size_t n = strlen(err->message);
 	vsnprintf(err->message + n, sizeof err->message - n, fmt, ap);
 }
 
 /* A failure before or after parsing (open, map, allocate): no offset. */
-static void fail(struct infer_error *err, int code, const char *file, const char *fmt, ...)
+static void fail(struct infill_error *err, int code, const char *file, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 
-static void fail(struct infer_error *err, int code, const char *file, const char *fmt, ...)
+static void fail(struct infill_error *err, int code, const char *file, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -111,7 +111,7 @@ struct reader {
 	size_t size;
 	size_t pos;
 	const char *file;
-	struct infer_error *err;
+	struct infill_error *err;
 	char what[400]; /* what is being read, for the message */
 	/* Where the item being read (header, key, tensor info) starts, and its
 	 * key or tensor name once read: what a failure reports beside the message. */
@@ -140,8 +140,8 @@ static void rfail(struct reader *r, int code, const char *fmt, ...)
 	vfail(r->err, code, r->file, fmt, ap);
 	va_end(ap);
 	r->err->offset = (int64_t)r->at;
-	infer_error_key(r->err, r->key.ptr, r->key.ptr ? (size_t)r->key.len : 0);
-	infer_error_tensor(r->err, r->tensor.ptr, r->tensor.ptr ? (size_t)r->tensor.len : 0);
+	error_key(r->err, r->key.ptr, r->key.ptr ? (size_t)r->key.len : 0);
+	error_tensor(r->err, r->tensor.ptr, r->tensor.ptr ? (size_t)r->tensor.len : 0);
 }
 
 static bool need(struct reader *r, uint64_t n)
@@ -548,7 +548,7 @@ static bool place_tensors(struct gguf_file *f, struct reader *r)
 	return ok;
 }
 
-static bool parse(struct gguf_file *f, struct infer_error *err)
+static bool parse(struct gguf_file *f, struct infill_error *err)
 {
 	struct reader r = { .p = f->base, .size = f->size, .file = f->name, .err = err };
 	if (!parse_header(f, &r) || !parse_kvs(f, &r)) return false;
@@ -577,7 +577,7 @@ static struct gguf_file *file_new(const char *name)
 	return f;
 }
 
-struct gguf_file *gguf_open_memory(const void *data, size_t size, struct infer_error *err)
+struct gguf_file *gguf_open_memory(const void *data, size_t size, struct infill_error *err)
 {
 	struct gguf_file *f = file_new("<memory>");
 	if (!f) {
@@ -593,7 +593,7 @@ struct gguf_file *gguf_open_memory(const void *data, size_t size, struct infer_e
 	return f;
 }
 
-struct gguf_file *gguf_open(const char *path, struct infer_error *err)
+struct gguf_file *gguf_open(const char *path, struct infill_error *err)
 {
 	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
 	 * writer, forever, with the engine thread stuck in open(). The type is

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h" /* struct infer_error: what every call below fills on failure */
+#include "error.h" /* struct infill_error: what every call below fills on failure */
 
 /* Metadata value types, numbered as in the GGUF spec. */
 enum gguf_type {
@@ -57,9 +57,9 @@ struct gguf_file;
 /* ---- reading ---- */
 
 /* Opens and validates `path`. Returns a new file (free with gguf_close) or NULL with *err set. */
-struct gguf_file *gguf_open(const char *path, struct infer_error *err);
+struct gguf_file *gguf_open(const char *path, struct infill_error *err);
 /* Same over a caller-owned buffer (used by tests and fuzzers); the buffer must outlive the file. */
-struct gguf_file *gguf_open_memory(const void *data, size_t size, struct infer_error *err);
+struct gguf_file *gguf_open_memory(const void *data, size_t size, struct infill_error *err);
 /* Accepts NULL. */
 void gguf_close(struct gguf_file *f);
 
@@ -160,6 +160,6 @@ int gguf_writer_add_tensor_fill(struct gguf_writer *w, const char *name, uint32_
                                 uint32_t n_dims, const int64_t *ne, gguf_tensor_fill_fn fill,
                                 void *ctx);
 /* Writes a v3 file with 32-byte alignment. Returns 0 or a negative errno with *err set. */
-int gguf_writer_write(struct gguf_writer *w, const char *path, struct infer_error *err);
+int gguf_writer_write(struct gguf_writer *w, const char *path, struct infill_error *err);
 
 #endif

@@ -298,13 +298,13 @@ static bool put_pad(FILE *fp, uint64_t pos)
 }
 
 /* The stream's errno (ENOSPC, EDQUOT, EIO, ...) is what the user acts on. */
-static int io_error(const char *path, struct infer_error *err)
+static int io_error(const char *path, struct infill_error *err)
 {
 	int e = errno ? errno : EIO;
-	return infer_error_set(err, -e, "%s: write failed: %s", path, strerror(e));
+	return error_set(err, -e, "%s: write failed: %s", path, strerror(e));
 }
 
-static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct infer_error *err)
+static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct infill_error *err)
 {
 	/* header and metadata */
 	bool ok = put(fp, "GGUF", 4) && put_u32(fp, 3) && put_u64(fp, w->n_tensors) &&
@@ -336,18 +336,18 @@ static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct i
 		if (t->fill) {
 			void *buf = malloc(t->nbytes ? t->nbytes : 1);
 			if (!buf) {
-				infer_error_set(err, -ENOMEM,
+				error_set(err, -ENOMEM,
 				                "%s: out of memory for tensor \"%s\" (%llu bytes)",
 				                path, t->name, (unsigned long long)t->nbytes);
-				infer_error_tensor(err, t->name, strlen(t->name));
+				error_tensor(err, t->name, strlen(t->name));
 				return -ENOMEM;
 			}
 			int rc = t->fill(t->ctx, buf, t->nbytes);
 			if (rc) {
 				free(buf);
-				infer_error_set(err, rc, "%s: producing tensor \"%s\" failed: %s",
+				error_set(err, rc, "%s: producing tensor \"%s\" failed: %s",
 				                path, t->name, strerror(-rc));
-				infer_error_tensor(err, t->name, strlen(t->name));
+				error_tensor(err, t->name, strlen(t->name));
 				return rc;
 			}
 			ok = put(fp, buf, t->nbytes);
@@ -360,12 +360,12 @@ static int write_all(struct gguf_writer *w, FILE *fp, const char *path, struct i
 	return 0;
 }
 
-int gguf_writer_write(struct gguf_writer *w, const char *path, struct infer_error *err)
+int gguf_writer_write(struct gguf_writer *w, const char *path, struct infill_error *err)
 {
 	FILE *fp = fopen(path, "wb");
 	if (!fp) {
 		int e = errno;
-		return infer_error_set(err, -e, "%s: cannot create: %s", path, strerror(e));
+		return error_set(err, -e, "%s: cannot create: %s", path, strerror(e));
 	}
 	setvbuf(fp, NULL, _IOFBF, 1 << 20);
 	int rc = write_all(w, fp, path, err);

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"     /* struct infer_error: code, key/tensor/offset at fault, message */
+#include "error.h"     /* struct infill_error: code, key/tensor/offset at fault, message */
 #include "tokenizer.h" /* the tokenizer API is part of this public face */
 
 /* ---- model ---- */
@@ -83,7 +83,7 @@ struct model;
  * expected [64, 160]"). Returns a new model (free with model_free) or NULL
  * with *err set.
  */
-struct model *model_load(const struct model_params *params, struct infer_error *err);
+struct model *model_load(const struct model_params *params, struct infill_error *err);
 /* Accepts NULL. Every kv_seq of the model must be freed first. */
 void model_free(struct model *m);
 
@@ -143,7 +143,7 @@ int kv_seq_append_pages(struct kv_seq *s, const int32_t *pages, int32_t n_pages,
  * shared pages in that range (copy-on-write). Does not change the length.
  * Returns 0 or -ENOSPC when the pool is exhausted.
  */
-int kv_seq_reserve(struct kv_seq *s, int32_t n, struct infer_error *err);
+int kv_seq_reserve(struct kv_seq *s, int32_t n, struct infill_error *err);
 
 /* ---- forward ---- */
 
@@ -171,21 +171,21 @@ struct model_batch {
  * 0..pos of its sequence, which must all be computed by now or in this batch.
  * Returns 0 or a negative code with *err set.
  */
-int model_forward(struct model *m, const struct model_batch *batch, struct infer_error *err);
+int model_forward(struct model *m, const struct model_batch *batch, struct infill_error *err);
 
 /*
  * Convenience: appends tokens[0..n) to s at positions len.. (in chunks of at
  * most 512) and writes the last token's logits to logits[n_vocab] (NULL: none).
  */
 int model_eval(struct model *m, struct kv_seq *s, const int32_t *tokens, int32_t n, float *logits,
-               struct infer_error *err);
+               struct infill_error *err);
 
 /* Rotates cached keys: moves n tokens from positions [src_start, +n) of src to
  * [dst_start, +n) of dst (reserved as by kv_seq_reserve) re-rotating K by the
  * position delta (docs/architecture.md, "Prefix cache", the suffix). dst's
  * length grows to cover them. */
 int model_kv_shift(struct model *m, struct kv_seq *src, int32_t src_start, struct kv_seq *dst,
-                   int32_t dst_start, int32_t n, struct infer_error *err);
+                   int32_t dst_start, int32_t n, struct infill_error *err);
 
 /* ---- sampling (sample.c) ---- */
 

@@ -202,28 +202,28 @@ int kv_seq_append_pages(struct kv_seq *s, const int32_t *pages, int32_t n_pages,
 	return 0;
 }
 
-int kv_seq_reserve(struct kv_seq *s, int32_t n, struct infer_error *err)
+int kv_seq_reserve(struct kv_seq *s, int32_t n, struct infill_error *err)
 {
 	return kv_seq_reserve_from(s, s->len, n, err);
 }
 
-int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infer_error *err)
+int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infill_error *err)
 {
 	struct kv_pool *p = s->p;
 	if (from < 0) from = 0;
 	if (n <= from) return 0;
 	int32_t need = (n + p->page_size - 1) / p->page_size;
 	if (reserve_table(s, need) != 0)
-		return infer_error_set(err, -ENOMEM, "kv: out of memory for a page table");
+		return error_set(err, -ENOMEM, "kv: out of memory for a page table");
 	/* Copy-on-write: pages in [len, n) that exist but are shared. */
 	for (int32_t i = from / p->page_size; i < s->n_pages && i < need; i++) {
 		if (p->refs[s->pages[i]] <= 1) continue;
 		int32_t np = kv_page_alloc(p);
 		if (np < 0) goto full;
-		struct backend_error be;
+		struct infill_error be;
 		if (backend_kv_copy_page(p->b, np, s->pages[i], &be) != 0) {
 			kv_page_release(p, np);
-			return infer_error_set(err, be.code < 0 ? be.code : -EIO, "kv: %.500s",
+			return error_set(err, be.code < 0 ? be.code : -EIO, "kv: %.500s",
 			                       be.message);
 		}
 		kv_page_release(p, s->pages[i]);
@@ -236,9 +236,9 @@ int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infer_
 	}
 	return 0;
 full:
-	infer_error_set(err, -ENOSPC,
+	error_set(err, -ENOSPC,
 	                "kv: page pool exhausted (%d pages of %d tokens); raise cache.memoryMB",
 	                p->n_pages, p->page_size);
-	infer_error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
+	error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
 	return -ENOSPC;
 }

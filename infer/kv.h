@@ -18,6 +18,6 @@ struct backend *kv_pool_backend(const struct kv_pool *p);
 void kv_seq_set_len(struct kv_seq *s, int32_t n);
 
 /* kv_seq_reserve for slots [from, n): also copies shared pages below the length. */
-int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infer_error *err);
+int kv_seq_reserve_from(struct kv_seq *s, int32_t from, int32_t n, struct infill_error *err);
 
 #endif

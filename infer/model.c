@@ -97,21 +97,21 @@ struct loader {
 	const struct arch *a;    /* the family's entry in arches */
 	char (*names)[NAME_LEN]; /* storage for tensor names handed to the backend */
 	int n_names, cap_names;
-	struct infer_error *err;
+	struct infill_error *err;
 };
 
 static int tensor_fail(struct loader *ld, int code, const char *name, const char *what)
 {
-	infer_error_set(ld->err, code, "%s: tensor %s %s", ld->path, name, what);
-	infer_error_tensor(ld->err, name, strlen(name));
+	error_set(ld->err, code, "%s: tensor %s %s", ld->path, name, what);
+	error_tensor(ld->err, name, strlen(name));
 	return code;
 }
 
 /* Likewise for a metadata key (its full name, "llama.block_count"). */
 static int key_fail(struct loader *ld, int code, const char *key, const char *what)
 {
-	infer_error_set(ld->err, code, "%s: %s %s", ld->path, key, what);
-	infer_error_key(ld->err, key, strlen(key));
+	error_set(ld->err, code, "%s: %s %s", ld->path, key, what);
+	error_key(ld->err, key, strlen(key));
 	return code;
 }
 
@@ -134,7 +134,7 @@ static int find_tensor(struct loader *ld, const char *name, struct backend_tenso
 {
 	memset(t, 0, sizeof *t);
 	if (ld->n_names >= ld->cap_names)
-		return infer_error_set(ld->err, -EINVAL, "%s: too many tensors", ld->path);
+		return error_set(ld->err, -EINVAL, "%s: too many tensors", ld->path);
 	char *slot = ld->names[ld->n_names++];
 	snprintf(slot, NAME_LEN, "%s", name);
 	t->name = slot;
@@ -305,7 +305,7 @@ bool model_file_changed(const struct model *m, char *why, size_t why_size)
 	return m && m->gguf && gguf_file_changed(m->gguf, why, why_size);
 }
 
-struct model *model_load(const struct model_params *params, struct infer_error *err)
+struct model *model_load(const struct model_params *params, struct infill_error *err)
 {
 	struct model_params p = *params;
 	struct model_params d = model_params_default();
@@ -313,7 +313,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	if (p.kv_page_size <= 0) p.kv_page_size = d.kv_page_size;
 	struct model *m = calloc(1, sizeof *m);
 	if (!m) {
-		infer_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	m->gguf = gguf_open(p.path, err); /* its error names the file, offset, key or tensor */
@@ -331,7 +331,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	ld.names = calloc((size_t)ld.cap_names, NAME_LEN);
 	layers = calloc((size_t)hp->n_layer, sizeof *layers);
 	if (!ld.names || !layers) {
-		infer_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	struct {
@@ -395,7 +395,7 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 
 	m->tok = tokenizer_load(m->gguf, err);
 	if (!m->tok) {
-		infer_error_prefix(err, "%s: tokenizer: ", p.path);
+		error_prefix(err, "%s: tokenizer: ", p.path);
 		goto fail;
 	}
 	/* BOS and EOS are used in every prompt and every stop: an id past the
@@ -406,15 +406,15 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 		uint32_t id;
 		if (gguf_get_u32(m->gguf, special_keys[i], &id) &&
 		    (int64_t)id >= tokenizer_vocab_size(m->tok)) {
-			infer_error_set(err, -EINVAL,
+			error_set(err, -EINVAL,
 			                "%s: %s is %u, past the vocabulary of %d tokens", p.path,
 			                special_keys[i], id, tokenizer_vocab_size(m->tok));
-			infer_error_key(err, special_keys[i], strlen(special_keys[i]));
+			error_key(err, special_keys[i], strlen(special_keys[i]));
 			goto fail;
 		}
 	}
 	if (tokenizer_vocab_size(m->tok) > hp->n_vocab) {
-		infer_error_set(
+		error_set(
 		        err, -EINVAL,
 		        "%s: the tokenizer has %d tokens but token_embd.weight only %d rows",
 		        p.path, tokenizer_vocab_size(m->tok), hp->n_vocab);
@@ -438,16 +438,16 @@ struct model *model_load(const struct model_params *params, struct infer_error *
 	if (n_pages < 4) n_pages = 4;
 	if (n_pages > (1u << 24)) n_pages = 1u << 24;
 	cfg.kv_n_pages = (int32_t)n_pages;
-	struct backend_error be;
+	struct infill_error be;
 	m->backend = backend_create(&cfg, &w, &be);
 	if (!m->backend) {
-		infer_error_set(err, be.code, "%s: %s", p.path, be.message);
-		infer_error_tensor(err, be.tensor, strlen(be.tensor));
+		error_set(err, be.code, "%s: %s", p.path, be.message);
+		error_tensor(err, be.tensor, strlen(be.tensor));
 		goto fail;
 	}
 	m->pool = kv_pool_create(m->backend, cfg.kv_n_pages, cfg.kv_page_size);
 	if (!m->pool) {
-		infer_error_set(err, -ENOMEM, "out of memory for the KV pool");
+		error_set(err, -ENOMEM, "out of memory for the KV pool");
 		goto fail;
 	}
 	info->kv_page_size = cfg.kv_page_size;
@@ -505,20 +505,20 @@ static int grow_scratch(struct model *m, int32_t n_tokens)
 	return 0;
 }
 
-int model_forward(struct model *m, const struct model_batch *b, struct infer_error *err)
+int model_forward(struct model *m, const struct model_batch *b, struct infill_error *err)
 {
-	if (b->n_tokens <= 0) return infer_error_set(err, -EINVAL, "forward: empty batch");
+	if (b->n_tokens <= 0) return error_set(err, -EINVAL, "forward: empty batch");
 	if (grow_scratch(m, b->n_tokens) != 0)
-		return infer_error_set(err, -ENOMEM, "forward: out of memory");
+		return error_set(err, -ENOMEM, "forward: out of memory");
 	/* Distinct sequences, in order of first appearance. */
 	int32_t n_seqs = 0, last = -1;
 	for (int32_t i = 0; i < b->n_tokens; i++) {
 		struct kv_seq *s = b->seqs[i];
 		if (!s || kv_seq_pool(s) != m->pool)
-			return infer_error_set(
+			return error_set(
 			        err, -EINVAL, "forward: entry %d has no sequence of this model", i);
 		if (b->pos[i] < 0)
-			return infer_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 			                       "forward: entry %d has negative position %d", i,
 			                       b->pos[i]);
 		int32_t k = last >= 0 && m->seq_list[last] == s ? last : -1;
@@ -557,13 +557,13 @@ int model_forward(struct model *m, const struct model_batch *b, struct infer_err
 		.stop = b->stop,
 		.stop_ud = b->stop_ud,
 	};
-	struct backend_error be;
+	struct infill_error be;
 	int rc = backend_forward(m->backend, &bb, &be);
 	if (rc == -ECANCELED) /* slots from the batch's first position on are partly written */
 		for (int32_t k = 0; k < n_seqs; k++)
 			if (kv_seq_len(m->seq_list[k]) > m->seq_minpos[k])
 				kv_seq_truncate(m->seq_list[k], m->seq_minpos[k]);
-	if (rc) return infer_error_set(err, rc, "%s", be.message);
+	if (rc) return error_set(err, rc, "%s", be.message);
 	for (int32_t k = 0; k < n_seqs; k++)
 		if (m->seq_maxpos[k] + 1 > kv_seq_len(m->seq_list[k]))
 			kv_seq_set_len(m->seq_list[k], m->seq_maxpos[k] + 1);
@@ -573,11 +573,11 @@ int model_forward(struct model *m, const struct model_batch *b, struct infer_err
 #define EVAL_CHUNK 512
 
 int model_eval(struct model *m, struct kv_seq *s, const int32_t *tokens, int32_t n, float *logits,
-               struct infer_error *err)
+               struct infill_error *err)
 {
-	if (n <= 0) return infer_error_set(err, -EINVAL, "eval: no tokens");
+	if (n <= 0) return error_set(err, -EINVAL, "eval: no tokens");
 	if (grow_scratch(m, n < EVAL_CHUNK ? n : EVAL_CHUNK) != 0)
-		return infer_error_set(err, -ENOMEM, "eval: out of memory");
+		return error_set(err, -ENOMEM, "eval: out of memory");
 	/* One sequence pointer repeated: model_forward wants one per entry. */
 	struct kv_seq **seqs = m->eval_seqs;
 	int rc = 0;
@@ -606,11 +606,11 @@ int model_eval(struct model *m, struct kv_seq *s, const int32_t *tokens, int32_t
 }
 
 int model_kv_shift(struct model *m, struct kv_seq *src, int32_t src_start, struct kv_seq *dst,
-                   int32_t dst_start, int32_t n, struct infer_error *err)
+                   int32_t dst_start, int32_t n, struct infill_error *err)
 {
 	if (n <= 0) return 0;
 	if (src_start < 0 || src_start + n > kv_seq_len(src))
-		return infer_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 		                       "kv shift: source range [%d, %d) is not cached (length %d)",
 		                       src_start, src_start + n, kv_seq_len(src));
 	int rc = kv_seq_reserve_from(dst, dst_start, dst_start + n, err);
@@ -618,9 +618,9 @@ int model_kv_shift(struct model *m, struct kv_seq *src, int32_t src_start, struc
 	struct backend_seq bs, bd;
 	bs.pages = kv_seq_pages(src, &bs.n_pages);
 	bd.pages = kv_seq_pages(dst, &bd.n_pages);
-	struct backend_error be;
+	struct infill_error be;
 	rc = backend_kv_shift(m->backend, &bs, src_start, &bd, dst_start, n, &be);
-	if (rc) return infer_error_set(err, rc, "%s", be.message);
+	if (rc) return error_set(err, rc, "%s", be.message);
 	if (dst_start + n > kv_seq_len(dst)) kv_seq_set_len(dst, dst_start + n);
 	return 0;
 }

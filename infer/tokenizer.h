@@ -86,7 +86,7 @@ struct tokenizer_special {
 
 /* Builds the tokenizer of `f`. Returns a new tokenizer (free with
  * tokenizer_free) or NULL with *err naming the missing or malformed key. */
-struct tokenizer *tokenizer_load(const struct gguf_file *f, struct infer_error *err);
+struct tokenizer *tokenizer_load(const struct gguf_file *f, struct infill_error *err);
 /* Accepts NULL. */
 void tokenizer_free(struct tokenizer *t);
 

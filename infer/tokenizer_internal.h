@@ -131,7 +131,7 @@ int bpe_encode_fragment(const struct tokenizer *t, const char *text, size_t len,
                         struct tok_out *out);
 
 /* Builds t->merges from tokenizer.ggml.merges. 0 or a negative errno with *err. */
-int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct infer_error *err);
+int bpe_load_merges(struct tokenizer *t, const struct gguf_file *f, struct infill_error *err);
 
 /* ---- spm.c ---- */
 

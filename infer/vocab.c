@@ -37,10 +37,10 @@ static uint32_t byte_to_cp(unsigned b)
  * ====================================================================== */
 
 /* A tokenizer key at fault: the error names it, and the message starts with it. */
-static int key_err(struct infer_error *err, int code, const char *key, const char *what)
+static int key_err(struct infill_error *err, int code, const char *key, const char *what)
 {
-	infer_error_set(err, code, "%s: %s", key, what);
-	infer_error_key(err, key, strlen(key));
+	error_set(err, code, "%s: %s", key, what);
+	error_key(err, key, strlen(key));
 	return code;
 }
 
@@ -344,7 +344,7 @@ static void find_special_ids(struct tokenizer *t, const struct gguf_file *f)
 	}
 }
 
-static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct infer_error *err)
+static int load_tokens(struct tokenizer *t, const struct gguf_file *f, struct infill_error *err)
 {
 	const char *key = "tokenizer.ggml.tokens";
 	enum gguf_type et;
@@ -426,7 +426,7 @@ static bool spm_no_inner_space(const struct tokenizer *t)
 	return true;
 }
 
-struct tokenizer *tokenizer_load(const struct gguf_file *f, struct infer_error *err)
+struct tokenizer *tokenizer_load(const struct gguf_file *f, struct infill_error *err)
 {
 	struct gguf_str model;
 	if (!gguf_get_str(f, "tokenizer.ggml.model", &model)) {
@@ -436,7 +436,7 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct infer_error *
 	}
 	struct tokenizer *t = calloc(1, sizeof *t);
 	if (!t) {
-		infer_error_set(err, -ENOMEM, "out of memory loading the tokenizer");
+		error_set(err, -ENOMEM, "out of memory loading the tokenizer");
 		return NULL;
 	}
 	if (model.len == 4 && memcmp(model.ptr, "gpt2", 4) == 0) {
@@ -447,11 +447,11 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct infer_error *
 		char name[64];
 		snprintf(name, sizeof name, "%.*s", (int)(model.len < 48 ? model.len : 48),
 		         model.ptr);
-		infer_error_set(err, -ENOTSUP,
+		error_set(err, -ENOTSUP,
 		                "tokenizer.ggml.model = \"%s\": unsupported (infill reads \"gpt2\" "
 		                "and \"llama\")",
 		                name);
-		infer_error_key(err, "tokenizer.ggml.model", strlen("tokenizer.ggml.model"));
+		error_key(err, "tokenizer.ggml.model", strlen("tokenizer.ggml.model"));
 		free(t);
 		return NULL;
 	}
@@ -489,7 +489,7 @@ struct tokenizer *tokenizer_load(const struct gguf_file *f, struct infer_error *
 	if (!rc) rc = build_pieces(t);
 	if (!rc) rc = build_specials(t);
 	if (rc) {
-		if (rc == -ENOMEM) infer_error_set(err, rc, "out of memory loading the tokenizer");
+		if (rc == -ENOMEM) error_set(err, rc, "out of memory loading the tokenizer");
 		tokenizer_free(t);
 		return NULL;
 	}

@@ -22,7 +22,7 @@
 #include "quant.h"
 
 
-int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
+int error_set(struct infill_error *err, int code, const char *fmt, ...)
 {
 	if (err) {
 		err->code = code;
@@ -35,30 +35,30 @@ int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-void backend_error_tensor(struct backend_error *err, const char *name)
+void backend_error_tensor(struct infill_error *err, const char *name)
 {
 	if (err && name) snprintf(err->tensor, sizeof err->tensor, "%s", name);
 }
 
 static int tensor_fault(const struct backend_tensor *t, int64_t ne0, int64_t ne1, bool optional,
-                        struct backend_error *err)
+                        struct infill_error *err)
 {
 	const char *name = t->name ? t->name : "(unnamed)";
 	if (!t->data) {
 		if (optional) return 0;
-		return backend_error_set(err, -EINVAL, "missing tensor %s", name);
+		return error_set(err, -EINVAL, "missing tensor %s", name);
 	}
 	if (t->ne[0] != ne0 || t->ne[1] != ne1)
-		return backend_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 		                         "tensor %s has shape [%lld, %lld], expected [%lld, %lld]",
 		                         name, (long long)t->ne[0], (long long)t->ne[1],
 		                         (long long)ne0, (long long)ne1);
 	if (!tensor_type_valid(t->type))
-		return backend_error_set(err, -EINVAL, "tensor %s has unsupported type %u", name,
+		return error_set(err, -EINVAL, "tensor %s has unsupported type %u", name,
 		                         t->type);
 	uint64_t rs = tensor_type_row_size(t->type, ne0);
 	if (rs == 0 || t->nbytes < rs * (uint64_t)ne1)
-		return backend_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 		                         "tensor %s (%s) holds %llu bytes, expected %llu", name,
 		                         tensor_type_name(t->type), (unsigned long long)t->nbytes,
 		                         (unsigned long long)(rs * (uint64_t)ne1));
@@ -67,49 +67,49 @@ static int tensor_fault(const struct backend_tensor *t, int64_t ne0, int64_t ne1
 
 /* 0, or the error of the first fault found, naming the tensor. */
 static int check_tensor(const struct backend_tensor *t, int64_t ne0, int64_t ne1, bool optional,
-                        struct backend_error *err)
+                        struct infill_error *err)
 {
 	int rc = tensor_fault(t, ne0, ne1, optional, err);
-	if (rc) backend_error_tensor(err, t->name);
+	if (rc) error_tensor(err, t->name, SIZE_MAX);
 	return rc;
 }
 
 static int check_f32(const struct backend_tensor *t, int64_t n, bool optional,
-                     struct backend_error *err)
+                     struct infill_error *err)
 {
 	int rc = check_tensor(t, n, 1, optional, err);
 	if (rc == 0 && t->data && t->type != TENSOR_TYPE_F32) {
-		rc = backend_error_set(err, -EINVAL, "tensor %s must be f32, is %s", t->name,
+		rc = error_set(err, -EINVAL, "tensor %s must be f32, is %s", t->name,
 		                       tensor_type_name(t->type));
-		backend_error_tensor(err, t->name);
+		error_tensor(err, t->name, SIZE_MAX);
 	}
 	return rc;
 }
 
-static int check_weights(const struct backend_weights *w, struct backend_error *err)
+static int check_weights(const struct backend_weights *w, struct infill_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
 	if (hp->n_layer <= 0 || hp->n_embd <= 0 || hp->n_head <= 0 || hp->n_head_kv <= 0 ||
 	    hp->n_ff <= 0 || hp->n_vocab <= 0 || hp->head_dim <= 0)
-		return backend_error_set(
+		return error_set(
 		        err, -EINVAL,
 		        "bad hyperparameters: layers %d, embd %d, heads %d/%d, ffn %d, vocab %d",
 		        hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv, hp->n_ff, hp->n_vocab);
 	if (hp->head_dim > BACKEND_MAX_HEAD_DIM)
-		return backend_error_set(err, -EINVAL, "head size %d is larger than %d",
+		return error_set(err, -EINVAL, "head size %d is larger than %d",
 		                         hp->head_dim, BACKEND_MAX_HEAD_DIM);
 	if (hp->n_head % hp->n_head_kv != 0)
-		return backend_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 		                         "head count %d is not a multiple of the KV head count %d",
 		                         hp->n_head, hp->n_head_kv);
 	if (hp->norm != BACKEND_NORM_RMS && hp->norm != BACKEND_NORM_LAYER)
-		return backend_error_set(err, -EINVAL, "unknown norm kind %d", (int)hp->norm);
+		return error_set(err, -EINVAL, "unknown norm kind %d", (int)hp->norm);
 	if (hp->ffn != BACKEND_FFN_SWIGLU && hp->ffn != BACKEND_FFN_GELU &&
 	    hp->ffn != BACKEND_FFN_GEGLU)
-		return backend_error_set(err, -EINVAL, "unknown feed-forward kind %d",
+		return error_set(err, -EINVAL, "unknown feed-forward kind %d",
 		                         (int)hp->ffn);
 	if (hp->n_rot <= 0 || hp->n_rot > hp->head_dim || hp->n_rot % 2 || hp->n_rot > 512)
-		return backend_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 		                         "rope dimension count %d does not fit head size %d",
 		                         hp->n_rot, hp->head_dim);
 	int64_t E = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim,
@@ -146,7 +146,7 @@ static int check_weights(const struct backend_weights *w, struct backend_error *
 }
 
 static int cuda_init(struct backend *out, const struct backend_config *cfg,
-                     const struct backend_weights *w, struct backend_error *err)
+                     const struct backend_weights *w, struct infill_error *err)
 {
 	char paths[4][PATH_MAX + 64];
 	int np = 0;
@@ -160,7 +160,7 @@ static int cuda_init(struct backend *out, const struct backend_config *cfg,
 		 * library says first whether there can be a GPU at all. */
 		void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 		if (!drv)
-			return backend_error_set(err, -ENOENT,
+			return error_set(err, -ENOENT,
 			                         "cuda backend unavailable: no NVIDIA driver "
 			                         "(libcuda.so.1 not found)");
 		dlclose(drv);
@@ -197,29 +197,29 @@ static int cuda_init(struct backend *out, const struct backend_config *cfg,
 		/* The module stays loaded for the life of the process: its code backs out->ops. */
 		return init(out, cfg, w, err);
 	}
-	return backend_error_set(err, -ENOENT, "cuda backend unavailable: %s", why);
+	return error_set(err, -ENOENT, "cuda backend unavailable: %s", why);
 }
 
 struct backend *backend_create(const struct backend_config *cfg, const struct backend_weights *w,
-                               struct backend_error *err)
+                               struct infill_error *err)
 {
 	int rc = check_weights(w, err);
 	if (rc) return NULL;
 	if (cfg->kv_n_pages <= 0 || cfg->kv_page_size <= 0) {
-		backend_error_set(err, -EINVAL, "bad KV pool: %d pages of %d slots",
+		error_set(err, -EINVAL, "bad KV pool: %d pages of %d slots",
 		                  cfg->kv_n_pages, cfg->kv_page_size);
 		return NULL;
 	}
 	struct backend *b = calloc(1, sizeof *b);
 	if (!b) {
-		backend_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	b->hp = w->hp;
 	b->kv_n_pages = cfg->kv_n_pages;
 	b->kv_page_size = cfg->kv_page_size;
 	b->kv_type = cfg->kv_type;
-	struct backend_error cuda_err = { 0 };
+	struct infill_error cuda_err = { 0 };
 	rc = -ENOENT;
 	if (cfg->kind == BACKEND_KIND_CUDA || cfg->kind == BACKEND_KIND_AUTO) {
 		rc = cuda_init(b, cfg, w, cfg->kind == BACKEND_KIND_CUDA ? err : &cuda_err);
@@ -266,19 +266,19 @@ size_t backend_kv_bytes_per_page(const struct backend_hparams *hp, int32_t page_
 	       (size_t)hp->head_dim * el;
 }
 
-int backend_forward(struct backend *b, const struct backend_batch *batch, struct backend_error *err)
+int backend_forward(struct backend *b, const struct backend_batch *batch, struct infill_error *err)
 {
 	return b->ops->forward(b->ctx, batch, err);
 }
 
-int backend_kv_copy_page(struct backend *b, int32_t dst, int32_t src, struct backend_error *err)
+int backend_kv_copy_page(struct backend *b, int32_t dst, int32_t src, struct infill_error *err)
 {
 	return b->ops->kv_copy_page(b->ctx, dst, src, err);
 }
 
 int backend_kv_shift(struct backend *b, const struct backend_seq *src, int32_t src_start,
                      const struct backend_seq *dst, int32_t dst_start, int32_t n,
-                     struct backend_error *err)
+                     struct infill_error *err)
 {
 	return b->ops->kv_shift(b->ctx, src, src_start, dst, dst_start, n, err);
 }

@@ -33,21 +33,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
+
 /* ---- errors ---- */
 
-struct backend_error {
-	int code; /* the negative errno value the call returned */
-	/* The weight tensor at fault ("blk.3.attn_q.weight"); "" when none. */
-	char tensor[96];
-	char message[512];
-};
-
-/* Sets code, clears tensor and formats the message into err (may be NULL);
- * returns code: the one way backends fill a backend_error. */
-int backend_error_set(struct backend_error *err, int code, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-/* Names the tensor at fault (err may be NULL; name copied, truncated to fit). */
-void backend_error_tensor(struct backend_error *err, const char *name);
 
 /* ---- the model, as infer/model.c hands it over ---- */
 
@@ -171,7 +160,7 @@ struct backend_config {
  * says why; BACKEND_KIND_AUTO falls back to cpu silently (backend_name tells).
  */
 struct backend *backend_create(const struct backend_config *cfg, const struct backend_weights *w,
-                               struct backend_error *err);
+                               struct infill_error *err);
 /* Accepts NULL. */
 void backend_destroy(struct backend *b);
 
@@ -223,12 +212,12 @@ struct backend_batch {
 /* Runs the forward pass. Returns 0, or a negative code with *err set (bad
  * token id, position past the page table, page out of range). */
 int backend_forward(struct backend *b, const struct backend_batch *batch,
-                    struct backend_error *err);
+                    struct infill_error *err);
 
 /* ---- KV pages ---- */
 
 /* Copies every slot of page src to page dst (copy-on-write of a shared page). */
-int backend_kv_copy_page(struct backend *b, int32_t dst, int32_t src, struct backend_error *err);
+int backend_kv_copy_page(struct backend *b, int32_t dst, int32_t src, struct infill_error *err);
 
 /*
  * Moves n cached tokens and rotates their keys to new positions: for i in
@@ -240,17 +229,17 @@ int backend_kv_copy_page(struct backend *b, int32_t dst, int32_t src, struct bac
  */
 int backend_kv_shift(struct backend *b, const struct backend_seq *src, int32_t src_start,
                      const struct backend_seq *dst, int32_t dst_start, int32_t n,
-                     struct backend_error *err);
+                     struct infill_error *err);
 
 /* ---- what a backend implements ---- */
 
 struct backend_ops {
 	void (*destroy)(void *ctx);
-	int (*forward)(void *ctx, const struct backend_batch *batch, struct backend_error *err);
-	int (*kv_copy_page)(void *ctx, int32_t dst, int32_t src, struct backend_error *err);
+	int (*forward)(void *ctx, const struct backend_batch *batch, struct infill_error *err);
+	int (*kv_copy_page)(void *ctx, int32_t dst, int32_t src, struct infill_error *err);
 	int (*kv_shift)(void *ctx, const struct backend_seq *src, int32_t src_start,
 	                const struct backend_seq *dst, int32_t dst_start, int32_t n,
-	                struct backend_error *err);
+	                struct infill_error *err);
 };
 
 /* The object behind the wrappers: a vtable plus the backend's context.
@@ -268,13 +257,13 @@ struct backend {
 /* Backend constructors, called by backend_create after it checked cfg and w.
  * Each fills *out (ops, ctx, name) or returns a negative code with *err set. */
 int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
-                     const struct backend_weights *w, struct backend_error *err);
+                     const struct backend_weights *w, struct infill_error *err);
 
 /* The cuda module (libinfill-cuda.so, dlopened) exports this symbol with
  * backend_cpu_init's signature. */
 #define BACKEND_CUDA_ENTRY "infill_backend_cuda_init"
 typedef int (*backend_init_fn)(struct backend *out, const struct backend_config *cfg,
-                               const struct backend_weights *w, struct backend_error *err);
+                               const struct backend_weights *w, struct infill_error *err);
 
 /* ---- cpu utilities used by benchmarks ---- */
 

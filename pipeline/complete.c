@@ -282,7 +282,7 @@ size_t complete_replace_end(const char *text, size_t len, size_t cursor, const c
 
 /* Fills *err (may be NULL) and returns code: the one way complete_run
  * reports a failure. */
-static int fail(struct complete_error *err, int code, const char *message)
+static int fail(struct infill_error *err, int code, const char *message)
 {
 	if (err) {
 		err->code = code;
@@ -880,7 +880,7 @@ static void step_request(struct run *r, const struct settings *st,
 int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
                  const char *text, size_t len, size_t cursor, const struct settings *st,
                  const struct complete_options *opt, struct complete_result *out,
-                 struct complete_error *err)
+                 struct infill_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (err) memset(err, 0, sizeof *err);
@@ -923,7 +923,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->project_given = r->n_project_given;
 	step_request(r, st, opt, out->max_lines);
 
-	struct infer_error ierr;
+	struct infill_error ierr;
 	memset(&ierr, 0, sizeof ierr);
 	if (opt->prefill_only && !engine) { /* nothing to prefill into */
 		rc = 0;
@@ -941,7 +941,7 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	}
 	rc = opt->generate ? opt->generate(opt->generate_ud, &r->rq, &r->er, &ierr)
 	     : engine      ? engine_run(engine, &r->rq, &r->er, &ierr)
-	                   : infer_error_set(&ierr, -EINVAL, "no model loaded");
+	                   : error_set(&ierr, -EINVAL, "no model loaded");
 	out->prefilled_tokens = r->er.prefilled_tokens;
 	out->budget = r->er.budget;
 	out->shortened = r->er.budget == ENGINE_BUDGET_SHORT;

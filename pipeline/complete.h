@@ -97,7 +97,7 @@ struct complete_options {
 	 * returns 0, ENGINE_ECANCELED or a negative code with *err set. NULL:
 	 * engine_run on the engine passed to complete_run. */
 	int (*generate)(void *ud, const struct engine_request *rq, struct engine_result *res,
-	                struct infer_error *err);
+	                struct infill_error *err);
 	void *generate_ud;
 };
 
@@ -157,11 +157,6 @@ void complete_result_finish(struct complete_result *r);
 
 /* Why a run failed: code is what complete_run returned (a negative errno
  * value; ENGINE_ECANCELED when cancelled), message says it for a person. */
-struct complete_error {
-	int code;
-	char message[512];
-};
-
 /*
  * Runs one completion of text[0..len) at byte offset cursor, for
  * language_id (an LSP languageId; one without a grammar is completed and
@@ -179,7 +174,7 @@ struct complete_error {
 int complete_run(struct engine *engine, const struct tokenizer *tok, const char *language_id,
                  const char *text, size_t len, size_t cursor, const struct settings *st,
                  const struct complete_options *opt, struct complete_result *out,
-                 struct complete_error *err);
+                 struct infill_error *err);
 
 /*
  * Scales the prefix, suffix and extra token budgets of *st down together
@@ -259,6 +254,6 @@ struct engine_params complete_engine_params(const struct complete_model_spec *sp
  */
 int complete_model_open(const char *path, const struct complete_model_spec *spec,
                         void (*progress)(void *user, float fraction), void *progress_user,
-                        struct model **model, struct engine **engine, struct complete_error *err);
+                        struct model **model, struct engine **engine, struct infill_error *err);
 
 #endif

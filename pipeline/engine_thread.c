@@ -207,7 +207,7 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 	struct load_progress lp = { p, -100 };
 	struct model *m;
 	struct engine *e;
-	struct complete_error err;
+	struct infill_error err;
 	bool fell_back = false;
 	if (complete_model_open(path, ms, on_load_progress, &lp, &m, &e, &err)) {
 		if (!fallback || !strcmp(fallback, path)) {
@@ -221,7 +221,7 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 		         "false to turn this off)",
 		         err.message);
 		post_event(p, EVENT_WARNING, 0, false, msg);
-		struct complete_error err2;
+		struct infill_error err2;
 		lp.last = -100;
 		if (complete_model_open(fallback, ms, on_load_progress, &lp, &m, &e, &err2)) {
 			snprintf(msg, sizeof msg, "infill: %.280s; and the embedded model: %.280s",
@@ -238,7 +238,7 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 	pthread_mutex_lock(&p->mu);
 	bool stopping = p->stop;
 	pthread_mutex_unlock(&p->mu);
-	struct infer_error cerr;
+	struct infill_error cerr;
 	if (!stopping && engine_calibrate(e, &cerr)) {
 		snprintf(msg, sizeof msg,
 		         "infill: measuring the model's speed failed (%s); the first "
@@ -281,7 +281,7 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 	char msg[600];
 	atomic_store(&p->remote_no_sampling, false); /* perhaps another server now */
 	if (file[0]) {
-		struct infer_error err;
+		struct infill_error err;
 		memset(&err, 0, sizeof err);
 		struct gguf_file *g = gguf_open(file, &err);
 		struct tokenizer *t = g ? tokenizer_load(g, &err) : NULL;

@@ -87,14 +87,14 @@ struct engine_params complete_engine_params(const struct complete_model_spec *sp
 
 int complete_model_open(const char *path, const struct complete_model_spec *spec,
                         void (*progress)(void *user, float fraction), void *progress_user,
-                        struct model **model, struct engine **engine, struct complete_error *err)
+                        struct model **model, struct engine **engine, struct infill_error *err)
 {
 	*model = NULL;
 	*engine = NULL;
 	struct model_params mp = model_params_of(spec, path);
 	mp.progress = progress;
 	mp.progress_user = progress_user;
-	struct infer_error ierr;
+	struct infill_error ierr;
 	memset(&ierr, 0, sizeof ierr);
 	struct model *m = model_load(&mp, &ierr);
 	struct engine *e = NULL;

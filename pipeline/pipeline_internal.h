@@ -190,7 +190,7 @@ struct remote_gen {
  * the HTTP calls from rq, hands them to the loop, waits for their end (or
  * the job's cancel), and fills res. ud is a struct remote_gen. */
 int remote_bridge_generate(void *ud, const struct engine_request *rq, struct engine_result *res,
-                           struct infer_error *err);
+                           struct infill_error *err);
 
 /* Loop thread: starts the calls the engine thread asked for (on_async). */
 void remote_bridge_start_pending(struct pipeline *p);

@@ -95,11 +95,11 @@ static void rcall_free(struct rcall *rc)
 
 /* The prompt's text form without a vocabulary: snippets as commented blocks
  * before the prefix, then the family's template. */
-static int text_prompt(struct rcall *rc, const struct engine_request *rq, struct infer_error *err)
+static int text_prompt(struct rcall *rc, const struct engine_request *rq, struct infill_error *err)
 {
 	enum fim_template t = rq->fim;
 	if (t == FIM_TEMPLATE_AUTO)
-		return infer_error_set(
+		return error_set(
 		        err, -EINVAL,
 		        "remote.api \"openai\" without remote.tokenizer needs fim.template set to "
 		        "the "
@@ -114,7 +114,7 @@ static int text_prompt(struct rcall *rc, const struct engine_request *rq, struct
 	char *suf = strndup(rq->suffix ? rq->suffix : "", rq->suffix_len);
 	if (!pre || !suf) {
 		free(pre), free(suf);
-		return infer_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < rq->n_extra; i++) {
 		if (rq->extra[i].path) o += sprintf(o, "%s %s\n", cm, rq->extra[i].path);
@@ -127,7 +127,7 @@ static int text_prompt(struct rcall *rc, const struct engine_request *rq, struct
 	rc->prompt = fim_format_text(t, rq->fim_custom, pre, suf);
 	free(pre), free(suf);
 	if (!rc->prompt)
-		return infer_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 		                       "fim.template cannot be written as text (a custom one needs "
 		                       "{prefix} and {suffix})");
 	return 0;
@@ -135,11 +135,11 @@ static int text_prompt(struct rcall *rc, const struct engine_request *rq, struct
 
 /* Fills rc's endpoint and queries from the job's settings and rq. */
 static int build(struct rcall *rc, const struct remote_gen *g, const struct engine_request *rq,
-                 struct infer_error *err)
+                 struct infill_error *err)
 {
 	const struct settings *st = &g->job->req->settings;
 	if (!st->remote_url || !st->remote_url[0])
-		return infer_error_set(
+		return error_set(
 		        err, -EINVAL,
 		        "backend \"remote\" needs remote.url (the server's base URL, "
 		        "such as http://gpu-box:8080) in your user settings");
@@ -156,7 +156,7 @@ static int build(struct rcall *rc, const struct remote_gen *g, const struct engi
 	if (st->remote_api_key_env && st->remote_api_key_env[0]) {
 		const char *k = getenv(st->remote_api_key_env);
 		if (k && k[0] && !(rc->key = strdup(k)))
-			return infer_error_set(err, -ENOMEM, "out of memory");
+			return error_set(err, -ENOMEM, "out of memory");
 		rc->ep.api_key = rc->key;
 	}
 	struct remote_query q = {
@@ -191,7 +191,7 @@ static int build(struct rcall *rc, const struct remote_gen *g, const struct engi
 		}
 	} else if (rc->ep.api == REMOTE_API_LLAMA_INFILL && rq->n_extra) {
 		rc->extra = calloc(rq->n_extra, sizeof *rc->extra);
-		if (!rc->extra) return infer_error_set(err, -ENOMEM, "out of memory");
+		if (!rc->extra) return error_set(err, -ENOMEM, "out of memory");
 		for (size_t i = 0; i < rq->n_extra; i++)
 			rc->extra[i] = (struct remote_extra){ rq->extra[i].path, rq->extra[i].text,
 				                              rq->extra[i].len };
@@ -315,13 +315,13 @@ static int fill_result(const struct rcall *rc, const struct engine_request *rq,
 }
 
 int remote_bridge_generate(void *ud, const struct engine_request *rq, struct engine_result *res,
-                           struct infer_error *err)
+                           struct infill_error *err)
 {
 	const struct remote_gen *g = ud;
 	struct pipeline *p = g->p;
 	memset(res, 0, sizeof *res);
 	struct rcall *rc = calloc(1, sizeof *rc);
-	if (!rc) return infer_error_set(err, -ENOMEM, "out of memory");
+	if (!rc) return error_set(err, -ENOMEM, "out of memory");
 	rc->p = p;
 	rc->job = g->job;
 	int status = build(rc, g, rq, err);
@@ -361,11 +361,11 @@ int remote_bridge_generate(void *ud, const struct engine_request *rq, struct eng
 	if (status == ENGINE_ECANCELED) {
 		res->cancelled = true;
 	} else if (status) {
-		infer_error_set(err, status, "%s", rc->fail.message);
+		error_set(err, status, "%s", rc->fail.message);
 	} else {
 		res->processed_tokens = res->prompt_tokens;
 		if (fill_result(rc, rq, res))
-			status = infer_error_set(err, -ENOMEM, "out of memory");
+			status = error_set(err, -ENOMEM, "out of memory");
 	}
 	rcall_free(rc);
 	return status;

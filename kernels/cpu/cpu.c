@@ -314,51 +314,51 @@ static const struct backend_tensor *qkv_next(const struct backend_layer *L)
 }
 
 static int check_batch(struct cpu_backend *c, const struct backend_batch *b,
-                       struct backend_error *err)
+                       struct infill_error *err)
 {
 	if (b->n_tokens <= 0)
-		return backend_error_set(err, -EINVAL, "forward: empty batch (%d tokens)",
+		return error_set(err, -EINVAL, "forward: empty batch (%d tokens)",
 		                         b->n_tokens);
 	for (int32_t i = 0; i < b->n_seqs; i++)
 		for (int32_t j = 0; j < b->seqs[i].n_pages; j++)
 			if (b->seqs[i].pages[j] < 0 || b->seqs[i].pages[j] >= c->n_pages)
-				return backend_error_set(
+				return error_set(
 				        err, -EINVAL,
 				        "forward: page id %d out of range (pool of %d pages)",
 				        b->seqs[i].pages[j], c->n_pages);
 	for (int32_t i = 0; i < b->n_tokens; i++) {
 		if (b->tokens[i] < 0 || b->tokens[i] >= c->hp.n_vocab)
-			return backend_error_set(
+			return error_set(
 			        err, -EINVAL,
 			        "forward: token id %d out of range (vocabulary of %d)",
 			        b->tokens[i], c->hp.n_vocab);
 		if (b->seq_ids[i] < 0 || b->seq_ids[i] >= b->n_seqs)
-			return backend_error_set(
+			return error_set(
 			        err, -EINVAL,
 			        "forward: sequence index %d out of range (%d sequences)",
 			        b->seq_ids[i], b->n_seqs);
 		int32_t pos = b->positions[i];
 		if (pos < 0 || pos / c->page_size >= b->seqs[b->seq_ids[i]].n_pages)
-			return backend_error_set(
+			return error_set(
 			        err, -EINVAL,
 			        "forward: position %d is past the sequence's page table", pos);
 	}
 	for (int32_t i = 0; i < b->n_out; i++)
 		if (b->out_rows[i] < 0 || b->out_rows[i] >= b->n_tokens)
-			return backend_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 			                         "forward: output row %d out of range (%d tokens)",
 			                         b->out_rows[i], b->n_tokens);
 	return 0;
 }
 
-static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_error *err)
+static int cpu_forward(void *ctx, const struct backend_batch *b, struct infill_error *err)
 {
 	struct cpu_backend *c = ctx;
 	const struct backend_hparams *hp = &c->hp;
 	int rc = check_batch(c, b, err);
 	if (rc) return rc;
 	if (grow(c, b->n_tokens) != 0)
-		return backend_error_set(err, -ENOMEM,
+		return error_set(err, -ENOMEM,
 		                         "forward: out of memory for a batch of %d tokens",
 		                         b->n_tokens);
 	/* Shapes: nt tokens in the batch, E = n_embd, F = n_ff, qd = n_head *
@@ -397,7 +397,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 		              qkv_next(&c->layers[0]));
 	for (int l = 0; l < hp->n_layer; l++) {
 		if (b->stop && b->stop(b->stop_ud))
-			return backend_error_set(err, -ECANCELED, "forward: stopped at layer %d",
+			return error_set(err, -ECANCELED, "forward: stopped at layer %d",
 			                         l);
 		const struct backend_layer *L = &c->layers[l];
 		/* xb (nt,E) @ wq (qd,E)^T -> q (nt,qd); wk, wv (kvd,E) -> kc, vc (nt,kvd):
@@ -473,7 +473,7 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 	if (!logits) {
 		tmp = malloc((size_t)b->n_out * hp->n_vocab * sizeof(float));
 		if (!tmp)
-			return backend_error_set(err, -ENOMEM,
+			return error_set(err, -ENOMEM,
 			                         "forward: out of memory for logits (%d rows)",
 			                         b->n_out);
 		logits = tmp;
@@ -495,11 +495,11 @@ static int cpu_forward(void *ctx, const struct backend_batch *b, struct backend_
 
 /* ---- KV page operations ---- */
 
-static int cpu_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend_error *err)
+static int cpu_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct infill_error *err)
 {
 	struct cpu_backend *c = ctx;
 	if (dst < 0 || src < 0 || dst >= c->n_pages || src >= c->n_pages)
-		return backend_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 		                         "kv_copy_page: page id %d out of range (pool of %d pages)",
 		                         dst < 0 || dst >= c->n_pages ? dst : src, c->n_pages);
 	if (dst != src)
@@ -511,14 +511,14 @@ static int cpu_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend_
 
 static int cpu_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_start,
                         const struct backend_seq *dst, int32_t dst_start, int32_t n,
-                        struct backend_error *err)
+                        struct infill_error *err)
 {
 	struct cpu_backend *c = ctx;
 	const struct backend_hparams *hp = &c->hp;
 	if (n < 0 || src_start < 0 || dst_start < 0 ||
 	    (n > 0 && ((src_start + n - 1) / c->page_size >= src->n_pages ||
 	               (dst_start + n - 1) / c->page_size >= dst->n_pages)))
-		return backend_error_set(
+		return error_set(
 		        err, -EINVAL,
 		        "kv_shift: %d tokens from slot %d to slot %d run past a page table", n,
 		        src_start, dst_start);
@@ -570,20 +570,20 @@ static bool gemm_supported(const struct backend_tensor *t)
 	return cpu_kernels_gemm(&cpu_kernels_ref, t->type) != NULL;
 }
 
-static int unsupported_type(const struct backend_tensor *t, struct backend_error *err)
+static int unsupported_type(const struct backend_tensor *t, struct infill_error *err)
 {
-	backend_error_set(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %s", t->name,
+	error_set(err, -ENOTSUP, "cpu backend: tensor %s has unsupported type %s", t->name,
 	                  tensor_type_name(t->type));
-	backend_error_tensor(err, t->name);
+	error_tensor(err, t->name, SIZE_MAX);
 	return -ENOTSUP;
 }
 
 int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
-                     const struct backend_weights *w, struct backend_error *err)
+                     const struct backend_weights *w, struct infill_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
 	if (cfg->kv_type != TENSOR_TYPE_F32 && cfg->kv_type != TENSOR_TYPE_F16)
-		return backend_error_set(
+		return error_set(
 		        err, -ENOTSUP,
 		        "cpu backend: KV cache type %s (%u) not supported; use f32 or f16",
 		        tensor_type_name(cfg->kv_type) ? tensor_type_name(cfg->kv_type) : "?",
@@ -599,7 +599,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	}
 	if (!gemm_supported(&w->output)) return unsupported_type(&w->output, err);
 	struct cpu_backend *c = calloc(1, sizeof *c);
-	if (!c) return backend_error_set(err, -ENOMEM, "cpu backend: out of memory");
+	if (!c) return error_set(err, -ENOMEM, "cpu backend: out of memory");
 	c->hp = *hp;
 	c->tok_embd = w->tok_embd;
 	c->output_norm = w->output_norm;
@@ -609,7 +609,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 		c->gelu_tab = malloc(65536 * sizeof(float));
 		if (!c->gelu_tab) {
 			free(c);
-			return backend_error_set(err, -ENOMEM, "cpu backend: out of memory");
+			return error_set(err, -ENOMEM, "cpu backend: out of memory");
 		}
 		cpu_gelu_table_fill(c->gelu_tab);
 	}
@@ -638,7 +638,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	if (!c->layers || !c->pool || !c->kv || !c->scores || !c->kv_tmp || !c->dscores ||
 	    !c->dpart) {
 		cpu_destroy(c);
-		return backend_error_set(
+		return error_set(
 		        err, -ENOMEM, "cpu backend: out of memory for %d KV pages (%zu MiB)",
 		        cfg->kv_n_pages,
 		        (size_t)cfg->kv_n_pages * (size_t)c->page_elems * c->kv_es >> 20);
@@ -651,7 +651,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	               !strcmp(c->k->name, "avx512-vnni") && cpu_amx_available();
 	if (cpu_repack_weights(c, w->data_mapped, use_amx) != 0) {
 		cpu_destroy(c);
-		return backend_error_set(
+		return error_set(
 		        err, -ENOMEM,
 		        "cpu backend: out of memory repacking the weights into panels");
 	}

@@ -94,10 +94,10 @@ struct cuda_backend {
 #define OFF_ROWS (3 * MAX_CHUNK)
 #define OFF_TAB  (4 * MAX_CHUNK)
 
-static int fail(struct backend_error *err, int code, const char *fmt, ...)
+static int fail(struct infill_error *err, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-static int fail(struct backend_error *err, int code, const char *fmt, ...)
+static int fail(struct infill_error *err, int code, const char *fmt, ...)
 {
 	if (err) {
 		err->code = code;
@@ -111,14 +111,14 @@ static int fail(struct backend_error *err, int code, const char *fmt, ...)
 }
 
 /* fail() for a weight: the error names the tensor too. */
-static int tensor_fail(struct backend_error *err, int code, const char *name, const char *what)
+static int tensor_fail(struct infill_error *err, int code, const char *name, const char *what)
 {
 	fail(err, code, "cuda: %s %s", what, name);
 	if (err) snprintf(err->tensor, sizeof err->tensor, "%s", name);
 	return code;
 }
 
-static int cuda_fail(struct backend_error *err, cudaError_t e, const char *what)
+static int cuda_fail(struct infill_error *err, cudaError_t e, const char *what)
 {
 	return fail(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO, "cuda: %s: %s", what,
 	            cudaGetErrorString(e));
@@ -127,7 +127,7 @@ static int cuda_fail(struct backend_error *err, cudaError_t e, const char *what)
 /* ---- device memory: every allocation is recorded and freed by destroy ---- */
 
 static int dalloc(struct cuda_backend *c, void **p, size_t bytes, const char *what,
-                  struct backend_error *err)
+                  struct infill_error *err)
 {
 	*p = NULL;
 	if (c->n_allocs == c->cap_allocs) {
@@ -198,7 +198,7 @@ static int grow(void **p, size_t *cap, size_t need)
 /* A weight of a type without kernels, converted (convert.h) into u->conv;
  * *type and *src then describe the converted copy. */
 static int convert_weight(struct upload *u, const struct backend_tensor *t, int *type,
-                          const void **src, struct backend_error *err)
+                          const void **src, struct infill_error *err)
 {
 	const int64_t cols = t->ne[0], rows = t->ne[1];
 	const int target = cuq_convert_target(t->type);
@@ -222,7 +222,7 @@ static int convert_weight(struct upload *u, const struct backend_tensor *t, int 
 }
 
 static int upload_weight(struct cuda_backend *c, struct upload *u, const struct backend_tensor *t,
-                         cuq_weight *w, struct backend_error *err)
+                         cuq_weight *w, struct infill_error *err)
 {
 	const int64_t cols = t->ne[0], rows = t->ne[1];
 	int type = (int)t->type;
@@ -261,7 +261,7 @@ static int upload_weight(struct cuda_backend *c, struct upload *u, const struct 
 
 /* F32 vectors (norm weights, biases); absent optional ones stay NULL. */
 static int upload_f32(struct cuda_backend *c, const struct backend_tensor *t, float **out,
-                      struct backend_error *err)
+                      struct infill_error *err)
 {
 	*out = NULL;
 	if (!t->data) return 0;
@@ -283,7 +283,7 @@ static bool needs_dequant(int type)
 /* Every weight type the CPU backend runs reaches the GPU: natively, or
  * converted at upload (convert.h); anything else is refused before anything
  * is uploaded, and backend "auto" then runs the file on the CPU. */
-static int check_type(const struct backend_tensor *t, struct backend_error *err)
+static int check_type(const struct backend_tensor *t, struct infill_error *err)
 {
 	if (!t->data || cuq_convert_target(t->type) >= 0) return 0;
 	int rc = fail(err, -ENOTSUP,
@@ -294,7 +294,7 @@ static int check_type(const struct backend_tensor *t, struct backend_error *err)
 	return rc;
 }
 
-static int check_types(const struct backend_weights *w, struct backend_error *err)
+static int check_types(const struct backend_weights *w, struct infill_error *err)
 {
 	int rc = check_type(&w->tok_embd, err);
 	if (!rc) rc = check_type(&w->output, err);
@@ -309,7 +309,7 @@ static int check_types(const struct backend_weights *w, struct backend_error *er
 }
 
 static int upload_all(struct cuda_backend *c, const struct backend_config *cfg,
-                      const struct backend_weights *w, struct backend_error *err)
+                      const struct backend_weights *w, struct infill_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
 	int trc = check_types(w, err);
@@ -583,7 +583,7 @@ static int stage_seq(int32_t *map, int *n_map, int32_t id)
 	return (*n_map)++;
 }
 
-static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend_error *err)
+static int cuda_forward(void *ctx, const struct backend_batch *b, struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	const struct backend_hparams *hp = &c->hp;
@@ -704,7 +704,7 @@ static int cuda_forward(void *ctx, const struct backend_batch *b, struct backend
 	return 0;
 }
 
-static int cuda_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend_error *err)
+static int cuda_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	if (dst < 0 || src < 0 || dst >= c->n_pages || src >= c->n_pages)
@@ -720,7 +720,7 @@ static int cuda_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct backend
 }
 
 static int slot_of(const struct cuda_backend *c, const struct backend_seq *s, int32_t p,
-                   int32_t *page, int32_t *slot, struct backend_error *err)
+                   int32_t *page, int32_t *slot, struct infill_error *err)
 {
 	const int ps = c->kv.page_size;
 	if (p < 0 || p / ps >= s->n_pages)
@@ -737,7 +737,7 @@ static int slot_of(const struct cuda_backend *c, const struct backend_seq *s, in
 
 static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_start,
                          const struct backend_seq *dst, int32_t dst_start, int32_t n,
-                         struct backend_error *err)
+                         struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	cudaSetDevice(c->device);
@@ -782,7 +782,7 @@ static size_t max_sz(size_t a, size_t b)
 }
 
 static int create(struct cuda_backend *c, const struct backend_config *cfg,
-                  const struct backend_weights *w, struct backend_error *err)
+                  const struct backend_weights *w, struct infill_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
 	int n_dev = 0;
@@ -906,7 +906,7 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 
 extern "C" __attribute__((visibility("default"))) int
 infill_backend_cuda_init(struct backend *out, const struct backend_config *cfg,
-                         const struct backend_weights *w, struct backend_error *err)
+                         const struct backend_weights *w, struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)calloc(1, sizeof *c);
 	if (!c) return fail(err, -ENOMEM, "cuda: out of host memory");

@@ -34,7 +34,7 @@ static void tmp(char *out, const char *tag)
 static void check_model(int *test_failed_, const char *path, uint32_t mat_type, uint32_t dim,
                         uint32_t ffn)
 {
-	struct infer_error err;
+	struct infill_error err;
 	struct gguf_file *f = gguf_open(path, &err);
 	if (!f) fprintf(stderr, "%s\n", err.message);
 	REQUIRE(f);
@@ -135,7 +135,7 @@ static void check_runs(int *test_failed_, const char *path)
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 1;
 	mp.kv_bytes = 4u << 20;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load %s: %s\n", path, err.message);
 	REQUIRE(m);
@@ -191,7 +191,7 @@ TEST(k_quant_fallbacks_as_llama_cpp)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		argv[4] = (char *)cases[i].name;
 		CHECK_INT_EQ(cli_mkmodel(13, argv), 0);
-		struct infer_error err;
+		struct infill_error err;
 		struct gguf_file *f = gguf_open(p, &err);
 		REQUIRE(f);
 		const struct gguf_tensor_info *t =
@@ -268,7 +268,7 @@ TEST(families)
 			         vocab,     "-o",      p,
 			         NULL };
 		CHECK_INT_EQ(cli_mkmodel(9, argv), 0);
-		struct infer_error err;
+		struct infill_error err;
 		struct gguf_file *f = gguf_open(p, &err);
 		REQUIRE(f);
 		struct gguf_str s;

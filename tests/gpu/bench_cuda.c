@@ -53,7 +53,7 @@ static void fill_ids(int32_t *ids, int n, int nv)
 
 /* One forward of n entries on the given sequences at their current ends; argmax of every row. */
 static int step(struct model *m, struct kv_seq **seqs, const int32_t *tok, int n, int32_t *argmax,
-                struct infer_error *err)
+                struct infill_error *err)
 {
 	int32_t pos[64], rows[64];
 	for (int i = 0; i < n; i++) {
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	mp.path = path;
 	mp.backend = INFER_BACKEND_CUDA;
 	mp.kv_bytes = (size_t)2 << 30;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) {
 		fprintf(stderr, "bench_cuda: %s\n", err.message);

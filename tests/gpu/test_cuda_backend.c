@@ -52,7 +52,7 @@ static struct model *load(const char *file, enum infer_backend be)
 	mp.backend = be;
 	mp.n_threads = 2;
 	mp.kv_bytes = 16u << 20;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m)
 		fprintf(stderr, "model_load(%s, %s): %s\n", file,
@@ -80,7 +80,7 @@ static void check_run(int *test_failed_, int run_idx, const char *file, double t
 	float *lg = malloc(sizeof(float) * nv), *lc = malloc(sizeof(float) * nv);
 	float *ref = malloc(sizeof(float) * nv);
 	double *refd = malloc(sizeof(double) * nv);
-	struct infer_error err;
+	struct infill_error err;
 	double worst_ref = 0, worst_cpu = 0;
 	const int prompts = jm_get(&doc, run, "prompts");
 	for (int pi = 0; pi < jm_len(&doc, prompts); pi++) {
@@ -175,7 +175,7 @@ TEST(batched_candidates_equal_single)
 	struct model *m = load("tiny-dsc-q8_0.gguf", INFER_BACKEND_CUDA);
 	REQUIRE(m != NULL);
 	const int nv = model_info(m)->n_vocab;
-	struct infer_error err;
+	struct infill_error err;
 	int32_t ids[40], next[3] = { 100, 2000, 30000 };
 	prompt(ids, 40);
 	float *ref = malloc(sizeof(float) * 3 * nv), *got = malloc(sizeof(float) * 3 * nv);
@@ -221,7 +221,7 @@ TEST(chunked_prefill_equals_one_batch)
 	struct model *m = load("tiny-dsc-f32.gguf", INFER_BACKEND_CUDA);
 	REQUIRE(m != NULL);
 	const int nv = model_info(m)->n_vocab;
-	struct infer_error err;
+	struct infill_error err;
 	int32_t ids[70];
 	prompt(ids, 70);
 	float *a = malloc(sizeof(float) * nv), *b = malloc(sizeof(float) * nv);
@@ -247,7 +247,7 @@ TEST(kv_shift_roundtrip)
 	struct model *m = load("tiny-dsc-f32.gguf", INFER_BACKEND_CUDA);
 	REQUIRE(m != NULL);
 	const int nv = model_info(m)->n_vocab;
-	struct infer_error err;
+	struct infill_error err;
 	int32_t ids[24];
 	prompt(ids, 24);
 	float *a = malloc(sizeof(float) * nv), *b = malloc(sizeof(float) * nv);
@@ -308,7 +308,7 @@ static void check_converted(int *test_failed_, struct jm_doc *kq, int run_idx, c
 		REQUIRE(n > 0 && n <= 512);
 		int32_t ids[512];
 		for (int i = 0; i < n; i++) ids[i] = (int32_t)idsd[i];
-		struct infer_error err;
+		struct infill_error err;
 		struct kv_seq *sg = kv_seq_new(model_kv_pool(gpu)),
 		              *sc = kv_seq_new(model_kv_pool(cpu));
 		REQUIRE(model_eval(gpu, sg, ids, n, lg, &err) == 0);
@@ -368,7 +368,7 @@ static void check_family(int *test_failed_, const char *dir, const char *stem)
 	mp.path = path;
 	mp.n_threads = 2;
 	mp.kv_bytes = 16u << 20;
-	struct infer_error err;
+	struct infill_error err;
 	mp.backend = INFER_BACKEND_CUDA;
 	struct model *gpu = model_load(&mp, &err);
 	if (!gpu) fprintf(stderr, "cuda %s: %s\n", stem, err.message);

@@ -84,7 +84,7 @@ static void session(struct engine *e, const struct opts *o, const char *text, si
 	struct engine_params ep = engine_params_default();
 	ep.reuse_shifted_suffix = shift;
 	engine_configure(e, &ep);
-	struct infer_error err;
+	struct infill_error err;
 	size_t start = line_start(text, len, o->line);
 	size_t pstart =
 	        line_start(text, len, o->line > o->prefix_lines ? o->line - o->prefix_lines : 1);
@@ -241,7 +241,7 @@ int main(int argc, char **argv)
 	                                          : INFER_BACKEND_CPU;
 	mp.n_threads = o.threads;
 	mp.kv_bytes = (size_t)o.kv_mb << 20;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) {
 		fprintf(stderr, "%s\n", err.message);

@@ -69,7 +69,7 @@ static int job(struct engine *e, const struct engine_request *rq, struct figures
                struct engine_result *keep)
 {
 	struct engine_result r;
-	struct infer_error err;
+	struct infill_error err;
 	int rc = engine_run(e, rq, &r, &err);
 	if (rc) {
 		fprintf(stderr, "engine_run: %s\n", err.message);
@@ -131,7 +131,7 @@ static double pass_ms(struct model *m, struct kv_seq *prompt, int32_t L, const i
 			                 .n_out = k,
 			                 .out_rows = rows,
 			                 .logits = logits };
-		struct infer_error err;
+		struct infill_error err;
 		double t0 = engine_now_ms();
 		int rc = model_forward(m, &b, &err);
 		t[r] = engine_now_ms() - t0;
@@ -147,7 +147,7 @@ static double pass_ms(struct model *m, struct kv_seq *prompt, int32_t L, const i
 
 static int verify_cost(struct model *m, struct engine *e, const struct engine_request *rq, int reps)
 {
-	struct infer_error err;
+	struct infill_error err;
 	int32_t n = engine_prompt_tokens(e, rq, NULL, 0, NULL, &err);
 	int32_t *tok = n > 0 ? malloc((size_t)n * sizeof *tok) : NULL;
 	float *logits =
@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = threads;
 	mp.kv_bytes = (size_t)1 << 30; /* every cut's prompts stay cached */
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) {
 		fprintf(stderr, "%s\n", err.message);

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-tokenizer: no input files\n");
 		return 1;
 	}
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	struct gguf_file *f = gguf_open(model, &err);
 	struct tokenizer *t = f ? tokenizer_load(f, &err) : NULL;
 	if (!t) {

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct infer_error err;
+	struct infill_error err;
 	struct gguf_file *f = gguf_open_memory(data, size, &err);
 	if (!f) {
 		if (!err.message[0]) __builtin_trap(); /* every failure must explain itself */

@@ -41,7 +41,7 @@ static void load_once(void)
 {
 	if (tok) return;
 	atexit(unload);
-	struct infer_error err;
+	struct infill_error err;
 	struct gguf_file *f = file = gguf_open(INFILL_FUZZ_MODEL, &err);
 	if (!f) {
 		fprintf(stderr, "fuzz-tokenizer: %s\n", err.message);

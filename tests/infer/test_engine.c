@@ -41,7 +41,7 @@ static struct model *load_file(const char *file)
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 2;
 	mp.kv_bytes = 4u << 20;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load: %s\n", err.message);
 	return m;
@@ -63,7 +63,7 @@ static double maxdiff(const float *a, const float *b, int n)
 
 static void ref_logits(struct model *m, const int32_t *tok, int n, float *out)
 {
-	struct infer_error err;
+	struct infill_error err;
 	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
 	if (model_eval(m, s, tok, n, out, &err)) fprintf(stderr, "model_eval: %s\n", err.message);
 	kv_seq_free(s);
@@ -72,7 +72,7 @@ static void ref_logits(struct model *m, const int32_t *tok, int n, float *out)
 /* Matches, prefills the rest, inserts; returns the matched length. */
 static int cached_logits(struct model *m, struct pcache *c, const int32_t *tok, int n, float *out)
 {
-	struct infer_error err;
+	struct infill_error err;
 	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
 	int got = pcache_match(c, tok, n - 1, s);
 	if (model_eval(m, s, tok + got, n - got, out, &err))
@@ -160,7 +160,7 @@ static struct engine_request request(const char *prefix, int n_cand, int max_tok
 
 static int run(struct engine *e, const struct engine_request *rq, struct engine_result *res)
 {
-	struct infer_error err;
+	struct infill_error err;
 	int rc = engine_run(e, rq, res, &err);
 	if (rc && rc != ENGINE_ECANCELED) fprintf(stderr, "engine_run: %d %s\n", rc, err.message);
 	return rc;
@@ -172,7 +172,7 @@ TEST(greedy_deterministic_and_cache_exact)
 	struct model *m = load();
 	REQUIRE(m != NULL);
 	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 1, 24);
 	struct engine_result r0, r1, r2;
@@ -221,7 +221,7 @@ TEST(batch_candidate0_equals_single_greedy)
 	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 1, 20);
 	rq.use_cache = false;
@@ -277,7 +277,7 @@ TEST(cancel_stops_within_a_step_and_frees_pages)
 	int32_t free0 = kv_pool_free_pages(pool);
 	struct engine_params ep = engine_params_default();
 	ep.prefill_chunk = 16;
-	struct engine *e = engine_new(m, &ep, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, &ep, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct cancel_at ca = { .step = 2 };
 	atomic_init(&ca.flag, 0);
@@ -332,7 +332,7 @@ TEST(eviction_keeps_the_budget)
 	int32_t free0 = kv_pool_free_pages(pool);
 	struct engine_params ep = engine_params_default();
 	ep.cache_max_pages = 12;
-	struct engine *e = engine_new(m, &ep, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, &ep, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	const char *files[] = { "int a = 1;\nint b = 2;\nint main(void) {\n    return ",
 		                "package main\n\nimport \"fmt\"\n\nfunc main() {\n    fmt.",
@@ -368,7 +368,7 @@ TEST(stop_strings_and_lines_cut_at_first_occurrence)
 	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 1, 32);
 	struct engine_result full, cut;
@@ -422,7 +422,7 @@ TEST(scope_callback_cuts_the_last_line)
 	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 1, 16);
 	int calls = 0;
@@ -445,10 +445,10 @@ TEST(token_healing_backs_up_one_token)
 	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request("def main():\n    pri", 2, 6);
-	struct infer_error err;
+	struct infill_error err;
 	int32_t healed = 0;
 	int n1 = engine_prompt_tokens(e, &rq, NULL, 0, &healed, &err);
 	rq.token_healing = false;
@@ -475,7 +475,7 @@ TEST(shifted_suffix_reuse_runs_and_frees)
 	int32_t free0 = kv_pool_free_pages(pool);
 	struct engine_params ep = engine_params_default();
 	ep.reuse_shifted_suffix = true;
-	struct engine *e = engine_new(m, &ep, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, &ep, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	char buf[1024];
 	snprintf(buf, sizeof buf, "%s", PREFIX);
@@ -537,7 +537,7 @@ TEST(deadline_stops_every_candidate_with_a_prefix_of_its_answer)
 	struct model *m = load();
 	REQUIRE(m != NULL);
 	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 3, 48);
 	struct engine_result full, late, past;
@@ -579,7 +579,7 @@ static double ref_given_sum(struct model *m, const int32_t *prompt, int32_t L, c
                             int32_t k)
 {
 	int32_t nv = model_info(m)->n_vocab;
-	struct infer_error err;
+	struct infill_error err;
 	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
 	if (!s || model_eval(m, s, prompt, L - 1, NULL, &err)) return NAN;
 	int32_t tok[64], pos[64], rows[64];
@@ -614,7 +614,7 @@ TEST(given_texts_score_as_a_sequential_forward)
 	struct model *m = load();
 	REQUIRE(m != NULL);
 	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_given given[] = { { "parse(argv)", 11 },
 		                        { "load_config(argv[1], strict=True)", 34 },
@@ -628,7 +628,7 @@ TEST(given_texts_score_as_a_sequential_forward)
 	REQUIRE(run(e, &rq, &r) == 0);
 	REQUIRE(r.n_candidates == 4);
 	int32_t prompt[1024];
-	struct infer_error err;
+	struct infill_error err;
 	int32_t L = engine_prompt_tokens(e, &rq, prompt, 1024, NULL, &err);
 	REQUIRE(L > 1 && L <= 1024);
 	for (int g = 0; g < 2; g++) {
@@ -659,7 +659,7 @@ TEST(given_texts_score_as_a_sequential_forward)
 	 * cannot use up the time even under a sanitizer) */
 	struct engine_params slow = engine_params_default();
 	slow.prefill_tokens_per_s = 100;
-	struct engine *es = engine_new(m, &slow, &(struct infer_error){ 0 });
+	struct engine *es = engine_new(m, &slow, &(struct infill_error){ 0 });
 	REQUIRE(es != NULL);
 	rq.use_cache = true;
 	rq.deadline_ms = engine_now_ms() + 100000;
@@ -701,11 +701,11 @@ TEST(bad_requests_fail_with_a_message)
 	if (!have_model()) return;
 	struct model *m = load();
 	REQUIRE(m != NULL);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, 0, 8);
 	struct engine_result r;
-	struct infer_error err;
+	struct infill_error err;
 	CHECK_INT_EQ(engine_run(e, &rq, &r, &err), -EINVAL);
 	CHECK_INT_EQ(err.code, -EINVAL);
 	CHECK_STR_EQ(err.key, "completion.candidates");

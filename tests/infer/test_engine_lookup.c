@@ -37,7 +37,7 @@ static struct model *load_path(const char *path)
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 2;
 	mp.kv_bytes = 16u << 20;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load %s: %s\n", path, err.message);
 	return m;
@@ -83,7 +83,7 @@ struct tally {
 
 static int run(struct engine *e, const struct engine_request *rq, struct engine_result *res)
 {
-	struct infer_error err;
+	struct infill_error err;
 	int rc = engine_run(e, rq, res, &err);
 	if (rc) fprintf(stderr, "engine_run: %d %s\n", rc, err.message);
 	return rc;
@@ -163,7 +163,7 @@ static void model_equals_greedy(int *test_failed_, const char *path, int max_tok
 	if (!m) return;
 	struct kv_pool *pool = model_kv_pool(m);
 	int32_t free0 = kv_pool_free_pages(pool);
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct tally before = *t;
 	for (size_t k = 0; k < sizeof PROMPTS / sizeof PROMPTS[0]; k++) {
@@ -246,7 +246,7 @@ TEST(a_step_with_drafts_gives_each_row_the_same_bits)
 	enum { P = 150, DMAX = 5, ROWS = 3 + DMAX };
 	int32_t nv = model_info(m)->n_vocab, prompt[P];
 	for (int i = 0; i < P; i++) prompt[i] = 100 + (i * 37) % 500;
-	struct infer_error err;
+	struct infill_error err;
 	struct kv_seq *base = kv_seq_new(model_kv_pool(m));
 	REQUIRE(base && model_eval(m, base, prompt, P, NULL, &err) == 0);
 	size_t row = (size_t)nv * sizeof(float);

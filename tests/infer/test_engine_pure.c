@@ -423,7 +423,7 @@ static struct tokenizer *vocab(const char *name)
 	char path[1024];
 	snprintf(path, sizeof path, "%s/vocab/%s", testdata(), name);
 	if (access(path, R_OK) != 0) return NULL;
-	struct infer_error ge;
+	struct infill_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
 	if (!f) return NULL;
 	struct tokenizer *t = tokenizer_load(f, &ge);
@@ -455,7 +455,7 @@ TEST(fim_prompt_deepseek_layout)
 	rq.extra = &sn;
 	rq.n_extra = 1;
 	rq.comment = "#";
-	struct infer_error err;
+	struct infill_error err;
 	struct fim_prompt fp;
 	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
 	const struct tokenizer_special *sp = tokenizer_special(t);
@@ -523,7 +523,7 @@ TEST(fim_prompt_starcoder_vocab)
 	rq.prefix_len = strlen(rq.prefix);
 	rq.suffix = ";\n";
 	rq.suffix_len = 2;
-	struct infer_error err;
+	struct infill_error err;
 	struct fim_prompt fp;
 	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
 	int32_t pre = tokenizer_find(t, "<fim_prefix>", 12),
@@ -573,7 +573,7 @@ TEST(fim_prompt_spm_vocab_without_fim_tokens)
 	struct engine_request rq = engine_request_default();
 	rq.prefix = "x = ";
 	rq.prefix_len = 4;
-	struct infer_error err;
+	struct infill_error err;
 	struct fim_prompt fp;
 	CHECK(fim_prompt_build(t, &rq, &fp, &err) == -EINVAL);
 	/* a custom template works on any vocabulary; SPM text after a literal
@@ -593,7 +593,7 @@ static struct tokenizer *our_vocab(const char *name)
 	const char *d = getenv("INFILL_MODELDATA");
 	char path[1024];
 	snprintf(path, sizeof path, "%s/%s", d ? d : "tests/infer/model_data", name);
-	struct infer_error ge;
+	struct infill_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
 	if (!f) return NULL;
 	struct tokenizer *t = tokenizer_load(f, &ge);
@@ -659,7 +659,7 @@ TEST(fim_qwen2_vocab_repository_and_stops)
 	rq.repo_name = "demo";
 	rq.path = "src/main.py";
 	rq.token_healing = false;
-	struct infer_error err;
+	struct infill_error err;
 	struct fim_prompt fp;
 	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
 	CHECK_INT_EQ(fp.tok[0], 151663); /* no BOS: <|repo_name|> first */
@@ -700,7 +700,7 @@ TEST(fim_starcoder2_vocab_repository_and_stops)
 	rq.repo_name = "demo";
 	rq.path = "main.c";
 	rq.token_healing = false;
-	struct infer_error err;
+	struct infill_error err;
 	struct fim_prompt fp;
 	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
 	CHECK_INT_EQ(fp.tok[0], 5);
@@ -739,7 +739,7 @@ TEST(fim_codegemma_vocab_repository_and_stops)
 	rq.repo_name = "demo"; /* CodeGemma has no repository-name token: not written */
 	rq.path = "main.py";
 	rq.token_healing = false;
-	struct infer_error err;
+	struct infill_error err;
 	struct fim_prompt fp;
 	REQUIRE(fim_prompt_build(t, &rq, &fp, &err) == 0);
 	CHECK(sp->add_bos && fp.tok[0] == sp->bos);

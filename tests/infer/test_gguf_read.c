@@ -23,7 +23,7 @@ static const char *data_path(const char *rel)
 
 static struct gguf_file *open_data(const char *rel)
 {
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	struct gguf_file *f = gguf_open(data_path(rel), &err);
 	if (!f) fprintf(stderr, "open failed: %s\n", err.message);
 	return f;
@@ -242,7 +242,7 @@ TEST(vocab_files)
 
 TEST(open_errors_name_the_file)
 {
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	CHECK(gguf_open("/nonexistent/x.gguf", &err) == NULL);
 	CHECK_INT_EQ(err.code, -ENOENT); /* the file system's own code comes back */
 	CHECK(strstr(err.message, "/nonexistent/x.gguf") != NULL);

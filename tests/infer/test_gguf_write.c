@@ -73,7 +73,7 @@ static void b_tensor(struct bytes *b, const char *name, uint32_t n_dims, uint64_
 }
 
 /* Opens an exact-size heap copy; returns whether it opened, the message in err. */
-static bool try_open(const uint8_t *p, size_t n, struct infer_error *err)
+static bool try_open(const uint8_t *p, size_t n, struct infill_error *err)
 {
 	uint8_t *copy = malloc(n ? n : 1);
 	memcpy(copy, p, n);
@@ -90,7 +90,7 @@ static bool try_open(const uint8_t *p, size_t n, struct infer_error *err)
  * a user reads, says what is wrong (needle). */
 #define EXPECT_REJECT(b, want_code, want_key, want_tensor, want_offset, needle)                 \
 	do {                                                                                    \
-		struct infer_error e_;                                                          \
+		struct infill_error e_;                                                          \
 		CHECK(!try_open((b)->p, (b)->n, &e_));                                          \
 		CHECK_INT_EQ(e_.code, want_code);                                               \
 		CHECK_STR_EQ(e_.key, want_key);                                                 \
@@ -162,7 +162,7 @@ TEST(writer_round_trip)
 
 	char path[256];
 	tmp_path(path, sizeof path, "rt");
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	REQUIRE(gguf_writer_write(w, path, &err) == 0);
 	CHECK_INT_EQ(calls, 1);
 	gguf_writer_free(w);
@@ -239,7 +239,7 @@ TEST(writer_errors)
 	             0);
 	char path[256];
 	tmp_path(path, sizeof path, "fail");
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	/* the fill callback's code comes back, naming the tensor it was producing */
 	CHECK_INT_EQ(gguf_writer_write(w, path, &err), -EIO);
 	CHECK_INT_EQ(err.code, -EIO);
@@ -272,7 +272,7 @@ static uint8_t *small_file(size_t *size, uint64_t *data_end)
 	gguf_writer_add_tensor(w, "b", TENSOR_TYPE_Q8_0, 2, ne_b, q8, 34);
 	char path[256];
 	tmp_path(path, sizeof path, "small");
-	struct infer_error err;
+	struct infill_error err;
 	gguf_writer_write(w, path, &err);
 	gguf_writer_free(w);
 	struct gguf_file *f = gguf_open(path, &err);
@@ -294,7 +294,7 @@ TEST(truncation_at_every_byte)
 	uint64_t data_end;
 	uint8_t *p = small_file(&size, &data_end);
 	REQUIRE(p);
-	struct infer_error err;
+	struct infill_error err;
 	CHECK(try_open(p, size, &err));
 	int bad = 0;
 	for (size_t n = 0; n < size; n++) {
@@ -501,7 +501,7 @@ TEST(hostile_headers)
 	size_t data_at = b.n;
 	float v[4] = { 1, 2, 3, 4 };
 	b_put(&b, v, 16);
-	struct infer_error err;
+	struct infill_error err;
 	struct gguf_file *f = gguf_open_memory(b.p, b.n, &err);
 	REQUIRE(f);
 	CHECK_INT_EQ(gguf_version(f), 2);

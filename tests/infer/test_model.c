@@ -38,7 +38,7 @@ static struct model *load(const char *file, size_t kv_bytes)
 	mp.kv_bytes = kv_bytes;
 	mp.kv_f32 = true; /* cache operations must then be exact (fp16 storage is tested against
 	                   * llama.cpp in test_reference.c) */
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load(%s): %s\n", file, err.message);
 	return m;
@@ -63,7 +63,7 @@ static void batched_equals_single(int *test_failed_, const char *file)
 	struct model *m = load(file, 4u << 20);
 	REQUIRE(m != NULL);
 	int nv = model_info(m)->n_vocab;
-	struct infer_error err;
+	struct infill_error err;
 	int32_t ids[40];
 	prompt(ids, 40); /* 40 tokens: the last page (16-slot pages) is half full */
 	float *ref = malloc((size_t)3 * nv * sizeof(float)),
@@ -134,7 +134,7 @@ TEST(stopped_forward_leaves_the_sequence_as_it_was)
 	REQUIRE(m != NULL);
 	int nv = model_info(m)->n_vocab;
 	REQUIRE(model_info(m)->n_layer >= 2);
-	struct infer_error err;
+	struct infill_error err;
 	int32_t ids[36], pos[16], row = 15;
 	prompt(ids, 36);
 	for (int i = 0; i < 16; i++) pos[i] = 20 + i;
@@ -177,7 +177,7 @@ TEST(chunked_prefill_equals_one_batch)
 	struct model *m = load("tiny-dsc-f32.gguf", 4u << 20);
 	REQUIRE(m != NULL);
 	int nv = model_info(m)->n_vocab;
-	struct infer_error err;
+	struct infill_error err;
 	int32_t ids[37];
 	prompt(ids, 37);
 	float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
@@ -205,7 +205,7 @@ TEST(kv_shift_roundtrip)
 	struct model *m = load("tiny-dsc-f32.gguf", 4u << 20);
 	REQUIRE(m != NULL);
 	int nv = model_info(m)->n_vocab;
-	struct infer_error err;
+	struct infill_error err;
 	int32_t ids[24];
 	prompt(ids, 24);
 	float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
@@ -246,7 +246,7 @@ TEST(batch_with_a_gap_equals_two_forwards)
 	struct model *m = load("tiny-dsc-f32.gguf", 4u << 20);
 	REQUIRE(m != NULL);
 	int nv = model_info(m)->n_vocab;
-	struct infer_error err;
+	struct infill_error err;
 	int32_t ids[40];
 	prompt(ids, 40);
 	float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
@@ -313,7 +313,7 @@ TEST(cuda_without_a_driver_says_so)
 	mp.path = path;
 	mp.backend = INFER_BACKEND_CUDA;
 	mp.kv_bytes = 1 << 20;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	CHECK(m == NULL);
 	CHECK_INT_EQ(err.code, -ENOENT);
@@ -358,7 +358,7 @@ TEST(kv_pool_refcounts_and_exhaustion)
 		kv_page_release(p, b);
 	}
 	CHECK_INT_EQ(kv_pool_touched_pages(p), 2);
-	struct infer_error err;
+	struct infill_error err;
 	struct kv_seq *s = kv_seq_new(p);
 	int32_t ids[80];
 	prompt(ids, 80);
@@ -420,7 +420,7 @@ static int write_variant(const char *out, const char *drop, const char *reshape,
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
-	struct infer_error ge;
+	struct infill_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
 	if (!f) return -1;
 	struct gguf_writer *w = gguf_writer_new();
@@ -457,7 +457,7 @@ static void expect_load_error(int *test_failed_, const char *file, int code, con
 	mp.path = file;
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 1;
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	struct model *m = model_load(&mp, &err);
 	CHECK(m == NULL);
 	CHECK_INT_EQ(err.code, code);
@@ -490,7 +490,7 @@ TEST(load_errors_name_the_tensor)
 	struct model_params mp = model_params_default();
 	mp.path = p;
 	mp.backend = INFER_BACKEND_CPU;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	CHECK(m != NULL);
 	if (m) {
@@ -514,7 +514,7 @@ static int write_q4_0_tied(const char *out)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
-	struct infer_error ge;
+	struct infill_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
 	if (!f) return -1;
 	struct gguf_writer *w = gguf_writer_new();
@@ -567,7 +567,7 @@ TEST(q4_0_tied_model_packed_at_load)
 		REQUIRE(m != NULL);
 		int nv = model_info(m)->n_vocab;
 		lg[k] = malloc((size_t)nv * sizeof(float));
-		struct infer_error err;
+		struct infill_error err;
 		struct kv_seq *s = kv_seq_new(model_kv_pool(m));
 		CHECK(model_eval(m, s, ids, 40, lg[k], &err) == 0);
 		kv_seq_free(s);
@@ -595,7 +595,7 @@ static int write_kq_tied(const char *src, const char *out, uint32_t to)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/%s", testdata(), src);
-	struct infer_error ge;
+	struct infill_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
 	if (!f) return -1;
 	struct gguf_writer *w = gguf_writer_new();
@@ -654,7 +654,7 @@ static void kq_tied_model_packed_at_load(int *test_failed_, const char *src, uin
 		REQUIRE(m != NULL);
 		int nv = model_info(m)->n_vocab;
 		lg[k] = malloc((size_t)nv * sizeof(float));
-		struct infer_error err;
+		struct infill_error err;
 		struct kv_seq *s = kv_seq_new(model_kv_pool(m));
 		CHECK(model_eval(m, s, ids, 40, lg[k], &err) == 0);
 		kv_seq_free(s);

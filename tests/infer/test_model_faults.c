@@ -29,7 +29,7 @@ static int write_with_u32(const char *out, const char *key, uint32_t value)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
-	struct infer_error ge;
+	struct infill_error ge;
 	struct gguf_file *f = gguf_open(path, &ge);
 	if (!f) return -1;
 	struct gguf_writer *w = gguf_writer_new();
@@ -53,7 +53,7 @@ static int write_with_u32(const char *out, const char *key, uint32_t value)
 	return rc;
 }
 
-static struct model *load_path(const char *path, struct infer_error *err)
+static struct model *load_path(const char *path, struct infill_error *err)
 {
 	struct model_params mp = model_params_default();
 	mp.path = path;
@@ -71,7 +71,7 @@ static void expect_refused(int *test_failed_, const char *key, uint32_t value, c
 	char p[256];
 	snprintf(p, sizeof p, "%s/bad.gguf", tmpl);
 	REQUIRE(write_with_u32(p, key, value) == 0);
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = load_path(p, &err);
 	CHECK(m == NULL);
 	CHECK_INT_EQ(err.code, -EINVAL);
@@ -164,7 +164,7 @@ TEST(model_notices_its_file_changing)
 	char p[256], q[300], why[128];
 	snprintf(p, sizeof p, "%s/m.gguf", tmpl);
 	snprintf(q, sizeof q, "%s/other.gguf", tmpl);
-	struct infer_error err;
+	struct infill_error err;
 
 	/* truncated in place, then used: no crash, and noticed */
 	REQUIRE(copy_file(src, p) == 0);
@@ -211,7 +211,7 @@ TEST(a_fifo_is_refused_without_blocking)
 	snprintf(p, sizeof p, "%s/fifo.gguf", tmpl);
 	REQUIRE(mkfifo(p, 0600) == 0);
 	alarm(10); /* the old open() waited for a writer forever */
-	struct infer_error ge;
+	struct infill_error ge;
 	struct gguf_file *f = gguf_open(p, &ge);
 	alarm(0);
 	CHECK(f == NULL);

@@ -35,7 +35,7 @@ static struct model *load(void)
 	mp.backend = INFER_BACKEND_CPU;
 	mp.n_threads = 2;
 	mp.kv_bytes = 4u << 20;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load: %s\n", err.message);
 	return m;
@@ -68,7 +68,7 @@ static struct engine_request request(const char *prefix, const char *suffix)
 
 static int run(struct engine *e, const struct engine_request *rq, struct engine_result *res)
 {
-	struct infer_error err;
+	struct infill_error err;
 	int rc = engine_run(e, rq, res, &err);
 	if (rc && rc != ENGINE_ECANCELED) fprintf(stderr, "engine_run: %d %s\n", rc, err.message);
 	return rc;
@@ -93,7 +93,7 @@ TEST(cancelled_prefill_stays_cached_with_exact_logits)
 	if (!m) return;
 	struct engine_params ep = engine_params_default();
 	ep.prefill_chunk = 16;
-	struct engine *e = engine_new(m, &ep, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, &ep, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, SUFFIX);
 	struct cancel_after ca = { .prefilled = 32 };
@@ -133,9 +133,9 @@ TEST(background_prefill_is_preempted_within_one_chunk)
 	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
 	struct engine_params ep = engine_params_default();
 	ep.background_chunk = 16;
-	struct engine *e = engine_new(m, &ep, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, &ep, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
-	struct infer_error err;
+	struct infill_error err;
 	/* a request arrives (the flag is set) while the first chunk runs */
 	struct engine_request rq = request(PREFIX, SUFFIX);
 	struct cancel_after ca = { .prefilled = 1 };
@@ -192,7 +192,7 @@ TEST(prefill_budget_cuts_the_suffix_or_answers_from_the_short_context)
 	struct engine_params ep = engine_params_default();
 	ep.prefill_tokens_per_s = 100; /* assumed: 0.1 token per ms */
 	ep.decode_reserve_steps = 0;
-	struct engine *e = engine_new(m, &ep, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, &ep, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, SUFFIX);
 	struct engine_result r;
@@ -316,7 +316,7 @@ TEST(prefill_budget_cuts_the_suffix_or_answers_from_the_short_context)
 	engine_free(e);
 
 	/* measured rate: unknown before the first prefill, so the budget is off */
-	e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	rq = request(PREFIX, SUFFIX);
 	rq.fit_deadline = true;
@@ -338,10 +338,10 @@ TEST(calibrated_budget_holds_from_the_first_job)
 {
 	struct model *m = load();
 	if (!m) return;
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	int32_t free0 = kv_pool_free_pages(model_kv_pool(m));
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	REQUIRE(engine_calibrate(e, &err) == 0);
 	struct engine_stats st;
 	engine_get_stats(e, &st);
@@ -382,12 +382,12 @@ TEST(suffix_order_per_family)
 	struct model *m = load();
 	if (!m) return;
 	const struct tokenizer_special *sp = tokenizer_special(model_tokenizer(m));
-	struct engine *e = engine_new(m, NULL, &(struct infer_error){ 0 });
+	struct engine *e = engine_new(m, NULL, &(struct infill_error){ 0 });
 	REQUIRE(e != NULL);
 	struct engine_request rq = request(PREFIX, SUFFIX);
 	rq.order = FIM_ORDER_SPM;
 	int32_t tok[512];
-	struct infer_error err;
+	struct infill_error err;
 	int n = engine_prompt_tokens(e, &rq, tok, 512, NULL, &err);
 	REQUIRE(n > 10 && n < 512);
 	/* [BOS] <begin> <hole> suffix <end> prefix */

@@ -132,7 +132,7 @@ static void check_run(int *test_failed_, const struct ref_run *r)
 	mp.n_threads = 2;
 	mp.kv_bytes = 8u << 20;
 	mp.kv_f32 = !r->kv_f16;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load: %s\n", err.message);
 	REQUIRE(m != NULL);

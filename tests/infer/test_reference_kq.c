@@ -54,7 +54,7 @@ struct run_stats {
 static void check_prompt(int *test_failed_, struct model *m, int pr, bool full_row,
                          struct run_stats *st)
 {
-	struct infer_error err;
+	struct infill_error err;
 	int32_t nv = model_info(m)->n_vocab;
 	double idsd[1024];
 	int n = jm_nums(&doc, jm_get(&doc, pr, "token_ids"), idsd, 1024);
@@ -153,7 +153,7 @@ static void check_run(int *test_failed_, int run)
 	mp.n_threads = 2;
 	mp.kv_bytes = 32u << 20;
 	mp.kv_f32 = !kv_f16;
-	struct infer_error err;
+	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load %s: %s\n", name, err.message);
 	REQUIRE(m != NULL);

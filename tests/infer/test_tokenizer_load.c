@@ -93,7 +93,7 @@ static size_t finish(struct buf *body, unsigned char **out)
 	return f.n;
 }
 
-static struct tokenizer *load_mem(struct buf *body, struct infer_error *err, unsigned char **mem,
+static struct tokenizer *load_mem(struct buf *body, struct infill_error *err, unsigned char **mem,
                                   struct gguf_file **gf)
 {
 	size_t n = finish(body, mem);
@@ -128,7 +128,7 @@ static void byte_level_tokens(char tok[256][4])
 
 TEST(errors_name_the_key)
 {
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	unsigned char *mem;
 	struct gguf_file *gf;
 	struct buf b = { 0 };
@@ -208,7 +208,7 @@ static struct tokenizer *tiny_bpe(const char *const *extra, size_t n_extra, cons
 	kv_strs(&b, "tokenizer.ggml.merges", merges, 1);
 	if (n_extra > 3)
 		kv_u32(&b, "tokenizer.ggml.fim_pre_token_id", 257 + 3); /* override by key */
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	struct tokenizer *t = load_mem(&b, &err, mem, gf);
 	if (!t) fprintf(stderr, "load: %s\n", err.message);
 	return t;

@@ -45,7 +45,7 @@ static const char *testdata(void)
 
 static struct tokenizer *load(const char *path, struct gguf_file **gf)
 {
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	*gf = gguf_open(path, &err);
 	if (!*gf) {
 		fprintf(stderr, "%s: %s\n", path, err.message);

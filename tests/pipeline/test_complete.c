@@ -32,7 +32,7 @@ static bool setup(void)
 	mp.path = path;
 	mp.n_threads = 1;
 	mp.kv_bytes = 64u << 20;
-	struct infer_error err = { 0 };
+	struct infill_error err = { 0 };
 	model = model_load(&mp, &err);
 	if (!model) {
 		fprintf(stderr, "load: %s\n", err.message);
@@ -113,7 +113,7 @@ TEST(shown_candidates_are_valid)
 		struct complete_options opt = complete_options_default();
 		opt.seed = k + 1;
 		struct complete_result r;
-		struct complete_error err;
+		struct infill_error err;
 		int rc = complete_run(engine, model_tokenizer(model), "python", PY, len, cur, &s,
 		                      &opt, &r, &err);
 		CHECK_INT_EQ(rc, 0);
@@ -158,7 +158,7 @@ TEST(greedy_is_deterministic)
 	s.completion_temperature = 0;
 	struct complete_options opt = complete_options_default();
 	struct complete_result a, b, c;
-	struct complete_error err;
+	struct infill_error err;
 	size_t len = sizeof PY - 1;
 	CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "plaintext", PY, len, 95, &s,
 	                          &opt, &a, &err),
@@ -195,7 +195,7 @@ TEST(ablations_run)
 		opt.validate = mask & 2;
 		opt.rerank = mask & 4;
 		struct complete_result r;
-		struct complete_error err;
+		struct infill_error err;
 		CHECK_INT_EQ(complete_run(engine, model_tokenizer(model), "python", PY, len, 95, &s,
 		                          &opt, &r, &err),
 		             0);
@@ -216,7 +216,7 @@ TEST(cancelled_before_start)
 	struct complete_options opt = complete_options_default();
 	opt.cancel = &cancel;
 	struct complete_result r;
-	struct complete_error err;
+	struct infill_error err;
 	int rc = complete_run(engine, model_tokenizer(model), "python", PY, sizeof PY - 1, 95, &s,
 	                      &opt, &r, &err);
 	CHECK_INT_EQ(rc, ENGINE_ECANCELED);
@@ -231,7 +231,7 @@ TEST(cursor_past_end_is_an_error)
 	struct settings s = settings_for("python");
 	struct complete_options opt = complete_options_default();
 	struct complete_result r;
-	struct complete_error err;
+	struct infill_error err;
 	CHECK(complete_run(engine, model_tokenizer(model), "python", PY, 4, 5, &s, &opt, &r, &err) <
 	      0);
 	CHECK_INT_EQ(err.code, -EINVAL);
@@ -274,7 +274,7 @@ static int complete_at_bar_in(const char *lang, const char *doc_with_bar, const 
 	memcpy(doc, doc_with_bar, at);
 	strcpy(doc + at, bar + 1);
 	struct complete_options opt = complete_options_default();
-	struct complete_error err;
+	struct infill_error err;
 	return complete_run(engine, model_tokenizer(model), lang, doc, strlen(doc), at, s, &opt, r,
 	                    &err);
 }
@@ -769,7 +769,7 @@ static int32_t pages_with(const struct complete_model_spec *spec, bool *shifted)
 {
 	struct model *m;
 	struct engine *e;
-	struct complete_error err;
+	struct infill_error err;
 	int rc = complete_model_open(TESTDATA "/models/tiny-dsc-f32.gguf", spec, NULL, NULL, &m, &e,
 	                             &err);
 	if (rc) {
@@ -808,7 +808,7 @@ TEST(model_open_follows_the_settings)
 
 	struct model *m = (struct model *)1;
 	struct engine *e = (struct engine *)1;
-	struct complete_error err;
+	struct infill_error err;
 	int rc = complete_model_open("/nonexistent/none.gguf", &spec, NULL, NULL, &m, &e, &err);
 	CHECK_INT_EQ(rc, -ENOENT); /* the file system's code, kept through model_load */
 	CHECK_INT_EQ(err.code, rc);

@@ -63,7 +63,7 @@ static int greedy_sure_text(struct model *m, const int32_t *toks, int n, int max
 	int32_t nv = tokenizer_vocab_size(tk);
 	float *logits = malloc((size_t)nv * sizeof *logits); /* owned here */
 	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
-	struct infer_error err;
+	struct infill_error err;
 	struct tokenizer_detok d;
 	tokenizer_detok_init(&d, false);
 	char piece[512];
@@ -106,7 +106,7 @@ static void closed(void *ud)
 
 TEST(greedy_remote_equals_in_process)
 {
-	struct infer_error err;
+	struct infill_error err;
 	struct model_params mp = model_params_default();
 	mp.path = model_path;
 	mp.n_threads = 1;

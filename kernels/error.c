@@ -1,7 +1,8 @@
 /*
- * error.c - the setters of struct infer_error (error.h). Each failing path
- * of infer/ goes through infer_error_set, so an error never carries a stale
- * key or offset from an earlier one.
+ * error.c - the setters of struct infill_error (error.h). Every failing
+ * path goes through error_set, so an error never carries a stale key or
+ * offset from an earlier one. Its own file because the CUDA module (a
+ * shared module) links it too, without the rest of kernels/.
  */
 #include "error.h"
 
@@ -10,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int infer_error_set(struct infer_error *err, int code, const char *fmt, ...)
+int error_set(struct infill_error *err, int code, const char *fmt, ...)
 {
 	if (!err) return code;
 	err->code = code;
@@ -24,7 +25,7 @@ int infer_error_set(struct infer_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-void infer_error_prefix(struct infer_error *err, const char *fmt, ...)
+void error_prefix(struct infill_error *err, const char *fmt, ...)
 {
 	if (!err) return;
 	char old[sizeof err->message];
@@ -39,18 +40,18 @@ void infer_error_prefix(struct infer_error *err, const char *fmt, ...)
 
 static void copy_name(char *dst, size_t cap, const char *name, size_t n)
 {
-	if (!name) n = 0;
+	n = name ? strnlen(name, n) : 0;
 	if (n >= cap) n = cap - 1;
 	if (n) memcpy(dst, name, n);
 	dst[n] = 0;
 }
 
-void infer_error_key(struct infer_error *err, const char *name, size_t n)
+void error_key(struct infill_error *err, const char *name, size_t n)
 {
 	if (err) copy_name(err->key, sizeof err->key, name, n);
 }
 
-void infer_error_tensor(struct infer_error *err, const char *name, size_t n)
+void error_tensor(struct infill_error *err, const char *name, size_t n)
 {
 	if (err) copy_name(err->tensor, sizeof err->tensor, name, n);
 }
