@@ -67,7 +67,8 @@ static void print_text(const struct complete_result *r, const char *lang)
 	if (!r->count) printf("(no candidate to show)\n");
 }
 
-static int print_json(const struct complete_result *r, const char *lang, size_t cursor)
+static int print_json(const struct complete_result *r, const char *lang, size_t cursor,
+                      const char *model_path)
 {
 	json_t *items = json_array();
 	for (size_t i = 0; i < r->count; i++) {
@@ -90,6 +91,9 @@ static int print_json(const struct complete_result *r, const char *lang, size_t 
 	        r->merged, "ms", "slice", r->slice_ms, "engine", r->engine_ms, "prefill",
 	        r->prefill_ms, "decode", r->decode_ms, "post", r->post_ms, "total", r->total_ms,
 	        "candidates", items);
+	/* which file answered: the embedded model is looked for in several
+	 * places (complete_default_model_path) */
+	if (o && model_path) json_object_set_new(o, "model", json_string(model_path));
 	if (!o) {
 		fprintf(stderr, "infill: out of memory\n");
 		return 1;
@@ -216,7 +220,8 @@ static int complete_print(struct args *a, const struct settings *st, const char 
 		complete_result_finish(&res);
 		goto out;
 	}
-	status = a->as_json ? print_json(&res, lname, off) : (print_text(&res, lname), 0);
+	status = a->as_json ? print_json(&res, lname, off, model_path)
+	                    : (print_text(&res, lname), 0);
 	complete_result_finish(&res);
 out:
 	engine_free(e);

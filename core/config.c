@@ -523,6 +523,7 @@ static const struct project_rule {
 	{ "remote.apiKeyEnv", PROJECT_IGNORED, "only you decide which key is sent" },
 	{ "remote.caFile", PROJECT_IGNORED, "only you decide which servers are trusted" },
 	{ "remote.tokenizer", PROJECT_IGNORED, "a repository does not choose the files loaded" },
+	{ "metrics.file", PROJECT_IGNORED, "a repository does not choose the files written" },
 };
 
 const char *config_project_rule(const char *key, int *max)

@@ -30,7 +30,8 @@
  * choose where the code goes: `backend` "remote", `remote.url`,
  * `remote.apiKeyEnv`, `remote.caFile` and `remote.tokenizer` are ignored
  * there (a cloned repository must not send your code, or your key, to its
- * own server).
+ * own server). Nor does it choose a file infill writes: `metrics.file` is
+ * ignored there too.
  *
  * Threads: a struct config belongs to the thread that created it.
  */
@@ -216,7 +217,11 @@ enum config_kind {
 	  CONFIG_SCOPE_GLOBAL,                                                                     \
 	  "at trace level, log message bodies (document text) too; off: only method, id, size")    \
 	X(max_message_mb, "maxMessageMB", CONFIG_KIND_INT, int, 64, NULL, 1, 4096, NULL,           \
-	  CONFIG_SCOPE_GLOBAL, "largest LSP message accepted (MiB); larger ones are skipped")
+	  CONFIG_SCOPE_GLOBAL, "largest LSP message accepted (MiB); larger ones are skipped")      \
+	X(metrics_file, "metrics.file", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL,           \
+	  CONFIG_SCOPE_GLOBAL,                                                                     \
+	  "write Prometheus text-format metrics to this file every 5 s, atomically (for "          \
+	  "node_exporter's textfile collector); unset: off; not from a project file")
 
 /* Effective values. Strings and lists belong to the struct config that
  * returned them (borrowed). */

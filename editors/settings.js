@@ -159,8 +159,10 @@ function vscodeProperty(s) {
   // language-overridable settings may appear under "[python]": {...}
   // Where code and keys go is the user's alone: a workspace's
   // .vscode/settings.json (it comes with a cloned repository) cannot set
-  // these, as .infill.json cannot (core/config.c, project_rules).
-  const userOnly = ['remote.url', 'remote.apiKeyEnv', 'remote.caFile', 'remote.tokenizer'];
+  // these, as .infill.json cannot (core/config.c, project_rules); nor choose
+  // a file the daemon writes (metrics.file).
+  const userOnly = ['remote.url', 'remote.apiKeyEnv', 'remote.caFile', 'remote.tokenizer',
+    'metrics.file'];
   p.scope = s.scope === 'language' ? 'language-overridable'
     : userOnly.includes(s.key) ? 'machine'
     : (s.key === 'model' ? 'machine-overridable' : 'window');

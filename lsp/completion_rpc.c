@@ -143,9 +143,12 @@ static void answer_empty(struct pending *p)
 	server_reply(p->c->s, p->id, empty_result(p->kind));
 }
 
-static void record_latency(struct completions *c, uint64_t arrival_ns)
+/* res: the answer's candidates (borrowed), NULL when no job ran. */
+static void record_latency(struct completions *c, uint64_t arrival_ns,
+                           const struct completion_result *res)
 {
 	double ms = (double)(uv_hrtime() - arrival_ns) / 1e6;
+	metrics_record(c->s->metrics, res, ms);
 	c->latency_ms[c->latency_next] = ms;
 	c->latency_next = (c->latency_next + 1) % LATENCY_SAMPLES;
 	if (c->latency_count < LATENCY_SAMPLES) c->latency_count++;
@@ -401,7 +404,7 @@ static void job_done(void *ud, int status, const struct completion_result *res)
 		else
 			server_reply_error(s, p->id, RPC_ERROR_INTERNAL_ERROR, "out of memory");
 	}
-	record_latency(c, p->arrival_ns);
+	record_latency(c, p->arrival_ns, status ? NULL : res);
 	pending_retire(p);
 }
 
@@ -416,7 +419,7 @@ static void debounce_fired(uv_timer_t *timer)
 		p->job = NULL;
 		log_warn(s->log, "completion for %s not started: %s", p->uri, strerror(-rc));
 		answer_empty(p);
-		record_latency(p->c, p->arrival_ns);
+		record_latency(p->c, p->arrival_ns, NULL);
 		pending_retire(p);
 	}
 }
@@ -648,6 +651,14 @@ void completions_warm(struct server *s, struct docs_entry *e, size_t cursor)
 void completion_on_stats(struct server *s, json_t *id, json_t *params)
 {
 	(void)params;
+	struct stats st;
+	completions_stats(s, &st);
+	server_reply(s, id, stats_to_json(&st));
+	json_decref(st.feedback);
+}
+
+void completions_stats(struct server *s, struct stats *out)
+{
 	struct completions *c = s->completions;
 	struct stats st;
 	pipeline_get_stats(s->pipeline, &st);
@@ -672,6 +683,5 @@ void completion_on_stats(struct server *s, json_t *id, json_t *params)
 	                          ? (double)st.live_thrown_tokens / (double)st.generated_tokens
 	                          : 0;
 	st.grew_notices = c->grew_notices;
-	server_reply(s, id, stats_to_json(&st));
-	json_decref(st.feedback);
+	*out = st;
 }

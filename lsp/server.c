@@ -508,6 +508,10 @@ struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_
 	if (!s->completions) goto fail;
 	s->project = project_new(s);
 	if (!s->project) goto fail;
+	/* last: from here on it may own a timer (metrics.file from the flags) */
+	s->metrics = metrics_new(s);
+	if (!s->metrics) goto fail;
+	metrics_apply(s->metrics, config_get(s->config, NULL)->metrics_file);
 	return s;
 fail:
 	/* nothing here owns a libuv handle yet, except a pipeline */
@@ -536,8 +540,9 @@ void server_close(struct server *s, void (*done)(void *ud), void *ud)
 	s->close_done = done;
 	s->close_ud = ud;
 	s->finished = true;
-	s->closing_parts = 3;
+	s->closing_parts = 4;
 	completions_close(s->completions, part_closed, s);
+	metrics_close(s->metrics, part_closed, s);
 	pipeline_close(s->pipeline, part_closed, s);
 	project_close(s->project, part_closed, s);
 }
@@ -546,6 +551,7 @@ void server_free(struct server *s)
 {
 	if (!s) return;
 	completions_free(s->completions);
+	metrics_free(s->metrics);
 	project_free(s->project);
 	feedback_free(s->feedback);
 	pipeline_free(s->pipeline);

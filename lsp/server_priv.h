@@ -87,6 +87,8 @@ struct outgoing {
 struct completions;
 struct project;
 struct feedback;
+struct metrics;
+struct stats;
 
 struct server {
 	uv_loop_t *loop;
@@ -120,6 +122,7 @@ struct server {
 	struct completions *completions;
 	struct project *project;   /* the workspace index, the recent ring (project.c) */
 	struct feedback *feedback; /* the fate of suggestions shown (feedback.c) */
+	struct metrics *metrics;   /* metrics.file (metrics.c) */
 
 	json_int_t next_id; /* ids of our requests to the client */
 	struct outgoing *outgoing;
@@ -200,6 +203,27 @@ bool completions_cancel(struct completions *c, json_t *id);
  * closed. */
 void completions_close(struct completions *c, void (*done)(void *ud), void *ud);
 void completions_free(struct completions *c);
+/* The infill/stats answer's values now. out->feedback is a new reference
+ * (the caller decrefs it; NULL on out of memory); names are static. */
+void completions_stats(struct server *s, struct stats *out);
+
+/* ---- metrics.c: metrics.file, Prometheus text format ---- */
+
+/* A new metrics writer, off until metrics_apply names a file; NULL on out of
+ * memory. s is borrowed and outlives it. */
+struct metrics *metrics_new(struct server *s);
+/* Starts, moves or stops the file (path borrowed; NULL or "": off). Writes
+ * at once when it starts, then every few seconds. m may be NULL. */
+void metrics_apply(struct metrics *m, const char *path);
+/* Counts one answered request: its path, top suggestion and deadline cut
+ * from res (borrowed; NULL when no job ran), ms from arrival to answer. m
+ * may be NULL. */
+void metrics_record(struct metrics *m, const struct completion_result *res, double ms);
+/* Writes the file a last time and closes the timer; done runs after (from
+ * the loop, or at once when there was no timer). */
+void metrics_close(struct metrics *m, void (*done)(void *ud), void *ud);
+/* After metrics_close's done (or when no timer was started); NULL is fine. */
+void metrics_free(struct metrics *m);
 
 /* ---- helpers for params (server.c) ---- */
 

@@ -174,6 +174,7 @@ void workspace_apply(struct server *s)
 	s->max_message = (size_t)g->max_message_mb << 20;
 	rpc_frame_reader_set_max(s->reader, s->max_message);
 	if (s->pipeline) pipeline_configure(s->pipeline, g);
+	metrics_apply(s->metrics, g->metrics_file);
 }
 
 /* ---- infill/settings -------------------------------------------------- */

@@ -592,8 +592,10 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.prompt_tokens += (uint64_t)processed;
 	p->stats.cached_prompt_tokens += (uint64_t)cached;
 	if (!processed && rc == ENGINE_ECANCELED) p->stats.never_started++;
-	if (!remote && processed && processed == res.prompt_tokens && 2 * cached < processed)
+	if (!remote && processed && processed == res.prompt_tokens && 2 * cached < processed) {
 		p->stats.cold_requests++; /* the remote server's cache is its own */
+		job->cold = true;
+	}
 	p->stats.generated_tokens +=
 	        (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
 	p->stats.draft_tokens += (uint64_t)(res.draft_tokens > 0 ? res.draft_tokens : 0);

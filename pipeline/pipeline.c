@@ -54,7 +54,12 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 		          f->shifted_tokens, f->prefilled_tokens, engine_budget_name(f->budget),
 		          f->generated_tokens, f->count, f->n_generated, f->slice_ms, f->engine_ms,
 		          f->prefill_ms, f->decode_ms, f->post_ms);
-	struct completion_result empty = { NULL, 0 };
+	job->result.path = job->fast          ? COMPLETION_PATH_FAST
+	                   : job->cold        ? COMPLETION_PATH_COLD
+	                   : f->prompt_tokens ? COMPLETION_PATH_TYPED
+	                                      : COMPLETION_PATH_NONE;
+	job->result.deadline_cut = f->deadline_hit;
+	struct completion_result empty = { NULL, 0, COMPLETION_PATH_NONE, false };
 	const struct completion_result *r = job->status ? &empty : &job->result;
 	pipeline_done_fn done = job->done;
 	void *ud = job->ud;

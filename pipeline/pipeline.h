@@ -120,9 +120,23 @@ struct completion_candidate {
 	double confidence;
 };
 
+/* How an answer was made, for the metrics' latency histograms: NONE without
+ * a model run (no model yet, a failure), TYPED a model run that found at
+ * least half of its prompt in the prefix cache (the usual keystroke, and
+ * every remote run), COLD one that did not (a jump, a new file), FAST from
+ * the previous result with no model run. */
+enum completion_path {
+	COMPLETION_PATH_NONE,
+	COMPLETION_PATH_TYPED,
+	COMPLETION_PATH_COLD,
+	COMPLETION_PATH_FAST,
+};
+
 struct completion_result {
 	struct completion_candidate *items; /* count entries */
 	size_t count;
+	enum completion_path path;
+	bool deadline_cut; /* completion.deadlineMs stopped the candidates short */
 };
 
 /* Delivered once per submitted job that was not cancelled, on the loop

@@ -96,6 +96,7 @@ struct pipeline_job {
 	/* the snapshot's span the candidates' context was cut from (fast path:
 	 * carried over from the memory answered from) */
 	size_t ctx_start, ctx_end;
+	bool cold;                        /* engine: prefilled whole, mostly uncached */
 	struct complete_result figures;   /* counts and timings of the run (no items) */
 	struct pipeline_job *qnext;       /* queue / done list (under mu) */
 	struct pipeline_job *prev, *next; /* live list (loop) */

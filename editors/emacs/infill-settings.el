@@ -339,6 +339,15 @@ nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (integer :tag "Value"))
   :group 'infill-settings)
 
+(defcustom infill-metrics-file nil
+  "Write Prometheus text-format metrics to this file every 5 s, atomically
+(for node_exporter's textfile collector); unset: off; not from a project
+file.
+Server setting \"metrics.file\" (server default unset).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
+  :group 'infill-settings)
+
 (defconst infill-settings-table
   '(("enabled" . infill-enabled)
     ("model" . infill-model)
@@ -380,7 +389,8 @@ nil: leave it to the server."
     ("fim.template" . infill-fim-template)
     ("log.level" . infill-log-level)
     ("log.messageText" . infill-log-message-text)
-    ("maxMessageMB" . infill-max-message-mb))
+    ("maxMessageMB" . infill-max-message-mb)
+    ("metrics.file" . infill-metrics-file))
   "Server setting key -> the variable that holds it.")
 
 (defconst infill-settings-defaults
@@ -424,7 +434,8 @@ nil: leave it to the server."
     ("fim.template" . "auto")
     ("log.level" . "info")
     ("log.messageText" . :json-false)
-    ("maxMessageMB" . 64))
+    ("maxMessageMB" . 64)
+    ("metrics.file" . nil))
   "Server setting key -> the server's default (for display).")
 
 (provide 'infill-settings)

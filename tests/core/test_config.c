@@ -401,6 +401,18 @@ TEST(project_file_limits)
 	CHECK(config_project_rule("threads", &max) != NULL && max == cpus);
 	CHECK(config_project_rule("model", &max) != NULL && max == -1);
 	CHECK(config_project_rule("completion.debounceMs", NULL) == NULL);
+	/* nor does a project choose a file infill writes */
+	CHECK(config_project_rule("metrics.file", &max) != NULL && max == -1);
+	w.count = 0;
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_PROJECT,
+	                      "{\"metrics\": {\"file\": \"/tmp/x.prom\"}}", &w),
+	             0);
+	CHECK(config_get(cfg, NULL)->metrics_file == NULL);
+	CHECK_INT_EQ(w.count, 1);
+	CHECK(strstr(w.all, "\"metrics.file\" is ignored in a project file") != NULL);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER, "{\"metrics.file\": \"/tmp/x.prom\"}", &w),
+	             0);
+	CHECK_STR_EQ(config_get(cfg, NULL)->metrics_file, "/tmp/x.prom");
 	config_free(cfg);
 }
 

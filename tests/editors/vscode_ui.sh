@@ -1,7 +1,7 @@
 #!/bin/sh
 # vscode_ui.sh INFILL VSCODE_DIR MODEL TEST_JS - the extension in VS Code
 # itself: code-server (VS Code 1.100.3 for the browser, installed once by
-# tools/setup through tools/codeserver into INFILL_CACHE) driven by Debian's
+# tools/setup --tests through tools/codeserver into INFILL_CACHE) driven by Debian's
 # headless chromium through puppeteer-core. Exit 77 (skipped), saying why,
 # only where that set-up is missing.
 bin=$1 dir=$2 model=$3 test=$4
@@ -12,7 +12,7 @@ skip() {
 	exit 77
 }
 command -v node >/dev/null 2>&1 || skip "node not installed"
-[ -f "$cs/.done" ] || skip "code-server missing in $cs (run tools/setup, or tools/codeserver)"
+[ -f "$cs/.done" ] || skip "code-server missing in $cs (run tools/setup --tests, or tools/codeserver)"
 chromium=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$chromium" ] || skip "$chromium missing (apt-get install chromium)"
 [ -d "$dir/node_modules/@vscode/vsce" ] || skip "$dir/node_modules missing (run: npm ci --prefix $dir)"

@@ -77,7 +77,7 @@ static void job_retire(struct pipeline_job *job)
 static void job_fire(uv_timer_t *timer)
 {
 	struct pipeline_job *job = timer->data;
-	struct completion_result empty = { NULL, 0 };
+	struct completion_result empty = { NULL, 0, COMPLETION_PATH_NONE, false };
 	pipeline_done_fn done = job->done;
 	void *ud = job->ud;
 	job_retire(job);

@@ -44,7 +44,7 @@ static void record(struct fast_doc **docs, const char *text, const char *cand, u
 	struct completion_candidate c = {
 		.text = (char *)cand, .text_len = strlen(cand), .start = r->cursor, .end = r->cursor
 	};
-	struct completion_result res = { &c, 1 };
+	struct completion_result res = { .items = &c, .count = 1 };
 	struct fast_origin o = { .live_id = live_id,
 		                 .live_running = live_id != 0,
 		                 .ctx_start = ctx_start,
@@ -180,12 +180,12 @@ TEST(growth_past_what_was_typed)
 	struct completion_candidate c = {
 		.text = "tal", .text_len = 3, .start = r->cursor, .end = r->cursor
 	};
-	struct completion_result res = { &c, 1 };
+	struct completion_result res = { .items = &c, .count = 1 };
 	fast_record(&docs, r, &res, &f);
 	req_free(r);
 	/* the live candidate's texts are from its own cursor */
 	struct completion_candidate g = { .text = "total = a + b", .text_len = 13 };
-	struct completion_result ext = { &g, 1 };
+	struct completion_result ext = { .items = &g, .count = 1 };
 	bool first;
 	CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 8, &ext, false, &first), 0); /* another */
 	CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 9, &ext, false, &first), 1);
@@ -204,7 +204,7 @@ TEST(an_empty_first_answer_adopts_its_first_growth)
 	struct fast_doc *docs = NULL;
 	struct completion_request *r = req_at(HEAD "|" TAIL);
 	size_t cursor = r->cursor;
-	struct completion_result none = { NULL, 0 };
+	struct completion_result none = { .items = NULL };
 	struct fast_origin o = { .live_id = 4, .live_running = true };
 	fast_record(&docs, r, &none, &o);
 	req_free(r);
@@ -212,7 +212,7 @@ TEST(an_empty_first_answer_adopts_its_first_growth)
 	struct completion_candidate g = {
 		.text = "total", .text_len = 5, .start = cursor, .end = cursor
 	};
-	struct completion_result ext = { &g, 1 };
+	struct completion_result ext = { .items = &g, .count = 1 };
 	bool first;
 	CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 4, &ext, false, &first), 1);
 	char *t = answer(&docs, HEAD "|" TAIL, NULL);

@@ -1,5 +1,5 @@
 """The remote backend against a real llama-server (built by tools/llamacpp
-from node-llama-cpp@3.21.1's llama.cpp, once per machine, by tools/setup)
+from node-llama-cpp@3.21.1's llama.cpp, once per machine, by tools/setup --tests)
 serving the embedded model on the loopback:
 
   greedy_equal   the server's greedy text equals the in-process engine's
@@ -12,7 +12,7 @@ serving the embedded model on the loopback:
   overhead       the daemon's own time per request (infill/stats
                  daemonLatencyMs) beside the server's, over 20 requests
 
-Skipped (77) only where llama-server is not built: tools/setup builds it;
+Skipped (77) only where llama-server is not built: tools/setup --tests builds it;
 the reason is printed.
 
 usage: llama_test.py INFILL TEST_REMOTE_LLAMA MODEL CASE  (or --list)
@@ -66,7 +66,7 @@ class LlamaServer:
     def __init__(self, model, extra=()):
         exe = find_server()
         if not exe:
-            print("SKIP: llama-server is not built here (tools/setup runs `tools/llamacpp "
+            print("SKIP: llama-server is not built here (tools/setup --tests runs `tools/llamacpp "
                   "llama-server`, which builds it once per machine)")
             sys.exit(77)
         self.port = free_port()
