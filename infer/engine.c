@@ -20,8 +20,10 @@
  * The prefill budget (engine_request.fit_deadline): prefill and decode
  * rates are measured here as jobs run (moving averages), and a prompt whose
  * uncached part would not be prefilled before the deadline is answered from
- * a shorter one (fit_budget). engine_prefill is the background half: it
- * fills the cache with a prompt and decodes nothing.
+ * a shorter one (engine_budget.c). engine_prefill is the background half: it
+ * fills the cache with a prompt and decodes nothing. The candidates the
+ * pipeline hands in are scored in engine_given.c, between prefill and
+ * decode; what those files share with this one is in engine_internal.h.
  */
 #include <errno.h>
 #include <math.h>
@@ -32,7 +34,6 @@
 
 #include "engine_internal.h"
 
-#define N_RECENT        4
 /* Prompt lookup: drafts fill a decode step up to STEP_CHEAP_ROWS rows, no
  * further: the CPU backend streams each weight row once for up to 8 batch
  * rows (CPU_DEC_MAX, kernels/cpu/cpu.c mm_plan), and the weight types it
@@ -41,48 +42,10 @@
  * makes the step a prompt chunk, computed through the prefill kernels.
  * Within that, lookup.c weighs each draft's chance against the step's cost. */
 #define STEP_CHEAP_ROWS 8
-/* Rows of e->logits: a decode step's (every candidate plus the drafts),
- * then the prompt's last row. */
-#define STEP_ROWS       (ENGINE_MAX_CANDIDATES + ENGINE_DRAFT_MAX)
 /* A shifted tail is re-used at most this many keystrokes in a row before it
  * is computed exactly again, so its staleness (it attended to an older
  * prefix) stays bounded. */
 #define SHIFT_MAX_AGE   8
-
-struct recent {
-	int32_t *tok; /* the prompt */
-	int32_t n, tail_start;
-	struct kv_seq *seq; /* its KV, slots 0..n */
-	uint64_t tick;
-	int age; /* shifts since its tail was computed exactly */
-};
-
-struct engine {
-	struct model *m;
-	const struct tokenizer *tk;
-	struct kv_pool *pool;
-	struct engine_params p;
-	struct pcache *cache;
-	int32_t n_vocab, ps;
-	/* Every token's bytes (for token healing), built once: piece i is
-	 * pieces[off[i] .. off[i+1]). */
-	char *pieces;
-	uint32_t *off;
-	/* [n_vocab]: tokens that end a candidate: end-of-generation, FIM markers,
-	 * control tokens, and user-defined markup tokens (<|User|>, [PAD123])
-	 * that a model should never write into code. */
-	bool *ends;
-	float *logits;  /* [STEP_ROWS + 1][n_vocab]: a step's rows, then the prompt's */
-	float *scratch; /* [n_vocab]: masked copy for healing */
-	struct recent recent[N_RECENT];
-	uint64_t tick;
-	struct engine_stats st;
-	double prefill_ms_per_tok;  /* moving average over chunks of >= RATE_MIN_CHUNK; 0: none */
-	double step_ms;             /* moving average of decode steps; 0: none */
-	struct fwd_cost fwd;        /* small forwards' costs by their rows (fwdcost.c) */
-	struct lookup_stats lookup; /* drafts kept by match length (lookup.c) */
-	uint64_t computed;          /* prompt tokens prefilled, ever (for per-job differences) */
-};
 
 /* Chunks shorter than this say more about a forward's fixed cost than about
  * the rate, so they are left out of the average. */
@@ -97,7 +60,7 @@ static void average(double *avg, double sample)
 }
 
 /* The prefill rate the budgets use: the setting, else the measured one. */
-static double ms_per_token(const struct engine *e)
+double engine_ms_per_token(const struct engine *e)
 {
 	return e->p.prefill_tokens_per_s > 0 ? 1000.0 / e->p.prefill_tokens_per_s
 	                                     : e->prefill_ms_per_tok;
@@ -105,19 +68,21 @@ static double ms_per_token(const struct engine *e)
 
 /* A forward's estimated cost (fwdcost.c); a rate given in the parameters
  * (prefill_tokens_per_s) is taken as stated. */
-static double fwd_cost(const struct engine *e, int32_t n)
+double engine_fwd_cost(const struct engine *e, int32_t n)
 {
-	if (e->p.prefill_tokens_per_s > 0) return n > 0 ? n * ms_per_token(e) : 0;
-	return fwd_cost_ms(&e->fwd, n, e->step_ms, ms_per_token(e));
+	if (e->p.prefill_tokens_per_s > 0) return n > 0 ? n * engine_ms_per_token(e) : 0;
+	return fwd_cost_ms(&e->fwd, n, e->step_ms, engine_ms_per_token(e));
 }
 
-static int32_t fwd_fit(const struct engine *e, double left, int32_t cap)
+/* The most rows, up to cap, whose forward fits in left ms, by the same
+ * costs as engine_fwd_cost. */
+int32_t engine_fwd_fit(const struct engine *e, double left, int32_t cap)
 {
 	if (e->p.prefill_tokens_per_s > 0) {
-		int32_t n = left > 0 ? (int32_t)(left / ms_per_token(e)) : 0;
+		int32_t n = left > 0 ? (int32_t)(left / engine_ms_per_token(e)) : 0;
 		return n < cap ? n : cap;
 	}
-	return fwd_cost_fit(&e->fwd, left, cap, e->step_ms, ms_per_token(e));
+	return fwd_cost_fit(&e->fwd, left, cap, e->step_ms, engine_ms_per_token(e));
 }
 
 const char *engine_budget_name(enum engine_budget b)
@@ -409,7 +374,7 @@ static int prefill(struct engine *e, const struct engine_request *req, struct kv
 /* ---- shifted suffix reuse ---- */
 
 /* A remembered prompt whose tail (from its suffix marker on) equals fp's. */
-static struct recent *recent_find(struct engine *e, const struct fim_prompt *fp)
+struct recent *engine_recent_find(struct engine *e, const struct fim_prompt *fp)
 {
 	int32_t tail = fp->n - fp->tail_start;
 	if (tail < 2 || fp->tail_start >= fp->n) return NULL;
@@ -495,7 +460,7 @@ static int cand_append(struct cand *c, const char *s, size_t n)
 /* Masks logits to the tokens that continue spelling the healed bytes
  * heal[done..len): a piece that starts with all of them, or is a
  * non-empty prefix of them. */
-static const float *heal_mask(struct engine *e, const float *logits, const char *heal, size_t hl)
+const float *engine_heal_mask(struct engine *e, const float *logits, const char *heal, size_t hl)
 {
 	for (int32_t v = 0; v < e->n_vocab; v++) {
 		size_t pl = e->off[v + 1] - e->off[v];
@@ -593,7 +558,8 @@ static int cand_step(struct engine *e, struct cand *c, int idx, const float *log
 {
 	const float *lg = logits;
 	if (c->heal_done < fp->heal_len)
-		lg = heal_mask(e, logits, fp->heal + c->heal_done, fp->heal_len - c->heal_done);
+		lg = engine_heal_mask(e, logits, fp->heal + c->heal_done,
+		                      fp->heal_len - c->heal_done);
 	int32_t tok;
 	float lp;
 	if (idx == 0 || !c->smp) {
@@ -785,7 +751,7 @@ static int dec_batch(struct engine *e, struct dec *d, const struct engine_reques
 	int32_t budget = STEP_CHEAP_ROWS - live, budget0 = budget > 0 ? budget : 0;
 	double cost[STEP_CHEAP_ROWS + 1] = { 0 }; /* a forward's ms by its rows */
 	if (req->prompt_lookup && budget > 0)
-		for (int32_t r = 1; r <= STEP_CHEAP_ROWS; r++) cost[r] = fwd_cost(e, r);
+		for (int32_t r = 1; r <= STEP_CHEAP_ROWS; r++) cost[r] = engine_fwd_cost(e, r);
 	double expect = live; /* tokens the step is expected to give */
 	for (int i = 0; i < n; i++) {
 		if (c[i].stop) continue;
@@ -864,11 +830,11 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 		 * it: a step of a large model on a CPU is a good part of the whole
 		 * budget. */
 		double now = engine_now_ms();
-		double next_ms = d->step_ms <= 0 ? fwd_cost(e, nb)
+		double next_ms = d->step_ms <= 0 ? engine_fwd_cost(e, nb)
 		                 : e->p.prefill_tokens_per_s > 0
 		                         ? d->step_ms /* a set rate says nothing of steps */
 		                         : fwd_cost_next(&e->fwd, d->step_ms, d->step_rows, nb,
-		                                         e->step_ms, ms_per_token(e));
+		                                         e->step_ms, engine_ms_per_token(e));
 		bool late = req->deadline_ms > 0 && now + next_ms >= req->deadline_ms;
 		if (late || (req->max_steps > 0 && ran >= req->max_steps)) {
 			if (pause)
@@ -1065,381 +1031,6 @@ void engine_live_free(struct engine_live *lv)
 	free(lv);
 }
 
-/* ---- given candidates ---- */
-
-/* log P(the completion ends here): an end token, or a token that starts a
- * new line (a one-line text from elsewhere in the document ends at its line's
- * end; the decoded one-line candidates stop on that same newline token). */
-static bool ends_line(const struct engine *e, int32_t v)
-{
-	const char *pc = e->pieces + e->off[v];
-	return e->ends[v] || (e->off[v + 1] > e->off[v] && (pc[0] == '\n' || pc[0] == '\r'));
-}
-
-static double end_logprob(const struct engine *e, const float *lg)
-{
-	double m = -INFINITY, s = 0;
-	for (int32_t v = 0; v < e->n_vocab; v++)
-		if (ends_line(e, v) && lg[v] > m) m = lg[v];
-	if (m == -INFINITY) return -INFINITY;
-	for (int32_t v = 0; v < e->n_vocab; v++)
-		if (ends_line(e, v)) s += exp((double)lg[v] - m);
-	return m + log(s) - (double)sample_logsumexp(lg, e->n_vocab);
-}
-
-/* log-softmax of token tok under lg, masked to the healed bytes still to
- * spell (as cand_step scores a decoded token), *heal_done advanced. */
-static double given_token_lp(struct engine *e, const float *lg, int32_t tok,
-                             const struct fim_prompt *fp, size_t *heal_done)
-{
-	if (*heal_done < fp->heal_len) {
-		lg = heal_mask(e, lg, fp->heal + *heal_done, fp->heal_len - *heal_done);
-		*heal_done += e->off[tok + 1] - e->off[tok];
-	}
-	return (double)lg[tok] - (double)sample_logsumexp(lg, e->n_vocab);
-}
-
-/*
- * Scores req->given after the prompt in seq (last logits in the prompt row):
- * every text (healed bytes first) forced through the model in one batch of
- * forked sequences, logits for all its rows. Fills out[0..*n_out) with a
- * candidate per text that fits max_tokens (texts owned by the caller then).
- * 0 or a negative code.
- */
-static int score_given(struct engine *e, const struct engine_request *req,
-                       const struct fim_prompt *fp, struct kv_seq *seq,
-                       struct engine_candidate *out, int *n_out, struct engine_result *res,
-                       struct infill_error *err)
-{
-	size_t ng = req->n_given < ENGINE_MAX_GIVEN ? req->n_given : ENGINE_MAX_GIVEN;
-	int32_t cap = req->max_tokens, L = fp->n;
-	int32_t *ids = calloc(ng * (size_t)cap + 1, sizeof *ids);
-	int32_t count[ENGINE_MAX_GIVEN] = { 0 };
-	struct kv_seq *fork[ENGINE_MAX_GIVEN] = { 0 };
-	char *buf = NULL;
-	float *lg = NULL;
-	int32_t *pos = NULL, *rows = NULL;
-	struct kv_seq **seqs = NULL;
-	int rc = ids ? 0 : -ENOMEM;
-	int32_t total = 0;
-	for (size_t g = 0; g < ng && !rc; g++) {
-		if (!req->given[g].len) continue;
-		size_t n = fp->heal_len + req->given[g].len;
-		char *b = realloc(buf, n + 1);
-		if (!b) {
-			rc = -ENOMEM;
-			break;
-		}
-		buf = b;
-		memcpy(buf, fp->heal, fp->heal_len);
-		memcpy(buf + fp->heal_len, req->given[g].text, req->given[g].len);
-		int k = fim_encode_continuation(e->tk, buf, n, ids + (size_t)g * (size_t)cap,
-		                                (size_t)cap);
-		if (k < 0)
-			rc = k;
-		else if (k >= 1 && k <= cap)
-			count[g] = k, total += k;
-	}
-	/* Their forward costs about as much per token as prefill (a few document
-	 * lines: tens of tokens, hundreds of ms on a CPU with a 1B model), so
-	 * under a deadline only those that fit before it, less a decode step,
-	 * are scored, in the order given (the document's lines first). */
-	if (!rc && req->deadline_ms > 0 && ms_per_token(e) > 0) {
-		double left = req->deadline_ms - engine_now_ms() - fwd_cost(e, req->n_candidates);
-		int32_t fit = fwd_fit(e, left, total), kept = 0;
-		for (size_t g = 0; g < ng; g++) {
-			if (count[g] && kept + count[g] > fit) {
-				count[g] = 0;
-				res->given_dropped++;
-			}
-			kept += count[g];
-		}
-		total = kept;
-	}
-	if (!rc && total) {
-		lg = malloc((size_t)total * (size_t)e->n_vocab * sizeof *lg);
-		pos = malloc((size_t)total * sizeof *pos);
-		rows = malloc((size_t)total * sizeof *rows);
-		seqs = malloc((size_t)total * sizeof *seqs);
-		int32_t *tok = malloc((size_t)total * sizeof *tok);
-		if (!lg || !pos || !rows || !seqs || !tok) rc = -ENOMEM;
-		int32_t at = 0;
-		for (size_t g = 0; g < ng && !rc; g++) {
-			if (!count[g]) continue;
-			fork[g] = kv_seq_fork(seq);
-			if (!fork[g]) {
-				rc = -ENOMEM;
-				break;
-			}
-			for (int32_t j = 0; j < count[g]; j++, at++) {
-				tok[at] = ids[(size_t)g * (size_t)cap + (size_t)j];
-				pos[at] = L + j;
-				seqs[at] = fork[g];
-				rows[at] = at;
-			}
-		}
-		if (!rc) {
-			struct model_batch b = { .n_tokens = total,
-				                 .tokens = tok,
-				                 .pos = pos,
-				                 .seqs = seqs,
-				                 .n_out = total,
-				                 .out_rows = rows,
-				                 .logits = lg };
-			double t = engine_now_ms();
-			rc = model_forward(e->m, &b, err);
-			if (!rc) fwd_cost_note(&e->fwd, total, engine_now_ms() - t);
-		}
-		free(tok);
-	}
-	*n_out = 0;
-	const float *prompt_lg = e->logits + (size_t)STEP_ROWS * (size_t)e->n_vocab;
-	int32_t at = 0;
-	for (size_t g = 0; g < ng && !rc && total; g++) {
-		if (!count[g]) continue;
-		const int32_t *t = ids + (size_t)g * (size_t)cap;
-		size_t heal_done = 0;
-		double sum = given_token_lp(e, prompt_lg, t[0], fp, &heal_done);
-		for (int32_t j = 1; j < count[g]; j++)
-			sum += given_token_lp(e, lg + (size_t)(at + j - 1) * (size_t)e->n_vocab,
-			                      t[j], fp, &heal_done);
-		double end = end_logprob(e, lg + (size_t)(at + count[g] - 1) * (size_t)e->n_vocab);
-		at += count[g];
-		struct engine_candidate *o = &out[*n_out];
-		memset(o, 0, sizeof *o);
-		o->text = malloc(req->given[g].len + 1);
-		if (!o->text) {
-			rc = -ENOMEM;
-			break;
-		}
-		memcpy(o->text, req->given[g].text, req->given[g].len);
-		o->text[req->given[g].len] = 0;
-		o->len = req->given[g].len;
-		o->n_tokens = count[g] + 1;
-		o->end_logprob = end;
-		o->sum_logprob = sum + end;
-		o->mean_logprob = o->sum_logprob / o->n_tokens;
-		o->stop = ENGINE_STOP_GIVEN;
-		(*n_out)++;
-	}
-	if (rc == -ENOMEM) error_set(err, rc, "scoring: out of memory");
-	for (size_t g = 0; g < ng; g++) kv_seq_free(fork[g]);
-	free(ids), free(buf), free(lg), free(pos), free(rows), free(seqs);
-	return rc;
-}
-
-/* Moves the scored given candidates to the end of res (their texts with them). */
-static int append_given(struct engine_result *res, struct engine_candidate *given, int n)
-{
-	struct engine_candidate *all =
-	        realloc(res->candidates, ((size_t)res->n_candidates + (size_t)n) * sizeof *all);
-	if (!all) return -ENOMEM;
-	memcpy(all + res->n_candidates, given, (size_t)n * sizeof *all);
-	res->candidates = all;
-	res->n_candidates += n;
-	return 0;
-}
-
-/* ---- the prefill budget ---- */
-
-/* Shortest prefix the short context is trimmed to: below this a model sees
- * too little to say anything useful (about a line and a half of code), so
- * the answer may then come a little late rather than be noise. */
-#define SHORT_MIN_PREFIX 32
-
-/* Prompt tokens engine_run would not compute: its cached prefix, and a
- * remembered tail it would shift. */
-static int32_t reusable(struct engine *e, const struct engine_request *req,
-                        const struct fim_prompt *fp)
-{
-	if (!req->use_cache || fp->n < 2) return 0;
-	int32_t m = pcache_peek(e->cache, fp->tok, fp->n - 1);
-	if (e->p.reuse_shifted_suffix && m <= fp->tail_start && recent_find(e, fp))
-		m += fp->n - 1 - fp->tail_start;
-	return m;
-}
-
-/* Bytes of req's suffix that its first keep tokens in fp spell, cut back to
- * the end of the last whole line among them (0 when none ends there). */
-static size_t suffix_cut(const struct engine *e, const struct engine_request *req,
-                         const struct fim_prompt *fp, int32_t keep)
-{
-	size_t bytes = 0;
-	for (int32_t i = 0; i < keep && i < fp->suffix_tokens; i++) {
-		int32_t t = fp->tok[fp->suffix_at + i];
-		bytes += e->off[t + 1] - e->off[t];
-	}
-	if (bytes > req->suffix_len) bytes = req->suffix_len;
-	while (bytes > 0 && req->suffix[bytes - 1] != '\n') bytes--;
-	return bytes;
-}
-
-/* The prefix budget that drops k whole FIM_FRONT_STEP steps from the front
- * of a prefix that kept `full` tokens: fim.c drops the fewest steps leaving
- * at most the budget, the healed last token counted, so kept + step - 1. */
-static int32_t front_cut_budget(int32_t full, int32_t k)
-{
-	return full - k * FIM_FRONT_STEP + FIM_FRONT_STEP - 1;
-}
-
-/* Replaces *fp with the prompt of alt. 0 or a negative code. */
-static int rebuild(struct engine *e, const struct engine_request *alt, struct fim_prompt *fp,
-                   struct infill_error *err)
-{
-	struct fim_prompt np;
-	int rc = fim_prompt_build(e->tk, alt, &np, err);
-	if (rc) return rc;
-	fim_prompt_finish(fp);
-	*fp = np;
-	return 0;
-}
-
-/*
- * The prefill budget (engine_request.fit_deadline). The time left before the
- * deadline, less decode_reserve_steps decode steps, at the measured rate,
- * is `allowed` prompt tokens; a prompt whose uncached part is larger is
- * replaced in *fp: by the same prompt with a shorter suffix when that is
- * enough (PSM, where the suffix follows the cached prefix), else by the
- * short context, trimmed (suffix, then the prefix's front) to fit. Why the
- * suffix goes first: in PSM it is the part re-prefilled on every key, and
- * the prefix before it is what the cache holds. The short context is taken
- * only when it leaves less to compute than the full one; else the full
- * prompt runs, late. 0 or a negative code.
- */
-static int fit_budget(struct engine *e, const struct engine_request *req, struct fim_prompt *fp,
-                      struct engine_result *res, struct infill_error *err)
-{
-	double mpt = ms_per_token(e);
-	if (!req->fit_deadline || req->deadline_ms <= 0 || mpt <= 0) return 0;
-	double left = req->deadline_ms - engine_now_ms() -
-	              e->p.decode_reserve_steps * fwd_cost(e, req->n_candidates);
-	int32_t allowed = fwd_fit(e, left, fp->n);
-	int32_t reuse = reusable(e, req, fp);
-	int32_t uncached = fp->n - reuse;
-	res->full_uncached = uncached;
-	res->estimated_prefill_ms = fwd_cost(e, uncached);
-	res->budget = ENGINE_BUDGET_FITS;
-	if (uncached <= allowed) return 0;
-	int32_t excess = uncached - allowed;
-	enum fim_template tpl = req->fim == FIM_TEMPLATE_AUTO ? fim_template_for(e->tk) : req->fim;
-	enum fim_order order = req->order == FIM_ORDER_AUTO ? fim_order_for(tpl) : req->order;
-	struct engine_request alt = *req;
-	if (tpl != FIM_TEMPLATE_CUSTOM && order == FIM_ORDER_PSM && reuse <= fp->suffix_at &&
-	    excess <= fp->suffix_tokens) {
-		alt.suffix_len = suffix_cut(e, req, fp, fp->suffix_tokens - excess);
-		res->budget = ENGINE_BUDGET_SUFFIX;
-		e->st.budget_suffix++;
-		return rebuild(e, &alt, fp, err);
-	}
-	if (!req->short_prefix) {
-		res->budget = ENGINE_BUDGET_LATE;
-		e->st.budget_late++;
-		return 0;
-	}
-	alt.prefix = req->short_prefix;
-	alt.prefix_len = req->short_prefix_len;
-	alt.suffix = req->short_suffix ? req->short_suffix : "";
-	alt.suffix_len = req->short_suffix ? req->short_suffix_len : 0;
-	alt.extra = NULL;
-	alt.n_extra = 0;
-	/* the full prompt is kept aside: the short one replaces it only when
-	 * it leaves less to compute (on a cached full context a key costs as
-	 * few tokens as the short one would, and the full one knows more) */
-	struct fim_prompt full_fp = *fp;
-	memset(fp, 0, sizeof *fp);
-	int rc = rebuild(e, &alt, fp, err);
-	int32_t over = rc ? 0 : fp->n - reusable(e, &alt, fp) - allowed;
-	if (over > 0) {
-		int32_t from_suffix = over < fp->suffix_tokens ? over : fp->suffix_tokens;
-		struct engine_request cut = alt;
-		cut.suffix_len = suffix_cut(e, &alt, fp, fp->suffix_tokens - from_suffix);
-		rc = rebuild(e, &cut, fp, err);
-		/* Then the prefix's front, in FIM_FRONT_STEP steps counted from
-		 * its start, so that a cut start stays put while the user types
-		 * at the end: the least cut whose uncached part fits (a cut an
-		 * earlier key made is cached, and fits), else the one leaving the
-		 * least to compute. The time left varies from key to key; a cut
-		 * sized from it alone moved the start and lost the cache. */
-		int32_t full = fp->prefix_tokens, best = 0;
-		int32_t best_left = rc ? 0 : fp->n - reusable(e, &cut, fp);
-		for (int32_t k = 1;
-		     !rc && best_left > allowed && full - k * FIM_FRONT_STEP >= SHORT_MIN_PREFIX;
-		     k++) {
-			cut.prefix_tokens = front_cut_budget(full, k);
-			rc = rebuild(e, &cut, fp, err);
-			int32_t unc = rc ? 0 : fp->n - reusable(e, &cut, fp);
-			if (!rc && unc < best_left) best_left = unc, best = k;
-		}
-		int32_t want = best ? front_cut_budget(full, best) : alt.prefix_tokens;
-		if (!rc && cut.prefix_tokens != want) {
-			cut.prefix_tokens = want;
-			rc = rebuild(e, &cut, fp, err);
-		}
-	}
-	if (!rc && fp->n - reusable(e, &alt, fp) >= uncached) {
-		fim_prompt_finish(fp);
-		*fp = full_fp;
-		res->budget = ENGINE_BUDGET_LATE;
-		e->st.budget_late++;
-		return 0;
-	}
-	fim_prompt_finish(&full_fp);
-	if (rc) return rc;
-	res->budget = ENGINE_BUDGET_SHORT;
-	e->st.budget_short++;
-	return 0;
-}
-
-/*
- * Before the first job nothing is measured, and a budget without a rate
- * would let the first cold prompt (the most expensive one: nothing cached,
- * and the weights not yet paged in) run whole. One forward of a single
- * token pages the weights in, one chunk measures the prefill rate, one more
- * single token a decode step, and forwards of 3 and 6 rows what a step of
- * three candidates and a keystroke's few new tokens cost (fwd_cost): about
- * a chunk's time and a half more at load, which the first requests would
- * otherwise have paid anyway, and misjudged.
- */
-int engine_calibrate(struct engine *e, struct infill_error *err)
-{
-	int32_t n = e->p.prefill_chunk;
-	enum { RUNS = 5 };
-	const int32_t len[RUNS] = { 1, n, 1, 3, 6 };
-	int32_t total = 0;
-	for (int k = 0; k < RUNS; k++) total += len[k];
-	int32_t *tok = malloc((size_t)total * sizeof *tok);
-	int32_t *pos = malloc((size_t)total * sizeof *pos);
-	struct kv_seq **seqs = malloc((size_t)total * sizeof *seqs);
-	struct kv_seq *seq = kv_seq_new(e->pool);
-	int rc = tok && pos && seqs && seq ? 0 : -ENOMEM;
-	/* any valid ids: a forward's cost does not depend on which */
-	for (int32_t i = 0; !rc && i < total; i++)
-		tok[i] = (int32_t)(((int64_t)i * 7919 + 1) % e->n_vocab), pos[i] = i, seqs[i] = seq;
-	for (int k = 0, from = 0; !rc && k < RUNS; from += len[k], k++) {
-		int32_t row = len[k] - 1;
-		struct model_batch b = { .n_tokens = len[k],
-			                 .tokens = tok + from,
-			                 .pos = pos + from,
-			                 .seqs = seqs,
-			                 .n_out = 1,
-			                 .out_rows = &row,
-			                 .logits = e->logits };
-		double t = engine_now_ms();
-		rc = model_forward(e->m, &b, err);
-		double ms = engine_now_ms() - t;
-		if (rc || k == 0) continue; /* the first paged the weights in */
-		if (k == 1) e->prefill_ms_per_tok = ms / n;
-		if (k == 2) e->step_ms = ms;
-		fwd_cost_note(&e->fwd, len[k], ms);
-	}
-	kv_seq_free(seq);
-	free(seqs);
-	free(pos);
-	free(tok);
-	if (rc == -ENOMEM) return error_set(err, rc, "calibrate: out of memory");
-	return rc;
-}
-
 /* ---- background prefill ---- */
 
 int engine_prefill(struct engine *e, const struct engine_request *req, struct engine_result *res,
@@ -1501,71 +1092,67 @@ out:
 
 /* ---- the job ---- */
 
-int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
-               struct infill_error *err)
+/* The request's counts the job is sized by: 0, or -EINVAL with the setting
+ * to fix in *err. */
+static int request_check(const struct engine_request *req, struct infill_error *err)
 {
-	memset(res, 0, sizeof *res);
-	error_set(err, 0, "%s", "");
-	if (req->live) *req->live = NULL;
-	double t0 = engine_now_ms();
-	if (req->n_candidates < 1 || req->n_candidates > ENGINE_MAX_CANDIDATES ||
-	    req->max_tokens < 1) {
-		error_set(err, -EINVAL,
-		          "completion.candidates must be 1..%d and completion.maxTokens >= 1 "
-		          "(got %d, %d)",
-		          ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
-		const char *key =
-		        req->max_tokens < 1 ? "completion.maxTokens" : "completion.candidates";
-		error_key(err, key, strlen(key));
-		return -EINVAL;
-	}
-	struct fim_prompt fp;
-	int rc = fim_prompt_build(e->tk, req, &fp, err);
-	if (!rc) rc = fit_budget(e, req, &fp, res, err);
-	if (rc) {
-		fim_prompt_finish(&fp);
-		return rc;
-	}
-	res->prompt_tokens = fp.n;
-	e->st.jobs++;
-	uint64_t computed0 = e->computed;
-	int32_t L = fp.n;
-	struct kv_seq *seq = NULL;
-	float *prompt_logits = e->logits + (size_t)STEP_ROWS * (size_t)e->n_vocab;
+	if (req->n_candidates >= 1 && req->n_candidates <= ENGINE_MAX_CANDIDATES &&
+	    req->max_tokens >= 1)
+		return 0;
+	error_set(err, -EINVAL,
+	          "completion.candidates must be 1..%d and completion.maxTokens >= 1 "
+	          "(got %d, %d)",
+	          ENGINE_MAX_CANDIDATES, req->n_candidates, req->max_tokens);
+	const char *key = req->max_tokens < 1 ? "completion.maxTokens" : "completion.candidates";
+	error_key(err, key, strlen(key));
+	return -EINVAL;
+}
 
-	if (cancelled(req)) {
-		rc = ENGINE_ECANCELED;
-		goto out;
-	}
-	/* Room for the prompt and every candidate's tokens; the cache gives way. */
+/* Room in the KV pool for an L-token prompt and every candidate's tokens,
+ * decoded or given: the remembered prompts and the cache give way. 0, or
+ * -ENOSPC when the whole pool could not hold them. */
+static int pages_reserve(struct engine *e, const struct engine_request *req, int32_t L,
+                         struct infill_error *err)
+{
 	int32_t n_seqs =
 	        req->n_candidates +
 	        (int32_t)(req->n_given < ENGINE_MAX_GIVEN ? req->n_given : ENGINE_MAX_GIVEN);
 	int32_t need =
 	        (L + e->ps - 1) / e->ps + 1 + n_seqs * ((req->max_tokens + e->ps - 1) / e->ps + 1);
 	if (need > kv_pool_n_pages(e->pool)) {
-		rc = error_set(err, -ENOSPC,
-		               "the KV pool (%d pages of %d tokens) cannot hold a %d-token "
-		               "prompt and %d x %d new tokens: raise cache.memoryMB or lower "
-		               "the budgets",
-		               kv_pool_n_pages(e->pool), e->ps, L, n_seqs, req->max_tokens);
+		int rc = error_set(err, -ENOSPC,
+		                   "the KV pool (%d pages of %d tokens) cannot hold a %d-token "
+		                   "prompt and %d x %d new tokens: raise cache.memoryMB or lower "
+		                   "the budgets",
+		                   kv_pool_n_pages(e->pool), e->ps, L, n_seqs, req->max_tokens);
 		error_key(err, "cache.memoryMB", strlen("cache.memoryMB"));
-		goto out;
+		return rc;
 	}
 	if (kv_pool_free_pages(e->pool) < need) {
 		recent_clear(e);
 		pcache_evict(e->cache, need);
 	}
-	seq = kv_seq_new(e->pool);
-	if (!seq) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	return 0;
+}
+
+/*
+ * Computes fp's KV into seq (empty) and its last token's logits into the
+ * prompt row of e->logits: the longest cached prefix taken as is, a
+ * remembered tail shifted into place where one matches, the rest
+ * prefilled. Fills res's cached, shifted and processed counts and
+ * prefill_ms. 0, ENGINE_ECANCELED or a negative code.
+ */
+static int prompt_prefill(struct engine *e, const struct engine_request *req,
+                          const struct fim_prompt *fp, struct kv_seq *seq,
+                          struct engine_result *res, struct infill_error *err)
+{
+	int32_t L = fp->n;
+	float *prompt_logits = e->logits + (size_t)STEP_ROWS * (size_t)e->n_vocab;
 	/* The last token is always computed: its logits start the candidates. */
 	int32_t matched = 0;
 	if (req->use_cache) {
 		e->st.cache_lookups++;
-		matched = pcache_match(e->cache, fp.tok, L - 1, seq);
+		matched = pcache_match(e->cache, fp->tok, L - 1, seq);
 		if (matched > 0) e->st.cache_hits++;
 	}
 	res->cached_tokens = matched;
@@ -1573,41 +1160,89 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	double tp = engine_now_ms();
 	int32_t done = matched, exact_end = L;
 	struct recent *r = NULL;
-	int shift_age = 0;
+	int shift_age = 0, rc;
 	/* matched == tail_start: the same head as a remembered prompt whose
 	 * (approximate, so uncached) tail is re-used as is, shifted by 0. */
-	if (e->p.reuse_shifted_suffix && req->use_cache && matched <= fp.tail_start)
-		r = recent_find(e, &fp);
+	if (e->p.reuse_shifted_suffix && req->use_cache && matched <= fp->tail_start)
+		r = engine_recent_find(e, fp);
 	if (r) {
 		shift_age = r->age;
 		/* the old tail shifted into place first, then the new prefix
 		 * tokens (exact: they attend to the prefix only) and the last
 		 * token (which sees the shifted tail) in one forward */
-		int32_t nshift = L - 1 - fp.tail_start;
-		if (model_kv_shift(e->m, r->seq, r->tail_start, seq, fp.tail_start, nshift, err) ==
+		int32_t nshift = L - 1 - fp->tail_start;
+		if (model_kv_shift(e->m, r->seq, r->tail_start, seq, fp->tail_start, nshift, err) ==
 		    0) {
 			res->shifted_tokens = nshift;
-			rc = prefill_chunked(e, req, seq, fp.tok, matched, fp.tail_start, L - 1,
+			rc = prefill_chunked(e, req, seq, fp->tok, matched, fp->tail_start, L - 1,
 			                     prompt_logits, &done, e->p.prefill_chunk, err);
-			exact_end = fp.tail_start;
+			exact_end = fp->tail_start;
 		} else {
 			/* the backend could not shift: prefill the tail exactly */
 			kv_seq_truncate(seq, matched);
 			error_set(err, 0, "%s", "");
-			rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);
+			rc = prefill(e, req, seq, fp->tok, matched, L, prompt_logits, &done, err);
 		}
 	} else {
-		rc = prefill(e, req, seq, fp.tok, matched, L, prompt_logits, &done, err);
+		rc = prefill(e, req, seq, fp->tok, matched, L, prompt_logits, &done, err);
 	}
 	res->prefill_ms = engine_now_ms() - tp;
 	res->processed_tokens = done;
 	/* What was computed exactly goes into the cache, even when cancelled. */
 	if (req->use_cache) {
 		int32_t upto = done < exact_end ? done : exact_end;
-		if (pcache_insert(e->cache, fp.tok, upto, seq) == 0 && rc == 0 &&
+		if (pcache_insert(e->cache, fp->tok, upto, seq) == 0 && rc == 0 &&
 		    e->p.reuse_shifted_suffix)
-			recent_store(e, &fp, seq, res->shifted_tokens ? shift_age + 1 : 0);
+			recent_store(e, fp, seq, res->shifted_tokens ? shift_age + 1 : 0);
 	}
+	return rc;
+}
+
+/* Adds a finished job's counts (its result's) to the engine's totals. */
+static void stats_add(struct engine *e, const struct engine_result *res)
+{
+	e->st.prefilled_tokens += (uint64_t)res->prefilled_tokens;
+	e->st.prompt_tokens += (uint64_t)res->prompt_tokens;
+	e->st.cached_tokens += (uint64_t)res->cached_tokens;
+	e->st.shifted_tokens += (uint64_t)res->shifted_tokens;
+	e->st.generated_tokens += (uint64_t)res->generated_tokens;
+	e->st.draft_tokens += (uint64_t)res->draft_tokens;
+	e->st.accepted_draft_tokens += (uint64_t)res->accepted_draft_tokens;
+}
+
+int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
+               struct infill_error *err)
+{
+	memset(res, 0, sizeof *res);
+	error_set(err, 0, "%s", "");
+	if (req->live) *req->live = NULL;
+	double t0 = engine_now_ms();
+	int rc = request_check(req, err);
+	if (rc) return rc;
+	struct fim_prompt fp;
+	rc = fim_prompt_build(e->tk, req, &fp, err);
+	if (!rc) rc = engine_budget_fit(e, req, &fp, res, err);
+	if (rc) {
+		fim_prompt_finish(&fp);
+		return rc;
+	}
+	res->prompt_tokens = fp.n;
+	e->st.jobs++;
+	uint64_t computed0 = e->computed;
+	struct kv_seq *seq = NULL;
+
+	if (cancelled(req)) {
+		rc = ENGINE_ECANCELED;
+		goto out;
+	}
+	rc = pages_reserve(e, req, fp.n, err);
+	if (rc) goto out;
+	seq = kv_seq_new(e->pool);
+	if (!seq) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = prompt_prefill(e, req, &fp, seq, res, err);
 	if (rc) goto out;
 
 	double td = engine_now_ms();
@@ -1616,10 +1251,10 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	struct engine_candidate given[ENGINE_MAX_GIVEN];
 	int n_given = 0;
 	if (req->n_given && !cancelled(req) && !(req->deadline_ms > 0 && td >= req->deadline_ms))
-		rc = score_given(e, req, &fp, seq, given, &n_given, res, err);
+		rc = engine_given_score(e, req, &fp, seq, given, &n_given, res, err);
 	res->healed_bytes = (int32_t)fp.heal_len; /* decode takes fp */
 	if (!rc) rc = decode(e, req, &fp, seq, res, err);
-	if (!rc && n_given) rc = append_given(res, given, n_given);
+	if (!rc && n_given) rc = engine_given_append(res, given, n_given);
 	for (int i = 0; rc && i < n_given; i++) free(given[i].text);
 	res->decode_ms = engine_now_ms() - td;
 
@@ -1636,13 +1271,7 @@ out:
 	if (rc) err->code = rc;
 	if (fp.tok) res->healed_bytes = (int32_t)fp.heal_len;
 	res->prefilled_tokens = (int32_t)(e->computed - computed0);
-	e->st.prefilled_tokens += (uint64_t)res->prefilled_tokens;
-	e->st.prompt_tokens += (uint64_t)res->prompt_tokens;
-	e->st.cached_tokens += (uint64_t)res->cached_tokens;
-	e->st.shifted_tokens += (uint64_t)res->shifted_tokens;
-	e->st.generated_tokens += (uint64_t)res->generated_tokens;
-	e->st.draft_tokens += (uint64_t)res->draft_tokens;
-	e->st.accepted_draft_tokens += (uint64_t)res->accepted_draft_tokens;
+	stats_add(e, res);
 	res->total_ms = engine_now_ms() - t0;
 	fim_prompt_finish(&fp);
 	return rc;

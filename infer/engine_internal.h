@@ -1,7 +1,9 @@
 /*
  * engine_internal.h - private to infer/: the parts engine.c puts together
- * (FIM prompt builder, prefix cache, stop rules). Same thread rules as
- * engine.h: a pcache belongs to the engine thread.
+ * (FIM prompt builder, prefix cache, stop rules), and the engine's state
+ * with the helpers engine.c shares with engine_given.c and engine_budget.c.
+ * Same thread rules as engine.h: a pcache and an engine belong to the
+ * engine thread.
  */
 #ifndef INFILL_INFER_ENGINE_INTERNAL_H
 #define INFILL_INFER_ENGINE_INTERNAL_H
@@ -175,5 +177,93 @@ ssize_t stop_find_max_lines(const char *text, size_t len, int32_t max_lines);
 /* Start of the last line of text[0..len) (just after its previous '\n', 0 if none),
  * ignoring a final '\n'. */
 size_t stop_last_line_start(const char *text, size_t len);
+
+/* ---- engine.c: the engine's state, shared with engine_given.c and engine_budget.c ---- */
+
+/* Prompts remembered with their sequences for shifted suffix reuse. */
+#define N_RECENT  4
+/* Rows of e->logits: a decode step's (every candidate plus the drafts),
+ * then the prompt's last row. */
+#define STEP_ROWS (ENGINE_MAX_CANDIDATES + ENGINE_DRAFT_MAX)
+
+struct recent {
+	int32_t *tok; /* the prompt */
+	int32_t n, tail_start;
+	struct kv_seq *seq; /* its KV, slots 0..n */
+	uint64_t tick;
+	int age; /* shifts since its tail was computed exactly */
+};
+
+/* Defined here, not in engine.c, because engine_given.c and engine_budget.c
+ * read its rates, vocabulary and cache: one engine thread owns it. */
+struct engine {
+	struct model *m;
+	const struct tokenizer *tk;
+	struct kv_pool *pool;
+	struct engine_params p;
+	struct pcache *cache;
+	int32_t n_vocab, ps;
+	/* Every token's bytes (for token healing), built once: piece i is
+	 * pieces[off[i] .. off[i+1]). */
+	char *pieces;
+	uint32_t *off;
+	/* [n_vocab]: tokens that end a candidate: end-of-generation, FIM markers,
+	 * control tokens, and user-defined markup tokens (<|User|>, [PAD123])
+	 * that a model should never write into code. */
+	bool *ends;
+	float *logits;  /* [STEP_ROWS + 1][n_vocab]: a step's rows, then the prompt's */
+	float *scratch; /* [n_vocab]: masked copy for healing */
+	struct recent recent[N_RECENT];
+	uint64_t tick;
+	struct engine_stats st;
+	double prefill_ms_per_tok;  /* moving average over chunks of >= RATE_MIN_CHUNK
+	                             * (engine.c); 0: none */
+	double step_ms;             /* moving average of decode steps; 0: none */
+	struct fwd_cost fwd;        /* small forwards' costs by their rows (fwdcost.c) */
+	struct lookup_stats lookup; /* drafts kept by match length (lookup.c) */
+	uint64_t computed;          /* prompt tokens prefilled, ever (for per-job differences) */
+};
+
+/* The prefill rate the budgets use in ms per token: the setting, else the
+ * measured one (0: neither yet). */
+double engine_ms_per_token(const struct engine *e);
+/* A forward of n rows' estimated ms (fwdcost.c); a rate given in the
+ * parameters (prefill_tokens_per_s) is taken as stated. */
+double engine_fwd_cost(const struct engine *e, int32_t n);
+/* The most rows, up to cap, whose forward fits in left ms, by the same
+ * costs as engine_fwd_cost. */
+int32_t engine_fwd_fit(const struct engine *e, double left, int32_t cap);
+/* A remembered prompt whose tail (from its suffix marker on) equals fp's,
+ * or NULL: the budget counts its tail as not to be computed. Borrowed. */
+struct recent *engine_recent_find(struct engine *e, const struct fim_prompt *fp);
+/* logits masked to the tokens that continue spelling heal[0..hl): decoded
+ * and given candidates spell the healed bytes alike. Returns e->scratch
+ * ([n_vocab], valid until the next call). */
+const float *engine_heal_mask(struct engine *e, const float *logits, const char *heal, size_t hl);
+
+/* ---- engine_given.c: scoring the candidates the pipeline hands in ---- */
+
+/*
+ * Scores req->given after the prompt fp in seq (whose last logits are in
+ * e->logits' prompt row): fills out[0..*n_out) with a candidate per text
+ * that fits max_tokens and the deadline (texts new, owned by the caller),
+ * counting those the deadline dropped in res->given_dropped. 0 or a
+ * negative code with *err.
+ */
+int engine_given_score(struct engine *e, const struct engine_request *req,
+                       const struct fim_prompt *fp, struct kv_seq *seq,
+                       struct engine_candidate *out, int *n_out, struct engine_result *res,
+                       struct infill_error *err);
+/* Moves the n scored given candidates to the end of res (their texts taken).
+ * 0 or -ENOMEM (given then still owns them). */
+int engine_given_append(struct engine_result *res, struct engine_candidate *given, int n);
+
+/* ---- engine_budget.c: the prefill budget ---- */
+
+/* Replaces *fp by a shorter prompt when its uncached part would not be
+ * prefilled before req's deadline (engine_request.fit_deadline), and says
+ * which in res->budget. 0 or a negative code with *err. */
+int engine_budget_fit(struct engine *e, const struct engine_request *req, struct fim_prompt *fp,
+                      struct engine_result *res, struct infill_error *err);
 
 #endif
