@@ -492,6 +492,31 @@ static bool stream_complete(const struct remote_call *call)
 	return true;
 }
 
+/* An HTTP error status: one message the user can act on (a key refused
+ * or missing, else the server's own words). */
+static void fail_http_status(struct remote_call *call)
+{
+	char ex[256];
+	error_excerpt(call, ex, sizeof ex);
+	if (call->status == 401 || call->status == 403) {
+		if (call->has_key)
+			fail_call(call, -EACCES, REMOTE_FAIL_AUTH,
+			          "%s refused the key (HTTP %ld: %s): check the environment "
+			          "variable %s (remote.apiKeyEnv)",
+			          call->shown, call->status, ex,
+			          call->key_env ? call->key_env : "?");
+		else
+			fail_call(call, -EACCES, REMOTE_FAIL_AUTH,
+			          "%s wants a key (HTTP %ld: %s): set remote.apiKeyEnv to "
+			          "the "
+			          "name of an environment variable that holds it",
+			          call->shown, call->status, ex);
+	} else {
+		fail_call(call, -EIO, REMOTE_FAIL_HTTP, "%s answered HTTP %ld: %s", call->shown,
+		          call->status, ex[0] ? ex : "(no message)");
+	}
+}
+
 static void attempt_done(struct remote_call *call, CURLcode r)
 {
 	struct remote_client *c = call->c;
@@ -541,26 +566,7 @@ static void attempt_done(struct remote_call *call, CURLcode r)
 		return;
 	}
 	if (call->status >= 400) {
-		char ex[256];
-		error_excerpt(call, ex, sizeof ex);
-		if (call->status == 401 || call->status == 403) {
-			if (call->has_key)
-				fail_call(
-				        call, -EACCES, REMOTE_FAIL_AUTH,
-				        "%s refused the key (HTTP %ld: %s): check the environment "
-				        "variable %s (remote.apiKeyEnv)",
-				        call->shown, call->status, ex,
-				        call->key_env ? call->key_env : "?");
-			else
-				fail_call(call, -EACCES, REMOTE_FAIL_AUTH,
-				          "%s wants a key (HTTP %ld: %s): set remote.apiKeyEnv to "
-				          "the "
-				          "name of an environment variable that holds it",
-				          call->shown, call->status, ex);
-		} else {
-			fail_call(call, -EIO, REMOTE_FAIL_HTTP, "%s answered HTTP %ld: %s",
-			          call->shown, call->status, ex[0] ? ex : "(no message)");
-		}
+		fail_http_status(call);
 		return;
 	}
 	if (call->feed_error == -ENOMEM || r == CURLE_OUT_OF_MEMORY) {
