@@ -63,7 +63,7 @@ static void replay_usage(FILE *f)
 	        "--both runs with the cache and then without; --no-cache runs without only.\n"
 	        "--server runs another infill binary as the server (an older build, to "
 	        "compare).\n"
-	        "Feedback (issue 21): the top item of each answer is reported shown\n"
+	        "Feedback: the top item of each answer is reported shown\n"
 	        "(textDocument/didShowCompletion) and, when it is what the file says next,\n"
 	        "accepted (its command), as a user who takes every right suggestion and no other;\n"
 	        "the report gives the server's counts: shown, accepted (and the rate), dismissed,\n"

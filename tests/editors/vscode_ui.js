@@ -231,7 +231,7 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'menu.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'notes.md'), '# Notes\n\nThe area of a circle\n');
   fs.writeFileSync(path.join(ws, '.infill.json'), '{}\n');
-  // words for VS Code's word list: "item" and "items" (issue: Tab took them)
+  // words for VS Code's word list: "item" and "items" (Tab once took them)
   fs.writeFileSync(path.join(ws, 'loop.py'), 'class Cart:\n    def report(self, item, items):\n        return item, items\n\n\n');
   // What a user sets: where the binary and the model are. Everything else
   // is VS Code's and the extension's defaults, so the test sees them; the

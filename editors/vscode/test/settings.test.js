@@ -97,7 +97,7 @@ test('every command the extension registers is contributed, and back', () => {
   for (const k of pkg.contributes.keybindings) assert.ok(contributed.includes(k.command), k.command);
 });
 
-test('the document selector: code languages by default, "*" for every file (issue 21)', () => {
+test('the document selector: code languages by default, "*" for every file', () => {
   const def = pkg.contributes.configuration.properties['infill.languages'].default;
   const sel = S.documentSelector(def);
   const langs = new Set(sel.map((f) => f.language));
@@ -110,7 +110,7 @@ test('the document selector: code languages by default, "*" for every file (issu
   assert.ok(!S.serverKeys(pkg).includes('languages'), 'a client setting, not sent to the server');
 });
 
-test('the status after a load: the embedded model standing in is named (issue 21)', () => {
+test('the status after a load: the embedded model standing in is named', () => {
   assert.strictEqual(S.readyDetail({ kind: 'end', message: 'ready' }), '');
   assert.strictEqual(S.readyDetail({ kind: 'end', message: 'ready: the embedded model (x)' }),
     'the embedded model (x)');
