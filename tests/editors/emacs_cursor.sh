@@ -13,8 +13,10 @@ for t in emacs tmux; do
 	fi
 done
 tmp=$(mktemp -d) || exit 1
-sock="infill-test-$$"
-trap 'tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
+# one tmux server per check: a new session started while the last check's
+# server was still going away failed ("server exited unexpectedly")
+socks=""
+trap 'for s in $socks; do tmux -L "$s" kill-server 2>/dev/null; done; rm -rf "$tmp"' EXIT
 export HOME="$tmp"
 fail=0
 # check NAME FILE-TEXT LISP-TO-PLACE-POINT GHOST EXPECTED-X EXPECTED-Y
@@ -27,7 +29,8 @@ $3
 (infill--render (point) "$4" (point))
 (with-temp-file "$tmp/$1.ready" (insert "ok"))
 EOL
-	tmux -L "$sock" kill-server 2>/dev/null
+	sock="infill-test-$$-$1"
+	socks="$socks $sock"
 	rm -f "$tmp/$1.ready"
 	tmux -L "$sock" new-session -d -x 80 -y 24 \
 		"emacs -nw -Q -L '$lisp' -l '$tmp/$1.el'"
@@ -39,6 +42,7 @@ EOL
 	sleep 0.5 # the redisplay after the file is written
 	at=$(tmux -L "$sock" display -p '#{cursor_x} #{cursor_y}')
 	tmux -L "$sock" capture-pane -p | sed -n 2,5p
+	tmux -L "$sock" kill-server 2>/dev/null
 	if [ "$at" = "$5 $6" ]; then
 		echo "ok: $1: cursor at $at"
 	else
