@@ -99,6 +99,16 @@ int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
 	return shape == AST_SHAPE_REST_OF_LINE ? 1 : st->completion_max_lines;
 }
 
+size_t complete_trim_trailing_lines(const char *text, size_t len, size_t cursor, const char *cand,
+                                    size_t keep)
+{
+	for (size_t i = cursor; i < len && text[i] != '\n'; i++)
+		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r') return keep;
+	size_t last = keep; /* one past the candidate's last non-blank byte */
+	while (last > 0 && strchr(" \t\r\n", cand[last - 1])) last--;
+	return last && memchr(cand + last, '\n', keep - last) ? last : keep;
+}
+
 size_t complete_shape_bind(const char *text, size_t len, int32_t max_lines)
 {
 	if (max_lines != 1) return len;
@@ -392,6 +402,7 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			out->rejected++;
 			continue;
 		}
+		keep = complete_trim_trailing_lines(text, len, cursor, c->text, keep);
 		struct complete_item *it = &out->items[out->count];
 		it->text = malloc(keep + 1);
 		if (!it->text) {

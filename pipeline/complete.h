@@ -230,6 +230,12 @@ void complete_fit_context(struct settings *st, int32_t n_ctx);
  */
 int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st);
 
+/* The bytes of cand[0, keep) to show: without its trailing blank lines
+ * when the rest of the cursor's line in text[0, len) is blank (a server's
+ * or a model's final "\n" there would only add an empty line). */
+size_t complete_trim_trailing_lines(const char *text, size_t len, size_t cursor, const char *cand,
+                                    size_t keep);
+
 /*
  * The bytes of a candidate that the shape allows, where max_lines is 1:
  * up to its first newline (a CR before it dropped), so that nothing shown

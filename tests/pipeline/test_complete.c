@@ -588,6 +588,27 @@ TEST(shape_binds_every_candidate)
 	complete_result_finish(&r);
 }
 
+/* A candidate's final line break at the end of a line (what servers send)
+ * would only add an empty line: it is not shown; where text follows the
+ * cursor on its line, a line break before it is the candidate's to keep. */
+TEST(trailing_line_breaks_at_a_line_end_are_not_shown)
+{
+	CHECK(setup());
+	struct settings s = settings_for("python");
+	const char *texts[] = { "total = a + b\n", "total = a - b\n  \n" };
+	struct fixed_gen g = { texts, 2, "", 0 };
+	struct complete_result r;
+	REQUIRE(complete_fixed("python", "def f(a, b):\n    |", &g, &s, &r) == 0);
+	CHECK_INT_EQ(r.shape, AST_SHAPE_BLOCK); /* several lines allowed */
+	REQUIRE(r.count >= 1);
+	for (size_t i = 0; i < r.count; i++) CHECK(!strchr(r.items[i].text, '\n'));
+	CHECK(find_text(&r, "total = a + b") != NULL);
+	complete_result_finish(&r);
+	CHECK_INT_EQ(complete_trim_trailing_lines("x(|)", 4, 2, "a\n", 2), 2); /* text follows */
+	CHECK_INT_EQ(complete_trim_trailing_lines("x\n", 2, 1, "a\n\n", 3), 1);
+	CHECK_INT_EQ(complete_trim_trailing_lines("x", 1, 1, "a  ", 3), 3); /* no line break */
+}
+
 /* The language's own stop strings reach the engine, and completion.stop
  * adds to them. */
 TEST(language_stops_and_the_setting_reach_the_engine)
