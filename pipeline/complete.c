@@ -102,8 +102,9 @@ int32_t complete_max_lines(enum ast_shape_kind shape, const struct settings *st)
 size_t complete_trim_trailing_lines(const char *text, size_t len, size_t cursor, const char *cand,
                                     size_t keep)
 {
-	for (size_t i = cursor; i < len && text[i] != '\n'; i++)
-		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r') return keep;
+	const char *eol = memchr(text + cursor, '\n', len - cursor);
+	if (!rerank_is_blank(text + cursor, eol ? (size_t)(eol - (text + cursor)) : len - cursor))
+		return keep;
 	size_t last = keep; /* one past the candidate's last non-blank byte */
 	while (last > 0 && strchr(" \t\r\n", cand[last - 1])) last--;
 	return last && memchr(cand + last, '\n', keep - last) ? last : keep;
