@@ -34,6 +34,11 @@ struct fast_doc {
 	size_t n;
 	struct fast_origin live; /* the live candidate behind them (live.live_id 0: none) */
 	size_t now;              /* the cursor as the edits since moved it (fast_edit) */
+	/* A past answer (in a document's `pasts`): text holds only its
+	 * context, and it answers with nothing typed too (returning to its
+	 * place is the point). live.source says which kind. */
+	bool past;
+	struct fast_doc *pasts; /* the document's past answers, newest first (owned) */
 	struct fast_doc *next;
 };
 
@@ -58,6 +63,17 @@ static void doc_clear(struct fast_doc *d)
 	memset(&d->live, 0, sizeof d->live);
 }
 
+/* Frees a list of past answers. */
+static void pasts_free(struct fast_doc *h)
+{
+	while (h) {
+		struct fast_doc *next = h->next;
+		doc_clear(h);
+		free(h);
+		h = next;
+	}
+}
+
 uint64_t fast_doc_remove(struct fast_doc **docs, const char *uri)
 {
 	for (struct fast_doc **pp = docs; *pp; pp = &(*pp)->next) {
@@ -66,6 +82,7 @@ uint64_t fast_doc_remove(struct fast_doc **docs, const char *uri)
 			uint64_t id = d->live.live_running ? d->live.live_id : 0;
 			*pp = d->next;
 			doc_clear(d);
+			pasts_free(d->pasts);
 			free(d->uri);
 			free(d);
 			return id;
@@ -100,8 +117,12 @@ static bool holds(const struct fast_doc *d, const char *t, size_t len, size_t c,
 		if (t_rest != line_rest) return false;
 	}
 	if (c > len || len - c < after || c < k + before) return false;
-	if (k == 0 && !d->live.live_id) return false;
-	if (memcmp(t + c, d->text + d->cursor, after) ||
+	if (k == 0 && !d->live.live_id && !d->past) return false;
+	/* the bytes nearest the cursor first: a wrong k or another place most
+	 * often differs there, and the spans can be tens of kilobytes */
+	size_t near = before < 32 ? before : 32;
+	if (memcmp(t + c - k - near, d->text + d->cursor - near, near) ||
+	    memcmp(t + c, d->text + d->cursor, after) ||
 	    memcmp(t + c - k - before, d->text + d->ctx_start, before))
 		return false;
 	for (size_t i = 0; i < d->n; i++)
@@ -118,7 +139,7 @@ static bool holds(const struct fast_doc *d, const char *t, size_t len, size_t c,
 static size_t typed_count(const struct fast_doc *d, const char *t, size_t len, size_t c)
 {
 	if (!d->n || !d->text) return SIZE_MAX;
-	if (len >= d->len && holds(d, t, len, c, len - d->len)) return len - d->len;
+	if (!d->past && len >= d->len && holds(d, t, len, c, len - d->len)) return len - d->len;
 	size_t most = 0;
 	for (size_t i = 0; i < d->n; i++)
 		if (d->cand_len[i] > most) most = d->cand_len[i];
@@ -127,18 +148,31 @@ static size_t typed_count(const struct fast_doc *d, const char *t, size_t len, s
 	return SIZE_MAX;
 }
 
-bool fast_applies(struct fast_doc **docs, const struct completion_request *req)
+/* The memory of req's document that answers it: the last answer, else the
+ * newest past one whose context the request holds; *k the bytes typed. */
+static struct fast_doc *memory_for(struct fast_doc **docs, const struct completion_request *req,
+                                   size_t *k)
 {
 	struct fast_doc *d = doc_find(docs, req->uri);
-	return d && typed_count(d, req->text, req->text_len, req->cursor) != SIZE_MAX;
+	if (!d) return NULL;
+	if ((*k = typed_count(d, req->text, req->text_len, req->cursor)) != SIZE_MAX) return d;
+	for (struct fast_doc *h = d->pasts; h; h = h->next)
+		if ((*k = typed_count(h, req->text, req->text_len, req->cursor)) != SIZE_MAX) return h;
+	return NULL;
+}
+
+bool fast_applies(struct fast_doc **docs, const struct completion_request *req)
+{
+	size_t k;
+	return memory_for(docs, req, &k) != NULL;
 }
 
 bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
                  struct completion_result *out, struct fast_origin *from)
 {
-	struct fast_doc *d = doc_find(docs, req->uri);
-	size_t k = d ? typed_count(d, req->text, req->text_len, req->cursor) : SIZE_MAX;
-	if (k == SIZE_MAX) return false;
+	size_t k;
+	struct fast_doc *d = memory_for(docs, req, &k);
+	if (!d) return false;
 	const char *typed = req->text + req->cursor - k;
 	struct completion_candidate *items = calloc(d->n, sizeof *items);
 	if (!items) return false;
@@ -167,10 +201,94 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 	out->items = items;
 	out->count = n;
 	*from = d->live;
+	from->source = d->past ? d->live.source : FAST_SOURCE_LAST;
 	from->live_typed += k;
 	from->ctx_start = req->cursor - k - (d->cursor - d->ctx_start);
 	from->ctx_end = req->cursor + (d->ctx_end - d->cursor);
 	return true;
+}
+
+/* The span of d's snapshot a past answer keeps: its context, and the rest
+ * of the cursor's line (holds compares it whatever the context). */
+static void kept_span(const struct fast_doc *d, size_t *lo, size_t *hi)
+{
+	const char *eol = memchr(d->text + d->cursor, '\n', d->len - d->cursor);
+	size_t line_end = eol ? (size_t)(eol - d->text) + 1 : d->len;
+	*lo = d->ctx_start;
+	*hi = d->ctx_end > line_end ? d->ctx_end : line_end;
+}
+
+/* Whether past answers a and b are for the same context around their
+ * cursors (the newer then stands for both). */
+static bool same_place(const struct fast_doc *a, const struct fast_doc *b)
+{
+	return a->cursor == b->cursor && a->len == b->len && a->ctx_end == b->ctx_end &&
+	       !memcmp(a->text, b->text, a->len);
+}
+
+/* Whether t[0, len) holds past answer h's context around its cursor c. */
+static bool holds_place(const struct fast_doc *h, const char *t, size_t len, size_t c)
+{
+	return c >= h->cursor && c <= len && len - c >= h->len - h->cursor &&
+	       !memcmp(t + c - h->cursor, h->text, h->len);
+}
+
+/* Puts h (taken) first in d's past answers: an older one for the same
+ * place goes, and the oldest beyond FAST_PAST_MAX. */
+static void pasts_push(struct fast_doc *d, struct fast_doc *h)
+{
+	size_t n = 1;
+	struct fast_doc **pp = &d->pasts;
+	while (*pp) {
+		struct fast_doc *o = *pp;
+		if (same_place(o, h) || n == FAST_PAST_MAX) {
+			*pp = o->next;
+			o->next = NULL;
+			pasts_free(o);
+			continue;
+		}
+		n++;
+		pp = &o->next;
+	}
+	h->next = d->pasts;
+	d->pasts = h;
+}
+
+/* A past answer from d's last one (its candidates moved, its snapshot cut
+ * to what it keeps): d is cleared. NULL when d holds nothing to keep or
+ * out of memory (d cleared either way). */
+static struct fast_doc *past_from(struct fast_doc *d)
+{
+	struct fast_doc *h = NULL;
+	size_t lo, hi;
+	if (d->n && d->text) {
+		kept_span(d, &lo, &hi);
+		h = calloc(1, sizeof *h);
+	}
+	char *t = h ? malloc(hi - lo + 1) : NULL;
+	if (!t) {
+		free(h);
+		doc_clear(d);
+		return NULL;
+	}
+	memcpy(t, d->text + lo, hi - lo);
+	t[hi - lo] = 0;
+	*h = (struct fast_doc){ .text = t,
+		                .len = hi - lo,
+		                .cursor = d->cursor - lo,
+		                .now = d->cursor - lo,
+		                .ctx_end = d->ctx_end - lo,
+		                .cands = d->cands,
+		                .cand_len = d->cand_len,
+		                .cand_tail = d->cand_tail,
+		                .n = d->n,
+		                .past = true,
+		                .live = { .source = FAST_SOURCE_PAST } };
+	d->cands = NULL; /* moved */
+	d->cand_len = d->cand_tail = NULL;
+	d->n = 0;
+	doc_clear(d);
+	return h;
 }
 
 /* Remembers what was answered for the fast path and the rerank's "previous
@@ -188,7 +306,11 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 		d->next = *docs;
 		*docs = d;
 	}
-	doc_clear(d);
+	struct fast_doc *h = past_from(d);
+	if (h && holds_place(h, req->text, req->text_len, req->cursor))
+		pasts_free(h); /* answered anew at the same place: the new one stands */
+	else if (h)
+		pasts_push(d, h);
 	size_t n = 0;
 	for (size_t i = 0; i < res->count; i++)
 		if (res->items[i].start == req->cursor && res->items[i].end >= req->cursor) n++;
@@ -328,6 +450,52 @@ uint64_t fast_edit(struct fast_doc **docs, const char *uri, const char *text, si
 	uint64_t id = d->live.live_id;
 	d->live.live_id = 0; /* what it showed stays, as a plain answer */
 	return id;
+}
+
+bool fast_ahead(struct fast_doc **docs, const char *uri, const char *text, size_t len,
+                size_t cursor, size_t ctx_start, size_t ctx_end,
+                const struct completion_result *res)
+{
+	if (cursor > len) return false;
+	struct fast_doc *d = doc_find(docs, uri);
+	if (!d) {
+		d = calloc(1, sizeof *d);
+		if (!d || !(d->uri = strdup(uri))) {
+			free(d);
+			return false;
+		}
+		d->next = *docs;
+		*docs = d;
+	}
+	/* built as a last answer over a copy of the snapshot, then cut */
+	struct fast_doc tmp = { .len = len, .cursor = cursor, .now = cursor };
+	tmp.ctx_start = ctx_start <= cursor ? ctx_start : 0;
+	tmp.ctx_end = ctx_end >= cursor && ctx_end <= len ? ctx_end : len;
+	size_t n = 0;
+	for (size_t i = 0; i < res->count; i++)
+		n += res->items[i].start == cursor && res->items[i].end >= cursor &&
+		     res->items[i].end <= len && res->items[i].text_len > 0;
+	if (!n || !(tmp.text = malloc(len + 1))) return false;
+	memcpy(tmp.text, text, len);
+	tmp.text[len] = 0;
+	tmp.cands = calloc(n, sizeof *tmp.cands);
+	tmp.cand_len = calloc(n, sizeof *tmp.cand_len);
+	tmp.cand_tail = calloc(n, sizeof *tmp.cand_tail);
+	for (size_t i = 0; tmp.cands && tmp.cand_len && tmp.cand_tail && i < res->count; i++) {
+		const struct completion_candidate *c = &res->items[i];
+		if (c->start != cursor || c->end < cursor || c->end > len || !c->text_len) continue;
+		if (!(tmp.cands[tmp.n] = malloc(c->text_len + 1))) break;
+		memcpy(tmp.cands[tmp.n], c->text, c->text_len);
+		tmp.cands[tmp.n][c->text_len] = 0;
+		tmp.cand_len[tmp.n] = c->text_len;
+		tmp.cand_tail[tmp.n] = c->end - c->start;
+		tmp.n++;
+	}
+	struct fast_doc *h = past_from(&tmp); /* tmp cleared */
+	if (!h) return false;
+	h->live.source = FAST_SOURCE_AHEAD;
+	pasts_push(d, h);
+	return true;
 }
 
 bool fast_live_running(struct fast_doc **docs, const char *uri)

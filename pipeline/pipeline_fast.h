@@ -9,6 +9,14 @@
  * or, while a live candidate grows it, with nothing typed (a re-ask at the
  * same place: the whole candidate, as long as it has grown).
  *
+ * Besides the last answer, a few past ones (FAST_PAST_MAX, a result cache
+ * keyed by the context around the cursor): the answers the last one
+ * replaced, and answers computed ahead "as if the suggestion were accepted"
+ * (fast_ahead). A request whose text holds one's context around its cursor
+ * is answered from it, with nothing typed too: backspace, undo, a return to
+ * a place, and the Tab after an accepted suggestion answer at once. Each
+ * keeps only its context's bytes, not the whole snapshot.
+ *
  * Threads: the loop thread only (pipeline.c calls these from
  * pipeline_submit, from its result delivery and from its document events).
  */
@@ -24,8 +32,19 @@
 /* One document's memory; a list of them starts as NULL. */
 struct fast_doc;
 
+/* Past answers a document keeps besides its last one. */
+#define FAST_PAST_MAX 8
+
+/* Which memory answered. */
+enum fast_source {
+	FAST_SOURCE_LAST,  /* the last answer (typed along, or its live candidate) */
+	FAST_SOURCE_PAST,  /* an answer given before it, at a place returned to */
+	FAST_SOURCE_AHEAD, /* an answer computed as if the suggestion were accepted */
+};
+
 /* Where an answer came from, for the memory (fast_record) and the figures. */
 struct fast_origin {
+	enum fast_source source;
 	uint64_t live_id;  /* the live candidate behind it (0: none) */
 	bool live_running; /* that candidate still decodes */
 	/* bytes typed since the live candidate's own answer: its texts begin
@@ -76,6 +95,17 @@ uint64_t fast_edit(struct fast_doc **docs, const char *uri, const char *text, si
 /* The best candidate last shown for uri (borrowed until the next call that
  * changes docs), its length in *len; NULL when none. */
 const char *fast_top(struct fast_doc **docs, const char *uri, size_t *len);
+
+/*
+ * Remembers res as a past answer of uri for a text the document does not
+ * hold yet: text[0, len) with its cursor, the candidates' context
+ * [ctx_start, ctx_end) of it (ctx_end 0: all), computed ahead as if the
+ * suggestion shown were accepted. All borrowed. False when out of memory
+ * (nothing kept).
+ */
+bool fast_ahead(struct fast_doc **docs, const char *uri, const char *text, size_t len,
+                size_t cursor, size_t ctx_start, size_t ctx_end,
+                const struct completion_result *res);
 
 /* Whether uri's memory has a live candidate still decoding. */
 bool fast_live_running(struct fast_doc **docs, const char *uri);

@@ -5,8 +5,12 @@
  * candidate), an edit outside the candidates' context (answered), one
  * inside it or a key that is not the suggestion's (not answered, and
  * fast_edit ends the live candidate), growth past what was typed
- * (fast_grow), an empty first answer adopting its first growth.
+ * (fast_grow), an empty first answer adopting its first growth; the past
+ * answers (a result cache by context): backspace, undo and a return to a
+ * place answered at once, answers computed ahead as if accepted
+ * (fast_ahead), at most FAST_PAST_MAX kept.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +223,116 @@ TEST(an_empty_first_answer_adopts_its_first_growth)
 	CHECK_STR_EQ(t, "total");
 	free(t);
 	CHECK_INT_EQ(fast_doc_remove(&docs, "file:///a.py"), 4); /* still going: its id */
+	fast_doc_free_all(&docs);
+}
+
+/* Remembers the fast answer at the '|' of text as the editor shows it
+ * (what pipeline.c does with every answer delivered). */
+static void record_answer(struct fast_doc **docs, const char *text)
+{
+	struct completion_request *r = req_at(text);
+	struct completion_result out = { 0 };
+	struct fast_origin f;
+	if (fast_answer(docs, r, &out, &f)) {
+		fast_record(docs, r, &out, &f);
+		for (size_t i = 0; i < out.count; i++) free(out.items[i].text);
+		free(out.items);
+	}
+	req_free(r);
+}
+
+TEST(backspace_returns_to_a_past_answer)
+{
+	struct fast_doc *docs = NULL;
+	record(&docs, HEAD "|" TAIL, "total = a + b", 0, 0, 0);
+	record_answer(&docs, HEAD "t|" TAIL);
+	record_answer(&docs, HEAD "to|" TAIL);
+	/* two backspaces: the answer at the first place, with nothing typed */
+	struct fast_origin f;
+	char *t = answer(&docs, HEAD "|" TAIL, &f);
+	CHECK_STR_EQ(t, "total = a + b");
+	CHECK_INT_EQ(f.source, FAST_SOURCE_PAST);
+	CHECK_INT_EQ(f.live_id, 0);
+	free(t);
+	t = answer(&docs, HEAD "t|" TAIL, &f); /* one: the last answer's place */
+	CHECK_STR_EQ(t, "otal = a + b");
+	free(t);
+	/* typed along the last answer: from it, not from the past */
+	t = answer(&docs, HEAD "tot|" TAIL, &f);
+	CHECK_STR_EQ(t, "al = a + b");
+	CHECK_INT_EQ(f.source, FAST_SOURCE_LAST);
+	free(t);
+	/* the place with other text around: no answer */
+	CHECK(answer(&docs, HEAD "|" "\n    return 0\n", NULL) == NULL);
+	fast_doc_free_all(&docs);
+}
+
+TEST(undo_after_an_accept_is_answered_from_the_past)
+{
+	struct fast_doc *docs = NULL;
+	record(&docs, HEAD "|" TAIL, "total = a + b", 0, 0, 0);
+	/* accepted, and the model answered after it */
+	record(&docs, HEAD "total = a + b|" TAIL, "\n    print(total)", 0, 0, 0);
+	char *t = answer(&docs, HEAD "|" TAIL, NULL); /* undo */
+	CHECK_STR_EQ(t, "total = a + b");
+	free(t);
+	/* a past answer's context must hold: an edit inside it is not answered */
+	CHECK(answer(&docs, "import os\n\n\ndef add(a, c):\n    |" TAIL, NULL) == NULL);
+	fast_doc_free_all(&docs);
+}
+
+TEST(an_answer_computed_ahead_answers_after_the_accept)
+{
+	struct fast_doc *docs = NULL;
+	record(&docs, HEAD "|" TAIL, "total = a + b", 0, 0, 0);
+	const char *acc = HEAD "total = a + b" TAIL;
+	size_t cursor = strlen(HEAD "total = a + b");
+	struct completion_candidate c = {
+		.text = "\n    print(total)", .text_len = 17, .start = cursor, .end = cursor
+	};
+	struct completion_result res = { .items = &c, .count = 1 };
+	size_t ctx_start = (size_t)(strstr(acc, "def add") - acc);
+	CHECK(fast_ahead(&docs, "file:///a.py", acc, strlen(acc), cursor, ctx_start, 0, &res));
+	/* the Tab: the suggestion is in the text, the cursor after it */
+	struct fast_origin f;
+	char *t = answer(&docs, "import sys\n\n\ndef add(a, b):\n    total = a + b|" TAIL, &f);
+	CHECK_STR_EQ(t, "\n    print(total)"); /* an edit above its context: still good */
+	CHECK_INT_EQ(f.source, FAST_SOURCE_AHEAD);
+	free(t);
+	t = answer(&docs, HEAD "total = a + b\n    pr|" TAIL, &f); /* typed along it too */
+	CHECK_STR_EQ(t, "int(total)");
+	free(t);
+	/* accepted in part ("total"): the rest, from the last answer */
+	t = answer(&docs, HEAD "total|" TAIL, &f);
+	CHECK_STR_EQ(t, " = a + b");
+	CHECK_INT_EQ(f.source, FAST_SOURCE_LAST);
+	free(t);
+	fast_doc_free_all(&docs);
+}
+
+TEST(past_answers_are_few_and_one_per_place)
+{
+	struct fast_doc *docs = NULL;
+	char text[128], cand[32];
+	/* FAST_PAST_MAX + 2 places, each answered twice */
+	for (int i = 0; i < FAST_PAST_MAX + 3; i++)
+		for (int twice = 0; twice < 2; twice++) {
+			snprintf(text, sizeof text, "x%d = |\n", i);
+			snprintf(cand, sizeof cand, "value%d", i);
+			record(&docs, text, cand, 0, 0, 0);
+		}
+	/* the last is the last answer; the FAST_PAST_MAX before it are kept
+	 * (a place answered twice kept once), older ones not */
+	for (int i = 0; i < FAST_PAST_MAX + 2; i++) {
+		snprintf(text, sizeof text, "x%d = |\n", i);
+		snprintf(cand, sizeof cand, "value%d", i);
+		char *t = answer(&docs, text, NULL);
+		if (i < 2)
+			CHECK(t == NULL);
+		else
+			CHECK_STR_EQ(t, cand);
+		free(t);
+	}
 	fast_doc_free_all(&docs);
 }
 
