@@ -46,6 +46,16 @@
  * answers, liveThrownTokens, of those, the ones of candidates that an edit
  * or a new job there ended before their end, and thrownShare, that part of
  * generatedTokens; grewNotices, infill/suggestionGrew notifications sent.
+ * pastAnswers, requests answered at once from a past answer at a place
+ * returned to (backspace, undo); aheadAnswers, from an answer decoded ahead
+ * as if the suggestion shown were accepted (the Tab after a Tab);
+ * aheadTokens, the tokens decoded ahead, and aheadThrownTokens, of those,
+ * the ones a job interrupted before they were an answer (counted in
+ * thrownShare too). shownAnswers, the answers the model computed that
+ * showed an item or had a live candidate to grow them, and
+ * shownChars500ms/shownChars1s/shownCharsEnd, the bytes of their top items
+ * as shown 0.5 s and 1 s after the answer and when their live candidates
+ * ended (each over shownAnswers: the mean suggestion a user sees then).
  */
 #define STATS_FIELDS(X)                                                \
 	X(requests, "requests", count)                                 \
@@ -88,7 +98,15 @@
 	X(live_tokens, "liveTokens", count)                            \
 	X(live_thrown_tokens, "liveThrownTokens", count)               \
 	X(thrown_share, "thrownShare", ratio)                          \
-	X(grew_notices, "grewNotices", count)
+	X(grew_notices, "grewNotices", count)                          \
+	X(past_answers, "pastAnswers", count)                          \
+	X(ahead_answers, "aheadAnswers", count)                        \
+	X(ahead_tokens, "aheadTokens", count)                          \
+	X(ahead_thrown_tokens, "aheadThrownTokens", count)            \
+	X(shown_answers, "shownAnswers", count)                        \
+	X(shown_chars_500ms, "shownChars500ms", count)                 \
+	X(shown_chars_1s, "shownChars1s", count)                       \
+	X(shown_chars_end, "shownCharsEnd", count)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

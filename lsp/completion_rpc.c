@@ -680,7 +680,8 @@ void completions_stats(struct server *s, struct stats *out)
 	st.feedback = feedback_to_json(s->feedback); /* owned here until sent */
 	st.live_share = c->requests ? (double)st.live_answers / (double)c->requests : 0;
 	st.thrown_share = st.generated_tokens
-	                          ? (double)st.live_thrown_tokens / (double)st.generated_tokens
+	                          ? (double)(st.live_thrown_tokens + st.ahead_thrown_tokens) /
+	                                    (double)st.generated_tokens
 	                          : 0;
 	st.grew_notices = c->grew_notices;
 	*out = st;

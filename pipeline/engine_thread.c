@@ -131,6 +131,12 @@ void worker_event_free(struct event *ev)
 		worker_result_finish(&ev->ext->result);
 		free(ev->ext);
 	}
+	if (ev->ahead) {
+		free(ev->ahead->uri);
+		free(ev->ahead->text);
+		worker_result_finish(&ev->ahead->result);
+		free(ev->ahead);
+	}
 	free(ev);
 }
 
@@ -314,6 +320,32 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 	post_event(p, EVENT_LOAD_END, 100, true, msg);
 }
 
+/* The request as if the text [start, end) -> text[0, len) were accepted:
+ * the text in place, the cursor after it. New, or NULL when out of memory
+ * or out of range. */
+static struct completion_request *as_accepted(const struct completion_request *req, size_t start,
+                                              size_t end, const char *text, size_t len)
+{
+	if (start > end || end > req->text_len) return NULL;
+	struct completion_request *a = completion_request_clone(req);
+	if (!a) return NULL;
+	size_t n = req->text_len - (end - start) + len;
+	char *t = malloc(n + 1);
+	if (!t) {
+		completion_request_free(a);
+		return NULL;
+	}
+	memcpy(t, req->text, start);
+	memcpy(t + start, text, len);
+	memcpy(t + start + len, req->text + end, req->text_len - end);
+	t[n] = 0;
+	free(a->text);
+	a->text = t;
+	a->text_len = n;
+	a->cursor = start + len;
+	return a;
+}
+
 /* ---- live candidates ------------------------------------------------------ */
 
 /* Documents whose live candidate the engine thread keeps at most: the least
@@ -332,6 +364,7 @@ struct live_doc {
 	char *uri;                /* owned; NULL: a free slot */
 	uint64_t id;              /* the seq of the request it answered */
 	struct complete_live *cl; /* owned */
+	struct completion_request *req; /* that request (owned): its end is decoded ahead */
 	int64_t made;             /* tokens its candidates had at the answer */
 	uint64_t posted_ns;       /* when growth was last posted */
 	size_t posted_len;        /* the top candidate's bytes then */
@@ -356,6 +389,7 @@ static void live_end(struct pipeline *p, struct live_doc *ld, bool thrown)
 		pthread_mutex_unlock(&p->mu);
 	}
 	complete_live_free(ld->cl);
+	completion_request_free(ld->req);
 	free(ld->uri);
 	memset(ld, 0, sizeof *ld);
 }
@@ -373,11 +407,12 @@ static struct live_doc *live_find(struct live_set *ls, const char *uri)
 	return NULL;
 }
 
-/* Keeps cl (taken) as uri's live candidate for the answer to request id,
- * in place of the document's previous one, or of the oldest. */
-static void live_keep(struct pipeline *p, struct live_set *ls, const char *uri, uint64_t id,
+/* Keeps cl (taken) as the live candidate of req's document for the answer
+ * to it, in place of the document's previous one, or of the oldest. */
+static void live_keep(struct pipeline *p, struct live_set *ls, const struct completion_request *req,
                       struct complete_live *cl, const struct completion_result *shown)
 {
+	const char *uri = req->uri;
 	struct live_doc *ld = live_find(ls, uri);
 	for (int i = 0; !ld && i < LIVE_MAX; i++)
 		if (!ls->doc[i].uri) ld = &ls->doc[i];
@@ -386,12 +421,16 @@ static void live_keep(struct pipeline *p, struct live_set *ls, const char *uri, 
 	if (!ld) ld = &ls->doc[0];
 	live_end(p, ld, true);
 	char *u = strdup(uri);
-	if (!u) {
+	struct completion_request *r = completion_request_clone(req);
+	if (!u || !r) {
+		free(u);
+		completion_request_free(r);
 		complete_live_free(cl);
 		return;
 	}
 	*ld = (struct live_doc){ .uri = u,
-		                 .id = id,
+		                 .id = req->seq,
+		                 .req = r,
 		                 .cl = cl,
 		                 .made = complete_live_generated(cl),
 		                 .posted_ns = uv_hrtime(),
@@ -651,10 +690,14 @@ static void live_post(struct pipeline *p, struct live_doc *ld, struct complete_r
  * One slice of the newest live candidate still going: a few decode steps,
  * stopped within one by a job (p->extend_cancel), then its texts checked
  * (validation, trimming) and, when they grew enough to show (a line ended,
- * LIVE_POST_NS passed, or it ended), posted to the loop.
+ * LIVE_POST_NS passed, or it ended), posted to the loop. When it ended
+ * with a text, *next is its request as if that text were accepted (new),
+ * else NULL.
  */
-static void live_slice(struct pipeline *p, struct engine *e, struct live_set *ls)
+static void live_slice(struct pipeline *p, struct engine *e, struct live_set *ls,
+                       struct completion_request **next)
 {
+	*next = NULL;
 	struct live_doc *ld = NULL;
 	for (int i = 0; i < LIVE_MAX; i++) {
 		struct live_doc *d = &ls->doc[i];
@@ -675,6 +718,8 @@ static void live_slice(struct pipeline *p, struct engine *e, struct live_set *ls
 	bool grown = top && top->len > ld->posted_len;
 	bool line_end = lines > ld->posted_lines;
 	uint64_t now = uv_hrtime();
+	if (done && top && !rerank_is_blank(top->text, top->len)) /* before live_post moves it */
+		*next = as_accepted(ld->req, top->start, top->end, top->text, top->len);
 	if (done || (grown && (line_end || now - ld->posted_ns >= LIVE_POST_NS))) {
 		if (top) ld->posted_len = top->len, ld->posted_lines = lines;
 		ld->posted_ns = now;
@@ -684,17 +729,19 @@ static void live_slice(struct pipeline *p, struct engine *e, struct live_set *ls
 	if (done) live_end(p, ld, false);
 }
 
-/* ---- background prefill ---------------------------------------------------- */
+/* ---- background work -------------------------------------------------------- */
 
 /* Background work the engine thread found for itself, in order: the full
- * context of a shortened answer, then the prompt as if it were accepted. */
+ * context of a shortened answer (prefilled), then the answer as if the
+ * suggestion were accepted (decoded ahead: for a live candidate, once it
+ * has ended). */
 #define TODO_MAX 2
 
 /*
  * How long background work waits before it starts. Each piece costs the
  * request that comes next up to one chunk and a parse of the document (the
  * slicing is not cancellable), so work that a keystroke most likely makes
- * useless waits a typist's pause first: the prompt as if accepted (the user
+ * useless waits a typist's pause first: the answer as if accepted (the user
  * is typing on, not accepting, if a key comes within it) and the loop's
  * hints (after didChange the completion request itself comes within the
  * debounce and computes that place). The full context of a shortened
@@ -717,29 +764,51 @@ static void wait_until(struct pipeline *p, uint64_t at)
 	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
 }
 
-/* The request as if its top item were accepted: the item's text in place,
- * the cursor after it. New, or NULL when out of memory. */
-static struct completion_request *as_accepted(const struct completion_request *req,
-                                              const struct completion_candidate *it)
+/* Decodes req's answer (no deadline: nobody waits for it) until done or
+ * until a job comes (p->extend_cancel), and hands it to the loop, whose
+ * fast path keeps it among the document's past answers: req is the
+ * request as if a suggestion were accepted, and the Tab that accepts it
+ * is then answered at once. req is taken. */
+static void ahead(struct pipeline *p, struct engine *e, struct model *m,
+                  struct completion_request *req)
 {
-	if (it->start > it->end || it->end > req->text_len) return NULL;
-	struct completion_request *a = completion_request_clone(req);
-	if (!a) return NULL;
-	size_t len = req->text_len - (it->end - it->start) + it->text_len;
-	char *t = malloc(len + 1);
-	if (!t) {
-		completion_request_free(a);
-		return NULL;
+	struct complete_options opt = complete_options_default();
+	opt.cancel = &p->extend_cancel;
+	opt.use_cache = req->settings.cache_enabled;
+	opt.n_ctx = model_info(m)->n_ctx_train;
+	opt.seed = req->seq;
+	struct engine_snippet *proj = project_apply(req, &opt);
+	struct complete_result res;
+	int rc = ENGINE_ECANCELED;
+	if (req->cursor <= req->text_len)
+		rc = complete_run(e, model_tokenizer(m), req->language_id, req->text, req->text_len,
+		                  req->cursor, &req->settings, &opt, &res, NULL);
+	else
+		memset(&res, 0, sizeof res);
+	free(proj);
+	uint64_t made = (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
+	pthread_mutex_lock(&p->mu);
+	p->stats.background_prefill_tokens +=
+	        (uint64_t)(res.prefilled_tokens > 0 ? res.prefilled_tokens : 0);
+	p->stats.generated_tokens += made;
+	p->stats.ahead_tokens += made;
+	if (rc) p->stats.ahead_thrown_tokens += made;
+	pthread_mutex_unlock(&p->mu);
+	struct event *ev = NULL;
+	if (!rc && res.count && (ev = calloc(1, sizeof *ev)) &&
+	    (ev->ahead = calloc(1, sizeof *ev->ahead)) && !result_take(&ev->ahead->result, &res)) {
+		struct ahead *a = ev->ahead;
+		ev->kind = EVENT_AHEAD;
+		a->uri = req->uri, a->text = req->text; /* moved */
+		a->text_len = req->text_len, a->cursor = req->cursor;
+		a->ctx_start = res.context_start, a->ctx_end = res.context_end;
+		req->uri = req->text = NULL;
+		event_push(p, ev);
+	} else if (ev) {
+		worker_event_free(ev);
 	}
-	memcpy(t, req->text, it->start);
-	memcpy(t + it->start, it->text, it->text_len);
-	memcpy(t + it->start + it->text_len, req->text + it->end, req->text_len - it->end);
-	t[len] = 0;
-	free(a->text);
-	a->text = t;
-	a->text_len = len;
-	a->cursor = it->start + it->text_len;
-	return a;
+	complete_result_finish(&res);
+	completion_request_free(req);
 }
 
 /* Prefills req's prompt (complete_run with prefill_only) until done or
@@ -867,8 +936,13 @@ static void state_background(struct worker_state *w)
 		}
 		atomic_store(&p->extend_cancel, 0);
 		pthread_mutex_unlock(&p->mu);
-		live_slice(p, w->e, &w->live);
+		struct completion_request *next;
+		live_slice(p, w->e, &w->live, &next);
 		w->live_next_ns = w->live_delay_ns ? uv_hrtime() + w->live_delay_ns : 0;
+		if (next) /* NULL: out of memory, nothing ahead */
+			req_queue_push_back(&w->todo,
+			                    (struct req_queue_item){ next, false,
+			                                             uv_hrtime() + ACCEPT_DELAY_NS, true });
 		pthread_mutex_lock(&p->mu);
 		return;
 	}
@@ -888,7 +962,10 @@ static void state_background(struct worker_state *w)
 	}
 	atomic_store(&p->extend_cancel, 0);
 	pthread_mutex_unlock(&p->mu);
-	warm(p, w->e, w->m, &w->edocs, it.req, it.keep_memory);
+	if (it.ahead)
+		ahead(p, w->e, w->m, it.req);
+	else
+		warm(p, w->e, w->m, &w->edocs, it.req, it.keep_memory);
 	pthread_mutex_lock(&p->mu);
 }
 
@@ -932,12 +1009,18 @@ static void state_job(struct worker_state *w)
 		if (job->figures.shortened)
 			req_queue_push_back(&w->todo, (struct req_queue_item){
 			                                      completion_request_clone(job->req),
-			                                      true, uv_hrtime() });
-		if (job->result.count)
-			req_queue_push_back(&w->todo,
-			                    (struct req_queue_item){
-			                            as_accepted(job->req, &job->result.items[0]),
-			                            false, uv_hrtime() + ACCEPT_DELAY_NS });
+			                                      true, uv_hrtime(), false });
+		/* the answer as if its top item were accepted, decoded ahead;
+		 * a live candidate's when it ends (live_slice) */
+		const struct completion_candidate *top = job->result.items;
+		struct completion_request *acc =
+		        job->result.count && !cl ? as_accepted(job->req, top->start, top->end,
+		                                               top->text, top->text_len)
+		                                 : NULL;
+		if (acc)
+			req_queue_push_back(&w->todo, (struct req_queue_item){
+			                                      acc, false, uv_hrtime() + ACCEPT_DELAY_NS,
+			                                      true });
 	}
 	/* The candidates the deadline paused decode on from where they
 	 * stopped (not for the remote backend: no local model) */
@@ -945,7 +1028,7 @@ static void state_job(struct worker_state *w)
 	 * was empty, and the first growth is the first text the user sees) */
 	if (cl && answered) {
 		job->live_id = job->req->seq;
-		live_keep(p, &w->live, job->req->uri, job->live_id, cl, &job->result);
+		live_keep(p, &w->live, job->req, cl, &job->result);
 	} else {
 		complete_live_free(cl);
 	}

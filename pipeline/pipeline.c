@@ -32,6 +32,47 @@ static void job_free(struct pipeline *p, struct pipeline_job *job)
 	free(job);
 }
 
+/* Counts what the user is shown of an answer the model computed (r: its
+ * items; live_id: the live candidate that grows it, 0: none): its top
+ * item's bytes at every horizon, until growth adds to them (shown_grew). */
+static void shown_answer(struct pipeline *p, const struct completion_result *r, uint64_t live_id)
+{
+	if (!r->count && !live_id) return;
+	size_t len = r->count ? r->items[0].text_len : 0;
+	pthread_mutex_lock(&p->mu);
+	p->stats.shown_answers++;
+	p->stats.shown_chars_500ms += len;
+	p->stats.shown_chars_1s += len;
+	p->stats.shown_chars_end += len;
+	pthread_mutex_unlock(&p->mu);
+	if (!live_id) return;
+	struct shown_track *t = &p->shown[0];
+	for (int i = 1; i < SHOWN_TRACK_MAX; i++)
+		if (p->shown[i].t0 < t->t0) t = &p->shown[i];
+	*t = (struct shown_track){ live_id, uv_hrtime(), { len, len, len } };
+}
+
+/* Live candidate live_id grew its top item to len bytes: what it adds
+ * counts at each horizon not yet past. */
+static void shown_grew(struct pipeline *p, uint64_t live_id, size_t len)
+{
+	static const uint64_t horizon_ns[SHOWN_AT_N] = { 500000000ull, 1000000000ull, UINT64_MAX };
+	for (int i = 0; i < SHOWN_TRACK_MAX; i++) {
+		struct shown_track *t = &p->shown[i];
+		if (t->live_id != live_id) continue;
+		uint64_t dt = uv_hrtime() - t->t0;
+		uint64_t add[SHOWN_AT_N] = { 0 };
+		for (int h = 0; h < SHOWN_AT_N; h++)
+			if (dt <= horizon_ns[h] && len > t->at[h]) add[h] = len - t->at[h], t->at[h] = len;
+		pthread_mutex_lock(&p->mu);
+		p->stats.shown_chars_500ms += add[SHOWN_AT_500MS];
+		p->stats.shown_chars_1s += add[SHOWN_AT_1S];
+		p->stats.shown_chars_end += add[SHOWN_AT_END];
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
+}
+
 static void deliver(struct pipeline *p, struct pipeline_job *job)
 {
 	if (job->dropped || p->closing) {
@@ -70,6 +111,7 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 			                  .live_running = job->live_id != 0,
 			                  .ctx_start = job->ctx_start,
 			                  .ctx_end = job->ctx_end };
+	if (!job->status && !job->fast) shown_answer(p, r, job->live_id);
 	if (!job->status && job->req->text) fast_record(&p->docs, job->req, r, &o);
 	remote_bridge_record(p, job);
 	done(ud, job->status, r);
@@ -113,11 +155,20 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		else
 			log_warn(p->log, "%s", ev->message);
 		break;
+	case EVENT_AHEAD: {
+		const struct ahead *a = ev->ahead;
+		bool kept = fast_ahead(&p->docs, a->uri, a->text, a->text_len, a->cursor,
+		                       a->ctx_start, a->ctx_end, &a->result);
+		log_debug(p->log, "%s: %zu candidates decoded ahead%s", a->uri, a->result.count,
+		          kept ? "" : " (not kept)");
+		break;
+	}
 	case EVENT_EXTENDED: {
 		const struct extension *x = ev->ext;
 		bool first;
 		size_t grown = fast_grow(&p->docs, x->uri, x->live_id, &x->result, x->done, &first);
 		if (grown) {
+			shown_grew(p, x->live_id, x->result.count ? x->result.items[0].text_len : 0);
 			pthread_mutex_lock(&p->mu);
 			p->stats.extended += first; /* answers, not growths */
 			pthread_mutex_unlock(&p->mu);
@@ -382,6 +433,8 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 		pthread_mutex_lock(&p->mu);
 		p->stats.fast_path++;
 		if (job->from.live_id) p->stats.live_answers++;
+		p->stats.past_answers += job->from.source == FAST_SOURCE_PAST;
+		p->stats.ahead_answers += job->from.source == FAST_SOURCE_AHEAD;
 		pthread_mutex_unlock(&p->mu);
 	} else if (!atomic_load(&p->ready)) {
 		immediate = true;
@@ -489,7 +542,7 @@ void pipeline_warm(struct pipeline *p, struct completion_request *req)
 	/* the same document's older hint goes, else the oldest (push_front) */
 	p->warm.cap = WORKER_WARM_MAX;
 	req_queue_drop_uri(&p->warm, req->uri);
-	req_queue_push_front(&p->warm, (struct req_queue_item){ req, true, 0 });
+	req_queue_push_front(&p->warm, (struct req_queue_item){ req, true, 0, false });
 	/* background work in progress is older than this hint: it yields */
 	atomic_store(&p->extend_cancel, 1);
 	pthread_cond_signal(&p->cv);

@@ -21,6 +21,14 @@
 
 #include "engine.h" /* rerank_is_blank */
 
+/* A candidate shown. */
+struct fast_cand {
+	char *text; /* owned, NUL-terminated */
+	size_t len;
+	size_t tail;       /* bytes after the cursor it replaced */
+	double confidence; /* as answered (completion_candidate.confidence) */
+};
+
 /* Per-document fast-path state: the last answer given (loop thread). */
 struct fast_doc {
 	char *uri;
@@ -28,9 +36,7 @@ struct fast_doc {
 	size_t len;
 	size_t cursor;
 	size_t ctx_start, ctx_end; /* the candidates' context in text */
-	char **cands;              /* the candidates shown, best first (owned) */
-	size_t *cand_len;
-	size_t *cand_tail; /* bytes after the cursor each one replaced */
+	struct fast_cand *cands;   /* the candidates shown, best first (owned) */
 	size_t n;
 	struct fast_origin live; /* the live candidate behind them (live.live_id 0: none) */
 	size_t now;              /* the cursor as the edits since moved it (fast_edit) */
@@ -51,13 +57,10 @@ static struct fast_doc *doc_find(struct fast_doc **docs, const char *uri)
 
 static void doc_clear(struct fast_doc *d)
 {
-	for (size_t i = 0; i < d->n; i++) free(d->cands[i]);
+	for (size_t i = 0; i < d->n; i++) free(d->cands[i].text);
 	free(d->cands);
-	free(d->cand_len);
-	free(d->cand_tail);
 	free(d->text);
 	d->cands = NULL;
-	d->cand_len = d->cand_tail = NULL;
 	d->text = NULL;
 	d->n = d->len = d->cursor = d->ctx_start = d->ctx_end = 0;
 	memset(&d->live, 0, sizeof d->live);
@@ -95,8 +98,8 @@ uint64_t fast_doc_remove(struct fast_doc **docs, const char *uri)
  * blanks after them. */
 static bool continues(const struct fast_doc *d, size_t i, const char *typed, size_t k)
 {
-	return d->cand_len[i] > k && !memcmp(d->cands[i], typed, k) &&
-	       !rerank_is_blank(d->cands[i] + k, d->cand_len[i] - k);
+	const struct fast_cand *x = &d->cands[i];
+	return x->len > k && !memcmp(x->text, typed, k) && !rerank_is_blank(x->text + k, x->len - k);
 }
 
 /* Whether t[0, len) with the cursor at c holds d's context with the k bytes
@@ -142,7 +145,7 @@ static size_t typed_count(const struct fast_doc *d, const char *t, size_t len, s
 	if (!d->past && len >= d->len && holds(d, t, len, c, len - d->len)) return len - d->len;
 	size_t most = 0;
 	for (size_t i = 0; i < d->n; i++)
-		if (d->cand_len[i] > most) most = d->cand_len[i];
+		if (d->cands[i].len > most) most = d->cands[i].len;
 	for (size_t k = 0; k < most && k <= c; k++)
 		if (holds(d, t, len, c, k)) return k;
 	return SIZE_MAX;
@@ -179,8 +182,8 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 	size_t n = 0;
 	for (size_t i = 0; i < d->n; i++) {
 		if (!continues(d, i, typed, k)) continue;
-		const char *rest = d->cands[i] + k;
-		size_t rest_len = d->cand_len[i] - k;
+		const char *rest = d->cands[i].text + k;
+		size_t rest_len = d->cands[i].len - k;
 		char *t = malloc(rest_len + 1);
 		if (!t) break;
 		memcpy(t, rest, rest_len);
@@ -189,9 +192,11 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 			.text = t,
 			.text_len = rest_len,
 			.start = req->cursor,
-			.end = req->cursor + d->cand_tail[i],
+			.end = req->cursor + d->cands[i].tail,
 			.score = (double)(d->n - i),
-			.confidence = -1, /* typed along: the first answer was judged */
+			/* typed along, or grown: the first answer was judged; a
+			 * return to a past place is judged as it was then */
+			.confidence = d->past && !k ? d->cands[i].confidence : -1,
 		};
 	}
 	if (!n) {
@@ -279,16 +284,36 @@ static struct fast_doc *past_from(struct fast_doc *d)
 		                .now = d->cursor - lo,
 		                .ctx_end = d->ctx_end - lo,
 		                .cands = d->cands,
-		                .cand_len = d->cand_len,
-		                .cand_tail = d->cand_tail,
 		                .n = d->n,
 		                .past = true,
 		                .live = { .source = FAST_SOURCE_PAST } };
 	d->cands = NULL; /* moved */
-	d->cand_len = d->cand_tail = NULL;
 	d->n = 0;
 	doc_clear(d);
 	return h;
+}
+
+/* The items of res at cursor (and within a text of len bytes), as
+ * candidates (new, *n of them; empty texts only when keep_empty). False
+ * when out of memory (*out NULL). */
+static bool cands_from(const struct completion_result *res, size_t cursor, size_t len,
+                       bool keep_empty, struct fast_cand **out, size_t *n)
+{
+	*out = calloc(res->count + 1, sizeof **out);
+	*n = 0;
+	if (!*out) return false;
+	for (size_t i = 0; i < res->count; i++) {
+		const struct completion_candidate *c = &res->items[i];
+		if (c->start != cursor || c->end < cursor || c->end > len ||
+		    (!c->text_len && !keep_empty))
+			continue;
+		char *t = malloc(c->text_len + 1);
+		if (!t) break;
+		memcpy(t, c->text, c->text_len);
+		t[c->text_len] = 0;
+		(*out)[(*n)++] = (struct fast_cand){ t, c->text_len, c->end - c->start, c->confidence };
+	}
+	return true;
 }
 
 /* Remembers what was answered for the fast path and the rerank's "previous
@@ -317,25 +342,7 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 	/* nothing shown: remembered only behind a live candidate, whose growth
 	 * may bring the first text */
 	if (!n && !(o && o->live_id)) return;
-	d->cands = calloc(n + 1, sizeof *d->cands);
-	d->cand_len = calloc(n + 1, sizeof *d->cand_len);
-	d->cand_tail = calloc(n + 1, sizeof *d->cand_tail);
-	if (!d->cands || !d->cand_len || !d->cand_tail) {
-		doc_clear(d);
-		return;
-	}
-	for (size_t i = 0; i < res->count && d->n < n; i++) {
-		const struct completion_candidate *c = &res->items[i];
-		if (c->start != req->cursor || c->end < req->cursor) continue;
-		char *t = malloc(c->text_len + 1);
-		if (!t) break;
-		memcpy(t, c->text, c->text_len);
-		t[c->text_len] = 0;
-		d->cands[d->n] = t;
-		d->cand_len[d->n] = c->text_len;
-		d->cand_tail[d->n] = c->end - c->start;
-		d->n++;
-	}
+	if (!cands_from(res, req->cursor, req->text_len, true, &d->cands, &d->n)) return;
 	d->text = req->text;
 	d->len = req->text_len;
 	d->cursor = d->now = req->cursor;
@@ -352,31 +359,16 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
  * items at the cursor become the candidates remembered. How many. */
 static size_t adopt(struct fast_doc *d, const struct completion_result *ext)
 {
-	size_t n = 0;
-	for (size_t j = 0; j < ext->count; j++)
-		n += ext->items[j].start == d->cursor && ext->items[j].end >= d->cursor &&
-		     ext->items[j].text_len > 0;
-	if (!n) return 0;
-	char **cands = calloc(n, sizeof *cands);
-	size_t *len = calloc(n, sizeof *len), *tail = calloc(n, sizeof *tail);
-	if (!cands || !len || !tail) {
-		free(cands), free(len), free(tail);
+	struct fast_cand *cands;
+	size_t n;
+	if (!cands_from(ext, d->cursor, d->len, false, &cands, &n)) return 0;
+	if (!n) {
+		free(cands);
 		return 0;
 	}
-	size_t k = 0;
-	for (size_t j = 0; j < ext->count && k < n; j++) {
-		const struct completion_candidate *c = &ext->items[j];
-		if (c->start != d->cursor || c->end < d->cursor || !c->text_len) continue;
-		if (!(cands[k] = malloc(c->text_len + 1))) break;
-		memcpy(cands[k], c->text, c->text_len);
-		cands[k][c->text_len] = 0;
-		len[k] = c->text_len;
-		tail[k] = c->end - c->start;
-		k++;
-	}
-	free(d->cands), free(d->cand_len), free(d->cand_tail);
-	d->cands = cands, d->cand_len = len, d->cand_tail = tail, d->n = k;
-	return k;
+	free(d->cands);
+	d->cands = cands, d->n = n;
+	return n;
 }
 
 static size_t grow(struct fast_doc *d, const struct completion_result *ext);
@@ -406,19 +398,18 @@ static size_t grow(struct fast_doc *d, const struct completion_result *ext)
 	for (size_t i = 0; i < d->n; i++) {
 		for (size_t j = 0; j < ext->count; j++) {
 			const struct completion_candidate *c = &ext->items[j];
-			size_t have = typed + d->cand_len[i];
-			if (c->end - c->start != d->cand_tail[i] || c->text_len <= have ||
-			    memcmp(c->text, t, typed) ||
-			    memcmp(c->text + typed, d->cands[i], d->cand_len[i]))
+			struct fast_cand *x = &d->cands[i];
+			if (c->end - c->start != x->tail || c->text_len <= typed + x->len ||
+			    memcmp(c->text, t, typed) || memcmp(c->text + typed, x->text, x->len))
 				continue;
 			size_t rest = c->text_len - typed;
 			char *nt = malloc(rest + 1);
 			if (!nt) return grown;
 			memcpy(nt, c->text + typed, rest);
 			nt[rest] = 0;
-			free(d->cands[i]);
-			d->cands[i] = nt;
-			d->cand_len[i] = rest;
+			free(x->text);
+			x->text = nt;
+			x->len = rest;
 			grown++;
 			break;
 		}
@@ -471,25 +462,12 @@ bool fast_ahead(struct fast_doc **docs, const char *uri, const char *text, size_
 	struct fast_doc tmp = { .len = len, .cursor = cursor, .now = cursor };
 	tmp.ctx_start = ctx_start <= cursor ? ctx_start : 0;
 	tmp.ctx_end = ctx_end >= cursor && ctx_end <= len ? ctx_end : len;
-	size_t n = 0;
-	for (size_t i = 0; i < res->count; i++)
-		n += res->items[i].start == cursor && res->items[i].end >= cursor &&
-		     res->items[i].end <= len && res->items[i].text_len > 0;
-	if (!n || !(tmp.text = malloc(len + 1))) return false;
+	if (!(tmp.text = malloc(len + 1))) return false;
 	memcpy(tmp.text, text, len);
 	tmp.text[len] = 0;
-	tmp.cands = calloc(n, sizeof *tmp.cands);
-	tmp.cand_len = calloc(n, sizeof *tmp.cand_len);
-	tmp.cand_tail = calloc(n, sizeof *tmp.cand_tail);
-	for (size_t i = 0; tmp.cands && tmp.cand_len && tmp.cand_tail && i < res->count; i++) {
-		const struct completion_candidate *c = &res->items[i];
-		if (c->start != cursor || c->end < cursor || c->end > len || !c->text_len) continue;
-		if (!(tmp.cands[tmp.n] = malloc(c->text_len + 1))) break;
-		memcpy(tmp.cands[tmp.n], c->text, c->text_len);
-		tmp.cands[tmp.n][c->text_len] = 0;
-		tmp.cand_len[tmp.n] = c->text_len;
-		tmp.cand_tail[tmp.n] = c->end - c->start;
-		tmp.n++;
+	if (!cands_from(res, cursor, len, false, &tmp.cands, &tmp.n)) {
+		free(tmp.text);
+		return false;
 	}
 	struct fast_doc *h = past_from(&tmp); /* tmp cleared */
 	if (!h) return false;
@@ -508,8 +486,8 @@ const char *fast_top(struct fast_doc **docs, const char *uri, size_t *len)
 {
 	struct fast_doc *d = doc_find(docs, uri);
 	if (!d || !d->n) return NULL;
-	*len = d->cand_len[0];
-	return d->cands[0];
+	*len = d->cands[0].len;
+	return d->cands[0].text;
 }
 
 void fast_doc_free_all(struct fast_doc **docs)

@@ -49,6 +49,7 @@ struct req_queue_item {
 	struct completion_request *req;
 	bool keep_memory;    /* the document's sticky snippets apply (same place) */
 	uint64_t not_before; /* uv_hrtime ns: not started before then */
+	bool ahead;          /* decoded and answered (EVENT_AHEAD), not only prefilled */
 };
 
 /* At most cap (<= REQ_QUEUE_CAP; 0: REQ_QUEUE_CAP) entries, the front
@@ -104,7 +105,14 @@ struct pipeline_job {
 
 /* EVENT_WARNING: a message the user must see (window/showMessage, warning),
  * e.g. the model file changed on disk and is being reloaded. */
-enum event_kind { EVENT_LOAD_BEGIN, EVENT_PROGRESS, EVENT_LOAD_END, EVENT_EXTENDED, EVENT_WARNING };
+enum event_kind {
+	EVENT_LOAD_BEGIN,
+	EVENT_PROGRESS,
+	EVENT_LOAD_END,
+	EVENT_EXTENDED,
+	EVENT_WARNING,
+	EVENT_AHEAD,
+};
 
 /* Longer candidates from a live candidate (EVENT_EXTENDED): its whole
  * texts from the cursor of the request that made it. All owned. */
@@ -116,6 +124,17 @@ struct extension {
 	struct completion_result result;
 };
 
+/* An answer computed ahead (EVENT_AHEAD) for a text the document does not
+ * hold yet: the request's as if the suggestion shown were accepted. All
+ * owned. */
+struct ahead {
+	char *uri;
+	char *text; /* the text as it would be, text_len bytes */
+	size_t text_len, cursor;
+	size_t ctx_start, ctx_end; /* the candidates' context in it */
+	struct completion_result result;
+};
+
 struct event {
 	enum event_kind kind;
 	int percentage;
@@ -123,6 +142,7 @@ struct event {
 	bool fallback; /* EVENT_LOAD_END: the embedded model stands in for the one asked */
 	char message[600];
 	struct extension *ext; /* EVENT_EXTENDED only; owned */
+	struct ahead *ahead;   /* EVENT_AHEAD only; owned */
 	struct event *next;
 };
 
@@ -145,6 +165,18 @@ struct load_spec {
 	struct complete_model_spec model;
 };
 
+/* What the user sees of an answer the model computed while its live
+ * candidate grows (loop): the top item's bytes 0.5 s and 1 s after the
+ * answer and at the candidate's end, as counted into the stats. */
+#define SHOWN_TRACK_MAX 4
+enum { SHOWN_AT_500MS, SHOWN_AT_1S, SHOWN_AT_END, SHOWN_AT_N };
+
+struct shown_track {
+	uint64_t live_id; /* 0: a free slot */
+	uint64_t t0;      /* uv_hrtime of the answer */
+	size_t at[SHOWN_AT_N];
+};
+
 struct pipeline {
 	uv_loop_t *loop;
 	struct log *log;
@@ -154,6 +186,7 @@ struct pipeline {
 	bool loading;              /* a progress report is open */
 	struct pipeline_job *live; /* every job not yet freed (loop) */
 	struct fast_doc *docs;     /* the fast path's memory (loop) */
+	struct shown_track shown[SHOWN_TRACK_MAX]; /* the newest live answers (loop) */
 	struct load_spec loaded;   /* the spec of the last load requested (loop) */
 	bool configured;
 	bool reuse_shifted; /* cache.reuseShiftedSuffix (loop copy) */

@@ -48,6 +48,14 @@ static const char *const documented[] = {
 	"liveThrownTokens",
 	"thrownShare",
 	"grewNotices",
+	"pastAnswers",
+	"aheadAnswers",
+	"aheadTokens",
+	"aheadThrownTokens",
+	"shownAnswers",
+	"shownChars500ms",
+	"shownChars1s",
+	"shownCharsEnd",
 };
 
 static struct stats sample(void)
@@ -87,6 +95,14 @@ static struct stats sample(void)
 		.live_thrown_tokens = 26,
 		.thrown_share = 0.125,
 		.grew_notices = 27,
+		.past_answers = 28,
+		.ahead_answers = 29,
+		.ahead_tokens = 30,
+		.ahead_thrown_tokens = 31,
+		.shown_answers = 32,
+		.shown_chars_500ms = 33,
+		.shown_chars_1s = 34,
+		.shown_chars_end = 35,
 	};
 }
 
@@ -189,6 +205,14 @@ TEST(round_trip)
 	CHECK_INT_EQ(back.live_thrown_tokens, 26);
 	CHECK_NEAR(back.thrown_share, 0.125, 0);
 	CHECK_INT_EQ(back.grew_notices, 27);
+	CHECK_INT_EQ(back.past_answers, 28);
+	CHECK_INT_EQ(back.ahead_answers, 29);
+	CHECK_INT_EQ(back.ahead_tokens, 30);
+	CHECK_INT_EQ(back.ahead_thrown_tokens, 31);
+	CHECK_INT_EQ(back.shown_answers, 32);
+	CHECK_INT_EQ(back.shown_chars_500ms, 33);
+	CHECK_INT_EQ(back.shown_chars_1s, 34);
+	CHECK_INT_EQ(back.shown_chars_end, 35);
 	json_decref(o);
 }
 

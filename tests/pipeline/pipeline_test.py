@@ -717,8 +717,9 @@ def case_live_diverging_edit_ends(binary, model):
 
 def case_live_new_place_ends(binary, model):
     """End rule: a request at another place of the document (one the fast
-    path cannot answer) ends the live candidate there; closing the document
-    ends the next one."""
+    path cannot answer) ends the live candidate there (a return to the place
+    is answered from its past answer); closing the document ends the next
+    one."""
     c, line, ch, short, want = live_start(binary, model)
     try:
         grew_at(c, line, ch)
@@ -727,10 +728,18 @@ def case_live_new_place_ends(binary, model):
         s1 = stats(c)
         check(s1["promptTokens"] > s0["promptTokens"], "the model answered there", s0, s1)
         check(s1["liveThrownTokens"] > s0["liveThrownTokens"], "the old one ended", s0, s1)
-        # a new cut answer, then the document closed
+        # back at the first place: answered at once from its past answer
+        # (a result cache by context), with no model run
+        items = inline(c, line, ch)
+        s1b = stats(c)
+        check(items and s1b["pastAnswers"] == s1["pastAnswers"] + 1
+              and s1b["promptTokens"] == s1["promptTokens"], "a past answer", items, s1, s1b)
+        # an edit in its context (the line above): a new cut answer, then the
+        # document closed
+        edit(c, 2, line - 1, 0, "#")
         c.notifications.clear()
         inline(c, line, ch)
-        grew_at(c, line, ch)
+        grew_at(c, line, ch, version=2)
         s2 = stats(c)
         c.notify("textDocument/didClose", {"textDocument": {"uri": URI}})
         check(poll(lambda: stats(c)["liveThrownTokens"] > s2["liveThrownTokens"], 10),
@@ -1232,6 +1241,65 @@ def case_min_confidence_auto(binary, model):
         check(empty >= 8 and f2[shape]["hidden"] >= 8, "hidden under the floor, but explored",
               empty, f2)
         check(c.shutdown_exit() == 0, "exit 0")
+    finally:
+        c.kill()
+
+
+def utf16_len(t):
+    return len(t.encode("utf-16-le")) // 2
+
+
+def accepted(text, line, ch, insert):
+    """text with insert at (line, ch) (ch in ASCII there), and the position
+    after it (UTF-16 columns)."""
+    lines = text.split("\n")
+    at = sum(len(x) + 1 for x in lines[:line]) + ch
+    parts = insert.split("\n")
+    end = (line, ch + utf16_len(insert)) if len(parts) == 1 else \
+        (line + len(parts) - 1, utf16_len(parts[-1]))
+    return text[:at] + insert + text[at:], end
+
+
+def case_ahead_after_accept(binary, model):
+    """As if accepted: after an answer and a pause the answer that would
+    follow it once accepted is decoded ahead; the editor accepting it (the
+    edit) and asking at its end is answered at once from it (aheadAnswers,
+    no model run), with the text the model gives there asked afresh (no
+    prefix cache: both prompts computed whole, in the same chunks, so the
+    random model's near-ties fall alike)."""
+    c = start(binary, model, dict(LIVE_BASE, **{"cache.enabled": False}))
+    try:
+        wait_loaded(c)
+        for k, (line, ch) in enumerate([(9, 8), (11, 4), (5, 4), (16, 9), (10, 4)]):
+            uri = "file:///ahead%d.py" % k
+            open_doc(c, PY, uri=uri, lang="plaintext")
+            before = stats(c)["aheadTokens"]
+            items = inline(c, line, ch, uri=uri)
+            if not items:
+                continue
+            top = items[0]["insertText"]
+            poll(lambda: stats(c)["aheadTokens"] > before, 10)
+            time.sleep(0.3)  # the answer reaches the loop after the figures
+            text, (l2, c2) = accepted(PY, line, ch, top)
+            c.notify("textDocument/didChange", {
+                "textDocument": {"uri": uri, "version": 2},
+                "contentChanges": [{"range": items[0]["range"], "text": top}]})
+            s0 = stats(c)
+            got = inline(c, l2, c2, uri=uri)
+            s1 = stats(c)
+            # afresh: the document reopened with that text (its memory gone)
+            c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            open_doc(c, text, uri=uri, lang="plaintext")
+            fresh = inline(c, l2, c2, uri=uri)
+            if not fresh:
+                continue  # nothing to decode ahead there
+            check(s1["aheadAnswers"] == s0["aheadAnswers"] + 1
+                  and s1["promptTokens"] == s0["promptTokens"], "answered from ahead", s0, s1)
+            check(top_text(got) == top_text(fresh), "the model's own answer", got, fresh)
+            check(c.shutdown_exit() == 0, "exit 0")
+            return
+        print("SKIP: the random model offered no answer after an accepted one")
+        sys.exit(77)
     finally:
         c.kill()
 
