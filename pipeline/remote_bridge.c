@@ -371,16 +371,18 @@ int remote_bridge_generate(void *ud, const struct engine_request *rq, struct eng
 
 /* ---- the loop thread ---------------------------------------------------------- */
 
-/* Shows a failure once: the same kind (and HTTP status) again is only
- * logged, until an answer comes through. */
+/* Shows a failure once: a kind already shown is only logged, until an
+ * answer comes through. A set, not the last one shown: a server whose
+ * failures alternate (an HTML 502, then a cut reply, then the 502 again)
+ * must not show a message per request. */
 static void report(struct pipeline *p, const struct remote_failure *f)
 {
-	int key = (int)f->kind * 1000 + f->http_status;
-	if (key == p->remote_last_failure) {
+	uint32_t bit = 1u << ((unsigned)f->kind % 32u);
+	if (p->remote_shown & bit) {
 		log_debug(p->log, "remote backend: %s", f->message);
 		return;
 	}
-	p->remote_last_failure = key;
+	p->remote_shown |= bit;
 	char msg[700];
 	snprintf(msg, sizeof msg, "infill: remote backend: %s", f->message);
 	if (p->host.message) /* which logs it too */
@@ -418,7 +420,7 @@ static void finish(struct pipeline *p, struct rcall *rc, int status)
 		         rc->job->req->settings.completion_deadline_ms);
 		report(p, &f);
 	} else if (status == 0) {
-		p->remote_last_failure = 0;
+		p->remote_shown = 0;
 	} else if (status != ENGINE_ECANCELED) {
 		report(p, &rc->fail);
 	}
