@@ -174,10 +174,10 @@ void remote_text_excerpt(const char *body, size_t len, char *out, size_t cap)
 		size_t a, b;
 		if (element(body, len, "title", &a, &b) || element(body, len, "h1", &a, &b))
 			o = put_text(out, cap, 0, body + a, b - a, true);
-		if (!o) {
-			size_t a2 = 0, b2 = len;
-			if (element(body, len, "body", &a, &b)) a2 = a, b2 = b;
-			o = put_text(out, cap, 0, body + a2, b2 - a2, true);
+		if (!o) { /* the words after <body>, tags and all (put_text skips them) */
+			size_t from = 0;
+			if (element(body, len, "body", &a, &b)) from = a;
+			o = put_text(out, cap, 0, body + from, len - from, true);
 		}
 	} else {
 		size_t n = 0;
