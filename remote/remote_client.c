@@ -690,10 +690,28 @@ static void attempt_done(struct remote_call *call, CURLcode r)
 		          call->shown, remote_api_name(call->api), call->acc.error);
 		return;
 	}
+	if (r == CURLE_WEIRD_SERVER_REPLY || r == CURLE_UNSUPPORTED_PROTOCOL) {
+		fail_call(call, -EPROTO, REMOTE_FAIL_PROTOCOL,
+		          "%s did not answer in HTTP (%s): check the host and port in remote.url",
+		          call->shown, why);
+		return;
+	}
 	if (r != CURLE_OK) {
 		fail_call(call, -EIO, REMOTE_FAIL_DISCONNECT,
 		          "%s closed the connection in the middle of an answer (%s)", call->shown,
 		          why);
+		return;
+	}
+	if (call->status >= 300 && call->status < 400) { /* redirects are not followed */
+		char *to = NULL, *shown_to = NULL;
+		curl_easy_getinfo(call->easy, CURLINFO_REDIRECT_URL, &to);
+		if (to) shown_to = remote_url_redact(to);
+		fail_call(call, -EIO, REMOTE_FAIL_HTTP,
+		          "%s answered HTTP %ld, a redirect%s%.300s: set remote.url to the "
+		          "server's base URL there (redirects are not followed)",
+		          call->shown, call->status, shown_to ? " to " : "",
+		          shown_to ? shown_to : "");
+		free(shown_to);
 		return;
 	}
 	/* A reply that was not streamed: one JSON document. */

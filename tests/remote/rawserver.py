@@ -301,6 +301,19 @@ class RawServer:
                           ["Content-Length: %d" % len(page)]) + page)
         return True
 
+    def _redirect(self, conn, path, body, headers):
+        page = b"<html><head><title>301 Moved Permanently</title></head></html>"
+        conn.sendall(head("301 Moved Permanently", "text/html",
+                          ["Location: https://someone:moved-pass@elsewhere.invalid" + path,
+                           "Content-Length: %d" % len(page)]) + page)
+        return True
+
+    def _not_http(self, conn, path, body, headers):
+        # another protocol on that port (an SSH banner, say)
+        conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n")
+        self._wait_gone(conn, 2)
+        return False
+
     def _html_200(self, conn, path, body, headers):
         # a captive portal or a web UI where the API should be
         page = b"<!doctype html><html><head><title>Sign in - Guest Wi-Fi</title></head>" \

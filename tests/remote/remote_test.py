@@ -498,6 +498,18 @@ def case_hostile_html_200(binary):
                 expect=["HTML page", "Sign in - Guest Wi-Fi", "remote.url"])
 
 
+def case_hostile_redirect(binary):
+    """A redirect (not followed): where it points, without its password."""
+    misbehaving(binary, "redirect", deadline_ms=0,
+                       expect=["HTTP 301, a redirect to https://someone:***@elsewhere.invalid",
+                               "set remote.url"])
+
+
+def case_hostile_not_http(binary):
+    """Another protocol on that port: said so, not 'cannot connect'."""
+    misbehaving(binary, "not-http", deadline_ms=0, expect=["did not answer in HTTP"])
+
+
 def case_hostile_html_500_endless(binary):
     """An error page that never ends: the status is the failure, with the
     deadline (not 'nothing came') and without it (not a timeout)."""
