@@ -47,6 +47,10 @@ struct remote_call {
 	enum remote_api api;
 	int timeout_ms;
 	uint64_t answer_by; /* uv_hrtime ns; 0: none (remote_query.answer_by_ns) */
+	/* uv_hrtime ns; 0: none. The stream said it is whole: past this the
+	 * body's end (a Content-Length or chunk that promised more) is not
+	 * awaited. */
+	uint64_t settle_by;
 	uint64_t start_ns;  /* first attempt */
 	uint64_t retry_at;  /* ns; when waiting for a retry */
 	int attempt;
@@ -302,6 +306,13 @@ static bool choices_full(const struct remote_call *call)
 /* The most of an error reply's body that is read (for its message). */
 #define ERROR_BODY_MAX (16u << 10)
 
+/* How long the end of a body is awaited once its stream said it is whole
+ * (a server's last bytes follow its end marker at once). */
+#define SETTLE_MS 200
+
+static bool stream_complete(const struct remote_call *call);
+static void arm_cut_timer(struct remote_client *c);
+
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 {
 	struct remote_call *call = ud;
@@ -322,6 +333,10 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 	if (!rc && call->status < 400 && choices_full(call)) {
 		call->full = true; /* nothing more of it would be kept: stop reading */
 		return 0;
+	}
+	if (!rc && !call->settle_by && call->status < 400 && stream_complete(call)) {
+		call->settle_by = uv_hrtime() + (uint64_t)SETTLE_MS * 1000000u;
+		arm_cut_timer(call->c); /* only a timer: safe inside curl's callback */
 	}
 	return rc ? 0 : n; /* 0: CURLE_WRITE_ERROR ends the transfer */
 }
@@ -350,6 +365,7 @@ static int attempt_start(struct remote_call *call)
 	call->bytes = 0;
 	call->feed_error = 0;
 	call->full = call->too_big = call->error_read = false;
+	call->settle_by = 0;
 	call->errbuf[0] = 0;
 	CURL *e = call->easy = curl_easy_init();
 	if (!e) return -ENOMEM;
@@ -621,6 +637,20 @@ static void fail_unreadable(struct remote_call *call, int rc)
 	}
 }
 
+/* Delivers call's choices as its answer and frees it. */
+static void deliver(struct remote_call *call)
+{
+	struct remote_reply reply = { 0 };
+	remote_acc_take(&call->acc, &reply);
+	reply.elapsed_ms = (double)(now_ns() - call->start_ns) / 1e6;
+	reply.retries = call->attempt;
+	remote_done_fn done = call->done;
+	void *ud = call->ud;
+	done(ud, 0, &reply, NULL);
+	remote_reply_finish(&reply);
+	call_free(call);
+}
+
 static void attempt_done(struct remote_call *call, CURLcode r)
 {
 	struct remote_client *c = call->c;
@@ -737,15 +767,7 @@ static void attempt_done(struct remote_call *call, CURLcode r)
 		          call->shown);
 		return;
 	}
-	struct remote_reply reply = { 0 };
-	remote_acc_take(&call->acc, &reply);
-	reply.elapsed_ms = (double)(now_ns() - call->start_ns) / 1e6;
-	reply.retries = call->attempt;
-	remote_done_fn done = call->done;
-	void *ud = call->ud;
-	done(ud, 0, &reply, NULL);
-	remote_reply_finish(&reply);
-	call_free(call);
+	deliver(call);
 }
 
 static void check_done(struct remote_client *c)
@@ -764,7 +786,23 @@ static void check_done(struct remote_client *c)
 
 /* ---- answer-by times ------------------------------------------------------- */
 
-static void arm_cut_timer(struct remote_client *c);
+/* When call is due on the cut timer (its answer-by or settle time, the
+ * earlier); 0: never. */
+static uint64_t due_ns(const struct remote_call *call)
+{
+	uint64_t a = call->answer_by, b = call->settle_by;
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* Ends a call whose stream said it is whole but whose body has not ended
+ * (its connection is closed, never reused): the answer, not a cut. */
+static void settle_call(struct remote_call *call)
+{
+	call_detach(call);
+	curl_easy_cleanup(call->easy);
+	call->easy = NULL;
+	deliver(call);
+}
 
 /* Ends call at its answer-by time: the connection closes (an unfinished
  * transfer is never reused), and done gets what had streamed by then. */
@@ -802,9 +840,13 @@ static void on_cut_timer(uv_timer_t *t)
 	for (;;) {
 		uint64_t now = now_ns() + 500000u;
 		struct remote_call *call = c->calls;
-		while (call && !(call->answer_by && call->answer_by <= now)) call = call->next;
+		while (call && !(due_ns(call) && due_ns(call) <= now)) call = call->next;
 		if (!call) break;
-		cut_call(call);
+		if (call->settle_by && call->settle_by <= now && stream_complete(call) &&
+		    call->status < 400 && !call->feed_error && !call->acc.error[0])
+			settle_call(call);
+		else
+			cut_call(call);
 	}
 	pump(c);
 	arm_cut_timer(c);
@@ -816,7 +858,7 @@ static void arm_cut_timer(struct remote_client *c)
 	if (c->closing) return;
 	uint64_t next = 0;
 	for (const struct remote_call *q = c->calls; q; q = q->next)
-		if (q->answer_by && (!next || q->answer_by < next)) next = q->answer_by;
+		if (due_ns(q) && (!next || due_ns(q) < next)) next = due_ns(q);
 	if (!next) {
 		uv_timer_stop(&c->cut_timer);
 		return;
