@@ -51,8 +51,8 @@ struct remote_call {
 	 * body's end (a Content-Length or chunk that promised more) is not
 	 * awaited. */
 	uint64_t settle_by;
-	uint64_t start_ns;  /* first attempt */
-	uint64_t retry_at;  /* ns; when waiting for a retry */
+	uint64_t start_ns; /* first attempt */
+	uint64_t retry_at; /* ns; when waiting for a retry */
 	int attempt;
 	remote_done_fn done;
 	void *ud;
@@ -612,8 +612,8 @@ static void fail_unreadable(struct remote_call *call, int rc)
 	const char *all = remote_stream_all(&call->stream, &len);
 	size_t i = 0;
 	while (i < len && (all[i] == ' ' || all[i] == '\r' || all[i] == '\n')) i++;
-	bool sse = len - i >= 5 && (!memcmp(all + i, "data:", 5) || !memcmp(all + i, "event", 5) ||
-	                            all[i] == ':');
+	bool sse = len - i >= 5 &&
+	           (!memcmp(all + i, "data:", 5) || !memcmp(all + i, "event", 5) || all[i] == ':');
 	if (rc == -ENOMEM) {
 		fail_call(call, -ENOMEM, REMOTE_FAIL_INTERNAL, "out of memory reading %s",
 		          call->shown);

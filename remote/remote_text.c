@@ -21,14 +21,22 @@ static size_t seq_len(const unsigned char *s, size_t n)
 	if (b < 0x80) return 1;
 	size_t len;
 	unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
-	if (b >= 0xC2 && b <= 0xDF) len = 2;
-	else if (b == 0xE0) len = 3, lo = 0xA0;
-	else if (b == 0xED) len = 3, hi = 0x9F;
-	else if (b >= 0xE1 && b <= 0xEF) len = 3;
-	else if (b == 0xF0) len = 4, lo = 0x90;
-	else if (b >= 0xF1 && b <= 0xF3) len = 4;
-	else if (b == 0xF4) len = 4, hi = 0x8F;
-	else return 0;
+	if (b >= 0xC2 && b <= 0xDF)
+		len = 2;
+	else if (b == 0xE0)
+		len = 3, lo = 0xA0;
+	else if (b == 0xED)
+		len = 3, hi = 0x9F;
+	else if (b >= 0xE1 && b <= 0xEF)
+		len = 3;
+	else if (b == 0xF0)
+		len = 4, lo = 0x90;
+	else if (b >= 0xF1 && b <= 0xF3)
+		len = 4;
+	else if (b == 0xF4)
+		len = 4, hi = 0x8F;
+	else
+		return 0;
 	if (n < len || s[1] < lo || s[1] > hi) return 0;
 	for (size_t i = 2; i < len; i++)
 		if ((s[i] & 0xC0) != 0x80) return 0;
@@ -94,8 +102,8 @@ bool remote_text_is_html(const char *body, size_t len)
 	while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n'))
 		i++;
 	if (len - i >= 3 && !memcmp(body + i, "\xEF\xBB\xBF", 3)) i += 3; /* a BOM */
-	static const char *const starts[] = { "<!doctype", "<html", "<head", "<body",
-		                              "<?xml", "<!--", "<title", "<h1" };
+	static const char *const starts[] = { "<!doctype", "<html", "<head",  "<body",
+		                              "<?xml",     "<!--",  "<title", "<h1" };
 	for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++) {
 		size_t m = strlen(starts[k]);
 		if (len - i >= m && !strncasecmp(body + i, starts[k], m)) return true;
@@ -111,7 +119,7 @@ static size_t put_text(char *out, size_t cap, size_t o, const char *s, size_t n,
 	static const struct {
 		const char *name;
 		char ch;
-	} ents[] = { { "&amp;", '&' },  { "&lt;", '<' },  { "&gt;", '>' },
+	} ents[] = { { "&amp;", '&' },  { "&lt;", '<' },   { "&gt;", '>' },
 		     { "&quot;", '"' }, { "&#39;", '\'' }, { "&nbsp;", ' ' } };
 	bool tag = false;
 	for (size_t i = 0; i < n && o + 1 < cap; i++) {

@@ -256,12 +256,14 @@ TEST(bytes_that_are_not_utf8_end_a_choice)
 	CHECK_INT_EQ(acc.n, 1);
 	CHECK_STR_EQ(acc.choices[0].text, "total");
 	CHECK(acc.choices[0].full);
-	CHECK_INT_EQ(feed(&acc, REMOTE_API_OPENAI, "{\"choices\":[{\"index\":0,\"text\":\"+ b\"}]}"),
-	             0);
+	CHECK_INT_EQ(
+	        feed(&acc, REMOTE_API_OPENAI, "{\"choices\":[{\"index\":0,\"text\":\"+ b\"}]}"), 0);
 	CHECK_STR_EQ(acc.choices[0].text, "total");
 	remote_acc_finish(&acc);
 	/* a cut sequence, an overlong form, an encoded surrogate: each */
-	static const char *const bad[] = { "ab\xe2\x82", "ab\xc0\xaf", "ab\xed\xa0\x80" "cd",
+	static const char *const bad[] = { "ab\xe2\x82", "ab\xc0\xaf",
+		                           "ab\xed\xa0\x80"
+		                           "cd",
 		                           "ab\xf4\x90\x80\x80" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char js[128];
@@ -271,7 +273,9 @@ TEST(bytes_that_are_not_utf8_end_a_choice)
 		remote_acc_finish(&acc);
 	}
 	/* good multi-byte text passes untouched */
-	CHECK_INT_EQ(feed(&acc, REMOTE_API_OLLAMA, "{\"response\":\"s = \\\"\xc3\xa9\xe2\x82\xac\\\"\"}"), 0);
+	CHECK_INT_EQ(feed(&acc, REMOTE_API_OLLAMA,
+	                  "{\"response\":\"s = \\\"\xc3\xa9\xe2\x82\xac\\\"\"}"),
+	             0);
 	CHECK_STR_EQ(acc.choices[0].text, "s = \"\xc3\xa9\xe2\x82\xac\"");
 	CHECK(!acc.choices[0].full);
 	remote_acc_finish(&acc);
