@@ -70,6 +70,10 @@ struct rcall {
 	struct remote_reply replies[2];
 	double elapsed_ms;
 	bool cut; /* a reply ended at the deadline (remote_reply.cut) */
+	/* The sampling call was refused with a 4xx: judged when the greedy
+	 * call ends (a refusal of both is the server's, not sampling's). */
+	bool sampling_refused;
+	char sampling_why[600]; /* its message (remote_failure.message) */
 	/* the outcome (loop writes, engine thread reads after done) */
 	int status;
 	struct remote_failure fail;
@@ -430,6 +434,26 @@ static void finish(struct pipeline *p, struct rcall *rc, int status)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* The greedy call answered where the sampling call was refused: the
+ * server refuses sampling (llama-server's /v1/completions takes n = 1
+ * only), so later requests send the greedy call alone, said once. When
+ * the greedy call failed too, its failure is the one shown. */
+static void sampling_judge(struct pipeline *p, struct rcall *rc)
+{
+	if (!rc->sampling_refused || rc->status) return;
+	if (atomic_exchange(&p->remote_no_sampling, true)) return;
+	char msg[800];
+	snprintf(msg, sizeof msg,
+	         "infill: remote backend: the server refused the call for sampled "
+	         "candidates (%.600s); from now on it is sent the greedy call only "
+	         "(one candidate a request)",
+	         rc->sampling_why);
+	if (p->host.message)
+		p->host.message(p->host.ud, 2, msg);
+	else
+		log_warn(p->log, "%s", msg);
+}
+
 static void on_call_done(void *ud, int status, struct remote_reply *reply,
                          const struct remote_failure *f)
 {
@@ -447,19 +471,9 @@ static void on_call_done(void *ud, int status, struct remote_reply *reply,
 	} else if (s->i == 1 && status != ENGINE_ECANCELED && f->kind == REMOTE_FAIL_HTTP &&
 	           f->http_status >= 400 && f->http_status < 500 && !rc->status) {
 		/* The sampling call refused (its n, its temperature): the greedy
-		 * call still answers, and later requests send that one alone. */
-		if (!atomic_exchange(&p->remote_no_sampling, true)) {
-			char msg[800];
-			snprintf(msg, sizeof msg,
-			         "infill: remote backend: the server refused the call for sampled "
-			         "candidates (%.600s); from now on it is sent the greedy call only "
-			         "(one candidate a request)",
-			         f->message);
-			if (p->host.message)
-				p->host.message(p->host.ud, 2, msg);
-			else
-				log_warn(p->log, "%s", msg);
-		}
+		 * call may still answer; sampling_judge decides when it has. */
+		rc->sampling_refused = true;
+		snprintf(rc->sampling_why, sizeof rc->sampling_why, "%s", f->message);
 	} else if (!rc->status) {
 		rc->status = status;
 		rc->fail = *f;
@@ -470,7 +484,10 @@ static void on_call_done(void *ud, int status, struct remote_reply *reply,
 			rc->pending--;
 		}
 	}
-	if (rc->pending == 0) finish(p, rc, rc->status);
+	if (rc->pending == 0) {
+		sampling_judge(p, rc);
+		finish(p, rc, rc->status);
+	}
 }
 
 void remote_bridge_start_pending(struct pipeline *p)

@@ -314,6 +314,15 @@ class RawServer:
         self._wait_gone(conn, 2)
         return False
 
+    def _html_404(self, conn, path, body, headers):
+        # a web server where the API should be: every path is missing
+        page = b"<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n" \
+               b"<title>404 Not Found</title>\n</head><body>\n<h1>Not Found</h1>\n" \
+               b"<p>The requested URL was not found on this server.</p>\n</body></html>\n"
+        conn.sendall(head("404 Not Found", "text/html; charset=iso-8859-1",
+                          ["Content-Length: %d" % len(page)]) + page)
+        return True
+
     def _html_200(self, conn, path, body, headers):
         # a captive portal or a web UI where the API should be
         page = b"<!doctype html><html><head><title>Sign in - Guest Wi-Fi</title></head>" \

@@ -351,6 +351,8 @@ def misbehaving(binary, mode, deadline_ms=600, timeout_ms=10000, keystrokes=3, e
         errs = [m for m in messages(c) if "remote backend" in m]
         for m in messages(c):
             check(clean_message(m), "a clean message", repr(m))
+        check(not [m for m in messages(c) if "sampled candidates" in m],
+              "no warning that sampling was refused: nothing was answered", messages(c))
         kinds = {}
         for m in errs:
             kinds.setdefault(failure_kind(m), []).append(m)
@@ -475,6 +477,13 @@ def case_hostile_html_502(binary):
     """A proxy's HTML page for a 502: the status and the page's title, not
     the page."""
     misbehaving(binary, "html-502", expect=["HTTP 502", "Bad Gateway"])
+
+
+def case_hostile_html_404(binary):
+    """Every call answered by an HTML 404 (a web server at remote.url): one
+    error naming the page, not a warning that sampling was refused (the
+    greedy call was refused too)."""
+    misbehaving(binary, "html-404", expect=["HTTP 404: 404 Not Found"])
 
 
 def case_hostile_html_401(binary):
