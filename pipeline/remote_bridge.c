@@ -424,7 +424,9 @@ static void finish(struct pipeline *p, struct rcall *rc, int status)
 		         rc->job->req->settings.completion_deadline_ms);
 		report(p, &f);
 	} else if (status == 0) {
-		p->remote_shown = 0;
+		/* a whole answer: the server works again, and a new failure
+		 * is news (an answer cut at the deadline proves less) */
+		if (!rc->cut) p->remote_shown = 0;
 	} else if (status != ENGINE_ECANCELED) {
 		report(p, &rc->fail);
 	}

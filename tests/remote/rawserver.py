@@ -323,6 +323,14 @@ class RawServer:
                           ["Content-Length: %d" % len(page)]) + page)
         return True
 
+    def _stall(self, conn, path, body, headers):
+        # one event with text at once, then nothing: the deadline cuts it
+        conn.sendall(head(extra=["Transfer-Encoding: chunked"]) +
+                     chunk(sse({"choices": [{"index": 0, "text": "total",
+                                             "finish_reason": None}]})))
+        self._wait_gone(conn)
+        return False
+
     def _html_200(self, conn, path, body, headers):
         # a captive portal or a web UI where the API should be
         page = b"<!doctype html><html><head><title>Sign in - Guest Wi-Fi</title></head>" \

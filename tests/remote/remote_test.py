@@ -527,6 +527,15 @@ def case_hostile_html_500_endless(binary):
                 expect=["HTTP 500", "Internal Server Error"])
 
 
+def case_hostile_silent_and_stalled(binary):
+    """Silence and a stream stalled after its first words, in turn, with
+    the deadline: the words are shown, and the one 'nothing within the
+    deadline' message is not shown again after each (a cut answer is not a
+    server that works again)."""
+    misbehaving(binary, None, keystrokes=6, modes=["silent", "stall"], shown="total",
+                expect=["completion.deadlineMs"])
+
+
 def case_hostile_mixed_kinds(binary):
     """A server whose failures alternate between kinds: one message per
     kind, not one per request."""
