@@ -310,7 +310,6 @@ static bool choices_full(const struct remote_call *call)
  * (a server's last bytes follow its end marker at once). */
 #define SETTLE_MS 200
 
-static bool stream_complete(const struct remote_call *call);
 static void arm_cut_timer(struct remote_client *c);
 
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
@@ -334,7 +333,11 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 		call->full = true; /* nothing more of it would be kept: stop reading */
 		return 0;
 	}
-	if (!rc && !call->settle_by && call->status < 400 && stream_complete(call)) {
+	/* only the stream's own end marker: a choice that finished says
+	 * nothing of choices still to come (a server may send them one
+	 * after the other) */
+	if (!rc && !call->settle_by && call->status < 400 &&
+	    (call->stream.done_seen || call->acc.done)) {
 		call->settle_by = uv_hrtime() + (uint64_t)SETTLE_MS * 1000000u;
 		arm_cut_timer(call->c); /* only a timer: safe inside curl's callback */
 	}
