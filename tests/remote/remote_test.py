@@ -285,6 +285,37 @@ def case_hostile_flood(binary):
     hostile(binary, "flood", 3.0, 400)
 
 
+def case_hostile_flood_events_deadline(binary):
+    """~50 MB as 1 KB stream events (10 s at ~6 MB/s), max_tokens 64, the
+    deadline 200 ms: answered by the deadline + 1 s, reading stops once the
+    choices are full (generatedTokens counts a few events, not the ~90,000
+    of the whole body), and infill/stats is answered while it streams."""
+    srv = ForkedServer("flood", 10.0)
+    c = start(binary, {"remote.url": srv.url, "completion.deadlineMs": 200,
+                       "completion.maxTokens": 64})
+    try:
+        t0 = time.time()
+        rid = inline_async(c)
+        worst = 0.0
+        for _ in range(5):
+            time.sleep(0.03)
+            t1 = time.time()
+            c.request("infill/stats")
+            worst = max(worst, time.time() - t1)
+        r = c.response(rid, timeout=15)
+        took = time.time() - t0
+        check(took < 1.2, "answered within the deadline + 1 s", took)
+        check(worst < 0.5, "infill/stats answered while the reply streams", worst)
+        check("result" in r, "answered", r)
+        s = stats(c)
+        check(s["generatedTokens"] <= 2 * 64, "reading stopped once the choices were full", s)
+        check(rss_mb(c) < 300, "peak RSS under 300 MB", rss_mb(c))
+        check(c.shutdown_exit() == 0, "clean exit")
+    finally:
+        c.kill()
+        srv.stop()
+
+
 def case_hostile_huge_choice(binary):
     hostile(binary, "huge", 50, 400)
 
