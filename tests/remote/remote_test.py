@@ -6,6 +6,11 @@ window/showMessage however many keystrokes hit it, and the daemon goes on
 answering; completion.deadlineMs closes a slow server's stream and answers
 with what came by then; a superseded request's stream is closed at once; a project file
 cannot point the daemon at a server; `infill pull` resumes and checks.
+The hostile_* cases meet servers that flood, or break HTTP itself
+(rawserver.py: trickle, silence, lying lengths and chunk sizes, bytes that
+are not UTF-8, invalid events, a close mid-event, HTML error pages): each
+request answered in time, the next one answered, RSS bounded, one clean
+message per kind of failure.
 
 usage: remote_test.py INFILL CASE  (or --list)
 """
