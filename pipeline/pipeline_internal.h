@@ -222,7 +222,7 @@ struct pipeline {
 	 * last shown and the figures (loop) */
 	struct rcall *rcalls_head, *rcalls_tail;
 	struct remote_client *remote;
-	int remote_last_failure; /* kind * 1000 + HTTP status; 0: none shown */
+	uint32_t remote_shown; /* a bit per remote_fail_kind shown since the last answer */
 	/* The server refused the sampling call's n > 1 (llama-server's
 	 * /v1/completions takes n = 1 only): from then on the greedy call alone
 	 * (loop sets it, engine thread reads: atomic) */

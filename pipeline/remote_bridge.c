@@ -70,6 +70,10 @@ struct rcall {
 	struct remote_reply replies[2];
 	double elapsed_ms;
 	bool cut; /* a reply ended at the deadline (remote_reply.cut) */
+	/* The sampling call was refused with a 4xx: judged when the greedy
+	 * call ends (a refusal of both is the server's, not sampling's). */
+	bool sampling_refused;
+	char sampling_why[600]; /* its message (remote_failure.message) */
 	/* the outcome (loop writes, engine thread reads after done) */
 	int status;
 	struct remote_failure fail;
@@ -371,16 +375,18 @@ int remote_bridge_generate(void *ud, const struct engine_request *rq, struct eng
 
 /* ---- the loop thread ---------------------------------------------------------- */
 
-/* Shows a failure once: the same kind (and HTTP status) again is only
- * logged, until an answer comes through. */
+/* Shows a failure once: a kind already shown is only logged, until an
+ * answer comes through. A set, not the last one shown: a server whose
+ * failures alternate (an HTML 502, then a cut reply, then the 502 again)
+ * must not show a message per request. */
 static void report(struct pipeline *p, const struct remote_failure *f)
 {
-	int key = (int)f->kind * 1000 + f->http_status;
-	if (key == p->remote_last_failure) {
+	uint32_t bit = 1u << ((unsigned)f->kind % 32u);
+	if (p->remote_shown & bit) {
 		log_debug(p->log, "remote backend: %s", f->message);
 		return;
 	}
-	p->remote_last_failure = key;
+	p->remote_shown |= bit;
 	char msg[700];
 	snprintf(msg, sizeof msg, "infill: remote backend: %s", f->message);
 	if (p->host.message) /* which logs it too */
@@ -418,7 +424,9 @@ static void finish(struct pipeline *p, struct rcall *rc, int status)
 		         rc->job->req->settings.completion_deadline_ms);
 		report(p, &f);
 	} else if (status == 0) {
-		p->remote_last_failure = 0;
+		/* a whole answer: the server works again, and a new failure
+		 * is news (an answer cut at the deadline proves less) */
+		if (!rc->cut) p->remote_shown = 0;
 	} else if (status != ENGINE_ECANCELED) {
 		report(p, &rc->fail);
 	}
@@ -426,6 +434,26 @@ static void finish(struct pipeline *p, struct rcall *rc, int status)
 	rc->done = true;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
+}
+
+/* The greedy call answered where the sampling call was refused: the
+ * server refuses sampling (llama-server's /v1/completions takes n = 1
+ * only), so later requests send the greedy call alone, said once. When
+ * the greedy call failed too, its failure is the one shown. */
+static void sampling_judge(struct pipeline *p, struct rcall *rc)
+{
+	if (!rc->sampling_refused || rc->status) return;
+	if (atomic_exchange(&p->remote_no_sampling, true)) return;
+	char msg[800];
+	snprintf(msg, sizeof msg,
+	         "infill: remote backend: the server refused the call for sampled "
+	         "candidates (%.600s); from now on it is sent the greedy call only "
+	         "(one candidate a request)",
+	         rc->sampling_why);
+	if (p->host.message)
+		p->host.message(p->host.ud, 2, msg);
+	else
+		log_warn(p->log, "%s", msg);
 }
 
 static void on_call_done(void *ud, int status, struct remote_reply *reply,
@@ -445,19 +473,9 @@ static void on_call_done(void *ud, int status, struct remote_reply *reply,
 	} else if (s->i == 1 && status != ENGINE_ECANCELED && f->kind == REMOTE_FAIL_HTTP &&
 	           f->http_status >= 400 && f->http_status < 500 && !rc->status) {
 		/* The sampling call refused (its n, its temperature): the greedy
-		 * call still answers, and later requests send that one alone. */
-		if (!atomic_exchange(&p->remote_no_sampling, true)) {
-			char msg[800];
-			snprintf(msg, sizeof msg,
-			         "infill: remote backend: the server refused the call for sampled "
-			         "candidates (%.600s); from now on it is sent the greedy call only "
-			         "(one candidate a request)",
-			         f->message);
-			if (p->host.message)
-				p->host.message(p->host.ud, 2, msg);
-			else
-				log_warn(p->log, "%s", msg);
-		}
+		 * call may still answer; sampling_judge decides when it has. */
+		rc->sampling_refused = true;
+		snprintf(rc->sampling_why, sizeof rc->sampling_why, "%s", f->message);
 	} else if (!rc->status) {
 		rc->status = status;
 		rc->fail = *f;
@@ -468,7 +486,10 @@ static void on_call_done(void *ud, int status, struct remote_reply *reply,
 			rc->pending--;
 		}
 	}
-	if (rc->pending == 0) finish(p, rc, rc->status);
+	if (rc->pending == 0) {
+		sampling_judge(p, rc);
+		finish(p, rc, rc->status);
+	}
 }
 
 void remote_bridge_start_pending(struct pipeline *p)

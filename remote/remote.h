@@ -9,6 +9,7 @@
  *
  *   remote_api.c     request bodies, streamed chunks -> choices (pure)
  *   remote_stream.c  SSE / NDJSON framing (pure)
+ *   remote_text.c    a server's bytes made fit to show (pure)
  *   remote_client.c  curl multi on the loop: queue, retries, cancel, errors
  *   remote_pull.c    `infill pull`: a resumable, checked download (blocking)
  *
@@ -231,11 +232,14 @@ struct remote_acc {
 	bool done;        /* the stream said it is complete ([DONE], done: true, ...) */
 	double server_ms; /* timings, when sent */
 	char error[300];  /* an error object in the stream ("" when none) */
+	bool cut_short;   /* the last payload fed was JSON that ended before it was whole */
 };
 
 /* Feeds one JSON payload (an SSE data line, an NDJSON line or a whole
  * non-streamed reply) of api. Returns 0, -EPROTO when it is not JSON or not
- * a shape of that API (acc->error may say why), -ENOMEM. */
+ * a shape of that API (acc->error may say why), -ENOMEM. Bytes that are not
+ * UTF-8 are read as U+FFFD, and a choice's text ends at its first U+FFFD
+ * (the choice is then full): a candidate is always whole UTF-8 text. */
 int remote_acc_feed(struct remote_acc *acc, enum remote_api api, const char *json, size_t len);
 
 /* Moves the choices out into *reply (acc left empty). */
@@ -274,6 +278,33 @@ int remote_stream_feed(struct remote_stream *s, const char *data, size_t len, re
 /* The whole body seen so far (borrowed; up to REMOTE_STREAM_KEEP bytes). */
 const char *remote_stream_all(const struct remote_stream *s, size_t *len);
 void remote_stream_finish(struct remote_stream *s);
+
+/* ---- text from a server (remote_text.c), pure --------------------------- */
+
+/* How many leading bytes of s (n bytes) are valid UTF-8 (RFC 3629: no
+ * overlong forms, no surrogates). */
+size_t remote_text_valid(const char *s, size_t n);
+
+/* s with every byte that is not part of a valid UTF-8 sequence replaced by
+ * U+FFFD: a new NUL-terminated string of *out_len bytes (caller frees),
+ * NULL when out of memory. */
+char *remote_text_repair(const char *s, size_t n, size_t *out_len);
+
+/* Makes a NUL-terminated message fit to show, in place: bytes that are not
+ * UTF-8 become '?', control characters one space. */
+void remote_text_clean(char *s);
+
+/* Whether a body is an HTML page (a proxy's error page, a web UI). */
+bool remote_text_is_html(const char *body, size_t len);
+
+/* The most bytes remote_text_excerpt writes, its NUL aside. */
+#define REMOTE_EXCERPT_MAX 160
+
+/* A server's words from a body that is not the API's JSON, for a message:
+ * an HTML page's title (else its first heading, else its text without
+ * tags), else the body's first line; one line of printable UTF-8, at most
+ * REMOTE_EXCERPT_MAX bytes ("" when there is none). */
+void remote_text_excerpt(const char *body, size_t len, char *out, size_t cap);
 
 /* ---- SHA-256 (sha256.c), pure ------------------------------------------- */
 

@@ -202,10 +202,20 @@ static struct remote_choice *choice_at(struct remote_acc *acc, json_int_t index)
 
 /* Appends up to the accumulator's byte cap: past it the choice is full
  * (finished as by max_tokens) and the rest is dropped, whatever the server
- * goes on sending. A cut never splits a UTF-8 sequence. */
+ * goes on sending. A cut never splits a UTF-8 sequence. The text also ends
+ * at a U+FFFD (bytes that were not text, from the server or from
+ * remote_acc_feed's repair): what follows it is not code worth inserting. */
 static int add_text(struct remote_acc *acc, struct remote_choice *ch, const char *s, size_t n)
 {
+	if (ch->full) return 0;
 	size_t cap = acc->max_bytes ? acc->max_bytes : REMOTE_CHOICE_MAX_BYTES;
+	for (size_t i = 0; i + 2 < n; i++) {
+		if (memcmp(s + i, "\xEF\xBF\xBD", 3)) continue;
+		n = i;
+		ch->finish = REMOTE_FINISH_STOP;
+		ch->full = true;
+		break;
+	}
 	if (ch->len + n > cap) {
 		n = ch->len < cap ? cap - ch->len : 0;
 		while (n && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
@@ -341,7 +351,14 @@ static int feed_ollama(struct remote_acc *acc, const json_t *o)
 int remote_acc_feed(struct remote_acc *acc, enum remote_api api, const char *json, size_t len)
 {
 	json_error_t e;
+	char *fixed = NULL;
+	if (remote_text_valid(json, len) < len) { /* jansson refuses such bytes */
+		if (!(fixed = remote_text_repair(json, len, &len))) return -ENOMEM;
+		json = fixed;
+	}
 	json_t *o = json_loadb(json, len, 0, &e);
+	free(fixed);
+	acc->cut_short = !o && json_error_code(&e) == json_error_premature_end_of_input;
 	if (!o) {
 		snprintf(acc->error, sizeof acc->error, "not JSON (%s at byte %d)", e.text,
 		         e.position);

@@ -47,8 +47,12 @@ struct remote_call {
 	enum remote_api api;
 	int timeout_ms;
 	uint64_t answer_by; /* uv_hrtime ns; 0: none (remote_query.answer_by_ns) */
-	uint64_t start_ns;  /* first attempt */
-	uint64_t retry_at;  /* ns; when waiting for a retry */
+	/* uv_hrtime ns; 0: none. The stream said it is whole: past this the
+	 * body's end (a Content-Length or chunk that promised more) is not
+	 * awaited. */
+	uint64_t settle_by;
+	uint64_t start_ns; /* first attempt */
+	uint64_t retry_at; /* ns; when waiting for a retry */
 	int attempt;
 	remote_done_fn done;
 	void *ud;
@@ -57,9 +61,10 @@ struct remote_call {
 	long status; /* HTTP status of this attempt; 0 before the headers */
 	size_t bytes;
 	int feed_error;
-	/* Reading stopped on our side: every choice full (full), or the body
-	 * past REMOTE_BODY_MAX (too_big). */
-	bool full, too_big;
+	/* Reading stopped on our side: every choice full (full), the body
+	 * past REMOTE_BODY_MAX (too_big), or an error status's body past
+	 * ERROR_BODY_MAX (its start says all a message needs). */
+	bool full, too_big, error_read;
 	size_t max_bytes; /* a choice's cap, from max_tokens (struct remote_acc) */
 	bool active;      /* in the multi handle */
 	bool queued;      /* waiting for a slot or a retry */
@@ -298,12 +303,25 @@ static bool choices_full(const struct remote_call *call)
  * daemon buffer or parse an unbounded body. */
 #define REMOTE_BODY_MAX (8u << 20)
 
+/* The most of an error reply's body that is read (for its message). */
+#define ERROR_BODY_MAX (16u << 10)
+
+/* How long the end of a body is awaited once its stream said it is whole
+ * (a server's last bytes follow its end marker at once). */
+#define SETTLE_MS 200
+
+static void arm_cut_timer(struct remote_client *c);
+
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 {
 	struct remote_call *call = ud;
 	size_t n = size * nmemb;
 	if (!call->status) curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &call->status);
 	call->bytes += n;
+	if (call->status >= 400 && call->bytes > ERROR_BODY_MAX) {
+		call->error_read = true;
+		return 0;
+	}
 	if (call->bytes > REMOTE_BODY_MAX) {
 		call->too_big = true;
 		return 0;
@@ -314,6 +332,14 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 	if (!rc && call->status < 400 && choices_full(call)) {
 		call->full = true; /* nothing more of it would be kept: stop reading */
 		return 0;
+	}
+	/* only the stream's own end marker: a choice that finished says
+	 * nothing of choices still to come (a server may send them one
+	 * after the other) */
+	if (!rc && !call->settle_by && call->status < 400 &&
+	    (call->stream.done_seen || call->acc.done)) {
+		call->settle_by = uv_hrtime() + (uint64_t)SETTLE_MS * 1000000u;
+		arm_cut_timer(call->c); /* only a timer: safe inside curl's callback */
 	}
 	return rc ? 0 : n; /* 0: CURLE_WRITE_ERROR ends the transfer */
 }
@@ -341,7 +367,8 @@ static int attempt_start(struct remote_call *call)
 	call->status = 0;
 	call->bytes = 0;
 	call->feed_error = 0;
-	call->full = call->too_big = false;
+	call->full = call->too_big = call->error_read = false;
+	call->settle_by = 0;
 	call->errbuf[0] = 0;
 	CURL *e = call->easy = curl_easy_init();
 	if (!e) return -ENOMEM;
@@ -373,6 +400,41 @@ static int attempt_start(struct remote_call *call)
 static void fail_call(struct remote_call *call, int status, enum remote_fail_kind kind,
                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Replaces each copy of secret (slen bytes) in msg by "***". */
+static void hide(char *msg, const char *secret, size_t slen)
+{
+	if (slen < 3) return; /* too short to be a secret worth hiding, and to find */
+	char *at;
+	while ((at = memmem(msg, strlen(msg), secret, slen))) {
+		memcpy(at, "***", 3);
+		memmove(at + 3, at + slen, strlen(at + slen) + 1);
+	}
+}
+
+/* A failure message made fit to show: whole UTF-8 with no control bytes
+ * (a server's words and a cut at the buffer's end can break both), and
+ * without the key or the URL's password, which a server may echo ("the
+ * credentials ... were refused"). */
+static void message_scrub(const struct remote_call *call, char *msg, size_t cap)
+{
+	static const char bearer[] = "Authorization: Bearer ";
+	for (const struct curl_slist *h = call->headers; h; h = h->next)
+		if (!strncmp(h->data, bearer, sizeof bearer - 1))
+			hide(msg, h->data + sizeof bearer - 1, strlen(h->data + sizeof bearer - 1));
+	const char *p = strstr(call->url, "://");
+	p = p ? p + 3 : call->url;
+	size_t host = strcspn(p, "/?#");
+	const char *at = memchr(p, '@', host);
+	if (at) { /* "user:pass@" or "token@" */
+		const char *colon = memchr(p, ':', (size_t)(at - p));
+		const char *pw = colon ? colon + 1 : p;
+		hide(msg, pw, (size_t)(at - pw));
+	}
+	size_t n = strlen(msg), ok = remote_text_valid(msg, n);
+	if (n + 1 == cap && n - ok < 4) msg[ok] = 0; /* a character cut by the buffer's end */
+	remote_text_clean(msg);
+}
+
 /* Delivers a failure and frees the call. */
 static void fail_call(struct remote_call *call, int status, enum remote_fail_kind kind,
                       const char *fmt, ...)
@@ -382,6 +444,7 @@ static void fail_call(struct remote_call *call, int status, enum remote_fail_kin
 	va_start(ap, fmt);
 	vsnprintf(f.message, sizeof f.message, fmt, ap);
 	va_end(ap);
+	message_scrub(call, f.message, sizeof f.message);
 	call->c->stats.failures++;
 	remote_done_fn done = call->done;
 	void *ud = call->ud;
@@ -437,8 +500,10 @@ static void enqueue(struct remote_call *call)
 	c->wait_tail = call;
 }
 
-/* The server's own words from an error body: error.message of a JSON body,
- * else its first printable line. */
+/* The server's own words from an error body: error.message of a JSON body
+ * (only when it parsed: a parser's complaint is not the server's words),
+ * else an HTML page's title or the body's first line (remote_text_excerpt),
+ * never the page itself. */
 static void error_excerpt(const struct remote_call *call, char *out, size_t cap)
 {
 	size_t len;
@@ -448,16 +513,14 @@ static void error_excerpt(const struct remote_call *call, char *out, size_t cap)
 	const char *j = all;
 	size_t jl = len;
 	if (jl > 6 && !memcmp(j, "data: ", 6)) j += 6, jl -= 6;
-	remote_acc_feed(&acc, call->api, j, jl);
-	if (acc.error[0]) {
+	if (!remote_acc_feed(&acc, call->api, j, jl) && acc.error[0]) {
 		snprintf(out, cap, "%.*s", (int)(cap - 1), acc.error);
-	} else {
-		size_t i = 0, o = 0;
-		while (i < len && all[i] != '\n' && o + 1 < cap && o < 200) {
-			unsigned char ch = (unsigned char)all[i++];
-			out[o++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+		if (strlen(out) > REMOTE_EXCERPT_MAX) { /* one line, whole characters */
+			out[REMOTE_EXCERPT_MAX] = 0;
+			out[remote_text_valid(out, REMOTE_EXCERPT_MAX)] = 0;
 		}
-		out[o] = 0;
+	} else {
+		remote_text_excerpt(all, len, out, cap);
 	}
 	remote_acc_finish(&acc);
 }
@@ -511,20 +574,104 @@ static void fail_http_status(struct remote_call *call)
 			          "the "
 			          "name of an environment variable that holds it",
 			          call->shown, call->status, ex);
+	} else if (call->status >= 502 && call->status <= 504) {
+		fail_call(call, -EIO, REMOTE_FAIL_HTTP,
+		          "%s answered HTTP %ld: %s; a gateway or proxy there could not reach "
+		          "the inference server behind it: is that server running?",
+		          call->shown, call->status, ex[0] ? ex : "(no message)");
 	} else {
 		fail_call(call, -EIO, REMOTE_FAIL_HTTP, "%s answered HTTP %ld: %s", call->shown,
 		          call->status, ex[0] ? ex : "(no message)");
 	}
 }
 
+/* Whether what came is a whole answer although the transfer failed after
+ * it (a Content-Length or a chunk size that promised more, a connection
+ * held open past the end marker): a non-streamed reply is parsed here if
+ * it is one. */
+static bool answer_whole(struct remote_call *call)
+{
+	if (call->status >= 400 || call->feed_error || call->acc.error[0]) return false;
+	if (!call->acc.n && !call->stream.payloads) {
+		size_t len;
+		const char *all = remote_stream_all(&call->stream, &len);
+		if (!len || len >= REMOTE_STREAM_KEEP ||
+		    remote_acc_feed(&call->acc, call->api, all, len)) {
+			remote_acc_finish(&call->acc); /* not one: as if never tried */
+			call->acc.max_bytes = call->max_bytes;
+			return false;
+		}
+	}
+	if (call->acc.error[0]) return false;
+	return call->acc.n && stream_complete(call);
+}
+
+/* Why a body that ended cleanly could not be read as the API's reply: the
+ * connection closed inside an event or a JSON document (a disconnect), an
+ * HTML page (a wrong URL), or something else (a wrong remote.api). */
+static void fail_unreadable(struct remote_call *call, int rc)
+{
+	size_t len;
+	const char *all = remote_stream_all(&call->stream, &len);
+	size_t i = 0;
+	while (i < len && (all[i] == ' ' || all[i] == '\r' || all[i] == '\n')) i++;
+	bool sse = len - i >= 5 &&
+	           (!memcmp(all + i, "data:", 5) || !memcmp(all + i, "event", 5) || all[i] == ':');
+	if (rc == -ENOMEM) {
+		fail_call(call, -ENOMEM, REMOTE_FAIL_INTERNAL, "out of memory reading %s",
+		          call->shown);
+	} else if (call->acc.cut_short || sse) {
+		fail_call(call, -EIO, REMOTE_FAIL_DISCONNECT,
+		          "%s closed the connection in the middle of an answer (the reply ends "
+		          "inside %s)",
+		          call->shown, sse ? "an event" : "its JSON");
+	} else if (remote_text_is_html(all, len)) {
+		char ex[REMOTE_EXCERPT_MAX + 1];
+		remote_text_excerpt(all, len, ex, sizeof ex);
+		fail_call(call, -EPROTO, REMOTE_FAIL_PROTOCOL,
+		          "%s sent an HTML page (\"%s\") where the %s API's reply was expected: "
+		          "check remote.url (the server's base URL) and remote.api",
+		          call->shown, ex[0] ? ex : "untitled", remote_api_name(call->api));
+	} else {
+		fail_call(call, -EPROTO, REMOTE_FAIL_PROTOCOL,
+		          "%s sent a reply that is not the %s API's: %s; check remote.api",
+		          call->shown, remote_api_name(call->api),
+		          len ? call->acc.error : "an empty body");
+	}
+}
+
+/* Delivers call's choices as its answer and frees it. */
+static void deliver(struct remote_call *call)
+{
+	struct remote_reply reply = { 0 };
+	remote_acc_take(&call->acc, &reply);
+	reply.elapsed_ms = (double)(now_ns() - call->start_ns) / 1e6;
+	reply.retries = call->attempt;
+	remote_done_fn done = call->done;
+	void *ud = call->ud;
+	done(ud, 0, &reply, NULL);
+	remote_reply_finish(&reply);
+	call_free(call);
+}
+
 static void attempt_done(struct remote_call *call, CURLcode r)
 {
 	struct remote_client *c = call->c;
+	/* an error status with no body never reached on_write */
+	if (!call->status) curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &call->status);
 	curl_multi_remove_handle(c->multi, call->easy);
 	c->in_flight--;
 	call->active = false;
 	if (call->full || (call->too_big && call->acc.n && call->status < 400))
 		r = CURLE_OK; /* we stopped reading: the choices are what came */
+	if (call->status >= 400 && !is_tls_error(r)) {
+		/* the status is the failure, however its body ended (cut at
+		 * ERROR_BODY_MAX, never ending, cut off) */
+		fail_http_status(call);
+		return;
+	}
+	if (r != CURLE_OK && call->bytes && !is_tls_error(r) && answer_whole(call))
+		r = CURLE_OK; /* the transfer broke after a whole answer */
 	if (call->too_big && r != CURLE_OK) {
 		fail_call(call, -EMSGSIZE, REMOTE_FAIL_PROTOCOL,
 		          "%s sent more than %u MiB without a usable answer; check remote.api "
@@ -534,7 +681,7 @@ static void attempt_done(struct remote_call *call, CURLcode r)
 	}
 	const char *why = call->errbuf[0] ? call->errbuf : curl_easy_strerror(r);
 
-	if (is_connect_error(r, call->bytes)) {
+	if (is_connect_error(r, call->bytes) && !call->status) { /* no status line came */
 		int backoff = RETRY_FIRST_MS << call->attempt;
 		uint64_t spent = (now_ns() - call->start_ns) / 1000000u;
 		if (call->attempt < RETRY_MAX && (long)spent + backoff < call->timeout_ms) {
@@ -565,10 +712,6 @@ static void attempt_done(struct remote_call *call, CURLcode r)
 		        call->shown, why);
 		return;
 	}
-	if (call->status >= 400) {
-		fail_http_status(call);
-		return;
-	}
 	if (call->feed_error == -ENOMEM || r == CURLE_OUT_OF_MEMORY) {
 		fail_call(call, -ENOMEM, REMOTE_FAIL_INTERNAL, "out of memory reading %s",
 		          call->shown);
@@ -580,10 +723,28 @@ static void attempt_done(struct remote_call *call, CURLcode r)
 		          call->shown, remote_api_name(call->api), call->acc.error);
 		return;
 	}
+	if (r == CURLE_WEIRD_SERVER_REPLY || r == CURLE_UNSUPPORTED_PROTOCOL) {
+		fail_call(call, -EPROTO, REMOTE_FAIL_PROTOCOL,
+		          "%s did not answer in HTTP (%s): check the host and port in remote.url",
+		          call->shown, why);
+		return;
+	}
 	if (r != CURLE_OK) {
 		fail_call(call, -EIO, REMOTE_FAIL_DISCONNECT,
 		          "%s closed the connection in the middle of an answer (%s)", call->shown,
 		          why);
+		return;
+	}
+	if (call->status >= 300 && call->status < 400) { /* redirects are not followed */
+		char *to = NULL, *shown_to = NULL;
+		curl_easy_getinfo(call->easy, CURLINFO_REDIRECT_URL, &to);
+		if (to) shown_to = remote_url_redact(to);
+		fail_call(call, -EIO, REMOTE_FAIL_HTTP,
+		          "%s answered HTTP %ld, a redirect%s%.300s: set remote.url to the "
+		          "server's base URL there (redirects are not followed)",
+		          call->shown, call->status, shown_to ? " to " : "",
+		          shown_to ? shown_to : "");
+		free(shown_to);
 		return;
 	}
 	/* A reply that was not streamed: one JSON document. */
@@ -592,10 +753,7 @@ static void attempt_done(struct remote_call *call, CURLcode r)
 		const char *all = remote_stream_all(&call->stream, &len);
 		int rc = remote_acc_feed(&call->acc, call->api, all, len);
 		if (rc) {
-			fail_call(call, rc == -ENOMEM ? -ENOMEM : -EPROTO, REMOTE_FAIL_PROTOCOL,
-			          "%s sent a reply that is not the %s API's: %s; check remote.api",
-			          call->shown, remote_api_name(call->api),
-			          len ? call->acc.error : "an empty body");
+			fail_unreadable(call, rc);
 			return;
 		}
 		call->acc.done = true;
@@ -612,15 +770,7 @@ static void attempt_done(struct remote_call *call, CURLcode r)
 		          call->shown);
 		return;
 	}
-	struct remote_reply reply = { 0 };
-	remote_acc_take(&call->acc, &reply);
-	reply.elapsed_ms = (double)(now_ns() - call->start_ns) / 1e6;
-	reply.retries = call->attempt;
-	remote_done_fn done = call->done;
-	void *ud = call->ud;
-	done(ud, 0, &reply, NULL);
-	remote_reply_finish(&reply);
-	call_free(call);
+	deliver(call);
 }
 
 static void check_done(struct remote_client *c)
@@ -639,14 +789,35 @@ static void check_done(struct remote_client *c)
 
 /* ---- answer-by times ------------------------------------------------------- */
 
-static void arm_cut_timer(struct remote_client *c);
+/* When call is due on the cut timer (its answer-by or settle time, the
+ * earlier); 0: never. */
+static uint64_t due_ns(const struct remote_call *call)
+{
+	uint64_t a = call->answer_by, b = call->settle_by;
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* Ends a call whose stream said it is whole but whose body has not ended
+ * (its connection is closed, never reused): the answer, not a cut. */
+static void settle_call(struct remote_call *call)
+{
+	call_detach(call);
+	curl_easy_cleanup(call->easy);
+	call->easy = NULL;
+	deliver(call);
+}
 
 /* Ends call at its answer-by time: the connection closes (an unfinished
  * transfer is never reused), and done gets what had streamed by then. */
 static void cut_call(struct remote_call *call)
 {
 	struct remote_client *c = call->c;
+	if (!call->status) curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &call->status);
 	call_detach(call);
+	if (call->status >= 400) { /* an error page still coming: the status says it */
+		fail_http_status(call);
+		return;
+	}
 	c->stats.cut++;
 	struct remote_reply reply = { 0 };
 	/* an error reply's body is not choices: nothing streamed */
@@ -672,9 +843,13 @@ static void on_cut_timer(uv_timer_t *t)
 	for (;;) {
 		uint64_t now = now_ns() + 500000u;
 		struct remote_call *call = c->calls;
-		while (call && !(call->answer_by && call->answer_by <= now)) call = call->next;
+		while (call && !(due_ns(call) && due_ns(call) <= now)) call = call->next;
 		if (!call) break;
-		cut_call(call);
+		if (call->settle_by && call->settle_by <= now && stream_complete(call) &&
+		    call->status < 400 && !call->feed_error && !call->acc.error[0])
+			settle_call(call);
+		else
+			cut_call(call);
 	}
 	pump(c);
 	arm_cut_timer(c);
@@ -686,7 +861,7 @@ static void arm_cut_timer(struct remote_client *c)
 	if (c->closing) return;
 	uint64_t next = 0;
 	for (const struct remote_call *q = c->calls; q; q = q->next)
-		if (q->answer_by && (!next || q->answer_by < next)) next = q->answer_by;
+		if (due_ns(q) && (!next || due_ns(q) < next)) next = due_ns(q);
 	if (!next) {
 		uv_timer_stop(&c->cut_timer);
 		return;

@@ -45,7 +45,22 @@ static void check_choices(const struct remote_acc *acc)
 		if (c->text && c->text[c->len] != 0)
 			FAIL("a choice not NUL-terminated at its length");
 		if (c->text && strlen(c->text) > c->len) FAIL("a choice longer than its length");
+		if (c->text && remote_text_valid(c->text, c->len) != c->len)
+			FAIL("a choice that is not whole UTF-8");
+		if (c->text && strstr(c->text, "\xEF\xBF\xBD")) FAIL("a choice past a U+FFFD");
 	}
+}
+
+/* A server's words for a message: one printable line of whole UTF-8. */
+static void check_excerpt(const char *body, size_t len)
+{
+	char out[REMOTE_EXCERPT_MAX + 8];
+	remote_text_excerpt(body, len, out, sizeof out);
+	size_t n = strlen(out);
+	if (n > REMOTE_EXCERPT_MAX) FAIL("an excerpt past its cap");
+	if (remote_text_valid(out, n) != n) FAIL("an excerpt that is not whole UTF-8");
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f) FAIL("a control byte shown");
 }
 
 /* Feeds body in pieces of `step` bytes (0: one piece). */
@@ -93,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct remote_acc one = { .max_bytes = whole.acc.max_bytes };
 	remote_acc_feed(&one, whole.api, body, len);
 	check_choices(&one);
+	check_excerpt(body, len);
 	struct remote_reply reply = { 0 };
 	remote_acc_take(&whole.acc, &reply);
 	remote_reply_finish(&reply);

@@ -6,6 +6,11 @@ window/showMessage however many keystrokes hit it, and the daemon goes on
 answering; completion.deadlineMs closes a slow server's stream and answers
 with what came by then; a superseded request's stream is closed at once; a project file
 cannot point the daemon at a server; `infill pull` resumes and checks.
+The hostile_* cases meet servers that flood, or break HTTP itself
+(rawserver.py: trickle, silence, lying lengths and chunk sizes, bytes that
+are not UTF-8, invalid events, a close mid-event, HTML error pages): each
+request answered in time, the next one answered, RSS bounded, one clean
+message per kind of failure.
 
 usage: remote_test.py INFILL CASE  (or --list)
 """
@@ -285,12 +290,294 @@ def case_hostile_flood(binary):
     hostile(binary, "flood", 3.0, 400)
 
 
+def case_hostile_flood_events_deadline(binary):
+    """~50 MB as 1 KB stream events (10 s at ~6 MB/s), max_tokens 64, the
+    deadline 200 ms: answered by the deadline + 1 s, reading stops once the
+    choices are full (generatedTokens counts a few events, not the ~90,000
+    of the whole body), and infill/stats is answered while it streams."""
+    srv = ForkedServer("flood", 10.0)
+    c = start(binary, {"remote.url": srv.url, "completion.deadlineMs": 200,
+                       "completion.maxTokens": 64})
+    try:
+        t0 = time.time()
+        rid = inline_async(c)
+        worst = 0.0
+        for _ in range(5):
+            time.sleep(0.03)
+            t1 = time.time()
+            c.request("infill/stats")
+            worst = max(worst, time.time() - t1)
+        r = c.response(rid, timeout=15)
+        took = time.time() - t0
+        check(took < 1.2, "answered within the deadline + 1 s", took)
+        check(worst < 0.5, "infill/stats answered while the reply streams", worst)
+        check("result" in r, "answered", r)
+        s = stats(c)
+        check(s["generatedTokens"] <= 2 * 64, "reading stopped once the choices were full", s)
+        check(rss_mb(c) < 300, "peak RSS under 300 MB", rss_mb(c))
+        check(c.shutdown_exit() == 0, "clean exit")
+    finally:
+        c.kill()
+        srv.stop()
+
+
 def case_hostile_huge_choice(binary):
     hostile(binary, "huge", 50, 400)
 
 
 def case_hostile_huge_choice_no_deadline(binary):
     hostile(binary, "huge", 50, 0)
+
+
+# ---- a server that breaks HTTP itself (rawserver.py) ----------------------
+
+HOSTILE_KEY = "sk-hostile-5e5e5e"
+URL_PASS = "url-pass-77"
+
+
+def clean_message(m):
+    """A message a user can act on: no markup dumped, no control bytes,
+    no credentials, bounded."""
+    return ("<html" not in m.lower() and "</" not in m and "<!doctype" not in m.lower()
+            and "\ufffd" not in m and not any(ord(ch) < 0x20 for ch in m)
+            and HOSTILE_KEY not in m and URL_PASS not in m and len(m) < 800)
+
+
+def misbehaving(binary, mode, deadline_ms=600, timeout_ms=10000, keystrokes=3, expect=None,
+                shown=None, modes=None, within=None):
+    """Each keystroke meets the misbehaving server (modes: one per keystroke,
+    in turn): it is answered within completion.deadlineMs + 1 s (with the
+    deadline off, remote.timeoutMs + 1 s), whatever is shown is valid text,
+    the user sees at most one message per kind of failure (expect: the one
+    that must come, and what it says), clean of markup and credentials;
+    once the server behaves, the next request is answered; the peak RSS
+    stays under 300 MB. Returns the items of each keystroke."""
+    from rawserver import RawServer, ANSWER as RAW_ANSWER
+    srv = RawServer(modes[0] if modes else mode)
+    url = srv.url.replace("http://", "http://someone:%s@" % URL_PASS)
+    c = start(binary, {"remote.url": url, "remote.apiKeyEnv": "INFILL_TEST_KEY",
+                       "completion.deadlineMs": deadline_ms, "remote.timeoutMs": timeout_ms,
+                       "completion.maxTokens": 64},
+              env={"INFILL_TEST_KEY": HOSTILE_KEY})
+    try:
+        limit = within or (deadline_ms if deadline_ms else timeout_ms) / 1000 + 1.0
+        seen = []
+        for k in range(keystrokes):
+            if modes:
+                srv.mode = modes[k % len(modes)]
+            t0 = time.monotonic()
+            items = inline(c, timeout=limit + 20)
+            took = time.monotonic() - t0
+            check(took < limit, "%s: keystroke %d answered within %.1f s: %.3f s"
+                  % (srv.mode, k, limit, took), c.log()[-3000:])
+            for it in items:
+                t = it["insertText"]
+                check("\ufffd" not in t and len(t.encode()) <= 64 * 16,
+                      "a shown candidate is bounded text", repr(t))
+            seen.append([it["insertText"] for it in items])
+        if shown is not None:
+            check(any(shown in t for ts in seen for t in ts), "shown: " + repr(shown), seen,
+                  messages(c), c.log()[-3000:])
+        srv.mode = "ok"
+        texts = [i["insertText"] for i in inline(c, timeout=limit + 20)]
+        check(any(t.startswith(RAW_ANSWER) for t in texts),
+              "the next request, to a server that behaves, is answered", texts, messages(c),
+              c.log()[-3000:])
+        c.drain(0.3)
+        errs = [m for m in messages(c) if "remote backend" in m]
+        for m in messages(c):
+            check(clean_message(m), "a clean message", repr(m))
+        check(not [m for m in messages(c) if "sampled candidates" in m],
+              "no warning that sampling was refused: nothing was answered", messages(c))
+        kinds = {}
+        for m in errs:
+            kinds.setdefault(failure_kind(m), []).append(m)
+        for kind, ms in kinds.items():
+            check(len(ms) == 1, "at most one message for the kind " + kind, errs)
+        if expect:
+            check(len(errs) >= 1 and all(e in " ".join(errs) for e in expect),
+                  "a message says %r" % (expect,), errs, c.log()[-3000:])
+        check(rss_mb(c) < 300, "peak RSS under 300 MB", rss_mb(c))
+        check(c.shutdown_exit() == 0, "clean exit")
+        return seen
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def failure_kind(m):
+    for key, kind in (("remote.timeoutMs", "timeout"), ("completion.deadlineMs", "late"),
+                      ("refused the key", "auth"), ("wants a key", "auth"),
+                      ("answered HTTP", "http"), ("not the openai API", "protocol"),
+                      ("HTML page", "protocol"), ("in the middle", "disconnect"),
+                      ("cannot connect", "connect"), ("sampled candidates", "sampling")):
+        if key in m:
+            return kind
+    return m
+
+
+def case_hostile_trickle(binary):
+    """Status line, headers and events one byte every 50-200 ms, never
+    ending: answered at the deadline, one message that the server is too
+    slow for it."""
+    misbehaving(binary, "trickle", expect=["completion.deadlineMs"])
+
+
+def case_hostile_trickle_no_deadline(binary):
+    misbehaving(binary, "trickle", deadline_ms=0, timeout_ms=1500,
+                expect=["remote.timeoutMs (1500 ms)"])
+
+
+def case_hostile_trickle_body_no_deadline(binary):
+    misbehaving(binary, "trickle-body", deadline_ms=0, timeout_ms=1500,
+                expect=["remote.timeoutMs (1500 ms)"])
+
+
+def case_hostile_silent(binary):
+    """Accepts the connection and never answers: remote.timeoutMs with the
+    deadline off."""
+    misbehaving(binary, "silent", deadline_ms=0, timeout_ms=1200, keystrokes=2,
+                expect=["remote.timeoutMs (1200 ms): nothing came back"])
+
+
+def case_hostile_silent_deadline(binary):
+    misbehaving(binary, "silent", expect=["completion.deadlineMs"])
+
+
+def case_hostile_length_long(binary):
+    """Content-Length past the body, then the connection closes: the JSON
+    that came is a whole answer, and it is used."""
+    misbehaving(binary, "length-long", deadline_ms=0, shown="total = a + b")
+
+
+def case_hostile_length_long_hang(binary):
+    """Content-Length past the body and the connection held open: the
+    stream said [DONE], so the answer is used (200 ms later) without
+    waiting for bytes that never come (remote.timeoutMs, 10 s)."""
+    misbehaving(binary, "length-long-hang", deadline_ms=0, timeout_ms=10000, within=1.5,
+                shown="total = a + b")
+
+
+def case_hostile_length_short(binary):
+    """Content-Length short of the body on a kept-alive connection: the
+    rest is never read as the next reply."""
+    misbehaving(binary, "length-short", expect=["in the middle"])
+
+
+def case_hostile_chunk_long(binary):
+    """A chunk size past its data, then a close: the events that came said
+    [DONE], and are used."""
+    misbehaving(binary, "chunk-long", deadline_ms=0, shown="total = a + b")
+
+
+def case_hostile_chunk_short(binary):
+    """A chunk size short of its data: the rest is not a chunk size."""
+    misbehaving(binary, "chunk-short", expect=["in the middle"])
+
+
+def case_hostile_chunk_huge(binary):
+    """A chunk size past any buffer, the stream going on: bounded by the
+    candidate's byte cap, the deadline off."""
+    misbehaving(binary, "chunk-huge", deadline_ms=0, timeout_ms=3000)
+
+
+def case_hostile_bad_utf8(binary):
+    """Bytes that are not UTF-8 inside a choice's text: the candidate is
+    cut where the text stops being text; nothing broken reaches the editor."""
+    seen = misbehaving(binary, "bad-utf8", deadline_ms=0, shown="total")
+    check(all(t == "total" for ts in seen for t in ts), "cut at the first bad byte", seen)
+
+
+def case_hostile_bad_json(binary):
+    """Invalid events among good ones: one message, each request answered."""
+    misbehaving(binary, "bad-json", deadline_ms=0, expect=["not the openai API's: not JSON"])
+
+
+def case_hostile_close_mid_event(binary):
+    misbehaving(binary, "close-mid-event", expect=["closed the connection in the middle"])
+
+
+def case_hostile_close_mid_event_plain(binary):
+    """The connection closes inside an event of a body delimited by the
+    close: a disconnect, not a wrong remote.api."""
+    misbehaving(binary, "close-mid-event-plain", deadline_ms=0,
+                expect=["closed the connection in the middle"])
+
+
+def case_hostile_close_mid_json(binary):
+    misbehaving(binary, "close-mid-json", deadline_ms=0,
+                expect=["closed the connection in the middle"])
+
+
+def case_hostile_html_502(binary):
+    """A proxy's HTML page for a 502: the status and the page's title, not
+    the page."""
+    misbehaving(binary, "html-502", expect=["HTTP 502", "Bad Gateway"])
+
+
+def case_hostile_html_404(binary):
+    """Every call answered by an HTML 404 (a web server at remote.url): one
+    error naming the page, not a warning that sampling was refused (the
+    greedy call was refused too)."""
+    misbehaving(binary, "html-404", expect=["HTTP 404: 404 Not Found"])
+
+
+def case_hostile_html_401(binary):
+    """An HTML 401 page that echoes the refused key: the key is named by
+    its variable, never shown."""
+    misbehaving(binary, "html-401", expect=["refused the key (HTTP 401: 401 Authorization "
+                                            "Required)", "INFILL_TEST_KEY"])
+
+
+def case_hostile_key_echoed(binary):
+    """A refusal whose words quote the key (a plain-text first line, an
+    OpenAI-shaped JSON error): shown without it."""
+    misbehaving(binary, "text-401", expect=["refused the key (HTTP 401: invalid credentials"])
+    misbehaving(binary, "json-403", expect=["refused the key (HTTP 403: Incorrect API key"])
+
+
+def case_hostile_html_200(binary):
+    """An HTML page with status 200 (a captive portal, a web UI at that
+    URL): said so, with the page's title."""
+    misbehaving(binary, "html-200", deadline_ms=0,
+                expect=["HTML page", "Sign in - Guest Wi-Fi", "remote.url"])
+
+
+def case_hostile_redirect(binary):
+    """A redirect (not followed): where it points, without its password."""
+    misbehaving(binary, "redirect", deadline_ms=0,
+                       expect=["HTTP 301, a redirect to https://someone:***@elsewhere.invalid",
+                               "set remote.url"])
+
+
+def case_hostile_not_http(binary):
+    """Another protocol on that port: said so, not 'cannot connect'."""
+    misbehaving(binary, "not-http", deadline_ms=0, expect=["did not answer in HTTP"])
+
+
+def case_hostile_html_500_endless(binary):
+    """An error page that never ends: the status is the failure, with the
+    deadline (not 'nothing came') and without it (not a timeout)."""
+    misbehaving(binary, "html-500-endless", expect=["HTTP 500", "Internal Server Error"])
+    misbehaving(binary, "html-500-endless", deadline_ms=0, timeout_ms=5000,
+                expect=["HTTP 500", "Internal Server Error"])
+
+
+def case_hostile_silent_and_stalled(binary):
+    """Silence and a stream stalled after its first words, in turn, with
+    the deadline: the words are shown, and the one 'nothing within the
+    deadline' message is not shown again after each (a cut answer is not a
+    server that works again)."""
+    misbehaving(binary, None, keystrokes=6, modes=["silent", "stall"], shown="total",
+                expect=["completion.deadlineMs"])
+
+
+def case_hostile_mixed_kinds(binary):
+    """A server whose failures alternate between kinds: one message per
+    kind, not one per request."""
+    misbehaving(binary, None, deadline_ms=0, keystrokes=6,
+                modes=["html-502", "bad-json", "close-mid-json"],
+                expect=["HTTP 502", "not JSON", "in the middle"])
 
 
 def case_fault_slow(binary):

@@ -245,6 +245,84 @@ TEST(bad_payloads_are_named)
 	remote_acc_finish(&acc);
 }
 
+TEST(bytes_that_are_not_utf8_end_a_choice)
+{
+	/* a stray byte, in a stream event: the text is cut before it, and the
+	 * choice takes nothing more */
+	struct remote_acc acc = { 0 };
+	CHECK_INT_EQ(feed(&acc, REMOTE_API_OPENAI,
+	                  "{\"choices\":[{\"index\":0,\"text\":\"total\xff = a\"}]}"),
+	             0);
+	CHECK_INT_EQ(acc.n, 1);
+	CHECK_STR_EQ(acc.choices[0].text, "total");
+	CHECK(acc.choices[0].full);
+	CHECK_INT_EQ(
+	        feed(&acc, REMOTE_API_OPENAI, "{\"choices\":[{\"index\":0,\"text\":\"+ b\"}]}"), 0);
+	CHECK_STR_EQ(acc.choices[0].text, "total");
+	remote_acc_finish(&acc);
+	/* a cut sequence, an overlong form, an encoded surrogate: each */
+	static const char *const bad[] = { "ab\xe2\x82", "ab\xc0\xaf",
+		                           "ab\xed\xa0\x80"
+		                           "cd",
+		                           "ab\xf4\x90\x80\x80" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char js[128];
+		snprintf(js, sizeof js, "{\"content\":\"%s\",\"stop\":false}", bad[i]);
+		CHECK_INT_EQ(feed(&acc, REMOTE_API_LLAMA_INFILL, js), 0);
+		CHECK_STR_EQ(acc.choices[0].text, "ab");
+		remote_acc_finish(&acc);
+	}
+	/* good multi-byte text passes untouched */
+	CHECK_INT_EQ(feed(&acc, REMOTE_API_OLLAMA,
+	                  "{\"response\":\"s = \\\"\xc3\xa9\xe2\x82\xac\\\"\"}"),
+	             0);
+	CHECK_STR_EQ(acc.choices[0].text, "s = \"\xc3\xa9\xe2\x82\xac\"");
+	CHECK(!acc.choices[0].full);
+	remote_acc_finish(&acc);
+	CHECK_INT_EQ(remote_text_valid("a\xe2\x82\xac\xe2\x82", 6), 4);
+}
+
+TEST(json_cut_short_is_told_apart)
+{
+	struct remote_acc acc = { 0 };
+	CHECK_INT_EQ(feed(&acc, REMOTE_API_OPENAI, "{\"choices\": [{\"text\": \"tot"), -EPROTO);
+	CHECK(acc.cut_short);
+	remote_acc_finish(&acc);
+	CHECK_INT_EQ(feed(&acc, REMOTE_API_OPENAI, "<html><body>x</body></html>"), -EPROTO);
+	CHECK(!acc.cut_short);
+	remote_acc_finish(&acc);
+}
+
+TEST(error_pages_are_reduced_to_words)
+{
+	char out[REMOTE_EXCERPT_MAX + 1];
+	static const char nginx[] = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n"
+	                            "<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n"
+	                            "</body>\r\n</html>\r\n";
+	CHECK(remote_text_is_html(nginx, strlen(nginx)));
+	remote_text_excerpt(nginx, strlen(nginx), out, sizeof out);
+	CHECK_STR_EQ(out, "502 Bad Gateway");
+	static const char h1[] = "\n<!DOCTYPE html><html><body><h1>Service &amp; API\n down</h1>"
+	                         "<p>later</p></body></html>";
+	remote_text_excerpt(h1, strlen(h1), out, sizeof out);
+	CHECK_STR_EQ(out, "Service & API down");
+	static const char bare[] = "<html><body><p>no <b>title</b> here</p></body></html>";
+	remote_text_excerpt(bare, strlen(bare), out, sizeof out);
+	CHECK_STR_EQ(out, "no title here");
+	/* text: its first line, control and broken bytes made printable */
+	static const char text[] = "upstream\x01 timed\xff out\nsecond line";
+	CHECK(!remote_text_is_html(text, strlen(text)));
+	remote_text_excerpt(text, strlen(text), out, sizeof out);
+	CHECK_STR_EQ(out, "upstream timed? out");
+	/* long: cut at the cap on a character's boundary */
+	char big[600];
+	for (size_t i = 0; i + 2 < sizeof big; i += 2) memcpy(big + i, "\xc3\xa9", 2);
+	big[sizeof big - 2] = 0;
+	remote_text_excerpt(big, strlen(big), out, sizeof out);
+	CHECK(strlen(out) <= REMOTE_EXCERPT_MAX && strlen(out) >= REMOTE_EXCERPT_MAX - 1);
+	CHECK_INT_EQ(remote_text_valid(out, strlen(out)), strlen(out));
+}
+
 static void sha_hex(const char *msg, size_t len, char out[65])
 {
 	struct remote_sha256 s;
