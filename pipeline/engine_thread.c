@@ -264,6 +264,9 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 		ev->percentage = 100;
 		ev->ok = true;
 		ev->fallback = fell_back;
+		char *embedded = complete_default_model_path();
+		ev->embedded = fell_back || (embedded && !strcmp(embedded, path));
+		free(embedded);
 		snprintf(ev->message, sizeof ev->message, "%s", msg);
 		event_push(p, ev);
 	}

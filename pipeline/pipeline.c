@@ -72,6 +72,7 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 			                  .ctx_end = job->ctx_end };
 	if (!job->status && job->req->text) fast_record(&p->docs, job->req, r, &o);
 	remote_bridge_record(p, job);
+	if (!job->fast && !job->status && p->on_embedded) pipeline_model_tell_embedded(p);
 	done(ud, job->status, r);
 	job_free(p, job);
 }
@@ -99,6 +100,7 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		                       : "ready";
 		if (progress && p->loading) progress(p->host.ud, LOAD_TITLE, end, 100, true);
 		p->loading = false;
+		if (ev->ok) p->on_embedded = ev->embedded;
 		if (ev->ok)
 			log_info(p->log, "model ready: %s", ev->message);
 		else if (p->host.message)
@@ -271,6 +273,7 @@ void pipeline_free(struct pipeline *p)
 		worker_event_free(ev);
 	}
 	fast_doc_free_all(&p->docs);
+	free(p->told_model);
 	worker_spec_finish(&p->loaded);
 	worker_spec_finish(&p->pending_load);
 	pthread_cond_destroy(&p->cv);
@@ -287,8 +290,9 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 		path = malloc(strlen(PIPELINE_REMOTE_PREFIX) + strlen(tp) + 1);
 		if (path) strcat(strcpy(path, PIPELINE_REMOTE_PREFIX), tp);
 	} else {
-		path = settings->model && settings->model[0] ? strdup(settings->model)
-		                                             : complete_default_model_path();
+		path = settings->model && settings->model[0]
+		               ? pipeline_model_path(p, settings->model, settings->model_fallback)
+		               : complete_default_model_path();
 	}
 	if (!path || async_start(p)) {
 		free(path);

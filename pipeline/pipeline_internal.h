@@ -121,6 +121,7 @@ struct event {
 	int percentage;
 	bool ok;
 	bool fallback; /* EVENT_LOAD_END: the embedded model stands in for the one asked */
+	bool embedded; /* EVENT_LOAD_END: the embedded model is what loaded */
 	char message[600];
 	struct extension *ext; /* EVENT_EXTENDED only; owned */
 	struct event *next;
@@ -156,6 +157,10 @@ struct pipeline {
 	struct fast_doc *docs;     /* the fast path's memory (loop) */
 	struct load_spec loaded;   /* the spec of the last load requested (loop) */
 	bool configured;
+	/* The embedded model answers (loop): said once per session, at the
+	 * first answer, how to get a real one (pipeline_model.c). */
+	bool on_embedded, told_embedded;
+	char *told_model; /* the `model` name last warned about (owned), or NULL */
 	bool reuse_shifted; /* cache.reuseShiftedSuffix (loop copy) */
 	bool closing;
 	void (*close_done)(void *ud);
@@ -218,6 +223,19 @@ void worker_result_finish(struct completion_result *r);
 
 /* Frees an event and what it owns (loop thread). */
 void worker_event_free(struct event *ev);
+
+/* ---- models by name (pipeline_model.c, loop thread) ----------------------- */
+
+/* The file `model` means: a catalog name ("qwen2.5-coder:1.5b") is its file
+ * in the cache folder; anything else is a path. A catalog model not yet
+ * downloaded is said once (with the `infill pull` command to run) and, with
+ * fallback, the embedded model answers meanwhile. New string, or NULL on
+ * out of memory. */
+char *pipeline_model_path(struct pipeline *p, const char *model, bool fallback);
+
+/* Says once per session that the embedded model is a small stand-in and
+ * which catalog model suits this machine. */
+void pipeline_model_tell_embedded(struct pipeline *p);
 
 /* ---- the remote backend (remote_bridge.c) ---------------------------------- */
 

@@ -296,12 +296,18 @@ struct remote_pull_options {
 	const char *sha256; /* 64 hex digits to check, or NULL */
 	const char *ca_file;
 	bool progress; /* a progress line on stderr */
+	/* Called on the whole OUT.part before it is renamed into place (after
+	 * the sha256, when given); nonzero keeps nothing: the part is removed
+	 * and remote_pull returns that code with verify's msg. May be NULL. */
+	int (*verify)(const char *part, void *ud, char *msg, size_t msg_len);
+	void *verify_ud;
 };
 
 /* Downloads url to out, resuming OUT.part with a Range request when it
  * exists, then checks the sha256 when given (a mismatch keeps nothing: the
  * file is removed) and renames into place. Returns 0 or a negative errno with
- * msg (msg_len bytes) saying why. */
+ * msg (msg_len bytes) saying why: -ENOSPC when the disk is full and -EFBIG
+ * at a file-size limit (the part is kept for a resume once there is room). */
 int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len);
 
 #endif
