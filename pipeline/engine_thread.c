@@ -116,6 +116,11 @@ static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool o
 	event_push(p, ev);
 }
 
+void worker_post_message(struct pipeline *p, enum event_kind kind, const char *msg)
+{
+	post_event(p, kind, 0, false, msg);
+}
+
 void worker_result_finish(struct completion_result *r)
 {
 	for (size_t i = 0; i < r->count; i++) free(r->items[i].text);

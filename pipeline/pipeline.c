@@ -110,8 +110,9 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		break;
 	}
 	case EVENT_WARNING:
+	case EVENT_INFO:
 		if (p->host.message) /* which logs it too */
-			p->host.message(p->host.ud, 2, ev->message);
+			p->host.message(p->host.ud, ev->kind == EVENT_INFO ? 3 : 2, ev->message);
 		else
 			log_warn(p->log, "%s", ev->message);
 		break;
@@ -274,6 +275,8 @@ void pipeline_free(struct pipeline *p)
 	}
 	fast_doc_free_all(&p->docs);
 	free(p->told_model);
+	free(p->probe_key);
+	free(p->probe_error);
 	worker_spec_finish(&p->loaded);
 	worker_spec_finish(&p->pending_load);
 	pthread_cond_destroy(&p->cv);

@@ -104,7 +104,15 @@ struct pipeline_job {
 
 /* EVENT_WARNING: a message the user must see (window/showMessage, warning),
  * e.g. the model file changed on disk and is being reloaded. */
-enum event_kind { EVENT_LOAD_BEGIN, EVENT_PROGRESS, EVENT_LOAD_END, EVENT_EXTENDED, EVENT_WARNING };
+/* EVENT_INFO: the same as information (what was chosen for the user). */
+enum event_kind {
+	EVENT_LOAD_BEGIN,
+	EVENT_PROGRESS,
+	EVENT_LOAD_END,
+	EVENT_EXTENDED,
+	EVENT_WARNING,
+	EVENT_INFO
+};
 
 /* Longer candidates from a live candidate (EVENT_EXTENDED): its whole
  * texts from the cursor of the request that made it. All owned. */
@@ -199,6 +207,13 @@ struct pipeline {
 	 * /v1/completions takes n = 1 only): from then on the greedy call alone
 	 * (loop sets it, engine thread reads: atomic) */
 	atomic_bool remote_no_sampling;
+	/* What the server said it serves, for fim.template auto without
+	 * remote.tokenizer (engine thread only; remote_bridge.c): asked once per
+	 * remote.url and remote.model (probe_key), the template chosen or the
+	 * message of why none was. */
+	char *probe_key;
+	enum fim_template probe_fim;
+	char *probe_error;
 	uint64_t remote_unsent; /* requests failed before any call (settings) */
 	uint64_t remote_cut; /* requests cut at completion.deadlineMs (remote_query.answer_by_ns) */
 	void (*remote_closed)(struct pipeline *p); /* remote_bridge_close's done */
@@ -223,6 +238,9 @@ void worker_result_finish(struct completion_result *r);
 
 /* Frees an event and what it owns (loop thread). */
 void worker_event_free(struct event *ev);
+
+/* Engine thread: queues a message for the user (EVENT_WARNING or EVENT_INFO). */
+void worker_post_message(struct pipeline *p, enum event_kind kind, const char *msg);
 
 /* ---- models by name (pipeline_model.c, loop thread) ----------------------- */
 

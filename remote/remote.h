@@ -11,6 +11,7 @@
  *   remote_stream.c  SSE / NDJSON framing (pure)
  *   remote_client.c  curl multi on the loop: queue, retries, cancel, errors
  *   remote_pull.c    `infill pull`: a resumable, checked download (blocking)
+ *   remote_probe.c   which model a server serves (blocking)
  *
  * Threads: a struct remote_client and its calls belong to the loop thread
  * that created it; every function here except the pure ones (remote_api_*,
@@ -309,5 +310,15 @@ struct remote_pull_options {
  * msg (msg_len bytes) saying why: -ENOSPC when the disk is full and -EFBIG
  * at a file-size limit (the part is kept for a resume once there is room). */
 int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len);
+
+/* Asks the server at ep which model it serves: OLLAMA POST /api/show
+ * {"model": ep->model}; the others GET /props (llama-server's model_path),
+ * then GET /v1/models (the ids). Fills name (NUL-terminated; what was said,
+ * space-separated: a path, ids, family and architecture) and *source (the
+ * path asked, static). Blocking, at most 5 s per request (less when
+ * ep->timeout_ms is): never call it on the loop thread. Returns 0, or a
+ * negative errno with msg saying what the server did not tell. */
+int remote_probe(const struct remote_endpoint *ep, char *name, size_t name_len,
+                 const char **source, char *msg, size_t msg_len);
 
 #endif

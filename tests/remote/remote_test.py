@@ -848,6 +848,88 @@ def case_model_by_name(binary):
             c.kill()
 
 
+# ---- what the server serves (fim.template and remote.tokenizer unset) ------
+
+def probed(binary, serves, api="openai", settings=None):
+    srv = FakeServer("ok")
+    srv.serves = serves
+    opts = {"remote.url": srv.url, "remote.api": api, "fim.template": "auto"}
+    opts.update(settings or {})
+    c = start(binary, opts)
+    return srv, c
+
+
+def case_probe_props(binary):
+    """llama-server's /props names the model file: its family's template is
+    used (the prompt shows it) and one message says what was chosen; asked
+    once, not per request."""
+    srv, c = probed(binary, {"/props": {"model_path": "/models/Qwen2.5-Coder-1.5B.Q8_0.gguf",
+                                        "total_slots": 1}})
+    try:
+        items = inline(c)
+        check(any(i["insertText"].startswith(ANSWER) for i in items), "answered", items)
+        inline(c, 2, 4)
+        prompts = [b["prompt"] for p, b, _ in srv.requests if p == "/v1/completions"]
+        check(prompts and all(p.startswith("<|fim_prefix|>") and p.endswith("<|fim_middle|>")
+                              for p in prompts), "the qwen template", prompts[:1])
+        said = [m for m in messages(c, 3) if "fim.template" in m]
+        check(len(said) == 1 and "Qwen2.5-Coder-1.5B.Q8_0.gguf" in said[0]
+              and '"qwen"' in said[0] and "/props" in said[0], "one message says so",
+              messages(c))
+        check(srv.probes.count("/props") == 1, "asked once", srv.probes)
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_probe_v1_models(binary):
+    """No /props (vLLM, TGI): /v1/models' id picks the template."""
+    srv, c = probed(binary, {"/v1/models": {"object": "list", "data": [
+        {"id": "deepseek-ai/deepseek-coder-6.7b-base", "object": "model"}]}})
+    try:
+        inline(c)
+        prompts = [b["prompt"] for p, b, _ in srv.requests if p == "/v1/completions"]
+        check(prompts and prompts[0].startswith("<｜fim▁begin｜>"), "the deepseek template",
+              prompts[:1])
+        check(any("/v1/models" in m and '"deepseek"' in m for m in messages(c, 3)),
+              "says what was chosen", messages(c))
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_probe_ollama(binary):
+    """Ollama's /api/show (details.family) for the openai API on an Ollama
+    server: the family picks the template."""
+    srv, c = probed(binary, {"/api/show": {"details": {"family": "starcoder2"},
+                                           "model_info": {"general.architecture": "starcoder2"}}},
+                    api="ollama", settings={"remote.model": "my-coder"})
+    try:
+        inline(c)
+        # Ollama applies its own template: no probe is needed for it
+        check("/api/show" not in srv.probes, "ollama's API asks nothing", srv.probes)
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_probe_nothing_matches(binary):
+    """A server that names a model of no known family, or names none: one
+    message saying exactly which setting is missing and what was served."""
+    srv, c = probed(binary, {"/v1/models": {"data": [{"id": "my-private-model"}]}})
+    try:
+        for _ in range(3):
+            inline(c)
+        errs = [m for m in messages(c) if "fim.template" in m]
+        check(len(errs) == 1, "one message however many requests", messages(c))
+        check("my-private-model" in errs[0] and "set fim.template" in errs[0]
+              and "remote.tokenizer" in errs[0], "names what was served and what to set", errs)
+        check(not [p for p, _, _ in srv.requests if p == "/v1/completions"], "nothing sent")
+    finally:
+        c.kill()
+        srv.stop()
+
+
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 if __name__ == "__main__":
