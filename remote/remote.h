@@ -311,9 +311,10 @@ struct remote_pull_options {
  * at a file-size limit (the part is kept for a resume once there is room). */
 int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len);
 
-/* Asks the server at ep which model it serves: OLLAMA POST /api/show
- * {"model": ep->model}; the others GET /props (llama-server's model_path),
- * then GET /v1/models (the ids). Fills name (NUL-terminated; what was said,
+/* Asks the server at ep which model it serves: GET /props (llama-server's
+ * model_path; enough when it answers), else GET /v1/models (the ids), then
+ * Ollama's POST /api/show {"model": ep->model, else the first id} for its
+ * family and architecture (OLLAMA: /api/show alone). Fills name (NUL-terminated; what was said,
  * space-separated: a path, ids, family and architecture) and *source (the
  * path asked, static). Blocking, at most 5 s per request (less when
  * ep->timeout_ms is): never call it on the loop thread. Returns 0, or a

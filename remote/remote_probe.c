@@ -101,26 +101,7 @@ int remote_probe(const struct remote_endpoint *ep, char *name, size_t name_len,
 	*source = NULL;
 	long status = 0;
 	json_t *j;
-	if (ep->api == REMOTE_API_OLLAMA) {
-		if (!ep->model || !ep->model[0]) {
-			snprintf(msg, msg_len, "remote.model is unset (Ollama needs the model's name)");
-			return -EINVAL;
-		}
-		json_t *q = json_pack("{s:s}", "model", ep->model);
-		char *body = q ? json_dumps(q, JSON_COMPACT) : NULL;
-		json_decref(q);
-		j = body ? fetch(ep, "/api/show", body, &status) : NULL;
-		free(body);
-		if (j) {
-			add(name, name_len, ep->model);
-			add(name, name_len, jstr(json_object_get(j, "details"), "family"));
-			json_t *mi = json_object_get(j, "model_info");
-			add(name, name_len, jstr(mi, "general.basename"));
-			add(name, name_len, jstr(mi, "general.architecture"));
-			*source = "/api/show";
-		}
-		json_decref(j);
-	} else {
+	if (ep->api != REMOTE_API_OLLAMA) {
 		j = fetch(ep, "/props", NULL, &status); /* llama-server */
 		if (j) {
 			add(name, name_len, jstr(j, "model_path"));
@@ -128,18 +109,43 @@ int remote_probe(const struct remote_endpoint *ep, char *name, size_t name_len,
 			if (name[0]) *source = "/props";
 		}
 		json_decref(j);
-		if (!name[0]) {
-			j = fetch(ep, "/v1/models", NULL, &status);
-			json_t *data = json_object_get(j, "data");
-			for (size_t i = 0; i < json_array_size(data) && i < 4; i++)
-				add(name, name_len, jstr(json_array_get(data, i), "id"));
-			if (name[0]) *source = "/v1/models";
-			json_decref(j);
+		if (name[0]) return 0;
+		j = fetch(ep, "/v1/models", NULL, &status); /* vLLM, TGI, Ollama, ... */
+		json_t *data = json_object_get(j, "data");
+		for (size_t i = 0; i < json_array_size(data) && i < 4; i++)
+			add(name, name_len, jstr(json_array_get(data, i), "id"));
+		if (name[0]) *source = "/v1/models";
+		json_decref(j);
+	}
+	/* Ollama's /api/show has the family and architecture an id may lack
+	 * (a model pulled under a name of the user's own) */
+	const char *model = ep->model && ep->model[0] ? ep->model : NULL;
+	char first[256] = "";
+	if (!model && name[0]) {
+		snprintf(first, sizeof first, "%.*s", (int)strcspn(name, " "), name);
+		model = first;
+	}
+	if (model) {
+		json_t *q = json_pack("{s:s}", "model", model);
+		char *body = q ? json_dumps(q, JSON_COMPACT) : NULL;
+		json_decref(q);
+		long st2 = 0;
+		j = body ? fetch(ep, "/api/show", body, &st2) : NULL;
+		free(body);
+		if (j) {
+			if (!name[0]) add(name, name_len, model);
+			add(name, name_len, jstr(json_object_get(j, "details"), "family"));
+			json_t *mi = json_object_get(j, "model_info");
+			add(name, name_len, jstr(mi, "general.basename"));
+			add(name, name_len, jstr(mi, "general.architecture"));
+			*source = *source ? "/v1/models and /api/show" : "/api/show";
 		}
+		json_decref(j);
+		if (st2) status = st2;
 	}
 	if (!name[0]) {
 		snprintf(msg, msg_len, "the server did not say which model it serves (%s%s)",
-		         ep->api == REMOTE_API_OLLAMA ? "/api/show" : "/props and /v1/models",
+		         ep->api == REMOTE_API_OLLAMA ? "/api/show" : "/props, /v1/models, /api/show",
 		         status ? "" : ", no answer");
 		return -ENOENT;
 	}

@@ -899,14 +899,27 @@ def case_probe_v1_models(binary):
 
 
 def case_probe_ollama(binary):
-    """Ollama's /api/show (details.family) for the openai API on an Ollama
-    server: the family picks the template."""
-    srv, c = probed(binary, {"/api/show": {"details": {"family": "starcoder2"},
-                                           "model_info": {"general.architecture": "starcoder2"}}},
-                    api="ollama", settings={"remote.model": "my-coder"})
+    """An Ollama server through the openai API, its model pulled under a
+    name of the user's own: /v1/models' id says nothing, /api/show's
+    details.family picks the template. Ollama's own API asks nothing (the
+    server applies its template)."""
+    serves = {"/v1/models": {"data": [{"id": "my-coder:latest"}]},
+              "/api/show": {"details": {"family": "starcoder2"},
+                            "model_info": {"general.architecture": "starcoder2"}}}
+    srv, c = probed(binary, serves)
     try:
         inline(c)
-        # Ollama applies its own template: no probe is needed for it
+        prompts = [b["prompt"] for p, b, _ in srv.requests if p == "/v1/completions"]
+        check(prompts and prompts[0].startswith("<fim_prefix>"), "the starcoder template",
+              prompts[:1])
+        check(any("/api/show" in m and '"starcoder"' in m for m in messages(c, 3)),
+              "says where it came from", messages(c))
+    finally:
+        c.kill()
+        srv.stop()
+    srv, c = probed(binary, serves, api="ollama", settings={"remote.model": "my-coder"})
+    try:
+        inline(c)
         check("/api/show" not in srv.probes, "ollama's API asks nothing", srv.probes)
     finally:
         c.kill()
