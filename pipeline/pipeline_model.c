@@ -71,7 +71,9 @@ char *pipeline_model_path(struct pipeline *p, const char *model, bool fallback)
 			         "infill: the model %s is not downloaded yet: run `infill pull %s` (%s, "
 			         "into %s)%s",
 			         e->name, model, e->size ? e->size : "size not listed", path,
-			         fallback ? "; the embedded model answers until then" : "");
+			         fallback ? "; the embedded model answers until then (restart infill, or "
+			                    "save the settings again, once it is downloaded)"
+			                  : "");
 			tell(p, TELL_WARNING, msg);
 		}
 		if (fallback) {
