@@ -64,10 +64,11 @@ int cli_models(int argc, char **argv)
 	if (rec)
 		printf("Suggested:    %s  (infill pull %s, then \"model\": \"%s\")\n", rec->model,
 		       rec->model, rec->model);
-	printf("Downloads go to %s\n\n", dir ? dir : "(no cache folder: set XDG_CACHE_HOME or HOME)");
+	printf("Downloads go to %s\n\n",
+	       dir ? dir : "(no cache folder: set XDG_CACHE_HOME or HOME)");
 	free(dir);
-	printf("%-28s %-10s %-7s %-9s %-8s %-4s %-7s %s\n", "NAME", "FAMILY", "QUANT", "SIZE", "RAM",
-	       "FITS", "CHECK", "DOWNLOADED");
+	printf("%-28s %-10s %-7s %-9s %-8s %-4s %-7s %s\n", "NAME", "FAMILY", "QUANT", "SIZE",
+	       "RAM", "FITS", "CHECK", "DOWNLOADED");
 	for (size_t i = 0; i < catalog_count(cat); i++) {
 		const struct catalog_entry *e = catalog_at(cat, i);
 		uint64_t ram = catalog_ram_bytes(e);

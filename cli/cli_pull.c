@@ -32,7 +32,8 @@ static void usage(FILE *f)
 	        "  by its GGUF header where none is published. Then set \"model\" to NAME.\n"
 	        "  URL: downloads to FILE (default: the URL's last path segment), checking the\n"
 	        "  sha256 when given. Either resumes FILE.part when an earlier run stopped; a\n"
-	        "  file that fails its check is removed. Exit status 0 when the file is in place.\n");
+	        "  file that fails its check is removed. Exit status 0 when the file is in "
+	        "place.\n");
 }
 
 /* The URL's last path segment, without query or fragment (new), or NULL. */
@@ -59,7 +60,8 @@ static int check_gguf(const char *part, void *ud, char *msg, size_t msg_len)
 	struct gguf_summary s;
 	struct infill_error err;
 	if (gguf_summarize(part, &s, &err)) {
-		snprintf(msg, msg_len, "the download is not a whole GGUF model (%s); it was removed",
+		snprintf(msg, msg_len,
+		         "the download is not a whole GGUF model (%s); it was removed",
 		         err.message);
 		return -EBADMSG;
 	}
@@ -78,11 +80,12 @@ static int check_gguf(const char *part, void *ud, char *msg, size_t msg_len)
 		         (unsigned long long)s.file_bytes, c->e->size);
 		return -EBADMSG;
 	}
-	snprintf(c->said, sizeof c->said,
-	         "checked by its GGUF header: architecture %s, %lld tensors covering %u blocks%s%s; "
-	         "the publisher states no sha256",
-	         s.arch, (long long)s.n_tensors, s.n_blocks, sized ? ", size as listed: " : "",
-	         sized ? c->e->size : "");
+	snprintf(
+	        c->said, sizeof c->said,
+	        "checked by its GGUF header: architecture %s, %lld tensors covering %u blocks%s%s; "
+	        "the publisher states no sha256",
+	        s.arch, (long long)s.n_tensors, s.n_blocks, sized ? ", size as listed: " : "",
+	        sized ? c->e->size : "");
 	return 0;
 }
 
@@ -95,8 +98,9 @@ static int unknown_name(const struct catalog *cat, const char *name)
 	fprintf(stderr, "infill pull: %s is not in the model catalog", name);
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr, "%s%s", i ? ", " : "; did you mean ", near[i]);
-	fprintf(stderr, "%s\n  `infill models` lists the catalog; `infill pull URL -o FILE` takes any "
-	                "GGUF file\n",
+	fprintf(stderr,
+	        "%s\n  `infill models` lists the catalog; `infill pull URL -o FILE` takes any "
+	        "GGUF file\n",
 	        n ? "?" : "");
 	return 2;
 }
@@ -146,7 +150,8 @@ static int pull_name(struct remote_pull_options *o, const char *name, const char
 	}
 	char *cached = out ? NULL : catalog_cached_path(e);
 	if (!out && (!cached || catalog_cache_dir_make())) {
-		fprintf(stderr, "infill pull: cannot make the cache folder (set XDG_CACHE_HOME or HOME)%s",
+		fprintf(stderr,
+		        "infill pull: cannot make the cache folder (set XDG_CACHE_HOME or HOME)%s",
 		        cached ? "" : "\n");
 		if (cached) fprintf(stderr, " for %s\n", cached);
 		free(cached);
@@ -163,7 +168,8 @@ static int pull_name(struct remote_pull_options *o, const char *name, const char
 	}
 	int rc = 0;
 	if (!access(o->out, F_OK)) {
-		if (o->progress) fprintf(stderr, "infill pull: %s is already at %s\n", e->name, o->out);
+		if (o->progress)
+			fprintf(stderr, "infill pull: %s is already at %s\n", e->name, o->out);
 	} else if (space_check(o->out, e)) {
 		rc = 1;
 	} else {
@@ -174,7 +180,8 @@ static int pull_name(struct remote_pull_options *o, const char *name, const char
 		if (rc)
 			fprintf(stderr, "infill pull: %s\n", msg);
 		else if (o->progress)
-			fprintf(stderr, "infill pull: %s -> %s (%s)\n  set \"model\": \"%s\" to use it\n",
+			fprintf(stderr,
+			        "infill pull: %s -> %s (%s)\n  set \"model\": \"%s\" to use it\n",
 			        e->name, o->out,
 			        e->sha256 ? "sha256 checked against the publisher's" : gc.said,
 			        e->is_default ? e->model : e->name);
@@ -217,7 +224,8 @@ int cli_pull(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);
 	if (!strstr(what, "://")) {
 		if (o.sha256) {
-			fprintf(stderr, "infill pull: --sha256 is for a URL; a catalog name brings its own\n");
+			fprintf(stderr, "infill pull: --sha256 is for a URL; a catalog name brings "
+			                "its own\n");
 			return 2;
 		}
 		return pull_name(&o, what, out);

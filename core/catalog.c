@@ -25,69 +25,82 @@
 #define HUB "https://huggingface.co/"
 
 /* X(model, quant, default?, family, arch, repository/resolve/revision/file, size, sha256) */
-#define CATALOG_BUILTIN(X)                                                                        \
-	X("qwen2.5-coder:0.5b", "Q4_K_M", 1, "qwen", "qwen2",                                     \
-	  "itlwas/Qwen2.5-Coder-0.5B-Q4_K_M-GGUF/resolve/b63d6a5417edf4f574624b050a5c5642b052dcfb/" \
-	  "qwen2.5-coder-0.5b-q4_k_m.gguf",                                                         \
+#define CATALOG_BUILTIN(X)                                                                         \
+	X("qwen2.5-coder:0.5b", "Q4_K_M", 1, "qwen", "qwen2",                                      \
+	  "itlwas/Qwen2.5-Coder-0.5B-Q4_K_M-GGUF/resolve/"                                         \
+	  "b63d6a5417edf4f574624b050a5c5642b052dcfb/"                                              \
+	  "qwen2.5-coder-0.5b-q4_k_m.gguf",                                                        \
 	  "398 MB", "72918254a3fa9f4c5193d127cabb4090a3dc0ebc2ba613333e41046c31dd0d34")            \
-	X("qwen2.5-coder:1.5b", "Q4_K_M", 1, "qwen", "qwen2",                                     \
-	  "DevQuasar/Qwen.Qwen2.5-Coder-1.5B-GGUF/resolve/26a8acae8f9a76fe7170950eab4d2c5569776bc8/" \
-	  "Qwen.Qwen2.5-Coder-1.5B.Q4_K_M.gguf",                                                    \
+	X("qwen2.5-coder:1.5b", "Q4_K_M", 1, "qwen", "qwen2",                                      \
+	  "DevQuasar/Qwen.Qwen2.5-Coder-1.5B-GGUF/resolve/"                                        \
+	  "26a8acae8f9a76fe7170950eab4d2c5569776bc8/"                                              \
+	  "Qwen.Qwen2.5-Coder-1.5B.Q4_K_M.gguf",                                                   \
 	  "986 MB", "2055c5fa1c19e54fde4df3d2789caa8d8d164db13f1cb487d67098db64085df9")            \
-	X("qwen2.5-coder:1.5b", "Q5_K_M", 0, "qwen", "qwen2",                                     \
-	  "DevQuasar/Qwen.Qwen2.5-Coder-1.5B-GGUF/resolve/18f0347109237d6f55873d4304a6480e9b3fdf51/" \
-	  "Qwen.Qwen2.5-Coder-1.5B.Q5_K_M.gguf",                                                    \
+	X("qwen2.5-coder:1.5b", "Q5_K_M", 0, "qwen", "qwen2",                                      \
+	  "DevQuasar/Qwen.Qwen2.5-Coder-1.5B-GGUF/resolve/"                                        \
+	  "18f0347109237d6f55873d4304a6480e9b3fdf51/"                                              \
+	  "Qwen.Qwen2.5-Coder-1.5B.Q5_K_M.gguf",                                                   \
 	  "1.13 GB", "d30c1358cffdce917c6de9d68fd79ff2c53c42e47304c36bed2327ecf8512596")           \
-	X("qwen2.5-coder:1.5b", "Q8_0", 0, "qwen", "qwen2",                                       \
-	  "mradermacher/Qwen2.5-Coder-1.5B-GGUF/resolve/main/Qwen2.5-Coder-1.5B.Q8_0.gguf",         \
+	X("qwen2.5-coder:1.5b", "Q8_0", 0, "qwen", "qwen2",                                        \
+	  "mradermacher/Qwen2.5-Coder-1.5B-GGUF/resolve/main/Qwen2.5-Coder-1.5B.Q8_0.gguf",        \
 	  "1.65 GB", NULL)                                                                         \
-	X("qwen2.5-coder:7b", "Q4_K_M", 1, "qwen", "qwen2",                                       \
-	  "mav23/Qwen2.5-Coder-7B-GGUF/resolve/main/qwen2.5-coder-7b.Q4_K_M.gguf", "4.68 GB", NULL) \
-	X("qwen2.5-coder:7b", "Q5_K_M", 0, "qwen", "qwen2",                                       \
-	  "Triangle104/Qwen2.5-Coder-7B-Q5_K_M-GGUF/resolve/main/qwen2.5-coder-7b-q5_k_m.gguf",     \
+	X("qwen2.5-coder:7b", "Q4_K_M", 1, "qwen", "qwen2",                                        \
+	  "mav23/Qwen2.5-Coder-7B-GGUF/resolve/main/qwen2.5-coder-7b.Q4_K_M.gguf", "4.68 GB",      \
+	  NULL)                                                                                    \
+	X("qwen2.5-coder:7b", "Q5_K_M", 0, "qwen", "qwen2",                                        \
+	  "Triangle104/Qwen2.5-Coder-7B-Q5_K_M-GGUF/resolve/main/qwen2.5-coder-7b-q5_k_m.gguf",    \
 	  "5.44 GB", NULL)                                                                         \
-	X("deepseek-coder:1.3b", "Q4_K_M", 1, "deepseek", "llama",                                \
-	  "TheBloke/deepseek-coder-1.3b-base-GGUF/resolve/main/deepseek-coder-1.3b-base.Q4_K_M.gguf", \
+	X("deepseek-coder:1.3b", "Q4_K_M", 1, "deepseek", "llama",                                 \
+	  "TheBloke/deepseek-coder-1.3b-base-GGUF/resolve/main/"                                   \
+	  "deepseek-coder-1.3b-base.Q4_K_M.gguf",                                                  \
 	  "874 MB", NULL)                                                                          \
-	X("deepseek-coder:1.3b", "Q5_K_M", 0, "deepseek", "llama",                                \
-	  "TheBloke/deepseek-coder-1.3b-base-GGUF/resolve/main/deepseek-coder-1.3b-base.Q5_K_M.gguf", \
+	X("deepseek-coder:1.3b", "Q5_K_M", 0, "deepseek", "llama",                                 \
+	  "TheBloke/deepseek-coder-1.3b-base-GGUF/resolve/main/"                                   \
+	  "deepseek-coder-1.3b-base.Q5_K_M.gguf",                                                  \
 	  NULL, NULL)                                                                              \
-	X("deepseek-coder:6.7b", "Q4_K_M", 1, "deepseek", "llama",                                \
-	  "TheBloke/deepseek-coder-6.7B-base-GGUF/resolve/main/deepseek-coder-6.7b-base.Q4_K_M.gguf", \
+	X("deepseek-coder:6.7b", "Q4_K_M", 1, "deepseek", "llama",                                 \
+	  "TheBloke/deepseek-coder-6.7B-base-GGUF/resolve/main/"                                   \
+	  "deepseek-coder-6.7b-base.Q4_K_M.gguf",                                                  \
 	  "4.08 GB", NULL)                                                                         \
-	X("deepseek-coder:6.7b", "Q5_K_M", 0, "deepseek", "llama",                                \
-	  "tensorblock/deepseek-coder-6.7b-base-GGUF/resolve/main/deepseek-coder-6.7b-base-Q5_K_M.gguf", \
+	X("deepseek-coder:6.7b", "Q5_K_M", 0, "deepseek", "llama",                                 \
+	  "tensorblock/deepseek-coder-6.7b-base-GGUF/resolve/main/"                                \
+	  "deepseek-coder-6.7b-base-Q5_K_M.gguf",                                                  \
 	  "4.457 GB", NULL)                                                                        \
-	X("deepseek-coder:6.7b", "Q8_0", 0, "deepseek", "llama",                                  \
-	  "mradermacher/deepseek-coder-6.7b-base-GGUF/resolve/main/deepseek-coder-6.7b-base.Q8_0.gguf", \
+	X("deepseek-coder:6.7b", "Q8_0", 0, "deepseek", "llama",                                   \
+	  "mradermacher/deepseek-coder-6.7b-base-GGUF/resolve/main/"                               \
+	  "deepseek-coder-6.7b-base.Q8_0.gguf",                                                    \
 	  "7.16 GB", NULL)                                                                         \
-	X("starcoder2:3b", "Q4_K_M", 1, "starcoder", "starcoder2",                                \
-	  "QuantFactory/starcoder2-3b-GGUF/resolve/main/starcoder2-3b.Q4_K_M.gguf", "1.89 GB", NULL) \
-	X("starcoder2:3b", "Q5_K_M", 0, "starcoder", "starcoder2",                                \
-	  "QuantFactory/starcoder2-3b-GGUF/resolve/main/starcoder2-3b.Q5_K_M.gguf", "2.18 GB", NULL) \
-	X("starcoder2:3b", "Q8_0", 0, "starcoder", "starcoder2",                                  \
-	  "QuantFactory/starcoder2-3b-GGUF/resolve/main/starcoder2-3b.Q8_0.gguf", "3.22 GB", NULL)   \
-	X("starcoder2:7b", "Q4_K_M", 1, "starcoder", "starcoder2",                                \
-	  "QuantFactory/starcoder2-7b-GGUF/resolve/main/starcoder2-7b.Q4_K_M.gguf", "4.46 GB", NULL) \
-	X("starcoder2:7b", "Q5_K_M", 0, "starcoder", "starcoder2",                                \
-	  "QuantFactory/starcoder2-7b-GGUF/resolve/main/starcoder2-7b.Q5_K_M.gguf", "5.15 GB", NULL) \
-	X("starcoder2:7b", "Q8_0", 0, "starcoder", "starcoder2",                                  \
-	  "QuantFactory/starcoder2-7b-GGUF/resolve/main/starcoder2-7b.Q8_0.gguf", "7.63 GB", NULL)   \
-	X("codegemma:2b", "Q4_K_M", 1, "codegemma", "gemma",                                      \
-	  "itlwas/codegemma-2b-Q4_K_M-GGUF/resolve/a30dd517956c3aab56c90bee0a24434cf9791bde/"       \
-	  "codegemma-2b.Q4_K_M.gguf",                                                               \
+	X("starcoder2:3b", "Q4_K_M", 1, "starcoder", "starcoder2",                                 \
+	  "QuantFactory/starcoder2-3b-GGUF/resolve/main/starcoder2-3b.Q4_K_M.gguf", "1.89 GB",     \
+	  NULL)                                                                                    \
+	X("starcoder2:3b", "Q5_K_M", 0, "starcoder", "starcoder2",                                 \
+	  "QuantFactory/starcoder2-3b-GGUF/resolve/main/starcoder2-3b.Q5_K_M.gguf", "2.18 GB",     \
+	  NULL)                                                                                    \
+	X("starcoder2:3b", "Q8_0", 0, "starcoder", "starcoder2",                                   \
+	  "QuantFactory/starcoder2-3b-GGUF/resolve/main/starcoder2-3b.Q8_0.gguf", "3.22 GB", NULL) \
+	X("starcoder2:7b", "Q4_K_M", 1, "starcoder", "starcoder2",                                 \
+	  "QuantFactory/starcoder2-7b-GGUF/resolve/main/starcoder2-7b.Q4_K_M.gguf", "4.46 GB",     \
+	  NULL)                                                                                    \
+	X("starcoder2:7b", "Q5_K_M", 0, "starcoder", "starcoder2",                                 \
+	  "QuantFactory/starcoder2-7b-GGUF/resolve/main/starcoder2-7b.Q5_K_M.gguf", "5.15 GB",     \
+	  NULL)                                                                                    \
+	X("starcoder2:7b", "Q8_0", 0, "starcoder", "starcoder2",                                   \
+	  "QuantFactory/starcoder2-7b-GGUF/resolve/main/starcoder2-7b.Q8_0.gguf", "7.63 GB", NULL) \
+	X("codegemma:2b", "Q4_K_M", 1, "codegemma", "gemma",                                       \
+	  "itlwas/codegemma-2b-Q4_K_M-GGUF/resolve/a30dd517956c3aab56c90bee0a24434cf9791bde/"      \
+	  "codegemma-2b.Q4_K_M.gguf",                                                              \
 	  "1.63 GB", "47b667892f623f1f734be65dba72fdce2de4f2b610a3330e0f3c88c082ec35e2")           \
-	X("codegemma:2b", "Q5_K_M", 0, "codegemma", "gemma",                                      \
-	  "tensorblock/codegemma-2b-GGUF/resolve/main/codegemma-2b-Q5_K_M.gguf", "1.840 GB", NULL)  \
-	X("codegemma:2b", "Q8_0", 0, "codegemma", "gemma",                                        \
-	  "PrunaAI/codegemma-2b-GGUF-smashed/resolve/36bdf664cc6b368a968159423b8ee5756bb7fec2/"     \
-	  "codegemma-2b.Q8_0.gguf",                                                                 \
+	X("codegemma:2b", "Q5_K_M", 0, "codegemma", "gemma",                                       \
+	  "tensorblock/codegemma-2b-GGUF/resolve/main/codegemma-2b-Q5_K_M.gguf", "1.840 GB", NULL) \
+	X("codegemma:2b", "Q8_0", 0, "codegemma", "gemma",                                         \
+	  "PrunaAI/codegemma-2b-GGUF-smashed/resolve/36bdf664cc6b368a968159423b8ee5756bb7fec2/"    \
+	  "codegemma-2b.Q8_0.gguf",                                                                \
 	  "2.67 GB", "a48c87a41c53f0c03e4e8911dbfe2b71c61c920ccc4177c672f7e6258d3c4646")           \
-	X("codellama:7b", "Q4_K_M", 1, "codellama", "llama",                                      \
-	  "TheBloke/CodeLlama-7B-GGUF/resolve/main/codellama-7b.Q4_K_M.gguf", "4.08 GB", NULL)      \
-	X("codellama:7b", "Q5_K_M", 0, "codellama", "llama",                                      \
-	  "TheBloke/CodeLlama-7B-GGUF/resolve/main/codellama-7b.Q5_K_M.gguf", NULL, NULL)           \
-	X("codellama:7b", "Q8_0", 0, "codellama", "llama",                                        \
+	X("codellama:7b", "Q4_K_M", 1, "codellama", "llama",                                       \
+	  "TheBloke/CodeLlama-7B-GGUF/resolve/main/codellama-7b.Q4_K_M.gguf", "4.08 GB", NULL)     \
+	X("codellama:7b", "Q5_K_M", 0, "codellama", "llama",                                       \
+	  "TheBloke/CodeLlama-7B-GGUF/resolve/main/codellama-7b.Q5_K_M.gguf", NULL, NULL)          \
+	X("codellama:7b", "Q8_0", 0, "codellama", "llama",                                         \
 	  "TheBloke/CodeLlama-7B-GGUF/resolve/main/codellama-7b.Q8_0.gguf", NULL, NULL)
 
 struct builtin {
@@ -204,19 +217,22 @@ static struct catalog *load_file(const char *path, const char *mirror, char *msg
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_array_get(root, i);
 		const char *model = jstr(o, "model"), *quant = jstr(o, "quant");
-		const char *family = jstr(o, "family"), *arch = jstr(o, "arch"), *url = jstr(o, "url");
+		const char *family = jstr(o, "family"), *arch = jstr(o, "arch"),
+		           *url = jstr(o, "url");
 		const char *sha = jstr(o, "sha256");
 		if (!model || !quant || !family || !arch || !url || (sha && strlen(sha) != 64)) {
 			snprintf(msg, msg_len,
-			         "INFILL_CATALOG %s: entry %zu needs model, quant, family, arch and url "
+			         "INFILL_CATALOG %s: entry %zu needs model, quant, family, arch "
+			         "and url "
 			         "(strings; sha256 64 hex digits)",
 			         path, i);
 			catalog_free(c);
 			json_decref(root);
 			return NULL;
 		}
-		if (!entry_fill(c, &c->e[c->n++], model, quant, json_is_true(json_object_get(o, "default")),
-		                family, arch, url, jstr(o, "size"), sha, mirror)) {
+		if (!entry_fill(c, &c->e[c->n++], model, quant,
+		                json_is_true(json_object_get(o, "default")), family, arch, url,
+		                jstr(o, "size"), sha, mirror)) {
 			snprintf(msg, msg_len, "out of memory");
 			catalog_free(c);
 			json_decref(root);
@@ -264,7 +280,10 @@ void catalog_free(struct catalog *c)
 	free(c);
 }
 
-size_t catalog_count(const struct catalog *c) { return c ? c->n : 0; }
+size_t catalog_count(const struct catalog *c)
+{
+	return c ? c->n : 0;
+}
 
 const struct catalog_entry *catalog_at(const struct catalog *c, size_t i)
 {
@@ -293,7 +312,8 @@ static int distance(const char *a, const char *b)
 		row[0] = (int)i;
 		for (size_t j = 1; j <= lb; j++) {
 			int up = row[j];
-			int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			int cost = tolower((unsigned char)a[i - 1]) !=
+			           tolower((unsigned char)b[j - 1]);
 			int best = diag + cost;
 			if (row[j] + 1 < best) best = row[j] + 1;
 			if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
@@ -342,8 +362,11 @@ bool catalog_size_bytes(const char *size, uint64_t *bytes, uint64_t *tolerance)
 	const char *dot = memchr(size, '.', (size_t)(end - size));
 	int decimals = dot ? (int)(end - dot - 1) : 0;
 	while (*end == ' ') end++;
-	double unit = !strcasecmp(end, "kB") ? 1e3 : !strcasecmp(end, "MB") ? 1e6
-	            : !strcasecmp(end, "GB") ? 1e9 : !strcasecmp(end, "bytes") ? 1 : 0;
+	double unit = !strcasecmp(end, "kB")      ? 1e3
+	              : !strcasecmp(end, "MB")    ? 1e6
+	              : !strcasecmp(end, "GB")    ? 1e9
+	              : !strcasecmp(end, "bytes") ? 1
+	                                          : 0;
 	if (unit == 0) return false;
 	double half = 0.5 * unit;
 	for (int i = 0; i < decimals; i++) half /= 10;
@@ -424,7 +447,8 @@ void catalog_machine_read(struct catalog_machine *m)
 	if (f) {
 		unsigned long long kb;
 		while (fgets(line, sizeof line, f))
-			if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) m->mem_bytes = kb * 1024ull;
+			if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+				m->mem_bytes = kb * 1024ull;
 		fclose(f);
 	}
 	f = fopen("/proc/cpuinfo", "r");

@@ -29,8 +29,7 @@ static long block_of(struct gguf_str name)
 	return i > 4 && i < name.len && name.ptr[i] == '.' ? n : -1;
 }
 
-static int blocks_check(const struct gguf_file *g, struct gguf_summary *s,
-                        struct infill_error *err)
+static int blocks_check(const struct gguf_file *g, struct gguf_summary *s, struct infill_error *err)
 {
 	char key[64];
 	snprintf(key, sizeof key, "%s.block_count", s->arch);
@@ -46,7 +45,8 @@ static int blocks_check(const struct gguf_file *g, struct gguf_summary *s,
 		if (b < 0) continue;
 		if ((uint64_t)b >= n_blocks) {
 			free(seen);
-			return error_set(err, -EINVAL, "tensor %.*s is past the %u blocks announced",
+			return error_set(err, -EINVAL,
+			                 "tensor %.*s is past the %u blocks announced",
 			                 (int)t->name.len, t->name.ptr, n_blocks);
 		}
 		seen[b] = 1;
@@ -54,7 +54,8 @@ static int blocks_check(const struct gguf_file *g, struct gguf_summary *s,
 	for (uint32_t b = 0; b < n_blocks; b++)
 		if (!seen[b]) {
 			free(seen);
-			return error_set(err, -EINVAL, "block %u of %u has no tensors", b, n_blocks);
+			return error_set(err, -EINVAL, "block %u of %u has no tensors", b,
+			                 n_blocks);
 		}
 	free(seen);
 	if (gguf_find_tensor(g, "token_embd.weight") < 0)
@@ -66,7 +67,8 @@ int gguf_summarize(const char *path, struct gguf_summary *s, struct infill_error
 {
 	memset(s, 0, sizeof *s);
 	struct stat st;
-	if (stat(path, &st)) return error_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+	if (stat(path, &st))
+		return error_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
 	s->file_bytes = (uint64_t)st.st_size;
 	struct gguf_file *g = gguf_open(path, err);
 	if (!g) return err ? err->code : -EINVAL;

@@ -168,7 +168,7 @@ struct pipeline {
 	/* The embedded model answers (loop): said once per session, at the
 	 * first answer, how to get a real one (pipeline_model.c). */
 	bool on_embedded, told_embedded;
-	char *told_model; /* the `model` name last warned about (owned), or NULL */
+	char *told_model;   /* the `model` name last warned about (owned), or NULL */
 	bool reuse_shifted; /* cache.reuseShiftedSuffix (loop copy) */
 	bool closing;
 	void (*close_done)(void *ud);

@@ -16,7 +16,7 @@
 
 /* host.message types (window/showMessage's MessageType) */
 #define TELL_WARNING 2
-#define TELL_INFO 3
+#define TELL_INFO    3
 
 static void tell(struct pipeline *p, int type, const char *text)
 {
@@ -52,10 +52,11 @@ char *pipeline_model_path(struct pipeline *p, const char *model, bool fallback)
 		const char *near[3];
 		size_t n = catalog_near(cat, model, near, 3);
 		if (!told(p, model)) {
-			int k = snprintf(msg, sizeof msg,
-			                 "infill: \"model\": \"%s\" is neither a file nor a model of the "
-			                 "catalog (`infill models` lists them)",
-			                 model);
+			int k = snprintf(
+			        msg, sizeof msg,
+			        "infill: \"model\": \"%s\" is neither a file nor a model of the "
+			        "catalog (`infill models` lists them)",
+			        model);
 			for (size_t i = 0; i < n && k > 0 && (size_t)k < sizeof msg; i++)
 				k += snprintf(msg + k, sizeof msg - (size_t)k, "%s%s",
 				              i ? ", " : "; did you mean ", near[i]);
@@ -68,10 +69,12 @@ char *pipeline_model_path(struct pipeline *p, const char *model, bool fallback)
 	if (path && access(path, R_OK)) {
 		if (!told(p, model)) {
 			snprintf(msg, sizeof msg,
-			         "infill: the model %s is not downloaded yet: run `infill pull %s` (%s, "
+			         "infill: the model %s is not downloaded yet: run `infill pull %s` "
+			         "(%s, "
 			         "into %s)%s",
 			         e->name, model, e->size ? e->size : "size not listed", path,
-			         fallback ? "; the embedded model answers until then (restart infill, or "
+			         fallback ? "; the embedded model answers until then (restart "
+			                    "infill, or "
 			                    "save the settings again, once it is downloaded)"
 			                  : "");
 			tell(p, TELL_WARNING, msg);
@@ -96,13 +99,16 @@ void pipeline_model_tell_embedded(struct pipeline *p)
 	const struct catalog_entry *e = catalog_recommend(cat, &m);
 	if (e)
 		snprintf(msg, sizeof msg,
-		         "infill: these suggestions come from the small embedded model. For real ones "
-		         "run `infill pull %s` (%s, suits this machine; `infill models` lists others) "
+		         "infill: these suggestions come from the small embedded model. For real "
+		         "ones "
+		         "run `infill pull %s` (%s, suits this machine; `infill models` lists "
+		         "others) "
 		         "and set \"model\": \"%s\"",
 		         e->model, e->size ? e->size : "size not listed", e->model);
 	else
 		snprintf(msg, sizeof msg,
-		         "infill: these suggestions come from the small embedded model. For real ones "
+		         "infill: these suggestions come from the small embedded model. For real "
+		         "ones "
 		         "see `infill models`, run `infill pull NAME` and set \"model\" to NAME");
 	tell(p, TELL_INFO, msg);
 	catalog_free(cat);

@@ -104,8 +104,8 @@ static enum fim_template family_of(const char *said)
 		const char *word;
 		enum fim_template t;
 	} words[] = {
-		{ "deepseek", FIM_TEMPLATE_DEEPSEEK },   { "qwen", FIM_TEMPLATE_QWEN },
-		{ "starcoder", FIM_TEMPLATE_STARCODER }, { "codellama", FIM_TEMPLATE_CODELLAMA },
+		{ "deepseek", FIM_TEMPLATE_DEEPSEEK },    { "qwen", FIM_TEMPLATE_QWEN },
+		{ "starcoder", FIM_TEMPLATE_STARCODER },  { "codellama", FIM_TEMPLATE_CODELLAMA },
 		{ "code-llama", FIM_TEMPLATE_CODELLAMA }, { "code_llama", FIM_TEMPLATE_CODELLAMA },
 		{ "codegemma", FIM_TEMPLATE_CODEGEMMA },
 	};
@@ -138,16 +138,20 @@ static int probed_template(struct rcall *rc, enum fim_template *t, struct infill
 		int rc2 = remote_probe(&rc->ep, said, sizeof said, &source, why, sizeof why);
 		p->probe_fim = rc2 ? FIM_TEMPLATE_AUTO : family_of(said);
 		if (p->probe_fim != FIM_TEMPLATE_AUTO) {
-			snprintf(msg, sizeof msg,
-			         "infill: %s serves %.300s (its %s): using fim.template \"%s\" (set "
-			         "fim.template to choose another)",
-			         rc->ep.url, said, source, fim_template_name(p->probe_fim));
+			snprintf(
+			        msg, sizeof msg,
+			        "infill: %s serves %.300s (its %s): using fim.template \"%s\" (set "
+			        "fim.template to choose another)",
+			        rc->ep.url, said, source, fim_template_name(p->probe_fim));
 			worker_post_message(p, EVENT_INFO, msg);
 		} else {
 			snprintf(msg, sizeof msg,
-			         "remote.api \"openai\" needs fim.template: %s%.300s%s; set fim.template "
-			         "to the server model's family (deepseek, qwen, starcoder, codellama, "
-			         "codegemma, or a string with {prefix} and {suffix}), or remote.tokenizer "
+			         "remote.api \"openai\" needs fim.template: %s%.300s%s; set "
+			         "fim.template "
+			         "to the server model's family (deepseek, qwen, starcoder, "
+			         "codellama, "
+			         "codegemma, or a string with {prefix} and {suffix}), or "
+			         "remote.tokenizer "
 			         "to its GGUF file",
 			         rc2 ? why : "the server serves ", rc2 ? "" : said,
 			         rc2 ? "" : ", which names no family infill knows");

@@ -319,7 +319,7 @@ int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len);
  * path asked, static). Blocking, at most 5 s per request (less when
  * ep->timeout_ms is): never call it on the loop thread. Returns 0, or a
  * negative errno with msg saying what the server did not tell. */
-int remote_probe(const struct remote_endpoint *ep, char *name, size_t name_len,
-                 const char **source, char *msg, size_t msg_len);
+int remote_probe(const struct remote_endpoint *ep, char *name, size_t name_len, const char **source,
+                 char *msg, size_t msg_len);
 
 #endif

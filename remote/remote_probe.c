@@ -94,8 +94,8 @@ static const char *jstr(json_t *o, const char *k)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-int remote_probe(const struct remote_endpoint *ep, char *name, size_t name_len,
-                 const char **source, char *msg, size_t msg_len)
+int remote_probe(const struct remote_endpoint *ep, char *name, size_t name_len, const char **source,
+                 char *msg, size_t msg_len)
 {
 	name[0] = 0;
 	*source = NULL;
@@ -145,7 +145,8 @@ int remote_probe(const struct remote_endpoint *ep, char *name, size_t name_len,
 	}
 	if (!name[0]) {
 		snprintf(msg, msg_len, "the server did not say which model it serves (%s%s)",
-		         ep->api == REMOTE_API_OLLAMA ? "/api/show" : "/props, /v1/models, /api/show",
+		         ep->api == REMOTE_API_OLLAMA ? "/api/show"
+		                                      : "/props, /v1/models, /api/show",
 		         status ? "" : ", no answer");
 		return -ENOENT;
 	}

@@ -31,7 +31,8 @@ TEST(builtin_rows_are_well_formed)
 		const struct catalog_entry *e = catalog_at(c, i);
 		CHECK(!strncmp(e->url, "https://", 8));
 		CHECK(strstr(e->url, ".gguf") != NULL);
-		CHECK(!e->sha256 || (strlen(e->sha256) == 64 && strspn(e->sha256, "0123456789abcdef") == 64));
+		CHECK(!e->sha256 ||
+		      (strlen(e->sha256) == 64 && strspn(e->sha256, "0123456789abcdef") == 64));
 		/* a pinned sha256 needs a pinned revision: no "resolve/main" */
 		CHECK(!e->sha256 || !strstr(e->url, "/resolve/main/"));
 		uint64_t b, t;
@@ -97,9 +98,8 @@ TEST(mirror_and_cache_folder)
 	REQUIRE(c);
 	const struct catalog_entry *e = catalog_find(c, "starcoder2:3b");
 	REQUIRE(e);
-	CHECK_STR_EQ(e->url,
-	             "http://127.0.0.1:8080/QuantFactory/starcoder2-3b-GGUF/resolve/main/"
-	             "starcoder2-3b.Q4_K_M.gguf");
+	CHECK_STR_EQ(e->url, "http://127.0.0.1:8080/QuantFactory/starcoder2-3b-GGUF/resolve/main/"
+	                     "starcoder2-3b.Q4_K_M.gguf");
 	setenv("XDG_CACHE_HOME", "/tmp/x-cache", 1);
 	char *p = catalog_cached_path(e);
 	CHECK_STR_EQ(p, "/tmp/x-cache/infill/models/starcoder2-3b-q4_k_m.gguf");
@@ -118,9 +118,10 @@ TEST(replacement_table)
 	char path[] = "/tmp/test-catalog-XXXXXX";
 	int fd = mkstemp(path);
 	REQUIRE(fd >= 0);
-	const char *good = "[{\"model\": \"a:1b\", \"quant\": \"Q8_0\", \"default\": true, "
-	                   "\"family\": \"qwen\", \"arch\": \"qwen2\", \"url\": \"http://h/a.gguf\", "
-	                   "\"size\": \"1 GB\"}]";
+	const char *good =
+	        "[{\"model\": \"a:1b\", \"quant\": \"Q8_0\", \"default\": true, "
+	        "\"family\": \"qwen\", \"arch\": \"qwen2\", \"url\": \"http://h/a.gguf\", "
+	        "\"size\": \"1 GB\"}]";
 	REQUIRE(write(fd, good, strlen(good)) == (ssize_t)strlen(good));
 	close(fd);
 	setenv("INFILL_CATALOG", path, 1);
