@@ -30,7 +30,8 @@ int cli_validate(int argc, char **argv);
 int cli_complete(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_eval(int argc, char **argv);
-int cli_pull(int argc, char **argv); /* cli_pull.c */
+int cli_pull(int argc, char **argv);   /* cli_pull.c */
+int cli_models(int argc, char **argv); /* cli_models.c */
 
 /* Shared by the subcommands that take FILE:LINE:COL (cli_util.c). */
 

@@ -18,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ast.h"
 #include "cli.h"
+#include "catalog.h"
 #include "complete.h"
 #include "config.h"
 #include "stats.h"
@@ -191,12 +193,28 @@ static int settings_layer(struct config *cfg, json_t *flags, const struct args *
 	return 0;
 }
 
+/* The file `model` names: a catalog name ("qwen2.5-coder:1.5b") is its
+ * file in the cache folder when downloaded; anything else as it is (new). */
+static char *model_file(const char *model)
+{
+	if (strchr(model, '/') || !access(model, F_OK)) return strdup(model);
+	char msg[256];
+	struct catalog *cat = catalog_load(msg, sizeof msg);
+	const struct catalog_entry *e = catalog_find(cat, model);
+	char *path = e ? catalog_cached_path(e) : NULL;
+	if (path && access(path, R_OK))
+		fprintf(stderr, "infill complete: %s is not downloaded yet: run `infill pull %s`\n",
+		        e->name, model);
+	catalog_free(cat);
+	return path ? path : strdup(model);
+}
+
 /* Opens the model the settings name, runs the pipeline once at byte `off`
  * of text and prints the result; returns the exit status. */
 static int complete_print(struct args *a, const struct settings *st, const char *lname,
                           const char *text, size_t len, size_t off)
 {
-	char *model_path = st->model ? strdup(st->model) : complete_default_model_path();
+	char *model_path = st->model ? model_file(st->model) : complete_default_model_path();
 	if (!model_path) {
 		fprintf(stderr, "infill: out of memory\n");
 		return 1;

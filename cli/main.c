@@ -23,7 +23,8 @@
 	X(mkmodel, "write a random-weight model of a Llama shape to a GGUF file") \
 	X(replay, "replay a typing session over LSP and report latency")          \
 	X(eval, "measure completion quality on FIM cases cut from source files")  \
-	X(pull, "download a model file (resumable, sha256-checked)")
+	X(pull, "download a model by name or URL (resumable, checked)")           \
+	X(models, "list the models `pull` knows, what fits here, what is downloaded")
 
 struct cli_command {
 	const char *name;

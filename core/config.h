@@ -106,7 +106,8 @@ enum config_kind {
 	X(enabled, "enabled", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL, CONFIG_SCOPE_LANGUAGE,  \
 	  "offer completions at all")                                                              \
 	X(model, "model", CONFIG_KIND_STRING, char *, 0, NULL, 0, 0, NULL, CONFIG_SCOPE_GLOBAL,    \
-	  "path of a GGUF file (unset: the embedded model)")                                       \
+	  "path of a GGUF file, or a catalog name such as qwen2.5-coder:1.5b (`infill models`; "   \
+	  "downloaded by `infill pull NAME`) (unset: the embedded model)")                         \
 	X(model_fallback, "modelFallback", CONFIG_KIND_BOOL, bool, 1, NULL, 0, 1, NULL,            \
 	  CONFIG_SCOPE_GLOBAL,                                                                     \
 	  "when model cannot be loaded, load the embedded model instead, with a warning")          \

@@ -96,6 +96,20 @@ const struct tokenizer *model_tokenizer(const struct model *m); /* borrowed */
  * gets a short reason. One stat() per call. */
 bool model_file_changed(const struct model *m, char *why, size_t why_size);
 
+/* What a GGUF file holds, read without loading it (gguf_summary.c). */
+struct gguf_summary {
+	char arch[32];       /* general.architecture */
+	int64_t n_tensors;   /* tensors in the file */
+	uint32_t n_blocks;   /* {arch}.block_count */
+	uint64_t file_bytes; /* the file's size */
+};
+
+/* Opens path as GGUF (every tensor checked to lie inside the file) and
+ * fills *s; fails unless it names an architecture, its block count, and
+ * tensors for every block 0..n_blocks-1 and none past them, and a
+ * token_embd.weight. Returns 0, or a negative code with *err saying which. */
+int gguf_summarize(const char *path, struct gguf_summary *s, struct infill_error *err);
+
 /* ---- KV pages and sequences (kv.c) ---- */
 
 /* The model's page pool: pages of page_size token slots, reference-counted. */

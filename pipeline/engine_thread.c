@@ -116,6 +116,11 @@ static void post_event(struct pipeline *p, enum event_kind kind, int pct, bool o
 	event_push(p, ev);
 }
 
+void worker_post_message(struct pipeline *p, enum event_kind kind, const char *msg)
+{
+	post_event(p, kind, 0, false, msg);
+}
+
 void worker_result_finish(struct completion_result *r)
 {
 	for (size_t i = 0; i < r->count; i++) free(r->items[i].text);
@@ -270,6 +275,9 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 		ev->percentage = 100;
 		ev->ok = true;
 		ev->fallback = fell_back;
+		char *embedded = complete_default_model_path();
+		ev->embedded = fell_back || (embedded && !strcmp(embedded, path));
+		free(embedded);
 		snprintf(ev->message, sizeof ev->message, "%s", msg);
 		event_push(p, ev);
 	}

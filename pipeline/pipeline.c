@@ -114,6 +114,7 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 	if (!job->status && !job->fast) shown_answer(p, r, job->live_id);
 	if (!job->status && job->req->text) fast_record(&p->docs, job->req, r, &o);
 	remote_bridge_record(p, job);
+	if (!job->fast && !job->status && p->on_embedded) pipeline_model_tell_embedded(p);
 	done(ud, job->status, r);
 	job_free(p, job);
 }
@@ -141,6 +142,7 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		                       : "ready";
 		if (progress && p->loading) progress(p->host.ud, LOAD_TITLE, end, 100, true);
 		p->loading = false;
+		if (ev->ok) p->on_embedded = ev->embedded;
 		if (ev->ok)
 			log_info(p->log, "model ready: %s", ev->message);
 		else if (p->host.message)
@@ -150,8 +152,9 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		break;
 	}
 	case EVENT_WARNING:
+	case EVENT_INFO:
 		if (p->host.message) /* which logs it too */
-			p->host.message(p->host.ud, 2, ev->message);
+			p->host.message(p->host.ud, ev->kind == EVENT_INFO ? 3 : 2, ev->message);
 		else
 			log_warn(p->log, "%s", ev->message);
 		break;
@@ -322,6 +325,9 @@ void pipeline_free(struct pipeline *p)
 		worker_event_free(ev);
 	}
 	fast_doc_free_all(&p->docs);
+	free(p->told_model);
+	free(p->probe_key);
+	free(p->probe_error);
 	worker_spec_finish(&p->loaded);
 	worker_spec_finish(&p->pending_load);
 	pthread_cond_destroy(&p->cv);
@@ -338,8 +344,9 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 		path = malloc(strlen(PIPELINE_REMOTE_PREFIX) + strlen(tp) + 1);
 		if (path) strcat(strcpy(path, PIPELINE_REMOTE_PREFIX), tp);
 	} else {
-		path = settings->model && settings->model[0] ? strdup(settings->model)
-		                                             : complete_default_model_path();
+		path = settings->model && settings->model[0]
+		               ? pipeline_model_path(p, settings->model, settings->model_fallback)
+		               : complete_default_model_path();
 	}
 	if (!path || async_start(p)) {
 		free(path);

@@ -105,6 +105,7 @@ struct pipeline_job {
 
 /* EVENT_WARNING: a message the user must see (window/showMessage, warning),
  * e.g. the model file changed on disk and is being reloaded. */
+/* EVENT_INFO: the same as information (what was chosen for the user). */
 enum event_kind {
 	EVENT_LOAD_BEGIN,
 	EVENT_PROGRESS,
@@ -112,6 +113,7 @@ enum event_kind {
 	EVENT_EXTENDED,
 	EVENT_WARNING,
 	EVENT_AHEAD,
+	EVENT_INFO,
 };
 
 /* Longer candidates from a live candidate (EVENT_EXTENDED): its whole
@@ -140,6 +142,7 @@ struct event {
 	int percentage;
 	bool ok;
 	bool fallback; /* EVENT_LOAD_END: the embedded model stands in for the one asked */
+	bool embedded; /* EVENT_LOAD_END: the embedded model is what loaded */
 	char message[600];
 	struct extension *ext; /* EVENT_EXTENDED only; owned */
 	struct ahead *ahead;   /* EVENT_AHEAD only; owned */
@@ -189,6 +192,10 @@ struct pipeline {
 	struct shown_track shown[SHOWN_TRACK_MAX]; /* the newest live answers (loop) */
 	struct load_spec loaded;   /* the spec of the last load requested (loop) */
 	bool configured;
+	/* The embedded model answers (loop): said once per session, at the
+	 * first answer, how to get a real one (pipeline_model.c). */
+	bool on_embedded, told_embedded;
+	char *told_model;   /* the `model` name last warned about (owned), or NULL */
 	bool reuse_shifted; /* cache.reuseShiftedSuffix (loop copy) */
 	bool closing;
 	void (*close_done)(void *ud);
@@ -227,6 +234,13 @@ struct pipeline {
 	 * /v1/completions takes n = 1 only): from then on the greedy call alone
 	 * (loop sets it, engine thread reads: atomic) */
 	atomic_bool remote_no_sampling;
+	/* What the server said it serves, for fim.template auto without
+	 * remote.tokenizer (engine thread only; remote_bridge.c): asked once per
+	 * remote.url and remote.model (probe_key), the template chosen or the
+	 * message of why none was. */
+	char *probe_key;
+	enum fim_template probe_fim;
+	char *probe_error;
 	uint64_t remote_unsent; /* requests failed before any call (settings) */
 	uint64_t remote_cut; /* requests cut at completion.deadlineMs (remote_query.answer_by_ns) */
 	void (*remote_closed)(struct pipeline *p); /* remote_bridge_close's done */
@@ -251,6 +265,22 @@ void worker_result_finish(struct completion_result *r);
 
 /* Frees an event and what it owns (loop thread). */
 void worker_event_free(struct event *ev);
+
+/* Engine thread: queues a message for the user (EVENT_WARNING or EVENT_INFO). */
+void worker_post_message(struct pipeline *p, enum event_kind kind, const char *msg);
+
+/* ---- models by name (pipeline_model.c, loop thread) ----------------------- */
+
+/* The file `model` means: a catalog name ("qwen2.5-coder:1.5b") is its file
+ * in the cache folder; anything else is a path. A catalog model not yet
+ * downloaded is said once (with the `infill pull` command to run) and, with
+ * fallback, the embedded model answers meanwhile. New string, or NULL on
+ * out of memory. */
+char *pipeline_model_path(struct pipeline *p, const char *model, bool fallback);
+
+/* Says once per session that the embedded model is a small stand-in and
+ * which catalog model suits this machine. */
+void pipeline_model_tell_embedded(struct pipeline *p);
 
 /* ---- the remote backend (remote_bridge.c) ---------------------------------- */
 

@@ -97,18 +97,87 @@ static void rcall_free(struct rcall *rc)
 
 /* ---- the engine thread --------------------------------------------------------- */
 
+/* The family's template a model's name or metadata points to: its words
+ * as the publishers write them ("Qwen2.5-Coder-1.5B", "deepseek-coder",
+ * "starcoder2", "codellama", "codegemma"; Ollama's family "qwen2"). AUTO:
+ * none. Code Llama before plain "llama": DeepSeek-Coder's architecture is
+ * llama too, so "llama" alone decides nothing. */
+static enum fim_template family_of(const char *said)
+{
+	static const struct {
+		const char *word;
+		enum fim_template t;
+	} words[] = {
+		{ "deepseek", FIM_TEMPLATE_DEEPSEEK },    { "qwen", FIM_TEMPLATE_QWEN },
+		{ "starcoder", FIM_TEMPLATE_STARCODER },  { "codellama", FIM_TEMPLATE_CODELLAMA },
+		{ "code-llama", FIM_TEMPLATE_CODELLAMA }, { "code_llama", FIM_TEMPLATE_CODELLAMA },
+		{ "codegemma", FIM_TEMPLATE_CODEGEMMA },
+	};
+	char low[1024];
+	size_t n = 0;
+	for (; said[n] && n + 1 < sizeof low; n++)
+		low[n] = (char)(said[n] >= 'A' && said[n] <= 'Z' ? said[n] + 32 : said[n]);
+	low[n] = 0;
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (strstr(low, words[i].word)) return words[i].t;
+	return FIM_TEMPLATE_AUTO;
+}
+
+/* fim.template auto without remote.tokenizer: the template of the family
+ * the server says it serves (remote_probe, blocking: this is the engine
+ * thread), asked once per remote.url and remote.model; what was chosen is
+ * said once, as is exactly what to set when nothing matched. */
+static int probed_template(struct rcall *rc, enum fim_template *t, struct infill_error *err)
+{
+	struct pipeline *p = rc->p;
+	char key[2048];
+	snprintf(key, sizeof key, "%s|%s", rc->ep.url, rc->ep.model ? rc->ep.model : "");
+	if (!p->probe_key || strcmp(p->probe_key, key)) {
+		free(p->probe_key);
+		free(p->probe_error);
+		p->probe_key = strdup(key);
+		p->probe_error = NULL;
+		char said[1024], why[512], msg[1800];
+		const char *source;
+		int rc2 = remote_probe(&rc->ep, said, sizeof said, &source, why, sizeof why);
+		p->probe_fim = rc2 ? FIM_TEMPLATE_AUTO : family_of(said);
+		if (p->probe_fim != FIM_TEMPLATE_AUTO) {
+			snprintf(
+			        msg, sizeof msg,
+			        "infill: %s serves %.300s (its %s): using fim.template \"%s\" (set "
+			        "fim.template to choose another)",
+			        rc->ep.url, said, source, fim_template_name(p->probe_fim));
+			worker_post_message(p, EVENT_INFO, msg);
+		} else {
+			snprintf(msg, sizeof msg,
+			         "remote.api \"openai\" needs fim.template: %s%.300s%s; set "
+			         "fim.template "
+			         "to the server model's family (deepseek, qwen, starcoder, "
+			         "codellama, "
+			         "codegemma, or a string with {prefix} and {suffix}), or "
+			         "remote.tokenizer "
+			         "to its GGUF file",
+			         rc2 ? why : "the server serves ", rc2 ? "" : said,
+			         rc2 ? "" : ", which names no family infill knows");
+			p->probe_error = strdup(msg);
+		}
+	}
+	if (p->probe_fim == FIM_TEMPLATE_AUTO)
+		return error_set(err, -EINVAL, "%s",
+		                 p->probe_error ? p->probe_error : "fim.template is unset");
+	*t = p->probe_fim;
+	return 0;
+}
+
 /* The prompt's text form without a vocabulary: snippets as commented blocks
  * before the prefix, then the family's template. */
 static int text_prompt(struct rcall *rc, const struct engine_request *rq, struct infill_error *err)
 {
 	enum fim_template t = rq->fim;
-	if (t == FIM_TEMPLATE_AUTO)
-		return error_set(
-		        err, -EINVAL,
-		        "remote.api \"openai\" without remote.tokenizer needs fim.template set to "
-		        "the "
-		        "server model's family (deepseek, qwen, starcoder, codellama, or a string "
-		        "with {prefix} and {suffix}), or remote.tokenizer set to its GGUF file");
+	if (t == FIM_TEMPLATE_AUTO) {
+		int rc2 = probed_template(rc, &t, err);
+		if (rc2) return rc2;
+	}
 	const char *cm = rq->comment ? rq->comment : "//";
 	size_t n = rq->prefix_len + 1;
 	for (size_t i = 0; i < rq->n_extra; i++)

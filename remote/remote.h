@@ -12,6 +12,7 @@
  *   remote_text.c    a server's bytes made fit to show (pure)
  *   remote_client.c  curl multi on the loop: queue, retries, cancel, errors
  *   remote_pull.c    `infill pull`: a resumable, checked download (blocking)
+ *   remote_probe.c   which model a server serves (blocking)
  *
  * Threads: a struct remote_client and its calls belong to the loop thread
  * that created it; every function here except the pure ones (remote_api_*,
@@ -327,12 +328,29 @@ struct remote_pull_options {
 	const char *sha256; /* 64 hex digits to check, or NULL */
 	const char *ca_file;
 	bool progress; /* a progress line on stderr */
+	/* Called on the whole OUT.part before it is renamed into place (after
+	 * the sha256, when given); nonzero keeps nothing: the part is removed
+	 * and remote_pull returns that code with verify's msg. May be NULL. */
+	int (*verify)(const char *part, void *ud, char *msg, size_t msg_len);
+	void *verify_ud;
 };
 
 /* Downloads url to out, resuming OUT.part with a Range request when it
  * exists, then checks the sha256 when given (a mismatch keeps nothing: the
  * file is removed) and renames into place. Returns 0 or a negative errno with
- * msg (msg_len bytes) saying why. */
+ * msg (msg_len bytes) saying why: -ENOSPC when the disk is full and -EFBIG
+ * at a file-size limit (the part is kept for a resume once there is room). */
 int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len);
+
+/* Asks the server at ep which model it serves: GET /props (llama-server's
+ * model_path; enough when it answers), else GET /v1/models (the ids), then
+ * Ollama's POST /api/show {"model": ep->model, else the first id} for its
+ * family and architecture (OLLAMA: /api/show alone). Fills name (NUL-terminated; what was said,
+ * space-separated: a path, ids, family and architecture) and *source (the
+ * path asked, static). Blocking, at most 5 s per request (less when
+ * ep->timeout_ms is): never call it on the loop thread. Returns 0, or a
+ * negative errno with msg saying what the server did not tell. */
+int remote_probe(const struct remote_endpoint *ep, char *name, size_t name_len, const char **source,
+                 char *msg, size_t msg_len);
 
 #endif

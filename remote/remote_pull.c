@@ -27,6 +27,7 @@ struct pull {
 	bool shown;        /* a progress line is on screen (ended with '\n' before more) */
 	double last_shown; /* seconds, monotonic */
 	double started;
+	int write_errno; /* why the last write to the part failed (0: none) */
 };
 
 static double mono_s(void)
@@ -49,7 +50,9 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 			pl->offset = 0;
 		}
 	}
-	return fwrite(data, size, nmemb, pl->f) == nmemb ? size * nmemb : 0;
+	if (fwrite(data, size, nmemb, pl->f) == nmemb) return size * nmemb;
+	pl->write_errno = errno;
+	return 0;
 }
 
 static int on_progress(void *ud, curl_off_t total, curl_off_t now, curl_off_t ut, curl_off_t un)
@@ -156,6 +159,27 @@ static int transfer_run(struct pull *pl, const struct remote_pull_options *o, co
 	return 0;
 }
 
+/* A write to the part failed: say what the user can do about it. */
+static int write_failed(const char *part, int e, char *msg, size_t msg_len)
+{
+	if (e == ENOSPC || e == EDQUOT) {
+		snprintf(msg, msg_len,
+		         "no space left on the disk writing %s; free some space and run the same "
+		         "command again to resume",
+		         part);
+		return -ENOSPC;
+	}
+	if (e == EFBIG) {
+		snprintf(msg, msg_len,
+		         "a file-size limit (ulimit -f) stopped writing %s; raise it and run the "
+		         "same command again to resume",
+		         part);
+		return -EFBIG;
+	}
+	snprintf(msg, msg_len, "writing %s failed: %s", part, e ? strerror(e) : "I/O error");
+	return -EIO;
+}
+
 /* Closes the .part (a failed close is a failed write) and turns libcurl's
  * result into our code, saying whether the same command can resume. */
 static int transfer_finish(struct pull *pl, const struct remote_pull_options *o, const char *part,
@@ -166,11 +190,10 @@ static int transfer_finish(struct pull *pl, const struct remote_pull_options *o,
 	if (pl->shown) fputc('\n', stderr);
 	pl->shown = false;
 	int closed = fclose(pl->f);
+	if (closed && !pl->write_errno) pl->write_errno = errno;
 	pl->f = NULL;
-	if (closed) {
-		snprintf(msg, msg_len, "writing %s failed", part);
-		return -EIO;
-	}
+	if (closed || (r == CURLE_WRITE_ERROR && pl->write_errno))
+		return write_failed(part, pl->write_errno, msg, msg_len);
 	/* 416: the range starts at the end: the .part is the whole file */
 	if (r != CURLE_OK && !(r == CURLE_HTTP_RETURNED_ERROR && status == 416 && pl->offset > 0)) {
 		snprintf(msg, msg_len, "downloading %s failed (%s)%s", o->url,
@@ -246,6 +269,10 @@ int remote_pull(const struct remote_pull_options *o, char *msg, size_t msg_len)
 	struct pull pl = { .progress = o->progress, .started = mono_s() };
 	rc = download(&pl, o, part, msg, msg_len);
 	if (!rc && o->sha256) rc = download_verify(o, part, msg, msg_len);
+	if (!rc && o->verify) {
+		rc = o->verify(part, o->verify_ud, msg, msg_len);
+		if (rc) unlink(part); /* the wrong bytes: a resume would keep them */
+	}
 	if (!rc && rename(part, o->out)) {
 		rc = -errno;
 		snprintf(msg, msg_len, "cannot rename %s to %s: %s", part, o->out, strerror(-rc));

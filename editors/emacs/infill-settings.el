@@ -21,7 +21,8 @@ May be set per language under \"languages\" in .infill.json."
   :group 'infill-settings)
 
 (defcustom infill-model nil
-  "Path of a GGUF file (unset: the embedded model).
+  "Path of a GGUF file, or a catalog name such as qwen2.5-coder:1.5b (`infill
+models`; downloaded by `infill pull NAME`) (unset: the embedded model).
 Server setting \"model\" (server default unset).
 nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (string :tag "Value"))

@@ -635,5 +635,49 @@ Go... as well as Python), `infill-mode' on `eglot-managed-mode-hook'."
                h)
       h))))
 
+;;; Models by name
+
+(defvar infill--pull-lines nil
+  "Lines the last `infill-pull' printed, newest first (for tests).")
+
+(defun infill--pull-line (name line)
+  "Show LINE of `infill pull NAME' in the echo area and keep it."
+  (let ((line (string-trim (replace-regexp-in-string "\\`infill pull: " "" line))))
+    (unless (string-empty-p line)
+      (push line infill--pull-lines)
+      (let ((message-log-max (and (not (string-match-p "%" line)) message-log-max)))
+        (message "infill pull %s: %s" name line)))))
+
+;;;###autoload
+(defun infill-pull (name &optional on-done)
+  "Download the model NAME with `infill pull NAME' (see `infill models').
+Its progress lines show in the echo area as they come; the file goes to
+the cache folder, and \"model\" set to NAME then uses it.  ON-DONE, when
+given, is called with t or nil and the last line."
+  (interactive (list (read-string "infill: model to download: " nil nil "qwen2.5-coder:1.5b")))
+  (setq infill--pull-lines nil)
+  (let ((pending ""))
+    (make-process
+     :name "infill-pull"
+     :command (list (car infill-command) "pull" name)
+     :connection-type 'pipe
+     :noquery t
+     :filter (lambda (_proc out)
+               ;; progress lines end in \r, the others in \n: whole ones only
+               (let* ((all (concat pending out))
+                      (parts (split-string all "[\r\n]")))
+                 (setq pending (car (last parts)))
+                 (dolist (l (butlast parts)) (infill--pull-line name l))))
+     :sentinel (lambda (proc _event)
+                 (unless (process-live-p proc)
+                   (infill--pull-line name pending)
+                   (let ((ok (eq (process-exit-status proc) 0))
+                         (last (car infill--pull-lines)))
+                     (if ok
+                         (message "infill: %s downloaded; set \"model\": \"%s\" to use it" name name)
+                       (message "infill: pull %s failed: %s %s" name
+                                (or (cadr infill--pull-lines) "") (or last "")))
+                     (when on-done (funcall on-done ok last))))))))
+
 (provide 'infill)
 ;;; infill.el ends here

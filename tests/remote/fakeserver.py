@@ -46,10 +46,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
+    def _json(self, status, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        # what the server says it serves (llama-server /props, /v1/models)
+        srv = self.server.fake
+        with srv.lock:
+            srv.probes.append(self.path)
+        if self.path in srv.serves:
+            self._json(200, srv.serves[self.path])
+        else:
+            self._json(404, {"error": "not found"})
+
     def do_POST(self):
         srv = self.server.fake
         n = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(n) or b"{}")
+        if self.path == "/api/show":  # Ollama's model description
+            with srv.lock:
+                srv.probes.append(self.path)
+            if self.path in srv.serves and body.get("model"):
+                self._json(200, srv.serves[self.path])
+            else:
+                self._json(404, {"error": "model not found"})
+            return
         with srv.lock:
             srv.requests.append((self.path, body, dict(self.headers)))
         mode = srv.mode
@@ -162,6 +188,7 @@ class FakeServer:
                          + b"z" * int(delay * (1 << 20)) + b'"}]}')
         self.mode, self.delay, self.key = mode, delay, key
         self.requests, self.closed_early = [], []
+        self.serves, self.probes = {}, []  # path -> JSON it answers a probe with; probes seen
         self.lock = threading.Lock()
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

@@ -239,6 +239,43 @@ def case_overhead(binary, test_bin, model):
         srv.stop()
 
 
+def case_probe_lsp(binary, test_bin, model):
+    """fim.template auto, no remote.tokenizer: infill asks the real server
+    what it serves. Under an alias that names a family, that family's
+    template is chosen and said once; under its file name alone (no
+    family), one message says exactly which setting to set."""
+    srv = LlamaServer(model, extra=("--alias", "deepseek-coder-1.3b-base"))
+    c = start(binary, {"remote.url": srv.url, "remote.api": "openai", "fim.template": "auto"})
+    try:
+        r = c.response(inline_async(c), 120)
+        check("result" in r, "answered", r, errors(c))
+        c.response(inline_async(c), 120)
+        said = [m["params"]["message"] for m in c.notifications
+                if m.get("method") == "window/showMessage" and "fim.template" in
+                m["params"]["message"]]
+        check(len(said) == 1 and '"deepseek"' in said[0] and "deepseek-coder-1.3b-base" in said[0],
+              "the family's template, said once", said, errors(c))
+        s = c.request("infill/stats")["result"]
+        check(s["remoteRequests"] >= 1 and s["remoteFailures"] == 0, "the server answered", s)
+        check(not errors(c), "no error", errors(c))
+    finally:
+        c.kill()
+        srv.stop()
+    srv = LlamaServer(model)
+    c = start(binary, {"remote.url": srv.url, "remote.api": "openai", "fim.template": "auto"})
+    try:
+        for _ in range(2):
+            c.response(inline_async(c), 120)
+        msgs = [m["params"]["message"] for m in c.notifications
+                if m.get("method") == "window/showMessage"]
+        said = [m for m in msgs if "set fim.template" in m]
+        check(len(said) == 1 and os.path.basename(model) in said[0], "what is missing, once",
+              msgs)
+    finally:
+        c.kill()
+        srv.stop()
+
+
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 if __name__ == "__main__":

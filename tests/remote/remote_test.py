@@ -834,9 +834,10 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        data = self.server.data
+        files = getattr(self.server, "files", {})  # path -> bytes (models by name)
+        data = files.get(self.path, self.server.data)
         start = 0
-        if not self.path.endswith("/m.gguf"):
+        if not self.path.endswith("/m.gguf") and self.path not in files:
             body = b"<html><body>404 Not Found</body></html>"
             self.send_response(404)
             self.send_header("Content-Type", "text/html")
@@ -918,6 +919,317 @@ def case_pull(binary):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+# ---- models by name (infill pull NAME, infill models, "model": NAME) ------
+
+DEFAULT_GGUF = os.path.join(HERE, "..", "..", "models", "infill-default.gguf")
+
+
+def served(files):
+    """A loopback server for `files` (path -> bytes), with resume support."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RangeHandler)
+    httpd.data, httpd.cut_at, httpd.ranges, httpd.files = b"", 0, [], files
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, "http://127.0.0.1:%d" % httpd.server_address[1]
+
+
+def test_catalog(d, base, entries):
+    """An INFILL_CATALOG file (the documented override for tests and mirrors)."""
+    path = os.path.join(d, "catalog.json")
+    for e in entries:
+        e["url"] = base + e["url"]
+    with open(path, "w") as f:
+        json.dump(entries, f)
+    return path
+
+
+def pull(binary, name, env, **kw):
+    e = dict(os.environ)
+    e.update(env)
+    return subprocess.run([binary, "pull", name], capture_output=True, text=True, timeout=60,
+                          env=e, **kw)
+
+
+def case_pull_name_gguf_check(binary):
+    """infill pull NAME of an entry without a published sha256: cut off, it
+    resumes with a Range request; whole, its GGUF header is checked (and the
+    check named); the wrong architecture, or bytes that are no GGUF, are
+    refused and removed."""
+    with open(DEFAULT_GGUF, "rb") as f:
+        model = f.read()
+    junk = os.urandom(200_000)
+    httpd, base = served({"/m/ok.gguf": model, "/m/junk.gguf": junk})
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            cat = test_catalog(d, base, [
+                {"model": "tiny-coder:1m", "quant": "Q8_0", "default": True, "family": "deepseek",
+                 "arch": "llama", "url": "/m/ok.gguf", "size": "%d bytes" % len(model)},
+                {"model": "tiny-coder:1m", "quant": "Q4_K_M", "family": "qwen", "arch": "qwen2",
+                 "url": "/m/ok.gguf"},
+                {"model": "junk:1m", "quant": "Q8_0", "default": True, "family": "deepseek",
+                 "arch": "llama", "url": "/m/junk.gguf"}])
+            env = {"INFILL_CATALOG": cat, "XDG_CACHE_HOME": os.path.join(d, "cache")}
+            dest = os.path.join(d, "cache", "infill", "models", "tiny-coder-1m-q8_0.gguf")
+            httpd.cut_at = 1_000_000
+            r = pull(binary, "tiny-coder:1m", env)
+            check(r.returncode != 0 and "run the same command again to resume" in r.stderr,
+                  "the cut download fails, resumable", r.stderr)
+            check(os.path.getsize(dest + ".part") == 1_000_000, "the part is kept")
+            httpd.cut_at = 0
+            r = pull(binary, "tiny-coder:1m", env)
+            check(r.returncode == 0, "the resumed pull succeeds", r.stderr)
+            check(httpd.ranges == [1_000_000], "resumed at the part's end", httpd.ranges)
+            check("checked by its GGUF header: architecture llama" in r.stderr
+                  and "no sha256" in r.stderr, "says which check it made", r.stderr)
+            with open(dest, "rb") as f:
+                check(f.read() == model, "the file is whole, in the cache folder")
+            check('"model": "tiny-coder:1m"' in r.stderr, "says what to set", r.stderr)
+            r = pull(binary, "tiny-coder:1m-q4_k_m", env)
+            check(r.returncode != 0 and "is a llama model" in r.stderr
+                  and "must be qwen2" in r.stderr, "another architecture is refused", r.stderr)
+            bad = dest.replace("q8_0", "q4_k_m")
+            check(not os.path.exists(bad) and not os.path.exists(bad + ".part"), "kept nothing")
+            r = pull(binary, "junk:1m", env)
+            check(r.returncode != 0 and "not a whole GGUF model" in r.stderr, "junk is refused",
+                  r.stderr)
+            check(not any(n.startswith("junk") for n in os.listdir(os.path.dirname(dest))),
+                  "and removed", os.listdir(os.path.dirname(dest)))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def case_pull_name_sha256(binary):
+    """The built-in catalog through INFILL_MODEL_MIRROR (its URLs' paths on
+    the loopback): an entry with a published sha256 is checked against it, a
+    mismatch keeps nothing; a name not in the catalog names near ones."""
+    data = os.urandom(300_000)
+    path = ("/itlwas/Qwen2.5-Coder-0.5B-Q4_K_M-GGUF/resolve/"
+            "b63d6a5417edf4f574624b050a5c5642b052dcfb/qwen2.5-coder-0.5b-q4_k_m.gguf")
+    httpd, base = served({path: data})
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            env = {"INFILL_MODEL_MIRROR": base, "XDG_CACHE_HOME": d}
+            r = pull(binary, "qwen2.5-coder:0.5b", env)
+            check(r.returncode != 0 and "sha256 mismatch" in r.stderr
+                  and "72918254a3fa9f4c" in r.stderr, "checked against the published sha256",
+                  r.stderr)
+            check(not os.listdir(os.path.join(d, "infill", "models")), "nothing kept")
+            check(len(httpd.files) == 1, "fetched from the mirror")
+            r = pull(binary, "qwen2.5-coder:1.5b-q4", env)
+            check(r.returncode == 2 and "not in the model catalog" in r.stderr
+                  and "did you mean qwen2.5-coder:1.5b" in r.stderr, "near names", r.stderr)
+            r = pull(binary, "starcodr2:3b", env)
+            check("starcoder2:3b" in r.stderr, "a typo finds its model", r.stderr)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def case_pull_name_no_space(binary):
+    """A file-size limit (RLIMIT_FSIZE, as a full disk) ends the pull with a
+    message that says what happened and keeps the part to resume."""
+    import resource
+    data = os.urandom(400_000)
+    httpd, base = served({"/m/big.gguf": data})
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            cat = test_catalog(d, base, [
+                {"model": "big:1m", "quant": "Q8_0", "default": True, "family": "qwen",
+                 "arch": "qwen2", "url": "/m/big.gguf"}])
+            env = {"INFILL_CATALOG": cat, "XDG_CACHE_HOME": d}
+            limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+            r = pull(binary, "big:1m", env, preexec_fn=limit)
+            check(r.returncode == 1 and "file-size limit" in r.stderr
+                  and "run the same command again to resume" in r.stderr, "says why", r.stderr)
+            part = os.path.join(d, "infill", "models", "big-1m-q8_0.gguf.part")
+            check(0 < os.path.getsize(part) <= 100_000, "the part stays for a resume")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def case_models_list(binary):
+    """infill models: this machine's memory and CPU, a suggestion, every
+    catalog entry with size, RAM, fit, check and what is downloaded."""
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "infill", "models"))
+        open(os.path.join(d, "infill", "models", "starcoder2-3b-q4_k_m.gguf"), "wb").close()
+        e = dict(os.environ, XDG_CACHE_HOME=d)
+        e.pop("INFILL_CATALOG", None)
+        r = subprocess.run([binary, "models"], capture_output=True, text=True, timeout=30, env=e)
+        check(r.returncode == 0, "exit 0", r.stderr)
+        out = r.stdout
+        with open("/proc/meminfo") as f:
+            gb = int(f.readline().split()[1]) * 1024 / 1e9
+        check("This machine: %.1f GB memory" % gb in out, "memory from /proc/meminfo", out)
+        check("Suggested:    qwen2.5-coder:" in out, "a suggestion", out)
+        rows = {l.split()[0]: l.split() for l in out.splitlines() if l.startswith(
+            ("qwen", "deepseek", "starcoder", "codegemma", "codellama"))}
+        for name in ("qwen2.5-coder:1.5b", "deepseek-coder:1.3b", "deepseek-coder:6.7b",
+                     "starcoder2:3b", "starcoder2:7b", "codegemma:2b", "codellama:7b",
+                     "qwen2.5-coder:0.5b", "qwen2.5-coder:7b"):
+            check(name in rows, "lists " + name, out)
+        q = rows["qwen2.5-coder:1.5b"]
+        check(q[1:5] == ["qwen", "Q4_K_M", "986", "MB"] and q[-2:] == ["yes", "sha256"] or
+              q[-1] == "sha256", "size and check as published", q)
+        check(rows["starcoder2:3b"][-1] == "yes", "a downloaded file is shown", rows["starcoder2:3b"])
+        check(rows["starcoder2:3b-q8_0"][-1] == "gguf", "gguf-checked entries say so", out)
+
+
+def case_model_by_name(binary):
+    """"model": a catalog name: not downloaded, one message with the pull
+    command and the embedded model answers (with its one note per session);
+    downloaded, the cached file loads and no embedded note comes."""
+    with tempfile.TemporaryDirectory() as d:
+        cat = test_catalog(d, "http://127.0.0.1:9", [
+            {"model": "tiny-coder:1m", "quant": "Q8_0", "default": True, "family": "deepseek",
+             "arch": "llama", "url": "/m/ok.gguf"}])
+        env = {"INFILL_CATALOG": cat, "XDG_CACHE_HOME": d}
+        opts = {"model": "tiny-coder:1m", "completion.debounceMs": 0}
+        c = Client(binary, args=["--user-config", ""], env=env)
+        try:
+            c.initialize(init_options=opts)
+            c.notify("textDocument/didOpen", {"textDocument": {
+                "uri": URI, "languageId": "python", "version": 1, "text": PY}})
+            m = c.wait_for(lambda m: m.get("method") == "window/showMessage"
+                           and "not downloaded" in m["params"]["message"], timeout=60)
+            check("`infill pull tiny-coder:1m`" in m["params"]["message"], "names the command", m)
+            deadline = time.time() + 60
+            while stats(c)["backend"] == "none" and time.time() < deadline:
+                time.sleep(0.05)
+            inline(c)
+            inline(c, 2, 4)
+            c.wait_for(lambda m: m.get("method") == "window/showMessage"
+                       and "embedded model" in m["params"]["message"], timeout=30)
+            time.sleep(0.3)
+            notes = [t for t in messages(c) if "small embedded model" in t]
+            # the test catalog has no model the suggestion rule names: the
+            # note points at the catalog instead
+            check("`infill models`" in notes[0] and "`infill pull NAME`" in notes[0],
+                  "says how to get a real model", notes)
+            check(len(notes) == 1, "one embedded note per session", messages(c))
+            check(len([t for t in messages(c) if "not downloaded" in t]) == 1, "said once",
+                  messages(c))
+        finally:
+            c.kill()
+        dest = os.path.join(d, "infill", "models")
+        os.makedirs(dest, exist_ok=True)
+        shutil.copy(DEFAULT_GGUF, os.path.join(dest, "tiny-coder-1m-q8_0.gguf"))
+        c = Client(binary, args=["--user-config", "", "--log-file", os.path.join(d, "log")],
+                   env=env)
+        try:
+            c.initialize(init_options=opts)
+            c.notify("textDocument/didOpen", {"textDocument": {
+                "uri": URI, "languageId": "python", "version": 1, "text": PY}})
+            deadline = time.time() + 60
+            while stats(c)["backend"] == "none" and time.time() < deadline:
+                time.sleep(0.05)
+            inline(c)
+            time.sleep(0.3)
+            check(not messages(c), "no message: the catalog model loaded", messages(c))
+            with open(os.path.join(d, "log")) as f:
+                log = f.read()
+            check("model ready: " + os.path.join(dest, "tiny-coder-1m-q8_0.gguf") in log,
+                  "the cached file is what loaded", log[-2000:])
+        finally:
+            c.kill()
+
+
+# ---- what the server serves (fim.template and remote.tokenizer unset) ------
+
+def probed(binary, serves, api="openai", settings=None):
+    srv = FakeServer("ok")
+    srv.serves = serves
+    opts = {"remote.url": srv.url, "remote.api": api, "fim.template": "auto"}
+    opts.update(settings or {})
+    c = start(binary, opts)
+    return srv, c
+
+
+def case_probe_props(binary):
+    """llama-server's /props names the model file: its family's template is
+    used (the prompt shows it) and one message says what was chosen; asked
+    once, not per request."""
+    srv, c = probed(binary, {"/props": {"model_path": "/models/Qwen2.5-Coder-1.5B.Q8_0.gguf",
+                                        "total_slots": 1}})
+    try:
+        items = inline(c)
+        check(any(i["insertText"].startswith(ANSWER) for i in items), "answered", items)
+        inline(c, 2, 4)
+        prompts = [b["prompt"] for p, b, _ in srv.requests if p == "/v1/completions"]
+        check(prompts and all(p.startswith("<|fim_prefix|>") and p.endswith("<|fim_middle|>")
+                              for p in prompts), "the qwen template", prompts[:1])
+        said = [m for m in messages(c, 3) if "fim.template" in m]
+        check(len(said) == 1 and "Qwen2.5-Coder-1.5B.Q8_0.gguf" in said[0]
+              and '"qwen"' in said[0] and "/props" in said[0], "one message says so",
+              messages(c))
+        check(srv.probes.count("/props") == 1, "asked once", srv.probes)
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_probe_v1_models(binary):
+    """No /props (vLLM, TGI): /v1/models' id picks the template."""
+    srv, c = probed(binary, {"/v1/models": {"object": "list", "data": [
+        {"id": "deepseek-ai/deepseek-coder-6.7b-base", "object": "model"}]}})
+    try:
+        inline(c)
+        prompts = [b["prompt"] for p, b, _ in srv.requests if p == "/v1/completions"]
+        check(prompts and prompts[0].startswith("<｜fim▁begin｜>"), "the deepseek template",
+              prompts[:1])
+        check(any("/v1/models" in m and '"deepseek"' in m for m in messages(c, 3)),
+              "says what was chosen", messages(c))
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_probe_ollama(binary):
+    """An Ollama server through the openai API, its model pulled under a
+    name of the user's own: /v1/models' id says nothing, /api/show's
+    details.family picks the template. Ollama's own API asks nothing (the
+    server applies its template)."""
+    serves = {"/v1/models": {"data": [{"id": "my-coder:latest"}]},
+              "/api/show": {"details": {"family": "starcoder2"},
+                            "model_info": {"general.architecture": "starcoder2"}}}
+    srv, c = probed(binary, serves)
+    try:
+        inline(c)
+        prompts = [b["prompt"] for p, b, _ in srv.requests if p == "/v1/completions"]
+        check(prompts and prompts[0].startswith("<fim_prefix>"), "the starcoder template",
+              prompts[:1])
+        check(any("/api/show" in m and '"starcoder"' in m for m in messages(c, 3)),
+              "says where it came from", messages(c))
+    finally:
+        c.kill()
+        srv.stop()
+    srv, c = probed(binary, serves, api="ollama", settings={"remote.model": "my-coder"})
+    try:
+        inline(c)
+        check("/api/show" not in srv.probes, "ollama's API asks nothing", srv.probes)
+    finally:
+        c.kill()
+        srv.stop()
+
+
+def case_probe_nothing_matches(binary):
+    """A server that names a model of no known family, or names none: one
+    message saying exactly which setting is missing and what was served."""
+    srv, c = probed(binary, {"/v1/models": {"data": [{"id": "my-private-model"}]}})
+    try:
+        for _ in range(3):
+            inline(c)
+        errs = [m for m in messages(c) if "fim.template" in m]
+        check(len(errs) == 1, "one message however many requests", messages(c))
+        check("my-private-model" in errs[0] and "set fim.template" in errs[0]
+              and "remote.tokenizer" in errs[0], "names what was served and what to set", errs)
+        check(not [p for p, _, _ in srv.requests if p == "/v1/completions"], "nothing sent")
+    finally:
+        c.kill()
+        srv.stop()
 
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}

@@ -17,6 +17,7 @@ const settings = require('./settings');
 const serverLog = require('./log');
 const text = require('./text');
 const feedback = require('./feedback');
+const pull = require('./pull');
 const pkg = require('../package.json');
 
 const KEYS = settings.serverKeys(pkg);
@@ -297,6 +298,37 @@ async function acceptSuggestion() {
   await vscode.commands.executeCommand('hideSuggestWidget');
 }
 
+// "infill: Download a Model": `infill pull NAME` (the binary of
+// infill.serverPath) with its progress in a notification; cancelling keeps
+// the .part, which the next download of the same name resumes.
+async function pullModel() {
+  const name = await vscode.window.showInputBox({
+    prompt: 'infill: the model to download (`infill models` lists them, with what fits this machine)',
+    value: 'qwen2.5-coder:1.5b',
+  });
+  if (!name) return;
+  const bin = cfg().get('serverPath') || 'infill';
+  const r = await vscode.window.withProgress({
+    location: vscode.ProgressLocation.Notification, title: `infill: downloading ${name}`, cancellable: true,
+  }, (progress, token) => {
+    let shown = 0;
+    return pull.run(bin, name, {
+      token,
+      onLine: (l) => { if (pull.percentOf(l) === null) progress.report({ message: l }); },
+      onPercent: (p) => {
+        progress.report({ increment: p - shown, message: `${p.toFixed(1)}%` });
+        shown = p;
+      },
+    });
+  });
+  if (r.ok) {
+    const use = await vscode.window.showInformationMessage(`infill: ${name} downloaded.`, 'Use it');
+    if (use) await cfg().update('model', name, vscode.ConfigurationTarget.Global);
+  } else {
+    vscode.window.showErrorMessage(`infill: download of ${name} failed: ${r.error}`);
+  }
+}
+
 // ---- activation -----------------------------------------------------------
 
 async function activate(context) {
@@ -307,6 +339,7 @@ async function activate(context) {
   context.subscriptions.push(st.status);
   context.subscriptions.push(
     vscode.commands.registerCommand('infill.restartServer', restart),
+    vscode.commands.registerCommand('infill.pullModel', pullModel),
     vscode.commands.registerCommand('infill.toggleCompletions', toggle),
     vscode.commands.registerCommand('infill.acceptSuggestion', acceptSuggestion),
     vscode.commands.registerCommand('infill.acceptWord', () => acceptPart('word')),

@@ -772,6 +772,91 @@ function M.toggle()
 end
 
 --- Configures the plugin and starts the server for the filetypes given.
+-- :InfillPull NAME runs `infill pull NAME` (the binary of opts.cmd) as a
+-- job: its progress lines (stderr, one per "\r") show on the command line
+-- as they come, and its last line says where the file went or why it did
+-- not. on_done(ok, last_line) is for callers and tests; may be nil.
+function M.pull(name, on_done)
+  local exe = (S.opts and S.opts.cmd or defaults.cmd)[1]
+  local last, before, pending = '', '', ''
+  local function show(text, hl)
+    vim.schedule(function()
+      echo_short('infill pull: ' .. text, hl or 'None')
+    end)
+  end
+  local function line(part)
+    part = vim.trim((part:gsub('^infill pull: ', '')))
+    if part ~= '' then
+      before, last = last, part
+      S.pull_lines = S.pull_lines or {}
+      table.insert(S.pull_lines, part)
+      show(part)
+    end
+  end
+  -- a job's output comes in chunks that cut lines anywhere: data[1] goes on
+  -- with the last piece, data[#data] is the start of the next line
+  local function take(_, data)
+    if not data then
+      return
+    end
+    for i, chunk in ipairs(data) do
+      if i == 1 then
+        chunk = pending .. chunk
+      end
+      if i == #data then
+        -- a progress line ends in "\r": what is before the last one is whole
+        local head, tail = chunk:match('^(.*)\r([^\r]*)$')
+        if head then
+          for part in head:gmatch('[^\r]+') do
+            line(part)
+          end
+          chunk = tail
+        end
+        pending = chunk
+      else
+        for part in chunk:gmatch('[^\r]+') do
+          line(part)
+        end
+      end
+    end
+  end
+  if not name or name == '' then
+    echo_short('usage: :InfillPull NAME (`infill models` lists them)', 'WarningMsg')
+    return
+  end
+  local job = vim.fn.jobstart({ exe, 'pull', name }, {
+    on_stderr = take,
+    on_stdout = take,
+    on_exit = function(_, code)
+      vim.schedule(function()
+        line(pending)
+        pending = ''
+        if code == 0 then
+          S.status = prefixed(name .. ' downloaded; set "model": "' .. name .. '" to use it')
+        else
+          -- the error, and the hint after it
+          S.status = prefixed('pull ' .. name .. ' failed: ' .. before .. ' ' .. last)
+        end
+        echo_short(S.status, code == 0 and 'None' or 'ErrorMsg')
+        if on_done then
+          on_done(code == 0, last)
+        end
+      end)
+    end,
+  })
+  if job <= 0 then
+    echo_short('infill pull: cannot run ' .. tostring(exe), 'ErrorMsg')
+    if on_done then
+      on_done(false, 'cannot run ' .. tostring(exe))
+    end
+  end
+end
+
+-- What :InfillPull printed so far (tests).
+function M.pull_lines()
+  return S.pull_lines or {}
+end
+
 --- Safe to call again (later calls replace the options).
 function M.setup(opts)
   opts = opts or {}
@@ -809,6 +894,9 @@ function M.setup(opts)
   })
   vim.api.nvim_create_user_command('InfillRestart', M.restart, { desc = 'infill: restart the server' })
   vim.api.nvim_create_user_command('InfillToggle', M.toggle, { desc = 'infill: suggestions on/off' })
+  vim.api.nvim_create_user_command('InfillPull', function(a)
+    M.pull(a.args)
+  end, { nargs = 1, desc = 'infill: download a model by name (infill pull NAME)' })
   vim.api.nvim_create_user_command('InfillStatus', function()
     vim.notify(S.status ~= '' and S.status or 'infill: ready')
   end, { desc = 'infill: model loading progress or the last error' })

@@ -1,0 +1,53 @@
+;;; emacs_pull_test.el --- M-x infill-pull against a loopback server  -*- lexical-binding: t -*-
+;; `infill pull NAME' as a process: python3 -m http.server on 127.0.0.1
+;; serves the test model, a catalog file (INFILL_CATALOG, the documented
+;; override for tests and mirrors) names it; progress lines come through,
+;; the file lands in the cache folder; a name not in the catalog fails with
+;; the near name.  Run by emacs.sh.  Exit 0 pass, 1 fail.
+(require 'infill)
+(defun fail (fmt &rest args)
+  (princ (format "FAIL: %s\n" (apply #'format fmt args)) #'external-debugging-output)
+  (kill-emacs 1))
+(let* ((tmp (getenv "INFILL_TMP"))
+       (srv (expand-file-name "srv/m" tmp))
+       (port nil)
+       (server nil))
+  (make-directory srv t)
+  (copy-file (getenv "INFILL_MODEL") (expand-file-name "tiny.gguf" srv))
+  (setq server (make-process :name "http" :connection-type 'pipe :noquery t
+                             :command (list "python3" "-u" "-m" "http.server" "0" "--bind" "127.0.0.1"
+                                            "--directory" (expand-file-name "srv" tmp))
+                             :filter (lambda (_p out)
+                                       (when (string-match "port \\([0-9]+\\)" out)
+                                         (setq port (match-string 1 out))))))
+  (with-timeout (10 (fail "the http server said no port"))
+    (while (not port) (accept-process-output server 0.05)))
+  (let ((catalog (expand-file-name "catalog.json" tmp)))
+    (with-temp-file catalog
+      (insert (format "[{\"model\": \"tiny-coder:1m\", \"quant\": \"Q8_0\", \"default\": true, \"family\": \"deepseek\", \"arch\": \"llama\", \"url\": \"http://127.0.0.1:%s/m/tiny.gguf\"}]" port)))
+    (setenv "INFILL_CATALOG" catalog)
+    (setenv "XDG_CACHE_HOME" (expand-file-name "cache" tmp)))
+  (setq infill-command (list (getenv "INFILL_BIN") "--stdio"))
+  (let ((done nil) (ok nil))
+    (infill-pull "tiny-coder:1m" (lambda (o _l) (setq done t ok o)))
+    (with-timeout (60 (fail "the pull did not end"))
+      (while (not done) (accept-process-output nil 0.05)))
+    (unless ok (fail "the pull failed: %S" infill--pull-lines))
+    (let ((file (expand-file-name "cache/infill/models/tiny-coder-1m-q8_0.gguf" tmp)))
+      (unless (= (file-attribute-size (file-attributes file))
+                 (file-attribute-size (file-attributes (getenv "INFILL_MODEL"))))
+        (fail "the model is not whole in the cache folder: %s" file)))
+    (unless (seq-some (lambda (l) (string-match-p "MiB" l)) infill--pull-lines)
+      (fail "no progress line: %S" infill--pull-lines))
+    (unless (seq-some (lambda (l) (string-match-p "checked by its GGUF header" l)) infill--pull-lines)
+      (fail "the check is not named: %S" infill--pull-lines))
+    (setq done nil)
+    (infill-pull "tiny-coder:2m" (lambda (o _l) (setq done t ok o)))
+    (with-timeout (30 (fail "the second pull did not end"))
+      (while (not done) (accept-process-output nil 0.05)))
+    (when ok (fail "a name not in the catalog succeeded"))
+    (unless (seq-some (lambda (l) (string-match-p "did you mean tiny-coder:1m" l)) infill--pull-lines)
+      (fail "no near name: %S" infill--pull-lines)))
+  (delete-process server)
+  (princ "PASS\n" #'external-debugging-output)
+  (kill-emacs 0))
