@@ -46,6 +46,14 @@
  * answers, liveThrownTokens, of those, the ones of candidates that an edit
  * or a new job there ended before their end, and thrownShare, that part of
  * generatedTokens; grewNotices, infill/suggestionGrew notifications sent.
+ *
+ * Next edits (lsp/nextedit_rpc.c): nextEditRequests, infill/nextEdit and
+ * textDocument/copilotInlineEdit requests answered; nextEditOffered, edits
+ * sent in their answers; nextEditShown, nextEditAccepted, nextEditRejected,
+ * what the clients reported of them (an accept or reject of an edit never
+ * reported shown counts it shown too); nextEditInvalid, computed edits
+ * left out because they would break the file's syntax; nextEditLatencyMs,
+ * the time to answer a request.
  */
 #define STATS_FIELDS(X)                                                \
 	X(requests, "requests", count)                                 \
@@ -88,7 +96,14 @@
 	X(live_tokens, "liveTokens", count)                            \
 	X(live_thrown_tokens, "liveThrownTokens", count)               \
 	X(thrown_share, "thrownShare", ratio)                          \
-	X(grew_notices, "grewNotices", count)
+	X(grew_notices, "grewNotices", count)                          \
+	X(next_edit_requests, "nextEditRequests", count)               \
+	X(next_edit_offered, "nextEditOffered", count)                 \
+	X(next_edit_shown, "nextEditShown", count)                     \
+	X(next_edit_accepted, "nextEditAccepted", count)               \
+	X(next_edit_rejected, "nextEditRejected", count)               \
+	X(next_edit_invalid, "nextEditInvalid", count)                 \
+	X(next_edit_latency_ms, "nextEditLatencyMs", latency)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

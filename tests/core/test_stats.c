@@ -48,6 +48,13 @@ static const char *const documented[] = {
 	"liveThrownTokens",
 	"thrownShare",
 	"grewNotices",
+	"nextEditRequests",
+	"nextEditOffered",
+	"nextEditShown",
+	"nextEditAccepted",
+	"nextEditRejected",
+	"nextEditInvalid",
+	"nextEditLatencyMs",
 };
 
 static struct stats sample(void)
