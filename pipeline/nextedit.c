@@ -272,6 +272,11 @@ static int find_signature(struct finder *f)
 			if (i == 0) continue;
 			j = i - 1;
 		}
+		/* a call passing another number of arguments than the definition
+		 * had is another function of the name, or relies on defaults or
+		 * varargs: where its arguments go is a guess, so it is left alone */
+		size_t want = no - (receiver && call->method ? 1 : 0);
+		bool counted = call->n_args == want && call->n_args < AST_CALL_ARGS;
 		if (what == RENAMED) {
 			if (kw == call->n_args) continue;
 			const struct ast_arg *g = &call->args[kw];
@@ -281,7 +286,8 @@ static int find_signature(struct finder *f)
 				rc = -ENOMEM;
 		} else if (what == REMOVED) {
 			if (kw == call->n_args) {
-				if (j >= call->n_args || call->args[j].name_end > call->args[j].name_start)
+				if (!counted || j >= call->n_args ||
+				    call->args[j].name_end > call->args[j].name_start)
 					continue;
 				kw = j;
 			}
@@ -289,6 +295,7 @@ static int find_signature(struct finder *f)
 			arg_removal(call, kw, &s, &e);
 			if (push(f, NEXTEDIT_SIGNATURE, s, e, "", 0)) rc = -ENOMEM;
 		} else { /* ADDED: the argument is the model's to write */
+			if (!counted) continue;
 			size_t at = j < call->n_args ? call->args[j].start
 			            : call->n_args   ? call->args[call->n_args - 1].end
 			                             : call->args_start + 1;
@@ -401,6 +408,8 @@ static int find_repeat(struct finder *f)
 	bool wr = ast_is_ident_byte((unsigned char)B[blen - 1]);
 	size_t found = 0;
 	int rc = 0;
+	struct ast_params pl;
+	bool site_in_params = f->dnow && ast_params_at(f->dnow, f->now, f->len, f->a, &pl);
 	for (size_t pos = 0; pos + blen <= f->len && found < MAX_REPEAT && rc == 0; pos++) {
 		if (f->now[pos] != B[0] || memcmp(f->now + pos, B, blen)) continue;
 		if (pos >= ls && pos <= le) continue; /* the edited line */
@@ -408,6 +417,10 @@ static int find_repeat(struct finder *f)
 		if (wr && pos + blen < f->len && ast_is_ident_byte((unsigned char)f->now[pos + blen]))
 			continue;
 		if (memchr(f->now + pos, '\n', blen)) continue;
+		/* a change made in calls is not one for a definition's parameters
+		 * (nor the other way round) */
+		if (f->dnow && ast_params_at(f->dnow, f->now, f->len, pos + pre, &pl) != site_in_params)
+			continue;
 		/* already changed: A stands here, B being its head or its tail */
 		if (alen > blen && pre == blen && pos + alen <= f->len &&
 		    !memcmp(f->now + pos, A, alen))

@@ -224,16 +224,16 @@ TEST(repeat_insertion_after_anchor_skips_lines_done)
 
 TEST(edit_breaking_syntax_is_dropped)
 {
-	/* `bar` -> `bar()` repeated would call a definition's name */
-	char *text = strdup("x = obj.bar\ny = obj.bar\ndef bar(self):\n    pass\n");
+	/* `bar` -> `bar()` repeated would call a lambda's parameter */
+	char *text = strdup("g = lambda bar: 0\nx = obj.bar\ny = obj.bar\n");
 	struct nextedit_track t = { 0 };
-	change(&text, &t, 11, 11, "()");
+	change(&text, &t, 29, 29, "()");
 	struct nextedit_result r;
 	CHECK(find("python", text, &t, &r) == 0);
 	CHECK_INT_EQ(r.n, 1);
 	CHECK_INT_EQ(r.dropped_invalid, 1);
 	char *out = apply_all(text, &r);
-	CHECK_STR_EQ(out, "x = obj.bar()\ny = obj.bar()\ndef bar(self):\n    pass\n");
+	CHECK_STR_EQ(out, "g = lambda bar: 0\nx = obj.bar()\ny = obj.bar()\n");
 	free(out);
 	nextedit_result_finish(&r);
 	nextedit_track_finish(&t);
