@@ -558,7 +558,7 @@ static double ratio(size_t a, size_t b)
 static json_t *row_json(const char *kind, struct tally *t)
 {
 	stats_sort(t->ms, t->n_ms);
-	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I, s:f, s:f}", "mode",
+	json_t *row = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I, s:f, s:f}", "mode",
 	                 "next-edit", "kind", kind, "cases", (json_int_t)t->cases, "places",
 	                 (json_int_t)t->expected, "predicted", (json_int_t)t->predicted, "offered",
 	                 (json_int_t)t->offered, "precision", ratio(t->matched_pred, t->predicted),
@@ -566,6 +566,9 @@ static json_t *row_json(const char *kind, struct tally *t)
 	                 ratio(t->exact, t->with_text), "breaks", (json_int_t)t->breaks, "p50Ms",
 	                 stats_percentile(t->ms, t->n_ms, 0.5), "p90Ms",
 	                 stats_percentile(t->ms, t->n_ms, 0.9));
+	/* no place of the kind has a text to be exact about */
+	if (row && !t->with_text) json_object_set_new(row, "exact", json_null());
+	return row;
 }
 
 static void usage(FILE *to)
@@ -657,10 +660,12 @@ int cli_eval_next_edit(int argc, char **argv)
 		const char *name = k == EK_COUNT ? "all" : ekind_names[k];
 		json_t *row = row_json(name, &tl[k]);
 		struct tally *t = &tl[k];
-		fprintf(tab, "| %s | %zu | %zu | %zu | %.1f%% | %.1f%% | %.1f%% | %zu | %.2f | %.2f |\n",
+		char exact[16] = "-";
+		if (t->with_text) snprintf(exact, sizeof exact, "%.1f%%", 100 * ratio(t->exact, t->with_text));
+		fprintf(tab, "| %s | %zu | %zu | %zu | %.1f%% | %.1f%% | %s | %zu | %.2f | %.2f |\n",
 		        name, t->cases, t->expected, t->predicted,
 		        100 * ratio(t->matched_pred, t->predicted), 100 * ratio(t->matched_exp, t->expected),
-		        100 * ratio(t->exact, t->with_text), t->breaks,
+		        exact, t->breaks,
 		        json_real_value(json_object_get(row, "p50Ms")),
 		        json_real_value(json_object_get(row, "p90Ms")));
 		json_array_append_new(rows, row);
