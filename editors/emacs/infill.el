@@ -636,4 +636,6 @@ Go... as well as Python), `infill-mode' on `eglot-managed-mode-hook'."
       h))))
 
 (provide 'infill)
+;; next edits (infill/nextEdit), shown with `infill-mode'
+(require 'infill-nextedit)
 ;;; infill.el ends here
