@@ -220,6 +220,7 @@ static void latency_note(struct nextedits *n, double ms)
 /* The pending list from a fresh search. */
 static int pending_fill(struct server *s, struct docs_entry *e, struct ne_doc *d)
 {
+	pending_clear(d); /* the list emptied by applying its edits */
 	char *text = doc_text(e->doc);
 	if (!text) return -ENOMEM;
 	const struct settings *st = config_get(s->config, e->language_id);
