@@ -45,7 +45,8 @@ static bool is_scope(TSNode n)
 
 static bool holds(TSNode outer, size_t s, size_t e)
 {
-	return !ts_node_is_null(outer) && ts_node_start_byte(outer) <= s && e <= ts_node_end_byte(outer);
+	return !ts_node_is_null(outer) && ts_node_start_byte(outer) <= s &&
+	       e <= ts_node_end_byte(outer);
 }
 
 /* Whether [s, e) lies in f's body, or in a parameter list under f (C puts
@@ -86,7 +87,8 @@ static void collect(TSNode n, struct refs_acc *a)
 {
 	if (is_ident_leaf(n)) {
 		if (span_text_is(a->text, a->len, n, a->name, a->nlen) && a->n < a->cap)
-			a->out[a->n++] = (struct ast_span){ ts_node_start_byte(n), ts_node_end_byte(n) };
+			a->out[a->n++] =
+			        (struct ast_span){ ts_node_start_byte(n), ts_node_end_byte(n) };
 		return;
 	}
 	uint32_t nc = ts_node_child_count(n);
@@ -214,7 +216,8 @@ static void pick_ident(TSNode n, struct leaf_pick *p)
 	uint32_t nc = ts_node_child_count(n);
 	for (uint32_t i = 0; i < nc && !p->stop; i++) {
 		const char *field = ts_node_field_name_for_child(n, i);
-		if (field && (!strcmp(field, "value") || (!p->last && !strcmp(field, "type")))) continue;
+		if (field && (!strcmp(field, "value") || (!p->last && !strcmp(field, "type"))))
+			continue;
 		pick_ident(ts_node_child(n, i), p);
 	}
 }
@@ -255,15 +258,18 @@ bool ast_params_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
 		g->start = ts_node_start_byte(p);
 		g->end = ts_node_end_byte(p);
 		struct leaf_pick pk = { .last = last };
-		if (!strcmp(ts_node_type(p), "identifier")) pk.found = p;
-		else pick_ident(p, &pk);
+		if (!strcmp(ts_node_type(p), "identifier"))
+			pk.found = p;
+		else
+			pick_ident(p, &pk);
 		if (pk.found.id) {
 			g->name_start = ts_node_start_byte(pk.found);
 			g->name_end = ts_node_end_byte(pk.found);
 		} else {
 			g->name_start = g->name_end = g->start;
 		}
-		g->has_default = strstr(ts_node_type(p), "default") || strstr(ts_node_type(p), "optional");
+		g->has_default =
+		        strstr(ts_node_type(p), "default") || strstr(ts_node_type(p), "optional");
 	}
 	return true;
 }
@@ -336,7 +342,9 @@ int ast_replace_check(struct ast_doc *doc, const char *text, size_t len, size_t 
 			np.column++;
 		}
 	}
-	TSInputEdit ed = { (uint32_t)start, (uint32_t)end, (uint32_t)(start + repl_len), sp, op, np };
+	TSInputEdit ed = {
+		(uint32_t)start, (uint32_t)end, (uint32_t)(start + repl_len), sp, op, np
+	};
 	ts_tree_edit(copy, &ed);
 	struct splice_in in = { text, len, start, end, repl, repl_len };
 	TSInput input = { &in, splice_read, TSInputEncodingUTF8, NULL };

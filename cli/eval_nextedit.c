@@ -90,7 +90,8 @@ static bool *code_mask(const char *t, size_t n, bool hash_comments)
 					i += 2;
 					continue;
 				}
-				if (triple ? (i + 2 < n && t[i] == q && t[i + 1] == q && t[i + 2] == q)
+				if (triple ? (i + 2 < n && t[i] == q && t[i + 1] == q &&
+				              t[i + 2] == q)
 				           : (t[i] == q || (t[i] == '\n' && q != '`')))
 					break;
 				i++;
@@ -150,7 +151,8 @@ static size_t split_items(const char *t, const bool *code, size_t open, size_t c
 		if (i == close || (code[i] && depth == 0 && t[i] == ',')) {
 			size_t a = s, b = i;
 			while (a < b && (t[a] == ' ' || t[a] == '\n' || t[a] == '\t')) a++;
-			while (b > a && (t[b - 1] == ' ' || t[b - 1] == '\n' || t[b - 1] == '\t')) b--;
+			while (b > a && (t[b - 1] == ' ' || t[b - 1] == '\n' || t[b - 1] == '\t'))
+				b--;
 			if (b > a) out[n++] = (struct item){ a, b };
 			s = i + 1;
 		}
@@ -205,11 +207,13 @@ static void expect(struct ecase *c, size_t s, size_t e, const char *text)
 
 static bool is_keyword(const char *w, size_t l)
 {
-	static const char *const kw[] = { "if", "else", "for", "while", "return", "def", "int",
-		                          "char", "void", "self", "None", "True", "False", "const",
-		                          "let", "var", "in", "is", "not", "and", "or", "struct",
-		                          "size_t", "this", "new", "function", "class", "import",
-		                          "from", "static", "unsigned", "long", "double", NULL };
+	static const char *const kw[] = { "if",       "else",   "for",    "while", "return",
+		                          "def",      "int",    "char",   "void",  "self",
+		                          "None",     "True",   "False",  "const", "let",
+		                          "var",      "in",     "is",     "not",   "and",
+		                          "or",       "struct", "size_t", "this",  "new",
+		                          "function", "class",  "import", "from",  "static",
+		                          "unsigned", "long",   "double", NULL };
 	for (size_t i = 0; kw[i]; i++)
 		if (strlen(kw[i]) == l && !memcmp(kw[i], w, l)) return true;
 	return false;
@@ -245,7 +249,8 @@ static void make_renames(const struct file *f, size_t ds, size_t de, struct ecas
 		bool plain = true;
 		for (size_t k = ds; k < de && plain; k++)
 			if (word_at(f->t, f->n, f->code, k, w, wl))
-				plain = !after_member(f->t, k) && f->t[skip_ws(f->t, f->n, k + wl)] != '(';
+				plain = !after_member(f->t, k) &&
+				        f->t[skip_ws(f->t, f->n, k + wl)] != '(';
 		if (!plain) continue;
 		char nw[64];
 		snprintf(nw, sizeof nw, "%.*s_2", (int)wl, w);
@@ -348,8 +353,9 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 	struct item ps[16];
 	size_t np = split_items(f->t, f->code, open, close, ps, 16);
 	if (np == 0) return;
-	bool self = np > 0 && ps[0].end - ps[0].start >= 3 &&
-	            (!memcmp(f->t + ps[0].start, "self", 4) || !memcmp(f->t + ps[0].start, "cls", 3));
+	bool self =
+	        np > 0 && ps[0].end - ps[0].start >= 3 &&
+	        (!memcmp(f->t + ps[0].start, "self", 4) || !memcmp(f->t + ps[0].start, "cls", 3));
 	for (size_t i = 0; i < np; i++)
 		if (memchr(f->t + ps[i].start, '*', ps[i].end - ps[i].start) ||
 		    memchr(f->t + ps[i].start, '=', ps[i].end - ps[i].start) ||
@@ -388,14 +394,19 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 				for (size_t a = 0; a < calls[q].n; a++) {
 					const struct item *g = &calls[q].a[a];
 					size_t eq = g->start;
-					while (eq < g->end && ast_is_ident_byte((unsigned char)f->t[eq])) eq++;
-					if (eq - g->start == e - s && !memcmp(f->t + g->start, f->t + s, e - s) &&
+					while (eq < g->end &&
+					       ast_is_ident_byte((unsigned char)f->t[eq]))
+						eq++;
+					if (eq - g->start == e - s &&
+					    !memcmp(f->t + g->start, f->t + s, e - s) &&
 					    f->t[skip_ws(f->t, f->n, eq)] == '=' &&
 					    f->t[skip_ws(f->t, f->n, eq) + 1] != '=')
 						expect(c, g->start, eq, nw);
 				}
-			if (c->n_exp) (*n)++;
-			else nextedit_track_finish(&c->track), free(c->now);
+			if (c->n_exp)
+				(*n)++;
+			else
+				nextedit_track_finish(&c->track), free(c->now);
 		}
 	}
 	/* remove the last parameter */
@@ -410,8 +421,10 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 				size_t w = want - 1;
 				expect(c, w ? a[w - 1].end : a[w].start, a[w].end, "");
 			}
-			if (c->n_exp) (*n)++;
-			else nextedit_track_finish(&c->track), free(c->now);
+			if (c->n_exp)
+				(*n)++;
+			else
+				nextedit_track_finish(&c->track), free(c->now);
 		}
 	}
 	/* add a parameter at the end */
@@ -420,7 +433,8 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 		const char *add = f->name_last ? ", int extra" : ", extra";
 		if (!case_start(c, EK_SIG_ADD, f, ps[last].end, ps[last].end, add)) {
 			for (size_t q = 0; q < nc; q++) {
-				size_t at2 = calls[q].n ? calls[q].a[calls[q].n - 1].end : calls[q].open + 1;
+				size_t at2 = calls[q].n ? calls[q].a[calls[q].n - 1].end
+				                        : calls[q].open + 1;
 				expect(c, at2, at2, NULL);
 			}
 			(*n)++;
@@ -441,7 +455,8 @@ static size_t make_cases(const struct file *f, struct ecase *out, size_t cap, si
 		const struct ast_def *df = &o.defs[d];
 		bool container = false;
 		for (size_t k = 0; k < o.n_defs; k++)
-			container |= k != d && o.defs[k].start >= df->start && o.defs[k].end <= df->end;
+			container |=
+			        k != d && o.defs[k].start >= df->start && o.defs[k].end <= df->end;
 		if (container || !strchr(df->sig, '(')) continue;
 		size_t before = n;
 		if (renames < per_kind) make_renames(f, df->start, df->end, out, &n, cap, 1);
@@ -493,8 +508,9 @@ static size_t errors_of(const struct ast_lang *lang, const char *t, size_t n)
 
 static void score(const struct file *f, struct ecase *c, struct tally *t, bool verbose)
 {
-	struct nextedit_params p = { .lang = f->lang, .text = c->now, .len = c->len,
-		                     .edit = &c->track };
+	struct nextedit_params p = {
+		.lang = f->lang, .text = c->now, .len = c->len, .edit = &c->track
+	};
 	struct nextedit_result r;
 	uint64_t t0 = nextedit_now_ns();
 	int rc = nextedit_find(&p, &r);
@@ -511,7 +527,8 @@ static void score(const struct file *f, struct ecase *c, struct tally *t, bool v
 		if (pe->text) {
 			t->offered++;
 			size_t l;
-			char *a = splice(c->now, c->len, pe->start, pe->end, pe->text, pe->text_len, &l);
+			char *a = splice(c->now, c->len, pe->start, pe->end, pe->text, pe->text_len,
+			                 &l);
 			if (a && errors_of(f->lang, a, l) > before) t->breaks++;
 			free(a);
 		}
@@ -531,11 +548,13 @@ static void score(const struct file *f, struct ecase *c, struct tally *t, bool v
 		if (!pe->text) continue;
 		size_t la, lb;
 		char *a = splice(c->now, c->len, pe->start, pe->end, pe->text, pe->text_len, &la);
-		char *b = splice(c->now, c->len, ex->start, ex->end, ex->text, strlen(ex->text), &lb);
-		if (a && b && la == lb && !memcmp(a, b, la)) t->exact++;
+		char *b =
+		        splice(c->now, c->len, ex->start, ex->end, ex->text, strlen(ex->text), &lb);
+		if (a && b && la == lb && !memcmp(a, b, la))
+			t->exact++;
 		else if (verbose)
-			fprintf(stderr, "  %s %s: inexact at line %zu\n", f->path, ekind_names[c->kind],
-			        line_of(c->now, pe->start) + 1);
+			fprintf(stderr, "  %s %s: inexact at line %zu\n", f->path,
+			        ekind_names[c->kind], line_of(c->now, pe->start) + 1);
 		free(a);
 		free(b);
 	}
@@ -558,14 +577,14 @@ static double ratio(size_t a, size_t b)
 static json_t *row_json(const char *kind, struct tally *t)
 {
 	stats_sort(t->ms, t->n_ms);
-	json_t *row = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I, s:f, s:f}", "mode",
-	                 "next-edit", "kind", kind, "cases", (json_int_t)t->cases, "places",
-	                 (json_int_t)t->expected, "predicted", (json_int_t)t->predicted, "offered",
-	                 (json_int_t)t->offered, "precision", ratio(t->matched_pred, t->predicted),
-	                 "recall", ratio(t->matched_exp, t->expected), "exact",
-	                 ratio(t->exact, t->with_text), "breaks", (json_int_t)t->breaks, "p50Ms",
-	                 stats_percentile(t->ms, t->n_ms, 0.5), "p90Ms",
-	                 stats_percentile(t->ms, t->n_ms, 0.9));
+	json_t *row = json_pack(
+	        "{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I, s:f, s:f}", "mode", "next-edit",
+	        "kind", kind, "cases", (json_int_t)t->cases, "places", (json_int_t)t->expected,
+	        "predicted", (json_int_t)t->predicted, "offered", (json_int_t)t->offered,
+	        "precision", ratio(t->matched_pred, t->predicted), "recall",
+	        ratio(t->matched_exp, t->expected), "exact", ratio(t->exact, t->with_text),
+	        "breaks", (json_int_t)t->breaks, "p50Ms", stats_percentile(t->ms, t->n_ms, 0.5),
+	        "p90Ms", stats_percentile(t->ms, t->n_ms, 0.9));
 	/* no place of the kind has a text to be exact about */
 	if (row && !t->with_text) json_object_set_new(row, "exact", json_null());
 	return row;
@@ -589,8 +608,10 @@ int cli_eval_next_edit(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--next-edit")) continue;
-		if (!strcmp(a, "--json")) json = true;
-		else if (!strcmp(a, "--verbose")) verbose = true;
+		if (!strcmp(a, "--json"))
+			json = true;
+		else if (!strcmp(a, "--verbose"))
+			verbose = true;
 		else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
 			return 0;
@@ -652,20 +673,24 @@ int cli_eval_next_edit(int argc, char **argv)
 	}
 	json_t *rows = json_array();
 	FILE *tab = json ? stderr : stdout;
-	fprintf(tab, "next edits: %zu files\n\n"
-	             "| kind | cases | places | predicted | precision | recall | exact | breaks | "
-	             "p50 ms | p90 ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+	fprintf(tab,
+	        "next edits: %zu files\n\n"
+	        "| kind | cases | places | predicted | precision | recall | exact | breaks | "
+	        "p50 ms | p90 ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
 	        nfiles);
 	for (int k = 0; k <= EK_COUNT; k++) {
 		const char *name = k == EK_COUNT ? "all" : ekind_names[k];
 		json_t *row = row_json(name, &tl[k]);
 		struct tally *t = &tl[k];
 		char exact[16] = "-";
-		if (t->with_text) snprintf(exact, sizeof exact, "%.1f%%", 100 * ratio(t->exact, t->with_text));
-		fprintf(tab, "| %s | %zu | %zu | %zu | %.1f%% | %.1f%% | %s | %zu | %.2f | %.2f |\n",
+		if (t->with_text)
+			snprintf(exact, sizeof exact, "%.1f%%",
+			         100 * ratio(t->exact, t->with_text));
+		fprintf(tab,
+		        "| %s | %zu | %zu | %zu | %.1f%% | %.1f%% | %s | %zu | %.2f | %.2f |\n",
 		        name, t->cases, t->expected, t->predicted,
-		        100 * ratio(t->matched_pred, t->predicted), 100 * ratio(t->matched_exp, t->expected),
-		        exact, t->breaks,
+		        100 * ratio(t->matched_pred, t->predicted),
+		        100 * ratio(t->matched_exp, t->expected), exact, t->breaks,
 		        json_real_value(json_object_get(row, "p50Ms")),
 		        json_real_value(json_object_get(row, "p90Ms")));
 		json_array_append_new(rows, row);

@@ -138,7 +138,8 @@ static bool pending_applied(struct ne_doc *d, size_t start, size_t end, const ch
 {
 	for (size_t i = 0; i < d->n_pend; i++) {
 		struct pending *p = &d->pend[i];
-		if (p->start != start || p->end != end || p->len != tlen || memcmp(p->text, t, tlen))
+		if (p->start != start || p->end != end || p->len != tlen ||
+		    memcmp(p->text, t, tlen))
 			continue;
 		free(p->text);
 		memmove(p, p + 1, (d->n_pend - i - 1) * sizeof *p);
@@ -205,9 +206,9 @@ static json_t *edit_json(struct server *s, struct docs_entry *e, const struct pe
 	snprintf(ids, sizeof ids, "%llu", (unsigned long long)item_new(s->nextedits));
 	return json_pack("{s:{s:s, s:I}, s:o, s:s%, s:{s:s, s:s, s:[s]}}", "textDocument", "uri",
 	                 e->uri, "version", (json_int_t)e->version, "range",
-	                 range_json(e->doc, p->start, p->end, s->encoding), "text", p->text,
-	                 p->len, "command", "title", "Accept next edit", "command",
-	                 NEXTEDIT_ACCEPT_COMMAND, "arguments", ids);
+	                 range_json(e->doc, p->start, p->end, s->encoding), "text", p->text, p->len,
+	                 "command", "title", "Accept next edit", "command", NEXTEDIT_ACCEPT_COMMAND,
+	                 "arguments", ids);
 }
 
 static void latency_note(struct nextedits *n, double ms)
@@ -284,8 +285,8 @@ void nextedit_on_request(struct server *s, json_t *id, json_t *params)
 
 static uint64_t id_of_item(json_t *item)
 {
-	json_t *a = json_array_get(
-	        json_object_get(json_object_get(item, "command"), "arguments"), 0);
+	json_t *a =
+	        json_array_get(json_object_get(json_object_get(item, "command"), "arguments"), 0);
 	if (json_is_integer(a)) return (uint64_t)json_integer_value(a);
 	const char *str = json_string_value(a);
 	if (!str || !*str) return 0;

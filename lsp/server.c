@@ -222,11 +222,12 @@ void lifecycle_initialize(struct server *s, json_t *id, json_t *params)
 	        "includeText", 0, "completionProvider", "resolveProvider", 0,
 	        "inlineCompletionProvider",
 	        /* an inline item's command, run by the client when it is accepted */
-	        "executeCommandProvider", "commands", FEEDBACK_ACCEPT_COMMAND, NEXTEDIT_ACCEPT_COMMAND,
+	        "executeCommandProvider", "commands", FEEDBACK_ACCEPT_COMMAND,
+	        NEXTEDIT_ACCEPT_COMMAND,
 	        /* next edits: the request under both names it answers */
 	        "experimental", "nextEditProvider", "methods", "infill/nextEdit",
-	        "textDocument/copilotInlineEdit", "serverInfo", "name",
-	        "infill", "version", INFILL_VERSION);
+	        "textDocument/copilotInlineEdit", "serverInfo", "name", "infill", "version",
+	        INFILL_VERSION);
 	s->state = SERVER_STATE_RUNNING;
 	server_reply(s, id, result);
 }

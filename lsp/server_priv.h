@@ -48,11 +48,11 @@
 	X(DID_SHOW_COMPLETION, "textDocument/didShowCompletion", NOTIFICATION, feedback_did_show) \
 	X(DID_PARTIALLY_ACCEPT, "textDocument/didPartiallyAcceptCompletion", NOTIFICATION,        \
 	  feedback_did_partially_accept)                                                          \
-	X(EXECUTE_COMMAND, "workspace/executeCommand", REQUEST, feedback_execute_command)        \
+	X(EXECUTE_COMMAND, "workspace/executeCommand", REQUEST, feedback_execute_command)         \
 	X(NEXT_EDIT, "infill/nextEdit", REQUEST, nextedit_on_request)                             \
 	X(COPILOT_INLINE_EDIT, "textDocument/copilotInlineEdit", REQUEST, nextedit_on_request)    \
-	X(DID_SHOW_INLINE_EDIT, "textDocument/didShowInlineEdit", NOTIFICATION, nextedit_did_show) \
-	X(DID_REJECT_NEXT_EDIT, "infill/didRejectNextEdit", NOTIFICATION, nextedit_did_reject)
+	X(SHOW_INLINE_EDIT, "textDocument/didShowInlineEdit", NOTIFICATION, nextedit_did_show)    \
+	X(REJECT_NEXT_EDIT, "infill/didRejectNextEdit", NOTIFICATION, nextedit_did_reject)
 
 enum lsp_method {
 #define X(name, str, kind, fn) LSP_METHOD_##name,
@@ -127,8 +127,9 @@ struct server {
 	struct completions *completions;
 	struct project *project;   /* the workspace index, the recent ring (project.c) */
 	struct feedback *feedback; /* the fate of suggestions shown (feedback.c) */
-	struct nextedits *nextedits; /* settled edits and next edits offered (nextedit_rpc.c) */
 	struct metrics *metrics;   /* metrics.file (metrics.c) */
+	/* settled edits and next edits offered (nextedit_rpc.c) */
+	struct nextedits *nextedits;
 
 	json_int_t next_id; /* ids of our requests to the client */
 	struct outgoing *outgoing;

@@ -102,7 +102,7 @@ struct finder {
 	size_t len;
 	char *old; /* the document before the edit (owned) */
 	size_t old_len;
-	size_t a, b; /* the edit's span now */
+	size_t a, b;   /* the edit's span now */
 	const char *o; /* what stood there */
 	size_t olen;
 	struct ast_text tnow, told;
@@ -236,11 +236,13 @@ static int find_signature(struct finder *f)
 	if (nn + 1 == no) {
 		what = REMOVED;
 		for (size_t k = i; k < nn; k++)
-			if (!same_name(f->old, &po.params[k + 1], f->now, &pn.params[k])) what = NONE;
+			if (!same_name(f->old, &po.params[k + 1], f->now, &pn.params[k]))
+				what = NONE;
 	} else if (nn == no + 1) {
 		what = ADDED;
 		for (size_t k = i; k < no; k++)
-			if (!same_name(f->old, &po.params[k], f->now, &pn.params[k + 1])) what = NONE;
+			if (!same_name(f->old, &po.params[k], f->now, &pn.params[k + 1]))
+				what = NONE;
 		if (pn.params[i].has_default) what = NONE; /* callers need not pass it */
 	} else if (nn == no && i < nn) {
 		what = RENAMED;
@@ -250,8 +252,8 @@ static int find_signature(struct finder *f)
 	if (what == NONE) return i == nn && nn == no ? 0 : 1;
 	/* a method's receiver is a parameter no call passes */
 	const struct ast_arg *p0 = &po.params[0];
-	bool receiver = no > 0 && (arg_name_is(f->old, p0, "self", 4) ||
-	                           arg_name_is(f->old, p0, "cls", 3));
+	bool receiver =
+	        no > 0 && (arg_name_is(f->old, p0, "self", 4) || arg_name_is(f->old, p0, "cls", 3));
 	const struct ast_arg *gone = what == ADDED ? NULL : &po.params[i];
 	const char *gname = gone ? f->old + gone->name_start : NULL;
 	size_t gnlen = gone ? gone->name_end - gone->name_start : 0;
@@ -365,8 +367,8 @@ static int find_repeat(struct finder *f)
 	size_t x0 = f->a, x1 = f->b; /* in the text now */
 	unsigned char first = f->olen ? (unsigned char)f->o[0] : (unsigned char)f->now[f->a];
 	unsigned char last = f->b > f->a ? (unsigned char)f->now[f->b - 1]
-	                     : f->olen    ? (unsigned char)f->o[f->olen - 1]
-	                                  : 0;
+	                     : f->olen   ? (unsigned char)f->o[f->olen - 1]
+	                                 : 0;
 	if (ast_is_ident_byte(first))
 		while (x0 > ls && ast_is_ident_byte((unsigned char)f->now[x0 - 1])) x0--;
 	if (ast_is_ident_byte(last))
@@ -383,10 +385,14 @@ static int find_repeat(struct finder *f)
 			break;
 		size_t l = token_before(f->now, ls, x0), r = token_after(f->now, le, x1);
 		bool left = left_first ? l != x0 : r == x1;
-		if (left && l != x0) x0 = l;
-		else if (r != x1) x1 = r;
-		else if (l != x0) x0 = l;
-		else return 0;
+		if (left && l != x0)
+			x0 = l;
+		else if (r != x1)
+			x1 = r;
+		else if (l != x0)
+			x0 = l;
+		else
+			return 0;
 	}
 	size_t blen = (f->a - x0) + f->olen + (x1 - f->b);
 	size_t alen = x1 - x0;
@@ -403,7 +409,8 @@ static int find_repeat(struct finder *f)
 	/* the bytes that differ, inside B and A */
 	size_t pre = 0, suf = 0;
 	while (pre < blen && pre < alen && B[pre] == A[pre]) pre++;
-	while (suf < blen - pre && suf < alen - pre && B[blen - 1 - suf] == A[alen - 1 - suf]) suf++;
+	while (suf < blen - pre && suf < alen - pre && B[blen - 1 - suf] == A[alen - 1 - suf])
+		suf++;
 	bool wl = ast_is_ident_byte((unsigned char)B[0]);
 	bool wr = ast_is_ident_byte((unsigned char)B[blen - 1]);
 	size_t found = 0;
@@ -414,12 +421,14 @@ static int find_repeat(struct finder *f)
 		if (f->now[pos] != B[0] || memcmp(f->now + pos, B, blen)) continue;
 		if (pos >= ls && pos <= le) continue; /* the edited line */
 		if (wl && pos > 0 && ast_is_ident_byte((unsigned char)f->now[pos - 1])) continue;
-		if (wr && pos + blen < f->len && ast_is_ident_byte((unsigned char)f->now[pos + blen]))
+		if (wr && pos + blen < f->len &&
+		    ast_is_ident_byte((unsigned char)f->now[pos + blen]))
 			continue;
 		if (memchr(f->now + pos, '\n', blen)) continue;
 		/* a change made in calls is not one for a definition's parameters
 		 * (nor the other way round) */
-		if (f->dnow && ast_params_at(f->dnow, f->now, f->len, pos + pre, &pl) != site_in_params)
+		if (f->dnow &&
+		    ast_params_at(f->dnow, f->now, f->len, pos + pre, &pl) != site_in_params)
 			continue;
 		/* already changed: A stands here, B being its head or its tail */
 		if (alen > blen && pre == blen && pos + alen <= f->len &&
@@ -428,7 +437,8 @@ static int find_repeat(struct finder *f)
 		if (alen > blen && suf == blen && pos >= alen - blen &&
 		    !memcmp(f->now + pos - (alen - blen), A, alen))
 			continue;
-		rc = push(f, NEXTEDIT_REPEAT, pos + pre, pos + blen - suf, A + pre, alen - pre - suf);
+		rc = push(f, NEXTEDIT_REPEAT, pos + pre, pos + blen - suf, A + pre,
+		          alen - pre - suf);
 		found++;
 		pos += blen - 1;
 	}
@@ -475,14 +485,17 @@ static void drop_overlaps(struct finder *f)
 	size_t k = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		struct nextedit_edit *e = &f->v[i];
-		bool clash = e->start < f->b && f->a < e->end && !(e->start == e->end && e->start == f->b);
+		bool clash = e->start < f->b && f->a < e->end &&
+		             !(e->start == e->end && e->start == f->b);
 		for (size_t j = 0; j < k && !clash; j++) {
 			const struct nextedit_edit *g = &f->v[j];
 			clash = (e->start < g->end && g->start < e->end) ||
 			        (e->start == g->start && e->end == g->end);
 		}
-		if (clash) edit_free(e);
-		else f->v[k++] = *e;
+		if (clash)
+			edit_free(e);
+		else
+			f->v[k++] = *e;
 	}
 	f->n = k;
 }
@@ -500,8 +513,13 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 	const struct nextedit_track *t = p->edit;
 	if (!t || !t->valid) return 0;
 	if (t->start > t->end || t->end > p->len) return -EINVAL;
-	struct finder f = { .p = p, .now = p->text, .len = p->len, .a = t->start, .b = t->end,
-		            .o = t->old ? t->old : "", .olen = t->old_len };
+	struct finder f = { .p = p,
+		            .now = p->text,
+		            .len = p->len,
+		            .a = t->start,
+		            .b = t->end,
+		            .o = t->old ? t->old : "",
+		            .olen = t->old_len };
 	if (f.olen == f.b - f.a && !memcmp(f.o, f.now + f.a, f.olen)) return 0;
 	f.old_len = f.len - (f.b - f.a) + f.olen;
 	f.old = malloc(f.old_len + 1);
@@ -543,15 +561,17 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 				keep = false;
 			} else {
 				bool ok = f.dnow == NULL;
-				if (f.dnow && ast_replace_check(f.dnow, f.now, f.len, e->start, e->end,
-				                                e->text, e->text_len, &ok))
+				if (f.dnow && ast_replace_check(f.dnow, f.now, f.len, e->start,
+				                                e->end, e->text, e->text_len, &ok))
 					ok = false;
 				if (!ok) out->dropped_invalid++;
 				keep = ok;
 			}
 		}
-		if (keep) f.v[k++] = *e;
-		else edit_free(e);
+		if (keep)
+			f.v[k++] = *e;
+		else
+			edit_free(e);
 	}
 	f.n = k;
 	ast_doc_delete(f.dnow);
