@@ -2,7 +2,7 @@
  * ast.h - the tree-sitter layer: what the model sees, and which of its
  * answers may be shown.
  *
- * Four parts, each a section below:
+ * Its parts, each a section below:
  *   1. Languages: LSP languageId or file name -> grammar. A language without a
  *      grammar is NULL and still usable: every function here accepts a NULL
  *      language and falls back to plain line-based behaviour.
@@ -13,6 +13,9 @@
  *      snippets under token budgets, cut at syntactic boundaries.
  *   4. Validation: does inserting a candidate add syntax errors? Valid,
  *      invalid, or trimmed to its longest valid prefix.
+ *   (5. Outlines, and 6. references: what an edit implies elsewhere: an
+ *      identifier's uses in its scope, a function's calls, a parameter
+ *      list, whether a replacement breaks the syntax.)
  *
  * Units: every offset and length is in bytes of UTF-8 text; a point's column
  * is in bytes too (the LSP layer converts from UTF-16 or code points).
