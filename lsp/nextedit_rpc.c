@@ -34,8 +34,10 @@
 #include "feedback.h"
 #include "server_priv.h"
 
-#define NEXTEDIT_MAX_DOC     (1u << 20) /* bytes: larger documents get no next edits */
-#define NEXTEDIT_ITEMS       128        /* offered edits remembered for their reports */
+#define NEXTEDIT_MAX_DOC \
+	(256u << 10)             /* bytes: larger documents get no next edits (the
+                                          * two parses of one stay near 100 ms) */
+#define NEXTEDIT_ITEMS       128 /* offered edits remembered for their reports */
 #define NEXTEDIT_LAT_SAMPLES 256
 
 /* What an offered edit became; each counts once. */
