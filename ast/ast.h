@@ -2,7 +2,7 @@
  * ast.h - the tree-sitter layer: what the model sees, and which of its
  * answers may be shown.
  *
- * Four parts, each a section below:
+ * Its parts, each a section below:
  *   1. Languages: LSP languageId or file name -> grammar. A language without a
  *      grammar is NULL and still usable: every function here accepts a NULL
  *      language and falls back to plain line-based behaviour.
@@ -13,6 +13,9 @@
  *      snippets under token budgets, cut at syntactic boundaries.
  *   4. Validation: does inserting a candidate add syntax errors? Valid,
  *      invalid, or trimmed to its longest valid prefix.
+ *   (5. Outlines, and 6. references: what an edit implies elsewhere: an
+ *      identifier's uses in its scope, a function's calls, a parameter
+ *      list, whether a replacement breaks the syntax.)
  *
  * Units: every offset and length is in bytes of UTF-8 text; a point's column
  * is in bytes too (the LSP layer converts from UTF-16 or code points).
@@ -411,5 +414,72 @@ struct ast_name {
  */
 int ast_names_near(const struct ast_lang *lang, const char *text, size_t len, size_t cursor,
                    struct ast_doc *doc, struct ast_name *out, size_t cap);
+
+/* ---- 6. References: what an edit implies elsewhere (refs.c) ----------------- */
+
+/* Every function here reads doc's current tree (parsed, in step with text:
+ * the caller ran ast_doc_parse); without one they find nothing. Offsets are
+ * bytes of text. Scope is syntactic: the innermost function, method or
+ * lambda whose body or parameters hold the place, else the whole file. */
+
+struct ast_span {
+	size_t start, end;
+};
+
+/* Whether c may be part of an identifier (ASCII letters, digits, `_`, `$`,
+ * and any byte of a multi-byte UTF-8 character). */
+bool ast_is_ident_byte(unsigned char c);
+
+/* The identifier tokens whose text is name[0..name_len) in the scope of
+ * the place at (the start of one of them), in document order, into
+ * out[0..cap): strings and comments that spell the name are not tokens of
+ * it. Returns how many. */
+int ast_ident_refs(struct ast_doc *doc, const char *text, size_t len, size_t at, const char *name,
+                   size_t name_len, struct ast_span *out, size_t cap);
+
+#define AST_CALL_ARGS 16 /* arguments or parameters looked at per call or list */
+
+/* One argument or parameter: its bytes, and the name in it (a keyword
+ * argument's name; a parameter's own name; name_start == name_end when
+ * none). */
+struct ast_arg {
+	size_t start, end;
+	size_t name_start, name_end;
+	bool has_default; /* a parameter with a default value */
+};
+
+struct ast_call {
+	size_t start, end;           /* the whole call */
+	size_t args_start, args_end; /* the argument list, brackets included */
+	bool method;                 /* called through a receiver (`obj.f(...)`) */
+	struct ast_arg args[AST_CALL_ARGS];
+	size_t n_args;
+};
+
+/* The calls in text of a function or method whose name (the callee's last
+ * identifier: `f`, `obj.f`, `pkg::f`) is name[0..name_len), in document
+ * order, into out[0..cap). Returns how many. */
+int ast_calls_of(struct ast_doc *doc, const char *text, size_t len, const char *name,
+                 size_t name_len, struct ast_call *out, size_t cap);
+
+struct ast_params {
+	char name[64];               /* the function's name */
+	size_t list_start, list_end; /* the parameter list, brackets included */
+	struct ast_arg params[AST_CALL_ARGS];
+	size_t n;
+};
+
+/* The parameter list of a named definition that holds byte at, into *out;
+ * false when at is in none. */
+bool ast_params_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
+                   struct ast_params *out);
+
+/* Whether replacing [start, end) of text by repl[0..repl_len) leaves the
+ * file with no more syntax errors than it has (*ok), judged by an
+ * incremental re-parse of a copy of doc's tree (doc is not changed). *ok is
+ * true without a grammar. 0, AST_EINVAL, AST_ENOMEM or AST_EPARSE (then
+ * *ok is false). */
+int ast_replace_check(struct ast_doc *doc, const char *text, size_t len, size_t start, size_t end,
+                      const char *repl, size_t repl_len, bool *ok);
 
 #endif

@@ -30,6 +30,9 @@ int cli_validate(int argc, char **argv);
 int cli_complete(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_eval(int argc, char **argv);
+/* `infill eval --next-edit` (eval_nextedit.c): cli_eval hands it argv
+ * whole when the flag is there. */
+int cli_eval_next_edit(int argc, char **argv);
 int cli_pull(int argc, char **argv);   /* cli_pull.c */
 int cli_models(int argc, char **argv); /* cli_models.c */
 

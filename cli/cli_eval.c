@@ -950,6 +950,8 @@ static int run_all(struct run *r)
 
 int cli_eval(int argc, char **argv)
 {
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--next-edit")) return cli_eval_next_edit(argc, argv);
 	struct run r = { 0 };
 	int prc = parse_args(argc, argv, &r.o);
 	if (prc) {

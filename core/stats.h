@@ -56,6 +56,14 @@
  * shownChars500ms/shownChars1s/shownCharsEnd, the bytes of their top items
  * as shown 0.5 s and 1 s after the answer and when their live candidates
  * ended (each over shownAnswers: the mean suggestion a user sees then).
+ *
+ * Next edits (lsp/nextedit_rpc.c): nextEditRequests, infill/nextEdit and
+ * textDocument/copilotInlineEdit requests answered; nextEditOffered, edits
+ * sent in their answers; nextEditShown, nextEditAccepted, nextEditRejected,
+ * what the clients reported of them (an accept or reject of an edit never
+ * reported shown counts it shown too); nextEditInvalid, computed edits
+ * left out because they would break the file's syntax; nextEditLatencyMs,
+ * the time to answer a request.
  */
 #define STATS_FIELDS(X)                                                \
 	X(requests, "requests", count)                                 \
@@ -106,7 +114,14 @@
 	X(shown_answers, "shownAnswers", count)                        \
 	X(shown_chars_500ms, "shownChars500ms", count)                 \
 	X(shown_chars_1s, "shownChars1s", count)                       \
-	X(shown_chars_end, "shownCharsEnd", count)
+	X(shown_chars_end, "shownCharsEnd", count)                    \
+	X(next_edit_requests, "nextEditRequests", count)               \
+	X(next_edit_offered, "nextEditOffered", count)                 \
+	X(next_edit_shown, "nextEditShown", count)                     \
+	X(next_edit_accepted, "nextEditAccepted", count)               \
+	X(next_edit_rejected, "nextEditRejected", count)               \
+	X(next_edit_invalid, "nextEditInvalid", count)                 \
+	X(next_edit_latency_ms, "nextEditLatencyMs", latency)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

@@ -684,5 +684,6 @@ void completions_stats(struct server *s, struct stats *out)
 	                                    (double)st.generated_tokens
 	                          : 0;
 	st.grew_notices = c->grew_notices;
+	nextedits_stats(s->nextedits, &st);
 	*out = st;
 }

@@ -63,6 +63,8 @@
 #define FEEDBACK_TARGET_RATE    0.05
 #define FEEDBACK_EXPLORE        10
 #define FEEDBACK_ACCEPT_COMMAND "infill.didAcceptCompletion"
+/* The command of a next edit (lsp/nextedit_rpc.c), run when it is applied. */
+#define NEXTEDIT_ACCEPT_COMMAND "infill.didAcceptNextEdit"
 
 /* The shape of a suggestion: one line, or more (a block). */
 enum feedback_shape { FEEDBACK_SINGLE, FEEDBACK_BLOCK };

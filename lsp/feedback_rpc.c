@@ -67,10 +67,15 @@ void feedback_did_partially_accept(struct server *s, json_t *id, json_t *params)
 
 void feedback_execute_command(struct server *s, json_t *id, json_t *params)
 {
+	if (nextedits_accept_command(s, params)) {
+		server_reply(s, id, json_null());
+		return;
+	}
 	const char *command = json_get_string(params, "command");
 	if (!command || strcmp(command, FEEDBACK_ACCEPT_COMMAND)) {
 		server_reply_error(s, id, RPC_ERROR_INVALID_PARAMS,
-		                   "unknown command (infill has only " FEEDBACK_ACCEPT_COMMAND ")");
+		                   "unknown command (infill has " FEEDBACK_ACCEPT_COMMAND
+		                   " and " NEXTEDIT_ACCEPT_COMMAND ")");
 		return;
 	}
 	uint64_t item = id_of_arguments(json_object_get(params, "arguments"));

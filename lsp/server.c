@@ -215,14 +215,19 @@ void lifecycle_initialize(struct server *s, json_t *id, json_t *params)
 	workspace_configure_initial(s, params);
 
 	json_t *result = json_pack(
-	        "{s:{s:s, s:{s:b, s:i, s:{s:b}}, s:{s:b}, s:{}, s:{s:[s]}}, s:{s:s, s:s}}",
+	        "{s:{s:s, s:{s:b, s:i, s:{s:b}}, s:{s:b}, s:{}, s:{s:[s, s]}, s:{s:{s:[s, s]}}}, "
+	        "s:{s:s, s:s}}",
 	        "capabilities", "positionEncoding", pos_encoding_name(s->encoding),
 	        "textDocumentSync", "openClose", 1, "change", 2 /* incremental */, "save",
 	        "includeText", 0, "completionProvider", "resolveProvider", 0,
 	        "inlineCompletionProvider",
 	        /* an inline item's command, run by the client when it is accepted */
-	        "executeCommandProvider", "commands", FEEDBACK_ACCEPT_COMMAND, "serverInfo", "name",
-	        "infill", "version", INFILL_VERSION);
+	        "executeCommandProvider", "commands", FEEDBACK_ACCEPT_COMMAND,
+	        NEXTEDIT_ACCEPT_COMMAND,
+	        /* next edits: the request under both names it answers */
+	        "experimental", "nextEditProvider", "methods", "infill/nextEdit",
+	        "textDocument/copilotInlineEdit", "serverInfo", "name", "infill", "version",
+	        INFILL_VERSION);
 	s->state = SERVER_STATE_RUNNING;
 	server_reply(s, id, result);
 }
@@ -494,8 +499,9 @@ struct server *server_new(uv_loop_t *loop, struct log *log, const struct server_
 	s->config = config_new();
 	s->docs = docs_new();
 	s->feedback = feedback_new();
+	s->nextedits = nextedits_new();
 	if (opts && opts->user_config) s->user_config_path = strdup(opts->user_config);
-	if (!s->reader || !s->config || !s->docs || !s->feedback) goto fail;
+	if (!s->reader || !s->config || !s->docs || !s->feedback || !s->nextedits) goto fail;
 	if (opts && opts->flags)
 		config_set_layer(s->config, CONFIG_LAYER_FLAGS, opts->flags, NULL, NULL);
 	workspace_apply(s);
@@ -520,6 +526,7 @@ fail:
 	config_free(s->config);
 	docs_free(s->docs);
 	feedback_free(s->feedback);
+	nextedits_free(s->nextedits);
 	free(s->user_config_path);
 	free(s);
 	return NULL;
@@ -554,6 +561,7 @@ void server_free(struct server *s)
 	metrics_free(s->metrics);
 	project_free(s->project);
 	feedback_free(s->feedback);
+	nextedits_free(s->nextedits);
 	pipeline_free(s->pipeline);
 	while (s->outgoing) {
 		struct outgoing *o = s->outgoing;

@@ -48,7 +48,11 @@
 	X(DID_SHOW_COMPLETION, "textDocument/didShowCompletion", NOTIFICATION, feedback_did_show) \
 	X(DID_PARTIALLY_ACCEPT, "textDocument/didPartiallyAcceptCompletion", NOTIFICATION,        \
 	  feedback_did_partially_accept)                                                          \
-	X(EXECUTE_COMMAND, "workspace/executeCommand", REQUEST, feedback_execute_command)
+	X(EXECUTE_COMMAND, "workspace/executeCommand", REQUEST, feedback_execute_command)         \
+	X(NEXT_EDIT, "infill/nextEdit", REQUEST, nextedit_on_request)                             \
+	X(COPILOT_INLINE_EDIT, "textDocument/copilotInlineEdit", REQUEST, nextedit_on_request)    \
+	X(SHOW_INLINE_EDIT, "textDocument/didShowInlineEdit", NOTIFICATION, nextedit_did_show)    \
+	X(REJECT_NEXT_EDIT, "infill/didRejectNextEdit", NOTIFICATION, nextedit_did_reject)
 
 enum lsp_method {
 #define X(name, str, kind, fn) LSP_METHOD_##name,
@@ -87,6 +91,7 @@ struct outgoing {
 struct completions;
 struct project;
 struct feedback;
+struct nextedits;
 struct metrics;
 struct stats;
 
@@ -123,6 +128,8 @@ struct server {
 	struct project *project;   /* the workspace index, the recent ring (project.c) */
 	struct feedback *feedback; /* the fate of suggestions shown (feedback.c) */
 	struct metrics *metrics;   /* metrics.file (metrics.c) */
+	/* settled edits and next edits offered (nextedit_rpc.c) */
+	struct nextedits *nextedits;
 
 	json_int_t next_id; /* ids of our requests to the client */
 	struct outgoing *outgoing;
@@ -254,5 +261,23 @@ int project_fill(struct project *p, const struct docs_entry *e, size_t cursor,
 uint64_t project_index_files(struct project *p);
 /* Calls done once no work of the index runs any more (at once when none). */
 void project_close(struct project *p, void (*done)(void *ud), void *ud);
+
+/* ---- nextedit_rpc.c: next edits ---- */
+
+/* New, empty (NULL on out of memory); freed with nextedits_free (accepts
+ * NULL). */
+struct nextedits *nextedits_new(void);
+void nextedits_free(struct nextedits *n);
+/* e's document is about to have [start, end) replaced by text[0..len):
+ * call before the change is applied (the removed bytes are read here). */
+void nextedits_change(struct server *s, struct docs_entry *e, size_t start, size_t end,
+                      const char *text, size_t len);
+/* uri was closed or reopened: its settled edit and offers are forgotten. */
+void nextedits_doc_closed(struct nextedits *n, const char *uri);
+/* workspace/executeCommand: true when params name the next-edit accept
+ * command (then it is counted; the caller replies). */
+bool nextedits_accept_command(struct server *s, json_t *params);
+/* The next-edit fields of infill/stats into *st. */
+void nextedits_stats(struct nextedits *n, struct stats *st);
 
 #endif

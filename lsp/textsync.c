@@ -45,6 +45,7 @@ void textsync_did_open(struct server *s, json_t *id, json_t *params)
 		log_debug(s->log, "didOpen of %s, which is open: replacing it", uri);
 		completions_doc_closed(s->completions, uri);
 		feedback_doc_closed(s->feedback, uri);
+		nextedits_doc_closed(s->nextedits, uri);
 		project_doc_closed(s->project, uri);
 		pipeline_doc_close(s->pipeline, uri);
 	}
@@ -91,6 +92,7 @@ static bool apply_change(struct server *s, struct docs_entry *e, json_t *change,
 			return false;
 		}
 	}
+	nextedits_change(s, e, start, end, t, tlen);
 	if (doc_replace(e->doc, start, end, t, tlen)) {
 		log_error(s->log, "didChange of %s: out of memory applying a change", e->uri);
 		return false;
@@ -147,6 +149,7 @@ void textsync_did_close(struct server *s, json_t *id, json_t *params)
 	}
 	completions_doc_closed(s->completions, uri);
 	feedback_doc_closed(s->feedback, uri);
+	nextedits_doc_closed(s->nextedits, uri);
 	if (docs_close(s->docs, uri)) {
 		log_warn(s->log, "didClose of %s, which is not open", uri);
 		return;

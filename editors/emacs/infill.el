@@ -680,4 +680,6 @@ given, is called with t or nil and the last line."
                      (when on-done (funcall on-done ok last))))))))
 
 (provide 'infill)
+;; next edits (infill/nextEdit), shown with `infill-mode'
+(require 'infill-nextedit)
 ;;; infill.el ends here

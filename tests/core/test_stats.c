@@ -56,6 +56,13 @@ static const char *const documented[] = {
 	"shownChars500ms",
 	"shownChars1s",
 	"shownCharsEnd",
+	"nextEditRequests",
+	"nextEditOffered",
+	"nextEditShown",
+	"nextEditAccepted",
+	"nextEditRejected",
+	"nextEditInvalid",
+	"nextEditLatencyMs",
 };
 
 static struct stats sample(void)

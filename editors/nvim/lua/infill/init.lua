@@ -19,7 +19,13 @@
 --   <M-w>   accept the next word          <M-l>  accept the next line
 --   <M-]>   next candidate                <M-[>  previous candidate
 --   <C-]>   dismiss (leaving insert mode or moving the cursor also does)
+--
+-- Next edits (normal mode, infill.nextedit; next_edits = false turns them
+-- off): after an edit settles, the place it implies next (a rename's other
+-- uses, a signature's calls, the same fix on alike lines) is shown there.
+--   ]e      jump to it        <Tab>  apply it        <Esc>  dismiss it
 local text = require('infill.text')
+local nextedit = require('infill.nextedit')
 
 local M = {}
 
@@ -43,7 +49,11 @@ local defaults = {
     next = '<M-]>',
     prev = '<M-[>',
     dismiss = '<C-]>',
+    next_edit_jump = ']e',
+    next_edit_accept = '<Tab>',
+    next_edit_dismiss = '<Esc>',
   },
+  next_edits = true, -- ask for next edits when an edit settles
   on_attach = nil,
 }
 
@@ -438,6 +448,14 @@ function M.show_items(items)
   return show_current(bufnr, client_for(bufnr))
 end
 
+--- Next edits (infill.nextedit): ask, jump, apply, dismiss, and what is
+--- shown ({row, col, text} or nil).
+M.next_edit = nextedit.request
+M.next_edit_jump = nextedit.jump
+M.next_edit_accept = nextedit.accept
+M.next_edit_dismiss = nextedit.dismiss
+M.next_edit_visible = nextedit.visible
+
 --- Model loading progress or the last error, for a statusline.
 function M.status()
   return S.status
@@ -557,6 +575,13 @@ local function on_attach(client, bufnr)
     })
   end
   map_keys(bufnr)
+  if S.opts.next_edits ~= false then
+    local km = S.opts.keymaps
+    nextedit.attach(bufnr, {
+      client_for = client_for, request = client_request, notify = client_notify,
+    }, km and { jump = km.next_edit_jump, accept = km.next_edit_accept,
+                dismiss = km.next_edit_dismiss } or false)
+  end
   if S.opts.on_attach then
     S.opts.on_attach(client, bufnr)
   end

@@ -1,0 +1,107 @@
+/*
+ * nextedit.h - next edits: after an edit settles, the places it implies
+ * elsewhere in the document and, where the change is mechanical, the text
+ * to write there. The server (lsp/nextedit_rpc.c) and `infill eval
+ * --next-edit` (cli/eval_nextedit.c) call it; it needs no model.
+ *
+ * Two parts:
+ *   1. The settled edit: consecutive changes that touch one another (the
+ *      keystrokes of one word, a paste and its fix) merge into one edit,
+ *      its text before and its span now. A change elsewhere starts a new one.
+ *   2. The finder: from the document now and its settled edit, the places,
+ *      ranked by kind and then by distance after the edit:
+ *      - rename: the edit turned one identifier into another; the other
+ *        tokens of the old name in its scope (ast_ident_refs) get the new;
+ *      - signature: the edit changed a definition's parameter list; at its
+ *        call sites a removed parameter's argument is removed, a renamed
+ *        one's keyword argument renamed; an added parameter without a
+ *        default is a place with no text (a model would have to write the
+ *        argument: not offered);
+ *      - repeat: the same change of one line's text, applied where the
+ *        same text stands on other lines (an operator-only fragment only
+ *        where a neighbouring token matches too).
+ *      Every edit with text is checked by the ast layer
+ *      (ast_replace_check): one that would add a syntax error to the file
+ *      is dropped and counted.
+ *
+ * Units: byte offsets into the document's UTF-8 text.
+ * Threads: none of its own; a track belongs to its caller's thread.
+ */
+#ifndef INFILL_PIPELINE_NEXTEDIT_H
+#define INFILL_PIPELINE_NEXTEDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ast.h"
+
+/* ---- 1. The settled edit ---- */
+
+struct nextedit_track {
+	bool valid;
+	size_t start, end; /* the edit's span in the document now */
+	char *old;         /* what stood at [start, end) before it (owned) */
+	size_t old_len;
+};
+
+/* Records one change of the document: [start, end) of its text before the
+ * change, whose bytes were removed[0..end - start), became inserted bytes.
+ * Call it in order for every change. Returns 0 or -ENOMEM (the track is
+ * then empty). An edit grown past 64 KiB is dropped (a rewrite, not an edit
+ * to propagate). */
+int nextedit_track_change(struct nextedit_track *t, size_t start, size_t end, const char *removed,
+                          size_t inserted);
+
+/* Empties the track (frees its text); the struct may be reused. */
+void nextedit_track_finish(struct nextedit_track *t);
+
+/* ---- 2. The finder ---- */
+
+enum nextedit_kind {
+	NEXTEDIT_RENAME,
+	NEXTEDIT_SIGNATURE,
+	NEXTEDIT_REPEAT,
+	NEXTEDIT_KIND_COUNT,
+};
+
+/* Static name: "rename", "signature", "repeat". */
+const char *nextedit_kind_name(enum nextedit_kind k);
+
+struct nextedit_edit {
+	enum nextedit_kind kind;
+	size_t start, end; /* replace these bytes of the document now... */
+	char *text;        /* ...with this (owned, NUL-terminated); NULL: a place
+	                    * found with no computed text (not to be offered) */
+	size_t text_len;
+};
+
+struct nextedit_params {
+	const struct ast_lang *lang; /* NULL: plain text (repeat only, unchecked) */
+	const char *text;            /* the document now, borrowed */
+	size_t len;
+	const struct nextedit_track *edit; /* the settled edit, borrowed */
+	/* CLOCK_MONOTONIC ns after which no more edits are checked (those not
+	 * checked are not returned); 0: no deadline */
+	uint64_t deadline_ns;
+	size_t max_edits; /* 0: 32 */
+};
+
+struct nextedit_result {
+	struct nextedit_edit *edits; /* owned, ranked, n of them */
+	size_t n;
+	size_t dropped_invalid; /* computed edits that would break the syntax */
+	bool cut;               /* the deadline passed before all were checked */
+};
+
+/* Finds the next edits into *out (caller's memory; release with
+ * nextedit_result_finish whatever the result). Edits never overlap one
+ * another nor the settled edit. 0, -EINVAL (an edit outside the text) or
+ * -ENOMEM. */
+int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out);
+void nextedit_result_finish(struct nextedit_result *r);
+
+/* ns on CLOCK_MONOTONIC (what deadline_ns counts in). */
+uint64_t nextedit_now_ns(void);
+
+#endif

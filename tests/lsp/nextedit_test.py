@@ -1,0 +1,215 @@
+"""Next edits over LSP: the real infill binary, a scripted client over pipes.
+
+usage: nextedit_test.py INFILL CASE   (or --list)
+infill/nextEdit and textDocument/copilotInlineEdit answer in
+copilot-language-server's shape; the client applies an edit, reports it, and
+the next request offers the rest; infill/stats counts what happened.
+No model is needed: the places are computed from the syntax tree.
+"""
+import sys
+import time
+
+from lspclient import Client
+
+URI = "file:///tmp/infill-nextedit/a.py"
+
+PY = ("def area(w, h):\n"
+      "    size = w * h\n"
+      "    print('size', size)\n"
+      "    return size\n")
+
+
+def check(cond, what, *context):
+    if not cond:
+        raise AssertionError(what + "".join("\n  " + str(c) for c in context))
+
+
+def open_doc(c, text, uri=URI, lang="python", version=1):
+    c.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": lang, "version": version, "text": text}})
+
+
+def pos(line, ch):
+    return {"line": line, "character": ch}
+
+
+def change(c, version, l1, c1, l2, c2, text, uri=URI):
+    c.notify("textDocument/didChange", {
+        "textDocument": {"uri": uri, "version": version},
+        "contentChanges": [{"range": {"start": pos(l1, c1), "end": pos(l2, c2)}, "text": text}]})
+
+
+def next_edit(c, method="infill/nextEdit", version=None, uri=URI):
+    td = {"uri": uri}
+    if version is not None:
+        td["version"] = version
+    r = c.request(method, {"textDocument": td, "position": pos(1, 4)})
+    check("result" in r, method + " answered", r)
+    return r["result"]["edits"]
+
+
+def doc_text(c, uri=URI):
+    return c.request("infill/document", {"textDocument": {"uri": uri}})["result"]["text"]
+
+
+def apply(c, version, e):
+    r = e["range"]
+    change(c, version, r["start"]["line"], r["start"]["character"],
+           r["end"]["line"], r["end"]["character"], e["text"])
+
+
+def stats(c):
+    return c.request("infill/stats")["result"]
+
+
+def rename_size(c):
+    """Types over `size` on line 1 (as keystrokes): `size` -> `area`."""
+    change(c, 2, 1, 4, 1, 8, "")
+    for i, ch in enumerate("area"):
+        change(c, 3 + i, 1, 4 + i, 1, 4 + i, ch)
+    return 6
+
+
+# ---- cases -----------------------------------------------------------------
+
+def case_capability(c):
+    r = c.initialize()
+    caps = r["result"]["capabilities"]
+    ne = caps.get("experimental", {}).get("nextEditProvider", {})
+    check(ne.get("methods") == ["infill/nextEdit", "textDocument/copilotInlineEdit"],
+          "nextEditProvider advertised", caps)
+    check("infill.didAcceptNextEdit" in caps["executeCommandProvider"]["commands"],
+          "accept command advertised", caps)
+
+
+def case_rename_shape(c):
+    c.initialize()
+    open_doc(c, PY)
+    version = rename_size(c)
+    edits = next_edit(c, version=version)
+    check(len(edits) == 2, "two places (the string stays)", edits)
+    e = edits[0]
+    check(e["textDocument"] == {"uri": URI, "version": version}, "versioned document", e)
+    check(e["range"] == {"start": pos(2, 18), "end": pos(2, 22)}, "the next use first", e)
+    check(e["text"] == "area", "the new name", e)
+    cmd = e["command"]
+    check(cmd["command"] == "infill.didAcceptNextEdit" and isinstance(cmd["arguments"][0], str)
+          and cmd["title"], "Copilot's command shape", cmd)
+    check(edits[1]["range"]["start"] == pos(3, 11), "then the one after", edits)
+    # the Copilot name answers the same
+    same = next_edit(c, "textDocument/copilotInlineEdit", version=version)
+    check([x["range"] for x in same] == [x["range"] for x in edits], "same under both names", same)
+
+
+def case_accept_then_rest(c):
+    c.initialize()
+    open_doc(c, PY)
+    version = rename_size(c)
+    edits = next_edit(c, version=version)
+    c.notify("textDocument/didShowInlineEdit", {"item": {"command": edits[0]["command"]}})
+    version += 1
+    apply(c, version, edits[0])
+    r = c.request("workspace/executeCommand", edits[0]["command"])
+    check("result" in r, "accept command answered", r)
+    rest = next_edit(c, version=version)
+    check(len(rest) == 1 and rest[0]["range"]["start"] == pos(3, 11), "the rest offered", rest)
+    c.notify("infill/didRejectNextEdit", {"item": {"command": rest[0]["command"]}})
+    st = stats(c)
+    check(st["nextEditRequests"] == 2 and st["nextEditOffered"] == 3, "requests, offered", st)
+    check(st["nextEditShown"] == 2 and st["nextEditAccepted"] == 1 and
+          st["nextEditRejected"] == 1, "shown, accepted, rejected", st)
+    check(st["nextEditLatencyMs"]["samples"] == 2, "latency sampled", st)
+    version += 1
+    apply(c, version, rest[0])
+    check(doc_text(c) == PY.replace("size =", "area =").replace(", size)", ", area)")
+          .replace("return size", "return area"), "file right", doc_text(c))
+    check(next_edit(c, version=version) == [], "nothing left")
+
+
+def case_stale_version(c):
+    c.initialize()
+    open_doc(c, PY)
+    version = rename_size(c)
+    check(next_edit(c, version=version - 1) == [], "another version: no edits")
+    check(next_edit(c, uri="file:///nowhere.py") == [], "a document not open: no edits")
+    r = c.request("infill/nextEdit", {"position": pos(0, 0)})
+    check(r.get("error", {}).get("code") == -32602, "no textDocument: invalid params", r)
+
+
+def case_signature_call_sites(c):
+    c.initialize()
+    text = ("def scale(p, k, verbose):\n"
+            "    return p * k\n"
+            "a = scale(1, 2, True)\n"
+            "b = scale(3, 4, verbose=False)\n")
+    open_doc(c, text)
+    change(c, 2, 0, 14, 0, 23, "")  # drop ", verbose"
+    edits = next_edit(c, version=2)
+    check(len(edits) == 2, "both calls", edits)
+    # applying one leaves the other offered (not a new "repeated change")
+    apply(c, 3, edits[0])
+    rest = next_edit(c, version=3)
+    check(len(rest) == 1 and rest[0]["range"] != edits[0]["range"], "the other call", rest)
+    apply(c, 4, rest[0])
+    check(doc_text(c) == "def scale(p, k):\n    return p * k\na = scale(1, 2)\nb = scale(3, 4)\n",
+          "call sites fixed", edits, doc_text(c))
+
+
+def case_no_broken_syntax(c):
+    """A repeated change that would break a line is not offered."""
+    c.initialize()
+    open_doc(c, "x = obj.bar\ny = obj.bar\ng = lambda bar: 0\n")
+    change(c, 2, 0, 11, 0, 11, "()")
+    edits = next_edit(c, version=2)
+    check(len(edits) == 1 and edits[0]["range"]["start"] == pos(1, 11), "only the call", edits)
+    check(stats(c)["nextEditInvalid"] == 1, "one counted invalid", stats(c))
+
+
+def case_cancel_answered(c):
+    """$/cancelRequest after the answer: nothing breaks, the server answers on."""
+    c.initialize()
+    open_doc(c, PY)
+    version = rename_size(c)
+    rid = c.request_async("infill/nextEdit", {"textDocument": {"uri": URI, "version": version},
+                                              "position": pos(1, 4)})
+    c.notify("$/cancelRequest", {"id": rid})
+    r = c.response(rid)
+    check("result" in r or r.get("error", {}).get("code") == -32800, "answered or cancelled", r)
+    check(len(next_edit(c, version=version)) == 2, "still answers")
+
+
+def case_closed_forgets(c):
+    c.initialize()
+    open_doc(c, PY)
+    version = rename_size(c)
+    c.notify("textDocument/didClose", {"textDocument": {"uri": URI}})
+    open_doc(c, doc_text_after_rename(), version=version + 1)
+    check(next_edit(c) == [], "a reopened document has no settled edit")
+
+
+def doc_text_after_rename():
+    return PY.replace("size =", "area =")
+
+
+CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
+
+
+def main():
+    if sys.argv[1:2] == ["--list"]:
+        print("\n".join(CASES))
+        return 0
+    binary, name = sys.argv[1], sys.argv[2]
+    c = Client(binary, [])
+    try:
+        CASES[name](c)
+        check(c.shutdown_exit() == 0, "exit 0 after shutdown")
+    except BaseException:
+        sys.stderr.write("---- server log ----\n" + c.log())
+        raise
+    finally:
+        c.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

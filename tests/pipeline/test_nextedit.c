@@ -1,0 +1,256 @@
+/*
+ * test_nextedit.c - pipeline/nextedit.c: the settled edit's merging, and
+ * each kind of next edit on small files (rename in scope, a signature's
+ * call sites, a repeated change), with the syntax check dropping an edit
+ * that would break the file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "nextedit.h"
+
+/* Applies [start, end) -> repl to *text (realloc'd) and records it. */
+static void change(char **text, struct nextedit_track *t, size_t start, size_t end,
+                   const char *repl)
+{
+	size_t len = strlen(*text), rl = strlen(repl);
+	if (nextedit_track_change(t, start, end, *text + start, rl)) abort(); /* out of memory */
+	char *n = malloc(len - (end - start) + rl + 1);
+	memcpy(n, *text, start);
+	memcpy(n + start, repl, rl);
+	strcpy(n + start + rl, *text + end);
+	free(*text);
+	*text = n;
+}
+
+/* The edits with text applied to text (they do not overlap): a new string. */
+static char *apply_all(const char *text, const struct nextedit_result *r)
+{
+	size_t len = strlen(text);
+	char *out = malloc(len * 4 + 4096), *o = out;
+	size_t at = 0;
+	bool *used = calloc(r->n + 1, 1);
+	for (;;) {
+		size_t best = r->n;
+		for (size_t i = 0; i < r->n; i++)
+			if (!used[i] && r->edits[i].text && r->edits[i].start >= at &&
+			    (best == r->n || r->edits[i].start < r->edits[best].start))
+				best = i;
+		if (best == r->n) break;
+		const struct nextedit_edit *e = &r->edits[best];
+		used[best] = true;
+		memcpy(o, text + at, e->start - at);
+		o += e->start - at;
+		memcpy(o, e->text, e->text_len);
+		o += e->text_len;
+		at = e->end;
+	}
+	strcpy(o, text + at);
+	free(used);
+	return out;
+}
+
+static int find(const char *lang, const char *text, const struct nextedit_track *t,
+                struct nextedit_result *r)
+{
+	struct nextedit_params p = { .lang = lang ? ast_lang_from_id(lang) : NULL,
+		                     .text = text,
+		                     .len = strlen(text),
+		                     .edit = t };
+	return nextedit_find(&p, r);
+}
+
+TEST(track_merges_keystrokes)
+{
+	char *text = strdup("x = count + 1\n");
+	struct nextedit_track t = { 0 };
+	/* "count" -> "total", typed as delete then letters */
+	change(&text, &t, 4, 9, "");
+	change(&text, &t, 4, 4, "t");
+	change(&text, &t, 5, 5, "o");
+	change(&text, &t, 6, 6, "tal");
+	CHECK(t.valid);
+	CHECK_INT_EQ(t.start, 4);
+	CHECK_INT_EQ(t.end, 9);
+	CHECK_STR_EQ(t.old, "count");
+	/* a backspace inside and a retype stays one edit */
+	change(&text, &t, 8, 9, "");
+	change(&text, &t, 8, 8, "L");
+	CHECK_STR_EQ(t.old, "count");
+	CHECK_STR_EQ(text, "x = totaL + 1\n");
+	/* an edit elsewhere starts a new one */
+	change(&text, &t, 12, 13, "2");
+	CHECK_INT_EQ(t.start, 12);
+	CHECK_STR_EQ(t.old, "1");
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+static const char *PY_RENAME = "def area(w, h):\n"
+                               "    size = w * h\n"
+                               "    print('size', size)\n"
+                               "    return size\n"
+                               "\n"
+                               "def other():\n"
+                               "    size = 3\n"
+                               "    return size\n";
+
+TEST(rename_in_scope_only)
+{
+	char *text = strdup(PY_RENAME);
+	struct nextedit_track t = { 0 };
+	size_t at = strstr(text, "size =") - text;
+	change(&text, &t, at, at + 4, "");
+	change(&text, &t, at, at, "area_");
+	change(&text, &t, at + 5, at + 5, "m2");
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2); /* the string 'size' and other()'s local stay */
+	for (size_t i = 0; i < r.n; i++) {
+		CHECK_INT_EQ(r.edits[i].kind, NEXTEDIT_RENAME);
+		CHECK_STR_EQ(r.edits[i].text, "area_m2");
+	}
+	CHECK(r.edits[0].start < r.edits[1].start); /* nearest after the edit first */
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "print('size', area_m2)\n    return area_m2\n"));
+	CHECK(strstr(out, "def other():\n    size = 3\n    return size\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(rename_c_parameter_reaches_body)
+{
+	char *text = strdup("int f(int n)\n{\n\tint s = n * 2;\n\treturn s + n;\n}\n"
+	                    "int g(int n) { return n; }\n");
+	struct nextedit_track t = { 0 };
+	size_t at = strstr(text, "n)") - text;
+	change(&text, &t, at, at + 1, "count");
+	struct nextedit_result r;
+	CHECK(find("c", text, &t, &r) == 0);
+	char *out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "int f(int count)\n{\n\tint s = count * 2;\n\treturn s + count;\n}\n"
+	                  "int g(int n) { return n; }\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(signature_removed_parameter_at_call_sites)
+{
+	char *text = strdup("def scale(p, k, verbose):\n"
+	                    "    return p * k\n"
+	                    "\n"
+	                    "a = scale(1, 2, True)\n"
+	                    "b = scale(3, 4, verbose=False)\n"
+	                    "c = scale(5, 6)\n");
+	struct nextedit_track t = { 0 };
+	size_t at = strstr(text, ", verbose)") - text;
+	change(&text, &t, at, at + 9, "");
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	char *out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "def scale(p, k):\n"
+	                  "    return p * k\n"
+	                  "\n"
+	                  "a = scale(1, 2)\n"
+	                  "b = scale(3, 4)\n"
+	                  "c = scale(5, 6)\n");
+	for (size_t i = 0; i < r.n; i++) CHECK_INT_EQ(r.edits[i].kind, NEXTEDIT_SIGNATURE);
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(signature_added_parameter_is_a_place_without_text)
+{
+	char *text = strdup("function add(a, b) { return a + b; }\n"
+	                    "const x = add(1, 2);\n"
+	                    "const y = obj.add(3, 4);\n");
+	struct nextedit_track t = { 0 };
+	size_t at = strstr(text, "b)") - text + 1;
+	change(&text, &t, at, at, ", c");
+	struct nextedit_result r;
+	CHECK(find("javascript", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2);
+	for (size_t i = 0; i < r.n; i++) {
+		CHECK(r.edits[i].text == NULL);
+		CHECK_INT_EQ(r.edits[i].start, r.edits[i].end);
+		CHECK(text[r.edits[i].start] == ')'); /* after the last argument */
+	}
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(repeat_same_change_on_alike_lines)
+{
+	char *text = strdup("if a == None:\n    pass\nif b == None:\n    pass\n"
+	                    "if c == 0:\n    pass\nif d is None:\n    pass\n");
+	struct nextedit_track t = { 0 };
+	size_t at = strstr(text, "==") - text;
+	change(&text, &t, at, at + 2, "is");
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1); /* `== 0` differs; `is None` is done already */
+	CHECK_INT_EQ(r.edits[0].kind, NEXTEDIT_REPEAT);
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "if b is None:"));
+	CHECK(strstr(out, "if c == 0:"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(repeat_insertion_after_anchor_skips_lines_done)
+{
+	char *text = strdup("log(x, 1);\nlog(y, 2);\nlog(ctx, z, 3);\nblog(w, 4);\n");
+	struct nextedit_track t = { 0 };
+	change(&text, &t, 4, 4, "ctx, ");
+	struct nextedit_result r;
+	CHECK(find("c", text, &t, &r) == 0);
+	char *out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "log(ctx, x, 1);\nlog(ctx, y, 2);\nlog(ctx, z, 3);\nblog(w, 4);\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(edit_breaking_syntax_is_dropped)
+{
+	/* `bar` -> `bar()` repeated would call a lambda's parameter */
+	char *text = strdup("g = lambda bar: 0\nx = obj.bar\ny = obj.bar\n");
+	struct nextedit_track t = { 0 };
+	change(&text, &t, 29, 29, "()");
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	CHECK_INT_EQ(r.dropped_invalid, 1);
+	char *out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "g = lambda bar: 0\nx = obj.bar()\ny = obj.bar()\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(no_edit_no_places)
+{
+	struct nextedit_track t = { 0 };
+	struct nextedit_result r;
+	CHECK(find("python", "x = 1\n", &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 0);
+	/* an edit past the text is refused, not read */
+	t.valid = true;
+	t.start = 3;
+	t.end = 40;
+	CHECK(find("python", "x = 1\n", &t, &r) == -EINVAL);
+}
+
+TEST_MAIN()
