@@ -237,9 +237,10 @@ enum backend_kind backend_kind(const struct backend *b)
 size_t backend_kv_bytes_per_page(const struct backend_hparams *hp, int32_t page_size,
                                  uint32_t kv_type)
 {
-	size_t el = kv_type == TENSOR_TYPE_F32 ? 4 : 2;
+	/* bytes per 32 values: q8_0's block is an fp16 scale and 32 int8 */
+	size_t el32 = kv_type == TENSOR_TYPE_F32 ? 128 : kv_type == TENSOR_TYPE_Q8_0 ? 34 : 64;
 	return 2 * (size_t)hp->n_layer * (size_t)page_size * (size_t)hp->n_head_kv *
-	       (size_t)hp->head_dim * el;
+	       (size_t)hp->head_dim * el32 / 32;
 }
 
 int backend_forward(struct backend *b, const struct backend_batch *batch, struct infill_error *err)
