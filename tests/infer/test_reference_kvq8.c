@@ -1,23 +1,30 @@
 /*
  * test_reference_kvq8.c - cache.kvType q8_0 against llama.cpp's q8_0 KV
- * cache (model_data/tiny-kq-q6_k-kvq8-reference.json: llama-server with
- * -ctk q8_0 -ctv q8_0 on testdata's tiny-kq-q6_k.gguf, head size 64; how
- * it was made is in tools/refgen/kvq8_ref.py), and against our own f16
- * cache.
+ * cache (model_data/*-kvq8-reference.json: llama-server with -ctk q8_0
+ * -ctv q8_0, flash attention on as a quantized V needs; the command that
+ * made them is in tools/refgen/kvq8_ref.py), and against our own f16 cache.
  *
  * Why a recorded reference and not a live llama-server: the server is
  * built only by `tools/setup --tests` (15 minutes), and a test that skips
  * wherever it is missing would not hold the kernels anywhere else; the
  * JSON is 60 KB and the command that remakes it is in the tool.
  *
- * Held (measured: see the printed worst figures):
- *   - every step's top-8 log-probabilities within LOGP_TOL of llama.cpp's
- *     (its K-quant activations flip on rounding boundaries with the last
- *     bit upstream, test_reference_kq.c's noise: there 0.2 on logits),
- *   - the 16 greedy tokens the same up to the first step whose reference
- *     top-2 margin is under GREEDY_SURE (a tie that noise may swap),
- *   - our q8_0 cache's logits within F16_TOL of our f16 cache's at every
- *     prompt position (max |d| over the vocabulary, per position).
+ * Two models whose head size is a multiple of 32 (what a q8_0 cache needs,
+ * here and in llama.cpp): model_data's tiny-gemma-f32.gguf (head size 32,
+ * F32 weights: no activation is quantized, so only the cache's path can
+ * differ) and testdata's tiny-kq-q6_k.gguf (head size 64, K-quants). 8
+ * prompts each, 16 greedy steps each, fed llama.cpp's tokens. Held (the
+ * figures measured are beside the tolerances below):
+ *   - every step's top-8 log-probabilities within *_LOGP_TOL of llama.cpp's:
+ *     1e-5 with F32 weights (the same recipe: q in q8_0, integer block dots,
+ *     float probabilities); 0.3 with K-quants, whose Q8_K activations flip
+ *     on rounding boundaries with the last bit upstream
+ *     (test_reference_kq.c's noise, 0.2 there on logits);
+ *   - the greedy tokens the same: all 128 with F32 weights; with K-quants up
+ *     to the first step whose reference top-2 margin is under 0.35 (7
+ *     steps of this random model's 128 are that sure);
+ *   - our q8_0 cache's logits within *_F16_TOL of our f16 cache's at every
+ *     prompt position (max |d| over the vocabulary), and not the same bits.
  * A model whose head size is not a multiple of 32 is refused by name.
  */
 #include <math.h>
@@ -27,11 +34,12 @@
 #include "infer.h"
 #include "json_mini.h"
 
-#define F32W_LOGP_TOL  1
-#define F32W_F16_TOL   1
-#define KQ_LOGP_TOL    1
-#define KQ_GREEDY_SURE 0.1
-#define KQ_F16_TOL     1
+#define F32W_LOGP_TOL  1e-5 /* measured 1.6e-6 */
+#define F32W_F16_TOL   5e-3 /* measured 7.9e-4 */
+#define KQ_LOGP_TOL    0.3  /* measured 0.221, mean 0.046 */
+#define KQ_LOGP_MEAN   0.08
+#define KQ_GREEDY_SURE 0.35 /* test_reference_kq.c's */
+#define KQ_F16_TOL     0.5  /* measured 0.355 */
 
 static struct jm_doc doc; /* the reference being checked */
 
@@ -109,7 +117,7 @@ static int prompt_ids(int pr, int32_t *ids)
 }
 
 static void check_llama(int *test_failed_, const char *model, const char *ref, double logp_tol,
-                        double greedy_sure)
+                        double mean_tol, double greedy_sure, int min_greedy)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/%s", modeldata(), ref);
@@ -186,8 +194,9 @@ static void check_llama(int *test_failed_, const char *model, const char *ref, d
 	       steps, worst, sumd / (n_top ? n_top : 1), logp_tol, greedy_same);
 	fflush(stdout);
 	CHECK_INT_EQ(over, 0);
+	CHECK(sumd / (n_top ? n_top : 1) <= mean_tol);
 	CHECK(steps >= 100);
-	CHECK(greedy_same >= 16);
+	CHECK(greedy_same >= min_greedy);
 	free(cur);
 	model_free(m);
 }
@@ -195,13 +204,13 @@ static void check_llama(int *test_failed_, const char *model, const char *ref, d
 TEST(q8_0_cache_matches_llama_cpp_f32_weights)
 {
 	check_llama(test_failed_, "@tiny-gemma-f32.gguf", "tiny-gemma-f32-kvq8-reference.json",
-	            F32W_LOGP_TOL, 0);
+	            F32W_LOGP_TOL, F32W_LOGP_TOL, 0, 128);
 }
 
 TEST(q8_0_cache_matches_llama_cpp_k_quants)
 {
 	check_llama(test_failed_, "tiny-kq-q6_k.gguf", "tiny-kq-q6_k-kvq8-reference.json",
-	            KQ_LOGP_TOL, KQ_GREEDY_SURE);
+	            KQ_LOGP_TOL, KQ_LOGP_MEAN, KQ_GREEDY_SURE, 6);
 }
 
 static void check_f16(int *test_failed_, const char *model, const char *ref, double tol)
