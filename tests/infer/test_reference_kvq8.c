@@ -16,7 +16,7 @@
  * prompts each, 16 greedy steps each, fed llama.cpp's tokens. Held (the
  * figures measured are beside the tolerances below):
  *   - every step's top-8 log-probabilities within *_LOGP_TOL of llama.cpp's:
- *     1e-5 with F32 weights (the same recipe: q in q8_0, integer block dots,
+ *     4e-6 with F32 weights (the same recipe: q in q8_0, integer block dots,
  *     float probabilities); 0.3 with K-quants, whose Q8_K activations flip
  *     on rounding boundaries with the last bit upstream
  *     (test_reference_kq.c's noise, 0.2 there on logits);
@@ -34,7 +34,7 @@
 #include "infer.h"
 #include "json_mini.h"
 
-#define F32W_LOGP_TOL  1e-5 /* measured 1.6e-6 */
+#define F32W_LOGP_TOL  4e-6 /* measured 1.6e-6; fp16-rounded decode probabilities: 6e-6 */
 #define F32W_F16_TOL   5e-3 /* measured 7.9e-4 */
 #define KQ_LOGP_TOL    0.3  /* measured 0.221, mean 0.046 */
 #define KQ_LOGP_MEAN   0.08
