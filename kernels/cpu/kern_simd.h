@@ -545,46 +545,56 @@ static inline __attribute__((always_inline)) void attn_score_q8_g(int g, int64_t
 	}
 }
 
-/* o of g queries in registers per half block (16 values, 2 ymm a query)
- * while the run's rows pass; each row's 16 bytes widened once for all the
- * queries, o[c] = fma(p * d, q[c], o[c]) per row in order as the
- * reference does. */
-static inline __attribute__((always_inline)) void attn_mix_q8_g(int g, int64_t hd, const float *p,
-                                                               int64_t ld, const void *r,
-                                                               int64_t stride, int64_t n,
-                                                               float *o, int64_t os)
+/* o of g queries in registers per strip of W values (W / 8 ymm a query:
+ * 64 values for one query, 32 for two, 16 past that) while the run's rows
+ * pass; each row's 16-byte pieces widened once for all the queries, o[c] =
+ * fma(p * d, q[c], o[c]) per row in order as the reference does. One query
+ * (decode, no GQA) reads a row's bytes 2 passes a head of 128, not 8. */
+static inline __attribute__((always_inline)) void mix_q8_strip(int g, int W, int64_t c, int64_t hd,
+                                                              const float *p, int64_t ld,
+                                                              const void *r, int64_t stride,
+                                                              int64_t n, float *o, int64_t os)
 {
 	int64_t row_bytes = hd / QK8_0 * (int64_t)sizeof(struct block_q8_0);
-	for (int64_t c = 0; c < hd; c += 16) {
-		int64_t b = c / QK8_0, h = c % QK8_0;
-		__m256 a[ATTN_QB][2];
-		_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+	__m256 a[ATTN_QB][8];
+	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+	        _Pragma("GCC unroll 8") for (int u = 0; u < W / 8; u++)
+	                a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);
+	for (int64_t i = 0; i < n; i++) {
+		if (c == 0) /* the first strip brings whole rows in */
+			attn_prefetch_row((const char *)r + (i + ATTN_PF) * stride, row_bytes);
+		const struct block_q8_0 *ri = (const struct block_q8_0 *)((const char *)r + i * stride);
+		_Pragma("GCC unroll 4") for (int u = 0; u < W / 16; u++)
 		{
-			a[j][0] = _mm256_loadu_ps(o + j * os + c);
-			a[j][1] = _mm256_loadu_ps(o + j * os + c + 8);
-		}
-		for (int64_t i = 0; i < n; i++) {
-			if (c == 0) /* the first strip brings whole rows in */
-				attn_prefetch_row((const char *)r + (i + ATTN_PF) * stride, row_bytes);
-			const struct block_q8_0 *rb =
-			        (const struct block_q8_0 *)((const char *)r + i * stride) + b;
-			__m128i v8 = _mm_loadu_si128((const __m128i *)(rb->qs + h));
+			const struct block_q8_0 *rb = ri + (c + 16 * u) / QK8_0;
+			__m128i v8 = _mm_loadu_si128((const __m128i *)(rb->qs + (c + 16 * u) % QK8_0));
 			__m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v8));
 			__m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v8, 8)));
 			float dv = f16_to_f32(rb->d);
 			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
 			{
 				__m256 w = _mm256_set1_ps(p[j * ld + i] * dv);
-				a[j][0] = _mm256_fmadd_ps(w, v0, a[j][0]);
-				a[j][1] = _mm256_fmadd_ps(w, v1, a[j][1]);
+				a[j][2 * u] = _mm256_fmadd_ps(w, v0, a[j][2 * u]);
+				a[j][2 * u + 1] = _mm256_fmadd_ps(w, v1, a[j][2 * u + 1]);
 			}
 		}
-		_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
-		{
-			_mm256_storeu_ps(o + j * os + c, a[j][0]);
-			_mm256_storeu_ps(o + j * os + c + 8, a[j][1]);
-		}
 	}
+	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+	        _Pragma("GCC unroll 8") for (int u = 0; u < W / 8; u++)
+	                _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);
+}
+
+static inline __attribute__((always_inline)) void attn_mix_q8_g(int g, int64_t hd, const float *p,
+                                                               int64_t ld, const void *r,
+                                                               int64_t stride, int64_t n,
+                                                               float *o, int64_t os)
+{
+	int64_t c = 0;
+	if (g == 1)
+		for (; c + 64 <= hd; c += 64) mix_q8_strip(1, 64, c, hd, p, ld, r, stride, n, o, os);
+	if (g <= 2)
+		for (; c + 32 <= hd; c += 32) mix_q8_strip(g, 32, c, hd, p, ld, r, stride, n, o, os);
+	for (; c < hd; c += 16) mix_q8_strip(g, 16, c, hd, p, ld, r, stride, n, o, os);
 }
 
 __attribute__((unused)) static void attn_score_q8(int64_t hd, int g, const void *q, int64_t qs,
