@@ -1,6 +1,6 @@
 /*
  * test_reference_kvq8.c - cache.kvType q8_0 against llama.cpp's q8_0 KV
- * cache (model_data/*-kvq8-reference.json: llama-server with -ctk q8_0
+ * cache (model_data/MODEL-kvq8-reference.json: llama-server with -ctk q8_0
  * -ctv q8_0, flash attention on as a quantized V needs; the command that
  * made them is in tools/refgen/kvq8_ref.py), and against our own f16 cache.
  *
@@ -123,6 +123,7 @@ static void check_llama(int *test_failed_, const char *model, const char *ref, d
 	snprintf(path, sizeof path, "%s/%s", modeldata(), ref);
 	jm_free(&doc);
 	REQUIRE(jm_load(&doc, path) == 0);
+	CHECK(jm_str_eq(&doc, jm_get(&doc, 0, "kv_cache_type"), "q8_0"));
 	struct infill_error err;
 	struct model *m = load(true, false, model, &err);
 	if (!m) fprintf(stderr, "model_load: %s\n", err.message);
@@ -262,6 +263,22 @@ TEST(q8_0_cache_close_to_our_f16_cache)
 	          F32W_F16_TOL);
 	check_f16(test_failed_, "tiny-kq-q6_k.gguf", "tiny-kq-q6_k-kvq8-reference.json",
 	          KQ_F16_TOL);
+}
+
+TEST(q8_0_cache_holds_1_88x_the_tokens_in_the_same_memory)
+{
+	/* cache.memoryMB buys 64/34 the pages with q8_0 (34 bytes per 32 values
+	 * where f16 takes 64) */
+	struct infill_error err;
+	struct model *q8 = load(true, false, "tiny-kq-q6_k.gguf", &err);
+	REQUIRE(q8 != NULL);
+	struct model *f16 = load(false, false, "tiny-kq-q6_k.gguf", &err);
+	REQUIRE(f16 != NULL);
+	int32_t a = model_info(q8)->kv_n_pages, b = model_info(f16)->kv_n_pages;
+	printf("  16 MiB: %d pages q8_0, %d f16\n", a, b);
+	CHECK(a * 34 <= b * 64 + 64 && a * 34 >= b * 64 - 64);
+	model_free(q8);
+	model_free(f16);
 }
 
 TEST(q8_0_cache_needs_a_head_size_of_32s)
