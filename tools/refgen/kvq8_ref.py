@@ -13,6 +13,11 @@ Made with (llama.cpp from node-llama-cpp 3.21.1, tools/llamacpp):
     ../shared/testdata/models/tiny-kq-q6_k.gguf \
     ../shared/testdata/models/tiny-kq-reference.json \
     tests/infer/model_data/tiny-kq-q6_k-kvq8-reference.json
+  tools/refgen/kvq8_ref.py "$(tools/llamacpp llama-server)/llama-server" \
+    tests/infer/model_data/tiny-gemma-f32.gguf \
+    tests/infer/model_data/tiny-gemma-reference.json \
+    tests/infer/model_data/tiny-gemma-f32-kvq8-reference.json
+(2026-12-05; `tools/llamacpp llama-server` prints the binaries' folder.)
 """
 import json
 import socket
