@@ -27,7 +27,8 @@
 
 struct opts {
 	const char *model, *prompt_file, *backend;
-	bool kv_f32; /* --kv-type f32 */
+	bool kv_f32;  /* --kv-type f32 */
+	bool kv_q8_0; /* --kv-type q8_0 */
 	int top, n, p, threads;
 	bool json;
 };
@@ -36,13 +37,13 @@ static int usage(const char *cmd)
 {
 	if (!strcmp(cmd, "logits"))
 		fprintf(stderr, "usage: infill logits --model M --prompt-file F [--top K] [-t "
-		                "THREADS] [--backend cpu|cuda|auto] [--kv-type f16|f32]\n");
+		                "THREADS] [--backend cpu|cuda|auto] [--kv-type f16|f32|q8_0]\n");
 	else if (!strcmp(cmd, "generate"))
 		fprintf(stderr, "usage: infill generate --model M --prompt-file F -n N [-t "
-		                "THREADS] [--backend cpu|cuda|auto] [--kv-type f16|f32]\n");
+		                "THREADS] [--backend cpu|cuda|auto] [--kv-type f16|f32|q8_0]\n");
 	else
 		fprintf(stderr, "usage: infill bench --model M [-p 512] [-n 64] [-t THREADS] "
-		                "[--backend cpu|cuda|auto] [--kv-type f16|f32] [--json]\n");
+		                "[--backend cpu|cuda|auto] [--kv-type f16|f32|q8_0] [--json]\n");
 	return 2;
 }
 
@@ -63,12 +64,13 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->backend = argv[++i];
 		else if (!strcmp(a, "--kv-type") && has) {
 			const char *kv = argv[++i];
-			if (strcmp(kv, "f16") && strcmp(kv, "f32")) {
-				fprintf(stderr, "infill %s: unknown KV cache type %s (f16, f32)\n",
+			if (strcmp(kv, "f16") && strcmp(kv, "f32") && strcmp(kv, "q8_0")) {
+				fprintf(stderr, "infill %s: unknown KV cache type %s (f16, f32, q8_0)\n",
 				        argv[0], kv);
 				return -1;
 			}
 			o->kv_f32 = !strcmp(kv, "f32");
+			o->kv_q8_0 = !strcmp(kv, "q8_0");
 		} else if (!strcmp(a, "--top") && has)
 			o->top = atoi(argv[++i]);
 		else if (!strcmp(a, "-n") && has)
@@ -110,6 +112,7 @@ static struct model *open_model(const struct opts *o, const char *cmd, int32_t k
 		return NULL;
 	}
 	mp.kv_f32 = o->kv_f32;
+	mp.kv_q8_0 = o->kv_q8_0;
 	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "infill %s: %s\n", cmd, err.message);
@@ -367,7 +370,7 @@ int cli_bench(int argc, char **argv)
 		/* The bound counts what a step must read: every weight but the embedding
 		 * table, and the keys and values of the context (the mean context of
 		 * the decode steps; ~15% of a Q4_0 1.3B step after a 512-token prompt). */
-		size_t kv_es = o.kv_f32 ? 4 : 2;
+		double kv_es = o.kv_q8_0 ? 34.0 / 32 : o.kv_f32 ? 4 : 2;
 		double kv_bytes = 2.0 * mi->n_layer * mi->n_head_kv * mi->head_dim * kv_es *
 		                  (o.p + (o.n + 1) / 2.0);
 		double step_bytes = (double)mi->decode_read_bytes + kv_bytes;
@@ -381,7 +384,7 @@ int cli_bench(int argc, char **argv)
 			print_json_string(o.model, strlen(o.model));
 			printf(",\"backend\":");
 			print_json_string(mi->backend_name, strlen(mi->backend_name));
-			printf(",\"kv_type\":\"%s\"", o.kv_f32 ? "f32" : "f16");
+			printf(",\"kv_type\":\"%s\"", o.kv_q8_0 ? "q8_0" : o.kv_f32 ? "f32" : "f16");
 			printf(",\"threads\":%d,\"n_prompt\":%d,\"n_decode\":%d,\"prompt_tps\":%."
 			       "2f,"
 			       "\"decode_tps\":%.2f,\"read_gbs\":%.2f,\"decode_bytes_per_token\":%"
@@ -394,7 +397,7 @@ int cli_bench(int argc, char **argv)
 			       gbs_cpu, frac_c);
 		} else {
 			printf("model      %s\nbackend    %s, KV cache %s\n", o.model,
-			       mi->backend_name, o.kv_f32 ? "f32" : "f16");
+			       mi->backend_name, o.kv_q8_0 ? "q8_0" : o.kv_f32 ? "f32" : "f16");
 			printf("prompt     %d tokens in %.3f s: %.2f tok/s\n", o.p, t_prompt, ptps);
 			printf("decode     %d tokens in %.3f s: %.2f tok/s\n", o.n, t_decode, dtps);
 			printf("bandwidth  %.2f GB/s read (%d threads, %zu MiB buffer)\n", gbs,

@@ -60,6 +60,7 @@ enum config_remote_api {
 enum config_kv_type {
 	CONFIG_KV_F16,
 	CONFIG_KV_F32,
+	CONFIG_KV_Q8_0, /* llama.cpp's q8_0 blocks: about half the memory of f16 */
 };
 
 enum config_multiline {
@@ -144,8 +145,9 @@ enum config_kind {
 	X(cache_memory_mb, "cache.memoryMB", CONFIG_KIND_INT, int, 1024, NULL, 16, 1048576, NULL,  \
 	  CONFIG_SCOPE_GLOBAL, "KV page pool in MiB (prefix cache + live sequences)")              \
 	X(cache_kv_type, "cache.kvType", CONFIG_KIND_ENUM, enum config_kv_type, CONFIG_KV_F16,     \
-	  NULL, 0, 1, "f16|f32", CONFIG_SCOPE_GLOBAL,                                              \
-	  "precision of cached keys and values (f32: twice the memory, slower decode)")            \
+	  NULL, 0, 2, "f16|f32|q8_0", CONFIG_SCOPE_GLOBAL,                                         \
+	  "precision of cached keys and values (f32: twice the memory, slower decode; q8_0: "     \
+	  "half the memory, faster long-context decode)")                                          \
 	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 1, NULL, \
 	  0, 1, NULL, CONFIG_SCOPE_GLOBAL,                                                         \
 	  "re-use the suffix's KV pages by RoPE shift (approximate)")                              \

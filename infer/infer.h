@@ -52,6 +52,10 @@ struct model_params {
 	/* store K/V as fp32: twice the memory and decode reads of the default
 	 * fp16 (as llama.cpp and the CUDA backend), logits exact to ~1e-4 closer */
 	bool kv_f32;
+	/* store K/V as llama.cpp's q8_0 blocks (32 values, an fp16 scale):
+	 * 34/64 of fp16's memory and decode reads; needs a head size that is a
+	 * multiple of 32. Wins over kv_f32. */
+	bool kv_q8_0;
 	/* Load progress in [0, 1], called on the loading thread; may be NULL. */
 	void (*progress)(void *user, float fraction);
 	void *progress_user;

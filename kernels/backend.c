@@ -197,7 +197,18 @@ struct backend *backend_create(const struct backend_config *cfg, const struct ba
 	b->kv_type = cfg->kv_type;
 	struct infill_error cuda_err = { 0 };
 	rc = -ENOENT;
-	if (cfg->kind == BACKEND_KIND_CUDA || cfg->kind == BACKEND_KIND_AUTO) {
+	/* The CUDA module's attention reads f16 K/V only: a q8_0 cache is the
+	 * CPU backend's (auto takes the CPU; cuda asked by name is refused). */
+	if (cfg->kv_type == TENSOR_TYPE_Q8_0 && cfg->kind == BACKEND_KIND_CUDA) {
+		error_set(err, -ENOTSUP,
+		          "cuda backend: cache.kvType q8_0 is not implemented on CUDA yet; use f16 "
+		          "there, or the cpu backend");
+		error_key(err, "cache.kvType", strlen("cache.kvType"));
+		free(b);
+		return NULL;
+	}
+	if ((cfg->kind == BACKEND_KIND_CUDA || cfg->kind == BACKEND_KIND_AUTO) &&
+	    cfg->kv_type != TENSOR_TYPE_Q8_0) {
 		rc = cuda_init(b, cfg, w, cfg->kind == BACKEND_KIND_CUDA ? err : &cuda_err);
 		if (rc == 0)
 			b->kind = BACKEND_KIND_CUDA;
@@ -237,9 +248,10 @@ enum backend_kind backend_kind(const struct backend *b)
 size_t backend_kv_bytes_per_page(const struct backend_hparams *hp, int32_t page_size,
                                  uint32_t kv_type)
 {
-	size_t el = kv_type == TENSOR_TYPE_F32 ? 4 : 2;
+	/* bytes per 32 values: q8_0's block is an fp16 scale and 32 int8 */
+	size_t el32 = kv_type == TENSOR_TYPE_F32 ? 128 : kv_type == TENSOR_TYPE_Q8_0 ? 34 : 64;
 	return 2 * (size_t)hp->n_layer * (size_t)page_size * (size_t)hp->n_head_kv *
-	       (size_t)hp->head_dim * el;
+	       (size_t)hp->head_dim * el32 / 32;
 }
 
 int backend_forward(struct backend *b, const struct backend_batch *batch, struct infill_error *err)

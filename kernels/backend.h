@@ -142,7 +142,7 @@ struct backend_config {
 	enum backend_kind kind;
 	int32_t n_threads; /* cpu worker threads; <= 0: physical cores */
 	int32_t device;    /* cuda device ordinal */
-	/* KV pool: n_pages pages of page_size slots; kv_type F32 (0) or F16 (1).
+	/* KV pool: n_pages pages of page_size slots; kv_type F32 (0), F16 (1) or Q8_0 (8).
 	 * backend_kv_bytes_per_page() tells how much one page costs. */
 	int32_t kv_n_pages;
 	int32_t kv_page_size;

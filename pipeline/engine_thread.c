@@ -261,7 +261,9 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 		post_event(p, EVENT_WARNING, 0, false, msg);
 	}
 	const struct model_info *mi = model_info(m);
-	const char *kv = ms->kv_type == CONFIG_KV_F32 ? "f32" : "f16";
+	const char *kv = ms->kv_type == CONFIG_KV_F32    ? "f32"
+	                 : ms->kv_type == CONFIG_KV_Q8_0 ? "q8_0"
+	                                                 : "f16";
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
 	         path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu", kv,
 	         mi->kv_n_pages, mi->kv_page_size);
@@ -572,9 +574,10 @@ static struct engine_snippet *project_apply(const struct completion_request *req
 static uint64_t kv_touched_mb(struct model *m, enum config_kv_type type)
 {
 	const struct model_info *mi = model_info(m);
+	/* q8_0: 34 bytes per 32 values */
 	uint64_t page = 2ull * (uint64_t)mi->n_layer * (uint64_t)mi->kv_page_size *
 	                (uint64_t)mi->n_head_kv * (uint64_t)mi->head_dim *
-	                (type == CONFIG_KV_F32 ? 4u : 2u);
+	                (type == CONFIG_KV_F32 ? 128u : type == CONFIG_KV_Q8_0 ? 34u : 64u) / 32u;
 	return (uint64_t)kv_pool_touched_pages(model_kv_pool(m)) * page >> 20;
 }
 

@@ -4,6 +4,11 @@
  * run head-major jobs over blocks of queries (attn_run: attn_block_rows, or
  * attn_block_lanes with the queries in the lanes); decode batches run chunks
  * of positions for every head (attn_decode).
+ *
+ * A Q8_0 cache is read as llama.cpp's CPU flash attention reads one: the
+ * queries rounded to q8_0 blocks, each score an integer dot per block
+ * scaled by both blocks' d, V's blocks widened on the fly into the float
+ * sums, the probabilities left in float; prompts then take the rows path.
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -46,7 +51,7 @@ static const char *head_rows(const struct attn_task *t, int64_t i0, int h, int32
 {
 	const struct backend_seq *s = &t->b->seqs[t->b->seq_ids[i0]];
 	return (const char *)kv_slot(t->c, s, t->layer, p0, which) +
-	       (size_t)(h / t->group) * t->hd * t->c->kv_es;
+	       (size_t)(h / t->group) * t->c->kv_head_bytes;
 }
 
 /* The queries of a block against the cache rows, row-major (score/mix). */
@@ -62,6 +67,10 @@ static void attn_block_rows(const struct attn_task *t, int ith, int64_t i0, int 
 		if (t->b->positions[i0 + j] > maxpos) maxpos = t->b->positions[i0 + j];
 	const float *q = t->q + i0 * qd + (int64_t)h * hd;
 	int64_t q_stride = qd;
+	struct block_q8_0 q8[CPU_ATTN_QB * BACKEND_MAX_HEAD_DIM / QK8_0];
+	if (c->kv_q8) /* as ggml's flash attention: q in K's vec_dot type */
+		for (int j = 0; j < g; j++)
+			cpu_q8_0_quantize(q + j * qd, q8 + j * (hd / QK8_0), hd);
 	if (c->kv_f16) { /* llama.cpp's K.q with an F16 cache rounds q to fp16 too */
 		uint16_t qh[BACKEND_MAX_HEAD_DIM];
 		for (int j = 0; j < g; j++) {
@@ -76,7 +85,10 @@ static void attn_block_rows(const struct attn_task *t, int ith, int64_t i0, int 
 	for (int32_t p0 = 0; p0 <= maxpos;) {
 		int32_t n = page_run(c, p0, maxpos);
 		const char *k = head_rows(t, i0, h, p0, 0);
-		if (c->kv_f16)
+		if (c->kv_q8)
+			c->k->score_q8(hd, g, q8, (int64_t)(hd / QK8_0 * sizeof *q8), k,
+			               (int64_t)c->kv_row_bytes, n, t->scale, sc + p0, ld);
+		else if (c->kv_f16)
 			c->k->score_f16(hd, g, q, q_stride, (const uint16_t *)k, kvd, n, t->scale,
 			                sc + p0, ld);
 		else
@@ -101,7 +113,9 @@ static void attn_block_rows(const struct attn_task *t, int ith, int64_t i0, int 
 	for (int32_t p0 = 0; p0 <= maxpos;) {
 		int32_t n = page_run(c, p0, maxpos);
 		const char *v = head_rows(t, i0, h, p0, 1);
-		if (c->kv_f16)
+		if (c->kv_q8)
+			c->k->mix_q8(hd, g, sc + p0, ld, v, (int64_t)c->kv_row_bytes, n, o, qd);
+		else if (c->kv_f16)
 			c->k->mix_f16(hd, g, sc + p0, ld, (const uint16_t *)v, kvd, n, o, qd);
 		else
 			c->k->mix_f32(hd, g, sc + p0, ld, (const float *)v, kvd, n, o, qd);
@@ -221,16 +235,26 @@ static void attn_dec_rows(const struct attn_dec_task *t, int32_t i0, int32_t ne,
 	for (int64_t h = 0; h < hp->n_head; h += g) {
 		int left = group - (int)(h % group); /* heads on this KV head from h */
 		g = ne > 1 ? 1 : left < qb ? left : qb;
-		const char *r = rows + (size_t)(h / group) * hd * c->kv_es;
+		const char *r = rows + (size_t)(h / group) * c->kv_head_bytes;
 		float *sc = c->dscores + (i0 * hp->n_head + h) * ld + p0;
 		int nq = ne > 1 ? ne : g; /* the call's queries */
 		if (t->pass == 3) {
-			if (c->kv_f16)
+			if (c->kv_q8)
+				c->k->mix_q8(hd, nq, sc, s_stride, r, (int64_t)c->kv_row_bytes, n,
+				             part0 + h * hd, o_stride);
+			else if (c->kv_f16)
 				c->k->mix_f16(hd, nq, sc, s_stride, (const uint16_t *)r, kvd, n,
 				              part0 + h * hd, o_stride);
 			else
 				c->k->mix_f32(hd, nq, sc, s_stride, (const float *)r, kvd, n,
 				              part0 + h * hd, o_stride);
+		} else if (c->kv_q8) { /* q in q8_0 blocks (attn_decode) */
+			int64_t qbs = (int64_t)(qd / QK8_0 * sizeof(struct block_q8_0));
+			c->k->score_q8(hd, nq,
+			               (const char *)c->dq8 + i0 * qbs +
+			                       h * (int64_t)(hd / QK8_0 * sizeof(struct block_q8_0)),
+			               ne > 1 ? qbs : (int64_t)(hd / QK8_0 * sizeof(struct block_q8_0)),
+			               r, (int64_t)c->kv_row_bytes, n, scale, sc, s_stride);
 		} else if (c->kv_f16) { /* q rounded to fp16 (attn_decode) */
 			c->k->score_f16(hd, nq, q0 + h * hd, q_stride, (const uint16_t *)r, kvd, n,
 			                scale, sc, s_stride);
@@ -313,6 +337,11 @@ static void attn_decode(struct cpu_backend *c, const struct backend_batch *b, in
 	int64_t qd = (int64_t)hp->n_head * hp->head_dim;
 	struct attn_dec_task t = { .c = c, .b = b, .layer = layer };
 	t.n_chunks = (ld + ATTN_DEC_CHUNK - 1) / ATTN_DEC_CHUNK;
+	if (c->kv_q8) /* as attn_block_rows: q in q8_0 blocks, once here */
+		for (int32_t i = 0; i < b->n_tokens; i++)
+			cpu_q8_0_quantize(c->q + i * qd,
+			                  (char *)c->dq8 + i * qd / QK8_0 * sizeof(struct block_q8_0),
+			                  qd);
 	if (c->kv_f16) { /* as attn_run: q rounded to fp16, once here, not per chunk */
 		uint16_t h[256];
 		for (int64_t e = 0; e < b->n_tokens * qd; e += 256) {

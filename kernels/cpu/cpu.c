@@ -12,8 +12,9 @@
  * scratch buffers, one per role (cpu_backend.h), grow to the largest batch
  * seen and are reused, so a decode step allocates nothing.
  *
- * KV page layout (F32 or F16, cache.kvType): page p holds, per layer l, K
- * then V, each [page_size slots][n_head_kv * head_dim].
+ * KV page layout (F32, F16 or Q8_0, cache.kvType): page p holds, per layer
+ * l, K then V, each [page_size slots][n_head_kv * head_dim] (Q8_0: each
+ * head's head_dim / 32 blocks in turn).
  */
 #include "cpu.h"
 
@@ -93,9 +94,13 @@ static void add_bias(float *y, const struct backend_tensor *b, int64_t nt, int64
 
 /* ---- KV slots ---- */
 
-/* One K or V slot (kv_dim values) from float, narrowed to fp16 when the pool is. */
+/* One K or V slot (kv_dim values) from float, narrowed to fp16 or q8_0 when the pool is. */
 static void kv_slot_write(struct cpu_backend *c, void *dst, const float *src, int64_t n)
 {
+	if (c->kv_q8) {
+		cpu_q8_0_quantize(src, dst, n);
+		return;
+	}
 	if (!c->kv_f16) {
 		memcpy(dst, src, (size_t)n * sizeof(float));
 		return;
@@ -105,6 +110,10 @@ static void kv_slot_write(struct cpu_backend *c, void *dst, const float *src, in
 
 static void kv_slot_read(struct cpu_backend *c, float *dst, const void *src, int64_t n)
 {
+	if (c->kv_q8) {
+		tensor_row_dequantize(TENSOR_TYPE_Q8_0, src, dst, n);
+		return;
+	}
 	if (!c->kv_f16) {
 		memcpy(dst, src, (size_t)n * sizeof(float));
 		return;
@@ -497,9 +506,8 @@ static int cpu_kv_copy_page(void *ctx, int32_t dst, int32_t src, struct infill_e
 		                 "kv_copy_page: page id %d out of range (pool of %d pages)",
 		                 dst < 0 || dst >= c->n_pages ? dst : src, c->n_pages);
 	if (dst != src)
-		memcpy(c->kv + (size_t)dst * c->page_elems * c->kv_es,
-		       c->kv + (size_t)src * c->page_elems * c->kv_es,
-		       (size_t)c->page_elems * c->kv_es);
+		memcpy(c->kv + (size_t)dst * c->page_bytes, c->kv + (size_t)src * c->page_bytes,
+		       c->page_bytes);
 	return 0;
 }
 
@@ -524,7 +532,7 @@ static int cpu_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_st
 			     *kd = kv_slot(c, dst, l, dst_start + i, 0);
 			void *vs = kv_slot(c, src, l, src_start + i, 1),
 			     *vd = kv_slot(c, dst, l, dst_start + i, 1);
-			memmove(vd, vs, (size_t)kvd * c->kv_es);
+			memmove(vd, vs, c->kv_row_bytes);
 			kv_slot_read(c, c->kv_tmp, ks, kvd);
 			cpu_rope(c->kv_tmp, hp->n_head_kv, hp->head_dim, hp->n_rot, delta,
 			         hp->rope_base, hp->rope_freq_scale, hp->rope_neox);
@@ -545,7 +553,7 @@ static void cpu_destroy(void *ctx)
 	free(c->kv_tmp);
 	scratch_free(c);
 	free(c->scores);
-	free(c->dscores), free(c->dpart);
+	free(c->dscores), free(c->dpart), free(c->dq8);
 	free(c->amx_scratch);
 	free(c->gelu_tab);
 	if (c->packed) munmap(c->packed, c->packed_bytes);
@@ -576,12 +584,22 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
                      const struct backend_weights *w, struct infill_error *err)
 {
 	const struct backend_hparams *hp = &w->hp;
-	if (cfg->kv_type != TENSOR_TYPE_F32 && cfg->kv_type != TENSOR_TYPE_F16)
+	if (cfg->kv_type != TENSOR_TYPE_F32 && cfg->kv_type != TENSOR_TYPE_F16 &&
+	    cfg->kv_type != TENSOR_TYPE_Q8_0)
 		return error_set(err, -ENOTSUP,
-		                 "cpu backend: KV cache type %s (%u) not supported; use f32 or f16",
+		                 "cpu backend: KV cache type %s (%u) not supported; use f32, f16 "
+		                 "or q8_0",
 		                 tensor_type_name(cfg->kv_type) ? tensor_type_name(cfg->kv_type)
 		                                                : "?",
 		                 cfg->kv_type);
+	if (cfg->kv_type == TENSOR_TYPE_Q8_0 && hp->head_dim % QK8_0 != 0) {
+		error_set(err, -ENOTSUP,
+		          "cpu backend: cache.kvType q8_0 needs a head size that is a multiple of "
+		          "32 (this model's is %d); use f16",
+		          hp->head_dim);
+		error_key(err, "cache.kvType", strlen("cache.kvType"));
+		return -ENOTSUP;
+	}
 	for (int l = 0; l < hp->n_layer; l++) {
 		const struct backend_tensor *mats[] = { &w->layers[l].wq,     &w->layers[l].wk,
 			                                &w->layers[l].wv,     &w->layers[l].wo,
@@ -614,13 +632,17 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 	c->k = &c->k_full;
 	c->n_pages = cfg->kv_n_pages;
 	c->page_size = cfg->kv_page_size;
-	c->page_elems = 2LL * hp->n_layer * c->page_size * hp->n_head_kv * hp->head_dim;
 	c->kv_f16 = cfg->kv_type == TENSOR_TYPE_F16;
-	c->kv_es = c->kv_f16 ? 2 : 4;
+	c->kv_q8 = cfg->kv_type == TENSOR_TYPE_Q8_0;
+	c->kv_head_bytes = c->kv_q8    ? (size_t)hp->head_dim / QK8_0 * sizeof(struct block_q8_0)
+	                   : c->kv_f16 ? (size_t)hp->head_dim * 2
+	                               : (size_t)hp->head_dim * 4;
+	c->kv_row_bytes = (size_t)hp->n_head_kv * c->kv_head_bytes;
+	c->page_bytes = 2 * (size_t)hp->n_layer * (size_t)c->page_size * c->kv_row_bytes;
 	/* Anonymous pages: zero, and resident only once a slot is written (a
 	 * calloc would be memset whole where glibc perturbs, as under meson
 	 * test, touching the whole pool at load). */
-	c->kv_bytes = (size_t)c->n_pages * c->page_elems * c->kv_es;
+	c->kv_bytes = (size_t)c->n_pages * c->page_bytes;
 	c->kv = mmap(NULL, c->kv_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->kv == MAP_FAILED) c->kv = NULL;
 	c->kv_tmp = malloc((size_t)hp->n_head_kv * hp->head_dim * sizeof(float));
@@ -633,14 +655,17 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 		c->dscores = malloc((size_t)ATTN_DEC_MAX * hp->n_head * ld * sizeof(float));
 		c->dpart = malloc((size_t)ATTN_DEC_MAX * chunks * hp->n_head * hp->head_dim *
 		                  sizeof(float));
+		if (c->kv_q8)
+			c->dq8 = malloc((size_t)ATTN_DEC_MAX * hp->n_head * hp->head_dim / QK8_0 *
+			                sizeof(struct block_q8_0));
 	}
 	if (!c->layers || !c->pool || !c->kv || !c->scores || !c->kv_tmp || !c->dscores ||
-	    !c->dpart) {
+	    !c->dpart || (c->kv_q8 && !c->dq8)) {
 		cpu_destroy(c);
 		return error_set(err, -ENOMEM,
 		                 "cpu backend: out of memory for %d KV pages (%zu MiB)",
 		                 cfg->kv_n_pages,
-		                 (size_t)cfg->kv_n_pages * (size_t)c->page_elems * c->kv_es >> 20);
+		                 (size_t)cfg->kv_n_pages * c->page_bytes >> 20);
 	}
 	memcpy(c->layers, w->layers, (size_t)hp->n_layer * sizeof *c->layers);
 	/* AMX int8 tiles for prefill: opt-in (INFILL_CPU_AMX=1) until the kernel has

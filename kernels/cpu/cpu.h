@@ -231,6 +231,11 @@ void cpu_iq4_xs_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 /* Converts one float row of n elements into format a at dst. */
 typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
+/* n floats (a multiple of 32) into n / 32 q8_0 blocks (struct block_q8_0),
+ * as ggml's x86 quantize_row_q8_0 (the bits of act_q8_0's blocks): what a
+ * q8_0 KV cache stores and what its queries are rounded to. */
+void cpu_q8_0_quantize(const float *x, void *blocks, int64_t n);
+
 #define CPU_ATTN_QB 8  /* queries per attention kernel call at most (a set's attn_qb) */
 #define CPU_ATTN_QT 32 /* a prompt's queries per block in the lanes (score_t_f16 ...) */
 
@@ -281,6 +286,19 @@ struct cpu_kernels {
 	                  int64_t stride, int64_t n, float scale, float *s, int64_t ld);
 	void (*mix_f16)(int64_t hd, int g, const float *p, int64_t ld, const uint16_t *r,
 	                int64_t stride, int64_t n, float *o, int64_t o_stride);
+	/* The same over a q8_0 cache (cache.kvType q8_0): a row is hd / 32
+	 * blocks of struct block_q8_0 (quant.h), row i at r + i * stride
+	 * BYTES. score_q8: the queries are q8_0 blocks too (cpu_q8_0_quantize;
+	 * q_j at q + j * q_stride bytes), scale * sum over blocks of the block's
+	 * integer dot times d_row * d_q, as ggml's q8_0 x q8_0 dot: the sets sum
+	 * the blocks' float terms in their own order (within float rounding of
+	 * the reference), the same order for every g and n. mix_q8: o_j[c] =
+	 * fma(p[j * ld + i] * d_row, q_row[c], o_j[c]) for i ascending, the same
+	 * bits in every set. NULL: the reference's. */
+	void (*score_q8)(int64_t hd, int g, const void *q, int64_t q_stride, const void *r,
+	                 int64_t stride, int64_t n, float scale, float *s, int64_t ld);
+	void (*mix_q8)(int64_t hd, int g, const float *p, int64_t ld, const void *r, int64_t stride,
+	               int64_t n, float *o, int64_t o_stride);
 	/* Softmax of s[0, n) in place, the sum in double as ggml does; with
 	 * round_f16 the probabilities are rounded to fp16 (an F16 cache's V). */
 	void (*softmax)(float *s, int64_t n, bool round_f16);

@@ -25,12 +25,17 @@ struct cpu_backend {
 	struct cpu_kernels k_full; /* the chosen set, gaps filled from the reference */
 	const struct cpu_kernels *k;
 
-	char *kv; /* [n_pages][page_elems] of F32 or F16, mmap'd */
+	char *kv; /* [n_pages][page_bytes] of F32, F16 or Q8_0 slots, mmap'd */
 	size_t kv_bytes;
-	int64_t page_elems; /* 2 * n_layer * page_size * kv_dim */
 	bool kv_f16;
-	size_t kv_es;  /* bytes per element: 4 or 2 */
+	bool kv_q8; /* Q8_0 blocks (kv_f16 false): attention's q is q8_0 too */
+	size_t kv_head_bytes; /* one head's head_dim values in a slot */
+	size_t kv_row_bytes;  /* a slot: n_head_kv heads */
+	size_t page_bytes;    /* 2 * n_layer * page_size * kv_row_bytes */
 	float *kv_tmp; /* [n_head_kv * head_dim]: one F16 slot widened (kv_shift) */
+	/* Q8_0 cache, decode: [ATTN_DEC_MAX][n_head * head_dim / 32] blocks,
+	 * the entries' queries quantized (attn_decode) */
+	void *dq8;
 	int32_t n_pages, page_size;
 
 	/* Scratch for up to `cap` tokens, one buffer per role; the shapes are
@@ -81,12 +86,10 @@ struct cpu_backend {
 static inline void *kv_slot(const struct cpu_backend *c, const struct backend_seq *s, int layer,
                             int32_t pos, int which)
 {
-	int64_t kvd = (int64_t)c->hp.n_head_kv * c->hp.head_dim;
 	int32_t page = s->pages[pos / c->page_size];
-	return c->kv +
-	       (size_t)(page * c->page_elems + ((int64_t)layer * 2 + which) * c->page_size * kvd +
-	                (int64_t)(pos % c->page_size) * kvd) *
-	               c->kv_es;
+	return c->kv + (size_t)page * c->page_bytes +
+	       (size_t)(((int64_t)layer * 2 + which) * c->page_size + pos % c->page_size) *
+	               c->kv_row_bytes;
 }
 
 /* Floats of c->scores each thread has: CPU_ATTN_QT scores a slot, and the

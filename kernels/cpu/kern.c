@@ -212,6 +212,8 @@ struct cpu_kernels cpu_kernels_complete(const struct cpu_kernels *k)
 	FILL(mix_f32);
 	FILL(score_f16);
 	FILL(mix_f16);
+	FILL(score_q8);
+	FILL(mix_q8);
 	FILL(softmax);
 	FILL(rmsnorm);
 	FILL(swiglu);

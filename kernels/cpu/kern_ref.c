@@ -40,9 +40,9 @@ static inline int nearest_int(float x)
  * (127 / amax)) (its generic reference instead rounds half away from zero
  * and multiplies by 1 / d: the two differ only at rounding ties).
  */
-static void act_q8_0(const float *x, void *dst, int64_t n)
+void cpu_q8_0_quantize(const float *x, void *blocks, int64_t n)
 {
-	struct block_q8_0 *y = dst;
+	struct block_q8_0 *y = blocks;
 	for (int64_t b = 0; b < n / QK8_0; b++) {
 		const float *xb = x + b * QK8_0;
 		float amax = 0;
@@ -51,6 +51,11 @@ static void act_q8_0(const float *x, void *dst, int64_t n)
 		y[b].d = tensor_f32_to_f16(d);
 		for (int j = 0; j < QK8_0; j++) y[b].qs[j] = (int8_t)nearest_int(xb[j] * id);
 	}
+}
+
+static void act_q8_0(const float *x, void *dst, int64_t n)
+{
+	cpu_q8_0_quantize(x, dst, n);
 	cpu_q8_tail_fill(dst, n / QK8_0);
 }
 
@@ -540,6 +545,42 @@ static void mix_t_f16(int64_t hd, const float *st, const uint16_t *r, int64_t st
 				                           tensor_f16_to_f32(r[i * stride + c]);
 }
 
+/* q8_0 cache rows (cpu.h's score_q8 / mix_q8): the blocks' integer dots
+ * exact, their terms added in block order. */
+static void score_q8(int64_t hd, int g, const void *q, int64_t q_stride, const void *r,
+                     int64_t stride, int64_t n, float scale, float *s, int64_t ld)
+{
+	for (int j = 0; j < g; j++) {
+		const struct block_q8_0 *qj = (const void *)((const char *)q + j * q_stride);
+		for (int64_t i = 0; i < n; i++) {
+			const struct block_q8_0 *ri = (const void *)((const char *)r + i * stride);
+			float acc = 0;
+			for (int64_t b = 0; b < hd / QK8_0; b++) {
+				int32_t sum = 0;
+				for (int e = 0; e < QK8_0; e++) sum += ri[b].qs[e] * qj[b].qs[e];
+				acc += (float)sum * (tensor_f16_to_f32(ri[b].d) *
+				                     tensor_f16_to_f32(qj[b].d));
+			}
+			s[j * ld + i] = acc * scale;
+		}
+	}
+}
+
+static void mix_q8(int64_t hd, int g, const float *p, int64_t ld, const void *r, int64_t stride,
+                   int64_t n, float *o, int64_t o_stride)
+{
+	for (int j = 0; j < g; j++)
+		for (int64_t i = 0; i < n; i++) {
+			const struct block_q8_0 *ri = (const void *)((const char *)r + i * stride);
+			for (int64_t b = 0; b < hd / QK8_0; b++) {
+				float w = p[j * ld + i] * tensor_f16_to_f32(ri[b].d);
+				float *oj = o + j * o_stride + b * QK8_0;
+				for (int e = 0; e < QK8_0; e++)
+					oj[e] = fmaf(w, (float)ri[b].qs[e], oj[e]);
+			}
+		}
+}
+
 static void to_f16(const float *x, uint16_t *h, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) h[i] = tensor_f32_to_f16(x[i]);
@@ -576,6 +617,8 @@ const struct cpu_kernels cpu_kernels_ref = {
 	.mix_f32 = mix_f32,
 	.score_f16 = score_f16,
 	.mix_f16 = mix_f16,
+	.score_q8 = score_q8,
+	.mix_q8 = mix_q8,
 	.softmax = softmax,
 	.attn_qb = CPU_ATTN_QB,
 	.score_t_f16 = score_t_f16,

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend.h"
 #include "cpu.h"
 #include "quant.h"
 
@@ -498,6 +499,135 @@ ATTN_SCORE(attn_score_f32, float, LOADK_F32, id_f32)
 ATTN_SCORE(attn_score_f16, uint16_t, LOADK_F16, f16_to_f32)
 ATTN_MIX(attn_mix_f32, float, LOADK_F32, id_f32)
 ATTN_MIX(attn_mix_f16, uint16_t, LOADK_F16, f16_to_f32)
+
+/*
+ * A q8_0 cache (cpu.h's score_q8 / mix_q8), one ymm a block: every set,
+ * the AVX-512 one too, since a block is 32 bytes. score: |k| and q with
+ * k's sign through SIMD_DOT_I8 give 8 exact partial sums of the block's
+ * integer dot, widened to float and accumulated times d_row * d_q, one hsum
+ * per (row, query) at the end; a row's blocks are loaded once for all the
+ * queries. Decode reads these rows from DRAM (34 bytes per 32 values where
+ * F16 reads 64), so the few more instructions a value hide behind the reads.
+ */
+static inline __attribute__((always_inline)) void attn_score_q8_g(int g, int64_t hd, const void *q,
+                                                                 int64_t qs, const void *r,
+                                                                 int64_t stride, int64_t n,
+                                                                 float scale, float *s,
+                                                                 int64_t ld)
+{
+	int64_t nb = hd / QK8_0;
+	int64_t row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
+	float dq[ATTN_QB][BACKEND_MAX_HEAD_DIM / QK8_0];
+	const struct block_q8_0 *qb[ATTN_QB];
+	for (int j = 0; j < g; j++) {
+		qb[j] = (const struct block_q8_0 *)((const char *)q + j * qs);
+		for (int64_t b = 0; b < nb; b++) dq[j][b] = f16_to_f32(qb[j][b].d);
+	}
+	for (int64_t i = 0; i < n; i++) {
+		attn_prefetch_row((const char *)r + (i + ATTN_PF) * stride, row_bytes);
+		const struct block_q8_0 *ri = (const struct block_q8_0 *)((const char *)r + i * stride);
+		__m256 a[ATTN_QB];
+		_Pragma("GCC unroll 8") for (int j = 0; j < ATTN_QB; j++) a[j] = _mm256_setzero_ps();
+		for (int64_t b = 0; b < nb; b++) {
+			__m256i kv = _mm256_loadu_si256((const __m256i *)ri[b].qs);
+			__m256i ka = _mm256_sign_epi8(kv, kv);
+			float dk = f16_to_f32(ri[b].d);
+			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+			{
+				__m256i sq = _mm256_sign_epi8(
+				        _mm256_loadu_si256((const __m256i *)qb[j][b].qs), kv);
+				__m256i isum = SIMD_DOT_I8(_mm256_setzero_si256(), ka, sq);
+				a[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum),
+				                       _mm256_set1_ps(dk * dq[j][b]), a[j]);
+			}
+		}
+		for (int j = 0; j < g; j++) s[j * ld + i] = hsum_ps(a[j]) * scale;
+	}
+}
+
+/* o of g queries in registers per strip of W values (W / 8 ymm a query:
+ * 64 values for one query, 32 for two, 16 past that) while the run's rows
+ * pass; each row's 16-byte pieces widened once for all the queries, o[c] =
+ * fma(p * d, q[c], o[c]) per row in order as the reference does. One query
+ * (decode, no GQA) reads a row's bytes 2 passes a head of 128, not 8. */
+static inline __attribute__((always_inline)) void mix_q8_strip(int g, int W, int64_t c, int64_t hd,
+                                                              const float *p, int64_t ld,
+                                                              const void *r, int64_t stride,
+                                                              int64_t n, float *o, int64_t os)
+{
+	int64_t row_bytes = hd / QK8_0 * (int64_t)sizeof(struct block_q8_0);
+	__m256 a[ATTN_QB][8];
+	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+	        _Pragma("GCC unroll 8") for (int u = 0; u < W / 8; u++)
+	                a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);
+	for (int64_t i = 0; i < n; i++) {
+		if (c == 0) /* the first strip brings whole rows in */
+			attn_prefetch_row((const char *)r + (i + ATTN_PF) * stride, row_bytes);
+		const struct block_q8_0 *ri = (const struct block_q8_0 *)((const char *)r + i * stride);
+		_Pragma("GCC unroll 4") for (int u = 0; u < W / 16; u++)
+		{
+			const struct block_q8_0 *rb = ri + (c + 16 * u) / QK8_0;
+			__m128i v8 = _mm_loadu_si128((const __m128i *)(rb->qs + (c + 16 * u) % QK8_0));
+			__m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v8));
+			__m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v8, 8)));
+			float dv = f16_to_f32(rb->d);
+			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+			{
+				__m256 w = _mm256_set1_ps(p[j * ld + i] * dv);
+				a[j][2 * u] = _mm256_fmadd_ps(w, v0, a[j][2 * u]);
+				a[j][2 * u + 1] = _mm256_fmadd_ps(w, v1, a[j][2 * u + 1]);
+			}
+		}
+	}
+	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+	        _Pragma("GCC unroll 8") for (int u = 0; u < W / 8; u++)
+	                _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);
+}
+
+static inline __attribute__((always_inline)) void attn_mix_q8_g(int g, int64_t hd, const float *p,
+                                                               int64_t ld, const void *r,
+                                                               int64_t stride, int64_t n,
+                                                               float *o, int64_t os)
+{
+	int64_t c = 0;
+	if (g == 1)
+		for (; c + 64 <= hd; c += 64) mix_q8_strip(1, 64, c, hd, p, ld, r, stride, n, o, os);
+	if (g <= 2)
+		for (; c + 32 <= hd; c += 32) mix_q8_strip(g, 32, c, hd, p, ld, r, stride, n, o, os);
+	for (; c < hd; c += 16) mix_q8_strip(g, 16, c, hd, p, ld, r, stride, n, o, os);
+}
+
+__attribute__((unused)) static void attn_score_q8(int64_t hd, int g, const void *q, int64_t qs,
+                                                  const void *r, int64_t stride, int64_t n,
+                                                  float scale, float *s, int64_t ld)
+{
+	switch (g) {
+		ATTN_CASES_HI(attn_score_q8_g(8, hd, q, qs, r, stride, n, scale, s, ld);
+		              , attn_score_q8_g(7, hd, q, qs, r, stride, n, scale, s, ld);
+		              , attn_score_q8_g(6, hd, q, qs, r, stride, n, scale, s, ld);
+		              , attn_score_q8_g(5, hd, q, qs, r, stride, n, scale, s, ld);)
+	case 4: attn_score_q8_g(4, hd, q, qs, r, stride, n, scale, s, ld); break;
+	case 3: attn_score_q8_g(3, hd, q, qs, r, stride, n, scale, s, ld); break;
+	case 2: attn_score_q8_g(2, hd, q, qs, r, stride, n, scale, s, ld); break;
+	default: attn_score_q8_g(1, hd, q, qs, r, stride, n, scale, s, ld); break;
+	}
+}
+
+__attribute__((unused)) static void attn_mix_q8(int64_t hd, int g, const float *p, int64_t ld,
+                                                const void *r, int64_t stride, int64_t n,
+                                                float *o, int64_t os)
+{
+	switch (g) {
+		ATTN_CASES_HI(attn_mix_q8_g(8, hd, p, ld, r, stride, n, o, os);
+		              , attn_mix_q8_g(7, hd, p, ld, r, stride, n, o, os);
+		              , attn_mix_q8_g(6, hd, p, ld, r, stride, n, o, os);
+		              , attn_mix_q8_g(5, hd, p, ld, r, stride, n, o, os);)
+	case 4: attn_mix_q8_g(4, hd, p, ld, r, stride, n, o, os); break;
+	case 3: attn_mix_q8_g(3, hd, p, ld, r, stride, n, o, os); break;
+	case 2: attn_mix_q8_g(2, hd, p, ld, r, stride, n, o, os); break;
+	default: attn_mix_q8_g(1, hd, p, ld, r, stride, n, o, os); break;
+	}
+}
 
 /*
  * exp(x) for x <= 88 (silu below takes any x through exp_ps), 8 lanes: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split

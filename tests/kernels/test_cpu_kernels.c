@@ -1119,6 +1119,144 @@ TEST(attention_bits_do_not_depend_on_the_batch)
 	}
 }
 
+/* A q8_0 cache's rows as the pool lays them out: row i of head 1 of 3 at
+ * r + i * stride bytes, values from a spread of magnitudes (each block its
+ * own d), quantized by cpu_q8_0_quantize as the backend stores them. */
+static void q8_rows(void *r, int64_t n, int64_t hd, int64_t stride)
+{
+	float x[512];
+	for (int64_t i = 0; i < n; i++) {
+		for (int64_t e = 0; e < hd; e++) x[e] = frand() * (e % 37 == 0 ? 4.0f : 1.0f);
+		cpu_q8_0_quantize(x, (char *)r + i * stride, hd);
+	}
+}
+
+/* |terms| of the reference's score (the bound of any summation order). */
+static float q8_score_bound(int64_t hd, const void *q, const void *r)
+{
+	const struct block_q8_0 *qb = q, *rb = r;
+	float t = 0;
+	for (int64_t b = 0; b < hd / 32; b++) {
+		int32_t sum = 0;
+		for (int e = 0; e < 32; e++) sum += abs(qb[b].qs[e] * rb[b].qs[e]);
+		t += (float)sum * tensor_f16_to_f32(qb[b].d) * tensor_f16_to_f32(rb[b].d);
+	}
+	return t;
+}
+
+TEST(attention_q8_0_score_and_mix_match_reference)
+{
+	/* cpu.h's score_q8 / mix_q8 in every set against the reference: head
+	 * sizes of 1..8 blocks, 1..attn_qb queries, runs of 1..19 rows a page
+	 * apart. Scores: the blocks' integer dots are exact everywhere, only the
+	 * order of the float terms differs: within 2e-6 * sum|terms| + 1e-7.
+	 * Mix: the same bits. Nothing past the g queries' and n rows' outputs
+	 * is written. */
+	init_sets();
+	enum { MAXN = 19, QB = CPU_ATTN_QB, LD = 24, OS = 272, HB = 256 / 32 * 34 };
+	enum { STRIDE = 3 * HB }; /* three KV heads a slot; these rows are head 1 */
+	static char r[MAXN * STRIDE], q[QB * HB];
+	static float p[QB * LD];
+	q8_rows(r + HB, MAXN, 256, STRIDE);
+	q8_rows(q, QB, 256, HB);
+	for (int i = 0; i < QB * LD; i++) p[i] = (frand() + 1.0f) / MAXN;
+	int hds[] = { 32, 64, 96, 128, 256 };
+	int checked = 0;
+	for (int s = 0; s < n_sets; s++) {
+		CHECK(sets[s]->score_q8 != NULL && sets[s]->mix_q8 != NULL);
+		for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++)
+			for (int g = 1; g <= sets[s]->attn_qb; g++)
+				for (int n = 1; n <= MAXN; n += 3) {
+					int hd = hds[hi];
+					static float a[QB * LD], b[QB * LD], oa[QB * OS], ob[QB * OS];
+					for (int i = 0; i < QB * LD; i++) a[i] = b[i] = -7.0f;
+					sets[s]->score_q8(hd, g, q, HB, r + HB, STRIDE, n, 0.125f, a,
+					                  LD);
+					cpu_kernels_ref.score_q8(hd, g, q, HB, r + HB, STRIDE, n,
+					                         0.125f, b, LD);
+					for (int j = 0; j < QB; j++)
+						for (int i = 0; i < LD; i++) {
+							if (j >= g || i >= n) {
+								CHECK(a[j * LD + i] == -7.0f);
+								continue;
+							}
+							float tol = 2e-6f * 0.125f *
+							                    q8_score_bound(
+							                            hd, q + j * HB,
+							                            r + HB +
+							                                    i * STRIDE) +
+							            1e-7f;
+							CHECK_NEAR(a[j * LD + i], b[j * LD + i], tol);
+							checked++;
+						}
+					for (int i = 0; i < QB * OS; i++) oa[i] = ob[i] = frand();
+					sets[s]->mix_q8(hd, g, p, LD, r + HB, STRIDE, n, oa, OS);
+					cpu_kernels_ref.mix_q8(hd, g, p, LD, r + HB, STRIDE, n, ob,
+					                       OS);
+					CHECK(memcmp(oa, ob, sizeof oa) == 0);
+				}
+	}
+	if (n_sets) CHECK(checked > 1000);
+}
+
+TEST(attention_q8_0_reference_is_the_dequantized_attention)
+{
+	/* The reference itself against the plain meaning: a score is scale *
+	 * q'.k' and a mix adds p * v' with q', k', v' the dequantized blocks
+	 * (in double here). */
+	enum { HD = 96, N = 5, HB = HD / 32 * 34 };
+	static char r[N * HB], q[HB];
+	float s[N], p[N], o[HD] = { 0 }, rf[N][HD], qf[HD];
+	q8_rows(r, N, HD, HB);
+	q8_rows(q, 1, HD, HB);
+	for (int i = 0; i < N; i++) {
+		p[i] = (frand() + 1.0f) / N;
+		REQUIRE(tensor_row_dequantize(TENSOR_TYPE_Q8_0, r + i * HB, rf[i], HD) == 0);
+	}
+	REQUIRE(tensor_row_dequantize(TENSOR_TYPE_Q8_0, q, qf, HD) == 0);
+	cpu_kernels_ref.score_q8(HD, 1, q, HB, r, HB, N, 0.5f, s, N);
+	cpu_kernels_ref.mix_q8(HD, 1, p, N, r, HB, N, o, HD);
+	for (int i = 0; i < N; i++) {
+		double want = 0, mag = 0;
+		for (int e = 0; e < HD; e++) {
+			want += (double)qf[e] * rf[i][e];
+			mag += fabs((double)qf[e] * rf[i][e]);
+		}
+		CHECK_NEAR(s[i], 0.5 * want, 1e-6 * mag + 1e-7);
+	}
+	for (int e = 0; e < HD; e++) {
+		double want = 0, mag = 0;
+		for (int i = 0; i < N; i++) {
+			want += (double)p[i] * rf[i][e];
+			mag += fabs((double)p[i] * rf[i][e]);
+		}
+		CHECK_NEAR(o[e], want, 1e-6 * mag + 1e-7);
+	}
+}
+
+TEST(attention_q8_0_bits_do_not_depend_on_the_batch)
+{
+	/* As attention_bits_do_not_depend_on_the_batch, for score_q8: a query
+	 * alone (decode) and among attn_qb (a prompt block, several entries on
+	 * shared pages) gets the same bits for each row wherever the run starts. */
+	init_sets();
+	enum { N = 13, HD = 128, HB = HD / 32 * 34, QB = CPU_ATTN_QB, LD = 16 };
+	static char r[N * HB], q[QB * HB];
+	static float all[QB * LD], one[LD];
+	q8_rows(r, N, HD, HB);
+	q8_rows(q, QB, HD, HB);
+	for (int s = 0; s < n_sets; s++) {
+		int g = sets[s]->attn_qb;
+		sets[s]->score_q8(HD, g, q, HB, r, HB, N, 0.125f, all, LD);
+		for (int j = 0; j < g; j++)
+			for (int i = 0; i < N; i++) {
+				sets[s]->score_q8(HD, 1, q + j * HB, HB, r + i * HB, HB, 1, 0.125f,
+				                  one, LD);
+				CHECK(memcmp(&one[0], &all[j * LD + i], sizeof one[0]) == 0);
+			}
+	}
+}
+
 TEST(attention_queries_in_lanes_match_reference)
 {
 	/* A prompt's path (cpu.h score_t_f16, softmax_t, mix_t_f16): each set
