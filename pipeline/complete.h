@@ -288,6 +288,7 @@ struct complete_model_spec {
 	int cache_memory_mb;
 	enum config_kv_type kv_type;
 	bool reuse_shifted_suffix; /* engine only: changed without a reload */
+	char draft_model[1024];    /* completion.draftModel; "": none */
 };
 
 struct complete_model_spec complete_model_spec_from(const struct settings *st);
@@ -303,6 +304,9 @@ struct engine_params complete_engine_params(const struct complete_model_spec *sp
  * model_params.progress). Returns 0 with *model and *engine new (release
  * with engine_free, then model_free), or a negative errno with both NULL
  * and *err (may be NULL) saying "cannot load the model PATH: why".
+ * With spec->draft_model, the draft model is loaded and attached too; one
+ * that cannot be (missing, another vocabulary) leaves the engine without a
+ * draft, and a success then leaves *err's message saying why (code 0).
  */
 int complete_model_open(const char *path, const struct complete_model_spec *spec,
                         void (*progress)(void *user, float fraction), void *progress_user,

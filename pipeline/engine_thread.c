@@ -236,6 +236,10 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 		path = fallback;
 		fell_back = true;
 	}
+	if (err.message[0]) { /* the draft model could not be used */
+		snprintf(msg, sizeof msg, "infill: %.500s", err.message);
+		post_event(p, EVENT_WARNING, 0, false, msg);
+	}
 	/* Not fatal: without it the budget learns the rates from the first jobs.
 	 * Skipped when the server is exiting: exit must not wait for it. */
 	pthread_mutex_lock(&p->mu);
