@@ -68,6 +68,8 @@
 	X(cold_requests, "coldRequests", count)                        \
 	X(draft_tokens, "draftTokens", count)                          \
 	X(accepted_draft_tokens, "acceptedDraftTokens", count)         \
+	X(model_draft_tokens, "modelDraftTokens", count)               \
+	X(accepted_model_draft_tokens, "acceptedModelDraftTokens", count) \
 	X(kv_touched_mb, "kvTouchedMB", count)                         \
 	X(project_tokens, "projectTokens", count)                      \
 	X(project_lines, "projectLines", count)                        \
