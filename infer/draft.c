@@ -30,8 +30,10 @@
 /* Before any draft was checked: alpha = 1/2. */
 #define DRAFT_PRIOR_KEPT  1.0
 #define DRAFT_PRIOR_TRIED 2.0
+/* The gain over a plain step a draft must promise (see draft_choose). */
+#define DRAFT_MARGIN      0.06
 /* Steps without drafts before one drafts a single token to learn alpha again. */
-#define DRAFT_PROBE       16
+#define DRAFT_PROBE       32
 
 struct draft {
 	struct model *m; /* borrowed */
@@ -299,6 +301,10 @@ int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
 	int32_t best = 0;
 	double best_rate = pl->cost[pl->rows] > 0 ? pl->tokens / pl->cost[pl->rows] : 0;
 	if (best_rate <= 0) return pl->room[0] < 4 ? pl->room[0] : 4; /* nothing measured yet */
+	/* drafting must promise DRAFT_MARGIN more than a plain step: the costs
+	 * are estimates on a machine whose load moves, and a step that drafts
+	 * for nothing is slower than plain decoding */
+	best_rate *= 1 + DRAFT_MARGIN;
 	for (int32_t k = 1; k <= ENGINE_DRAFT_MAX; k++) {
 		/* candidates in order take up to k rows each while the step has room */
 		int32_t left = pl->budget, added = 0, users = 0;
