@@ -96,24 +96,25 @@ static const struct shape shapes[] = {
 
 static void usage(FILE *fp)
 {
-	fprintf(fp, "usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf "
-	            "[options]\n"
-	            "\n"
-	            "Writes a model with random (seeded) weights; tokenizer.* keys are copied\n"
-	            "from V.gguf and the vocabulary size is its token count.\n"
-	            "\n"
-	            "  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny (llama),\n"
-	            "                 qwen2.5-coder-1.5b | tiny-qwen2 (qwen2),\n"
-	            "                 starcoder2-3b | tiny-starcoder2 (starcoder2),\n"
-	            "                 codegemma-2b | tiny-gemma (gemma)\n"
-	            "  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 |\n"
-	            "                 q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs\n"
-	            "                 (every 2-D weight; norms stay f32)\n"
-	            "  --seed N       random seed (default 1)\n"
-	            "  --pair-layers D --perturb S  the target of the D-layer draft that the same\n"
-	            "                 command writes with --layers D: its layers past D scaled by S\n"
-	            "  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
-	            "                 override the shape's fields\n");
+	fprintf(fp,
+	        "usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf "
+	        "[options]\n"
+	        "\n"
+	        "Writes a model with random (seeded) weights; tokenizer.* keys are copied\n"
+	        "from V.gguf and the vocabulary size is its token count.\n"
+	        "\n"
+	        "  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny (llama),\n"
+	        "                 qwen2.5-coder-1.5b | tiny-qwen2 (qwen2),\n"
+	        "                 starcoder2-3b | tiny-starcoder2 (starcoder2),\n"
+	        "                 codegemma-2b | tiny-gemma (gemma)\n"
+	        "  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 |\n"
+	        "                 q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs\n"
+	        "                 (every 2-D weight; norms stay f32)\n"
+	        "  --seed N       random seed (default 1)\n"
+	        "  --pair-layers D --perturb S  the target of the D-layer draft that the same\n"
+	        "                 command writes with --layers D: its layers past D scaled by S\n"
+	        "  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
+	        "                 override the shape's fields\n");
 }
 
 /* ---- random numbers: splitmix64, one stream per tensor ---- */
@@ -206,7 +207,7 @@ struct args {
 	uint64_t seed;
 	uint32_t pair_layers; /* > 0: the target of a draft of this many layers */
 	float perturb;        /* the scale of the further layers' output projections */
-	struct shape shape; /* the named shape with the overrides applied */
+	struct shape shape;   /* the named shape with the overrides applied */
 	enum tensor_type type;
 };
 
@@ -417,7 +418,8 @@ static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t n
 		p->n_fallback++;
 	}
 	/* one stream per tensor: mix the tensor's index into the seed */
-	uint64_t s = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)((int64_t)p->n_jobs + 1 + p->stream_shift));
+	uint64_t s = seed ^
+	             (0xD1B54A32D192ED03ull * (uint64_t)((int64_t)p->n_jobs + 1 + p->stream_shift));
 	j->seed = splitmix(&s);
 	int64_t ne[2] = { ne0, j->ne1 };
 	int rc = gguf_writer_add_tensor_fill(p->w, name, j->type, is_norm ? 1 : 2, ne, fill_tensor,
@@ -506,9 +508,8 @@ static int plan_tensors(struct plan *p, const struct args *a, uint64_t n_vocab)
 		if (l == 0) per_layer = p->n_jobs - first;
 	}
 	/* a pair's output: the draft's, drawn from the streams of its place there */
-	p->stream_shift = a->pair_layers
-	                          ? -(int64_t)((a->shape.n_layer - a->pair_layers) * per_layer)
-	                          : 0;
+	p->stream_shift =
+	        a->pair_layers ? -(int64_t)((a->shape.n_layer - a->pair_layers) * per_layer) : 0;
 	rc = rc ? rc : plan_parts(p, a, n_vocab, "", last_parts, COUNT(last_parts));
 	return rc;
 #undef COUNT

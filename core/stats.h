@@ -69,7 +69,7 @@
 	X(draft_tokens, "draftTokens", count)                          \
 	X(accepted_draft_tokens, "acceptedDraftTokens", count)         \
 	X(model_draft_tokens, "modelDraftTokens", count)               \
-	X(accepted_model_draft_tokens, "acceptedModelDraftTokens", count) \
+	X(model_drafts_kept, "acceptedModelDraftTokens", count)        \
 	X(kv_touched_mb, "kvTouchedMB", count)                         \
 	X(project_tokens, "projectTokens", count)                      \
 	X(project_lines, "projectLines", count)                        \

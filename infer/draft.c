@@ -68,11 +68,13 @@ static bool same_vocabulary(const struct tokenizer *a, const struct tokenizer *b
 	}
 	for (int32_t i = 0; i < na; i++) {
 		size_t la = 0, lb = 0;
-		const char *ta = tokenizer_token_text(a, i, &la), *tb = tokenizer_token_text(b, i, &lb);
+		const char *ta = tokenizer_token_text(a, i, &la),
+		           *tb = tokenizer_token_text(b, i, &lb);
 		if (la != lb || (la && memcmp(ta, tb, la)) ||
 		    tokenizer_token_type(a, i) != tokenizer_token_type(b, i)) {
-			snprintf(why, cap, "token %d differs (%.*s vs %.*s)", i, (int)(la < 40 ? la : 40),
-			         ta ? ta : "", (int)(lb < 40 ? lb : 40), tb ? tb : "");
+			snprintf(why, cap, "token %d differs (%.*s vs %.*s)", i,
+			         (int)(la < 40 ? la : 40), ta ? ta : "", (int)(lb < 40 ? lb : 40),
+			         tb ? tb : "");
 			return false;
 		}
 	}
@@ -81,7 +83,8 @@ static bool same_vocabulary(const struct tokenizer *a, const struct tokenizer *b
 	    fim_template_for(a) != fim_template_for(b) || sa->fim_prefix != sb->fim_prefix ||
 	    sa->fim_suffix != sb->fim_suffix || sa->fim_middle != sb->fim_middle) {
 		snprintf(why, cap, "its FIM template or special tokens differ (%s vs %s)",
-		         fim_template_name(fim_template_for(b)), fim_template_name(fim_template_for(a)));
+		         fim_template_name(fim_template_for(b)),
+		         fim_template_name(fim_template_for(a)));
 		return false;
 	}
 	/* the same request must give the same prompt, token for token */
@@ -140,7 +143,8 @@ struct draft *draft_new(struct model *target, struct model *dm, struct infill_er
 	d->p = malloc((size_t)d->n_vocab * sizeof(float));
 	d->res = malloc((size_t)d->n_vocab * sizeof(float));
 	if (!d->cache || !d->logits || !d->q || !d->p || !d->res) goto oom;
-	d->ratio = ti->decode_read_bytes ? (double)di->decode_read_bytes / ti->decode_read_bytes : 0.25;
+	d->ratio = ti->decode_read_bytes ? (double)di->decode_read_bytes / ti->decode_read_bytes
+	                                 : 0.25;
 	return d;
 oom:
 	draft_free(d);
@@ -169,7 +173,8 @@ int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs
 	int32_t ps = kv_pool_page_size(d->pool);
 	int32_t need = (n + ps - 1) / ps + 1 + n_seqs * ((max_tokens + ENGINE_DRAFT_MAX) / ps + 2);
 	if (need > kv_pool_n_pages(d->pool))
-		return error_set(err, -ENOSPC, "the draft model's KV pool is too small for the job");
+		return error_set(err, -ENOSPC,
+		                 "the draft model's KV pool is too small for the job");
 	if (kv_pool_free_pages(d->pool) < need) pcache_evict(d->cache, need);
 	struct kv_seq *s = kv_seq_new(d->pool);
 	if (!s) return error_set(err, -ENOMEM, "draft model: out of memory");
@@ -231,7 +236,8 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 			int32_t end = j->L + j->n_gen + j->n_ahead + r;
 			int32_t from = kv_seq_len(j->seq);
 			if (from >= end) from = end - 1; /* recompute the last one: its logits */
-			if (end - from > MAXR - nr) return error_set(err, -E2BIG, "draft: too many rows");
+			if (end - from > MAXR - nr)
+				return error_set(err, -E2BIG, "draft: too many rows");
 			for (int32_t p = from; p < end; p++, nr++) {
 				tokens[nr] = p < j->L + j->n_gen + j->n_ahead
 				                     ? job_at(j, p)
@@ -289,7 +295,7 @@ double draft_alpha(const struct draft *d)
 }
 
 static double draft_cost_ms(const struct draft *d, int32_t rows, double target_one_ms,
-                     double target_ms_per_row)
+                            double target_ms_per_row)
 {
 	double one = d->one_ms > 0 ? d->one_ms : target_one_ms * d->ratio;
 	return fwd_cost_ms(&d->fwd, rows, one, target_ms_per_row * d->ratio);

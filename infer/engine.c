@@ -257,8 +257,10 @@ int engine_set_draft(struct engine *e, struct model *dm, struct infill_error *er
 int engine_take_draft(struct engine *e, struct model *dm, struct infill_error *err)
 {
 	int rc = engine_set_draft(e, dm, err);
-	if (rc) model_free(dm);
-	else if (dm) draft_own(e->draft);
+	if (rc)
+		model_free(dm);
+	else if (dm)
+		draft_own(e->draft);
 	return rc;
 }
 
@@ -459,11 +461,11 @@ struct cand {
 	int32_t n_draft;                 /* at rows row + 1 .. row + n_draft */
 	int32_t draft_ngram;             /* the length of the match they came from */
 	int32_t n_found;                 /* drafted tokens found (checked or not) */
-	bool after_hit; /* the last drafted token compared with a choice was right */
-	int32_t n_look;       /* of the drafts, the first n_look are lookup's, the rest
+	bool after_hit;      /* the last drafted token compared with a choice was right */
+	int32_t n_look;      /* of the drafts, the first n_look are lookup's, the rest
 	                       * the draft model's */
-	int32_t look0;        /* the lookup draft's first token (found, checked or not) */
-	struct kv_seq *dseq;  /* the draft model's sequence; NULL: no draft model */
+	int32_t look0;       /* the lookup draft's first token (found, checked or not) */
+	struct kv_seq *dseq; /* the draft model's sequence; NULL: no draft model */
 };
 
 static int cand_append(struct cand *c, const char *s, size_t n)
@@ -694,13 +696,15 @@ static int cand_take(struct engine *e, struct cand *c, int idx, const float *fir
 	/* a lookup draft that was found but not checked still says whether its
 	 * first token was the one chosen */
 	int32_t a_look = a < n_look ? a : n_look;
-	bool hit = n_look ? a_look == n_look : c->n_found && c->n_tok > 0 && !n_draft &&
-	                                               c->last == c->look0;
+	bool hit = n_look ? a_look == n_look
+	                  : c->n_found && c->n_tok > 0 && !n_draft && c->last == c->look0;
 	if (c->n_found && (n_look || !n_draft))
 		lookup_note(&e->lookup, c->draft_ngram, c->after_hit, n_look ? n_look : 1,
 		            n_look ? a_look : hit);
-	if (n_look) c->after_hit = hit;
-	else if (!n_draft) c->after_hit = hit;
+	if (n_look)
+		c->after_hit = hit;
+	else if (!n_draft)
+		c->after_hit = hit;
 	c->n_found = 0;
 	/* the draft model's tokens were checked when the lookup's all held */
 	if (n_draft > n_look && a >= n_look) {
@@ -952,7 +956,8 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 		d->fresh = false;
 		if (rc) break;
 		int32_t drafted = 0, model_drafted = 0;
-		int nb = dec_batch(e, d, req, tokens, pos, seqs, rows, &drafted, &model_drafted, err);
+		int nb = dec_batch(e, d, req, tokens, pos, seqs, rows, &drafted, &model_drafted,
+		                   err);
 		if (nb < 0) {
 			/* the draft model failed (its pool full): on without it */
 			for (int i = 0; i < n; i++) {

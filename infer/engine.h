@@ -341,7 +341,7 @@ struct engine_result {
 	int32_t accepted_draft_tokens; /* of those, kept (each saved a decode step) */
 	int32_t model_draft_tokens;    /* draft model: tokens drafted and checked */
 	int32_t accepted_model_draft_tokens; /* of those, kept */
-	int32_t decode_steps;          /* forward passes of the decode loop */
+	int32_t decode_steps;                /* forward passes of the decode loop */
 	double prefill_ms, decode_ms, total_ms;
 	bool cancelled;
 	int32_t prefilled_tokens;  /* prompt tokens actually computed (prompt - cached - shifted,
@@ -498,7 +498,7 @@ struct engine_stats {
 	uint64_t budget_suffix, budget_short, budget_late; /* engine_run's budget decisions */
 	double prefill_tokens_per_s; /* the rate the budget uses now; 0: not known yet */
 	double decode_step_ms;       /* the measured decode step (moving average); 0: none yet */
-	uint64_t draft_tokens, accepted_draft_tokens; /* prompt lookup */
+	uint64_t draft_tokens, accepted_draft_tokens;             /* prompt lookup */
 	uint64_t model_draft_tokens, accepted_model_draft_tokens; /* draft model */
 };
 void engine_get_stats(const struct engine *e, struct engine_stats *out);

@@ -126,14 +126,14 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 
 /* What a step's choice of draft length weighs. */
 struct draft_plan {
-	int n;                             /* candidates that may draft */
+	int n;                               /* candidates that may draft */
 	int32_t room[ENGINE_MAX_CANDIDATES]; /* the most each may draft */
 	double reach[ENGINE_MAX_CANDIDATES]; /* the chance its lookup drafts all hold */
-	int32_t budget;                    /* rows the step has left */
-	int32_t rows;                      /* rows it has already */
-	double tokens;                     /* tokens it is expected to give */
-	const double *cost;                /* [8 + 1] target forward ms by rows */
-	double ms_per_row;                 /* the prefill rate */
+	int32_t budget;                      /* rows the step has left */
+	int32_t rows;                        /* rows it has already */
+	double tokens;                       /* tokens it is expected to give */
+	const double *cost;                  /* [8 + 1] target forward ms by rows */
+	double ms_per_row;                   /* the prefill rate */
 };
 /* How many tokens each candidate drafts this step (0: none). */
 int32_t draft_choose(struct draft *d, const struct draft_plan *pl);

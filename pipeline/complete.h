@@ -138,7 +138,7 @@ struct complete_result {
 	int32_t shifted_tokens;   /* of prompt_tokens, a remembered suffix's moved by RoPE shift */
 	int32_t processed_tokens; /* of prompt_tokens, those prefilled or found cached
 	                           * before a cancel (engine_result.processed_tokens) */
-	int32_t draft_tokens, accepted_draft_tokens; /* prompt lookup (engine_result) */
+	int32_t draft_tokens, accepted_draft_tokens;             /* prompt lookup (engine_result) */
 	int32_t model_draft_tokens, accepted_model_draft_tokens; /* draft model (engine_result) */
 	enum ast_shape_kind shape;
 	int32_t max_lines; /* what the shape and completion.multiline allowed */

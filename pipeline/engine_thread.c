@@ -607,8 +607,9 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	        (uint64_t)(res.accepted_draft_tokens > 0 ? res.accepted_draft_tokens : 0);
 	p->stats.model_draft_tokens +=
 	        (uint64_t)(res.model_draft_tokens > 0 ? res.model_draft_tokens : 0);
-	p->stats.accepted_model_draft_tokens +=
-	        (uint64_t)(res.accepted_model_draft_tokens > 0 ? res.accepted_model_draft_tokens : 0);
+	p->stats.model_drafts_kept +=
+	        (uint64_t)(res.accepted_model_draft_tokens > 0 ? res.accepted_model_draft_tokens
+	                                                       : 0);
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
 	p->stats.document_lines += (uint64_t)(res.given_shown > 0 ? res.given_shown : 0);
 	p->stats.project_tokens += (uint64_t)(res.project_tokens > 0 ? res.project_tokens : 0);

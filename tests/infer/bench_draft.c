@@ -31,7 +31,8 @@ static const char *const PROMPTS[] = {
 	"        self.path = path\n        self.items = {}\n\n    def load(self):\n"
 	"        with open(self.path) as f:\n            self.items = json.load(f)\n\n"
 	"    def save(self):\n        with open(self.path, 'w') as f:\n            ",
-	"#include <stdio.h>\n#include <stdlib.h>\n\nstruct node {\n\tint key;\n\tstruct node *next;\n};"
+	"#include <stdio.h>\n#include <stdlib.h>\n\nstruct node {\n\tint key;\n\tstruct node "
+	"*next;\n};"
 	"\n\nstatic struct node *push(struct node *head, int key)\n{\n\tstruct node *n = ",
 	"function debounce(fn, ms) {\n  let timer = null;\n  return function (...args) {\n    ",
 	"def fib(n):\n    if n < 2:\n        return n\n    return fib(n - 1) + fib(n - 2)\n\n\n"
@@ -98,17 +99,22 @@ static int32_t greedy_ids(struct model *t, struct engine *e, const struct engine
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench-draft TARGET.gguf DRAFT.gguf [--threads T] [--tokens N] "
-		                "[--reps R] [--lookup]\n");
+		fprintf(stderr,
+		        "usage: bench-draft TARGET.gguf DRAFT.gguf [--threads T] [--tokens N] "
+		        "[--reps R] [--lookup]\n");
 		return 2;
 	}
 	int threads = 2, tokens = 64, reps = 2;
 	bool lookup = false;
 	for (int i = 3; i < argc; i++) {
-		if (!strcmp(argv[i], "--lookup")) lookup = true;
-		else if (i + 1 < argc && !strcmp(argv[i], "--threads")) threads = atoi(argv[++i]);
-		else if (i + 1 < argc && !strcmp(argv[i], "--tokens")) tokens = atoi(argv[++i]);
-		else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
+		if (!strcmp(argv[i], "--lookup"))
+			lookup = true;
+		else if (i + 1 < argc && !strcmp(argv[i], "--threads"))
+			threads = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--tokens"))
+			tokens = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
+			reps = atoi(argv[++i]);
 	}
 	struct model *t = load(argv[1], threads), *d = load(argv[2], threads);
 	if (!t || !d) return 1;
@@ -153,12 +159,14 @@ int main(int argc, char **argv)
 			if (r >= 0) {
 				pt += a.generated_tokens, pm += a.decode_ms;
 				st += b.generated_tokens, sm += b.decode_ms;
-				drafted += b.model_draft_tokens, kept += b.accepted_model_draft_tokens;
+				drafted += b.model_draft_tokens,
+				        kept += b.accepted_model_draft_tokens;
 			}
 			engine_result_finish(&a);
 			engine_result_finish(&b);
 		}
-		printf("prompt %d: agreement %.2f, plain %.1f tok/s, with draft %.1f tok/s, x%.2f\n",
+		printf("prompt %d: agreement %.2f, plain %.1f tok/s, with draft %.1f tok/s, "
+		       "x%.2f\n",
 		       p, total > t0 ? (double)(agree - a0) / (total - t0) : 0, pt * 1e3 / pm,
 		       st * 1e3 / sm, (st / sm) / (pt / pm));
 		tok_plain += pt, ms_plain += pm, tok_spec += st, ms_spec += sm;

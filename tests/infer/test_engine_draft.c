@@ -135,8 +135,9 @@ static void greedy_equal(int *test_failed_, const char *target, bool lookup, int
 		if (getenv("ENGINE_TEST_VERBOSE"))
 			printf("%s lookup=%d prompt %zu: steps %d vs %d, model drafts %d kept %d, "
 			       "lookup drafts %d kept %d\n",
-			       target, lookup, p, a.decode_steps, b.decode_steps, b.model_draft_tokens,
-			       b.accepted_model_draft_tokens, b.draft_tokens, b.accepted_draft_tokens);
+			       target, lookup, p, a.decode_steps, b.decode_steps,
+			       b.model_draft_tokens, b.accepted_model_draft_tokens, b.draft_tokens,
+			       b.accepted_draft_tokens);
 		engine_result_finish(&a);
 		engine_result_finish(&b);
 	}
@@ -341,7 +342,8 @@ static double agreement(struct model *t, struct model *d)
 		for (int i = 0; i < N; i++) {
 			int32_t a = sample_greedy(lt, nv), b = sample_greedy(ld, nv);
 			agree += a == b, n++;
-			if (model_eval(t, st, &a, 1, lt, &err) || model_eval(d, sd, &a, 1, ld, &err))
+			if (model_eval(t, st, &a, 1, lt, &err) ||
+			    model_eval(d, sd, &a, 1, ld, &err))
 				break;
 		}
 	}
@@ -358,8 +360,8 @@ TEST(mkmodel_pairs_agree_as_dialled)
 	if (d && t0 && tn && tm && tf) {
 		double a0 = agreement(t0, d), an = agreement(tn, d), am = agreement(tm, d),
 		       af = agreement(tf, d);
-		printf("greedy agreement: perturb 0 %.2f, 0.05 %.2f, 0.2 %.2f, 3 %.2f\n", a0, an, am,
-		       af);
+		printf("greedy agreement: perturb 0 %.2f, 0.05 %.2f, 0.2 %.2f, 3 %.2f\n", a0, an,
+		       am, af);
 		CHECK(a0 == 1.0);
 		CHECK(an >= 0.75);
 		CHECK(am < an && am >= 0.2);
