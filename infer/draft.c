@@ -57,6 +57,11 @@ void draft_own(struct draft *d)
 	d->owned = true;
 }
 
+void draft_cache_clear(struct draft *d)
+{
+	pcache_clear(d->cache);
+}
+
 /* Whether two vocabularies are the same token for token, with the same
  * prompt for the same text: *why says what differs. */
 static bool same_vocabulary(const struct tokenizer *a, const struct tokenizer *b, int32_t na,

@@ -281,6 +281,7 @@ void engine_cache_clear(struct engine *e)
 {
 	recent_clear(e);
 	pcache_clear(e->cache);
+	if (e->draft) draft_cache_clear(e->draft);
 }
 
 void engine_get_stats(const struct engine *e, struct engine_stats *out)
