@@ -127,8 +127,8 @@ struct draft *draft_new(struct model *target, struct model *dm, struct infill_er
 	if (!same_vocabulary(model_tokenizer(target), model_tokenizer(dm), ti->n_vocab, di->n_vocab,
 	                     why, sizeof why)) {
 		error_set(err, -EINVAL,
-		          "completion.draftModel is not used: it cannot draft for this model (%s); "
-		          "decoding goes on without a draft",
+		          "the draft model cannot draft for this model (%s); decoding goes on "
+		          "without a draft",
 		          why);
 		error_key(err, "completion.draftModel", strlen("completion.draftModel"));
 		return NULL;
