@@ -848,6 +848,7 @@ static int run_open_model(struct run *r, struct settings *fitted)
 		fprintf(stderr, "infill eval: %s\n", err.message);
 		return -1;
 	}
+	if (err.message[0]) fprintf(stderr, "infill eval: %s\n", err.message); /* the draft */
 	r->cx.tok = model_tokenizer(r->model);
 	r->cx.n_ctx = r->o.no_fit ? 0 : model_info(r->model)->n_ctx_train;
 	r->cx.short_context = r->o.short_context;

@@ -17,6 +17,15 @@
  * llama-quant.cpp): Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K/Q3_K ->
  * Q4_0, IQ4_XS -> IQ4_NL, then F16 when even 32 does not divide; each
  * fallback is reported on stderr.
+ *
+ * A target/draft pair for speculative decoding (--pair-layers D --perturb S):
+ * the model written is the target of a D-layer draft written by the same
+ * command with --layers D (same seed): its first D layers, embedding, final
+ * norm and output are the draft's tensors byte for byte, and its further
+ * layers are random with their output projections (attn_output, ffn_down)
+ * scaled by S, so they add to the residual stream a perturbation of scale
+ * S. S = 0 gives a target whose greedy choices are the draft's; larger S
+ * lowers their agreement (bench-draft measures it).
  */
 #include <errno.h>
 #include <math.h>
@@ -87,22 +96,25 @@ static const struct shape shapes[] = {
 
 static void usage(FILE *fp)
 {
-	fprintf(fp, "usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf "
-	            "[options]\n"
-	            "\n"
-	            "Writes a model with random (seeded) weights; tokenizer.* keys are copied\n"
-	            "from V.gguf and the vocabulary size is its token count.\n"
-	            "\n"
-	            "  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny (llama),\n"
-	            "                 qwen2.5-coder-1.5b | tiny-qwen2 (qwen2),\n"
-	            "                 starcoder2-3b | tiny-starcoder2 (starcoder2),\n"
-	            "                 codegemma-2b | tiny-gemma (gemma)\n"
-	            "  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 |\n"
-	            "                 q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs\n"
-	            "                 (every 2-D weight; norms stay f32)\n"
-	            "  --seed N       random seed (default 1)\n"
-	            "  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
-	            "                 override the shape's fields\n");
+	fprintf(fp,
+	        "usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf "
+	        "[options]\n"
+	        "\n"
+	        "Writes a model with random (seeded) weights; tokenizer.* keys are copied\n"
+	        "from V.gguf and the vocabulary size is its token count.\n"
+	        "\n"
+	        "  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny (llama),\n"
+	        "                 qwen2.5-coder-1.5b | tiny-qwen2 (qwen2),\n"
+	        "                 starcoder2-3b | tiny-starcoder2 (starcoder2),\n"
+	        "                 codegemma-2b | tiny-gemma (gemma)\n"
+	        "  --type T       f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 |\n"
+	        "                 q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs\n"
+	        "                 (every 2-D weight; norms stay f32)\n"
+	        "  --seed N       random seed (default 1)\n"
+	        "  --pair-layers D --perturb S  the target of the D-layer draft that the same\n"
+	        "                 command writes with --layers D: its layers past D scaled by S\n"
+	        "  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
+	        "                 override the shape's fields\n");
 }
 
 /* ---- random numbers: splitmix64, one stream per tensor ---- */
@@ -130,6 +142,7 @@ struct tensor_job {
 	uint32_t type;
 	int64_t ne0, ne1;
 	bool is_norm, is_bias;
+	float scale; /* of a matrix's values (a pair's perturbing layers) */
 };
 
 /* gguf_tensor_fill_fn: generate and quantize one row at a time into buf. */
@@ -143,7 +156,7 @@ static int fill_tensor(void *ctx, void *buf, uint64_t nbytes)
 	for (int64_t r = 0; r < j->ne1; r++) {
 		for (int64_t i = 0; i < j->ne0; i++)
 			row[i] = j->is_norm && !j->is_bias ? 1.0f + 0.05f * normal(&s)
-			                                   : 0.02f * normal(&s);
+			                                   : 0.02f * j->scale * normal(&s);
 		int rc = tensor_row_quantize(j->type, row, (uint8_t *)buf + (uint64_t)r * row_bytes,
 		                             j->ne0);
 		if (rc) {
@@ -192,7 +205,9 @@ static bool parse_u32(const char *s, uint32_t *out)
 struct args {
 	const char *shape_name, *type_name, *vocab_path, *out; /* borrowed from argv */
 	uint64_t seed;
-	struct shape shape; /* the named shape with the overrides applied */
+	uint32_t pair_layers; /* > 0: the target of a draft of this many layers */
+	float perturb;        /* the scale of the further layers' output projections */
+	struct shape shape;   /* the named shape with the overrides applied */
 	enum tensor_type type;
 };
 
@@ -216,6 +231,13 @@ static bool parse_option(const char *opt, const char *v, struct args *a, struct 
 		*text = v;
 		return true;
 	}
+	if (!strcmp(opt, "--pair-layers")) return parse_u32(v, &a->pair_layers);
+	if (!strcmp(opt, "--perturb")) {
+		char *end;
+		errno = 0;
+		a->perturb = strtof(v, &end);
+		return !errno && *end == 0 && end != v && a->perturb >= 0;
+	}
 	if (!strcmp(opt, "--seed")) {
 		char *end;
 		errno = 0;
@@ -236,7 +258,7 @@ static bool parse_option(const char *opt, const char *v, struct args *a, struct 
  */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	*a = (struct args){ .seed = 1 };
+	*a = (struct args){ .seed = 1, .perturb = 1.0f };
 	struct overrides ov = { 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *opt = argv[i];
@@ -275,6 +297,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (ov.field) sh->field = ov.field;
 	SHAPE_OPTIONS(APPLY)
 #undef APPLY
+	if (a->pair_layers >= sh->n_layer) {
+		fprintf(stderr, "infill mkmodel: --pair-layers %u must be below --layers %u\n",
+		        a->pair_layers, sh->n_layer);
+		return 2;
+	}
 	uint32_t hd = sh->head_dim ? sh->head_dim : sh->dim / sh->n_head;
 	if ((!sh->head_dim && sh->dim % sh->n_head) || sh->n_head % sh->n_head_kv || hd % 2) {
 		fprintf(stderr,
@@ -351,6 +378,8 @@ struct plan {
 	struct tensor_job *jobs; /* one per tensor, owned; must outlive the write */
 	size_t n_jobs;
 	int n_fallback;
+	int64_t stream_shift; /* added to a tensor's index for its stream (pairs) */
+	float scale;          /* the next matrices' scale */
 };
 
 /* The type llama-quantize writes instead of `type` for rows its blocks do not divide. */
@@ -372,6 +401,7 @@ static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t n
 	bool is_norm = ne1 == 0;
 	j->is_norm = is_norm;
 	j->is_bias = is_bias;
+	j->scale = p->scale;
 	j->ne0 = ne0;
 	j->ne1 = is_norm ? 1 : ne1;
 	j->type = is_norm ? TENSOR_TYPE_F32 : type;
@@ -388,7 +418,8 @@ static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t n
 		p->n_fallback++;
 	}
 	/* one stream per tensor: mix the tensor's index into the seed */
-	uint64_t s = seed ^ (0xD1B54A32D192ED03ull * (p->n_jobs + 1));
+	uint64_t s = seed ^
+	             (0xD1B54A32D192ED03ull * (uint64_t)((int64_t)p->n_jobs + 1 + p->stream_shift));
 	j->seed = splitmix(&s);
 	int64_t ne[2] = { ne0, j->ne1 };
 	int rc = gguf_writer_add_tensor_fill(p->w, name, j->type, is_norm ? 1 : 2, ne, fill_tensor,
@@ -449,6 +480,9 @@ static int plan_parts(struct plan *p, const struct args *a, uint64_t n_vocab, co
 		if (!family_has(a->shape.fam, parts[k].kind)) continue;
 		char name[96];
 		snprintf(name, sizeof name, "%s%s", prefix, parts[k].name);
+		bool proj = !strcmp(parts[k].name, "attn_output.weight") ||
+		            !strcmp(parts[k].name, "ffn_down.weight");
+		p->scale = proj && p->stream_shift > 0 ? a->perturb : 1.0f;
 		rc = add_weight(p, name, a->type, dim_size(parts[k].ne0, &a->shape, n_vocab),
 		                dim_size(parts[k].ne1, &a->shape, n_vocab),
 		                parts[k].kind == LLAMA_TENSOR_BIAS ||
@@ -464,11 +498,18 @@ static int plan_tensors(struct plan *p, const struct args *a, uint64_t n_vocab)
 {
 #define COUNT(parts) (sizeof parts / sizeof parts[0])
 	int rc = plan_parts(p, a, n_vocab, "", first_parts, COUNT(first_parts));
+	size_t first = p->n_jobs, per_layer = 0;
 	for (uint32_t l = 0; !rc && l < a->shape.n_layer; l++) {
 		char prefix[32];
 		snprintf(prefix, sizeof prefix, "blk.%u.", l);
+		/* a pair's further layers draw from streams no draft uses */
+		if (a->pair_layers && l == a->pair_layers) p->stream_shift = 1000003;
 		rc = plan_parts(p, a, n_vocab, prefix, layer_parts, COUNT(layer_parts));
+		if (l == 0) per_layer = p->n_jobs - first;
 	}
+	/* a pair's output: the draft's, drawn from the streams of its place there */
+	p->stream_shift =
+	        a->pair_layers ? -(int64_t)((a->shape.n_layer - a->pair_layers) * per_layer) : 0;
 	rc = rc ? rc : plan_parts(p, a, n_vocab, "", last_parts, COUNT(last_parts));
 	return rc;
 #undef COUNT

@@ -228,6 +228,7 @@ static int complete_print(struct args *a, const struct settings *st, const char 
 		fprintf(stderr, "infill complete: %s\n", err.message);
 		goto out;
 	}
+	if (err.message[0]) fprintf(stderr, "infill complete: %s\n", err.message); /* the draft */
 	struct complete_result res;
 	a->opt.n_ctx = model_info(m)->n_ctx_train;
 	int rc =

@@ -86,6 +86,8 @@
 	X(cold_requests, "coldRequests", count)                        \
 	X(draft_tokens, "draftTokens", count)                          \
 	X(accepted_draft_tokens, "acceptedDraftTokens", count)         \
+	X(model_draft_tokens, "modelDraftTokens", count)               \
+	X(model_drafts_kept, "acceptedModelDraftTokens", count)        \
 	X(kv_touched_mb, "kvTouchedMB", count)                         \
 	X(project_tokens, "projectTokens", count)                      \
 	X(project_lines, "projectLines", count)                        \

@@ -122,6 +122,7 @@ struct engine_request engine_request_default(void)
 		.top_p = 0.95f,
 		.seed = 1,
 		.use_cache = true,
+		.draft = true,
 	};
 }
 
@@ -235,12 +236,32 @@ void engine_free(struct engine *e)
 	if (!e) return;
 	recent_clear(e);
 	pcache_free(e->cache);
+	draft_free(e->draft);
 	free(e->pieces);
 	free(e->off);
 	free(e->ends);
 	free(e->logits);
 	free(e->scratch);
 	free(e);
+}
+
+int engine_set_draft(struct engine *e, struct model *dm, struct infill_error *err)
+{
+	draft_free(e->draft);
+	e->draft = NULL;
+	if (!dm) return 0;
+	e->draft = draft_new(e->m, dm, err);
+	return e->draft ? 0 : err->code;
+}
+
+int engine_take_draft(struct engine *e, struct model *dm, struct infill_error *err)
+{
+	int rc = engine_set_draft(e, dm, err);
+	if (rc)
+		model_free(dm);
+	else if (dm)
+		draft_own(e->draft);
+	return rc;
 }
 
 void engine_configure(struct engine *e, const struct engine_params *p)
@@ -260,6 +281,7 @@ void engine_cache_clear(struct engine *e)
 {
 	recent_clear(e);
 	pcache_clear(e->cache);
+	if (e->draft) draft_cache_clear(e->draft);
 }
 
 void engine_get_stats(const struct engine *e, struct engine_stats *out)
@@ -440,7 +462,11 @@ struct cand {
 	int32_t n_draft;                 /* at rows row + 1 .. row + n_draft */
 	int32_t draft_ngram;             /* the length of the match they came from */
 	int32_t n_found;                 /* drafted tokens found (checked or not) */
-	bool after_hit; /* the last drafted token compared with a choice was right */
+	bool after_hit;      /* the last drafted token compared with a choice was right */
+	int32_t n_look;      /* of the drafts, the first n_look are lookup's, the rest
+	                       * the draft model's */
+	int32_t look0;       /* the lookup draft's first token (found, checked or not) */
+	struct kv_seq *dseq; /* the draft model's sequence; NULL: no draft model */
 };
 
 static int cand_append(struct cand *c, const char *s, size_t n)
@@ -549,6 +575,9 @@ static int cand_final(struct cand *c, const struct engine_request *req)
 	return 0;
 }
 
+static int cand_apply(struct engine *e, struct cand *c, int32_t tok, float lp,
+                      const struct fim_prompt *fp, const struct engine_request *req);
+
 /*
  * Picks candidate c's next token from logits, applies it to its text and
  * stop rules. Returns 0 or -ENOMEM.
@@ -568,6 +597,16 @@ static int cand_step(struct engine *e, struct cand *c, int idx, const float *log
 	} else {
 		tok = sampler_sample(c->smp, lg, NULL, 0, &lp);
 	}
+	return cand_apply(e, c, tok, lp, fp, req);
+}
+
+/*
+ * Applies the chosen token tok (log-probability lp) to candidate c: its
+ * history, text, healing and stop rules. 0 or -ENOMEM.
+ */
+static int cand_apply(struct engine *e, struct cand *c, int32_t tok, float lp,
+                      const struct fim_prompt *fp, const struct engine_request *req)
+{
 	if (c->hist) c->hist[c->n_tok] = tok;
 	c->n_tok++;
 	c->sum_lp += lp;
@@ -596,6 +635,7 @@ static void cands_free(struct cand *c, int n)
 {
 	for (int i = 0; i < n; i++) {
 		kv_seq_free(c[i].seq);
+		kv_seq_free(c[i].dseq);
 		sampler_free(c[i].smp);
 		free(c[i].text);
 		free(c[i].hist);
@@ -629,29 +669,56 @@ static void hide_restated_indent(struct cand *c, const struct fim_prompt *fp)
  */
 static int cand_take(struct engine *e, struct cand *c, int idx, const float *first,
                      const struct fim_prompt *fp, const struct engine_request *req,
-                     int32_t *accepted)
+                     int32_t *accepted, int32_t *model_tried, int32_t *model_kept)
 {
 	int32_t pos0 = fp->n + c->n_tok - 1; /* position of the entry at c->row */
-	int32_t n_draft = c->n_draft, a = 0;
+	int32_t n_draft = c->n_draft, n_look = c->n_look, a = 0;
 	c->n_draft = 0;
-	int rc = cand_step(e, c, idx, first, fp, req);
-	while (!rc && !c->stop && a < n_draft && c->last == c->draft[a]) {
-		a++;
+	(void)first;
+	int rc = 0;
+	for (;;) {
 		const float *lg = e->logits + (size_t)(c->row + a) * (size_t)e->n_vocab;
-		rc = cand_step(e, c, idx, lg, fp, req);
+		if (a < n_draft && a >= n_look && idx > 0 && c->smp) {
+			/* the draft model's token, drawn from its law q: kept by the
+			 * speculative-sampling rule, else the residual's draw */
+			float *res, *p = draft_scratch(e->draft, &res);
+			sampler_probs(c->smp, lg, p);
+			int32_t tok = sampler_spec_take(c->smp, p, draft_q(e->draft, c->row + a),
+			                                c->draft[a], res);
+			float lp = (float)(lg[tok] - sample_logsumexp(lg, e->n_vocab));
+			rc = cand_apply(e, c, tok, lp, fp, req);
+		} else {
+			rc = cand_step(e, c, idx, lg, fp, req);
+		}
+		if (rc || c->stop || a >= n_draft || c->last != c->draft[a]) break;
+		a++;
 	}
 	*accepted = a;
-	/* a draft that was found but not checked still says whether its first
-	 * token was the one chosen */
-	bool hit = n_draft ? a == n_draft : c->n_found && c->last == c->draft[0];
-	if (c->n_found)
-		lookup_note(&e->lookup, c->draft_ngram, c->after_hit, n_draft ? n_draft : 1,
-		            n_draft ? a : hit);
-	c->after_hit = hit;
+	/* a lookup draft that was found but not checked still says whether its
+	 * first token was the one chosen */
+	int32_t a_look = a < n_look ? a : n_look;
+	bool hit = n_look ? a_look == n_look
+	                  : c->n_found && c->n_tok > 0 && !n_draft && c->last == c->look0;
+	if (c->n_found && (n_look || !n_draft))
+		lookup_note(&e->lookup, c->draft_ngram, c->after_hit, n_look ? n_look : 1,
+		            n_look ? a_look : hit);
+	if (n_look)
+		c->after_hit = hit;
+	else if (!n_draft)
+		c->after_hit = hit;
 	c->n_found = 0;
+	/* the draft model's tokens were checked when the lookup's all held */
+	if (n_draft > n_look && a >= n_look) {
+		int32_t kept = a - n_look;
+		int32_t tried = kept + (kept < n_draft - n_look && !c->stop);
+		draft_note(e->draft, tried, kept);
+		*model_kept = kept, *model_tried = tried;
+	}
 	/* Slots pos0 .. pos0 + a hold the KV of right inputs; later drafted
-	 * slots are dropped (a later step writes them again). */
+	 * slots are dropped (a later step writes them again). The draft
+	 * model's sequence alike. */
 	if (n_draft > a) kv_seq_truncate(c->seq, pos0 + a + 1);
+	if (c->dseq && kv_seq_len(c->dseq) > pos0 + a + 1) kv_seq_truncate(c->dseq, pos0 + a + 1);
 	return rc;
 }
 
@@ -671,6 +738,7 @@ struct dec {
 	int n;
 	int32_t max_tokens; /* the first request's: pages, hist and stop */
 	bool prompt_lookup; /* the first request's: hist is allocated for it */
+	bool use_draft;     /* the draft model drafts (each candidate has a dseq) */
 	bool fresh;         /* the last forward's rows (or the prompt's) wait to be taken */
 	int step;           /* forwards taken so far (0: the prompt's row is next) */
 	double step_ms;     /* the last decode step's wall time, and its rows */
@@ -684,11 +752,12 @@ struct engine_live {
 };
 
 static int dec_init(struct engine *e, struct dec *d, const struct engine_request *req,
-                    struct kv_seq *seq)
+                    struct kv_seq *seq, struct kv_seq *dseq)
 {
 	d->n = req->n_candidates;
 	d->max_tokens = req->max_tokens;
 	d->prompt_lookup = req->prompt_lookup;
+	d->use_draft = dseq && e->draft;
 	d->fresh = true;
 	for (int i = 0; i < d->n; i++) {
 		struct cand *c = &d->c[i];
@@ -696,7 +765,8 @@ static int dec_init(struct engine *e, struct dec *d, const struct engine_request
 		tokenizer_detok_init(&c->dt, false);
 		c->seq = kv_seq_fork(seq);
 		if (!c->seq) return -ENOMEM;
-		if (req->prompt_lookup) {
+		if (d->use_draft && !(c->dseq = kv_seq_fork(dseq))) return -ENOMEM;
+		if (req->prompt_lookup || d->use_draft) {
 			c->hist = malloc((size_t)req->max_tokens * sizeof *c->hist);
 			if (!c->hist) return -ENOMEM;
 		}
@@ -740,7 +810,7 @@ static void dec_stop_all(struct dec *d, enum engine_stop why)
  */
 static int dec_batch(struct engine *e, struct dec *d, const struct engine_request *req,
                      int32_t *tokens, int32_t *pos, struct kv_seq **seqs, int32_t *rows,
-                     int32_t *drafted)
+                     int32_t *drafted, int32_t *model_drafted, struct infill_error *err)
 {
 	const struct fim_prompt *fp = &d->fp;
 	struct cand *c = d->c;
@@ -750,46 +820,112 @@ static int dec_batch(struct engine *e, struct dec *d, const struct engine_reques
 	for (int i = 0; i < n; i++) live += !c[i].stop;
 	int32_t budget = STEP_CHEAP_ROWS - live, budget0 = budget > 0 ? budget : 0;
 	double cost[STEP_CHEAP_ROWS + 1] = { 0 }; /* a forward's ms by its rows */
-	if (req->prompt_lookup && budget > 0)
+	if ((req->prompt_lookup || d->use_draft) && budget > 0)
 		for (int32_t r = 1; r <= STEP_CHEAP_ROWS; r++) cost[r] = engine_fwd_cost(e, r);
 	double expect = live; /* tokens the step is expected to give */
+	int32_t kmaxs[ENGINE_MAX_CANDIDATES] = { 0 };
+	double reach[ENGINE_MAX_CANDIDATES];
+	/* lookup's drafts first */
 	for (int i = 0; i < n; i++) {
+		c[i].n_draft = c[i].n_look = 0;
+		reach[i] = 1;
 		if (c[i].stop) continue;
-		int32_t p = L + c[i].n_tok - 1;
-		tokens[nb] = c[i].last;
-		pos[nb] = p;
-		seqs[nb] = c[i].seq;
-		rows[nb] = nb;
-		c[i].row = nb;
-		c[i].n_draft = 0;
-		nb++;
+		/* the draft model's slots from the input's position on are
+		 * drafts of a step that did not run (a pause, a cancel) */
+		if (c[i].dseq && kv_seq_len(c[i].dseq) > L + c[i].n_tok - 1)
+			kv_seq_truncate(c[i].dseq, L + c[i].n_tok - 1);
 		/* Drafts stay within the candidate's max_tokens positions (the
 		 * pages reserved for it; a draft past max_tokens could never be
 		 * kept) and start once healing is done (the healed bytes
 		 * constrain the choice, not a plain step). */
 		int32_t kmax = req->max_tokens - c[i].n_tok - 1;
 		if (kmax > ENGINE_DRAFT_MAX) kmax = ENGINE_DRAFT_MAX;
-		if (!req->prompt_lookup || c[i].heal_done < fp->heal_len || kmax <= 0) continue;
+		if (c[i].heal_done < fp->heal_len || kmax <= 0) continue;
+		kmaxs[i] = kmax;
+		if (!req->prompt_lookup) continue;
 		/* found even when the step has no room for it: the next
 		 * choice then tells how good the draft was, for free */
 		int32_t m = lookup_draft_find(fp->tok, L, c[i].hist, c[i].n_tok, kmax, c[i].draft,
 		                              &c[i].draft_ngram);
 		c[i].n_found = m;
+		c[i].look0 = c[i].draft[0];
 		if (m > budget) m = budget;
 		if (m <= 0) continue;
 		double keep = lookup_p(&e->lookup, c[i].draft_ngram, c[i].after_hit);
 		/* rows so far: every live candidate's own, and earlier drafts */
 		c[i].n_draft = lookup_choose(keep, m, expect, live + budget0 - budget, cost);
 		for (int32_t j = 1; j <= c[i].n_draft; j++) expect += pow(keep, j);
-		for (int32_t j = 0; j < c[i].n_draft; j++, nb++) {
-			tokens[nb] = c[i].draft[j];
-			pos[nb] = p + 1 + j;
+		reach[i] = pow(keep, c[i].n_draft);
+		c[i].n_look = c[i].n_draft;
+		budget -= c[i].n_draft;
+	}
+	/* then the draft model fills: k tokens each, weighed as a whole */
+	int32_t k = 0, extra[ENGINE_MAX_CANDIDATES] = { 0 };
+	if (d->use_draft && budget > 0) {
+		struct draft_plan pl = { .budget = budget,
+			                 .rows = live + budget0 - budget,
+			                 .tokens = expect,
+			                 .cost = cost,
+			                 .ms_per_row = engine_ms_per_token(e) };
+		int idx[ENGINE_MAX_CANDIDATES];
+		for (int i = 0; i < n; i++) {
+			if (c[i].stop || kmaxs[i] - c[i].n_look <= 0) continue;
+			idx[pl.n] = i;
+			pl.room[pl.n] = kmaxs[i] - c[i].n_look;
+			pl.reach[pl.n] = reach[i];
+			pl.n++;
+		}
+		if (pl.n) k = draft_choose(e->draft, &pl);
+		for (int u = 0; u < pl.n && k > 0; u++) {
+			int32_t ki = k < pl.room[u] ? k : pl.room[u];
+			if (ki > budget) ki = budget;
+			extra[idx[u]] = ki > 0 ? ki : 0;
+			budget -= extra[idx[u]];
+		}
+	}
+	/* the rows: each candidate's input, its lookup drafts, its model drafts */
+	for (int i = 0; i < n; i++) {
+		if (c[i].stop) continue;
+		int32_t p = L + c[i].n_tok - 1;
+		c[i].row = nb;
+		c[i].n_draft = c[i].n_look + extra[i];
+		for (int32_t j = 0; j <= c[i].n_draft; j++, nb++) {
+			tokens[nb] = j ? c[i].draft[j - 1] : c[i].last; /* model drafts: below */
+			pos[nb] = p + j;
 			seqs[nb] = c[i].seq;
 			rows[nb] = nb;
 		}
-		budget -= c[i].n_draft;
 	}
-	*drafted = budget0 - (budget > 0 ? budget : 0);
+	*model_drafted = 0;
+	if (k > 0) {
+		struct draft_job jobs[ENGINE_MAX_CANDIDATES];
+		int nj = 0;
+		for (int i = 0; i < n; i++) {
+			if (c[i].stop || !extra[i]) continue;
+			jobs[nj++] = (struct draft_job){
+				.seq = c[i].dseq,
+				.prompt = fp->tok,
+				.L = L,
+				.gen = c[i].hist,
+				.n_gen = c[i].n_tok,
+				.ahead = c[i].draft,
+				.n_ahead = c[i].n_look,
+				.k = extra[i],
+				.smp = i > 0 ? c[i].smp : NULL,
+				.out = c[i].draft + c[i].n_look,
+				.q = draft_q(e->draft, c[i].row + c[i].n_look),
+			};
+		}
+		int rc = draft_run(e->draft, jobs, nj, err);
+		if (rc) return rc;
+		for (int i = 0; i < n; i++) {
+			if (c[i].stop) continue;
+			for (int32_t j = c[i].n_look; j < c[i].n_draft; j++)
+				tokens[c[i].row + 1 + j] = c[i].draft[j];
+			*model_drafted += extra[i];
+		}
+	}
+	*drafted = budget0 - (budget > 0 ? budget : 0) - *model_drafted;
 	return nb;
 }
 
@@ -808,19 +944,33 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 	for (;;) {
 		for (int i = 0; d->fresh && i < n && !rc; i++) {
 			if (c[i].stop) continue;
-			int32_t acc = 0;
+			int32_t acc = 0, mt = 0, mk = 0;
 			if (d->step == 0)
 				rc = cand_step(e, &c[i], i, prompt_logits, fp, req);
 			else
 				rc = cand_take(e, &c[i], i,
 				               e->logits + (size_t)c[i].row * (size_t)e->n_vocab,
-				               fp, req, &acc);
-			res->accepted_draft_tokens += acc;
+				               fp, req, &acc, &mt, &mk);
+			res->accepted_draft_tokens += acc - mk;
+			res->accepted_model_draft_tokens += mk;
 		}
 		d->fresh = false;
-		int32_t drafted = 0;
-		int nb = dec_batch(e, d, req, tokens, pos, seqs, rows, &drafted);
-		if (rc || !nb) break;
+		if (rc) break;
+		int32_t drafted = 0, model_drafted = 0;
+		int nb = dec_batch(e, d, req, tokens, pos, seqs, rows, &drafted, &model_drafted,
+		                   err);
+		if (nb < 0) {
+			/* the draft model failed (its pool full): on without it */
+			for (int i = 0; i < n; i++) {
+				kv_seq_free(c[i].dseq);
+				c[i].dseq = NULL;
+			}
+			d->use_draft = false;
+			error_set(err, 0, "%s", "");
+			nb = dec_batch(e, d, req, tokens, pos, seqs, rows, &drafted, &model_drafted,
+			               err);
+		}
+		if (nb <= 0) break;
 		if (cancelled(req)) {
 			rc = ENGINE_ECANCELED;
 			d->paused = pause;
@@ -859,8 +1009,14 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 		if (rc == ENGINE_ECANCELED) {
 			/* the step is dropped: each candidate's sequence goes back to
 			 * its computed slots, and its input waits for the next call */
-			for (int i = 0; i < n; i++)
-				if (!c[i].stop) kv_seq_truncate(c[i].seq, L + c[i].n_tok - 1);
+			for (int i = 0; i < n; i++) {
+				if (c[i].stop) continue;
+				kv_seq_truncate(c[i].seq, L + c[i].n_tok - 1);
+				/* (the next call drafts again: these drafts are not kept) */
+				if (c[i].dseq && kv_seq_len(c[i].dseq) > L + c[i].n_tok)
+					kv_seq_truncate(c[i].dseq, L + c[i].n_tok);
+				c[i].n_draft = c[i].n_look = 0;
+			}
 			d->paused = pause;
 			break;
 		}
@@ -870,6 +1026,7 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 		if (rc) break;
 		res->decode_steps++;
 		res->draft_tokens += drafted;
+		res->model_draft_tokens += model_drafted;
 		if (req->on_progress) req->on_progress(req->progress_ud, L, d->step);
 		d->step++;
 		ran++;
@@ -952,14 +1109,15 @@ static int32_t dec_tokens(const struct dec *d)
  * ENGINE_ECANCELED or < 0.
  */
 static int decode(struct engine *e, const struct engine_request *req, struct fim_prompt *fp,
-                  struct kv_seq *seq, struct engine_result *res, struct infill_error *err)
+                  struct kv_seq *seq, struct kv_seq *dseq, struct engine_result *res,
+                  struct infill_error *err)
 {
 	struct engine_live *lv = calloc(1, sizeof *lv);
 	if (!lv) return -ENOMEM;
 	struct dec *d = &lv->d;
 	d->fp = *fp;
 	memset(fp, 0, sizeof *fp); /* moved */
-	int rc = dec_init(e, d, req, seq);
+	int rc = dec_init(e, d, req, seq, dseq);
 	if (!rc) rc = dec_run(e, d, req, res, req->live != NULL, err);
 	if (rc == ENGINE_ECANCELED) dec_stop_all(d, ENGINE_STOP_CANCELLED);
 	int orc = dec_output(e, d, req, res, rc == ENGINE_ECANCELED);
@@ -989,6 +1147,7 @@ int engine_live_continue(struct engine *e, struct engine_live *lv, const struct 
 	struct engine_request q = *req;
 	q.max_tokens = d->max_tokens;
 	q.prompt_lookup = d->prompt_lookup;
+	q.draft = d->use_draft;
 	q.n_candidates = d->n;
 	int32_t before = dec_tokens(d);
 	int rc = 0;
@@ -999,6 +1158,8 @@ int engine_live_continue(struct engine *e, struct engine_live *lv, const struct 
 	e->st.generated_tokens += (uint64_t)made;
 	e->st.draft_tokens += (uint64_t)res->draft_tokens;
 	e->st.accepted_draft_tokens += (uint64_t)res->accepted_draft_tokens;
+	e->st.model_draft_tokens += (uint64_t)res->model_draft_tokens;
+	e->st.accepted_model_draft_tokens += (uint64_t)res->accepted_model_draft_tokens;
 	if (rc && rc != ENGINE_ECANCELED) {
 		/* broken (out of memory): it ends here, with what it has */
 		dec_stop_all(d, ENGINE_STOP_DEADLINE);
@@ -1208,6 +1369,8 @@ static void stats_add(struct engine *e, const struct engine_result *res)
 	e->st.generated_tokens += (uint64_t)res->generated_tokens;
 	e->st.draft_tokens += (uint64_t)res->draft_tokens;
 	e->st.accepted_draft_tokens += (uint64_t)res->accepted_draft_tokens;
+	e->st.model_draft_tokens += (uint64_t)res->model_draft_tokens;
+	e->st.accepted_model_draft_tokens += (uint64_t)res->accepted_model_draft_tokens;
 }
 
 int engine_run(struct engine *e, const struct engine_request *req, struct engine_result *res,
@@ -1253,7 +1416,20 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 	if (req->n_given && !cancelled(req) && !(req->deadline_ms > 0 && td >= req->deadline_ms))
 		rc = engine_given_score(e, req, &fp, seq, given, &n_given, res, err);
 	res->healed_bytes = (int32_t)fp.heal_len; /* decode takes fp */
-	if (!rc) rc = decode(e, req, &fp, seq, res, err);
+	/* The draft model's prompt: its own cache, then its prefill (a few
+	 * times cheaper than the model's). A draft that cannot follow (its
+	 * pool too small) leaves the job to decode without it. */
+	struct kv_seq *dseq = NULL;
+	if (!rc && e->draft && req->draft && !cancelled(req)) {
+		struct infill_error derr;
+		memset(&derr, 0, sizeof derr);
+		int32_t n_seqs = req->n_candidates;
+		if (draft_prefill(e->draft, fp.tok, fp.n, n_seqs, req->max_tokens, req->use_cache,
+		                  req->cancel ? stop_asked : NULL, (void *)req, &dseq, &derr))
+			dseq = NULL;
+	}
+	if (!rc) rc = decode(e, req, &fp, seq, dseq, res, err);
+	kv_seq_free(dseq);
 	if (!rc && n_given) rc = engine_given_append(res, given, n_given);
 	for (int i = 0; rc && i < n_given; i++) free(given[i].text);
 	res->decode_ms = engine_now_ms() - td;

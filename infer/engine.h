@@ -261,6 +261,15 @@ struct engine_request {
 	 * up to the float rounding of a wider batch; only fewer steps are run.
 	 */
 	bool prompt_lookup;
+	/*
+	 * Draft with the engine's draft model when it has one
+	 * (engine_set_draft; default true). Greedy candidates keep a drafted
+	 * token when it is the model's own choice, so their text is that of
+	 * plain decoding; sampled ones keep it by the speculative-sampling rule
+	 * (sampler_spec_take), which keeps the model's law but not the plain
+	 * sampler's draws. Lookup drafts come first, the draft model fills.
+	 */
+	bool draft;
 	/* Progress, may be NULL: called on the engine thread after each prefill
 	 * chunk (prefilled = prompt tokens computed so far, step = -1) and after
 	 * each decode step (step = 0, 1, ...). For tests and progress reports. */
@@ -330,7 +339,9 @@ struct engine_result {
 	int32_t healed_bytes;          /* bytes of the prefix backed up over by token healing */
 	int32_t draft_tokens;          /* prompt lookup: tokens drafted and checked */
 	int32_t accepted_draft_tokens; /* of those, kept (each saved a decode step) */
-	int32_t decode_steps;          /* forward passes of the decode loop */
+	int32_t model_draft_tokens;    /* draft model: tokens drafted and checked */
+	int32_t accepted_model_draft_tokens; /* of those, kept */
+	int32_t decode_steps;                /* forward passes of the decode loop */
 	double prefill_ms, decode_ms, total_ms;
 	bool cancelled;
 	int32_t prefilled_tokens;  /* prompt tokens actually computed (prompt - cached - shifted,
@@ -380,6 +391,19 @@ struct engine;
 struct engine *engine_new(struct model *m, const struct engine_params *p, struct infill_error *err);
 /* Releases every cached page; accepts NULL. */
 void engine_free(struct engine *e);
+/*
+ * Speculative decoding with a draft model (completion.draftModel): dm
+ * (borrowed: it must outlive e, or be replaced first) drafts tokens that
+ * the model checks in one batched forward of each decode step, for
+ * requests with engine_request.draft. The pair is checked: a draft whose
+ * vocabulary (every token), special tokens or FIM prompt differ is refused
+ * with -EINVAL and a message naming what differs, and e goes on without a
+ * draft. NULL detaches. Call only while no engine_live of e exists (their
+ * candidates hold pages of the draft's pool). 0 or a negative code.
+ */
+int engine_set_draft(struct engine *e, struct model *dm, struct infill_error *err);
+/* The same, dm taken: e frees it (at once when refused). */
+int engine_take_draft(struct engine *e, struct model *dm, struct infill_error *err);
 /* New settings (cache size, shifted reuse); a smaller cache evicts at once. */
 void engine_configure(struct engine *e, const struct engine_params *p);
 /* The parameters the engine runs with (engine_new's or the last
@@ -474,7 +498,8 @@ struct engine_stats {
 	uint64_t budget_suffix, budget_short, budget_late; /* engine_run's budget decisions */
 	double prefill_tokens_per_s; /* the rate the budget uses now; 0: not known yet */
 	double decode_step_ms;       /* the measured decode step (moving average); 0: none yet */
-	uint64_t draft_tokens, accepted_draft_tokens; /* prompt lookup */
+	uint64_t draft_tokens, accepted_draft_tokens;             /* prompt lookup */
+	uint64_t model_draft_tokens, accepted_model_draft_tokens; /* draft model */
 };
 void engine_get_stats(const struct engine *e, struct engine_stats *out);
 

@@ -90,6 +90,63 @@ double lookup_p(const struct lookup_stats *st, int32_t ngram, bool after_hit);
  */
 int32_t lookup_choose(double p, int32_t m, double tokens, int32_t rows, const double *cost);
 
+/* ---- draft.c: a draft model's drafts ---- */
+
+struct draft;
+
+/* A draft model for target (dm borrowed, outlives the result), or NULL with
+ * *err saying why the pair is refused (vocabularies, FIM template differ)
+ * or -ENOMEM. */
+struct draft *draft_new(struct model *target, struct model *dm, struct infill_error *err);
+void draft_free(struct draft *d); /* accepts NULL; every sequence of it freed first */
+/* d frees its model (after its cache) in draft_free. */
+void draft_own(struct draft *d);
+/* Empties the draft model's prefix cache. */
+void draft_cache_clear(struct draft *d);
+
+/* The draft model's KV of tok[0..n) in a new sequence *out (its prefix
+ * cache first, then prefilled; what was computed enters the cache), room
+ * made for n_seqs candidates of max_tokens. 0 or a negative code (then no
+ * sequence). */
+int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs,
+                  int32_t max_tokens, bool use_cache, bool (*stop)(void *), void *stop_ud,
+                  struct kv_seq **out, struct infill_error *err);
+
+/* One candidate's part of a step's drafting. */
+struct draft_job {
+	struct kv_seq *seq; /* the draft model's sequence of the candidate (borrowed) */
+	const int32_t *prompt, *gen, *ahead; /* its context: prompt[0..L), the chosen */
+	int32_t L, n_gen, n_ahead;           /* gen[0..n_gen), lookup drafts ahead[..n_ahead) */
+	int32_t k;                           /* tokens to draft after them */
+	struct sampler *smp;                 /* NULL: greedy drafts; else drawn from q */
+	int32_t *out;                        /* [k] the drafts */
+	float *q;                            /* [k][n_vocab] their laws (smp only) */
+};
+/* Drafts each job's k tokens: k forwards of the draft model, all jobs in
+ * each. 0 or a negative code. */
+int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_error *err);
+
+/* What a step's choice of draft length weighs. */
+struct draft_plan {
+	int n;                               /* candidates that may draft */
+	int32_t room[ENGINE_MAX_CANDIDATES]; /* the most each may draft */
+	double reach[ENGINE_MAX_CANDIDATES]; /* the chance its lookup drafts all hold */
+	int32_t budget;                      /* rows the step has left */
+	int32_t rows;                        /* rows it has already */
+	double tokens;                       /* tokens it is expected to give */
+	const double *cost;                  /* [8 + 1] target forward ms by rows */
+	double ms_per_row;                   /* the prefill rate */
+};
+/* How many tokens each candidate drafts this step (0: none). */
+int32_t draft_choose(struct draft *d, const struct draft_plan *pl);
+/* Of the model drafts of one candidate, tried were checked and kept held. */
+void draft_note(struct draft *d, int32_t tried, int32_t kept);
+/* The learned chance that a drafted token is kept. */
+double draft_alpha(const struct draft *d);
+/* Rows' q laws by target row [n_vocab]; scratch p (returned) and residual. */
+float *draft_q(struct draft *d, int32_t row);
+float *draft_scratch(struct draft *d, float **residual);
+
 /* ---- fim.c: prompt tokens ---- */
 
 /*
@@ -222,6 +279,7 @@ struct engine {
 	struct fwd_cost fwd;        /* small forwards' costs by their rows (fwdcost.c) */
 	struct lookup_stats lookup; /* drafts kept by match length (lookup.c) */
 	uint64_t computed;          /* prompt tokens prefilled, ever (for per-job differences) */
+	struct draft *draft;        /* the draft model's state (draft.c); NULL: none */
 };
 
 /* The prefill rate the budgets use in ms per token: the setting, else the

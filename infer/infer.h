@@ -238,6 +238,23 @@ void sampler_seed(struct sampler *s, uint64_t seed);
 int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *history,
                        int32_t n_history, float *logprob);
 
+/*
+ * Speculative sampling. sampler_probs writes to probs[n_vocab] the law
+ * sampler_sample draws from (temperature, top-k, top-p; no repetition
+ * penalty): zero outside the kept tokens, summing to 1. sampler_uniform is
+ * the next draw of s's generator in [0, 1). sampler_pick draws a token with
+ * chance proportional to weights[n_vocab] (>= 0), -1 when all are 0.
+ * sampler_spec_take decides a token d drafted from law q against the
+ * target's law p: d with chance min(1, p[d]/q[d]), else a draw from
+ * norm(max(0, p - q)) (residual[n_vocab] is scratch): the token it returns
+ * has law p, whatever q is. All allocate nothing.
+ */
+void sampler_probs(struct sampler *s, const float *logits, float *probs);
+float sampler_uniform(struct sampler *s);
+int32_t sampler_pick(struct sampler *s, const float *weights);
+int32_t sampler_spec_take(struct sampler *s, const float *p, const float *q, int32_t d,
+                          float *residual);
+
 /* ---- machine facts for benchmarks ---- */
 
 int infer_physical_cores(void);

@@ -154,3 +154,84 @@ int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *hi
 	if (logprob) *logprob = (float)((double)logits[pick] - sample_logsumexp(logits, n));
 	return pick;
 }
+
+/* ---- the distribution itself, for speculative sampling ---- */
+
+float sampler_uniform(struct sampler *s)
+{
+	return rng_uniform(s);
+}
+
+void sampler_probs(struct sampler *s, const float *logits, float *probs)
+{
+	int32_t n = s->n_vocab;
+	if (s->p.temperature <= 0) {
+		memset(probs, 0, (size_t)n * sizeof *probs);
+		probs[sample_greedy(logits, n)] = 1;
+		return;
+	}
+	/* the same steps as sampler_sample (no repetition penalty: no history),
+	 * so that the mass each token gets is the chance sampler_sample picks it */
+	for (int32_t i = 0; i < n; i++) {
+		s->work[i] = logits[i] / s->p.temperature;
+		s->idx[i] = i;
+	}
+	int32_t m = n;
+	if (s->p.top_k > 0 && s->p.top_k < n) {
+		partial_sort(s->work, s->idx, n, s->p.top_k);
+		m = s->p.top_k;
+	} else {
+		partial_sort(s->work, s->idx, n, n < 64 ? n : 64);
+	}
+	float mx = s->work[s->idx[0]];
+	double sum = 0;
+	for (int32_t i = 0; i < m; i++) sum += exp((double)s->work[s->idx[i]] - mx);
+	int32_t sorted = s->p.top_k > 0 && s->p.top_k < n ? m : (n < 64 ? n : 64);
+	int32_t keep = m;
+	double kept_mass = sum;
+	if (s->p.top_p > 0 && s->p.top_p < 1) {
+		double acc = 0;
+		for (int32_t i = 0; i < sorted; i++) {
+			acc += exp((double)s->work[s->idx[i]] - mx);
+			if (acc / sum >= s->p.top_p) {
+				keep = i + 1;
+				kept_mass = acc;
+				break;
+			}
+		}
+	}
+	memset(probs, 0, (size_t)n * sizeof *probs);
+	for (int32_t i = 0; i < keep; i++)
+		probs[s->idx[i]] = (float)(exp((double)s->work[s->idx[i]] - mx) / kept_mass);
+}
+
+int32_t sampler_pick(struct sampler *s, const float *weights)
+{
+	int32_t n = s->n_vocab, last = -1;
+	double total = 0;
+	for (int32_t i = 0; i < n; i++)
+		if (weights[i] > 0) total += weights[i], last = i;
+	if (last < 0) return -1;
+	double r = rng_uniform(s) * total, acc = 0;
+	for (int32_t i = 0; i < n; i++) {
+		if (weights[i] <= 0) continue;
+		acc += weights[i];
+		if (acc > r) return i;
+	}
+	return last;
+}
+
+int32_t sampler_spec_take(struct sampler *s, const float *p, const float *q, int32_t d,
+                          float *residual)
+{
+	/* accepted with min(1, p/q): a token the target favours more than the
+	 * draft always stays; the others stay in the ratio */
+	float u = rng_uniform(s);
+	if (q[d] > 0 && (double)u * q[d] < p[d]) return d;
+	int32_t n = s->n_vocab;
+	for (int32_t i = 0; i < n; i++) residual[i] = p[i] > q[i] ? p[i] - q[i] : 0;
+	int32_t t = sampler_pick(s, residual);
+	/* p == q everywhere (rounding): the residual is empty; p itself is then
+	 * the right law */
+	return t >= 0 ? t : sampler_pick(s, p);
+}

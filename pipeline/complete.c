@@ -1137,6 +1137,8 @@ int complete_run(struct engine *engine, const struct tokenizer *tok, const char 
 	out->generated_tokens = r->er.generated_tokens;
 	out->draft_tokens = r->er.draft_tokens;
 	out->accepted_draft_tokens = r->er.accepted_draft_tokens;
+	out->model_draft_tokens = r->er.model_draft_tokens;
+	out->accepted_model_draft_tokens = r->er.accepted_model_draft_tokens;
 	out->n_generated = r->er.n_candidates;
 	for (int32_t i = 0; i < r->er.n_candidates; i++)
 		if (r->er.candidates[i].stop == ENGINE_STOP_DEADLINE) out->deadline_hit = true;

@@ -138,7 +138,8 @@ struct complete_result {
 	int32_t shifted_tokens;   /* of prompt_tokens, a remembered suffix's moved by RoPE shift */
 	int32_t processed_tokens; /* of prompt_tokens, those prefilled or found cached
 	                           * before a cancel (engine_result.processed_tokens) */
-	int32_t draft_tokens, accepted_draft_tokens; /* prompt lookup (engine_result) */
+	int32_t draft_tokens, accepted_draft_tokens;             /* prompt lookup (engine_result) */
+	int32_t model_draft_tokens, accepted_model_draft_tokens; /* draft model (engine_result) */
 	enum ast_shape_kind shape;
 	int32_t max_lines; /* what the shape and completion.multiline allowed */
 	double slice_ms, engine_ms, post_ms, total_ms;
@@ -288,6 +289,7 @@ struct complete_model_spec {
 	int cache_memory_mb;
 	enum config_kv_type kv_type;
 	bool reuse_shifted_suffix; /* engine only: changed without a reload */
+	char draft_model[1024];    /* completion.draftModel; "": none */
 };
 
 struct complete_model_spec complete_model_spec_from(const struct settings *st);
@@ -303,6 +305,9 @@ struct engine_params complete_engine_params(const struct complete_model_spec *sp
  * model_params.progress). Returns 0 with *model and *engine new (release
  * with engine_free, then model_free), or a negative errno with both NULL
  * and *err (may be NULL) saying "cannot load the model PATH: why".
+ * With spec->draft_model, the draft model is loaded and attached too; one
+ * that cannot be (missing, another vocabulary) leaves the engine without a
+ * draft, and a success then leaves *err's message saying why (code 0).
  */
 int complete_model_open(const char *path, const struct complete_model_spec *spec,
                         void (*progress)(void *user, float fraction), void *progress_user,

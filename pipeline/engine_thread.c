@@ -247,6 +247,10 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 		path = fallback;
 		fell_back = true;
 	}
+	if (err.message[0]) { /* the draft model could not be used */
+		snprintf(msg, sizeof msg, "infill: %.500s", err.message);
+		post_event(p, EVENT_WARNING, 0, false, msg);
+	}
 	/* Not fatal: without it the budget learns the rates from the first jobs.
 	 * Skipped when the server is exiting: exit must not wait for it. */
 	pthread_mutex_lock(&p->mu);
@@ -651,6 +655,11 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.draft_tokens += (uint64_t)(res.draft_tokens > 0 ? res.draft_tokens : 0);
 	p->stats.accepted_draft_tokens +=
 	        (uint64_t)(res.accepted_draft_tokens > 0 ? res.accepted_draft_tokens : 0);
+	p->stats.model_draft_tokens +=
+	        (uint64_t)(res.model_draft_tokens > 0 ? res.model_draft_tokens : 0);
+	p->stats.model_drafts_kept +=
+	        (uint64_t)(res.accepted_model_draft_tokens > 0 ? res.accepted_model_draft_tokens
+	                                                       : 0);
 	p->stats.rejected_candidates += (uint64_t)(res.rejected > 0 ? res.rejected : 0);
 	p->stats.document_lines += (uint64_t)(res.given_shown > 0 ? res.given_shown : 0);
 	p->stats.project_tokens += (uint64_t)(res.project_tokens > 0 ? res.project_tokens : 0);

@@ -52,13 +52,16 @@ char *complete_default_model_path(void)
 
 struct complete_model_spec complete_model_spec_from(const struct settings *st)
 {
-	return (struct complete_model_spec){
+	struct complete_model_spec s = {
 		.backend = st->backend,
 		.threads = st->threads,
 		.cache_memory_mb = st->cache_memory_mb,
 		.kv_type = st->cache_kv_type,
 		.reuse_shifted_suffix = st->cache_reuse_shifted_suffix,
 	};
+	if (st->completion_draft_model)
+		snprintf(s.draft_model, sizeof s.draft_model, "%s", st->completion_draft_model);
+	return s;
 }
 
 /* What model_load is asked: backend, threads, the KV pool's size and
@@ -82,6 +85,31 @@ struct engine_params complete_engine_params(const struct complete_model_spec *sp
 	struct engine_params ep = engine_params_default();
 	ep.reuse_shifted_suffix = spec->reuse_shifted_suffix;
 	return ep;
+}
+
+/* Attaches spec's draft model to e (loaded beside m, its KV pool a quarter
+ * of the model's). A draft that cannot load or is refused leaves e without
+ * one and says why in *warn (code 0): decoding goes on. */
+static void draft_open(struct engine *e, const struct complete_model_spec *spec,
+                       struct infill_error *warn)
+{
+	const char *path = spec->draft_model;
+	char home_path[4200];
+	const char *home = getenv("HOME");
+	if (path[0] == '~' && path[1] == '/' && home && home[0]) {
+		snprintf(home_path, sizeof home_path, "%s%s", home, path + 1);
+		path = home_path;
+	}
+	struct model_params mp = model_params_of(spec, path);
+	mp.kv_bytes = mp.kv_bytes / 4 > (64u << 20) ? mp.kv_bytes / 4 : (64u << 20);
+	struct infill_error err;
+	memset(&err, 0, sizeof err);
+	struct model *dm = model_load(&mp, &err);
+	if (!dm || engine_take_draft(e, dm, &err)) {
+		error_set(warn, 0, "completion.draftModel %.200s is not used: %.300s", path,
+		          err.message);
+		error_key(warn, "completion.draftModel", strlen("completion.draftModel"));
+	}
 }
 
 /* ---- opening ------------------------------------------------------------------ */
@@ -130,6 +158,13 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 			memcpy(err->message, msg, sizeof msg);
 		}
 		return code;
+	}
+	if (err) memset(err, 0, sizeof *err);
+	if (spec->draft_model[0]) {
+		struct infill_error warn;
+		memset(&warn, 0, sizeof warn);
+		draft_open(e, spec, &warn);
+		if (err) *err = warn;
 	}
 	*model = m;
 	*engine = e;

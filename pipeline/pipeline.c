@@ -357,7 +357,8 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	const struct complete_model_spec *had = &p->loaded.model;
 	bool reload = !p->configured || strcmp(path, p->loaded.path) ||
 	              want.backend != had->backend || want.threads != had->threads ||
-	              want.cache_memory_mb != had->cache_memory_mb || want.kv_type != had->kv_type;
+	              want.cache_memory_mb != had->cache_memory_mb ||
+	              want.kv_type != had->kv_type || strcmp(want.draft_model, had->draft_model);
 	bool shifted_changed = settings->cache_reuse_shifted_suffix != p->reuse_shifted;
 	p->reuse_shifted = settings->cache_reuse_shifted_suffix;
 	if (!reload && !shifted_changed) {

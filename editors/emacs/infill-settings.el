@@ -252,6 +252,15 @@ May be set per language under \"languages\" in .infill.json."
   :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
   :group 'infill-settings)
 
+(defcustom infill-completion-draft-model nil
+  "A small model of the same vocabulary (GGUF path) that drafts tokens the
+model checks in one forward pass (greedy output unchanged, sampled ones
+keep their law).
+Server setting \"completion.draftModel\" (server default unset).
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
+  :group 'infill-settings)
+
 (defcustom infill-completion-stop nil
   "Extra stop strings (added to the language's own).
 Server setting \"completion.stop\" (server default []).
@@ -380,6 +389,7 @@ nil: leave it to the server."
     ("completion.minConfidence" . infill-completion-min-confidence)
     ("completion.fromDocument" . infill-completion-from-document)
     ("completion.promptLookup" . infill-completion-prompt-lookup)
+    ("completion.draftModel" . infill-completion-draft-model)
     ("completion.stop" . infill-completion-stop)
     ("context.prefixTokens" . infill-context-prefix-tokens)
     ("context.suffixTokens" . infill-context-suffix-tokens)
@@ -425,6 +435,7 @@ nil: leave it to the server."
     ("completion.minConfidence" . 0)
     ("completion.fromDocument" . t)
     ("completion.promptLookup" . :json-false)
+    ("completion.draftModel" . nil)
     ("completion.stop" . [])
     ("context.prefixTokens" . 1024)
     ("context.suffixTokens" . 192)

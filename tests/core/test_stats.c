@@ -27,6 +27,8 @@ static const char *const documented[] = {
 	"coldRequests",
 	"draftTokens",
 	"acceptedDraftTokens",
+	"modelDraftTokens",
+	"acceptedModelDraftTokens",
 	"kvTouchedMB",
 	"projectTokens",
 	"projectLines",

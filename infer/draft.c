@@ -1,0 +1,341 @@
+/*
+ * draft.c - speculative decoding's second model (completion.draftModel):
+ * whether a pair may draft for each other, the draft's own prompt KV (its
+ * own prefix cache over its own page pool), the drafting rounds of a decode
+ * step, and how many tokens a step should draft.
+ *
+ * The engine (engine.c, dec_batch and cand_take) puts the drafts after the
+ * candidate's input in the target's one batched forward and keeps those the
+ * target would have chosen: greedy candidates keep a draft when it is the
+ * target's argmax (so the text is that of plain greedy decoding), sampled
+ * candidates by the speculative-sampling rule (sample.c, sampler_spec_take),
+ * which keeps the target's law. Lookup drafts (lookup.c) come first; the
+ * draft model fills the step after them.
+ *
+ * How many to draft: each drafted token is kept with a chance alpha learned
+ * from the steps (fading counts), k drafts yield alpha + ... + alpha^k
+ * tokens more, for k forwards of the draft model and k rows more in the
+ * target's forward. The k with the most tokens per ms wins (0: no drafts;
+ * a probe every DRAFT_PROBE steps keeps alpha learned when it is 0).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+/* Counts fade by this much per drafted token checked: alpha follows the text. */
+#define DRAFT_FADE        0.97
+/* Before any draft was checked: alpha = 1/2. */
+#define DRAFT_PRIOR_KEPT  1.0
+#define DRAFT_PRIOR_TRIED 2.0
+/* The gain over a plain step a draft must promise (see draft_choose). */
+#define DRAFT_MARGIN      0.06
+/* Steps without drafts before one drafts a single token to learn alpha again. */
+#define DRAFT_PROBE       32
+
+struct draft {
+	struct model *m; /* borrowed */
+	struct kv_pool *pool;
+	struct pcache *cache;
+	int32_t n_vocab;
+	float *logits; /* [STEP_ROWS][n_vocab]: a drafting forward's output rows */
+	float *q;      /* [STEP_ROWS][n_vocab]: sampled drafts' laws, by target row */
+	float *p;      /* [n_vocab] scratch: the target's law */
+	float *res;    /* [n_vocab] scratch: the residual */
+	struct fwd_cost fwd;
+	double one_ms;      /* moving average of drafting forwards */
+	double ratio;       /* weight bytes a step reads, draft over target */
+	double kept, tried; /* drafted tokens kept and checked, fading */
+	int32_t idle;       /* steps without a draft since the last */
+	bool owned;         /* m is freed with d */
+};
+
+void draft_own(struct draft *d)
+{
+	d->owned = true;
+}
+
+void draft_cache_clear(struct draft *d)
+{
+	pcache_clear(d->cache);
+}
+
+/* Whether two vocabularies are the same token for token, with the same
+ * prompt for the same text: *why says what differs. */
+static bool same_vocabulary(const struct tokenizer *a, const struct tokenizer *b, int32_t na,
+                            int32_t nb, char *why, size_t cap)
+{
+	if (na != nb) {
+		snprintf(why, cap, "its vocabulary has %d tokens, the model's %d", nb, na);
+		return false;
+	}
+	for (int32_t i = 0; i < na; i++) {
+		size_t la = 0, lb = 0;
+		const char *ta = tokenizer_token_text(a, i, &la),
+		           *tb = tokenizer_token_text(b, i, &lb);
+		if (la != lb || (la && memcmp(ta, tb, la)) ||
+		    tokenizer_token_type(a, i) != tokenizer_token_type(b, i)) {
+			snprintf(why, cap, "token %d differs (%.*s vs %.*s)", i,
+			         (int)(la < 40 ? la : 40), ta ? ta : "", (int)(lb < 40 ? lb : 40),
+			         tb ? tb : "");
+			return false;
+		}
+	}
+	const struct tokenizer_special *sa = tokenizer_special(a), *sb = tokenizer_special(b);
+	if (sa->bos != sb->bos || sa->eos != sb->eos || sa->add_bos != sb->add_bos ||
+	    fim_template_for(a) != fim_template_for(b) || sa->fim_prefix != sb->fim_prefix ||
+	    sa->fim_suffix != sb->fim_suffix || sa->fim_middle != sb->fim_middle) {
+		snprintf(why, cap, "its FIM template or special tokens differ (%s vs %s)",
+		         fim_template_name(fim_template_for(b)),
+		         fim_template_name(fim_template_for(a)));
+		return false;
+	}
+	/* the same request must give the same prompt, token for token */
+	struct engine_request rq = engine_request_default();
+	rq.prefix = "def f(x):\n    return ";
+	rq.prefix_len = strlen(rq.prefix);
+	rq.suffix = "\n\nprint(f(1))\n";
+	rq.suffix_len = strlen(rq.suffix);
+	struct fim_prompt pa = { 0 }, pb = { 0 };
+	struct infill_error e1, e2;
+	bool same = !fim_prompt_build(a, &rq, &pa, &e1) && !fim_prompt_build(b, &rq, &pb, &e2) &&
+	            pa.n == pb.n && !memcmp(pa.tok, pb.tok, (size_t)pa.n * sizeof *pa.tok);
+	fim_prompt_finish(&pa);
+	fim_prompt_finish(&pb);
+	if (!same) snprintf(why, cap, "the same text gives it a different FIM prompt");
+	return same;
+}
+
+void draft_free(struct draft *d)
+{
+	if (!d) return;
+	pcache_free(d->cache);
+	free(d->logits);
+	free(d->q);
+	free(d->p);
+	free(d->res);
+	if (d->owned) model_free(d->m);
+	free(d);
+}
+
+struct draft *draft_new(struct model *target, struct model *dm, struct infill_error *err)
+{
+	const struct model_info *ti = model_info(target), *di = model_info(dm);
+	char why[200];
+	if (!same_vocabulary(model_tokenizer(target), model_tokenizer(dm), ti->n_vocab, di->n_vocab,
+	                     why, sizeof why)) {
+		error_set(err, -EINVAL,
+		          "the draft model cannot draft for this model (%s); decoding goes on "
+		          "without a draft",
+		          why);
+		error_key(err, "completion.draftModel", strlen("completion.draftModel"));
+		return NULL;
+	}
+	struct draft *d = calloc(1, sizeof *d);
+	if (!d) goto oom;
+	d->m = dm;
+	d->pool = model_kv_pool(dm);
+	d->n_vocab = di->n_vocab;
+	/* its cache keeps room for one job's candidates, as the engine's */
+	int32_t n = kv_pool_n_pages(d->pool), job = 16 * (128 / kv_pool_page_size(d->pool) + 1);
+	if (job > n / 4) job = n / 4;
+	d->cache = pcache_new(d->pool, n - job);
+	size_t rows = (size_t)STEP_ROWS * (size_t)d->n_vocab * sizeof(float);
+	d->logits = malloc(rows);
+	d->q = malloc(rows);
+	d->p = malloc((size_t)d->n_vocab * sizeof(float));
+	d->res = malloc((size_t)d->n_vocab * sizeof(float));
+	if (!d->cache || !d->logits || !d->q || !d->p || !d->res) goto oom;
+	d->ratio = ti->decode_read_bytes ? (double)di->decode_read_bytes / ti->decode_read_bytes
+	                                 : 0.25;
+	return d;
+oom:
+	draft_free(d);
+	error_set(err, -ENOMEM, "draft model: out of memory");
+	return NULL;
+}
+
+float *draft_q(struct draft *d, int32_t row)
+{
+	return d->q + (size_t)row * (size_t)d->n_vocab;
+}
+
+float *draft_scratch(struct draft *d, float **residual)
+{
+	*residual = d->res;
+	return d->p;
+}
+
+/* ---- the prompt ---- */
+
+int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs,
+                  int32_t max_tokens, bool use_cache, bool (*stop)(void *), void *stop_ud,
+                  struct kv_seq **out, struct infill_error *err)
+{
+	*out = NULL;
+	int32_t ps = kv_pool_page_size(d->pool);
+	int32_t need = (n + ps - 1) / ps + 1 + n_seqs * ((max_tokens + ENGINE_DRAFT_MAX) / ps + 2);
+	if (need > kv_pool_n_pages(d->pool))
+		return error_set(err, -ENOSPC,
+		                 "the draft model's KV pool is too small for the job");
+	if (kv_pool_free_pages(d->pool) < need) pcache_evict(d->cache, need);
+	struct kv_seq *s = kv_seq_new(d->pool);
+	if (!s) return error_set(err, -ENOMEM, "draft model: out of memory");
+	int32_t done = use_cache ? pcache_match(d->cache, tok, n, s) : 0;
+	enum { CHUNK = 64 };
+	int32_t pos[CHUNK];
+	struct kv_seq *seqs[CHUNK];
+	int rc = 0;
+	for (int32_t at = done; at < n && !rc; at += CHUNK) {
+		int32_t m = n - at < CHUNK ? n - at : CHUNK;
+		for (int32_t i = 0; i < m; i++) pos[i] = at + i, seqs[i] = s;
+		struct model_batch b = { .n_tokens = m,
+			                 .tokens = tok + at,
+			                 .pos = pos,
+			                 .seqs = seqs,
+			                 .stop = stop,
+			                 .stop_ud = stop_ud };
+		rc = model_forward(d->m, &b, err);
+		if (!rc) done = at + m;
+	}
+	/* what was computed is exact: the next keystroke's draft starts from it */
+	if (use_cache && done > 0) pcache_insert(d->cache, tok, done, s);
+	if (rc) {
+		kv_seq_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+/* ---- drafting ---- */
+
+/* Token i of a job's context: the prompt, the chosen tokens, the lookup drafts. */
+static int32_t job_at(const struct draft_job *j, int32_t i)
+{
+	if (i < j->L) return j->prompt[i];
+	i -= j->L;
+	if (i < j->n_gen) return j->gen[i];
+	return j->ahead[i - j->n_gen];
+}
+
+int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_error *err)
+{
+	/* Round r computes, for every job still drafting, its context's tokens
+	 * not yet in its sequence (round 0: the catch-up, then the input and
+	 * the lookup drafts) or its last drafted token, and drafts one more
+	 * from the last row. */
+	enum { MAXR = 512 };
+	int32_t tokens[MAXR], pos[MAXR], outr[ENGINE_MAX_CANDIDATES];
+	struct kv_seq *seqs[MAXR];
+	int32_t kmax = 0;
+	for (int i = 0; i < n; i++) kmax = jobs[i].k > kmax ? jobs[i].k : kmax;
+	for (int32_t r = 0; r < kmax; r++) {
+		int32_t nr = 0, no = 0;
+		for (int i = 0; i < n; i++) {
+			struct draft_job *j = &jobs[i];
+			if (r >= j->k) continue;
+			/* positions 0 .. end - 1 are needed before drafting token r */
+			int32_t end = j->L + j->n_gen + j->n_ahead + r;
+			int32_t from = kv_seq_len(j->seq);
+			if (from >= end) from = end - 1; /* recompute the last one: its logits */
+			if (end - from > MAXR - nr)
+				return error_set(err, -E2BIG, "draft: too many rows");
+			for (int32_t p = from; p < end; p++, nr++) {
+				tokens[nr] = p < j->L + j->n_gen + j->n_ahead
+				                     ? job_at(j, p)
+				                     : j->out[p - (j->L + j->n_gen + j->n_ahead)];
+				pos[nr] = p;
+				seqs[nr] = j->seq;
+			}
+			outr[no++] = nr - 1;
+		}
+		struct model_batch b = { .n_tokens = nr,
+			                 .tokens = tokens,
+			                 .pos = pos,
+			                 .seqs = seqs,
+			                 .n_out = no,
+			                 .out_rows = outr,
+			                 .logits = d->logits };
+		double t = engine_now_ms();
+		int rc = model_forward(d->m, &b, err);
+		if (rc) return rc;
+		double ms = engine_now_ms() - t;
+		fwd_cost_note(&d->fwd, nr, ms);
+		if (nr == 1) d->one_ms = d->one_ms > 0 ? 0.7 * d->one_ms + 0.3 * ms : ms;
+		no = 0;
+		for (int i = 0; i < n; i++) {
+			struct draft_job *j = &jobs[i];
+			if (r >= j->k) continue;
+			const float *lg = d->logits + (size_t)no++ * (size_t)d->n_vocab;
+			if (!j->smp) {
+				j->out[r] = sample_greedy(lg, d->n_vocab);
+			} else {
+				float *q = j->q + (size_t)r * (size_t)d->n_vocab;
+				sampler_probs(j->smp, lg, q);
+				int32_t t2 = sampler_pick(j->smp, q);
+				j->out[r] = t2 >= 0 ? t2 : sample_greedy(lg, d->n_vocab);
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- how many ---- */
+
+void draft_note(struct draft *d, int32_t tried, int32_t kept)
+{
+	if (tried <= 0) return;
+	for (int32_t i = 0; i < tried; i++) {
+		d->kept = DRAFT_FADE * d->kept + (i < kept);
+		d->tried = DRAFT_FADE * d->tried + 1;
+	}
+}
+
+double draft_alpha(const struct draft *d)
+{
+	return (d->kept + DRAFT_PRIOR_KEPT) / (d->tried + DRAFT_PRIOR_TRIED);
+}
+
+static double draft_cost_ms(const struct draft *d, int32_t rows, double target_one_ms,
+                            double target_ms_per_row)
+{
+	double one = d->one_ms > 0 ? d->one_ms : target_one_ms * d->ratio;
+	return fwd_cost_ms(&d->fwd, rows, one, target_ms_per_row * d->ratio);
+}
+
+int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
+{
+	double alpha = draft_alpha(d);
+	int32_t best = 0;
+	double best_rate = pl->cost[pl->rows] > 0 ? pl->tokens / pl->cost[pl->rows] : 0;
+	if (best_rate <= 0) return pl->room[0] < 4 ? pl->room[0] : 4; /* nothing measured yet */
+	/* drafting must promise DRAFT_MARGIN more than a plain step: the costs
+	 * are estimates on a machine whose load moves, and a step that drafts
+	 * for nothing is slower than plain decoding */
+	best_rate *= 1 + DRAFT_MARGIN;
+	for (int32_t k = 1; k <= ENGINE_DRAFT_MAX; k++) {
+		/* candidates in order take up to k rows each while the step has room */
+		int32_t left = pl->budget, added = 0, users = 0;
+		double gain = 0;
+		for (int i = 0; i < pl->n; i++) {
+			int32_t ki = k < pl->room[i] ? k : pl->room[i];
+			if (ki > left) ki = left;
+			if (ki <= 0) continue;
+			left -= ki, added += ki, users++;
+			double ak = 1;
+			for (int32_t j = 0; j < ki; j++) ak *= alpha, gain += pl->reach[i] * ak;
+		}
+		if (!added) break;
+		double c = pl->cost[pl->rows + added] +
+		           k * draft_cost_ms(d, users, pl->cost[1], pl->ms_per_row);
+		if (pl->cost[pl->rows + added] <= 0) break;
+		double rate = (pl->tokens + gain) / c;
+		if (rate > best_rate * (1 + 1e-9)) best = k, best_rate = rate;
+	}
+	if (best == 0 && ++d->idle >= DRAFT_PROBE) best = 1;
+	if (best) d->idle = 0;
+	return best;
+}

@@ -1,0 +1,184 @@
+/*
+ * bench_draft.c - decode speed of a target with and without its draft model
+ * (engine_set_draft), beside the pair's measured greedy agreement. Not a
+ * meson test: it prints figures (minutes on a CPU with a 1.3B-shape pair).
+ *
+ *   bench-draft TARGET.gguf DRAFT.gguf [--threads T] [--tokens N] [--reps R]
+ *               [--lookup]
+ *
+ * A pair made by `infill mkmodel ... --pair-layers D --perturb S` dials the
+ * agreement (docs/benchmarks.md has the commands). Each of a few prompts
+ * (code of several kinds) is decoded greedily, one candidate, N tokens
+ * (max_lines off), by the target alone and with the draft, alternating so
+ * that a shared machine's load hits both; the prompt is in each engine's
+ * prefix cache after the first run, and decode tok/s is generated tokens
+ * over decode time. The outputs must be equal (greedy is exact); a
+ * difference is reported. Agreement is the share of the target's greedy
+ * tokens that the draft's argmax matches given the same context (teacher
+ * forcing along the target's own text), over all prompts. --lookup turns
+ * prompt lookup on in both runs (then it drafts first, the draft fills).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "infer.h"
+
+static const char *const PROMPTS[] = {
+	"import json\nimport os\n\n\nclass Store:\n    def __init__(self, path):\n"
+	"        self.path = path\n        self.items = {}\n\n    def load(self):\n"
+	"        with open(self.path) as f:\n            self.items = json.load(f)\n\n"
+	"    def save(self):\n        with open(self.path, 'w') as f:\n            ",
+	"#include <stdio.h>\n#include <stdlib.h>\n\nstruct node {\n\tint key;\n\tstruct node "
+	"*next;\n};"
+	"\n\nstatic struct node *push(struct node *head, int key)\n{\n\tstruct node *n = ",
+	"function debounce(fn, ms) {\n  let timer = null;\n  return function (...args) {\n    ",
+	"def fib(n):\n    if n < 2:\n        return n\n    return fib(n - 1) + fib(n - 2)\n\n\n"
+	"def fact(n):\n    ",
+};
+
+static struct model *load(const char *path, int threads)
+{
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.n_threads = threads;
+	mp.backend = INFER_BACKEND_CPU;
+	struct infill_error err;
+	struct model *m = model_load(&mp, &err);
+	if (!m) fprintf(stderr, "bench-draft: %s\n", err.message);
+	return m;
+}
+
+/* The draft's argmax against the target's tokens out[0..n) after prompt. */
+static void agree_count(struct model *d, struct engine *e, const struct engine_request *rq,
+                        const int32_t *out, int32_t n, long *agree, long *total)
+{
+	int32_t prompt[4096];
+	struct infill_error err;
+	int32_t L = engine_prompt_tokens(e, rq, prompt, 4096, NULL, &err);
+	if (L <= 0 || L > 4096) return;
+	int32_t nv = model_info(d)->n_vocab;
+	float *lg = malloc((size_t)nv * sizeof *lg);
+	struct kv_seq *s = kv_seq_new(model_kv_pool(d));
+	if (lg && s && !model_eval(d, s, prompt, L, lg, &err)) {
+		for (int32_t i = 0; i < n; i++) {
+			*agree += sample_greedy(lg, nv) == out[i];
+			(*total)++;
+			if (model_eval(d, s, &out[i], 1, lg, &err)) break;
+		}
+	}
+	kv_seq_free(s);
+	free(lg);
+}
+
+/* The target's greedy token ids of a text decoded from prompt (re-run
+ * token by token: the engine returns text). */
+static int32_t greedy_ids(struct model *t, struct engine *e, const struct engine_request *rq,
+                          int32_t n, int32_t *out)
+{
+	int32_t prompt[4096];
+	struct infill_error err;
+	int32_t L = engine_prompt_tokens(e, rq, prompt, 4096, NULL, &err);
+	if (L <= 0 || L > 4096) return 0;
+	int32_t nv = model_info(t)->n_vocab, k = 0;
+	float *lg = malloc((size_t)nv * sizeof *lg);
+	struct kv_seq *s = kv_seq_new(model_kv_pool(t));
+	if (lg && s && !model_eval(t, s, prompt, L, lg, &err)) {
+		for (; k < n; k++) {
+			out[k] = sample_greedy(lg, nv);
+			if (model_eval(t, s, &out[k], 1, lg, &err)) break;
+		}
+	}
+	kv_seq_free(s);
+	free(lg);
+	return k;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr,
+		        "usage: bench-draft TARGET.gguf DRAFT.gguf [--threads T] [--tokens N] "
+		        "[--reps R] [--lookup]\n");
+		return 2;
+	}
+	int threads = 2, tokens = 64, reps = 2;
+	bool lookup = false;
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--lookup"))
+			lookup = true;
+		else if (i + 1 < argc && !strcmp(argv[i], "--threads"))
+			threads = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--tokens"))
+			tokens = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
+			reps = atoi(argv[++i]);
+	}
+	struct model *t = load(argv[1], threads), *d = load(argv[2], threads);
+	if (!t || !d) return 1;
+	struct infill_error err;
+	struct engine *plain = engine_new(t, NULL, &err), *spec = engine_new(t, NULL, &err);
+	if (!plain || !spec || engine_set_draft(spec, d, &err)) {
+		fprintf(stderr, "bench-draft: %s\n", err.message);
+		return 1;
+	}
+	const struct model_info *ti = model_info(t), *di = model_info(d);
+	printf("target %s: %d layers, %.0f MB a step; draft %s: %d layers, %.0f MB (x%.2f); %s\n",
+	       argv[1], ti->n_layer, ti->decode_read_bytes / 1e6, argv[2], di->n_layer,
+	       di->decode_read_bytes / 1e6, (double)ti->decode_read_bytes / di->decode_read_bytes,
+	       ti->backend_name);
+	long agree = 0, total = 0;
+	double tok_plain = 0, ms_plain = 0, tok_spec = 0, ms_spec = 0;
+	long drafted = 0, kept = 0, differ = 0;
+	int n_prompts = sizeof PROMPTS / sizeof PROMPTS[0];
+	for (int p = 0; p < n_prompts; p++) {
+		struct engine_request rq = engine_request_default();
+		rq.prefix = PROMPTS[p];
+		rq.prefix_len = strlen(PROMPTS[p]);
+		rq.suffix = "\n";
+		rq.suffix_len = 1;
+		rq.n_candidates = 1;
+		rq.max_tokens = tokens;
+		rq.max_lines = 0;
+		rq.prompt_lookup = lookup;
+		int32_t ids[1024];
+		int32_t n = greedy_ids(t, plain, &rq, tokens < 1024 ? tokens : 1024, ids);
+		long a0 = agree, t0 = total;
+		agree_count(d, plain, &rq, ids, n, &agree, &total);
+		double pt = 0, pm = 0, st = 0, sm = 0;
+		/* one warm-up each (prefix caches, cost models), then reps alternating */
+		for (int r = -1; r < reps; r++) {
+			struct engine_result a, b;
+			rq.draft = false;
+			if (engine_run(plain, &rq, &a, &err)) return 1;
+			rq.draft = true;
+			if (engine_run(spec, &rq, &b, &err)) return 1;
+			if (strcmp(a.candidates[0].text, b.candidates[0].text)) differ++;
+			if (r >= 0) {
+				pt += a.generated_tokens, pm += a.decode_ms;
+				st += b.generated_tokens, sm += b.decode_ms;
+				drafted += b.model_draft_tokens,
+				        kept += b.accepted_model_draft_tokens;
+			}
+			engine_result_finish(&a);
+			engine_result_finish(&b);
+		}
+		printf("prompt %d: agreement %.2f, plain %.1f tok/s, with draft %.1f tok/s, "
+		       "x%.2f\n",
+		       p, total > t0 ? (double)(agree - a0) / (total - t0) : 0, pt * 1e3 / pm,
+		       st * 1e3 / sm, (st / sm) / (pt / pm));
+		tok_plain += pt, ms_plain += pm, tok_spec += st, ms_spec += sm;
+	}
+	double rp = tok_plain * 1e3 / ms_plain, rs = tok_spec * 1e3 / ms_spec;
+	printf("ALL: greedy agreement %.2f | plain %.1f tok/s | with draft %.1f tok/s | x%.2f | "
+	       "drafts kept %ld/%ld | outputs differing %ld%s\n",
+	       total ? (double)agree / total : 0, rp, rs, rs / rp, kept, drafted, differ,
+	       lookup ? " | lookup on in both" : "");
+	engine_free(plain);
+	engine_free(spec);
+	model_free(t);
+	model_free(d);
+	return differ ? 1 : 0;
+}

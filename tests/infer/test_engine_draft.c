@@ -1,0 +1,374 @@
+/*
+ * test_engine_draft.c - speculative decoding with a draft model
+ * (engine_set_draft, engine_request.draft).
+ *
+ * The pairs are written by `infill mkmodel` (draft_pair.py runs this test
+ * with INFILL_DRAFT_DIR holding them): a 2-layer Q8_0 draft and 6-layer
+ * targets whose further layers perturb it by 0 ("same"), 0.05 ("near": ~90%
+ * greedy agreement), 0.2 ("mid": ~50%) and 3 ("far": none), tiny shape,
+ * DeepSeek-Coder vocabulary.
+ *
+ *  - greedy candidates give the text of plain decoding, bit for bit: the
+ *    same text, tokens, stop and the same sum of log-probabilities (Q8_0
+ *    is a packed type: a row's logits in a step with drafts are the bits of
+ *    a step alone), with and without prompt lookup beside the draft, and
+ *    drafts were made and kept (the path is taken);
+ *  - sampled candidates keep the model's law: sampler_spec_take against
+ *    the exact law on made-up p and q, then the engine's sampled texts with
+ *    the draft against the plain sampler's, by a two-sample chi-square test
+ *    at a 0.1% false-alarm rate; the same test must tell the draft's own law
+ *    from the target's (so a rule that took the draft's tokens would fail);
+ *  - a pair of different vocabularies is refused with one message (its key
+ *    completion.draftModel), and decoding goes on without a draft;
+ *  - mkmodel's pairs agree as dialled: perturbation 0 agrees on every greedy
+ *    token, 0.05 on most, 0.2 on fewer, 3 on fewer still.
+ */
+#include <errno.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "infer.h"
+
+static const char *testdata(void)
+{
+	const char *t = getenv("INFILL_TESTDATA");
+	return t ? t : "../shared/testdata";
+}
+
+static struct model *load_path(const char *path)
+{
+	if (access(path, R_OK) != 0) {
+		printf("SKIP: %s missing\n", path);
+		return NULL;
+	}
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.backend = INFER_BACKEND_CPU;
+	mp.n_threads = 2;
+	mp.kv_bytes = 16u << 20;
+	struct infill_error err;
+	struct model *m = model_load(&mp, &err);
+	if (!m) fprintf(stderr, "model_load %s: %s\n", path, err.message);
+	return m;
+}
+
+static struct model *load_pair(const char *name)
+{
+	const char *dir = getenv("INFILL_DRAFT_DIR");
+	if (!dir) {
+		printf("SKIP: INFILL_DRAFT_DIR unset (run through draft_pair.py)\n");
+		return NULL;
+	}
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return load_path(path);
+}
+
+static const char *const PREFIXES[] = {
+	"import os\nimport sys\n\n\ndef read_config(path):\n    with open(path) as f:\n"
+	"        data = f.read()\n    return parse(data)\n\n\ndef main(argv):\n    cfg = ",
+	"class Point:\n    def __init__(self, x, y, z):\n        self.x = x\n"
+	"        self.y = y\n        self.z = z\n\n\nclass Size:\n"
+	"    def __init__(self, x, y, z):\n        self.x = x\n        self.y = y\n"
+	"        self.z = z\n\n\nclass Box:\n    def __init__(self, x, y, z):\n        self.",
+	"static const struct op ops[] = {\n    { \"add\", op_add, 2 },\n"
+	"    { \"sub\", op_sub, 2 },\n    { \"mul\", op_mul, 2 },\n    { \"",
+};
+
+static struct engine_request request(const char *prefix, int n, int max_tokens)
+{
+	struct engine_request rq = engine_request_default();
+	rq.prefix = prefix;
+	rq.prefix_len = strlen(prefix);
+	rq.suffix = "\n\nreturn 0\n";
+	rq.suffix_len = strlen(rq.suffix);
+	rq.n_candidates = n;
+	rq.max_tokens = max_tokens;
+	rq.max_lines = 0;
+	rq.use_cache = false;
+	return rq;
+}
+
+static int run(struct engine *e, const struct engine_request *rq, struct engine_result *res)
+{
+	struct infill_error err;
+	int rc = engine_run(e, rq, res, &err);
+	if (rc) fprintf(stderr, "engine_run: %d %s\n", rc, err.message);
+	return rc;
+}
+
+/* Greedy (candidate 0) with the draft against without, each prompt, with
+ * lookup or not on the drafted side. */
+static void greedy_equal(int *test_failed_, const char *target, bool lookup, int n_cand)
+{
+	struct model *t = load_pair(target), *d = load_pair("draft.gguf");
+	if (!t || !d) {
+		model_free(t), model_free(d);
+		return;
+	}
+	struct infill_error err;
+	struct engine *plain = engine_new(t, NULL, &err), *spec = NULL;
+	REQUIRE(plain);
+	/* the same model's second engine: its own cache, the draft attached */
+	spec = engine_new(t, NULL, &err);
+	REQUIRE(spec);
+	REQUIRE(engine_set_draft(spec, d, &err) == 0);
+	int64_t drafted = 0, kept = 0;
+	for (size_t p = 0; p < sizeof PREFIXES / sizeof PREFIXES[0]; p++) {
+		struct engine_request rq = request(PREFIXES[p], n_cand, 40);
+		rq.temperature = 0.8f;
+		struct engine_result a, b;
+		REQUIRE(run(plain, &rq, &a) == 0);
+		rq.prompt_lookup = lookup;
+		REQUIRE(run(spec, &rq, &b) == 0);
+		CHECK_INT_EQ(a.model_draft_tokens, 0);
+		CHECK_STR_EQ(a.candidates[0].text, b.candidates[0].text);
+		CHECK_INT_EQ(a.candidates[0].n_tokens, b.candidates[0].n_tokens);
+		CHECK_INT_EQ(a.candidates[0].stop, b.candidates[0].stop);
+		/* bit for bit: the same float sums of the same bits */
+		CHECK(a.candidates[0].sum_logprob == b.candidates[0].sum_logprob);
+		CHECK(b.decode_steps <= a.decode_steps);
+		CHECK(b.accepted_model_draft_tokens <= b.model_draft_tokens);
+		drafted += b.model_draft_tokens;
+		kept += b.accepted_model_draft_tokens;
+		if (getenv("ENGINE_TEST_VERBOSE"))
+			printf("%s lookup=%d prompt %zu: steps %d vs %d, model drafts %d kept %d, "
+			       "lookup drafts %d kept %d\n",
+			       target, lookup, p, a.decode_steps, b.decode_steps,
+			       b.model_draft_tokens, b.accepted_model_draft_tokens, b.draft_tokens,
+			       b.accepted_draft_tokens);
+		engine_result_finish(&a);
+		engine_result_finish(&b);
+	}
+	CHECK(drafted > 0);
+	CHECK(kept > 0);
+	engine_free(plain);
+	engine_free(spec);
+	model_free(t);
+	model_free(d);
+}
+
+TEST(greedy_with_a_draft_is_plain_greedy_bit_for_bit)
+{
+	greedy_equal(test_failed_, "target-near.gguf", false, 1);
+	greedy_equal(test_failed_, "target-mid.gguf", false, 1);
+}
+
+TEST(greedy_with_lookup_and_a_draft_is_plain_greedy)
+{
+	greedy_equal(test_failed_, "target-near.gguf", true, 1);
+	greedy_equal(test_failed_, "target-mid.gguf", true, 3);
+}
+
+/* ---- sampled candidates keep the law ---- */
+
+TEST(spec_take_draws_the_target_law)
+{
+	enum { V = 6, N = 400000 };
+	/* the draft favours tokens the target does not, and misses one */
+	static const float p[V] = { 0.05f, 0.4f, 0.25f, 0.1f, 0.2f, 0.0f };
+	static const float q[V] = { 0.3f, 0.1f, 0.25f, 0.0f, 0.05f, 0.3f };
+	struct sampler_params sp = { .temperature = 1, .top_p = 1, .repeat_penalty = 1, .seed = 7 };
+	struct sampler *s = sampler_new(&sp, V);
+	REQUIRE(s);
+	float res[V];
+	long count[V] = { 0 };
+	for (int i = 0; i < N; i++) {
+		int32_t d = sampler_pick(s, q);
+		REQUIRE(d >= 0 && d < V);
+		int32_t t = sampler_spec_take(s, p, q, d, res);
+		REQUIRE(t >= 0 && t < V);
+		count[t]++;
+	}
+	/* each frequency within 5 standard errors of p */
+	for (int v = 0; v < V; v++) {
+		double f = (double)count[v] / N, se = sqrt(p[v] * (1 - p[v]) / N);
+		CHECK(fabs(f - p[v]) <= 5 * se + 1e-9);
+	}
+	sampler_free(s);
+}
+
+/* Texts of candidate 1 (sampled) over many seeds: a histogram. */
+struct hist {
+	char *key[2048];
+	long n[2][2048];
+	int k;
+};
+
+static void hist_add(struct hist *h, int side, const char *text)
+{
+	for (int i = 0; i < h->k; i++)
+		if (!strcmp(h->key[i], text)) {
+			h->n[side][i]++;
+			return;
+		}
+	if (h->k < 2048) {
+		h->key[h->k] = strdup(text);
+		h->n[side][h->k++] = 1;
+	}
+}
+
+/* Two-sample chi-square against its 0.1% critical value (Wilson-Hilferty);
+ * cells with fewer than 10 in all are pooled. True: the samples differ. */
+static bool differ(const struct hist *h, double *stat, int *df)
+{
+	long na = 0, nb = 0;
+	for (int i = 0; i < h->k; i++) na += h->n[0][i], nb += h->n[1][i];
+	double x = 0, pa = 0, pb = 0;
+	int cells = 0;
+	for (int i = 0; i <= h->k; i++) {
+		double a = i < h->k ? h->n[0][i] : pa, b = i < h->k ? h->n[1][i] : pb;
+		if (i < h->k && a + b < 10) {
+			pa += a, pb += b;
+			continue;
+		}
+		if (a + b <= 0) continue;
+		double ka = sqrt((double)nb / na), kb = sqrt((double)na / nb);
+		x += (ka * a - kb * b) * (ka * a - kb * b) / (a + b);
+		cells++;
+	}
+	*stat = x, *df = cells - 1;
+	double v = cells - 1, z = 3.09;
+	double crit = v * pow(1 - 2 / (9 * v) + z * sqrt(2 / (9 * v)), 3);
+	return x > crit;
+}
+
+enum { RUNS = 3000 };
+
+static void sample_texts(int *test_failed_, struct engine *e, struct hist *h, int side, bool draft,
+                         int64_t *refused)
+{
+	for (int s = 0; s < RUNS; s++) {
+		/* 3 tokens of 3 each: the second and third are drafted */
+		struct engine_request rq = request(PREFIXES[1], 2, 3);
+		rq.temperature = 1.0f;
+		rq.top_k = 3;
+		rq.top_p = 1.0f;
+		/* each side its own seeds: independent samples */
+		rq.seed = (uint64_t)(s + side * RUNS) * 7919 + 3;
+		rq.use_cache = true;
+		rq.draft = draft;
+		struct engine_result r;
+		REQUIRE(run(e, &rq, &r) == 0);
+		hist_add(h, side, r.candidates[1].text);
+		*refused += r.model_draft_tokens - r.accepted_model_draft_tokens;
+		engine_result_finish(&r);
+	}
+}
+
+TEST(sampled_candidates_keep_the_target_law)
+{
+	/* a pair whose laws overlap: some drafts kept, some refused */
+	struct model *t = load_pair("target-mid.gguf"), *d = load_pair("draft.gguf");
+	if (!t || !d) {
+		model_free(t), model_free(d);
+		return;
+	}
+	struct infill_error err;
+	struct engine *e = engine_new(t, NULL, &err), *de = engine_new(d, NULL, &err);
+	REQUIRE(e && de);
+	REQUIRE(engine_set_draft(e, d, &err) == 0);
+	struct hist h = { 0 }, own = { 0 };
+	int64_t refused = 0, none = 0;
+	sample_texts(test_failed_, e, &h, 0, false, &none);
+	sample_texts(test_failed_, e, &h, 1, true, &refused);
+	double x;
+	int df;
+	bool bad = differ(&h, &x, &df);
+	printf("target plain vs with draft: chi2 %.1f, df %d, %d texts\n", x, df, h.k);
+	CHECK(!bad);
+	CHECK(refused > 0); /* the residual's draws were taken */
+	CHECK_INT_EQ(none, 0);
+	/* power: the draft's own law is told apart from the target's */
+	sample_texts(test_failed_, e, &own, 0, false, &none);
+	sample_texts(test_failed_, de, &own, 1, false, &none);
+	bool told = differ(&own, &x, &df);
+	printf("target vs draft alone: chi2 %.1f, df %d\n", x, df);
+	CHECK(told);
+	for (int i = 0; i < h.k; i++) free(h.key[i]);
+	for (int i = 0; i < own.k; i++) free(own.key[i]);
+	engine_free(e);
+	engine_free(de);
+	model_free(t);
+	model_free(d);
+}
+
+/* ---- refused pairs ---- */
+
+TEST(a_draft_of_another_vocabulary_is_refused_with_one_message)
+{
+	char tp[4096], dp[4096];
+	snprintf(tp, sizeof tp, "%s/models/tiny-dsc-q8_0.gguf", testdata());
+	snprintf(dp, sizeof dp, "%s/models/tiny-qwen2-q8_0.gguf", testdata());
+	struct model *t = load_path(tp), *d = load_path(dp);
+	if (!t || !d) {
+		model_free(t), model_free(d);
+		return;
+	}
+	struct infill_error err;
+	memset(&err, 0, sizeof err);
+	struct engine *e = engine_new(t, NULL, &err);
+	REQUIRE(e);
+	CHECK_INT_EQ(engine_set_draft(e, d, &err), -EINVAL);
+	CHECK_STR_EQ(err.key, "completion.draftModel");
+	CHECK(strstr(err.message, "cannot draft") != NULL);
+	CHECK(strstr(err.message, "vocabulary") != NULL);
+	printf("refused: %s\n", err.message);
+	struct engine_request rq = request(PREFIXES[0], 1, 8);
+	struct engine_result r;
+	CHECK(run(e, &rq, &r) == 0);
+	CHECK_INT_EQ(r.model_draft_tokens, 0);
+	CHECK(r.n_candidates == 1 && r.candidates[0].n_tokens > 0);
+	engine_result_finish(&r);
+	engine_free(e);
+	model_free(t);
+	model_free(d);
+}
+
+/* ---- mkmodel's pairs agree as dialled ---- */
+
+/* Greedy agreement of d with t along t's own greedy text from a prompt. */
+static double agreement(struct model *t, struct model *d)
+{
+	enum { N = 48 };
+	int32_t nv = model_info(t)->n_vocab;
+	float *lt = malloc((size_t)nv * sizeof *lt), *ld = malloc((size_t)nv * sizeof *ld);
+	struct kv_seq *st = kv_seq_new(model_kv_pool(t)), *sd = kv_seq_new(model_kv_pool(d));
+	struct infill_error err;
+	int32_t prompt[8] = { 32013, 1000, 2000, 3000, 4000, 5000, 6000, 7000 };
+	int agree = 0, n = 0;
+	if (lt && ld && st && sd && !model_eval(t, st, prompt, 8, lt, &err) &&
+	    !model_eval(d, sd, prompt, 8, ld, &err)) {
+		for (int i = 0; i < N; i++) {
+			int32_t a = sample_greedy(lt, nv), b = sample_greedy(ld, nv);
+			agree += a == b, n++;
+			if (model_eval(t, st, &a, 1, lt, &err) ||
+			    model_eval(d, sd, &a, 1, ld, &err))
+				break;
+		}
+	}
+	kv_seq_free(st), kv_seq_free(sd);
+	free(lt), free(ld);
+	return n ? (double)agree / n : -1;
+}
+
+TEST(mkmodel_pairs_agree_as_dialled)
+{
+	struct model *d = load_pair("draft.gguf"), *t0 = load_pair("target-same.gguf"),
+	             *tn = load_pair("target-near.gguf"), *tm = load_pair("target-mid.gguf"),
+	             *tf = load_pair("target-far.gguf");
+	if (d && t0 && tn && tm && tf) {
+		double a0 = agreement(t0, d), an = agreement(tn, d), am = agreement(tm, d),
+		       af = agreement(tf, d);
+		printf("greedy agreement: perturb 0 %.2f, 0.05 %.2f, 0.2 %.2f, 3 %.2f\n", a0, an,
+		       am, af);
+		CHECK(a0 == 1.0);
+		CHECK(an >= 0.75);
+		CHECK(am < an && am >= 0.2);
+		CHECK(af < am);
+	}
+	model_free(d), model_free(t0), model_free(tn), model_free(tm), model_free(tf);
+}
+
+TEST_MAIN()
