@@ -65,7 +65,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		else if (!strcmp(a, "--kv-type") && has) {
 			const char *kv = argv[++i];
 			if (strcmp(kv, "f16") && strcmp(kv, "f32") && strcmp(kv, "q8_0")) {
-				fprintf(stderr, "infill %s: unknown KV cache type %s (f16, f32, q8_0)\n",
+				fprintf(stderr,
+				        "infill %s: unknown KV cache type %s (f16, f32, q8_0)\n",
 				        argv[0], kv);
 				return -1;
 			}
@@ -384,7 +385,9 @@ int cli_bench(int argc, char **argv)
 			print_json_string(o.model, strlen(o.model));
 			printf(",\"backend\":");
 			print_json_string(mi->backend_name, strlen(mi->backend_name));
-			printf(",\"kv_type\":\"%s\"", o.kv_q8_0 ? "q8_0" : o.kv_f32 ? "f32" : "f16");
+			printf(",\"kv_type\":\"%s\"", o.kv_q8_0  ? "q8_0"
+			                              : o.kv_f32 ? "f32"
+			                                         : "f16");
 			printf(",\"threads\":%d,\"n_prompt\":%d,\"n_decode\":%d,\"prompt_tps\":%."
 			       "2f,"
 			       "\"decode_tps\":%.2f,\"read_gbs\":%.2f,\"decode_bytes_per_token\":%"
@@ -397,7 +400,10 @@ int cli_bench(int argc, char **argv)
 			       gbs_cpu, frac_c);
 		} else {
 			printf("model      %s\nbackend    %s, KV cache %s\n", o.model,
-			       mi->backend_name, o.kv_q8_0 ? "q8_0" : o.kv_f32 ? "f32" : "f16");
+			       mi->backend_name,
+			       o.kv_q8_0  ? "q8_0"
+			       : o.kv_f32 ? "f32"
+			                  : "f16");
 			printf("prompt     %d tokens in %.3f s: %.2f tok/s\n", o.p, t_prompt, ptps);
 			printf("decode     %d tokens in %.3f s: %.2f tok/s\n", o.n, t_decode, dtps);
 			printf("bandwidth  %.2f GB/s read (%d threads, %zu MiB buffer)\n", gbs,

@@ -146,7 +146,7 @@ enum config_kind {
 	  CONFIG_SCOPE_GLOBAL, "KV page pool in MiB (prefix cache + live sequences)")              \
 	X(cache_kv_type, "cache.kvType", CONFIG_KIND_ENUM, enum config_kv_type, CONFIG_KV_F16,     \
 	  NULL, 0, 2, "f16|f32|q8_0", CONFIG_SCOPE_GLOBAL,                                         \
-	  "precision of cached keys and values (f32: twice the memory, slower decode; q8_0: "     \
+	  "precision of cached keys and values (f32: twice the memory, slower decode; q8_0: "      \
 	  "half the memory, faster long-context decode)")                                          \
 	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 1, NULL, \
 	  0, 1, NULL, CONFIG_SCOPE_GLOBAL,                                                         \

@@ -112,11 +112,11 @@
 	X(past_answers, "pastAnswers", count)                          \
 	X(ahead_answers, "aheadAnswers", count)                        \
 	X(ahead_tokens, "aheadTokens", count)                          \
-	X(ahead_thrown_tokens, "aheadThrownTokens", count)            \
+	X(ahead_thrown_tokens, "aheadThrownTokens", count)             \
 	X(shown_answers, "shownAnswers", count)                        \
 	X(shown_chars_500ms, "shownChars500ms", count)                 \
 	X(shown_chars_1s, "shownChars1s", count)                       \
-	X(shown_chars_end, "shownCharsEnd", count)                    \
+	X(shown_chars_end, "shownCharsEnd", count)                     \
 	X(next_edit_requests, "nextEditRequests", count)               \
 	X(next_edit_offered, "nextEditOffered", count)                 \
 	X(next_edit_shown, "nextEditShown", count)                     \

@@ -479,7 +479,7 @@ static int start_backend(struct model *m, const struct model_params *p,
 		                                           : BACKEND_KIND_AUTO,
 		.n_threads = model_threads(p->n_threads),
 		.kv_page_size = p->kv_page_size,
-		.kv_type = p->kv_q8_0 ? TENSOR_TYPE_Q8_0
+		.kv_type = p->kv_q8_0  ? TENSOR_TYPE_Q8_0
 		           : p->kv_f32 ? TENSOR_TYPE_F32
 		                       : TENSOR_TYPE_F16,
 		.progress = p->progress,

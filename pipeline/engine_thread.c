@@ -375,15 +375,15 @@ static struct completion_request *as_accepted(const struct completion_request *r
 #define LIVE_POST_NS     (150 * 1000000ull)
 
 struct live_doc {
-	char *uri;                /* owned; NULL: a free slot */
-	uint64_t id;              /* the seq of the request it answered */
-	struct complete_live *cl; /* owned */
+	char *uri;                      /* owned; NULL: a free slot */
+	uint64_t id;                    /* the seq of the request it answered */
+	struct complete_live *cl;       /* owned */
 	struct completion_request *req; /* that request (owned): its end is decoded ahead */
-	int64_t made;             /* tokens its candidates had at the answer */
-	uint64_t posted_ns;       /* when growth was last posted */
-	size_t posted_len;        /* the top candidate's bytes then */
-	size_t posted_lines;      /* and its line breaks */
-	uint64_t tick;            /* when it was made (newest decodes first) */
+	int64_t made;                   /* tokens its candidates had at the answer */
+	uint64_t posted_ns;             /* when growth was last posted */
+	size_t posted_len;              /* the top candidate's bytes then */
+	size_t posted_lines;            /* and its line breaks */
+	uint64_t tick;                  /* when it was made (newest decodes first) */
 };
 
 struct live_set {
@@ -581,7 +581,10 @@ static uint64_t kv_touched_mb(struct model *m, enum config_kv_type type)
 	/* q8_0: 34 bytes per 32 values */
 	uint64_t page = 2ull * (uint64_t)mi->n_layer * (uint64_t)mi->kv_page_size *
 	                (uint64_t)mi->n_head_kv * (uint64_t)mi->head_dim *
-	                (type == CONFIG_KV_F32 ? 128u : type == CONFIG_KV_Q8_0 ? 34u : 64u) / 32u;
+	                (type == CONFIG_KV_F32    ? 128u
+	                 : type == CONFIG_KV_Q8_0 ? 34u
+	                                          : 64u) /
+	                32u;
 	return (uint64_t)kv_pool_touched_pages(model_kv_pool(m)) * page >> 20;
 }
 
@@ -962,7 +965,8 @@ static void state_background(struct worker_state *w)
 		if (next) /* NULL: out of memory, nothing ahead */
 			req_queue_push_back(&w->todo,
 			                    (struct req_queue_item){ next, false,
-			                                             uv_hrtime() + ACCEPT_DELAY_NS, true });
+			                                             uv_hrtime() + ACCEPT_DELAY_NS,
+			                                             true });
 		pthread_mutex_lock(&p->mu);
 		return;
 	}
@@ -1038,9 +1042,10 @@ static void state_job(struct worker_state *w)
 		                                               top->text, top->text_len)
 		                                 : NULL;
 		if (acc)
-			req_queue_push_back(&w->todo, (struct req_queue_item){
-			                                      acc, false, uv_hrtime() + ACCEPT_DELAY_NS,
-			                                      true });
+			req_queue_push_back(&w->todo,
+			                    (struct req_queue_item){ acc, false,
+			                                             uv_hrtime() + ACCEPT_DELAY_NS,
+			                                             true });
 	}
 	/* The candidates the deadline paused decode on from where they
 	 * stopped (not for the remote backend: no local model) */

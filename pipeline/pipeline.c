@@ -63,7 +63,8 @@ static void shown_grew(struct pipeline *p, uint64_t live_id, size_t len)
 		uint64_t dt = uv_hrtime() - t->t0;
 		uint64_t add[SHOWN_AT_N] = { 0 };
 		for (int h = 0; h < SHOWN_AT_N; h++)
-			if (dt <= horizon_ns[h] && len > t->at[h]) add[h] = len - t->at[h], t->at[h] = len;
+			if (dt <= horizon_ns[h] && len > t->at[h])
+				add[h] = len - t->at[h], t->at[h] = len;
 		pthread_mutex_lock(&p->mu);
 		p->stats.shown_chars_500ms += add[SHOWN_AT_500MS];
 		p->stats.shown_chars_1s += add[SHOWN_AT_1S];
@@ -171,7 +172,8 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		bool first;
 		size_t grown = fast_grow(&p->docs, x->uri, x->live_id, &x->result, x->done, &first);
 		if (grown) {
-			shown_grew(p, x->live_id, x->result.count ? x->result.items[0].text_len : 0);
+			shown_grew(p, x->live_id,
+			           x->result.count ? x->result.items[0].text_len : 0);
 			pthread_mutex_lock(&p->mu);
 			p->stats.extended += first; /* answers, not growths */
 			pthread_mutex_unlock(&p->mu);

@@ -99,7 +99,8 @@ uint64_t fast_doc_remove(struct fast_doc **docs, const char *uri)
 static bool continues(const struct fast_doc *d, size_t i, const char *typed, size_t k)
 {
 	const struct fast_cand *x = &d->cands[i];
-	return x->len > k && !memcmp(x->text, typed, k) && !rerank_is_blank(x->text + k, x->len - k);
+	return x->len > k && !memcmp(x->text, typed, k) &&
+	       !rerank_is_blank(x->text + k, x->len - k);
 }
 
 /* Whether t[0, len) with the cursor at c holds d's context with the k bytes
@@ -160,7 +161,8 @@ static struct fast_doc *memory_for(struct fast_doc **docs, const struct completi
 	if (!d) return NULL;
 	if ((*k = typed_count(d, req->text, req->text_len, req->cursor)) != SIZE_MAX) return d;
 	for (struct fast_doc *h = d->pasts; h; h = h->next)
-		if ((*k = typed_count(h, req->text, req->text_len, req->cursor)) != SIZE_MAX) return h;
+		if ((*k = typed_count(h, req->text, req->text_len, req->cursor)) != SIZE_MAX)
+			return h;
 	return NULL;
 }
 
@@ -311,7 +313,8 @@ static bool cands_from(const struct completion_result *res, size_t cursor, size_
 		if (!t) break;
 		memcpy(t, c->text, c->text_len);
 		t[c->text_len] = 0;
-		(*out)[(*n)++] = (struct fast_cand){ t, c->text_len, c->end - c->start, c->confidence };
+		(*out)[(*n)++] =
+		        (struct fast_cand){ t, c->text_len, c->end - c->start, c->confidence };
 	}
 	return true;
 }

@@ -185,12 +185,12 @@ struct pipeline {
 	struct log *log;
 	uv_async_t async; /* started lazily (see async_start) */
 	bool async_started;
-	struct pipeline_host host; /* copied at pipeline_new */
-	bool loading;              /* a progress report is open */
-	struct pipeline_job *live; /* every job not yet freed (loop) */
-	struct fast_doc *docs;     /* the fast path's memory (loop) */
+	struct pipeline_host host;                 /* copied at pipeline_new */
+	bool loading;                              /* a progress report is open */
+	struct pipeline_job *live;                 /* every job not yet freed (loop) */
+	struct fast_doc *docs;                     /* the fast path's memory (loop) */
 	struct shown_track shown[SHOWN_TRACK_MAX]; /* the newest live answers (loop) */
-	struct load_spec loaded;   /* the spec of the last load requested (loop) */
+	struct load_spec loaded;                   /* the spec of the last load requested (loop) */
 	bool configured;
 	/* The embedded model answers (loop): said once per session, at the
 	 * first answer, how to get a real one (pipeline_model.c). */

@@ -250,11 +250,12 @@ static void attn_dec_rows(const struct attn_dec_task *t, int32_t i0, int32_t ne,
 				              part0 + h * hd, o_stride);
 		} else if (c->kv_q8) { /* q in q8_0 blocks (attn_decode) */
 			int64_t qbs = (int64_t)(qd / QK8_0 * sizeof(struct block_q8_0));
-			c->k->score_q8(hd, nq,
-			               (const char *)c->dq8 + i0 * qbs +
-			                       h * (int64_t)(hd / QK8_0 * sizeof(struct block_q8_0)),
-			               ne > 1 ? qbs : (int64_t)(hd / QK8_0 * sizeof(struct block_q8_0)),
-			               r, (int64_t)c->kv_row_bytes, n, scale, sc, s_stride);
+			c->k->score_q8(
+			        hd, nq,
+			        (const char *)c->dq8 + i0 * qbs +
+			                h * (int64_t)(hd / QK8_0 * sizeof(struct block_q8_0)),
+			        ne > 1 ? qbs : (int64_t)(hd / QK8_0 * sizeof(struct block_q8_0)), r,
+			        (int64_t)c->kv_row_bytes, n, scale, sc, s_stride);
 		} else if (c->kv_f16) { /* q rounded to fp16 (attn_decode) */
 			c->k->score_f16(hd, nq, q0 + h * hd, q_stride, (const uint16_t *)r, kvd, n,
 			                scale, sc, s_stride);
@@ -339,9 +340,9 @@ static void attn_decode(struct cpu_backend *c, const struct backend_batch *b, in
 	t.n_chunks = (ld + ATTN_DEC_CHUNK - 1) / ATTN_DEC_CHUNK;
 	if (c->kv_q8) /* as attn_block_rows: q in q8_0 blocks, once here */
 		for (int32_t i = 0; i < b->n_tokens; i++)
-			cpu_q8_0_quantize(c->q + i * qd,
-			                  (char *)c->dq8 + i * qd / QK8_0 * sizeof(struct block_q8_0),
-			                  qd);
+			cpu_q8_0_quantize(
+			        c->q + i * qd,
+			        (char *)c->dq8 + i * qd / QK8_0 * sizeof(struct block_q8_0), qd);
 	if (c->kv_f16) { /* as attn_run: q rounded to fp16, once here, not per chunk */
 		uint16_t h[256];
 		for (int64_t e = 0; e < b->n_tokens * qd; e += 256) {

@@ -664,8 +664,7 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 		cpu_destroy(c);
 		return error_set(err, -ENOMEM,
 		                 "cpu backend: out of memory for %d KV pages (%zu MiB)",
-		                 cfg->kv_n_pages,
-		                 (size_t)cfg->kv_n_pages * c->page_bytes >> 20);
+		                 cfg->kv_n_pages, (size_t)cfg->kv_n_pages * c->page_bytes >> 20);
 	}
 	memcpy(c->layers, w->layers, (size_t)hp->n_layer * sizeof *c->layers);
 	/* AMX int8 tiles for prefill: opt-in (INFILL_CPU_AMX=1) until the kernel has

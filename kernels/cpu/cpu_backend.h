@@ -28,11 +28,11 @@ struct cpu_backend {
 	char *kv; /* [n_pages][page_bytes] of F32, F16 or Q8_0 slots, mmap'd */
 	size_t kv_bytes;
 	bool kv_f16;
-	bool kv_q8; /* Q8_0 blocks (kv_f16 false): attention's q is q8_0 too */
+	bool kv_q8;           /* Q8_0 blocks (kv_f16 false): attention's q is q8_0 too */
 	size_t kv_head_bytes; /* one head's head_dim values in a slot */
 	size_t kv_row_bytes;  /* a slot: n_head_kv heads */
 	size_t page_bytes;    /* 2 * n_layer * page_size * kv_row_bytes */
-	float *kv_tmp; /* [n_head_kv * head_dim]: one F16 slot widened (kv_shift) */
+	float *kv_tmp;        /* [n_head_kv * head_dim]: one F16 slot widened (kv_shift) */
 	/* Q8_0 cache, decode: [ATTN_DEC_MAX][n_head * head_dim / 32] blocks,
 	 * the entries' queries quantized (attn_decode) */
 	void *dq8;

@@ -558,8 +558,8 @@ static void score_q8(int64_t hd, int g, const void *q, int64_t q_stride, const v
 			for (int64_t b = 0; b < hd / QK8_0; b++) {
 				int32_t sum = 0;
 				for (int e = 0; e < QK8_0; e++) sum += ri[b].qs[e] * qj[b].qs[e];
-				acc += (float)sum * (tensor_f16_to_f32(ri[b].d) *
-				                     tensor_f16_to_f32(qj[b].d));
+				acc += (float)sum *
+				       (tensor_f16_to_f32(ri[b].d) * tensor_f16_to_f32(qj[b].d));
 			}
 			s[j * ld + i] = acc * scale;
 		}

@@ -510,10 +510,9 @@ ATTN_MIX(attn_mix_f16, uint16_t, LOADK_F16, f16_to_f32)
  * F16 reads 64), so the few more instructions a value hide behind the reads.
  */
 static inline __attribute__((always_inline)) void attn_score_q8_g(int g, int64_t hd, const void *q,
-                                                                 int64_t qs, const void *r,
-                                                                 int64_t stride, int64_t n,
-                                                                 float scale, float *s,
-                                                                 int64_t ld)
+                                                                  int64_t qs, const void *r,
+                                                                  int64_t stride, int64_t n,
+                                                                  float scale, float *s, int64_t ld)
 {
 	int64_t nb = hd / QK8_0;
 	int64_t row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
@@ -525,9 +524,11 @@ static inline __attribute__((always_inline)) void attn_score_q8_g(int g, int64_t
 	}
 	for (int64_t i = 0; i < n; i++) {
 		attn_prefetch_row((const char *)r + (i + ATTN_PF) * stride, row_bytes);
-		const struct block_q8_0 *ri = (const struct block_q8_0 *)((const char *)r + i * stride);
+		const struct block_q8_0 *ri =
+		        (const struct block_q8_0 *)((const char *)r + i * stride);
 		__m256 a[ATTN_QB];
-		_Pragma("GCC unroll 8") for (int j = 0; j < ATTN_QB; j++) a[j] = _mm256_setzero_ps();
+		_Pragma("GCC unroll 8") for (int j = 0; j < ATTN_QB; j++) a[j] =
+		        _mm256_setzero_ps();
 		for (int64_t b = 0; b < nb; b++) {
 			__m256i kv = _mm256_loadu_si256((const __m256i *)ri[b].qs);
 			__m256i ka = _mm256_sign_epi8(kv, kv);
@@ -551,23 +552,25 @@ static inline __attribute__((always_inline)) void attn_score_q8_g(int g, int64_t
  * fma(p * d, q[c], o[c]) per row in order as the reference does. One query
  * (decode, no GQA) reads a row's bytes 2 passes a head of 128, not 8. */
 static inline __attribute__((always_inline)) void mix_q8_strip(int g, int W, int64_t c, int64_t hd,
-                                                              const float *p, int64_t ld,
-                                                              const void *r, int64_t stride,
-                                                              int64_t n, float *o, int64_t os)
+                                                               const float *p, int64_t ld,
+                                                               const void *r, int64_t stride,
+                                                               int64_t n, float *o, int64_t os)
 {
 	int64_t row_bytes = hd / QK8_0 * (int64_t)sizeof(struct block_q8_0);
 	__m256 a[ATTN_QB][8];
 	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
-	        _Pragma("GCC unroll 8") for (int u = 0; u < W / 8; u++)
-	                a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);
+	        _Pragma("GCC unroll 8") for (int u = 0; u < W / 8; u++) a[j][u] =
+	                _mm256_loadu_ps(o + j * os + c + 8 * u);
 	for (int64_t i = 0; i < n; i++) {
 		if (c == 0) /* the first strip brings whole rows in */
 			attn_prefetch_row((const char *)r + (i + ATTN_PF) * stride, row_bytes);
-		const struct block_q8_0 *ri = (const struct block_q8_0 *)((const char *)r + i * stride);
+		const struct block_q8_0 *ri =
+		        (const struct block_q8_0 *)((const char *)r + i * stride);
 		_Pragma("GCC unroll 4") for (int u = 0; u < W / 16; u++)
 		{
 			const struct block_q8_0 *rb = ri + (c + 16 * u) / QK8_0;
-			__m128i v8 = _mm_loadu_si128((const __m128i *)(rb->qs + (c + 16 * u) % QK8_0));
+			__m128i v8 =
+			        _mm_loadu_si128((const __m128i *)(rb->qs + (c + 16 * u) % QK8_0));
 			__m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v8));
 			__m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v8, 8)));
 			float dv = f16_to_f32(rb->d);
@@ -585,15 +588,17 @@ static inline __attribute__((always_inline)) void mix_q8_strip(int g, int W, int
 }
 
 static inline __attribute__((always_inline)) void attn_mix_q8_g(int g, int64_t hd, const float *p,
-                                                               int64_t ld, const void *r,
-                                                               int64_t stride, int64_t n,
-                                                               float *o, int64_t os)
+                                                                int64_t ld, const void *r,
+                                                                int64_t stride, int64_t n, float *o,
+                                                                int64_t os)
 {
 	int64_t c = 0;
 	if (g == 1)
-		for (; c + 64 <= hd; c += 64) mix_q8_strip(1, 64, c, hd, p, ld, r, stride, n, o, os);
+		for (; c + 64 <= hd; c += 64)
+			mix_q8_strip(1, 64, c, hd, p, ld, r, stride, n, o, os);
 	if (g <= 2)
-		for (; c + 32 <= hd; c += 32) mix_q8_strip(g, 32, c, hd, p, ld, r, stride, n, o, os);
+		for (; c + 32 <= hd; c += 32)
+			mix_q8_strip(g, 32, c, hd, p, ld, r, stride, n, o, os);
 	for (; c < hd; c += 16) mix_q8_strip(g, 16, c, hd, p, ld, r, stride, n, o, os);
 }
 
@@ -614,8 +619,8 @@ __attribute__((unused)) static void attn_score_q8(int64_t hd, int g, const void 
 }
 
 __attribute__((unused)) static void attn_mix_q8(int64_t hd, int g, const float *p, int64_t ld,
-                                                const void *r, int64_t stride, int64_t n,
-                                                float *o, int64_t os)
+                                                const void *r, int64_t stride, int64_t n, float *o,
+                                                int64_t os)
 {
 	switch (g) {
 		ATTN_CASES_HI(attn_mix_q8_g(8, hd, p, ld, r, stride, n, o, os);

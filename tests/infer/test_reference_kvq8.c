@@ -141,7 +141,8 @@ static void check_llama(int *test_failed_, const char *model, const char *ref, d
 		int n = prompt_ids(pr, ids);
 		struct kv_seq *s = NULL;
 		/* (not REQUIRE: it returns once any CHECK above failed) */
-		float *logits = n > 0 && n < 1024 ? prompt_logits(test_failed_, m, ids, n, &s) : NULL;
+		float *logits =
+		        n > 0 && n < 1024 ? prompt_logits(test_failed_, m, ids, n, &s) : NULL;
 		if (!logits) {
 			CHECK(0);
 			break;
@@ -163,8 +164,9 @@ static void check_llama(int *test_failed_, const char *model, const char *ref, d
 				double d = fabs(cur[id] - lse - jm_num(&doc, jm_at(&doc, pair, 1)));
 				worst = fmax(worst, d);
 				if (d > logp_tol)
-					fprintf(stderr, "  prompt %d step %d id %d: |d logprob| %.3g\n",
-					        pi, k, id, d);
+					fprintf(stderr,
+					        "  prompt %d step %d id %d: |d logprob| %.3g\n", pi,
+					        k, id, d);
 				over += d > logp_tol;
 				sumd += d;
 				n_top++;
@@ -176,8 +178,8 @@ static void check_llama(int *test_failed_, const char *model, const char *ref, d
 			if (sure) {
 				int32_t got = sample_greedy(cur, nv);
 				if (got != want)
-					fprintf(stderr, "  prompt %d step %d: %d, llama.cpp %d\n", pi, k,
-					        got, want);
+					fprintf(stderr, "  prompt %d step %d: %d, llama.cpp %d\n",
+					        pi, k, got, want);
 				CHECK(got == want);
 				greedy_same += got == want;
 			}

@@ -1168,10 +1168,11 @@ TEST(attention_q8_0_score_and_mix_match_reference)
 			for (int g = 1; g <= sets[s]->attn_qb; g++)
 				for (int n = 1; n <= MAXN; n += 3) {
 					int hd = hds[hi];
-					static float a[QB * LD], b[QB * LD], oa[QB * OS], ob[QB * OS];
+					static float a[QB * LD], b[QB * LD], oa[QB * OS],
+					        ob[QB * OS];
 					for (int i = 0; i < QB * LD; i++) a[i] = b[i] = -7.0f;
-					sets[s]->score_q8(hd, g, q, HB, r + HB, STRIDE, n, 0.125f, a,
-					                  LD);
+					sets[s]->score_q8(hd, g, q, HB, r + HB, STRIDE, n, 0.125f,
+					                  a, LD);
 					cpu_kernels_ref.score_q8(hd, g, q, HB, r + HB, STRIDE, n,
 					                         0.125f, b, LD);
 					for (int j = 0; j < QB; j++)
@@ -1180,13 +1181,15 @@ TEST(attention_q8_0_score_and_mix_match_reference)
 								CHECK(a[j * LD + i] == -7.0f);
 								continue;
 							}
-							float tol = 2e-6f * 0.125f *
-							                    q8_score_bound(
-							                            hd, q + j * HB,
-							                            r + HB +
-							                                    i * STRIDE) +
-							            1e-7f;
-							CHECK_NEAR(a[j * LD + i], b[j * LD + i], tol);
+							float tol =
+							        2e-6f * 0.125f *
+							                q8_score_bound(
+							                        hd, q + j * HB,
+							                        r + HB +
+							                                i * STRIDE) +
+							        1e-7f;
+							CHECK_NEAR(a[j * LD + i], b[j * LD + i],
+							           tol);
 							checked++;
 						}
 					for (int i = 0; i < QB * OS; i++) oa[i] = ob[i] = frand();

@@ -263,7 +263,10 @@ TEST(backspace_returns_to_a_past_answer)
 	CHECK_INT_EQ(f.source, FAST_SOURCE_LAST);
 	free(t);
 	/* the place with other text around: no answer */
-	CHECK(answer(&docs, HEAD "|" "\n    return 0\n", NULL) == NULL);
+	CHECK(answer(&docs,
+	             HEAD "|"
+	                  "\n    return 0\n",
+	             NULL) == NULL);
 	fast_doc_free_all(&docs);
 }
 
