@@ -788,6 +788,17 @@ static void stats_into(struct replay_report *rep, json_t *s0, json_t *s1)
 	rep->rejected = DELTA(rejected_candidates);
 	rep->never_started = DELTA(never_started);
 	rep->cold_requests = DELTA(cold_requests);
+	rep->shown_answers = DELTA(shown_answers);
+	rep->first_chars = DELTA(first_answer_chars);
+	rep->chars_500ms = DELTA(shown_chars_500ms);
+	rep->chars_1s = DELTA(shown_chars_1s);
+	rep->chars_end = DELTA(shown_chars_end);
+	rep->live_answers = DELTA(live_answers);
+	rep->past_answers = DELTA(past_answers);
+	rep->ahead_answers = DELTA(ahead_answers);
+	rep->live_tokens = DELTA(live_tokens);
+	rep->ahead_tokens = DELTA(ahead_tokens);
+	rep->thrown_tokens = DELTA(live_thrown_tokens) + DELTA(ahead_thrown_tokens);
 #undef DELTA
 	/* the feedback counts, summed over languages and shapes */
 	const char *lang, *shape;
@@ -919,6 +930,22 @@ json_t *replay_report_json(const struct replay_report *f)
 	json_object_set_new(j, stats_keys.rejected_candidates, json_integer(f->rejected));
 	json_object_set_new(j, stats_keys.never_started, json_integer(f->never_started));
 	json_object_set_new(j, stats_keys.cold_requests, json_integer(f->cold_requests));
+	double shown = f->shown_answers > 0 ? (double)f->shown_answers : 1.0;
+	json_object_set_new(
+	        j, "seen",
+	        json_pack("{s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:f}",
+	                  "answers", (json_int_t)f->shown_answers, "charsAtAnswer",
+	                  (double)f->first_chars / shown, "charsAt500ms",
+	                  (double)f->chars_500ms / shown, "charsAt1s", (double)f->chars_1s / shown,
+	                  "charsAtEnd", (double)f->chars_end / shown, "liveAnswers",
+	                  (json_int_t)f->live_answers, "pastAnswers", (json_int_t)f->past_answers,
+	                  "aheadAnswers", (json_int_t)f->ahead_answers, "fromMemoryShare",
+	                  share((size_t)(f->live_answers + f->past_answers + f->ahead_answers),
+	                        f->answered),
+	                  "liveTokens", (json_int_t)f->live_tokens, "aheadTokens",
+	                  (json_int_t)f->ahead_tokens, "thrownTokens",
+	                  (json_int_t)f->thrown_tokens, "thrownShare",
+	                  f->generated > 0 ? (double)f->thrown_tokens / (double)f->generated : 0.0));
 	json_object_set_new(j, "correct", json_integer((json_int_t)f->correct));
 	json_object_set_new(j, "correctChars", json_integer((json_int_t)f->correct_chars));
 	json_object_set_new(j, "feedback",
@@ -962,6 +989,19 @@ void replay_report_print(const struct replay_report *f, FILE *out)
 	        f->prompt, f->cached,
 	        f->prompt > 0 ? 100.0 * (double)f->cached / (double)f->prompt : 0.0, f->generated,
 	        f->fast_path, f->rejected, f->never_started, f->cold_requests);
+	double shown = f->shown_answers > 0 ? (double)f->shown_answers : 1.0;
+	fprintf(out,
+	        "  seen: the model's %lld answers' top item, mean bytes at the answer %.1f, "
+	        "+0.5 s %.1f, +1 s %.1f, at its end %.1f; answered from a live candidate %lld, a "
+	        "past answer %lld, an answer decoded ahead %lld (%.1f%% of answers); decoded "
+	        "after answers %lld + ahead %lld tokens, thrown %lld (%.1f%% of generated)\n",
+	        f->shown_answers, (double)f->first_chars / shown, (double)f->chars_500ms / shown,
+	        (double)f->chars_1s / shown, (double)f->chars_end / shown, f->live_answers,
+	        f->past_answers, f->ahead_answers,
+	        100.0 * share((size_t)(f->live_answers + f->past_answers + f->ahead_answers),
+	                      f->answered),
+	        f->live_tokens, f->ahead_tokens, f->thrown_tokens,
+	        f->generated > 0 ? 100.0 * (double)f->thrown_tokens / (double)f->generated : 0.0);
 	fprintf(out,
 	        "  top item is what the file says next: %zu of %zu keystrokes (%.1f%%), %zu "
 	        "characters; accepted %zu (%zu with nothing shown)\n",

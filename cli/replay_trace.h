@@ -104,6 +104,14 @@ struct replay_report {
 	double server_cpu_total_ms;
 	/* from infill/stats, over the run (-1 where the server has no such key) */
 	long long prompt, cached, generated, fast_path, rejected, never_started, cold_requests;
+	/* what the user sees (infill/stats, docs/protocol.md): answers the
+	 * model computed and the bytes of their top items at the answer, 0.5 s
+	 * and 1 s after it and at their live candidates' ends; requests answered
+	 * from a live candidate, a past answer, an answer decoded ahead; tokens
+	 * decoded after the answers and ahead, and of those the thrown ones */
+	long long shown_answers, first_chars, chars_500ms, chars_1s, chars_end;
+	long long live_answers, past_answers, ahead_answers;
+	long long live_tokens, ahead_tokens, thrown_tokens;
 };
 
 /* Checks a trace's shape; 0, or -EINVAL with the event and key to fix in

@@ -83,6 +83,16 @@ def consistent(run, evs):
     check(0 <= fb["acceptedUnderFloor"] <= fb["accepted"], "under the floor: of the accepted", fb)
     check(0 <= fb["acceptanceRate"] <= 1, "a rate", fb)
     check(run["backend"] == "cpu", "the model was loaded", run)
+    # what the user sees: the suggestion only grows after the answer, and
+    # the answers from memory are answers
+    seen = run["seen"]
+    check(0 < seen["answers"] <= q["answered"], "the model's answers counted", seen, q)
+    check(0 <= seen["charsAtAnswer"] <= seen["charsAt500ms"] <= seen["charsAt1s"]
+          <= seen["charsAtEnd"], "shown lengths only grow", seen)
+    check(seen["liveAnswers"] + seen["pastAnswers"] + seen["aheadAnswers"]
+          <= run["fastPath"], "answers from memory are fast-path answers", seen, run)
+    check(0 <= seen["thrownTokens"] <= seen["liveTokens"] + seen["aheadTokens"]
+          and 0 <= seen["thrownShare"] <= 1, "thrown: of what was decoded after", seen)
 
 
 def case_every_event(binary, model, traces):
