@@ -943,9 +943,10 @@ json_t *replay_report_json(const struct replay_report *f)
 	                  share((size_t)(f->live_answers + f->past_answers + f->ahead_answers),
 	                        f->answered),
 	                  "liveTokens", (json_int_t)f->live_tokens, "aheadTokens",
-	                  (json_int_t)f->ahead_tokens, "thrownTokens",
-	                  (json_int_t)f->thrown_tokens, "thrownShare",
-	                  f->generated > 0 ? (double)f->thrown_tokens / (double)f->generated : 0.0));
+	                  (json_int_t)f->ahead_tokens, "thrownTokens", (json_int_t)f->thrown_tokens,
+	                  "thrownShare",
+	                  f->generated > 0 ? (double)f->thrown_tokens / (double)f->generated
+	                                   : 0.0));
 	json_object_set_new(j, "correct", json_integer((json_int_t)f->correct));
 	json_object_set_new(j, "correctChars", json_integer((json_int_t)f->correct_chars));
 	json_object_set_new(j, "feedback",
