@@ -202,6 +202,10 @@ co = coroutine.create(function()
   else
     check(mm[1][4].virt_text_pos == 'overlay', 'drawn over the rest of the line, not at its end: '
       .. tostring(mm[1][4].virt_text_pos))
+    -- over real characters, their highlights do not show through (MatchParen
+    -- of the `)` under the cursor on the first ghost character)
+    check(mm[1][4].hl_mode == 'replace', 'the overlay replaces what it covers: '
+      .. tostring(mm[1][4].hl_mode))
     check(vim.trim(shown) == 'a_of_circle(2.0))', 'the line reads as after accepting: ' .. vim.inspect(shown))
   end
   infill.dismiss()

@@ -186,6 +186,8 @@ local function render(bufnr, row, col, rest, end_col)
   local vt = { { expand_tabs(lines[1]), S.opts.hl_group } }
   local last_line = { { expand_tabs(lines[#lines]), S.opts.hl_group } }
   local pos = 'overlay' -- at the line's end: nothing after the cursor to hide
+  -- combine: the ghost text takes the line's background (cursorline)
+  local hl_mode = 'combine'
   if vim.fn.has('nvim-0.10') == 1 then
     pos = 'inline' -- the native inline virtual text moves what follows
   elseif col < #line then
@@ -208,8 +210,11 @@ local function render(bufnr, row, col, rest, end_col)
     if w < covered then
       vt[#vt + 1] = { string.rep(' ', covered - w), 'Normal' }
     end
+    -- drawn over real characters: their highlights (MatchParen on the `)`
+    -- under the cursor) must not show through the first ghost character
+    hl_mode = 'replace'
   end
-  local opts = { virt_text = vt, virt_text_pos = pos, hl_mode = 'combine' }
+  local opts = { virt_text = vt, virt_text_pos = pos, hl_mode = hl_mode }
   if #lines > 1 then
     local vl = {}
     for i = 2, #lines - 1 do
