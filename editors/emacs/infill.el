@@ -564,16 +564,20 @@ C buffer opened after a Python one reaches the server as Python."
   "The server's infill/suggestionGrew: the suggestion at POSITION of URI grew.
 POSITION is a plist (eglot) or a hash table (lsp-mode) with line and
 character. Asked again there, the server answers at once with the longer
-text, drawn in place; only while point is still there in that buffer."
-  (let ((file (and uri (string-prefix-p "file://" uri)
-                   (url-unhex-string (string-remove-prefix "file://" uri)))))
-    (when (and infill-mode position buffer-file-name file
-               (string= (file-truename file) (file-truename buffer-file-name))
-               (eql (infill--get position "line") (1- (line-number-at-pos)))
-               (eql (infill--get position "character")
-                    (infill--utf16-length
-                     (buffer-substring-no-properties (line-beginning-position) (point)))))
-      (infill-complete nil))))
+text, drawn in place; only while point is still there in that buffer.
+Notifications arrive in the connection's own buffer: the file's buffer is
+found by its name."
+  (let* ((file (and uri (string-prefix-p "file://" uri)
+                    (url-unhex-string (string-remove-prefix "file://" uri))))
+         (buf (and file position (find-buffer-visiting file))))
+    (when buf
+      (with-current-buffer buf
+        (when (and infill-mode
+                   (eql (infill--get position "line") (1- (line-number-at-pos)))
+                   (eql (infill--get position "character")
+                        (infill--utf16-length
+                         (buffer-substring-no-properties (line-beginning-position) (point)))))
+          (infill-complete nil))))))
 
 (with-eval-after-load 'eglot
   (cl-defmethod eglot-handle-notification
