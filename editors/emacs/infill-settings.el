@@ -119,10 +119,11 @@ nil: leave it to the server."
   :group 'infill-settings)
 
 (defcustom infill-cache-kv-type nil
-  "Precision of cached keys and values (f32: twice the memory, slower decode).
+  "Precision of cached keys and values (f32: twice the memory, slower decode;
+q8_0: half the memory, faster long-context decode).
 Server setting \"cache.kvType\" (server default \"f16\").
 nil: leave it to the server."
-  :type '(choice (const :tag "Server default" nil) (const "f16") (const "f32"))
+  :type '(choice (const :tag "Server default" nil) (const "f16") (const "f32") (const "q8_0"))
   :group 'infill-settings)
 
 (defcustom infill-cache-reuse-shifted-suffix nil

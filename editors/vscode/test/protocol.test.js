@@ -91,10 +91,11 @@ test('inline completion round trip with the real server', { timeout: 170000 }, a
       },
     });
     assert.ok(init.capabilities.inlineCompletionProvider, 'inlineCompletionProvider advertised');
-    // feedback: vscode-languageclient registers this command, which VS Code
-    // runs when an item (whose command it is) is accepted
+    // feedback: vscode-languageclient registers these commands, which VS
+    // Code runs when an item (whose command it is) is accepted: a completion,
+    // a next edit
     assert.deepStrictEqual(init.capabilities.executeCommandProvider,
-      { commands: ['infill.didAcceptCompletion'] });
+      { commands: ['infill.didAcceptCompletion', 'infill.didAcceptNextEdit'] });
     await conn.sendNotification(P.InitializedNotification.type, {});
 
     const uri = 'file://' + path.join(home, 'walk.py');
