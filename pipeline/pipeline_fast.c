@@ -261,9 +261,9 @@ static void pasts_push(struct fast_doc *d, struct fast_doc *h)
 	d->pasts = h;
 }
 
-/* A past answer from d's last one (its candidates moved, its snapshot cut
- * to what it keeps): d is cleared. NULL when d holds nothing to keep or
- * out of memory (d cleared either way). */
+/* A past answer from d's last one: its candidates moved out of d, its
+ * snapshot's kept span copied (d's text stays d's). NULL when d holds
+ * nothing to keep or out of memory (d unchanged). */
 static struct fast_doc *past_from(struct fast_doc *d)
 {
 	struct fast_doc *h = NULL;
@@ -275,7 +275,6 @@ static struct fast_doc *past_from(struct fast_doc *d)
 	char *t = h ? malloc(hi - lo + 1) : NULL;
 	if (!t) {
 		free(h);
-		doc_clear(d);
 		return NULL;
 	}
 	memcpy(t, d->text + lo, hi - lo);
@@ -291,7 +290,6 @@ static struct fast_doc *past_from(struct fast_doc *d)
 		                .live = { .source = FAST_SOURCE_PAST } };
 	d->cands = NULL; /* moved */
 	d->n = 0;
-	doc_clear(d);
 	return h;
 }
 
@@ -335,6 +333,7 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 		*docs = d;
 	}
 	struct fast_doc *h = past_from(d);
+	doc_clear(d);
 	if (h && holds_place(h, req->text, req->text_len, req->cursor))
 		pasts_free(h); /* answered anew at the same place: the new one stands */
 	else if (h)
@@ -461,18 +460,14 @@ bool fast_ahead(struct fast_doc **docs, const char *uri, const char *text, size_
 		d->next = *docs;
 		*docs = d;
 	}
-	/* built as a last answer over a copy of the snapshot, then cut */
-	struct fast_doc tmp = { .len = len, .cursor = cursor, .now = cursor };
+	/* built as a last answer over the snapshot (borrowed), then cut */
+	struct fast_doc tmp = { .text = (char *)text, .len = len, .cursor = cursor, .now = cursor };
 	tmp.ctx_start = ctx_start <= cursor ? ctx_start : 0;
 	tmp.ctx_end = ctx_end >= cursor && ctx_end <= len ? ctx_end : len;
-	if (!(tmp.text = malloc(len + 1))) return false;
-	memcpy(tmp.text, text, len);
-	tmp.text[len] = 0;
-	if (!cands_from(res, cursor, len, false, &tmp.cands, &tmp.n)) {
-		free(tmp.text);
-		return false;
-	}
-	struct fast_doc *h = past_from(&tmp); /* tmp cleared */
+	struct fast_doc *h = NULL;
+	if (cands_from(res, cursor, len, false, &tmp.cands, &tmp.n)) h = past_from(&tmp);
+	tmp.text = NULL; /* not ours */
+	doc_clear(&tmp);
 	if (!h) return false;
 	h->live.source = FAST_SOURCE_AHEAD;
 	pasts_push(d, h);
