@@ -7,12 +7,20 @@
 // file named by $INFILL_FAKE_OUT. With $INFILL_FAKE_INLINE set it is also an
 // inline completion provider that always offers that text as the whole
 // line at the cursor (VS Code shows what continues what was typed), so that
-// what VS Code does with a known ghost text can be tested. No dependencies.
+// what VS Code does with a known ghost text can be tested. With
+// $INFILL_FAKE_GROW ("line|longer line|..."), it offers the first line and,
+// 300 ms after each answer, tells the client the suggestion grew
+// (infill/suggestionGrew) and offers the next one when asked again at the same
+// place and version: a suggestion that grows while the user waits.
+// No dependencies.
 'use strict';
 const fs = require('fs');
 
 const out = process.env.INFILL_FAKE_OUT;
-const inline = process.env.INFILL_FAKE_INLINE;
+const grow = process.env.INFILL_FAKE_GROW ? process.env.INFILL_FAKE_GROW.split('|') : null;
+const inline = process.env.INFILL_FAKE_INLINE || (grow && grow[0]);
+const versions = new Map();
+let stage = { key: '', n: 0 };
 const frame = (msg) => {
   const body = Buffer.from(JSON.stringify(msg), 'utf8');
   return Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]);
@@ -34,9 +42,30 @@ function handle(msg) {
       '12:00:00.002 error fake-error-line\na line without a level\n');
   } else if (msg.id === 'create-1' && !msg.method) {
     if (out) fs.writeFileSync(out, JSON.stringify(msg));
+  } else if (msg.method === 'textDocument/didOpen' || msg.method === 'textDocument/didChange') {
+    versions.set(msg.params.textDocument.uri, msg.params.textDocument.version);
   } else if (msg.method === 'textDocument/inlineCompletion' && inline) {
     const pos = msg.params.position;
-    process.stdout.write(frame({ jsonrpc: '2.0', id: msg.id, result: { items: [{ insertText: inline,
+    const uri = msg.params.textDocument.uri;
+    const version = versions.get(uri);
+    let text = inline;
+    if (grow) {
+      const key = JSON.stringify([uri, version, pos]);
+      if (stage.key !== key) stage = { key, n: 0 };
+      text = grow[stage.n];
+      if (stage.n + 1 < grow.length && !stage.pending) {
+        const at = stage;
+        at.pending = true;
+        setTimeout(() => {
+          at.pending = false;
+          if (stage !== at) return;
+          at.n++;
+          process.stdout.write(frame({ jsonrpc: '2.0', method: 'infill/suggestionGrew',
+            params: { uri, version, position: pos } }));
+        }, 600);
+      }
+    }
+    process.stdout.write(frame({ jsonrpc: '2.0', id: msg.id, result: { items: [{ insertText: text,
       range: { start: { line: pos.line, character: 0 }, end: pos } }] } }));
   } else if (msg.method === 'shutdown') {
     process.stdout.write(frame({ jsonrpc: '2.0', id: msg.id, result: null }));

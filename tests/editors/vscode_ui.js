@@ -16,6 +16,8 @@
 //  - no suggestions in Markdown (the document selector offers code)
 //  - the on/off toggle silences the menu items too
 //  - accept word after cycling takes the suggestion being shown
+//  - a suggestion that grows on the server grows on screen (VS Code asks
+//    again only once per place and version by itself)
 'use strict';
 const assert = require('node:assert');
 const cp = require('child_process');
@@ -229,6 +231,7 @@ async function main() {
   for (const d of [ud, ex, ws, path.join(ud, 'User'), path.join(tmp, 'config')]) fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(path.join(ws, 'circle.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'menu.py'), CIRCLE);
+  fs.writeFileSync(path.join(ws, 'grow.py'), 'items = []\n\n');
   fs.writeFileSync(path.join(ws, 'notes.md'), '# Notes\n\nThe area of a circle\n');
   fs.writeFileSync(path.join(ws, '.infill.json'), '{}\n');
   // words for VS Code's word list: "item" and "items" (Tab once took them)
@@ -543,6 +546,68 @@ async function main() {
       const last = saved.filter((l) => l.startsWith('for item')).pop() || '';
       check(last === line, `one Tab accepted the ghost text, not the word list's item: ${JSON.stringify(last)}`);
       check(!(await suggestWidgetVisible(page)), 'the word list is closed after the accept');
+    }
+
+    // ---- a suggestion that grows while the user waits: the server says so
+    // (infill/suggestionGrew), the client asks again, and the ghost text on
+    // screen extends with no key pressed, past the second growth (VS Code
+    // re-asks by itself only once per place and version: the client's
+    // second path). A stand-in server whose suggestion grows in known
+    // steps, so the text is known.
+    if (want('grow')) {
+      const stages = ['total = s', 'total = sum(item.price', 'total = sum(item.price for item in items)'];
+      const fake = path.join(tmp, 'fake-grow.sh');
+      fs.writeFileSync(fake, `#!/bin/sh\nINFILL_FAKE_GROW='${stages.join('|')}' exec '${process.execPath}' '${path.join(__dirname, 'vscode_fake_server.js')}'\n`);
+      fs.chmodSync(fake, 0o755);
+      const starts = () => (channelLog(ud).match(/fake-info-line/g) || []).length;
+      const before = starts();
+      await editSettings(page, { 'infill.serverPath': fake });
+      await waitFor('the client to restart on the stand-in', () => starts() > before, 20000).catch(() => null);
+      await sleep(500);
+      await openFile(page, 'grow.py');
+      await press(page, 'Control+End');
+      // what each painted frame shows, from the first ghost text on: a
+      // suggestion that blinks out while it grows is not "in place"
+      await page.evaluate(() => {
+        const frames = window.infillFrames = [];
+        const tick = () => {
+          const g = [...document.querySelectorAll('.monaco-editor .ghost-text-decoration')].map((e) => e.textContent).join('');
+          if (g || frames.length) frames.push(g);
+          if (frames.length < 2000) requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      });
+      await page.keyboard.type('total', { delay: 60 });
+      const seen = [];
+      const full = stages[stages.length - 1].slice('total'.length);
+      // the client may still be restarting on the stand-in: ask explicitly
+      if (!(await waitFor('a first ghost text', () => ghostText(page), 4000).catch(() => ''))) {
+        await press(page, 'Alt+Backslash');
+      }
+      const grown = await waitFor('the ghost text to grow to the whole line', async () => {
+        const g = await ghostText(page);
+        if (g && seen[seen.length - 1] !== g) seen.push(g);
+        return g === full ? g : null;
+      }, 10000).catch(() => null);
+      log('ghost text seen, in order: ' + JSON.stringify(seen));
+      // VS Code 1.100 asks again by itself once per place and version: the
+      // first growth replaces the ghost text in place; for later ones the
+      // client clears it and hands over the answer it already holds, a blink
+      // of a frame or two on an idle machine (logged, not asserted: a
+      // loaded one paints late)
+      const frames = (await page.evaluate(() => window.infillFrames.splice(0))).map((f) => f.replace(/\u00a0/g, ' '));
+      const firstGrowth = frames.indexOf(stages[1].slice('total'.length));
+      log(`${frames.length} frames painted from the first ghost text, ${frames.filter((f) => !f).length} without it`);
+      check(firstGrowth > 0 && frames.slice(0, firstGrowth + 1).every((f) => f),
+        'the first growth replaced the ghost text in place (no frame without it)');
+      check(seen[0] === stages[0].slice('total'.length), 'the first answer is shown: ' + JSON.stringify(seen[0]));
+      check(grown, 'with no key pressed the ghost text grew to the whole line: ' + JSON.stringify(seen));
+      await page.keyboard.press('Tab');
+      await sleep(500);
+      await press(page, 'Control+S');
+      await sleep(500);
+      const last = fs.readFileSync(path.join(ws, 'grow.py'), 'utf8').split('\n').filter((l) => l.startsWith('total')).pop();
+      check(last === stages[stages.length - 1], 'Tab accepted the grown suggestion: ' + JSON.stringify(last));
     }
 
     // ---- a wrong infill.serverPath: one message, naming the setting (not

@@ -109,10 +109,13 @@ function makeClient() {
         (st.enabled && cfg(document).get('menuItems') ? next(document, position, context, token) : null),
       provideInlineCompletionItems: async (document, position, context, token, next) => {
         if (!st.enabled) return null;
-        const result = await next(document, position, context, token);
+        const here = { uri: document.uri.toString(), version: document.version,
+          line: position.line, character: position.character };
+        const grown = st.grown;
+        st.grown = null;
+        const result = text.samePlace(grown, here) ? grown.result : await next(document, position, context, token);
         const items = Array.isArray(result) ? result : (result && result.items) || [];
-        st.last = { uri: document.uri.toString(), version: document.version,
-          line: position.line, character: position.character, items };
+        st.last = { ...here, items };
         report('textDocument/didShowCompletion', feedback.shownParams(items));
         return result;
       },
@@ -171,13 +174,34 @@ function hookNotifications(client) {
   // deadline): asked again where it is, the server answers at once with the
   // longer text, and VS Code extends the ghost text in place. Only while the
   // cursor is still there; otherwise the next keystroke asks anyway.
-  client.onNotification('infill/suggestionGrew', (params) => {
+  client.onNotification('infill/suggestionGrew', async (params) => {
     const ed = vscode.window.activeTextEditor;
     if (!st.enabled || !ed) return;
+    const doc = ed.document;
     const pos = ed.selection.active;
-    const here = { uri: ed.document.uri.toString(), version: ed.document.version,
+    const here = { uri: doc.uri.toString(), version: doc.version,
       line: pos.line, character: pos.character, selectionEmpty: ed.selection.isEmpty };
-    if (text.grewHere(params, here)) vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    if (!text.grewHere(params, here)) return;
+    const trigger = () => vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    if (!text.samePlace(st.askedAgain, here)) {
+      st.askedAgain = here;
+      trigger();
+      return;
+    }
+    // VS Code asks again once: its explicit request then stands for every
+    // later one at the same place and version. So the grown answer is
+    // fetched here first, VS Code's suggestion is cleared and asked for
+    // again, and the provider hands over the answer already here: the ghost
+    // text is replaced within one round trip inside VS Code.
+    const invoke = { triggerKind: vscode.InlineCompletionTriggerKind.Invoke, selectedCompletionInfo: undefined };
+    const ls = await client.sendRequest('textDocument/inlineCompletion',
+      client.code2ProtocolConverter.asInlineCompletionParams(doc, pos, invoke)).catch(() => null);
+    if (!ls || doc.version !== here.version || !ed.selection.active.isEqual(pos)) return;
+    st.grown = { ...here, result: await client.protocol2CodeConverter.asInlineCompletionResult(ls) };
+    // both sent at once: VS Code runs them in order, and the blank between
+    // them lasts no IPC round trip
+    vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
+    trigger();
   });
   client.onNotification(lc.ShowMessageNotification.type, (m) => {
     if (m.type === lc.MessageType.Error) {

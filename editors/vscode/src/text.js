@@ -35,8 +35,14 @@ function nextLine(s) {
 // asking again worth it: the longer text then comes at once, in place.
 function grewHere(params, at) {
   if (!params || !params.position || !at || !at.selectionEmpty) return false;
-  return params.uri === at.uri && params.version === at.version &&
-    params.position.line === at.line && params.position.character === at.character;
+  return samePlace({ uri: params.uri, version: params.version, ...params.position }, at);
 }
 
-module.exports = { remainder, nextWord, nextLine, grewHere };
+// Whether a and b ({uri, version, line, character}) are one place in one
+// version of a document.
+function samePlace(a, b) {
+  return !!a && !!b && a.uri === b.uri && a.version === b.version &&
+    a.line === b.line && a.character === b.character;
+}
+
+module.exports = { remainder, nextWord, nextLine, grewHere, samePlace };

@@ -2,7 +2,7 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
-const { remainder, nextWord, nextLine, grewHere } = require('../src/text');
+const { remainder, nextWord, nextLine, grewHere, samePlace } = require('../src/text');
 
 test('remainder strips what was typed since the range start', () => {
   assert.strictEqual(remainder('list_python_files(root)', 'list_'), 'python_files(root)');
@@ -63,4 +63,13 @@ test('grewHere: only where the suggestion is, at its version, nothing selected',
   assert.strictEqual(grewHere(p, { ...at, selectionEmpty: false }), false, 'a selection');
   assert.strictEqual(grewHere(null, at), false);
   assert.strictEqual(grewHere({ uri: p.uri, version: 3 }, at), false, 'no position');
+});
+
+test('samePlace: one place in one version of a document', () => {
+  const a = { uri: 'file:///a.py', version: 3, line: 4, character: 8 };
+  assert.strictEqual(samePlace(a, { ...a }), true);
+  assert.strictEqual(samePlace(a, { ...a, version: 4 }), false);
+  assert.strictEqual(samePlace(a, { ...a, character: 7 }), false);
+  assert.strictEqual(samePlace(a, { ...a, uri: 'file:///b.py' }), false);
+  assert.strictEqual(samePlace(null, a), false);
 });
