@@ -604,17 +604,19 @@ async function main() {
         return n && n.line.startsWith('    return') && n.added === 'n' ? n : null;
       }, 10000).catch(() => null);
       check(third, 'leaving the line offers the use in other(): ' + JSON.stringify(third));
-      // (a ghost text or the word list, when one shows, takes the first
-      // Escape: VS Code's own, before the next edit's)
-      const other = (await ghostText(page)) || (await suggestWidgetVisible(page));
-      await page.keyboard.press('Escape');
-      if (other) {
-        log('Escape for the ghost text or the word list first');
-        await sleep(300);
+      // (a ghost text or the word list, when one shows, takes an Escape
+      // first: VS Code's own, before the next edit's; nothing else takes
+      // the next edit away)
+      let gone = false;
+      for (let tries = 0; !gone && tries < 3; tries++) {
+        const ghost = await ghostText(page);
+        const list = await suggestWidgetVisible(page);
+        if (tries) log(`Escape again (ghost ${JSON.stringify(ghost)}, word list ${list})`);
         await page.keyboard.press('Escape');
+        gone = await waitFor('the offer dismissed', async () => !(await nextEditShown(page)), 1500)
+          .catch(() => false);
       }
-      const gone = await waitFor('the offer dismissed', async () => !(await nextEditShown(page)), 3000)
-        .catch(() => false);
+      if (!gone && env.INFILL_KEEP) await page.screenshot({ path: path.join(tmp, 'nextedit-escape.png') });
       check(gone, 'Escape dismissed it');
       await page.keyboard.press('Home');
       await page.keyboard.press('Tab'); // an ordinary Tab again: indents
