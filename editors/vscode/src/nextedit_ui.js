@@ -144,15 +144,21 @@ function create(hooks) {
     const version = doc.version;
     s.askedVersion = version;
     s.sentVersion = version;
-    s.cts = new vscode.CancellationTokenSource();
+    const cts = new vscode.CancellationTokenSource();
+    s.cts = cts; // in flight while set
     const ed = editorOf(doc);
     const cursor = ed ? ed.selection.active : new vscode.Position(0, 0);
     const uri = c.code2ProtocolConverter.asUri(doc.uri);
     let result = null;
     try {
-      result = await c.sendRequest(N.METHOD, N.requestParams(uri, version, cursor), s.cts.token);
+      result = await c.sendRequest(N.METHOD, N.requestParams(uri, version, cursor), cts.token);
     } catch (e) {
       return; // cancelled, or the server went away
+    } finally {
+      if (s.cts === cts) {
+        s.cts = null;
+        cts.dispose();
+      }
     }
     // an answer about text changed since, or superseded: dropped
     if (seq !== s.seq || doc.isClosed || doc.version !== version) return;
