@@ -130,6 +130,10 @@ const vscodeOwn = {
     type: 'boolean', default: false, scope: 'language-overridable',
     markdownDescription: "Also offer infill's suggestions in VS Code's word list (labelled `infill`). Off (the default, as with Copilot): ghost text only, so the list does not open on every keystroke and take Tab from the ghost text.",
   },
+  'infill.nextEdits': {
+    type: 'boolean', default: true, scope: 'language-overridable',
+    markdownDescription: 'After an edit settles (a pause, or the cursor leaving the line), show the edit it implies next (a rename\'s other uses, a changed signature\'s calls, the same fix on alike lines) at its place: Ctrl+Alt+] jumps to it, Tab on its line applies it, Escape dismisses it.',
+  },
   'infill.trace.server': {
     type: 'string', enum: ['off', 'messages', 'verbose'], default: 'off', scope: 'window',
     description: 'Trace the LSP messages between VS Code and infill in the output channel.',

@@ -227,7 +227,11 @@ static int pending_fill(struct server *s, struct docs_entry *e, struct ne_doc *d
 	char *text = doc_text(e->doc);
 	if (!text) return -ENOMEM;
 	const struct settings *st = config_get(s->config, e->language_id);
-	uint64_t deadline = nextedit_now_ns() + (uint64_t)st->completion_deadline_ms * 1000000u;
+	/* completion.deadlineMs 0 is "no deadline" (settings.md), not "none
+	 * checked": then every place is validated */
+	uint64_t deadline = 0;
+	if (st->completion_deadline_ms)
+		deadline = nextedit_now_ns() + (uint64_t)st->completion_deadline_ms * 1000000u;
 	struct nextedit_params p = { .lang = ast_lang_from_id(e->language_id),
 		                     .text = text,
 		                     .len = doc_length(e->doc),

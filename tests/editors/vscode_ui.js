@@ -18,6 +18,8 @@
 //  - accept word after cycling takes the suggestion being shown
 //  - a suggestion that grows on the server grows on screen (VS Code asks
 //    again only once per place and version by itself)
+//  - next edits: a rename at one place offers the next use on screen,
+//    Ctrl+Alt+] jumps to it, Tab applies it, Escape dismisses one
 'use strict';
 const assert = require('node:assert');
 const cp = require('child_process');
@@ -33,6 +35,18 @@ const csBin = path.join(cs, 'node_modules', 'code-server', 'out', 'node', 'entry
 const t0 = Date.now();
 const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// next edits: `size` renamed in area() is offered in area() only
+const AREA = `def area(w, h):
+    size = w * h
+    print("size", size)
+    return size
+
+
+def other():
+    size = 3
+    return size
+`;
 
 const CIRCLE = `import math
 
@@ -97,6 +111,49 @@ async function ghostText(page) {
     const lines = [...document.querySelectorAll('.monaco-editor .ghost-text .view-line')]
       .map((e) => fix(e.textContent));
     return lines.length ? inline + '\n' + lines.join('\n') : inline;
+  });
+}
+
+// The lines of the active editor as shown, in order (the view's lines are
+// placed by their top, not by their order in the page).
+async function editorLines(page) {
+  return page.evaluate(() => {
+    const ed = document.querySelector('.monaco-editor.focused') || document.querySelector('.monaco-editor');
+    return [...ed.querySelectorAll('.view-lines .view-line')]
+      .map((e) => ({ top: parseFloat(e.style.top) || 0, text: e.textContent.replace(/\u00a0/g, ' ') }))
+      .sort((a, b) => a.top - b.top).map((l) => l.text);
+  });
+}
+
+// The next edit on screen: the line it is on (as shown, with the new text
+// after the struck-through old one), the struck-through text and the new
+// text drawn after it; null when none is drawn.
+async function nextEditShown(page) {
+  return page.evaluate(() => {
+    const fix = (t) => t.replace(/\u00a0/g, ' ');
+    const ed = document.querySelector('.monaco-editor.focused') || document.querySelector('.monaco-editor');
+    for (const line of ed.querySelectorAll('.view-lines .view-line')) {
+      const spans = [...line.querySelectorAll('span')];
+      const struck = spans.filter((e) => !e.children.length &&
+        getComputedStyle(e).textDecorationLine.includes('line-through'));
+      if (!struck.length) continue;
+      // VS Code draws a decoration's `after` text as CSS content of an
+      // empty span after the range
+      const added = spans.map((e) => getComputedStyle(e, '::after').content)
+        .filter((c) => c && c !== 'none' && c !== 'normal')
+        .map((c) => { try { return JSON.parse(c); } catch (e) { return c.replace(/^"|"$/g, ''); } }).join('');
+      return { line: fix(line.textContent), struck: fix(struck.map((e) => e.textContent).join('')), added: fix(added) };
+    }
+    return null;
+  });
+}
+
+// The cursor as the status bar says it: [line, column], 1-based.
+async function cursorAt(page) {
+  return page.evaluate(() => {
+    const it = document.querySelector('#status\\.editor\\.selection');
+    const m = it && /Ln (\d+), Col (\d+)/.exec(it.textContent);
+    return m ? [Number(m[1]), Number(m[2])] : null;
   });
 }
 
@@ -232,6 +289,7 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'circle.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'menu.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'grow.py'), 'items = []\n\n');
+  fs.writeFileSync(path.join(ws, 'area.py'), AREA);
   fs.writeFileSync(path.join(ws, 'notes.md'), '# Notes\n\nThe area of a circle\n');
   fs.writeFileSync(path.join(ws, '.infill.json'), '{}\n');
   // words for VS Code's word list: "item" and "items" (Tab once took them)
@@ -243,6 +301,7 @@ async function main() {
     'infill.serverPath': env.INFILL_BIN,
     'infill.model': env.INFILL_MODEL,
     'infill.log.level': env.INFILL_UI_LOG || 'debug',
+    'infill.trace.server': env.INFILL_UI_TRACE || 'off',
     'infill.completion.temperature': 1.0,
     'infill.completion.candidates': 4,
     // a loaded CI machine: the answer deadline would cut suggestions short
@@ -477,6 +536,107 @@ async function main() {
       const reloaded = await waitFor('the server to reload .infill.json', () =>
         /\.infill\.json changed: reloading the project settings/.test(channelLog(ud)), 10000).catch(() => false);
       check(reloaded, 'saving .infill.json in VS Code reloads it on the server');
+    }
+
+    // ---- next edits: rename `size` at its first place; the next use is
+    // offered on screen, Ctrl+Alt+] jumps to it, Tab applies it, and the one
+    // after it; the file is right. Then a rename in other() offered and
+    // dismissed with Escape.
+    if (want('nextedit')) {
+      await openFile(page, 'area.py');
+      await press(page, 'Control+Home');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('Home'); // line 2, on `size`
+      await press(page, 'Control+Shift+ArrowRight');
+      await page.keyboard.type('area_m2', { delay: 80 });
+      // (the edit settles after a pause: no key now; a machine that stalls
+      // mid-word shows `area` first, until the rest is typed)
+      const first = await waitFor('the next use offered on line 3', async () => {
+        const n = await nextEditShown(page);
+        return n && n.line.startsWith('    print(') && n.added === 'area_m2' ? n : null;
+      }, 15000).catch(async () => nextEditShown(page));
+      log('offered: ' + JSON.stringify(first));
+      check(first && first.struck === 'size' && first.added === 'area_m2',
+        'the next use is offered at its place: `size` struck through, `area_m2` after it: ' + JSON.stringify(first));
+      if (env.INFILL_KEEP) await page.screenshot({ path: path.join(tmp, 'nextedit-offered.png') });
+      await press(page, 'Control+Alt+BracketRight');
+      const at = await waitFor('Ctrl+Alt+] to move the cursor to line 3', async () => {
+        const c = await cursorAt(page);
+        return c && c[0] === 3 ? c : null;
+      }, 3000).catch(() => null);
+      check(at && at[1] === 19, 'Ctrl+Alt+] jumped to the next edit (Ln 3, Col 19): ' + JSON.stringify(at));
+      await page.keyboard.press('Tab');
+      const applied = await waitFor('line 3 changed', async () => {
+        const l = await editorLines(page);
+        return l[2] && l[2].startsWith('    print("size", area_m2)') ? l : null;
+      }, 3000).catch(() => null);
+      check(applied, 'Tab applied it: ' + JSON.stringify(applied || (await editorLines(page))));
+      const second = await waitFor('the use after it offered on line 4', async () => {
+        const n = await nextEditShown(page);
+        return n && n.line.startsWith('    return') && n.added === 'area_m2' ? n : null;
+      }, 10000).catch(async () => nextEditShown(page));
+      check(second && second.struck === 'size' && second.added === 'area_m2',
+        'the use after it is offered: ' + JSON.stringify(second));
+      await press(page, 'Control+Alt+BracketRight');
+      await waitFor('Ctrl+Alt+] to move the cursor to line 4', async () => {
+        const c = await cursorAt(page);
+        return c && c[0] === 4;
+      }, 3000).catch(() => null);
+      await page.keyboard.press('Tab');
+      await waitFor('line 4 changed', async () => (await editorLines(page))[3] === '    return area_m2', 3000)
+        .catch(() => null);
+      await sleep(700); // another offer, if any (there should be none), comes by now
+      const more = await nextEditShown(page);
+      check(!more, 'nothing more offered (other() keeps its own size): ' + JSON.stringify(more));
+      await press(page, 'Control+S');
+      await sleep(500);
+      const expected = AREA.replace('    size = w * h\n    print("size", size)\n    return size\n',
+        '    area_m2 = w * h\n    print("size", area_m2)\n    return area_m2\n');
+      const saved = fs.readFileSync(path.join(ws, 'area.py'), 'utf8');
+      check(saved === expected, 'the file is right: ' + JSON.stringify(saved));
+
+      // rename in other(), leave the line (the edit settles at once), Escape
+      await press(page, 'Control+End');
+      await page.keyboard.press('ArrowUp');
+      await page.keyboard.press('ArrowUp');
+      await page.keyboard.press('Home'); // line 8, on `size`
+      await press(page, 'Control+Shift+ArrowRight');
+      await page.keyboard.type('n', { delay: 80 });
+      await page.keyboard.press('ArrowDown'); // line 9: the target's line
+      // (the word list, when it opened on `n`, takes the arrow: closed first)
+      const down = await waitFor('the cursor on line 9', async () => ((await cursorAt(page)) || [])[0] === 9, 1000)
+        .catch(() => false);
+      if (!down) {
+        log('the arrow went to the word list: Escape, ArrowDown');
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('ArrowDown');
+      }
+      const third = await waitFor('the use in other() offered', async () => {
+        const n = await nextEditShown(page);
+        return n && n.line.startsWith('    return') && n.added === 'n' ? n : null;
+      }, 10000).catch(() => null);
+      check(third, 'leaving the line offers the use in other(): ' + JSON.stringify(third));
+      // (a ghost text or the word list, when one shows, takes an Escape
+      // first: VS Code's own, before the next edit's; nothing else takes
+      // the next edit away)
+      let gone = false;
+      for (let tries = 0; !gone && tries < 3; tries++) {
+        const ghost = await ghostText(page);
+        const list = await suggestWidgetVisible(page);
+        log(`Escape ${tries + 1} (ghost ${JSON.stringify(ghost)}, word list ${list})`);
+        await page.keyboard.press('Escape');
+        gone = await waitFor('the offer dismissed', async () => !(await nextEditShown(page)), 1500)
+          .catch(() => false);
+      }
+      if (!gone && env.INFILL_KEEP) await page.screenshot({ path: path.join(tmp, 'nextedit-escape.png') });
+      check(gone, 'Escape dismissed it');
+      await page.keyboard.press('Home');
+      await page.keyboard.press('Tab'); // an ordinary Tab again: indents
+      await press(page, 'Control+S');
+      await sleep(500);
+      const lines = fs.readFileSync(path.join(ws, 'area.py'), 'utf8').split('\n');
+      check(lines[7] === '    n = 3' && lines[8] === '        return size',
+        'the dismissed edit is not applied, Tab is a Tab again: ' + JSON.stringify(lines.slice(7, 9)));
     }
 
     // ---- item 7: a model that fails to load shows in the status bar

@@ -187,6 +187,16 @@ def case_closed_forgets(c):
     check(next_edit(c) == [], "a reopened document has no settled edit")
 
 
+def case_deadline_off(c):
+    """completion.deadlineMs 0 is no deadline: every place checked, none cut
+    (the VS Code UI test runs so on a loaded machine)."""
+    c.initialize(init_options={"completion": {"deadlineMs": 0}})
+    open_doc(c, PY)
+    version = rename_size(c)
+    edits = next_edit(c, version=version)
+    check(len(edits) == 2, "both places with the deadline off", edits)
+
+
 def doc_text_after_rename():
     return PY.replace("size =", "area =")
 

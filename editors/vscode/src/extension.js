@@ -4,7 +4,8 @@
 // workspace/configuration from the "infill.*" settings, shows model loading
 // progress and errors in the status bar, writes the server's log lines to
 // the output channel at their own levels, and adds commands to restart the
-// server, toggle suggestions and accept a word or a line of a suggestion.
+// server, toggle suggestions and accept a word or a line of a suggestion,
+// and shows next edits (src/nextedit_ui.js).
 'use strict';
 
 const fs = require('fs');
@@ -18,6 +19,7 @@ const serverLog = require('./log');
 const text = require('./text');
 const feedback = require('./feedback');
 const pull = require('./pull');
+const nextEditUi = require('./nextedit_ui');
 const pkg = require('../package.json');
 
 const KEYS = settings.serverKeys(pkg);
@@ -30,6 +32,7 @@ const st = {
   phase: 'starting', // starting | loading | ready | error | stopped
   detail: '',
   context: null,
+  nextEdits: null, // src/nextedit_ui.js's controller
 };
 
 function cfg(scope) {
@@ -254,6 +257,7 @@ async function start() {
 async function restart() {
   const old = st.client;
   st.client = null;
+  if (st.nextEdits) st.nextEdits.clearAll();
   if (old) {
     try { await old.stop(); } catch (e) { /* it may have died already */ }
   }
@@ -274,7 +278,17 @@ function toggle() {
   st.enabled = !st.enabled;
   st.context.globalState.update('infill.enabled', st.enabled);
   showStatus();
-  if (!st.enabled) vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
+  if (!st.enabled) {
+    vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
+    if (st.nextEdits) st.nextEdits.clearAll();
+  }
+}
+
+// Next edits are asked for the documents the client serves, while
+// suggestions are on and infill.nextEdits is.
+function nextEditsWanted(doc) {
+  return st.enabled && cfg(doc).get('nextEdits') !== false &&
+    vscode.languages.match(settings.documentSelector(cfg().get('languages')), doc) > 0;
 }
 
 // Accepts the next word or line of the suggestion being shown. Only VS Code
@@ -361,6 +375,11 @@ async function activate(context) {
   st.status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   st.status.command = 'infill.toggleCompletions';
   context.subscriptions.push(st.status);
+  st.nextEdits = nextEditUi.create({
+    client: () => (st.client && st.client.isRunning() ? st.client : null),
+    wanted: nextEditsWanted,
+  });
+  context.subscriptions.push(st.nextEdits);
   context.subscriptions.push(
     vscode.commands.registerCommand('infill.restartServer', restart),
     vscode.commands.registerCommand('infill.pullModel', pullModel),
@@ -368,6 +387,9 @@ async function activate(context) {
     vscode.commands.registerCommand('infill.acceptSuggestion', acceptSuggestion),
     vscode.commands.registerCommand('infill.acceptWord', () => acceptPart('word')),
     vscode.commands.registerCommand('infill.acceptLine', () => acceptPart('line')),
+    vscode.commands.registerCommand('infill.nextEdit.jump', () => st.nextEdits.jump()),
+    vscode.commands.registerCommand('infill.nextEdit.accept', () => st.nextEdits.accept()),
+    vscode.commands.registerCommand('infill.nextEdit.dismiss', () => st.nextEdits.dismiss()),
     vscode.commands.registerCommand('infill.showOutput', () => st.client && st.client.outputChannel.show()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (st.client && e.affectsConfiguration('infill')) st.client.outputChannel.info('settings changed');
@@ -380,7 +402,7 @@ async function activate(context) {
       }
     }));
   await start();
-  return { client: () => st.client };
+  return { client: () => st.client, nextEdit: (doc) => st.nextEdits.visible(doc) };
 }
 
 async function deactivate() {

@@ -4,7 +4,7 @@
 'use strict';
 
 // The extension's own settings, not sent to the server.
-const OWN = new Set(['serverPath', 'serverArgs', 'languages', 'menuItems', 'trace.server']);
+const OWN = new Set(['serverPath', 'serverArgs', 'languages', 'menuItems', 'nextEdits', 'trace.server']);
 
 // Server setting keys ("completion.debounceMs", ...) from the extension's
 // package.json contributes.configuration (generated from core/config.h).

@@ -3,7 +3,8 @@
 // vscode-jsonrpc, the versions it depends on): initialize with the
 // capabilities the client sends, workspace/configuration answered by
 // src/settings.js from "user settings", didOpen/didChange, then
-// textDocument/inlineCompletion returning items the ghost text can show.
+// textDocument/inlineCompletion returning items the ghost text can show;
+// and next edits as src/nextedit_ui.js asks for them and reports on them.
 // Needs INFILL_BIN and INFILL_MODEL (set by tests/editors/vscode.sh).
 'use strict';
 const test = require('node:test');
@@ -15,6 +16,7 @@ const path = require('path');
 const S = require('../src/settings');
 const T = require('../src/text');
 const F = require('../src/feedback');
+const N = require('../src/nextedit');
 const pkg = require('../package.json');
 
 let P = null;
@@ -177,6 +179,95 @@ test('inline completion round trip with the real server', { timeout: 170000 }, a
     await conn.sendNotification(P.ExitNotification.type);
     const code = await new Promise((res) => proc.on('exit', res));
     assert.strictEqual(code, 0, 'clean exit');
+  } finally {
+    conn.dispose();
+    proc.kill();
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+});
+
+// Next edits as the extension asks (src/nextedit.js's params): a rename
+// typed as VS Code sends it (the word replaced by its first letter, then a
+// key at a time), the next use offered, applied as the extension applies it,
+// the use after it offered; a dismissed one; infill/stats counts them.
+test('next edits round trip with the real server', { timeout: 120000 }, async (t) => {
+  if (!P) return t.skip('node_modules missing (npm ci in editors/vscode)');
+  if (!bin || !fs.existsSync(bin)) return t.skip('INFILL_BIN not set (run through meson)');
+  if (!model || !fs.existsSync(model)) return t.skip('test model missing');
+
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'infill-vscode-ne-'));
+  const proc = cp.spawn(bin, ['--model', model, '--user-config', '', '--stdio'],
+    { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: home } });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const conn = P.createProtocolConnection(new P.StreamMessageReader(proc.stdout),
+    new P.StreamMessageWriter(proc.stdin));
+  conn.onRequest(P.ConfigurationRequest.type, (params) => params.items.map(() => null));
+  conn.onRequest(P.WorkDoneProgressCreateRequest.type, () => null);
+  conn.listen();
+  try {
+    const init = await conn.sendRequest(P.InitializeRequest.type, {
+      processId: process.pid, rootUri: 'file://' + home, capabilities: {},
+    });
+    assert.deepStrictEqual(init.capabilities.experimental.nextEditProvider.methods[0], N.METHOD);
+    await conn.sendNotification(P.InitializedNotification.type, {});
+    const uri = 'file://' + path.join(home, 'area.py');
+    let text = 'def area(w, h):\n    size = w * h\n    print("size", size)\n    return size\n\n' +
+      'def other():\n    size = 3\n    return size\n';
+    let version = 1;
+    await conn.sendNotification(P.DidOpenTextDocumentNotification.type,
+      { textDocument: { uri, languageId: 'python', version, text } });
+    const lines = () => text.split('\n');
+    const change = async (line, from, to, s) => {
+      const ls = lines();
+      ls[line] = ls[line].slice(0, from) + s + ls[line].slice(to);
+      text = ls.join('\n');
+      await conn.sendNotification(P.DidChangeTextDocumentNotification.type, {
+        textDocument: { uri, version: ++version },
+        contentChanges: [{ range: { start: { line, character: from }, end: { line, character: to } }, text: s }],
+      });
+    };
+    const ask = async (line, character) => N.firstEdit(
+      await conn.sendRequest(N.METHOD, N.requestParams(uri, version, { line, character })), uri);
+    const apply = async (e) => {
+      assert.strictEqual(e.range.start.line, e.range.end.line);
+      await change(e.range.start.line, e.range.start.character, e.range.end.character, e.text);
+      assert.strictEqual(await conn.sendRequest('workspace/executeCommand', N.acceptParams(e)), null);
+    };
+
+    // `size` selected and typed over: `a` replaces it, then r, e, a, ...
+    await change(1, 4, 8, 'a');
+    let col = 5;
+    for (const c of 'rea_m2') await change(1, col, col++, c);
+    const stale = await conn.sendRequest(N.METHOD, N.requestParams(uri, version - 1, { line: 1, character: col }));
+    assert.deepStrictEqual(stale.edits, [], 'an older version is answered with no edits');
+    let e = await ask(1, col);
+    assert.ok(e, 'the next use offered; server log:\n' + stderr.slice(-2000));
+    assert.deepStrictEqual([e.range.start.line, e.text, N.label(e.text)], [2, 'area_m2', 'area_m2']);
+    await conn.sendNotification('textDocument/didShowInlineEdit', N.shownParams(e));
+    await apply(e);
+    e = await ask(2, e.range.start.character);
+    assert.ok(e && e.range.start.line === 3, 'the use after it: ' + JSON.stringify(e));
+    await conn.sendNotification('textDocument/didShowInlineEdit', N.shownParams(e));
+    await apply(e);
+    assert.strictEqual(await ask(3, 11), null, 'nothing more: other() keeps its size');
+    assert.deepStrictEqual(lines().slice(1, 4), ['    area_m2 = w * h', '    print("size", area_m2)', '    return area_m2']);
+
+    // other(): renamed, offered, dismissed
+    await change(6, 4, 8, 'n');
+    e = await ask(6, 5);
+    assert.ok(e && e.range.start.line === 7 && e.text === 'n', JSON.stringify(e));
+    await conn.sendNotification('textDocument/didShowInlineEdit', N.shownParams(e));
+    await conn.sendNotification('infill/didRejectNextEdit', N.rejectParams(e));
+    const st = await conn.sendRequest('infill/stats');
+    t.diagnostic(`nextEdit stats: requests ${st.nextEditRequests}, offered ${st.nextEditOffered}, ` +
+      `shown ${st.nextEditShown}, accepted ${st.nextEditAccepted}, rejected ${st.nextEditRejected}`);
+    assert.strictEqual(st.nextEditShown, 3);
+    assert.strictEqual(st.nextEditAccepted, 2);
+    assert.strictEqual(st.nextEditRejected, 1);
+
+    await conn.sendRequest(P.ShutdownRequest.type);
+    await conn.sendNotification(P.ExitNotification.type);
   } finally {
     conn.dispose();
     proc.kill();
