@@ -186,8 +186,8 @@ static json_t *read_msg(struct replay_client *c, int timeout_ms)
 	}
 }
 
-/* Server requests get a plain answer; notifications update the load state;
- * responses go to the callback. */
+/* Server requests get a plain answer; the load's notifications update its
+ * state; responses and other notifications go to the callback. */
 static void handle(struct replay_client *c, json_t *m)
 {
 	const char *method = json_string_value(json_object_get(m, "method"));
@@ -217,6 +217,8 @@ static void handle(struct replay_client *c, json_t *m)
 			         json_string_value(json_object_get(params, "message")) ?: "");
 			c->load_failed = true;
 		}
+	} else if (c->on_response) {
+		c->on_response(c->ud, m);
 	}
 }
 

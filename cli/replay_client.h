@@ -17,7 +17,9 @@
 struct replay_client;
 
 /* Called with each response (a message with an id and no method) that no
- * replay_client_request is waiting for; msg is borrowed for the call. */
+ * replay_client_request is waiting for, and with each notification other
+ * than $/progress and window/showMessage (infill/suggestionGrew); msg is
+ * borrowed for the call. */
 typedef void (*replay_response_fn)(void *ud, json_t *msg);
 
 /* Starts the server program (NULL: this binary) with argv (argv[0] is the

@@ -25,6 +25,7 @@
 #define TIMEOUT_MS        600000 /* a cold prompt on a big model on a busy machine */
 #define TRUTH_MAX         4096   /* bytes of "what follows" kept per request */
 #define DEADLINE_SLACK_MS 50.0
+#define FAST_MS           30.0 /* "at once": before the next key of fast typing */
 
 static const char *const event_keys[] = {
 #define X(e, key, help) key,
@@ -95,6 +96,11 @@ int replay_trace_check(const json_t *trace, char *err, size_t errlen)
 			                           !is_count(json_object_get(ev, "paceMs"))))
 				bad = "text (valid UTF-8) and an optional \"paceMs\" >= 0";
 			break;
+		case REPLAY_EVENT_TYPE_SHOWN:
+			if (!is_count(v) || (json_object_get(ev, "paceMs") &&
+			                     !is_count(json_object_get(ev, "paceMs"))))
+				bad = "a count of characters and an optional \"paceMs\" >= 0";
+			break;
 		case REPLAY_EVENT_WAIT:
 			if (!is_count(v)) bad = "milliseconds";
 			break;
@@ -105,7 +111,8 @@ int replay_trace_check(const json_t *trace, char *err, size_t errlen)
 			snprintf(err, errlen,
 			         "event %zu: expected an object with one of the keys open, close, "
 			         "goto, "
-			         "delete, cut, type, accept, ask, wait, await (see infill replay "
+			         "delete, cut, type, typeShown, accept, ask, wait, await (see "
+			         "infill replay "
 			         "--help)",
 			         i);
 			return -EINVAL;
@@ -138,8 +145,10 @@ struct treq {
 	int version; /* of the document when sent */
 	double sent_ms, cpu0;
 	bool cold, keystroke, answered, superseded;
-	size_t alone; /* requests in flight when it was sent (1: alone) */
-	char *truth;  /* what follows the cursor in the file being retyped */
+	bool along, grew;  /* a "typeShown" keystroke; asked again after a growth */
+	size_t shown_left; /* for those: bytes of the suggestion shown still ahead */
+	size_t alone;      /* requests in flight when it was sent (1: alone) */
+	char *truth;       /* what follows the cursor in the file being retyped */
 	size_t truth_len;
 };
 
@@ -352,9 +361,17 @@ static void report_shown(struct run *r, struct treq *q, json_t *top, bool correc
 	r->took_end = r->shown_start + r->shown_len;
 }
 
+static void on_grew(struct run *r, json_t *params);
+
 static void on_response(void *ud, json_t *msg)
 {
 	struct run *r = ud;
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	if (method) {
+		if (!strcmp(method, "infill/suggestionGrew"))
+			on_grew(r, json_object_get(msg, "params"));
+		return;
+	}
 	json_int_t id = json_integer_value(json_object_get(msg, "id"));
 	struct treq *q = NULL;
 	for (size_t i = r->n_reqs; i-- > 0;)
@@ -389,6 +406,8 @@ static void on_response(void *ud, json_t *msg)
 		if (cpu >= 0) r->cpu[r->n_cpu++] = cpu - q->cpu0;
 	}
 	if (q->keystroke) rep->keystrokes_answered++;
+	rep->along_answered += q->along;
+	rep->grew_answered += q->grew;
 	if (!json_array_size(items)) return;
 	rep->with_items++;
 	if (q->keystroke) rep->keystrokes_with_items++;
@@ -396,6 +415,14 @@ static void on_response(void *ud, json_t *msg)
 	const char *text = json_string_value(json_object_get(top, "insertText"));
 	size_t tl = text ? strlen(text) : 0;
 	bool correct = q->keystroke && tl && tl <= q->truth_len && !memcmp(text, q->truth, tl);
+	/* typed along: the answer agrees with what was shown (either may be
+	 * the longer: it grew, or the shown text was cut at a line's end) */
+	size_t common = tl < q->shown_left ? tl : q->shown_left;
+	bool agrees = tl && !memcmp(text, q->truth, common);
+	if (ms < FAST_MS && agrees) {
+		rep->along_fast += q->along;
+		rep->grew_fast += q->grew;
+	}
 	if (correct) {
 		rep->correct++;
 		rep->correct_chars += tl;
@@ -600,6 +627,73 @@ static int ev_type(struct run *r, const json_t *ev)
 	return 0;
 }
 
+/* Where the suggestion on screen goes on at the cursor, as an editor
+ * shows it while the user types along it: its rest after the cursor (*n
+ * bytes, borrowed from r->shown), or NULL when none shows there. */
+static const char *shown_rest(const struct run *r, size_t *n)
+{
+	if (!r->shown || !r->has_cursor || r->shown_doc != r->cur || r->cursor < r->shown_start)
+		return NULL;
+	const struct tdoc *d = &r->docs[r->cur];
+	size_t typed = r->cursor - r->shown_start;
+	if (typed >= r->shown_len || r->cursor > d->len ||
+	    memcmp(d->text + r->shown_start, r->shown, typed))
+		return NULL;
+	*n = r->shown_len - typed;
+	return r->shown + typed;
+}
+
+static int ev_type_shown(struct run *r, const json_t *ev)
+{
+	json_int_t n = json_integer_value(json_object_get(ev, "typeShown"));
+	json_t *pj = json_object_get(ev, "paceMs");
+	double pace = pj ? (double)json_integer_value(pj) : 150.0;
+	if (!r->has_cursor) {
+		snprintf(r->err, r->errlen, "\"typeShown\" before any goto: no cursor");
+		return -EINVAL;
+	}
+	for (json_int_t i = 0; i < n; i++) {
+		size_t left;
+		const char *rest = shown_rest(r, &left);
+		if (!rest) break;
+		char key[4];
+		size_t k = utf8_len((unsigned char)rest[0]);
+		if (k > left) k = left;
+		memcpy(key, rest, k);
+		double t0 = replay_now_ms();
+		int rc = doc_edit(r, r->cur, r->cursor, r->cursor, key, k);
+		if (rc) return rc;
+		r->cursor += k;
+		rest = shown_rest(r, &left);
+		rc = ask(r, true, rest ? rest : "", rest ? left : 0);
+		if (rc) return rc;
+		r->reqs[r->n_reqs - 1].along = true;
+		r->reqs[r->n_reqs - 1].shown_left = rest ? left : 0;
+		r->rep->along_keys++;
+		pump_until(r, t0 + pace);
+	}
+	return 0;
+}
+
+/* infill/suggestionGrew: ask again where it says, when that is still the
+ * cursor's place in the version the user sees (what the editors do). */
+static void on_grew(struct run *r, json_t *params)
+{
+	if (!r->has_cursor) return;
+	const struct tdoc *d = &r->docs[r->cur];
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	if (!uri || strcmp(uri, d->uri) ||
+	    json_integer_value(json_object_get(params, "version")) != d->version ||
+	    pos_offset(d, json_object_get(params, "position")) != r->cursor)
+		return;
+	size_t left;
+	const char *rest = shown_rest(r, &left);
+	if (ask(r, false, rest ? rest : "", rest ? left : 0)) return;
+	r->reqs[r->n_reqs - 1].grew = true;
+	r->reqs[r->n_reqs - 1].shown_left = rest ? left : 0;
+	r->rep->grew_asks++;
+}
+
 static int ev_accept(struct run *r)
 {
 	if (!r->shown || !r->has_cursor || r->shown_doc != r->cur ||
@@ -645,6 +739,7 @@ static int run_event(struct run *r, const json_t *ev)
 	case REPLAY_EVENT_DELETE: return ev_delete_or_cut(r, ev, false);
 	case REPLAY_EVENT_CUT: return ev_delete_or_cut(r, ev, true);
 	case REPLAY_EVENT_TYPE: return ev_type(r, ev);
+	case REPLAY_EVENT_TYPE_SHOWN: return ev_type_shown(r, ev);
 	case REPLAY_EVENT_ACCEPT: return ev_accept(r);
 	case REPLAY_EVENT_ASK: return ask(r, false, "", 0);
 	case REPLAY_EVENT_WAIT:
@@ -947,6 +1042,15 @@ json_t *replay_report_json(const struct replay_report *f)
 	                  "thrownShare",
 	                  f->generated > 0 ? (double)f->thrown_tokens / (double)f->generated
 	                                   : 0.0));
+	json_object_set_new(
+	        j, "typedAlong",
+	        json_pack("{s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:f}", "keys",
+	                  (json_int_t)f->along_keys, "answered", (json_int_t)f->along_answered,
+	                  "fast", (json_int_t)f->along_fast, "fastShare",
+	                  share(f->along_fast, f->along_keys), "grewAsks", (json_int_t)f->grew_asks,
+	                  "grewAnswered", (json_int_t)f->grew_answered, "grewFast",
+	                  (json_int_t)f->grew_fast, "grewFastShare",
+	                  share(f->grew_fast, f->grew_asks)));
 	json_object_set_new(j, "correct", json_integer((json_int_t)f->correct));
 	json_object_set_new(j, "correctChars", json_integer((json_int_t)f->correct_chars));
 	json_object_set_new(j, "feedback",
@@ -1003,6 +1107,16 @@ void replay_report_print(const struct replay_report *f, FILE *out)
 	                      f->answered),
 	        f->live_tokens, f->ahead_tokens, f->thrown_tokens,
 	        f->generated > 0 ? 100.0 * (double)f->thrown_tokens / (double)f->generated : 0.0);
+	if (f->along_keys || f->grew_asks)
+		fprintf(out,
+		        "  typed along what was shown: %zu keys, %zu answered, %zu (%.1f%%) within "
+		        "%.0f ms with text that agrees; asked again after infill/suggestionGrew: "
+		        "%zu, "
+		        "%zu answered, %zu (%.1f%%) within %.0f ms\n",
+		        f->along_keys, f->along_answered, f->along_fast,
+		        100.0 * share(f->along_fast, f->along_keys), FAST_MS, f->grew_asks,
+		        f->grew_answered, f->grew_fast, 100.0 * share(f->grew_fast, f->grew_asks),
+		        FAST_MS);
 	fprintf(out,
 	        "  top item is what the file says next: %zu of %zu keystrokes (%.1f%%), %zu "
 	        "characters; accepted %zu (%zu with nothing shown)\n",

@@ -11,6 +11,9 @@
  * an editor does after a keystroke. Counts of characters are code points;
  * line numbers start at 1, columns (bytes) at 0.
  *
+ * A client of infill/suggestionGrew: where it names the cursor's place and
+ * the document's version, the replay asks again there, as the editors do.
+ *
  * Timing: each keystroke of a "type" event is sent paceMs after the one
  * before, whether its answer came or not (an editor does not wait), so fast
  * typing supersedes requests as it does in an editor; with afterAnswer the
@@ -40,6 +43,9 @@
 	X(TYPE, "type",                                                                        \
 	  "{\"type\": TEXT, \"paceMs\"?: 150, \"afterAnswer\"?: false}  one keystroke per "    \
 	  "character, each asking")                                                            \
+	X(TYPE_SHOWN, "typeShown",                                                             \
+	  "{\"typeShown\": N, \"paceMs\"?: 150}  type up to N characters of the suggestion "   \
+	  "shown, one keystroke each asking, as it grows; stops where none shows")             \
 	X(ACCEPT, "accept", "{\"accept\": true}  insert the suggestion shown (top item), ask") \
 	X(ASK, "ask", "{\"ask\": true}  an inlineCompletion request at the cursor")            \
 	X(WAIT, "wait", "{\"wait\": MS}  let time pass (answers arrive meanwhile)")            \
@@ -112,6 +118,12 @@ struct replay_report {
 	long long shown_answers, first_chars, chars_500ms, chars_1s, chars_end;
 	long long live_answers, past_answers, ahead_answers;
 	long long live_tokens, ahead_tokens, thrown_tokens;
+	/* typing along what is shown ("typeShown" keystrokes) and asking again
+	 * where infill/suggestionGrew says the suggestion grew: requests,
+	 * answered, and answered within FAST_MS with text that agrees with
+	 * what was shown */
+	size_t along_keys, along_answered, along_fast;
+	size_t grew_asks, grew_answered, grew_fast;
 };
 
 /* Checks a trace's shape; 0, or -EINVAL with the event and key to fix in

@@ -48,7 +48,16 @@ def consistent(run, evs):
     """What must hold for any trace, whatever the model says."""
     q = run["requests"]
     typed = sum(len(e["type"]) for e in evs if "type" in e)
-    check(run["keystrokes"] == typed, "one request per character typed", run, typed)
+    along = run["typedAlong"]
+    check(run["keystrokes"] == typed + along["keys"], "one request per character typed",
+          run, typed)
+    check(along["keys"] <= sum(e["typeShown"] for e in evs if "typeShown" in e),
+          "typed along at most what the events say", along)
+    check(along["fast"] <= along["answered"] <= along["keys"] and
+          along["grewFast"] <= along["grewAnswered"] <= along["grewAsks"] and
+          0 <= along["fastShare"] <= 1 and 0 <= along["grewFastShare"] <= 1,
+          "typed-along counts nest", along)
+    check(q["sent"] >= run["keystrokes"] + along["grewAsks"], "re-asks are requests", q, along)
     check(q["responses"] == q["sent"], "every request got its response", q)
     check(q["answered"] + q["superseded"] == q["sent"], "answered or superseded", q)
     check(q["supersededLate"] <= q["superseded"], "late ones are superseded ones", q)
@@ -161,6 +170,35 @@ def case_generator(binary, model, traces):
           "the generated trace passes the check", out.stderr)
 
 
+def case_typed_along(binary, model, traces):
+    """tools/make-trace --along: the user types the suggestion shown, a key at a
+    time as long as one shows, and the replay asks again where the server says
+    a suggestion grew. Keys are typed along what was shown, the fast path
+    answers them, and the counts add up."""
+    tool = os.path.join(traces, "..", "..", "..", "tools", "make-trace")
+    files = [os.path.join(traces, "..", "eval_data", f) for f in ("shapes.py", "stack.c")]
+    gen = subprocess.run([sys.executable, tool, "--along", "--seed", "3", "--jumps", "6", *files],
+                         capture_output=True, text=True, timeout=60)
+    check(gen.returncode == 0, "make-trace --along ran", gen.stderr)
+    evs = json.loads(gen.stdout)["events"]
+    check(any("typeShown" in e for e in evs), "the trace types along", evs[:12])
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        f.write(gen.stdout)
+        path = f.name
+    try:
+        run = run_trace(binary, model, path)
+    finally:
+        os.unlink(path)
+    consistent(run, evs)
+    along = run["typedAlong"]
+    check(along["keys"] > 0, "keys were typed along what was shown", along)
+    check(along["fast"] > 0 and run["fastPath"] > 0,
+          "typing along is answered at once from what was shown", along, run)
+    print("typed-along: %d keys, %d answered within 30 ms (%.2f); %d asked again after a"
+          " growth; thrown %.2f" % (along["keys"], along["fast"], along["fastShare"],
+                                    along["grewAsks"], run["seen"]["thrownShare"]))
+
+
 def case_bad_traces(binary, model, traces):
     """A trace that is not one is refused with exit 1 and a message naming the
     event and what it expected; nothing crashes and no server is started."""
@@ -172,6 +210,7 @@ def case_bad_traces(binary, model, traces):
         ('{"events": [{"type": 5}]}', "text"),
         ('{"events": [{"cut": "word"}]}', "\"line\" or \"end\""),
         ('{"events": [{"wait": -5}]}', "milliseconds"),
+        ('{"events": [{"typeShown": "abc"}]}', "count of characters"),
         ('{"events": [{"open": "a.py"}', "events"),  # not JSON at all: jansson's message
         ('{"settings": 3, "events": [{"ask": true}]}', "settings"),
     ]
