@@ -103,10 +103,20 @@ static bool continues(const struct fast_doc *d, size_t i, const char *typed, siz
 	       !rerank_is_blank(x->text + k, x->len - k);
 }
 
+/* Whether candidate i of d begins with the k bytes typed, perhaps all of
+ * it: a live candidate typed to the end of what it has decoded so far. */
+static bool reaches(const struct fast_doc *d, size_t i, const char *typed, size_t k)
+{
+	const struct fast_cand *x = &d->cands[i];
+	return x->len >= k && !memcmp(x->text, typed, k);
+}
+
 /* Whether t[0, len) with the cursor at c holds d's context with the k bytes
  * before c typed in it, and those begin one of d's candidates (k == 0: only
- * behind a live candidate). */
-static bool holds(const struct fast_doc *d, const char *t, size_t len, size_t c, size_t k)
+ * behind a live candidate); whole: the candidate may end there (reaches),
+ * else more than blanks must follow (continues). */
+static bool holds(const struct fast_doc *d, const char *t, size_t len, size_t c, size_t k,
+                  bool whole)
 {
 	size_t before = d->cursor - d->ctx_start, after = d->ctx_end - d->cursor;
 	/* The rest of the cursor's line always counts, whatever the prompt
@@ -130,7 +140,8 @@ static bool holds(const struct fast_doc *d, const char *t, size_t len, size_t c,
 	    memcmp(t + c - k - before, d->text + d->ctx_start, before))
 		return false;
 	for (size_t i = 0; i < d->n; i++)
-		if (continues(d, i, t + c - k, k)) return true;
+		if (whole ? reaches(d, i, t + c - k, k) : continues(d, i, t + c - k, k))
+			return true;
 	return false;
 }
 
@@ -140,49 +151,69 @@ static bool holds(const struct fast_doc *d, const char *t, size_t len, size_t c,
  * common case, and the one answer when the context repeats itself), then
  * each count a candidate allows. SIZE_MAX when none.
  */
-static size_t typed_count(const struct fast_doc *d, const char *t, size_t len, size_t c)
+static size_t typed_count(const struct fast_doc *d, const char *t, size_t len, size_t c, bool whole)
 {
 	if (!d->n || !d->text) return SIZE_MAX;
-	if (!d->past && len >= d->len && holds(d, t, len, c, len - d->len)) return len - d->len;
+	if (!d->past && len >= d->len && holds(d, t, len, c, len - d->len, whole))
+		return len - d->len;
 	size_t most = 0;
 	for (size_t i = 0; i < d->n; i++)
 		if (d->cands[i].len > most) most = d->cands[i].len;
-	for (size_t k = 0; k < most && k <= c; k++)
-		if (holds(d, t, len, c, k)) return k;
+	for (size_t k = 0; k < most + whole && k <= c; k++)
+		if (holds(d, t, len, c, k, whole)) return k;
 	return SIZE_MAX;
 }
 
-/* The memory of req's document that answers it: the last answer, else the
- * newest past one whose context the request holds; *k the bytes typed. */
-static struct fast_doc *memory_for(struct fast_doc **docs, const struct completion_request *req,
-                                   size_t *k)
+/* Whether d's live candidate still decodes (it may grow past what was typed). */
+static bool live_decoding(const struct fast_doc *d)
 {
+	return d->live.live_id && d->live.live_running;
+}
+
+/* The memory of req's document that answers it: the last answer, else the
+ * newest past one whose context the request holds; *k the bytes typed.
+ * *wait: typed to the end of what the live candidate has decoded so far:
+ * nothing to show yet, and the model must not start over (it would throw
+ * the candidate away): the answer is empty, the candidate goes on, and the
+ * client is told when it grew. */
+static struct fast_doc *memory_for(struct fast_doc **docs, const struct completion_request *req,
+                                   size_t *k, bool *wait)
+{
+	*wait = false;
 	struct fast_doc *d = doc_find(docs, req->uri);
 	if (!d) return NULL;
-	if ((*k = typed_count(d, req->text, req->text_len, req->cursor)) != SIZE_MAX) return d;
+	if ((*k = typed_count(d, req->text, req->text_len, req->cursor, false)) != SIZE_MAX)
+		return d;
 	for (struct fast_doc *h = d->pasts; h; h = h->next)
-		if ((*k = typed_count(h, req->text, req->text_len, req->cursor)) != SIZE_MAX)
+		if ((*k = typed_count(h, req->text, req->text_len, req->cursor, false)) != SIZE_MAX)
 			return h;
+	if (live_decoding(d) &&
+	    (*k = typed_count(d, req->text, req->text_len, req->cursor, true)) != SIZE_MAX) {
+		*wait = true;
+		return d;
+	}
 	return NULL;
 }
 
 bool fast_applies(struct fast_doc **docs, const struct completion_request *req)
 {
 	size_t k;
-	return memory_for(docs, req, &k) != NULL;
+	bool wait;
+	return memory_for(docs, req, &k, &wait) != NULL;
 }
 
 bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
                  struct completion_result *out, struct fast_origin *from)
 {
 	size_t k;
-	struct fast_doc *d = memory_for(docs, req, &k);
+	bool wait;
+	struct fast_doc *d = memory_for(docs, req, &k, &wait);
 	if (!d) return false;
 	const char *typed = req->text + req->cursor - k;
 	struct completion_candidate *items = calloc(d->n, sizeof *items);
 	if (!items) return false;
 	size_t n = 0;
-	for (size_t i = 0; i < d->n; i++) {
+	for (size_t i = 0; i < d->n && !wait; i++) {
 		if (!continues(d, i, typed, k)) continue;
 		const char *rest = d->cands[i].text + k;
 		size_t rest_len = d->cands[i].len - k;
@@ -203,7 +234,8 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 	}
 	if (!n) {
 		free(items);
-		return false;
+		items = NULL;
+		if (!wait) return false;
 	}
 	out->items = items;
 	out->count = n;
@@ -426,7 +458,8 @@ uint64_t fast_edit(struct fast_doc **docs, const char *uri, const char *text, si
 	if (!d || !d->text || !d->live.live_id || !d->live.live_running) return 0;
 	/* where the cursor most likely is now: after the edit (typing), or
 	 * where the edits before left it, moved by one before it */
-	if (typed_count(d, text, len, new_end) != SIZE_MAX) {
+	/* typing along it, to the end of what it has decoded too */
+	if (typed_count(d, text, len, new_end, true) != SIZE_MAX) {
 		d->now = new_end;
 		return 0;
 	}
@@ -435,7 +468,7 @@ uint64_t fast_edit(struct fast_doc **docs, const char *uri, const char *text, si
 		c = c - old_end + new_end;
 	else if (start < c)
 		c = SIZE_MAX; /* the edit spans the cursor */
-	if (c != SIZE_MAX && typed_count(d, text, len, c) != SIZE_MAX) {
+	if (c != SIZE_MAX && typed_count(d, text, len, c, true) != SIZE_MAX) {
 		d->now = c;
 		return 0;
 	}

@@ -59,7 +59,9 @@ struct fast_origin {
  * fills out with the rest of each candidate that applies (texts new; ranges
  * at the new cursor), *from with where that memory came from (as it stands
  * after this answer), and returns true; else returns false and leaves out
- * alone. */
+ * alone. Where the user typed a live candidate to the end of what it has
+ * decoded so far, the answer has no items (count 0): it goes on decoding,
+ * and the client hears when it grew. */
 bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
                  struct completion_result *out, struct fast_origin *from);
 

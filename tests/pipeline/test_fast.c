@@ -65,7 +65,7 @@ static char *answer(struct fast_doc **docs, const char *text, struct fast_origin
 	struct fast_origin f;
 	char *t = NULL;
 	if (fast_answer(docs, r, &out, &f)) {
-		t = strdup(out.items[0].text);
+		t = strdup(out.count ? out.items[0].text : ""); /* "": answered, nothing yet */
 		for (size_t i = 0; i < out.count; i++) free(out.items[i].text);
 		free(out.items);
 		if (from) *from = f;
@@ -168,6 +168,37 @@ TEST(fast_edit_ends_a_live_candidate_only_when_contradicted)
 	                       cursor + 7),
 	             5);
 	CHECK(!fast_live_running(&docs, "file:///a.py"));
+	fast_doc_free_all(&docs);
+}
+
+TEST(typed_to_the_end_of_a_live_candidate_waits_for_it)
+{
+	struct fast_doc *docs = NULL;
+	record(&docs, HEAD "|" TAIL, "total", 9, 0, 0);
+	size_t cursor = strlen(HEAD);
+	/* the last key of what it has decoded so far: it goes on decoding */
+	const char *all = HEAD "total" TAIL;
+	CHECK_INT_EQ(fast_edit(&docs, "file:///a.py", all, strlen(all), cursor + 4, cursor + 4,
+	                       cursor + 5),
+	             0);
+	CHECK(fast_live_running(&docs, "file:///a.py"));
+	/* asked there: answered at once, with nothing to show yet (the model
+	 * starting over would throw the candidate away) */
+	struct fast_origin f;
+	char *t = answer(&docs, HEAD "total|" TAIL, &f);
+	CHECK_STR_EQ(t, "");
+	CHECK_INT_EQ(f.live_id, 9);
+	free(t);
+	/* it grew: the rest is there at once */
+	struct completion_candidate g = { .text = "total = a + b", .text_len = 13 };
+	struct completion_result ext = { .items = &g, .count = 1 };
+	bool first;
+	CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 9, &ext, true, &first), 1);
+	t = answer(&docs, HEAD "total|" TAIL, NULL);
+	CHECK_STR_EQ(t, " = a + b");
+	free(t);
+	/* ended: typed to its end, the model is asked (no memory answers) */
+	CHECK(answer(&docs, HEAD "total = a + b|" TAIL, NULL) == NULL);
 	fast_doc_free_all(&docs);
 }
 
