@@ -33,6 +33,9 @@ const st = {
   detail: '',
   context: null,
   nextEdits: null, // src/nextedit_ui.js's controller
+  last: null, // the latest inline answer: {uri, version, line, character, items}
+  askedAgain: null, // where a growth last made VS Code ask again (it does once a place)
+  grown: null, // a grown answer fetched for the provider to hand over: {...place, result}
 };
 
 function cfg(scope) {
