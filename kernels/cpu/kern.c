@@ -19,7 +19,8 @@ static const struct {
 	const char *name;
 	const struct cpu_kernels *set; /* NULL: not compiled */
 	bool (*runs)(void);
-} sets[] = { /* widest first: cpu_kernels_best() takes the first usable */
+} sets[] = {
+	/* widest first: cpu_kernels_best() takes the first usable */
 #if KERN_SET_AVX512
 	{ "avx512-vnni", &cpu_kernels_avx512, cpu_has_avx512 },
 #else
@@ -49,7 +50,8 @@ const struct cpu_kernels *cpu_kernels_named(const char *name)
 {
 	if (!strcmp(name, "ref")) return &cpu_kernels_ref;
 	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
-		if (!strcmp(name, sets[i].name) && sets[i].set && sets[i].runs()) return sets[i].set;
+		if (!strcmp(name, sets[i].name) && sets[i].set && sets[i].runs())
+			return sets[i].set;
 	return NULL;
 }
 

@@ -814,9 +814,9 @@ static inline __attribute__((always_inline)) void q8p16_tile_il(bool pf, int64_t
 #define gemm_q6_k_p8   cpu_avx512_gemm_q6_k_p8
 #define gemm_q5_0_p8   cpu_avx512_gemm_q5_0_p8
 #define gemm_q5_1_p8   cpu_avx512_gemm_q5_1_p8
-#define KERN_AVX512_GEMM_DECL(f)                                                            \
-	void f(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, size_t x_stride, \
-	       int64_t nt, float *y, int64_t ldy)
+#define KERN_AVX512_GEMM_DECL(f)                                                     \
+	void f(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
+	       size_t x_stride, int64_t nt, float *y, int64_t ldy)
 KERN_AVX512_GEMM_DECL(gemm_q4_k_p8);
 KERN_AVX512_GEMM_DECL(gemm_q5_k_p8);
 KERN_AVX512_GEMM_DECL(gemm_iq4_xs_p8);
@@ -1680,7 +1680,8 @@ static inline __attribute__((always_inline)) void q5_1p16_tile(int g, bool pf, i
 #include "kern_p8_q5.h"
 #undef P8_GEMM_LINKAGE
 #endif /* KERN_AVX512_PART == 2 */
-#undef gemm_q4_k_p8 /* the names stay the table's fields */
+/* the table's fields keep these names */
+#undef gemm_q4_k_p8
 #undef gemm_q5_k_p8
 #undef gemm_iq4_xs_p8
 #undef gemm_q6_k_p8

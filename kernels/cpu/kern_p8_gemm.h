@@ -38,7 +38,7 @@
 #define P8_LINK static
 #endif
 P8_LINK void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                    size_t x_stride, int64_t nt, float *y, int64_t ldy)
+                     size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	int64_t nb = n / P8_BLOCK;
 	/* The first token tile over a panel streams it from DRAM: prefetch it
