@@ -1,6 +1,6 @@
 /*
- * kern_avx512_k.c - the AVX-512 set's panel kernels for K-quant, IQ4_XS and
- * Q5_0 / Q5_1 weights: kern_avx512.c built again as its part 2, so that two
+ * kern_avx512_k.c - the AVX-512 set's panel kernels for Q4_K, Q5_K and
+ * IQ4_XS weights: kern_avx512.c built again as its part 2, so that two
  * cores compile the set at once (kern_avx512.c says what each part holds).
  */
 #define KERN_AVX512_PART 2
