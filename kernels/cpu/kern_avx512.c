@@ -804,7 +804,7 @@ static inline __attribute__((always_inline)) void q8p16_tile_il(bool pf, int64_t
  * kern_avx512_k.c (Q4_K, Q5_K, IQ4_XS) and kern_avx512_q56.c (Q6_K, Q5_0,
  * Q5_1), which build this file again with KERN_AVX512_PART 2 and 3: each
  * of them inlines its tiles for every token count, and in one file they
- * took some 5 times the CPU time of all the rest of the set, while a
+ * took 8 times the CPU time of all the rest of the set, while a
  * two-core machine compiles files at once. Parts 2 and 3 emit nothing else
  * (the compiler drops static functions nothing calls) and give theirs
  * external names, which the table at the end of part 1 takes.
