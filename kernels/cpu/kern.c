@@ -15,12 +15,12 @@
  * lacks the compiled set's instructions falls back to the reference. */
 #include "kern_sets.h"
 
+/* widest first: cpu_kernels_best() takes the first usable */
 static const struct {
 	const char *name;
 	const struct cpu_kernels *set; /* NULL: not compiled */
 	bool (*runs)(void);
 } sets[] = {
-	/* widest first: cpu_kernels_best() takes the first usable */
 #if KERN_SET_AVX512
 	{ "avx512-vnni", &cpu_kernels_avx512, cpu_has_avx512 },
 #else
