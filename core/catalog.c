@@ -31,6 +31,12 @@
 	  "b63d6a5417edf4f574624b050a5c5642b052dcfb/"                                              \
 	  "qwen2.5-coder-0.5b-q4_k_m.gguf",                                                        \
 	  "398 MB", "72918254a3fa9f4c5193d127cabb4090a3dc0ebc2ba613333e41046c31dd0d34")            \
+	X("qwen2.5-coder:0.5b", "Q5_K_M", 0, "qwen", "qwen2",                                      \
+	  "tensorblock/Qwen2.5-Coder-0.5B-GGUF/resolve/main/Qwen2.5-Coder-0.5B-Q5_K_M.gguf",       \
+	  "420 MB", NULL)                                                                          \
+	X("qwen2.5-coder:0.5b", "Q8_0", 0, "qwen", "qwen2",                                        \
+	  "lmstudio-community/Qwen2.5-Coder-0.5B-GGUF/resolve/main/Qwen2.5-Coder-0.5B-Q8_0.gguf",  \
+	  "531 MB", NULL)                                                                          \
 	X("qwen2.5-coder:1.5b", "Q4_K_M", 1, "qwen", "qwen2",                                      \
 	  "DevQuasar/Qwen.Qwen2.5-Coder-1.5B-GGUF/resolve/"                                        \
 	  "26a8acae8f9a76fe7170950eab4d2c5569776bc8/"                                              \
@@ -44,12 +50,24 @@
 	X("qwen2.5-coder:1.5b", "Q8_0", 0, "qwen", "qwen2",                                        \
 	  "mradermacher/Qwen2.5-Coder-1.5B-GGUF/resolve/main/Qwen2.5-Coder-1.5B.Q8_0.gguf",        \
 	  "1.65 GB", NULL)                                                                         \
+	X("qwen2.5-coder:3b", "Q4_K_M", 1, "qwen", "qwen2",                                        \
+	  "itlwas/Qwen2.5-Coder-3B-Q4_K_M-GGUF/resolve/main/qwen2.5-coder-3b-q4_k_m.gguf",         \
+	  "1.93 GB", NULL)                                                                         \
+	X("qwen2.5-coder:3b", "Q5_K_M", 0, "qwen", "qwen2",                                        \
+	  "Triangle104/Qwen2.5-Coder-3B-Q5_K_M-GGUF/resolve/main/qwen2.5-coder-3b-q5_k_m.gguf",    \
+	  "2.22 GB", NULL)                                                                         \
+	X("qwen2.5-coder:3b", "Q8_0", 0, "qwen", "qwen2",                                          \
+	  "ggml-org/Qwen2.5-Coder-3B-Q8_0-GGUF/resolve/main/qwen2.5-coder-3b-q8_0.gguf",           \
+	  "3.29 GB", NULL)                                                                         \
 	X("qwen2.5-coder:7b", "Q4_K_M", 1, "qwen", "qwen2",                                        \
 	  "mav23/Qwen2.5-Coder-7B-GGUF/resolve/main/qwen2.5-coder-7b.Q4_K_M.gguf", "4.68 GB",      \
 	  NULL)                                                                                    \
 	X("qwen2.5-coder:7b", "Q5_K_M", 0, "qwen", "qwen2",                                        \
 	  "Triangle104/Qwen2.5-Coder-7B-Q5_K_M-GGUF/resolve/main/qwen2.5-coder-7b-q5_k_m.gguf",    \
 	  "5.44 GB", NULL)                                                                         \
+	X("qwen2.5-coder:7b", "Q8_0", 0, "qwen", "qwen2",                                          \
+	  "Triangle104/Qwen2.5-Coder-7B-Q8_0-GGUF/resolve/main/qwen2.5-coder-7b-q8_0.gguf",        \
+	  "8.1 GB", NULL)                                                                          \
 	X("deepseek-coder:1.3b", "Q4_K_M", 1, "deepseek", "llama",                                 \
 	  "TheBloke/deepseek-coder-1.3b-base-GGUF/resolve/main/"                                   \
 	  "deepseek-coder-1.3b-base.Q4_K_M.gguf",                                                  \

@@ -335,17 +335,26 @@ struct cpu_kernels {
 };
 
 extern const struct cpu_kernels cpu_kernels_ref;
+/* kern.c's alone: elsewhere cpu_kernels_named (a set may not be compiled) */
 extern const struct cpu_kernels cpu_kernels_avx2;
 extern const struct cpu_kernels
         cpu_kernels_avx2_vnni; /* avx2's kernels with AVX-VNNI: the same bits */
 extern const struct cpu_kernels cpu_kernels_avx512;
 
-/* CPU feature checks (cpuid + OS support of the register state). */
+/* CPU feature checks (cpuid + OS support of the register state): isa.c. */
 bool cpu_has_avx2(void);      /* AVX2 + FMA + F16C */
 bool cpu_has_avx2_vnni(void); /* that + AVX-VNNI (vpdpbusd on ymm) */
 bool cpu_has_avx512(void);    /* AVX-512 F/BW/VL + VNNI */
-/* The best kernel set for this CPU, or the one named by $INFILL_CPU_KERNELS
- * (ref|avx2|avx2-vnni|avx512) where the CPU has it. */
+/* The sets above exist only where this build compiled them: meson's
+ * -Dcpu_kernels=host keeps just the one the build machine picks (the
+ * default, all, keeps every set). Code outside kern.c reaches a set by name:
+ * cpu_kernels_named gives the set named name (ref|avx2|avx2-vnni|
+ * avx512-vnni) where it was compiled and this CPU runs it, else NULL;
+ * cpu_kernels_built says whether it was compiled. */
+const struct cpu_kernels *cpu_kernels_named(const char *name);
+bool cpu_kernels_built(const char *name);
+/* The widest compiled set this CPU runs (ref where none), or the one named
+ * by $INFILL_CPU_KERNELS where cpu_kernels_named gives it. */
 const struct cpu_kernels *cpu_kernels_best(void);
 /* Gemm of a kernel set for a weight type (reference fallback for NULL entries); NULL if unsupported. */
 cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type);

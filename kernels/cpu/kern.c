@@ -9,74 +9,59 @@
 
 #include "quant.h"
 
-#if defined(__x86_64__)
-#include <cpuid.h>
+/* The SIMD sets this build compiled: all of them, or with meson's
+ * -Dcpu_kernels=host only the one the build machine picks (kern_sets.h,
+ * generated). A set left out is never chosen: a binary moved to a CPU that
+ * lacks the compiled set's instructions falls back to the reference. */
+#include "kern_sets.h"
 
-static uint64_t xgetbv0(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	return ((uint64_t)hi << 32) | lo;
-}
-
-static bool os_saves(uint64_t mask)
-{
-	unsigned a, b, c, d;
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) /* OSXSAVE */
-		return false;
-	return (xgetbv0() & mask) == mask;
-}
-
-bool cpu_has_avx2(void)
-{
-	unsigned a, b, c, d;
-	if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
-	bool fma = c & (1u << 12), f16c = c & (1u << 29);
-	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-	bool avx2 = b & (1u << 5);
-	return fma && f16c && avx2 && os_saves(0x6); /* XMM + YMM state */
-}
-
-bool cpu_has_avx2_vnni(void)
-{
-	unsigned a, b, c, d;
-	return cpu_has_avx2() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
-}
-
-bool cpu_has_avx512(void)
-{
-	unsigned a, b, c, d;
-	if (!cpu_has_avx2() || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-	bool f = b & (1u << 16), bw = b & (1u << 30), vl = b & (1u << 31), vnni = c & (1u << 11);
-	return f && bw && vl && vnni && os_saves(0xE6); /* + opmask, ZMM_Hi256, Hi16_ZMM */
-}
+/* widest first: cpu_kernels_best() takes the first usable */
+static const struct {
+	const char *name;
+	const struct cpu_kernels *set; /* NULL: not compiled */
+	bool (*runs)(void);
+} sets[] = {
+#if KERN_SET_AVX512
+	{ "avx512-vnni", &cpu_kernels_avx512, cpu_has_avx512 },
 #else
-bool cpu_has_avx2(void)
-{
-	return false;
-}
-
-bool cpu_has_avx2_vnni(void)
-{
-	return false;
-}
-
-bool cpu_has_avx512(void)
-{
-	return false;
-}
+	{ "avx512-vnni", NULL, cpu_has_avx512 },
 #endif
+#if KERN_SET_AVX2_VNNI
+	{ "avx2-vnni", &cpu_kernels_avx2_vnni, cpu_has_avx2_vnni },
+#else
+	{ "avx2-vnni", NULL, cpu_has_avx2_vnni },
+#endif
+#if KERN_SET_AVX2
+	{ "avx2", &cpu_kernels_avx2, cpu_has_avx2 },
+#else
+	{ "avx2", NULL, cpu_has_avx2 },
+#endif
+};
+
+bool cpu_kernels_built(const char *name)
+{
+	if (!strcmp(name, "ref")) return true;
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+		if (!strcmp(name, sets[i].name)) return sets[i].set != NULL;
+	return false;
+}
+
+const struct cpu_kernels *cpu_kernels_named(const char *name)
+{
+	if (!strcmp(name, "ref")) return &cpu_kernels_ref;
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+		if (!strcmp(name, sets[i].name) && sets[i].set && sets[i].runs())
+			return sets[i].set;
+	return NULL;
+}
 
 const struct cpu_kernels *cpu_kernels_best(void)
 {
 	const char *want = getenv("INFILL_CPU_KERNELS");
-	bool a512 = cpu_has_avx512(), a2v = cpu_has_avx2_vnni(), a2 = cpu_has_avx2();
-	if (want && !strcmp(want, "ref")) return &cpu_kernels_ref;
-	if (want && !strcmp(want, "avx2") && a2) return &cpu_kernels_avx2;
-	if (want && !strcmp(want, "avx2-vnni") && a2v) return &cpu_kernels_avx2_vnni;
-	if (a512) return &cpu_kernels_avx512;
-	if (a2v) return &cpu_kernels_avx2_vnni;
-	if (a2) return &cpu_kernels_avx2;
+	const struct cpu_kernels *k = want ? cpu_kernels_named(want) : NULL;
+	if (k) return k;
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+		if (sets[i].set && sets[i].runs()) return sets[i].set;
 	return &cpu_kernels_ref;
 }
 

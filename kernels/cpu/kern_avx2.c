@@ -10,9 +10,18 @@
  * Lake, which have no AVX-512): the panel tiles' products go through
  * vpdpbusd on ymm, one instruction where maddubs + madd (+ add) took two or
  * three. Both sum the same integers exactly, so the two sets give the same
- * bits.
+ * bits. Each set is compiled in two files (KERN_AVX2_PART, below).
  */
+#ifndef KERN_AVX2_PART
+#define KERN_AVX2_PART 1
+#endif
+
 #if defined(__x86_64__)
+#if KERN_AVX2_PART == 2
+/* part 2 reads part 1's kernels, calls none of them, and emits only its own */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-const-variable"
+#endif
 #ifdef KERN_AVX2_VNNI
 #pragma GCC target("avx2,fma,f16c,avxvnni")
 #define SIMD_DOT_I8(acc, u, s) _mm256_dpbusd_avx_epi32((acc), (u), (s))
@@ -283,6 +292,39 @@ static inline __attribute__((always_inline)) void q8p_tile(int g, bool pf, int64
 #define P8_TILE_FN q8p_tile
 #include "kern_p8_gemm.h"
 
+/* ---- the panel kernels of kern_avx2_k.c / kern_avx2_vnni_k.c ---- */
+
+/*
+ * As in kern_avx512.c: the K-quant, IQ4_XS and Q5_0 / Q5_1 panel kernels
+ * below are compiled in a second file that builds this one again with
+ * KERN_AVX2_PART 2 (kern_avx2_k.c, kern_avx2_vnni_k.c), so that two cores
+ * compile the set at once; part 2 emits only these, under external names
+ * the table at the end of part 1 takes.
+ */
+#ifdef KERN_AVX2_VNNI
+#define KERN_AVX2_EXT(f) cpu_avx2_vnni_##f
+#else
+#define KERN_AVX2_EXT(f) cpu_avx2_##f
+#endif
+#define gemm_q4_k_p8   KERN_AVX2_EXT(gemm_q4_k_p8)
+#define gemm_q5_k_p8   KERN_AVX2_EXT(gemm_q5_k_p8)
+#define gemm_q6_k_p8   KERN_AVX2_EXT(gemm_q6_k_p8)
+#define gemm_iq4_xs_p8 KERN_AVX2_EXT(gemm_iq4_xs_p8)
+#define gemm_q5_0_p8   KERN_AVX2_EXT(gemm_q5_0_p8)
+#define gemm_q5_1_p8   KERN_AVX2_EXT(gemm_q5_1_p8)
+#define KERN_AVX2_GEMM_DECL(f)                                                       \
+	void f(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
+	       size_t x_stride, int64_t nt, float *y, int64_t ldy)
+KERN_AVX2_GEMM_DECL(gemm_q4_k_p8);
+KERN_AVX2_GEMM_DECL(gemm_q5_k_p8);
+KERN_AVX2_GEMM_DECL(gemm_q6_k_p8);
+KERN_AVX2_GEMM_DECL(gemm_iq4_xs_p8);
+KERN_AVX2_GEMM_DECL(gemm_q5_0_p8);
+KERN_AVX2_GEMM_DECL(gemm_q5_1_p8);
+
+#if KERN_AVX2_PART == 2
+#define P8_GEMM_LINKAGE /* external: part 1's table takes them */
+
 /* ---- Q4_K and Q5_K repacked at load (repack.c): 8 rows x up to 4 tokens, any batch ---- */
 
 /*
@@ -529,6 +571,17 @@ static inline __attribute__((always_inline)) void iq4xs_tile(int g, bool pf, int
 #endif
 
 #include "kern_p8_q5.h"
+#undef P8_GEMM_LINKAGE
+#endif /* KERN_AVX2_PART == 2 */
+/* the table's fields keep these names */
+#undef gemm_q4_k_p8
+#undef gemm_q5_k_p8
+#undef gemm_q6_k_p8
+#undef gemm_iq4_xs_p8
+#undef gemm_q5_0_p8
+#undef gemm_q5_1_p8
+
+#if KERN_AVX2_PART == 1
 
 const struct cpu_kernels KERN_AVX2_SET = {
 	.name = KERN_AVX2_NAME,
@@ -550,13 +603,13 @@ const struct cpu_kernels KERN_AVX2_SET = {
 	.gemm_q4_0 = gemm_q4_0, /* unpacked rows (the model's are packed: gemm_q4_0_p8) */
 	.gemm_q4_0_p8 = gemm_q4_0_p8,
 	.gemm_q4_0_p8il = gemm_q4_0_p8il,
-	.gemm_q4_k_p8 = gemm_q4_k_p8,
-	.gemm_q5_k_p8 = gemm_q5_k_p8,
-	.gemm_q6_k_p8 = gemm_q6_k_p8,
-	.gemm_iq4_xs_p8 = gemm_iq4_xs_p8,
+	.gemm_q4_k_p8 = KERN_AVX2_EXT(gemm_q4_k_p8),
+	.gemm_q5_k_p8 = KERN_AVX2_EXT(gemm_q5_k_p8),
+	.gemm_q6_k_p8 = KERN_AVX2_EXT(gemm_q6_k_p8),
+	.gemm_iq4_xs_p8 = KERN_AVX2_EXT(gemm_iq4_xs_p8),
 	.gemm_q8_0_p8 = gemm_q8_0_p8,
-	.gemm_q5_0_p8 = gemm_q5_0_p8,
-	.gemm_q5_1_p8 = gemm_q5_1_p8,
+	.gemm_q5_0_p8 = KERN_AVX2_EXT(gemm_q5_0_p8),
+	.gemm_q5_1_p8 = KERN_AVX2_EXT(gemm_q5_1_p8),
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,
@@ -578,7 +631,8 @@ const struct cpu_kernels KERN_AVX2_SET = {
 	.from_f16 = row_from_f16,
 	.rope = row_rope,
 };
-#else
+#endif /* KERN_AVX2_PART == 1 */
+#elif KERN_AVX2_PART == 1
 #include "cpu.h"
 #ifdef KERN_AVX2_VNNI
 const struct cpu_kernels cpu_kernels_avx2_vnni = { .name = "avx2-vnni" };

@@ -8,8 +8,19 @@
  * panels built per call for them where a zmm lane is a weight row, an
  * F16 prefill tile on zmm, and attention on zmm (kern_attn512.h).
  */
+/* kern_avx512_k.c builds this file again as part 2: see "the panel kernels
+ * of kern_avx512_k.c" below */
+#ifndef KERN_AVX512_PART
+#define KERN_AVX512_PART 1
+#endif
+
 #if defined(__x86_64__)
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
+#if KERN_AVX512_PART != 1
+/* parts 2 and 3 read part 1's kernels, calls none of them, and emits only its own */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-const-variable"
+#endif
 
 #define SIMD_DOT_I8(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
 #define ATTN_QB                8 /* attention: 8 queries per pass over the cache rows */
@@ -786,6 +797,43 @@ static inline __attribute__((always_inline)) void q8p16_tile_il(bool pf, int64_t
 #define P8_TILE16_MIN_NT 3
 #include "kern_p8_gemm.h"
 
+/* ---- the panel kernels of kern_avx512_k.c ---- */
+
+/*
+ * The K-quant, IQ4_XS and Q5_0 / Q5_1 panel kernels below are compiled in
+ * kern_avx512_k.c (Q4_K, Q5_K, IQ4_XS) and kern_avx512_q56.c (Q6_K, Q5_0,
+ * Q5_1), which build this file again with KERN_AVX512_PART 2 and 3: each
+ * of them inlines its tiles for every token count, and in one file they
+ * took 8 times the CPU time of all the rest of the set, while a
+ * two-core machine compiles files at once. Parts 2 and 3 emit nothing else
+ * (the compiler drops static functions nothing calls) and give theirs
+ * external names, which the table at the end of part 1 takes.
+ */
+#define gemm_q4_k_p8   cpu_avx512_gemm_q4_k_p8
+#define gemm_q5_k_p8   cpu_avx512_gemm_q5_k_p8
+#define gemm_iq4_xs_p8 cpu_avx512_gemm_iq4_xs_p8
+#define gemm_q6_k_p8   cpu_avx512_gemm_q6_k_p8
+#define gemm_q5_0_p8   cpu_avx512_gemm_q5_0_p8
+#define gemm_q5_1_p8   cpu_avx512_gemm_q5_1_p8
+#define KERN_AVX512_GEMM_DECL(f)                                                     \
+	void f(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x, \
+	       size_t x_stride, int64_t nt, float *y, int64_t ldy)
+#if KERN_AVX512_PART != 3
+KERN_AVX512_GEMM_DECL(gemm_q4_k_p8);
+KERN_AVX512_GEMM_DECL(gemm_q5_k_p8);
+KERN_AVX512_GEMM_DECL(gemm_iq4_xs_p8);
+#endif
+#if KERN_AVX512_PART != 2
+KERN_AVX512_GEMM_DECL(gemm_q6_k_p8);
+KERN_AVX512_GEMM_DECL(gemm_q5_0_p8);
+KERN_AVX512_GEMM_DECL(gemm_q5_1_p8);
+#endif
+
+#if KERN_AVX512_PART != 1
+#if KERN_AVX512_PART == 2
+#define P8_GEMM_LINKAGE /* external: part 1's table takes them */
+#endif
+
 /* ---- Q4_K repacked at load (repack.c): 8 rows x 4 tokens; in prompts 16 x 8 ---- */
 
 /*
@@ -1357,6 +1405,12 @@ static inline __attribute__((always_inline)) void iq4xs16_tile(int g, bool pf, i
 #define P8_BLOCK         QK_K
 #define P8_TILE_T        K4_T
 #include "kern_p8_gemm.h"
+/* part 2 ends here, part 3 (the rest) begins: the one's gemms are the
+ * other's unused statics, dropped */
+#undef P8_GEMM_LINKAGE
+#if KERN_AVX512_PART == 3
+#define P8_GEMM_LINKAGE
+#endif
 
 /* ---- Q6_K repacked at load (repack.c): kern_p8_q6k.h; in prompts 16 rows x 8 tokens ---- */
 
@@ -1637,6 +1691,17 @@ static inline __attribute__((always_inline)) void q5_1p16_tile(int g, bool pf, i
 
 #define Q5P_TILE16 1
 #include "kern_p8_q5.h"
+#undef P8_GEMM_LINKAGE
+#endif /* KERN_AVX512_PART != 1 */
+/* the table's fields keep these names */
+#undef gemm_q4_k_p8
+#undef gemm_q5_k_p8
+#undef gemm_iq4_xs_p8
+#undef gemm_q6_k_p8
+#undef gemm_q5_0_p8
+#undef gemm_q5_1_p8
+
+#if KERN_AVX512_PART == 1
 
 /*
  * F16 with several tokens: a panel of up to 16 rows is widened to float once
@@ -1746,13 +1811,13 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.gemm_q4_0_p8 = gemm_q4_0_p8,
 	.gemm_q4_0_p8il = gemm_q4_0_p8il,
 	.gemm_q8_0_p8il = gemm_q8_0_p8il,
-	.gemm_q4_k_p8 = gemm_q4_k_p8,
-	.gemm_q5_k_p8 = gemm_q5_k_p8,
-	.gemm_iq4_xs_p8 = gemm_iq4_xs_p8,
-	.gemm_q6_k_p8 = gemm_q6_k_p8,
+	.gemm_q4_k_p8 = cpu_avx512_gemm_q4_k_p8,
+	.gemm_q5_k_p8 = cpu_avx512_gemm_q5_k_p8,
+	.gemm_iq4_xs_p8 = cpu_avx512_gemm_iq4_xs_p8,
+	.gemm_q6_k_p8 = cpu_avx512_gemm_q6_k_p8,
 	.gemm_q8_0_p8 = gemm_q8_0_p8,
-	.gemm_q5_0_p8 = gemm_q5_0_p8,
-	.gemm_q5_1_p8 = gemm_q5_1_p8,
+	.gemm_q5_0_p8 = cpu_avx512_gemm_q5_0_p8,
+	.gemm_q5_1_p8 = cpu_avx512_gemm_q5_1_p8,
 	.dot_f32 = attn_dot,
 	.axpy_f32 = attn_axpy,
 	.dot_f16 = attn_dot_f16,
@@ -1774,7 +1839,8 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.from_f16 = row_from_f16,
 	.rope = row_rope,
 };
-#else
+#endif /* KERN_AVX512_PART == 1 */
+#elif KERN_AVX512_PART == 1
 #include "cpu.h"
 const struct cpu_kernels cpu_kernels_avx512 = { .name = "avx512-vnni" };
 #endif

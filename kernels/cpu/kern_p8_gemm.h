@@ -30,8 +30,15 @@
 	(pf ? P8_TILE16_FN(G, true, nb, panel, 8 * w_stride, x0, x_stride, yt, ldy) \
 	    : P8_TILE16_FN(G, false, nb, panel, 8 * w_stride, x0, x_stride, yt, ldy))
 
-static void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
-                    size_t x_stride, int64_t nt, float *y, int64_t ldy)
+/* static unless the includer defines P8_GEMM_LINKAGE (kern_avx512.c's part 2:
+ * external, for part 1's table) */
+#ifdef P8_GEMM_LINKAGE
+#define P8_LINK P8_GEMM_LINKAGE
+#else
+#define P8_LINK static
+#endif
+P8_LINK void P8_GEMM(int64_t n, const void *w, size_t w_stride, int64_t nr, const void *x,
+                     size_t x_stride, int64_t nt, float *y, int64_t ldy)
 {
 	int64_t nb = n / P8_BLOCK;
 	/* The first token tile over a panel streams it from DRAM: prefetch it
@@ -104,6 +111,7 @@ static void P8_GEMM_IL(int64_t n, const void *w, size_t w_stride, int64_t nr, co
 }
 #endif
 
+#undef P8_LINK
 #undef P8_GEMM_IL
 #undef P8_TILE16_IL_FN
 #undef P8_CALL

@@ -73,11 +73,12 @@ static void bench(uint32_t type, int64_t nt, double mb, int64_t n)
 	}
 	printf("%-5s plain read of the same %.1f MB: %.2f GB/s\n", tensor_type_name(type),
 	       ws * nr / 1e6, ws * nr / read_best / 1e9);
-	const struct cpu_kernels *sets[] = { &cpu_kernels_ref, &cpu_kernels_avx2,
-		                             &cpu_kernels_avx2_vnni, &cpu_kernels_avx512 };
-	bool ok[] = { true, cpu_has_avx2(), cpu_has_avx2_vnni(), cpu_has_avx512() };
+	/* each set where this build compiled it and the CPU runs it */
+	const struct cpu_kernels *sets[] = { &cpu_kernels_ref, cpu_kernels_named("avx2"),
+		                             cpu_kernels_named("avx2-vnni"),
+		                             cpu_kernels_named("avx512-vnni") };
 	for (int k = 0; k < 4; k++) {
-		if (!ok[k]) continue;
+		if (!sets[k]) continue;
 		cpu_gemm_fn f = cpu_kernels_gemm(sets[k], type);
 		f(n, w, ws, nr, x, xs, nt, y, nr); /* warm */
 		double best = 1e9, total = 0;

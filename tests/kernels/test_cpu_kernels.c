@@ -38,10 +38,11 @@ static int n_sets;
 static void init_sets(void)
 {
 	if (n_sets) return;
-	if (cpu_has_avx2()) sets[n_sets++] = &cpu_kernels_avx2;
-	if (cpu_has_avx2_vnni()) sets[n_sets++] = &cpu_kernels_avx2_vnni;
-	if (cpu_has_avx512()) sets[n_sets++] = &cpu_kernels_avx512;
-	if (!n_sets) printf("  (no AVX2 on this CPU: only the reference runs)\n");
+	/* every set this build compiled that the CPU runs (tools/test builds them all) */
+	const char *names[] = { "avx2", "avx2-vnni", "avx512-vnni" };
+	for (int i = 0; i < 3; i++)
+		if (cpu_kernels_named(names[i])) sets[n_sets++] = cpu_kernels_named(names[i]);
+	if (!n_sets) printf("  (no SIMD set compiled for this CPU: only the reference runs)\n");
 }
 
 TEST(act_q8_0_matches_reference_bit_for_bit)
@@ -173,7 +174,7 @@ TEST(gemm_q8_0_same_bits_in_any_batch)
 	}
 	float all[NT][NR], one[NR];
 	for (int s = 0; s < n_sets; s++) {
-		if (sets[s] != &cpu_kernels_avx2 && sets[s] != &cpu_kernels_avx2_vnni) continue;
+		if (strcmp(sets[s]->name, "avx2") && strcmp(sets[s]->name, "avx2-vnni")) continue;
 		cpu_gemm_fn f = cpu_kernels_gemm(sets[s], TENSOR_TYPE_Q8_0);
 		f(N, w, ws, NR, x, xs, NT, &all[0][0], NR);
 		for (int t = 0; t < NT; t++) {
@@ -1539,10 +1540,38 @@ static void pool_task(void *arg, int ith, int nth)
  * $INFILL_CPU_KERNELS names where the CPU has it (else the widest). */
 TEST(kernel_set_chosen_by_cpu_and_env)
 {
-	const struct cpu_kernels *widest = cpu_has_avx512()      ? &cpu_kernels_avx512
-	                                   : cpu_has_avx2_vnni() ? &cpu_kernels_avx2_vnni
-	                                   : cpu_has_avx2()      ? &cpu_kernels_avx2
-	                                                         : &cpu_kernels_ref;
+	/* widest first: a set counts where it was compiled and the CPU runs it */
+	const struct {
+		const char *name;
+		bool has;
+	} isa[] = {
+		{ "avx512-vnni", cpu_has_avx512() },
+		{ "avx2-vnni", cpu_has_avx2_vnni() },
+		{ "avx2", cpu_has_avx2() },
+	};
+	const struct cpu_kernels *widest = &cpu_kernels_ref, *avx2 = NULL, *avx2_vnni = NULL;
+	for (int i = 2; i >= 0; i--) {
+		const struct cpu_kernels *k = cpu_kernels_named(isa[i].name);
+		/* a set is there exactly where built and run; -Dcpu_kernels=all builds all */
+		CHECK((k != NULL) == (isa[i].has && cpu_kernels_built(isa[i].name)));
+#ifdef TEST_CPU_KERNELS_ALL
+		CHECK(cpu_kernels_built(isa[i].name));
+#else
+		/* -Dcpu_kernels=host keeps the widest set the build machine runs,
+		 * alone (meson test runs where it built) */
+		bool wider = false;
+		for (int j = 0; j < i; j++) wider |= isa[j].has;
+		CHECK(cpu_kernels_built(isa[i].name) == (isa[i].has && !wider));
+#endif
+		if (k) {
+			CHECK(strcmp(k->name, isa[i].name) == 0);
+			widest = k;
+		}
+		if (i == 2) avx2 = k;
+		if (i == 1) avx2_vnni = k;
+	}
+	CHECK(cpu_kernels_built("ref") && cpu_kernels_named("ref") == &cpu_kernels_ref);
+	CHECK(!cpu_kernels_built("no-such-set") && !cpu_kernels_named("no-such-set"));
 	CHECK(!cpu_has_avx2_vnni() || cpu_has_avx2());
 	unsetenv("INFILL_CPU_KERNELS");
 	CHECK(cpu_kernels_best() == widest);
@@ -1552,8 +1581,8 @@ TEST(kernel_set_chosen_by_cpu_and_env)
 		bool has;
 	} want[] = {
 		{ "ref", &cpu_kernels_ref, true },
-		{ "avx2", &cpu_kernels_avx2, cpu_has_avx2() },
-		{ "avx2-vnni", &cpu_kernels_avx2_vnni, cpu_has_avx2_vnni() },
+		{ "avx2", avx2, avx2 != NULL },
+		{ "avx2-vnni", avx2_vnni, avx2_vnni != NULL },
 		{ "no-such-set", NULL, false },
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
