@@ -126,8 +126,9 @@ static void bench(uint32_t type, int64_t nt, double mb, int64_t n)
 	for (int i = 0; i < (int)(sizeof packed / sizeof packed[0]); i++)
 		if (packed[i].type == type) pi = i;
 	for (int k = 1; pi >= 0 && k < 4; k++) {
+		if (!sets[k]) continue;
 		cpu_gemm_fn pf = *(const cpu_gemm_fn *)((const char *)sets[k] + packed[pi].kernel);
-		if (!ok[k] || !pf) continue;
+		if (!pf) continue;
 		size_t pb = packed[pi].bytes(nr, n);
 		void *pw = aligned_alloc(64, (pb + 63) / 64 * 64);
 		packed[pi].pack(w, ws, nr, n, 0, (nr + 7) / 8, pw);
