@@ -10,6 +10,7 @@
  * move but by the edit's growth.
  */
 #include "nextedit.h"
+#include "nextedit_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@
 #define MAX_CALLS  256
 #define MAX_REPEAT 64
 
-static const char *const kind_names[NEXTEDIT_KIND_COUNT] = { "rename", "signature", "repeat" };
+static const char *const kind_names[NEXTEDIT_KIND_COUNT] = { "rename", "signature", "repeat",
+	                                                      "member", "definition", "import" };
 
 const char *nextedit_kind_name(enum nextedit_kind k)
 {
@@ -94,31 +96,16 @@ int nextedit_track_change(struct nextedit_track *t, size_t start, size_t end, co
 	return 0;
 }
 
-/* ---- 2. The finder: shared state ------------------------------------------------ */
-
-struct finder {
-	const struct nextedit_params *p;
-	const char *now; /* the document now (p->text) */
-	size_t len;
-	char *old; /* the document before the edit (owned) */
-	size_t old_len;
-	size_t a, b;   /* the edit's span now */
-	const char *o; /* what stood there */
-	size_t olen;
-	struct ast_text tnow, told;
-	struct ast_doc *dnow, *dold; /* NULL without a grammar */
-	struct nextedit_edit *v;
-	size_t n, cap;
-};
+/* ---- 2. The finder: shared state (nextedit_internal.h) ---------------------------- */
 
 /* An offset of the old text outside the edit, in the text now. */
-static size_t to_now(const struct finder *f, size_t p)
+size_t nextedit_to_now(const struct finder *f, size_t p)
 {
 	return p < f->a ? p : p - f->olen + (f->b - f->a);
 }
 
-static int push(struct finder *f, enum nextedit_kind kind, size_t s, size_t e, const char *text,
-                size_t tlen)
+int nextedit_push(struct finder *f, enum nextedit_kind kind, size_t s, size_t e, const char *text,
+                  size_t tlen)
 {
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 16;
@@ -144,16 +131,16 @@ static int push(struct finder *f, enum nextedit_kind kind, size_t s, size_t e, c
 	return 0;
 }
 
-static bool all_ident(const char *s, size_t n)
+bool nextedit_all_ident(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!ast_is_ident_byte((unsigned char)s[i])) return false;
 	return true;
 }
 
-static bool is_name(const char *s, size_t n)
+bool nextedit_is_name(const char *s, size_t n)
 {
-	return n > 0 && !(s[0] >= '0' && s[0] <= '9') && all_ident(s, n);
+	return n > 0 && !(s[0] >= '0' && s[0] <= '9') && nextedit_all_ident(s, n);
 }
 
 /* ---- rename ---- */
@@ -163,7 +150,7 @@ static bool is_name(const char *s, size_t n)
  * none found), 0 when it was not one, or -ENOMEM. */
 static int find_rename(struct finder *f)
 {
-	if (!f->dold || !all_ident(f->o, f->olen) || !all_ident(f->now + f->a, f->b - f->a))
+	if (!f->dold || !nextedit_all_ident(f->o, f->olen) || !nextedit_all_ident(f->now + f->a, f->b - f->a))
 		return 0;
 	size_t ws = f->a, we = f->b;
 	while (ws > 0 && ast_is_ident_byte((unsigned char)f->now[ws - 1])) ws--;
@@ -172,7 +159,7 @@ static int find_rename(struct finder *f)
 	size_t nwlen = we - ws;
 	size_t owlen = nwlen - (f->b - f->a) + f->olen;
 	const char *ow = f->old + ws;
-	if (!is_name(nw, nwlen) || !is_name(ow, owlen) ||
+	if (!nextedit_is_name(nw, nwlen) || !nextedit_is_name(ow, owlen) ||
 	    (nwlen == owlen && !memcmp(nw, ow, nwlen)))
 		return 0;
 	struct ast_span *refs = malloc(MAX_REFS * sizeof *refs);
@@ -183,8 +170,8 @@ static int find_rename(struct finder *f)
 	int rc = seen ? 1 : 0;
 	for (int i = 0; seen && i < n; i++) {
 		if (refs[i].start == ws) continue;
-		size_t s = to_now(f, refs[i].start);
-		if (push(f, NEXTEDIT_RENAME, s, s + owlen, nw, nwlen)) {
+		size_t s = nextedit_to_now(f, refs[i].start);
+		if (nextedit_push(f, NEXTEDIT_RENAME, s, s + owlen, nw, nwlen)) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -283,7 +270,7 @@ static int find_signature(struct finder *f)
 			if (kw == call->n_args) continue;
 			const struct ast_arg *g = &call->args[kw];
 			const struct ast_arg *np = &pn.params[i];
-			if (push(f, NEXTEDIT_SIGNATURE, g->name_start, g->name_end,
+			if (nextedit_push(f, NEXTEDIT_SIGNATURE, g->name_start, g->name_end,
 			         f->now + np->name_start, np->name_end - np->name_start))
 				rc = -ENOMEM;
 		} else if (what == REMOVED) {
@@ -295,13 +282,13 @@ static int find_signature(struct finder *f)
 			}
 			size_t s, e;
 			arg_removal(call, kw, &s, &e);
-			if (push(f, NEXTEDIT_SIGNATURE, s, e, "", 0)) rc = -ENOMEM;
+			if (nextedit_push(f, NEXTEDIT_SIGNATURE, s, e, "", 0)) rc = -ENOMEM;
 		} else { /* ADDED: the argument is the model's to write */
 			if (!counted) continue;
 			size_t at = j < call->n_args ? call->args[j].start
 			            : call->n_args   ? call->args[call->n_args - 1].end
 			                             : call->args_start + 1;
-			if (push(f, NEXTEDIT_SIGNATURE, at, at, NULL, 0)) rc = -ENOMEM;
+			if (nextedit_push(f, NEXTEDIT_SIGNATURE, at, at, NULL, 0)) rc = -ENOMEM;
 		}
 	}
 	free(calls);
@@ -437,7 +424,7 @@ static int find_repeat(struct finder *f)
 		if (alen > blen && suf == blen && pos >= alen - blen &&
 		    !memcmp(f->now + pos - (alen - blen), A, alen))
 			continue;
-		rc = push(f, NEXTEDIT_REPEAT, pos + pre, pos + blen - suf, A + pre,
+		rc = nextedit_push(f, NEXTEDIT_REPEAT, pos + pre, pos + blen - suf, A + pre,
 		          alen - pre - suf);
 		found++;
 		pos += blen - 1;
@@ -541,11 +528,12 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 			f.dnow = f.dold = NULL; /* no tree: the text-only kinds */
 		}
 	}
-	int sig = 0, ren = 0;
+	int sig = 0, ren = 0, mem = 0;
 	if (!rc) ren = find_rename(&f);
 	if (ren >= 0 && !rc) sig = find_signature(&f);
-	if (ren < 0 || sig < 0) rc = -ENOMEM;
-	if (!rc && ren == 0 && sig == 0) rc = find_repeat(&f);
+	if (ren == 0 && sig == 0 && !rc) mem = nextedit_find_member(&f);
+	if (ren < 0 || sig < 0 || mem < 0) rc = -ENOMEM;
+	if (!rc && ren == 0 && sig == 0 && mem == 0) rc = find_repeat(&f);
 
 	rank(f.v, f.n, f.b);
 	drop_overlaps(&f);

@@ -62,10 +62,14 @@ enum nextedit_kind {
 	NEXTEDIT_RENAME,
 	NEXTEDIT_SIGNATURE,
 	NEXTEDIT_REPEAT,
+	NEXTEDIT_MEMBER,     /* an enum variant or struct field added */
+	NEXTEDIT_DEFINITION, /* a call's arguments changed: its definition */
+	NEXTEDIT_IMPORT,     /* an import the edit left unused or wanting */
 	NEXTEDIT_KIND_COUNT,
 };
 
-/* Static name: "rename", "signature", "repeat". */
+/* Static name: "rename", "signature", "repeat", "member", "definition",
+ * "import". */
 const char *nextedit_kind_name(enum nextedit_kind k);
 
 struct nextedit_edit {

@@ -253,4 +253,132 @@ TEST(no_edit_no_places)
 	CHECK(find("python", "x = 1\n", &t, &r) == -EINVAL);
 }
 
+/* ---- member: an enum variant or a struct field added ---- */
+
+/* text with `ins` put after the first `after`, recorded as one change */
+static char *insert_after(const char *src, const char *after, const char *ins,
+                          struct nextedit_track *t)
+{
+	char *text = strdup(src);
+	size_t at = strstr(text, after) - text + strlen(after);
+	change(&text, t, at, at, ins);
+	return text;
+}
+
+TEST(member_enum_variant_adds_arm_in_shape)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("enum kind { K_RED, K_GREEN };\n"
+	                          "const char *name(enum kind k)\n{\n"
+	                          "\tswitch (k) {\n"
+	                          "\tcase K_RED:\n\t\treturn \"red\";\n"
+	                          "\tcase K_GREEN:\n\t\treturn \"green\";\n"
+	                          "\tdefault:\n\t\treturn \"?\";\n"
+	                          "\t}\n}\n"
+	                          "int warm(enum kind k)\n{\n"
+	                          "\tswitch (k) {\n\tcase K_RED: return 1;\n\tdefault: return 0;\n\t}\n}\n",
+	                          "K_GREEN", ", K_BLUE", &t);
+	struct nextedit_result r;
+	CHECK(find("c", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1); /* warm() lists one colour only: no arm implied */
+	CHECK_INT_EQ(r.edits[0].kind, NEXTEDIT_MEMBER);
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "\tcase K_GREEN:\n\t\treturn \"green\";\n"
+	                  "\tcase K_BLUE:\n\t\treturn \"blue\";\n"
+	                  "\tdefault:\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(member_arms_that_differ_give_a_place_without_text)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("enum Op { Add, Sub }\n"
+	                          "fn eval(op: Op, a: i32, b: i32) -> i32 {\n"
+	                          "    match op {\n"
+	                          "        Op::Add => a + b,\n"
+	                          "        Op::Sub => a - b,\n"
+	                          "    }\n}\n",
+	                          "Sub", ", Mul", &t);
+	struct nextedit_result r;
+	CHECK(find("rust", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	CHECK_INT_EQ(r.edits[0].kind, NEXTEDIT_MEMBER);
+	CHECK(r.edits[0].text == NULL);
+	/* after the last arm, before the match's closing brace */
+	CHECK(!strncmp(text + r.edits[0].start, "    }\n}", 7));
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(member_python_enum_match_and_ts_switch)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("from enum import Enum\n"
+	                          "class Color(Enum):\n    RED = 1\n    GREEN = 2\n"
+	                          "def paint(c):\n"
+	                          "    match c:\n"
+	                          "        case Color.RED:\n            draw(Color.RED)\n"
+	                          "        case Color.GREEN:\n            draw(Color.GREEN)\n",
+	                          "GREEN = 2\n", "    BLUE = 3\n", &t);
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "            draw(Color.GREEN)\n"
+	                  "        case Color.BLUE:\n            draw(Color.BLUE)\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	text = insert_after("enum Dir { Up, Down }\n"
+	                    "function flip(d: Dir): number {\n"
+	                    "  switch (d) { case Dir.Up: return 1; case Dir.Down: return 1; }\n"
+	                    "}\n",
+	                    "Down", ", Left", &t);
+	CHECK(find("typescript", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	out = apply_all(text, &r);
+	CHECK(strstr(out, "case Dir.Down: return 1; case Dir.Left: return 1; }"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(member_struct_field_places_at_initialisers)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("struct pt { int x; int y; };\n"
+	                          "struct pt a = { .x = 1, .y = 2 };\n"
+	                          "struct pt b = { 3, 4 };\n"
+	                          "struct pt c = { 0 };\n"
+	                          "struct other d = { 5, 6 };\n",
+	                          "int y;", " int z;", &t);
+	struct nextedit_result r;
+	CHECK(find("c", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2); /* `{ 0 }` zeroes z too; `struct other` is another type */
+	CHECK(r.edits[0].text == NULL && r.edits[1].text == NULL);
+	CHECK(!strncmp(text + r.edits[0].start, " };\nstruct pt b", 15));
+	CHECK(!strncmp(text + r.edits[1].start, " };\nstruct pt c", 15));
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	text = insert_after("class P:\n    x: int\n    y: int\n"
+	                    "a = P(x=1, y=2)\nb = P(1, 2)\nc = P(x=1, size=2)\n",
+	                    "y: int\n", "    z: int\n", &t);
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2); /* c's `size` is no field: another signature */
+	CHECK(!strncmp(text + r.edits[0].start, ")\nb = ", 6));
+	CHECK(!strncmp(text + r.edits[1].start, ")\nc = ", 6));
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
 TEST_MAIN()
