@@ -476,6 +476,18 @@ struct ast_params {
 bool ast_params_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
                    struct ast_params *out);
 
+/* The innermost call whose argument list holds byte at (between its
+ * brackets), into *out, and its callee's last name into name[0..cap)
+ * (NUL-terminated); false when at is in none inside its function. */
+bool ast_call_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
+                 struct ast_call *out, char *name, size_t cap);
+
+/* The parameter list of the one definition of a function or method named
+ * name in the file, into *out; false when there is none, or more than one
+ * (overloads, methods of two classes: which one a call means is a guess). */
+bool ast_def_params(struct ast_doc *doc, const char *text, size_t len, const char *name,
+                    struct ast_params *out);
+
 /* Whether replacing [start, end) of text by repl[0..repl_len) leaves the
  * file with no more syntax errors than it has (*ok), judged by an
  * incremental re-parse of a copy of doc's tree (doc is not changed). *ok is

@@ -528,12 +528,20 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 			f.dnow = f.dold = NULL; /* no tree: the text-only kinds */
 		}
 	}
-	int sig = 0, ren = 0, mem = 0;
-	if (!rc) ren = find_rename(&f);
-	if (ren >= 0 && !rc) sig = find_signature(&f);
-	if (ren == 0 && sig == 0 && !rc) mem = nextedit_find_member(&f);
-	if (ren < 0 || sig < 0 || mem < 0) rc = -ENOMEM;
-	if (!rc && ren == 0 && sig == 0 && mem == 0) rc = find_repeat(&f);
+	/* each kind in turn until one says the edit was its kind; an edit of
+	 * none may be one to repeat */
+	int (*const kinds[])(struct finder *) = { find_rename, find_signature,
+		                                  nextedit_find_member,
+		                                  nextedit_find_definition };
+	int hit = 0;
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && !rc && hit == 0; k++) {
+		int r = kinds[k](&f);
+		if (r < 0) rc = -ENOMEM;
+		hit = r > 0;
+		/* a rename of a parameter is also a signature change */
+		if (k == 0 && r > 0 && (r = find_signature(&f)) < 0) rc = -ENOMEM;
+	}
+	if (!rc && !hit) rc = find_repeat(&f);
 
 	rank(f.v, f.n, f.b);
 	drop_overlaps(&f);

@@ -40,7 +40,8 @@ bool nextedit_all_ident(const char *s, size_t n);
 bool nextedit_is_name(const char *s, size_t n);
 
 /* Each kind's finder: 1 when the edit was of its kind (places pushed, or
- * none found), 0 when not, -ENOMEM. */
+ * none found), 0 when not, -ENOMEM. The definition kind pushes its place
+ * and still answers 0: the other calls may want the change repeated. */
 int nextedit_find_member(struct finder *f);
 int nextedit_find_definition(struct finder *f);
 int nextedit_find_import(struct finder *f);

@@ -381,4 +381,77 @@ TEST(member_struct_field_places_at_initialisers)
 	free(text);
 }
 
+/* ---- definition: a call's arguments changed ---- */
+
+TEST(definition_gets_the_argument_added_at_a_call)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("def area(w, h):\n    return w * h\n\n"
+	                          "class S:\n    def grow(self, k):\n        return k\n\n"
+	                          "x = area(2, 3)\n"
+	                          "y = s.grow(4)\n",
+	                          "area(2, 3", ", scale", &t);
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	CHECK_INT_EQ(r.edits[0].kind, NEXTEDIT_DEFINITION);
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "def area(w, h, scale):\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* a method: the receiver is skipped; put first, it goes before k */
+	text = insert_after("class S:\n    def grow(self, k):\n        return k\n\n"
+	                    "y = s.grow(4)\n",
+	                    "s.grow(", "by, ", &t);
+	CHECK(find("python", text, &t, &r) == 0);
+	out = apply_all(text, &r);
+	CHECK(strstr(out, "def grow(self, by, k):\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(definition_loses_the_argument_removed_at_a_call)
+{
+	struct nextedit_track t = { 0 };
+	char *text = strdup("static int clamp(int v, int lo, int hi)\n{\n\treturn v < lo ? lo : v;\n}\n"
+	                    "int g(void) { return clamp(5, 0, 9); }\n");
+	size_t at = strstr(text, ", 9)") - text;
+	change(&text, &t, at, at + 3, "");
+	struct nextedit_result r;
+	CHECK(find("c", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "static int clamp(int v, int lo)\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* C needs the new parameter's type: a place, no text */
+	text = insert_after("int add(int a, int b) { return a + b; }\n"
+	                    "int main(void) { return add(1, 2); }\n",
+	                    "add(1, 2", ", 3", &t);
+	CHECK(find("c", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	CHECK(r.edits[0].text == NULL);
+	CHECK(!strncmp(text + r.edits[0].start, ") { return a", 12));
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* a definition with a default takes calls of either length: nothing */
+	text = insert_after("function f(a, b = 1) { return a + b; }\nf(1, 2);\n", "f(1, 2",
+	                    ", 3", &t);
+	CHECK(find("javascript", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 0);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
 TEST_MAIN()
