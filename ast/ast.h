@@ -17,7 +17,7 @@
  *      identifier's uses in its scope, a function's calls, a parameter
  *      list, whether a replacement breaks the syntax; 7. members: an enum's
  *      variants and a struct's fields, the switches and initialisers that
- *      list them.)
+ *      list them; 8. the names imports bind.)
  *
  * Units: every offset and length is in bytes of UTF-8 text; a point's column
  * is in bytes too (the LSP layer converts from UTF-16 or code points).
@@ -557,5 +557,30 @@ struct ast_init {
  * out[0..cap); returns how many. */
 int ast_inits_of(struct ast_doc *doc, const char *text, size_t len, const char *name,
                  size_t name_len, struct ast_init *out, size_t cap);
+
+/* ---- 8. Imports: the names a file's imports bind (imported.c) ------------- */
+
+struct ast_imported {
+	struct ast_span name;   /* the name it binds (an alias when aliased) */
+	struct ast_span item;   /* the entry that binds it (`b as c`, `{ x }`'s `x`) */
+	struct ast_span stmt;   /* the whole import statement */
+	struct ast_span module; /* what it imports from (a Python module, a JS
+	                         * source string with its quotes); empty for a
+	                         * Python `import m` */
+	size_t in_stmt;         /* names its statement binds */
+	bool named;
+};
+
+/* The names the top-level imports of a Python, JavaScript or TypeScript
+ * file bind, in document order into out[0..cap); returns how many. `import
+ * a.b` (binding a, but not removable by name) and `*` are left out. */
+int ast_imported_names(struct ast_doc *doc, const char *text, size_t len,
+                       struct ast_imported *out, size_t cap);
+
+/* The identifiers [start, end) of doc's text holds that are uses of a name
+ * (not a definition's or parameter's name, an attribute, a keyword
+ * argument's name, an assignment's target, nor in an import), in order into
+ * out[0..cap); returns how many. */
+int ast_idents_in(struct ast_doc *doc, size_t start, size_t end, struct ast_span *out, size_t cap);
 
 #endif

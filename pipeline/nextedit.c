@@ -541,6 +541,7 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 		/* a rename of a parameter is also a signature change */
 		if (k == 0 && r > 0 && (r = find_signature(&f)) < 0) rc = -ENOMEM;
 	}
+	if (!rc && nextedit_find_import(&f)) rc = -ENOMEM;
 	if (!rc && !hit) rc = find_repeat(&f);
 
 	rank(f.v, f.n, f.b);

@@ -4,6 +4,7 @@
  * call sites, a repeated change), with the syntax check dropping an edit
  * that would break the file.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -449,6 +450,97 @@ TEST(definition_loses_the_argument_removed_at_a_call)
 	                    ", 3", &t);
 	CHECK(find("javascript", text, &t, &r) == 0);
 	CHECK_INT_EQ(r.n, 0);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+/* ---- import: left unused, or wanting ---- */
+
+static bool defined_in_fake(void *ud, const char *name, char *buf, size_t cap)
+{
+	(void)ud;
+	const char *rel = !strcmp(name, "slugify")  ? "text/slug.py"
+	                  : !strcmp(name, "median") ? "stats.py"
+	                  : !strcmp(name, "clamp")  ? "lib/num.ts"
+	                                            : NULL;
+	if (!rel) return false;
+	snprintf(buf, cap, "%s", rel);
+	return true;
+}
+
+static int find_project(const char *lang, const char *text, const struct nextedit_track *t,
+                        struct nextedit_result *r)
+{
+	struct nextedit_params p = { .lang = ast_lang_from_id(lang),
+		                     .text = text,
+		                     .len = strlen(text),
+		                     .edit = t,
+		                     .defined_in = defined_in_fake };
+	return nextedit_find(&p, r);
+}
+
+TEST(import_left_unused_is_removed)
+{
+	struct nextedit_track t = { 0 };
+	char *text = strdup("import os\nfrom json import dumps, loads\n\n"
+	                    "def f(p):\n    return dumps(os.stat(p))\n\n"
+	                    "def g(s):\n    return loads(s)\n");
+	size_t at = strstr(text, "dumps(os") - text;
+	/* dumps(os.stat(p)) -> str(p): the last uses of dumps and os go */
+	change(&text, &t, at, at + strlen("dumps(os.stat(p))"), "str(p)");
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2);
+	for (size_t i = 0; i < r.n; i++) CHECK_INT_EQ(r.edits[i].kind, NEXTEDIT_IMPORT);
+	char *out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "from json import loads\n\n"
+	                  "def f(p):\n    return str(p)\n\n"
+	                  "def g(s):\n    return loads(s)\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* a name still used elsewhere stays */
+	text = strdup("import { a, b } from './m';\nf(a);\ng(a, b);\n");
+	at = strstr(text, "f(a)") - text;
+	change(&text, &t, at + 2, at + 3, "1");
+	CHECK(find("javascript", text, &t, &r) == 0);
+	for (size_t i = 0; i < r.n; i++) CHECK(r.edits[i].kind != NEXTEDIT_IMPORT);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(import_wanting_is_added_from_the_project)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("\"\"\"Tools.\"\"\"\nimport os\nfrom stats import mean\n\n"
+	                          "def f(xs):\n    return mean(xs)\n",
+	                          "return mean(xs)", " + median(xs) + len(slugify(os.sep))", &t);
+	struct nextedit_result r;
+	CHECK(find_project("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2); /* len is nobody's: a builtin */
+	char *out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "\"\"\"Tools.\"\"\"\nimport os\nfrom stats import mean, median\n"
+	                  "from text.slug import slugify\n\n"
+	                  "def f(xs):\n    return mean(xs) + median(xs) + len(slugify(os.sep))\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* without a project nothing is guessed */
+	text = insert_after("const x = 1;\n", "1", " + clamp(2)", &t);
+	CHECK(find("typescript", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 0);
+	nextedit_result_finish(&r);
+	CHECK(find_project("typescript", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "import { clamp } from \"./lib/num\";\nconst x = 1 + clamp(2);\n");
+	free(out);
 	nextedit_result_finish(&r);
 	nextedit_track_finish(&t);
 	free(text);
