@@ -440,7 +440,13 @@ static int find_repeat(struct finder *f)
 static bool ranks_before(const struct nextedit_edit *a, const struct nextedit_edit *b,
                          size_t anchor)
 {
-	if (a->kind != b->kind) return a->kind < b->kind;
+	/* the kinds read from the tree before the textual guess of a repeat,
+	 * which yields where they meet */
+	static const unsigned char order[NEXTEDIT_KIND_COUNT] = {
+		[NEXTEDIT_RENAME] = 0, [NEXTEDIT_SIGNATURE] = 1, [NEXTEDIT_MEMBER] = 2,
+		[NEXTEDIT_DEFINITION] = 3, [NEXTEDIT_IMPORT] = 4, [NEXTEDIT_REPEAT] = 5,
+	};
+	if (a->kind != b->kind) return order[a->kind] < order[b->kind];
 	bool aa = a->start >= anchor, ba = b->start >= anchor;
 	if (aa != ba) return aa;
 	return a->start < b->start;

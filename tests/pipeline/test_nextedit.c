@@ -502,11 +502,23 @@ TEST(import_left_unused_is_removed)
 	nextedit_track_finish(&t);
 	free(text);
 
-	/* a name still used elsewhere stays */
-	text = strdup("import { a, b } from './m';\nf(a);\ng(a, b);\n");
+	/* JavaScript: a name out of its braces */
+	text = strdup("import { a, b } from './m';\nf(a);\ng(b);\n");
 	at = strstr(text, "f(a)") - text;
 	change(&text, &t, at + 2, at + 3, "1");
 	CHECK(find("javascript", text, &t, &r) == 0);
+	out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "import { b } from './m';\nf(1);\ng(b);\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* a name still used elsewhere stays */
+	text = strdup("from m import a, b\nf(a)\ng(a, b)\n");
+	at = strstr(text, "f(a)") - text;
+	change(&text, &t, at + 2, at + 3, "1");
+	CHECK(find("python", text, &t, &r) == 0);
 	for (size_t i = 0; i < r.n; i++) CHECK(r.edits[i].kind != NEXTEDIT_IMPORT);
 	nextedit_result_finish(&r);
 	nextedit_track_finish(&t);
