@@ -13,9 +13,11 @@
  *   call-add       an argument appended at a function's first call: the
  *                  definition's parameter list gets it (its text, the
  *                  argument's name, where parameters need no type: Python,
- *                  JavaScript)
+ *                  JavaScript); the other calls of as many arguments are
+ *                  places too (no text expected: what they pass is theirs)
  *   call-remove    the last argument removed at the first call: the last
- *                  parameter removed
+ *                  parameter removed; the other calls' last arguments are
+ *                  places too
  *   import-unused  the one use of a name a `from m import a, b` / `import
  *                  a` / `import { a } from` line binds replaced by a
  *                  constant: the name leaves its import (the line goes
@@ -268,9 +270,9 @@ static bool python_match(const struct file *f, size_t ls, struct sw *s)
 /* The first line after the last non-blank line of [from, to). */
 static size_t after_last_nonblank(const char *t, size_t n, size_t from, size_t to)
 {
-	size_t best = line_end(t, n, from);
-	for (size_t at = line_start(t, from); at < to && at < n; at = line_end(t, n, at) + 1)
-		if (!blank_line(t, n, at) && at < to) best = line_end(t, n, at);
+	size_t best = line_end(t, n, from), stop = line_start(t, to);
+	for (size_t at = line_start(t, from); at < stop && at < n; at = line_end(t, n, at) + 1)
+		if (!blank_line(t, n, at)) best = line_end(t, n, at);
 	return best < n ? best + 1 : n;
 }
 
@@ -451,6 +453,27 @@ void evne_make_enum_members(const struct file *f, struct ecase *out, size_t *n, 
 
 /* ---- call-add, call-remove ---- */
 
+/* The other calls that pass na arguments too: the same change is implied
+ * there once the definition has it (the argument appended, or the last
+ * removed), places with no text expected (what another call passes is
+ * its own). */
+static void other_calls(const struct file *f, const char *name, size_t ds, size_t de,
+                        size_t first, size_t na, struct ecase *ec, bool add)
+{
+	size_t nl = strlen(name);
+	for (size_t k = first + 1; k < f->n; k++) {
+		if (k >= ds && k < de) continue;
+		size_t o, c;
+		if (!evne_call_at(f, k, name, nl, &o, &c)) continue;
+		struct item a[16];
+		if (evne_split_items(f->t, f->code, o, c, a, 16) != na) continue;
+		if (add)
+			evne_expect(ec, a[na - 1].end, a[na - 1].end, NULL);
+		else
+			evne_expect(ec, na > 1 ? a[na - 2].end : a[na - 1].start, a[na - 1].end, NULL);
+	}
+}
+
 void evne_make_calls(const struct file *f, const char *name, size_t ds, size_t de,
                      struct ecase *out, size_t *n, size_t cap)
 {
@@ -498,6 +521,7 @@ void evne_make_calls(const struct file *f, const char *name, size_t ds, size_t d
 			                     ", extra")) {
 				evne_expect(ec, ps[np - 1].end, ps[np - 1].end,
 				            typeless ? ", extra" : NULL);
+				other_calls(f, name, ds, de, k, na, ec, true);
 				(*n)++;
 			}
 		}
@@ -507,6 +531,7 @@ void evne_make_calls(const struct file *f, const char *name, size_t ds, size_t d
 			if (!evne_case_start(ec, EK_CALL_REMOVE, f, rs, a[na - 1].end, "")) {
 				size_t ps0 = np > 1 ? ps[np - 2].end : ps[np - 1].start;
 				evne_expect(ec, ps0, ps[np - 1].end, "");
+				other_calls(f, name, ds, de, k, na, ec, false);
 				(*n)++;
 			}
 		}

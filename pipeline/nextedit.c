@@ -417,6 +417,15 @@ static int find_repeat(struct finder *f)
 		if (f->dnow &&
 		    ast_params_at(f->dnow, f->now, f->len, pos + pre, &pl) != site_in_params)
 			continue;
+		/* a call's arguments changed: the other calls of that function
+		 * only (in a C macro's body the tree sees no call: not there) */
+		if (f->call_name[0] && f->dnow) {
+			struct ast_call c;
+			char nm[64];
+			if (!ast_call_at(f->dnow, f->now, f->len, pos + pre, &c, nm, sizeof nm) ||
+			    strcmp(nm, f->call_name))
+				continue;
+		}
 		/* already changed: A stands here, B being its head or its tail */
 		if (alen > blen && pre == blen && pos + alen <= f->len &&
 		    !memcmp(f->now + pos, A, alen))
@@ -472,25 +481,17 @@ static void edit_free(struct nextedit_edit *e)
 	e->text = NULL;
 }
 
-/* Drops edits that overlap the settled edit or an earlier-ranked one. */
-static void drop_overlaps(struct finder *f)
+/* Whether e overlaps the settled edit or one of kept[0..k). */
+static bool clashes(const struct finder *f, const struct nextedit_edit *e,
+                    const struct nextedit_edit *kept, size_t k)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < f->n; i++) {
-		struct nextedit_edit *e = &f->v[i];
-		bool clash = e->start < f->b && f->a < e->end &&
-		             !(e->start == e->end && e->start == f->b);
-		for (size_t j = 0; j < k && !clash; j++) {
-			const struct nextedit_edit *g = &f->v[j];
-			clash = (e->start < g->end && g->start < e->end) ||
-			        (e->start == g->start && e->end == g->end);
-		}
-		if (clash)
-			edit_free(e);
-		else
-			f->v[k++] = *e;
+	bool clash = e->start < f->b && f->a < e->end && !(e->start == e->end && e->start == f->b);
+	for (size_t j = 0; j < k && !clash; j++) {
+		const struct nextedit_edit *g = &kept[j];
+		clash = (e->start < g->end && g->start < e->end) ||
+		        (e->start == g->start && e->end == g->end);
 	}
-	f->n = k;
+	return clash;
 }
 
 void nextedit_result_finish(struct nextedit_result *r)
@@ -551,13 +552,14 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 	if (!rc && !hit) rc = find_repeat(&f);
 
 	rank(f.v, f.n, f.b);
-	drop_overlaps(&f);
 	size_t max = p->max_edits ? p->max_edits : MAX_EDITS;
-	/* validation, in rank order, until the deadline */
+	/* in rank order, until the deadline: an edit that overlaps one kept
+	 * before it goes, the others are validated (one that breaks the syntax
+	 * goes, and does not hold its place against those after it) */
 	size_t k = 0;
 	for (size_t i = 0; i < f.n; i++) {
 		struct nextedit_edit *e = &f.v[i];
-		bool keep = k < max && !rc;
+		bool keep = k < max && !rc && !clashes(&f, e, f.v, k);
 		if (keep && e->text) {
 			if (p->deadline_ns && nextedit_now_ns() > p->deadline_ns) {
 				out->cut = true;

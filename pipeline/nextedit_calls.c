@@ -77,6 +77,7 @@ int nextedit_find_definition(struct finder *f)
 		if (!arg_same(tmore, &more->args[k + 1], tless, &less->args[k])) goto out;
 	/* a call changed: its other calls may want the same change (the repeat
 	 * kind, which still runs: this one never claims the edit) */
+	memcpy(f->call_name, name, sizeof f->call_name);
 	if (!ast_def_params(f->dnow, f->now, f->len, name, def)) goto out;
 	/* the definition must not be inside the edit, nor hold the call */
 	if (def->list_start < f->b && f->a < def->list_end) goto out;

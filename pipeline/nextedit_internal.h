@@ -25,6 +25,9 @@ struct finder {
 	struct ast_doc *dnow, *dold; /* NULL without a grammar */
 	struct nextedit_edit *v;
 	size_t n, cap;
+	/* the function whose call's arguments the edit changed ("" when
+	 * none): a change repeated is repeated in its calls only */
+	char call_name[64];
 };
 
 /* An offset of the old text outside the edit, in the text now. */
