@@ -550,6 +550,7 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 	}
 	if (!rc && nextedit_find_import(&f)) rc = -ENOMEM;
 	if (!rc && !hit) rc = find_repeat(&f);
+	if (!rc) rc = nextedit_find_call_sites(&f);
 
 	rank(f.v, f.n, f.b);
 	size_t max = p->max_edits ? p->max_edits : MAX_EDITS;

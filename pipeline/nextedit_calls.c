@@ -10,13 +10,20 @@
  * added one where the argument is a plain name in a language whose
  * parameters need no type (Python, JavaScript: `f(a, b)` -> `def f(a, b)`).
  * A C, Go or Rust parameter needs its type, a literal argument a name: the
- * place is found with no text.
+ * place is found with no text. The function's other calls that passed as
+ * many arguments want the same change: where the repeat kind did not write
+ * it, the argument removed is removed there too, and the one added is
+ * added with the same text (the repeat kind's guess, made where its
+ * textual match missed).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nextedit_internal.h"
+
+#define MAX_SITES 256 /* calls of one function looked at */
 
 static bool arg_same(const char *ta, const struct ast_arg *a, const char *tb,
                      const struct ast_arg *b)
@@ -78,6 +85,16 @@ int nextedit_find_definition(struct finder *f)
 	/* a call changed: its other calls may want the same change (the repeat
 	 * kind, which still runs: this one never claims the edit) */
 	memcpy(f->call_name, name, sizeof f->call_name);
+	f->call_start = cn->start;
+	f->call_old_n = co->n_args;
+	f->call_j = j;
+	f->call_added = added;
+	f->call_arg[0] = 0;
+	if (added && cn->args[j].end - cn->args[j].start < sizeof f->call_arg) {
+		size_t l = cn->args[j].end - cn->args[j].start;
+		memcpy(f->call_arg, f->now + cn->args[j].start, l);
+		f->call_arg[l] = 0;
+	}
 	if (!ast_def_params(f->dnow, f->now, f->len, name, def)) goto out;
 	/* the definition must not be inside the edit, nor hold the call */
 	if (def->list_start < f->b && f->a < def->list_end) goto out;
@@ -143,5 +160,51 @@ int nextedit_find_definition(struct finder *f)
 out:
 	free(c);
 	free(def);
+	return rc;
+}
+
+int nextedit_find_call_sites(struct finder *f)
+{
+	if (!f->call_name[0] || !f->dnow) return 0;
+	struct ast_call *calls = malloc(MAX_SITES * sizeof *calls);
+	if (!calls) return -ENOMEM;
+	int nc = ast_calls_of(f->dnow, f->now, f->len, f->call_name, strlen(f->call_name), calls,
+	                      MAX_SITES);
+	size_t found = f->n; /* the edits before these */
+	int rc = 0;
+	for (int i = 0; i < nc && !rc; i++) {
+		const struct ast_call *c = &calls[i];
+		if (c->start == f->call_start || c->n_args != f->call_old_n ||
+		    c->n_args >= AST_CALL_ARGS || f->call_j > c->n_args)
+			continue;
+		bool has = false; /* the repeat found this call's edit */
+		for (size_t k = 0; k < found && !has; k++)
+			has = f->v[k].start >= c->args_start && f->v[k].end <= c->args_end;
+		if (has) continue;
+		size_t j = f->call_j;
+		if (!f->call_added) {
+			if (j >= c->n_args) continue;
+			size_t s, e;
+			if (j + 1 < c->n_args)
+				s = c->args[j].start, e = c->args[j + 1].start;
+			else if (j > 0)
+				s = c->args[j - 1].end, e = c->args[j].end;
+			else
+				s = c->args[j].start, e = c->args[j].end;
+			rc = nextedit_push(f, NEXTEDIT_DEFINITION, s, e, "", 0);
+		} else {
+			size_t at = j < c->n_args ? c->args[j].start
+			            : c->n_args   ? c->args[c->n_args - 1].end
+			                          : c->args_start + 1;
+			char text[sizeof f->call_arg + 4];
+			int tl = !f->call_arg[0]   ? -1
+			         : j < c->n_args   ? snprintf(text, sizeof text, "%s, ", f->call_arg)
+			         : c->n_args       ? snprintf(text, sizeof text, ", %s", f->call_arg)
+			                           : snprintf(text, sizeof text, "%s", f->call_arg);
+			rc = nextedit_push(f, NEXTEDIT_DEFINITION, at, at, tl > 0 ? text : NULL,
+			                   tl > 0 ? (size_t)tl : 0);
+		}
+	}
+	free(calls);
 	return rc;
 }

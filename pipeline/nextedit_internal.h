@@ -28,6 +28,11 @@ struct finder {
 	/* the function whose call's arguments the edit changed ("" when
 	 * none): a change repeated is repeated in its calls only */
 	char call_name[64];
+	size_t call_start;  /* that call's first byte (now) */
+	size_t call_old_n;  /* the arguments it passed before */
+	size_t call_j;      /* the one added or removed */
+	bool call_added;
+	char call_arg[128]; /* the argument added ("" when longer) */
 };
 
 /* An offset of the old text outside the edit, in the text now. */
@@ -48,5 +53,12 @@ bool nextedit_is_name(const char *s, size_t n);
 int nextedit_find_member(struct finder *f);
 int nextedit_find_definition(struct finder *f);
 int nextedit_find_import(struct finder *f);
+
+/* After the repeat kind: the other calls of the function whose call the
+ * edit changed, passing as many arguments as it did before, where no edit
+ * was found in them: the argument removed (text ""), or the one added (the
+ * same text, as the repeat kind would write it; no text when it is long).
+ * 0 or -ENOMEM. */
+int nextedit_find_call_sites(struct finder *f);
 
 #endif
