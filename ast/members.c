@@ -41,6 +41,7 @@ static struct ast_span span_of(TSNode n)
  * or a null node. */
 static TSNode last_ident(TSNode n)
 {
+	if (ts_node_is_null(n)) return n; /* a field with no declarator (`int : 3;`) */
 	if (ts_node_child_count(n) == 0)
 		return strstr(ts_node_type(n), "identifier") ? n : (TSNode){ 0 };
 	for (uint32_t i = ts_node_child_count(n); i-- > 0;) {

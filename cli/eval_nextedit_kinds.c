@@ -267,12 +267,22 @@ static bool python_match(const struct file *f, size_t ls, struct sw *s)
 	return s->n > 0;
 }
 
-/* The first line after the last non-blank line of [from, to). */
+/* Whether the line at ls is a comment alone (`//`, `/*`, ` *`, `#`). */
+static bool comment_line(const char *t, size_t n, size_t ls)
+{
+	size_t i = ls + indent_at(t, n, ls);
+	return i < n && (t[i] == '#' || (t[i] == '/' && i + 1 < n && (t[i + 1] == '/' ||
+	                                                              t[i + 1] == '*')) ||
+	                 (t[i] == '*' && i + 1 < n && (t[i + 1] == ' ' || t[i + 1] == '/')));
+}
+
+/* The first line after the last line of code of [from, to): comments
+ * before the next arm are that arm's. */
 static size_t after_last_nonblank(const char *t, size_t n, size_t from, size_t to)
 {
 	size_t best = line_end(t, n, from), stop = line_start(t, to);
 	for (size_t at = line_start(t, from); at < stop && at < n; at = line_end(t, n, at) + 1)
-		if (!blank_line(t, n, at)) best = line_end(t, n, at);
+		if (!blank_line(t, n, at) && !comment_line(t, n, at)) best = line_end(t, n, at);
 	return best < n ? best + 1 : n;
 }
 
