@@ -479,8 +479,8 @@ bool ast_params_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
 /* The innermost call whose argument list holds byte at (between its
  * brackets), into *out, and its callee's last name into name[0..cap)
  * (NUL-terminated); false when at is in none inside its function. */
-bool ast_call_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
-                 struct ast_call *out, char *name, size_t cap);
+bool ast_call_at(struct ast_doc *doc, const char *text, size_t len, size_t at, struct ast_call *out,
+                 char *name, size_t cap);
 
 /* The parameter list of the one definition of a function or method named
  * name in the file, into *out; false when there is none, or more than one
@@ -505,9 +505,9 @@ int ast_replace_check(struct ast_doc *doc, const char *text, size_t len, size_t 
 #define AST_MEMBERS 64 /* members looked at per enum or struct */
 
 struct ast_members {
-	bool is_enum;               /* variants (else fields) */
-	char type_name[64];         /* the enum's or struct's name; "" when none */
-	size_t list_start, list_end; /* the body that lists them */
+	bool is_enum;                       /* variants (else fields) */
+	char type_name[64];                 /* the enum's or struct's name; "" when none */
+	size_t list_start, list_end;        /* the body that lists them */
 	struct ast_span items[AST_MEMBERS]; /* each member's whole entry */
 	struct ast_span names[AST_MEMBERS]; /* the name it defines */
 	size_t n;
@@ -524,12 +524,12 @@ bool ast_members_at(struct ast_doc *doc, const char *text, size_t len, size_t at
 #define AST_ARMS 64 /* arms looked at per switch */
 
 struct ast_arm {
-	size_t start, end;           /* the arm: its label through its body */
+	size_t start, end;             /* the arm: its label through its body */
 	size_t label_start, label_end; /* what it matches; equal for a default */
-	size_t name_start, name_end; /* the name its label ends with (`Kind::A` ->
+	size_t name_start, name_end;   /* the name its label ends with (`Kind::A` ->
 	                              * `A`); equal when it names none */
-	bool multi;                  /* the label lists several values (`A | B`) */
-	bool fallback;               /* `default`, `_` */
+	bool multi;                    /* the label lists several values (`A | B`) */
+	bool fallback;                 /* `default`, `_` */
 };
 
 struct ast_switch {
@@ -545,8 +545,8 @@ int ast_switches(struct ast_doc *doc, const char *text, size_t len, struct ast_s
                  size_t cap);
 
 struct ast_init {
-	size_t start, end; /* the braces */
-	bool designated;   /* its entries name their fields (`.x = 1`, `x: 1`) */
+	size_t start, end;                   /* the braces */
+	bool designated;                     /* its entries name their fields (`.x = 1`, `x: 1`) */
 	struct ast_arg items[AST_CALL_ARGS]; /* name_*: the field an entry names */
 	size_t n;
 };
@@ -574,8 +574,8 @@ struct ast_imported {
 /* The names the top-level imports of a Python, JavaScript or TypeScript
  * file bind, in document order into out[0..cap); returns how many. `import
  * a.b` (binding a, but not removable by name) and `*` are left out. */
-int ast_imported_names(struct ast_doc *doc, const char *text, size_t len,
-                       struct ast_imported *out, size_t cap);
+int ast_imported_names(struct ast_doc *doc, const char *text, size_t len, struct ast_imported *out,
+                       size_t cap);
 
 /* The identifiers [start, end) of doc's text holds that are uses of a name
  * (not a definition's or parameter's name, an attribute, a keyword

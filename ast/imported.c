@@ -96,8 +96,8 @@ static void js_stmt(struct imp_acc *a, TSNode st)
 	}
 }
 
-int ast_imported_names(struct ast_doc *doc, const char *text, size_t len,
-                       struct ast_imported *out, size_t cap)
+int ast_imported_names(struct ast_doc *doc, const char *text, size_t len, struct ast_imported *out,
+                       size_t cap)
 {
 	(void)text;
 	(void)len;
@@ -132,8 +132,7 @@ struct ids_acc {
 
 static void ids_walk(TSNode n, struct ids_acc *a)
 {
-	if (a->n >= a->cap || ts_node_end_byte(n) <= a->s || ts_node_start_byte(n) >= a->e)
-		return;
+	if (a->n >= a->cap || ts_node_end_byte(n) <= a->s || ts_node_start_byte(n) >= a->e) return;
 	if (ts_node_child_count(n) == 0) {
 		const char *t = ts_node_type(n);
 		/* a use, not a name being defined or an attribute */
@@ -149,8 +148,8 @@ static void ids_walk(TSNode n, struct ids_acc *a)
 		}
 		if ((!strcmp(t, "identifier") || !strcmp(t, "type_identifier")) &&
 		    ts_node_start_byte(n) >= a->s && ts_node_end_byte(n) <= a->e && a->role_ok)
-			a->out[a->n++] = (struct ast_span){ ts_node_start_byte(n),
-				                            ts_node_end_byte(n) };
+			a->out[a->n++] =
+			        (struct ast_span){ ts_node_start_byte(n), ts_node_end_byte(n) };
 		return;
 	}
 	uint32_t nc = ts_node_child_count(n);

@@ -358,8 +358,8 @@ int ast_replace_check(struct ast_doc *doc, const char *text, size_t len, size_t 
 
 /* ---- the call an edit falls in, and a definition by name ---- */
 
-bool ast_call_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
-                 struct ast_call *out, char *name, size_t cap)
+bool ast_call_at(struct ast_doc *doc, const char *text, size_t len, size_t at, struct ast_call *out,
+                 char *name, size_t cap)
 {
 	memset(out, 0, sizeof *out);
 	if (cap) name[0] = 0;

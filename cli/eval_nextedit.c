@@ -123,7 +123,7 @@ size_t evne_match_paren(const char *t, size_t n, const bool *code, size_t open)
 
 /* Comma-separated items between brackets [open, close]. */
 size_t evne_split_items(const char *t, const bool *code, size_t open, size_t close,
-                          struct item *out, size_t cap)
+                        struct item *out, size_t cap)
 {
 	size_t n = 0, s = open + 1;
 	int depth = 0;
@@ -146,7 +146,7 @@ size_t evne_split_items(const char *t, const bool *code, size_t open, size_t clo
 
 /* The case with [s, e) of the file replaced by r: the track and the text. */
 int evne_case_start(struct ecase *c, enum ekind k, const struct file *f, size_t s, size_t e,
-                      const char *r)
+                    const char *r)
 {
 	memset(c, 0, sizeof *c);
 	c->kind = k;
@@ -230,7 +230,8 @@ static void make_renames(const struct file *f, size_t ds, size_t de, struct ecas
 		struct ecase *c = &out[*n];
 		if (evne_case_start(c, EK_RENAME, f, i, j, nw)) continue;
 		for (size_t k = j; k < de; k++)
-			if (evne_word_at(f->t, f->n, f->code, k, w, wl)) evne_expect(c, k, k + wl, nw);
+			if (evne_word_at(f->t, f->n, f->code, k, w, wl))
+				evne_expect(c, k, k + wl, nw);
 		(*n)++;
 		made++;
 	}
@@ -239,7 +240,7 @@ static void make_renames(const struct file *f, size_t ds, size_t de, struct ecas
 /* A call of name at i (a word followed by `(`): its brackets; false when
  * i is the definition itself. */
 bool evne_call_at(const struct file *f, size_t i, const char *w, size_t wl, size_t *open,
-                    size_t *close)
+                  size_t *close)
 {
 	if (!evne_word_at(f->t, f->n, f->code, i, w, wl)) return false;
 	size_t p = evne_skip_ws(f->t, f->n, i + wl);
@@ -268,7 +269,8 @@ static void make_repeats(const struct file *f, struct ecase *out, size_t *n, siz
 		while (j < f->n && ast_is_ident_byte((unsigned char)f->t[j])) j++;
 		const char *w = f->t + i;
 		size_t wl = j - i, o, cl;
-		if (wl < 2 || evne_is_keyword(w, wl) || !evne_call_at(f, i, w, wl, &o, &cl) || cl == o + 1)
+		if (wl < 2 || evne_is_keyword(w, wl) || !evne_call_at(f, i, w, wl, &o, &cl) ||
+		    cl == o + 1)
 			continue;
 		/* the first call of w, with arguments; three or more such calls */
 		bool first = true;

@@ -85,8 +85,8 @@ static bool has_word(const struct file *f, size_t s, size_t e, const char *w, si
 struct members {
 	struct item name[MAX_MEMBERS];
 	size_t n;
-	size_t insert_at;   /* where the new variant goes */
-	char insert[200];   /* and its text */
+	size_t insert_at; /* where the new variant goes */
+	char insert[200]; /* and its text */
 	char new_name[72];
 };
 
@@ -160,7 +160,7 @@ static bool python_enum(const struct file *f, size_t ls, struct members *m)
 }
 
 struct arm {
-	size_t start;        /* the label's first byte (`case`, a pattern) */
+	size_t start; /* the label's first byte (`case`, a pattern) */
 	size_t label_s, label_e;
 	bool fallback;
 };
@@ -267,13 +267,14 @@ static bool python_match(const struct file *f, size_t ls, struct sw *s)
 	return s->n > 0;
 }
 
-/* Whether the line at ls is a comment alone (`//`, `/*`, ` *`, `#`). */
+/* Whether the line at ls is a comment alone: it opens with two slashes, a
+ * slash and a star, a star (the middle of a block comment) or a hash. */
 static bool comment_line(const char *t, size_t n, size_t ls)
 {
 	size_t i = ls + indent_at(t, n, ls);
-	return i < n && (t[i] == '#' || (t[i] == '/' && i + 1 < n && (t[i + 1] == '/' ||
-	                                                              t[i + 1] == '*')) ||
-	                 (t[i] == '*' && i + 1 < n && (t[i + 1] == ' ' || t[i + 1] == '/')));
+	return i < n &&
+	       (t[i] == '#' || (t[i] == '/' && i + 1 < n && (t[i + 1] == '/' || t[i + 1] == '*')) ||
+	        (t[i] == '*' && i + 1 < n && (t[i + 1] == ' ' || t[i + 1] == '/')));
 }
 
 /* The first line after the last line of code of [from, to): comments
@@ -346,7 +347,8 @@ static size_t shared_prefix(const struct file *f, const struct members *m)
 	size_t p = m->name[0].end - m->name[0].start;
 	for (size_t i = 1; i < m->n; i++) {
 		size_t q = 0, l = m->name[i].end - m->name[i].start;
-		while (q < p && q < l && f->t[m->name[0].start + q] == f->t[m->name[i].start + q]) q++;
+		while (q < p && q < l && f->t[m->name[0].start + q] == f->t[m->name[i].start + q])
+			q++;
 		p = q;
 	}
 	while (p > 0 && f->t[m->name[0].start + p - 1] != '_') p--;
@@ -360,7 +362,8 @@ static void expect_arm(const struct file *f, const struct members *m, const stru
 	for (size_t i = 0; i < m->n; i++) {
 		bool listed = false;
 		for (size_t k = 0; k < s->n && !listed; k++)
-			listed = has_word(f, s->a[k].label_s, s->a[k].label_e, f->t + m->name[i].start,
+			listed = has_word(f, s->a[k].label_s, s->a[k].label_e,
+			                  f->t + m->name[i].start,
 			                  m->name[i].end - m->name[i].start);
 		if (!listed) return;
 	}
@@ -372,9 +375,9 @@ static void expect_arm(const struct file *f, const struct members *m, const stru
 			after = k;
 	/* the end of each arm: the next one's start, or the switch's end */
 	size_t next = after + 1 < s->n ? s->a[after + 1].start : s->end;
-	bool own_lines = line_start(f->t, next) != line_start(f->t, s->a[after].start) &&
-	                 line_start(f->t, next) + indent_at(f->t, f->n, line_start(f->t, next)) ==
-	                         next;
+	bool own_lines =
+	        line_start(f->t, next) != line_start(f->t, s->a[after].start) &&
+	        line_start(f->t, next) + indent_at(f->t, f->n, line_start(f->t, next)) == next;
 	size_t at = own_lines ? after_last_nonblank(f->t, f->n, s->a[after].start, next) : next;
 	if (!own_lines) {
 		while (at > 0 && (f->t[at - 1] == ' ' || f->t[at - 1] == '\t')) at--;
@@ -407,8 +410,8 @@ static void expect_arm(const struct file *f, const struct members *m, const stru
 		size_t as = line_start(f->t, a->start);
 		size_t ae = after_last_nonblank(f->t, f->n, a->start, nx);
 		struct respell from;
-		forms_of(f->t + m->name[which].start,
-		         m->name[which].end - m->name[which].start, prefix, &from);
+		forms_of(f->t + m->name[which].start, m->name[which].end - m->name[which].start,
+		         prefix, &from);
 		size_t l = respelt(f->t, as, ae, &from, &to, alike ? cur : shape, sizeof shape);
 		if (!l || (alike && strcmp(cur, shape))) differ = true;
 		alike++;
@@ -416,8 +419,8 @@ static void expect_arm(const struct file *f, const struct members *m, const stru
 	evne_expect(c, at, at, !differ && alike >= 2 ? shape : NULL);
 }
 
-static void enum_case(const struct file *f, const struct members *m, struct ecase *out,
-                      size_t *n, size_t cap, bool python)
+static void enum_case(const struct file *f, const struct members *m, struct ecase *out, size_t *n,
+                      size_t cap, bool python)
 {
 	if (*n >= cap) return;
 	struct sw *s = malloc(sizeof *s);
@@ -428,10 +431,12 @@ static void enum_case(const struct file *f, const struct members *m, struct ecas
 		return;
 	}
 	for (size_t i = 0; i < f->n; i++) {
-		if (!f->code[i] || (i > 0 && ast_is_ident_byte((unsigned char)f->t[i - 1]))) continue;
-		bool ok = python ? (i == line_start(f->t, i) + indent_at(f->t, f->n, line_start(f->t, i)) &&
-		                    starts_word(f, i, "match") &&
-		                    python_match(f, line_start(f->t, i), s))
+		if (!f->code[i] || (i > 0 && ast_is_ident_byte((unsigned char)f->t[i - 1])))
+			continue;
+		bool ok = python                        ? (i == line_start(f->t, i) +
+                                                    indent_at(f->t, f->n, line_start(f->t, i)) &&
+                                    starts_word(f, i, "match") &&
+                                    python_match(f, line_start(f->t, i), s))
 		          : starts_word(f, i, "switch") ? c_switch(f, i, s)
 		          : starts_word(f, i, "match")  ? rust_match(f, i, s)
 		                                        : false;
@@ -452,7 +457,8 @@ void evne_make_enum_members(const struct file *f, struct ecase *out, size_t *n, 
 	if (!m) return;
 	bool python = !strcmp(ast_lang_name(f->lang), "python");
 	for (size_t i = 0; i < f->n && *n < cap; i++) {
-		if (!f->code[i] || (i > 0 && ast_is_ident_byte((unsigned char)f->t[i - 1]))) continue;
+		if (!f->code[i] || (i > 0 && ast_is_ident_byte((unsigned char)f->t[i - 1])))
+			continue;
 		bool found = python ? (i == line_start(f->t, i) && starts_word(f, i, "class") &&
 		                       python_enum(f, i, m))
 		                    : starts_word(f, i, "enum") && brace_enum(f, i, m);
@@ -467,8 +473,8 @@ void evne_make_enum_members(const struct file *f, struct ecase *out, size_t *n, 
  * there once the definition has it (the argument appended, or the last
  * removed), places with no text expected (what another call passes is
  * its own). */
-static void other_calls(const struct file *f, const char *name, size_t ds, size_t de,
-                        size_t first, size_t na, struct ecase *ec, bool add)
+static void other_calls(const struct file *f, const char *name, size_t ds, size_t de, size_t first,
+                        size_t na, struct ecase *ec, bool add)
 {
 	size_t nl = strlen(name);
 	for (size_t k = first + 1; k < f->n; k++) {
@@ -480,7 +486,8 @@ static void other_calls(const struct file *f, const char *name, size_t ds, size_
 		if (add)
 			evne_expect(ec, a[na - 1].end, a[na - 1].end, NULL);
 		else
-			evne_expect(ec, na > 1 ? a[na - 2].end : a[na - 1].start, a[na - 1].end, NULL);
+			evne_expect(ec, na > 1 ? a[na - 2].end : a[na - 1].start, a[na - 1].end,
+			            NULL);
 	}
 }
 
@@ -569,8 +576,7 @@ static size_t count_uses(const struct file *f, const char *w, size_t wl, size_t 
 
 /* One import line's names: `from m import a, b`, `import a`, `import {
  * a, b } from '...'`. Items are the names; false for other lines. */
-static bool import_line(const struct file *f, size_t ls, struct item *it, size_t *ni,
-                        size_t *le)
+static bool import_line(const struct file *f, size_t ls, struct item *it, size_t *ni, size_t *le)
 {
 	*le = line_end(f->t, f->n, ls);
 	const char *l = f->t + ls;
@@ -629,7 +635,8 @@ void evne_make_imports(const struct file *f, struct ecase *out, size_t *n, size_
 			size_t wl = it[k].end - it[k].start, use = 0;
 			if (wl < 2 || count_uses(f, w, wl, ls, le, &use) != 1) continue;
 			struct ecase *c = &out[*n];
-			if (evne_case_start(c, EK_IMPORT_UNUSED, f, use, use + wl, py ? "None" : "null"))
+			if (evne_case_start(c, EK_IMPORT_UNUSED, f, use, use + wl,
+			                    py ? "None" : "null"))
 				continue;
 			if (ni == 1)
 				evne_expect(c, ls, le < f->n ? le + 1 : le, "");

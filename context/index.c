@@ -950,7 +950,8 @@ int ctx_index_defined_in(struct ctx_index *ix, const char *path, const struct as
 	const struct table *t = &ix->t;
 	for (size_t i = 0; i < t->n && found < 2; i++) {
 		const struct ifile *f = &t->v[i];
-		if (!strcmp(f->rel, self) || !ast_lang_kin(lang, ast_lang_from_path(f->rel))) continue;
+		if (!strcmp(f->rel, self) || !ast_lang_kin(lang, ast_lang_from_path(f->rel)))
+			continue;
 		for (size_t d = 0; d < f->ol.n_defs; d++)
 			if (!strcmp(f->ol.defs[d].name, name)) {
 				if (!found) snprintf(rel, sizeof rel, "%s", f->rel);

@@ -23,8 +23,8 @@
 #define MAX_CALLS  256
 #define MAX_REPEAT 64
 
-static const char *const kind_names[NEXTEDIT_KIND_COUNT] = { "rename", "signature", "repeat",
-	                                                      "member", "definition", "import" };
+static const char *const kind_names[NEXTEDIT_KIND_COUNT] = { "rename", "signature",  "repeat",
+	                                                     "member", "definition", "import" };
 
 const char *nextedit_kind_name(enum nextedit_kind k)
 {
@@ -150,7 +150,8 @@ bool nextedit_is_name(const char *s, size_t n)
  * none found), 0 when it was not one, or -ENOMEM. */
 static int find_rename(struct finder *f)
 {
-	if (!f->dold || !nextedit_all_ident(f->o, f->olen) || !nextedit_all_ident(f->now + f->a, f->b - f->a))
+	if (!f->dold || !nextedit_all_ident(f->o, f->olen) ||
+	    !nextedit_all_ident(f->now + f->a, f->b - f->a))
 		return 0;
 	size_t ws = f->a, we = f->b;
 	while (ws > 0 && ast_is_ident_byte((unsigned char)f->now[ws - 1])) ws--;
@@ -271,7 +272,7 @@ static int find_signature(struct finder *f)
 			const struct ast_arg *g = &call->args[kw];
 			const struct ast_arg *np = &pn.params[i];
 			if (nextedit_push(f, NEXTEDIT_SIGNATURE, g->name_start, g->name_end,
-			         f->now + np->name_start, np->name_end - np->name_start))
+			                  f->now + np->name_start, np->name_end - np->name_start))
 				rc = -ENOMEM;
 		} else if (what == REMOVED) {
 			if (kw == call->n_args) {
@@ -434,7 +435,7 @@ static int find_repeat(struct finder *f)
 		    !memcmp(f->now + pos - (alen - blen), A, alen))
 			continue;
 		rc = nextedit_push(f, NEXTEDIT_REPEAT, pos + pre, pos + blen - suf, A + pre,
-		          alen - pre - suf);
+		                   alen - pre - suf);
 		found++;
 		pos += blen - 1;
 	}
@@ -452,8 +453,8 @@ static bool ranks_before(const struct nextedit_edit *a, const struct nextedit_ed
 	/* the kinds read from the tree before the textual guess of a repeat,
 	 * which yields where they meet */
 	static const unsigned char order[NEXTEDIT_KIND_COUNT] = {
-		[NEXTEDIT_RENAME] = 0, [NEXTEDIT_SIGNATURE] = 1, [NEXTEDIT_MEMBER] = 2,
-		[NEXTEDIT_DEFINITION] = 3, [NEXTEDIT_IMPORT] = 4, [NEXTEDIT_REPEAT] = 5,
+		[NEXTEDIT_RENAME] = 0,     [NEXTEDIT_SIGNATURE] = 1, [NEXTEDIT_MEMBER] = 2,
+		[NEXTEDIT_DEFINITION] = 3, [NEXTEDIT_IMPORT] = 4,    [NEXTEDIT_REPEAT] = 5,
 	};
 	if (a->kind != b->kind) return order[a->kind] < order[b->kind];
 	bool aa = a->start >= anchor, ba = b->start >= anchor;
@@ -537,8 +538,7 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 	}
 	/* each kind in turn until one says the edit was its kind; an edit of
 	 * none may be one to repeat */
-	int (*const kinds[])(struct finder *) = { find_rename, find_signature,
-		                                  nextedit_find_member,
+	int (*const kinds[])(struct finder *) = { find_rename, find_signature, nextedit_find_member,
 		                                  nextedit_find_definition };
 	int hit = 0;
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && !rc && hit == 0; k++) {

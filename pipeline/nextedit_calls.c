@@ -28,8 +28,8 @@
 static bool arg_same(const char *ta, const struct ast_arg *a, const char *tb,
                      const struct ast_arg *b)
 {
-	return a->end - a->start == b->end - b->start && !memcmp(ta + a->start, tb + b->start,
-	                                                         a->end - a->start);
+	return a->end - a->start == b->end - b->start &&
+	       !memcmp(ta + a->start, tb + b->start, a->end - a->start);
 }
 
 static bool typeless_params(const struct ast_lang *lang)
@@ -69,11 +69,11 @@ int nextedit_find_definition(struct finder *f)
 	/* the same call before and after (it starts before the edit, so at the
 	 * same byte), one argument more or fewer */
 	if (!ast_call_at(f->dnow, f->now, f->len, f->a, cn, name, sizeof name) ||
-	    cn->start >= f->a || !ast_call_at(f->dold, f->old, f->old_len, f->a, co, oname,
-	                                      sizeof oname) ||
+	    cn->start >= f->a ||
+	    !ast_call_at(f->dold, f->old, f->old_len, f->a, co, oname, sizeof oname) ||
 	    co->start != cn->start || strcmp(name, oname) || cn->n_args >= AST_CALL_ARGS ||
-	    co->n_args >= AST_CALL_ARGS || (cn->n_args != co->n_args + 1 &&
-	                                    cn->n_args + 1 != co->n_args))
+	    co->n_args >= AST_CALL_ARGS ||
+	    (cn->n_args != co->n_args + 1 && cn->n_args + 1 != co->n_args))
 		goto out;
 	bool added = cn->n_args > co->n_args;
 	const struct ast_call *more = added ? cn : co, *less = added ? co : cn;
@@ -197,10 +197,10 @@ int nextedit_find_call_sites(struct finder *f)
 			            : c->n_args   ? c->args[c->n_args - 1].end
 			                          : c->args_start + 1;
 			char text[sizeof f->call_arg + 4];
-			int tl = !f->call_arg[0]   ? -1
-			         : j < c->n_args   ? snprintf(text, sizeof text, "%s, ", f->call_arg)
-			         : c->n_args       ? snprintf(text, sizeof text, ", %s", f->call_arg)
-			                           : snprintf(text, sizeof text, "%s", f->call_arg);
+			int tl = !f->call_arg[0] ? -1
+			         : j < c->n_args ? snprintf(text, sizeof text, "%s, ", f->call_arg)
+			         : c->n_args     ? snprintf(text, sizeof text, ", %s", f->call_arg)
+			                         : snprintf(text, sizeof text, "%s", f->call_arg);
 			rc = nextedit_push(f, NEXTEDIT_DEFINITION, at, at, tl > 0 ? text : NULL,
 			                   tl > 0 ? (size_t)tl : 0);
 		}

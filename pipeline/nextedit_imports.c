@@ -48,8 +48,8 @@ static size_t next_line(const char *t, size_t len, size_t at)
 
 static bool span_eq(const char *ta, struct ast_span a, const char *tb, struct ast_span b)
 {
-	return a.end - a.start == b.end - b.start && !memcmp(ta + a.start, tb + b.start,
-	                                                     a.end - a.start);
+	return a.end - a.start == b.end - b.start &&
+	       !memcmp(ta + a.start, tb + b.start, a.end - a.start);
 }
 
 /* Identifier tokens spelling name in the whole file (text, doc) outside
@@ -80,7 +80,8 @@ static int remove_unused(struct finder *f, const struct ast_imported *im, size_t
 		if (dup) continue;
 		for (size_t m = 0; m < n_im; m++) {
 			const struct ast_imported *x = &im[m];
-			if (x->name.end - x->name.start != wl || memcmp(f->now + x->name.start, w, wl))
+			if (x->name.end - x->name.start != wl ||
+			    memcmp(f->now + x->name.start, w, wl))
 				continue;
 			/* the import is outside the edit, and nothing else uses it now */
 			if (x->stmt.start < f->b && f->a < x->stmt.end) continue;
@@ -172,7 +173,8 @@ static bool module_is(enum flavour fl, const char *t, struct ast_span m, const c
 	if (fl == FL_JS && e - s >= 2) { /* the quotes; an extension may follow */
 		s++;
 		e--;
-		if (e - s > sl && t[s + sl] == '.' && !memchr(t + s + sl, '/', e - s - sl)) e = s + sl;
+		if (e - s > sl && t[s + sl] == '.' && !memchr(t + s + sl, '/', e - s - sl))
+			e = s + sl;
 	}
 	return e - s == sl && !memcmp(t + s, spec, sl);
 }
@@ -227,8 +229,8 @@ static int add_missing(struct finder *f, enum flavour fl, const struct ast_impor
 				                 ? f->now[last->module.start]
 				                 : '"';
 				bool semi = last && f->now[last->stmt.end - 1] == ';';
-				tl = snprintf(text, sizeof text, "import { %s } from %c%s%c%s\n", name, q,
-				              spec, q, semi || !last ? ";" : "");
+				tl = snprintf(text, sizeof text, "import { %s } from %c%s%c%s\n",
+				              name, q, spec, q, semi || !last ? ";" : "");
 			}
 			/* a Python file's docstring and a script's #! line stay first */
 			if (!last && fl == FL_PY) at = after_preamble(f->now, f->len);

@@ -28,9 +28,9 @@ struct finder {
 	/* the function whose call's arguments the edit changed ("" when
 	 * none): a change repeated is repeated in its calls only */
 	char call_name[64];
-	size_t call_start;  /* that call's first byte (now) */
-	size_t call_old_n;  /* the arguments it passed before */
-	size_t call_j;      /* the one added or removed */
+	size_t call_start; /* that call's first byte (now) */
+	size_t call_old_n; /* the arguments it passed before */
+	size_t call_j;     /* the one added or removed */
 	bool call_added;
 	char call_arg[128]; /* the argument added ("" when longer) */
 };

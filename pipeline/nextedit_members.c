@@ -134,8 +134,8 @@ static bool blank(const char *t, size_t s, size_t e)
 
 /* What an arm is copied as: its whole lines (line mode: the arm alone on
  * them) or its bytes. */
-static void arm_copy_span(const char *t, size_t len, const struct ast_arm *a, bool lines,
-                          size_t *s, size_t *e)
+static void arm_copy_span(const char *t, size_t len, const struct ast_arm *a, bool lines, size_t *s,
+                          size_t *e)
 {
 	if (!lines) {
 		*s = a->start;
@@ -186,7 +186,8 @@ static int switch_arm(struct finder *f, const struct ast_switch *sw, const struc
 		if (!listed) return 0;
 	}
 	for (size_t k = 0; k < sw->n; k++)
-		if (has_word(t, sw->arms[k].label_start, sw->arms[k].label_end, nw, nwlen)) return 0;
+		if (has_word(t, sw->arms[k].label_start, sw->arms[k].label_end, nw, nwlen))
+			return 0;
 	/* where: after the arm of the nearest variant before the new one */
 	size_t after = sw->n, before = sw->n;
 	int best = -1;
@@ -314,8 +315,7 @@ static int struct_inits(struct finder *f, const struct ast_members *mo, const ch
 
 /* A Python class's new annotated field -> the constructions that pass the
  * others by keyword or all of them by position. */
-static int class_calls(struct finder *f, const struct ast_members *mo, const char *nw,
-                       size_t nwlen)
+static int class_calls(struct finder *f, const struct ast_members *mo, const char *nw, size_t nwlen)
 {
 	if (!mo->type_name[0]) return 0;
 	struct ast_call *calls = malloc(MAX_CALLS * sizeof *calls);
@@ -340,7 +340,8 @@ static int class_calls(struct finder *f, const struct ast_members *mo, const cha
 		for (size_t k = 0; k < c->n_args; k++)
 			for (size_t q = 0; q < mo->n; q++)
 				fields += c->args[k].name_end > c->args[k].name_start &&
-				          span_is(f->old, mo->names[q], f->now + c->args[k].name_start,
+				          span_is(f->old, mo->names[q],
+				                  f->now + c->args[k].name_start,
 				                  c->args[k].name_end - c->args[k].name_start);
 		if (named || (kw ? fields != kw : c->n_args != mo->n)) continue;
 		rc = nextedit_push(f, NEXTEDIT_MEMBER, c->args[c->n_args - 1].end,
@@ -373,7 +374,8 @@ int nextedit_find_member(struct finder *f)
 		const char *w = f->now + mn->names[i].start;
 		size_t wl = mn->names[i].end - mn->names[i].start;
 		bool was = false;
-		for (size_t k = 0; k < mo->n && !was; k++) was = span_is(f->old, mo->names[k], w, wl);
+		for (size_t k = 0; k < mo->n && !was; k++)
+			was = span_is(f->old, mo->names[k], w, wl);
 		if (was) continue;
 		if (new_idx != mn->n) goto out; /* two new names: not one added */
 		new_idx = i;

@@ -269,16 +269,17 @@ static char *insert_after(const char *src, const char *after, const char *ins,
 TEST(member_enum_variant_adds_arm_in_shape)
 {
 	struct nextedit_track t = { 0 };
-	char *text = insert_after("enum kind { K_RED, K_GREEN };\n"
-	                          "const char *name(enum kind k)\n{\n"
-	                          "\tswitch (k) {\n"
-	                          "\tcase K_RED:\n\t\treturn \"red\";\n"
-	                          "\tcase K_GREEN:\n\t\treturn \"green\";\n"
-	                          "\tdefault:\n\t\treturn \"?\";\n"
-	                          "\t}\n}\n"
-	                          "int warm(enum kind k)\n{\n"
-	                          "\tswitch (k) {\n\tcase K_RED: return 1;\n\tdefault: return 0;\n\t}\n}\n",
-	                          "K_GREEN", ", K_BLUE", &t);
+	char *text = insert_after(
+	        "enum kind { K_RED, K_GREEN };\n"
+	        "const char *name(enum kind k)\n{\n"
+	        "\tswitch (k) {\n"
+	        "\tcase K_RED:\n\t\treturn \"red\";\n"
+	        "\tcase K_GREEN:\n\t\treturn \"green\";\n"
+	        "\tdefault:\n\t\treturn \"?\";\n"
+	        "\t}\n}\n"
+	        "int warm(enum kind k)\n{\n"
+	        "\tswitch (k) {\n\tcase K_RED: return 1;\n\tdefault: return 0;\n\t}\n}\n",
+	        "K_GREEN", ", K_BLUE", &t);
 	struct nextedit_result r;
 	CHECK(find("c", text, &t, &r) == 0);
 	CHECK_INT_EQ(r.n, 1); /* warm() lists one colour only: no arm implied */
@@ -419,8 +420,9 @@ TEST(definition_gets_the_argument_added_at_a_call)
 TEST(definition_loses_the_argument_removed_at_a_call)
 {
 	struct nextedit_track t = { 0 };
-	char *text = strdup("static int clamp(int v, int lo, int hi)\n{\n\treturn v < lo ? lo : v;\n}\n"
-	                    "int g(void) { return clamp(5, 0, 9); }\n");
+	char *text =
+	        strdup("static int clamp(int v, int lo, int hi)\n{\n\treturn v < lo ? lo : v;\n}\n"
+	               "int g(void) { return clamp(5, 0, 9); }\n");
 	size_t at = strstr(text, ", 9)") - text;
 	change(&text, &t, at, at + 3, "");
 	struct nextedit_result r;
@@ -446,8 +448,8 @@ TEST(definition_loses_the_argument_removed_at_a_call)
 	free(text);
 
 	/* a definition with a default takes calls of either length: nothing */
-	text = insert_after("function f(a, b = 1) { return a + b; }\nf(1, 2);\n", "f(1, 2",
-	                    ", 3", &t);
+	text = insert_after("function f(a, b = 1) { return a + b; }\nf(1, 2);\n", "f(1, 2", ", 3",
+	                    &t);
 	CHECK(find("javascript", text, &t, &r) == 0);
 	CHECK_INT_EQ(r.n, 0);
 	nextedit_result_finish(&r);

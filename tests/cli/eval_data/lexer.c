@@ -13,14 +13,10 @@ enum tok_kind {
 const char *tok_kind_name(enum tok_kind k)
 {
 	switch (k) {
-	case TOK_NUMBER:
-		return "number";
-	case TOK_NAME:
-		return "name";
-	case TOK_PLUS:
-		return "plus";
-	case TOK_MINUS:
-		return "minus";
+	case TOK_NUMBER: return "number";
+	case TOK_NAME: return "name";
+	case TOK_PLUS: return "plus";
+	case TOK_MINUS: return "minus";
 	}
 	return "?";
 }
@@ -29,13 +25,10 @@ int tok_is_operator(enum tok_kind k)
 {
 	switch (k) {
 	case TOK_NUMBER:
-	case TOK_NAME:
-		return 0;
+	case TOK_NAME: return 0;
 	case TOK_PLUS:
-	case TOK_MINUS:
-		return 1;
-	default:
-		return 0;
+	case TOK_MINUS: return 1;
+	default: return 0;
 	}
 }
 
