@@ -15,7 +15,9 @@
  *      invalid, or trimmed to its longest valid prefix.
  *   (5. Outlines, and 6. references: what an edit implies elsewhere: an
  *      identifier's uses in its scope, a function's calls, a parameter
- *      list, whether a replacement breaks the syntax.)
+ *      list, whether a replacement breaks the syntax; 7. members: an enum's
+ *      variants and a struct's fields, the switches and initialisers that
+ *      list them; 8. the names imports bind.)
  *
  * Units: every offset and length is in bytes of UTF-8 text; a point's column
  * is in bytes too (the LSP layer converts from UTF-16 or code points).
@@ -474,6 +476,18 @@ struct ast_params {
 bool ast_params_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
                    struct ast_params *out);
 
+/* The innermost call whose argument list holds byte at (between its
+ * brackets), into *out, and its callee's last name into name[0..cap)
+ * (NUL-terminated); false when at is in none inside its function. */
+bool ast_call_at(struct ast_doc *doc, const char *text, size_t len, size_t at, struct ast_call *out,
+                 char *name, size_t cap);
+
+/* The parameter list of the one definition of a function or method named
+ * name in the file, into *out; false when there is none, or more than one
+ * (overloads, methods of two classes: which one a call means is a guess). */
+bool ast_def_params(struct ast_doc *doc, const char *text, size_t len, const char *name,
+                    struct ast_params *out);
+
 /* Whether replacing [start, end) of text by repl[0..repl_len) leaves the
  * file with no more syntax errors than it has (*ok), judged by an
  * incremental re-parse of a copy of doc's tree (doc is not changed). *ok is
@@ -481,5 +495,92 @@ bool ast_params_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
  * *ok is false). */
 int ast_replace_check(struct ast_doc *doc, const char *text, size_t len, size_t start, size_t end,
                       const char *repl, size_t repl_len, bool *ok);
+
+/* ---- 7. Members: an enum's variants, a struct's fields, and the places
+ * that list them again (members.c) --------------------------------------- */
+
+/* Read like section 6: doc's current tree, syntax only (a switch belongs to
+ * an enum by the names its labels spell, not by types). */
+
+#define AST_MEMBERS 64 /* members looked at per enum or struct */
+
+struct ast_members {
+	bool is_enum;                       /* variants (else fields) */
+	char type_name[64];                 /* the enum's or struct's name; "" when none */
+	size_t list_start, list_end;        /* the body that lists them */
+	struct ast_span items[AST_MEMBERS]; /* each member's whole entry */
+	struct ast_span names[AST_MEMBERS]; /* the name it defines */
+	size_t n;
+};
+
+/* The member list that holds byte at, into *out: a C/C++ enumerator list
+ * or field list, a TypeScript or Java enum body, a Rust enum's variants or
+ * a struct's fields, the body of a Python class (its assignments; an enum
+ * when it derives from an Enum or Flag). False when at is in none (a
+ * function's body inside a class is not its member list). */
+bool ast_members_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
+                    struct ast_members *out);
+
+#define AST_ARMS 64 /* arms looked at per switch */
+
+struct ast_arm {
+	size_t start, end;             /* the arm: its label through its body */
+	size_t label_start, label_end; /* what it matches; equal for a default */
+	size_t name_start, name_end;   /* the name its label ends with (`Kind::A` ->
+	                              * `A`); equal when it names none */
+	bool multi;                    /* the label lists several values (`A | B`) */
+	bool fallback;                 /* `default`, `_` */
+};
+
+struct ast_switch {
+	size_t start, end;
+	struct ast_arm arms[AST_ARMS];
+	size_t n;
+};
+
+/* The switch and match statements of the file (C/C++/Java/JS/TS `switch`,
+ * Go's expression switch, Rust's `match`, Python's `match`), each with its
+ * arms in order, in document order into out[0..cap). Returns how many. */
+int ast_switches(struct ast_doc *doc, const char *text, size_t len, struct ast_switch *out,
+                 size_t cap);
+
+struct ast_init {
+	size_t start, end;                   /* the braces */
+	bool designated;                     /* its entries name their fields (`.x = 1`, `x: 1`) */
+	struct ast_arg items[AST_CALL_ARGS]; /* name_*: the field an entry names */
+	size_t n;
+};
+
+/* The initialisers of struct name[0..name_len): C/C++ declarations and
+ * compound literals of `struct name` or of the type name (each element's
+ * braces for an array of it), Rust struct expressions. Document order into
+ * out[0..cap); returns how many. */
+int ast_inits_of(struct ast_doc *doc, const char *text, size_t len, const char *name,
+                 size_t name_len, struct ast_init *out, size_t cap);
+
+/* ---- 8. Imports: the names a file's imports bind (imported.c) ------------- */
+
+struct ast_imported {
+	struct ast_span name;   /* the name it binds (an alias when aliased) */
+	struct ast_span item;   /* the entry that binds it (`b as c`, `{ x }`'s `x`) */
+	struct ast_span stmt;   /* the whole import statement */
+	struct ast_span module; /* what it imports from (a Python module, a JS
+	                         * source string with its quotes); empty for a
+	                         * Python `import m` */
+	size_t in_stmt;         /* names its statement binds */
+	bool named;
+};
+
+/* The names the top-level imports of a Python, JavaScript or TypeScript
+ * file bind, in document order into out[0..cap); returns how many. `import
+ * a.b` (binding a, but not removable by name) and `*` are left out. */
+int ast_imported_names(struct ast_doc *doc, const char *text, size_t len, struct ast_imported *out,
+                       size_t cap);
+
+/* The identifiers [start, end) of doc's text holds that are uses of a name
+ * (not a definition's or parameter's name, an attribute, a keyword
+ * argument's name, an assignment's target, nor in an import), in order into
+ * out[0..cap); returns how many. */
+int ast_idents_in(struct ast_doc *doc, size_t start, size_t end, struct ast_span *out, size_t cap);
 
 #endif

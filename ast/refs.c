@@ -355,3 +355,92 @@ int ast_replace_check(struct ast_doc *doc, const char *text, size_t len, size_t 
 	ts_tree_delete(after);
 	return 0;
 }
+
+/* ---- the call an edit falls in, and a definition by name ---- */
+
+bool ast_call_at(struct ast_doc *doc, const char *text, size_t len, size_t at, struct ast_call *out,
+                 char *name, size_t cap)
+{
+	memset(out, 0, sizeof *out);
+	if (cap) name[0] = 0;
+	TSNode root = root_of(doc);
+	if (ts_node_is_null(root) || at > len || cap < 2) return false;
+	TSNode n = ts_node_descendant_for_byte_range(root, (uint32_t)at, (uint32_t)at);
+	for (; !ts_node_is_null(n); n = ts_node_parent(n)) {
+		if (is_scope(n)) return false;
+		if (!type_has(n, "call") && !type_has(n, "invocation")) continue;
+		TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+		if (ts_node_is_null(args) || at <= ts_node_start_byte(args) ||
+		    at >= ts_node_end_byte(args))
+			continue;
+		TSNode fn = ts_node_child_by_field_name(n, "function", 8);
+		if (ts_node_is_null(fn)) fn = ts_node_child_by_field_name(n, "name", 4);
+		if (ts_node_is_null(fn)) return false;
+		TSNode id = callee_name(fn);
+		size_t s = ts_node_start_byte(id), e = ts_node_end_byte(id);
+		if (!type_has(id, "identifier") || e - s >= cap || e > len) return false;
+		memcpy(name, text + s, e - s);
+		name[e - s] = 0;
+		struct calls_acc a = { text, len, name, e - s, out, 1, 0 };
+		call_add(n, &a);
+		return a.n == 1;
+	}
+	return false;
+}
+
+/* The parameter list of def: the first list under it outside its body. */
+static TSNode params_of(TSNode def)
+{
+	uint32_t nc = ts_node_child_count(def);
+	for (uint32_t i = 0; i < nc; i++) {
+		const char *field = ts_node_field_name_for_child(def, i);
+		if (field && !strcmp(field, "body")) continue;
+		TSNode c = ts_node_child(def, i);
+		const char *t = ts_node_type(c);
+		if (!strcmp(t, "parameters") || !strcmp(t, "formal_parameters") ||
+		    !strcmp(t, "parameter_list"))
+			return c;
+		if (ts_node_child_count(c) > 0) {
+			TSNode r = params_of(c);
+			if (!ts_node_is_null(r)) return r;
+		}
+	}
+	return (TSNode){ 0 };
+}
+
+struct def_acc {
+	const char *text;
+	const char *name;
+	TSNode found;
+	size_t n;
+};
+
+static void defs_walk(TSNode n, struct def_acc *a)
+{
+	if (a->n > 1) return;
+	if (is_scope(n)) {
+		char buf[64];
+		if (lang_def_name(n, a->text, buf, sizeof buf) && !strcmp(buf, a->name)) {
+			TSNode p = params_of(n);
+			if (!ts_node_is_null(p)) {
+				a->found = p;
+				a->n++;
+			}
+		}
+	}
+	uint32_t nc = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < nc && a->n <= 1; i++) defs_walk(ts_node_named_child(n, i), a);
+}
+
+bool ast_def_params(struct ast_doc *doc, const char *text, size_t len, const char *name,
+                    struct ast_params *out)
+{
+	memset(out, 0, sizeof *out);
+	TSNode root = root_of(doc);
+	if (ts_node_is_null(root) || !name[0]) return false;
+	struct def_acc a = { .text = text, .name = name };
+	defs_walk(root, &a);
+	if (a.n != 1) return false;
+	return ast_params_at(doc, text, len, ts_node_start_byte(a.found) + 1, out) &&
+	       !strcmp(out->name, name);
+}

@@ -17,6 +17,7 @@
  *                     call that passes it
  *   signature-add     a parameter added at the end: each call (a place; the
  *                     argument is a model's to write, so no text is expected)
+ *   enum-member, call-add, call-remove, import-unused: eval_nextedit_kinds.c
  * Figures per kind: precision and recall of the places (a predicted place
  * matches an expected one on the same line whose bytes it overlaps or
  * touches), exact (of matched places with expected text, the document
@@ -36,26 +37,11 @@
 #include "cli.h"
 #include "nextedit.h"
 #include "stats.h"
+#include "eval_nextedit.h"
 
-enum ekind { EK_RENAME, EK_REPEAT, EK_SIG_RENAME, EK_SIG_REMOVE, EK_SIG_ADD, EK_COUNT };
-static const char *const ekind_names[EK_COUNT] = { "rename", "repeat", "signature-rename",
-	                                           "signature-remove", "signature-add" };
-
-#define MAX_PLACES 128
-
-struct place {
-	size_t start, end; /* in the text after the first edit */
-	char text[80];
-	bool has_text;
-};
-
-struct ecase {
-	enum ekind kind;
-	char *now; /* the text after the first edit (owned) */
-	size_t len;
-	struct nextedit_track track;
-	struct place exp[MAX_PLACES];
-	size_t n_exp;
+static const char *const ekind_names[EK_COUNT] = {
+	"rename",      "repeat",   "signature-rename", "signature-remove", "signature-add",
+	"enum-member", "call-add", "call-remove",      "import-unused"
 };
 
 struct tally {
@@ -104,26 +90,26 @@ static bool *code_mask(const char *t, size_t n, bool hash_comments)
 	return m;
 }
 
-static bool word_at(const char *t, size_t n, const bool *code, size_t i, const char *w, size_t wl)
+bool evne_word_at(const char *t, size_t n, const bool *code, size_t i, const char *w, size_t wl)
 {
 	if (i + wl > n || memcmp(t + i, w, wl) || !code[i]) return false;
 	if (i > 0 && ast_is_ident_byte((unsigned char)t[i - 1])) return false;
 	return i + wl == n || !ast_is_ident_byte((unsigned char)t[i + wl]);
 }
 
-static bool after_member(const char *t, size_t i)
+bool evne_after_member(const char *t, size_t i)
 {
 	return (i > 0 && t[i - 1] == '.') || (i > 1 && t[i - 1] == '>' && t[i - 2] == '-');
 }
 
-static size_t skip_ws(const char *t, size_t n, size_t i)
+size_t evne_skip_ws(const char *t, size_t n, size_t i)
 {
 	while (i < n && (t[i] == ' ' || t[i] == '\t')) i++;
 	return i;
 }
 
 /* The bracket matching the one at open (its index), or n. */
-static size_t match_paren(const char *t, size_t n, const bool *code, size_t open)
+size_t evne_match_paren(const char *t, size_t n, const bool *code, size_t open)
 {
 	int depth = 0;
 	for (size_t i = open; i < n; i++) {
@@ -135,13 +121,9 @@ static size_t match_paren(const char *t, size_t n, const bool *code, size_t open
 	return n;
 }
 
-struct item {
-	size_t start, end; /* trimmed */
-};
-
 /* Comma-separated items between brackets [open, close]. */
-static size_t split_items(const char *t, const bool *code, size_t open, size_t close,
-                          struct item *out, size_t cap)
+size_t evne_split_items(const char *t, const bool *code, size_t open, size_t close,
+                        struct item *out, size_t cap)
 {
 	size_t n = 0, s = open + 1;
 	int depth = 0;
@@ -162,18 +144,9 @@ static size_t split_items(const char *t, const bool *code, size_t open, size_t c
 
 /* ---- making cases ---- */
 
-struct file {
-	const char *path;
-	const struct ast_lang *lang;
-	const char *t;
-	size_t n;
-	bool *code;
-	bool name_last; /* C, C++, Java: a parameter's name is its last word */
-};
-
 /* The case with [s, e) of the file replaced by r: the track and the text. */
-static int case_start(struct ecase *c, enum ekind k, const struct file *f, size_t s, size_t e,
-                      const char *r)
+int evne_case_start(struct ecase *c, enum ekind k, const struct file *f, size_t s, size_t e,
+                    const char *r)
 {
 	memset(c, 0, sizeof *c);
 	c->kind = k;
@@ -189,7 +162,7 @@ static int case_start(struct ecase *c, enum ekind k, const struct file *f, size_
 }
 
 /* An expected place given in the file's offsets before the first edit. */
-static void expect(struct ecase *c, size_t s, size_t e, const char *text)
+void evne_expect(struct ecase *c, size_t s, size_t e, const char *text)
 {
 	if (c->n_exp >= MAX_PLACES) return;
 	size_t a = c->track.start, old_end = a + c->track.old_len;
@@ -205,7 +178,7 @@ static void expect(struct ecase *c, size_t s, size_t e, const char *text)
 	snprintf(p->text, sizeof p->text, "%s", text ? text : "");
 }
 
-static bool is_keyword(const char *w, size_t l)
+bool evne_is_keyword(const char *w, size_t l)
 {
 	static const char *const kw[] = { "if",       "else",   "for",    "while", "return",
 		                          "def",      "int",    "char",   "void",  "self",
@@ -222,7 +195,7 @@ static bool is_keyword(const char *w, size_t l)
 static size_t count_word(const struct file *f, size_t s, size_t e, const char *w, size_t wl)
 {
 	size_t n = 0;
-	for (size_t i = s; i < e; i++) n += word_at(f->t, f->n, f->code, i, w, wl);
+	for (size_t i = s; i < e; i++) n += evne_word_at(f->t, f->n, f->code, i, w, wl);
 	return n;
 }
 
@@ -241,23 +214,24 @@ static void make_renames(const struct file *f, size_t ds, size_t de, struct ecas
 		while (j < de && ast_is_ident_byte((unsigned char)f->t[j])) j++;
 		const char *w = f->t + i;
 		size_t wl = j - i;
-		if (wl < 2 || wl > 40 || is_keyword(w, wl)) continue;
+		if (wl < 2 || wl > 40 || evne_is_keyword(w, wl)) continue;
 		/* the first use in the def only */
 		if (count_word(f, ds, i, w, wl)) continue;
 		size_t inside = count_word(f, ds, de, w, wl);
 		if (inside < 2 || count_word(f, 0, f->n, w, wl) != inside) continue;
 		bool plain = true;
 		for (size_t k = ds; k < de && plain; k++)
-			if (word_at(f->t, f->n, f->code, k, w, wl))
-				plain = !after_member(f->t, k) &&
-				        f->t[skip_ws(f->t, f->n, k + wl)] != '(';
+			if (evne_word_at(f->t, f->n, f->code, k, w, wl))
+				plain = !evne_after_member(f->t, k) &&
+				        f->t[evne_skip_ws(f->t, f->n, k + wl)] != '(';
 		if (!plain) continue;
 		char nw[64];
 		snprintf(nw, sizeof nw, "%.*s_2", (int)wl, w);
 		struct ecase *c = &out[*n];
-		if (case_start(c, EK_RENAME, f, i, j, nw)) continue;
+		if (evne_case_start(c, EK_RENAME, f, i, j, nw)) continue;
 		for (size_t k = j; k < de; k++)
-			if (word_at(f->t, f->n, f->code, k, w, wl)) expect(c, k, k + wl, nw);
+			if (evne_word_at(f->t, f->n, f->code, k, w, wl))
+				evne_expect(c, k, k + wl, nw);
 		(*n)++;
 		made++;
 	}
@@ -265,22 +239,22 @@ static void make_renames(const struct file *f, size_t ds, size_t de, struct ecas
 
 /* A call of name at i (a word followed by `(`): its brackets; false when
  * i is the definition itself. */
-static bool call_at(const struct file *f, size_t i, const char *w, size_t wl, size_t *open,
-                    size_t *close)
+bool evne_call_at(const struct file *f, size_t i, const char *w, size_t wl, size_t *open,
+                  size_t *close)
 {
-	if (!word_at(f->t, f->n, f->code, i, w, wl)) return false;
-	size_t p = skip_ws(f->t, f->n, i + wl);
+	if (!evne_word_at(f->t, f->n, f->code, i, w, wl)) return false;
+	size_t p = evne_skip_ws(f->t, f->n, i + wl);
 	if (p >= f->n || f->t[p] != '(') return false;
 	size_t ls = i;
 	while (ls > 0 && f->t[ls - 1] != '\n') ls--;
 	/* a definition's line starts at column 0 (C, top-level Python/JS) or with
 	 * a definition keyword */
-	const char *l = f->t + skip_ws(f->t, f->n, ls);
+	const char *l = f->t + evne_skip_ws(f->t, f->n, ls);
 	if (ls == (size_t)(l - f->t) || !strncmp(l, "def ", 4) || !strncmp(l, "function ", 9) ||
 	    !strncmp(l, "async ", 6))
 		return false;
 	*open = p;
-	*close = match_paren(f->t, f->n, f->code, p);
+	*close = evne_match_paren(f->t, f->n, f->code, p);
 	return *close < f->n;
 }
 
@@ -295,24 +269,25 @@ static void make_repeats(const struct file *f, struct ecase *out, size_t *n, siz
 		while (j < f->n && ast_is_ident_byte((unsigned char)f->t[j])) j++;
 		const char *w = f->t + i;
 		size_t wl = j - i, o, cl;
-		if (wl < 2 || is_keyword(w, wl) || !call_at(f, i, w, wl, &o, &cl) || cl == o + 1)
+		if (wl < 2 || evne_is_keyword(w, wl) || !evne_call_at(f, i, w, wl, &o, &cl) ||
+		    cl == o + 1)
 			continue;
 		/* the first call of w, with arguments; three or more such calls */
 		bool first = true;
 		size_t calls = 0;
 		for (size_t k = 0; k < f->n; k++) {
 			size_t o2, c2;
-			if (!call_at(f, k, w, wl, &o2, &c2) || c2 == o2 + 1) continue;
+			if (!evne_call_at(f, k, w, wl, &o2, &c2) || c2 == o2 + 1) continue;
 			if (k < i) first = false;
 			calls++;
 		}
 		if (!first || calls < 3) continue;
 		struct ecase *c = &out[*n];
-		if (case_start(c, EK_REPEAT, f, o + 1, o + 1, "ctx, ")) continue;
+		if (evne_case_start(c, EK_REPEAT, f, o + 1, o + 1, "ctx, ")) continue;
 		for (size_t k = j; k < f->n; k++) {
 			size_t o2, c2;
-			if (call_at(f, k, w, wl, &o2, &c2) && c2 > o2 + 1)
-				expect(c, o2 + 1, o2 + 1, "ctx, ");
+			if (evne_call_at(f, k, w, wl, &o2, &c2) && c2 > o2 + 1)
+				evne_expect(c, o2 + 1, o2 + 1, "ctx, ");
 		}
 		(*n)++;
 		made++;
@@ -320,7 +295,7 @@ static void make_repeats(const struct file *f, struct ecase *out, size_t *n, siz
 }
 
 /* The name inside a parameter: [s, e) of it, false when none. */
-static bool param_name(const struct file *f, const struct item *p, size_t *s, size_t *e)
+bool evne_param_name(const struct file *f, const struct item *p, size_t *s, size_t *e)
 {
 	bool found = false;
 	for (size_t i = p->start; i < p->end; i++) {
@@ -337,7 +312,7 @@ static bool param_name(const struct file *f, const struct item *p, size_t *s, si
 		if (!f->name_last) break;
 		i = j - 1;
 	}
-	return found && !is_keyword(f->t + *s, *e - *s);
+	return found && !evne_is_keyword(f->t + *s, *e - *s);
 }
 
 static void make_signatures(const struct file *f, const char *name, size_t ds, size_t de,
@@ -345,13 +320,13 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 {
 	size_t nl = strlen(name);
 	size_t at = ds;
-	while (at < de && !word_at(f->t, f->n, f->code, at, name, nl)) at++;
-	size_t open = skip_ws(f->t, f->n, at + nl);
+	while (at < de && !evne_word_at(f->t, f->n, f->code, at, name, nl)) at++;
+	size_t open = evne_skip_ws(f->t, f->n, at + nl);
 	if (at >= de || open >= de || f->t[open] != '(') return;
-	size_t close = match_paren(f->t, f->n, f->code, open);
+	size_t close = evne_match_paren(f->t, f->n, f->code, open);
 	if (close >= de) return;
 	struct item ps[16];
-	size_t np = split_items(f->t, f->code, open, close, ps, 16);
+	size_t np = evne_split_items(f->t, f->code, open, close, ps, 16);
 	if (np == 0) return;
 	bool self =
 	        np > 0 && ps[0].end - ps[0].start >= 3 &&
@@ -371,25 +346,25 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 	for (size_t k = 0; k < f->n && nc < 32; k++) {
 		if (k >= ds && k < de) continue;
 		size_t o, c;
-		if (!call_at(f, k, name, nl, &o, &c)) continue;
+		if (!evne_call_at(f, k, name, nl, &o, &c)) continue;
 		calls[nc].open = o;
 		calls[nc].close = c;
-		calls[nc].method = after_member(f->t, k);
-		calls[nc].n = split_items(f->t, f->code, o, c, calls[nc].a, 16);
+		calls[nc].method = evne_after_member(f->t, k);
+		calls[nc].n = evne_split_items(f->t, f->code, o, c, calls[nc].a, 16);
 		nc++;
 	}
 	if (!nc) return;
 	size_t last = np - 1, s, e;
 	/* rename the last parameter */
-	if (*n < cap && param_name(f, &ps[last], &s, &e) && !(self && last == 0)) {
+	if (*n < cap && evne_param_name(f, &ps[last], &s, &e) && !(self && last == 0)) {
 		char nw[64];
 		snprintf(nw, sizeof nw, "%.*s_2", (int)(e - s), f->t + s);
 		struct ecase *c = &out[*n];
-		if (!case_start(c, EK_SIG_RENAME, f, s, e, nw)) {
+		if (!evne_case_start(c, EK_SIG_RENAME, f, s, e, nw)) {
 			for (size_t k = close; k < de; k++)
-				if (word_at(f->t, f->n, f->code, k, f->t + s, e - s) &&
-				    !after_member(f->t, k))
-					expect(c, k, k + (e - s), nw);
+				if (evne_word_at(f->t, f->n, f->code, k, f->t + s, e - s) &&
+				    !evne_after_member(f->t, k))
+					evne_expect(c, k, k + (e - s), nw);
 			for (size_t q = 0; q < nc; q++)
 				for (size_t a = 0; a < calls[q].n; a++) {
 					const struct item *g = &calls[q].a[a];
@@ -399,9 +374,9 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 						eq++;
 					if (eq - g->start == e - s &&
 					    !memcmp(f->t + g->start, f->t + s, e - s) &&
-					    f->t[skip_ws(f->t, f->n, eq)] == '=' &&
-					    f->t[skip_ws(f->t, f->n, eq) + 1] != '=')
-						expect(c, g->start, eq, nw);
+					    f->t[evne_skip_ws(f->t, f->n, eq)] == '=' &&
+					    f->t[evne_skip_ws(f->t, f->n, eq) + 1] != '=')
+						evne_expect(c, g->start, eq, nw);
 				}
 			if (c->n_exp)
 				(*n)++;
@@ -413,13 +388,13 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 	if (*n < cap && !(self && np == 1)) {
 		struct ecase *c = &out[*n];
 		size_t rs = np > 1 ? ps[last - 1].end : ps[last].start;
-		if (!case_start(c, EK_SIG_REMOVE, f, rs, ps[last].end, "")) {
+		if (!evne_case_start(c, EK_SIG_REMOVE, f, rs, ps[last].end, "")) {
 			for (size_t q = 0; q < nc; q++) {
 				size_t want = np - (self && calls[q].method ? 1 : 0);
 				if (calls[q].n != want || want == 0) continue;
 				const struct item *a = calls[q].a;
 				size_t w = want - 1;
-				expect(c, w ? a[w - 1].end : a[w].start, a[w].end, "");
+				evne_expect(c, w ? a[w - 1].end : a[w].start, a[w].end, "");
 			}
 			if (c->n_exp)
 				(*n)++;
@@ -431,11 +406,11 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 	if (*n < cap) {
 		struct ecase *c = &out[*n];
 		const char *add = f->name_last ? ", int extra" : ", extra";
-		if (!case_start(c, EK_SIG_ADD, f, ps[last].end, ps[last].end, add)) {
+		if (!evne_case_start(c, EK_SIG_ADD, f, ps[last].end, ps[last].end, add)) {
 			for (size_t q = 0; q < nc; q++) {
 				size_t at2 = calls[q].n ? calls[q].a[calls[q].n - 1].end
 				                        : calls[q].open + 1;
-				expect(c, at2, at2, NULL);
+				evne_expect(c, at2, at2, NULL);
 			}
 			(*n)++;
 		}
@@ -463,8 +438,22 @@ static size_t make_cases(const struct file *f, struct ecase *out, size_t cap, si
 		renames += n - before;
 		make_signatures(f, df->name, df->start, df->end, out, &n, cap);
 	}
-	ast_outline_finish(&o);
 	make_repeats(f, out, &n, cap);
+	/* the kinds of eval_nextedit_kinds.c, in room of their own, so that
+	 * the cases above stay what they were */
+	size_t cap2 = n + MAX_CASES_MORE;
+	for (size_t d = 0; d < o.n_defs && n < cap2; d++) {
+		const struct ast_def *df = &o.defs[d];
+		bool container = false;
+		for (size_t k = 0; k < o.n_defs; k++)
+			container |=
+			        k != d && o.defs[k].start >= df->start && o.defs[k].end <= df->end;
+		if (container || !strchr(df->sig, '(')) continue;
+		evne_make_calls(f, df->name, df->start, df->end, out, &n, cap2);
+	}
+	ast_outline_finish(&o);
+	evne_make_enum_members(f, out, &n, cap2);
+	evne_make_imports(f, out, &n, cap2);
 	return n;
 }
 
@@ -595,7 +584,9 @@ static void usage(FILE *to)
 	fprintf(to, "usage: infill eval --next-edit --files FILE... [--max-per-kind N] [--json] "
 	            "[--verbose]\n"
 	            "  cases: a change applied at its first site in each file (rename a local,\n"
-	            "  put an argument first in a repeated call, rename/remove/add a parameter);\n"
+	            "  put an argument first in a repeated call, rename/remove/add a parameter,\n"
+	            "  append an enum member, add/remove a call's last argument, remove an\n"
+	            "  import's one use);\n"
 	            "  figures per kind: precision and recall of the places, exact text, breaks,\n"
 	            "  the finder's wall time\n");
 }
@@ -632,7 +623,7 @@ int cli_eval_next_edit(int argc, char **argv)
 		return 2;
 	}
 	struct tally *tl = calloc(EK_COUNT + 1, sizeof *tl);
-	struct ecase *cases = calloc(64, sizeof *cases);
+	struct ecase *cases = calloc(64 + MAX_CASES_MORE, sizeof *cases);
 	if (!tl || !cases) {
 		free(tl);
 		free(cases);

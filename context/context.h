@@ -144,6 +144,16 @@ int ctx_index_related(struct ctx_index *ix, const char *path, const struct ast_l
  */
 int ctx_index_text(struct ctx_index *ix, const char *path, char **out, size_t *len);
 
+/*
+ * Where name is defined at the top level of the project, for an import to
+ * add: the one indexed file of lang's family, other than the file at path
+ * (absolute, under the root), whose outline defines it, as a path relative
+ * to path's folder ("models.py", "../lib/util.js") into buf[0..cap).
+ * Returns 1, or 0 when no file or several define it.
+ */
+int ctx_index_defined_in(struct ctx_index *ix, const char *path, const struct ast_lang *lang,
+                         const char *name, char *buf, size_t cap);
+
 /* The indexed files' absolute paths, sorted (new strings and array: the
  * caller frees them). Returns how many, or -ENOMEM. */
 int ctx_index_paths(struct ctx_index *ix, char ***out);

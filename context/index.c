@@ -936,3 +936,43 @@ int ctx_index_text(struct ctx_index *ix, const char *path, char **out, size_t *l
 	pthread_mutex_unlock(&ix->mu);
 	return rc;
 }
+
+/* ---- where a name is defined, for an import to add ---- */
+
+int ctx_index_defined_in(struct ctx_index *ix, const char *path, const struct ast_lang *lang,
+                         const char *name, char *buf, size_t cap)
+{
+	const char *self = rel_of(ix, path);
+	if (!self || !name[0] || cap < 2) return 0;
+	int found = 0;
+	char rel[PATH_MAX];
+	pthread_mutex_lock(&ix->mu);
+	const struct table *t = &ix->t;
+	for (size_t i = 0; i < t->n && found < 2; i++) {
+		const struct ifile *f = &t->v[i];
+		if (!strcmp(f->rel, self) || !ast_lang_kin(lang, ast_lang_from_path(f->rel)))
+			continue;
+		for (size_t d = 0; d < f->ol.n_defs; d++)
+			if (!strcmp(f->ol.defs[d].name, name)) {
+				if (!found) snprintf(rel, sizeof rel, "%s", f->rel);
+				found++;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&ix->mu);
+	if (found != 1) return 0;
+	/* rel from self's folder: up past what they do not share */
+	size_t common = 0;
+	for (size_t i = 0; self[i] && self[i] == rel[i]; i++)
+		if (self[i] == '/') common = i + 1;
+	size_t o = 0;
+	for (const char *s = self + common; (s = strchr(s, '/')); s++) {
+		if (o + 3 >= cap) return 0;
+		memcpy(buf + o, "../", 3);
+		o += 3;
+	}
+	size_t l = strlen(rel + common);
+	if (o + l >= cap) return 0;
+	memcpy(buf + o, rel + common, l + 1);
+	return 1;
+}

@@ -220,6 +220,18 @@ static void latency_note(struct nextedits *n, double ms)
 	if (n->n_lat < NEXTEDIT_LAT_SAMPLES) n->n_lat++;
 }
 
+struct where {
+	struct server *s;
+	struct docs_entry *e;
+};
+
+/* nextedit_params.defined_in over the project index. */
+static bool where_defined(void *ud, const char *name, char *buf, size_t cap)
+{
+	struct where *w = ud;
+	return project_defined_in(w->s->project, w->e->uri, w->e->language_id, name, buf, cap);
+}
+
 /* The pending list from a fresh search. */
 static int pending_fill(struct server *s, struct docs_entry *e, struct ne_doc *d)
 {
@@ -232,11 +244,14 @@ static int pending_fill(struct server *s, struct docs_entry *e, struct ne_doc *d
 	uint64_t deadline = 0;
 	if (st->completion_deadline_ms)
 		deadline = nextedit_now_ns() + (uint64_t)st->completion_deadline_ms * 1000000u;
+	struct where w = { s, e };
 	struct nextedit_params p = { .lang = ast_lang_from_id(e->language_id),
 		                     .text = text,
 		                     .len = doc_length(e->doc),
 		                     .edit = &d->track,
-		                     .deadline_ns = deadline };
+		                     .deadline_ns = deadline,
+		                     .defined_in = where_defined,
+		                     .defined_in_ud = &w };
 	struct nextedit_result r;
 	int rc = nextedit_find(&p, &r);
 	free(text);

@@ -362,3 +362,14 @@ int project_fill(struct project *p, const struct docs_entry *e, size_t cursor,
 	}
 	return 0;
 }
+
+bool project_defined_in(struct project *p, const char *uri, const char *language_id,
+                        const char *name, char *buf, size_t cap)
+{
+	if (!p || !p->ix) return false;
+	char *path = workspace_uri_to_path(uri);
+	if (!path) return false;
+	int rc = ctx_index_defined_in(p->ix, path, ast_lang_from_id(language_id), name, buf, cap);
+	free(path);
+	return rc == 1;
+}

@@ -252,6 +252,12 @@ void project_file_changed(struct project *p, const char *uri);
 /* The document was edited at byte at: its lines there join the recent ring. */
 void project_did_edit(struct project *p, const struct docs_entry *e, size_t at);
 void project_doc_closed(struct project *p, const char *uri);
+/* Where name is defined in the project, for an import the document at uri
+ * lacks: the one other indexed file of its language's family that defines
+ * it, relative to the document's folder, into buf[0..cap); false when none,
+ * several, or no index. */
+bool project_defined_in(struct project *p, const char *uri, const char *language_id,
+                        const char *name, char *buf, size_t cap);
 /* Puts the project context for a completion at cursor (a byte offset in
  * e's document) into req (req->project, req->project_lines; owned by req),
  * as context.project and context.extraTokens say. 0 or -ENOMEM. */

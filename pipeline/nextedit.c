@@ -10,6 +10,7 @@
  * move but by the edit's growth.
  */
 #include "nextedit.h"
+#include "nextedit_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@
 #define MAX_CALLS  256
 #define MAX_REPEAT 64
 
-static const char *const kind_names[NEXTEDIT_KIND_COUNT] = { "rename", "signature", "repeat" };
+static const char *const kind_names[NEXTEDIT_KIND_COUNT] = { "rename", "signature",  "repeat",
+	                                                     "member", "definition", "import" };
 
 const char *nextedit_kind_name(enum nextedit_kind k)
 {
@@ -94,31 +96,16 @@ int nextedit_track_change(struct nextedit_track *t, size_t start, size_t end, co
 	return 0;
 }
 
-/* ---- 2. The finder: shared state ------------------------------------------------ */
-
-struct finder {
-	const struct nextedit_params *p;
-	const char *now; /* the document now (p->text) */
-	size_t len;
-	char *old; /* the document before the edit (owned) */
-	size_t old_len;
-	size_t a, b;   /* the edit's span now */
-	const char *o; /* what stood there */
-	size_t olen;
-	struct ast_text tnow, told;
-	struct ast_doc *dnow, *dold; /* NULL without a grammar */
-	struct nextedit_edit *v;
-	size_t n, cap;
-};
+/* ---- 2. The finder: shared state (nextedit_internal.h) ---------------------------- */
 
 /* An offset of the old text outside the edit, in the text now. */
-static size_t to_now(const struct finder *f, size_t p)
+size_t nextedit_to_now(const struct finder *f, size_t p)
 {
 	return p < f->a ? p : p - f->olen + (f->b - f->a);
 }
 
-static int push(struct finder *f, enum nextedit_kind kind, size_t s, size_t e, const char *text,
-                size_t tlen)
+int nextedit_push(struct finder *f, enum nextedit_kind kind, size_t s, size_t e, const char *text,
+                  size_t tlen)
 {
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 16;
@@ -144,16 +131,16 @@ static int push(struct finder *f, enum nextedit_kind kind, size_t s, size_t e, c
 	return 0;
 }
 
-static bool all_ident(const char *s, size_t n)
+bool nextedit_all_ident(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!ast_is_ident_byte((unsigned char)s[i])) return false;
 	return true;
 }
 
-static bool is_name(const char *s, size_t n)
+bool nextedit_is_name(const char *s, size_t n)
 {
-	return n > 0 && !(s[0] >= '0' && s[0] <= '9') && all_ident(s, n);
+	return n > 0 && !(s[0] >= '0' && s[0] <= '9') && nextedit_all_ident(s, n);
 }
 
 /* ---- rename ---- */
@@ -163,7 +150,8 @@ static bool is_name(const char *s, size_t n)
  * none found), 0 when it was not one, or -ENOMEM. */
 static int find_rename(struct finder *f)
 {
-	if (!f->dold || !all_ident(f->o, f->olen) || !all_ident(f->now + f->a, f->b - f->a))
+	if (!f->dold || !nextedit_all_ident(f->o, f->olen) ||
+	    !nextedit_all_ident(f->now + f->a, f->b - f->a))
 		return 0;
 	size_t ws = f->a, we = f->b;
 	while (ws > 0 && ast_is_ident_byte((unsigned char)f->now[ws - 1])) ws--;
@@ -172,7 +160,7 @@ static int find_rename(struct finder *f)
 	size_t nwlen = we - ws;
 	size_t owlen = nwlen - (f->b - f->a) + f->olen;
 	const char *ow = f->old + ws;
-	if (!is_name(nw, nwlen) || !is_name(ow, owlen) ||
+	if (!nextedit_is_name(nw, nwlen) || !nextedit_is_name(ow, owlen) ||
 	    (nwlen == owlen && !memcmp(nw, ow, nwlen)))
 		return 0;
 	struct ast_span *refs = malloc(MAX_REFS * sizeof *refs);
@@ -183,8 +171,8 @@ static int find_rename(struct finder *f)
 	int rc = seen ? 1 : 0;
 	for (int i = 0; seen && i < n; i++) {
 		if (refs[i].start == ws) continue;
-		size_t s = to_now(f, refs[i].start);
-		if (push(f, NEXTEDIT_RENAME, s, s + owlen, nw, nwlen)) {
+		size_t s = nextedit_to_now(f, refs[i].start);
+		if (nextedit_push(f, NEXTEDIT_RENAME, s, s + owlen, nw, nwlen)) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -283,8 +271,8 @@ static int find_signature(struct finder *f)
 			if (kw == call->n_args) continue;
 			const struct ast_arg *g = &call->args[kw];
 			const struct ast_arg *np = &pn.params[i];
-			if (push(f, NEXTEDIT_SIGNATURE, g->name_start, g->name_end,
-			         f->now + np->name_start, np->name_end - np->name_start))
+			if (nextedit_push(f, NEXTEDIT_SIGNATURE, g->name_start, g->name_end,
+			                  f->now + np->name_start, np->name_end - np->name_start))
 				rc = -ENOMEM;
 		} else if (what == REMOVED) {
 			if (kw == call->n_args) {
@@ -295,13 +283,13 @@ static int find_signature(struct finder *f)
 			}
 			size_t s, e;
 			arg_removal(call, kw, &s, &e);
-			if (push(f, NEXTEDIT_SIGNATURE, s, e, "", 0)) rc = -ENOMEM;
+			if (nextedit_push(f, NEXTEDIT_SIGNATURE, s, e, "", 0)) rc = -ENOMEM;
 		} else { /* ADDED: the argument is the model's to write */
 			if (!counted) continue;
 			size_t at = j < call->n_args ? call->args[j].start
 			            : call->n_args   ? call->args[call->n_args - 1].end
 			                             : call->args_start + 1;
-			if (push(f, NEXTEDIT_SIGNATURE, at, at, NULL, 0)) rc = -ENOMEM;
+			if (nextedit_push(f, NEXTEDIT_SIGNATURE, at, at, NULL, 0)) rc = -ENOMEM;
 		}
 	}
 	free(calls);
@@ -430,6 +418,15 @@ static int find_repeat(struct finder *f)
 		if (f->dnow &&
 		    ast_params_at(f->dnow, f->now, f->len, pos + pre, &pl) != site_in_params)
 			continue;
+		/* a call's arguments changed: the other calls of that function
+		 * only (in a C macro's body the tree sees no call: not there) */
+		if (f->call_name[0] && f->dnow) {
+			struct ast_call c;
+			char nm[64];
+			if (!ast_call_at(f->dnow, f->now, f->len, pos + pre, &c, nm, sizeof nm) ||
+			    strcmp(nm, f->call_name))
+				continue;
+		}
 		/* already changed: A stands here, B being its head or its tail */
 		if (alen > blen && pre == blen && pos + alen <= f->len &&
 		    !memcmp(f->now + pos, A, alen))
@@ -437,8 +434,8 @@ static int find_repeat(struct finder *f)
 		if (alen > blen && suf == blen && pos >= alen - blen &&
 		    !memcmp(f->now + pos - (alen - blen), A, alen))
 			continue;
-		rc = push(f, NEXTEDIT_REPEAT, pos + pre, pos + blen - suf, A + pre,
-		          alen - pre - suf);
+		rc = nextedit_push(f, NEXTEDIT_REPEAT, pos + pre, pos + blen - suf, A + pre,
+		                   alen - pre - suf);
 		found++;
 		pos += blen - 1;
 	}
@@ -453,7 +450,13 @@ static int find_repeat(struct finder *f)
 static bool ranks_before(const struct nextedit_edit *a, const struct nextedit_edit *b,
                          size_t anchor)
 {
-	if (a->kind != b->kind) return a->kind < b->kind;
+	/* the kinds read from the tree before the textual guess of a repeat,
+	 * which yields where they meet */
+	static const unsigned char order[NEXTEDIT_KIND_COUNT] = {
+		[NEXTEDIT_RENAME] = 0,     [NEXTEDIT_SIGNATURE] = 1, [NEXTEDIT_MEMBER] = 2,
+		[NEXTEDIT_DEFINITION] = 3, [NEXTEDIT_IMPORT] = 4,    [NEXTEDIT_REPEAT] = 5,
+	};
+	if (a->kind != b->kind) return order[a->kind] < order[b->kind];
 	bool aa = a->start >= anchor, ba = b->start >= anchor;
 	if (aa != ba) return aa;
 	return a->start < b->start;
@@ -479,25 +482,17 @@ static void edit_free(struct nextedit_edit *e)
 	e->text = NULL;
 }
 
-/* Drops edits that overlap the settled edit or an earlier-ranked one. */
-static void drop_overlaps(struct finder *f)
+/* Whether e overlaps the settled edit or one of kept[0..k). */
+static bool clashes(const struct finder *f, const struct nextedit_edit *e,
+                    const struct nextedit_edit *kept, size_t k)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < f->n; i++) {
-		struct nextedit_edit *e = &f->v[i];
-		bool clash = e->start < f->b && f->a < e->end &&
-		             !(e->start == e->end && e->start == f->b);
-		for (size_t j = 0; j < k && !clash; j++) {
-			const struct nextedit_edit *g = &f->v[j];
-			clash = (e->start < g->end && g->start < e->end) ||
-			        (e->start == g->start && e->end == g->end);
-		}
-		if (clash)
-			edit_free(e);
-		else
-			f->v[k++] = *e;
+	bool clash = e->start < f->b && f->a < e->end && !(e->start == e->end && e->start == f->b);
+	for (size_t j = 0; j < k && !clash; j++) {
+		const struct nextedit_edit *g = &kept[j];
+		clash = (e->start < g->end && g->start < e->end) ||
+		        (e->start == g->start && e->end == g->end);
 	}
-	f->n = k;
+	return clash;
 }
 
 void nextedit_result_finish(struct nextedit_result *r)
@@ -541,20 +536,31 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 			f.dnow = f.dold = NULL; /* no tree: the text-only kinds */
 		}
 	}
-	int sig = 0, ren = 0;
-	if (!rc) ren = find_rename(&f);
-	if (ren >= 0 && !rc) sig = find_signature(&f);
-	if (ren < 0 || sig < 0) rc = -ENOMEM;
-	if (!rc && ren == 0 && sig == 0) rc = find_repeat(&f);
+	/* each kind in turn until one says the edit was its kind; an edit of
+	 * none may be one to repeat */
+	int (*const kinds[])(struct finder *) = { find_rename, find_signature, nextedit_find_member,
+		                                  nextedit_find_definition };
+	int hit = 0;
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && !rc && hit == 0; k++) {
+		int r = kinds[k](&f);
+		if (r < 0) rc = -ENOMEM;
+		hit = r > 0;
+		/* a rename of a parameter is also a signature change */
+		if (k == 0 && r > 0 && (r = find_signature(&f)) < 0) rc = -ENOMEM;
+	}
+	if (!rc && nextedit_find_import(&f)) rc = -ENOMEM;
+	if (!rc && !hit) rc = find_repeat(&f);
+	if (!rc) rc = nextedit_find_call_sites(&f);
 
 	rank(f.v, f.n, f.b);
-	drop_overlaps(&f);
 	size_t max = p->max_edits ? p->max_edits : MAX_EDITS;
-	/* validation, in rank order, until the deadline */
+	/* in rank order, until the deadline: an edit that overlaps one kept
+	 * before it goes, the others are validated (one that breaks the syntax
+	 * goes, and does not hold its place against those after it) */
 	size_t k = 0;
 	for (size_t i = 0; i < f.n; i++) {
 		struct nextedit_edit *e = &f.v[i];
-		bool keep = k < max && !rc;
+		bool keep = k < max && !rc && !clashes(&f, e, f.v, k);
 		if (keep && e->text) {
 			if (p->deadline_ns && nextedit_now_ns() > p->deadline_ns) {
 				out->cut = true;

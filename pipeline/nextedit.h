@@ -19,7 +19,16 @@
  *        argument: not offered);
  *      - repeat: the same change of one line's text, applied where the
  *        same text stands on other lines (an operator-only fragment only
- *        where a neighbouring token matches too).
+ *        where a neighbouring token matches too);
+ *      - member (nextedit_members.c): a variant added to an enum -> an arm
+ *        in each switch/match listing all the others, written in their
+ *        shape where they agree; a field added to a struct -> its
+ *        initialisers and keyword constructions (places with no text);
+ *      - definition (nextedit_calls.c): an argument added or removed at a
+ *        call -> the parameter at its place in the definition;
+ *      - import (nextedit_imports.c): the last use of an imported name
+ *        removed -> it leaves its import; a name introduced that the
+ *        project defines in one other file -> it is imported.
  *      Every edit with text is checked by the ast layer
  *      (ast_replace_check): one that would add a syntax error to the file
  *      is dropped and counted.
@@ -62,10 +71,14 @@ enum nextedit_kind {
 	NEXTEDIT_RENAME,
 	NEXTEDIT_SIGNATURE,
 	NEXTEDIT_REPEAT,
+	NEXTEDIT_MEMBER,     /* an enum variant or struct field added */
+	NEXTEDIT_DEFINITION, /* a call's arguments changed: its definition */
+	NEXTEDIT_IMPORT,     /* an import the edit left unused or wanting */
 	NEXTEDIT_KIND_COUNT,
 };
 
-/* Static name: "rename", "signature", "repeat". */
+/* Static name: "rename", "signature", "repeat", "member", "definition",
+ * "import". */
 const char *nextedit_kind_name(enum nextedit_kind k);
 
 struct nextedit_edit {
@@ -85,6 +98,15 @@ struct nextedit_params {
 	 * checked are not returned); 0: no deadline */
 	uint64_t deadline_ns;
 	size_t max_edits; /* 0: 32 */
+	/* The project, for an import the edit left wanting: where a name this
+	 * document neither defines nor imports is defined, as the path of the
+	 * one file that defines it relative to the document's folder
+	 * ("models.py", "lib/util.js"), into buf[0..cap) NUL-terminated; false
+	 * when nowhere or in several files. NULL: no project (an import left
+	 * unused is still found). Called on the caller's thread, during
+	 * nextedit_find only. */
+	bool (*defined_in)(void *ud, const char *name, char *buf, size_t cap);
+	void *defined_in_ud;
 };
 
 struct nextedit_result {

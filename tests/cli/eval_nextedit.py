@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """eval_nextedit.py INFILL DATA_DIR EXAMPLES_DIR - `infill eval --next-edit`
 end to end on the eval data and the examples: it runs without a model, the
-JSON has a row per kind beside "all", every kind has cases, and on this small
+JSON has a row per kind beside "all", every kind has cases (the enum-member,
+call and import kinds on files written for them), and on this small
 set of mechanical changes every place is found and written exactly, and no
 offered edit breaks the syntax (the aims are 90% on larger sets; here the
 cases are few and plain, so anything less is a regression).
@@ -39,6 +40,34 @@ if rows.get("signature-add", {}).get("exact", 0) is not None:
     fail.append("signature-add has no text to be exact about: %r" % rows.get("signature-add"))
 if "| rename |" not in p.stderr:
     fail.append("no table on stderr")
+
+# The kinds that reach across a file's structure, on files written for
+# them: an enum member appended (C switch, Python match, TypeScript
+# switch), a call's last argument added or removed, an import's one use
+# removed. Every expected place found, every text exact where one is
+# expected, nothing breaks.
+more = [os.path.join(data, f) for f in ("lexer.c", "palette.py", "router.ts")]
+q = subprocess.run([infill, "eval", "--next-edit", "--json", "--files"] + more,
+                   capture_output=True, text=True, timeout=120)
+if q.returncode != 0:
+    print(q.stderr)
+    sys.exit("infill eval --next-edit (more kinds) exited %d" % q.returncode)
+rows2 = {r["kind"]: r for r in json.loads(q.stdout)["rows"]}
+for k, min_cases in (("enum-member", 3), ("call-add", 2), ("call-remove", 2),
+                     ("import-unused", 3)):
+    r = rows2.get(k)
+    if not r or r["cases"] < min_cases:
+        fail.append("%s: %r cases, want %d or more" % (k, r and r["cases"], min_cases))
+        continue
+    if r["recall"] < 1.0 or r["breaks"] != 0:
+        fail.append("%s: recall %.2f breaks %d" % (k, r["recall"], r["breaks"]))
+    if r["precision"] < 1.0:
+        fail.append("%s: precision %.2f" % (k, r["precision"]))
+    if r["exact"] is not None and r["exact"] != 1.0:
+        fail.append("%s: exact %r" % (k, r["exact"]))
+if rows2.get("enum-member", {}).get("exact") is None:
+    fail.append("enum-member: no arm with text expected: %r" % rows2.get("enum-member"))
+print(q.stderr)
 if fail:
     print(p.stderr)
     sys.exit("\n".join(fail))

@@ -52,10 +52,10 @@ def doc_text(c, uri=URI):
     return c.request("infill/document", {"textDocument": {"uri": uri}})["result"]["text"]
 
 
-def apply(c, version, e):
+def apply(c, version, e, uri=URI):
     r = e["range"]
     change(c, version, r["start"]["line"], r["start"]["character"],
-           r["end"]["line"], r["end"]["character"], e["text"])
+           r["end"]["line"], r["end"]["character"], e["text"], uri=uri)
 
 
 def stats(c):
@@ -195,6 +195,50 @@ def case_deadline_off(c):
     version = rename_size(c)
     edits = next_edit(c, version=version)
     check(len(edits) == 2, "both places with the deadline off", edits)
+
+
+def case_enum_arm(c):
+    """A variant added to an enum: the arm in its neighbours' shape."""
+    c.initialize()
+    uri = "file:///tmp/infill-nextedit/k.c"
+    text = ("enum kind { K_RED, K_GREEN };\n"
+            "const char *name(enum kind k)\n{\n"
+            "\tswitch (k) {\n"
+            "\tcase K_RED:\n\t\treturn \"red\";\n"
+            "\tcase K_GREEN:\n\t\treturn \"green\";\n"
+            "\t}\n\treturn \"?\";\n}\n")
+    open_doc(c, text, uri=uri, lang="c")
+    change(c, 2, 0, 26, 0, 26, ", K_BLUE", uri=uri)
+    edits = next_edit(c, version=2, uri=uri)
+    check(len(edits) == 1 and edits[0]["range"]["start"] == pos(8, 0), "the arm's place", edits)
+    apply(c, 3, edits[0], uri=uri)
+    check("\tcase K_BLUE:\n\t\treturn \"blue\";\n\t}\n" in doc_text(c, uri), "the arm written",
+          edits, doc_text(c, uri))
+
+
+def case_import_from_project(c):
+    """A name the project defines in one other file: its import is added."""
+    import tempfile
+    import os
+    root = tempfile.mkdtemp(prefix="infill-nextedit-")
+    with open(os.path.join(root, "stats.py"), "w") as f:
+        f.write("def median(xs):\n    return sorted(xs)[len(xs) // 2]\n")
+    text = "import os\n\n\ndef f(xs):\n    return len(xs)\n"
+    with open(os.path.join(root, "a.py"), "w") as f:
+        f.write(text)
+    uri = "file://" + os.path.join(root, "a.py")
+    c.initialize(root_uri="file://" + root)
+    deadline = time.time() + 20
+    while stats(c).get("indexFiles", 0) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    check(stats(c).get("indexFiles", 0) >= 2, "the index scanned", stats(c))
+    open_doc(c, text, uri=uri)
+    change(c, 2, 4, 18, 4, 18, " + median(xs)", uri=uri)
+    edits = next_edit(c, version=2, uri=uri)
+    check(len(edits) == 1 and edits[0]["text"] == "from stats import median\n", "the import", edits)
+    apply(c, 3, edits[0], uri=uri)
+    check(doc_text(c, uri) == "import os\nfrom stats import median\n\n\ndef f(xs):\n"
+          "    return len(xs) + median(xs)\n", "imported", doc_text(c, uri))
 
 
 def doc_text_after_rename():

@@ -4,6 +4,7 @@
  * call sites, a repeated change), with the syntax check dropping an edit
  * that would break the file.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,6 +252,312 @@ TEST(no_edit_no_places)
 	t.start = 3;
 	t.end = 40;
 	CHECK(find("python", "x = 1\n", &t, &r) == -EINVAL);
+}
+
+/* ---- member: an enum variant or a struct field added ---- */
+
+/* text with `ins` put after the first `after`, recorded as one change */
+static char *insert_after(const char *src, const char *after, const char *ins,
+                          struct nextedit_track *t)
+{
+	char *text = strdup(src);
+	size_t at = strstr(text, after) - text + strlen(after);
+	change(&text, t, at, at, ins);
+	return text;
+}
+
+TEST(member_enum_variant_adds_arm_in_shape)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after(
+	        "enum kind { K_RED, K_GREEN };\n"
+	        "const char *name(enum kind k)\n{\n"
+	        "\tswitch (k) {\n"
+	        "\tcase K_RED:\n\t\treturn \"red\";\n"
+	        "\tcase K_GREEN:\n\t\treturn \"green\";\n"
+	        "\tdefault:\n\t\treturn \"?\";\n"
+	        "\t}\n}\n"
+	        "int warm(enum kind k)\n{\n"
+	        "\tswitch (k) {\n\tcase K_RED: return 1;\n\tdefault: return 0;\n\t}\n}\n",
+	        "K_GREEN", ", K_BLUE", &t);
+	struct nextedit_result r;
+	CHECK(find("c", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1); /* warm() lists one colour only: no arm implied */
+	CHECK_INT_EQ(r.edits[0].kind, NEXTEDIT_MEMBER);
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "\tcase K_GREEN:\n\t\treturn \"green\";\n"
+	                  "\tcase K_BLUE:\n\t\treturn \"blue\";\n"
+	                  "\tdefault:\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(member_arms_that_differ_give_a_place_without_text)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("enum Op { Add, Sub }\n"
+	                          "fn eval(op: Op, a: i32, b: i32) -> i32 {\n"
+	                          "    match op {\n"
+	                          "        Op::Add => a + b,\n"
+	                          "        Op::Sub => a - b,\n"
+	                          "    }\n}\n",
+	                          "Sub", ", Mul", &t);
+	struct nextedit_result r;
+	CHECK(find("rust", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	CHECK_INT_EQ(r.edits[0].kind, NEXTEDIT_MEMBER);
+	CHECK(r.edits[0].text == NULL);
+	/* after the last arm, before the match's closing brace */
+	CHECK(!strncmp(text + r.edits[0].start, "    }\n}", 7));
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(member_python_enum_match_and_ts_switch)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("from enum import Enum\n"
+	                          "class Color(Enum):\n    RED = 1\n    GREEN = 2\n"
+	                          "def paint(c):\n"
+	                          "    match c:\n"
+	                          "        case Color.RED:\n            draw(Color.RED)\n"
+	                          "        case Color.GREEN:\n            draw(Color.GREEN)\n",
+	                          "GREEN = 2\n", "    BLUE = 3\n", &t);
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "            draw(Color.GREEN)\n"
+	                  "        case Color.BLUE:\n            draw(Color.BLUE)\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	text = insert_after("enum Dir { Up, Down }\n"
+	                    "function flip(d: Dir): number {\n"
+	                    "  switch (d) { case Dir.Up: return 1; case Dir.Down: return 1; }\n"
+	                    "}\n",
+	                    "Down", ", Left", &t);
+	CHECK(find("typescript", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	out = apply_all(text, &r);
+	CHECK(strstr(out, "case Dir.Down: return 1; case Dir.Left: return 1; }"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(member_struct_field_places_at_initialisers)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("struct pt { int x; int y; };\n"
+	                          "struct pt a = { .x = 1, .y = 2 };\n"
+	                          "struct pt b = { 3, 4 };\n"
+	                          "struct pt c = { 0 };\n"
+	                          "struct other d = { 5, 6 };\n",
+	                          "int y;", " int z;", &t);
+	struct nextedit_result r;
+	CHECK(find("c", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2); /* `{ 0 }` zeroes z too; `struct other` is another type */
+	CHECK(r.edits[0].text == NULL && r.edits[1].text == NULL);
+	CHECK(!strncmp(text + r.edits[0].start, " };\nstruct pt b", 15));
+	CHECK(!strncmp(text + r.edits[1].start, " };\nstruct pt c", 15));
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	text = insert_after("class P:\n    x: int\n    y: int\n"
+	                    "a = P(x=1, y=2)\nb = P(1, 2)\nc = P(x=1, size=2)\n",
+	                    "y: int\n", "    z: int\n", &t);
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2); /* c's `size` is no field: another signature */
+	CHECK(!strncmp(text + r.edits[0].start, ")\nb = ", 6));
+	CHECK(!strncmp(text + r.edits[1].start, ")\nc = ", 6));
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+/* ---- definition: a call's arguments changed ---- */
+
+TEST(definition_gets_the_argument_added_at_a_call)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("def area(w, h):\n    return w * h\n\n"
+	                          "class S:\n    def grow(self, k):\n        return k\n\n"
+	                          "x = area(2, 3)\n"
+	                          "y = s.grow(4)\n",
+	                          "area(2, 3", ", scale", &t);
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	CHECK_INT_EQ(r.edits[0].kind, NEXTEDIT_DEFINITION);
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "def area(w, h, scale):\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* a method: the receiver is skipped; put first, it goes before k */
+	text = insert_after("class S:\n    def grow(self, k):\n        return k\n\n"
+	                    "y = s.grow(4)\n",
+	                    "s.grow(", "by, ", &t);
+	CHECK(find("python", text, &t, &r) == 0);
+	out = apply_all(text, &r);
+	CHECK(strstr(out, "def grow(self, by, k):\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(definition_loses_the_argument_removed_at_a_call)
+{
+	struct nextedit_track t = { 0 };
+	char *text =
+	        strdup("static int clamp(int v, int lo, int hi)\n{\n\treturn v < lo ? lo : v;\n}\n"
+	               "int g(void) { return clamp(5, 0, 9); }\n");
+	size_t at = strstr(text, ", 9)") - text;
+	change(&text, &t, at, at + 3, "");
+	struct nextedit_result r;
+	CHECK(find("c", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	char *out = apply_all(text, &r);
+	CHECK(strstr(out, "static int clamp(int v, int lo)\n"));
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* C needs the new parameter's type: a place, no text */
+	text = insert_after("int add(int a, int b) { return a + b; }\n"
+	                    "int main(void) { return add(1, 2); }\n",
+	                    "add(1, 2", ", 3", &t);
+	CHECK(find("c", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	CHECK(r.edits[0].text == NULL);
+	CHECK(!strncmp(text + r.edits[0].start, ") { return a", 12));
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* a definition with a default takes calls of either length: nothing */
+	text = insert_after("function f(a, b = 1) { return a + b; }\nf(1, 2);\n", "f(1, 2", ", 3",
+	                    &t);
+	CHECK(find("javascript", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 0);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+/* ---- import: left unused, or wanting ---- */
+
+static bool defined_in_fake(void *ud, const char *name, char *buf, size_t cap)
+{
+	(void)ud;
+	const char *rel = !strcmp(name, "slugify")  ? "text/slug.py"
+	                  : !strcmp(name, "median") ? "stats.py"
+	                  : !strcmp(name, "clamp")  ? "lib/num.ts"
+	                                            : NULL;
+	if (!rel) return false;
+	snprintf(buf, cap, "%s", rel);
+	return true;
+}
+
+static int find_project(const char *lang, const char *text, const struct nextedit_track *t,
+                        struct nextedit_result *r)
+{
+	struct nextedit_params p = { .lang = ast_lang_from_id(lang),
+		                     .text = text,
+		                     .len = strlen(text),
+		                     .edit = t,
+		                     .defined_in = defined_in_fake };
+	return nextedit_find(&p, r);
+}
+
+TEST(import_left_unused_is_removed)
+{
+	struct nextedit_track t = { 0 };
+	char *text = strdup("import os\nfrom json import dumps, loads\n\n"
+	                    "def f(p):\n    return dumps(os.stat(p))\n\n"
+	                    "def g(s):\n    return loads(s)\n");
+	size_t at = strstr(text, "dumps(os") - text;
+	/* dumps(os.stat(p)) -> str(p): the last uses of dumps and os go */
+	change(&text, &t, at, at + strlen("dumps(os.stat(p))"), "str(p)");
+	struct nextedit_result r;
+	CHECK(find("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2);
+	for (size_t i = 0; i < r.n; i++) CHECK_INT_EQ(r.edits[i].kind, NEXTEDIT_IMPORT);
+	char *out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "from json import loads\n\n"
+	                  "def f(p):\n    return str(p)\n\n"
+	                  "def g(s):\n    return loads(s)\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* JavaScript: a name out of its braces */
+	text = strdup("import { a, b } from './m';\nf(a);\ng(b);\n");
+	at = strstr(text, "f(a)") - text;
+	change(&text, &t, at + 2, at + 3, "1");
+	CHECK(find("javascript", text, &t, &r) == 0);
+	out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "import { b } from './m';\nf(1);\ng(b);\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* a name still used elsewhere stays */
+	text = strdup("from m import a, b\nf(a)\ng(a, b)\n");
+	at = strstr(text, "f(a)") - text;
+	change(&text, &t, at + 2, at + 3, "1");
+	CHECK(find("python", text, &t, &r) == 0);
+	for (size_t i = 0; i < r.n; i++) CHECK(r.edits[i].kind != NEXTEDIT_IMPORT);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(import_wanting_is_added_from_the_project)
+{
+	struct nextedit_track t = { 0 };
+	char *text = insert_after("\"\"\"Tools.\"\"\"\nimport os\nfrom stats import mean\n\n"
+	                          "def f(xs):\n    return mean(xs)\n",
+	                          "return mean(xs)", " + median(xs) + len(slugify(os.sep))", &t);
+	struct nextedit_result r;
+	CHECK(find_project("python", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 2); /* len is nobody's: a builtin */
+	char *out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "\"\"\"Tools.\"\"\"\nimport os\nfrom stats import mean, median\n"
+	                  "from text.slug import slugify\n\n"
+	                  "def f(xs):\n    return mean(xs) + median(xs) + len(slugify(os.sep))\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* without a project nothing is guessed */
+	text = insert_after("const x = 1;\n", "1", " + clamp(2)", &t);
+	CHECK(find("typescript", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 0);
+	nextedit_result_finish(&r);
+	CHECK(find_project("typescript", text, &t, &r) == 0);
+	CHECK_INT_EQ(r.n, 1);
+	out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "import { clamp } from \"./lib/num\";\nconst x = 1 + clamp(2);\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
 }
 
 TEST_MAIN()
