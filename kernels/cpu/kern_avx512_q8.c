@@ -103,29 +103,30 @@ static inline __attribute__((always_inline)) void attn512_score_q8_g(int g, int6
 	 * lane 4r + b for block 4 * quad + b, the same for every row r */
 	__m512i qv[CPU_ATTN_QB][Q8_QUADS][2], corr[CPU_ATTN_QB][Q8_QUADS];
 	__m512 dq[CPU_ATTN_QB][Q8_QUADS];
+	const __m512i e1 = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
+	                                     30);
+	const __m512i ones = _mm512_set1_epi8(1);
 	for (int j = 0; j < g; j++) {
 		const struct block_q8_0 *qb = (const struct block_q8_0 *)((const char *)q + j * qs);
 		for (int64_t k = 0; k < nq; k++) {
-			int32_t cs[4];
 			float ds[4];
-			for (int b = 0; b < 4; b++) {
-				int64_t bb = 4 * k + b;
-				int32_t sum = 0;
-				if (bb < nb)
-					for (int e = 0; e < QK8_0; e++) sum += qb[bb].qs[e];
-				cs[b] = 128 * sum;
-				ds[b] = bb < nb ? f16_to_f32(qb[bb].d) : 0.0f;
-			}
-			qv[j][k][0] = q8_pair(qb, 4 * k, nb);
-			qv[j][k][1] = q8_pair(qb, 4 * k + 2, nb);
-			corr[j][k] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)cs));
+			for (int b = 0; b < 4; b++)
+				ds[b] = 4 * k + b < nb ? f16_to_f32(qb[4 * k + b].d) : 0.0f;
+			__m512i q0 = q8_pair(qb, 4 * k, nb), q1 = q8_pair(qb, 4 * k + 2, nb);
+			qv[j][k][0] = q0;
+			qv[j][k][1] = q1;
+			/* the blocks' byte sums folded as the scores are, the same
+			 * for the four "rows" */
+			__m512i z = _mm512_setzero_si512();
+			__m512i f = q8_fold(_mm512_dpbusd_epi32(z, ones, q0),
+			                    _mm512_dpbusd_epi32(z, ones, q1), e1);
+			f = q8_fold(f, f, e1);
+			corr[j][k] = _mm512_slli_epi32(q8_fold(f, f, e1), 7);
 			dq[j][k] = _mm512_broadcast_f32x4(_mm_loadu_ps(ds));
 		}
 	}
 	/* fold tables: rows' two pairs -> 4 blocks x 4; two rows -> 2 x 4 x 2;
 	 * two of those -> 4 rows x 4 blocks */
-	const __m512i e1 = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
-	                                     30);
 	const __m512i off_row = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
 	const __m512i off_blk = _mm512_setr_epi32(0, 34, 68, 102, 0, 34, 68, 102, 0, 34, 68, 102,
 	                                          0, 34, 68, 102);
