@@ -91,11 +91,9 @@ static inline __mmask16 q8_valid(int rows, int64_t blocks)
 	return (__mmask16)m;
 }
 
-static inline __attribute__((always_inline)) void attn512_score_q8_g(int g, int64_t hd,
-                                                                     const void *q, int64_t qs,
-                                                                     const void *r, int64_t stride,
-                                                                     int64_t n, float scale,
-                                                                     float *s, int64_t ld)
+static inline __attribute__((always_inline)) void
+attn512_score_q8_g(int g, int64_t hd, const void *q, int64_t qs, const void *r, int64_t stride,
+                   int64_t n, float scale, float *s, int64_t ld)
 {
 	int64_t nb = hd / QK8_0, nq = (nb + 3) / 4;
 	int64_t row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
@@ -103,8 +101,8 @@ static inline __attribute__((always_inline)) void attn512_score_q8_g(int g, int6
 	 * lane 4r + b for block 4 * quad + b, the same for every row r */
 	__m512i qv[CPU_ATTN_QB][Q8_QUADS][2], corr[CPU_ATTN_QB][Q8_QUADS];
 	__m512 dq[CPU_ATTN_QB][Q8_QUADS];
-	const __m512i e1 = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
-	                                     30);
+	const __m512i e1 =
+	        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
 	const __m512i ones = _mm512_set1_epi8(1);
 	for (int j = 0; j < g; j++) {
 		const struct block_q8_0 *qb = (const struct block_q8_0 *)((const char *)q + j * qs);
@@ -128,10 +126,10 @@ static inline __attribute__((always_inline)) void attn512_score_q8_g(int g, int6
 	/* fold tables: rows' two pairs -> 4 blocks x 4; two rows -> 2 x 4 x 2;
 	 * two of those -> 4 rows x 4 blocks */
 	const __m512i off_row = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-	const __m512i off_blk = _mm512_setr_epi32(0, 34, 68, 102, 0, 34, 68, 102, 0, 34, 68, 102,
-	                                          0, 34, 68, 102);
-	const __m512i off0 =
-	        _mm512_add_epi32(_mm512_mullo_epi32(off_row, _mm512_set1_epi32((int)stride)), off_blk);
+	const __m512i off_blk =
+	        _mm512_setr_epi32(0, 34, 68, 102, 0, 34, 68, 102, 0, 34, 68, 102, 0, 34, 68, 102);
+	const __m512i off0 = _mm512_add_epi32(
+	        _mm512_mullo_epi32(off_row, _mm512_set1_epi32((int)stride)), off_blk);
 	const __m512i x80 = _mm512_set1_epi8((char)0x80);
 	for (int64_t i = 0; i < n; i += 4) {
 		int rows = n - i >= 4 ? 4 : (int)(n - i);
@@ -154,20 +152,22 @@ static inline __attribute__((always_inline)) void attn512_score_q8_g(int g, int6
 				kv[u][0] = _mm512_xor_si512(q8_pair(rr[u], 4 * k, nb), x80);
 				kv[u][1] = _mm512_xor_si512(q8_pair(rr[u], 4 * k + 2, nb), x80);
 			}
-			__m512 dk = q8_scales((const char *)rr[0],
-			                      _mm512_add_epi32(off0, _mm512_set1_epi32((int)(136 * k))),
-			                      q8_valid(rows, nb - 4 * k));
+			__m512 dk =
+			        q8_scales((const char *)rr[0],
+			                  _mm512_add_epi32(off0, _mm512_set1_epi32((int)(136 * k))),
+			                  q8_valid(rows, nb - 4 * k));
 			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
 			{
 				__m512i p[4];
 				_Pragma("GCC unroll 4") for (int u = 0; u < 4; u++)
 				{
 					__m512i z = _mm512_setzero_si512();
-					p[u] = q8_fold(_mm512_dpbusd_epi32(z, kv[u][0], qv[j][k][0]),
-					               _mm512_dpbusd_epi32(z, kv[u][1], qv[j][k][1]), e1);
+					p[u] = q8_fold(
+					        _mm512_dpbusd_epi32(z, kv[u][0], qv[j][k][0]),
+					        _mm512_dpbusd_epi32(z, kv[u][1], qv[j][k][1]), e1);
 				}
-				__m512i isum = q8_fold(q8_fold(p[0], p[1], e1), q8_fold(p[2], p[3], e1),
-				                       e1);
+				__m512i isum = q8_fold(q8_fold(p[0], p[1], e1),
+				                       q8_fold(p[2], p[3], e1), e1);
 				__m512 t = _mm512_mul_ps(
 				        _mm512_cvtepi32_ps(_mm512_sub_epi32(isum, corr[j][k])),
 				        _mm512_mul_ps(dk, dq[j][k]));
@@ -180,8 +180,8 @@ static inline __attribute__((always_inline)) void attn512_score_q8_g(int g, int6
 		}
 		_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
 		{
-			__m128 v = _mm512_castps512_ps128(
-			        _mm512_maskz_compress_ps(0x1111, _mm512_mul_ps(acc[j], _mm512_set1_ps(scale))));
+			__m128 v = _mm512_castps512_ps128(_mm512_maskz_compress_ps(
+			        0x1111, _mm512_mul_ps(acc[j], _mm512_set1_ps(scale))));
 			if (rows == 4)
 				_mm_storeu_ps(s + j * ld + i, v);
 			else {
@@ -204,31 +204,35 @@ static inline void q8_mix_weights(int g, int64_t nb, const float *p, int64_t ld,
                                   int64_t stride, int rows, float (*w)[Q8_MIX_W])
 {
 	int64_t ne = rows * nb;
-	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	const __m512i lane =
+	        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 	for (int64_t e = 0; e < ne; e += 16) {
 		__mmask16 m = ne - e >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (ne - e)) - 1);
 		__m512i idx = _mm512_add_epi32(lane, _mm512_set1_epi32((int)e));
 		__m512 fi = _mm512_add_ps(_mm512_cvtepi32_ps(idx), _mm512_set1_ps(0.5f));
 		__m512i ri = _mm512_cvttps_epi32(
 		        nb == 1 ? fi : _mm512_div_ps(fi, _mm512_set1_ps((float)nb)));
-		__m512i bi = _mm512_sub_epi32(idx, _mm512_mullo_epi32(ri, _mm512_set1_epi32((int)nb)));
+		__m512i bi =
+		        _mm512_sub_epi32(idx, _mm512_mullo_epi32(ri, _mm512_set1_epi32((int)nb)));
 		__m512i off = _mm512_add_epi32(
 		        _mm512_mullo_epi32(ri, _mm512_set1_epi32((int)stride)),
 		        _mm512_mullo_epi32(bi, _mm512_set1_epi32((int)sizeof(struct block_q8_0))));
 		__m512 dk = q8_scales(r0, off, m);
 		for (int j = 0; j < g; j++) {
-			__m512 pv = _mm512_maskz_loadu_ps((__mmask16)((1u << rows) - 1), p + j * ld);
-			_mm512_storeu_ps(w[j] + e, _mm512_mul_ps(_mm512_permutexvar_ps(ri, pv), dk));
+			__m512 pv =
+			        _mm512_maskz_loadu_ps((__mmask16)((1u << rows) - 1), p + j * ld);
+			_mm512_storeu_ps(w[j] + e,
+			                 _mm512_mul_ps(_mm512_permutexvar_ps(ri, pv), dk));
 		}
 	}
 }
 
 /* o of g queries over one strip of B blocks (2B zmm a query, g * B <= 8)
  * for rows [0, rows) of the table w. */
-static inline __attribute__((always_inline)) void q8_mix_strip(int g, int B, int64_t nb,
-                                                               int64_t b0, float (*w)[Q8_MIX_W],
-                                                               const char *r0, int64_t stride,
-                                                               int rows, float *o, int64_t os)
+static inline __attribute__((always_inline)) void q8_mix_strip(int g, int B, int64_t nb, int64_t b0,
+                                                               float (*w)[Q8_MIX_W], const char *r0,
+                                                               int64_t stride, int rows, float *o,
+                                                               int64_t os)
 {
 	__m512 a[CPU_ATTN_QB][16];
 	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
@@ -288,28 +292,28 @@ static inline __attribute__((always_inline)) void attn512_mix_q8_g(int g, int64_
 	}
 }
 
-#define ATTN512_Q8_CASES(call)                                                                 \
-	switch (g) {                                                                           \
-	case 8: call(8); break;                                                                \
-	case 7: call(7); break;                                                                \
-	case 6: call(6); break;                                                                \
-	case 5: call(5); break;                                                                \
-	case 4: call(4); break;                                                                \
-	case 3: call(3); break;                                                                \
-	case 2: call(2); break;                                                                \
-	default: call(1); break;                                                               \
+#define ATTN512_Q8_CASES(call)   \
+	switch (g) {             \
+	case 8: call(8); break;  \
+	case 7: call(7); break;  \
+	case 6: call(6); break;  \
+	case 5: call(5); break;  \
+	case 4: call(4); break;  \
+	case 3: call(3); break;  \
+	case 2: call(2); break;  \
+	default: call(1); break; \
 	}
 
 void cpu_avx512_score_q8(int64_t hd, int g, const void *q, int64_t qs, const void *r,
-                             int64_t stride, int64_t n, float scale, float *s, int64_t ld)
+                         int64_t stride, int64_t n, float scale, float *s, int64_t ld)
 {
 #define SCORE_Q8(G) attn512_score_q8_g(G, hd, q, qs, r, stride, n, scale, s, ld)
 	ATTN512_Q8_CASES(SCORE_Q8)
 #undef SCORE_Q8
 }
 
-void cpu_avx512_mix_q8(int64_t hd, int g, const float *p, int64_t ld, const void *r,
-                           int64_t stride, int64_t n, float *o, int64_t os)
+void cpu_avx512_mix_q8(int64_t hd, int g, const float *p, int64_t ld, const void *r, int64_t stride,
+                       int64_t n, float *o, int64_t os)
 {
 #define MIX_Q8(G) attn512_mix_q8_g(G, hd, p, ld, r, stride, n, o, os)
 	ATTN512_Q8_CASES(MIX_Q8)

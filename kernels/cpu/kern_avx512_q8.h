@@ -10,7 +10,7 @@
 
 void cpu_avx512_score_q8(int64_t hd, int g, const void *q, int64_t qs, const void *r,
                          int64_t stride, int64_t n, float scale, float *s, int64_t ld);
-void cpu_avx512_mix_q8(int64_t hd, int g, const float *p, int64_t ld, const void *r,
-                       int64_t stride, int64_t n, float *o, int64_t os);
+void cpu_avx512_mix_q8(int64_t hd, int g, const float *p, int64_t ld, const void *r, int64_t stride,
+                       int64_t n, float *o, int64_t os);
 
 #endif

@@ -44,11 +44,12 @@ static void layer(const struct cpu_kernels *ks, bool q8, const void *q, const ch
 		for (int h = 0; h < HEADS; h++) {
 			const char *r = k + c * row + h * head;
 			if (q8)
-				ks->score_q8(HD, 1, (const char *)q + h * (HD / 32 * 34), 0, r, row, m,
-				             scale, s + h * n + c, n);
+				ks->score_q8(HD, 1, (const char *)q + h * (HD / 32 * 34), 0, r, row,
+				             m, scale, s + h * n + c, n);
 			else
 				ks->score_f16(HD, 1, (const float *)q + h * HD, 0,
-				              (const uint16_t *)r, row / 2, m, scale, s + h * n + c, n);
+				              (const uint16_t *)r, row / 2, m, scale, s + h * n + c,
+				              n);
 		}
 	}
 	for (int h = 0; h < HEADS; h++) ks->softmax(s + h * n, n, !q8);
@@ -60,8 +61,8 @@ static void layer(const struct cpu_kernels *ks, bool q8, const void *q, const ch
 			if (q8)
 				ks->mix_q8(HD, 1, s + h * n + c, n, r, row, m, o + h * HD, HD);
 			else
-				ks->mix_f16(HD, 1, s + h * n + c, n, (const uint16_t *)r, row / 2, m,
-				            o + h * HD, HD);
+				ks->mix_f16(HD, 1, s + h * n + c, n, (const uint16_t *)r, row / 2,
+				            m, o + h * HD, HD);
 		}
 	}
 }
@@ -115,8 +116,8 @@ int main(int argc, char **argv)
 				double t0 = now_s();
 				for (int l = 0; l < layers; l++)
 					layer(sets[k], t, t ? (const void *)q8 : (const void *)qf,
-					      c + 2 * l * n * row, c + (2 * l + 1) * n * row, row, head,
-					      n, s, o);
+					      c + 2 * l * n * row, c + (2 * l + 1) * n * row, row,
+					      head, n, s, o);
 				double dt = (now_s() - t0) / layers;
 				if (dt < best[t]) best[t] = dt;
 				if (sets[k] == &cpu_kernels_ref) rep = 5; /* slow: once */

@@ -1261,7 +1261,8 @@ TEST(attention_q8_0_zmm_same_bits_as_reference)
 	for (int e = 0; e < 32; e++) r[HB + 5 * STRIDE + 2 + e] = (char)(e % 2 ? 127 : -127);
 	for (int i = 0; i < QB * LD; i++) p[i] = (frand() + 1.0f) / MAXN;
 	const struct cpu_kernels *z = &cpu_kernels_avx512, *ref = &cpu_kernels_ref;
-	int hds[] = { 32, 64, 96, 128, 160, 256, 224, 1024 }, ns[] = { 1, 3, 4, 5, 15, 16, 17, 33, MAXN };
+	int hds[] = { 32, 64, 96, 128, 160, 256, 224, 1024 },
+	    ns[] = { 1, 3, 4, 5, 15, 16, 17, 33, MAXN };
 	int checked = 0;
 	for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++)
 		for (int g = 1; g <= z->attn_qb; g++)
