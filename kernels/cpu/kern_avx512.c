@@ -6,7 +6,8 @@
  * model), decode rows for Q8_0 and unpacked Q4_0 (ymm only: a 512-bit uop
  * would take port 1's vector unit away from these loops on Intel), prefill
  * panels built per call for them where a zmm lane is a weight row, an
- * F16 prefill tile on zmm, and attention on zmm (kern_attn512.h).
+ * F16 prefill tile on zmm, and attention on zmm (kern_attn512.h; over a
+ * q8_0 cache kern_avx512_q8.c's).
  */
 /* kern_avx512_k.c builds this file again as part 2: see "the panel kernels
  * of kern_avx512_k.c" below */
@@ -30,6 +31,7 @@
 #include "kern_simd_k.h"
 #include "kern_simd_q.h"
 #include "kern_attn512.h"
+#include "kern_avx512_q8.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -1826,8 +1828,8 @@ const struct cpu_kernels cpu_kernels_avx512 = {
 	.mix_f32 = attn512_mix_f32,
 	.score_f16 = attn512_score_f16,
 	.mix_f16 = attn512_mix_f16,
-	.score_q8 = attn_score_q8,
-	.mix_q8 = attn_mix_q8,
+	.score_q8 = cpu_avx512_score_q8, /* kern_avx512_q8.c */
+	.mix_q8 = cpu_avx512_mix_q8,
 	.softmax = attn512_softmax,
 	.attn_qb = ATTN_QB,
 	.score_t_f16 = attn512_score_t_f16,

@@ -1125,7 +1125,7 @@ TEST(attention_bits_do_not_depend_on_the_batch)
  * own d), quantized by cpu_q8_0_quantize as the backend stores them. */
 static void q8_rows(void *r, int64_t n, int64_t hd, int64_t stride)
 {
-	float x[512];
+	float x[1024]; /* up to BACKEND_MAX_HEAD_DIM */
 	for (int64_t i = 0; i < n; i++) {
 		for (int64_t e = 0; e < hd; e++) x[e] = frand() * (e % 37 == 0 ? 4.0f : 1.0f);
 		cpu_q8_0_quantize(x, (char *)r + i * stride, hd);
@@ -1236,6 +1236,50 @@ TEST(attention_q8_0_reference_is_the_dequantized_attention)
 		}
 		CHECK_NEAR(o[e], want, 1e-6 * mag + 1e-7);
 	}
+}
+
+TEST(attention_q8_0_zmm_same_bits_as_reference)
+{
+	/* The AVX-512 set's score_q8 / mix_q8 (kern_attn512.h: four rows at a
+	 * time, blocks two to a zmm, scales gathered, weights tabled per 16
+	 * rows) add the same float terms in the reference's order, so both are
+	 * its bits (tolerance 0): head sizes of 1..32 blocks, whole and partial
+	 * groups of 4 blocks; runs across its 4-row groups and 16-row tables;
+	 * the cache's rows a slot of several heads apart; nothing written past
+	 * the g queries' and n rows' outputs. */
+	if (!cpu_has_avx512()) {
+		printf("  (no AVX-512 on this CPU: skipped)\n");
+		return;
+	}
+	enum { MAXN = 41, QB = CPU_ATTN_QB, LD = 48, HB = 1024 / 32 * 34, OS = 1040 };
+	enum { STRIDE = 2 * HB + 6 }; /* this head and another a slot, rows not 64-aligned */
+	static char r[MAXN * STRIDE], q[QB * HB];
+	static float p[QB * LD], a[QB * LD], b[QB * LD], oa[QB * OS], ob[QB * OS];
+	q8_rows(r + HB, MAXN, 1024, STRIDE);
+	q8_rows(q, QB, 1024, HB);
+	/* a block of zeros (d = 0) and one of the extremes */
+	memset(r + HB + 3 * STRIDE + 34, 0, 34);
+	for (int e = 0; e < 32; e++) r[HB + 5 * STRIDE + 2 + e] = (char)(e % 2 ? 127 : -127);
+	for (int i = 0; i < QB * LD; i++) p[i] = (frand() + 1.0f) / MAXN;
+	const struct cpu_kernels *z = &cpu_kernels_avx512, *ref = &cpu_kernels_ref;
+	int hds[] = { 32, 64, 96, 128, 160, 256, 224, 1024 },
+	    ns[] = { 1, 3, 4, 5, 15, 16, 17, 33, MAXN };
+	int checked = 0;
+	for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++)
+		for (int g = 1; g <= z->attn_qb; g++)
+			for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+				int hd = hds[hi], n = ns[ni];
+				for (int i = 0; i < QB * LD; i++) a[i] = b[i] = -7.0f;
+				z->score_q8(hd, g, q, HB, r + HB, STRIDE, n, 0.125f, a, LD);
+				ref->score_q8(hd, g, q, HB, r + HB, STRIDE, n, 0.125f, b, LD);
+				CHECK(memcmp(a, b, sizeof a) == 0);
+				for (int i = 0; i < QB * OS; i++) oa[i] = ob[i] = frand();
+				z->mix_q8(hd, g, p, LD, r + HB, STRIDE, n, oa, OS);
+				ref->mix_q8(hd, g, p, LD, r + HB, STRIDE, n, ob, OS);
+				CHECK(memcmp(oa, ob, sizeof oa) == 0);
+				checked++;
+			}
+	CHECK(checked == 8 * 8 * 9);
 }
 
 TEST(attention_q8_0_bits_do_not_depend_on_the_batch)
