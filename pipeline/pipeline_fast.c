@@ -389,13 +389,28 @@ void fast_record(struct fast_doc **docs, struct completion_request *req,
 	req->text_len = 0;
 }
 
-/* The first texts of a live candidate whose answer showed nothing: its
- * items at the cursor become the candidates remembered. How many. */
+/* The first texts of a live candidate whose answer showed nothing (at its
+ * cursor, or where it was typed to the end of what it had decoded): those
+ * of its items that go on past what was typed since its cursor, from there,
+ * become the candidates remembered. How many. */
 static size_t adopt(struct fast_doc *d, const struct completion_result *ext)
 {
-	struct fast_cand *cands;
-	size_t n;
-	if (!cands_from(ext, d->cursor, d->len, false, &cands, &n)) return 0;
+	size_t typed = d->live.live_typed;
+	const char *t = d->text + d->cursor - typed;
+	struct fast_cand *cands = calloc(ext->count + 1, sizeof *cands);
+	if (!cands) return 0;
+	size_t n = 0;
+	for (size_t j = 0; j < ext->count; j++) {
+		const struct completion_candidate *c = &ext->items[j];
+		if (c->text_len <= typed || c->end < c->start || memcmp(c->text, t, typed))
+			continue;
+		size_t rest = c->text_len - typed;
+		char *nt = malloc(rest + 1);
+		if (!nt) break;
+		memcpy(nt, c->text + typed, rest);
+		nt[rest] = 0;
+		cands[n++] = (struct fast_cand){ nt, rest, c->end - c->start, c->confidence };
+	}
 	if (!n) {
 		free(cands);
 		return 0;

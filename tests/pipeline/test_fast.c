@@ -183,18 +183,25 @@ TEST(typed_to_the_end_of_a_live_candidate_waits_for_it)
 	             0);
 	CHECK(fast_live_running(&docs, "file:///a.py"));
 	/* asked there: answered at once, with nothing to show yet (the model
-	 * starting over would throw the candidate away) */
+	 * starting over would throw the candidate away), and remembered so, as
+	 * pipeline.c does with every answer */
+	struct completion_request *r = req_at(HEAD "total|" TAIL);
+	struct completion_result out = { 0 };
 	struct fast_origin f;
-	char *t = answer(&docs, HEAD "total|" TAIL, &f);
-	CHECK_STR_EQ(t, "");
+	CHECK(fast_answer(&docs, r, &out, &f));
+	CHECK_INT_EQ(out.count, 0);
 	CHECK_INT_EQ(f.live_id, 9);
-	free(t);
-	/* it grew: the rest is there at once */
-	struct completion_candidate g = { .text = "total = a + b", .text_len = 13 };
+	CHECK_INT_EQ(f.live_typed, 5);
+	fast_record(&docs, r, &out, &f);
+	req_free(r);
+	/* it grew: the rest is there at once (its text is from its own cursor) */
+	struct completion_candidate g = {
+		.text = "total = a + b", .text_len = 13, .start = cursor, .end = cursor
+	};
 	struct completion_result ext = { .items = &g, .count = 1 };
 	bool first;
 	CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 9, &ext, true, &first), 1);
-	t = answer(&docs, HEAD "total|" TAIL, NULL);
+	char *t = answer(&docs, HEAD "total|" TAIL, NULL);
 	CHECK_STR_EQ(t, " = a + b");
 	free(t);
 	/* ended: typed to its end, the model is asked (no memory answers) */
