@@ -11,22 +11,6 @@
 
 #include "internal.h"
 
-static bool type_is(TSNode n, const char *t)
-{
-	return !strcmp(ts_node_type(n), t);
-}
-
-static TSNode field(TSNode n, const char *name)
-{
-	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
-}
-
-static TSNode root_of(struct ast_doc *doc)
-{
-	const TSTree *t = doc ? ast_doc_tree(doc) : NULL;
-	return t ? ts_tree_root_node(t) : (TSNode){ 0 };
-}
-
 struct imp_acc {
 	struct ast_imported *out;
 	size_t cap, n;
@@ -51,16 +35,16 @@ static void bind(struct imp_acc *a, TSNode item, TSNode bound)
 
 static void python_stmt(struct imp_acc *a, TSNode st)
 {
-	bool from = type_is(st, "import_from_statement");
-	if (from) a->module = field(st, "module_name");
+	bool from = node_is(st, "import_from_statement");
+	if (from) a->module = node_field(st, "module_name");
 	uint32_t nc = ts_node_child_count(st);
 	for (uint32_t i = 0; i < nc; i++) {
 		const char *f = ts_node_field_name_for_child(st, i);
 		if (!f || strcmp(f, "name")) continue;
 		TSNode it = ts_node_child(st, i);
-		if (type_is(it, "aliased_import")) {
-			bind(a, it, field(it, "alias"));
-		} else if (type_is(it, "dotted_name")) {
+		if (node_is(it, "aliased_import")) {
+			bind(a, it, node_field(it, "alias"));
+		} else if (node_is(it, "dotted_name")) {
 			/* `import os.path` binds os; only a one-part name is removable
 			 * by name alone */
 			if (!from && ts_node_named_child_count(it) != 1) continue;
@@ -71,25 +55,26 @@ static void python_stmt(struct imp_acc *a, TSNode st)
 
 static void js_stmt(struct imp_acc *a, TSNode st)
 {
-	a->module = field(st, "source");
+	a->module = node_field(st, "source");
 	uint32_t nc = ts_node_named_child_count(st);
 	for (uint32_t i = 0; i < nc; i++) {
 		TSNode cl = ts_node_named_child(st, i);
-		if (!type_is(cl, "import_clause")) continue;
+		if (!node_is(cl, "import_clause")) continue;
 		uint32_t kc = ts_node_named_child_count(cl);
 		for (uint32_t k = 0; k < kc; k++) {
 			TSNode c = ts_node_named_child(cl, k);
-			if (type_is(c, "identifier")) {
+			if (node_is(c, "identifier")) {
 				bind(a, c, c);
-			} else if (type_is(c, "namespace_import")) {
+			} else if (node_is(c, "namespace_import")) {
 				bind(a, c, ts_node_named_child(c, 0));
-			} else if (type_is(c, "named_imports")) {
+			} else if (node_is(c, "named_imports")) {
 				uint32_t sc = ts_node_named_child_count(c);
 				for (uint32_t s = 0; s < sc; s++) {
 					TSNode sp = ts_node_named_child(c, s);
-					if (!type_is(sp, "import_specifier")) continue;
-					TSNode al = field(sp, "alias");
-					bind(a, sp, ts_node_is_null(al) ? field(sp, "name") : al);
+					if (!node_is(sp, "import_specifier")) continue;
+					TSNode al = node_field(sp, "alias");
+					bind(a, sp,
+					     ts_node_is_null(al) ? node_field(sp, "name") : al);
 				}
 			}
 		}
@@ -101,18 +86,18 @@ int ast_imported_names(struct ast_doc *doc, const char *text, size_t len, struct
 {
 	(void)text;
 	(void)len;
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || !cap) return 0;
 	struct imp_acc a = { .out = out, .cap = cap };
 	uint32_t nc = ts_node_named_child_count(root);
 	for (uint32_t i = 0; i < nc && a.n < cap; i++) {
 		TSNode st = ts_node_named_child(root, i);
-		bool py = type_is(st, "import_statement") || type_is(st, "import_from_statement");
+		bool py = node_is(st, "import_statement") || node_is(st, "import_from_statement");
 		if (!py) continue;
 		a.stmt = st;
 		a.module = (TSNode){ 0 };
 		a.first = a.n;
-		if (field(st, "source").id) /* JavaScript's has a source */
+		if (node_field(st, "source").id) /* JavaScript's has a source */
 			js_stmt(&a, st);
 		else
 			python_stmt(&a, st);
@@ -138,7 +123,7 @@ static void ids_walk(TSNode n, struct ids_acc *a)
 		/* a use, not a name being defined or an attribute */
 		TSNode up = ts_node_parent(n);
 		a->role_ok = !ts_node_is_null(up) && !strstr(ts_node_type(up), "parameter") &&
-		             !strstr(ts_node_type(up), "import") && !type_is(up, "dotted_name");
+		             !strstr(ts_node_type(up), "import") && !node_is(up, "dotted_name");
 		for (uint32_t i = 0; a->role_ok && i < ts_node_child_count(up); i++) {
 			if (!ts_node_eq(ts_node_child(up, i), n)) continue;
 			const char *f = ts_node_field_name_for_child(up, i);
@@ -158,7 +143,7 @@ static void ids_walk(TSNode n, struct ids_acc *a)
 
 int ast_idents_in(struct ast_doc *doc, size_t start, size_t end, struct ast_span *out, size_t cap)
 {
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || !cap || start >= end) return 0;
 	struct ids_acc a = { .s = start, .e = end, .out = out, .cap = cap };
 	ids_walk(root, &a);

@@ -5,6 +5,8 @@
 #ifndef INFILL_AST_INTERNAL_H
 #define INFILL_AST_INTERNAL_H
 
+#include <string.h>
+
 #include <tree_sitter/api.h>
 
 #include "ast.h"
@@ -145,6 +147,24 @@ size_t text_line_end(const char *text, size_t len, size_t pos);
 size_t text_indent_width(const char *text, size_t from, size_t to);
 /* Whether text[from..to) is only spaces, tabs, CR and LF. */
 bool text_is_blank(const char *text, size_t from, size_t to);
+
+/* Small tree-sitter readings every walker in ast/ makes. */
+static inline bool node_is(TSNode n, const char *type)
+{
+	return !strcmp(ts_node_type(n), type);
+}
+
+static inline TSNode node_field(TSNode n, const char *name)
+{
+	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
+}
+
+/* doc's root node; a null node when doc is NULL or has no tree. */
+static inline TSNode doc_root(struct ast_doc *doc)
+{
+	const TSTree *t = doc ? ast_doc_tree(doc) : NULL;
+	return t ? ts_tree_root_node(t) : (TSNode){ 0 };
+}
 
 /* Bytes of the candidate left once it stops where it leaves the enclosing
  * scope (see ast_validate). Returns cand_len when it stays inside. */

@@ -16,22 +16,6 @@
 
 #include "internal.h"
 
-static bool type_is(TSNode n, const char *t)
-{
-	return !strcmp(ts_node_type(n), t);
-}
-
-static TSNode field(TSNode n, const char *name)
-{
-	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
-}
-
-static TSNode root_of(struct ast_doc *doc)
-{
-	const TSTree *t = doc ? ast_doc_tree(doc) : NULL;
-	return t ? ts_tree_root_node(t) : (TSNode){ 0 };
-}
-
 static struct ast_span span_of(TSNode n)
 {
 	return (struct ast_span){ ts_node_start_byte(n), ts_node_end_byte(n) };
@@ -57,7 +41,7 @@ static TSNode last_ident(TSNode n)
  * its body's assignments are its variants. */
 static bool python_enum_class(TSNode cls, const char *text)
 {
-	TSNode sup = field(cls, "superclasses");
+	TSNode sup = node_field(cls, "superclasses");
 	if (ts_node_is_null(sup)) return false;
 	size_t s = ts_node_start_byte(sup), e = ts_node_end_byte(sup);
 	for (size_t i = s; i + 4 <= e; i++)
@@ -75,7 +59,7 @@ static void member_push(struct ast_members *out, TSNode item, TSNode name)
 
 static void type_name_copy(struct ast_members *out, TSNode def, const char *text)
 {
-	TSNode nm = field(def, "name");
+	TSNode nm = node_field(def, "name");
 	if (ts_node_is_null(nm)) return;
 	size_t s = ts_node_start_byte(nm), e = ts_node_end_byte(nm);
 	if (e - s >= sizeof out->type_name) return;
@@ -89,7 +73,7 @@ static bool members_fill(TSNode def, TSNode list, const char *text, struct ast_m
 {
 	const char *dt = ts_node_type(def);
 	out->is_enum = strstr(dt, "enum") != NULL;
-	if (!out->is_enum && !strstr(dt, "struct") && !type_is(def, "class_definition"))
+	if (!out->is_enum && !strstr(dt, "struct") && !node_is(def, "class_definition"))
 		return false;
 	out->list_start = ts_node_start_byte(list);
 	out->list_end = ts_node_end_byte(list);
@@ -98,20 +82,21 @@ static bool members_fill(TSNode def, TSNode list, const char *text, struct ast_m
 	for (uint32_t i = 0; i < nc; i++) {
 		TSNode m = ts_node_named_child(list, i);
 		const char *t = ts_node_type(m);
-		if (type_is(m, "property_identifier")) { /* TypeScript `enum { A }` */
+		if (node_is(m, "property_identifier")) { /* TypeScript `enum { A }` */
 			member_push(out, m, m);
 		} else if (!strcmp(t, "enumerator") || !strcmp(t, "enum_variant") ||
 		           !strcmp(t, "enum_constant") || !strcmp(t, "enum_assignment")) {
-			member_push(out, m, field(m, "name"));
+			member_push(out, m, node_field(m, "name"));
 		} else if (!strcmp(t, "field_declaration")) {
-			TSNode nm = field(m, "name"); /* Rust, Go */
-			if (ts_node_is_null(nm)) nm = last_ident(field(m, "declarator")); /* C */
+			TSNode nm = node_field(m, "name"); /* Rust, Go */
+			if (ts_node_is_null(nm))
+				nm = last_ident(node_field(m, "declarator")); /* C */
 			member_push(out, m, nm);
 		} else if (!strcmp(t, "expression_statement")) { /* Python: `A = 1`, `x: int` */
 			TSNode as = ts_node_named_child(m, 0);
-			if (ts_node_is_null(as) || !type_is(as, "assignment")) continue;
-			TSNode left = field(as, "left");
-			if (!ts_node_is_null(left) && type_is(left, "identifier"))
+			if (ts_node_is_null(as) || !node_is(as, "assignment")) continue;
+			TSNode left = node_field(as, "left");
+			if (!ts_node_is_null(left) && node_is(left, "identifier"))
 				member_push(out, m, left);
 		}
 	}
@@ -122,7 +107,7 @@ bool ast_members_at(struct ast_doc *doc, const char *text, size_t len, size_t at
                     struct ast_members *out)
 {
 	memset(out, 0, sizeof *out);
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || at > len) return false;
 	TSNode n = ts_node_descendant_for_byte_range(root, (uint32_t)at, (uint32_t)at);
 	for (; !ts_node_is_null(n); n = ts_node_parent(n)) {
@@ -132,12 +117,12 @@ bool ast_members_at(struct ast_doc *doc, const char *text, size_t len, size_t at
 			TSNode def = ts_node_parent(n);
 			if (ts_node_is_null(def)) return false;
 			/* a Rust variant's own fields are not the enum's members */
-			if (type_is(def, "enum_variant")) continue;
+			if (node_is(def, "enum_variant")) continue;
 			return members_fill(def, n, text, out);
 		}
-		if (type_is(n, "block")) {
+		if (node_is(n, "block")) {
 			TSNode cls = ts_node_parent(n);
-			if (!ts_node_is_null(cls) && type_is(cls, "class_definition")) {
+			if (!ts_node_is_null(cls) && node_is(cls, "class_definition")) {
 				if (!members_fill(cls, n, text, out)) return false;
 				out->is_enum = python_enum_class(cls, text);
 				return true;
@@ -170,9 +155,9 @@ static bool is_arm(const char *t)
 /* The label of an arm: what it matches, or a null node for a default. */
 static TSNode arm_label(TSNode arm)
 {
-	TSNode l = field(arm, "value");
-	if (ts_node_is_null(l) && !type_is(arm, "match_arm")) l = field(arm, "pattern");
-	if (type_is(arm, "match_arm")) l = field(arm, "pattern");
+	TSNode l = node_field(arm, "value");
+	if (ts_node_is_null(l) && !node_is(arm, "match_arm")) l = node_field(arm, "pattern");
+	if (node_is(arm, "match_arm")) l = node_field(arm, "pattern");
 	if (!ts_node_is_null(l)) return l;
 	uint32_t nc = ts_node_named_child_count(arm);
 	for (uint32_t i = 0; i < nc; i++) {
@@ -190,7 +175,7 @@ static bool label_multi(TSNode l)
 	const char *t = ts_node_type(l);
 	uint32_t nc = ts_node_named_child_count(l);
 	if (strstr(t, "or_pattern") || strstr(t, "union_pattern")) return true;
-	if ((type_is(l, "expression_list") || type_is(l, "switch_label")) && nc > 1) return true;
+	if ((node_is(l, "expression_list") || node_is(l, "switch_label")) && nc > 1) return true;
 	for (uint32_t i = 0; i < nc; i++)
 		if (label_multi(ts_node_named_child(l, i))) return true;
 	return false;
@@ -253,7 +238,7 @@ static void switches_walk(TSNode n, struct switch_acc *a)
 		memset(sw, 0, sizeof *sw);
 		sw->start = ts_node_start_byte(n);
 		sw->end = ts_node_end_byte(n);
-		TSNode body = field(n, "body");
+		TSNode body = node_field(n, "body");
 		arms_walk(ts_node_is_null(body) ? n : body, a, sw);
 	}
 	uint32_t nc = ts_node_named_child_count(n);
@@ -265,7 +250,7 @@ int ast_switches(struct ast_doc *doc, const char *text, size_t len, struct ast_s
                  size_t cap)
 {
 	(void)len;
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || !cap) return 0;
 	struct switch_acc a = { text, out, cap, 0 };
 	switches_walk(root, &a);
@@ -285,8 +270,8 @@ struct init_acc {
 static bool names_type(TSNode t, const struct init_acc *a)
 {
 	if (ts_node_is_null(t)) return false;
-	if (strstr(ts_node_type(t), "struct_specifier") || type_is(t, "type_descriptor"))
-		return names_type(field(t, "name"), a) || names_type(field(t, "type"), a);
+	if (strstr(ts_node_type(t), "struct_specifier") || node_is(t, "type_descriptor"))
+		return names_type(node_field(t, "name"), a) || names_type(node_field(t, "type"), a);
 	size_t s = ts_node_start_byte(t), e = ts_node_end_byte(t);
 	return e - s == a->nlen && !memcmp(a->text + s, a->name, a->nlen) &&
 	       strstr(ts_node_type(t), "identifier");
@@ -303,17 +288,17 @@ static void init_add(TSNode list, struct init_acc *a)
 	for (uint32_t i = 0; i < nc && in->n < AST_CALL_ARGS; i++) {
 		TSNode it = ts_node_named_child(list, i);
 		const char *t = ts_node_type(it);
-		if (strstr(t, "comment") || type_is(it, "base_field_initializer")) continue;
+		if (strstr(t, "comment") || node_is(it, "base_field_initializer")) continue;
 		struct ast_arg *g = &in->items[in->n++];
 		g->start = ts_node_start_byte(it);
 		g->end = ts_node_end_byte(it);
 		g->name_start = g->name_end = g->start;
 		TSNode nm = { 0 };
-		if (type_is(it, "initializer_pair")) /* C `.x = 1` */
-			nm = last_ident(field(it, "designator"));
-		else if (type_is(it, "field_initializer")) /* Rust `x: 1` */
-			nm = field(it, "field");
-		else if (type_is(it, "shorthand_field_initializer")) /* Rust `x` */
+		if (node_is(it, "initializer_pair")) /* C `.x = 1` */
+			nm = last_ident(node_field(it, "designator"));
+		else if (node_is(it, "field_initializer")) /* Rust `x: 1` */
+			nm = node_field(it, "field");
+		else if (node_is(it, "shorthand_field_initializer")) /* Rust `x` */
 			nm = ts_node_named_child(it, 0);
 		if (!ts_node_is_null(nm)) {
 			g->name_start = ts_node_start_byte(nm);
@@ -329,31 +314,31 @@ static void init_add(TSNode list, struct init_acc *a)
 static void inits_walk(TSNode n, struct init_acc *a)
 {
 	if (a->n >= a->cap) return;
-	if (type_is(n, "compound_literal_expression") && names_type(field(n, "type"), a)) {
-		TSNode v = field(n, "value");
-		if (!ts_node_is_null(v) && type_is(v, "initializer_list")) init_add(v, a);
-	} else if (type_is(n, "declaration") && names_type(field(n, "type"), a)) {
+	if (node_is(n, "compound_literal_expression") && names_type(node_field(n, "type"), a)) {
+		TSNode v = node_field(n, "value");
+		if (!ts_node_is_null(v) && node_is(v, "initializer_list")) init_add(v, a);
+	} else if (node_is(n, "declaration") && names_type(node_field(n, "type"), a)) {
 		uint32_t nc = ts_node_named_child_count(n);
 		for (uint32_t i = 0; i < nc; i++) {
 			TSNode c = ts_node_named_child(n, i);
-			TSNode v = field(c, "value");
-			if (!type_is(c, "init_declarator") || ts_node_is_null(v) ||
-			    !type_is(v, "initializer_list"))
+			TSNode v = node_field(c, "value");
+			if (!node_is(c, "init_declarator") || ts_node_is_null(v) ||
+			    !node_is(v, "initializer_list"))
 				continue;
-			TSNode d = field(c, "declarator");
-			if (ts_node_is_null(d) || !type_is(d, "array_declarator")) {
+			TSNode d = node_field(c, "declarator");
+			if (ts_node_is_null(d) || !node_is(d, "array_declarator")) {
 				init_add(v, a);
 				continue;
 			}
 			uint32_t vc = ts_node_named_child_count(v);
 			for (uint32_t k = 0; k < vc; k++) {
 				TSNode el = ts_node_named_child(v, k);
-				if (type_is(el, "initializer_list")) init_add(el, a);
+				if (node_is(el, "initializer_list")) init_add(el, a);
 			}
 		}
 		return;
-	} else if (type_is(n, "struct_expression") && names_type(field(n, "name"), a)) {
-		TSNode body = field(n, "body");
+	} else if (node_is(n, "struct_expression") && names_type(node_field(n, "name"), a)) {
+		TSNode body = node_field(n, "body");
 		if (!ts_node_is_null(body)) init_add(body, a);
 	}
 	uint32_t nc = ts_node_named_child_count(n);
@@ -364,7 +349,7 @@ int ast_inits_of(struct ast_doc *doc, const char *text, size_t len, const char *
                  size_t name_len, struct ast_init *out, size_t cap)
 {
 	(void)len;
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || !name_len || !cap) return 0;
 	struct init_acc a = { text, name, name_len, out, cap, 0 };
 	inits_walk(root, &a);

@@ -28,11 +28,6 @@ static bool is_fn_type(const char *t)
 	return strstr(t, "function") || strstr(t, "method") || strstr(t, "constructor");
 }
 
-static bool type_is(TSNode n, const char *t)
-{
-	return !strcmp(ts_node_type(n), t);
-}
-
 static int def_push(struct outline_acc *a, const char *name, size_t start, size_t end,
                     const char *sig, size_t sig_len)
 {
@@ -95,10 +90,10 @@ static bool unquote(TSNode n, const char *text, const char **s, size_t *len)
  * declarator chain holds a function_declarator. */
 static bool is_prototype(TSNode n)
 {
-	if (!type_is(n, "declaration")) return false;
+	if (!node_is(n, "declaration")) return false;
 	TSNode d = ts_node_child_by_field_name(n, "declarator", 10);
 	for (int depth = 0; !ts_node_is_null(d) && depth < 6; depth++) {
-		if (type_is(d, "function_declarator")) return true;
+		if (node_is(d, "function_declarator")) return true;
 		d = ts_node_child_by_field_name(d, "declarator", 10);
 	}
 	return false;
@@ -123,7 +118,7 @@ static int add_def(struct outline_acc *a, TSNode n)
 	char name[64];
 	char buf[1400];
 	size_t l, s = ts_node_start_byte(n), e = ts_node_end_byte(n);
-	if (is_prototype(n) || type_is(n, "preproc_function_def") || type_is(n, "preproc_def")) {
+	if (is_prototype(n) || node_is(n, "preproc_function_def") || node_is(n, "preproc_def")) {
 		TSNode nm = ts_node_child_by_field_name(n, "name", 4);
 		if (!ts_node_is_null(nm)) {
 			size_t ns = ts_node_start_byte(nm), ne = ts_node_end_byte(nm);
@@ -142,7 +137,7 @@ static int add_def(struct outline_acc *a, TSNode n)
 		return 0;
 	if (!lang_def_name(n, text, name, sizeof name)) return 0;
 	bool fn = is_fn_type(t);
-	if (type_is(n, "decorated_definition")) {
+	if (node_is(n, "decorated_definition")) {
 		TSNode inner = ts_node_child_by_field_name(n, "definition", 10);
 		fn = !ts_node_is_null(inner) && is_fn_type(ts_node_type(inner));
 	}
@@ -166,20 +161,20 @@ static int python_import(struct outline_acc *a, TSNode n)
 {
 	const char *text = a->text;
 	char spec[240];
-	if (type_is(n, "import_statement")) {
+	if (node_is(n, "import_statement")) {
 		uint32_t nc = ts_node_named_child_count(n);
 		for (uint32_t i = 0; i < nc; i++) {
 			TSNode m = ts_node_named_child(n, i);
-			if (type_is(m, "aliased_import"))
+			if (node_is(m, "aliased_import"))
 				m = ts_node_child_by_field_name(m, "name", 4);
-			if (ts_node_is_null(m) || !type_is(m, "dotted_name")) continue;
+			if (ts_node_is_null(m) || !node_is(m, "dotted_name")) continue;
 			size_t s = ts_node_start_byte(m), e = ts_node_end_byte(m);
 			int rc = import_push(a, AST_IMPORT_PYTHON, text + s, e - s);
 			if (rc) return rc;
 		}
 		return 0;
 	}
-	if (!type_is(n, "import_from_statement")) return 0;
+	if (!node_is(n, "import_from_statement")) return 0;
 	TSNode mod = ts_node_child_by_field_name(n, "module_name", 11);
 	if (ts_node_is_null(mod)) return 0;
 	size_t ms = ts_node_start_byte(mod), me = ts_node_end_byte(mod);
@@ -190,8 +185,8 @@ static int python_import(struct outline_acc *a, TSNode n)
 	for (uint32_t i = 0; i < nc; i++) {
 		TSNode m = ts_node_named_child(n, i);
 		if (ts_node_eq(m, mod)) continue;
-		if (type_is(m, "aliased_import")) m = ts_node_child_by_field_name(m, "name", 4);
-		if (ts_node_is_null(m) || !type_is(m, "dotted_name")) continue;
+		if (node_is(m, "aliased_import")) m = ts_node_child_by_field_name(m, "name", 4);
+		if (ts_node_is_null(m) || !node_is(m, "dotted_name")) continue;
 		size_t s = ts_node_start_byte(m), e = ts_node_end_byte(m);
 		bool dot_end = text[me - 1] == '.';
 		int w = snprintf(spec, sizeof spec, "%.*s%s%.*s", (int)(me - ms), text + ms,
@@ -218,9 +213,9 @@ static int go_imports(struct outline_acc *a, TSNode n)
 	for (uint32_t i = 0; i < nc; i++) {
 		TSNode m = ts_node_named_child(n, i);
 		int rc = 0;
-		if (type_is(m, "import_spec_list"))
+		if (node_is(m, "import_spec_list"))
 			rc = go_imports(a, m);
-		else if (type_is(m, "import_spec"))
+		else if (node_is(m, "import_spec"))
 			rc = string_import(a, ts_node_child_by_field_name(m, "path", 4),
 			                   AST_IMPORT_GO);
 		if (rc) return rc;
@@ -249,9 +244,9 @@ static int add_import(struct outline_acc *a, TSNode n)
 {
 	const char *name = a->lang->name;
 	if (!strcmp(name, "python")) return python_import(a, n);
-	if ((!strcmp(name, "c") || !strcmp(name, "cpp")) && type_is(n, "preproc_include")) {
+	if ((!strcmp(name, "c") || !strcmp(name, "cpp")) && node_is(n, "preproc_include")) {
 		TSNode p = ts_node_child_by_field_name(n, "path", 4);
-		if (!ts_node_is_null(p) && type_is(p, "string_literal")) {
+		if (!ts_node_is_null(p) && node_is(p, "string_literal")) {
 			size_t s = ts_node_start_byte(p), e = ts_node_end_byte(p);
 			if (e - s >= 2)
 				return import_push(a, AST_IMPORT_INCLUDE, a->text + s + 1,
@@ -259,12 +254,12 @@ static int add_import(struct outline_acc *a, TSNode n)
 		}
 		return 0;
 	}
-	if (type_is(n, "import_statement") || type_is(n, "export_statement"))
+	if (node_is(n, "import_statement") || node_is(n, "export_statement"))
 		return string_import(a, ts_node_child_by_field_name(n, "source", 6),
 		                     AST_IMPORT_RELATIVE);
-	if (!strcmp(name, "go") && type_is(n, "import_declaration")) return go_imports(a, n);
-	if (!strcmp(name, "rust") && type_is(n, "use_declaration")) return rust_use(a, n);
-	if (!strcmp(name, "rust") && type_is(n, "mod_item") &&
+	if (!strcmp(name, "go") && node_is(n, "import_declaration")) return go_imports(a, n);
+	if (!strcmp(name, "rust") && node_is(n, "use_declaration")) return rust_use(a, n);
+	if (!strcmp(name, "rust") && node_is(n, "mod_item") &&
 	    ts_node_is_null(ts_node_child_by_field_name(n, "body", 4))) {
 		TSNode nm = ts_node_child_by_field_name(n, "name", 4);
 		if (ts_node_is_null(nm)) return 0;
@@ -307,7 +302,7 @@ static int walk(struct outline_acc *a, TSNode parent, int depth)
 			rc = add_def(a, n);
 			/* one level into a class: its methods, by their own name */
 			TSNode inner = n;
-			if (type_is(n, "decorated_definition"))
+			if (node_is(n, "decorated_definition"))
 				inner = ts_node_child_by_field_name(n, "definition", 10);
 			if (!rc && a->o->n_defs > before && depth < 8 && !ts_node_is_null(inner) &&
 			    is_container(inner)) {

@@ -60,12 +60,6 @@ static bool in_scope_part(TSNode f, size_t s, size_t e)
 	return false;
 }
 
-static TSNode root_of(struct ast_doc *doc)
-{
-	const TSTree *t = doc ? ast_doc_tree(doc) : NULL;
-	return t ? ts_tree_root_node(t) : (TSNode){ 0 };
-}
-
 static bool span_text_is(const char *text, size_t len, TSNode n, const char *name, size_t nlen)
 {
 	size_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
@@ -98,7 +92,7 @@ static void collect(TSNode n, struct refs_acc *a)
 int ast_ident_refs(struct ast_doc *doc, const char *text, size_t len, size_t at, const char *name,
                    size_t name_len, struct ast_span *out, size_t cap)
 {
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || !name_len || at > len) return 0;
 	TSNode scope = root;
 	TSNode n = ts_node_descendant_for_byte_range(root, (uint32_t)at, (uint32_t)at);
@@ -177,7 +171,7 @@ static void calls_walk(TSNode n, struct calls_acc *a)
 int ast_calls_of(struct ast_doc *doc, const char *text, size_t len, const char *name,
                  size_t name_len, struct ast_call *out, size_t cap)
 {
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || !name_len) return 0;
 	struct calls_acc a = { text, len, name, name_len, out, cap, 0 };
 	calls_walk(root, &a);
@@ -226,7 +220,7 @@ bool ast_params_at(struct ast_doc *doc, const char *text, size_t len, size_t at,
                    struct ast_params *out)
 {
 	memset(out, 0, sizeof *out);
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || at > len) return false;
 	TSNode n = ts_node_descendant_for_byte_range(root, (uint32_t)at, (uint32_t)at);
 	TSNode list = { 0 };
@@ -363,7 +357,7 @@ bool ast_call_at(struct ast_doc *doc, const char *text, size_t len, size_t at, s
 {
 	memset(out, 0, sizeof *out);
 	if (cap) name[0] = 0;
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || at > len || cap < 2) return false;
 	TSNode n = ts_node_descendant_for_byte_range(root, (uint32_t)at, (uint32_t)at);
 	for (; !ts_node_is_null(n); n = ts_node_parent(n)) {
@@ -436,7 +430,7 @@ bool ast_def_params(struct ast_doc *doc, const char *text, size_t len, const cha
                     struct ast_params *out)
 {
 	memset(out, 0, sizeof *out);
-	TSNode root = root_of(doc);
+	TSNode root = doc_root(doc);
 	if (ts_node_is_null(root) || !name[0]) return false;
 	struct def_acc a = { .text = text, .name = name };
 	defs_walk(root, &a);
