@@ -417,6 +417,16 @@ static void make_signatures(const struct file *f, const char *name, size_t ds, s
 	}
 }
 
+
+/* Whether definition d of o is a function with no definition inside it. */
+static bool leaf_function(const struct ast_outline *o, size_t d)
+{
+	const struct ast_def *df = &o->defs[d];
+	for (size_t k = 0; k < o->n_defs; k++)
+		if (k != d && o->defs[k].start >= df->start && o->defs[k].end <= df->end)
+			return false;
+	return strchr(df->sig, '(') != NULL;
+}
 static size_t make_cases(const struct file *f, struct ecase *out, size_t cap, size_t per_kind)
 {
 	size_t n = 0;
@@ -428,11 +438,7 @@ static size_t make_cases(const struct file *f, struct ecase *out, size_t cap, si
 	size_t renames = 0;
 	for (size_t d = 0; d < o.n_defs && n < cap; d++) {
 		const struct ast_def *df = &o.defs[d];
-		bool container = false;
-		for (size_t k = 0; k < o.n_defs; k++)
-			container |=
-			        k != d && o.defs[k].start >= df->start && o.defs[k].end <= df->end;
-		if (container || !strchr(df->sig, '(')) continue;
+		if (!leaf_function(&o, d)) continue;
 		size_t before = n;
 		if (renames < per_kind) make_renames(f, df->start, df->end, out, &n, cap, 1);
 		renames += n - before;
@@ -444,11 +450,7 @@ static size_t make_cases(const struct file *f, struct ecase *out, size_t cap, si
 	size_t cap2 = n + MAX_CASES_MORE;
 	for (size_t d = 0; d < o.n_defs && n < cap2; d++) {
 		const struct ast_def *df = &o.defs[d];
-		bool container = false;
-		for (size_t k = 0; k < o.n_defs; k++)
-			container |=
-			        k != d && o.defs[k].start >= df->start && o.defs[k].end <= df->end;
-		if (container || !strchr(df->sig, '(')) continue;
+		if (!leaf_function(&o, d)) continue;
 		evne_make_calls(f, df->name, df->start, df->end, out, &n, cap2);
 	}
 	ast_outline_finish(&o);
