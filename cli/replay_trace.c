@@ -408,27 +408,32 @@ static void on_response(void *ud, json_t *msg)
 	if (q->keystroke) rep->keystrokes_answered++;
 	rep->along_answered += q->along;
 	rep->grew_answered += q->grew;
-	if (!json_array_size(items)) return;
-	rep->with_items++;
-	if (q->keystroke) rep->keystrokes_with_items++;
 	json_t *top = json_array_get(items, 0);
 	const char *text = json_string_value(json_object_get(top, "insertText"));
 	size_t tl = text ? strlen(text) : 0;
-	bool correct = q->keystroke && tl && tl <= q->truth_len && !memcmp(text, q->truth, tl);
 	/* typed along: the answer agrees with what was shown (either may be
-	 * the longer: it grew, or the shown text was cut at a line's end) */
+	 * the longer: it grew, or the shown text was cut at a line's end);
+	 * nothing agrees only where nothing of it was left to show */
 	size_t common = tl < q->shown_left ? tl : q->shown_left;
-	bool agrees = tl && !memcmp(text, q->truth, common);
+	bool agrees = tl ? !memcmp(text, q->truth, common) : q->shown_left == 0;
 	if (ms < FAST_MS && agrees) {
 		rep->along_fast += q->along;
 		rep->grew_fast += q->grew;
 	}
+	struct tdoc *d = &r->docs[q->doc];
+	if (!json_array_size(items)) {
+		/* an editor hides the suggestion an answer has none for */
+		if (r->shown && r->shown_doc == q->doc && d->version == q->version) shown_clear(r);
+		return;
+	}
+	rep->with_items++;
+	if (q->keystroke) rep->keystrokes_with_items++;
+	bool correct = q->keystroke && tl && tl <= q->truth_len && !memcmp(text, q->truth, tl);
 	if (correct) {
 		rep->correct++;
 		rep->correct_chars += tl;
 	}
 	/* on screen only while the document is as it was asked about */
-	struct tdoc *d = &r->docs[q->doc];
 	json_t *range = json_object_get(top, "range");
 	if (text && d->version == q->version && range) {
 		shown_clear(r);

@@ -548,6 +548,14 @@ void pipeline_warm(struct pipeline *p, struct completion_request *req)
 		completion_request_free(req);
 		return;
 	}
+	/* Typing along the suggestion shown: the memory answers there, and the
+	 * engine's work in progress (the live candidate growing it, the answer
+	 * as if it were accepted) is what that place needs; a hint would stop
+	 * it at every key, and throw the accepted answer's decode away. */
+	if (fast_covers(&p->docs, req)) {
+		completion_request_free(req);
+		return;
+	}
 	pthread_mutex_lock(&p->mu);
 	/* the same document's older hint goes, else the oldest (push_front) */
 	p->warm.cap = WORKER_WARM_MAX;

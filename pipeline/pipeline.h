@@ -220,7 +220,8 @@ void pipeline_doc_close(struct pipeline *p, const char *uri);
  * after didChange: the place of the edit): when the engine is idle it
  * prefills req's prompt into the prefix cache at low priority, in small
  * chunks, and any request that comes stops it within one chunk. Takes req.
- * Only the newest few hints are kept (one per document).
+ * Only the newest few hints are kept (one per document); a hint where the
+ * suggestion shown answers (typed along it, or to its end) is dropped.
  */
 void pipeline_warm(struct pipeline *p, struct completion_request *req);
 

@@ -202,6 +202,13 @@ bool fast_applies(struct fast_doc **docs, const struct completion_request *req)
 	return memory_for(docs, req, &k, &wait) != NULL;
 }
 
+bool fast_covers(struct fast_doc **docs, const struct completion_request *req)
+{
+	if (fast_applies(docs, req)) return true;
+	const struct fast_doc *d = doc_find(docs, req->uri);
+	return d && typed_count(d, req->text, req->text_len, req->cursor, true) != SIZE_MAX;
+}
+
 bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
                  struct completion_result *out, struct fast_origin *from)
 {

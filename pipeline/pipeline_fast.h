@@ -68,6 +68,12 @@ bool fast_answer(struct fast_doc **docs, const struct completion_request *req,
 /* Whether fast_answer would answer req (nothing allocated). */
 bool fast_applies(struct fast_doc **docs, const struct completion_request *req);
 
+/* Whether the memory already covers req's place: fast_applies, or the last
+ * answer typed to its end (what follows there is the answer as if it were
+ * accepted, which the engine decodes ahead). A hint of the next request
+ * there would only interrupt that work. */
+bool fast_covers(struct fast_doc **docs, const struct completion_request *req);
+
 /* Remembers res as the answer shown for req's document, from origin o.
  * Takes req->text (req->text becomes NULL); res and o are borrowed. */
 void fast_record(struct fast_doc **docs, struct completion_request *req,

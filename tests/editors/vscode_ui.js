@@ -17,7 +17,7 @@
 //  - the on/off toggle silences the menu items too
 //  - accept word after cycling takes the suggestion being shown
 //  - a suggestion that grows on the server grows on screen (VS Code asks
-//    again only once per place and version by itself)
+//    again only once per place and version by itself), with infill itself too
 //  - next edits: a rename at one place offers the next use on screen,
 //    Ctrl+Alt+] jumps to it, Tab applies it, Escape dismisses one
 'use strict';
@@ -289,6 +289,7 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'circle.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'menu.py'), CIRCLE);
   fs.writeFileSync(path.join(ws, 'grow.py'), 'items = []\n\n');
+  fs.writeFileSync(path.join(ws, 'growreal.py'), 'import os\n\n\ndef main():\n    total = 0\n    ');
   fs.writeFileSync(path.join(ws, 'area.py'), AREA);
   fs.writeFileSync(path.join(ws, 'notes.md'), '# Notes\n\nThe area of a circle\n');
   fs.writeFileSync(path.join(ws, '.infill.json'), '{}\n');
@@ -768,6 +769,61 @@ async function main() {
       await sleep(500);
       const last = fs.readFileSync(path.join(ws, 'grow.py'), 'utf8').split('\n').filter((l) => l.startsWith('total')).pop();
       check(last === stages[stages.length - 1], 'Tab accepted the grown suggestion: ' + JSON.stringify(last));
+    }
+
+    // ---- the same with infill itself: the tiny model, a 1 ms deadline (the
+    // first answer cut) and the server's live slices slowed (a wrapper sets
+    // INFILL_TEST_LIVE_DELAY_MS), lines on (a random model's line ends soon:
+    // the growth would be over before the test looks). Type in a comment a
+    // word at a time until
+    // a suggestion shows, then press nothing: it grows on screen, in place,
+    // beginning with what was shown (random weights write random text, so
+    // an answer that is whole at once means: type the next word).
+    if (want('growreal')) {
+      const real = path.join(tmp, 'infill-slow-live.sh');
+      fs.writeFileSync(real, `#!/bin/sh\nINFILL_TEST_LIVE_DELAY_MS=150 exec '${env.INFILL_BIN}' "$@"\n`);
+      fs.chmodSync(real, 0o755);
+      const readies = () => (channelLog(ud).match(/model ready: /g) || []).length;
+      const before = readies();
+      await editSettings(page, { 'infill.serverPath': real, 'infill.completion.deadlineMs': 1,
+        'infill.completion.prefillBudget': false, 'infill.completion.candidates': 1,
+        'infill.completion.temperature': 0, 'infill.completion.maxTokens': 32,
+        'infill.completion.multiline': 'always' });
+      await waitFor('infill to restart and load the model', () => readies() > before, 60000);
+      await openFile(page, 'growreal.py');
+      await press(page, 'Control+End');
+      await page.keyboard.type('# count the lines', { delay: 40 });
+      // every painted frame's ghost text after each word (a poll would miss
+      // a first answer that grows within a slice or two)
+      let story = null;
+      const words = [' in every', ' file under', ' the root', ' and', ' print', ' the', ' total',
+        ' of', ' all', ' the', ' lines', ' we', ' saw'];
+      for (const word of words) {
+        await page.keyboard.type(word, { delay: 40 });
+        await page.evaluate(() => {
+          const frames = window.infillFrames = [];
+          const tick = () => {
+            const g = [...document.querySelectorAll('.monaco-editor .ghost-text-decoration')].map((e) => e.textContent).join('');
+            frames.push(g.replace(/\u00a0/g, ' '));
+            if (frames.length < 600) requestAnimationFrame(tick);
+          };
+          requestAnimationFrame(tick);
+        });
+        await sleep(3000);
+        const shown = [];
+        for (const f of await page.evaluate(() => window.infillFrames.splice(0))) {
+          if (f && shown[shown.length - 1] !== f) shown.push(f);
+        }
+        const i = shown.findIndex((f, k) => shown.slice(k + 1).some((g) => g.length > f.length));
+        if (i >= 0) {
+          story = [shown[i], shown.slice(i + 1).find((g) => g.length > shown[i].length)];
+          break;
+        }
+        log(`after ${JSON.stringify(word)}: ${JSON.stringify(shown)} (whole at once): type on`);
+      }
+      check(story, 'a suggestion of infill grew on screen with no key pressed');
+      log('infill: shown ' + JSON.stringify(story[0]) + ', then ' + JSON.stringify(story[1]));
+      check(story[1].startsWith(story[0]), 'it grew in place: ' + JSON.stringify(story));
     }
 
     // ---- a wrong infill.serverPath: one message, naming the setting (not

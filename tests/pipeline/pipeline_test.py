@@ -1304,6 +1304,53 @@ def case_ahead_after_accept(binary, model):
         c.kill()
 
 
+def case_ahead_after_typing_it(binary, model):
+    """As if accepted, typed: the user types the answer shown key by key
+    (no Tab) right after it came. Each key's didChange hints the next
+    request there, but the memory covers that place (typed along, then to
+    the end), so the hints are dropped and do not stop the answer decoded
+    ahead as if it were accepted (a hint cleared it before it began); asked
+    at the end, the answer comes from it (aheadAnswers, no model run)."""
+    c = start(binary, model, LIVE_BASE)
+    try:
+        wait_loaded(c)
+        ran = False
+        for k, (line, ch) in enumerate([(9, 8), (11, 4), (5, 4), (16, 9), (10, 4)]):
+            uri = "file:///typed%d.py" % k
+            open_doc(c, PY, uri=uri, lang="plaintext")
+            before = stats(c)
+            items = inline(c, line, ch, uri=uri)
+            top = top_text(items)
+            if not top.strip() or "\n" in top:
+                continue
+            col = ch
+            for i, key in enumerate(top):  # faster than the ahead's pause
+                c.notify("textDocument/didChange", {
+                    "textDocument": {"uri": uri, "version": 2 + i},
+                    "contentChanges": [{"range": {"start": {"line": line, "character": col},
+                                                  "end": {"line": line, "character": col}},
+                                        "text": key}]})
+                col += utf16_len(key)
+            if not poll(lambda: stats(c)["aheadTokens"] > before["aheadTokens"], 10):
+                continue  # an empty answer there, or the work was stopped
+            ran = True
+            time.sleep(0.3)  # the answer reaches the loop after the figures
+            s0 = stats(c)
+            got = inline(c, line, col, uri=uri)
+            s1 = stats(c)
+            if not got and s1["aheadAnswers"] == s0["aheadAnswers"]:
+                continue  # nothing decoded there as if accepted
+            check(s1["aheadAnswers"] == s0["aheadAnswers"] + 1
+                  and s1["promptTokens"] == s0["promptTokens"], "answered from ahead", s0, s1)
+            check(c.shutdown_exit() == 0, "exit 0")
+            return
+        check(ran, "the answer as if accepted was decoded while the user typed it", stats(c))
+        print("SKIP: the random model decoded nothing as if accepted")
+        sys.exit(77)
+    finally:
+        c.kill()
+
+
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 

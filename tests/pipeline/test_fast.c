@@ -8,7 +8,8 @@
  * (fast_grow), an empty first answer adopting its first growth; the past
  * answers (a result cache by context): backspace, undo and a return to a
  * place answered at once, answers computed ahead as if accepted
- * (fast_ahead), at most FAST_PAST_MAX kept.
+ * (fast_ahead), at most FAST_PAST_MAX kept; the places the memory covers
+ * (fast_covers: no hint is needed there).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +349,31 @@ TEST(an_answer_computed_ahead_answers_after_the_accept)
 	CHECK_STR_EQ(t, " = a + b");
 	CHECK_INT_EQ(f.source, FAST_SOURCE_LAST);
 	free(t);
+	fast_doc_free_all(&docs);
+}
+
+/* Whether fast_covers holds at the '|' of text. */
+static bool covers(struct fast_doc **docs, const char *text)
+{
+	struct completion_request *r = req_at(text);
+	bool yes = fast_covers(docs, r);
+	req_free(r);
+	return yes;
+}
+
+TEST(the_memory_covers_typing_along_to_the_end_not_elsewhere)
+{
+	struct fast_doc *docs = NULL;
+	record(&docs, HEAD "|" TAIL, "total", 0, 0, 0); /* ended: no live candidate */
+	CHECK(covers(&docs, HEAD "to|" TAIL));   /* typed along: answered */
+	CHECK(covers(&docs, HEAD "total|" TAIL)); /* to its end: as if accepted */
+	CHECK(!covers(&docs, HEAD "tx|" TAIL));   /* another key */
+	CHECK(!covers(&docs, HEAD "total2|" TAIL)); /* past its end */
+	CHECK(!covers(&docs, "import sys\n\n\ndef add(a, b):\n    to|" TAIL)); /* context changed */
+	struct completion_request *r = req_at(HEAD "total|" TAIL);
+	r->uri[8] = 'b'; /* another document */
+	CHECK(!fast_covers(&docs, r));
+	req_free(r);
 	fast_doc_free_all(&docs);
 }
 
