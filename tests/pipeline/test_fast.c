@@ -365,10 +365,10 @@ TEST(the_memory_covers_typing_along_to_the_end_not_elsewhere)
 {
 	struct fast_doc *docs = NULL;
 	record(&docs, HEAD "|" TAIL, "total", 0, 0, 0); /* ended: no live candidate */
-	CHECK(covers(&docs, HEAD "to|" TAIL));   /* typed along: answered */
-	CHECK(covers(&docs, HEAD "total|" TAIL)); /* to its end: as if accepted */
-	CHECK(!covers(&docs, HEAD "tx|" TAIL));   /* another key */
-	CHECK(!covers(&docs, HEAD "total2|" TAIL)); /* past its end */
+	CHECK(covers(&docs, HEAD "to|" TAIL));          /* typed along: answered */
+	CHECK(covers(&docs, HEAD "total|" TAIL));       /* to its end: as if accepted */
+	CHECK(!covers(&docs, HEAD "tx|" TAIL));         /* another key */
+	CHECK(!covers(&docs, HEAD "total2|" TAIL));     /* past its end */
 	CHECK(!covers(&docs, "import sys\n\n\ndef add(a, b):\n    to|" TAIL)); /* context changed */
 	struct completion_request *r = req_at(HEAD "total|" TAIL);
 	r->uri[8] = 'b'; /* another document */
