@@ -717,7 +717,7 @@ static void live_post(struct pipeline *p, struct live_doc *ld, struct complete_r
  * with a text, *next is its request as if that text were accepted (new),
  * else NULL.
  */
-static void live_slice(struct pipeline *p, struct engine *e, struct live_set *ls,
+static void live_slice(struct pipeline *p, struct engine *e, struct live_set *ls, int steps,
                        struct completion_request **next)
 {
 	*next = NULL;
@@ -728,7 +728,7 @@ static void live_slice(struct pipeline *p, struct engine *e, struct live_set *ls
 	}
 	if (!ld) return;
 	struct complete_result res;
-	int rc = complete_live_continue(e, ld->cl, &p->extend_cancel, LIVE_SLICE_STEPS, &res);
+	int rc = complete_live_continue(e, ld->cl, &p->extend_cancel, steps, &res);
 	pthread_mutex_lock(&p->mu);
 	uint64_t made = (uint64_t)(res.generated_tokens > 0 ? res.generated_tokens : 0);
 	p->stats.live_tokens += made;
@@ -882,7 +882,7 @@ struct worker_state {
 	struct gguf_file *rgguf;
 	struct tokenizer *rtok;
 	struct live_set live;
-	/* INFILL_TEST_LIVE_DELAY_MS: a pause between live slices, so that
+	/* INFILL_TEST_LIVE_DELAY_MS: a pause between live slices of one step, so that
 	 * tests can act while a live candidate still decodes (the tiny test
 	 * model ends one in a few ms); 0 in use */
 	uint64_t live_delay_ns, live_next_ns;
@@ -960,7 +960,9 @@ static void state_background(struct worker_state *w)
 		atomic_store(&p->extend_cancel, 0);
 		pthread_mutex_unlock(&p->mu);
 		struct completion_request *next;
-		live_slice(p, w->e, &w->live, &next);
+		/* slowed for a test: a step a slice, so that even a short
+		 * candidate grows in several stages a test can see */
+		live_slice(p, w->e, &w->live, w->live_delay_ns ? 1 : LIVE_SLICE_STEPS, &next);
 		w->live_next_ns = w->live_delay_ns ? uv_hrtime() + w->live_delay_ns : 0;
 		if (next) /* NULL: out of memory, nothing ahead */
 			req_queue_push_back(&w->todo,
