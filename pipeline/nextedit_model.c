@@ -290,6 +290,26 @@ static int rewrite_settings(struct settings *st, const struct nextedit_rewrite *
 	return 0;
 }
 
+/* The indentation of a block inserted at line start at: that of the line
+ * there, or of the line before when the one there closes a block (`}`,
+ * `)`, `]`, `end`) or is blank. */
+static void block_indent(const char *t, size_t len, size_t at, struct nextedit_rewrite *rw)
+{
+	size_t ls = at, i = at;
+	while (i < len && (t[i] == ' ' || t[i] == '\t')) i++;
+	bool closes = i >= len || t[i] == '\n' || t[i] == '}' || t[i] == ')' || t[i] == ']' ||
+	              (len - i >= 3 && !memcmp(t + i, "end", 3));
+	if (closes && at > 0) {
+		ls = line_start(t, at - 1);
+		while (ls > 0 && line_end(t, len, ls) == ls) ls = line_start(t, ls - 1);
+		i = ls;
+		while (i < len && (t[i] == ' ' || t[i] == '\t')) i++;
+	}
+	size_t n = i - ls < sizeof rw->indent ? i - ls : 0;
+	memcpy(rw->indent, t + ls, n);
+	rw->indent_len = n;
+}
+
 struct completion_request *nextedit_rewrite_request(const struct nextedit_rewrite_params *p,
                                                     struct nextedit_rewrite *rw)
 {
@@ -326,17 +346,19 @@ struct completion_request *nextedit_rewrite_request(const struct nextedit_rewrit
 		                                 p->pairs, p->n_pairs, &req->text_len);
 		req->cursor = req->text_len;
 	} else if (!failed) {
-		/* a block opens a blank line at the place, as one types one */
-		size_t extra = rw->block ? 1 : 0;
+		/* a block opens a line at the place, indented, as one types one */
+		if (rw->block) block_indent(p->text, p->len, p->at, rw);
+		size_t extra = rw->block ? rw->indent_len + 1 : 0;
 		req->text = malloc(p->len + extra + 1);
 		if (req->text) {
 			memcpy(req->text, p->text, p->at);
-			if (extra) req->text[p->at] = '\n';
+			memcpy(req->text + p->at, rw->indent, rw->indent_len);
+			if (extra) req->text[p->at + rw->indent_len] = '\n';
 			memcpy(req->text + p->at + extra, p->text + p->at, p->len - p->at);
 			req->text_len = p->len + extra;
 			req->text[req->text_len] = 0;
 		}
-		req->cursor = p->at;
+		req->cursor = p->at + rw->indent_len;
 		if (p->n_pairs) {
 			req->project = calloc(1, sizeof *req->project);
 			if (req->project) {
@@ -413,6 +435,17 @@ int nextedit_rewrite_edit(const struct nextedit_rewrite *rw, const struct comple
 		if (blank) {
 			free(t);
 			return 0;
+		}
+		if (rw->indent_len) { /* the opened line's own indentation */
+			char *w = realloc(t, rw->indent_len + n + 2);
+			if (!w) {
+				free(t);
+				return -ENOMEM;
+			}
+			t = w;
+			memmove(t + rw->indent_len, t, n);
+			memcpy(t, rw->indent, rw->indent_len);
+			n += rw->indent_len;
 		}
 		t[n++] = '\n';
 		e = s;

@@ -17,8 +17,9 @@
  *              # +    x = f(a, b)
  *          then the document's own prefix and suffix around the place: a
  *          place inside a line is the hole itself (the model writes what
- *          goes there, one line); a place at a line start opens a blank
- *          line there (the model writes the lines of a block).
+ *          goes there, one line); a place at a line start opens a line
+ *          there, indented as the lines around it (the model writes the
+ *          lines of a block after that indentation, as one types them).
  *   zeta - Zed's Zeta (a Qwen2.5-Coder fine-tune for edit prediction),
  *          raw text under the template "{prefix}{suffix}":
  *              ### Instruction:\n<its one-sentence instruction>\n\n
@@ -102,6 +103,10 @@ struct nextedit_rewrite {
 	size_t start, end; /* the document's bytes the model (re)writes */
 	bool block;        /* lines inserted at a line start (start == end == at) */
 	size_t cursor;     /* where the candidate goes in the request's text */
+	/* fim, a block: the indentation the opened line was given (that of
+	 * the lines around it), which the candidate follows */
+	char indent[32];
+	size_t indent_len;
 };
 
 struct nextedit_rewrite_params {
