@@ -93,7 +93,6 @@ static bool write_place(struct evne_model *em, const struct file *f, const struc
 	nextedit_pair_finish(&pr);
 	if (!req) return false;
 	struct complete_options opt = complete_options_default();
-	opt.whole_only = true;
 	opt.seed = req->seq;
 	opt.n_ctx = model_info(em->m)->n_ctx_train;
 	struct engine_snippet sn;

@@ -396,7 +396,6 @@ static int post_process(const struct ast_lang *lang, struct ast_doc *doc, const 
 			}
 			verdict = rc ? AST_VERDICT_INVALID : v.verdict;
 			keep = verdict == AST_VERDICT_INVALID ? 0 : v.keep_len;
-			if (opt->whole_only && verdict == AST_VERDICT_TRIMMED && !v.scope_cut) keep = 0;
 			if (v.errors_after < v.errors_before) left = v.errors_after;
 		}
 		if (!keep || rerank_is_blank(c->text, keep) ||

@@ -56,10 +56,6 @@ struct complete_options {
 	bool ast_slice; /* false: plain line window (slicing as for a language with no grammar) */
 	bool validate;  /* false: candidates are shown unchecked (no trim, no scope cut) */
 	bool rerank;    /* false: engine order, no merging of near-duplicates */
-	/* A candidate that breaks the syntax is dropped, not trimmed back to
-	 * its longest valid prefix (a scope cut still applies): a next edit's
-	 * rewrite cut short is a wrong edit that parses. */
-	bool whole_only;
 	bool use_cache; /* the prefix cache (cache.enabled) */
 	const char *previous; /* the suggestion on screen (for rerank); may be NULL */
 	size_t previous_len;

@@ -627,7 +627,6 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	opt.use_cache = req->settings.cache_enabled;
 	opt.seed = req->seq;
 	opt.memory = req->rewrite ? NULL : edoc_memory(edocs, req->uri);
-	opt.whole_only = req->rewrite;
 	struct remote_gen gen = { p, job, rtok };
 	/* The deadline counts from the request's arrival: the debounce and
 	 * any wait in the queue are part of what the user waits for. */

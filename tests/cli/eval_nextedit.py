@@ -75,9 +75,10 @@ if rows2.get("enum-member", {}).get("exact") is None:
 r = rows2.get("model-rewrite")
 if not r or r["cases"] < 1:
     fail.append("model-rewrite: no cases: %r" % r)
-elif r["recall"] < 1.0 or r["breaks"] != 0 or r["exact"] is None:
-    fail.append("model-rewrite: recall %.2f breaks %d exact %r"
-                % (r["recall"], r["breaks"], r["exact"]))
+elif r["recall"] < 1.0 or r["breaks"] != 0 or r["exact"] is None or r["offered"] < 1:
+    fail.append("model-rewrite: recall %.2f breaks %d exact %r offered %d (the embedded "
+                "model wrote none of its places)"
+                % (r["recall"], r["breaks"], r["exact"], r["offered"]))
 if rows2.get("all", {}).get("cases") != sum(rows2[k]["cases"] for k in rows2
                                             if k not in ("all", "model-rewrite")):
     fail.append("all counts the finder's kinds only: %r" % rows2.get("all"))

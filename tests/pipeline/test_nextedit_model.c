@@ -287,7 +287,7 @@ static void take(const struct complete_result *cr, struct taken *t)
 }
 
 /* Runs req as the engine thread runs a rewrite (run_job: complete_run,
- * the request's project chunks, whole candidates only), with gen in the
+ * the request's project chunks), with gen in the
  * engine's place when given, else on engine/tok. Then the edit it makes
  * in text: 1 with *ed, 0 without. */
 static int run_rewrite(const struct completion_request *req, const struct nextedit_rewrite *rw,
@@ -296,7 +296,6 @@ static int run_rewrite(const struct completion_request *req, const struct nexted
                        bool *invalid)
 {
 	struct complete_options opt = complete_options_default();
-	opt.whole_only = req->rewrite;
 	opt.seed = req->seq;
 	struct engine_snippet sn[1];
 	if (req->n_project) {
@@ -362,7 +361,7 @@ TEST(model_writes_the_argument_a_signature_change_left)
 	CHECK_STR_EQ(ed.text, ", 2");
 	CHECK_INT_EQ(ed.kind, NEXTEDIT_SIGNATURE);
 	free(ed.text);
-	/* only the breaking one: nothing, not a trimmed guess */
+	/* only the breaking one: nothing */
 	struct fixed_gen bad = { texts, 1, "", "" };
 	CHECK(run_rewrite(req, &rw, &bad, NULL, NULL, "python", PY, &ed, &invalid) == 0);
 	/* an answer that changes nothing is no edit */
@@ -458,6 +457,13 @@ TEST(model_writes_the_arm_of_an_added_variant)
 	REQUIRE(run_rewrite(req, &rw, &g, NULL, NULL, "c", C_SRC, &ed, &invalid) == 1);
 	CHECK_INT_EQ(ed.start, place);
 	CHECK_INT_EQ(ed.end, place);
+	CHECK_STR_EQ(ed.text, "\tcase BLUE: return 3;\n");
+	free(ed.text);
+	/* validated like any candidate: a block whose second line breaks is
+	 * cut back to the lines that stand */
+	const char *more[] = { "case BLUE: return 3;\n\tcase (" };
+	struct fixed_gen g2 = { more, 1, "", "" };
+	REQUIRE(run_rewrite(req, &rw, &g2, NULL, NULL, "c", C_SRC, &ed, &invalid) == 1);
 	CHECK_STR_EQ(ed.text, "\tcase BLUE: return 3;\n");
 	free(ed.text);
 	completion_request_free(req);
