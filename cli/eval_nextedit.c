@@ -464,8 +464,8 @@ static size_t make_cases(const struct file *f, struct ecase *out, size_t cap, si
 	for (size_t d = 0, k = 0; d < o.n_defs && n < cap3 && k < per_kind; d++) {
 		if (!leaf_function(&o, d)) continue;
 		size_t before = n;
-		evne_make_model_rewrites(f, o.defs[d].name, o.defs[d].start, o.defs[d].end, out,
-		                         &n, cap3);
+		evne_make_model_rewrites(f, o.defs[d].name, o.defs[d].start, o.defs[d].end, out, &n,
+		                         cap3);
 		k += n - before;
 	}
 	ast_outline_finish(&o);
@@ -645,8 +645,9 @@ int cli_eval_next_edit(int argc, char **argv)
 		} else if (!strcmp(a, "--format") && i + 1 < argc) {
 			mu.format = argv[++i];
 			if (strcmp(mu.format, "fim") && strcmp(mu.format, "zeta")) {
-				fprintf(stderr, "infill eval --next-edit: --format is fim or zeta, "
-				                "not %s\n",
+				fprintf(stderr,
+				        "infill eval --next-edit: --format is fim or zeta, "
+				        "not %s\n",
 				        mu.format);
 				return 2;
 			}

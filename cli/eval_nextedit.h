@@ -28,8 +28,8 @@ enum ekind {
 	EK_MODEL_REWRITE, /* eval_nextedit_model.c: places the model writes */
 	EK_COUNT
 };
-#define MAX_PLACES     128
-#define MAX_CASES_MORE 64 /* cases of eval_nextedit_kinds.c per file */
+#define MAX_PLACES      128
+#define MAX_CASES_MORE  64 /* cases of eval_nextedit_kinds.c per file */
 #define MAX_CASES_MODEL 16 /* cases of eval_nextedit_model.c per file */
 
 struct place {

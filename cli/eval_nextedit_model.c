@@ -103,18 +103,19 @@ static bool write_place(struct evne_model *em, const struct file *f, const struc
 	}
 	struct complete_result cr;
 	bool ok = false;
-	if (!complete_run(em->e, model_tokenizer(em->m), req->language_id, req->text,
-	                  req->text_len, req->cursor, &req->settings, &opt, &cr, NULL)) {
+	if (!complete_run(em->e, model_tokenizer(em->m), req->language_id, req->text, req->text_len,
+	                  req->cursor, &req->settings, &opt, &cr, NULL)) {
 		struct completion_candidate top;
 		struct completion_result res = { &top, cr.count ? 1 : 0, COMPLETION_PATH_TYPED,
 			                         false };
 		if (cr.count)
-			top = (struct completion_candidate){ cr.items[0].text, cr.items[0].len,
+			top = (struct completion_candidate){ cr.items[0].text,  cr.items[0].len,
 				                             cr.items[0].start, cr.items[0].end,
 				                             cr.items[0].score, 1 };
 		struct nextedit_edit out;
 		bool invalid;
-		if (nextedit_rewrite_edit(&rw, &res, f->lang, c->now, c->len, &out, &invalid) == 1) {
+		if (nextedit_rewrite_edit(&rw, &res, f->lang, c->now, c->len, &out, &invalid) ==
+		    1) {
 			*ed = out;
 			ok = true;
 		}
@@ -153,8 +154,7 @@ void evne_make_model_rewrites(const struct file *f, const char *name, size_t ds,
 	for (size_t i = 0; i < np; i++)
 		if (memchr(f->t + ps[i].start, '*', ps[i].end - ps[i].start) ||
 		    memchr(f->t + ps[i].start, '=', ps[i].end - ps[i].start) ||
-		    !memcmp(f->t + ps[i].start, "...", 3) ||
-		    !memcmp(f->t + ps[i].start, "self", 4))
+		    !memcmp(f->t + ps[i].start, "...", 3) || !memcmp(f->t + ps[i].start, "self", 4))
 			return; /* defaults, varargs, methods: calls vary in what they pass */
 	/* the calls passing every parameter, in file order */
 	struct item last[32], prev[32];

@@ -227,7 +227,7 @@ enum config_kind {
 	  "{prefix} {suffix}")                                                                     \
 	X(next_edit_format, "nextEdit.format", CONFIG_KIND_ENUM, enum config_nextedit_format,      \
 	  CONFIG_NEXTEDIT_FIM, NULL, 0, 2, "fim|zeta|auto", CONFIG_SCOPE_GLOBAL,                   \
-	  "the prompt of a next edit the model writes: fim (any FIM model), zeta (Zed's Zeta), "  \
+	  "the prompt of a next edit the model writes: fim (any FIM model), zeta (Zed's Zeta), "   \
 	  "auto (zeta when the model's vocabulary or file name says so, else fim)")                \
 	X(log_level, "log.level", CONFIG_KIND_ENUM, enum config_log_level, CONFIG_LOG_INFO, NULL,  \
 	  0, 4, "error|warn|info|debug|trace", CONFIG_SCOPE_GLOBAL, "log verbosity")               \

@@ -444,8 +444,8 @@ static void rewrite_done(void *ud, int status, const struct completion_result *r
 		                            : NULL;
 		if (v) {
 			d->pend = v;
-			d->pend[d->n_pend++] = (struct pending){ ed.start, ed.end, ed.text,
-				                                 ed.text_len };
+			d->pend[d->n_pend++] =
+			        (struct pending){ ed.start, ed.end, ed.text, ed.text_len };
 		} else if (rc == 1) {
 			free(ed.text);
 		}
@@ -471,16 +471,17 @@ static bool rewrites_start(struct server *s, json_t *id, struct docs_entry *e, s
 {
 	if (!d->n_model || !s->pipeline) return false;
 	const struct settings *st = config_get(s->config, e->language_id);
-	enum nextedit_format fmt = nextedit_format_resolve(st->next_edit_format,
-	                                                   pipeline_model_is_zeta(s->pipeline));
+	enum nextedit_format fmt =
+	        nextedit_format_resolve(st->next_edit_format, pipeline_model_is_zeta(s->pipeline));
 	char *text = doc_text(e->doc);
 	struct ne_wait *w = text ? calloc(1, sizeof *w) : NULL;
 	if (!w) {
 		free(text);
 		return false;
 	}
-	*w = (struct ne_wait){ .s = s, .d = d, .id = json_incref(id), .version = e->version,
-		               .t0 = t0 };
+	*w = (struct ne_wait){
+		.s = s, .d = d, .id = json_incref(id), .version = e->version, .t0 = t0
+	};
 	/* the recent edits, oldest first, then the settled one */
 	struct nextedit_pair pairs[NEXTEDIT_HISTORY + 1];
 	size_t np = 0;

@@ -23,7 +23,7 @@
 /* The instruction Zeta was fine-tuned under (its training prompt's first
  * section, as the model expects it word for word). */
 #define ZETA_INSTRUCTION                                                                          \
-	"You are a code completion assistant and your task is to analyze user edits and then "   \
+	"You are a code completion assistant and your task is to analyze user edits and then "    \
 	"rewrite an excerpt that the user provides, suggesting the appropriate edits within the " \
 	"excerpt, taking into account the cursor location."
 
@@ -222,9 +222,8 @@ static void put_zeta_head(struct buf *b, const char *path, const char *text, siz
 	puts_(b, NEXTEDIT_ZETA_REGION_START "\n");
 }
 
-char *nextedit_prompt_zeta(const char *path, const char *text, size_t len, size_t start,
-                           size_t end, size_t at, const struct nextedit_pair *pairs, size_t n,
-                           size_t *out_len)
+char *nextedit_prompt_zeta(const char *path, const char *text, size_t len, size_t start, size_t end,
+                           size_t at, const struct nextedit_pair *pairs, size_t n, size_t *out_len)
 {
 	/* up to ZETA_CONTEXT_LINES whole lines before the region's line, and
 	 * after the line it ends on */
@@ -271,9 +270,9 @@ static int set_string(char **field, const char *v)
 static int rewrite_settings(struct settings *st, const struct nextedit_rewrite *rw)
 {
 	st->completion_from_document = false; /* another line is not this place's text */
-	st->completion_multiline =
-	        rw->block || rw->format == NEXTEDIT_FORMAT_ZETA ? CONFIG_MULTILINE_ALWAYS
-	                                                        : CONFIG_MULTILINE_NEVER;
+	st->completion_multiline = rw->block || rw->format == NEXTEDIT_FORMAT_ZETA
+	                                   ? CONFIG_MULTILINE_ALWAYS
+	                                   : CONFIG_MULTILINE_NEVER;
 	if (rw->format != NEXTEDIT_FORMAT_ZETA) return 0;
 	if (st->context_prefix_tokens < ZETA_PREFIX_TOKENS)
 		st->context_prefix_tokens = ZETA_PREFIX_TOKENS;
@@ -413,7 +412,7 @@ int nextedit_rewrite_edit(const struct nextedit_rewrite *rw, const struct comple
 	if (!res || !res->count || rw->end > len) return 0;
 	const struct completion_candidate *c = &res->items[0];
 	if (c->start != rw->cursor) return 0; /* not at the place (a clamp moved it) */
-	size_t rest = c->end - c->start; /* the place's own text it re-types */
+	size_t rest = c->end - c->start;      /* the place's own text it re-types */
 	char *t = malloc(c->text_len + 2);
 	if (!t) return -ENOMEM;
 	memcpy(t, c->text, c->text_len);

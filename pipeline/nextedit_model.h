@@ -152,8 +152,7 @@ int nextedit_rewrite_edit(const struct nextedit_rewrite *rw, const struct comple
 /* Zeta's prompt for the region [start, end) of text (the excerpt: up to 10
  * lines around it), and the start of its answer, as one string (new;
  * caller frees; *out_len its length), or NULL when out of memory. */
-char *nextedit_prompt_zeta(const char *path, const char *text, size_t len, size_t start,
-                           size_t end, size_t at, const struct nextedit_pair *pairs, size_t n,
-                           size_t *out_len);
+char *nextedit_prompt_zeta(const char *path, const char *text, size_t len, size_t start, size_t end,
+                           size_t at, const struct nextedit_pair *pairs, size_t n, size_t *out_len);
 
 #endif

@@ -17,13 +17,12 @@
 #include "nextedit_model.h"
 
 /* Outside a TEST body (helpers): a setup that fails ends the run. */
-#define MUST(cond)                                                                  \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			fprintf(stderr, "%s:%d: setup failed: %s\n", __FILE__, __LINE__, \
-			        #cond);                                             \
-			abort();                                                    \
-		}                                                                   \
+#define MUST(cond)                                                                               \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: setup failed: %s\n", __FILE__, __LINE__, #cond); \
+			abort();                                                                 \
+		}                                                                                \
 	} while (0)
 
 /* ---- the prompts ---- */
@@ -85,7 +84,7 @@ TEST(fim_edits_block_exact)
 	CHECK_STR_EQ(nextedit_comment_for("lua"), "--");
 }
 
-#define ZETA_HEAD                                                                                 \
+#define ZETA_HEAD \
 	"```a.py\n<|start_of_file|>\ndef f(a, b):\n    return a\n\n<|editable_region_start|>\n"
 
 static const char ZETA_PY[] =
@@ -279,7 +278,7 @@ static void take(const struct complete_result *cr, struct taken *t)
 {
 	memset(t, 0, sizeof *t);
 	for (size_t i = 0; i < cr->count && i < 8; i++)
-		t->v[i] = (struct completion_candidate){ cr->items[i].text, cr->items[i].len,
+		t->v[i] = (struct completion_candidate){ cr->items[i].text,  cr->items[i].len,
 			                                 cr->items[i].start, cr->items[i].end,
 			                                 cr->items[i].score, 1.0 };
 	t->r.items = t->v;
@@ -292,8 +291,7 @@ static void take(const struct complete_result *cr, struct taken *t)
  * in text: 1 with *ed, 0 without. */
 static int run_rewrite(const struct completion_request *req, const struct nextedit_rewrite *rw,
                        struct fixed_gen *gen, struct engine *engine, const struct tokenizer *tok,
-                       const char *lang, const char *text, struct nextedit_edit *ed,
-                       bool *invalid)
+                       const char *lang, const char *text, struct nextedit_edit *ed, bool *invalid)
 {
 	struct complete_options opt = complete_options_default();
 	opt.seed = req->seq;
@@ -312,8 +310,8 @@ static int run_rewrite(const struct completion_request *req, const struct nexted
 	                      &req->settings, &opt, &cr, NULL);
 	MUST(rc == 0);
 	if (getenv("NE_DEBUG"))
-		fprintf(stderr, "count %zu rejected %d generated %d shape %d max_lines %d\n", cr.count,
-		        cr.rejected, cr.n_generated, cr.shape, cr.max_lines);
+		fprintf(stderr, "count %zu rejected %d generated %d shape %d max_lines %d\n",
+		        cr.count, cr.rejected, cr.n_generated, cr.shape, cr.max_lines);
 	if (getenv("NE_DEBUG"))
 		for (size_t i = 0; i < cr.count; i++)
 			fprintf(stderr, "item %zu: [%s] %zu-%zu %s\n", i, cr.items[i].text,
@@ -334,10 +332,9 @@ TEST(model_writes_the_argument_a_signature_change_left)
 {
 	struct nextedit_track tr = { 0 };
 	REQUIRE(nextedit_track_change(&tr, PY_EDIT_START, PY_EDIT_START, "", 3) == 0);
-	struct nextedit_params np = { .lang = ast_lang_from_id("python"),
-		                      .text = PY,
-		                      .len = strlen(PY),
-		                      .edit = &tr };
+	struct nextedit_params np = {
+		.lang = ast_lang_from_id("python"), .text = PY, .len = strlen(PY), .edit = &tr
+	};
 	struct nextedit_result fr;
 	REQUIRE(nextedit_find(&np, &fr) == 0);
 	REQUIRE(fr.n == 1);
@@ -432,10 +429,9 @@ TEST(model_writes_the_arm_of_an_added_variant)
 	size_t at = (size_t)(strstr(C_SRC, ", BLUE") - C_SRC);
 	struct nextedit_track tr = { 0 };
 	REQUIRE(nextedit_track_change(&tr, at, at, "", 6) == 0);
-	struct nextedit_params np = { .lang = ast_lang_from_id("c"),
-		                      .text = C_SRC,
-		                      .len = strlen(C_SRC),
-		                      .edit = &tr };
+	struct nextedit_params np = {
+		.lang = ast_lang_from_id("c"), .text = C_SRC, .len = strlen(C_SRC), .edit = &tr
+	};
 	struct nextedit_result fr;
 	REQUIRE(nextedit_find(&np, &fr) == 0);
 	REQUIRE(fr.n >= 1);
@@ -494,8 +490,8 @@ TEST(tiny_model_edits_are_valid_whatever_it_writes)
 		for (size_t k = 0; k < 2; k++) {
 			size_t at = k ? 27 : PY_CALL_AT; /* mid-line, then a line start */
 			struct nextedit_rewrite rw;
-			struct completion_request *req =
-			        request_for((enum nextedit_format)fmt, "python", PY, at, &p, 1, &rw);
+			struct completion_request *req = request_for((enum nextedit_format)fmt,
+			                                             "python", PY, at, &p, 1, &rw);
 			REQUIRE(req != NULL);
 			req->settings.completion_max_tokens = 12;
 			req->settings.completion_min_confidence = 0;
@@ -506,14 +502,15 @@ TEST(tiny_model_edits_are_valid_whatever_it_writes)
 			CHECK(rc == 0 || rc == 1);
 			if (rc == 1) {
 				offered++;
-				CHECK(ed.start >= rw.start && ed.end <= (rw.end > at ? rw.end : at));
+				CHECK(ed.start >= rw.start &&
+				      ed.end <= (rw.end > at ? rw.end : at));
 				struct ast_text t = { PY, strlen(PY) };
 				struct ast_doc *d =
 				        ast_doc_new(ast_lang_from_id("python"), ast_text_read, &t);
 				bool ok = false;
 				CHECK(d && ast_doc_parse(d) == 0);
-				CHECK(ast_replace_check(d, PY, strlen(PY), ed.start, ed.end, ed.text,
-				                        ed.text_len, &ok) == 0);
+				CHECK(ast_replace_check(d, PY, strlen(PY), ed.start, ed.end,
+				                        ed.text, ed.text_len, &ok) == 0);
 				CHECK(ok);
 				ast_doc_delete(d);
 				free(ed.text);
