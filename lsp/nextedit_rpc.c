@@ -389,12 +389,13 @@ static void wait_free(struct ne_wait *w)
 	free(w);
 }
 
-/* Ends a wait before its rewrites are in: their jobs cancelled (no
- * callbacks), the request answered with the mechanical edits when reply
- * (the model's places stay for the next request). */
+/* Ends a wait before its rewrites are in. reply: the server runs on, so
+ * the jobs are cancelled (no callbacks) and the request answered with the
+ * mechanical edits (the model's places stay for the next request); else it
+ * is being freed and its closed pipeline has freed the jobs already. */
 static void wait_abandon(struct ne_wait *w, bool reply)
 {
-	for (size_t i = 0; i < w->n_jobs; i++)
+	for (size_t i = 0; reply && i < w->n_jobs; i++)
 		if (w->jobs[i].job) pipeline_cancel(w->s->pipeline, w->jobs[i].job);
 	if (reply) {
 		struct docs_entry *e = docs_find(w->s->docs, w->d->uri);
