@@ -364,6 +364,21 @@ def case_model_cancel(c):
         srv.stop()
 
 
+def case_model_exit_while_waiting(c):
+    """shutdown and exit while a reply waits for the model: a clean exit
+    (the closed pipeline's jobs are not touched again)."""
+    srv, opts = with_model_answer(", 3")
+    srv.mode = "slow"
+    try:
+        start_remote(c, opts)
+        version = add_param(c)
+        c.request_async("infill/nextEdit", {"textDocument": {"uri": URI, "version": version},
+                                            "position": pos(1, 4)})
+        time.sleep(0.2)  # the rewrite is with the server now; main() shuts down
+    finally:
+        srv.stop()
+
+
 def doc_text_after_rename():
     return PY.replace("size =", "area =")
 
