@@ -24,13 +24,13 @@
 #include "pipeline_internal.h"
 
 #include "gguf.h"
+#include "nextedit_model.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -204,13 +204,9 @@ static const char *backend_word(const struct model *m)
  * (Zeta's published files keep the markers as plain text). */
 static bool is_zeta(const char *path, const struct tokenizer *tok)
 {
-	static const char mark[] = "<|editable_region_start|>";
+	static const char mark[] = NEXTEDIT_ZETA_REGION_START;
 	if (tok && tokenizer_find(tok, mark, sizeof mark - 1) >= 0) return true;
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	for (const char *c = base; *c; c++)
-		if (!strncasecmp(c, "zeta", 4)) return true;
-	return false;
+	return nextedit_zeta_named(path);
 }
 
 /* Loads the model at path as ms says (the engine thread's own copy),
@@ -337,6 +333,8 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 		}
 	}
 	stats_set_model(p, "remote", "none", 0);
+	/* the served model is Zeta as far as its vocabulary tells */
+	atomic_store(&p->zeta, file[0] && is_zeta(file, *tp));
 	pthread_mutex_lock(&p->mu);
 	p->stats.kv_touched_mb = 0; /* no KV pool here */
 	pthread_mutex_unlock(&p->mu);

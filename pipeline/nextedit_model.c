@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Lines of context around Zeta's editable region, each side. */
 #define ZETA_CONTEXT_LINES 10
@@ -37,6 +38,15 @@ enum nextedit_format nextedit_format_resolve(enum config_nextedit_format setting
 	if (setting == CONFIG_NEXTEDIT_ZETA || (setting == CONFIG_NEXTEDIT_AUTO && is_zeta))
 		return NEXTEDIT_FORMAT_ZETA;
 	return NEXTEDIT_FORMAT_FIM;
+}
+
+bool nextedit_zeta_named(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (const char *c = base; *c; c++)
+		if (!strncasecmp(c, "zeta", 4)) return true;
+	return false;
 }
 
 const char *nextedit_comment_for(const char *language_id)

@@ -67,6 +67,11 @@ enum nextedit_format nextedit_format_resolve(enum config_nextedit_format setting
 #define NEXTEDIT_ZETA_CURSOR       "<|user_cursor_is_here|>"
 #define NEXTEDIT_ZETA_FILE_START   "<|start_of_file|>"
 
+/* Whether a model file's name (its last path component) says it is Zeta:
+ * "zeta" in it, in any case (Zeta's published files keep the markers as
+ * plain text, so the vocabulary alone does not tell). */
+bool nextedit_zeta_named(const char *path);
+
 /* ---- the recent edits, before and after ---- */
 
 /* One recent edit as whole lines: what they were and what they are now. */

@@ -140,6 +140,10 @@ TEST(format_resolution)
 	CHECK_INT_EQ(nextedit_format_resolve(CONFIG_NEXTEDIT_AUTO, true), NEXTEDIT_FORMAT_ZETA);
 	CHECK_INT_EQ(nextedit_format_resolve(CONFIG_NEXTEDIT_AUTO, false), NEXTEDIT_FORMAT_FIM);
 	CHECK_STR_EQ(nextedit_format_name(NEXTEDIT_FORMAT_ZETA), "zeta");
+	CHECK(nextedit_zeta_named("/models/zed-industries_zeta-Q4_K_M.gguf"));
+	CHECK(nextedit_zeta_named("Zeta.gguf"));
+	CHECK(!nextedit_zeta_named("/models/qwen2.5-coder-1.5b.gguf"));
+	CHECK(!nextedit_zeta_named("/home/zeta/models/qwen.gguf")); /* the file, not its folder */
 }
 
 /* ---- the request ---- */
