@@ -201,7 +201,7 @@ static const char *backend_word(const struct model *m)
 
 /* Whether a model was fine-tuned for Zeta's edit-prediction prompt: its
  * vocabulary has the region marker as a token, or its file name says so
- * (Zeta's published files keep the markers as plain text). */
+ * (whether Zeta's files hold the marker as a token was not checked). */
 static bool is_zeta(const char *path, const struct tokenizer *tok)
 {
 	static const char mark[] = NEXTEDIT_ZETA_REGION_START;

@@ -68,8 +68,8 @@ enum nextedit_format nextedit_format_resolve(enum config_nextedit_format setting
 #define NEXTEDIT_ZETA_FILE_START   "<|start_of_file|>"
 
 /* Whether a model file's name (its last path component) says it is Zeta:
- * "zeta" in it, in any case (Zeta's published files keep the markers as
- * plain text, so the vocabulary alone does not tell). */
+ * "zeta" in it, in any case (whether Zeta's files hold the markers as
+ * tokens of their own was not checked here: the name is asked too). */
 bool nextedit_zeta_named(const char *path);
 
 /* ---- the recent edits, before and after ---- */
