@@ -18,6 +18,9 @@
  *   signature-add     a parameter added at the end: each call (a place; the
  *                     argument is a model's to write, so no text is expected)
  *   enum-member, call-add, call-remove, import-unused: eval_nextedit_kinds.c
+ *   model-rewrite     a parameter and its arguments taken out, the parameter
+ *                     put back: each call's argument, written by the model
+ *                     (eval_nextedit_model.c; --model, --format)
  * Figures per kind: precision and recall of the places (a predicted place
  * matches an expected one on the same line whose bytes it overlaps or
  * touches), exact (of matched places with expected text, the document
@@ -41,7 +44,7 @@
 
 static const char *const ekind_names[EK_COUNT] = {
 	"rename",      "repeat",   "signature-rename", "signature-remove", "signature-add",
-	"enum-member", "call-add", "call-remove",      "import-unused"
+	"enum-member", "call-add", "call-remove",      "import-unused",    "model-rewrite"
 };
 
 struct tally {
@@ -444,6 +447,7 @@ static size_t make_cases(const struct file *f, struct ecase *out, size_t cap, si
 		renames += n - before;
 		make_signatures(f, df->name, df->start, df->end, out, &n, cap);
 	}
+
 	make_repeats(f, out, &n, cap);
 	/* the kinds of eval_nextedit_kinds.c, in room of their own, so that
 	 * the cases above stay what they were */
@@ -453,9 +457,18 @@ static size_t make_cases(const struct file *f, struct ecase *out, size_t cap, si
 		if (!leaf_function(&o, d)) continue;
 		evne_make_calls(f, df->name, df->start, df->end, out, &n, cap2);
 	}
-	ast_outline_finish(&o);
 	evne_make_enum_members(f, out, &n, cap2);
 	evne_make_imports(f, out, &n, cap2);
+	/* the model's kind last, in room of its own too */
+	size_t cap3 = n + MAX_CASES_MODEL;
+	for (size_t d = 0, k = 0; d < o.n_defs && n < cap3 && k < per_kind; d++) {
+		if (!leaf_function(&o, d)) continue;
+		size_t before = n;
+		evne_make_model_rewrites(f, o.defs[d].name, o.defs[d].start, o.defs[d].end, out, &n,
+		                         cap3);
+		k += n - before;
+	}
+	ast_outline_finish(&o);
 	return n;
 }
 
@@ -497,14 +510,29 @@ static size_t errors_of(const struct ast_lang *lang, const char *t, size_t n)
 	return e;
 }
 
-static void score(const struct file *f, struct ecase *c, struct tally *t, bool verbose)
+/* The model the model-rewrite kind's places are written with (opened at
+ * its first case; NULL: none could be, and the places stay without text). */
+struct model_use {
+	const char *path, *format;
+	struct evne_model *em;
+	bool tried;
+};
+
+static void score(const struct file *f, struct ecase *c, struct tally *t, bool verbose,
+                  struct model_use *mu)
 {
 	struct nextedit_params p = {
 		.lang = f->lang, .text = c->now, .len = c->len, .edit = &c->track
 	};
 	struct nextedit_result r;
+	if (c->kind == EK_MODEL_REWRITE && mu && !mu->tried) { /* not timed: once */
+		mu->em = evne_model_open(mu->path, mu->format);
+		mu->tried = true;
+	}
 	uint64_t t0 = nextedit_now_ns();
 	int rc = nextedit_find(&p, &r);
+	/* the model's time counts: it is the place's latency */
+	if (!rc && c->kind == EK_MODEL_REWRITE && mu) evne_model_write(mu->em, f, c, &r);
 	double ms = (double)(nextedit_now_ns() - t0) / 1e6;
 	if (rc) return;
 	if (t->n_ms < sizeof t->ms / sizeof t->ms[0]) t->ms[t->n_ms++] = ms;
@@ -544,8 +572,9 @@ static void score(const struct file *f, struct ecase *c, struct tally *t, bool v
 		if (a && b && la == lb && !memcmp(a, b, la))
 			t->exact++;
 		else if (verbose)
-			fprintf(stderr, "  %s %s: inexact at line %zu\n", f->path,
-			        ekind_names[c->kind], line_of(c->now, pe->start) + 1);
+			fprintf(stderr, "  %s %s: inexact at line %zu: %s for %s\n", f->path,
+			        ekind_names[c->kind], line_of(c->now, pe->start) + 1, pe->text,
+			        ex->text);
 		free(a);
 		free(b);
 	}
@@ -584,11 +613,13 @@ static json_t *row_json(const char *kind, struct tally *t)
 static void usage(FILE *to)
 {
 	fprintf(to, "usage: infill eval --next-edit --files FILE... [--max-per-kind N] [--json] "
-	            "[--verbose]\n"
+	            "[--verbose] [--model PATH] [--format fim|zeta]\n"
 	            "  cases: a change applied at its first site in each file (rename a local,\n"
 	            "  put an argument first in a repeated call, rename/remove/add a parameter,\n"
 	            "  append an enum member, add/remove a call's last argument, remove an\n"
-	            "  import's one use);\n"
+	            "  import's one use; a parameter and its arguments taken out and the\n"
+	            "  parameter put back, the arguments written by the model: model-rewrite,\n"
+	            "  with --model PATH (default: the embedded model) and --format fim|zeta);\n"
 	            "  figures per kind: precision and recall of the places, exact text, breaks,\n"
 	            "  the finder's wall time\n");
 }
@@ -598,6 +629,7 @@ int cli_eval_next_edit(int argc, char **argv)
 	const char *files[256];
 	size_t nf = 0, per_kind = 4;
 	bool json = false, verbose = false;
+	struct model_use mu = { 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--next-edit")) continue;
@@ -608,6 +640,17 @@ int cli_eval_next_edit(int argc, char **argv)
 		else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
 			return 0;
+		} else if (!strcmp(a, "--model") && i + 1 < argc) {
+			mu.path = argv[++i];
+		} else if (!strcmp(a, "--format") && i + 1 < argc) {
+			mu.format = argv[++i];
+			if (strcmp(mu.format, "fim") && strcmp(mu.format, "zeta")) {
+				fprintf(stderr,
+				        "infill eval --next-edit: --format is fim or zeta, "
+				        "not %s\n",
+				        mu.format);
+				return 2;
+			}
 		} else if (!strcmp(a, "--max-per-kind") && i + 1 < argc) {
 			per_kind = (size_t)strtoul(argv[++i], NULL, 10);
 		} else if (!strcmp(a, "--files")) {
@@ -625,7 +668,7 @@ int cli_eval_next_edit(int argc, char **argv)
 		return 2;
 	}
 	struct tally *tl = calloc(EK_COUNT + 1, sizeof *tl);
-	struct ecase *cases = calloc(64 + MAX_CASES_MORE, sizeof *cases);
+	struct ecase *cases = calloc(64 + MAX_CASES_MORE + MAX_CASES_MODEL, sizeof *cases);
 	if (!tl || !cases) {
 		free(tl);
 		free(cases);
@@ -655,8 +698,10 @@ int cli_eval_next_edit(int argc, char **argv)
 		size_t per[EK_COUNT] = { 0 };
 		for (size_t k = 0; k < nc; k++) {
 			if (per[cases[k].kind]++ < per_kind) {
-				score(&f, &cases[k], &tl[cases[k].kind], verbose);
-				score(&f, &cases[k], &tl[EK_COUNT], false);
+				score(&f, &cases[k], &tl[cases[k].kind], verbose, &mu);
+				/* the finder alone: "all" stays what it was */
+				if (cases[k].kind != EK_MODEL_REWRITE)
+					score(&f, &cases[k], &tl[EK_COUNT], false, NULL);
 			}
 			nextedit_track_finish(&cases[k].track);
 			free(cases[k].now);
@@ -698,6 +743,7 @@ int cli_eval_next_edit(int argc, char **argv)
 	} else {
 		json_decref(rows);
 	}
+	evne_model_close(mu.em);
 	free(cases);
 	free(tl);
 	return 0;

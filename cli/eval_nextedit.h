@@ -3,7 +3,8 @@
  * the kinds of case, a case and its expected places, and the plain text
  * scanning both case makers use. eval_nextedit.c makes the rename, repeat
  * and signature cases, scores and prints; eval_nextedit_kinds.c makes the
- * enum-member, call and import cases.
+ * enum-member, call and import cases; eval_nextedit_model.c the
+ * model-rewrite cases and writes their places with the model.
  */
 #ifndef INFILL_CLI_EVAL_NEXTEDIT_H
 #define INFILL_CLI_EVAL_NEXTEDIT_H
@@ -24,10 +25,12 @@ enum ekind {
 	EK_CALL_ADD,
 	EK_CALL_REMOVE,
 	EK_IMPORT_UNUSED,
+	EK_MODEL_REWRITE, /* eval_nextedit_model.c: places the model writes */
 	EK_COUNT
 };
-#define MAX_PLACES     128
-#define MAX_CASES_MORE 64 /* cases of eval_nextedit_kinds.c per file */
+#define MAX_PLACES      128
+#define MAX_CASES_MORE  64 /* cases of eval_nextedit_kinds.c per file */
+#define MAX_CASES_MODEL 16 /* cases of eval_nextedit_model.c per file */
 
 struct place {
 	size_t start, end; /* in the text after the first edit */
@@ -82,5 +85,21 @@ void evne_make_enum_members(const struct file *f, struct ecase *out, size_t *n, 
 void evne_make_calls(const struct file *f, const char *name, size_t ds, size_t de,
                      struct ecase *out, size_t *n, size_t cap);
 void evne_make_imports(const struct file *f, struct ecase *out, size_t *n, size_t cap);
+
+/* ---- the model-rewrite kind (eval_nextedit_model.c) ---- */
+
+/* Its cases for the function name defined at [ds, de) of f. */
+void evne_make_model_rewrites(const struct file *f, const char *name, size_t ds, size_t de,
+                              struct ecase *out, size_t *n, size_t cap);
+/* The model the places are written with: path (NULL: the embedded model),
+ * format "fim" or "zeta" (NULL: fim). NULL when it cannot be opened (said
+ * on stderr). */
+struct evne_model;
+struct evne_model *evne_model_open(const char *path, const char *format);
+void evne_model_close(struct evne_model *em); /* accepts NULL */
+/* The places of r found with no text (up to two, as the server asks),
+ * given the model's text where it wrote one worth offering. */
+void evne_model_write(struct evne_model *em, const struct file *f, const struct ecase *c,
+                      struct nextedit_result *r);
 
 #endif

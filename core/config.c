@@ -54,6 +54,7 @@ _Static_assert(sizeof(enum config_backend) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum config_kv_type) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum config_multiline) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum config_log_level) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum config_nextedit_format) == sizeof(int), "enum size");
 
 static const struct desc *desc_find(const char *key)
 {

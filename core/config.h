@@ -69,6 +69,13 @@ enum config_multiline {
 	CONFIG_MULTILINE_NEVER,
 };
 
+/* The prompt a model-written next edit is asked with (nextEdit.format). */
+enum config_nextedit_format {
+	CONFIG_NEXTEDIT_FIM,  /* the model's own FIM template: works with any FIM model */
+	CONFIG_NEXTEDIT_ZETA, /* Zed's Zeta (an edit-prediction fine-tune) */
+	CONFIG_NEXTEDIT_AUTO, /* zeta when the model says so (pipeline_model_is_zeta), else fim */
+};
+
 enum config_log_level {
 	CONFIG_LOG_ERROR,
 	CONFIG_LOG_WARN,
@@ -218,6 +225,10 @@ enum config_kind {
 	  CONFIG_SCOPE_GLOBAL,                                                                     \
 	  "auto, deepseek, qwen, starcoder, codellama, codegemma, or a custom string with "        \
 	  "{prefix} {suffix}")                                                                     \
+	X(next_edit_format, "nextEdit.format", CONFIG_KIND_ENUM, enum config_nextedit_format,      \
+	  CONFIG_NEXTEDIT_FIM, NULL, 0, 2, "fim|zeta|auto", CONFIG_SCOPE_GLOBAL,                   \
+	  "the prompt of a next edit the model writes: fim (any FIM model), zeta (Zed's Zeta), "   \
+	  "auto (zeta when the model's vocabulary or file name says so, else fim)")                \
 	X(log_level, "log.level", CONFIG_KIND_ENUM, enum config_log_level, CONFIG_LOG_INFO, NULL,  \
 	  0, 4, "error|warn|info|debug|trace", CONFIG_SCOPE_GLOBAL, "log verbosity")               \
 	X(log_message_text, "log.messageText", CONFIG_KIND_BOOL, bool, 0, NULL, 0, 1, NULL,        \

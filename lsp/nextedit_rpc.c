@@ -11,11 +11,17 @@
  * {item: {command}} (Copilot's), the accept command through
  * workspace/executeCommand, and infill/didRejectNextEdit {item: {command}}.
  *
- * The places come from pipeline/nextedit.h; no model runs, so the request
- * is answered at once on the loop thread, its work bounded by
- * completion.deadlineMs (places not checked by then are left out) and by
- * NEXTEDIT_MAX_DOC bytes. A $/cancelRequest therefore always finds it
- * answered.
+ * The places come from pipeline/nextedit.h, found and checked on the loop
+ * thread, bounded by completion.deadlineMs (places not checked by then are
+ * left out) and by NEXTEDIT_MAX_DOC bytes. A place whose text is not
+ * mechanical (an added parameter's argument, an arm whose neighbours
+ * differ) is written by the model: up to NEXTEDIT_MODEL_MAX of them go to
+ * the pipeline as rewrite requests (pipeline/nextedit_model.h, the
+ * nextEdit.format prompt, the recent edits of the document as before/after
+ * pairs), and the reply waits for them: the deadline is the completions'
+ * (completion.deadlineMs from the request's arrival), a $/cancelRequest
+ * answers at once with the mechanical edits and cancels the model's work.
+ * A model-written edit is offered only when it adds no syntax error.
  *
  * While edits offered for a document are outstanding, a change that is
  * exactly one of them (the client applied it) removes it from the list and
@@ -25,6 +31,7 @@
  * Any other change drops the list.
  */
 #include "nextedit.h"
+#include "nextedit_model.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,6 +46,8 @@
                                           * two parses of one stay near 100 ms) */
 #define NEXTEDIT_ITEMS       128 /* offered edits remembered for their reports */
 #define NEXTEDIT_LAT_SAMPLES 256
+#define NEXTEDIT_MODEL_MAX   2 /* places per request the model writes (each a model run) */
+#define NEXTEDIT_HISTORY     3 /* recent edits of a document shown to the model */
 
 /* What an offered edit became; each counts once. */
 enum item_state { ITEM_FREE, ITEM_OFFERED, ITEM_SHOWN, ITEM_DONE };
@@ -55,12 +64,47 @@ struct pending {
 	size_t len;
 };
 
+/* A place found with no computed text: the model's to write. */
+struct model_place {
+	size_t at;
+	enum nextedit_kind kind;
+};
+
+struct ne_wait;
+
 struct ne_doc {
 	char *uri; /* owned */
 	struct nextedit_track track;
 	struct pending *pend; /* owned, n_pend of them, ranked */
 	size_t n_pend;
+	/* the places of the last search the model has yet to write */
+	struct model_place model[NEXTEDIT_MODEL_MAX];
+	size_t n_model;
+	/* the settled edits before the current one, oldest first (owned) */
+	struct nextedit_pair hist[NEXTEDIT_HISTORY];
+	size_t n_hist;
+	struct ne_wait *wait; /* a request waiting for the model, or NULL */
 	struct ne_doc *next;
+};
+
+/* One rewrite in flight for a waiting request. */
+struct ne_job {
+	struct ne_wait *w;
+	struct pipeline_job *job; /* NULL once answered */
+	struct nextedit_rewrite rw;
+	size_t place; /* its index in the document's model places */
+	bool done;
+};
+
+/* A request whose reply waits for the model's rewrites. */
+struct ne_wait {
+	struct server *s;
+	struct ne_doc *d;
+	json_t *id; /* owned reference */
+	int64_t version;
+	uint64_t t0;
+	struct ne_job jobs[NEXTEDIT_MODEL_MAX];
+	size_t n_jobs, outstanding;
 };
 
 struct nextedits {
@@ -68,6 +112,7 @@ struct nextedits {
 	struct item items[NEXTEDIT_ITEMS];
 	uint64_t next_id;
 	uint64_t requests, offered, shown, accepted, rejected, dropped_invalid;
+	uint64_t rewrite_seq; /* the rewrite requests' seq (sampling seed) */
 	double lat[NEXTEDIT_LAT_SAMPLES];
 	size_t n_lat, lat_at;
 };
@@ -87,9 +132,19 @@ static void pending_clear(struct ne_doc *d)
 	d->n_pend = 0;
 }
 
-static void ne_doc_drop(struct ne_doc *d)
+static void history_clear(struct ne_doc *d)
 {
+	for (size_t i = 0; i < d->n_hist; i++) nextedit_pair_finish(&d->hist[i]);
+	d->n_hist = 0;
+}
+
+static void wait_abandon(struct ne_wait *w, bool reply);
+
+static void ne_doc_drop(struct ne_doc *d, bool reply)
+{
+	if (d->wait) wait_abandon(d->wait, reply);
 	pending_clear(d);
+	history_clear(d);
 	nextedit_track_finish(&d->track);
 	free(d->uri);
 	free(d);
@@ -101,7 +156,7 @@ void nextedits_free(struct nextedits *n)
 	while (n->docs) {
 		struct ne_doc *d = n->docs;
 		n->docs = d->next;
-		ne_doc_drop(d);
+		ne_doc_drop(d, false); /* the pipeline is closed: no callbacks, no replies */
 	}
 	free(n);
 }
@@ -127,7 +182,7 @@ void nextedits_doc_closed(struct nextedits *n, const char *uri)
 		if (!strcmp((*p)->uri, uri)) {
 			struct ne_doc *d = *p;
 			*p = d->next;
-			ne_doc_drop(d);
+			ne_doc_drop(d, true);
 			return;
 		}
 }
@@ -161,6 +216,25 @@ static bool pending_applied(struct ne_doc *d, size_t start, size_t end, const ch
 	return false;
 }
 
+/* The settled edit as a before/after pair, from the document as it is now
+ * (before the change that ends it), onto the history (the oldest goes). */
+static void history_push(struct docs_entry *e, struct ne_doc *d)
+{
+	char *text = doc_text(e->doc);
+	if (!text) return;
+	struct nextedit_pair pr;
+	if (!nextedit_pair_make(text, doc_length(e->doc), d->track.start, d->track.end,
+	                        d->track.old ? d->track.old : "", d->track.old_len, &pr)) {
+		if (d->n_hist == NEXTEDIT_HISTORY) {
+			nextedit_pair_finish(&d->hist[0]);
+			memmove(d->hist, d->hist + 1, (NEXTEDIT_HISTORY - 1) * sizeof d->hist[0]);
+			d->n_hist--;
+		}
+		d->hist[d->n_hist++] = pr;
+	}
+	free(text);
+}
+
 void nextedits_change(struct server *s, struct docs_entry *e, size_t start, size_t end,
                       const char *text, size_t len)
 {
@@ -169,6 +243,7 @@ void nextedits_change(struct server *s, struct docs_entry *e, size_t start, size
 	if (!d) return;
 	if (pending_applied(d, start, end, text, len)) return;
 	pending_clear(d);
+	d->n_model = 0;
 	if (end - start > (64u << 10) || doc_length(e->doc) > NEXTEDIT_MAX_DOC) {
 		nextedit_track_finish(&d->track);
 		return;
@@ -179,6 +254,9 @@ void nextedits_change(struct server *s, struct docs_entry *e, size_t start, size
 		return;
 	}
 	doc_read(e->doc, start, end, removed);
+	/* a change away from the settled edit starts a new one: the old one
+	 * joins the history the model is shown */
+	if (d->track.valid && (end < d->track.start || start > d->track.end)) history_push(e, d);
 	if (nextedit_track_change(&d->track, start, end, removed, len))
 		log_warn(s->log, "next edits: out of memory tracking an edit of %s", e->uri);
 	free(removed);
@@ -259,8 +337,14 @@ static int pending_fill(struct server *s, struct docs_entry *e, struct ne_doc *d
 	s->nextedits->dropped_invalid += r.dropped_invalid;
 	d->pend = calloc(r.n ? r.n : 1, sizeof *d->pend);
 	if (!d->pend) rc = -ENOMEM;
+	d->n_model = 0;
 	for (size_t i = 0; !rc && i < r.n; i++) {
-		if (!r.edits[i].text) continue; /* a place a model would have to write */
+		if (!r.edits[i].text) { /* a place the model writes */
+			if (d->n_model < NEXTEDIT_MODEL_MAX)
+				d->model[d->n_model++] =
+				        (struct model_place){ r.edits[i].start, r.edits[i].kind };
+			continue;
+		}
 		struct pending *q = &d->pend[d->n_pend++];
 		q->start = r.edits[i].start;
 		q->end = r.edits[i].end;
@@ -270,6 +354,184 @@ static int pending_fill(struct server *s, struct docs_entry *e, struct ne_doc *d
 	}
 	nextedit_result_finish(&r);
 	return rc;
+}
+
+/* The reply: every outstanding edit of d (NULL: none). */
+static void reply_edits(struct server *s, json_t *id, struct docs_entry *e, struct ne_doc *d,
+                        uint64_t t0)
+{
+	json_t *edits = json_array();
+	for (size_t i = 0; e && d && i < d->n_pend; i++) {
+		json_t *j = edit_json(s, e, &d->pend[i]);
+		if (j) json_array_append_new(edits, j);
+	}
+	latency_note(s->nextedits, (double)(nextedit_now_ns() - t0) / 1e6);
+	server_reply(s, id, json_pack("{s:o}", "edits", edits));
+}
+
+/* ---- the model's places ---- */
+
+/* Whether [a, b) overlaps an outstanding edit of d or its settled edit. */
+static bool pending_clashes(const struct ne_doc *d, size_t a, size_t b)
+{
+	if (d->track.valid && a < d->track.end && d->track.start < b) return true;
+	for (size_t i = 0; i < d->n_pend; i++) {
+		const struct pending *p = &d->pend[i];
+		if ((a < p->end && p->start < b) || (a == p->start && b == p->end)) return true;
+	}
+	return false;
+}
+
+static void wait_free(struct ne_wait *w)
+{
+	if (w->d && w->d->wait == w) w->d->wait = NULL;
+	json_decref(w->id);
+	free(w);
+}
+
+/* Ends a wait before its rewrites are in. reply: the server runs on, so
+ * the jobs are cancelled (no callbacks) and the request answered with the
+ * mechanical edits (the model's places stay for the next request); else it
+ * is being freed and its closed pipeline has freed the jobs already. */
+static void wait_abandon(struct ne_wait *w, bool reply)
+{
+	for (size_t i = 0; reply && i < w->n_jobs; i++)
+		if (w->jobs[i].job) pipeline_cancel(w->s->pipeline, w->jobs[i].job);
+	if (reply) {
+		struct docs_entry *e = docs_find(w->s->docs, w->d->uri);
+		bool same = e && e->version == w->version;
+		reply_edits(w->s, w->id, same ? e : NULL, same ? w->d : NULL, w->t0);
+	}
+	wait_free(w);
+}
+
+/* The places answered leave the document's list (written or not, the
+ * model was asked once). */
+static void places_done(struct ne_wait *w)
+{
+	struct ne_doc *d = w->d;
+	size_t k = 0;
+	for (size_t i = 0; i < d->n_model; i++) {
+		bool answered = false;
+		for (size_t j = 0; j < w->n_jobs; j++)
+			answered |= w->jobs[j].done && w->jobs[j].place == i;
+		if (!answered) d->model[k++] = d->model[i];
+	}
+	d->n_model = k;
+}
+
+/* A rewrite's answer (pipeline_done_fn): its edit joins the outstanding
+ * ones when it is still about the text the request saw and adds no
+ * syntax error; the last answer sends the reply. */
+static void rewrite_done(void *ud, int status, const struct completion_result *res)
+{
+	struct ne_job *j = ud;
+	struct ne_wait *w = j->w;
+	struct server *s = w->s;
+	struct ne_doc *d = w->d;
+	j->job = NULL;
+	j->done = true;
+	struct docs_entry *e = docs_find(s->docs, d->uri);
+	bool same = e && e->version == w->version;
+	char *text = same && !status && res->count ? doc_text(e->doc) : NULL;
+	if (text) {
+		struct nextedit_edit ed;
+		bool invalid = false;
+		int rc = nextedit_rewrite_edit(&j->rw, res, ast_lang_from_id(e->language_id), text,
+		                               doc_length(e->doc), &ed, &invalid);
+		if (invalid) s->nextedits->dropped_invalid++;
+		struct pending *v = rc == 1 && !pending_clashes(d, ed.start, ed.end)
+		                            ? realloc(d->pend, (d->n_pend + 1) * sizeof *d->pend)
+		                            : NULL;
+		if (v) {
+			d->pend = v;
+			d->pend[d->n_pend++] =
+			        (struct pending){ ed.start, ed.end, ed.text, ed.text_len };
+		} else if (rc == 1) {
+			free(ed.text);
+		}
+		if (rc < 0) log_warn(s->log, "next edits for %s: out of memory", d->uri);
+		free(text);
+	}
+	if (--w->outstanding) return;
+	if (same) places_done(w);
+	reply_edits(s, w->id, same ? e : NULL, same ? d : NULL, w->t0);
+	wait_free(w);
+}
+
+/* The document's path for the model's headers: the URI's, or the URI. */
+static const char *uri_path(const char *uri)
+{
+	return strncmp(uri, "file://", 7) ? uri : uri + 7;
+}
+
+/* Sends the document's model places to the pipeline; true when a reply now
+ * waits for them (then w owns id's reference). */
+static bool rewrites_start(struct server *s, json_t *id, struct docs_entry *e, struct ne_doc *d,
+                           uint64_t t0)
+{
+	if (!d->n_model || !s->pipeline) return false;
+	const struct settings *st = config_get(s->config, e->language_id);
+	enum nextedit_format fmt =
+	        nextedit_format_resolve(st->next_edit_format, pipeline_model_is_zeta(s->pipeline));
+	char *text = doc_text(e->doc);
+	struct ne_wait *w = text ? calloc(1, sizeof *w) : NULL;
+	if (!w) {
+		free(text);
+		return false;
+	}
+	*w = (struct ne_wait){
+		.s = s, .d = d, .id = json_incref(id), .version = e->version, .t0 = t0
+	};
+	/* the recent edits, oldest first, then the settled one */
+	struct nextedit_pair pairs[NEXTEDIT_HISTORY + 1];
+	size_t np = 0;
+	for (size_t i = 0; i < d->n_hist; i++) pairs[np++] = d->hist[i];
+	struct nextedit_pair cur = { 0 };
+	if (d->track.valid &&
+	    !nextedit_pair_make(text, doc_length(e->doc), d->track.start, d->track.end,
+	                        d->track.old ? d->track.old : "", d->track.old_len, &cur))
+		pairs[np++] = cur;
+	d->wait = w;
+	for (size_t i = 0; i < d->n_model; i++) {
+		struct ne_job *j = &w->jobs[w->n_jobs];
+		struct nextedit_rewrite_params rp = {
+			.format = fmt,
+			.text = text,
+			.len = doc_length(e->doc),
+			.at = d->model[i].at,
+			.kind = d->model[i].kind,
+			.pairs = pairs,
+			.n_pairs = np,
+			.uri = e->uri,
+			.language_id = e->language_id,
+			.path = uri_path(e->uri),
+			.version = e->version,
+			.seq = ++s->nextedits->rewrite_seq,
+			.arrival_ns = t0,
+			.encoding = s->encoding,
+			.settings = st,
+		};
+		struct completion_request *req = nextedit_rewrite_request(&rp, &j->rw);
+		if (!req) continue;
+		j->w = w;
+		j->job = NULL;
+		j->place = i;
+		j->done = false;
+		w->n_jobs++;
+		w->outstanding++; /* before submit: its callback never runs inside it */
+		if (pipeline_submit(s->pipeline, req, rewrite_done, j, &j->job)) {
+			w->outstanding--;
+			w->n_jobs--;
+		}
+	}
+	nextedit_pair_finish(&cur);
+	free(text);
+	if (!w->outstanding) {
+		wait_free(w);
+		return false;
+	}
+	return true;
 }
 
 void nextedit_on_request(struct server *s, json_t *id, json_t *params)
@@ -283,23 +545,32 @@ void nextedit_on_request(struct server *s, json_t *id, json_t *params)
 		return;
 	}
 	n->requests++;
-	json_t *edits = json_array();
 	struct docs_entry *e = docs_find(s->docs, uri);
 	json_t *version = json_object_get(td, "version");
 	struct ne_doc *d = e ? doc_find(n, uri, false) : NULL;
 	/* a request about another version of the text than ours: nothing */
 	bool stale = e && json_is_integer(version) && json_integer_value(version) != e->version;
 	bool on = e && config_get(s->config, e->language_id)->enabled;
-	if (d && !stale && on && doc_length(e->doc) <= NEXTEDIT_MAX_DOC) {
-		if (!d->n_pend && pending_fill(s, e, d))
+	bool ok = d && !stale && on && doc_length(e->doc) <= NEXTEDIT_MAX_DOC;
+	if (ok) {
+		/* a newer request takes over the model's work from an older one,
+		 * which is answered with what is ready */
+		if (d->wait) wait_abandon(d->wait, true);
+		if (!d->n_pend && !d->n_model && pending_fill(s, e, d))
 			log_warn(s->log, "next edits for %s: out of memory", uri);
-		for (size_t i = 0; i < d->n_pend; i++) {
-			json_t *j = edit_json(s, e, &d->pend[i]);
-			if (j) json_array_append_new(edits, j);
-		}
+		if (rewrites_start(s, id, e, d, t0)) return;
 	}
-	latency_note(n, (double)(nextedit_now_ns() - t0) / 1e6);
-	server_reply(s, id, json_pack("{s:o}", "edits", edits));
+	reply_edits(s, id, ok ? e : NULL, ok ? d : NULL, t0);
+}
+
+bool nextedits_cancel(struct server *s, json_t *id)
+{
+	for (struct ne_doc *d = s->nextedits->docs; d; d = d->next)
+		if (d->wait && json_equal(d->wait->id, id)) {
+			wait_abandon(d->wait, true);
+			return true;
+		}
+	return false;
 }
 
 /* ---- the reports ---- */

@@ -274,9 +274,10 @@ void lifecycle_cancel_request(struct server *s, json_t *id, json_t *params)
 		log_warn(s->log, "$/cancelRequest without an integer or string id");
 		return;
 	}
-	/* Only completion requests are answered later; every other request
-	 * has been answered already, so there is nothing to cancel. */
-	if (!completions_cancel(s->completions, target))
+	/* Only completion requests and next edits the model writes are
+	 * answered later; every other request has been answered already, so
+	 * there is nothing to cancel. */
+	if (!completions_cancel(s->completions, target) && !nextedits_cancel(s, target))
 		log_debug(s->log, "$/cancelRequest for a request already answered");
 }
 

@@ -283,6 +283,9 @@ void nextedits_doc_closed(struct nextedits *n, const char *uri);
 /* workspace/executeCommand: true when params name the next-edit accept
  * command (then it is counted; the caller replies). */
 bool nextedits_accept_command(struct server *s, json_t *params);
+/* $/cancelRequest for a next-edit request waiting for the model: answered
+ * now with the edits ready. False when id is none of them. */
+bool nextedits_cancel(struct server *s, json_t *id);
 /* The next-edit fields of infill/stats into *st. */
 void nextedits_stats(struct nextedits *n, struct stats *st);
 

@@ -24,6 +24,7 @@
 #include "pipeline_internal.h"
 
 #include "gguf.h"
+#include "nextedit_model.h"
 
 #include <errno.h>
 #include <math.h>
@@ -198,6 +199,16 @@ static const char *backend_word(const struct model *m)
 	return name && !strncmp(name, "cuda", 4) ? "cuda" : "cpu";
 }
 
+/* Whether a model was fine-tuned for Zeta's edit-prediction prompt: its
+ * vocabulary has the region marker as a token, or its file name says so
+ * (whether Zeta's files hold the marker as a token was not checked). */
+static bool is_zeta(const char *path, const struct tokenizer *tok)
+{
+	static const char mark[] = NEXTEDIT_ZETA_REGION_START;
+	if (tok && tokenizer_find(tok, mark, sizeof mark - 1) >= 0) return true;
+	return nextedit_zeta_named(path);
+}
+
 /* Loads the model at path as ms says (the engine thread's own copy),
  * replacing *mp and *ep. When it cannot be loaded and fallback (the
  * embedded model's path, or NULL) is given, the embedded model is loaded
@@ -272,6 +283,7 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 	         path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu", kv,
 	         mi->kv_n_pages, mi->kv_page_size);
 	stats_set_model(p, backend_word(m), kv, mi->kv_n_pages);
+	atomic_store(&p->zeta, is_zeta(path, model_tokenizer(m)));
 	*mp = m;
 	*ep = e;
 	atomic_store(&p->ready, true);
@@ -321,6 +333,8 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 		}
 	}
 	stats_set_model(p, "remote", "none", 0);
+	/* the served model is Zeta as far as its vocabulary tells */
+	atomic_store(&p->zeta, file[0] && is_zeta(file, *tp));
 	pthread_mutex_lock(&p->mu);
 	p->stats.kv_touched_mb = 0; /* no KV pool here */
 	pthread_mutex_unlock(&p->mu);
@@ -610,7 +624,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	opt.previous_len = job->previous_len;
 	opt.use_cache = req->settings.cache_enabled;
 	opt.seed = req->seq;
-	opt.memory = edoc_memory(edocs, req->uri);
+	opt.memory = req->rewrite ? NULL : edoc_memory(edocs, req->uri);
 	struct remote_gen gen = { p, job, rtok };
 	/* The deadline counts from the request's arrival: the debounce and
 	 * any wait in the queue are part of what the user waits for. */
@@ -630,7 +644,9 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 		opt.n_ctx = model_info(m)->n_ctx_train;
 		opt.fit_deadline = req->settings.completion_prefill_budget;
 	}
-	opt.live = live; /* the engine's runs only (complete_run ignores it for generate) */
+	/* the engine's runs only (complete_run ignores it for generate); a next
+	 * edit's rewrite is answered whole, not grown on screen */
+	opt.live = req->rewrite ? NULL : live;
 	struct engine_snippet *proj = project_apply(req, &opt);
 	struct complete_result res;
 	int rc = complete_run(e, remote ? rtok : model_tokenizer(m), req->language_id, req->text,
@@ -1031,7 +1047,7 @@ static void state_job(struct worker_state *w)
 	}
 	req_queue_clear(&w->todo); /* an older job's background work is stale now */
 	bool answered = w->e && !job->status && !atomic_load(&job->cancel);
-	if (answered) {
+	if (answered && !job->req->rewrite) { /* a next edit's rewrite: nothing ahead */
 		if (job->figures.shortened)
 			req_queue_push_back(&w->todo, (struct req_queue_item){
 			                                      completion_request_clone(job->req),

@@ -85,7 +85,8 @@ struct nextedit_edit {
 	enum nextedit_kind kind;
 	size_t start, end; /* replace these bytes of the document now... */
 	char *text;        /* ...with this (owned, NUL-terminated); NULL: a place
-	                    * found with no computed text (not to be offered) */
+	                    * found with no computed text (the model's to write:
+	                    * nextedit_model.h) */
 	size_t text_len;
 };
 

@@ -112,8 +112,11 @@ static void deliver(struct pipeline *p, struct pipeline_job *job)
 			                  .live_running = job->live_id != 0,
 			                  .ctx_start = job->ctx_start,
 			                  .ctx_end = job->ctx_end };
-	if (!job->status && !job->fast) shown_answer(p, r, job->live_id);
-	if (!job->status && job->req->text) fast_record(&p->docs, job->req, r, &o);
+	/* a next edit's rewrite is no suggestion at the cursor: the fast path
+	 * and the shown figures are the completions' */
+	bool cursor = !job->req->rewrite;
+	if (cursor && !job->status && !job->fast) shown_answer(p, r, job->live_id);
+	if (cursor && !job->status && job->req->text) fast_record(&p->docs, job->req, r, &o);
 	remote_bridge_record(p, job);
 	if (!job->fast && !job->status && p->on_embedded) pipeline_model_tell_embedded(p);
 	done(ud, job->status, r);
@@ -261,6 +264,7 @@ struct pipeline *pipeline_new(uv_loop_t *loop, struct log *log, const struct set
 	p->stats.backend = p->stats.kv_type = "none";
 	atomic_init(&p->ready, false);
 	atomic_init(&p->extend_cancel, 0);
+	atomic_init(&p->zeta, false);
 	if (pthread_mutex_init(&p->mu, NULL)) {
 		free(p);
 		return NULL;
@@ -437,7 +441,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 	 * way through the done list, so the callback runs later, never inside
 	 * this call. */
 	bool immediate = false;
-	if (fast_answer(&p->docs, req, &job->result, &job->from)) {
+	if (!req->rewrite && fast_answer(&p->docs, req, &job->result, &job->from)) {
 		job->fast = true;
 		immediate = true;
 		pthread_mutex_lock(&p->mu);
@@ -455,7 +459,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 		}
 		pthread_mutex_unlock(&p->mu);
 	}
-	if (!immediate) {
+	if (!immediate && !req->rewrite) {
 		size_t top_len;
 		const char *top = fast_top(&p->docs, req->uri, &top_len);
 		if (top) {
@@ -565,6 +569,11 @@ void pipeline_warm(struct pipeline *p, struct completion_request *req)
 	atomic_store(&p->extend_cancel, 1);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
+}
+
+bool pipeline_model_is_zeta(struct pipeline *p)
+{
+	return atomic_load(&p->ready) && atomic_load(&p->zeta);
 }
 
 void pipeline_get_stats(const struct pipeline *p, struct stats *out)

@@ -85,6 +85,10 @@ struct completion_request {
 	/* the workspace's name and the document's path in it (owned, may be
 	 * NULL): the repository format of the families that have one */
 	char *project_repo, *project_path;
+	/* A next edit the model writes (nextedit_model.h), not a completion at
+	 * the cursor: it neither answers from nor feeds the fast path, keeps no
+	 * live candidate and no sticky snippets. */
+	bool rewrite;
 };
 
 /* One chunk of project context: text under a path line. */
@@ -224,6 +228,11 @@ void pipeline_doc_close(struct pipeline *p, const char *uri);
  * suggestion shown answers (typed along it, or to its end) is dropped.
  */
 void pipeline_warm(struct pipeline *p, struct completion_request *req);
+
+/* Whether the model loaded was fine-tuned for Zed's Zeta edit-prediction
+ * format: its vocabulary holds <|editable_region_start|>, or its file's
+ * name says "zeta" (nextEdit.format auto). False with no model. */
+bool pipeline_model_is_zeta(struct pipeline *p);
 
 /* The engine's counters (a copy). */
 /* Fills the infill/stats fields the pipeline keeps (the rest of *out

@@ -219,6 +219,7 @@ struct pipeline {
 	bool stop;
 	bool thread_exited;
 	atomic_bool ready; /* a model and an engine are loaded */
+	atomic_bool zeta;  /* the model loaded is Zeta's (pipeline_model_is_zeta) */
 	/* Stops a live candidate's slice and background prefill (warm): set with mu held whenever a job
 	 * is queued, a load is asked for or the pipeline stops; cleared by the
 	 * engine thread, also with mu held, only when none of these is pending. */

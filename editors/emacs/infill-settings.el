@@ -328,6 +328,15 @@ nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (string :tag "Value"))
   :group 'infill-settings)
 
+(defcustom infill-next-edit-format nil
+  "The prompt of a next edit the model writes: fim (any FIM model), zeta
+(Zed's Zeta), auto (zeta when the model's vocabulary or file name says so,
+else fim).
+Server setting \"nextEdit.format\" (server default \"fim\").
+nil: leave it to the server."
+  :type '(choice (const :tag "Server default" nil) (const "fim") (const "zeta") (const "auto"))
+  :group 'infill-settings)
+
 (defcustom infill-log-level nil
   "Log verbosity.
 Server setting \"log.level\" (server default \"info\").
@@ -399,6 +408,7 @@ nil: leave it to the server."
     ("context.index.maxFiles" . infill-context-index-max-files)
     ("context.index.maxMB" . infill-context-index-max-mb)
     ("fim.template" . infill-fim-template)
+    ("nextEdit.format" . infill-next-edit-format)
     ("log.level" . infill-log-level)
     ("log.messageText" . infill-log-message-text)
     ("maxMessageMB" . infill-max-message-mb)
@@ -445,6 +455,7 @@ nil: leave it to the server."
     ("context.index.maxFiles" . 5000)
     ("context.index.maxMB" . 64)
     ("fim.template" . "auto")
+    ("nextEdit.format" . "fim")
     ("log.level" . "info")
     ("log.messageText" . :json-false)
     ("maxMessageMB" . 64)

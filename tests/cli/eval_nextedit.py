@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """eval_nextedit.py INFILL DATA_DIR EXAMPLES_DIR - `infill eval --next-edit`
-end to end on the eval data and the examples: it runs without a model, the
+end to end on the eval data and the examples: the finder's kinds need no
+model (the model-rewrite kind's places are written by the embedded one), the
 JSON has a row per kind beside "all", every kind has cases (the enum-member,
 call and import kinds on files written for them), and on this small
 set of mechanical changes every place is found and written exactly, and no
@@ -67,6 +68,20 @@ for k, min_cases in (("enum-member", 3), ("call-add", 2), ("call-remove", 2),
         fail.append("%s: exact %r" % (k, r["exact"]))
 if rows2.get("enum-member", {}).get("exact") is None:
     fail.append("enum-member: no arm with text expected: %r" % rows2.get("enum-member"))
+# model-rewrite: a parameter and its arguments taken out, the parameter put
+# back; the finder finds each call (a place with no mechanical text) and the
+# model (the embedded one) writes it: every place found, nothing written
+# breaks the syntax, and exact is measured (what it is depends on the model).
+r = rows2.get("model-rewrite")
+if not r or r["cases"] < 1:
+    fail.append("model-rewrite: no cases: %r" % r)
+elif r["recall"] < 1.0 or r["breaks"] != 0 or r["exact"] is None or r["offered"] < 1:
+    fail.append("model-rewrite: recall %.2f breaks %d exact %r offered %d (the embedded "
+                "model wrote none of its places)"
+                % (r["recall"], r["breaks"], r["exact"], r["offered"]))
+if rows2.get("all", {}).get("cases") != sum(rows2[k]["cases"] for k in rows2
+                                            if k not in ("all", "model-rewrite")):
+    fail.append("all counts the finder's kinds only: %r" % rows2.get("all"))
 print(q.stderr)
 if fail:
     print(p.stderr)

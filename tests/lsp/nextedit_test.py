@@ -241,6 +241,144 @@ def case_import_from_project(c):
           "    return len(xs) + median(xs)\n", "imported", doc_text(c, uri))
 
 
+# ---- edits the model writes (backend remote: a fake server on the loopback
+# answers what the model would, through the pipeline's engine path) ----------
+
+SIG = ("def scale(p, k):\n"
+       "    return p * k\n"
+       "a = scale(1, 2)\n")
+
+
+def with_model_answer(answer, settings=None):
+    """A fake inference server answering `answer`, and the options that
+    point infill at it."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "remote"))
+    import fakeserver
+    fakeserver.ANSWER = answer
+    srv = fakeserver.FakeServer("ok")
+    opts = {"backend": "remote", "remote.api": "openai", "remote.url": srv.url,
+            "fim.template": "qwen", "completion.candidates": 1, "completion.deadlineMs": 0,
+            "remote.timeoutMs": 10000}
+    opts.update(settings or {})
+    return srv, opts
+
+
+def start_remote(c, opts):
+    c.initialize(init_options=opts)
+    deadline = time.time() + 30
+    while stats(c)["backend"] != "remote":
+        check(time.time() < deadline, "the remote backend came up", stats(c))
+        time.sleep(0.02)
+
+
+def add_param(c):
+    """`def scale(p, k):` -> `def scale(p, k, m):`: the call's argument is
+    not mechanical."""
+    open_doc(c, SIG)
+    change(c, 2, 0, 14, 0, 14, ", m")
+    return 2
+
+
+def case_model_writes_argument(c):
+    """The call site's new argument, written by the model: the reply waits
+    for it, carries it at the place, and applying it gives the file."""
+    srv, opts = with_model_answer(", 3")
+    try:
+        start_remote(c, opts)
+        version = add_param(c)
+        edits = next_edit(c, version=version)
+        check(len(edits) == 1 and edits[0]["text"] == ", 3"
+              and edits[0]["range"]["start"] == pos(2, 14)
+              and edits[0]["range"]["end"] == pos(2, 14), "the model's argument", edits)
+        prompt = srv.requests[0][1]["prompt"]
+        check("# Recent edits (- before, + after):\n# @@ line 1\n# -def scale(p, k):\n"
+              "# +def scale(p, k, m):\n" in prompt, "the recent edits in the prompt", prompt)
+        check(prompt.endswith("<|fim_middle|>") and "a = scale(1, 2<|fim_suffix|>" in prompt,
+              "a FIM prompt at the place", prompt)
+        check(stats(c)["nextEditOffered"] == 1, "offered counted", stats(c))
+        apply(c, version + 1, edits[0])
+        check(doc_text(c) == SIG.replace("k):", "k, m):").replace("2)", "2, 3)"),
+              "applied", doc_text(c))
+        check(next_edit(c, version=version + 1) == [], "nothing left")
+    finally:
+        srv.stop()
+
+
+def case_model_zeta_format(c):
+    """nextEdit.format zeta: Zeta's prompt, the line rewritten, the part
+    that changed offered."""
+    # (a server cuts its text at the stop string, the region's end marker)
+    srv, opts = with_model_answer("a = scale(1, 2, 5)\n", {"nextEdit.format": "zeta"})
+    try:
+        start_remote(c, opts)
+        version = add_param(c)
+        edits = next_edit(c, version=version)
+        check(len(edits) == 1 and edits[0]["text"] == ", 5"
+              and edits[0]["range"]["start"] == pos(2, 14), "the rewritten line's change", edits)
+        prompt = srv.requests[0][1]["prompt"]
+        check(prompt.startswith("### Instruction:\n") and "### User Edits:\n\nUser edited \"/tmp/"
+              "infill-nextedit/a.py\":\n```diff\n@@ -1,1 +1,1 @@\n-def scale(p, k):\n"
+              "+def scale(p, k, m):\n```" in prompt
+              and "<|editable_region_start|>\na = scale(1, 2<|user_cursor_is_here|>)\n"
+              "<|editable_region_end|>" in prompt
+              and prompt.endswith("<|editable_region_start|>\n"), "Zeta's prompt", prompt)
+        check("<|editable_region_end|>" in srv.requests[0][1].get("stop", []), "its stop",
+              srv.requests[0][1])
+    finally:
+        srv.stop()
+
+
+def case_model_breaking_not_offered(c):
+    """A model answer that would break the file's syntax is never offered
+    (the mechanical edits still are)."""
+    srv, opts = with_model_answer(", (3")
+    try:
+        start_remote(c, opts)
+        version = add_param(c)
+        edits = next_edit(c, version=version)
+        check(edits == [], "nothing offered", edits)
+        check(len(srv.requests) >= 1, "the model was asked", srv.requests)
+        check(doc_text(c) == SIG.replace("k):", "k, m):"), "the file as it was", doc_text(c))
+    finally:
+        srv.stop()
+
+
+def case_model_cancel(c):
+    """$/cancelRequest while the model writes: answered at once (with the
+    mechanical edits: none here), the server answers on."""
+    srv, opts = with_model_answer(", 3")
+    srv.mode = "slow"
+    try:
+        start_remote(c, opts)
+        version = add_param(c)
+        rid = c.request_async("infill/nextEdit", {"textDocument": {"uri": URI,
+                                                                   "version": version},
+                                                  "position": pos(1, 4)})
+        time.sleep(0.2)
+        c.notify("$/cancelRequest", {"id": rid})
+        r = c.response(rid, timeout=5)
+        check(r.get("result", {}).get("edits") == [], "answered at once, empty", r)
+        check(stats(c)["requests"] >= 0, "the server answers on")
+    finally:
+        srv.stop()
+
+
+def case_model_exit_while_waiting(c):
+    """shutdown and exit while a reply waits for the model: a clean exit
+    (the closed pipeline's jobs are not touched again)."""
+    srv, opts = with_model_answer(", 3")
+    srv.mode = "slow"
+    try:
+        start_remote(c, opts)
+        version = add_param(c)
+        c.request_async("infill/nextEdit", {"textDocument": {"uri": URI, "version": version},
+                                            "position": pos(1, 4)})
+        time.sleep(0.2)  # the rewrite is with the server now; main() shuts down
+    finally:
+        srv.stop()
+
+
 def doc_text_after_rename():
     return PY.replace("size =", "area =")
 

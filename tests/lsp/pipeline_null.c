@@ -170,3 +170,9 @@ void pipeline_get_stats(const struct pipeline *p, struct stats *out)
 	(void)p;
 	*out = (struct stats){ .backend = "none" };
 }
+
+bool pipeline_model_is_zeta(struct pipeline *p)
+{
+	(void)p;
+	return false; /* no model */
+}
