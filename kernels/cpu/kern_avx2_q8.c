@@ -46,12 +46,20 @@
 #define Q8_ROWS 8                               /* cache rows a pass: a ymm's lanes */
 #define Q8_NB   (BACKEND_MAX_HEAD_DIM / QK8_0) /* blocks a head at most */
 
-static inline void q8_prefetch_rows(const char *r, int64_t stride, int64_t from, int64_t n,
+#ifndef Q8_PF
+#define Q8_PF 24 /* rows ahead of a score pass that it prefetches */
+#endif
+#define Q8_MIX_PF 6 /* rows ahead of the mix's row that it prefetches */
+
+/* The rows Q8_PF ahead of pass i (the first pass: every row up to there).
+ * A pass's work is shorter than a DRAM read, so one pass ahead (8 rows)
+ * left most rows waiting where the cache is out of the caches. */
+static inline void q8_prefetch_rows(const char *r, int64_t stride, int64_t i, int64_t n,
                                     int64_t row_bytes)
 {
-	for (int64_t i = from; i < from + Q8_ROWS && i < n; i++)
-		for (int64_t o = 0; o < row_bytes; o += 64)
-			_mm_prefetch(r + i * stride + o, _MM_HINT_T0);
+	for (int64_t k = i == 0 ? 0 : i + Q8_PF; k < i + Q8_PF + Q8_ROWS && k < n; k++)
+		for (int64_t o = 0; o < row_bytes + 63; o += 64)
+			_mm_prefetch(r + k * stride + (o < row_bytes ? o : row_bytes - 1), _MM_HINT_T0);
 }
 
 /* The fp16 scales of 8 rows, block-major: h[b * 8 + u] = d of row u's
@@ -92,7 +100,7 @@ score_q8_g(int g, int64_t hd, const void *q, int64_t qs, const void *r, int64_t 
 	for (int64_t i = 0; i < n; i += Q8_ROWS) {
 		const int rows = n - i >= Q8_ROWS ? Q8_ROWS : (int)(n - i);
 		const char *r0 = rc + i * stride;
-		q8_prefetch_rows(rc, stride, i + Q8_ROWS, n, row_bytes);
+		q8_prefetch_rows(rc, stride, i, n, row_bytes);
 		q8_scale_table(r0, stride, rows, nb, dh);
 		const struct block_q8_0 *rr[Q8_ROWS];
 		for (int u = 0; u < Q8_ROWS; u++)
@@ -130,30 +138,49 @@ score_q8_g(int g, int64_t hd, const void *q, int64_t qs, const void *r, int64_t 
 	}
 }
 
-/* o of g queries over values [c, c + 8V) (V ymm a query) for the pass's
- * rows; w[j][b * 8 + u] the weight of row u's block b for query j. */
-static inline __attribute__((always_inline)) void
-mix_q8_strip(int g, int V, int64_t c, const float (*w)[Q8_NB * Q8_ROWS], const char *r0,
-             int64_t stride, int rows, float *o, int64_t os)
+/* o of g queries in registers per strip of W values (W / 8 ymm a query:
+ * 64 values for one query, 32 for two, 16 past that) while the run's rows
+ * pass; each row's 16-byte pieces widened once for all the queries, o[c] =
+ * fma(p * d, q[c], o[c]) per row in order as the reference does. A table of
+ * the weights per 8 rows, as the score's scales, measured slower here with
+ * the cache out of the caches (bench-attn; the rows are read in strips). */
+static inline __attribute__((always_inline)) void mix_q8_strip(int g, int W, int64_t c, int64_t hd,
+                                                               const float *p, int64_t ld,
+                                                               const char *r, int64_t stride,
+                                                               int64_t n, float *o, int64_t os)
 {
+	const int64_t row_bytes = hd / QK8_0 * (int64_t)sizeof(struct block_q8_0);
 	__m256 a[CPU_ATTN_QB][8];
-	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++) _Pragma("GCC unroll 8") for (int v = 0;
-	                                                                                 v < V; v++)
-	        a[j][v] = _mm256_loadu_ps(o + j * os + c + 8 * v);
-	for (int u = 0; u < rows; u++) {
-		const struct block_q8_0 *ru = (const struct block_q8_0 *)(r0 + u * stride);
-		_Pragma("GCC unroll 8") for (int v = 0; v < V; v++)
+	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++) _Pragma("GCC unroll 8") for (int u = 0;
+	                                                                                 u < W / 8; u++)
+	        a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);
+	for (int64_t i = 0; i < n; i++) {
+		if (c == 0 && i + Q8_MIX_PF < n) /* the first strip brings whole rows in */
+			for (int64_t b = 0; b < row_bytes + 63; b += 64)
+				_mm_prefetch(r + (i + Q8_MIX_PF) * stride +
+				                     (b < row_bytes ? b : row_bytes - 1),
+				             _MM_HINT_T0);
+		const struct block_q8_0 *ri = (const struct block_q8_0 *)(r + i * stride);
+		_Pragma("GCC unroll 4") for (int u = 0; u < W / 16; u++)
 		{
-			const int64_t e = c + 8 * v, b = e / QK8_0;
-			const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-			        _mm_loadl_epi64((const __m128i *)(ru[b].qs + e % QK8_0))));
-			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++) a[j][v] =
-			        _mm256_fmadd_ps(_mm256_set1_ps(w[j][b * Q8_ROWS + u]), x, a[j][v]);
+			const struct block_q8_0 *rb = ri + (c + 16 * u) / QK8_0;
+			const __m128i v8 =
+			        _mm_loadu_si128((const __m128i *)(rb->qs + (c + 16 * u) % QK8_0));
+			const __m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v8));
+			const __m256 v1 =
+			        _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v8, 8)));
+			const float dv = _cvtsh_ss(rb->d);
+			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+			{
+				const __m256 w = _mm256_set1_ps(p[j * ld + i] * dv);
+				a[j][2 * u] = _mm256_fmadd_ps(w, v0, a[j][2 * u]);
+				a[j][2 * u + 1] = _mm256_fmadd_ps(w, v1, a[j][2 * u + 1]);
+			}
 		}
 	}
-	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++) _Pragma("GCC unroll 8") for (int v = 0;
-	                                                                                 v < V; v++)
-	        _mm256_storeu_ps(o + j * os + c + 8 * v, a[j][v]);
+	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++) _Pragma("GCC unroll 8") for (int u = 0;
+	                                                                                 u < W / 8; u++)
+	        _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);
 }
 
 static inline __attribute__((always_inline)) void mix_q8_g(int g, int64_t hd, const float *p,
@@ -161,34 +188,12 @@ static inline __attribute__((always_inline)) void mix_q8_g(int g, int64_t hd, co
                                                            int64_t stride, int64_t n, float *o,
                                                            int64_t os)
 {
-	const int64_t nb = hd / QK8_0, row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
-	uint16_t dh[Q8_NB * Q8_ROWS] __attribute__((aligned(32)));
-	float w[CPU_ATTN_QB][Q8_NB * Q8_ROWS] __attribute__((aligned(32)));
-	const char *rc = r;
-	for (int64_t i = 0; i < n; i += Q8_ROWS) {
-		const int rows = n - i >= Q8_ROWS ? Q8_ROWS : (int)(n - i);
-		const char *r0 = rc + i * stride;
-		q8_prefetch_rows(rc, stride, i + Q8_ROWS, n, row_bytes);
-		q8_scale_table(r0, stride, rows, nb, dh);
-		for (int j = 0; j < g; j++) {
-			float pj[Q8_ROWS] = { 0 };
-			memcpy(pj, p + j * ld + i, (size_t)rows * sizeof(float));
-			const __m256 pv = _mm256_loadu_ps(pj);
-			for (int64_t b = 0; b < nb; b++)
-				_mm256_store_ps(w[j] + b * Q8_ROWS,
-				                _mm256_mul_ps(pv, _mm256_cvtph_ps(_mm_load_si128(
-				                                          (const __m128i *)(dh + b * Q8_ROWS)))));
-		}
-		/* strips as wide as the registers allow for g queries */
-		int64_t c = 0;
-		if (g == 1)
-			for (; c + 64 <= hd; c += 64) mix_q8_strip(1, 8, c, w, r0, stride, rows, o, os);
-		if (g <= 2)
-			for (; c + 32 <= hd; c += 32) mix_q8_strip(g, 4, c, w, r0, stride, rows, o, os);
-		if (g <= 4)
-			for (; c + 16 <= hd; c += 16) mix_q8_strip(g, 2, c, w, r0, stride, rows, o, os);
-		for (; c < hd; c += 8) mix_q8_strip(g, 1, c, w, r0, stride, rows, o, os);
-	}
+	int64_t c = 0;
+	if (g == 1)
+		for (; c + 64 <= hd; c += 64) mix_q8_strip(1, 64, c, hd, p, ld, r, stride, n, o, os);
+	if (g <= 2)
+		for (; c + 32 <= hd; c += 32) mix_q8_strip(g, 32, c, hd, p, ld, r, stride, n, o, os);
+	for (; c < hd; c += 16) mix_q8_strip(g, 16, c, hd, p, ld, r, stride, n, o, os);
 }
 
 #define Q8_CASES(call)           \

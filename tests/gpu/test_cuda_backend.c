@@ -439,12 +439,15 @@ TEST(starcoder2)
  * cache.kvType q8_0 (kernels/cuda: K and V stored as q8_0 blocks, attention
  * reading them directly) against the CPU backend's q8_0 cache on the tiny
  * gemma (F32 weights, head size 32: one block a head), every prompt of its
- * reference file and three decode steps after each. 1e-2: the f16 cache's
- * 2e-3 above plus the q8_0 levels that land on the other side of a rounding
- * step because the two backends' keys differ in their last bits (tensor-core
- * prefill); a key or value block stored or read at the wrong place, a wrong
- * scale or an unrounded query moves these logits by 0.1 or more. The
- * pool's page count is the CPU's (64/34 of f16's in the same memory).
+ * reference file and three decode steps after each. 2e-3, check_family's
+ * tolerance: the q8_0 cache itself moves these logits by only ~2e-4 from
+ * the f16 cache's (measured on the emulator, where the two backends agree
+ * to 2.4e-7), so the levels that land on the other side of a rounding step
+ * because the backends' keys differ in their last bits (tensor-core
+ * prefill) stay well inside it, while a block read from the wrong place
+ * moves them by far more (values read from the keys' rows: checked). Not
+ * yet run on a GPU. The pool's page count is the CPU's (64/34 of f16's in
+ * the same memory).
  */
 TEST(q8_0_kv_cache_against_the_cpu_backend)
 {
@@ -512,10 +515,10 @@ TEST(q8_0_kv_cache_against_the_cpu_backend)
 		kv_seq_free(sc);
 		kv_seq_free(sh);
 	}
-	printf("  tiny-gemma kv q8_0: max |cuda - cpu| %.3g (tolerance 1e-2); |cuda q8_0 - cuda "
+	printf("  tiny-gemma kv q8_0: max |cuda - cpu| %.3g (tolerance 2e-3); |cuda q8_0 - cuda "
 	       "f16| %.3g\n",
 	       worst, worst16);
-	CHECK(worst <= 1e-2);
+	CHECK(worst <= 2e-3);
 	/* the q8_0 cache is really read: its logits are not the f16 cache's */
 	CHECK(worst16 > 0);
 	free(lg);
