@@ -30,8 +30,9 @@
 #define Q8_FN(name)       cpu_avx2_vnni_##name
 #else
 #pragma GCC target("avx2,fma,f16c")
-#define Q8_DOT(acc, u, s) \
-	_mm256_add_epi32((acc), _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
+#define Q8_DOT(acc, u, s)       \
+	_mm256_add_epi32((acc), \
+	                 _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
 #define Q8_FN(name) cpu_avx2_##name
 #endif
 
@@ -43,7 +44,7 @@
 #include "kern_avx2_q8.h"
 #include "quant.h"
 
-#define Q8_ROWS 8                               /* cache rows a pass: a ymm's lanes */
+#define Q8_ROWS 8                              /* cache rows a pass: a ymm's lanes */
 #define Q8_NB   (BACKEND_MAX_HEAD_DIM / QK8_0) /* blocks a head at most */
 
 #ifndef Q8_PF
@@ -59,13 +60,13 @@ static inline void q8_prefetch_rows(const char *r, int64_t stride, int64_t i, in
 {
 	for (int64_t k = i == 0 ? 0 : i + Q8_PF; k < i + Q8_PF + Q8_ROWS && k < n; k++)
 		for (int64_t o = 0; o < row_bytes + 63; o += 64)
-			_mm_prefetch(r + k * stride + (o < row_bytes ? o : row_bytes - 1), _MM_HINT_T0);
+			_mm_prefetch(r + k * stride + (o < row_bytes ? o : row_bytes - 1),
+			             _MM_HINT_T0);
 }
 
 /* The fp16 scales of 8 rows, block-major: h[b * 8 + u] = d of row u's
  * block b (rows past `rows` repeat row 0: valid memory, lanes never kept). */
-static inline void q8_scale_table(const char *r, int64_t stride, int rows, int64_t nb,
-                                  uint16_t *h)
+static inline void q8_scale_table(const char *r, int64_t stride, int rows, int64_t nb, uint16_t *h)
 {
 	for (int u = 0; u < Q8_ROWS; u++) {
 		const struct block_q8_0 *ru =
@@ -84,9 +85,10 @@ static inline __m256i q8_fold8(const __m256i *v)
 	                        _mm256_permute2x128_si256(a, b, 0x31));
 }
 
-static inline __attribute__((always_inline)) void
-score_q8_g(int g, int64_t hd, const void *q, int64_t qs, const void *r, int64_t stride, int64_t n,
-           float scale, float *s, int64_t ld)
+static inline __attribute__((always_inline)) void score_q8_g(int g, int64_t hd, const void *q,
+                                                             int64_t qs, const void *r,
+                                                             int64_t stride, int64_t n, float scale,
+                                                             float *s, int64_t ld)
 {
 	const int64_t nb = hd / QK8_0, row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
 	const struct block_q8_0 *qb[CPU_ATTN_QB];
@@ -106,21 +108,26 @@ score_q8_g(int g, int64_t hd, const void *q, int64_t qs, const void *r, int64_t 
 		for (int u = 0; u < Q8_ROWS; u++)
 			rr[u] = (const struct block_q8_0 *)(r0 + (u < rows ? u : 0) * stride);
 		__m256 acc[CPU_ATTN_QB];
-		_Pragma("GCC unroll 8") for (int j = 0; j < CPU_ATTN_QB; j++) acc[j] = _mm256_setzero_ps();
+		_Pragma("GCC unroll 8") for (int j = 0; j < CPU_ATTN_QB; j++) acc[j] =
+		        _mm256_setzero_ps();
 		for (int64_t b = 0; b < nb; b++) {
-			const __m256 dk = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(dh + b * Q8_ROWS)));
+			const __m256 dk = _mm256_cvtph_ps(
+			        _mm_load_si128((const __m128i *)(dh + b * Q8_ROWS)));
 			_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
 			{
 				const __m256i qv = _mm256_loadu_si256((const __m256i *)qb[j][b].qs);
 				__m256i p[Q8_ROWS];
 				_Pragma("GCC unroll 8") for (int u = 0; u < Q8_ROWS; u++)
 				{
-					const __m256i kv = _mm256_loadu_si256((const __m256i *)rr[u][b].qs);
-					p[u] = Q8_DOT(_mm256_setzero_si256(), _mm256_sign_epi8(kv, kv),
+					const __m256i kv =
+					        _mm256_loadu_si256((const __m256i *)rr[u][b].qs);
+					p[u] = Q8_DOT(_mm256_setzero_si256(),
+					              _mm256_sign_epi8(kv, kv),
 					              _mm256_sign_epi8(qv, kv));
 				}
-				const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(q8_fold8(p)),
-				                               _mm256_mul_ps(dk, _mm256_set1_ps(dq[j][b])));
+				const __m256 t =
+				        _mm256_mul_ps(_mm256_cvtepi32_ps(q8_fold8(p)),
+				                      _mm256_mul_ps(dk, _mm256_set1_ps(dq[j][b])));
 				acc[j] = _mm256_add_ps(acc[j], t);
 			}
 		}
@@ -151,9 +158,9 @@ static inline __attribute__((always_inline)) void mix_q8_strip(int g, int W, int
 {
 	const int64_t row_bytes = hd / QK8_0 * (int64_t)sizeof(struct block_q8_0);
 	__m256 a[CPU_ATTN_QB][8];
-	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++) _Pragma("GCC unroll 8") for (int u = 0;
-	                                                                                 u < W / 8; u++)
-	        a[j][u] = _mm256_loadu_ps(o + j * os + c + 8 * u);
+	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+	        _Pragma("GCC unroll 8") for (int u = 0; u < W / 8; u++) a[j][u] =
+	                _mm256_loadu_ps(o + j * os + c + 8 * u);
 	for (int64_t i = 0; i < n; i++) {
 		if (c == 0 && i + Q8_MIX_PF < n) /* the first strip brings whole rows in */
 			for (int64_t b = 0; b < row_bytes + 63; b += 64)
@@ -178,9 +185,9 @@ static inline __attribute__((always_inline)) void mix_q8_strip(int g, int W, int
 			}
 		}
 	}
-	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++) _Pragma("GCC unroll 8") for (int u = 0;
-	                                                                                 u < W / 8; u++)
-	        _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);
+	_Pragma("GCC unroll 8") for (int j = 0; j < g; j++)
+	        _Pragma("GCC unroll 8") for (int u = 0; u < W / 8; u++)
+	                _mm256_storeu_ps(o + j * os + c + 8 * u, a[j][u]);
 }
 
 static inline __attribute__((always_inline)) void mix_q8_g(int g, int64_t hd, const float *p,
@@ -190,9 +197,11 @@ static inline __attribute__((always_inline)) void mix_q8_g(int g, int64_t hd, co
 {
 	int64_t c = 0;
 	if (g == 1)
-		for (; c + 64 <= hd; c += 64) mix_q8_strip(1, 64, c, hd, p, ld, r, stride, n, o, os);
+		for (; c + 64 <= hd; c += 64)
+			mix_q8_strip(1, 64, c, hd, p, ld, r, stride, n, o, os);
 	if (g <= 2)
-		for (; c + 32 <= hd; c += 32) mix_q8_strip(g, 32, c, hd, p, ld, r, stride, n, o, os);
+		for (; c + 32 <= hd; c += 32)
+			mix_q8_strip(g, 32, c, hd, p, ld, r, stride, n, o, os);
 	for (; c < hd; c += 16) mix_q8_strip(g, 16, c, hd, p, ld, r, stride, n, o, os);
 }
 

@@ -80,7 +80,8 @@ __device__ __forceinline__ void attn_body(const float *q, const int32_t *pos, co
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
 			/* Q8 scales the score after the dot, as the CPU backend does */
-			qv[i][j] = d < D ? q[((size_t)t * n_heads + h) * D + d + j] * (Q8 ? 1.f : scale)
+			qv[i][j] = d < D ? q[((size_t)t * n_heads + h) * D + d + j] *
+			                           (Q8 ? 1.f : scale)
 			                 : 0.f;
 			acc[i][j] = 0.f;
 		}
@@ -119,8 +120,8 @@ __device__ __forceinline__ void attn_body(const float *q, const int32_t *pos, co
 					int k4[4];
 					q8_load4(blk, d % 32, k4);
 					dk = h2f(*(const uint16_t *)blk);
-					isum = qi[i][0] * k4[0] + qi[i][1] * k4[1] + qi[i][2] * k4[2] +
-					       qi[i][3] * k4[3];
+					isum = qi[i][0] * k4[0] + qi[i][1] * k4[1] +
+					       qi[i][2] * k4[2] + qi[i][3] * k4[3];
 				}
 				for (int o = 1; o < 8; o <<= 1)
 					isum += __shfl_xor_sync(0xffffffffu, isum, o);

@@ -309,10 +309,12 @@ static __global__ void rope_kv_kernel(float *q, const float *k, const float *v, 
 		              *vb = kv_row(kv, page, layer, 1, slot);
 		for (int b = threadIdx.x / 32; b < kvd / 32; b += nw) {
 			const int e = 32 * b + lane, head = e / D;
-			const float kx = rope_elem(kr + (size_t)head * D, bk ? bk + (size_t)head * D : NULL,
-			                           e % D, rope, fp);
+			const float kx =
+			        rope_elem(kr + (size_t)head * D, bk ? bk + (size_t)head * D : NULL,
+			                  e % D, rope, fp);
 			q8_store_warp(kx, lane, kb + (size_t)b * CUQ_Q8_BLOCK);
-			q8_store_warp(vr[e] + (bv ? bv[e] : 0.f), lane, vb + (size_t)b * CUQ_Q8_BLOCK);
+			q8_store_warp(vr[e] + (bv ? bv[e] : 0.f), lane,
+			              vb + (size_t)b * CUQ_Q8_BLOCK);
 		}
 		return;
 	}
@@ -388,7 +390,8 @@ static __global__ void kv_shift_q8_kernel(cuq_kv kv, const int32_t *sp, const in
 	const int lane = threadIdx.x % 32, nw = blockDim.x / 32;
 	const unsigned char *ks = kv_row(kv, sp[i], layer, 0, ss[i]),
 	                    *vs = kv_row(kv, sp[i], layer, 1, ss[i]);
-	unsigned char *kd = kv_row(kv, dp[i], layer, 0, ds[i]), *vd = kv_row(kv, dp[i], layer, 1, ds[i]);
+	unsigned char *kd = kv_row(kv, dp[i], layer, 0, ds[i]),
+	              *vd = kv_row(kv, dp[i], layer, 1, ds[i]);
 	for (int head = 0; head < kv.n_kv_heads; head++) {
 		const unsigned char *src = ks + (size_t)head * nbh * CUQ_Q8_BLOCK;
 		for (int e = threadIdx.x; e < D; e += blockDim.x) {

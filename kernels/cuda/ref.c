@@ -252,7 +252,8 @@ void cuq_ref_kv_shift(const struct cuq_kv *kv, const int32_t *src_page, const in
 	for (int i = 0; i < n; i++)
 		for (int l = 0; l < kv->n_layers; l++) {
 			for (int h = 0; h < kv->n_kv_heads; h++)
-				kv_load_head(kv, src_page[i], l, 0, src_slot[i], h, kr + (size_t)h * D);
+				kv_load_head(kv, src_page[i], l, 0, src_slot[i], h,
+				             kr + (size_t)h * D);
 			memcpy(vr, kv_row(kv, src_page[i], l, 1, src_slot[i]), rb);
 			rope_vec(kr, NULL, kv->n_kv_heads, D, rope, (double)delta);
 			kv_store(kv, dst_page[i], l, 0, dst_slot[i], kr);
@@ -270,7 +271,8 @@ void cuq_ref_attn(const float *q, const int32_t *pos, const int32_t *seq, int n,
 	for (int t = 0; t < n; t++) {
 		const int L = pos[t] + 1;
 		double *sc = malloc(sizeof(double) * (size_t)L);
-		float *row = malloc(sizeof(float) * (size_t)D), *qr = malloc(sizeof(float) * (size_t)D);
+		float *row = malloc(sizeof(float) * (size_t)D),
+		      *qr = malloc(sizeof(float) * (size_t)D);
 		double *acc = malloc(sizeof(double) * (size_t)D);
 		unsigned char *q8 = malloc((size_t)D / 32 * CUQ_Q8_BLOCK + CUQ_Q8_BLOCK);
 		if (!sc || !row || !qr || !acc || !q8) {
@@ -289,8 +291,8 @@ void cuq_ref_attn(const float *q, const int32_t *pos, const int32_t *seq, int n,
 				memcpy(qr, qh, sizeof(float) * (size_t)D);
 			double m = -INFINITY, sum = 0;
 			for (int p = 0; p < L; p++) {
-				kv_load_head(kv, table[p / kv->page_size], layer, 0, p % kv->page_size,
-				             kh, row);
+				kv_load_head(kv, table[p / kv->page_size], layer, 0,
+				             p % kv->page_size, kh, row);
 				double s = 0;
 				for (int d = 0; d < D; d++) s += (double)qr[d] * row[d];
 				sc[p] = s / sqrt((double)D);
@@ -299,8 +301,8 @@ void cuq_ref_attn(const float *q, const int32_t *pos, const int32_t *seq, int n,
 			for (int p = 0; p < L; p++) sum += (sc[p] = exp(sc[p] - m));
 			for (int d = 0; d < D; d++) acc[d] = 0;
 			for (int p = 0; p < L; p++) {
-				kv_load_head(kv, table[p / kv->page_size], layer, 1, p % kv->page_size,
-				             kh, row);
+				kv_load_head(kv, table[p / kv->page_size], layer, 1,
+				             p % kv->page_size, kh, row);
 				for (int d = 0; d < D; d++) acc[d] += sc[p] * row[d];
 			}
 			for (int d = 0; d < D; d++)

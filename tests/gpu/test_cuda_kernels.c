@@ -499,8 +499,8 @@ static int pool_compare(const struct cuq_kv *kv, const void *dev, const void *re
 		                    *b = (const unsigned char *)ref + row * rb;
 		if (is_v) {
 			if (memcmp(a, b, rb) != 0 && bad++ < 6)
-				fprintf(stderr, "%s: V row %zu differs from the reference's bits\n", what,
-				        row);
+				fprintf(stderr, "%s: V row %zu differs from the reference's bits\n",
+				        what, row);
 			continue;
 		}
 		for (size_t o = 0; o < rb; o += CUQ_Q8_BLOCK) {
@@ -509,15 +509,16 @@ static int pool_compare(const struct cuq_kv *kv, const void *dev, const void *re
 			memcpy(&y, b + o, sizeof y);
 			const float dx = tensor_f16_to_f32(x.d), dy = tensor_f16_to_f32(y.d);
 			if (!(fabs(dx - dy) <= dy / 1024 + 1e-7) && bad++ < 6)
-				fprintf(stderr, "%s: K row %zu block %zu d %.6g vs %.6g\n", what, row,
-				        o / CUQ_Q8_BLOCK, dx, dy);
+				fprintf(stderr, "%s: K row %zu block %zu d %.6g vs %.6g\n", what,
+				        row, o / CUQ_Q8_BLOCK, dx, dy);
 			for (int j = 0; j < 32; j++) {
 				/* slots never written (zeros) do not dilute the count */
 				levels += y.d != 0;
 				same += y.d != 0 && x.qs[j] == y.qs[j];
-				if (!(fabs(dx * x.qs[j] - dy * y.qs[j]) <= 1.01 * dy + 1e-7) && bad++ < 6)
-					fprintf(stderr, "%s: K row %zu value %zu: %d vs %d\n", what, row,
-					        o / CUQ_Q8_BLOCK * 32 + j, x.qs[j], y.qs[j]);
+				if (!(fabs(dx * x.qs[j] - dy * y.qs[j]) <= 1.01 * dy + 1e-7) &&
+				    bad++ < 6)
+					fprintf(stderr, "%s: K row %zu value %zu: %d vs %d\n", what,
+					        row, o / CUQ_Q8_BLOCK * 32 + j, x.qs[j], y.qs[j]);
 			}
 		}
 	}
