@@ -197,18 +197,8 @@ struct backend *backend_create(const struct backend_config *cfg, const struct ba
 	b->kv_type = cfg->kv_type;
 	struct infill_error cuda_err = { 0 };
 	rc = -ENOENT;
-	/* The CUDA module's attention reads f16 K/V only: a q8_0 cache is the
-	 * CPU backend's (auto takes the CPU; cuda asked by name is refused). */
-	if (cfg->kv_type == TENSOR_TYPE_Q8_0 && cfg->kind == BACKEND_KIND_CUDA) {
-		error_set(err, -ENOTSUP,
-		          "cuda backend: cache.kvType q8_0 is not implemented on CUDA yet; use f16 "
-		          "there, or the cpu backend");
-		error_key(err, "cache.kvType", strlen("cache.kvType"));
-		free(b);
-		return NULL;
-	}
-	if ((cfg->kind == BACKEND_KIND_CUDA || cfg->kind == BACKEND_KIND_AUTO) &&
-	    cfg->kv_type != TENSOR_TYPE_Q8_0) {
+	/* The CUDA module keeps a q8_0 cache as q8_0 blocks too (cuda_ops.h). */
+	if (cfg->kind == BACKEND_KIND_CUDA || cfg->kind == BACKEND_KIND_AUTO) {
 		rc = cuda_init(b, cfg, w, cfg->kind == BACKEND_KIND_CUDA ? err : &cuda_err);
 		if (rc == 0)
 			b->kind = BACKEND_KIND_CUDA;

@@ -27,13 +27,15 @@
 #define SIMD_DOT_I8(acc, u, s) _mm256_dpbusd_avx_epi32((acc), (u), (s))
 #define KERN_AVX2_SET          cpu_kernels_avx2_vnni
 #define KERN_AVX2_NAME         "avx2-vnni"
+#define KERN_AVX2_Q8(name)     cpu_avx2_vnni_##name
 #else
 #pragma GCC target("avx2,fma,f16c")
 #define SIMD_DOT_I8(acc, u, s)  \
 	_mm256_add_epi32((acc), \
 	                 _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
-#define KERN_AVX2_SET  cpu_kernels_avx2
-#define KERN_AVX2_NAME "avx2"
+#define KERN_AVX2_SET      cpu_kernels_avx2
+#define KERN_AVX2_NAME     "avx2"
+#define KERN_AVX2_Q8(name) cpu_avx2_##name
 #endif
 
 #include "kern_simd.h"
@@ -46,6 +48,7 @@
 #define P8_T        4 /* tokens per register tile */
 #define P8_TILE2_IL 1 /* p16_tile_il: 8 tokens interleaved (prompts) */
 
+#include "kern_avx2_q8.h"
 #include "kern_p8.h"
 
 static inline int32_t load_i32(const void *p)
@@ -618,8 +621,8 @@ const struct cpu_kernels KERN_AVX2_SET = {
 	.mix_f32 = attn_mix_f32,
 	.score_f16 = attn_score_f16,
 	.mix_f16 = attn_mix_f16,
-	.score_q8 = attn_score_q8,
-	.mix_q8 = attn_mix_q8,
+	.score_q8 = KERN_AVX2_Q8(score_q8), /* kern_avx2_q8.c */
+	.mix_q8 = KERN_AVX2_Q8(mix_q8),
 	.softmax = attn_softmax,
 	.attn_qb = ATTN_QB,
 	.score_t_f16 = simd_score_t_f16,

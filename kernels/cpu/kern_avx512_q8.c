@@ -2,8 +2,7 @@
  * kern_avx512_q8.c - the AVX-512 set's attention over a q8_0 cache
  * (cpu.h's score_q8 / mix_q8 contracts), in its own file so that its
  * compile is not the whole set's; kern_avx512.c's table points here
- * (kern_avx512_q8.h). The ymm loops it replaces stay in kern_simd.h for the
- * AVX2 sets; kern_ref.c's score_q8 / mix_q8 are the plain C it equals bit
+ * (kern_avx512_q8.h); the AVX2 sets' are kern_avx2_q8.c. kern_ref.c's score_q8 / mix_q8 are the plain C it equals bit
  * for bit (tests/kernels: attention_q8_0_zmm_same_bits_as_reference).
  */
 #if defined(__x86_64__)
@@ -32,10 +31,11 @@ static inline float f16_to_f32(uint16_t h)
 /*
  * A q8_0 cache on zmm (cpu.h's score_q8 / mix_q8). Decode reads these rows
  * from DRAM at 34 bytes per 32 values where F16 reads 64, which pays only
- * if the instructions per row stay under the reads' time: the ymm loops of
- * kern_simd.h spend two sign ops, a widening, a scalar fp16 scale and a
- * horizontal sum per block and row, and were slower than F16 (docs/
- * benchmarks.md). Here four rows pass at once, their blocks two to a zmm:
+ * if the instructions per row stay under the reads' time: the ymm loops
+ * kern_simd.h had (since replaced by kern_avx2_q8.c) spent two sign ops, a
+ * widening, a scalar fp16 scale and a horizontal sum per block and row, and
+ * were slower than F16 (docs/benchmarks.md). Here four rows pass at once,
+ * their blocks two to a zmm:
  *
  * score: k + 128 (one xor) as vpdpbusd's unsigned operand against the
  * query's signed bytes, 128 * sum(q) of the block subtracted after: the

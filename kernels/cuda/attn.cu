@@ -45,9 +45,18 @@ __device__ __forceinline__ void load4h(const __half *p, float *f)
 	f[0] = fa.x, f[1] = fa.y, f[2] = fb.x, f[3] = fb.y;
 }
 
-static __global__ void __launch_bounds__(ATTN_WARPS * 32)
-        attn_kernel(const float *q, const int32_t *pos, const int32_t *seq, int n_heads, cuq_kv kv,
-                    int layer, int n_splits, float *part, float *out)
+/*
+ * With a q8_0 pool (Q8) a lane's 4 dimensions lie in one block (8 lanes a
+ * block): the query is rounded to q8_0 per block first, as the CPU backend
+ * and llama.cpp do (its d from the 8 lanes' max), a key's block dot is an
+ * exact integer sum over those 8 lanes times d_k * d_q, and a value's 4
+ * int8 are widened and scaled in registers; nothing is dequantized to
+ * memory. The f16 path is the same code with Q8 false.
+ */
+template <bool Q8>
+__device__ __forceinline__ void attn_body(const float *q, const int32_t *pos, const int32_t *seq,
+                                          int n_heads, const cuq_kv &kv, int layer, int n_splits,
+                                          float *part, float *out)
 {
 	__shared__ float sm_m[ATTN_WARPS], sm_l[ATTN_WARPS];
 	__shared__ float sm_acc[ATTN_WARPS][ATTN_MAX_D];
@@ -63,29 +72,61 @@ static __global__ void __launch_bounds__(ATTN_WARPS * 32)
 	const float scale = rsqrtf((float)D);
 
 	float qv[ATTN_DPL][4], acc[ATTN_DPL][4];
+	int qi[ATTN_DPL][4]; /* Q8: the query's q8_0 levels, */
+	float qd[ATTN_DPL];  /* and its block's d */
 #pragma unroll
 	for (int i = 0; i < ATTN_DPL; i++) {
 		const int d = 4 * lane + 128 * i;
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
-			qv[i][j] = d < D ? q[((size_t)t * n_heads + h) * D + d + j] * scale : 0.f;
+			/* Q8 scales the score after the dot, as the CPU backend does */
+			qv[i][j] = d < D ? q[((size_t)t * n_heads + h) * D + d + j] *
+			                           (Q8 ? 1.f : scale)
+			                 : 0.f;
 			acc[i][j] = 0.f;
+		}
+		if (Q8 && 128 * i < D) { /* uniform across the warp: the shuffles converge */
+			float amax = fmaxf(fmaxf(fabsf(qv[i][0]), fabsf(qv[i][1])),
+			                   fmaxf(fabsf(qv[i][2]), fabsf(qv[i][3])));
+			for (int o = 1; o < 8; o <<= 1)
+				amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+			const float id = amax != 0.f ? 127.f / amax : 0.f;
+			qd[i] = __half2float(__float2half_rn(amax / 127.f));
+#pragma unroll
+			for (int j = 0; j < 4; j++) qi[i][j] = (int)rintf(qv[i][j] * id);
 		}
 	}
 	float m = -INFINITY, l = 0.f;
+	const size_t rb = kv_row_bytes(kv);
 
 	for (int p = p0 + warp; p < p1; p += ATTN_WARPS) {
 		const int page = table[p / kv.page_size], slot = p % kv.page_size;
-		const size_t base =
-		        (((size_t)page * kv.n_layers + layer) * 2 * kv.page_size + slot) * kvd +
-		        (size_t)kvh * D;
-		const __half *kp = (const __half *)kv.pool + base;
+		const size_t row = ((size_t)page * kv.n_layers + layer) * 2 * kv.page_size + slot;
+		const __half *kp = (const __half *)kv.pool + row * kvd + (size_t)kvh * D;
 		const __half *vp = kp + (size_t)kv.page_size * kvd;
+		const unsigned char *kb = (const unsigned char *)kv.pool + row * rb +
+		                          (size_t)kvh * (D / 32) * CUQ_Q8_BLOCK;
+		const unsigned char *vb = kb + (size_t)kv.page_size * rb;
 		float s = 0.f;
 #pragma unroll
 		for (int i = 0; i < ATTN_DPL; i++) {
 			const int d = 4 * lane + 128 * i;
-			if (d < D) {
+			if (Q8) {
+				if (128 * i >= D) continue; /* uniform */
+				int isum = 0;
+				float dk = 0.f;
+				if (d < D) {
+					const unsigned char *blk = kb + (d / 32) * CUQ_Q8_BLOCK;
+					int k4[4];
+					q8_load4(blk, d % 32, k4);
+					dk = h2f(*(const uint16_t *)blk);
+					isum = qi[i][0] * k4[0] + qi[i][1] * k4[1] +
+					       qi[i][2] * k4[2] + qi[i][3] * k4[3];
+				}
+				for (int o = 1; o < 8; o <<= 1)
+					isum += __shfl_xor_sync(0xffffffffu, isum, o);
+				if (lane % 8 == 0) s += (float)isum * (dk * qd[i]);
+			} else if (d < D) {
 				float k4[4];
 				load4h(kp + d, k4);
 				s += qv[i][0] * k4[0] + qv[i][1] * k4[1] + qv[i][2] * k4[2] +
@@ -93,6 +134,7 @@ static __global__ void __launch_bounds__(ATTN_WARPS * 32)
 			}
 		}
 		s = warp_sum(s);
+		if (Q8) s *= scale;
 		const float m_new = fmaxf(m, s);
 		const float corr = __expf(m - m_new), e = __expf(s - m_new);
 		l = l * corr + e;
@@ -102,7 +144,14 @@ static __global__ void __launch_bounds__(ATTN_WARPS * 32)
 			const int d = 4 * lane + 128 * i;
 			if (d < D) {
 				float v4[4];
-				load4h(vp + d, v4);
+				if (Q8) {
+					const unsigned char *blk = vb + (d / 32) * CUQ_Q8_BLOCK;
+					const float dv = h2f(*(const uint16_t *)blk);
+					int v8[4];
+					q8_load4(blk, d % 32, v8);
+					for (int j = 0; j < 4; j++) v4[j] = dv * (float)v8[j];
+				} else
+					load4h(vp + d, v4);
 #pragma unroll
 				for (int j = 0; j < 4; j++)
 					acc[i][j] = acc[i][j] * corr + e * v4[j];
@@ -150,6 +199,20 @@ static __global__ void __launch_bounds__(ATTN_WARPS * 32)
 	}
 }
 
+static __global__ void __launch_bounds__(ATTN_WARPS * 32)
+        attn_kernel(const float *q, const int32_t *pos, const int32_t *seq, int n_heads, cuq_kv kv,
+                    int layer, int n_splits, float *part, float *out)
+{
+	attn_body<false>(q, pos, seq, n_heads, kv, layer, n_splits, part, out);
+}
+
+static __global__ void __launch_bounds__(ATTN_WARPS * 32)
+        attn_q8_kernel(const float *q, const int32_t *pos, const int32_t *seq, int n_heads,
+                       cuq_kv kv, int layer, int n_splits, float *part, float *out)
+{
+	attn_body<true>(q, pos, seq, n_heads, kv, layer, n_splits, part, out);
+}
+
 /* One block per (head, entry): out = sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s. */
 static __global__ void attn_combine_kernel(const float *part, int n_heads, int D, int n_splits,
                                            float *out)
@@ -182,10 +245,14 @@ extern "C" int cuq_attn_launch(const float *q, const int32_t *pos, const int32_t
 	if (!q || !pos || !seq || !kv || !out || n < 1 || n_heads < 1 || kv->n_kv_heads < 1 ||
 	    n_heads % kv->n_kv_heads || kv->head_dim % 4 || kv->head_dim > ATTN_MAX_D ||
 	    n_splits < 1 || n_splits > CUQ_ATTN_MAX_SPLITS || (n_splits > 1 && !part) ||
-	    layer < 0 || layer >= kv->n_layers)
+	    layer < 0 || layer >= kv->n_layers || (kv->q8 && kv->head_dim % 32))
 		return -EINVAL;
-	attn_kernel<<<dim3(n_splits, n_heads, n), ATTN_WARPS * 32, 0, stream>>>(
-	        q, pos, seq, n_heads, *kv, layer, n_splits, part, out);
+	if (kv->q8)
+		attn_q8_kernel<<<dim3(n_splits, n_heads, n), ATTN_WARPS * 32, 0, stream>>>(
+		        q, pos, seq, n_heads, *kv, layer, n_splits, part, out);
+	else
+		attn_kernel<<<dim3(n_splits, n_heads, n), ATTN_WARPS * 32, 0, stream>>>(
+		        q, pos, seq, n_heads, *kv, layer, n_splits, part, out);
 	if (n_splits > 1)
 		attn_combine_kernel<<<dim3(n_heads, n), 64, 0, stream>>>(
 		        part, n_heads, kv->head_dim, n_splits, out);

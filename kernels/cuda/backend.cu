@@ -821,8 +821,14 @@ static int device_open(struct cuda_backend *c, const struct backend_config *cfg,
 
 /* The shapes the kernels are written for, refused before anything is
  * allocated. */
-static int shapes_check(const struct backend_hparams *hp, struct infill_error *err)
+static int shapes_check(const struct backend_hparams *hp, uint32_t kv_type,
+                        struct infill_error *err)
 {
+	if (kv_type == CUQ_Q8_0 && (hp->head_dim % 32 || hp->head_dim > 256))
+		return error_set(err, -EINVAL,
+		                 "cuda: cache.kvType q8_0 needs a head size that is a multiple of "
+		                 "32 up to 256 (this model's is %d); use f16",
+		                 hp->head_dim);
 	if (hp->head_dim % 4 || hp->head_dim > 256)
 		return error_set(err, -EINVAL,
 		                 "cuda: head size %d is not supported (a multiple of 4 up to 256)",
@@ -866,8 +872,9 @@ static int rope_upload(struct cuda_backend *c, const struct backend_hparams *hp,
 	return 0;
 }
 
-/* KV pool: f16 whatever kv_type asks (the kernels read f16 K/V). A page
- * table covers at most MAX_CTX positions, and never more pages than exist. */
+/* KV pool: q8_0 blocks where kv_type asks for them (cache.kvType q8_0),
+ * else f16 (an f32 ask too: the kernels read f16 or q8_0). A page table
+ * covers at most MAX_CTX positions, and never more pages than exist. */
 static int kv_pool_alloc(struct cuda_backend *c, const struct backend_config *cfg,
                          const struct backend_hparams *hp, struct infill_error *err)
 {
@@ -876,8 +883,8 @@ static int kv_pool_alloc(struct cuda_backend *c, const struct backend_config *cf
 	c->kv.page_size = cfg->kv_page_size;
 	c->kv.n_kv_heads = hp->n_head_kv;
 	c->kv.head_dim = hp->head_dim;
-	c->page_bytes = 2 * (size_t)hp->n_layer * cfg->kv_page_size * hp->n_head_kv * hp->head_dim *
-	                sizeof(uint16_t);
+	c->kv.q8 = cfg->kv_type == CUQ_Q8_0; /* GGML type ids, as backend.h */
+	c->page_bytes = 2 * (size_t)hp->n_layer * cfg->kv_page_size * cuq_kv_row_bytes(&c->kv);
 	c->table_w = (MAX_CTX + cfg->kv_page_size - 1) / cfg->kv_page_size;
 	if (c->table_w > c->n_pages) c->table_w = c->n_pages;
 	c->kv.max_pages = c->table_w;
@@ -966,7 +973,7 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 {
 	const struct backend_hparams *hp = &w->hp;
 	int rc;
-	if ((rc = device_open(c, cfg, err)) || (rc = shapes_check(hp, err)) ||
+	if ((rc = device_open(c, cfg, err)) || (rc = shapes_check(hp, cfg->kv_type, err)) ||
 	    (rc = stream_open(c, err)))
 		return rc;
 	c->layers = (struct cl_layer *)calloc((size_t)hp->n_layer, sizeof *c->layers);
@@ -1000,6 +1007,7 @@ infill_backend_cuda_init(struct backend *out, const struct backend_config *cfg,
 	 * they cost more memory than the file (convert.h). */
 	char conv[64];
 	cuq_convert_describe(c->converted, conv, sizeof conv);
-	snprintf(out->name, sizeof out->name, "cuda (%.48s, kv f16%s)", c->gpu_name, conv);
+	snprintf(out->name, sizeof out->name, "cuda (%.48s, kv %s%s)", c->gpu_name,
+	         c->kv.q8 ? "q8_0" : "f16", conv);
 	return 0;
 }

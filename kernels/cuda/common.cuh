@@ -39,6 +39,45 @@ __device__ __forceinline__ float h2f(uint16_t h)
 	return __half2float(__ushort_as_half(h));
 }
 
+/* ---- q8_0 KV slots (struct cuq_kv with q8) ---- */
+
+/* Bytes of one slot's K or V vector: cuq_kv_row_bytes() for device code. */
+__device__ __forceinline__ size_t kv_row_bytes(const cuq_kv &kv)
+{
+	const size_t kvd = (size_t)kv.n_kv_heads * kv.head_dim;
+	return kv.q8 ? kvd / 32 * CUQ_Q8_BLOCK : kvd * 2;
+}
+
+/* The first byte of slot `slot`'s K (which 0) or V (1) vector of a layer. */
+__device__ __forceinline__ unsigned char *kv_row(const cuq_kv &kv, int page, int layer, int which,
+                                                 int slot)
+{
+	return (unsigned char *)kv.pool +
+	       ((((size_t)page * kv.n_layers + layer) * 2 + which) * kv.page_size + slot) *
+	               kv_row_bytes(kv);
+}
+
+/* Element o (a multiple of 4) of a q8_0 block: 4 int8 by two 2-byte loads
+ * (blocks are 34 bytes, so only 2-byte alignment holds). */
+__device__ __forceinline__ void q8_load4(const unsigned char *blk, int o, int *v)
+{
+	const uint16_t a = *(const uint16_t *)(blk + 2 + o), b = *(const uint16_t *)(blk + 4 + o);
+	v[0] = (signed char)(a & 0xffu), v[1] = (signed char)(a >> 8);
+	v[2] = (signed char)(b & 0xffu), v[3] = (signed char)(b >> 8);
+}
+
+/* One q8_0 block from a warp, lane l holding value l: d = amax / 127 (as
+ * fp16), q = round-half-even(x * 127 / amax), the CPU backend's
+ * cpu_q8_0_quantize to the bit. Every lane must call it (warp max). */
+__device__ __forceinline__ void q8_store_warp(float x, int lane, unsigned char *blk)
+{
+	float amax = fabsf(x);
+	for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+	const float d = amax / 127.f, id = amax != 0.f ? 127.f / amax : 0.f;
+	if (lane == 0) *(__half *)blk = __float2half_rn(d);
+	blk[2 + lane] = (unsigned char)(signed char)(int)rintf(x * id);
+}
+
 __device__ __forceinline__ float bf2f(uint16_t b)
 {
 	return __uint_as_float((uint32_t)b << 16);

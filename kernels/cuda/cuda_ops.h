@@ -6,7 +6,7 @@
  * 0 or a negative error (-EINVAL for bad arguments, -EIO for a launch error);
  * it never synchronizes, so a sequence of launchers can be captured into a
  * CUDA graph. All pointers are device pointers unless a name says host.
- * Activations are f32, row-major [n_tokens][width]; KV pages are f16.
+ * Activations are f32, row-major [n_tokens][width]; KV pages are f16 or q8_0 (struct cuq_kv).
  *
  * Beside each kernel, ref.c holds a plain C version of the same math
  * (cuda_ref.h) that the tests compare against with stated tolerances.
@@ -145,14 +145,31 @@ int cuq_add_launch(float *x, const float *y, size_t count, cudaStream_t stream);
  * A batch entry t has a sequence index seq[t] and a position pos[t]; its
  * page is tables[seq[t]*max_pages + pos[t]/page_size]. */
 struct cuq_kv {
-	void *pool; /* f16 */
+	void *pool; /* f16, or q8_0 blocks where q8 */
 	int n_layers;
 	int page_size; /* tokens per page */
 	int n_kv_heads;
 	int head_dim;
 	int max_pages;         /* page-table width per sequence */
 	const int32_t *tables; /* [n_seqs][max_pages] on the device */
+	/* cache.kvType q8_0: a slot's vector is kv_dim/32 of llama.cpp's q8_0
+	 * blocks (CUQ_Q8_BLOCK bytes: an fp16 scale d, then 32 int8; d = amax/127,
+	 * q = round-half-even(x * 127/amax), as the CPU backend's
+	 * cpu_q8_0_quantize), head h's blocks from block h*head_dim/32, so the
+	 * offsets above count cuq_kv_row_bytes() per slot instead of kv_dim f16.
+	 * head_dim must be a multiple of 32. The writers quantize as they store;
+	 * attention reads the blocks directly (no dequantized copy). */
+	int q8;
 };
+
+#define CUQ_Q8_BLOCK 34 /* bytes of one q8_0 block of 32 values */
+
+/* Bytes of one slot's K (or V) vector in the pool. */
+static inline size_t cuq_kv_row_bytes(const struct cuq_kv *kv)
+{
+	const size_t kvd = (size_t)kv->n_kv_heads * kv->head_dim;
+	return kv->q8 ? kvd / 32 * CUQ_Q8_BLOCK : kvd * 2;
+}
 
 /* RoPE: for pair i < n_rot/2 of each head, angle = pos * freq[i] with
  * freq[i] = scale * base^(-2i/n_rot) (a host-made table: cuq_rope_freqs).
@@ -188,7 +205,10 @@ int cuq_gather_launch(const float *src, const int32_t *rows, int n, int width, f
  * (flash-decoding); the split count, not the chunk length, is fixed, so the
  * grid does not depend on sequence lengths and a captured graph stays valid as
  * sequences grow. n_splits == 1 writes `out` directly; otherwise `part` is
- * scratch of cuq_attn_scratch() bytes. head_dim: a multiple of 4, <= 256.
+ * scratch of cuq_attn_scratch() bytes. head_dim: a multiple of 4, <= 256 (of
+ * 32 with a q8_0 pool, whose keys are dotted with the query rounded to q8_0
+ * blocks as the CPU backend and llama.cpp do: an exact integer sum per block
+ * times both scales; values are widened in registers).
  * out [n][n_heads*head_dim] f32. cuq_attn_splits() picks a split count that
  * fills the GPU for n entries. */
 #define CUQ_ATTN_MAX_SPLITS 32

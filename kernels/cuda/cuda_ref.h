@@ -28,7 +28,10 @@ void cuq_ref_layernorm(const float *x, const float *w, const float *b, int n, in
 /* gelu as ggml's CPU backend (see cuq_geglu_launch), and out = gelu(g) * u. */
 float cuq_ref_gelu(float x);
 void cuq_ref_geglu(const float *g, const float *u, size_t count, float *out);
-/* kv->pool and kv->tables are host memory here; rope->freq too. */
+/* kv->pool and kv->tables are host memory here; rope->freq too. A q8_0 pool
+ * (kv->q8): the writers quantize as the kernels do (bit for bit, the same
+ * float operations), and cuq_ref_attn rounds each query head to q8_0 blocks
+ * before its dot products with the dequantized keys, in double. */
 void cuq_ref_rope_kv(float *q, const float *k, const float *v, const float *bq, const float *bk,
                      const float *bv, const int32_t *pos, const int32_t *seq, int n, int n_heads,
                      const struct cuq_rope *rope, const struct cuq_kv *kv, int layer);

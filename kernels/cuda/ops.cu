@@ -252,6 +252,23 @@ __device__ __forceinline__ bool pair_of(int i, const cuq_rope &r, int *a, int *b
 	return false;
 }
 
+/* Element e (0..D-1) of one head x (+ bias) after RoPE at angle factor fp:
+ * its pair rotated as the pair loops do, then the one of the two e is. The
+ * q8_0 writers work a block of 32 elements to a warp, so each lane needs
+ * its own element, not a pair. */
+__device__ __forceinline__ float rope_elem(const float *x, const float *bias, int e,
+                                           const cuq_rope &r, float fp)
+{
+	const int h = r.n_rot / 2;
+	const int pr = e >= r.n_rot ? h + (e - r.n_rot) / 2 : r.neox ? (e < h ? e : e - h) : e / 2;
+	int ia, ib;
+	const bool rot = pair_of(pr, r, &ia, &ib);
+	float a = x[ia], b = x[ib];
+	if (bias) a += bias[ia], b += bias[ib];
+	if (rot) rotate(a, b, fp * r.freq[pr]);
+	return e == ia ? a : b;
+}
+
 __device__ __forceinline__ __half *kv_at(const cuq_kv &kv, int page, int layer, int which, int slot)
 {
 	const size_t kvd = (size_t)kv.n_kv_heads * kv.head_dim;
@@ -260,7 +277,7 @@ __device__ __forceinline__ __half *kv_at(const cuq_kv &kv, int page, int layer, 
 }
 
 /* One block per entry t: threads over the pairs of q, then of k (rotated and
- * written) and v (written). */
+ * written) and v (written); with a q8_0 pool a warp per block of k and v. */
 static __global__ void rope_kv_kernel(float *q, const float *k, const float *v, const float *bq,
                                       const float *bk, const float *bv, const int32_t *pos,
                                       const int32_t *seq, int n_heads, cuq_rope rope, cuq_kv kv,
@@ -284,9 +301,25 @@ static __global__ void rope_kv_kernel(float *q, const float *k, const float *v, 
 	}
 	const int page = kv.tables[(size_t)seq[t] * kv.max_pages + p / kv.page_size];
 	const int slot = p % kv.page_size;
+	const float *kr = k + (size_t)t * kvd, *vr = v + (size_t)t * kvd;
+	if (kv.q8) {
+		/* a warp per block of 32: each lane its element, rotated */
+		const int lane = threadIdx.x % 32, nw = blockDim.x / 32;
+		unsigned char *kb = kv_row(kv, page, layer, 0, slot),
+		              *vb = kv_row(kv, page, layer, 1, slot);
+		for (int b = threadIdx.x / 32; b < kvd / 32; b += nw) {
+			const int e = 32 * b + lane, head = e / D;
+			const float kx =
+			        rope_elem(kr + (size_t)head * D, bk ? bk + (size_t)head * D : NULL,
+			                  e % D, rope, fp);
+			q8_store_warp(kx, lane, kb + (size_t)b * CUQ_Q8_BLOCK);
+			q8_store_warp(vr[e] + (bv ? bv[e] : 0.f), lane,
+			              vb + (size_t)b * CUQ_Q8_BLOCK);
+		}
+		return;
+	}
 	__half *kd = kv_at(kv, page, layer, 0, slot);
 	__half *vd = kv_at(kv, page, layer, 1, slot);
-	const float *kr = k + (size_t)t * kvd, *vr = v + (size_t)t * kvd;
 	for (int i = threadIdx.x; i < kvd / 2; i += blockDim.x) {
 		const int head = i / hp, pr = i % hp;
 		int ia, ib;
@@ -310,7 +343,7 @@ extern "C" int cuq_rope_kv_launch(float *q, const float *k, const float *v, cons
 {
 	if (!q || !k || !v || !pos || !seq || !kv || !rope || !rope->freq || n < 1 ||
 	    kv->head_dim % 2 || rope->n_rot % 2 || rope->n_rot > kv->head_dim || layer < 0 ||
-	    layer >= kv->n_layers)
+	    layer >= kv->n_layers || (kv->q8 && kv->head_dim % 32))
 		return -EINVAL;
 	rope_kv_kernel<<<n, 128, 0, stream>>>(q, k, v, bq, bk, bv, pos, seq, n_heads, *rope, *kv,
 	                                      layer);
@@ -343,6 +376,38 @@ static __global__ void kv_shift_kernel(cuq_kv kv, const int32_t *sp, const int32
 	}
 }
 
+/* kv_shift_kernel for a q8_0 pool: per KV head, K's values dequantized into
+ * shared memory (all read before any is written: a move may be in place),
+ * each block re-quantized by a warp after the rotation (as the CPU backend:
+ * dequantize, rotate, quantize); V's blocks copied as bytes. */
+static __global__ void kv_shift_q8_kernel(cuq_kv kv, const int32_t *sp, const int32_t *ss,
+                                          const int32_t *dp, const int32_t *ds, int delta,
+                                          cuq_rope rope)
+{
+	__shared__ float kh[256];
+	const int i = blockIdx.x, layer = blockIdx.y;
+	const int D = kv.head_dim, nbh = D / 32;
+	const int lane = threadIdx.x % 32, nw = blockDim.x / 32;
+	const unsigned char *ks = kv_row(kv, sp[i], layer, 0, ss[i]),
+	                    *vs = kv_row(kv, sp[i], layer, 1, ss[i]);
+	unsigned char *kd = kv_row(kv, dp[i], layer, 0, ds[i]),
+	              *vd = kv_row(kv, dp[i], layer, 1, ds[i]);
+	for (int head = 0; head < kv.n_kv_heads; head++) {
+		const unsigned char *src = ks + (size_t)head * nbh * CUQ_Q8_BLOCK;
+		for (int e = threadIdx.x; e < D; e += blockDim.x) {
+			const unsigned char *blk = src + (e / 32) * CUQ_Q8_BLOCK;
+			kh[e] = h2f(*(const uint16_t *)blk) * (float)(signed char)blk[2 + e % 32];
+		}
+		__syncthreads();
+		for (int b = threadIdx.x / 32; b < nbh; b += nw)
+			q8_store_warp(rope_elem(kh, NULL, 32 * b + lane, rope, (float)delta), lane,
+			              kd + ((size_t)head * nbh + b) * CUQ_Q8_BLOCK);
+		__syncthreads();
+	}
+	if (vs != vd)
+		for (size_t o = threadIdx.x; o < kv_row_bytes(kv); o += blockDim.x) vd[o] = vs[o];
+}
+
 extern "C" int cuq_kv_shift_launch(const struct cuq_kv *kv, const int32_t *src_page,
                                    const int32_t *src_slot, const int32_t *dst_page,
                                    const int32_t *dst_slot, int n, int delta,
@@ -351,9 +416,14 @@ extern "C" int cuq_kv_shift_launch(const struct cuq_kv *kv, const int32_t *src_p
 	if (!kv || !src_page || !src_slot || !dst_page || !dst_slot || !rope || !rope->freq ||
 	    n < 0 || rope->n_rot > kv->head_dim)
 		return -EINVAL;
+	if (kv->q8 && (kv->head_dim % 32 || kv->head_dim > 256)) return -EINVAL;
 	if (n == 0) return 0;
-	kv_shift_kernel<<<dim3(n, kv->n_layers), 64, 0, stream>>>(*kv, src_page, src_slot, dst_page,
-	                                                          dst_slot, delta, *rope);
+	if (kv->q8)
+		kv_shift_q8_kernel<<<dim3(n, kv->n_layers), 64, 0, stream>>>(
+		        *kv, src_page, src_slot, dst_page, dst_slot, delta, *rope);
+	else
+		kv_shift_kernel<<<dim3(n, kv->n_layers), 64, 0, stream>>>(
+		        *kv, src_page, src_slot, dst_page, dst_slot, delta, *rope);
 	return cuq_launch_status();
 }
 

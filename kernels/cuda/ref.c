@@ -129,6 +129,60 @@ static uint16_t *kv_at(const struct cuq_kv *kv, int page, int layer, int which, 
 	       ((((size_t)page * kv->n_layers + layer) * 2 + which) * kv->page_size + slot) * kvd;
 }
 
+/* A slot's vector as bytes, for either pool type (cuq_kv_row_bytes). */
+static unsigned char *kv_row(const struct cuq_kv *kv, int page, int layer, int which, int slot)
+{
+	return (unsigned char *)kv->pool +
+	       ((((size_t)page * kv->n_layers + layer) * 2 + which) * kv->page_size + slot) *
+	               cuq_kv_row_bytes(kv);
+}
+
+/* n floats (a multiple of 32) to q8_0 blocks: d = amax / 127 stored as fp16,
+ * q = x * (127 / amax) rounded half to even (the CPU backend's
+ * cpu_q8_0_quantize, written again here from the format's definition). */
+static void q8_quantize(const float *x, unsigned char *dst, int n)
+{
+	for (int b = 0; b < n / 32; b++, x += 32, dst += CUQ_Q8_BLOCK) {
+		struct block_q8_0 blk;
+		float amax = 0;
+		for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
+		const float d = amax / 127.0f, id = amax != 0 ? 127.0f / amax : 0.0f;
+		blk.d = tensor_f32_to_f16(d);
+		for (int j = 0; j < 32; j++) blk.qs[j] = (int8_t)nearbyintf(x[j] * id);
+		memcpy(dst, &blk, CUQ_Q8_BLOCK);
+	}
+}
+
+/* A slot's K or V vector (kv_dim values) from floats, in the pool's type. */
+static void kv_store(const struct cuq_kv *kv, int page, int layer, int which, int slot,
+                     const float *x)
+{
+	const int kvd = kv->n_kv_heads * kv->head_dim;
+	if (kv->q8) {
+		q8_quantize(x, kv_row(kv, page, layer, which, slot), kvd);
+		return;
+	}
+	uint16_t *h = kv_at(kv, page, layer, which, slot);
+	for (int i = 0; i < kvd; i++) h[i] = tensor_f32_to_f16(x[i]);
+}
+
+/* Head h's D values of a slot's K or V vector as floats (quant.h's
+ * dequantizer for q8_0). */
+static void kv_load_head(const struct cuq_kv *kv, int page, int layer, int which, int slot, int h,
+                         float *out)
+{
+	const int D = kv->head_dim;
+	if (kv->q8) {
+		tensor_row_dequantize(TENSOR_TYPE_Q8_0,
+		                      kv_row(kv, page, layer, which, slot) +
+		                              (size_t)h * (D / 32) * CUQ_Q8_BLOCK,
+		                      out, D);
+		return;
+	}
+	const uint16_t *p = kv_at(kv, page, layer, which, slot) + (size_t)h * D;
+	for (int d = 0; d < D; d++) out[d] = tensor_f16_to_f32(p[d]);
+}
+
 static int pair_of(int i, const struct cuq_rope *r, int *a, int *b)
 {
 	const int h = r->n_rot / 2;
@@ -167,8 +221,8 @@ void cuq_ref_rope_kv(float *q, const float *k, const float *v, const float *bq, 
                      const struct cuq_rope *rope, const struct cuq_kv *kv, int layer)
 {
 	const int D = kv->head_dim, kvd = kv->n_kv_heads * D;
-	float *kr = malloc(sizeof(float) * (size_t)kvd);
-	if (!kr) return;
+	float *kr = malloc(sizeof(float) * (size_t)kvd), *vr = malloc(sizeof(float) * (size_t)kvd);
+	if (!kr || !vr) goto out;
 	for (int t = 0; t < n; t++) {
 		/* The angle is formed in f32 as the kernel does (pos * freq), then taken exactly. */
 		rope_vec(q + (size_t)t * n_heads * D, bq, n_heads, D, rope, (double)pos[t]);
@@ -177,14 +231,13 @@ void cuq_ref_rope_kv(float *q, const float *k, const float *v, const float *bq, 
 		const int page =
 		        kv->tables[(size_t)seq[t] * kv->max_pages + pos[t] / kv->page_size];
 		const int slot = pos[t] % kv->page_size;
-		uint16_t *kd = kv_at(kv, page, layer, 0, slot),
-		         *vd = kv_at(kv, page, layer, 1, slot);
-		for (int i = 0; i < kvd; i++) {
-			kd[i] = tensor_f32_to_f16(kr[i]);
-			vd[i] = tensor_f32_to_f16(v[(size_t)t * kvd + i] + (bv ? bv[i] : 0.f));
-		}
+		for (int i = 0; i < kvd; i++) vr[i] = v[(size_t)t * kvd + i] + (bv ? bv[i] : 0.f);
+		kv_store(kv, page, layer, 0, slot, kr);
+		kv_store(kv, page, layer, 1, slot, vr);
 	}
+out:
 	free(kr);
+	free(vr);
 }
 
 void cuq_ref_kv_shift(const struct cuq_kv *kv, const int32_t *src_page, const int32_t *src_slot,
@@ -192,20 +245,19 @@ void cuq_ref_kv_shift(const struct cuq_kv *kv, const int32_t *src_page, const in
                       const struct cuq_rope *rope)
 {
 	const int D = kv->head_dim, kvd = kv->n_kv_heads * D;
+	const size_t rb = cuq_kv_row_bytes(kv);
 	float *kr = malloc(sizeof(float) * (size_t)kvd);
-	uint16_t *vr = malloc(sizeof(uint16_t) * (size_t)kvd);
+	unsigned char *vr = malloc(rb);
 	if (!kr || !vr) goto out;
 	for (int i = 0; i < n; i++)
 		for (int l = 0; l < kv->n_layers; l++) {
-			const uint16_t *ks = kv_at(kv, src_page[i], l, 0, src_slot[i]);
-			const uint16_t *vs = kv_at(kv, src_page[i], l, 1, src_slot[i]);
-			for (int j = 0; j < kvd; j++) kr[j] = tensor_f16_to_f32(ks[j]);
-			memcpy(vr, vs, sizeof(uint16_t) * (size_t)kvd);
+			for (int h = 0; h < kv->n_kv_heads; h++)
+				kv_load_head(kv, src_page[i], l, 0, src_slot[i], h,
+				             kr + (size_t)h * D);
+			memcpy(vr, kv_row(kv, src_page[i], l, 1, src_slot[i]), rb);
 			rope_vec(kr, NULL, kv->n_kv_heads, D, rope, (double)delta);
-			uint16_t *kd = kv_at(kv, dst_page[i], l, 0, dst_slot[i]);
-			uint16_t *vd = kv_at(kv, dst_page[i], l, 1, dst_slot[i]);
-			for (int j = 0; j < kvd; j++) kd[j] = tensor_f32_to_f16(kr[j]);
-			memcpy(vd, vr, sizeof(uint16_t) * (size_t)kvd);
+			kv_store(kv, dst_page[i], l, 0, dst_slot[i], kr);
+			memcpy(kv_row(kv, dst_page[i], l, 1, dst_slot[i]), vr, rb);
 		}
 out:
 	free(kr);
@@ -219,35 +271,44 @@ void cuq_ref_attn(const float *q, const int32_t *pos, const int32_t *seq, int n,
 	for (int t = 0; t < n; t++) {
 		const int L = pos[t] + 1;
 		double *sc = malloc(sizeof(double) * (size_t)L);
-		if (!sc) return;
+		float *row = malloc(sizeof(float) * (size_t)D),
+		      *qr = malloc(sizeof(float) * (size_t)D);
+		double *acc = malloc(sizeof(double) * (size_t)D);
+		unsigned char *q8 = malloc((size_t)D / 32 * CUQ_Q8_BLOCK + CUQ_Q8_BLOCK);
+		if (!sc || !row || !qr || !acc || !q8) {
+			free(sc), free(row), free(qr), free(acc), free(q8);
+			return;
+		}
 		const int32_t *table = kv->tables + (size_t)seq[t] * kv->max_pages;
 		for (int h = 0; h < n_heads; h++) {
 			const float *qh = q + ((size_t)t * n_heads + h) * D;
 			const int kh = h / group;
+			/* a q8_0 cache's keys meet the query rounded to q8_0 too */
+			if (kv->q8) {
+				q8_quantize(qh, q8, D);
+				tensor_row_dequantize(TENSOR_TYPE_Q8_0, q8, qr, D);
+			} else
+				memcpy(qr, qh, sizeof(float) * (size_t)D);
 			double m = -INFINITY, sum = 0;
 			for (int p = 0; p < L; p++) {
-				const uint16_t *kp = kv_at(kv, table[p / kv->page_size], layer, 0,
-				                           p % kv->page_size) +
-				                     kh * D;
+				kv_load_head(kv, table[p / kv->page_size], layer, 0,
+				             p % kv->page_size, kh, row);
 				double s = 0;
-				for (int d = 0; d < D; d++)
-					s += (double)qh[d] * tensor_f16_to_f32(kp[d]);
+				for (int d = 0; d < D; d++) s += (double)qr[d] * row[d];
 				sc[p] = s / sqrt((double)D);
 				if (sc[p] > m) m = sc[p];
 			}
 			for (int p = 0; p < L; p++) sum += (sc[p] = exp(sc[p] - m));
-			for (int d = 0; d < D; d++) {
-				double a = 0;
-				for (int p = 0; p < L; p++) {
-					const uint16_t *vp = kv_at(kv, table[p / kv->page_size],
-					                           layer, 1, p % kv->page_size) +
-					                     kh * D;
-					a += sc[p] * tensor_f16_to_f32(vp[d]);
-				}
-				out[((size_t)t * n_heads + h) * D + d] = (float)(a / sum);
+			for (int d = 0; d < D; d++) acc[d] = 0;
+			for (int p = 0; p < L; p++) {
+				kv_load_head(kv, table[p / kv->page_size], layer, 1,
+				             p % kv->page_size, kh, row);
+				for (int d = 0; d < D; d++) acc[d] += sc[p] * row[d];
 			}
+			for (int d = 0; d < D; d++)
+				out[((size_t)t * n_heads + h) * D + d] = (float)(acc[d] / sum);
 		}
-		free(sc);
+		free(sc), free(row), free(qr), free(acc), free(q8);
 	}
 }
 

@@ -6,6 +6,7 @@
 #
 #   tests/gpu/run.sh            (from anywhere; a few minutes on an H200 with 16 cores)
 #
+# Last, decode after 2,048 tokens with cache.kvType f16 then q8_0 (1.3B Q8_0).
 # Environment: BUILD (build dir, default <repo>/build-gpu), MODELS (where the
 # random-weight models go, default $BUILD/gpu-models), PEAK_GBS (4800, H200 HBM3e),
 # PEAK_TFLOPS (989, H200 dense f16/bf16 tensor cores), QUICK=1 (1.3B Q8_0 only),
@@ -119,6 +120,23 @@ for spec in $SPECS; do
 		--peak-tflops "$PEAK_TFLOPS" 2>>"$LOG" | tee -a "$LOG" | sed -n 's/^FIGURE /SUMMARY /p' | tee -a "$SUMMARY"
 	set -e
 done
+
+# cache.kvType q8_0 on the GPU: decode after 2,048 tokens of context, f16
+# then q8_0 K/V (the same model, one after the other: the ratio is the figure)
+f=$MODELS/1.3B-q8_0.gguf
+if [ -s "$f" ]; then
+	say "bench kv f16 vs q8_0 at 2048"
+	for kvt in f16 q8_0; do
+		set +e
+		J=$(timeout 300 "$BUILD/infill" bench --model "$f" --backend cuda -p 2048 -n 64 --kv-type "$kvt" --json 2>>"$LOG" | tail -1)
+		set -e
+		echo "$J" >>"$LOG"
+		dtps=$(echo "$J" | sed -n 's/.*"decode_tps":\([0-9.eE+-]*\).*/\1/p')
+		eval "kv_$kvt=\${dtps:-0}"
+		echo "SUMMARY 1.3B-q8_0 decode after 2048, kv $kvt: ${dtps:-FAILED} tok/s" | tee -a "$SUMMARY"
+	done
+	awk -v a="$kv_f16" -v b="$kv_q8_0" 'BEGIN { if (a > 0) printf "SUMMARY kv q8_0 / f16 decode at 2048: %.2f\n", b / a }' | tee -a "$SUMMARY"
+fi
 
 say "done"
 echo "---- summary (bounds at $PEAK_GBS GB/s, $PEAK_TFLOPS TFLOPS) ----"

@@ -435,6 +435,101 @@ TEST(starcoder2)
 	check_family(test_failed_, dir, "tiny-starcoder2");
 }
 
+/*
+ * cache.kvType q8_0 (kernels/cuda: K and V stored as q8_0 blocks, attention
+ * reading them directly) against the CPU backend's q8_0 cache on the tiny
+ * gemma (F32 weights, head size 32: one block a head), every prompt of its
+ * reference file and three decode steps after each. 2e-3, check_family's
+ * tolerance: the q8_0 cache itself moves these logits by only ~2e-4 from
+ * the f16 cache's (measured on the emulator, where the two backends agree
+ * to 2.4e-7), so the levels that land on the other side of a rounding step
+ * because the backends' keys differ in their last bits (tensor-core
+ * prefill) stay well inside it, while a block read from the wrong place
+ * moves them by far more (values read from the keys' rows: checked). Not
+ * yet run on a GPU. The pool's page count is the CPU's (64/34 of f16's in
+ * the same memory).
+ */
+TEST(q8_0_kv_cache_against_the_cpu_backend)
+{
+	const char *dir = getenv("INFILL_MODELDATA");
+	char path[1024];
+	snprintf(path, sizeof path, "%s/tiny-gemma-reference.json",
+	         dir ? dir : "tests/infer/model_data");
+	struct jm_doc gd;
+	REQUIRE(jm_load(&gd, path) == 0);
+	int run = jm_at(&gd, jm_get(&gd, 0, "runs"), 0);
+	snprintf(path, sizeof path, "%s/tiny-gemma-f32.gguf", dir ? dir : "tests/infer/model_data");
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.n_threads = 2;
+	mp.kv_bytes = 16u << 20;
+	mp.kv_q8_0 = true;
+	struct infill_error err;
+	mp.backend = INFER_BACKEND_CUDA;
+	struct model *gpu = model_load(&mp, &err);
+	if (!gpu) fprintf(stderr, "cuda tiny-gemma, kv q8_0: %s\n", err.message);
+	mp.backend = INFER_BACKEND_CPU;
+	struct model *cpu = model_load(&mp, &err);
+	mp.kv_q8_0 = false;
+	mp.backend = INFER_BACKEND_CUDA;
+	struct model *gpu16 = model_load(&mp, &err);
+	REQUIRE(gpu && cpu && gpu16);
+	printf("  backend: %s\n", model_info(gpu)->backend_name);
+	CHECK(strstr(model_info(gpu)->backend_name, "kv q8_0") != NULL);
+	CHECK_INT_EQ(model_info(gpu)->kv_n_pages, model_info(cpu)->kv_n_pages);
+	const int32_t a = model_info(gpu)->kv_n_pages, b = model_info(gpu16)->kv_n_pages;
+	CHECK(a * 34 <= b * 64 + 64 && a * 34 >= b * 64 - 64);
+	const int nv = model_info(gpu)->n_vocab;
+	float *lg = malloc(sizeof(float) * nv), *lc = malloc(sizeof(float) * nv),
+	      *lh = malloc(sizeof(float) * nv);
+	REQUIRE(lg && lc && lh);
+	const int prompts = jm_get(&gd, run, "prompts");
+	const int np = jm_len(&gd, prompts);
+	double worst = 0, worst16 = 0;
+	for (int pi = 0; pi < np; pi++) {
+		if (quick && pi != 0 && pi != np - 1) continue;
+		const int pr = jm_at(&gd, prompts, pi);
+		double idsd[512];
+		const int n = jm_nums(&gd, jm_get(&gd, pr, "token_ids"), idsd, 512);
+		REQUIRE(n > 0 && n <= 512);
+		int32_t ids[512];
+		for (int i = 0; i < n; i++) ids[i] = (int32_t)idsd[i];
+		struct kv_seq *sg = kv_seq_new(model_kv_pool(gpu)),
+		              *sc = kv_seq_new(model_kv_pool(cpu)),
+		              *sh = kv_seq_new(model_kv_pool(gpu16));
+		REQUIRE(model_eval(gpu, sg, ids, n, lg, &err) == 0);
+		REQUIRE(model_eval(cpu, sc, ids, n, lc, &err) == 0);
+		REQUIRE(model_eval(gpu16, sh, ids, n, lh, &err) == 0);
+		for (int step = 0;; step++) {
+			for (int i = 0; i < nv; i++) {
+				worst = fmax(worst, fabs(lg[i] - lc[i]));
+				worst16 = fmax(worst16, fabs(lg[i] - lh[i]));
+			}
+			if (step == 3) break;
+			int32_t t = sample_greedy(lc, nv);
+			REQUIRE(model_eval(gpu, sg, &t, 1, lg, &err) == 0);
+			REQUIRE(model_eval(cpu, sc, &t, 1, lc, &err) == 0);
+			REQUIRE(model_eval(gpu16, sh, &t, 1, lh, &err) == 0);
+		}
+		kv_seq_free(sg);
+		kv_seq_free(sc);
+		kv_seq_free(sh);
+	}
+	printf("  tiny-gemma kv q8_0: max |cuda - cpu| %.3g (tolerance 2e-3); |cuda q8_0 - cuda "
+	       "f16| %.3g\n",
+	       worst, worst16);
+	CHECK(worst <= 2e-3);
+	/* the q8_0 cache is really read: its logits are not the f16 cache's */
+	CHECK(worst16 > 0);
+	free(lg);
+	free(lc);
+	free(lh);
+	model_free(gpu);
+	model_free(cpu);
+	model_free(gpu16);
+	jm_free(&gd);
+}
+
 TEST(converts_types_without_kernels)
 {
 	char path[1024];

@@ -16,7 +16,15 @@
  *   - attention: 1e-4 absolute on outputs of magnitude ~1 (f32 online softmax
  *     vs a double two-pass one, same f16 K/V read back from the device).
  *   - sampling: identical token ids; log-probabilities within 1e-4.
+ *   - q8_0 KV pool (cache.kvType q8_0): V blocks bit for bit (the same f32
+ *     operations quantize on both sides); K blocks, whose RoPE angle differs
+ *     in its last bits, within one fp16 step of d and one level of q, and
+ *     at least 99% of K's levels identical (a wrong rounding rule moves
+ *     about half). Attention: 1e-4 absolute as above, both sides given the
+ *     device's rotated queries so that their q8_0 rounding of the query is
+ *     the same.
  */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -433,12 +441,13 @@ struct kv_setup {
 	int32_t tables[2 * 16];
 };
 
-/* Two sequences over scattered pages of a 40-page pool; page size 16, 2 layers. */
-static int kv_setup(struct kv_setup *s, int n_kv_heads, int head_dim)
+/* Two sequences over scattered pages of a 40-page pool; page size 16, 2 layers;
+ * f16 or (q8) q8_0 slots. */
+static int kv_setup(struct kv_setup *s, int n_kv_heads, int head_dim, int q8)
 {
 	memset(s, 0, sizeof *s);
 	s->kv.n_layers = 2, s->kv.page_size = 16, s->kv.n_kv_heads = n_kv_heads,
-	s->kv.head_dim = head_dim;
+	s->kv.head_dim = head_dim, s->kv.q8 = q8;
 	s->kv.max_pages = 16;
 	for (int i = 0; i < 16; i++) {
 		s->tables[i] = (i * 7 + 3) % 40;          /* seq 0: 3, 10, 17, ... */
@@ -451,7 +460,7 @@ static int kv_setup(struct kv_setup *s, int n_kv_heads, int head_dim)
 			if (s->tables[i] == s->tables[16 + j])
 				s->tables[16 + j] = 40 + j % 2; /* spare pages 40, 41 */
 	const int n_pages = 48;
-	s->pool_bytes = (size_t)n_pages * 2 * 2 * 16 * n_kv_heads * head_dim * 2;
+	s->pool_bytes = (size_t)n_pages * 2 * 2 * 16 * cuq_kv_row_bytes(&s->kv);
 	s->kv.pool = dev_from(NULL, s->pool_bytes);
 	s->kv.tables = dev_from(s->tables, sizeof s->tables);
 	s->hkv = s->kv;
@@ -467,10 +476,65 @@ static void kv_free(struct kv_setup *s)
 	free(s->hkv.pool);
 }
 
-static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int head_dim, int neox)
+/* The device's pool against the reference's: f16 values within one f16
+ * step; q8_0 as the header says. Returns the number of mismatches. */
+static int pool_compare(const struct cuq_kv *kv, const void *dev, const void *ref, size_t bytes,
+                        const char *what)
+{
+	int bad = 0;
+	if (!kv->q8) {
+		const uint16_t *a16 = dev, *b16 = ref;
+		for (size_t i = 0; i < bytes / 2; i++) {
+			const float a = tensor_f16_to_f32(a16[i]), b = tensor_f16_to_f32(b16[i]);
+			if (!(fabs(a - b) <= fabs(b) / 1024 + 1e-6) && bad++ < 6)
+				fprintf(stderr, "%s [%zu]: %.6g vs %.6g\n", what, i, a, b);
+		}
+		return bad;
+	}
+	const size_t rb = cuq_kv_row_bytes(kv);
+	size_t levels = 0, same = 0;
+	for (size_t row = 0; row < bytes / rb; row++) {
+		const int is_v = (int)(row / (size_t)kv->page_size % 2);
+		const unsigned char *a = (const unsigned char *)dev + row * rb,
+		                    *b = (const unsigned char *)ref + row * rb;
+		if (is_v) {
+			if (memcmp(a, b, rb) != 0 && bad++ < 6)
+				fprintf(stderr, "%s: V row %zu differs from the reference's bits\n",
+				        what, row);
+			continue;
+		}
+		for (size_t o = 0; o < rb; o += CUQ_Q8_BLOCK) {
+			struct block_q8_0 x, y;
+			memcpy(&x, a + o, sizeof x);
+			memcpy(&y, b + o, sizeof y);
+			const float dx = tensor_f16_to_f32(x.d), dy = tensor_f16_to_f32(y.d);
+			if (!(fabs(dx - dy) <= dy / 1024 + 1e-7) && bad++ < 6)
+				fprintf(stderr, "%s: K row %zu block %zu d %.6g vs %.6g\n", what,
+				        row, o / CUQ_Q8_BLOCK, dx, dy);
+			for (int j = 0; j < 32; j++) {
+				/* slots never written (zeros) do not dilute the count */
+				levels += y.d != 0;
+				same += y.d != 0 && x.qs[j] == y.qs[j];
+				if (!(fabs(dx * x.qs[j] - dy * y.qs[j]) <= 1.01 * dy + 1e-7) &&
+				    bad++ < 6)
+					fprintf(stderr, "%s: K row %zu value %zu: %d vs %d\n", what,
+					        row, o / CUQ_Q8_BLOCK * 32 + j, x.qs[j], y.qs[j]);
+			}
+		}
+	}
+	if (same < levels * 0.99) {
+		fprintf(stderr, "%s: only %zu of %zu K levels as the reference's\n", what, same,
+		        levels);
+		bad++;
+	}
+	return bad;
+}
+
+static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int head_dim, int neox,
+                            int q8)
 {
 	struct kv_setup s;
-	REQUIRE(kv_setup(&s, n_kv_heads, head_dim) == 0);
+	REQUIRE(kv_setup(&s, n_kv_heads, head_dim, q8) == 0);
 	const int qd = n_heads * head_dim, kvd = n_kv_heads * head_dim, layer = 1;
 	/* Fill positions 0..199 of seq 0 and 0..120 of seq 1 in one batch. */
 	const int n = 200 + 121;
@@ -508,12 +572,7 @@ static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int 
 	for (int i = 0; i < n * qd; i++)
 		if (!(fabs(qd_out[i] - q[i]) <= 2e-5) && bad++ < 3)
 			fprintf(stderr, "rope q [%d]: %.9g vs %.9g\n", i, qd_out[i], q[i]);
-	const uint16_t *hp = s.hkv.pool;
-	for (size_t i = 0; i < s.pool_bytes / 2; i++) {
-		const float a = tensor_f16_to_f32(pool[i]), b = tensor_f16_to_f32(hp[i]);
-		if (!(fabs(a - b) <= fabs(b) / 1024 + 1e-6) && bad++ < 6)
-			fprintf(stderr, "kv pool [%zu]: %.6g vs %.6g\n", i, a, b);
-	}
+	bad += pool_compare(&s.kv, pool, s.hkv.pool, s.pool_bytes, "kv pool");
 	CHECK(bad == 0);
 
 	/* Attention for a few entries, against the pool the device wrote. */
@@ -522,7 +581,8 @@ static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int 
 	const int32_t qpos[5] = { 0, 37, 199, 120, 15 }, qseq[5] = { 0, 0, 0, 1, 1 };
 	int32_t *dqpos = dev_from(qpos, sizeof qpos), *dqseq = dev_from(qseq, sizeof qseq);
 	float *ref = malloc(sizeof(float) * nq * qd), *out = malloc(sizeof(float) * nq * qd);
-	cuq_ref_attn(q, qpos, qseq, nq, n_heads, &s.hkv, layer, ref);
+	/* q8_0: the device's rotated queries on both sides (see the header) */
+	cuq_ref_attn(q8 ? qd_out : q, qpos, qseq, nq, n_heads, &s.hkv, layer, ref);
 	float *dout = dev_from(NULL, sizeof(float) * nq * qd);
 	static const int splits[] = { 1, 3, 32 };
 	for (int si = 0; si < 3; si++) {
@@ -533,8 +593,8 @@ static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int 
 		bad = 0;
 		for (int i = 0; i < nq * qd; i++)
 			if (!(fabs(out[i] - ref[i]) <= 1e-4) && bad++ < 3)
-				fprintf(stderr, "attn D=%d splits=%d [%d]: %.9g vs %.9g\n",
-				        head_dim, splits[si], i, out[i], ref[i]);
+				fprintf(stderr, "attn D=%d%s splits=%d [%d]: %.9g vs %.9g\n",
+				        head_dim, q8 ? " q8_0" : "", splits[si], i, out[i], ref[i]);
 		CHECK(bad == 0);
 		cudaFree(part);
 	}
@@ -551,13 +611,7 @@ static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int 
 	REQUIRE(cuq_kv_shift_launch(&s.kv, dsp, dss, ddp, dds, m, delta, &drope, NULL) == 0);
 	cuq_ref_kv_shift(&s.hkv, sp, ss, dp, ds, m, delta, &rope);
 	REQUIRE(dev_to(pool, s.kv.pool, s.pool_bytes) == 0);
-	bad = 0;
-	for (size_t i = 0; i < s.pool_bytes / 2; i++) {
-		const float a = tensor_f16_to_f32(pool[i]), b = tensor_f16_to_f32(hp[i]);
-		if (!(fabs(a - b) <= fabs(b) / 1024 + 1e-6) && bad++ < 6)
-			fprintf(stderr, "kv shift pool [%zu]: %.6g vs %.6g\n", i, a, b);
-	}
-	CHECK(bad == 0);
+	CHECK(pool_compare(&s.kv, pool, s.hkv.pool, s.pool_bytes, "kv shift pool") == 0);
 
 	cudaFree(dsp), cudaFree(dss), cudaFree(ddp), cudaFree(dds);
 	cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dbq), cudaFree(dfreq), cudaFree(dpos),
@@ -570,17 +624,33 @@ static void check_attention(int *test_failed_, int n_heads, int n_kv_heads, int 
 
 TEST(rope_kv_attention_shift_d16_gqa)
 {
-	check_attention(test_failed_, 4, 2, 16, 0);
+	check_attention(test_failed_, 4, 2, 16, 0, 0);
 }
 
 TEST(rope_kv_attention_shift_d64_neox_partial_rot)
 {
-	check_attention(test_failed_, 8, 8, 64, 1);
+	check_attention(test_failed_, 8, 8, 64, 1, 0);
 }
 
 TEST(rope_kv_attention_shift_d128)
 {
-	check_attention(test_failed_, 16, 4, 128, 0);
+	check_attention(test_failed_, 16, 4, 128, 0, 0);
+}
+
+/* cache.kvType q8_0: the same writes, reads and shifts over q8_0 blocks */
+TEST(q8_0_kv_rope_attention_shift_d32_gqa)
+{
+	check_attention(test_failed_, 4, 2, 32, 0, 1);
+}
+
+TEST(q8_0_kv_rope_attention_shift_d64_neox_partial_rot)
+{
+	check_attention(test_failed_, 8, 8, 64, 1, 1);
+}
+
+TEST(q8_0_kv_rope_attention_shift_d128_gqa)
+{
+	check_attention(test_failed_, 16, 4, 128, 0, 1);
 }
 
 /* ---- sampling ---- */
@@ -635,6 +705,11 @@ TEST(bad_arguments_are_errors_not_crashes)
 	CHECK(cuq_file_size(CUQ_Q4_K, 4, 128) == 0); /* K types need 256-value rows */
 	CHECK(cuq_repacked_size(99, 4, 32) == 0);
 	CHECK(cuq_attn_launch(NULL, NULL, NULL, 1, 1, NULL, 0, 1, NULL, NULL, NULL) < 0);
+	/* a q8_0 pool needs heads of whole blocks */
+	struct cuq_kv kv = { (void *)16, 1, 16, 1, 48, 1, (const int32_t *)16, 1 };
+	float x;
+	int32_t i0 = 0;
+	CHECK(cuq_attn_launch(&x, &i0, &i0, 1, 1, &kv, 0, 1, NULL, &x, NULL) == -EINVAL);
 }
 
 GPU_TEST_MAIN()

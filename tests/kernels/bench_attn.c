@@ -75,12 +75,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench-attn [POSITIONS] [LAYERS]\n");
 		return 2;
 	}
+	/* every set this build compiled that the CPU runs, by name: a
+	 * -Dcpu_kernels=host build has no table for the others (the AVX2 sets'
+	 * rows on an AVX-512 host need -Dcpu_kernels=all) */
 	const struct cpu_kernels *sets[4];
 	int n_sets = 0;
 	sets[n_sets++] = &cpu_kernels_ref;
-	if (cpu_has_avx2()) sets[n_sets++] = &cpu_kernels_avx2;
-	if (cpu_has_avx2_vnni()) sets[n_sets++] = &cpu_kernels_avx2_vnni;
-	if (cpu_has_avx512()) sets[n_sets++] = &cpu_kernels_avx512;
+	const char *names[] = { "avx2", "avx2-vnni", "avx512-vnni" };
+	for (int i = 0; i < 3; i++)
+		if (cpu_kernels_named(names[i])) sets[n_sets++] = cpu_kernels_named(names[i]);
 	int64_t head16 = HD * 2, head8 = HD / 32 * 34;
 	int64_t row16 = HEADS * head16, row8 = HEADS * head8;
 	/* owned here: the two caches (K then V per layer), scores, outputs */

@@ -1238,19 +1238,12 @@ TEST(attention_q8_0_reference_is_the_dequantized_attention)
 	}
 }
 
-TEST(attention_q8_0_zmm_same_bits_as_reference)
+/* A set's score_q8 / mix_q8 against the reference, tolerance 0: head sizes
+ * of 1..32 blocks, whole and partial groups of 4 blocks; runs across 4- and
+ * 8-row groups and 16-row tables; the cache's rows a slot of several heads
+ * apart; nothing written past the g queries' and n rows' outputs. */
+static void q8_same_bits_as_reference(int *test_failed_, const struct cpu_kernels *z)
 {
-	/* The AVX-512 set's score_q8 / mix_q8 (kern_attn512.h: four rows at a
-	 * time, blocks two to a zmm, scales gathered, weights tabled per 16
-	 * rows) add the same float terms in the reference's order, so both are
-	 * its bits (tolerance 0): head sizes of 1..32 blocks, whole and partial
-	 * groups of 4 blocks; runs across its 4-row groups and 16-row tables;
-	 * the cache's rows a slot of several heads apart; nothing written past
-	 * the g queries' and n rows' outputs. */
-	if (!cpu_has_avx512()) {
-		printf("  (no AVX-512 on this CPU: skipped)\n");
-		return;
-	}
 	enum { MAXN = 41, QB = CPU_ATTN_QB, LD = 48, HB = 1024 / 32 * 34, OS = 1040 };
 	enum { STRIDE = 2 * HB + 6 }; /* this head and another a slot, rows not 64-aligned */
 	static char r[MAXN * STRIDE], q[QB * HB];
@@ -1261,7 +1254,7 @@ TEST(attention_q8_0_zmm_same_bits_as_reference)
 	memset(r + HB + 3 * STRIDE + 34, 0, 34);
 	for (int e = 0; e < 32; e++) r[HB + 5 * STRIDE + 2 + e] = (char)(e % 2 ? 127 : -127);
 	for (int i = 0; i < QB * LD; i++) p[i] = (frand() + 1.0f) / MAXN;
-	const struct cpu_kernels *z = &cpu_kernels_avx512, *ref = &cpu_kernels_ref;
+	const struct cpu_kernels *ref = &cpu_kernels_ref;
 	int hds[] = { 32, 64, 96, 128, 160, 256, 224, 1024 },
 	    ns[] = { 1, 3, 4, 5, 15, 16, 17, 33, MAXN };
 	int checked = 0;
@@ -1279,7 +1272,39 @@ TEST(attention_q8_0_zmm_same_bits_as_reference)
 				CHECK(memcmp(oa, ob, sizeof oa) == 0);
 				checked++;
 			}
-	CHECK(checked == 8 * 8 * 9);
+	CHECK(checked == 8 * z->attn_qb * 9);
+}
+
+TEST(attention_q8_0_zmm_same_bits_as_reference)
+{
+	/* The AVX-512 set's score_q8 / mix_q8 (kern_avx512_q8.c: four rows at a
+	 * time, blocks two to a zmm, scales gathered, weights tabled per 16
+	 * rows) add the same float terms in the reference's order, so both are
+	 * its bits. */
+	if (!cpu_has_avx512()) {
+		printf("  (no AVX-512 on this CPU: skipped)\n");
+		return;
+	}
+	q8_same_bits_as_reference(test_failed_, &cpu_kernels_avx512);
+}
+
+TEST(attention_q8_0_ymm_same_bits_as_reference)
+{
+	/* The AVX2 sets' score_q8 / mix_q8 (kern_avx2_q8.c: eight rows a pass,
+	 * a row a lane, the block dots folded by a hadd tree; weights tabled
+	 * per 8 rows), run here on any CPU that has the instructions (an
+	 * AVX-512 one too): the reference's bits. */
+	/* by name: a -Dcpu_kernels=host build has no table for the sets it skipped */
+	const struct cpu_kernels *ymm[2] = { cpu_kernels_named("avx2"),
+		                             cpu_kernels_named("avx2-vnni") };
+	int ran = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!ymm[i] || !ymm[i]->score_q8) continue; /* not on this CPU, or not compiled */
+		printf("  %s\n", ymm[i]->name);
+		q8_same_bits_as_reference(test_failed_, ymm[i]);
+		ran++;
+	}
+	if (!ran) printf("  (no AVX2 set compiled for this CPU: skipped)\n");
 }
 
 TEST(attention_q8_0_bits_do_not_depend_on_the_batch)
