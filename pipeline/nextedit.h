@@ -155,7 +155,8 @@ struct nextedit_importer {
  *   - Python `import mod` / `import mod as m`, `from pkg import mod`:
  *     `mod.old` (`m.old`);
  *   - C/C++ `#include "mod.h"` (for mod.h or mod.c defining it): the uses
- *     of the name that are not members (`x.old`, `p->old`).
+ *     of the name that are not members (`x.old`, `p->old`), its definition
+ *     in the file that implements the header among them.
  * 0, -EINVAL (a NULL text or name) or -ENOMEM.
  */
 int nextedit_find_importer(const struct nextedit_importer *p, struct nextedit_result *out);

@@ -189,11 +189,6 @@ static int includes(struct places *pl, struct ast_doc *doc, const struct nextedi
 		in = !strcmp(s, stem) && dot && (!strcmp(dot, ".h") || !strcmp(dot, ".hpp") ||
 		                                 !strcmp(dot, ".hh"));
 	}
-	/* a file that defines the name itself has its own */
-	for (size_t d = 0; !rc && in && d < ol.n_defs; d++)
-		if (!strcmp(ol.defs[d].name, p->old_name) &&
-		    memchr(p->text + ol.defs[d].start, '{', ol.defs[d].end - ol.defs[d].start))
-			in = false;
 	ast_outline_finish(&ol);
 	if (rc || !in) return rc == -ENOMEM ? rc : 0;
 	return add_uses(pl, p, refs, n, true, 0, 0);
