@@ -688,6 +688,12 @@ int cli_eval_next_edit(int argc, char **argv)
 			free(t);
 			continue;
 		}
+		f.ol = calloc(1, sizeof *f.ol);
+		if (f.ol && ast_outline(f.lang, f.t, f.n, NULL, f.ol)) {
+			ast_outline_finish(f.ol);
+			free(f.ol);
+			f.ol = NULL;
+		}
 		fs[nfiles++] = f;
 	}
 	for (size_t i = 0; i < nfiles; i++) {
@@ -707,6 +713,8 @@ int cli_eval_next_edit(int argc, char **argv)
 	for (size_t i = 0; i < nfiles; i++) {
 		free(fs[i].code);
 		free((char *)fs[i].t);
+		if (fs[i].ol) ast_outline_finish(fs[i].ol);
+		free(fs[i].ol);
 	}
 	free(fs);
 	json_t *rows = json_array();

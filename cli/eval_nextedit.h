@@ -67,6 +67,7 @@ struct file {
 	size_t n;
 	bool *code;
 	bool name_last; /* C, C++, Java: a parameter's name is its last word */
+	struct ast_outline *ol; /* its outline (owned; NULL: none): the cross-file kinds */
 };
 
 /* text scanning: what is code (code[i] false in strings and comments) */

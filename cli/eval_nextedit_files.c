@@ -255,18 +255,16 @@ void evne_make_fields(const struct file *f, struct ecase *out, size_t *n, size_t
  * definition no other one holds). */
 static bool defines(const struct file *g, const char *name)
 {
-	struct ast_outline o;
+	const struct ast_outline *o = g->ol;
 	bool yes = false;
-	if (!ast_outline(g->lang, g->t, g->n, NULL, &o))
-		for (size_t d = 0; d < o.n_defs && !yes; d++) {
-			if (strcmp(o.defs[d].name, name)) continue;
-			bool nested = false;
-			for (size_t k = 0; k < o.n_defs && !nested; k++)
-				nested = k != d && o.defs[k].start <= o.defs[d].start &&
-				         o.defs[d].end <= o.defs[k].end;
-			yes = !nested;
-		}
-	ast_outline_finish(&o);
+	for (size_t d = 0; o && d < o->n_defs && !yes; d++) {
+		if (strcmp(o->defs[d].name, name)) continue;
+		bool nested = false;
+		for (size_t k = 0; k < o->n_defs && !nested; k++)
+			nested = k != d && o->defs[k].start <= o->defs[d].start &&
+			         o->defs[d].end <= o->defs[k].end;
+		yes = !nested;
+	}
 	return yes;
 }
 
@@ -362,16 +360,11 @@ static void make_import_missing(const struct file *f, const struct file *all, si
 	size_t made = 0;
 	for (size_t i = 0; i < n_all && *n < cap && made < 4; i++) {
 		const struct file *g = &all[i];
-		if (g == f || !ast_lang_kin(g->lang, f->lang)) continue;
-		struct ast_outline o;
-		if (ast_outline(g->lang, g->t, g->n, NULL, &o)) {
-			ast_outline_finish(&o);
-			continue;
-		}
+		if (g == f || !ast_lang_kin(g->lang, f->lang) || !g->ol) continue;
 		char stem[128];
 		stem_of(g->path, stem, sizeof stem);
-		for (size_t d = 0; d < o.n_defs && *n < cap && made < 4; d++) {
-			const char *nm = o.defs[d].name;
+		for (size_t d = 0; d < g->ol->n_defs && *n < cap && made < 4; d++) {
+			const char *nm = g->ol->defs[d].name;
 			size_t nl = strlen(nm);
 			bool seen = nl < 2 || nl > 40;
 			for (size_t k = 0; k < f->n && !seen; k++)
@@ -393,7 +386,6 @@ static void make_import_missing(const struct file *f, const struct file *all, si
 			(*n)++;
 			made++;
 		}
-		ast_outline_finish(&o);
 	}
 }
 
@@ -479,27 +471,28 @@ static void importer_places(const struct file *b, const char *stem, bool header_
 static void make_cross_renames(const struct file *f, const struct file *all, size_t n_all,
                                struct ecase *out, size_t *n, size_t cap)
 {
-	struct ast_outline o;
-	if (ast_outline(f->lang, f->t, f->n, NULL, &o)) {
-		ast_outline_finish(&o);
-		return;
-	}
+	const struct ast_outline *o = f->ol;
+	if (!o) return;
 	char stem[128];
 	stem_of(f->path, stem, sizeof stem);
 	const char *ext = strrchr(f->path, '.');
 	bool header_ok = ext && (!strcmp(ext, ".h") || !strcmp(ext, ".c"));
-	for (size_t d = 0; d < o.n_defs && *n < cap; d++) {
-		const struct ast_def *df = &o.defs[d];
-		size_t nl = strlen(df->name);
-		if (nl < 2 || evne_is_keyword(df->name, nl) || !defines(f, df->name)) continue;
-		size_t at = df->start;
-		while (at < df->end && !evne_word_at(f->t, f->n, f->code, at, df->name, nl)) at++;
-		if (at >= df->end) continue;
-		char nw[80];
-		snprintf(nw, sizeof nw, "%s_2", df->name);
-		for (size_t i = 0; i < n_all && *n < cap; i++) {
-			const struct file *b = &all[i];
-			if (b == f || !ast_lang_kin(b->lang, f->lang)) continue;
+	for (size_t i = 0; i < n_all && *n < cap; i++) {
+		const struct file *b = &all[i];
+		/* a file whose text never spells the module imports nothing of it */
+		if (b == f || !ast_lang_kin(b->lang, f->lang) || !strstr(b->t, stem)) continue;
+		for (size_t d = 0; d < o->n_defs && *n < cap; d++) {
+			const struct ast_def *df = &o->defs[d];
+			size_t nl = strlen(df->name);
+			if (nl < 2 || evne_is_keyword(df->name, nl) || !defines(f, df->name) ||
+			    !strstr(b->t, df->name))
+				continue;
+			size_t at = df->start;
+			while (at < df->end && !evne_word_at(f->t, f->n, f->code, at, df->name, nl))
+				at++;
+			if (at >= df->end) continue;
+			char nw[80];
+			snprintf(nw, sizeof nw, "%s_2", df->name);
 			struct ecase *c = &out[*n];
 			if (evne_case_start(c, EK_RENAME_CROSS_FILE, f, at, at + nl, nw)) continue;
 			c->other = b;
@@ -512,7 +505,6 @@ static void make_cross_renames(const struct file *f, const struct file *all, siz
 			}
 		}
 	}
-	ast_outline_finish(&o);
 }
 
 void evne_make_cross(const struct file *f, const struct file *all, size_t n_all,
