@@ -41,10 +41,9 @@
 #include "eval_nextedit.h"
 
 static const char *const ekind_names[EK_COUNT] = {
-	"rename",      "repeat",   "signature-rename", "signature-remove", "signature-add",
-	"enum-member", "call-add", "call-remove",      "import-unused",
-	[EK_FIELD_INIT] = "field-init", [EK_IMPORT_MISSING] = "import-missing",
-	[EK_RENAME_CROSS_FILE] = "rename-cross-file"
+	"rename",        "repeat",      "signature-rename", "signature-remove",
+	"signature-add", "enum-member", "call-add",         "call-remove",
+	"import-unused", "field-init",  "import-missing",   "rename-cross-file"
 };
 
 struct tally {
@@ -548,8 +547,7 @@ static void score(const struct file *f, struct ecase *c, struct tally *t, bool v
 		if (pe->text) {
 			t->offered++;
 			size_t l;
-			char *a = splice(now, len, pe->start, pe->end, pe->text, pe->text_len,
-			                 &l);
+			char *a = splice(now, len, pe->start, pe->end, pe->text, pe->text_len, &l);
 			if (a && errors_of(g->lang, a, l) > before) t->breaks++;
 			free(a);
 		}
@@ -569,8 +567,7 @@ static void score(const struct file *f, struct ecase *c, struct tally *t, bool v
 		if (!pe->text) continue;
 		size_t la, lb;
 		char *a = splice(now, len, pe->start, pe->end, pe->text, pe->text_len, &la);
-		char *b =
-		        splice(now, len, ex->start, ex->end, ex->text, strlen(ex->text), &lb);
+		char *b = splice(now, len, ex->start, ex->end, ex->text, strlen(ex->text), &lb);
 		if (a && b && la == lb && !memcmp(a, b, la))
 			t->exact++;
 		else if (verbose)

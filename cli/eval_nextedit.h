@@ -29,7 +29,7 @@ enum ekind {
 	EK_RENAME_CROSS_FILE, /* eval_nextedit_files.c */
 	EK_COUNT
 };
-#define MAX_PLACES     128
+#define MAX_PLACES      128
 #define MAX_CASES_MORE  64 /* cases of eval_nextedit_kinds.c per file */
 #define MAX_CASES_FILES 64 /* cases of eval_nextedit_files.c per file */
 
@@ -66,7 +66,7 @@ struct file {
 	const char *t;
 	size_t n;
 	bool *code;
-	bool name_last; /* C, C++, Java: a parameter's name is its last word */
+	bool name_last;         /* C, C++, Java: a parameter's name is its last word */
 	struct ast_outline *ol; /* its outline (owned; NULL: none): the cross-file kinds */
 };
 
@@ -98,8 +98,8 @@ void evne_make_imports(const struct file *f, struct ecase *out, size_t *n, size_
 /* eval_nextedit_files.c: field-init for f; import-missing and
  * rename-cross-file with all[0..n_all) (f among them) as the project */
 void evne_make_fields(const struct file *f, struct ecase *out, size_t *n, size_t cap);
-void evne_make_cross(const struct file *f, const struct file *all, size_t n_all,
-                     struct ecase *out, size_t *n, size_t cap);
+void evne_make_cross(const struct file *f, const struct file *all, size_t n_all, struct ecase *out,
+                     size_t *n, size_t cap);
 /* nextedit_params.defined_in over a case's project (ud: the struct ecase) */
 bool evne_defined_in(void *ud, const char *name, char *buf, size_t cap);
 

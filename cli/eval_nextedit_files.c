@@ -116,7 +116,8 @@ static void c_inits(const struct file *f, struct ecase *c, const char *s, size_t
 		size_t nl = 0;
 		if (array) {
 			struct item el[MAX_INIT_ITEMS];
-			size_t ne = evne_split_items(f->t, f->code, open, close, el, MAX_INIT_ITEMS);
+			size_t ne =
+			        evne_split_items(f->t, f->code, open, close, el, MAX_INIT_ITEMS);
 			for (size_t k = 0; k < ne; k++)
 				if (f->t[el[k].start] == '{') lists[nl++] = el[k];
 		} else {
@@ -159,7 +160,8 @@ static void c_fields(const struct file *f, struct ecase *out, size_t *n, size_t 
 			last_ls = line_start(f->t, k);
 			name_e = k;
 			name_s = k;
-			while (name_s > last_ls && ast_is_ident_byte((unsigned char)f->t[name_s - 1]))
+			while (name_s > last_ls &&
+			       ast_is_ident_byte((unsigned char)f->t[name_s - 1]))
 				name_s--;
 		}
 		if (!plain || nf < 1 || nf > MAX_STRUCT_FIELDS || name_e == name_s) continue;
@@ -167,9 +169,11 @@ static void c_fields(const struct file *f, struct ecase *out, size_t *n, size_t 
 		snprintf(nw, sizeof nw, "%.*s_2", (int)(name_e - name_s), f->t + name_s);
 		size_t ind = last_ls;
 		while (f->t[ind] == ' ' || f->t[ind] == '\t') ind++;
-		snprintf(ins, sizeof ins, "\n%.*sint %s;", (int)(ind - last_ls), f->t + last_ls, nw);
+		snprintf(ins, sizeof ins, "\n%.*sint %s;", (int)(ind - last_ls), f->t + last_ls,
+		         nw);
 		struct ecase *c = &out[*n];
-		if (evne_case_start(c, EK_FIELD_INIT, f, last_semi + 1, last_semi + 1, ins)) continue;
+		if (evne_case_start(c, EK_FIELD_INIT, f, last_semi + 1, last_semi + 1, ins))
+			continue;
 		c_inits(f, c, f->t + ns, ne - ns, open, close, nf, nw);
 		if (c->n_exp) {
 			(*n)++;
@@ -218,18 +222,21 @@ static void py_fields(const struct file *f, struct ecase *out, size_t *n, size_t
 		if (evne_case_start(c, EK_FIELD_INIT, f, after, after, ins)) continue;
 		for (size_t k = 0; k < f->n; k++) {
 			size_t o, cp;
-			if (!evne_call_at(f, k, f->t + ns, ne - ns, &o, &cp) || cp == o + 1) continue;
+			if (!evne_call_at(f, k, f->t + ns, ne - ns, &o, &cp) || cp == o + 1)
+				continue;
 			struct item a[MAX_INIT_ITEMS];
 			size_t na = evne_split_items(f->t, f->code, o, cp, a, MAX_INIT_ITEMS);
 			size_t kw = 0, named_fields = 0;
 			for (size_t q = 0; q < na; q++) {
 				size_t we = word_end(f->t, f->n, a[q].start);
 				size_t eq = evne_skip_ws(f->t, f->n, we);
-				if (we == a[q].start || f->t[eq] != '=' || f->t[eq + 1] == '=') continue;
+				if (we == a[q].start || f->t[eq] != '=' || f->t[eq + 1] == '=')
+					continue;
 				kw++;
 				for (size_t r = 0; r < nf; r++)
 					named_fields += strlen(fields[r]) == we - a[q].start &&
-					                !memcmp(fields[r], f->t + a[q].start, we - a[q].start);
+					                !memcmp(fields[r], f->t + a[q].start,
+					                        we - a[q].start);
 			}
 			if (kw ? kw == named_fields && kw == na : na == nf)
 				evne_expect(c, a[na - 1].end, a[na - 1].end, NULL);
@@ -306,7 +313,8 @@ static bool import_place(const struct file *b, const char *stem, const char *nam
 		if (!imp) continue;
 		if (memchr(l, '(', le - ls)) return false;
 		last_end = le;
-		if (py && !strncmp(l, "from ", 5) && !strncmp(l + 5, stem, sl) && l[5 + sl] == ' ') {
+		if (py && !strncmp(l, "from ", 5) && !strncmp(l + 5, stem, sl) &&
+		    l[5 + sl] == ' ') {
 			*at = le;
 			while (*at > ls && b->t[*at - 1] == ' ') (*at)--;
 			snprintf(text, cap, ", %s", name);
@@ -323,8 +331,8 @@ static bool import_place(const struct file *b, const char *stem, const char *nam
 			if (!qe) continue;
 			snprintf(spec, sizeof spec, "./%s", stem);
 			const char *cb = memchr(l, '}', le - ls);
-			if ((size_t)(qe - q - 1) == strlen(spec) && !memcmp(q + 1, spec, strlen(spec)) &&
-			    cb) {
+			if ((size_t)(qe - q - 1) == strlen(spec) &&
+			    !memcmp(q + 1, spec, strlen(spec)) && cb) {
 				*at = (size_t)(cb - b->t);
 				while (b->t[*at - 1] == ' ') (*at)--;
 				snprintf(text, cap, ", %s", name);
@@ -455,8 +463,9 @@ static void importer_places(const struct file *b, const char *stem, bool header_
 		if (!evne_word_at(b->t, b->n, b->code, k, name, nl)) continue;
 		size_t al = strlen(alias);
 		bool member = evne_after_member(b->t, k);
-		bool via_alias = al && member && k > al && !memcmp(b->t + k - 1 - al, alias, al) &&
-		                 (k - 1 - al == 0 || !ast_is_ident_byte((unsigned char)b->t[k - 2 - al]));
+		bool via_alias =
+		        al && member && k > al && !memcmp(b->t + k - 1 - al, alias, al) &&
+		        (k - 1 - al == 0 || !ast_is_ident_byte((unsigned char)b->t[k - 2 - al]));
 		if ((bare && !member) || via_alias || k == entry) {
 			if (c->n_exp >= MAX_PLACES) break;
 			struct place *p = &c->exp[c->n_exp++];
@@ -507,8 +516,8 @@ static void make_cross_renames(const struct file *f, const struct file *all, siz
 	}
 }
 
-void evne_make_cross(const struct file *f, const struct file *all, size_t n_all,
-                     struct ecase *out, size_t *n, size_t cap)
+void evne_make_cross(const struct file *f, const struct file *all, size_t n_all, struct ecase *out,
+                     size_t *n, size_t cap)
 {
 	make_import_missing(f, all, n_all, out, n, cap);
 	make_cross_renames(f, all, n_all, out, n, cap);

@@ -1026,8 +1026,9 @@ int ctx_index_importers(struct ctx_index *ix, const char *path, char ***out, siz
 			struct found fo = { v, 0, 8 };
 			resolve_one(ix, dir, fstem, &f->ol.imports[m], &fo);
 			for (size_t q = 0; q < fo.n && !hit; q++)
-				hit = fo.v[q] >= 0 && (fo.v[q] == targets[0] || fo.v[q] == targets[1] ||
-				                       fo.v[q] == targets[2]);
+				hit = fo.v[q] >= 0 &&
+				      (fo.v[q] == targets[0] || fo.v[q] == targets[1] ||
+				       fo.v[q] == targets[2]);
 		}
 		if (!hit) continue;
 		size_t l = strlen(ix->root) + strlen(f->rel) + 2;

@@ -379,8 +379,8 @@ static int add_file(struct server *s, struct ne_doc *d, const char *uri, struct 
 
 /* The rename from -> to of a top-level name of e's document in the open
  * documents of its family and in the files the index says import it. */
-static int add_importers(struct server *s, struct docs_entry *e, struct ne_doc *d,
-                         const char *from, const char *to, uint64_t deadline)
+static int add_importers(struct server *s, struct docs_entry *e, struct ne_doc *d, const char *from,
+                         const char *to, uint64_t deadline)
 {
 	char *self = workspace_uri_to_path(e->uri);
 	struct nextedit_importer ip = { .defining_path = self ? self : e->uri,

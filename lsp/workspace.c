@@ -62,8 +62,8 @@ char *workspace_path_to_uri(const char *path)
 	o += sprintf(o, "file://");
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
 		/* RFC 3986's unreserved characters and the separator stay */
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    strchr("/-._~", *p))
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-._~", *p))
 			*o++ = (char)*p;
 		else
 			o += sprintf(o, "%%%02X", *p);

@@ -174,8 +174,8 @@ static bool top_level_name(struct finder *f, const char *ow, size_t owlen,
 			 * last the same */
 			struct ast_span *all = malloc(MAX_REFS * sizeof *all);
 			if (!all) break;
-			int m = ast_ident_refs(f->dold, f->old, f->old_len, refs[i].start, ow, owlen,
-			                       all, MAX_REFS);
+			int m = ast_ident_refs(f->dold, f->old, f->old_len, refs[i].start, ow,
+			                       owlen, all, MAX_REFS);
 			top = m == n && all[0].start == refs[0].start &&
 			      all[m - 1].start == refs[n - 1].start;
 			free(all);

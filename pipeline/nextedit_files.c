@@ -96,7 +96,8 @@ static bool is_member(const char *t, size_t s, size_t *owner)
 	size_t x = s;
 	while (x > 0 && (t[x - 1] == ' ' || t[x - 1] == '\t')) x--;
 	bool dot = x > 0 && t[x - 1] == '.';
-	bool arrow = x > 1 && ((t[x - 1] == '>' && t[x - 2] == '-') || (t[x - 1] == ':' && t[x - 2] == ':'));
+	bool arrow = x > 1 &&
+	             ((t[x - 1] == '>' && t[x - 2] == '-') || (t[x - 1] == ':' && t[x - 2] == ':'));
 	if (dot) {
 		size_t w = x - 1;
 		while (w > 0 && ast_is_ident_byte((unsigned char)t[w - 1])) w--;
@@ -139,8 +140,8 @@ static int add_uses(struct places *pl, const struct nextedit_importer *p,
 		bool member = is_member(p->text, refs[i].start, &owner);
 		bool ok = bare ? !member
 		               : member && owner < refs[i].start &&
-		                         refs[i].start - owner == oe - os + 1 &&
-		                         !memcmp(p->text + owner, p->text + os, oe - os);
+		                          refs[i].start - owner == oe - os + 1 &&
+		                          !memcmp(p->text + owner, p->text + os, oe - os);
 		if (ok && place_add(pl, refs[i].start, refs[i].end, p->new_name)) return -ENOMEM;
 	}
 	return 0;
@@ -186,8 +187,8 @@ static int includes(struct places *pl, struct ast_doc *doc, const struct nextedi
 		char s[256];
 		stem_of(ol.imports[i].spec, s, sizeof s);
 		const char *dot = strrchr(ol.imports[i].spec, '.');
-		in = !strcmp(s, stem) && dot && (!strcmp(dot, ".h") || !strcmp(dot, ".hpp") ||
-		                                 !strcmp(dot, ".hh"));
+		in = !strcmp(s, stem) && dot &&
+		     (!strcmp(dot, ".h") || !strcmp(dot, ".hpp") || !strcmp(dot, ".hh"));
 	}
 	ast_outline_finish(&ol);
 	if (rc || !in) return rc == -ENOMEM ? rc : 0;

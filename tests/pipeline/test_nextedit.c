@@ -595,8 +595,8 @@ static char *importer_after(const char *lang, const char *defining, const char *
 	return out;
 }
 
-#define PY_SHAPES                                                                                \
-	"def area(w, h):\n    return w * h\n\n"                                               \
+#define PY_SHAPES                               \
+	"def area(w, h):\n    return w * h\n\n" \
 	"def twice(x):\n    size = area(x, x)\n    return size * 2\n"
 
 TEST(rename_top_level_reaches_importers_python)
@@ -669,8 +669,9 @@ TEST(rename_top_level_reaches_importers_js_and_c)
 
 	/* C: a prototype renamed in its header; a file that includes the
 	 * header follows, one that does not (or defines its own) does not */
-	text = rename_first("c", "#ifndef LIST_H\n#define LIST_H\nstruct list;\n"
-	                         "int list_len(const struct list *l);\n#endif\n",
+	text = rename_first("c",
+	                    "#ifndef LIST_H\n#define LIST_H\nstruct list;\n"
+	                    "int list_len(const struct list *l);\n#endif\n",
 	                    "list_len", "list_count", &t, &r);
 	CHECK_STR_EQ(r.renamed_from, "list_len");
 	CHECK_STR_EQ(r.renamed_to, "list_count");
