@@ -504,6 +504,7 @@ static size_t errors_of(const struct ast_lang *lang, const char *t, size_t n)
 static int find_other(const struct file *f, const struct ecase *c, struct nextedit_result *r)
 {
 	struct nextedit_importer ip = { .lang = c->other->lang,
+		                        .path = c->other->path,
 		                        .text = c->other->t,
 		                        .len = c->other->n,
 		                        .defining_path = f->path,

@@ -19,8 +19,9 @@
  *                      definition in one file: in each other file of
  *                      --files that imports it (`from mod import name`,
  *                      `import mod` + `mod.name`, `import { name } from
- *                      './mod'`, C `#include "mod.h"`), its uses there
- *                      (an alias's import entry alone); the places scored
+ *                      './mod'`, C `#include "mod.h"`; for mod.c, mod.h
+ *                      itself), its uses there (an alias's import entry
+ *                      alone); the places scored
  *                      are the other file's only
  * The files of --files are one project: a name's module is its file's base
  * name, imports resolve within the set. As in the other case makers, the
@@ -401,11 +402,11 @@ static void make_import_missing(const struct file *f, const struct file *all, si
 
 /* The places in b of a rename of name (defined in the file of stem) to
  * nw, as b's own imports bind it; none when b does not import it. */
-static void importer_places(const struct file *b, const char *stem, bool header_ok,
+static void importer_places(const struct file *b, const char *stem, bool header_ok, bool own_header,
                             const char *name, const char *nw, struct ecase *c)
 {
 	size_t nl = strlen(name), sl = strlen(stem);
-	bool bare = false; /* every use of the name in the file */
+	bool bare = own_header; /* every use of the name in the file */
 	char alias[64] = "";
 	size_t entry = b->n; /* an aliased entry: only it */
 	for (size_t ls = 0; ls < b->n; ls = line_end(b->t, b->n, ls) + 1) {
@@ -490,6 +491,12 @@ static void make_cross_renames(const struct file *f, const struct file *all, siz
 		const struct file *b = &all[i];
 		/* a file whose text never spells the module imports nothing of it */
 		if (b == f || !ast_lang_kin(b->lang, f->lang) || !strstr(b->t, stem)) continue;
+		/* stem.c's own header declares what it defines */
+		char bstem[128];
+		stem_of(b->path, bstem, sizeof bstem);
+		const char *bext = strrchr(b->path, '.');
+		bool own_header = ext && !strcmp(ext, ".c") && bext && !strcmp(bext, ".h") &&
+		                  !strcmp(bstem, stem);
 		for (size_t d = 0; d < o->n_defs && *n < cap; d++) {
 			const struct ast_def *df = &o->defs[d];
 			size_t nl = strlen(df->name);
@@ -505,7 +512,7 @@ static void make_cross_renames(const struct file *f, const struct file *all, siz
 			struct ecase *c = &out[*n];
 			if (evne_case_start(c, EK_RENAME_CROSS_FILE, f, at, at + nl, nw)) continue;
 			c->other = b;
-			importer_places(b, stem, header_ok, df->name, nw, c);
+			importer_places(b, stem, header_ok, own_header, df->name, nw, c);
 			if (c->n_exp) {
 				(*n)++;
 			} else {

@@ -1030,6 +1030,8 @@ int ctx_index_importers(struct ctx_index *ix, const char *path, char ***out, siz
 				      (fo.v[q] == targets[0] || fo.v[q] == targets[1] ||
 				       fo.v[q] == targets[2]);
 		}
+		/* a .c file's own header declares what it defines */
+		hit |= (long)i == targets[1] || (long)i == targets[2];
 		if (!hit) continue;
 		size_t l = strlen(ix->root) + strlen(f->rel) + 2;
 		paths[k] = malloc(l);

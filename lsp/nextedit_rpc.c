@@ -344,6 +344,7 @@ static int add_file(struct server *s, struct ne_doc *d, const char *uri, struct 
                     const char *text, size_t len, struct nextedit_importer *ip)
 {
 	ip->lang = o ? ast_lang_from_id(o->language_id) : ast_lang_from_path(uri);
+	ip->path = uri;
 	ip->text = text;
 	ip->len = len;
 	struct nextedit_result r;

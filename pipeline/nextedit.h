@@ -138,6 +138,9 @@ struct nextedit_importer {
 	 * "list.h"): how the other file's imports name it, by its base name */
 	const char *defining_path;
 	const char *old_name, *new_name; /* nextedit_result.renamed_* */
+	/* the other file's path or URI (NULL: unknown): a C/C++ header of the
+	 * defining .c file's name declares what it defines */
+	const char *path;
 	uint64_t deadline_ns;            /* as nextedit_params' */
 	size_t max_edits;                /* 0: 32 */
 };
@@ -156,7 +159,8 @@ struct nextedit_importer {
  *     `mod.old` (`m.old`);
  *   - C/C++ `#include "mod.h"` (for mod.h or mod.c defining it): the uses
  *     of the name that are not members (`x.old`, `p->old`), its definition
- *     in the file that implements the header among them.
+ *     in the file that implements the header among them; and for mod.c,
+ *     mod.h itself (p->path), which declares it.
  * 0, -EINVAL (a NULL text or name) or -ENOMEM.
  */
 int nextedit_find_importer(const struct nextedit_importer *p, struct nextedit_result *out);

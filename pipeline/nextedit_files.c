@@ -191,6 +191,16 @@ static int includes(struct places *pl, struct ast_doc *doc, const struct nextedi
 		     (!strcmp(dot, ".h") || !strcmp(dot, ".hpp") || !strcmp(dot, ".hh"));
 	}
 	ast_outline_finish(&ol);
+	/* mod.c's own header */
+	const char *dext = strrchr(p->defining_path, '.');
+	const char *ext = p->path ? strrchr(p->path, '.') : NULL;
+	char own[256];
+	if (!rc && !in && p->path && dext && ext &&
+	    (!strcmp(dext, ".c") || !strcmp(dext, ".cpp")) &&
+	    (!strcmp(ext, ".h") || !strcmp(ext, ".hpp") || !strcmp(ext, ".hh"))) {
+		stem_of(p->path, own, sizeof own);
+		in = !strcmp(own, stem);
+	}
 	if (rc || !in) return rc == -ENOMEM ? rc : 0;
 	return add_uses(pl, p, refs, n, true, 0, 0);
 }

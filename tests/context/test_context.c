@@ -396,9 +396,9 @@ TEST(importers_of_a_file)
 	CHECK_STR_EQ(out, "app/admin.py app/views.py");
 	importers(ix, &p, "src/list.h", out, sizeof out);
 	CHECK_STR_EQ(out, "src/list.c src/main.c src/w.cpp");
-	/* a .c file's names are declared in its header: its includers */
+	/* a .c file's names are declared in its header: it, and its includers */
 	importers(ix, &p, "src/list.c", out, sizeof out);
-	CHECK_STR_EQ(out, "src/main.c src/w.cpp");
+	CHECK_STR_EQ(out, "src/list.h src/main.c src/w.cpp");
 	ctx_index_free(ix);
 	proj_free(&p);
 }

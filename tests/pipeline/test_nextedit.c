@@ -576,10 +576,11 @@ static char *rename_first(const char *lang, const char *src, const char *from, c
 }
 
 /* The other file with the rename's places in it applied. */
-static char *importer_after(const char *lang, const char *defining, const char *text,
-                            const struct nextedit_result *def, size_t *n)
+static char *importer_at(const char *lang, const char *defining, const char *path, const char *text,
+                         const struct nextedit_result *def, size_t *n)
 {
 	struct nextedit_importer p = { .lang = ast_lang_from_id(lang),
+		                       .path = path,
 		                       .text = text,
 		                       .len = strlen(text),
 		                       .defining_path = defining,
@@ -593,6 +594,12 @@ static char *importer_after(const char *lang, const char *defining, const char *
 	char *out = apply_all(text, &r);
 	nextedit_result_finish(&r);
 	return out;
+}
+
+static char *importer_after(const char *lang, const char *defining, const char *text,
+                            const struct nextedit_result *def, size_t *n)
+{
+	return importer_at(lang, defining, NULL, text, def, n);
 }
 
 #define PY_SHAPES                               \
@@ -686,6 +693,24 @@ TEST(rename_top_level_reaches_importers_js_and_c)
 	b = importer_after("c", "list.h",
 	                   "#include \"other.h\"\n\nint f(void)\n{\n\treturn list_len(0);\n}\n", &r,
 	                   &n);
+	CHECK_INT_EQ(n, 0);
+	free(b);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* renamed where it is defined (list.c): its own header's prototype
+	 * follows, another header does not */
+	text = rename_first("c",
+	                    "#include \"list.h\"\n\nint list_len(const struct list *l)\n"
+	                    "{\n\treturn l->n;\n}\n",
+	                    "list_len", "list_count", &t, &r);
+	CHECK_STR_EQ(r.renamed_from, "list_len");
+	const char *h = "struct list;\nint list_len(const struct list *l);\n";
+	b = importer_at("c", "src/list.c", "src/list.h", h, &r, &n);
+	CHECK_STR_EQ(b, "struct list;\nint list_count(const struct list *l);\n");
+	free(b);
+	b = importer_at("c", "src/list.c", "src/vec.h", h, &r, &n);
 	CHECK_INT_EQ(n, 0);
 	free(b);
 	nextedit_result_finish(&r);
