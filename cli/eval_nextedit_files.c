@@ -370,14 +370,18 @@ static void make_import_missing(const struct file *f, const struct file *all, si
 	for (size_t i = 0; i < n_all && *n < cap && made < 4; i++) {
 		const struct file *g = &all[i];
 		if (g == f || !ast_lang_kin(g->lang, f->lang) || !g->ol) continue;
-		char stem[128];
+		char stem[128], probe_text[300];
+		size_t probe_at;
 		stem_of(g->path, stem, sizeof stem);
+		/* imports the scan can place a name among, or none of g's */
+		if (!import_place(f, stem, "x", &probe_at, probe_text, sizeof probe_text)) continue;
 		for (size_t d = 0; d < g->ol->n_defs && *n < cap && made < 4; d++) {
 			const char *nm = g->ol->defs[d].name;
 			size_t nl = strlen(nm);
 			bool seen = nl < 2 || nl > 40;
-			for (size_t k = 0; k < f->n && !seen; k++)
-				seen = evne_word_at(f->t, f->n, f->code, k, nm, nl);
+			for (const char *q = f->t; !seen && (q = strstr(q, nm)); q++)
+				seen = evne_word_at(f->t, f->n, f->code, (size_t)(q - f->t), nm,
+				                    nl);
 			struct ecase probe = { .self = f, .all = all, .n_all = n_all };
 			char rel[256], text[300], wrapped[600];
 			size_t at;
