@@ -31,7 +31,9 @@
  * document's own, each with its file's URI (and version when open); the
  * same deadline bounds them, and at most NEXTEDIT_FILES files are read. A
  * change of such a file that is one of them takes it off the list; any
- * other change of it drops that file's edits.
+ * other change of it drops that file's edits. A request for such a file
+ * that has no edits of its own is answered with them (the user went there
+ * to apply them; the editors' clients show the current document's).
  */
 #include "nextedit.h"
 
@@ -497,6 +499,15 @@ void nextedit_on_request(struct server *s, json_t *id, json_t *params)
 			if (j) json_array_append_new(edits, j);
 		}
 	}
+	/* nothing of its own: what a rename elsewhere left for this file (the
+	 * user went there to apply it; clients show their document's edits) */
+	for (struct ne_doc *o = n->docs; e && !stale && on && !json_array_size(edits) && o;
+	     o = o->next)
+		for (size_t i = 0; o != d && i < o->n_pend; i++)
+			if (o->pend[i].uri && !strcmp(o->pend[i].uri, uri)) {
+				json_t *j = edit_json(s, e, &o->pend[i]);
+				if (j) json_array_append_new(edits, j);
+			}
 	latency_note(n, (double)(nextedit_now_ns() - t0) / 1e6);
 	server_reply(s, id, json_pack("{s:o}", "edits", edits));
 }

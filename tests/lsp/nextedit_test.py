@@ -283,6 +283,10 @@ def case_rename_across_files(c):
     check(edits[1]["textDocument"]["version"] == 1, "the open file's version", edits[1])
     check(edits[3]["textDocument"]["version"] is None, "a file not open has none", edits[3])
     check(edits[3]["range"]["end"] == pos(4, 22), "its range from the index's text", edits[3])
+    # asked from b.py (the user went there), its own two are the answer
+    in_b = next_edit(c, version=1, uri=uri["b.py"])
+    check([(e["textDocument"]["uri"], e["range"]["start"]["line"]) for e in in_b] ==
+          [(uri["b.py"], 0), (uri["b.py"], 2)], "b.py's edits asked from b.py", in_b)
     # the client applies b.py's second place: it leaves the list
     apply(c, 2, edits[2], uri=uri["b.py"])
     rest = next_edit(c, version=version, uri=uri["shapes.py"])
