@@ -4,7 +4,7 @@
  * to write there. The server (lsp/nextedit_rpc.c) and `infill eval
  * --next-edit` (cli/eval_nextedit.c) call it; it needs no model.
  *
- * Two parts:
+ * Three parts:
  *   1. The settled edit: consecutive changes that touch one another (the
  *      keystrokes of one word, a paste and its fix) merge into one edit,
  *      its text before and its span now. A change elsewhere starts a new one.
@@ -32,6 +32,9 @@
  *      Every edit with text is checked by the ast layer
  *      (ast_replace_check): one that would add a syntax error to the file
  *      is dropped and counted.
+ *   3. Other files (nextedit_files.c): a rename of a name the document
+ *      defines at its top level, in a file that imports it; the caller
+ *      chooses the files (the project index, the open documents).
  *
  * Units: byte offsets into the document's UTF-8 text.
  * Threads: none of its own; a track belongs to its caller's thread.
