@@ -10,9 +10,10 @@
  *                      every field by position or names only fields by
  *                      keyword (Python), is a place after its last entry;
  *                      no text is expected (the value is a model's to write)
- *   import-missing     in a Python or JS/TS file, the first `return EXPR`
- *                      wrapped in a call of a function that one other file
- *                      of --files defines and this file does not mention:
+ *   import-missing     in a Python or JS/TS file, before the first `return
+ *                      EXPR`, a line calling with EXPR a function that one
+ *                      other file of --files defines and this one never
+ *                      mentions:
  *                      the name joins the file's import from that module
  *                      (`, name`), or a new import line follows the last
  *   rename-cross-file  a top-level function or class renamed at its
@@ -355,11 +356,17 @@ static void make_import_missing(const struct file *f, const struct file *all, si
                                 struct ecase *out, size_t *n, size_t cap)
 {
 	if (!is_script(f)) return;
-	/* the site: the first `return EXPR` of a line of its own */
-	size_t xs = 0, xe = 0;
+	/* the site: the first `return EXPR` of a line of its own; the call
+	 * goes on a line of its own before it (a change within a line would
+	 * be repeated where the same text stands: the repeat kind's guess) */
+	size_t xs = 0, xe = 0, rl = 0, ri = 0;
+	bool semi = false;
 	for (size_t ls = 0; ls < f->n && !xe; ls = line_end(f->t, f->n, ls) + 1) {
 		size_t x = evne_skip_ws(f->t, f->n, ls), le = line_end(f->t, f->n, ls);
 		if (x == ls || !starts_word(f, x, "return")) continue;
+		rl = ls;
+		ri = x;
+		semi = f->t[le - 1] == ';';
 		xs = evne_skip_ws(f->t, f->n, x + 6);
 		xe = le;
 		if (xe > xs && f->t[xe - 1] == ';') xe--;
@@ -387,11 +394,12 @@ static void make_import_missing(const struct file *f, const struct file *all, si
 			size_t at;
 			if (seen || !evne_defined_in(&probe, nm, rel, sizeof rel) ||
 			    !import_place(f, stem, nm, &at, text, sizeof text) ||
-			    snprintf(wrapped, sizeof wrapped, "%s(%.*s)", nm, (int)(xe - xs),
-			             f->t + xs) >= (int)sizeof wrapped)
+			    snprintf(wrapped, sizeof wrapped, "%.*s%s(%.*s)%s\n", (int)(ri - rl),
+			             f->t + rl, nm, (int)(xe - xs), f->t + xs,
+			             semi ? ";" : "") >= (int)sizeof wrapped)
 				continue;
 			struct ecase *c = &out[*n];
-			if (evne_case_start(c, EK_IMPORT_MISSING, f, xs, xe, wrapped)) continue;
+			if (evne_case_start(c, EK_IMPORT_MISSING, f, rl, rl, wrapped)) continue;
 			c->self = f;
 			c->all = all;
 			c->n_all = n_all;
