@@ -312,7 +312,7 @@ static bool import_place(const struct file *b, const char *stem, const char *nam
 		const char *l = b->t + ls;
 		bool imp = py ? !strncmp(l, "from ", 5) || !strncmp(l, "import ", 7)
 		              : !strncmp(l, "import ", 7);
-		if (!imp) continue;
+		if (!imp || !b->code[ls]) continue; /* not in a string */
 		if (memchr(l, '(', le - ls)) return false;
 		last_end = le;
 		if (py && !strncmp(l, "from ", 5) && !strncmp(l + 5, stem, sl) &&

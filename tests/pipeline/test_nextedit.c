@@ -545,6 +545,20 @@ TEST(import_wanting_is_added_from_the_project)
 	nextedit_track_finish(&t);
 	free(text);
 
+	/* an import a function makes for itself is not where the file's go */
+	text = insert_after("import os\n\ndef f(xs):\n    return xs\n\n"
+	                    "def g():\n    import sys\n    return sys.argv\n",
+	                    "return xs", " + median(xs)", &t);
+	CHECK(find_project("python", text, &t, &r) == 0);
+	out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "import os\nfrom stats import median\n\ndef f(xs):\n"
+	                  "    return xs + median(xs)\n\n"
+	                  "def g():\n    import sys\n    return sys.argv\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
 	/* without a project nothing is guessed */
 	text = insert_after("const x = 1;\n", "1", " + clamp(2)", &t);
 	CHECK(find("typescript", text, &t, &r) == 0);
