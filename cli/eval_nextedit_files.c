@@ -364,6 +364,12 @@ static void make_import_missing(const struct file *f, const struct file *all, si
 	for (size_t ls = 0; ls < f->n && !xe; ls = line_end(f->t, f->n, ls) + 1) {
 		size_t x = evne_skip_ws(f->t, f->n, ls), le = line_end(f->t, f->n, ls);
 		if (x == ls || !starts_word(f, x, "return")) continue;
+		/* an expression whole on its line */
+		int depth = 0;
+		for (size_t k = x; k < le; k++)
+			if (f->code[k])
+				depth += !!strchr("([{", f->t[k]) - !!strchr(")]}", f->t[k]);
+		if (depth || f->t[le - 1] == '\\' || f->t[le - 1] == ',') continue;
 		rl = ls;
 		ri = x;
 		semi = f->t[le - 1] == ';';

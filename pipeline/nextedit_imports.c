@@ -205,9 +205,6 @@ static int add_missing(struct finder *f, enum flavour fl, const struct ast_impor
 		/* an import from that module already: the name joins it */
 		const struct ast_imported *last = NULL, *from = NULL;
 		for (size_t m = 0; m < n_im; m++) {
-			/* an import at the start of its line: not one a function
-			 * makes for itself */
-			if (line_start(f->now, im[m].stmt.start) != im[m].stmt.start) continue;
 			last = &im[m];
 			if (im[m].module.end > im[m].module.start &&
 			    module_is(fl, f->now, im[m].module, spec))
