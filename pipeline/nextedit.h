@@ -144,8 +144,8 @@ struct nextedit_importer {
 	/* the other file's path or URI (NULL: unknown): a C/C++ header of the
 	 * defining .c file's name declares what it defines */
 	const char *path;
-	uint64_t deadline_ns;            /* as nextedit_params' */
-	size_t max_edits;                /* 0: 32 */
+	uint64_t deadline_ns; /* as nextedit_params' */
+	size_t max_edits;     /* 0: 32 */
 };
 
 /*
