@@ -21,6 +21,7 @@
  *   model-rewrite     a parameter and its arguments taken out, the parameter
  *                     put back: each call's argument, written by the model
  *                     (eval_nextedit_model.c; --model, --format)
+ *   field-init, import-missing, rename-cross-file: eval_nextedit_files.c
  * Figures per kind: precision and recall of the places (a predicted place
  * matches an expected one on the same line whose bytes it overlaps or
  * touches), exact (of matched places with expected text, the document
@@ -43,8 +44,10 @@
 #include "eval_nextedit.h"
 
 static const char *const ekind_names[EK_COUNT] = {
-	"rename",      "repeat",   "signature-rename", "signature-remove", "signature-add",
-	"enum-member", "call-add", "call-remove",      "import-unused",    "model-rewrite"
+	"rename",        "repeat",      "signature-rename", "signature-remove",
+	"signature-add", "enum-member", "call-add",         "call-remove",
+	"import-unused", "field-init",  "import-missing",   "rename-cross-file",
+	"model-rewrite"
 };
 
 struct tally {
@@ -469,6 +472,7 @@ static size_t make_cases(const struct file *f, struct ecase *out, size_t cap, si
 		k += n - before;
 	}
 	ast_outline_finish(&o);
+	evne_make_fields(f, out, &n, n + MAX_CASES_FILES);
 	return n;
 }
 
@@ -518,12 +522,33 @@ struct model_use {
 	bool tried;
 };
 
+/* A rename-cross-file case: the finder's answer in the other file. */
+static int find_other(const struct file *f, const struct ecase *c, struct nextedit_result *r)
+{
+	struct nextedit_importer ip = { .lang = c->other->lang,
+		                        .path = c->other->path,
+		                        .text = c->other->t,
+		                        .len = c->other->n,
+		                        .defining_path = f->path,
+		                        .old_name = r->renamed_from,
+		                        .new_name = r->renamed_to };
+	struct nextedit_result o = { 0 };
+	int rc = r->renamed_from[0] ? nextedit_find_importer(&ip, &o) : 0;
+	nextedit_result_finish(r);
+	*r = o;
+	return rc;
+}
+
 static void score(const struct file *f, struct ecase *c, struct tally *t, bool verbose,
                   struct model_use *mu)
 {
 	struct nextedit_params p = {
 		.lang = f->lang, .text = c->now, .len = c->len, .edit = &c->track
 	};
+	if (c->all) {
+		p.defined_in = evne_defined_in;
+		p.defined_in_ud = c;
+	}
 	struct nextedit_result r;
 	if (c->kind == EK_MODEL_REWRITE && mu && !mu->tried) { /* not timed: once */
 		mu->em = evne_model_open(mu->path, mu->format);
@@ -533,30 +558,35 @@ static void score(const struct file *f, struct ecase *c, struct tally *t, bool v
 	int rc = nextedit_find(&p, &r);
 	/* the model's time counts: it is the place's latency */
 	if (!rc && c->kind == EK_MODEL_REWRITE && mu) evne_model_write(mu->em, f, c, &r);
+	if (!rc && c->other) rc = find_other(f, c, &r);
 	double ms = (double)(nextedit_now_ns() - t0) / 1e6;
 	if (rc) return;
+	/* what is scored: the document, or the other file for a rename that
+	 * reaches it (unchanged: its places are in its own offsets) */
+	const struct file *g = c->other ? c->other : f;
+	const char *now = c->other ? g->t : c->now;
+	size_t len = c->other ? g->n : c->len;
 	if (t->n_ms < sizeof t->ms / sizeof t->ms[0]) t->ms[t->n_ms++] = ms;
 	t->cases++;
 	t->expected += c->n_exp;
 	t->predicted += r.n;
 	bool used[MAX_PLACES] = { 0 };
-	size_t before = errors_of(f->lang, c->now, c->len);
+	size_t before = errors_of(g->lang, now, len);
 	for (size_t i = 0; i < r.n; i++) {
 		const struct nextedit_edit *pe = &r.edits[i];
 		if (pe->text) {
 			t->offered++;
 			size_t l;
-			char *a = splice(c->now, c->len, pe->start, pe->end, pe->text, pe->text_len,
-			                 &l);
-			if (a && errors_of(f->lang, a, l) > before) t->breaks++;
+			char *a = splice(now, len, pe->start, pe->end, pe->text, pe->text_len, &l);
+			if (a && errors_of(g->lang, a, l) > before) t->breaks++;
 			free(a);
 		}
 		size_t k = 0;
-		while (k < c->n_exp && (used[k] || !places_meet(c->now, &c->exp[k], pe))) k++;
+		while (k < c->n_exp && (used[k] || !places_meet(now, &c->exp[k], pe))) k++;
 		if (k == c->n_exp) {
 			if (verbose)
-				fprintf(stderr, "  %s %s: extra place at line %zu\n", f->path,
-				        ekind_names[c->kind], line_of(c->now, pe->start) + 1);
+				fprintf(stderr, "  %s %s: extra place at line %zu\n", g->path,
+				        ekind_names[c->kind], line_of(now, pe->start) + 1);
 			continue;
 		}
 		used[k] = true;
@@ -566,14 +596,13 @@ static void score(const struct file *f, struct ecase *c, struct tally *t, bool v
 		t->with_text++;
 		if (!pe->text) continue;
 		size_t la, lb;
-		char *a = splice(c->now, c->len, pe->start, pe->end, pe->text, pe->text_len, &la);
-		char *b =
-		        splice(c->now, c->len, ex->start, ex->end, ex->text, strlen(ex->text), &lb);
+		char *a = splice(now, len, pe->start, pe->end, pe->text, pe->text_len, &la);
+		char *b = splice(now, len, ex->start, ex->end, ex->text, strlen(ex->text), &lb);
 		if (a && b && la == lb && !memcmp(a, b, la))
 			t->exact++;
 		else if (verbose)
-			fprintf(stderr, "  %s %s: inexact at line %zu: %s for %s\n", f->path,
-			        ekind_names[c->kind], line_of(c->now, pe->start) + 1, pe->text,
+			fprintf(stderr, "  %s %s: inexact at line %zu: %s for %s\n", g->path,
+			        ekind_names[c->kind], line_of(now, pe->start) + 1, pe->text,
 			        ex->text);
 		free(a);
 		free(b);
@@ -581,8 +610,8 @@ static void score(const struct file *f, struct ecase *c, struct tally *t, bool v
 	for (size_t k = 0; k < c->n_exp; k++) {
 		t->matched_exp += used[k];
 		if (!used[k] && verbose)
-			fprintf(stderr, "  %s %s: missed line %zu\n", f->path, ekind_names[c->kind],
-			        line_of(c->now, c->exp[k].start) + 1);
+			fprintf(stderr, "  %s %s: missed line %zu\n", g->path, ekind_names[c->kind],
+			        line_of(now, c->exp[k].start) + 1);
 	}
 	nextedit_result_finish(&r);
 }
@@ -617,9 +646,11 @@ static void usage(FILE *to)
 	            "  cases: a change applied at its first site in each file (rename a local,\n"
 	            "  put an argument first in a repeated call, rename/remove/add a parameter,\n"
 	            "  append an enum member, add/remove a call's last argument, remove an\n"
-	            "  import's one use; a parameter and its arguments taken out and the\n"
-	            "  parameter put back, the arguments written by the model: model-rewrite,\n"
-	            "  with --model PATH (default: the embedded model) and --format fim|zeta);\n"
+	            "  import's one use, append a struct field, use a name another of the files\n"
+	            "  defines, rename a top-level name another of the files imports; a parameter\n"
+	            "  and its arguments taken out and the parameter put back, the arguments\n"
+	            "  written by the model: model-rewrite, with --model PATH (default: the\n"
+	            "  embedded model) and --format fim|zeta);\n"
 	            "  figures per kind: precision and recall of the places, exact text, breaks,\n"
 	            "  the finder's wall time\n");
 }
@@ -668,10 +699,14 @@ int cli_eval_next_edit(int argc, char **argv)
 		return 2;
 	}
 	struct tally *tl = calloc(EK_COUNT + 1, sizeof *tl);
-	struct ecase *cases = calloc(64 + MAX_CASES_MORE + MAX_CASES_MODEL, sizeof *cases);
-	if (!tl || !cases) {
+	struct ecase *cases =
+	        calloc(64 + MAX_CASES_MORE + MAX_CASES_MODEL + 2 * MAX_CASES_FILES, sizeof *cases);
+	/* all files first: the cross-file kinds take them as one project */
+	struct file *fs = calloc(nf, sizeof *fs);
+	if (!tl || !cases || !fs) {
 		free(tl);
 		free(cases);
+		free(fs);
 		fprintf(stderr, "infill eval --next-edit: out of memory\n");
 		return 1;
 	}
@@ -693,22 +728,41 @@ int cli_eval_next_edit(int argc, char **argv)
 		const char *ln = ast_lang_name(f.lang);
 		f.name_last = !strcmp(ln, "c") || !strcmp(ln, "cpp") || !strcmp(ln, "java");
 		f.code = code_mask(t, len, !strcmp(ln, "python") || !strcmp(ln, "shellscript"));
-		nfiles++;
-		size_t nc = f.code ? make_cases(&f, cases, 64, per_kind) : 0;
+		if (!f.code) {
+			free(t);
+			continue;
+		}
+		f.ol = calloc(1, sizeof *f.ol);
+		if (f.ol && ast_outline(f.lang, f.t, f.n, NULL, f.ol)) {
+			ast_outline_finish(f.ol);
+			free(f.ol);
+			f.ol = NULL;
+		}
+		fs[nfiles++] = f;
+	}
+	for (size_t i = 0; i < nfiles; i++) {
+		const struct file *f = &fs[i];
+		size_t nc = make_cases(f, cases, 64, per_kind);
+		evne_make_cross(f, fs, nfiles, cases, &nc, nc + MAX_CASES_FILES);
 		size_t per[EK_COUNT] = { 0 };
 		for (size_t k = 0; k < nc; k++) {
 			if (per[cases[k].kind]++ < per_kind) {
-				score(&f, &cases[k], &tl[cases[k].kind], verbose, &mu);
+				score(f, &cases[k], &tl[cases[k].kind], verbose, &mu);
 				/* the finder alone: "all" stays what it was */
 				if (cases[k].kind != EK_MODEL_REWRITE)
-					score(&f, &cases[k], &tl[EK_COUNT], false, NULL);
+					score(f, &cases[k], &tl[EK_COUNT], false, NULL);
 			}
 			nextedit_track_finish(&cases[k].track);
 			free(cases[k].now);
 		}
-		free(f.code);
-		free(t);
 	}
+	for (size_t i = 0; i < nfiles; i++) {
+		free(fs[i].code);
+		free((char *)fs[i].t);
+		if (fs[i].ol) ast_outline_finish(fs[i].ol);
+		free(fs[i].ol);
+	}
+	free(fs);
 	json_t *rows = json_array();
 	FILE *tab = json ? stderr : stdout;
 	fprintf(tab,

@@ -25,12 +25,18 @@ enum ekind {
 	EK_CALL_ADD,
 	EK_CALL_REMOVE,
 	EK_IMPORT_UNUSED,
-	EK_MODEL_REWRITE, /* eval_nextedit_model.c: places the model writes */
+	EK_FIELD_INIT,        /* eval_nextedit_files.c */
+	EK_IMPORT_MISSING,    /* eval_nextedit_files.c */
+	EK_RENAME_CROSS_FILE, /* eval_nextedit_files.c */
+	EK_MODEL_REWRITE,     /* eval_nextedit_model.c: places the model writes */
 	EK_COUNT
 };
 #define MAX_PLACES      128
 #define MAX_CASES_MORE  64 /* cases of eval_nextedit_kinds.c per file */
 #define MAX_CASES_MODEL 16 /* cases of eval_nextedit_model.c per file */
+#define MAX_CASES_FILES 64 /* cases of eval_nextedit_files.c per file */
+
+struct file;
 
 struct place {
 	size_t start, end; /* in the text after the first edit */
@@ -45,6 +51,12 @@ struct ecase {
 	struct nextedit_track track;
 	struct place exp[MAX_PLACES];
 	size_t n_exp;
+	/* import-missing: the project the finder is shown (evne_defined_in) */
+	const struct file *self, *all;
+	size_t n_all;
+	/* rename-cross-file: the other file, whose places exp[] are (in its
+	 * offsets) and whose edits are scored */
+	const struct file *other;
 };
 
 struct item {
@@ -57,7 +69,8 @@ struct file {
 	const char *t;
 	size_t n;
 	bool *code;
-	bool name_last; /* C, C++, Java: a parameter's name is its last word */
+	bool name_last;         /* C, C++, Java: a parameter's name is its last word */
+	struct ast_outline *ol; /* its outline (owned; NULL: none): the cross-file kinds */
 };
 
 /* text scanning: what is code (code[i] false in strings and comments) */
@@ -85,6 +98,13 @@ void evne_make_enum_members(const struct file *f, struct ecase *out, size_t *n, 
 void evne_make_calls(const struct file *f, const char *name, size_t ds, size_t de,
                      struct ecase *out, size_t *n, size_t cap);
 void evne_make_imports(const struct file *f, struct ecase *out, size_t *n, size_t cap);
+/* eval_nextedit_files.c: field-init for f; import-missing and
+ * rename-cross-file with all[0..n_all) (f among them) as the project */
+void evne_make_fields(const struct file *f, struct ecase *out, size_t *n, size_t cap);
+void evne_make_cross(const struct file *f, const struct file *all, size_t n_all, struct ecase *out,
+                     size_t *n, size_t cap);
+/* nextedit_params.defined_in over a case's project (ud: the struct ecase) */
+bool evne_defined_in(void *ud, const char *name, char *buf, size_t cap);
 
 /* ---- the model-rewrite kind (eval_nextedit_model.c) ---- */
 

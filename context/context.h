@@ -154,6 +154,19 @@ int ctx_index_text(struct ctx_index *ix, const char *path, char **out, size_t *l
 int ctx_index_defined_in(struct ctx_index *ix, const char *path, const struct ast_lang *lang,
                          const char *name, char *buf, size_t cap);
 
+/*
+ * The indexed files whose imports name the file at path (absolute, under
+ * the root), as ctx_index_imported resolves them: a Python `from mod
+ * import` or `import mod`, a JS/TS relative import, a C/C++ #include of
+ * the file or, for a .c/.cpp file, of its header of the same name (and
+ * that header itself, which declares what the file defines). Kin
+ * languages only, the file itself left out, at most cap, in index order.
+ * What a rename of one of its top-level names reaches. Absolute paths (new
+ * strings, the caller frees each and the array) into *out. Returns how
+ * many or -ENOMEM.
+ */
+int ctx_index_importers(struct ctx_index *ix, const char *path, char ***out, size_t cap);
+
 /* The indexed files' absolute paths, sorted (new strings and array: the
  * caller frees them). Returns how many, or -ENOMEM. */
 int ctx_index_paths(struct ctx_index *ix, char ***out);

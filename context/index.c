@@ -976,3 +976,78 @@ int ctx_index_defined_in(struct ctx_index *ix, const char *path, const struct as
 	memcpy(buf + o, rel + common, l + 1);
 	return 1;
 }
+
+/* ---- the files that import a file, for a rename to reach ---- */
+
+int ctx_index_importers(struct ctx_index *ix, const char *path, char ***out, size_t cap)
+{
+	*out = NULL;
+	const char *self = rel_of(ix, path);
+	if (!self || !cap) return 0;
+	const struct ast_lang *lang = ast_lang_from_path(self);
+	const char *ln = ast_lang_name(lang);
+	bool c = !strcmp(ln, "c") || !strcmp(ln, "cpp");
+	/* what an import must name: the file's stem ("list" of "src/list.c") */
+	char stem[256];
+	const char *b = strrchr(self, '/');
+	snprintf(stem, sizeof stem, "%s", b ? b + 1 : self);
+	char *dot = strrchr(stem, '.');
+	if (dot && dot > stem) *dot = 0;
+	char **paths = calloc(cap, sizeof *paths);
+	if (!paths) return -ENOMEM;
+	size_t k = 0;
+	int rc = 0;
+	pthread_mutex_lock(&ix->mu);
+	const struct table *t = &ix->t;
+	long targets[3] = { find_rel(t, self), -1, -1 };
+	if (c) { /* a C file's functions are declared in its header */
+		char d[PATH_MAX], h[300];
+		snprintf(d, sizeof d, "%.*s", b ? (int)(b - self) : 0, self);
+		snprintf(h, sizeof h, "%s.h", stem);
+		targets[1] = at_rel(t, d, h);
+		snprintf(h, sizeof h, "%s.hpp", stem);
+		targets[2] = at_rel(t, d, h);
+	}
+	for (size_t i = 0; i < t->n && k < cap && !rc; i++) {
+		const struct ifile *f = &t->v[i];
+		if ((long)i == targets[0] || !ast_lang_kin(lang, f->lang)) continue;
+		char dir[PATH_MAX], fstem[256];
+		const char *fb = strrchr(f->rel, '/');
+		snprintf(dir, sizeof dir, "%.*s", fb ? (int)(fb - f->rel) : 0, f->rel);
+		snprintf(fstem, sizeof fstem, "%s", fb ? fb + 1 : f->rel);
+		char *fd = strrchr(fstem, '.');
+		if (fd && fd > fstem) *fd = 0;
+		bool hit = false;
+		for (size_t m = 0; m < f->ol.n_imports && !hit; m++) {
+			/* only imports that could name it are resolved: a linear
+			 * lookup each */
+			if (!strstr(f->ol.imports[m].spec, stem)) continue;
+			long v[8];
+			struct found fo = { v, 0, 8 };
+			resolve_one(ix, dir, fstem, &f->ol.imports[m], &fo);
+			for (size_t q = 0; q < fo.n && !hit; q++)
+				hit = fo.v[q] >= 0 &&
+				      (fo.v[q] == targets[0] || fo.v[q] == targets[1] ||
+				       fo.v[q] == targets[2]);
+		}
+		/* a .c file's own header declares what it defines */
+		hit |= (long)i == targets[1] || (long)i == targets[2];
+		if (!hit) continue;
+		size_t l = strlen(ix->root) + strlen(f->rel) + 2;
+		paths[k] = malloc(l);
+		if (!paths[k]) {
+			rc = -ENOMEM;
+			break;
+		}
+		snprintf(paths[k], l, "%s/%s", ix->root_len ? ix->root : "", f->rel);
+		k++;
+	}
+	pthread_mutex_unlock(&ix->mu);
+	if (rc) {
+		for (size_t i = 0; i < k; i++) free(paths[i]);
+		free(paths);
+		return rc;
+	}
+	*out = paths;
+	return (int)k;
+}

@@ -29,11 +29,23 @@
  * rename's second place is not a new rename from scratch, and removing an
  * argument at one call site is not a "repeated change" to find elsewhere.
  * Any other change drops the list.
+ *
+ * A rename of a name the document defines at its top level reaches the
+ * files that import it (nextedit_find_importer): the open documents of its
+ * language family, and the files on disk the project index says import it
+ * (their text as the index kept it). Their edits come after the
+ * document's own, each with its file's URI (and version when open); the
+ * same deadline bounds them, and at most NEXTEDIT_FILES files are read. A
+ * change of such a file that is one of them takes it off the list; any
+ * other change of it drops that file's edits. A request for such a file
+ * that has no edits of its own is answered with them (the user went there
+ * to apply them; the editors' clients show the current document's).
  */
 #include "nextedit.h"
 #include "nextedit_model.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +58,10 @@
                                           * two parses of one stay near 100 ms) */
 #define NEXTEDIT_ITEMS       128 /* offered edits remembered for their reports */
 #define NEXTEDIT_LAT_SAMPLES 256
-#define NEXTEDIT_MODEL_MAX   2 /* places per request the model writes (each a model run) */
-#define NEXTEDIT_HISTORY     3 /* recent edits of a document shown to the model */
+#define NEXTEDIT_MODEL_MAX   2  /* places per request the model writes (each a model run) */
+#define NEXTEDIT_HISTORY     3  /* recent edits of a document shown to the model */
+#define NEXTEDIT_FILES       16 /* other files a rename looks into */
+#define NEXTEDIT_FILE_EDITS  64 /* edits in other files kept per request */
 
 /* What an offered edit became; each counts once. */
 enum item_state { ITEM_FREE, ITEM_OFFERED, ITEM_SHOWN, ITEM_DONE };
@@ -62,6 +76,10 @@ struct pending {
 	size_t start, end;
 	char *text; /* owned */
 	size_t len;
+	/* another file's edit (owned; NULL: the document's own), and its range
+	 * as LSP positions, computed when found */
+	char *uri;
+	struct doc_pos from, to;
 };
 
 /* A place found with no computed text: the model's to write. */
@@ -126,7 +144,10 @@ struct nextedits *nextedits_new(void)
 
 static void pending_clear(struct ne_doc *d)
 {
-	for (size_t i = 0; i < d->n_pend; i++) free(d->pend[i].text);
+	for (size_t i = 0; i < d->n_pend; i++) {
+		free(d->pend[i].text);
+		free(d->pend[i].uri);
+	}
 	free(d->pend);
 	d->pend = NULL;
 	d->n_pend = 0;
@@ -176,8 +197,14 @@ static struct ne_doc *doc_find(struct nextedits *n, const char *uri, bool create
 	return d;
 }
 
+static bool applied_elsewhere(struct nextedits *n, const char *uri, size_t start, size_t end,
+                              const char *t, size_t tlen);
+
 void nextedits_doc_closed(struct nextedits *n, const char *uri)
 {
+	/* its buffer may differ from the file on disk: the others' edits of it
+	 * are stale (a change no edit matches drops them) */
+	applied_elsewhere(n, uri, SIZE_MAX, SIZE_MAX, "", 0);
 	for (struct ne_doc **p = &n->docs; *p; p = &(*p)->next)
 		if (!strcmp((*p)->uri, uri)) {
 			struct ne_doc *d = *p;
@@ -195,7 +222,7 @@ static bool pending_applied(struct ne_doc *d, size_t start, size_t end, const ch
 {
 	for (size_t i = 0; i < d->n_pend; i++) {
 		struct pending *p = &d->pend[i];
-		if (p->start != start || p->end != end || p->len != tlen ||
+		if (p->uri || p->start != start || p->end != end || p->len != tlen ||
 		    memcmp(p->text, t, tlen))
 			continue;
 		free(p->text);
@@ -203,7 +230,7 @@ static bool pending_applied(struct ne_doc *d, size_t start, size_t end, const ch
 		d->n_pend--;
 		long delta = (long)tlen - (long)(end - start);
 		for (size_t k = 0; k < d->n_pend; k++)
-			if (d->pend[k].start >= end) {
+			if (!d->pend[k].uri && d->pend[k].start >= end) {
 				d->pend[k].start = (size_t)((long)d->pend[k].start + delta);
 				d->pend[k].end = (size_t)((long)d->pend[k].end + delta);
 			}
@@ -235,10 +262,57 @@ static void history_push(struct docs_entry *e, struct ne_doc *d)
 	free(text);
 }
 
+/* A change of the document uri, seen from the other documents' lists: an
+ * edit of theirs applied as offered leaves them (true), and the others of
+ * that file move by its growth; any other change drops their edits there
+ * (their offsets and positions are stale). */
+static bool applied_elsewhere(struct nextedits *n, const char *uri, size_t start, size_t end,
+                              const char *t, size_t tlen)
+{
+	bool applied = false;
+	for (struct ne_doc *d = n->docs; d; d = d->next) {
+		size_t hit = d->n_pend;
+		for (size_t i = 0; i < d->n_pend && hit == d->n_pend; i++) {
+			struct pending *p = &d->pend[i];
+			if (p->uri && !strcmp(p->uri, uri) && p->start == start && p->end == end &&
+			    p->len == tlen && !memcmp(p->text, t, tlen))
+				hit = i;
+		}
+		size_t k = 0;
+		long delta = (long)tlen - (long)(end - start);
+		for (size_t i = 0; i < d->n_pend; i++) {
+			struct pending *p = &d->pend[i];
+			bool here = p->uri && !strcmp(p->uri, uri);
+			if (here && (i == hit || hit == d->n_pend)) {
+				free(p->text);
+				free(p->uri);
+				continue;
+			}
+			if (here && p->start >= end) { /* its positions: from the open file */
+				p->start = (size_t)((long)p->start + delta);
+				p->end = (size_t)((long)p->end + delta);
+			}
+			d->pend[k++] = *p;
+		}
+		applied |= hit < d->n_pend;
+		d->n_pend = k;
+	}
+	return applied;
+}
+
 void nextedits_change(struct server *s, struct docs_entry *e, size_t start, size_t end,
                       const char *text, size_t len)
 {
 	struct nextedits *n = s->nextedits;
+	if (applied_elsewhere(n, e->uri, start, end, text, len)) {
+		/* the file's own settled edit, if any, is older than this one */
+		struct ne_doc *o = doc_find(n, e->uri, false);
+		if (o) {
+			pending_clear(o);
+			nextedit_track_finish(&o->track);
+		}
+		return;
+	}
 	struct ne_doc *d = doc_find(n, e->uri, true);
 	if (!d) return;
 	if (pending_applied(d, start, end, text, len)) return;
@@ -284,6 +358,23 @@ static json_t *edit_json(struct server *s, struct docs_entry *e, const struct pe
 {
 	char ids[24];
 	snprintf(ids, sizeof ids, "%llu", (unsigned long long)item_new(s->nextedits));
+	if (p->uri) { /* another file: open, its version and its text's positions */
+		struct docs_entry *o = docs_find(s->docs, p->uri);
+		json_t *range = o && p->end <= doc_length(o->doc)
+		                        ? range_json(o->doc, p->start, p->end, s->encoding)
+		                        : json_pack("{s:{s:I, s:I}, s:{s:I, s:I}}", "start", "line",
+		                                    (json_int_t)p->from.line, "character",
+		                                    (json_int_t)p->from.character, "end", "line",
+		                                    (json_int_t)p->to.line, "character",
+		                                    (json_int_t)p->to.character);
+		json_t *td = o ? json_pack("{s:s, s:I}", "uri", p->uri, "version",
+		                           (json_int_t)o->version)
+		               : json_pack("{s:s, s:n}", "uri", p->uri, "version");
+		return json_pack("{s:o, s:o, s:s%, s:{s:s, s:s, s:[s]}}", "textDocument", td,
+		                 "range", range, "text", p->text, p->len, "command", "title",
+		                 "Accept next edit", "command", NEXTEDIT_ACCEPT_COMMAND,
+		                 "arguments", ids);
+	}
 	return json_pack("{s:{s:s, s:I}, s:o, s:s%, s:{s:s, s:s, s:[s]}}", "textDocument", "uri",
 	                 e->uri, "version", (json_int_t)e->version, "range",
 	                 range_json(e->doc, p->start, p->end, s->encoding), "text", p->text, p->len,
@@ -308,6 +399,114 @@ static bool where_defined(void *ud, const char *name, char *buf, size_t cap)
 {
 	struct where *w = ud;
 	return project_defined_in(w->s->project, w->e->uri, w->e->language_id, name, buf, cap);
+}
+
+/* ---- a rename in the files that import the name ---- */
+
+struct kin_docs {
+	const struct docs_entry *self;
+	const struct ast_lang *lang;
+	struct docs_entry *v[NEXTEDIT_FILES];
+	size_t n;
+};
+
+static void collect_kin(struct docs_entry *e, void *ud)
+{
+	struct kin_docs *k = ud;
+	if (k->n < NEXTEDIT_FILES && e != k->self && doc_length(e->doc) <= NEXTEDIT_MAX_DOC &&
+	    ast_lang_kin(k->lang, ast_lang_from_id(e->language_id)))
+		k->v[k->n++] = e;
+}
+
+/* The edits of one other file (uri; o when open, else text from the
+ * index) appended to d's list. */
+static int add_file(struct server *s, struct ne_doc *d, const char *uri, struct docs_entry *o,
+                    const char *text, size_t len, struct nextedit_importer *ip)
+{
+	ip->lang = o ? ast_lang_from_id(o->language_id) : ast_lang_from_path(uri);
+	ip->path = uri;
+	ip->text = text;
+	ip->len = len;
+	struct nextedit_result r;
+	int rc = nextedit_find_importer(ip, &r);
+	if (rc) return rc;
+	s->nextedits->dropped_invalid += r.dropped_invalid;
+	struct doc *tmp = !o && r.n ? doc_new(text, len) : NULL;
+	const struct doc *dd = o ? o->doc : tmp;
+	if (r.n && !dd) rc = -ENOMEM;
+	struct pending *v = rc ? NULL : realloc(d->pend, (d->n_pend + r.n + 1) * sizeof *v);
+	if (!v) rc = -ENOMEM;
+	for (size_t i = 0; !rc && i < r.n; i++) {
+		struct pending *q = &v[d->n_pend];
+		q->uri = strdup(uri);
+		if (!q->uri) {
+			rc = -ENOMEM;
+			break;
+		}
+		q->start = r.edits[i].start;
+		q->end = r.edits[i].end;
+		q->text = r.edits[i].text;
+		q->len = r.edits[i].text_len;
+		q->from = doc_pos_at(dd, q->start, s->encoding);
+		q->to = doc_pos_at(dd, q->end, s->encoding);
+		r.edits[i].text = NULL; /* moved */
+		d->n_pend++;
+	}
+	if (v) d->pend = v;
+	doc_free(tmp);
+	nextedit_result_finish(&r);
+	return rc;
+}
+
+/* The rename from -> to of a top-level name of e's document in the open
+ * documents of its family and in the files the index says import it. */
+static int add_importers(struct server *s, struct docs_entry *e, struct ne_doc *d, const char *from,
+                         const char *to, uint64_t deadline)
+{
+	char *self = workspace_uri_to_path(e->uri);
+	struct nextedit_importer ip = { .defining_path = self ? self : e->uri,
+		                        .old_name = from,
+		                        .new_name = to,
+		                        .deadline_ns = deadline,
+		                        .max_edits = NEXTEDIT_FILE_EDITS };
+	struct kin_docs k = { .self = e, .lang = ast_lang_from_id(e->language_id) };
+	docs_each(s->docs, collect_kin, &k);
+	int rc = 0;
+	size_t own = d->n_pend, files = 0;
+	for (size_t i = 0; i < k.n && !rc && files < NEXTEDIT_FILES; i++, files++) {
+		if (deadline && nextedit_now_ns() > deadline) break;
+		char *text = doc_text(k.v[i]->doc);
+		rc = text ? add_file(s, d, k.v[i]->uri, k.v[i], text, doc_length(k.v[i]->doc), &ip)
+		          : -ENOMEM;
+		free(text);
+	}
+	char **paths = NULL;
+	int np = rc ? 0 : project_importers(s->project, e->uri, &paths, NEXTEDIT_FILES);
+	for (int i = 0; i < np; i++) {
+		char *uri = workspace_path_to_uri(paths[i]);
+		bool skip = !uri || rc || files >= NEXTEDIT_FILES ||
+		            d->n_pend - own >= NEXTEDIT_FILE_EDITS ||
+		            (deadline && nextedit_now_ns() > deadline);
+		/* an open one was read as the editor has it */
+		for (size_t j = 0; j < k.n && !skip; j++) {
+			char *op = workspace_uri_to_path(k.v[j]->uri);
+			skip = op && !strcmp(op, paths[i]);
+			free(op);
+		}
+		char *text = NULL;
+		size_t len = 0;
+		if (!skip && !docs_find(s->docs, uri) &&
+		    project_file_text(s->project, paths[i], &text, &len)) {
+			files++;
+			rc = add_file(s, d, uri, NULL, text, len, &ip);
+		}
+		free(text);
+		free(uri);
+		free(paths[i]);
+	}
+	free(paths);
+	free(self);
+	return rc;
 }
 
 /* The pending list from a fresh search. */
@@ -352,11 +551,14 @@ static int pending_fill(struct server *s, struct docs_entry *e, struct ne_doc *d
 		q->len = r.edits[i].text_len;
 		r.edits[i].text = NULL; /* moved */
 	}
+	if (!rc && r.renamed_from[0])
+		rc = add_importers(s, e, d, r.renamed_from, r.renamed_to, deadline);
 	nextedit_result_finish(&r);
 	return rc;
 }
 
-/* The reply: every outstanding edit of d (NULL: none). */
+/* The reply: every outstanding edit of d in e (d NULL: none); with none, the
+ * edits a rename elsewhere left for e's file; e NULL: nothing at all. */
 static void reply_edits(struct server *s, json_t *id, struct docs_entry *e, struct ne_doc *d,
                         uint64_t t0)
 {
@@ -365,6 +567,14 @@ static void reply_edits(struct server *s, json_t *id, struct docs_entry *e, stru
 		json_t *j = edit_json(s, e, &d->pend[i]);
 		if (j) json_array_append_new(edits, j);
 	}
+	/* nothing of its own: what a rename elsewhere left for this file (the
+	 * user went there to apply it; clients show their document's edits) */
+	for (struct ne_doc *o = s->nextedits->docs; e && !json_array_size(edits) && o; o = o->next)
+		for (size_t i = 0; o != d && i < o->n_pend; i++)
+			if (o->pend[i].uri && !strcmp(o->pend[i].uri, e->uri)) {
+				json_t *j = edit_json(s, e, &o->pend[i]);
+				if (j) json_array_append_new(edits, j);
+			}
 	latency_note(s->nextedits, (double)(nextedit_now_ns() - t0) / 1e6);
 	server_reply(s, id, json_pack("{s:o}", "edits", edits));
 }
@@ -445,8 +655,10 @@ static void rewrite_done(void *ud, int status, const struct completion_result *r
 		                            : NULL;
 		if (v) {
 			d->pend = v;
-			d->pend[d->n_pend++] =
-			        (struct pending){ ed.start, ed.end, ed.text, ed.text_len };
+			d->pend[d->n_pend++] = (struct pending){ .start = ed.start,
+				                                 .end = ed.end,
+				                                 .text = ed.text,
+				                                 .len = ed.text_len };
 		} else if (rc == 1) {
 			free(ed.text);
 		}
@@ -560,7 +772,7 @@ void nextedit_on_request(struct server *s, json_t *id, json_t *params)
 			log_warn(s->log, "next edits for %s: out of memory", uri);
 		if (rewrites_start(s, id, e, d, t0)) return;
 	}
-	reply_edits(s, id, ok ? e : NULL, ok ? d : NULL, t0);
+	reply_edits(s, id, e && !stale && on ? e : NULL, ok ? d : NULL, t0);
 }
 
 bool nextedits_cancel(struct server *s, json_t *id)

@@ -373,3 +373,21 @@ bool project_defined_in(struct project *p, const char *uri, const char *language
 	free(path);
 	return rc == 1;
 }
+
+int project_importers(struct project *p, const char *uri, char ***out, size_t cap)
+{
+	*out = NULL;
+	if (!p || !p->ix) return 0;
+	char *path = workspace_uri_to_path(uri);
+	if (!path) return 0;
+	int n = ctx_index_importers(p->ix, path, out, cap);
+	free(path);
+	return n;
+}
+
+bool project_file_text(struct project *p, const char *path, char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	return p && p->ix && ctx_index_text(p->ix, path, out, len) == 1;
+}

@@ -189,6 +189,9 @@ void workspace_file_saved(struct server *s, const char *uri);
 void workspace_apply(struct server *s);
 /* Path of a file:// URI (new string), or NULL for other schemes. */
 char *workspace_uri_to_path(const char *uri);
+/* The file:// URI of an absolute path (new string), percent-encoded as
+ * editors write it; NULL for a relative path or on out of memory. */
+char *workspace_path_to_uri(const char *path);
 
 /* ---- completion_rpc.c ---- */
 
@@ -258,6 +261,13 @@ void project_doc_closed(struct project *p, const char *uri);
  * several, or no index. */
 bool project_defined_in(struct project *p, const char *uri, const char *language_id,
                         const char *name, char *buf, size_t cap);
+/* The indexed files whose imports name the file of uri (ctx_index_importers),
+ * at most cap absolute paths (new strings, the caller frees each and the
+ * array) into *out. Returns how many, 0 without an index. */
+int project_importers(struct project *p, const char *uri, char ***out, size_t cap);
+/* The text the index kept of the file at path (absolute): a new string
+ * into *out, its length into *len; false when none (not indexed, too big). */
+bool project_file_text(struct project *p, const char *path, char **out, size_t *len);
 /* Puts the project context for a completion at cursor (a byte offset in
  * e's document) into req (req->project, req->project_lines; owned by req),
  * as context.project and context.extraTokens say. 0 or -ENOMEM. */

@@ -54,6 +54,24 @@ char *workspace_uri_to_path(const char *uri)
 	return out;
 }
 
+char *workspace_path_to_uri(const char *path)
+{
+	if (!path || path[0] != '/') return NULL;
+	char *out = malloc(strlen(path) * 3 + 8), *o = out;
+	if (!out) return NULL;
+	o += sprintf(o, "file://");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		/* RFC 3986's unreserved characters and the separator stay */
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-._~", *p))
+			*o++ = (char)*p;
+		else
+			o += sprintf(o, "%%%02X", *p);
+	}
+	*o = 0;
+	return out;
+}
+
 static char *user_config_path(struct server *s)
 {
 	if (s->user_config_path) return s->user_config_path[0] ? strdup(s->user_config_path) : NULL;

@@ -145,6 +145,47 @@ bool nextedit_is_name(const char *s, size_t n)
 
 /* ---- rename ---- */
 
+/* Whether the tokens refs[0..n) of name ow (the old text) are a name the
+ * file defines at its top level: a definition of that name no other
+ * definition holds has one of them, and the scope there is the one the
+ * edited token's is (the same tokens), not a function's own. */
+static bool top_level_name(struct finder *f, const char *ow, size_t owlen,
+                           const struct ast_span *refs, int n)
+{
+	if (owlen >= 64) return false;
+	struct ast_outline ol;
+	bool top = false;
+	if (ast_outline(f->p->lang, f->old, f->old_len, f->dold, &ol)) {
+		ast_outline_finish(&ol);
+		return false;
+	}
+	for (size_t d = 0; d < ol.n_defs && !top; d++) {
+		const struct ast_def *df = &ol.defs[d];
+		if (strlen(df->name) != owlen || memcmp(df->name, ow, owlen)) continue;
+		bool nested = false;
+		for (size_t k = 0; k < ol.n_defs && !nested; k++)
+			nested = k != d && ol.defs[k].start <= df->start &&
+			         df->end <= ol.defs[k].end &&
+			         !(ol.defs[k].start == df->start && ol.defs[k].end == df->end);
+		if (nested) continue;
+		for (int i = 0; i < n && !top; i++) {
+			if (refs[i].start < df->start || refs[i].start >= df->end) continue;
+			/* the same scope: as many tokens from there, the first and the
+			 * last the same */
+			struct ast_span *all = malloc(MAX_REFS * sizeof *all);
+			if (!all) break;
+			int m = ast_ident_refs(f->dold, f->old, f->old_len, refs[i].start, ow,
+			                       owlen, all, MAX_REFS);
+			top = m == n && all[0].start == refs[0].start &&
+			      all[m - 1].start == refs[n - 1].start;
+			free(all);
+			break;
+		}
+	}
+	ast_outline_finish(&ol);
+	return top;
+}
+
 /* The edit turned identifier `old` into `new` when both it and the text it
  * replaced are parts of one word. 1 when it was a rename (places pushed or
  * none found), 0 when it was not one, or -ENOMEM. */
@@ -169,6 +210,12 @@ static int find_rename(struct finder *f)
 	bool seen = false; /* the edited word is a token of the old name */
 	for (int i = 0; i < n; i++) seen |= refs[i].start == ws;
 	int rc = seen ? 1 : 0;
+	if (seen && nwlen < sizeof f->renamed_to && top_level_name(f, ow, owlen, refs, n)) {
+		memcpy(f->renamed_from, ow, owlen);
+		f->renamed_from[owlen] = 0;
+		memcpy(f->renamed_to, nw, nwlen);
+		f->renamed_to[nwlen] = 0;
+	}
 	for (int i = 0; seen && i < n; i++) {
 		if (refs[i].start == ws) continue;
 		size_t s = nextedit_to_now(f, refs[i].start);
@@ -590,5 +637,7 @@ int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out)
 	}
 	out->edits = f.v;
 	out->n = f.n;
+	memcpy(out->renamed_from, f.renamed_from, sizeof out->renamed_from);
+	memcpy(out->renamed_to, f.renamed_to, sizeof out->renamed_to);
 	return 0;
 }

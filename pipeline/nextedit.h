@@ -4,7 +4,7 @@
  * to write there. The server (lsp/nextedit_rpc.c) and `infill eval
  * --next-edit` (cli/eval_nextedit.c) call it; it needs no model.
  *
- * Two parts:
+ * Three parts:
  *   1. The settled edit: consecutive changes that touch one another (the
  *      keystrokes of one word, a paste and its fix) merge into one edit,
  *      its text before and its span now. A change elsewhere starts a new one.
@@ -32,6 +32,9 @@
  *      Every edit with text is checked by the ast layer
  *      (ast_replace_check): one that would add a syntax error to the file
  *      is dropped and counted.
+ *   3. Other files (nextedit_files.c): a rename of a name the document
+ *      defines at its top level, in a file that imports it; the caller
+ *      chooses the files (the project index, the open documents).
  *
  * Units: byte offsets into the document's UTF-8 text.
  * Threads: none of its own; a track belongs to its caller's thread.
@@ -115,6 +118,11 @@ struct nextedit_result {
 	size_t n;
 	size_t dropped_invalid; /* computed edits that would break the syntax */
 	bool cut;               /* the deadline passed before all were checked */
+	/* The edit renamed a name the document defines at its top level (a
+	 * function, class, type, constant: what another file may import), from
+	 * renamed_from to renamed_to; both "" otherwise (a local, a parameter,
+	 * a method). For the files that import it: nextedit_find_importer. */
+	char renamed_from[64], renamed_to[64];
 };
 
 /* Finds the next edits into *out (caller's memory; release with
@@ -123,6 +131,43 @@ struct nextedit_result {
  * -ENOMEM. */
 int nextedit_find(const struct nextedit_params *p, struct nextedit_result *out);
 void nextedit_result_finish(struct nextedit_result *r);
+
+/* ---- 3. Other files: a top-level name renamed, where it is imported ---- */
+
+struct nextedit_importer {
+	const struct ast_lang *lang; /* the other file's grammar (NULL: nothing found) */
+	const char *text;            /* the other file, borrowed */
+	size_t len;
+	/* the defining file's path or name ("/p/shapes.py", "lib/util.js",
+	 * "list.h"): how the other file's imports name it, by its base name */
+	const char *defining_path;
+	const char *old_name, *new_name; /* nextedit_result.renamed_* */
+	/* the other file's path or URI (NULL: unknown): a C/C++ header of the
+	 * defining .c file's name declares what it defines */
+	const char *path;
+	uint64_t deadline_ns; /* as nextedit_params' */
+	size_t max_edits;     /* 0: 32 */
+};
+
+/*
+ * The rename's places in another file, into *out (caller's memory; release
+ * with nextedit_result_finish whatever the result), kind rename, in
+ * document order, each checked like nextedit_find's (one that would break
+ * the other file's syntax is dropped and counted). Only where that file
+ * imports the name from the defining file, as its own import statements
+ * say (the caller may pass any file; the project index narrows which):
+ *   - Python `from mod import old` / JS `import { old } from './mod'`: the
+ *     import's entry and the file's uses of the name (not an attribute
+ *     `x.old` of something else); aliased (`old as o`), the entry alone;
+ *   - Python `import mod` / `import mod as m`, `from pkg import mod`:
+ *     `mod.old` (`m.old`);
+ *   - C/C++ `#include "mod.h"` (for mod.h or mod.c defining it): the uses
+ *     of the name that are not members (`x.old`, `p->old`), its definition
+ *     in the file that implements the header among them; and for mod.c,
+ *     mod.h itself (p->path), which declares it.
+ * 0, -EINVAL (a NULL text or name) or -ENOMEM.
+ */
+int nextedit_find_importer(const struct nextedit_importer *p, struct nextedit_result *out);
 
 /* ns on CLOCK_MONOTONIC (what deadline_ns counts in). */
 uint64_t nextedit_now_ns(void);

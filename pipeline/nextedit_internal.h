@@ -33,6 +33,8 @@ struct finder {
 	size_t call_j;     /* the one added or removed */
 	bool call_added;
 	char call_arg[128]; /* the argument added ("" when longer) */
+	/* a rename of a top-level name (nextedit_result.renamed_*) */
+	char renamed_from[64], renamed_to[64];
 };
 
 /* An offset of the old text outside the edit, in the text now. */

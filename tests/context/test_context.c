@@ -352,6 +352,57 @@ TEST(imports_c_cpp)
 	proj_free(&p);
 }
 
+/* What ctx_index_importers gives for rel, relative paths sorted, joined. */
+static void importers(struct ctx_index *ix, const struct proj *p, const char *rel, char *out,
+                      size_t cap)
+{
+	char abs[512];
+	char **paths;
+	out[0] = 0;
+	int n = ctx_index_importers(ix, abs_of(p, rel, abs, sizeof abs), &paths, 16);
+	for (int i = 1; i < n; i++)
+		for (int k = i; k > 0 && strcmp(paths[k - 1], paths[k]) > 0; k--) {
+			char *t = paths[k];
+			paths[k] = paths[k - 1];
+			paths[k - 1] = t;
+		}
+	const char *root = ctx_index_root(ix);
+	for (int i = 0; i < n; i++) {
+		snprintf(out + strlen(out), cap - strlen(out), "%s%s", i ? " " : "",
+		         paths[i] + strlen(root) + 1);
+		free(paths[i]);
+	}
+	free(paths);
+}
+
+TEST(importers_of_a_file)
+{
+	struct proj p;
+	proj_new(&p);
+	put(&p, "app/__init__.py", "");
+	put(&p, "app/models.py", "class Model: pass\n");
+	put(&p, "app/views.py", "from .models import Model\n");
+	put(&p, "app/admin.py", "import app.models\n");
+	put(&p, "app/other.py", "from .views import x\nimport models_extra\n");
+	put(&p, "web/ui.js", "import { Model } from '../app/models';\n"); /* not kin */
+	put(&p, "src/list.h", "int list_len(void);\n");
+	put(&p, "src/list.c", "#include \"list.h\"\nint list_len(void) { return 0; }\n");
+	put(&p, "src/main.c", "#include \"list.h\"\n");
+	put(&p, "src/w.cpp", "#include \"../src/list.h\"\n");
+	put(&p, "src/x.c", "#include \"other.h\"\n");
+	struct ctx_index *ix = index_of(&p, 100, 4);
+	char out[512];
+	importers(ix, &p, "app/models.py", out, sizeof out);
+	CHECK_STR_EQ(out, "app/admin.py app/views.py");
+	importers(ix, &p, "src/list.h", out, sizeof out);
+	CHECK_STR_EQ(out, "src/list.c src/main.c src/w.cpp");
+	/* a .c file's names are declared in its header: it, and its includers */
+	importers(ix, &p, "src/list.c", out, sizeof out);
+	CHECK_STR_EQ(out, "src/list.h src/main.c src/w.cpp");
+	ctx_index_free(ix);
+	proj_free(&p);
+}
+
 TEST(related_by_imports)
 {
 	struct proj p;

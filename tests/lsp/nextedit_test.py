@@ -377,6 +377,76 @@ def case_model_exit_while_waiting(c):
         time.sleep(0.2)  # the rewrite is with the server now; main() shuts down
     finally:
         srv.stop()
+def case_rename_across_files(c):
+    """A top-level function renamed where it is defined: the files that
+    import it follow, open (b.py) or only on disk (c.py, through the project
+    index), after the defining file's own places; a file with a function of
+    that name of its own (d.py, open) does not. Applying them leaves each
+    file right, and the list shrinks as they are applied."""
+    import tempfile
+    import os
+    root = tempfile.mkdtemp(prefix="infill-nextedit-")
+    files = {
+        "shapes.py": "def area(w, h):\n    return w * h\n\n\ndef twice(x):\n"
+                     "    return area(x, x) * 2\n",
+        "b.py": "from shapes import area, twice\n\nprint(area(1, 2), twice(3))\n",
+        "c.py": "import shapes\n\n\ndef f():\n    return shapes.area(3, 4)\n",
+        "d.py": "def area():\n    return 0\n",
+    }
+    for name, text in files.items():
+        with open(os.path.join(root, name), "w") as f:
+            f.write(text)
+    uri = {name: "file://" + os.path.join(root, name) for name in files}
+    c.initialize(root_uri="file://" + root)
+    deadline = time.time() + 20
+    while stats(c).get("indexFiles", 0) < 4 and time.time() < deadline:
+        time.sleep(0.1)
+    check(stats(c).get("indexFiles", 0) >= 4, "the index scanned", stats(c))
+    for name in ("shapes.py", "b.py", "d.py"):
+        open_doc(c, files[name], uri=uri[name])
+    # `area` -> `surface` at its definition, as keystrokes
+    change(c, 2, 0, 4, 0, 8, "", uri=uri["shapes.py"])
+    for i, ch in enumerate("surface"):
+        change(c, 3 + i, 0, 4 + i, 0, 4 + i, ch, uri=uri["shapes.py"])
+    version = 9
+    edits = next_edit(c, version=version, uri=uri["shapes.py"])
+    where = [(e["textDocument"]["uri"], e["range"]["start"]["line"],
+              e["range"]["start"]["character"]) for e in edits]
+    check(where == [(uri["shapes.py"], 5, 11), (uri["b.py"], 0, 19), (uri["b.py"], 2, 6),
+                    (uri["c.py"], 4, 18)], "own place, then the open importer, then the "
+          "one on disk", edits)
+    check(all(e["text"] == "surface" for e in edits), "the new name", edits)
+    check(edits[1]["textDocument"]["version"] == 1, "the open file's version", edits[1])
+    check(edits[3]["textDocument"]["version"] is None, "a file not open has none", edits[3])
+    check(edits[3]["range"]["end"] == pos(4, 22), "its range from the index's text", edits[3])
+    # asked from b.py (the user went there), its own two are the answer
+    in_b = next_edit(c, version=1, uri=uri["b.py"])
+    check([(e["textDocument"]["uri"], e["range"]["start"]["line"]) for e in in_b] ==
+          [(uri["b.py"], 0), (uri["b.py"], 2)], "b.py's edits asked from b.py", in_b)
+    # the client applies b.py's second place: it leaves the list
+    apply(c, 2, edits[2], uri=uri["b.py"])
+    rest = next_edit(c, version=version, uri=uri["shapes.py"])
+    check([(e["textDocument"]["uri"], e["range"]["start"]["line"]) for e in rest] ==
+          [(uri["shapes.py"], 5), (uri["b.py"], 0), (uri["c.py"], 4)], "the rest", rest)
+    apply(c, 3, rest[1], uri=uri["b.py"])
+    # c.py opened as on disk, then its edit applied
+    open_doc(c, files["c.py"], uri=uri["c.py"])
+    apply(c, 2, rest[2], uri=uri["c.py"])
+    version += 1
+    apply(c, version, rest[0], uri=uri["shapes.py"])
+    check(doc_text(c, uri["b.py"]) == files["b.py"].replace("area", "surface"), "b.py right",
+          doc_text(c, uri["b.py"]))
+    check(doc_text(c, uri["c.py"]) == files["c.py"].replace("area", "surface"), "c.py right",
+          doc_text(c, uri["c.py"]))
+    check(doc_text(c, uri["shapes.py"]) == files["shapes.py"].replace("area", "surface"),
+          "shapes.py right", doc_text(c, uri["shapes.py"]))
+    check(doc_text(c, uri["d.py"]) == files["d.py"], "d.py untouched")
+    check(next_edit(c, version=version, uri=uri["shapes.py"]) == [], "nothing left")
+    # a local renamed reaches no other file
+    change(c, version + 1, 1, 11, 1, 12, "q", uri=uri["shapes.py"])
+    local = next_edit(c, version=version + 1, uri=uri["shapes.py"])
+    check(all(e["textDocument"]["uri"] == uri["shapes.py"] for e in local), "local: this file",
+          local)
 
 
 def doc_text_after_rename():

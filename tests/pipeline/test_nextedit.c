@@ -545,6 +545,20 @@ TEST(import_wanting_is_added_from_the_project)
 	nextedit_track_finish(&t);
 	free(text);
 
+	/* an import a function makes for itself is not where the file's go */
+	text = insert_after("import os\n\ndef f(xs):\n    return xs\n\n"
+	                    "def g():\n    import sys\n    return sys.argv\n",
+	                    "return xs", " + median(xs)", &t);
+	CHECK(find_project("python", text, &t, &r) == 0);
+	out = apply_all(text, &r);
+	CHECK_STR_EQ(out, "import os\nfrom stats import median\n\ndef f(xs):\n"
+	                  "    return xs + median(xs)\n\n"
+	                  "def g():\n    import sys\n    return sys.argv\n");
+	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
 	/* without a project nothing is guessed */
 	text = insert_after("const x = 1;\n", "1", " + clamp(2)", &t);
 	CHECK(find("typescript", text, &t, &r) == 0);
@@ -555,6 +569,164 @@ TEST(import_wanting_is_added_from_the_project)
 	out = apply_all(text, &r);
 	CHECK_STR_EQ(out, "import { clamp } from \"./lib/num\";\nconst x = 1 + clamp(2);\n");
 	free(out);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+/* ---- renames across files (nextedit_files.c) ---- */
+
+/* Renames the first `from` in text to `to` as typed (a delete, then the
+ * letters) and runs the finder. */
+static char *rename_first(const char *lang, const char *src, const char *from, const char *to,
+                          struct nextedit_track *t, struct nextedit_result *r)
+{
+	char *text = strdup(src);
+	size_t at = (size_t)(strstr(text, from) - text);
+	change(&text, t, at, at + strlen(from), "");
+	change(&text, t, at, at, to);
+	if (find(lang, text, t, r)) abort();
+	return text;
+}
+
+/* The other file with the rename's places in it applied. */
+static char *importer_at(const char *lang, const char *defining, const char *path, const char *text,
+                         const struct nextedit_result *def, size_t *n)
+{
+	struct nextedit_importer p = { .lang = ast_lang_from_id(lang),
+		                       .path = path,
+		                       .text = text,
+		                       .len = strlen(text),
+		                       .defining_path = defining,
+		                       .old_name = def->renamed_from,
+		                       .new_name = def->renamed_to };
+	struct nextedit_result r;
+	if (nextedit_find_importer(&p, &r)) abort();
+	*n = r.n;
+	for (size_t i = 0; i < r.n; i++)
+		if (r.edits[i].kind != NEXTEDIT_RENAME) *n = 999;
+	char *out = apply_all(text, &r);
+	nextedit_result_finish(&r);
+	return out;
+}
+
+static char *importer_after(const char *lang, const char *defining, const char *text,
+                            const struct nextedit_result *def, size_t *n)
+{
+	return importer_at(lang, defining, NULL, text, def, n);
+}
+
+#define PY_SHAPES                               \
+	"def area(w, h):\n    return w * h\n\n" \
+	"def twice(x):\n    size = area(x, x)\n    return size * 2\n"
+
+TEST(rename_top_level_reaches_importers_python)
+{
+	struct nextedit_track t = { 0 };
+	struct nextedit_result r;
+	char *text = rename_first("python", PY_SHAPES, "area", "surface", &t, &r);
+	CHECK_STR_EQ(r.renamed_from, "area");
+	CHECK_STR_EQ(r.renamed_to, "surface");
+	CHECK_INT_EQ(r.n, 1); /* twice()'s call, in this file */
+	size_t n;
+	/* from-import, module import and its alias; an attribute of something
+	 * else, a string and a comment stay */
+	char *b = importer_after("python", "/p/pkg/shapes.py",
+	                         "from pkg.shapes import area, twice\n"
+	                         "import shapes\nimport shapes as sh\n\n"
+	                         "print(area(1, 2), shapes.area(3, 4), sh.area(5, 6))\n"
+	                         "room.area = 'area'  # area\n",
+	                         &r, &n);
+	CHECK_INT_EQ(n, 4);
+	CHECK_STR_EQ(b, "from pkg.shapes import surface, twice\n"
+	                "import shapes\nimport shapes as sh\n\n"
+	                "print(surface(1, 2), shapes.surface(3, 4), sh.surface(5, 6))\n"
+	                "room.area = 'area'  # area\n");
+	free(b);
+	/* aliased: the entry only, the file goes on with its alias */
+	b = importer_after("python", "shapes.py",
+	                   "from .shapes import area as ar\n\nprint(ar(1, 2))\n", &r, &n);
+	CHECK_STR_EQ(b, "from .shapes import surface as ar\n\nprint(ar(1, 2))\n");
+	free(b);
+	/* a name of the same spelling from another module is another name */
+	b = importer_after("python", "shapes.py",
+	                   "from geometry import area\nimport shapes\n\nprint(area(1, 2))\n", &r,
+	                   &n);
+	CHECK_INT_EQ(n, 0);
+	free(b);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* a local renamed is no other file's business */
+	text = rename_first("python", PY_SHAPES, "size", "total", &t, &r);
+	CHECK_INT_EQ(r.n, 1);
+	CHECK_STR_EQ(r.renamed_from, "");
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+}
+
+TEST(rename_top_level_reaches_importers_js_and_c)
+{
+	struct nextedit_track t = { 0 };
+	struct nextedit_result r;
+	char *text = rename_first("javascript",
+	                          "export function clamp(x, lo, hi) {\n"
+	                          "  return Math.min(Math.max(x, lo), hi);\n}\n",
+	                          "clamp", "bound", &t, &r);
+	CHECK_STR_EQ(r.renamed_from, "clamp");
+	size_t n;
+	char *b = importer_after("javascript", "lib/num.js",
+	                         "import { clamp, lerp } from './lib/num.js';\n"
+	                         "const y = clamp(lerp(1, 2, 0.5), 0, 1);\nobj.clamp(3);\n",
+	                         &r, &n);
+	CHECK_STR_EQ(b, "import { bound, lerp } from './lib/num.js';\n"
+	                "const y = bound(lerp(1, 2, 0.5), 0, 1);\nobj.clamp(3);\n");
+	free(b);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* C: a prototype renamed in its header; a file that includes the
+	 * header follows, one that does not (or defines its own) does not */
+	text = rename_first("c",
+	                    "#ifndef LIST_H\n#define LIST_H\nstruct list;\n"
+	                    "int list_len(const struct list *l);\n#endif\n",
+	                    "list_len", "list_count", &t, &r);
+	CHECK_STR_EQ(r.renamed_from, "list_len");
+	CHECK_STR_EQ(r.renamed_to, "list_count");
+	b = importer_after("c", "include/list.h",
+	                   "#include \"list.h\"\n\nint twice(const struct list *l)\n"
+	                   "{\n\treturn list_len(l) + s.list_len;\n}\n",
+	                   &r, &n);
+	CHECK_INT_EQ(n, 1);
+	CHECK_STR_EQ(b, "#include \"list.h\"\n\nint twice(const struct list *l)\n"
+	                "{\n\treturn list_count(l) + s.list_len;\n}\n");
+	free(b);
+	b = importer_after("c", "list.h",
+	                   "#include \"other.h\"\n\nint f(void)\n{\n\treturn list_len(0);\n}\n", &r,
+	                   &n);
+	CHECK_INT_EQ(n, 0);
+	free(b);
+	nextedit_result_finish(&r);
+	nextedit_track_finish(&t);
+	free(text);
+
+	/* renamed where it is defined (list.c): its own header's prototype
+	 * follows, another header does not */
+	text = rename_first("c",
+	                    "#include \"list.h\"\n\nint list_len(const struct list *l)\n"
+	                    "{\n\treturn l->n;\n}\n",
+	                    "list_len", "list_count", &t, &r);
+	CHECK_STR_EQ(r.renamed_from, "list_len");
+	const char *h = "struct list;\nint list_len(const struct list *l);\n";
+	b = importer_at("c", "src/list.c", "src/list.h", h, &r, &n);
+	CHECK_STR_EQ(b, "struct list;\nint list_count(const struct list *l);\n");
+	free(b);
+	b = importer_at("c", "src/list.c", "src/vec.h", h, &r, &n);
+	CHECK_INT_EQ(n, 0);
+	free(b);
 	nextedit_result_finish(&r);
 	nextedit_track_finish(&t);
 	free(text);
