@@ -910,14 +910,6 @@ static int dec_batch(struct engine *e, struct dec *d, const struct engine_reques
 			extra[idx[u]] = ki > 0 ? ki : 0;
 			budget -= extra[idx[u]];
 		}
-		/* greedy drafting stops itself where the next draft would not
-		 * pay: the greedy candidate may fill what room is left */
-		for (int u = 0; u < pl.n && k > 0 && budget > 0; u++) {
-			if (idx[u] > 0 && c[idx[u]].smp) continue;
-			int32_t more = pl.room[u] - extra[idx[u]];
-			if (more > budget) more = budget;
-			if (more > 0) extra[idx[u]] += more, budget -= more;
-		}
 	}
 	/* the rows: each candidate's input, its lookup drafts, its model
 	 * drafts (their rows now, their tokens once drafted) */

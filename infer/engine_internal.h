@@ -161,9 +161,8 @@ struct draft_plan {
 	const double *cost;                  /* [8 + 1] target forward ms by rows */
 	double ms_per_row;                   /* the prefill rate */
 };
-/* How many tokens each candidate drafts this step (0: none); where it is
- * not 0, greedy candidates may draft up to the step's room (draft_run stops
- * them where the next draft would not pay). */
+/* How many tokens each candidate drafts this step, at most (0: none;
+ * draft_run stops greedy ones sooner where the next draft would not pay). */
 int32_t draft_choose(struct draft *d, const struct draft_plan *pl);
 /* Of the model drafts of one candidate, tried were checked and kept held;
  * conf: their confidence classes (draft_job.conf), NULL for sampled ones. */
