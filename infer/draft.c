@@ -64,8 +64,8 @@ struct draft {
 	/* what a row of the target's step and a drafting forward cost, in
 	 * tokens of the plain step's rate (draft_choose sets them) */
 	double row_tokens, fwd_tokens;
-	int32_t idle;       /* steps without a draft since the last */
-	bool owned;         /* m is freed with d */
+	int32_t idle; /* steps without a draft since the last */
+	bool owned;   /* m is freed with d */
 };
 
 void draft_own(struct draft *d)
@@ -240,7 +240,8 @@ static int32_t job_at(const struct draft_job *j, int32_t i)
 /* The learned chance that a greedy draft of confidence class b is kept. */
 static double conf_alpha(const struct draft *d, int b)
 {
-	return (d->ckept[b] + DRAFT_CONF_PRIOR * draft_alpha(d)) / (d->ctried[b] + DRAFT_CONF_PRIOR);
+	return (d->ckept[b] + DRAFT_CONF_PRIOR * draft_alpha(d)) /
+	       (d->ctried[b] + DRAFT_CONF_PRIOR);
 }
 
 /* The confidence class of the draft's top token tok: its probability, in
@@ -331,7 +332,8 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 					continue;
 				}
 				j->got = r + 1;
-				if (reach[i] * alpha < d->row_tokens + d->fwd_tokens) going[i] = false;
+				if (reach[i] * alpha < d->row_tokens + d->fwd_tokens)
+					going[i] = false;
 			} else {
 				float *q = j->q + (size_t)r * (size_t)d->n_vocab;
 				sampler_probs(j->smp, lg, q);

@@ -462,13 +462,13 @@ struct cand {
 	int32_t n_draft;                 /* at rows row + 1 .. row + n_draft */
 	int32_t draft_ngram;             /* the length of the match they came from */
 	int32_t n_found;                 /* drafted tokens found (checked or not) */
-	bool after_hit;      /* the last drafted token compared with a choice was right */
-	int32_t n_look;      /* of the drafts, the first n_look are lookup's, the rest
+	bool after_hit;          /* the last drafted token compared with a choice was right */
+	int32_t n_look;          /* of the drafts, the first n_look are lookup's, the rest
 	                       * the draft model's */
-	int32_t look0;       /* the lookup draft's first token (found, checked or not) */
+	int32_t look0;           /* the lookup draft's first token (found, checked or not) */
 	struct lookup_gate gate; /* lookup's back-off after drafts that missed */
 	uint8_t dconf[ENGINE_DRAFT_MAX]; /* the model drafts' confidence classes */
-	struct kv_seq *dseq; /* the draft model's sequence; NULL: no draft model */
+	struct kv_seq *dseq;             /* the draft model's sequence; NULL: no draft model */
 };
 
 static int cand_append(struct cand *c, const char *s, size_t n)
