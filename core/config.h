@@ -195,7 +195,7 @@ enum config_kind {
 	X(completion_from_document, "completion.fromDocument", CONFIG_KIND_BOOL, bool, 1, NULL, 0, \
 	  1, NULL, CONFIG_SCOPE_LANGUAGE,                                                          \
 	  "also offer how the line continues elsewhere in the document, scored by the model")      \
-	X(completion_prompt_lookup, "completion.promptLookup", CONFIG_KIND_BOOL, bool, 0, NULL, 0, \
+	X(completion_prompt_lookup, "completion.promptLookup", CONFIG_KIND_BOOL, bool, 1, NULL, 0, \
 	  1, NULL, CONFIG_SCOPE_LANGUAGE,                                                          \
 	  "draft tokens by finding the last ones earlier in the prompt, checked in one forward "   \
 	  "pass (same output, fewer decode steps)")                                                \

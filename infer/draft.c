@@ -17,8 +17,16 @@
  * tokens more, for k forwards of the draft model and k rows more in the
  * target's forward. The k with the most tokens per ms wins (0: no drafts;
  * a probe every DRAFT_PROBE steps keeps alpha learned when it is 0).
+ *
+ * Where a step drafts, greedy drafting goes on token by token while the
+ * next draft pays (draft_run): a draft the draft model is sure of is kept
+ * far more often than one it is not, so the chance of each is learned by
+ * the draft's confidence (its top token's probability, in DRAFT_CONF
+ * classes). Drafting stops at the first unsure token instead of after a
+ * fixed k: fewer draft forwards and verify rows spent on drafts that miss.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +42,10 @@
 #define DRAFT_MARGIN      0.06
 /* Steps without drafts before one drafts a single token to learn alpha again. */
 #define DRAFT_PROBE       32
+/* Confidence classes: the draft's top probability in tenths. */
+#define DRAFT_CONF        10
+/* A class's counts start as this many drafts kept at the overall rate. */
+#define DRAFT_CONF_PRIOR  2.0
 
 struct draft {
 	struct model *m; /* borrowed */
@@ -48,8 +60,12 @@ struct draft {
 	double one_ms;      /* moving average of drafting forwards */
 	double ratio;       /* weight bytes a step reads, draft over target */
 	double kept, tried; /* drafted tokens kept and checked, fading */
-	int32_t idle;       /* steps without a draft since the last */
-	bool owned;         /* m is freed with d */
+	double ckept[DRAFT_CONF], ctried[DRAFT_CONF]; /* the same by confidence class */
+	/* what a row of the target's step and a drafting forward cost, in
+	 * tokens of the plain step's rate (draft_choose sets them) */
+	double row_tokens, fwd_tokens;
+	int32_t idle; /* steps without a draft since the last */
+	bool owned;   /* m is freed with d */
 };
 
 void draft_own(struct draft *d)
@@ -221,6 +237,31 @@ static int32_t job_at(const struct draft_job *j, int32_t i)
 	return j->ahead[i - j->n_gen];
 }
 
+/* The learned chance that a greedy draft of confidence class b is kept. */
+static double conf_alpha(const struct draft *d, int b)
+{
+	return (d->ckept[b] + DRAFT_CONF_PRIOR * draft_alpha(d)) /
+	       (d->ctried[b] + DRAFT_CONF_PRIOR);
+}
+
+/* The confidence class of the draft's top token tok: its probability, in
+ * tenths. A class is coarse, so the sum skips what cannot move it (terms
+ * under e^-20) and stops once the top is below a tenth: a scan of the
+ * logits, not an exp of each, most of the time. */
+static uint8_t conf_class(const float *lg, int32_t n, int32_t tok)
+{
+	float top = lg[tok];
+	double sum = 0;
+	for (int32_t i = 0; i < n; i++) {
+		float x = lg[i] - top;
+		if (x < -20.0f) continue;
+		sum += expf(x);
+		if (sum > DRAFT_CONF) return 0;
+	}
+	int b = (int)(DRAFT_CONF / sum);
+	return (uint8_t)(b < DRAFT_CONF ? b : DRAFT_CONF - 1);
+}
+
 int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_error *err)
 {
 	/* Round r computes, for every job still drafting, its context's tokens
@@ -231,12 +272,20 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 	int32_t tokens[MAXR], pos[MAXR], outr[ENGINE_MAX_CANDIDATES];
 	struct kv_seq *seqs[MAXR];
 	int32_t kmax = 0;
-	for (int i = 0; i < n; i++) kmax = jobs[i].k > kmax ? jobs[i].k : kmax;
+	bool going[ENGINE_MAX_CANDIDATES];
+	double reach[ENGINE_MAX_CANDIDATES];
+	for (int i = 0; i < n; i++) {
+		kmax = jobs[i].k > kmax ? jobs[i].k : kmax;
+		jobs[i].got = 0;
+		going[i] = jobs[i].k > 0;
+		reach[i] = jobs[i].reach > 0 ? jobs[i].reach : 1;
+	}
+	double alpha = draft_alpha(d);
 	for (int32_t r = 0; r < kmax; r++) {
 		int32_t nr = 0, no = 0;
 		for (int i = 0; i < n; i++) {
 			struct draft_job *j = &jobs[i];
-			if (r >= j->k) continue;
+			if (!going[i] || r >= j->k) continue;
 			/* positions 0 .. end - 1 are needed before drafting token r */
 			int32_t end = j->L + j->n_gen + j->n_ahead + r;
 			int32_t from = kv_seq_len(j->seq);
@@ -252,6 +301,7 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 			}
 			outr[no++] = nr - 1;
 		}
+		if (!no) break; /* every job stopped where the next draft would not pay */
 		struct model_batch b = { .n_tokens = nr,
 			                 .tokens = tokens,
 			                 .pos = pos,
@@ -268,15 +318,28 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 		no = 0;
 		for (int i = 0; i < n; i++) {
 			struct draft_job *j = &jobs[i];
-			if (r >= j->k) continue;
+			if (!going[i] || r >= j->k) continue;
 			const float *lg = d->logits + (size_t)no++ * (size_t)d->n_vocab;
 			if (!j->smp) {
 				j->out[r] = sample_greedy(lg, d->n_vocab);
+				/* kept only if its chance pays for its row; one more
+				 * only if that chance times alpha pays for a forward */
+				uint8_t cls = conf_class(lg, d->n_vocab, j->out[r]);
+				if (j->conf) j->conf[r] = cls;
+				reach[i] *= conf_alpha(d, cls);
+				if (reach[i] < d->row_tokens) {
+					going[i] = false;
+					continue;
+				}
+				j->got = r + 1;
+				if (reach[i] * alpha < d->row_tokens + d->fwd_tokens)
+					going[i] = false;
 			} else {
 				float *q = j->q + (size_t)r * (size_t)d->n_vocab;
 				sampler_probs(j->smp, lg, q);
 				int32_t t2 = sampler_pick(j->smp, q);
 				j->out[r] = t2 >= 0 ? t2 : sample_greedy(lg, d->n_vocab);
+				j->got = r + 1;
 			}
 		}
 	}
@@ -285,12 +348,15 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 
 /* ---- how many ---- */
 
-void draft_note(struct draft *d, int32_t tried, int32_t kept)
+void draft_note(struct draft *d, const uint8_t *conf, int32_t tried, int32_t kept)
 {
 	if (tried <= 0) return;
 	for (int32_t i = 0; i < tried; i++) {
 		d->kept = DRAFT_FADE * d->kept + (i < kept);
 		d->tried = DRAFT_FADE * d->tried + 1;
+		if (!conf || conf[i] >= DRAFT_CONF) continue;
+		d->ckept[conf[i]] = DRAFT_FADE * d->ckept[conf[i]] + (i < kept);
+		d->ctried[conf[i]] = DRAFT_FADE * d->ctried[conf[i]] + 1;
 	}
 }
 
@@ -335,6 +401,13 @@ int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
 		double rate = (pl->tokens + gain) / c;
 		if (rate > best_rate * (1 + 1e-9)) best = k, best_rate = rate;
 	}
+	/* The costs draft_run weighs each greedy draft against, in tokens at
+	 * the plain step's rate: a row more of the target's step, and a
+	 * drafting forward. */
+	double ms_per_token = pl->cost[pl->rows] / pl->tokens;
+	double row_ms = pl->cost[pl->rows + 1] - pl->cost[pl->rows];
+	d->row_tokens = (row_ms > 0 ? row_ms : 0) / ms_per_token;
+	d->fwd_tokens = draft_cost_ms(d, 1, pl->cost[1], pl->ms_per_row) / ms_per_token;
 	if (best == 0 && ++d->idle >= DRAFT_PROBE) best = 1;
 	if (best) d->idle = 0;
 	return best;

@@ -462,11 +462,13 @@ struct cand {
 	int32_t n_draft;                 /* at rows row + 1 .. row + n_draft */
 	int32_t draft_ngram;             /* the length of the match they came from */
 	int32_t n_found;                 /* drafted tokens found (checked or not) */
-	bool after_hit;      /* the last drafted token compared with a choice was right */
-	int32_t n_look;      /* of the drafts, the first n_look are lookup's, the rest
+	bool after_hit;          /* the last drafted token compared with a choice was right */
+	int32_t n_look;          /* of the drafts, the first n_look are lookup's, the rest
 	                       * the draft model's */
-	int32_t look0;       /* the lookup draft's first token (found, checked or not) */
-	struct kv_seq *dseq; /* the draft model's sequence; NULL: no draft model */
+	int32_t look0;           /* the lookup draft's first token (found, checked or not) */
+	struct lookup_gate gate; /* lookup's back-off after drafts that missed */
+	uint8_t dconf[ENGINE_DRAFT_MAX]; /* the model drafts' confidence classes */
+	struct kv_seq *dseq;             /* the draft model's sequence; NULL: no draft model */
 };
 
 static int cand_append(struct cand *c, const char *s, size_t n)
@@ -706,12 +708,14 @@ static int cand_take(struct engine *e, struct cand *c, int idx, const float *fir
 		c->after_hit = hit;
 	else if (!n_draft)
 		c->after_hit = hit;
+	if (c->n_found && (n_look || !n_draft))
+		lookup_gate_note(&c->gate, n_look > 0, n_look ? a_look > 0 : hit);
 	c->n_found = 0;
 	/* the draft model's tokens were checked when the lookup's all held */
 	if (n_draft > n_look && a >= n_look) {
 		int32_t kept = a - n_look;
 		int32_t tried = kept + (kept < n_draft - n_look && !c->stop);
-		draft_note(e->draft, tried, kept);
+		draft_note(e->draft, idx > 0 && c->smp ? NULL : c->dconf, tried, kept);
 		*model_kept = kept, *model_tried = tried;
 	}
 	/* Slots pos0 .. pos0 + a hold the KV of right inputs; later drafted
@@ -808,9 +812,33 @@ static void dec_stop_all(struct dec *d, enum engine_stop why)
  * first: it is shown first). Fills the row arrays; returns the rows,
  * *drafted the drafted ones.
  */
+/* Lays out a step's rows over d's candidates still going: each one's input,
+ * then its n_look lookup drafts and extra[i] model drafts (c->draft) at the
+ * positions after it. Sets each one's row and n_draft; returns the rows. */
+static int lay_rows(struct dec *d, const int32_t *extra, int32_t *tokens, int32_t *pos,
+                    struct kv_seq **seqs, int32_t *rows)
+{
+	int nb = 0;
+	for (int i = 0; i < d->n; i++) {
+		struct cand *c = &d->c[i];
+		if (c->stop) continue;
+		int32_t p = d->fp.n + c->n_tok - 1;
+		c->row = nb;
+		c->n_draft = c->n_look + extra[i];
+		for (int32_t j = 0; j <= c->n_draft; j++, nb++) {
+			tokens[nb] = j ? c->draft[j - 1] : c->last;
+			pos[nb] = p + j;
+			seqs[nb] = c->seq;
+			rows[nb] = nb;
+		}
+	}
+	return nb;
+}
+
 static int dec_batch(struct engine *e, struct dec *d, const struct engine_request *req,
                      int32_t *tokens, int32_t *pos, struct kv_seq **seqs, int32_t *rows,
-                     int32_t *drafted, int32_t *model_drafted, struct infill_error *err)
+                     int32_t *drafted, int32_t *model_drafted, double *draft_ms,
+                     struct infill_error *err)
 {
 	const struct fim_prompt *fp = &d->fp;
 	struct cand *c = d->c;
@@ -850,7 +878,7 @@ static int dec_batch(struct engine *e, struct dec *d, const struct engine_reques
 		c[i].n_found = m;
 		c[i].look0 = c[i].draft[0];
 		if (m > budget) m = budget;
-		if (m <= 0) continue;
+		if (m <= 0 || !lookup_gate_open(&c[i].gate)) continue;
 		double keep = lookup_p(&e->lookup, c[i].draft_ngram, c[i].after_hit);
 		/* rows so far: every live candidate's own, and earlier drafts */
 		c[i].n_draft = lookup_choose(keep, m, expect, live + budget0 - budget, cost);
@@ -883,25 +911,21 @@ static int dec_batch(struct engine *e, struct dec *d, const struct engine_reques
 			budget -= extra[idx[u]];
 		}
 	}
-	/* the rows: each candidate's input, its lookup drafts, its model drafts */
-	for (int i = 0; i < n; i++) {
-		if (c[i].stop) continue;
-		int32_t p = L + c[i].n_tok - 1;
-		c[i].row = nb;
-		c[i].n_draft = c[i].n_look + extra[i];
-		for (int32_t j = 0; j <= c[i].n_draft; j++, nb++) {
-			tokens[nb] = j ? c[i].draft[j - 1] : c[i].last; /* model drafts: below */
-			pos[nb] = p + j;
-			seqs[nb] = c[i].seq;
-			rows[nb] = nb;
-		}
-	}
+	/* the rows: each candidate's input, its lookup drafts, its model
+	 * drafts (their rows now, their tokens once drafted) */
+	nb = lay_rows(d, extra, tokens, pos, seqs, rows);
 	*model_drafted = 0;
+	*drafted = 0;
+	for (int i = 0; i < n; i++) *drafted += c[i].stop ? 0 : c[i].n_look;
 	if (k > 0) {
+		int32_t was_row[ENGINE_MAX_CANDIDATES];
+		int who[ENGINE_MAX_CANDIDATES];
 		struct draft_job jobs[ENGINE_MAX_CANDIDATES];
 		int nj = 0;
 		for (int i = 0; i < n; i++) {
 			if (c[i].stop || !extra[i]) continue;
+			was_row[i] = c[i].row;
+			who[nj] = i;
 			jobs[nj++] = (struct draft_job){
 				.seq = c[i].dseq,
 				.prompt = fp->tok,
@@ -912,20 +936,30 @@ static int dec_batch(struct engine *e, struct dec *d, const struct engine_reques
 				.n_ahead = c[i].n_look,
 				.k = extra[i],
 				.smp = i > 0 ? c[i].smp : NULL,
+				.reach = reach[i],
 				.out = c[i].draft + c[i].n_look,
 				.q = draft_q(e->draft, c[i].row + c[i].n_look),
+				.conf = c[i].dconf,
 			};
 		}
+		double t0 = engine_now_ms();
 		int rc = draft_run(e->draft, jobs, nj, err);
+		*draft_ms += engine_now_ms() - t0;
 		if (rc) return rc;
-		for (int i = 0; i < n; i++) {
-			if (c[i].stop) continue;
-			for (int32_t j = c[i].n_look; j < c[i].n_draft; j++)
-				tokens[c[i].row + 1 + j] = c[i].draft[j];
+		/* greedy jobs may have stopped short: the rows close up (a
+		 * sampled candidate's laws move down with its rows; in order,
+		 * a row only moves to one that was before it) */
+		for (int u = 0; u < nj; u++) extra[who[u]] = jobs[u].got;
+		nb = lay_rows(d, extra, tokens, pos, seqs, rows);
+		for (int u = 0; u < nj; u++) {
+			int i = who[u];
+			if (c[i].row != was_row[i] && extra[i] && jobs[u].smp)
+				memmove(draft_q(e->draft, c[i].row + c[i].n_look),
+				        draft_q(e->draft, was_row[i] + c[i].n_look),
+				        (size_t)extra[i] * (size_t)e->n_vocab * sizeof(float));
 			*model_drafted += extra[i];
 		}
 	}
-	*drafted = budget0 - (budget > 0 ? budget : 0) - *model_drafted;
 	return nb;
 }
 
@@ -958,7 +992,7 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 		if (rc) break;
 		int32_t drafted = 0, model_drafted = 0;
 		int nb = dec_batch(e, d, req, tokens, pos, seqs, rows, &drafted, &model_drafted,
-		                   err);
+		                   &res->draft_ms, err);
 		if (nb < 0) {
 			/* the draft model failed (its pool full): on without it */
 			for (int i = 0; i < n; i++) {
@@ -968,7 +1002,7 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 			d->use_draft = false;
 			error_set(err, 0, "%s", "");
 			nb = dec_batch(e, d, req, tokens, pos, seqs, rows, &drafted, &model_drafted,
-			               err);
+			               &res->draft_ms, err);
 		}
 		if (nb <= 0) break;
 		if (cancelled(req)) {
@@ -1027,6 +1061,7 @@ static int dec_run(struct engine *e, struct dec *d, const struct engine_request 
 		res->decode_steps++;
 		res->draft_tokens += drafted;
 		res->model_draft_tokens += model_drafted;
+		res->model_draft_steps += model_drafted > 0;
 		if (req->on_progress) req->on_progress(req->progress_ud, L, d->step);
 		d->step++;
 		ran++;

@@ -250,9 +250,9 @@ struct engine_request {
 	const char *short_suffix;
 	size_t short_suffix_len;
 	/*
-	 * Prompt-lookup decoding (completion.promptLookup, default false: on a
-	 * busy 2-core machine a step with drafts cost more than the steps it
-	 * saved; to be measured on an idle one, tests/infer/bench_lookup.c): each
+	 * Prompt-lookup decoding (completion.promptLookup, on by default in the
+	 * server; false in engine_request_default, which decodes plainly unless
+	 * asked; tests/infer/bench_lookup.c measures it): each
 	 * step, a candidate whose last tokens also occur earlier in the prompt
 	 * or in its own text drafts the tokens that followed them there (up to
 	 * ENGINE_DRAFT_MAX), and the step's forward pass checks them all; the
@@ -343,6 +343,10 @@ struct engine_result {
 	int32_t accepted_model_draft_tokens; /* of those, kept */
 	int32_t decode_steps;                /* forward passes of the decode loop */
 	double prefill_ms, decode_ms, total_ms;
+	/* of decode_ms, the draft model's drafting (its forwards and choices),
+	 * and the steps that checked its drafts */
+	double draft_ms;
+	int32_t model_draft_steps;
 	bool cancelled;
 	int32_t prefilled_tokens;  /* prompt tokens actually computed (prompt - cached - shifted,
 	                           * or fewer when cancelled) */

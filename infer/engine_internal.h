@@ -90,6 +90,23 @@ double lookup_p(const struct lookup_stats *st, int32_t ngram, bool after_hit);
  */
 int32_t lookup_choose(double p, int32_t m, double tokens, int32_t rows, const double *cost);
 
+/*
+ * One candidate's back-off: after a checked draft whose first token was
+ * wrong the candidate checks none in its next 1, then 2, 4 ..
+ * LOOKUP_BACKOFF_MAX steps that find one; a first token right (checked, or
+ * found and not checked: the text repeats again) opens it at once. Drafts are still found and learned from
+ * while it waits. This bounds what a source whose drafts are never kept can
+ * cost whatever the estimates say (a zero-initialized gate is open).
+ */
+struct lookup_gate {
+	int32_t wait, backoff; /* steps left closed; the next closing's length */
+};
+/* Whether the candidate may check drafts this step (called once a step). */
+bool lookup_gate_open(struct lookup_gate *g);
+/* A found draft's outcome: checked or not, and whether its first token was
+ * the one chosen. */
+void lookup_gate_note(struct lookup_gate *g, bool checked, bool first_kept);
+
 /* ---- draft.c: a draft model's drafts ---- */
 
 struct draft;
@@ -117,13 +134,20 @@ struct draft_job {
 	struct kv_seq *seq; /* the draft model's sequence of the candidate (borrowed) */
 	const int32_t *prompt, *gen, *ahead; /* its context: prompt[0..L), the chosen */
 	int32_t L, n_gen, n_ahead;           /* gen[0..n_gen), lookup drafts ahead[..n_ahead) */
-	int32_t k;                           /* tokens to draft after them */
+	int32_t k;                           /* tokens to draft after them, at most */
 	struct sampler *smp;                 /* NULL: greedy drafts; else drawn from q */
+	double reach;                        /* the chance the lookup drafts all hold */
 	int32_t *out;                        /* [k] the drafts */
 	float *q;                            /* [k][n_vocab] their laws (smp only) */
+	uint8_t *conf;                       /* [k] out: greedy drafts' confidence class */
+	int32_t got;                         /* out: drafts made, <= k */
 };
-/* Drafts each job's k tokens: k forwards of the draft model, all jobs in
- * each. 0 or a negative code. */
+/* Drafts up to each job's k tokens: up to k forwards of the draft model, all
+ * jobs in each. A greedy job stops where the next draft would not pay: its
+ * chance to be kept (learned by the draft's confidence in it, times the
+ * chance that the drafts before it hold) against a row of the target's
+ * step and, to draft one more, a forward of the draft (draft_choose's
+ * costs). 0 or a negative code. */
 int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_error *err);
 
 /* What a step's choice of draft length weighs. */
@@ -137,10 +161,12 @@ struct draft_plan {
 	const double *cost;                  /* [8 + 1] target forward ms by rows */
 	double ms_per_row;                   /* the prefill rate */
 };
-/* How many tokens each candidate drafts this step (0: none). */
+/* How many tokens each candidate drafts this step, at most (0: none;
+ * draft_run stops greedy ones sooner where the next draft would not pay). */
 int32_t draft_choose(struct draft *d, const struct draft_plan *pl);
-/* Of the model drafts of one candidate, tried were checked and kept held. */
-void draft_note(struct draft *d, int32_t tried, int32_t kept);
+/* Of the model drafts of one candidate, tried were checked and kept held;
+ * conf: their confidence classes (draft_job.conf), NULL for sampled ones. */
+void draft_note(struct draft *d, const uint8_t *conf, int32_t tried, int32_t kept);
 /* The learned chance that a drafted token is kept. */
 double draft_alpha(const struct draft *d);
 /* Rows' q laws by target row [n_vocab]; scratch p (returned) and residual. */

@@ -12,6 +12,13 @@
  * learned per match length, and after a hit or a miss, from every step:
  * a draft that was not checked is still compared with the token chosen
  * next, so learning costs no wider steps.
+ *
+ * On text that does not repeat, lookup must cost nothing (it is on by
+ * default): a draft must promise LOOKUP_MARGIN more than the plain step,
+ * each row it adds is priced at least LOOKUP_ROW_FLOOR of that step (the
+ * learned costs of different widths were sampled under different loads, and
+ * can make a wide step look free), and a candidate whose draft missed at
+ * once backs off (struct lookup_gate) until a draft's first token is right.
  */
 #include "engine_internal.h"
 
@@ -78,19 +85,47 @@ double lookup_p(const struct lookup_stats *st, int32_t ngram, bool after_hit)
 	       (st->tried[after_hit][ngram] + LOOKUP_PRIOR_TRIED);
 }
 
+/* The gain over the plain step a draft must promise. */
+#define LOOKUP_MARGIN      0.05
+/* The least a row more costs, as a share of the step it widens (a forward
+ * of 1 + 3 rows measured 1.3x one row: ~0.1 a row). */
+#define LOOKUP_ROW_FLOOR   0.04
+/* The longest a candidate's back-off closes it, in steps. */
+#define LOOKUP_BACKOFF_MAX 16
+
 int32_t lookup_choose(double p, int32_t m, double tokens, int32_t rows, const double *cost)
 {
 	/* tokens per ms of the step with k drafts, k = 0..m; the smallest k of
 	 * the best wins (a tie is not worth the wider step) */
+	if (cost[rows] <= 0) return 0;
 	int32_t best = 0;
-	double best_rate = cost[rows] > 0 ? tokens / cost[rows] : 0, gain = 0, pk = 1;
+	double best_rate = tokens / cost[rows] * (1 + LOOKUP_MARGIN), gain = 0, pk = 1;
 	for (int32_t k = 1; k <= m; k++) {
 		pk *= p;
 		gain += pk;
-		double c = cost[rows + k];
+		double c = cost[rows + k], least = cost[rows] * (1 + LOOKUP_ROW_FLOOR * k);
 		if (c <= 0) break;
-		double rate = (tokens + gain) / c;
+		double rate = (tokens + gain) / (c > least ? c : least);
 		if (rate > best_rate * (1 + 1e-9)) best = k, best_rate = rate;
 	}
 	return best;
+}
+
+bool lookup_gate_open(struct lookup_gate *g)
+{
+	if (g->wait <= 0) return true;
+	g->wait--;
+	return false;
+}
+
+void lookup_gate_note(struct lookup_gate *g, bool checked, bool first_kept)
+{
+	if (first_kept) {
+		g->wait = g->backoff = 0;
+		return;
+	}
+	if (!checked) return;
+	g->backoff = g->backoff <= 0 ? 1 : g->backoff * 2;
+	if (g->backoff > LOOKUP_BACKOFF_MAX) g->backoff = LOOKUP_BACKOFF_MAX;
+	g->wait = g->backoff;
 }

@@ -247,7 +247,7 @@ May be set per language under \"languages\" in .infill.json."
 (defcustom infill-completion-prompt-lookup nil
   "Draft tokens by finding the last ones earlier in the prompt, checked in one
 forward pass (same output, fewer decode steps).
-Server setting \"completion.promptLookup\" (server default false).
+Server setting \"completion.promptLookup\" (server default true).
 nil: leave it to the server.
 May be set per language under \"languages\" in .infill.json."
   :type '(choice (const :tag "Server default" nil) (const :tag "On" t) (const :tag "Off" :json-false))
@@ -445,7 +445,7 @@ nil: leave it to the server."
     ("completion.topP" . 0.95)
     ("completion.minConfidence" . 0)
     ("completion.fromDocument" . t)
-    ("completion.promptLookup" . :json-false)
+    ("completion.promptLookup" . t)
     ("completion.draftModel" . nil)
     ("completion.stop" . [])
     ("context.prefixTokens" . 1024)

@@ -132,6 +132,8 @@ int main(int argc, char **argv)
 	long agree = 0, total = 0;
 	double tok_plain = 0, ms_plain = 0, tok_spec = 0, ms_spec = 0;
 	long drafted = 0, kept = 0, differ = 0;
+	/* where the time goes: steps, and the drafting's share of decode_ms */
+	double steps_plain = 0, steps_spec = 0, steps_drafting = 0, ms_drafting = 0;
 	int n_prompts = sizeof PROMPTS / sizeof PROMPTS[0];
 	for (int p = 0; p < n_prompts; p++) {
 		struct engine_request rq = engine_request_default();
@@ -161,6 +163,8 @@ int main(int argc, char **argv)
 				st += b.generated_tokens, sm += b.decode_ms;
 				drafted += b.model_draft_tokens,
 				        kept += b.accepted_model_draft_tokens;
+				steps_plain += a.decode_steps, steps_spec += b.decode_steps;
+				steps_drafting += b.model_draft_steps, ms_drafting += b.draft_ms;
 			}
 			engine_result_finish(&a);
 			engine_result_finish(&b);
@@ -176,6 +180,24 @@ int main(int argc, char **argv)
 	       "drafts kept %ld/%ld | outputs differing %ld%s\n",
 	       total ? (double)agree / total : 0, rp, rs, rs / rp, kept, drafted, differ,
 	       lookup ? " | lookup on in both" : "");
+	/* A plain step's ms against the target's verify step (decode time less
+	 * the drafting, per step) and the drafting per step and per drafted
+	 * token, each as a share of a plain step. */
+	double plain_step = steps_plain ? ms_plain / steps_plain : 0;
+	double verify_step = steps_spec ? (ms_spec - ms_drafting) / steps_spec : 0;
+	printf("PROFILE: plain %.1f ms a step, %.2f tok/step | with draft: %.2f tok/step, "
+	       "verify %.1f ms a step (x%.2f plain), %.0f%% of steps drafted, %.2f drafts a "
+	       "drafting step, drafting %.1f ms a drafting step (%.2f ms a drafted token: "
+	       "x%.3f a plain step), %.0f%% of decode time\n",
+	       plain_step, steps_plain ? tok_plain / steps_plain : 0,
+	       steps_spec ? tok_spec / steps_spec : 0, verify_step,
+	       plain_step ? verify_step / plain_step : 0,
+	       steps_spec ? 100.0 * steps_drafting / steps_spec : 0,
+	       steps_drafting ? drafted / steps_drafting : 0,
+	       steps_drafting ? ms_drafting / steps_drafting : 0,
+	       drafted ? ms_drafting / drafted : 0,
+	       drafted && plain_step ? ms_drafting / drafted / plain_step : 0,
+	       ms_spec ? 100.0 * ms_drafting / ms_spec : 0);
 	engine_free(plain);
 	engine_free(spec);
 	model_free(t);

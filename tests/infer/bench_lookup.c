@@ -62,6 +62,10 @@ static const char SNIPPET[] =
 
 struct figures {
 	double tokens, decode_ms, steps, drafted, accepted;
+	/* the fastest run's tokens and ms (a prompt's runs are the same
+	 * tokens): a shared machine's load only ever slows a run down, so the
+	 * best of the reps is the figure least of the load; summed over prompts */
+	double best_tokens, best_ms;
 	int runs;
 };
 
@@ -82,6 +86,8 @@ static int job(struct engine *e, const struct engine_request *rq, struct figures
 		f->steps += r.decode_steps;
 		f->drafted += r.draft_tokens;
 		f->accepted += r.accepted_draft_tokens;
+		if (!f->runs || r.decode_ms < f->best_ms)
+			f->best_ms = r.decode_ms, f->best_tokens = r.generated_tokens;
 		f->runs++;
 	}
 	if (keep)
@@ -95,16 +101,21 @@ static void add(struct figures *to, const struct figures *f)
 {
 	to->tokens += f->tokens, to->decode_ms += f->decode_ms, to->steps += f->steps;
 	to->drafted += f->drafted, to->accepted += f->accepted, to->runs += f->runs;
+	to->best_tokens += f->best_tokens, to->best_ms += f->best_ms;
 }
 
 static void report(const char *name, const struct figures *off, const struct figures *on)
 {
 	double a = off->tokens / (off->decode_ms / 1e3), b = on->tokens / (on->decode_ms / 1e3);
 	printf("%-12s off: %6.2f tok/s (%4.0f tokens, %4.0f steps)   on: %6.2f tok/s (%4.0f "
-	       "steps, %4.0f drafted, %4.0f kept = %.0f%%)   speed-up %.2fx\n",
+	       "steps, %4.0f drafted, %4.0f kept = %.0f%%)   speed-up %.2fx, best of the reps "
+	       "%.2fx\n",
 	       name, a, off->tokens / off->runs, off->steps / off->runs, b, on->steps / on->runs,
 	       on->drafted / on->runs, on->accepted / on->runs,
-	       on->drafted > 0 ? 100.0 * on->accepted / on->drafted : 0.0, b / a);
+	       on->drafted > 0 ? 100.0 * on->accepted / on->drafted : 0.0, b / a,
+	       off->best_ms > 0 && on->best_ms > 0 && off->best_tokens > 0
+	               ? (on->best_tokens / on->best_ms) / (off->best_tokens / off->best_ms)
+	               : 0.0);
 }
 
 static int cmp_d(const void *a, const void *b)

@@ -120,6 +120,90 @@ TEST(lookup_checks_drafts_only_where_they_pay)
 	CHECK_INT_EQ(lookup_choose(1.0, 0, 1, 1, cost), 0);
 	/* two candidates already in the step (2 rows, 2 tokens): room for 2 */
 	CHECK_INT_EQ(lookup_choose(1.0, 2, 2, 2, cost), 2);
+	/* a gain within the margin (5%) is not taken: 1.04 tokens for 40 ms */
+	const double same[] = { 0, 40, 40, 40, 40 };
+	CHECK_INT_EQ(lookup_choose(0.04, 3, 1, 1, same), 0);
+	CHECK_INT_EQ(lookup_choose(0.2, 3, 1, 1, same), 1);
+	/* widths learned under another load, so that a wider step looks
+	 * cheaper than a plain one: each row is still priced at 4% of it */
+	const double noisy[] = { 0, 40, 30, 30, 30 };
+	CHECK_INT_EQ(lookup_choose(0.08, 3, 1, 1, noisy), 0);
+	CHECK_INT_EQ(lookup_choose(0.9, 3, 1, 1, noisy), 3);
+}
+
+TEST(lookup_gate_backs_off_after_misses_and_opens_on_a_hit)
+{
+	struct lookup_gate g = { 0 };
+	CHECK(lookup_gate_open(&g));
+	lookup_gate_note(&g, true, false); /* checked, first token wrong: 1 step */
+	CHECK(!lookup_gate_open(&g));
+	CHECK(lookup_gate_open(&g));
+	lookup_gate_note(&g, true, false); /* again: 2 steps */
+	CHECK(!lookup_gate_open(&g));
+	CHECK(!lookup_gate_open(&g));
+	CHECK(lookup_gate_open(&g));
+	lookup_gate_note(&g, false, false); /* a miss not checked changes nothing */
+	CHECK(lookup_gate_open(&g));
+	for (int i = 0; i < 10; i++) lookup_gate_note(&g, true, false);
+	int closed = 0;
+	while (!lookup_gate_open(&g)) closed++;
+	CHECK_INT_EQ(closed, 16); /* at most */
+	lookup_gate_note(&g, true, false);
+	lookup_gate_note(&g, false, true); /* the text repeats again: open at once */
+	CHECK(lookup_gate_open(&g));
+	lookup_gate_note(&g, true, false); /* and the back-off starts over */
+	CHECK(!lookup_gate_open(&g));
+	CHECK(lookup_gate_open(&g));
+}
+
+/*
+ * The decision a decode step makes for one candidate (engine.c dec_batch and
+ * cand_take, in the same order): the gate, the learned chance, the choice,
+ * then what the choice taught. Returns the steps that checked drafts.
+ * `right` says whether the source's drafts are the model's choices (all of
+ * them) or never (not even the first).
+ */
+static int simulate_lookup(const double *cost, int steps, bool right, int *drafted)
+{
+	struct lookup_stats st = { 0 };
+	struct lookup_gate g = { 0 };
+	bool after_hit = false;
+	int checks = 0;
+	*drafted = 0;
+	for (int s = 0; s < steps; s++) {
+		int32_t m = ENGINE_DRAFT_MAX, ngram = LOOKUP_NGRAM, k = 0;
+		if (lookup_gate_open(&g))
+			k = lookup_choose(lookup_p(&st, ngram, after_hit), m, 1, 1, cost);
+		int32_t kept = right ? k : 0;
+		lookup_note(&st, ngram, after_hit, k ? k : 1, k ? kept : right);
+		lookup_gate_note(&g, k > 0, right);
+		after_hit = right;
+		checks += k > 0;
+		*drafted += k;
+	}
+	return checks;
+}
+
+TEST(lookup_checks_few_drafts_from_a_source_never_kept)
+{
+	/* The worst case for the estimates: wide steps that look almost free
+	 * (0.5 ms a row), and a draft of the longest match found every step. */
+	const double cheap[] = { 0, 40, 40.5, 41, 41.5, 42, 42.5, 43, 43.5 };
+	int drafted = 0;
+	int checks = simulate_lookup(cheap, 400, false, &drafted);
+	/* the prior (1/2) lets the first few through, then the misses (checked
+	 * or seen for free) and the back-off stop them: a cost model that
+	 * checked a draft every step would check 400 */
+	CHECK(checks >= 1);
+	CHECK(checks <= 6);
+	/* a source that is always right is checked on nearly every step, 7 drafts */
+	int right = simulate_lookup(cheap, 400, true, &drafted);
+	CHECK(right >= 390);
+	CHECK(drafted >= 7 * 390);
+	/* with this CPU's real widths (1 + 3 rows 1.3x one row, 1 + 7 2x) too */
+	const double real[] = { 0, 40, 44, 48, 52, 60, 66, 73, 80 };
+	CHECK(simulate_lookup(real, 400, false, &drafted) <= 6);
+	CHECK(simulate_lookup(real, 400, true, &drafted) >= 390);
 }
 
 TEST(lookup_learns_how_often_drafts_are_kept)

@@ -199,11 +199,15 @@ TABLE = (
 
 def case_prompt_lookup(binary, model):
     """completion.promptLookup changes how many steps decoding takes, not
-    what it answers; infill/stats counts the drafted and the kept tokens."""
+    what it answers; infill/stats counts the drafted and the kept tokens.
+    It is on by default (None: the key left out)."""
     answers, figures = {}, {}
-    for on in (False, True):
-        c = start(binary, model, {"completion.candidates": 1, "completion.temperature": 0,
-                                  "completion.maxTokens": 48, "completion.promptLookup": on})
+    for on in (False, True, None):
+        settings = {"completion.candidates": 1, "completion.temperature": 0,
+                    "completion.maxTokens": 48}
+        if on is not None:
+            settings["completion.promptLookup"] = on
+        c = start(binary, model, settings)
         try:
             wait_loaded(c)
             open_doc(c, TABLE, lang="plaintext")  # unchecked: shown as generated
@@ -219,6 +223,10 @@ def case_prompt_lookup(binary, model):
     check(on["draftTokens"] > 0, "on: tokens drafted", on)
     check(0 < on["acceptedDraftTokens"] <= on["draftTokens"], "on: some kept", on)
     check(on["generatedTokens"] == off["generatedTokens"], "the same tokens generated", off, on)
+    dflt = figures[None]
+    check(answers[None] == answers[False], "by default: the answers without lookup", answers)
+    check(dflt["draftTokens"] > 0 and dflt["acceptedDraftTokens"] > 0,
+          "by default: tokens drafted and kept", dflt)
 
 
 def case_superseded(binary, model):
