@@ -114,6 +114,29 @@ size_t evne_skip_ws(const char *t, size_t n, size_t i)
 	return i;
 }
 
+size_t evne_line_start(const char *t, size_t at)
+{
+	while (at > 0 && t[at - 1] != '\n') at--;
+	return at;
+}
+
+size_t evne_line_end(const char *t, size_t n, size_t at)
+{
+	while (at < n && t[at] != '\n') at++;
+	return at;
+}
+
+size_t evne_word_end(const char *t, size_t n, size_t i)
+{
+	while (i < n && ast_is_ident_byte((unsigned char)t[i])) i++;
+	return i;
+}
+
+bool evne_starts_word(const struct file *f, size_t i, const char *w)
+{
+	return evne_word_at(f->t, f->n, f->code, i, w, strlen(w));
+}
+
 /* The bracket matching the one at open (its index), or n. */
 size_t evne_match_paren(const char *t, size_t n, const bool *code, size_t open)
 {

@@ -37,29 +37,6 @@
 #define MAX_STRUCT_FIELDS 16
 #define MAX_INIT_ITEMS    16
 
-static size_t line_start(const char *t, size_t at)
-{
-	while (at > 0 && t[at - 1] != '\n') at--;
-	return at;
-}
-
-static size_t line_end(const char *t, size_t n, size_t at)
-{
-	while (at < n && t[at] != '\n') at++;
-	return at;
-}
-
-static size_t word_end(const char *t, size_t n, size_t i)
-{
-	while (i < n && ast_is_ident_byte((unsigned char)t[i])) i++;
-	return i;
-}
-
-static bool starts_word(const struct file *f, size_t i, const char *w)
-{
-	return evne_word_at(f->t, f->n, f->code, i, w, strlen(w));
-}
-
 static void stem_of(const char *path, char *out, size_t cap)
 {
 	const char *b = strrchr(path, '/');
@@ -90,7 +67,7 @@ static void c_inits(const struct file *f, struct ecase *c, const char *s, size_t
 {
 	for (size_t i = 0; i < f->n; i++) {
 		if (i >= body_start && i < body_end) continue;
-		if (!starts_word(f, i, "struct")) continue;
+		if (!evne_starts_word(f, i, "struct")) continue;
 		size_t j = evne_skip_ws(f->t, f->n, i + 6);
 		if (!evne_word_at(f->t, f->n, f->code, j, s, sl)) continue;
 		j = evne_skip_ws(f->t, f->n, j + sl);
@@ -100,7 +77,7 @@ static void c_inits(const struct file *f, struct ecase *c, const char *s, size_t
 			j = evne_skip_ws(f->t, f->n, j + 1);
 			if (f->t[j] == '{') open = j;
 		} else if (ast_is_ident_byte((unsigned char)f->t[j])) {
-			j = evne_skip_ws(f->t, f->n, word_end(f->t, f->n, j));
+			j = evne_skip_ws(f->t, f->n, evne_word_end(f->t, f->n, j));
 			if (f->t[j] == '[') {
 				array = true;
 				while (j < f->n && f->t[j] != ']') j++;
@@ -145,8 +122,8 @@ static void c_inits(const struct file *f, struct ecase *c, const char *s, size_t
 static void c_fields(const struct file *f, struct ecase *out, size_t *n, size_t cap)
 {
 	for (size_t i = 0; i < f->n && *n < cap; i++) {
-		if (i != line_start(f->t, i) || !starts_word(f, i, "struct")) continue;
-		size_t ns = evne_skip_ws(f->t, f->n, i + 6), ne = word_end(f->t, f->n, ns);
+		if (i != evne_line_start(f->t, i) || !evne_starts_word(f, i, "struct")) continue;
+		size_t ns = evne_skip_ws(f->t, f->n, i + 6), ne = evne_word_end(f->t, f->n, ns);
 		size_t open = evne_skip_ws(f->t, f->n, ne);
 		if (ne == ns || f->t[open] != '{') continue;
 		size_t close = evne_match_paren(f->t, f->n, f->code, open);
@@ -159,7 +136,7 @@ static void c_fields(const struct file *f, struct ecase *out, size_t *n, size_t 
 			if (f->t[k] != ';' || !f->code[k]) continue;
 			nf++;
 			last_semi = k;
-			last_ls = line_start(f->t, k);
+			last_ls = evne_line_start(f->t, k);
 			name_e = k;
 			name_s = k;
 			while (name_s > last_ls &&
@@ -193,20 +170,21 @@ static void c_fields(const struct file *f, struct ecase *out, size_t *n, size_t 
 static void py_fields(const struct file *f, struct ecase *out, size_t *n, size_t cap)
 {
 	for (size_t i = 0; i < f->n && *n < cap; i++) {
-		if (i != line_start(f->t, i) || strncmp(f->t + i, "@dataclass\n", 11)) continue;
+		if (i != evne_line_start(f->t, i) || strncmp(f->t + i, "@dataclass\n", 11))
+			continue;
 		size_t cl = i + 11;
 		if (strncmp(f->t + cl, "class ", 6)) continue;
-		size_t ns = cl + 6, ne = word_end(f->t, f->n, ns);
-		size_t le = line_end(f->t, f->n, cl);
+		size_t ns = cl + 6, ne = evne_word_end(f->t, f->n, ns);
+		size_t le = evne_line_end(f->t, f->n, cl);
 		if (ne == ns || f->t[le - 1] != ':') continue;
 		char fields[MAX_STRUCT_FIELDS][64];
 		size_t nf = 0, after = le + 1, ind = 0;
 		bool plain = true;
-		for (size_t ls = le + 1; ls < f->n; ls = line_end(f->t, f->n, ls) + 1) {
+		for (size_t ls = le + 1; ls < f->n; ls = evne_line_end(f->t, f->n, ls) + 1) {
 			size_t x = ls;
 			while (x < f->n && f->t[x] == ' ') x++;
 			if (x == ls || f->t[x] == '\n') break; /* the body's end, or a blank line */
-			size_t we = word_end(f->t, f->n, x), e = line_end(f->t, f->n, ls);
+			size_t we = evne_word_end(f->t, f->n, x), e = evne_line_end(f->t, f->n, ls);
 			if (we == x || f->t[we] != ':' || memchr(f->t + x, '=', e - x) ||
 			    nf == MAX_STRUCT_FIELDS) {
 				plain = false;
@@ -230,7 +208,7 @@ static void py_fields(const struct file *f, struct ecase *out, size_t *n, size_t
 			size_t na = evne_split_items(f->t, f->code, o, cp, a, MAX_INIT_ITEMS);
 			size_t kw = 0, named_fields = 0;
 			for (size_t q = 0; q < na; q++) {
-				size_t we = word_end(f->t, f->n, a[q].start);
+				size_t we = evne_word_end(f->t, f->n, a[q].start);
 				size_t eq = evne_skip_ws(f->t, f->n, we);
 				if (we == a[q].start || f->t[eq] != '=' || f->t[eq + 1] == '=')
 					continue;
@@ -307,8 +285,8 @@ static bool import_place(const struct file *b, const char *stem, const char *nam
 	size_t last_end = b->n, sl = strlen(stem);
 	char quote = '"';
 	bool semi = false;
-	for (size_t ls = 0; ls < b->n; ls = line_end(b->t, b->n, ls) + 1) {
-		size_t le = line_end(b->t, b->n, ls);
+	for (size_t ls = 0; ls < b->n; ls = evne_line_end(b->t, b->n, ls) + 1) {
+		size_t le = evne_line_end(b->t, b->n, ls);
 		const char *l = b->t + ls;
 		bool imp = py ? !strncmp(l, "from ", 5) || !strncmp(l, "import ", 7)
 		              : !strncmp(l, "import ", 7);
@@ -361,9 +339,9 @@ static void make_import_missing(const struct file *f, const struct file *all, si
 	 * be repeated where the same text stands: the repeat kind's guess) */
 	size_t xs = 0, xe = 0, rl = 0, ri = 0;
 	bool semi = false;
-	for (size_t ls = 0; ls < f->n && !xe; ls = line_end(f->t, f->n, ls) + 1) {
-		size_t x = evne_skip_ws(f->t, f->n, ls), le = line_end(f->t, f->n, ls);
-		if (x == ls || !starts_word(f, x, "return")) continue;
+	for (size_t ls = 0; ls < f->n && !xe; ls = evne_line_end(f->t, f->n, ls) + 1) {
+		size_t x = evne_skip_ws(f->t, f->n, ls), le = evne_line_end(f->t, f->n, ls);
+		if (x == ls || !evne_starts_word(f, x, "return")) continue;
 		/* an expression whole on its line */
 		int depth = 0;
 		for (size_t k = x; k < le; k++)
@@ -427,8 +405,8 @@ static void importer_places(const struct file *b, const char *stem, bool header_
 	bool bare = own_header; /* every use of the name in the file */
 	char alias[64] = "";
 	size_t entry = b->n; /* an aliased entry: only it */
-	for (size_t ls = 0; ls < b->n; ls = line_end(b->t, b->n, ls) + 1) {
-		size_t le = line_end(b->t, b->n, ls);
+	for (size_t ls = 0; ls < b->n; ls = evne_line_end(b->t, b->n, ls) + 1) {
+		size_t le = evne_line_end(b->t, b->n, ls);
 		const char *l = b->t + ls;
 		if (is_lang(b, "c", "cpp")) {
 			char inc[300];
@@ -444,14 +422,14 @@ static void importer_places(const struct file *b, const char *stem, bool header_
 				                         ? l + 7 + sl + 4
 				                         : l + 7;
 				snprintf(alias, sizeof alias, "%.*s",
-				         (int)(word_end(b->t, b->n, (size_t)(as - b->t)) -
+				         (int)(evne_word_end(b->t, b->n, (size_t)(as - b->t)) -
 				               (size_t)(as - b->t)),
 				         as);
 				continue;
 			}
 			if (strncmp(l, "from ", 5)) continue;
-			size_t me = word_end(b->t, b->n, ls + 5);
-			while (b->t[me] == '.') me = word_end(b->t, b->n, me + 1);
+			size_t me = evne_word_end(b->t, b->n, ls + 5);
+			while (b->t[me] == '.') me = evne_word_end(b->t, b->n, me + 1);
 			size_t lc = me;
 			while (lc > ls + 5 && b->t[lc - 1] != '.') lc--;
 			if (me - lc != sl || memcmp(b->t + lc, stem, sl)) continue;

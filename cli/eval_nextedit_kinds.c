@@ -36,18 +36,6 @@
 #define MAX_MEMBERS 64
 #define MAX_ARMS    64
 
-static size_t line_start(const char *t, size_t at)
-{
-	while (at > 0 && t[at - 1] != '\n') at--;
-	return at;
-}
-
-static size_t line_end(const char *t, size_t n, size_t at)
-{
-	while (at < n && t[at] != '\n') at++;
-	return at;
-}
-
 static bool blank_line(const char *t, size_t n, size_t ls)
 {
 	for (size_t i = ls; i < n && t[i] != '\n'; i++)
@@ -60,17 +48,6 @@ static size_t indent_at(const char *t, size_t n, size_t ls)
 	size_t i = ls;
 	while (i < n && (t[i] == ' ' || t[i] == '\t')) i++;
 	return i - ls;
-}
-
-static size_t word_end(const char *t, size_t n, size_t i)
-{
-	while (i < n && ast_is_ident_byte((unsigned char)t[i])) i++;
-	return i;
-}
-
-static bool starts_word(const struct file *f, size_t i, const char *w)
-{
-	return evne_word_at(f->t, f->n, f->code, i, w, strlen(w));
 }
 
 static bool has_word(const struct file *f, size_t s, size_t e, const char *w, size_t wl)
@@ -95,7 +72,7 @@ static bool brace_enum(const struct file *f, size_t i, struct members *m)
 {
 	size_t p = evne_skip_ws(f->t, f->n, i + 4);
 	for (int w = 0; w < 2 && p < f->n && ast_is_ident_byte((unsigned char)f->t[p]); w++)
-		p = evne_skip_ws(f->t, f->n, word_end(f->t, f->n, p));
+		p = evne_skip_ws(f->t, f->n, evne_word_end(f->t, f->n, p));
 	while (p < f->n && (f->t[p] == '\n' || f->t[p] == ' ')) p++;
 	if (p >= f->n || f->t[p] != '{') return false;
 	size_t close = evne_match_paren(f->t, f->n, f->code, p);
@@ -110,7 +87,7 @@ static bool brace_enum(const struct file *f, size_t i, struct members *m)
 		while (s < it[k].end && !f->code[s]) s++; /* a comment before it */
 		s = evne_skip_ws(f->t, f->n, s);
 		while (s < it[k].end && (f->t[s] == '\n' || f->t[s] == ' ' || f->t[s] == '\t')) s++;
-		size_t e = word_end(f->t, f->n, s);
+		size_t e = evne_word_end(f->t, f->n, s);
 		if (e == s || isdigit((unsigned char)f->t[s])) return false;
 		m->name[k] = (struct item){ s, e };
 	}
@@ -126,7 +103,7 @@ static bool brace_enum(const struct file *f, size_t i, struct members *m)
 /* `class Name(...Enum...):` at line ls: its `NAME = value` lines. */
 static bool python_enum(const struct file *f, size_t ls, struct members *m)
 {
-	size_t le = line_end(f->t, f->n, ls);
+	size_t le = evne_line_end(f->t, f->n, ls);
 	size_t ci = indent_at(f->t, f->n, ls);
 	const char *l = f->t + ls + ci;
 	if (strncmp(l, "class ", 6) || !memchr(l, '(', le - ls - ci)) return false;
@@ -135,11 +112,11 @@ static bool python_enum(const struct file *f, size_t ls, struct members *m)
 	if (!en) return false;
 	m->n = 0;
 	size_t last_line = 0;
-	for (size_t at = le + 1; at < f->n; at = line_end(f->t, f->n, at) + 1) {
+	for (size_t at = le + 1; at < f->n; at = evne_line_end(f->t, f->n, at) + 1) {
 		if (blank_line(f->t, f->n, at)) continue;
 		size_t in = indent_at(f->t, f->n, at);
 		if (in <= ci) break;
-		size_t s = at + in, e = word_end(f->t, f->n, s);
+		size_t s = at + in, e = evne_word_end(f->t, f->n, s);
 		size_t q = evne_skip_ws(f->t, f->n, e);
 		if (e == s || f->t[s] == '_' || q >= f->n || f->t[q] != '=' || f->t[q + 1] == '=')
 			continue;
@@ -151,7 +128,7 @@ static bool python_enum(const struct file *f, size_t ls, struct members *m)
 	const struct item *last = &m->name[m->n - 1];
 	snprintf(m->new_name, sizeof m->new_name, "%.*s_2", (int)(last->end - last->start),
 	         f->t + last->start);
-	size_t lle = line_end(f->t, f->n, last_line);
+	size_t lle = evne_line_end(f->t, f->n, last_line);
 	if (lle >= f->n || lle - last->end > 100) return false;
 	m->insert_at = lle + 1;
 	snprintf(m->insert, sizeof m->insert, "%.*s%s%.*s\n", (int)(last->start - last_line),
@@ -193,7 +170,7 @@ static bool c_switch(const struct file *f, size_t i, struct sw *s)
 		if (c == '(' || c == '[' || c == '{') depth++;
 		if (c == ')' || c == ']' || c == '}') depth--;
 		if (depth) continue;
-		bool cs = starts_word(f, k, "case"), df = starts_word(f, k, "default");
+		bool cs = evne_starts_word(f, k, "case"), df = evne_starts_word(f, k, "default");
 		if (!cs && !df) continue;
 		size_t colon = k + (cs ? 4 : 7);
 		int d2 = 0;
@@ -229,7 +206,9 @@ static bool rust_match(const struct file *f, size_t i, struct sw *s)
 		}
 		if (!f->code[k]) continue;
 		char c = f->t[k];
-		if (k == line_start(f->t, k) + indent_at(f->t, f->n, line_start(f->t, k)) && !depth)
+		if (k == evne_line_start(f->t, k) +
+		                    indent_at(f->t, f->n, evne_line_start(f->t, k)) &&
+		    !depth)
 			ls = k;
 		if (c == '(' || c == '[' || c == '{') depth++;
 		if (c == ')' || c == ']' || c == '}') depth--;
@@ -246,19 +225,19 @@ static bool rust_match(const struct file *f, size_t i, struct sw *s)
 /* Python `match ...:` at line ls: an arm per `case` line of its block. */
 static bool python_match(const struct file *f, size_t ls, struct sw *s)
 {
-	size_t mi = indent_at(f->t, f->n, ls), le = line_end(f->t, f->n, ls);
+	size_t mi = indent_at(f->t, f->n, ls), le = evne_line_end(f->t, f->n, ls);
 	if (strncmp(f->t + ls + mi, "match ", 6) || le == 0 || f->t[le - 1] != ':') return false;
 	s->n = 0;
 	s->end = f->n;
 	size_t last_nonblank = le;
-	for (size_t at = le + 1; at < f->n; at = line_end(f->t, f->n, at) + 1) {
+	for (size_t at = le + 1; at < f->n; at = evne_line_end(f->t, f->n, at) + 1) {
 		if (blank_line(f->t, f->n, at)) continue;
 		size_t in = indent_at(f->t, f->n, at);
 		if (in <= mi) break;
-		last_nonblank = line_end(f->t, f->n, at);
+		last_nonblank = evne_line_end(f->t, f->n, at);
 		size_t k = at + in;
-		if (!starts_word(f, k, "case") || s->n >= MAX_ARMS) continue;
-		size_t e = line_end(f->t, f->n, k);
+		if (!evne_starts_word(f, k, "case") || s->n >= MAX_ARMS) continue;
+		size_t e = evne_line_end(f->t, f->n, k);
 		while (e > k && f->t[e - 1] != ':') e--;
 		bool fb = e >= k + 7 && !memcmp(f->t + k + 5, "_:", 2);
 		s->a[s->n++] = (struct arm){ k, k + 4, e ? e - 1 : e, fb };
@@ -281,9 +260,11 @@ static bool comment_line(const char *t, size_t n, size_t ls)
  * before the next arm are that arm's. */
 static size_t after_last_nonblank(const char *t, size_t n, size_t from, size_t to)
 {
-	size_t best = line_end(t, n, from), stop = line_start(t, to);
-	for (size_t at = line_start(t, from); at < stop && at < n; at = line_end(t, n, at) + 1)
-		if (!blank_line(t, n, at) && !comment_line(t, n, at)) best = line_end(t, n, at);
+	size_t best = evne_line_end(t, n, from), stop = evne_line_start(t, to);
+	for (size_t at = evne_line_start(t, from); at < stop && at < n;
+	     at = evne_line_end(t, n, at) + 1)
+		if (!blank_line(t, n, at) && !comment_line(t, n, at))
+			best = evne_line_end(t, n, at);
 	return best < n ? best + 1 : n;
 }
 
@@ -376,8 +357,9 @@ static void expect_arm(const struct file *f, const struct members *m, const stru
 	/* the end of each arm: the next one's start, or the switch's end */
 	size_t next = after + 1 < s->n ? s->a[after + 1].start : s->end;
 	bool own_lines =
-	        line_start(f->t, next) != line_start(f->t, s->a[after].start) &&
-	        line_start(f->t, next) + indent_at(f->t, f->n, line_start(f->t, next)) == next;
+	        evne_line_start(f->t, next) != evne_line_start(f->t, s->a[after].start) &&
+	        evne_line_start(f->t, next) + indent_at(f->t, f->n, evne_line_start(f->t, next)) ==
+	                next;
 	size_t at = own_lines ? after_last_nonblank(f->t, f->n, s->a[after].start, next) : next;
 	if (!own_lines) {
 		while (at > 0 && (f->t[at - 1] == ' ' || f->t[at - 1] == '\t')) at--;
@@ -403,11 +385,11 @@ static void expect_arm(const struct file *f, const struct members *m, const stru
 		             memchr(f->t + a->label_s, ',', a->label_e - a->label_s);
 		if (named != 1 || multi) continue;
 		size_t nx = k + 1 < s->n ? s->a[k + 1].start : s->end;
-		if (line_start(f->t, nx) == line_start(f->t, a->start)) {
+		if (evne_line_start(f->t, nx) == evne_line_start(f->t, a->start)) {
 			differ = true;
 			break;
 		}
-		size_t as = line_start(f->t, a->start);
+		size_t as = evne_line_start(f->t, a->start);
 		size_t ae = after_last_nonblank(f->t, f->n, a->start, nx);
 		struct respell from;
 		forms_of(f->t + m->name[which].start, m->name[which].end - m->name[which].start,
@@ -433,13 +415,14 @@ static void enum_case(const struct file *f, const struct members *m, struct ecas
 	for (size_t i = 0; i < f->n; i++) {
 		if (!f->code[i] || (i > 0 && ast_is_ident_byte((unsigned char)f->t[i - 1])))
 			continue;
-		bool ok = python                        ? (i == line_start(f->t, i) +
-                                                    indent_at(f->t, f->n, line_start(f->t, i)) &&
-                                    starts_word(f, i, "match") &&
-                                    python_match(f, line_start(f->t, i), s))
-		          : starts_word(f, i, "switch") ? c_switch(f, i, s)
-		          : starts_word(f, i, "match")  ? rust_match(f, i, s)
-		                                        : false;
+		bool ok =
+		        python                             ? (i == evne_line_start(f->t, i) +
+                                                  indent_at(f->t, f->n, evne_line_start(f->t, i)) &&
+                                  evne_starts_word(f, i, "match") &&
+                                  python_match(f, evne_line_start(f->t, i), s))
+		        : evne_starts_word(f, i, "switch") ? c_switch(f, i, s)
+		        : evne_starts_word(f, i, "match")  ? rust_match(f, i, s)
+		                                           : false;
 		if (ok) expect_arm(f, m, s, c);
 	}
 	free(s);
@@ -459,9 +442,9 @@ void evne_make_enum_members(const struct file *f, struct ecase *out, size_t *n, 
 	for (size_t i = 0; i < f->n && *n < cap; i++) {
 		if (!f->code[i] || (i > 0 && ast_is_ident_byte((unsigned char)f->t[i - 1])))
 			continue;
-		bool found = python ? (i == line_start(f->t, i) && starts_word(f, i, "class") &&
-		                       python_enum(f, i, m))
-		                    : starts_word(f, i, "enum") && brace_enum(f, i, m);
+		bool found = python ? (i == evne_line_start(f->t, i) &&
+		                       evne_starts_word(f, i, "class") && python_enum(f, i, m))
+		                    : evne_starts_word(f, i, "enum") && brace_enum(f, i, m);
 		if (found) enum_case(f, m, out, n, cap, python);
 	}
 	free(m);
@@ -578,7 +561,7 @@ static size_t count_uses(const struct file *f, const char *w, size_t wl, size_t 
  * a, b } from '...'`. Items are the names; false for other lines. */
 static bool import_line(const struct file *f, size_t ls, struct item *it, size_t *ni, size_t *le)
 {
-	*le = line_end(f->t, f->n, ls);
+	*le = evne_line_end(f->t, f->n, ls);
 	const char *l = f->t + ls;
 	size_t s = 0, e = *le;
 	*ni = 0;
@@ -604,7 +587,7 @@ static bool import_line(const struct file *f, size_t ls, struct item *it, size_t
 	while (i < e && *ni < 16) {
 		while (i < e && (f->t[i] == ' ' || f->t[i] == ',')) i++;
 		if (i >= e) break;
-		size_t we = word_end(f->t, f->n, i);
+		size_t we = evne_word_end(f->t, f->n, i);
 		if (we == i) return false;
 		size_t after = evne_skip_ws(f->t, f->n, we);
 		if (after < e && f->t[after] != ',') {
@@ -626,7 +609,8 @@ void evne_make_imports(const struct file *f, struct ecase *out, size_t *n, size_
 	bool py = !strcmp(ln, "python");
 	if (!py && strcmp(ln, "javascript") && strcmp(ln, "typescript")) return;
 	size_t made = 0;
-	for (size_t ls = 0; ls < f->n && *n < cap && made < 4; ls = line_end(f->t, f->n, ls) + 1) {
+	for (size_t ls = 0; ls < f->n && *n < cap && made < 4;
+	     ls = evne_line_end(f->t, f->n, ls) + 1) {
 		struct item it[16];
 		size_t ni, le;
 		if (!import_line(f, ls, it, &ni, &le)) continue;

@@ -143,6 +143,17 @@ bool nextedit_is_name(const char *s, size_t n)
 	return n > 0 && !(s[0] >= '0' && s[0] <= '9') && nextedit_all_ident(s, n);
 }
 
+enum nextedit_flavour nextedit_flavour_of(const struct ast_lang *lang)
+{
+	const char *n = ast_lang_name(lang);
+	if (!strcmp(n, "python")) return NE_FL_PY;
+	if (!strcmp(n, "javascript") || !strcmp(n, "typescript") || !strcmp(n, "typescriptreact") ||
+	    !strcmp(n, "javascriptreact"))
+		return NE_FL_JS;
+	if (!strcmp(n, "c") || !strcmp(n, "cpp")) return NE_FL_C;
+	return NE_FL_NONE;
+}
+
 /* ---- rename ---- */
 
 /* Whether the tokens refs[0..n) of name ow (the old text) are a name the

@@ -14,24 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nextedit.h"
+#include "nextedit_internal.h"
 
 #define MAX_EDITS   32
 #define MAX_IMPORTS 128
 #define MAX_REFS    512
-
-enum flavour { FL_NONE, FL_PY, FL_JS, FL_C };
-
-static enum flavour flavour_of(const struct ast_lang *lang)
-{
-	const char *n = ast_lang_name(lang);
-	if (!strcmp(n, "python")) return FL_PY;
-	if (!strcmp(n, "javascript") || !strcmp(n, "typescript") || !strcmp(n, "typescriptreact") ||
-	    !strcmp(n, "javascriptreact"))
-		return FL_JS;
-	if (!strcmp(n, "c") || !strcmp(n, "cpp")) return FL_C;
-	return FL_NONE;
-}
 
 /* The base name of path without its extension, into out[0..cap). */
 static void stem_of(const char *path, char *out, size_t cap)
@@ -54,11 +41,12 @@ static bool span_is(const char *t, size_t s, size_t e, const char *w)
 
 /* Whether an import's module names the defining file: its last dotted
  * (Python) or slashed (JS, quotes and extension off) component is stem. */
-static bool module_names(enum flavour fl, const char *t, struct ast_span m, const char *stem)
+static bool module_names(enum nextedit_flavour fl, const char *t, struct ast_span m,
+                         const char *stem)
 {
 	size_t s = m.start, e = m.end;
 	if (e <= s) return false;
-	if (fl == FL_JS) {
+	if (fl == NE_FL_JS) {
 		if (e - s < 2) return false;
 		s++;
 		e--;
@@ -149,7 +137,7 @@ static int add_uses(struct places *pl, const struct nextedit_importer *p,
 
 /* Python and JavaScript: by the names the imports bind. */
 static int scripts(struct places *pl, struct ast_doc *doc, const struct nextedit_importer *p,
-                   enum flavour fl, const char *stem, const struct ast_span *refs, int n)
+                   enum nextedit_flavour fl, const char *stem, const struct ast_span *refs, int n)
 {
 	struct ast_imported *im = malloc(MAX_IMPORTS * sizeof *im);
 	if (!im) return -ENOMEM;
@@ -166,7 +154,7 @@ static int scripts(struct places *pl, struct ast_doc *doc, const struct nextedit
 				rc = add_uses(pl, p, refs, n, true, 0, 0);
 			else /* aliased: the file goes on calling it o */
 				rc = place_add(pl, ws, we, p->new_name);
-		} else if (fl == FL_PY && span_is(p->text, ws, we, stem)) {
+		} else if (fl == NE_FL_PY && span_is(p->text, ws, we, stem)) {
 			/* import mod [as m], from pkg import mod [as m] */
 			rc = add_uses(pl, p, refs, n, false, x->name.start, x->name.end);
 		}
@@ -222,9 +210,9 @@ int nextedit_find_importer(const struct nextedit_importer *p, struct nextedit_re
 {
 	memset(out, 0, sizeof *out);
 	if (!p->text || !p->old_name || !p->new_name || !p->defining_path) return -EINVAL;
-	enum flavour fl = flavour_of(p->lang);
+	enum nextedit_flavour fl = nextedit_flavour_of(p->lang);
 	size_t olen = strlen(p->old_name);
-	if (fl == FL_NONE || !olen || !p->new_name[0] || !strcmp(p->old_name, p->new_name))
+	if (fl == NE_FL_NONE || !olen || !p->new_name[0] || !strcmp(p->old_name, p->new_name))
 		return 0;
 	char stem[256];
 	stem_of(p->defining_path, stem, sizeof stem);
@@ -236,8 +224,8 @@ int nextedit_find_importer(const struct nextedit_importer *p, struct nextedit_re
 	if (!rc && ast_doc_parse(doc) == 0) {
 		/* at 0 the scope is the file's: every token of the name */
 		int n = ast_ident_refs(doc, p->text, p->len, 0, p->old_name, olen, refs, MAX_REFS);
-		rc = fl == FL_C ? includes(&pl, doc, p, stem, refs, n)
-		                : scripts(&pl, doc, p, fl, stem, refs, n);
+		rc = fl == NE_FL_C ? includes(&pl, doc, p, stem, refs, n)
+		                   : scripts(&pl, doc, p, fl, stem, refs, n);
 	}
 	order(pl.v, pl.n);
 	size_t max = p->max_edits ? p->max_edits : MAX_EDITS, k = 0;

@@ -22,18 +22,6 @@
 #define MAX_IDS     64
 #define MAX_USES    8
 
-enum flavour { FL_NONE, FL_PY, FL_JS };
-
-static enum flavour flavour_of(const struct ast_lang *lang)
-{
-	const char *n = ast_lang_name(lang);
-	if (!strcmp(n, "python")) return FL_PY;
-	if (!strcmp(n, "javascript") || !strcmp(n, "typescript") || !strcmp(n, "typescriptreact") ||
-	    !strcmp(n, "javascriptreact"))
-		return FL_JS;
-	return FL_NONE;
-}
-
 static size_t line_start(const char *t, size_t at)
 {
 	while (at > 0 && t[at - 1] != '\n') at--;
@@ -124,14 +112,14 @@ static int remove_unused(struct finder *f, const struct ast_imported *im, size_t
 
 /* The module a file at rel (relative to the document's folder) is imported
  * as: "pkg.mod" (Python), "./lib/util" (JS). False when it cannot be. */
-static bool module_spec(enum flavour fl, const char *rel, char *out, size_t cap)
+static bool module_spec(enum nextedit_flavour fl, const char *rel, char *out, size_t cap)
 {
 	size_t l = strlen(rel);
 	const char *dot = strrchr(rel, '.');
 	const char *slash = strrchr(rel, '/');
 	if (!dot || (slash && dot < slash) || l + 3 >= cap) return false;
 	size_t base = (size_t)(dot - rel);
-	if (fl == FL_PY) {
+	if (fl == NE_FL_PY) {
 		if (strcmp(dot, ".py") || !strncmp(rel, "../", 3) || rel[0] == '/') return false;
 		if (base >= 9 && !strncmp(rel + base - 9, "/__init__", 9)) base -= 9;
 		for (size_t i = 0; i < base; i++) {
@@ -167,10 +155,10 @@ static size_t after_preamble(const char *t, size_t len)
 }
 
 /* Whether an import's module (as the file spells it) is spec. */
-static bool module_is(enum flavour fl, const char *t, struct ast_span m, const char *spec)
+static bool module_is(enum nextedit_flavour fl, const char *t, struct ast_span m, const char *spec)
 {
 	size_t s = m.start, e = m.end, sl = strlen(spec);
-	if (fl == FL_JS && e - s >= 2) { /* the quotes; an extension may follow */
+	if (fl == NE_FL_JS && e - s >= 2) { /* the quotes; an extension may follow */
 		s++;
 		e--;
 		if (e - s > sl && t[s + sl] == '.' && !memchr(t + s + sl, '/', e - s - sl))
@@ -179,7 +167,7 @@ static bool module_is(enum flavour fl, const char *t, struct ast_span m, const c
 	return e - s == sl && !memcmp(t + s, spec, sl);
 }
 
-static int add_missing(struct finder *f, enum flavour fl, const struct ast_imported *im,
+static int add_missing(struct finder *f, enum nextedit_flavour fl, const struct ast_imported *im,
                        size_t n_im, struct ast_span *ids, struct ast_span *buf)
 {
 	const struct nextedit_params *p = f->p;
@@ -218,11 +206,11 @@ static int add_missing(struct finder *f, enum flavour fl, const struct ast_impor
 			at = from->item.end;
 			size_t q = at;
 			while (q < f->len && (f->now[q] == ' ' || f->now[q] == '\t')) q++;
-			if (fl == FL_JS && f->now[q] != ',' && f->now[q] != '}') continue;
+			if (fl == NE_FL_JS && f->now[q] != ',' && f->now[q] != '}') continue;
 			tl = snprintf(text, sizeof text, ", %s", name);
 		} else {
 			at = last ? next_line(f->now, f->len, last->stmt.end) : 0;
-			if (fl == FL_PY) {
+			if (fl == NE_FL_PY) {
 				tl = snprintf(text, sizeof text, "from %s import %s\n", spec, name);
 			} else {
 				char q = last && last->module.end > last->module.start
@@ -233,7 +221,7 @@ static int add_missing(struct finder *f, enum flavour fl, const struct ast_impor
 				              name, q, spec, q, semi || !last ? ";" : "");
 			}
 			/* a Python file's docstring and a script's #! line stay first */
-			if (!last && fl == FL_PY) at = after_preamble(f->now, f->len);
+			if (!last && fl == NE_FL_PY) at = after_preamble(f->now, f->len);
 		}
 		if (tl <= 0 || (size_t)tl >= sizeof text) continue;
 		if (nextedit_push(f, NEXTEDIT_IMPORT, at, at, text, (size_t)tl)) return -ENOMEM;
@@ -244,8 +232,8 @@ static int add_missing(struct finder *f, enum flavour fl, const struct ast_impor
 int nextedit_find_import(struct finder *f)
 {
 	if (!f->dold || !f->dnow) return 0;
-	enum flavour fl = flavour_of(f->p->lang);
-	if (fl == FL_NONE) return 0;
+	enum nextedit_flavour fl = nextedit_flavour_of(f->p->lang);
+	if (fl != NE_FL_PY && fl != NE_FL_JS) return 0;
 	struct ast_imported *im = malloc(MAX_IMPORTS * sizeof *im);
 	struct ast_span *ids = malloc((MAX_IDS + MAX_USES * 4) * sizeof *ids);
 	if (!im || !ids) {

@@ -5,7 +5,8 @@
  * signature, repeat, ranking and validation); nextedit_members.c finds what
  * an added enum variant or struct field implies, nextedit_calls.c what a
  * changed call implies for its definition, nextedit_imports.c the import
- * lines an edit left wanting.
+ * lines an edit left wanting, nextedit_files.c a rename in the files that
+ * import the name.
  */
 #ifndef INFILL_PIPELINE_NEXTEDIT_INTERNAL_H
 #define INFILL_PIPELINE_NEXTEDIT_INTERNAL_H
@@ -44,6 +45,11 @@ size_t nextedit_to_now(const struct finder *f, size_t p);
  * place with no text when text is NULL. 0 or -ENOMEM. */
 int nextedit_push(struct finder *f, enum nextedit_kind kind, size_t s, size_t e, const char *text,
                   size_t tlen);
+
+/* The family of a language's imports: Python, JavaScript/TypeScript (with
+ * JSX), C/C++ (#include), or none the finders know. */
+enum nextedit_flavour { NE_FL_NONE, NE_FL_PY, NE_FL_JS, NE_FL_C };
+enum nextedit_flavour nextedit_flavour_of(const struct ast_lang *lang);
 
 /* Whether s[0..n) is all identifier bytes / an identifier. */
 bool nextedit_all_ident(const char *s, size_t n);
