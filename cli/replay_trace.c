@@ -363,6 +363,14 @@ static void report_shown(struct run *r, struct treq *q, json_t *top, bool correc
 
 static void on_grew(struct run *r, json_t *params);
 
+/* Whether s[0..n) is all blanks (none: true). */
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return false;
+	return true;
+}
+
 static void on_response(void *ud, json_t *msg)
 {
 	struct run *r = ud;
@@ -413,9 +421,10 @@ static void on_response(void *ud, json_t *msg)
 	size_t tl = text ? strlen(text) : 0;
 	/* typed along: the answer agrees with what was shown (either may be
 	 * the longer: it grew, or the shown text was cut at a line's end);
-	 * nothing agrees only where nothing of it was left to show */
+	 * nothing agrees only where nothing but blanks was left to show (a
+	 * server shows no suggestion of blanks alone) */
 	size_t common = tl < q->shown_left ? tl : q->shown_left;
-	bool agrees = tl ? !memcmp(text, q->truth, common) : q->shown_left == 0;
+	bool agrees = tl ? !memcmp(text, q->truth, common) : blank(q->truth, q->shown_left);
 	if (ms < FAST_MS && agrees) {
 		rep->along_fast += q->along;
 		rep->grew_fast += q->grew;

@@ -70,6 +70,18 @@ static size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	return n;
 }
 
+size_t pos_utf8_valid_prefix(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < n) {
+		size_t k = u[i] < 0x80 ? 1 : utf8_seq_len(u + i, n - i);
+		if (k == 1 && u[i] >= 0x80) break;
+		i += k;
+	}
+	return i;
+}
+
 static uint32_t units_of(size_t seq_len, enum pos_encoding enc)
 {
 	switch (enc) {

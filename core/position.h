@@ -53,6 +53,11 @@ const char *pos_encoding_name(enum pos_encoding enc);
  * name it does not know. */
 int pos_encoding_from_name(const char *name, enum pos_encoding *out);
 
+/* Length of the longest prefix of s[0..n) that is well-formed UTF-8 (what
+ * JSON strings must be): it stops at the first invalid byte, and before a
+ * sequence cut short at the end. */
+size_t pos_utf8_valid_prefix(const char *s, size_t n);
+
 /* Byte offset of an LSP position, clamped and snapped as described above. */
 size_t doc_offset_at(const struct doc *d, struct doc_pos pos, enum pos_encoding enc);
 

@@ -324,7 +324,17 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 	json_t *items = json_array();
 	size_t len = doc_length(e->doc);
 	for (size_t i = 0; items && i < res->count; i++) {
-		const struct completion_candidate *cand = &res->items[i];
+		/* only its well-formed UTF-8 (a JSON string's): a text cut at
+		 * the deadline or a growth may end inside a character (a byte
+		 * token), and random weights write stray bytes; the rest comes
+		 * with the next growth, or never */
+		struct completion_candidate whole = res->items[i];
+		whole.text_len = pos_utf8_valid_prefix(whole.text, whole.text_len);
+		const struct completion_candidate *cand = &whole;
+		if (!cand->text_len && res->items[i].text_len) {
+			log_debug(s->log, "candidate %zu: not valid UTF-8", i);
+			continue;
+		}
 		/* the candidate's offsets are in the snapshot, a window of the
 		 * document when it is huge (snapshot_window) */
 		size_t start = cand->start + p->text_offset, end = cand->end + p->text_offset;
@@ -348,10 +358,7 @@ static json_t *items_json(struct pending *p, struct docs_entry *e,
 			continue;
 		}
 		json_t *text = json_stringn(cand->text, cand->text_len);
-		if (!text) {
-			log_debug(s->log, "candidate %zu: not valid UTF-8", i);
-			continue;
-		}
+		if (!text) continue; /* out of memory */
 		json_t *item;
 		if (p->kind == COMPLETION_KIND_INLINE) {
 			item = inline_item_json(p, e, start, cand, text, a, b);

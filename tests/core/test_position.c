@@ -203,4 +203,27 @@ TEST(tree_sitter_points)
 	doc_free(d);
 }
 
+TEST(valid_utf8_prefixes)
+{
+	CHECK_INT_EQ(pos_utf8_valid_prefix("abc", 3), 3);
+	CHECK_INT_EQ(pos_utf8_valid_prefix("", 0), 0);
+	CHECK_INT_EQ(pos_utf8_valid_prefix("a\xc3\xa9"
+	                                   "b",
+	                                   4),
+	             4);                                                 /* é */
+	CHECK_INT_EQ(pos_utf8_valid_prefix("ab\xe5\x86", 4), 2);         /* 内, cut short */
+	CHECK_INT_EQ(pos_utf8_valid_prefix("ab\xf0\x9f\x98\x80", 6), 6); /* an emoji */
+	CHECK_INT_EQ(pos_utf8_valid_prefix("ab\xf0\x9f\x98", 5), 2);
+	CHECK_INT_EQ(pos_utf8_valid_prefix("a\x80"
+	                                   "b",
+	                                   3),
+	             1); /* stray continuation */
+	CHECK_INT_EQ(pos_utf8_valid_prefix("a\xc0\xaf"
+	                                   "b",
+	                                   4),
+	             1);                                                /* overlong */
+	CHECK_INT_EQ(pos_utf8_valid_prefix("a\xed\xa0\x80", 4), 1);     /* a surrogate */
+	CHECK_INT_EQ(pos_utf8_valid_prefix("a\xf5\x80\x80\x80", 5), 1); /* past U+10FFFF */
+}
+
 TEST_MAIN()

@@ -1,6 +1,8 @@
 /*
  * pipeline_null.c - a test double of the pipeline: every job is
- * answered with no candidates on the next loop iteration.
+ * answered with no candidates on the next loop iteration, except in a
+ * document that holds "@answer-cut-utf8": one candidate that ends inside a
+ * character, as a model's text cut at a deadline can.
  *
  * It keeps the contract the real engine must keep (callback later, never
  * inside submit; no callback after cancel), so the server and its tests
@@ -11,6 +13,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct pipeline_job {
 	uv_timer_t timer; /* fires at 0 ms: "later, on the loop thread" */
@@ -77,11 +80,20 @@ static void job_retire(struct pipeline_job *job)
 static void job_fire(uv_timer_t *timer)
 {
 	struct pipeline_job *job = timer->data;
-	struct completion_result empty = { NULL, 0, COMPLETION_PATH_NONE, false };
+	struct completion_result res = { NULL, 0, COMPLETION_PATH_NONE, false };
+	struct completion_candidate cut = { .text = (char *)"ok \xe5\x86", /* U+5185, cut */
+		                            .text_len = 5,
+		                            .start = job->req->cursor,
+		                            .end = job->req->cursor,
+		                            .confidence = -1 };
+	if (job->req->text && strstr(job->req->text, "@answer-cut-utf8")) {
+		res.items = &cut;
+		res.count = 1;
+	}
 	pipeline_done_fn done = job->done;
 	void *ud = job->ud;
 	job_retire(job);
-	done(ud, 0, &empty);
+	done(ud, 0, &res);
 }
 
 int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline_done_fn done,

@@ -245,6 +245,27 @@ TEST(completion_answers_after_debounce)
 	CHECK_INT_EQ(fixture_finish(&f), 0);
 }
 
+TEST(completion_text_cut_inside_a_character_is_answered_up_to_it)
+{
+	struct fixture f;
+	fixture_init(&f, "{\"completion.debounceMs\": 0}");
+	send_json(&f, INIT);
+	send_json(&f,
+	          "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{"
+	          "\"textDocument\":{\"uri\":\"file:///b.c\",\"languageId\":\"c\",\"version\":1,"
+	          "\"text\":\"// @answer-cut-utf8\\nint x\"}}}");
+	send_json(&f, "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"textDocument/inlineCompletion\","
+	              "\"params\":{\"textDocument\":{\"uri\":\"file:///"
+	              "b.c\"},\"position\":{\"line\":1,\"character\":5}}}");
+	for (int i = 0; i < 100 && !response(&f, 30); i++) uv_run(&f.loop, UV_RUN_ONCE);
+	json_t *items = json_object_get(json_object_get(response(&f, 30), "result"), "items");
+	/* the whole characters of the text, not no item at all */
+	CHECK_INT_EQ(json_array_size(items), 1);
+	CHECK_STR_EQ(json_string_value(json_object_get(json_array_get(items, 0), "insertText")),
+	             "ok ");
+	CHECK_INT_EQ(fixture_finish(&f), 0);
+}
+
 TEST(did_change_in_order)
 {
 	struct fixture f;
