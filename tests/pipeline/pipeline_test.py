@@ -323,9 +323,14 @@ def case_deadline(binary, model):
     validation."""
     answers = {}
     for deadline in (0, 1):
+        # the decode deadline is what this case is about: the prefill
+        # budget (a shorter context where the prompt would not be in by
+        # the deadline, judged from the rates measured on a loaded
+        # machine) would change the first token itself
         c = start(binary, model, {"completion.candidates": 1, "completion.temperature": 0,
                                   "completion.maxTokens": 24, "completion.deadlineMs": deadline,
-                                  "completion.multiline": "always"})
+                                  "completion.multiline": "always",
+                                  "completion.prefillBudget": False})
         try:
             wait_loaded(c)
             open_doc(c, PY, lang="plaintext")
