@@ -61,6 +61,7 @@ enum config_kv_type {
 	CONFIG_KV_F16,
 	CONFIG_KV_F32,
 	CONFIG_KV_Q8_0, /* llama.cpp's q8_0 blocks: about half the memory of f16 */
+	CONFIG_KV_AUTO, /* q8_0 on the CPU where the head size allows, else f16 */
 };
 
 enum config_multiline {
@@ -151,10 +152,10 @@ enum config_kind {
 	  "CPU worker threads (0: one per physical core)")                                         \
 	X(cache_memory_mb, "cache.memoryMB", CONFIG_KIND_INT, int, 1024, NULL, 16, 1048576, NULL,  \
 	  CONFIG_SCOPE_GLOBAL, "KV page pool in MiB (prefix cache + live sequences)")              \
-	X(cache_kv_type, "cache.kvType", CONFIG_KIND_ENUM, enum config_kv_type, CONFIG_KV_F16,     \
-	  NULL, 0, 2, "f16|f32|q8_0", CONFIG_SCOPE_GLOBAL,                                         \
-	  "precision of cached keys and values (f32: twice the memory, slower decode; q8_0: "      \
-	  "half the memory, faster long-context decode)")                                          \
+	X(cache_kv_type, "cache.kvType", CONFIG_KIND_ENUM, enum config_kv_type, CONFIG_KV_AUTO,    \
+	  NULL, 0, 3, "f16|f32|q8_0|auto", CONFIG_SCOPE_GLOBAL,                                    \
+	  "precision of cached keys and values (auto: q8_0 on the CPU, f16 on a GPU; f32: twice " \
+	  "the memory, slower decode; q8_0: half the memory, faster long-context decode)")        \
 	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 1, NULL, \
 	  0, 1, NULL, CONFIG_SCOPE_GLOBAL,                                                         \
 	  "re-use the suffix's KV pages by RoPE shift (approximate)")                              \

@@ -56,6 +56,11 @@ struct model_params {
 	 * 34/64 of fp16's memory and decode reads; needs a head size that is a
 	 * multiple of 32. Wins over kv_f32. */
 	bool kv_q8_0;
+	/* neither asked: q8_0 where the CPU backend runs the model and the
+	 * head size allows (as fast as f16 at 512 tokens of context, faster
+	 * at 2,048, twice the cached tokens: docs/benchmarks.md), f16 on CUDA
+	 * (its q8_0 path is not yet measured on a GPU) and elsewhere */
+	bool kv_auto;
 	/* Load progress in [0, 1], called on the loading thread; may be NULL. */
 	void (*progress)(void *user, float fraction);
 	void *progress_user;
@@ -73,6 +78,7 @@ struct model_info {
 	/* weight bytes one decode step reads (all but the embedding table) */
 	uint64_t decode_read_bytes;
 	int32_t kv_page_size, kv_n_pages; /* the KV pool: pages of kv_page_size tokens */
+	const char *kv_type;              /* its precision: "f16", "f32" or "q8_0" */
 	/* "cpu (avx512-vnni, 2 threads)"; borrowed, valid until model_free */
 	const char *backend_name;
 };

@@ -485,9 +485,22 @@ static int start_backend(struct model *m, const struct model_params *p,
 		.progress = p->progress,
 		.progress_user = p->progress_user,
 	};
-	cfg.kv_n_pages = kv_pages_for(p, &w->hp, cfg.kv_type);
 	struct infill_error be = { 0 };
-	m->backend = backend_create(&cfg, w, &be);
+	bool auto_q8 = p->kv_auto && !p->kv_q8_0 && !p->kv_f32 && w->hp.head_dim % 32 == 0;
+	if (auto_q8 && cfg.kind == BACKEND_KIND_AUTO) {
+		/* a GPU keeps f16; only where there is none does the choice fall
+		 * to the CPU, and with it to q8_0 */
+		cfg.kind = BACKEND_KIND_CUDA;
+		cfg.kv_n_pages = kv_pages_for(p, &w->hp, cfg.kv_type);
+		m->backend = backend_create(&cfg, w, &be);
+		cfg.kind = BACKEND_KIND_CPU;
+	}
+	if (!m->backend) {
+		if (auto_q8 && cfg.kind == BACKEND_KIND_CPU) cfg.kv_type = TENSOR_TYPE_Q8_0;
+		cfg.kv_n_pages = kv_pages_for(p, &w->hp, cfg.kv_type);
+		memset(&be, 0, sizeof be);
+		m->backend = backend_create(&cfg, w, &be);
+	}
 	if (!m->backend) {
 		if (err) {
 			*err = be; /* the backend's tensor and code kept */
@@ -502,6 +515,9 @@ static int start_backend(struct model *m, const struct model_params *p,
 	}
 	m->info.kv_page_size = cfg.kv_page_size;
 	m->info.kv_n_pages = cfg.kv_n_pages;
+	m->info.kv_type = cfg.kv_type == TENSOR_TYPE_Q8_0  ? "q8_0"
+	                  : cfg.kv_type == TENSOR_TYPE_F32 ? "f32"
+	                                                   : "f16";
 	m->info.backend_name = backend_name(m->backend);
 	return 0;
 }

@@ -276,9 +276,7 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 		post_event(p, EVENT_WARNING, 0, false, msg);
 	}
 	const struct model_info *mi = model_info(m);
-	const char *kv = ms->kv_type == CONFIG_KV_F32    ? "f32"
-	                 : ms->kv_type == CONFIG_KV_Q8_0 ? "q8_0"
-	                                                 : "f16";
+	const char *kv = mi->kv_type; /* cache.kvType auto resolved by the backend */
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
 	         path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu", kv,
 	         mi->kv_n_pages, mi->kv_page_size);
@@ -589,15 +587,15 @@ static struct engine_snippet *project_apply(const struct completion_request *req
 
 /* MiB of m's KV pool ever written: on a CPU the part of it in resident
  * memory, which grows until the prefix cache reaches cache.memoryMB. */
-static uint64_t kv_touched_mb(struct model *m, enum config_kv_type type)
+static uint64_t kv_touched_mb(struct model *m)
 {
 	const struct model_info *mi = model_info(m);
 	/* q8_0: 34 bytes per 32 values */
 	uint64_t page = 2ull * (uint64_t)mi->n_layer * (uint64_t)mi->kv_page_size *
 	                (uint64_t)mi->n_head_kv * (uint64_t)mi->head_dim *
-	                (type == CONFIG_KV_F32    ? 128u
-	                 : type == CONFIG_KV_Q8_0 ? 34u
-	                                          : 64u) /
+	                (!strcmp(mi->kv_type, "f32")    ? 128u
+	                 : !strcmp(mi->kv_type, "q8_0") ? 34u
+	                                                : 64u) /
 	                32u;
 	return (uint64_t)kv_pool_touched_pages(model_kv_pool(m)) * page >> 20;
 }
@@ -684,7 +682,7 @@ static void run_job(struct pipeline *p, struct engine *e, struct model *m, struc
 	p->stats.project_tokens += (uint64_t)(res.project_tokens > 0 ? res.project_tokens : 0);
 	p->stats.project_lines += (uint64_t)(res.project_given > 0 ? res.project_given : 0);
 	p->stats.short_contexts += res.shortened;
-	if (m) p->stats.kv_touched_mb = kv_touched_mb(m, req->settings.cache_kv_type);
+	if (m) p->stats.kv_touched_mb = kv_touched_mb(m);
 	if (!rc && res.count) {
 		p->stats.first_answers++;
 		p->stats.first_answer_chars += res.items[0].len;

@@ -77,6 +77,7 @@ static struct model_params model_params_of(const struct complete_model_spec *spe
 	mp.kv_bytes = (size_t)spec->cache_memory_mb << 20;
 	mp.kv_f32 = spec->kv_type == CONFIG_KV_F32;
 	mp.kv_q8_0 = spec->kv_type == CONFIG_KV_Q8_0;
+	mp.kv_auto = spec->kv_type == CONFIG_KV_AUTO;
 	return mp;
 }
 

@@ -119,11 +119,12 @@ nil: leave it to the server."
   :group 'infill-settings)
 
 (defcustom infill-cache-kv-type nil
-  "Precision of cached keys and values (f32: twice the memory, slower decode;
-q8_0: half the memory, faster long-context decode).
-Server setting \"cache.kvType\" (server default \"f16\").
+  "Precision of cached keys and values (auto: q8_0 on the CPU, f16 on a GPU;
+f32: twice the memory, slower decode; q8_0: half the memory, faster
+long-context decode).
+Server setting \"cache.kvType\" (server default \"auto\").
 nil: leave it to the server."
-  :type '(choice (const :tag "Server default" nil) (const "f16") (const "f32") (const "q8_0"))
+  :type '(choice (const :tag "Server default" nil) (const "f16") (const "f32") (const "q8_0") (const "auto"))
   :group 'infill-settings)
 
 (defcustom infill-cache-reuse-shifted-suffix nil
@@ -430,7 +431,7 @@ nil: leave it to the server."
     ("remote.caFile" . nil)
     ("threads" . 0)
     ("cache.memoryMB" . 1024)
-    ("cache.kvType" . "f16")
+    ("cache.kvType" . "auto")
     ("cache.reuseShiftedSuffix" . t)
     ("cache.enabled" . t)
     ("completion.debounceMs" . 30)

@@ -51,6 +51,22 @@ static struct model *load(const char *path, int threads)
 	return m;
 }
 
+/* Agreement by the draft's margin (its first logit less its second), in
+ * half-logit classes: how well the margin tells a draft that will be kept. */
+enum { MCLS = 12 };
+static long margin_agree[MCLS], margin_total[MCLS];
+
+static int margin_class(const float *lg, int32_t n)
+{
+	float a = -1e30f, b = -1e30f;
+	for (int32_t i = 0; i < n; i++) {
+		if (lg[i] > a) b = a, a = lg[i];
+		else if (lg[i] > b) b = lg[i];
+	}
+	int c = (int)((a - b) * 40);
+	return c < MCLS ? c : MCLS - 1;
+}
+
 /* The draft's argmax against the target's tokens out[0..n) after prompt. */
 static void agree_count(struct model *d, struct engine *e, const struct engine_request *rq,
                         const int32_t *out, int32_t n, long *agree, long *total)
@@ -64,8 +80,10 @@ static void agree_count(struct model *d, struct engine *e, const struct engine_r
 	struct kv_seq *s = kv_seq_new(model_kv_pool(d));
 	if (lg && s && !model_eval(d, s, prompt, L, lg, &err)) {
 		for (int32_t i = 0; i < n; i++) {
-			*agree += sample_greedy(lg, nv) == out[i];
-			(*total)++;
+			bool same = sample_greedy(lg, nv) == out[i];
+			int c = margin_class(lg, nv);
+			*agree += same, margin_agree[c] += same;
+			(*total)++, margin_total[c]++;
 			if (model_eval(d, s, &out[i], 1, lg, &err)) break;
 		}
 	}
@@ -175,6 +193,13 @@ int main(int argc, char **argv)
 		       st * 1e3 / sm, (st / sm) / (pt / pm));
 		tok_plain += pt, ms_plain += pm, tok_spec += st, ms_spec += sm;
 	}
+	printf("MARGIN (the draft's first logit less its second: agreement, share of tokens):");
+	for (int c = 0; c < MCLS; c++)
+		if (margin_total[c])
+			printf(" %s%.3f: %.2f %.0f%%", c == MCLS - 1 ? ">=" : "", c * 0.025,
+			       (double)margin_agree[c] / margin_total[c],
+			       100.0 * margin_total[c] / (total ? total : 1));
+	printf("\n");
 	double rp = tok_plain * 1e3 / ms_plain, rs = tok_spec * 1e3 / ms_spec;
 	printf("ALL: greedy agreement %.2f | plain %.1f tok/s | with draft %.1f tok/s | x%.2f | "
 	       "drafts kept %ld/%ld | outputs differing %ld%s\n",

@@ -293,6 +293,47 @@ TEST(q8_0_cache_needs_a_head_size_of_32s)
 	model_free(m);
 }
 
+/* cache.kvType auto: q8_0 where the CPU runs the model and the head size
+ * allows, whether the CPU was asked for or is what "auto" found (no GPU on
+ * the machines the tests run on; tests/gpu covers one), f16 otherwise. */
+TEST(auto_kv_type_is_q8_0_on_the_cpu_where_the_head_size_allows)
+{
+	static const struct {
+		const char *file;
+		enum infer_backend backend;
+		const char *want;
+	} cases[] = {
+		{ "tiny-kq-q6_k.gguf", INFER_BACKEND_CPU, "q8_0" },
+		{ "tiny-dsc-f32.gguf", INFER_BACKEND_CPU, "f16" }, /* head size 16 */
+		{ "tiny-kq-q6_k.gguf", INFER_BACKEND_AUTO, NULL }, /* q8_0 on a CPU, f16 on a GPU */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/models/%s", testdata(), cases[i].file);
+		struct model_params mp = model_params_default();
+		mp.path = path;
+		mp.backend = cases[i].backend;
+		mp.n_threads = 2;
+		mp.kv_bytes = 16u << 20;
+		mp.kv_auto = true;
+		struct infill_error err = { 0 };
+		struct model *m = model_load(&mp, &err);
+		REQUIRE(m != NULL);
+		const struct model_info *mi = model_info(m);
+		const char *want = cases[i].want;
+		if (!want) want = strncmp(mi->backend_name, "cpu", 3) ? "f16" : "q8_0";
+		printf("  %s on %s: kv %s\n", cases[i].file, mi->backend_name, mi->kv_type);
+		CHECK_STR_EQ(mi->kv_type, want);
+		model_free(m);
+	}
+	/* asked for by name, a type stays what was asked */
+	struct infill_error err = { 0 };
+	struct model *f16 = load(false, false, "tiny-kq-q6_k.gguf", &err);
+	REQUIRE(f16 != NULL);
+	CHECK_STR_EQ(model_info(f16)->kv_type, "f16");
+	model_free(f16);
+}
+
 int main(void)
 {
 	int rc = test_run_all();

@@ -313,6 +313,17 @@ def case_kv_type(binary, model):
         check(c.shutdown_exit() == 0, "exit 0")
     finally:
         c.kill()
+    # left to the server ("auto"): q8_0 where the CPU runs a model whose head
+    # size is a multiple of 32 (tiny-kq-q6_k's 32), f16 where not (this one's 16)
+    for name, want in (("tiny-kq-q6_k.gguf", "q8_0"), (os.path.basename(model), "f16")):
+        c = start(binary, os.path.join(os.path.dirname(model), name), {"backend": "cpu"})
+        try:
+            wait_loaded(c)
+            s = stats(c)
+            check(s["kvType"] == want and s["kvPages"] > 0, "auto: " + want + " for " + name, s)
+            check(c.shutdown_exit() == 0, "exit 0")
+        finally:
+            c.kill()
 
 
 def case_deadline(binary, model):
