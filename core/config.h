@@ -154,8 +154,8 @@ enum config_kind {
 	  CONFIG_SCOPE_GLOBAL, "KV page pool in MiB (prefix cache + live sequences)")              \
 	X(cache_kv_type, "cache.kvType", CONFIG_KIND_ENUM, enum config_kv_type, CONFIG_KV_AUTO,    \
 	  NULL, 0, 3, "f16|f32|q8_0|auto", CONFIG_SCOPE_GLOBAL,                                    \
-	  "precision of cached keys and values (auto: q8_0 on the CPU, f16 on a GPU; f32: twice " \
-	  "the memory, slower decode; q8_0: half the memory, faster long-context decode)")        \
+	  "precision of cached keys and values (auto: q8_0 on the CPU, f16 on a GPU; f32: twice "  \
+	  "the memory, slower decode; q8_0: half the memory, faster long-context decode)")         \
 	X(cache_reuse_shifted_suffix, "cache.reuseShiftedSuffix", CONFIG_KIND_BOOL, bool, 1, NULL, \
 	  0, 1, NULL, CONFIG_SCOPE_GLOBAL,                                                         \
 	  "re-use the suffix's KV pages by RoPE shift (approximate)")                              \

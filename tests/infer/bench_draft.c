@@ -60,8 +60,10 @@ static int margin_class(const float *lg, int32_t n)
 {
 	float a = -1e30f, b = -1e30f;
 	for (int32_t i = 0; i < n; i++) {
-		if (lg[i] > a) b = a, a = lg[i];
-		else if (lg[i] > b) b = lg[i];
+		if (lg[i] > a)
+			b = a, a = lg[i];
+		else if (lg[i] > b)
+			b = lg[i];
 	}
 	int c = (int)((a - b) * 40);
 	return c < MCLS ? c : MCLS - 1;
