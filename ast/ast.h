@@ -182,6 +182,11 @@ char *ast_doc_sexp(const struct ast_doc *doc);
 
 /* ---- 3. Context slicing and completion shape -------------------------------- */
 
+/* The line holding byte pos of text: its first byte, and the byte after its
+ * last (the '\n', or len). Every layer above cuts text at lines. */
+size_t ast_line_start(const char *text, size_t pos);
+size_t ast_line_end(const char *text, size_t len, size_t pos);
+
 /* Number of model tokens in text[0..len). The engine passes its tokenizer;
  * ast_tokens_estimate() is a stand-in (bytes / 3.5) when there is no model. */
 typedef size_t (*ast_count_fn)(void *ctx, const char *text, size_t len);

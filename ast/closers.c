@@ -188,9 +188,9 @@ size_t ast_closers_at(struct ast_doc *doc, const struct ast_lang *lang, const ch
                       size_t len, size_t cursor, struct ast_closer *out, size_t cap)
 {
 	if (!lang || cursor > len) return 0;
-	size_t le = text_line_end(text, len, cursor);
+	size_t le = ast_line_end(text, len, cursor);
 	if (!text_is_blank(text, cursor, le)) return 0;
-	size_t ls = text_line_start(text, cursor), cs = ls;
+	size_t ls = ast_line_start(text, cursor), cs = ls;
 	while (cs < cursor && (text[cs] == ' ' || text[cs] == '\t')) cs++;
 	size_t n = 0;
 	closing_lines(lang, text, cs, cursor, out, cap, &n);

@@ -141,8 +141,6 @@ size_t slice_members_add(const struct ast_lang *lang, TSNode def, const char *te
 /* ---- text helpers (scope.c) ---- */
 
 /* Start of the line holding byte pos / end of it (the '\n' or len). */
-size_t text_line_start(const char *text, size_t pos);
-size_t text_line_end(const char *text, size_t len, size_t pos);
 /* Display width of leading whitespace of text[from..to) (tab = 8 columns). */
 size_t text_indent_width(const char *text, size_t from, size_t to);
 /* Whether text[from..to) is only spaces, tabs, CR and LF. */

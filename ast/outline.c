@@ -377,11 +377,11 @@ int ast_names_near(const struct ast_lang *lang, const char *text, size_t len, si
 		ast_doc_delete(own);
 		return rc;
 	}
-	size_t from = text_line_start(text, cursor);
-	for (int i = 0; i < 40 && from > 0; i++) from = text_line_start(text, from - 1);
+	size_t from = ast_line_start(text, cursor);
+	for (int i = 0; i < 40 && from > 0; i++) from = ast_line_start(text, from - 1);
 	size_t to = cursor;
 	for (int i = 0; i < 8 && to < len; i++) {
-		size_t e = text_line_end(text, len, to);
+		size_t e = ast_line_end(text, len, to);
 		to = e < len ? e + 1 : len;
 	}
 	struct refs *r = calloc(1, sizeof *r);

@@ -11,13 +11,13 @@
 
 /* ---- text helpers ---- */
 
-size_t text_line_start(const char *text, size_t pos)
+size_t ast_line_start(const char *text, size_t pos)
 {
 	while (pos > 0 && text[pos - 1] != '\n') pos--;
 	return pos;
 }
 
-size_t text_line_end(const char *text, size_t len, size_t pos)
+size_t ast_line_end(const char *text, size_t len, size_t pos)
 {
 	while (pos < len && text[pos] != '\n') pos++;
 	return pos;
@@ -77,7 +77,7 @@ static void indent_unit(const char *text, size_t len, char *unit, size_t *unit_l
 	size_t best = 0;
 	size_t pos = 0;
 	for (int lines = 0; pos < len && lines < 400; lines++) {
-		size_t le = text_line_end(text, len, pos);
+		size_t le = ast_line_end(text, len, pos);
 		if (text[pos] == '\t' && !text_is_blank(text, pos, le)) {
 			unit[0] = '\t';
 			*unit_len = 1;
@@ -109,7 +109,7 @@ static bool prev_nonblank_line(const char *text, size_t ls, size_t *ps, size_t *
 {
 	while (ls > 0) {
 		size_t e = ls - 1; /* the '\n' */
-		size_t s = text_line_start(text, e);
+		size_t s = ast_line_start(text, e);
 		if (!text_is_blank(text, s, e)) {
 			*ps = s;
 			*pe = e;
@@ -125,7 +125,7 @@ struct ast_shape ast_shape_at(const struct ast_lang *lang, const char *text, siz
 {
 	struct ast_shape s = { .kind = AST_SHAPE_LINE };
 	if (cursor > len) cursor = len;
-	size_t ls = text_line_start(text, cursor), le = text_line_end(text, len, cursor);
+	size_t ls = ast_line_start(text, cursor), le = ast_line_end(text, len, cursor);
 	size_t ie = indent_end(text, ls, le);
 	bool before_blank = text_is_blank(text, ls, cursor);
 	char unit[16];
@@ -163,7 +163,7 @@ struct ast_shape ast_shape_at(const struct ast_lang *lang, const char *text, siz
 	/* After an opener: is the body empty? */
 	size_t next = le < len ? le + 1 : len;
 	while (next < len) {
-		size_t ne = text_line_end(text, len, next);
+		size_t ne = ast_line_end(text, len, next);
 		if (!text_is_blank(text, next, ne)) break;
 		next = ne + 1;
 	}
@@ -171,10 +171,10 @@ struct ast_shape ast_shape_at(const struct ast_lang *lang, const char *text, siz
 	if (next >= len) {
 		empty = true;
 	} else if (style == AST_BLOCK_INDENT) {
-		size_t ne = text_line_end(text, len, next);
+		size_t ne = ast_line_end(text, len, next);
 		empty = text_indent_width(text, next, ne) <= text_indent_width(text, ps, pe);
 	} else {
-		size_t k = indent_end(text, next, text_line_end(text, len, next));
+		size_t k = indent_end(text, next, ast_line_end(text, len, next));
 		empty = text[k] == '}';
 	}
 	s.kind = empty ? AST_SHAPE_BLOCK : AST_SHAPE_LINE;
@@ -203,8 +203,8 @@ static size_t skip_literal(const char *t, size_t n, size_t i, int mode);
 static size_t scope_cut_indent(const char *text, size_t len, size_t cursor, const char *cand,
                                size_t cand_len)
 {
-	size_t ls = text_line_start(text, cursor);
-	size_t le = text_line_end(text, len, cursor);
+	size_t ls = ast_line_start(text, cursor);
+	size_t le = ast_line_end(text, len, cursor);
 	size_t min;
 	if (text_is_blank(text, ls, cursor)) {
 		min = text_indent_width(text, ls, cursor);
@@ -402,7 +402,7 @@ static int closer_index(char c)
 
 size_t closers_cut(const char *text, size_t len, size_t cursor, const char *cand, size_t cand_len)
 {
-	size_t le = text_line_end(text, len, cursor);
+	size_t le = ast_line_end(text, len, cursor);
 	const char *rest = text + cursor;
 	size_t rest_len = le - cursor;
 	if (rest_len == 0 || cand_len == 0) return cand_len;

@@ -139,9 +139,9 @@ static size_t indent_of(const char *t, size_t len, size_t ls)
 static size_t owned_end(const char *t, size_t len, size_t line_start, size_t cursor)
 {
 	size_t ind = indent_of(t, cursor, line_start); /* up to the cursor on a blank line */
-	size_t end = text_line_end(t, len, cursor), at = end;
+	size_t end = ast_line_end(t, len, cursor), at = end;
 	while (at < len) {
-		size_t ls = at + 1, le = text_line_end(t, len, ls);
+		size_t ls = at + 1, le = ast_line_end(t, len, ls);
 		size_t i = indent_of(t, le, ls);
 		if (ls + i == le || t[ls + i] == '\r') { /* blank */
 			at = le;
@@ -151,7 +151,7 @@ static size_t owned_end(const char *t, size_t len, size_t line_start, size_t cur
 			end = at = le;
 			continue;
 		}
-		if (i == ind && end > text_line_end(t, len, cursor)) end = le;
+		if (i == ind && end > ast_line_end(t, len, cursor)) end = le;
 		break;
 	}
 	return end;
@@ -369,11 +369,11 @@ static int check_prefix(struct checker *ck, const char *cand, size_t k, bool *ok
 
 /* The end of the next line with text after the one holding pos, or of
  * pos's own line when none follows. */
-static size_t next_text_line_end(const char *t, size_t len, size_t pos)
+static size_t next_ast_line_end(const char *t, size_t len, size_t pos)
 {
-	size_t le = text_line_end(t, len, pos);
+	size_t le = ast_line_end(t, len, pos);
 	for (size_t at = le; at < len;) {
-		size_t ls = at + 1, e = text_line_end(t, len, ls);
+		size_t ls = at + 1, e = ast_line_end(t, len, ls);
 		if (!text_is_blank(t, ls, e)) return e;
 		at = e;
 	}
@@ -418,18 +418,18 @@ static int bare_counts(struct checker *ck, size_t cs, size_t ce, struct doc_bare
 static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 {
 	const char *t = ck->text;
-	size_t le = text_line_end(t, ck->len, ck->cursor);
+	size_t le = ast_line_end(t, ck->len, ck->cursor);
 	size_t cs = ck->line_start;
 	while (cs < le && strchr(" \t\r", t[cs])) cs++;
 	size_t ce = le;
 	while (ce > cs && t[ce - 1] == '\r') ce--;
-	ck->near_end = next_text_line_end(t, ck->len, ck->cursor);
+	ck->near_end = next_ast_line_end(t, ck->len, ck->cursor);
 	ck->near_from = ck->line_start;
 	size_t tail = ck->tail_start > ck->cursor ? ck->tail_start : ck->cursor;
 	TSNode root = ts_tree_root_node(ck->old);
 	/* a blank line: an error that reaches the end of the line above is near */
 	for (size_t ls = ck->line_start; cs == ce && ls > 0;) {
-		size_t ps = text_line_start(t, ls - 1), pe = ls - 1;
+		size_t ps = ast_line_start(t, ls - 1), pe = ls - 1;
 		while (pe > ps && strchr(" \t\r", t[pe - 1])) pe--;
 		if (pe > ps) {
 			ck->near_from = ps;
@@ -449,8 +449,8 @@ static int near_limit(struct checker *ck, const struct ast_validate_params *p)
 	 * above it whose recovery happens to start there) */
 	size_t copy_errors = 0;
 	if (p->copied && p->copy_at < ck->len) {
-		size_t ce2 = next_text_line_end(t, ck->len, p->copy_at);
-		copy_errors = count_in(root, text_line_start(t, p->copy_at), ce2, 0, ce2, tail);
+		size_t ce2 = next_ast_line_end(t, ck->len, p->copy_at);
+		copy_errors = count_in(root, ast_line_start(t, p->copy_at), ce2, 0, ce2, tail);
 	}
 	/* the same for every candidate at this line: kept with the document */
 	struct doc_bare *memo =
@@ -481,7 +481,7 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	ck->text = p->text;
 	ck->len = p->len;
 	ck->cursor = p->cursor;
-	ck->line_start = text_line_start(p->text, p->cursor);
+	ck->line_start = ast_line_start(p->text, p->cursor);
 	if (p->doc && ast_doc_lang(p->doc) == p->lang) {
 		ck->old = ast_doc_tree(p->doc);
 		ck->parser = ast_doc_parser(p->doc);
@@ -506,9 +506,9 @@ static int checker_init(struct checker *ck, const struct ast_validate_params *p)
 	while (ck->tail_start > 0 && strchr(" \t\r\n", p->text[ck->tail_start - 1]))
 		ck->tail_start--;
 	ck->owned_end = owned_end(p->text, p->len, ck->line_start, p->cursor);
-	ck->heads_block = ck->owned_end > text_line_end(p->text, p->len, p->cursor);
+	ck->heads_block = ck->owned_end > ast_line_end(p->text, p->len, p->cursor);
 	ck->rest = SIZE_MAX;
-	for (size_t i = p->cursor, le = text_line_end(p->text, p->len, p->cursor); i < le; i++)
+	for (size_t i = p->cursor, le = ast_line_end(p->text, p->len, p->cursor); i < le; i++)
 		if (!strchr(" \t\r", p->text[i])) {
 			ck->rest = i;
 			break;
@@ -567,18 +567,18 @@ static bool cursor_swallowed(const struct checker *ck)
  * brace at column 0 belongs to the region). False when that is the file. */
 static bool isolate_window(const char *t, size_t len, size_t cursor, size_t *ws, size_t *we)
 {
-	size_t ls = text_line_start(t, cursor);
+	size_t ls = ast_line_start(t, cursor);
 	size_t s = ls;
 	for (;;) {
 		if (s < len && !strchr(" \t\r\n", t[s])) break;
 		if (s == 0) return false;
-		s = text_line_start(t, s - 1);
+		s = ast_line_start(t, s - 1);
 	}
-	size_t e = text_line_end(t, len, cursor);
+	size_t e = ast_line_end(t, len, cursor);
 	while (e < len) {
 		size_t n = e + 1;
 		if (n < len && !strchr(" \t\r\n}", t[n])) break;
-		e = text_line_end(t, len, n);
+		e = ast_line_end(t, len, n);
 	}
 	if (e < len) e++; /* the newline */
 	*ws = s;

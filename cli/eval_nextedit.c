@@ -114,18 +114,6 @@ size_t evne_skip_ws(const char *t, size_t n, size_t i)
 	return i;
 }
 
-size_t evne_line_start(const char *t, size_t at)
-{
-	while (at > 0 && t[at - 1] != '\n') at--;
-	return at;
-}
-
-size_t evne_line_end(const char *t, size_t n, size_t at)
-{
-	while (at < n && t[at] != '\n') at++;
-	return at;
-}
-
 size_t evne_word_end(const char *t, size_t n, size_t i)
 {
 	while (i < n && ast_is_ident_byte((unsigned char)t[i])) i++;

@@ -77,8 +77,6 @@ struct file {
 bool evne_word_at(const char *t, size_t n, const bool *code, size_t i, const char *w, size_t wl);
 bool evne_after_member(const char *t, size_t i);
 size_t evne_skip_ws(const char *t, size_t n, size_t i);
-size_t evne_line_start(const char *t, size_t at);
-size_t evne_line_end(const char *t, size_t n, size_t at);
 size_t evne_word_end(const char *t, size_t n, size_t i);
 /* Whether the word w (NUL-terminated) stands at i of f, in code. */
 bool evne_starts_word(const struct file *f, size_t i, const char *w);

@@ -122,7 +122,7 @@ static void c_inits(const struct file *f, struct ecase *c, const char *s, size_t
 static void c_fields(const struct file *f, struct ecase *out, size_t *n, size_t cap)
 {
 	for (size_t i = 0; i < f->n && *n < cap; i++) {
-		if (i != evne_line_start(f->t, i) || !evne_starts_word(f, i, "struct")) continue;
+		if (i != ast_line_start(f->t, i) || !evne_starts_word(f, i, "struct")) continue;
 		size_t ns = evne_skip_ws(f->t, f->n, i + 6), ne = evne_word_end(f->t, f->n, ns);
 		size_t open = evne_skip_ws(f->t, f->n, ne);
 		if (ne == ns || f->t[open] != '{') continue;
@@ -136,7 +136,7 @@ static void c_fields(const struct file *f, struct ecase *out, size_t *n, size_t 
 			if (f->t[k] != ';' || !f->code[k]) continue;
 			nf++;
 			last_semi = k;
-			last_ls = evne_line_start(f->t, k);
+			last_ls = ast_line_start(f->t, k);
 			name_e = k;
 			name_s = k;
 			while (name_s > last_ls &&
@@ -170,21 +170,20 @@ static void c_fields(const struct file *f, struct ecase *out, size_t *n, size_t 
 static void py_fields(const struct file *f, struct ecase *out, size_t *n, size_t cap)
 {
 	for (size_t i = 0; i < f->n && *n < cap; i++) {
-		if (i != evne_line_start(f->t, i) || strncmp(f->t + i, "@dataclass\n", 11))
-			continue;
+		if (i != ast_line_start(f->t, i) || strncmp(f->t + i, "@dataclass\n", 11)) continue;
 		size_t cl = i + 11;
 		if (strncmp(f->t + cl, "class ", 6)) continue;
 		size_t ns = cl + 6, ne = evne_word_end(f->t, f->n, ns);
-		size_t le = evne_line_end(f->t, f->n, cl);
+		size_t le = ast_line_end(f->t, f->n, cl);
 		if (ne == ns || f->t[le - 1] != ':') continue;
 		char fields[MAX_STRUCT_FIELDS][64];
 		size_t nf = 0, after = le + 1, ind = 0;
 		bool plain = true;
-		for (size_t ls = le + 1; ls < f->n; ls = evne_line_end(f->t, f->n, ls) + 1) {
+		for (size_t ls = le + 1; ls < f->n; ls = ast_line_end(f->t, f->n, ls) + 1) {
 			size_t x = ls;
 			while (x < f->n && f->t[x] == ' ') x++;
 			if (x == ls || f->t[x] == '\n') break; /* the body's end, or a blank line */
-			size_t we = evne_word_end(f->t, f->n, x), e = evne_line_end(f->t, f->n, ls);
+			size_t we = evne_word_end(f->t, f->n, x), e = ast_line_end(f->t, f->n, ls);
 			if (we == x || f->t[we] != ':' || memchr(f->t + x, '=', e - x) ||
 			    nf == MAX_STRUCT_FIELDS) {
 				plain = false;
@@ -285,8 +284,8 @@ static bool import_place(const struct file *b, const char *stem, const char *nam
 	size_t last_end = b->n, sl = strlen(stem);
 	char quote = '"';
 	bool semi = false;
-	for (size_t ls = 0; ls < b->n; ls = evne_line_end(b->t, b->n, ls) + 1) {
-		size_t le = evne_line_end(b->t, b->n, ls);
+	for (size_t ls = 0; ls < b->n; ls = ast_line_end(b->t, b->n, ls) + 1) {
+		size_t le = ast_line_end(b->t, b->n, ls);
 		const char *l = b->t + ls;
 		bool imp = py ? !strncmp(l, "from ", 5) || !strncmp(l, "import ", 7)
 		              : !strncmp(l, "import ", 7);
@@ -339,8 +338,8 @@ static void make_import_missing(const struct file *f, const struct file *all, si
 	 * be repeated where the same text stands: the repeat kind's guess) */
 	size_t xs = 0, xe = 0, rl = 0, ri = 0;
 	bool semi = false;
-	for (size_t ls = 0; ls < f->n && !xe; ls = evne_line_end(f->t, f->n, ls) + 1) {
-		size_t x = evne_skip_ws(f->t, f->n, ls), le = evne_line_end(f->t, f->n, ls);
+	for (size_t ls = 0; ls < f->n && !xe; ls = ast_line_end(f->t, f->n, ls) + 1) {
+		size_t x = evne_skip_ws(f->t, f->n, ls), le = ast_line_end(f->t, f->n, ls);
 		if (x == ls || !evne_starts_word(f, x, "return")) continue;
 		/* an expression whole on its line */
 		int depth = 0;
@@ -405,8 +404,8 @@ static void importer_places(const struct file *b, const char *stem, bool header_
 	bool bare = own_header; /* every use of the name in the file */
 	char alias[64] = "";
 	size_t entry = b->n; /* an aliased entry: only it */
-	for (size_t ls = 0; ls < b->n; ls = evne_line_end(b->t, b->n, ls) + 1) {
-		size_t le = evne_line_end(b->t, b->n, ls);
+	for (size_t ls = 0; ls < b->n; ls = ast_line_end(b->t, b->n, ls) + 1) {
+		size_t le = ast_line_end(b->t, b->n, ls);
 		const char *l = b->t + ls;
 		if (is_lang(b, "c", "cpp")) {
 			char inc[300];

@@ -103,7 +103,7 @@ static bool brace_enum(const struct file *f, size_t i, struct members *m)
 /* `class Name(...Enum...):` at line ls: its `NAME = value` lines. */
 static bool python_enum(const struct file *f, size_t ls, struct members *m)
 {
-	size_t le = evne_line_end(f->t, f->n, ls);
+	size_t le = ast_line_end(f->t, f->n, ls);
 	size_t ci = indent_at(f->t, f->n, ls);
 	const char *l = f->t + ls + ci;
 	if (strncmp(l, "class ", 6) || !memchr(l, '(', le - ls - ci)) return false;
@@ -112,7 +112,7 @@ static bool python_enum(const struct file *f, size_t ls, struct members *m)
 	if (!en) return false;
 	m->n = 0;
 	size_t last_line = 0;
-	for (size_t at = le + 1; at < f->n; at = evne_line_end(f->t, f->n, at) + 1) {
+	for (size_t at = le + 1; at < f->n; at = ast_line_end(f->t, f->n, at) + 1) {
 		if (blank_line(f->t, f->n, at)) continue;
 		size_t in = indent_at(f->t, f->n, at);
 		if (in <= ci) break;
@@ -128,7 +128,7 @@ static bool python_enum(const struct file *f, size_t ls, struct members *m)
 	const struct item *last = &m->name[m->n - 1];
 	snprintf(m->new_name, sizeof m->new_name, "%.*s_2", (int)(last->end - last->start),
 	         f->t + last->start);
-	size_t lle = evne_line_end(f->t, f->n, last_line);
+	size_t lle = ast_line_end(f->t, f->n, last_line);
 	if (lle >= f->n || lle - last->end > 100) return false;
 	m->insert_at = lle + 1;
 	snprintf(m->insert, sizeof m->insert, "%.*s%s%.*s\n", (int)(last->start - last_line),
@@ -206,8 +206,7 @@ static bool rust_match(const struct file *f, size_t i, struct sw *s)
 		}
 		if (!f->code[k]) continue;
 		char c = f->t[k];
-		if (k == evne_line_start(f->t, k) +
-		                    indent_at(f->t, f->n, evne_line_start(f->t, k)) &&
+		if (k == ast_line_start(f->t, k) + indent_at(f->t, f->n, ast_line_start(f->t, k)) &&
 		    !depth)
 			ls = k;
 		if (c == '(' || c == '[' || c == '{') depth++;
@@ -225,19 +224,19 @@ static bool rust_match(const struct file *f, size_t i, struct sw *s)
 /* Python `match ...:` at line ls: an arm per `case` line of its block. */
 static bool python_match(const struct file *f, size_t ls, struct sw *s)
 {
-	size_t mi = indent_at(f->t, f->n, ls), le = evne_line_end(f->t, f->n, ls);
+	size_t mi = indent_at(f->t, f->n, ls), le = ast_line_end(f->t, f->n, ls);
 	if (strncmp(f->t + ls + mi, "match ", 6) || le == 0 || f->t[le - 1] != ':') return false;
 	s->n = 0;
 	s->end = f->n;
 	size_t last_nonblank = le;
-	for (size_t at = le + 1; at < f->n; at = evne_line_end(f->t, f->n, at) + 1) {
+	for (size_t at = le + 1; at < f->n; at = ast_line_end(f->t, f->n, at) + 1) {
 		if (blank_line(f->t, f->n, at)) continue;
 		size_t in = indent_at(f->t, f->n, at);
 		if (in <= mi) break;
-		last_nonblank = evne_line_end(f->t, f->n, at);
+		last_nonblank = ast_line_end(f->t, f->n, at);
 		size_t k = at + in;
 		if (!evne_starts_word(f, k, "case") || s->n >= MAX_ARMS) continue;
-		size_t e = evne_line_end(f->t, f->n, k);
+		size_t e = ast_line_end(f->t, f->n, k);
 		while (e > k && f->t[e - 1] != ':') e--;
 		bool fb = e >= k + 7 && !memcmp(f->t + k + 5, "_:", 2);
 		s->a[s->n++] = (struct arm){ k, k + 4, e ? e - 1 : e, fb };
@@ -260,11 +259,10 @@ static bool comment_line(const char *t, size_t n, size_t ls)
  * before the next arm are that arm's. */
 static size_t after_last_nonblank(const char *t, size_t n, size_t from, size_t to)
 {
-	size_t best = evne_line_end(t, n, from), stop = evne_line_start(t, to);
-	for (size_t at = evne_line_start(t, from); at < stop && at < n;
-	     at = evne_line_end(t, n, at) + 1)
-		if (!blank_line(t, n, at) && !comment_line(t, n, at))
-			best = evne_line_end(t, n, at);
+	size_t best = ast_line_end(t, n, from), stop = ast_line_start(t, to);
+	for (size_t at = ast_line_start(t, from); at < stop && at < n;
+	     at = ast_line_end(t, n, at) + 1)
+		if (!blank_line(t, n, at) && !comment_line(t, n, at)) best = ast_line_end(t, n, at);
 	return best < n ? best + 1 : n;
 }
 
@@ -357,8 +355,8 @@ static void expect_arm(const struct file *f, const struct members *m, const stru
 	/* the end of each arm: the next one's start, or the switch's end */
 	size_t next = after + 1 < s->n ? s->a[after + 1].start : s->end;
 	bool own_lines =
-	        evne_line_start(f->t, next) != evne_line_start(f->t, s->a[after].start) &&
-	        evne_line_start(f->t, next) + indent_at(f->t, f->n, evne_line_start(f->t, next)) ==
+	        ast_line_start(f->t, next) != ast_line_start(f->t, s->a[after].start) &&
+	        ast_line_start(f->t, next) + indent_at(f->t, f->n, ast_line_start(f->t, next)) ==
 	                next;
 	size_t at = own_lines ? after_last_nonblank(f->t, f->n, s->a[after].start, next) : next;
 	if (!own_lines) {
@@ -385,11 +383,11 @@ static void expect_arm(const struct file *f, const struct members *m, const stru
 		             memchr(f->t + a->label_s, ',', a->label_e - a->label_s);
 		if (named != 1 || multi) continue;
 		size_t nx = k + 1 < s->n ? s->a[k + 1].start : s->end;
-		if (evne_line_start(f->t, nx) == evne_line_start(f->t, a->start)) {
+		if (ast_line_start(f->t, nx) == ast_line_start(f->t, a->start)) {
 			differ = true;
 			break;
 		}
-		size_t as = evne_line_start(f->t, a->start);
+		size_t as = ast_line_start(f->t, a->start);
 		size_t ae = after_last_nonblank(f->t, f->n, a->start, nx);
 		struct respell from;
 		forms_of(f->t + m->name[which].start, m->name[which].end - m->name[which].start,
@@ -416,10 +414,10 @@ static void enum_case(const struct file *f, const struct members *m, struct ecas
 		if (!f->code[i] || (i > 0 && ast_is_ident_byte((unsigned char)f->t[i - 1])))
 			continue;
 		bool ok =
-		        python                             ? (i == evne_line_start(f->t, i) +
-                                                  indent_at(f->t, f->n, evne_line_start(f->t, i)) &&
+		        python                             ? (i == ast_line_start(f->t, i) +
+                                                  indent_at(f->t, f->n, ast_line_start(f->t, i)) &&
                                   evne_starts_word(f, i, "match") &&
-                                  python_match(f, evne_line_start(f->t, i), s))
+                                  python_match(f, ast_line_start(f->t, i), s))
 		        : evne_starts_word(f, i, "switch") ? c_switch(f, i, s)
 		        : evne_starts_word(f, i, "match")  ? rust_match(f, i, s)
 		                                           : false;
@@ -442,7 +440,7 @@ void evne_make_enum_members(const struct file *f, struct ecase *out, size_t *n, 
 	for (size_t i = 0; i < f->n && *n < cap; i++) {
 		if (!f->code[i] || (i > 0 && ast_is_ident_byte((unsigned char)f->t[i - 1])))
 			continue;
-		bool found = python ? (i == evne_line_start(f->t, i) &&
+		bool found = python ? (i == ast_line_start(f->t, i) &&
 		                       evne_starts_word(f, i, "class") && python_enum(f, i, m))
 		                    : evne_starts_word(f, i, "enum") && brace_enum(f, i, m);
 		if (found) enum_case(f, m, out, n, cap, python);
@@ -561,7 +559,7 @@ static size_t count_uses(const struct file *f, const char *w, size_t wl, size_t 
  * a, b } from '...'`. Items are the names; false for other lines. */
 static bool import_line(const struct file *f, size_t ls, struct item *it, size_t *ni, size_t *le)
 {
-	*le = evne_line_end(f->t, f->n, ls);
+	*le = ast_line_end(f->t, f->n, ls);
 	const char *l = f->t + ls;
 	size_t s = 0, e = *le;
 	*ni = 0;
@@ -610,7 +608,7 @@ void evne_make_imports(const struct file *f, struct ecase *out, size_t *n, size_
 	if (!py && strcmp(ln, "javascript") && strcmp(ln, "typescript")) return;
 	size_t made = 0;
 	for (size_t ls = 0; ls < f->n && *n < cap && made < 4;
-	     ls = evne_line_end(f->t, f->n, ls) + 1) {
+	     ls = ast_line_end(f->t, f->n, ls) + 1) {
 		struct item it[16];
 		size_t ni, le;
 		if (!import_line(f, ls, it, &ni, &le)) continue;

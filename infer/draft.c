@@ -21,8 +21,8 @@
  * Where a step drafts, greedy drafting goes on token by token while the
  * next draft pays (draft_run): a draft the draft model is sure of is kept
  * far more often than one it is not, so the chance of each is learned by
- * the draft's confidence (the margin of its top logit over the second, in
- * DRAFT_CONF classes). Drafting stops at the first unsure token instead of after a
+ * the draft's confidence (its top token's probability, in DRAFT_CONF
+ * classes). Drafting stops at the first unsure token instead of after a
  * fixed k: fewer draft forwards and verify rows spent on drafts that miss.
  */
 #include <errno.h>
@@ -34,18 +34,22 @@
 #include "engine_internal.h"
 
 /* Counts fade by this much per drafted token checked: alpha follows the text. */
-#define DRAFT_FADE        0.97
+#define DRAFT_FADE          0.97
 /* Before any draft was checked: alpha = 1/2. */
-#define DRAFT_PRIOR_KEPT  1.0
-#define DRAFT_PRIOR_TRIED 2.0
+#define DRAFT_PRIOR_KEPT    1.0
+#define DRAFT_PRIOR_TRIED   2.0
 /* The gain over a plain step a draft must promise (see draft_choose). */
-#define DRAFT_MARGIN      0.06
+#define DRAFT_MARGIN        0.06
+/* A job's draft prefill may take this share of the time left before its
+ * deadline: the first answer comes at the deadline, and the ~x1.4 the
+ * draft gives the decode after it pays back at most 1 - 1/1.4 of it. */
+#define DRAFT_PREFILL_SHARE 0.25
 /* Steps without drafts before one drafts a single token to learn alpha again. */
-#define DRAFT_PROBE       32
-/* Confidence classes: the draft's margin by powers of two (conf_class). */
-#define DRAFT_CONF        12
+#define DRAFT_PROBE         32
+/* Confidence classes: the draft's top probability in tenths. */
+#define DRAFT_CONF          10
 /* A class's counts start as this many drafts kept at the overall rate. */
-#define DRAFT_CONF_PRIOR  2.0
+#define DRAFT_CONF_PRIOR    2.0
 
 struct draft {
 	struct model *m; /* borrowed */
@@ -58,6 +62,7 @@ struct draft {
 	float *res;    /* [n_vocab] scratch: the residual */
 	struct fwd_cost fwd;
 	double one_ms;      /* moving average of drafting forwards */
+	double prompt_ms;   /* moving average of a prompt token's prefill, ms */
 	double ratio;       /* weight bytes a step reads, draft over target */
 	double kept, tried; /* drafted tokens kept and checked, fading */
 	double ckept[DRAFT_CONF], ctried[DRAFT_CONF]; /* the same by confidence class */
@@ -187,8 +192,8 @@ float *draft_scratch(struct draft *d, float **residual)
 /* ---- the prompt ---- */
 
 int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs,
-                  int32_t max_tokens, bool use_cache, bool (*stop)(void *), void *stop_ud,
-                  struct kv_seq **out, struct infill_error *err)
+                  int32_t max_tokens, bool use_cache, double ms_left, bool (*stop)(void *),
+                  void *stop_ud, struct kv_seq **out, struct infill_error *err)
 {
 	*out = NULL;
 	int32_t ps = kv_pool_page_size(d->pool);
@@ -200,10 +205,19 @@ int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs
 	struct kv_seq *s = kv_seq_new(d->pool);
 	if (!s) return error_set(err, -ENOMEM, "draft model: out of memory");
 	int32_t done = use_cache ? pcache_match(d->cache, tok, n, s) : 0;
+	if (ms_left >= 0 && (n - done) * d->prompt_ms > DRAFT_PREFILL_SHARE * ms_left) {
+		kv_seq_free(s);
+		return error_set(err, -EAGAIN,
+		                 "the draft model's prefill (%d tokens) would not pay before the "
+		                 "deadline",
+		                 n - done);
+	}
 	enum { CHUNK = 64 };
 	int32_t pos[CHUNK];
 	struct kv_seq *seqs[CHUNK];
 	int rc = 0;
+	double t0 = engine_now_ms();
+	int32_t from = done;
 	for (int32_t at = done; at < n && !rc; at += CHUNK) {
 		int32_t m = n - at < CHUNK ? n - at : CHUNK;
 		for (int32_t i = 0; i < m; i++) pos[i] = at + i, seqs[i] = s;
@@ -216,6 +230,10 @@ int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs
 		rc = model_forward(d->m, &b, err);
 		if (!rc) done = at + m;
 	}
+	if (done - from >= CHUNK) { /* a rate from a few rows would be a decode step's */
+		double ms = (engine_now_ms() - t0) / (done - from);
+		d->prompt_ms = d->prompt_ms > 0 ? 0.7 * d->prompt_ms + 0.3 * ms : ms;
+	}
 	/* what was computed is exact: the next keystroke's draft starts from it */
 	if (use_cache && done > 0) pcache_insert(d->cache, tok, done, s);
 	if (rc) {
@@ -223,7 +241,7 @@ int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs
 		return rc;
 	}
 	*out = s;
-	return 0;
+	return done - from;
 }
 
 /* ---- drafting ---- */
@@ -244,30 +262,22 @@ static double conf_alpha(const struct draft *d, int b)
 	       (d->ctried[b] + DRAFT_CONF_PRIOR);
 }
 
-/* The confidence class of the draft's top token: its margin, the top logit
- * less the second, by powers of two (class c holds margins in [2^(c-8),
- * 2^(c-7)), the ends open). The margin says how far the draft's choice is
- * from flipping, which is what a target that agrees with it mostly does:
- * on a pair at 70% agreement, drafts with a margin under 1/40 of a logit
- * were kept 28% of the time, those over 1/4 98% (bench-draft's MARGIN
- * line). Powers of two fit any model's logit scale: a trained model's
- * margins are whole logits, a random one's hundredths; each class's
- * chance is learned. */
-static uint8_t conf_class(const float *lg, int32_t n)
+/* The confidence class of the draft's top token tok: its probability, in
+ * tenths. A class is coarse, so the sum skips what cannot move it (terms
+ * under e^-20) and stops once the top is below a tenth: a scan of the
+ * logits, not an exp of each, most of the time. */
+static uint8_t conf_class(const float *lg, int32_t n, int32_t tok)
 {
-	float a = -INFINITY, b = -INFINITY;
+	float top = lg[tok];
+	double sum = 0;
 	for (int32_t i = 0; i < n; i++) {
-		if (lg[i] > b) {
-			if (lg[i] > a)
-				b = a, a = lg[i];
-			else
-				b = lg[i];
-		}
+		float x = lg[i] - top;
+		if (x < -20.0f) continue;
+		sum += expf(x);
+		if (sum > DRAFT_CONF) return 0;
 	}
-	float margin = a - b;
-	if (!(margin > 0)) return 0;
-	int c = (int)floorf(log2f(margin)) + 8;
-	return (uint8_t)(c < 0 ? 0 : c >= DRAFT_CONF ? DRAFT_CONF - 1 : c);
+	int b = (int)(DRAFT_CONF / sum);
+	return (uint8_t)(b < DRAFT_CONF ? b : DRAFT_CONF - 1);
 }
 
 int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_error *err)
@@ -332,7 +342,7 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 				j->out[r] = sample_greedy(lg, d->n_vocab);
 				/* kept only if its chance pays for its row; one more
 				 * only if that chance times alpha pays for a forward */
-				uint8_t cls = conf_class(lg, d->n_vocab);
+				uint8_t cls = conf_class(lg, d->n_vocab, j->out[r]);
 				if (j->conf) j->conf[r] = cls;
 				reach[i] *= conf_alpha(d, cls);
 				if (reach[i] < d->row_tokens) {

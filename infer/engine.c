@@ -1272,6 +1272,16 @@ int engine_prefill(struct engine *e, const struct engine_request *req, struct en
 	e->st.background_tokens += (uint64_t)res->prefilled_tokens;
 	/* what was computed is exact, cancelled or not */
 	if (done > matched) pcache_insert(e->cache, fp.tok, done, seq);
+	/* the draft model's cache too: a job whose deadline leaves no time
+	 * for the draft's prefill then finds it done (draft_prefill) */
+	if (!rc && e->draft && req->draft && done == L) {
+		struct kv_seq *dseq = NULL;
+		struct infill_error derr;
+		memset(&derr, 0, sizeof derr);
+		if (draft_prefill(e->draft, fp.tok, L, 0, 0, true, -1,
+		                  req->cancel ? stop_asked : NULL, (void *)req, &dseq, &derr) >= 0)
+			kv_seq_free(dseq);
+	}
 out:
 	kv_seq_free(seq);
 	if (rc == ENGINE_ECANCELED) {
@@ -1459,9 +1469,12 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		struct infill_error derr;
 		memset(&derr, 0, sizeof derr);
 		int32_t n_seqs = req->n_candidates;
-		if (draft_prefill(e->draft, fp.tok, fp.n, n_seqs, req->max_tokens, req->use_cache,
-		                  req->cancel ? stop_asked : NULL, (void *)req, &dseq, &derr))
-			dseq = NULL;
+		double left = req->deadline_ms > 0 ? req->deadline_ms - engine_now_ms() : -1;
+		int got = draft_prefill(e->draft, fp.tok, fp.n, n_seqs, req->max_tokens,
+		                        req->use_cache, left < 0 && req->deadline_ms > 0 ? 0 : left,
+		                        req->cancel ? stop_asked : NULL, (void *)req, &dseq, &derr);
+		if (got < 0) dseq = NULL;
+		res->draft_prefilled_tokens = got > 0 ? got : 0;
 	}
 	if (!rc) rc = decode(e, req, &fp, seq, dseq, res, err);
 	kv_seq_free(dseq);

@@ -341,7 +341,11 @@ struct engine_result {
 	int32_t accepted_draft_tokens; /* of those, kept (each saved a decode step) */
 	int32_t model_draft_tokens;    /* draft model: tokens drafted and checked */
 	int32_t accepted_model_draft_tokens; /* of those, kept */
-	int32_t decode_steps;                /* forward passes of the decode loop */
+	/* prompt tokens the draft model computed for the job: 0 where its
+	 * cache held them (a background prefill), or where the deadline left
+	 * no time for them (the job then decodes without drafts) */
+	int32_t draft_prefilled_tokens;
+	int32_t decode_steps; /* forward passes of the decode loop */
 	double prefill_ms, decode_ms, total_ms;
 	/* of decode_ms, the draft model's drafting (its forwards and choices),
 	 * and the steps that checked its drafts */

@@ -390,12 +390,6 @@ static size_t token_after(const char *t, size_t le, size_t at)
 	return x + 1;
 }
 
-static size_t line_start(const char *t, size_t at)
-{
-	while (at > 0 && t[at - 1] != '\n') at--;
-	return at;
-}
-
 static size_t line_end(const char *t, size_t len, size_t at)
 {
 	while (at < len && t[at] != '\n' && t[at] != '\r') at++;
@@ -409,7 +403,7 @@ static size_t line_end(const char *t, size_t len, size_t at)
 static int find_repeat(struct finder *f)
 {
 	if (memchr(f->o, '\n', f->olen) || memchr(f->now + f->a, '\n', f->b - f->a)) return 0;
-	size_t ls = line_start(f->now, f->a), le = line_end(f->now, f->len, f->b);
+	size_t ls = ast_line_start(f->now, f->a), le = line_end(f->now, f->len, f->b);
 	size_t x0 = f->a, x1 = f->b; /* in the text now */
 	unsigned char first = f->olen ? (unsigned char)f->o[0] : (unsigned char)f->now[f->a];
 	unsigned char last = f->b > f->a ? (unsigned char)f->now[f->b - 1]

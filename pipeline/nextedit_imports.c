@@ -22,12 +22,6 @@
 #define MAX_IDS     64
 #define MAX_USES    8
 
-static size_t line_start(const char *t, size_t at)
-{
-	while (at > 0 && t[at - 1] != '\n') at--;
-	return at;
-}
-
 static size_t next_line(const char *t, size_t len, size_t at)
 {
 	while (at < len && t[at] != '\n') at++;
@@ -78,7 +72,7 @@ static int remove_unused(struct finder *f, const struct ast_imported *im, size_t
 				continue;
 			size_t s, e;
 			if (x->in_stmt == 1) {
-				s = line_start(f->now, x->stmt.start);
+				s = ast_line_start(f->now, x->stmt.start);
 				e = next_line(f->now, f->len, x->stmt.end);
 			} else {
 				/* with one comma: towards the next entry of its statement,

@@ -119,12 +119,6 @@ static size_t common_prefix(const char *t, const struct ast_members *m)
 
 /* ---- enum variant -> switch arms ---- */
 
-static size_t line_start(const char *t, size_t at)
-{
-	while (at > 0 && t[at - 1] != '\n') at--;
-	return at;
-}
-
 static bool blank(const char *t, size_t s, size_t e)
 {
 	for (size_t i = s; i < e; i++)
@@ -142,7 +136,7 @@ static void arm_copy_span(const char *t, size_t len, const struct ast_arm *a, bo
 		*e = a->end;
 		return;
 	}
-	*s = line_start(t, a->start);
+	*s = ast_line_start(t, a->start);
 	size_t x = a->end;
 	while (x < len && t[x] != '\n') x++;
 	*e = x < len ? x + 1 : x;
@@ -154,7 +148,7 @@ static bool arm_on_own_lines(const char *t, size_t len, const struct ast_arm *a)
 {
 	size_t x = a->end;
 	while (x < len && t[x] != '\n') x++;
-	return blank(t, line_start(t, a->start), a->start) && blank(t, a->end, x) && x < len;
+	return blank(t, ast_line_start(t, a->start), a->start) && blank(t, a->end, x) && x < len;
 }
 
 /* The index of the old variant an arm's label names alone, or -1. */
@@ -215,7 +209,7 @@ static int switch_arm(struct finder *f, const struct ast_switch *sw, const struc
 		arm_copy_span(t, f->len, anchor, lines, &s, &e);
 		at = e;
 	} else {
-		at = lines ? line_start(t, anchor->start) : anchor->start;
+		at = lines ? ast_line_start(t, anchor->start) : anchor->start;
 	}
 	/* the shape: single-variant arms, each respelt for the new name, all
 	 * alike */

@@ -116,18 +116,6 @@ static char *done(struct buf *b, size_t *len)
 
 /* ---- lines ---- */
 
-static size_t line_start(const char *t, size_t at)
-{
-	while (at > 0 && t[at - 1] != '\n') at--;
-	return at;
-}
-
-static size_t line_end(const char *t, size_t len, size_t at)
-{
-	while (at < len && t[at] != '\n') at++;
-	return at;
-}
-
 static size_t count_lines(const char *t, size_t n)
 {
 	size_t k = 0;
@@ -149,7 +137,7 @@ int nextedit_pair_make(const char *text, size_t len, size_t start, size_t end, c
 {
 	memset(out, 0, sizeof *out);
 	if (start > end || end > len) return -EINVAL;
-	size_t ls = line_start(text, start), le = line_end(text, len, end);
+	size_t ls = ast_line_start(text, start), le = ast_line_end(text, len, end);
 	/* a change that ends with its line's newline keeps to its own lines */
 	if (end > start && text[end - 1] == '\n' && le == end && end > ls) le = end - 1;
 	size_t head = start - ls, tail = le > end ? le - end : 0;
@@ -238,11 +226,11 @@ char *nextedit_prompt_zeta(const char *path, const char *text, size_t len, size_
 	/* up to ZETA_CONTEXT_LINES whole lines before the region's line, and
 	 * after the line it ends on */
 	size_t bs = start;
-	for (int k = 0; k < ZETA_CONTEXT_LINES && bs > 0; k++) bs = line_start(text, bs - 1);
+	for (int k = 0; k < ZETA_CONTEXT_LINES && bs > 0; k++) bs = ast_line_start(text, bs - 1);
 	size_t after = end < len && text[end] == '\n' ? end + 1 : end;
 	size_t ae = after;
 	for (int k = 0; k < ZETA_CONTEXT_LINES && ae < len; k++) {
-		ae = line_end(text, len, ae);
+		ae = ast_line_end(text, len, ae);
 		if (ae < len) ae++;
 	}
 	struct buf b = { 0 };
@@ -309,8 +297,8 @@ static void block_indent(const char *t, size_t len, size_t at, struct nextedit_r
 	bool closes = i >= len || t[i] == '\n' || t[i] == '}' || t[i] == ')' || t[i] == ']' ||
 	              (len - i >= 3 && !memcmp(t + i, "end", 3));
 	if (closes && at > 0) {
-		ls = line_start(t, at - 1);
-		while (ls > 0 && line_end(t, len, ls) == ls) ls = line_start(t, ls - 1);
+		ls = ast_line_start(t, at - 1);
+		while (ls > 0 && ast_line_end(t, len, ls) == ls) ls = ast_line_start(t, ls - 1);
 		i = ls;
 		while (i < len && (t[i] == ' ' || t[i] == '\t')) i++;
 	}
@@ -331,8 +319,8 @@ struct completion_request *nextedit_rewrite_request(const struct nextedit_rewrit
 	if (rw->block || p->format != NEXTEDIT_FORMAT_ZETA) {
 		rw->start = rw->end = p->at;
 	} else {
-		rw->start = line_start(p->text, p->at);
-		rw->end = line_end(p->text, p->len, p->at);
+		rw->start = ast_line_start(p->text, p->at);
+		rw->end = ast_line_end(p->text, p->len, p->at);
 	}
 	struct completion_request *req = calloc(1, sizeof *req);
 	if (!req) return NULL;

@@ -6,6 +6,7 @@
  * is the window's bytes plus lines x distinct texts compared, small next to a
  * model step even for a file of many thousand lines.
  */
+#include "ast.h"
 #include "recall.h"
 
 #include <errno.h>
@@ -37,12 +38,6 @@ static struct line line_at(const char *t, size_t len, size_t s, size_t *next)
 	while (l.text < e && (t[l.text] == ' ' || t[l.text] == '\t')) l.text++;
 	while (l.end > l.text && is_blank_byte(t[l.end - 1])) l.end--;
 	return l;
-}
-
-static size_t line_start_of(const char *t, size_t at)
-{
-	while (at > 0 && t[at - 1] != '\n') at--;
-	return at;
 }
 
 struct tally {
@@ -98,7 +93,7 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 	size_t len = p->len, cur = p->cursor;
 	if (!cap || cur > len) return 0;
 	size_t next;
-	size_t cl = line_start_of(t, cur);
+	size_t cl = ast_line_start(t, cur);
 	struct line here = line_at(t, len, cl, &next);
 	/* what the cursor's line holds before and after the cursor */
 	size_t pre = here.text < cur ? here.text : cur;
@@ -113,7 +108,7 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 		size_t s = cl;
 		bool found = false;
 		while (s > 0 && !found) {
-			s = line_start_of(t, s - 1);
+			s = ast_line_start(t, s - 1);
 			key = line_at(t, len, s, &next);
 			found = key.end > key.text;
 		}
@@ -123,7 +118,7 @@ int recall_find(const struct recall_params *p, struct recall_item *out, size_t c
 	}
 
 	size_t win = p->window ? p->window : RECALL_WINDOW;
-	size_t from = line_start_of(t, cur > win ? cur - win : 0);
+	size_t from = ast_line_start(t, cur > win ? cur - win : 0);
 	size_t to = len - cur > win ? cur + win : len;
 	/* where the copies are looked for: the document, or the other files
 	 * (then the cursor's line is no line of theirs: skip_line none) */

@@ -4,6 +4,7 @@
  * header says, the same way for the same seed, and the metrics give the
  * values worked out by hand.
  */
+#include "ast.h"
 #include "harness.h"
 
 #include <stdbool.h>
@@ -73,19 +74,6 @@ static bool restores(const char *orig, const struct eval_case *c)
 	return !memcmp(orig + c->cursor + c->hole_len, c->text + c->cursor, c->len - c->cursor);
 }
 
-/* Start of the line holding byte `at`, and its end (before '\n'). */
-static size_t line_start(const char *t, size_t at)
-{
-	while (at > 0 && t[at - 1] != '\n') at--;
-	return at;
-}
-
-static size_t line_end(const char *t, size_t len, size_t at)
-{
-	while (at < len && t[at] != '\n') at++;
-	return at;
-}
-
 static bool all_blank(const char *s, size_t a, size_t b)
 {
 	for (size_t i = a; i < b; i++)
@@ -107,17 +95,17 @@ static void check_kind(int *test_failed_, const char *src, enum eval_kind kind,
 		CHECK(c.expected_len > 0);
 		CHECK(strlen(c.expected) == c.expected_len);
 		/* the cursor is the end of its line in the cut text (blanks aside) */
-		size_t le = line_end(c.text, c.len, c.cursor);
+		size_t le = ast_line_end(c.text, c.len, c.cursor);
 		CHECK(all_blank(c.text, c.cursor, le));
-		size_t ls = line_start(c.text, c.cursor);
+		size_t ls = ast_line_start(c.text, c.cursor);
 		size_t nl = 0;
 		for (size_t i = 0; i < c.expected_len; i++) nl += c.expected[i] == '\n';
 		if (kind == EVAL_KIND_LINE) {
 			/* exactly that line's text: the line keeps its indentation only */
 			CHECK(all_blank(c.text, ls, c.cursor));
 			CHECK(nl == 0);
-			size_t ols = line_start(src, c.cursor);
-			size_t ole = line_end(src, strlen(src), c.cursor);
+			size_t ols = ast_line_start(src, c.cursor);
+			size_t ole = ast_line_end(src, strlen(src), c.cursor);
 			size_t e = ole;
 			while (e > ols &&
 			       (src[e - 1] == ' ' || src[e - 1] == '\t' || src[e - 1] == '\r'))

@@ -18,6 +18,8 @@
  *    the draft against the plain sampler's, by a two-sample chi-square test
  *    at a 0.1% false-alarm rate; the same test must tell the draft's own law
  *    from the target's (so a rule that took the draft's tokens would fail);
+ *  - a job whose deadline leaves no time for the draft's prompt decodes
+ *    without drafts; a background prefill fills the draft's cache too;
  *  - a pair of different vocabularies is refused with one message (its key
  *    completion.draftModel), and decoding goes on without a draft;
  *  - mkmodel's pairs agree as dialled: perturbation 0 agrees on every greedy
@@ -162,6 +164,64 @@ TEST(greedy_with_lookup_and_a_draft_is_plain_greedy)
 }
 
 /* ---- sampled candidates keep the law ---- */
+
+/* A job whose deadline leaves no time for the draft model's prompt decodes
+ * without drafts, as plain decoding does; a background prefill
+ * (engine_prefill) fills the draft's cache too, so the next job there
+ * drafts with nothing of its prompt left to compute. */
+TEST(the_drafts_prefill_waits_for_the_background_where_the_deadline_is_close)
+{
+	struct model *t = load_pair("target-near.gguf"), *d = load_pair("draft.gguf");
+	if (!t || !d) {
+		model_free(t), model_free(d);
+		return;
+	}
+	struct infill_error err;
+	struct engine *plain = engine_new(t, NULL, &err), *spec = engine_new(t, NULL, &err);
+	REQUIRE(plain && spec);
+	REQUIRE(engine_set_draft(spec, d, &err) == 0);
+	/* long prompts: the draft learns its prefill rate from 64 rows or more */
+	char a_text[4096], b_text[4096];
+	snprintf(a_text, sizeof a_text, "%s%s%s", PREFIXES[2], PREFIXES[1], PREFIXES[0]);
+	snprintf(b_text, sizeof b_text, "%s%s%s", PREFIXES[0], PREFIXES[2], PREFIXES[1]);
+	struct engine_request ra = request(a_text, 1, 8);
+	ra.use_cache = true;
+	struct engine_result r;
+	REQUIRE(run(spec, &ra, &r) == 0);
+	CHECK(r.draft_prefilled_tokens >= 64);
+	engine_result_finish(&r);
+
+	/* a deadline already passed: the draft's prefill cannot pay */
+	struct engine_request rb = request(b_text, 1, 8);
+	rb.use_cache = true;
+	rb.deadline_ms = engine_now_ms();
+	struct engine_result p, q;
+	REQUIRE(run(plain, &rb, &p) == 0);
+	REQUIRE(run(spec, &rb, &q) == 0);
+	CHECK_INT_EQ(q.draft_prefilled_tokens, 0);
+	CHECK_INT_EQ(q.model_draft_tokens, 0);
+	CHECK_STR_EQ(p.candidates[0].text, q.candidates[0].text);
+	engine_result_finish(&p);
+	engine_result_finish(&q);
+
+	/* in the background the draft's cache takes the prompt as well */
+	rb.deadline_ms = 0;
+	REQUIRE(engine_prefill(spec, &rb, &q, &err) == 0);
+	engine_result_finish(&q);
+	rb.max_tokens = 40;
+	rb.deadline_ms = engine_now_ms() + 600000;
+	REQUIRE(run(plain, &rb, &p) == 0);
+	REQUIRE(run(spec, &rb, &q) == 0);
+	CHECK(q.draft_prefilled_tokens <= 1); /* the job's own last token */
+	CHECK(q.model_draft_tokens > 0);
+	CHECK_STR_EQ(p.candidates[0].text, q.candidates[0].text);
+	engine_result_finish(&p);
+	engine_result_finish(&q);
+	engine_free(plain);
+	engine_free(spec);
+	model_free(t);
+	model_free(d);
+}
 
 TEST(spec_take_draws_the_target_law)
 {
