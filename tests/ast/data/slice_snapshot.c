@@ -108,14 +108,14 @@ static size_t fit_end(const struct counter *c, const struct offsets *ends, size_
  * so the prefix keeps the first line's indentation. */
 static size_t start_at_line(const char *text, size_t pos)
 {
-	size_t ls = ast_line_start(text, pos);
+	size_t ls = text_line_start(text, pos);
 	return text_is_blank(text, ls, pos) ? ls : pos;
 }
 
 /* An end moved past the rest of its line (and the newline) when blank. */
 static size_t end_at_line(const char *text, size_t len, size_t pos)
 {
-	size_t le = ast_line_end(text, len, pos);
+	size_t le = text_line_end(text, len, pos);
 	if (!text_is_blank(text, pos, le)) return pos;
 	return le < len ? le + 1 : le;
 }
@@ -127,12 +127,12 @@ static int line_bounds(const char *text, size_t len, size_t cursor, struct offse
 {
 	for (size_t pos = 0; pos <= cursor;) {
 		if (offsets_push(starts, pos)) return AST_ENOMEM;
-		size_t le = ast_line_end(text, len, pos);
+		size_t le = text_line_end(text, len, pos);
 		if (le >= len) break;
 		pos = le + 1;
 	}
-	for (size_t pos = ast_line_end(text, len, cursor);;
-	     pos = ast_line_end(text, len, pos + 1)) {
+	for (size_t pos = text_line_end(text, len, cursor);;
+	     pos = text_line_end(text, len, pos + 1)) {
 		size_t e = pos < len ? pos + 1 : len;
 		if (offsets_push(ends, e)) return AST_ENOMEM;
 		if (pos >= len) break;
@@ -180,11 +180,11 @@ static int tree_bounds(const struct ast_lang *lang, TSNode root, const char *tex
 	}
 	/* Line ends in the scope, so a long statement can still be cut between lines. */
 	size_t scope_end = ts_node_end_byte(*scope);
-	size_t le = ast_line_end(text, len, cursor);
+	size_t le = text_line_end(text, len, cursor);
 	if (le < scope_end && offsets_push(ends, le + 1)) return AST_ENOMEM;
 	if (offsets_push(ends, end_at_line(text, len, scope_end))) return AST_ENOMEM;
 	/* The cursor's line start, a cut when nothing else fits. */
-	if (offsets_push(starts, ast_line_start(text, cursor))) return AST_ENOMEM;
+	if (offsets_push(starts, text_line_start(text, cursor))) return AST_ENOMEM;
 	return 0;
 }
 
