@@ -8,7 +8,8 @@
  * A Q8_0 cache is read as llama.cpp's CPU flash attention reads one: the
  * queries rounded to q8_0 blocks, each score an integer dot per block
  * scaled by both blocks' d, V's blocks widened on the fly into the float
- * sums, the probabilities left in float; prompts then take the rows path.
+ * sums, the probabilities left in float; prompts take the lanes kernels
+ * where the set has score_t_q8 (AVX-512), the rows path elsewhere.
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -126,11 +127,11 @@ static void attn_block_rows(const struct attn_task *t, int ith, int64_t i0, int 
 /* Whether prompts take the queries-in-lanes kernels (cpu.h score_t_f16). */
 static bool attn_lanes(const struct cpu_backend *c)
 {
-	return c->kv_f16 && c->k->score_t_f16;
+	return (c->kv_f16 && c->k->score_t_f16) || (c->kv_q8 && c->k->score_t_q8);
 }
 
-/* The same with the block's queries in the lanes (F16 cache): q is
- * transposed in and the output out. */
+/* The same with the block's queries in the lanes (F16 or Q8_0 cache): q
+ * is transposed in and the output out. */
 static void attn_block_lanes(const struct attn_task *t, int ith, int64_t i0, int g, int h)
 {
 	struct cpu_backend *c = t->c;
@@ -143,28 +144,47 @@ static void attn_block_lanes(const struct attn_task *t, int ith, int64_t i0, int
 		last[j] = j < g ? t->b->positions[i0 + j] : -1;
 		if (last[j] > maxpos) maxpos = last[j];
 	}
-	/* q rounded to fp16, as attn_block_rows does, into the lanes */
 	const float *q = t->q + i0 * qd + (int64_t)h * hd;
-	uint16_t qh[BACKEND_MAX_HEAD_DIM];
-	float qf[BACKEND_MAX_HEAD_DIM];
-	memset(qt, 0, (size_t)CPU_ATTN_QT * hd * sizeof(float));
-	for (int j = 0; j < g; j++) {
-		c->k->to_f16(q + j * qd, qh, hd);
-		c->k->from_f16(qh, qf, hd);
-		for (int e = 0; e < hd; e++) qt[e * CPU_ATTN_QT + j] = qf[e];
+	if (c->kv_q8) {
+		/* q rounded to q8_0 blocks, as attn_block_rows does, then into the
+		 * lanes (hd / 32 * 1280 bytes: less than qt's floats) */
+		struct block_q8_0 q8[CPU_ATTN_QT * BACKEND_MAX_HEAD_DIM / QK8_0];
+		for (int j = 0; j < g; j++) cpu_q8_0_quantize(q + j * qd, q8 + j * (hd / QK8_0), hd);
+		cpu_q8_lanes_pack(q8, (int64_t)(hd / QK8_0 * sizeof *q8), g, hd,
+		                  (struct cpu_q8_lanes *)qt);
+	} else {
+		/* q rounded to fp16, as attn_block_rows does, into the lanes */
+		uint16_t qh[BACKEND_MAX_HEAD_DIM];
+		float qf[BACKEND_MAX_HEAD_DIM];
+		memset(qt, 0, (size_t)CPU_ATTN_QT * hd * sizeof(float));
+		for (int j = 0; j < g; j++) {
+			c->k->to_f16(q + j * qd, qh, hd);
+			c->k->from_f16(qh, qf, hd);
+			for (int e = 0; e < hd; e++) qt[e * CPU_ATTN_QT + j] = qf[e];
+		}
 	}
 	for (int32_t p0 = 0; p0 <= maxpos;) {
 		int32_t n = page_run(c, p0, maxpos);
-		const uint16_t *k = (const uint16_t *)head_rows(t, i0, h, p0, 0);
-		c->k->score_t_f16(hd, qt, k, kvd, n, t->scale, st + (int64_t)p0 * CPU_ATTN_QT);
+		const char *k = head_rows(t, i0, h, p0, 0);
+		float *sp = st + (int64_t)p0 * CPU_ATTN_QT;
+		if (c->kv_q8)
+			c->k->score_t_q8(hd, (const struct cpu_q8_lanes *)qt, k,
+			                 (int64_t)c->kv_row_bytes, n, t->scale, sp);
+		else
+			c->k->score_t_f16(hd, qt, (const uint16_t *)k, kvd, n, t->scale, sp);
 		p0 += n;
 	}
-	c->k->softmax_t(st, (int64_t)maxpos + 1, last, true);
+	/* probabilities rounded to fp16 for an F16 cache only, as the rows path */
+	c->k->softmax_t(st, (int64_t)maxpos + 1, last, c->kv_f16);
 	memset(ot, 0, (size_t)CPU_ATTN_QT * hd * sizeof(float));
 	for (int32_t p0 = 0; p0 <= maxpos;) {
 		int32_t n = page_run(c, p0, maxpos);
-		const uint16_t *v = (const uint16_t *)head_rows(t, i0, h, p0, 1);
-		c->k->mix_t_f16(hd, st + (int64_t)p0 * CPU_ATTN_QT, v, kvd, n, ot);
+		const char *v = head_rows(t, i0, h, p0, 1);
+		const float *sp = st + (int64_t)p0 * CPU_ATTN_QT;
+		if (c->kv_q8)
+			c->k->mix_t_q8(hd, sp, v, (int64_t)c->kv_row_bytes, n, ot);
+		else
+			c->k->mix_t_f16(hd, sp, (const uint16_t *)v, kvd, n, ot);
 		p0 += n;
 	}
 	float *o = t->out + i0 * qd + (int64_t)h * hd;

@@ -231,13 +231,28 @@ void cpu_iq4_xs_p8_row(const void *packed, int64_t n, int64_t r, float *y);
 /* Converts one float row of n elements into format a at dst. */
 typedef void (*cpu_act_fn)(const float *x, void *dst, int64_t n);
 
+struct cpu_q8_lanes;
 /* n floats (a multiple of 32) into n / 32 q8_0 blocks (struct block_q8_0),
  * as ggml's x86 quantize_row_q8_0 (the bits of act_q8_0's blocks): what a
  * q8_0 KV cache stores and what its queries are rounded to. */
 void cpu_q8_0_quantize(const float *x, void *blocks, int64_t n);
+/* g <= CPU_ATTN_QT queries' q8_0 blocks (query j's at blocks + j *
+ * q_stride bytes, hd / 32 each) into hd / 32 struct cpu_q8_lanes for
+ * score_t_q8, the lanes past g all 0. */
+void cpu_q8_lanes_pack(const void *blocks, int64_t q_stride, int g, int64_t hd,
+                       struct cpu_q8_lanes *qt);
 
 #define CPU_ATTN_QB 8  /* queries per attention kernel call at most (a set's attn_qb) */
 #define CPU_ATTN_QT 32 /* a prompt's queries per block in the lanes (score_t_f16 ...) */
+/* One q8_0 block of 32 values of CPU_ATTN_QT queries in the lanes
+ * (score_t_q8): value 4 * k + e of query j at qs[k][j][e], so that a dword
+ * lane holds one query's 4 bytes; d the block's scale as float; sum its 32
+ * values' sum. */
+struct cpu_q8_lanes {
+	int8_t qs[8][CPU_ATTN_QT][4];
+	float d[CPU_ATTN_QT];
+	int32_t sum[CPU_ATTN_QT];
+};
 
 /* One instruction-set level's kernels; NULL entries fall back to the reference. */
 struct cpu_kernels {
@@ -318,6 +333,17 @@ struct cpu_kernels {
 	void (*softmax_t)(float *st, int64_t n, const int32_t *last, bool round_f16);
 	void (*mix_t_f16)(int64_t hd, const float *st, const uint16_t *r, int64_t stride, int64_t n,
 	                  float *ot);
+	/* The same over a q8_0 cache (score_q8 / mix_q8's numerics, their bits):
+	 * qt is hd / 32 struct cpu_q8_lanes, the block's queries rounded to
+	 * q8_0 (cpu_q8_0_quantize) with a lane unused all 0; rows at r + i *
+	 * stride BYTES. score_t_q8: st[i][j] = scale * sum over blocks in order
+	 * of (float)isum * (d_row * d_q); mix_t_q8: ot[c][j] = fma(st[i][j] *
+	 * d_row, q_row[c], ot[c][j]), i ascending. NULL: prompts take score_q8
+	 * / mix_q8. */
+	void (*score_t_q8)(int64_t hd, const struct cpu_q8_lanes *qt, const void *r,
+	                   int64_t stride, int64_t n, float scale, float *st);
+	void (*mix_t_q8)(int64_t hd, const float *st, const void *r, int64_t stride, int64_t n,
+	                 float *ot);
 	/* The per-row steps of the forward pass. rmsnorm: cpu_rmsnorm's bits
 	 * (its lane order is the contract). swiglu: g[i] = silu(g[i]) * u[i];
 	 * the SIMD sets' exp is a polynomial within 2 ulp of expf, so theirs is

@@ -319,6 +319,144 @@ void cpu_avx512_mix_q8(int64_t hd, int g, const float *p, int64_t ld, const void
 	ATTN512_Q8_CASES(MIX_Q8)
 #undef MIX_Q8
 }
+
+/*
+ * A prompt's attention over a q8_0 cache with the queries in the lanes
+ * (cpu.h's score_t_q8 / mix_t_q8): two zmm hold a dword for all 32
+ * queries. score: a row's 4 bytes + 128 broadcast as vpdpbusd's unsigned
+ * operand against the 32 queries' 4 bytes (struct cpu_q8_lanes), 8 dots a
+ * block and half, 128 * the query's block sum subtracted: each query's
+ * exact block dot, with no sum across lanes; then its float term
+ * (float)isum * (d_row * d_q) added in block order, the reference's bits.
+ * mix: attn512_mix_t_f16's loop with the row's values widened from bytes
+ * and each block's weights p * d_row (per lane) in place of p.
+ */
+#define QT CPU_ATTN_QT
+
+/* Two rows at a time, each block's 8 dots of a row and half split over two
+ * chains (the integer sums are exact in any order). */
+void cpu_avx512_score_t_q8(int64_t hd, const struct cpu_q8_lanes *qt, const void *r,
+                           int64_t stride, int64_t n, float scale, float *st)
+{
+	int64_t nb = hd / QK8_0;
+	int64_t row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
+	const __m256i x80 = _mm256_set1_epi8((char)0x80);
+	const __m512 sv = _mm512_set1_ps(scale);
+	int32_t ku[2][8] __attribute__((aligned(32)));
+	for (int64_t i0 = 0; i0 < n; i0 += 2) {
+		int rows = n - i0 < 2 ? 1 : 2;
+		const struct block_q8_0 *rr[2];
+		for (int u = 0; u < 2; u++) {
+			rr[u] = (const struct block_q8_0 *)((const char *)r +
+			                                    (i0 + (u < rows ? u : 0)) * stride);
+			const char *pf = (const char *)r + (i0 + ATTN_PF + u) * stride;
+			attn_prefetch_row(pf, row_bytes);
+			_mm_prefetch(pf + row_bytes - 1, _MM_HINT_T0);
+		}
+		__m512 acc[2][2];
+		for (int u = 0; u < 2; u++) acc[u][0] = acc[u][1] = _mm512_setzero_ps();
+		for (int64_t b = 0; b < nb; b++) {
+			const struct cpu_q8_lanes *ql = qt + b;
+			for (int u = 0; u < 2; u++)
+				_mm256_store_si256(
+				        (__m256i *)ku[u],
+				        _mm256_xor_si256(
+				                _mm256_loadu_si256((const __m256i *)rr[u][b].qs), x80));
+			__m512i s[2][2][2];
+			_Pragma("GCC unroll 2") for (int u = 0; u < 2; u++) s[u][0][0] = s[u][0][1] =
+			        s[u][1][0] = s[u][1][1] = _mm512_setzero_si512();
+			_Pragma("GCC unroll 8") for (int k = 0; k < 8; k++)
+			{
+				__m512i q0 = _mm512_loadu_si512(ql->qs[k][0]);
+				__m512i q1 = _mm512_loadu_si512(ql->qs[k][16]);
+				_Pragma("GCC unroll 2") for (int u = 0; u < 2; u++)
+				{
+					__m512i a = _mm512_set1_epi32(ku[u][k]);
+					s[u][0][k & 1] = _mm512_dpbusd_epi32(s[u][0][k & 1], a, q0);
+					s[u][1][k & 1] = _mm512_dpbusd_epi32(s[u][1][k & 1], a, q1);
+				}
+			}
+			_Pragma("GCC unroll 2") for (int h = 0; h < 2; h++)
+			{
+				__m512i corr = _mm512_slli_epi32(_mm512_loadu_si512(ql->sum + 16 * h), 7);
+				__m512 dq = _mm512_loadu_ps(ql->d + 16 * h);
+				_Pragma("GCC unroll 2") for (int u = 0; u < 2; u++)
+				{
+					__m512i isum = _mm512_sub_epi32(
+					        _mm512_add_epi32(s[u][h][0], s[u][h][1]), corr);
+					__m512 d = _mm512_mul_ps(_mm512_set1_ps(f16_to_f32(rr[u][b].d)),
+					                         dq);
+					acc[u][h] = _mm512_add_ps(
+					        acc[u][h], _mm512_mul_ps(_mm512_cvtepi32_ps(isum), d));
+				}
+			}
+		}
+		for (int u = 0; u < rows; u++) {
+			_mm512_storeu_ps(st + (i0 + u) * QT, _mm512_mul_ps(acc[u][0], sv));
+			_mm512_storeu_ps(st + (i0 + u) * QT + 16, _mm512_mul_ps(acc[u][1], sv));
+		}
+	}
+}
+
+/* Per 16 rows and block: the rows' 32 values as floats in vf and their
+ * weights p * d_row in wt; then per strip of 8 values 8 x 2 accumulators
+ * take every row in order. */
+void cpu_avx512_mix_t_q8(int64_t hd, const float *st, const void *r, int64_t stride, int64_t n,
+                         float *ot)
+{
+	int64_t nb = hd / QK8_0;
+	int64_t row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
+	float vf[16][QK8_0] __attribute__((aligned(64)));
+	float wt[16][QT] __attribute__((aligned(64)));
+	for (int64_t i0 = 0; i0 < n; i0 += 16) {
+		int rows = n - i0 < 16 ? (int)(n - i0) : 16;
+		const char *r0 = (const char *)r + i0 * stride;
+		for (int u = 0; u < 16 && i0 + 16 + u < n; u++) {
+			const char *pf = r0 + (16 + u) * stride;
+			attn_prefetch_row(pf, row_bytes);
+			_mm_prefetch(pf + row_bytes - 1, _MM_HINT_T0);
+		}
+		for (int64_t b = 0; b < nb; b++) {
+			for (int i = 0; i < rows; i++) {
+				const struct block_q8_0 *ri =
+				        (const struct block_q8_0 *)(r0 + i * stride) + b;
+				_mm512_store_ps(vf[i], _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+				                               _mm_loadu_si128((const __m128i *)ri->qs))));
+				_mm512_store_ps(vf[i] + 16,
+				                _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+				                        _mm_loadu_si128((const __m128i *)(ri->qs + 16)))));
+				__m512 d = _mm512_set1_ps(f16_to_f32(ri->d));
+				const float *p = st + (i0 + i) * QT;
+				_mm512_store_ps(wt[i], _mm512_mul_ps(_mm512_loadu_ps(p), d));
+				_mm512_store_ps(wt[i] + 16, _mm512_mul_ps(_mm512_loadu_ps(p + 16), d));
+			}
+			for (int h = 0; h < QK8_0; h += 8) {
+				float *o = ot + (b * QK8_0 + h) * QT;
+				__m512 a[8][2];
+				_Pragma("GCC unroll 8") for (int u = 0; u < 8; u++)
+				{
+					a[u][0] = _mm512_loadu_ps(o + u * QT);
+					a[u][1] = _mm512_loadu_ps(o + u * QT + 16);
+				}
+				for (int i = 0; i < rows; i++) {
+					__m512 w0 = _mm512_load_ps(wt[i]), w1 = _mm512_load_ps(wt[i] + 16);
+					_Pragma("GCC unroll 8") for (int u = 0; u < 8; u++)
+					{
+						__m512 vb = _mm512_set1_ps(vf[i][h + u]);
+						a[u][0] = _mm512_fmadd_ps(w0, vb, a[u][0]);
+						a[u][1] = _mm512_fmadd_ps(w1, vb, a[u][1]);
+					}
+				}
+				_Pragma("GCC unroll 8") for (int u = 0; u < 8; u++)
+				{
+					_mm512_storeu_ps(o + u * QT, a[u][0]);
+					_mm512_storeu_ps(o + u * QT + 16, a[u][1]);
+				}
+			}
+		}
+	}
+}
+#undef QT
 #else
 #include "cpu.h"
 #include "kern_avx512_q8.h"

@@ -14,6 +14,7 @@
 #include "cpu.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "quant.h"
 
@@ -50,6 +51,24 @@ void cpu_q8_0_quantize(const float *x, void *blocks, int64_t n)
 		float d = amax / 127.0f, id = amax != 0 ? 127.0f / amax : 0.0f;
 		y[b].d = tensor_f32_to_f16(d);
 		for (int j = 0; j < QK8_0; j++) y[b].qs[j] = (int8_t)nearest_int(xb[j] * id);
+	}
+}
+
+void cpu_q8_lanes_pack(const void *blocks, int64_t q_stride, int g, int64_t hd,
+                       struct cpu_q8_lanes *qt)
+{
+	memset(qt, 0, (size_t)(hd / QK8_0) * sizeof *qt);
+	for (int j = 0; j < g; j++) {
+		const struct block_q8_0 *q = (const void *)((const char *)blocks + j * q_stride);
+		for (int64_t b = 0; b < hd / QK8_0; b++) {
+			int32_t sum = 0;
+			for (int e = 0; e < QK8_0; e++) {
+				qt[b].qs[e / 4][j][e % 4] = q[b].qs[e];
+				sum += q[b].qs[e];
+			}
+			qt[b].d[j] = tensor_f16_to_f32(q[b].d);
+			qt[b].sum[j] = sum;
+		}
 	}
 }
 

@@ -1288,6 +1288,65 @@ TEST(attention_q8_0_zmm_same_bits_as_reference)
 	q8_same_bits_as_reference(test_failed_, &cpu_kernels_avx512);
 }
 
+TEST(attention_q8_0_queries_in_lanes_same_bits_as_reference)
+{
+	/* The AVX-512 set's score_t_q8 / mix_t_q8 (a prompt over a q8_0 cache,
+	 * the queries in the lanes) against the reference's row-major score_q8
+	 * / mix_q8, tolerance 0: head sizes 32..256, 1..32 queries (lanes left
+	 * unused), runs of 1..41 rows a slot of several heads apart; nothing
+	 * written past the n rows' scores or the hd values' outputs. */
+	if (!cpu_has_avx512() || !cpu_kernels_avx512.score_t_q8) {
+		printf("  (no AVX-512 on this CPU: skipped)\n");
+		return;
+	}
+	const struct cpu_kernels *z = &cpu_kernels_avx512, *ref = &cpu_kernels_ref;
+	enum { MAXN = 41, QT = CPU_ATTN_QT, HD = 256, HB = HD / 32 * 34, STRIDE = 2 * HB + 6 };
+	static char r[MAXN * STRIDE], q[QT * HB];
+	static struct cpu_q8_lanes ql[HD / 32];
+	static float st[(MAXN + 1) * QT], row[MAXN], pt[MAXN * QT], p[QT * MAXN],
+	        o0[(HD + 8) * QT], oa[(HD + 8) * QT], ob[QT * HD];
+	q8_rows(r + HB, MAXN, HD, STRIDE);
+	q8_rows(q, QT, HD, HB);
+	memset(r + HB + 3 * STRIDE + 34, 0, 34); /* a block of zeros (d = 0) */
+	for (int e = 0; e < 32; e++) r[HB + 5 * STRIDE + 2 + e] = (char)(e % 2 ? 127 : -127);
+	for (int i = 0; i < MAXN * QT; i++) pt[i] = (frand() + 1.0f) / MAXN;
+	for (int i = 0; i < (HD + 8) * QT; i++) o0[i] = frand();
+	int gs[] = { 1, 2, 7, 16, 17, 31, 32 }, checked = 0;
+	for (int hd = 32; hd <= HD; hd += 32)
+		for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
+			for (int n = 1; n <= MAXN; n += n < 6 ? 1 : 5) {
+				int g = gs[gi];
+				cpu_q8_lanes_pack(q, HB, g, hd, ql);
+				for (int i = 0; i < (MAXN + 1) * QT; i++) st[i] = -7.0f;
+				z->score_t_q8(hd, ql, r + HB, STRIDE, n, 0.125f, st);
+				for (int j = 0; j < QT; j++) {
+					if (j < g)
+						ref->score_q8(hd, 1, q + j * HB, HB, r + HB, STRIDE, n,
+						              0.125f, row, MAXN);
+					for (int i = 0; i < n; i++)
+						CHECK(memcmp(&st[i * QT + j], j < g ? &row[i] : &(float){ 0 },
+						             sizeof(float)) == 0);
+				}
+				for (int j = 0; j < QT; j++) CHECK(st[n * QT + j] == -7.0f);
+				/* mix: lanes past g with weights too (the kernel does not
+				 * know g), each lane against the reference's query */
+				memcpy(oa, o0, sizeof oa);
+				z->mix_t_q8(hd, pt, r + HB, STRIDE, n, oa);
+				for (int j = 0; j < QT; j++) {
+					for (int i = 0; i < n; i++) p[j * MAXN + i] = pt[i * QT + j];
+					for (int c = 0; c < hd; c++) ob[j * HD + c] = o0[c * QT + j];
+				}
+				ref->mix_q8(hd, QT, p, MAXN, r + HB, STRIDE, n, ob, HD);
+				for (int j = 0; j < QT; j++)
+					for (int c = 0; c < hd; c++)
+						CHECK(memcmp(&oa[c * QT + j], &ob[j * HD + c],
+						             sizeof(float)) == 0);
+				for (int i = hd * QT; i < (HD + 8) * QT; i++) CHECK(oa[i] == o0[i]);
+				checked++;
+			}
+	CHECK(checked == 8 * 7 * 13);
+}
+
 TEST(attention_q8_0_ymm_same_bits_as_reference)
 {
 	/* The AVX2 sets' score_q8 / mix_q8 (kern_avx2_q8.c: eight rows a pass,
