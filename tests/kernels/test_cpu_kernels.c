@@ -1347,6 +1347,39 @@ TEST(attention_q8_0_queries_in_lanes_same_bits_as_reference)
 	CHECK(checked == 8 * 7 * 13);
 }
 
+TEST(attention_q8_0_lanes_softmax_same_bits_as_rows)
+{
+	/* The rest of a q8_0 prompt's lanes path: softmax_t without fp16
+	 * rounding gives each lane the bits the set's row softmax gives that
+	 * query (its causal range; 0 past it), so with score_t_q8 / mix_t_q8
+	 * the reference's bits (above) a prompt's attention output is the same
+	 * bits through the lanes as through the rows (attn.c). */
+	init_sets();
+	enum { MAXN = 70, QT = CPU_ATTN_QT };
+	static float s0[MAXN * QT], st[MAXN * QT], row[MAXN];
+	for (int i = 0; i < MAXN * QT; i++) s0[i] = frand() * 30.0f;
+	int ran = 0;
+	for (int s = 0; s < n_sets; s++) {
+		if (!sets[s]->softmax_t) continue;
+		for (int n = 1; n <= MAXN; n += n < 20 ? 1 : 7) {
+			int32_t last[QT];
+			for (int j = 0; j < QT; j++) last[j] = j < 23 ? (j * 7) % (n + 2) - 1 : -1;
+			memcpy(st, s0, sizeof st);
+			sets[s]->softmax_t(st, n, last, false);
+			for (int j = 0; j < QT; j++) {
+				int m = last[j] + 1 < n ? last[j] + 1 : n;
+				for (int i = 0; i < m; i++) row[i] = s0[i * QT + j];
+				if (m > 0) sets[s]->softmax(row, m, false);
+				for (int i = 0; i < n; i++)
+					CHECK(memcmp(&st[i * QT + j], i < m ? &row[i] : &(float){ 0 },
+					             sizeof(float)) == 0);
+			}
+			ran++;
+		}
+	}
+	CHECK(ran > 0);
+}
+
 TEST(attention_q8_0_ymm_same_bits_as_reference)
 {
 	/* The AVX2 sets' score_q8 / mix_q8 (kern_avx2_q8.c: eight rows a pass,
