@@ -13,8 +13,10 @@
  * scores of every head (score_f16 / score_q8 with g = 1), the softmax per
  * head, then the weighted sums of V per chunk. Prints per set and type the
  * time a layer, the K/V bytes read a second, and q8_0's time over F16's.
- * The thread's CPU time is what is measured (a shared machine's other
- * processes are not counted against it); best of 5.
+ * Then a prompt's attention (prompt_heads) where a set has the
+ * queries-in-lanes kernels: F16 lanes, q8_0 lanes and q8_0 rows side by
+ * side. The thread's CPU time is what is measured (a shared machine's
+ * other processes are not counted against it); best of 5.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,65 @@ static void layer(const struct cpu_kernels *ks, bool q8, const void *q, const ch
 				            m, o + h * HD, HD);
 		}
 	}
+}
+
+/*
+ * A prompt's attention: per head, one block of 32 queries (the last 32 of
+ * n positions, causal) over the n slots in runs of PAGE rows, as attn.c's
+ * attn_block_lanes (F16: score_t_f16 ...; q8_0: score_t_q8 ...) or
+ * attn_block_rows (q8_0: score_q8 / mix_q8, attn_qb queries a call) runs
+ * it. Returns the thread's CPU time for the 16 heads.
+ */
+enum { PAGE = 16, QT = CPU_ATTN_QT };
+
+static double prompt_heads(const struct cpu_kernels *ks, int path, const char *k, const char *v,
+                           int64_t row, int64_t head, int64_t n, const float *qt16,
+                           const struct cpu_q8_lanes *qt8, const struct block_q8_0 *q8, float *st,
+                           float *ot)
+{
+	float scale = 0.0883883f;
+	int32_t last[QT];
+	for (int j = 0; j < QT; j++) last[j] = (int32_t)(n - QT + j);
+	double t0 = now_s();
+	for (int h = 0; h < HEADS; h++) {
+		const char *kh = k + h * head, *vh = v + h * head;
+		if (path == 2) { /* q8_0 rows: st as [QT][n] */
+			int qb = ks->attn_qb;
+			for (int j0 = 0; j0 < QT; j0 += qb) {
+				int g = QT - j0 < qb ? QT - j0 : qb;
+				for (int64_t p = 0; p < n; p += PAGE)
+					ks->score_q8(HD, g, q8 + j0 * (HD / 32), HD / 32 * 34,
+					             kh + p * row, row, n - p < PAGE ? n - p : PAGE,
+					             scale, st + j0 * n + p, n);
+				for (int j = 0; j < g; j++)
+					ks->softmax(st + (j0 + j) * n, last[j0 + j] + 1, false);
+				memset(ot + j0 * HD, 0, (size_t)g * HD * sizeof(float));
+				for (int64_t p = 0; p < n; p += PAGE)
+					ks->mix_q8(HD, g, st + j0 * n + p, n, vh + p * row, row,
+					           n - p < PAGE ? n - p : PAGE, ot + j0 * HD, HD);
+			}
+			continue;
+		}
+		for (int64_t p = 0; p < n; p += PAGE) {
+			int64_t m = n - p < PAGE ? n - p : PAGE;
+			if (path == 1)
+				ks->score_t_q8(HD, qt8, kh + p * row, row, m, scale, st + p * QT);
+			else
+				ks->score_t_f16(HD, qt16, (const uint16_t *)(kh + p * row), row / 2,
+				                m, scale, st + p * QT);
+		}
+		ks->softmax_t(st, n, last, path == 0);
+		memset(ot, 0, (size_t)QT * HD * sizeof(float));
+		for (int64_t p = 0; p < n; p += PAGE) {
+			int64_t m = n - p < PAGE ? n - p : PAGE;
+			if (path == 1)
+				ks->mix_t_q8(HD, st + p * QT, vh + p * row, row, m, ot);
+			else
+				ks->mix_t_f16(HD, st + p * QT, (const uint16_t *)(vh + p * row),
+				              row / 2, m, ot);
+		}
+	}
+	return now_s() - t0;
 }
 
 int main(int argc, char **argv)
@@ -131,6 +192,39 @@ int main(int argc, char **argv)
 			       2.0 * n * (t ? row8 : row16) / best[t] / 1e9);
 		printf("%-12s q8_0 / f16 time: %.2f\n", sets[k]->name, best[1] / best[0]);
 	}
+	/* a prompt's block of 32 queries a head (n >= 32), where a set has
+	 * the queries-in-lanes kernels for both types */
+	float *pst = malloc((size_t)(QT * n) * sizeof(float)), ot[QT * HD];
+	float qt16[HD * QT];
+	struct block_q8_0 qb8[QT * HD / 32];
+	struct cpu_q8_lanes qt8[HD / 32];
+	for (int e = 0; e < QT * HD; e++) qt16[e] = (float)((e * 5) % 11 - 5) * 0.1f;
+	cpu_q8_0_quantize(qt16, qb8, QT * HD);
+	cpu_q8_lanes_pack(qb8, HD / 32 * 34, QT, HD, qt8);
+	if (pst && n >= QT) {
+		printf("prompt attention, one thread, a block of %d queries x %d heads over %lld "
+		       "positions\n",
+		       QT, HEADS, (long long)n);
+		for (int k = 0; k < n_sets; k++) {
+			if (!sets[k]->score_t_f16 || !sets[k]->score_t_q8) continue;
+			const char *what[3] = { "f16 lanes", "q8_0 lanes", "q8_0 rows" };
+			double best[3] = { 1e9, 1e9, 1e9 };
+			for (int rep = 0; rep < 5; rep++)
+				for (int t = 0; t < 3; t++) { /* interleaved */
+					int64_t row = t ? row8 : row16, head = t ? head8 : head16;
+					const char *c = t ? c8 : c16;
+					double dt = prompt_heads(sets[k], t, c, c + n * row, row, head,
+					                         n, qt16, qt8, qb8, pst, ot);
+					if (dt < best[t]) best[t] = dt;
+				}
+			for (int t = 0; t < 3; t++)
+				printf("%-12s %-10s %8.3f ms a layer\n", sets[k]->name, what[t],
+				       best[t] * 1e3);
+			printf("%-12s q8_0 lanes / f16 lanes time: %.2f, q8_0 lanes / q8_0 rows: %.2f\n",
+			       sets[k]->name, best[1] / best[0], best[1] / best[2]);
+		}
+	}
+	free(pst);
 	free(c16), free(c8), free(s);
 	return 0;
 }
