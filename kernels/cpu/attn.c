@@ -149,7 +149,8 @@ static void attn_block_lanes(const struct attn_task *t, int ith, int64_t i0, int
 		/* q rounded to q8_0 blocks, as attn_block_rows does, then into the
 		 * lanes (hd / 32 * 1280 bytes: less than qt's floats) */
 		struct block_q8_0 q8[CPU_ATTN_QT * BACKEND_MAX_HEAD_DIM / QK8_0];
-		for (int j = 0; j < g; j++) cpu_q8_0_quantize(q + j * qd, q8 + j * (hd / QK8_0), hd);
+		for (int j = 0; j < g; j++)
+			cpu_q8_0_quantize(q + j * qd, q8 + j * (hd / QK8_0), hd);
 		cpu_q8_lanes_pack(q8, (int64_t)(hd / QK8_0 * sizeof *q8), g, hd,
 		                  (struct cpu_q8_lanes *)qt);
 	} else {

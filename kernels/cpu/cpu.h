@@ -340,8 +340,8 @@ struct cpu_kernels {
 	 * of (float)isum * (d_row * d_q); mix_t_q8: ot[c][j] = fma(st[i][j] *
 	 * d_row, q_row[c], ot[c][j]), i ascending. NULL: prompts take score_q8
 	 * / mix_q8. */
-	void (*score_t_q8)(int64_t hd, const struct cpu_q8_lanes *qt, const void *r,
-	                   int64_t stride, int64_t n, float scale, float *st);
+	void (*score_t_q8)(int64_t hd, const struct cpu_q8_lanes *qt, const void *r, int64_t stride,
+	                   int64_t n, float scale, float *st);
 	void (*mix_t_q8)(int64_t hd, const float *st, const void *r, int64_t stride, int64_t n,
 	                 float *ot);
 	/* The per-row steps of the forward pass. rmsnorm: cpu_rmsnorm's bits

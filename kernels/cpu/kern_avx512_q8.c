@@ -335,8 +335,8 @@ void cpu_avx512_mix_q8(int64_t hd, int g, const float *p, int64_t ld, const void
 
 /* Two rows at a time, each block's 8 dots of a row and half split over two
  * chains (the integer sums are exact in any order). */
-void cpu_avx512_score_t_q8(int64_t hd, const struct cpu_q8_lanes *qt, const void *r,
-                           int64_t stride, int64_t n, float scale, float *st)
+void cpu_avx512_score_t_q8(int64_t hd, const struct cpu_q8_lanes *qt, const void *r, int64_t stride,
+                           int64_t n, float scale, float *st)
 {
 	int64_t nb = hd / QK8_0;
 	int64_t row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
@@ -361,10 +361,11 @@ void cpu_avx512_score_t_q8(int64_t hd, const struct cpu_q8_lanes *qt, const void
 				_mm256_store_si256(
 				        (__m256i *)ku[u],
 				        _mm256_xor_si256(
-				                _mm256_loadu_si256((const __m256i *)rr[u][b].qs), x80));
+				                _mm256_loadu_si256((const __m256i *)rr[u][b].qs),
+				                x80));
 			__m512i s[2][2][2];
-			_Pragma("GCC unroll 2") for (int u = 0; u < 2; u++) s[u][0][0] = s[u][0][1] =
-			        s[u][1][0] = s[u][1][1] = _mm512_setzero_si512();
+			_Pragma("GCC unroll 2") for (int u = 0; u < 2; u++) s[u][0][0] =
+			        s[u][0][1] = s[u][1][0] = s[u][1][1] = _mm512_setzero_si512();
 			_Pragma("GCC unroll 8") for (int k = 0; k < 8; k++)
 			{
 				__m512i q0 = _mm512_loadu_si512(ql->qs[k][0]);
@@ -378,16 +379,18 @@ void cpu_avx512_score_t_q8(int64_t hd, const struct cpu_q8_lanes *qt, const void
 			}
 			_Pragma("GCC unroll 2") for (int h = 0; h < 2; h++)
 			{
-				__m512i corr = _mm512_slli_epi32(_mm512_loadu_si512(ql->sum + 16 * h), 7);
+				__m512i corr =
+				        _mm512_slli_epi32(_mm512_loadu_si512(ql->sum + 16 * h), 7);
 				__m512 dq = _mm512_loadu_ps(ql->d + 16 * h);
 				_Pragma("GCC unroll 2") for (int u = 0; u < 2; u++)
 				{
 					__m512i isum = _mm512_sub_epi32(
 					        _mm512_add_epi32(s[u][h][0], s[u][h][1]), corr);
-					__m512 d = _mm512_mul_ps(_mm512_set1_ps(f16_to_f32(rr[u][b].d)),
-					                         dq);
+					__m512 d = _mm512_mul_ps(
+					        _mm512_set1_ps(f16_to_f32(rr[u][b].d)), dq);
 					acc[u][h] = _mm512_add_ps(
-					        acc[u][h], _mm512_mul_ps(_mm512_cvtepi32_ps(isum), d));
+					        acc[u][h],
+					        _mm512_mul_ps(_mm512_cvtepi32_ps(isum), d));
 				}
 			}
 		}
@@ -420,15 +423,18 @@ void cpu_avx512_mix_t_q8(int64_t hd, const float *st, const void *r, int64_t str
 			for (int i = 0; i < rows; i++) {
 				const struct block_q8_0 *ri =
 				        (const struct block_q8_0 *)(r0 + i * stride) + b;
-				_mm512_store_ps(vf[i], _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-				                               _mm_loadu_si128((const __m128i *)ri->qs))));
-				_mm512_store_ps(vf[i] + 16,
+				_mm512_store_ps(vf[i],
 				                _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-				                        _mm_loadu_si128((const __m128i *)(ri->qs + 16)))));
+				                        _mm_loadu_si128((const __m128i *)ri->qs))));
+				_mm512_store_ps(
+				        vf[i] + 16,
+				        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+				                _mm_loadu_si128((const __m128i *)(ri->qs + 16)))));
 				__m512 d = _mm512_set1_ps(f16_to_f32(ri->d));
 				const float *p = st + (i0 + i) * QT;
 				_mm512_store_ps(wt[i], _mm512_mul_ps(_mm512_loadu_ps(p), d));
-				_mm512_store_ps(wt[i] + 16, _mm512_mul_ps(_mm512_loadu_ps(p + 16), d));
+				_mm512_store_ps(wt[i] + 16,
+				                _mm512_mul_ps(_mm512_loadu_ps(p + 16), d));
 			}
 			for (int h = 0; h < QK8_0; h += 8) {
 				float *o = ot + (b * QK8_0 + h) * QT;
@@ -439,7 +445,8 @@ void cpu_avx512_mix_t_q8(int64_t hd, const float *st, const void *r, int64_t str
 					a[u][1] = _mm512_loadu_ps(o + u * QT + 16);
 				}
 				for (int i = 0; i < rows; i++) {
-					__m512 w0 = _mm512_load_ps(wt[i]), w1 = _mm512_load_ps(wt[i] + 16);
+					__m512 w0 = _mm512_load_ps(wt[i]),
+					       w1 = _mm512_load_ps(wt[i] + 16);
 					_Pragma("GCC unroll 8") for (int u = 0; u < 8; u++)
 					{
 						__m512 vb = _mm512_set1_ps(vf[i][h + u]);

@@ -14,8 +14,8 @@ void cpu_avx512_mix_q8(int64_t hd, int g, const float *p, int64_t ld, const void
                        int64_t n, float *o, int64_t os);
 
 struct cpu_q8_lanes;
-void cpu_avx512_score_t_q8(int64_t hd, const struct cpu_q8_lanes *qt, const void *r,
-                           int64_t stride, int64_t n, float scale, float *st);
+void cpu_avx512_score_t_q8(int64_t hd, const struct cpu_q8_lanes *qt, const void *r, int64_t stride,
+                           int64_t n, float scale, float *st);
 void cpu_avx512_mix_t_q8(int64_t hd, const float *st, const void *r, int64_t stride, int64_t n,
                          float *ot);
 

@@ -213,14 +213,15 @@ int main(int argc, char **argv)
 				for (int t = 0; t < 3; t++) { /* interleaved */
 					int64_t row = t ? row8 : row16, head = t ? head8 : head16;
 					const char *c = t ? c8 : c16;
-					double dt = prompt_heads(sets[k], t, c, c + n * row, row, head,
-					                         n, qt16, qt8, qb8, pst, ot);
+					double dt = prompt_heads(sets[k], t, c, c + n * row, row,
+					                         head, n, qt16, qt8, qb8, pst, ot);
 					if (dt < best[t]) best[t] = dt;
 				}
 			for (int t = 0; t < 3; t++)
 				printf("%-12s %-10s %8.3f ms a layer\n", sets[k]->name, what[t],
 				       best[t] * 1e3);
-			printf("%-12s q8_0 lanes / f16 lanes time: %.2f, q8_0 lanes / q8_0 rows: %.2f\n",
+			printf("%-12s q8_0 lanes / f16 lanes time: %.2f, q8_0 lanes / q8_0 rows: "
+			       "%.2f\n",
 			       sets[k]->name, best[1] / best[0], best[1] / best[2]);
 		}
 	}

@@ -1303,8 +1303,8 @@ TEST(attention_q8_0_queries_in_lanes_same_bits_as_reference)
 	enum { MAXN = 41, QT = CPU_ATTN_QT, HD = 256, HB = HD / 32 * 34, STRIDE = 2 * HB + 6 };
 	static char r[MAXN * STRIDE], q[QT * HB];
 	static struct cpu_q8_lanes ql[HD / 32];
-	static float st[(MAXN + 1) * QT], row[MAXN], pt[MAXN * QT], p[QT * MAXN],
-	        o0[(HD + 8) * QT], oa[(HD + 8) * QT], ob[QT * HD];
+	static float st[(MAXN + 1) * QT], row[MAXN], pt[MAXN * QT], p[QT * MAXN], o0[(HD + 8) * QT],
+	        oa[(HD + 8) * QT], ob[QT * HD];
 	q8_rows(r + HB, MAXN, HD, STRIDE);
 	q8_rows(q, QT, HD, HB);
 	memset(r + HB + 3 * STRIDE + 34, 0, 34); /* a block of zeros (d = 0) */
@@ -1321,10 +1321,11 @@ TEST(attention_q8_0_queries_in_lanes_same_bits_as_reference)
 				z->score_t_q8(hd, ql, r + HB, STRIDE, n, 0.125f, st);
 				for (int j = 0; j < QT; j++) {
 					if (j < g)
-						ref->score_q8(hd, 1, q + j * HB, HB, r + HB, STRIDE, n,
-						              0.125f, row, MAXN);
+						ref->score_q8(hd, 1, q + j * HB, HB, r + HB, STRIDE,
+						              n, 0.125f, row, MAXN);
 					for (int i = 0; i < n; i++)
-						CHECK(memcmp(&st[i * QT + j], j < g ? &row[i] : &(float){ 0 },
+						CHECK(memcmp(&st[i * QT + j],
+						             j < g ? &row[i] : &(float){ 0 },
 						             sizeof(float)) == 0);
 				}
 				for (int j = 0; j < QT; j++) CHECK(st[n * QT + j] == -7.0f);
@@ -1333,8 +1334,10 @@ TEST(attention_q8_0_queries_in_lanes_same_bits_as_reference)
 				memcpy(oa, o0, sizeof oa);
 				z->mix_t_q8(hd, pt, r + HB, STRIDE, n, oa);
 				for (int j = 0; j < QT; j++) {
-					for (int i = 0; i < n; i++) p[j * MAXN + i] = pt[i * QT + j];
-					for (int c = 0; c < hd; c++) ob[j * HD + c] = o0[c * QT + j];
+					for (int i = 0; i < n; i++)
+						p[j * MAXN + i] = pt[i * QT + j];
+					for (int c = 0; c < hd; c++)
+						ob[j * HD + c] = o0[c * QT + j];
 				}
 				ref->mix_q8(hd, QT, p, MAXN, r + HB, STRIDE, n, ob, HD);
 				for (int j = 0; j < QT; j++)
@@ -1371,7 +1374,8 @@ TEST(attention_q8_0_lanes_softmax_same_bits_as_rows)
 				for (int i = 0; i < m; i++) row[i] = s0[i * QT + j];
 				if (m > 0) sets[s]->softmax(row, m, false);
 				for (int i = 0; i < n; i++)
-					CHECK(memcmp(&st[i * QT + j], i < m ? &row[i] : &(float){ 0 },
+					CHECK(memcmp(&st[i * QT + j],
+					             i < m ? &row[i] : &(float){ 0 },
 					             sizeof(float)) == 0);
 			}
 			ran++;
