@@ -1469,10 +1469,12 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		struct infill_error derr;
 		memset(&derr, 0, sizeof derr);
 		int32_t n_seqs = req->n_candidates;
-		double left = req->deadline_ms > 0 ? req->deadline_ms - engine_now_ms() : -1;
+		/* the time before the deadline (0 once past), -1: none */
+		double left =
+		        req->deadline_ms > 0 ? fmax(0, req->deadline_ms - engine_now_ms()) : -1;
 		int got = draft_prefill(e->draft, fp.tok, fp.n, n_seqs, req->max_tokens,
-		                        req->use_cache, left < 0 && req->deadline_ms > 0 ? 0 : left,
-		                        req->cancel ? stop_asked : NULL, (void *)req, &dseq, &derr);
+		                        req->use_cache, left, req->cancel ? stop_asked : NULL,
+		                        (void *)req, &dseq, &derr);
 		if (got < 0) dseq = NULL;
 		res->draft_prefilled_tokens = got > 0 ? got : 0;
 	}
