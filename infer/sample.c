@@ -88,6 +88,40 @@ static void partial_sort(const float *work, int32_t *idx, int32_t n, int32_t k)
 	}
 }
 
+/* The tokens sampling chooses among, from s->work (the scaled logits) and
+ * s->idx (0..n-1): sorts their head into s->idx and returns how many, with
+ * the largest logit (*mx) and their unnormalised mass (*kept_mass, the sum
+ * of exp(work - mx)). top_k cuts first; top-p then keeps the smallest
+ * prefix, in descending order, whose mass reaches top_p. Only the first 64
+ * are sorted when top_k is off, so a nucleus wider than that keeps
+ * everything (sampling itself is order-free). */
+static int32_t nucleus(struct sampler *s, float *mx, double *kept_mass)
+{
+	int32_t n = s->n_vocab, m = n;
+	if (s->p.top_k > 0 && s->p.top_k < n) {
+		partial_sort(s->work, s->idx, n, s->p.top_k);
+		m = s->p.top_k;
+	} else {
+		partial_sort(s->work, s->idx, n, n < 64 ? n : 64);
+	}
+	*mx = s->work[s->idx[0]];
+	double sum = 0;
+	for (int32_t i = 0; i < m; i++) sum += exp((double)s->work[s->idx[i]] - *mx);
+	int32_t sorted = m < n ? m : (n < 64 ? n : 64);
+	*kept_mass = sum;
+	if (s->p.top_p > 0 && s->p.top_p < 1) {
+		double acc = 0;
+		for (int32_t i = 0; i < sorted; i++) {
+			acc += exp((double)s->work[s->idx[i]] - *mx);
+			if (acc / sum >= s->p.top_p) {
+				*kept_mass = acc;
+				return i + 1;
+			}
+		}
+	}
+	return m;
+}
+
 int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *history,
                        int32_t n_history, float *logprob)
 {
@@ -112,35 +146,9 @@ int32_t sampler_sample(struct sampler *s, const float *logits, const int32_t *hi
 			s->work[i] /= s->p.temperature;
 			s->idx[i] = i;
 		}
-		int32_t m = n;
-		if (s->p.top_k > 0 && s->p.top_k < n) {
-			partial_sort(s->work, s->idx, n, s->p.top_k);
-			m = s->p.top_k;
-		} else {
-			/* Only the head needs order (for top-p); sampling itself is order-free. */
-			partial_sort(s->work, s->idx, n, n < 64 ? n : 64);
-			m = n;
-		}
-		/* Softmax over the m candidates (idx[0] is the max after the partial sort). */
-		float mx = s->work[s->idx[0]];
-		double sum = 0;
-		for (int32_t i = 0; i < m; i++) sum += exp((double)s->work[s->idx[i]] - mx);
-		/* top-p: the smallest prefix (in descending order) whose mass reaches top_p. Only the
-		 * first 64 are sorted when top_k is off; a nucleus wider than that keeps everything. */
-		int32_t sorted = s->p.top_k > 0 && s->p.top_k < n ? m : (n < 64 ? n : 64);
-		int32_t keep = m;
-		double kept_mass = sum;
-		if (s->p.top_p > 0 && s->p.top_p < 1) {
-			double acc = 0;
-			for (int32_t i = 0; i < sorted; i++) {
-				acc += exp((double)s->work[s->idx[i]] - mx);
-				if (acc / sum >= s->p.top_p) {
-					keep = i + 1;
-					kept_mass = acc;
-					break;
-				}
-			}
-		}
+		float mx;
+		double kept_mass;
+		int32_t keep = nucleus(s, &mx, &kept_mass);
 		double r = rng_uniform(s) * kept_mass, acc = 0;
 		pick = s->idx[keep - 1];
 		for (int32_t i = 0; i < keep; i++) {
@@ -176,30 +184,9 @@ void sampler_probs(struct sampler *s, const float *logits, float *probs)
 		s->work[i] = logits[i] / s->p.temperature;
 		s->idx[i] = i;
 	}
-	int32_t m = n;
-	if (s->p.top_k > 0 && s->p.top_k < n) {
-		partial_sort(s->work, s->idx, n, s->p.top_k);
-		m = s->p.top_k;
-	} else {
-		partial_sort(s->work, s->idx, n, n < 64 ? n : 64);
-	}
-	float mx = s->work[s->idx[0]];
-	double sum = 0;
-	for (int32_t i = 0; i < m; i++) sum += exp((double)s->work[s->idx[i]] - mx);
-	int32_t sorted = s->p.top_k > 0 && s->p.top_k < n ? m : (n < 64 ? n : 64);
-	int32_t keep = m;
-	double kept_mass = sum;
-	if (s->p.top_p > 0 && s->p.top_p < 1) {
-		double acc = 0;
-		for (int32_t i = 0; i < sorted; i++) {
-			acc += exp((double)s->work[s->idx[i]] - mx);
-			if (acc / sum >= s->p.top_p) {
-				keep = i + 1;
-				kept_mass = acc;
-				break;
-			}
-		}
-	}
+	float mx;
+	double kept_mass;
+	int32_t keep = nucleus(s, &mx, &kept_mass);
 	memset(probs, 0, (size_t)n * sizeof *probs);
 	for (int32_t i = 0; i < keep; i++)
 		probs[s->idx[i]] = (float)(exp((double)s->work[s->idx[i]] - mx) / kept_mass);
