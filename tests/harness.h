@@ -16,6 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The shared test data (../shared/testdata, or $INFILL_TESTDATA). */
+static inline const char *testdata(void)
+{
+	const char *d = getenv("INFILL_TESTDATA");
+	return d ? d : "../shared/testdata";
+}
+
 struct test_case {
 	const char *name;
 	void (*fn)(int *failed);

@@ -37,12 +37,6 @@
 static struct jm_doc doc;
 static int quick;
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 static struct model *load(const char *file, enum infer_backend be)
 {
 	char path[1024];

@@ -17,12 +17,6 @@
 #include "harness.h"
 #include "infer.h"
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 static bool have_model(void)
 {
 	char path[1024];

@@ -20,12 +20,6 @@
 #include "harness.h"
 #include "infer.h"
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 static struct model *load_path(const char *path)
 {
 	if (access(path, R_OK) != 0) {

@@ -14,12 +14,6 @@
 #include "harness.h"
 #include "infer.h"
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 /* ---- a forward's cost ---- */
 
 TEST(forward_cost_is_learned_by_rows_not_a_rate)

@@ -18,12 +18,6 @@
 #include "infer.h"
 #include "quant.h"
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 static struct model *load(const char *file, size_t kv_bytes)
 {
 	char path[1024];

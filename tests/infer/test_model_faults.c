@@ -18,12 +18,6 @@
 #include "infer.h"
 #include "mapguard.h"
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 /* A copy of the tiny F32 model with key `key` (u32) set to value. */
 static int write_with_u32(const char *out, const char *key, uint32_t value)
 {

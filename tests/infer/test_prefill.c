@@ -16,12 +16,6 @@
 #include "harness.h"
 #include "infer.h"
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 static struct model *load(void)
 {
 	char path[1024];

@@ -41,12 +41,6 @@
 #include "infer.h"
 #include "json_mini.h"
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 /* This repository's own reference data (tests/infer/model_data): the tiny
  * gemma model made with tools/refgen-gemma. */
 static const char *modeldata(void)

@@ -39,12 +39,6 @@
 
 static struct jm_doc doc;
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 struct run_stats {
 	int positions, within;
 	double worst_max, worst_lse, worst_top;

@@ -43,12 +43,6 @@
 
 static struct jm_doc doc; /* the reference being checked */
 
-static const char *testdata(void)
-{
-	const char *t = getenv("INFILL_TESTDATA");
-	return t ? t : "../shared/testdata";
-}
-
 static const char *modeldata(void)
 {
 	const char *t = getenv("INFILL_MODELDATA");

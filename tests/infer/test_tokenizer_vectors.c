@@ -37,12 +37,6 @@ static int unicode_check(const char *s, size_t n)
 	return 1;
 }
 
-static const char *testdata(void)
-{
-	const char *d = getenv("INFILL_TESTDATA");
-	return d ? d : "../shared/testdata";
-}
-
 static struct tokenizer *load(const char *path, struct gguf_file **gf)
 {
 	struct infill_error err = { 0 };
