@@ -18,7 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 # keep Neovim's state, log and shada out of the user's home
 export XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" XDG_STATE_HOME="$tmp/state" \
 	XDG_CACHE_HOME="$tmp/cache" INFILL_BIN="$bin" INFILL_PLUGIN="$plugin" \
-	INFILL_MODEL="$model" INFILL_TMP="$tmp"
+	INFILL_MODEL="$model" INFILL_TMP="$tmp" \
+	INFILL_HARNESS="$(cd "$(dirname "$test")" && pwd)/nvim_harness.lua"
 nvim --version | head -1
 nvim --headless -u NONE -i NONE -n -c "luafile $test" </dev/null
 rc=$?

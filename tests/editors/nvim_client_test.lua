@@ -11,59 +11,11 @@ local bin, model, tmp = os.getenv('INFILL_BIN'), os.getenv('INFILL_MODEL'), os.g
 vim.opt.runtimepath:prepend(os.getenv('INFILL_PLUGIN'))
 vim.o.swapfile = false
 
-local function log(...)
-  io.stderr:write(table.concat({ ... }, ' ') .. '\n')
-end
-
-local function finish(ok, msg)
-  if msg then
-    log(msg)
-  end
-  vim.cmd(ok and 'qa!' or 'cquit 1')
-end
-
-local co
-local function resume()
-  local ok, err = coroutine.resume(co)
-  if not ok then
-    finish(false, 'FAIL: ' .. debug.traceback(co, tostring(err)))
-  elseif coroutine.status(co) == 'dead' then
-    finish(true, 'PASS')
-  end
-end
-
-local function sleep(ms)
-  vim.defer_fn(resume, ms)
-  coroutine.yield()
-end
-
-local function wait_for(what, ms, cond, step)
-  local t0 = vim.loop.now()
-  while true do
-    local v = cond()
-    if v then
-      return v
-    end
-    if vim.loop.now() - t0 > ms then
-      error('timed out after ' .. ms .. ' ms waiting for ' .. what)
-    end
-    sleep(step or 25)
-  end
-end
-
-local function check(cond, what)
-  if not cond then
-    error('check failed: ' .. what, 2)
-  end
-end
+local h = dofile(os.getenv('INFILL_HARNESS'))
+local log, sleep, wait_for, check = h.log, h.sleep, h.wait_for, h.check
 
 local function server_setting(key)
-  local r = vim.lsp.buf_request_sync(0, 'infill/settings', { languageId = 'python' }, 2000) or {}
-  for _, resp in pairs(r) do
-    if resp.result then
-      return resp.result[key]
-    end
-  end
+  return (h.request('infill/settings', { languageId = 'python' }, 2000) or {})[key]
 end
 
 -- every load the server began ($/progress begin: its message is the path)
@@ -79,7 +31,7 @@ vim.lsp.handlers['$/progress'] = function(err, result, ctx, config)
   end
 end
 
-co = coroutine.create(function()
+h.run(function()
   local infill = require('infill')
   local root = tmp .. '/proj'
   vim.fn.mkdir(root, 'p')
@@ -168,9 +120,4 @@ co = coroutine.create(function()
   check(not infill.visible() or infill.visible().text ~= v.text:sub(2), 'a different key does not type along')
   vim.api.nvim_input('<Esc>')
   sleep(50)
-end)
-
-vim.defer_fn(function()
-  finish(false, 'FAIL: the whole test took over 110 s')
 end, 110000)
-vim.schedule(resume)

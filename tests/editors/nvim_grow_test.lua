@@ -12,63 +12,14 @@ local bin, model, tmp = os.getenv('INFILL_BIN'), os.getenv('INFILL_MODEL'), os.g
 vim.opt.runtimepath:prepend(os.getenv('INFILL_PLUGIN'))
 vim.o.swapfile = false
 
-local function log(...)
-  io.stderr:write(table.concat({ ... }, ' ') .. '\n')
-end
-
-local function finish(ok, msg)
-  if msg then
-    log(msg)
-  end
-  vim.cmd(ok and 'qa!' or 'cquit 1')
-end
-
-local co
-local function resume()
-  local ok, err = coroutine.resume(co)
-  if not ok then
-    finish(false, 'FAIL: ' .. debug.traceback(co, tostring(err)))
-  elseif coroutine.status(co) == 'dead' then
-    finish(true, 'PASS')
-  end
-end
-
-local function sleep(ms)
-  vim.defer_fn(resume, ms)
-  coroutine.yield()
-end
-
-local function poll(ms, cond)
-  local t0 = vim.loop.now()
-  while true do
-    local v = cond()
-    if v then
-      return v
-    end
-    if vim.loop.now() - t0 > ms then
-      return nil
-    end
-    sleep(20)
-  end
-end
-
-local function check(cond, what)
-  if not cond then
-    error('check failed: ' .. what, 2)
-  end
-end
+local h = dofile(os.getenv('INFILL_HARNESS'))
+local log, poll, check = h.log, h.poll, h.check
 
 local function stats()
-  local r = vim.lsp.buf_request_sync(0, 'infill/stats', {}, 5000) or {}
-  for _, resp in pairs(r) do
-    if resp.result then
-      return resp.result
-    end
-  end
-  return {}
+  return h.request('infill/stats', {}, 5000) or {}
 end
 
-co = coroutine.create(function()
+h.run(function()
   local infill = require('infill')
   local cmd = { bin, '--model', model, '--user-config', '' }
   if os.getenv('INFILL_LOG') then
@@ -136,5 +87,3 @@ co = coroutine.create(function()
   end
   error('no suggestion grew on screen')
 end)
-
-vim.schedule(resume)

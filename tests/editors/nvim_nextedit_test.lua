@@ -9,67 +9,18 @@ local bin, model, tmp = os.getenv('INFILL_BIN'), os.getenv('INFILL_MODEL'), os.g
 vim.opt.runtimepath:prepend(os.getenv('INFILL_PLUGIN'))
 vim.o.swapfile = false
 
-local function log(...)
-  io.stderr:write(table.concat({ ... }, ' ') .. '\n')
-end
-
-local function finish(ok, msg)
-  if msg then
-    log(msg)
-  end
-  vim.cmd(ok and 'qa!' or 'cquit 1')
-end
-
-local co
-local function resume()
-  local ok, err = coroutine.resume(co)
-  if not ok then
-    finish(false, 'FAIL: ' .. debug.traceback(co, tostring(err)))
-  elseif coroutine.status(co) == 'dead' then
-    finish(true, 'PASS')
-  end
-end
-
-local function sleep(ms)
-  vim.defer_fn(resume, ms)
-  coroutine.yield()
-end
-
-local function wait_for(what, ms, cond)
-  local t0 = vim.loop.now()
-  while true do
-    local v = cond()
-    if v then
-      return v
-    end
-    if vim.loop.now() - t0 > ms then
-      error('timed out after ' .. ms .. ' ms waiting for ' .. what)
-    end
-    sleep(25)
-  end
-end
-
-local function check(cond, what)
-  if not cond then
-    error('check failed: ' .. what, 2)
-  end
-end
+local h = dofile(os.getenv('INFILL_HARNESS'))
+local log, sleep, wait_for, check = h.log, h.sleep, h.wait_for, h.check
 
 local function stats()
-  local r = vim.lsp.buf_request_sync(0, 'infill/stats', {}, 2000) or {}
-  for _, resp in pairs(r) do
-    if resp.result then
-      return resp.result
-    end
-  end
-  return {}
+  return h.request('infill/stats', {}, 2000) or {}
 end
 
 local function lines()
   return vim.api.nvim_buf_get_lines(0, 0, -1, false)
 end
 
-co = coroutine.create(function()
+h.run(function()
   local infill = require('infill')
   local root = tmp .. '/proj'
   vim.fn.mkdir(root, 'p')
@@ -150,9 +101,4 @@ co = coroutine.create(function()
     st.nextEditAccepted, st.nextEditRejected, st.nextEditLatencyMs }))
   check(st.nextEditAccepted == 2, 'two applied: ' .. tostring(st.nextEditAccepted))
   check(st.nextEditShown >= 3, 'three shown: ' .. tostring(st.nextEditShown))
-end)
-
-vim.defer_fn(function()
-  finish(false, 'FAIL: the whole test took over 60 s')
 end, 60000)
-vim.schedule(resume)

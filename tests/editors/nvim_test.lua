@@ -10,61 +10,8 @@ local bin, model, tmp = os.getenv('INFILL_BIN'), os.getenv('INFILL_MODEL'), os.g
 vim.opt.runtimepath:prepend(os.getenv('INFILL_PLUGIN'))
 vim.o.swapfile = false
 
-local function log(...)
-  io.stderr:write(table.concat({ ... }, ' ') .. '\n')
-end
-
-local function finish(ok, msg)
-  if msg then
-    log(msg)
-  end
-  vim.cmd(ok and 'qa!' or 'cquit 1')
-end
-
-local co
-local function resume()
-  local ok, err = coroutine.resume(co)
-  if not ok then
-    finish(false, 'FAIL: ' .. debug.traceback(co, tostring(err)))
-  elseif coroutine.status(co) == 'dead' then
-    finish(true, 'PASS')
-  end
-end
-
-local function sleep(ms)
-  vim.defer_fn(resume, ms)
-  coroutine.yield()
-end
-
--- Polls cond until it returns something true (returned) or ms pass (nil).
-local function poll(ms, cond)
-  local t0 = vim.loop.now()
-  while true do
-    local v = cond()
-    if v then
-      return v
-    end
-    if vim.loop.now() - t0 > ms then
-      return nil
-    end
-    sleep(25)
-  end
-end
-
-local function wait_for(what, ms, cond)
-  local v = poll(ms, cond)
-  if not v then
-    log('mode at the timeout: ' .. vim.inspect(vim.api.nvim_get_mode()))
-    error('timed out after ' .. ms .. ' ms waiting for ' .. what)
-  end
-  return v
-end
-
-local function check(cond, what)
-  if not cond then
-    error('check failed: ' .. what, 2)
-  end
-end
+local h = dofile(os.getenv('INFILL_HARNESS'))
+local log, sleep, poll, wait_for, check = h.log, h.sleep, h.poll, h.wait_for, h.check
 
 local ns = vim.api.nvim_create_namespace('infill')
 local function marks()
@@ -141,7 +88,7 @@ local function type_until_suggestion(first, more)
   error('no suggestion appeared after typing ' .. first .. more)
 end
 
-co = coroutine.create(function()
+h.run(function()
   local infill = require('infill')
   local cmd = { bin, '--model', model, '--user-config', '' }
   if os.getenv('INFILL_LOG') then -- the server's debug log, for a failing run
@@ -350,10 +297,6 @@ co = coroutine.create(function()
   end
 
   sleep(50)
-end)
-
-vim.defer_fn(function()
+end, 170000, function()
   log('mode: ' .. vim.inspect(vim.api.nvim_get_mode()) .. ' line ' .. vim.inspect(vim.api.nvim_get_current_line()))
-  finish(false, 'FAIL: the whole test took over 170 s')
-end, 170000)
-vim.schedule(resume)
+end)
