@@ -16,7 +16,11 @@
  * from the steps (fading counts), k drafts yield alpha + ... + alpha^k
  * tokens more, for k forwards of the draft model and k rows more in the
  * target's forward. The k with the most tokens per ms wins (0: no drafts;
- * a probe every DRAFT_PROBE steps keeps alpha learned when it is 0).
+ * a probe of one token after DRAFT_PROBE steps without drafts keeps alpha
+ * learned when it is 0; each probe that misses doubles the wait, up to
+ * DRAFT_PROBE_MAX: a probe costs the draft's catch-up over every token
+ * since its last forward, and with a draft that agreed on 15% of tokens
+ * probes every 32 steps took 3% of the decode time).
  *
  * Where a step drafts, greedy drafting goes on token by token while the
  * next draft pays (draft_run): a draft the draft model is sure of is kept
@@ -44,8 +48,10 @@
  * deadline: the first answer comes at the deadline, and the ~x1.4 the
  * draft gives the decode after it pays back at most 1 - 1/1.4 of it. */
 #define DRAFT_PREFILL_SHARE 0.25
-/* Steps without drafts before one drafts a single token to learn alpha again. */
+/* Steps without drafts before one drafts a single token to learn alpha
+ * again; after probes that missed, up to DRAFT_PROBE_MAX. */
 #define DRAFT_PROBE         32
+#define DRAFT_PROBE_MAX     256
 /* Confidence classes: the draft's top probability in tenths. */
 #define DRAFT_CONF          10
 /* A class's counts start as this many drafts kept at the overall rate. */
@@ -69,8 +75,10 @@ struct draft {
 	/* what a row of the target's step and a drafting forward cost, in
 	 * tokens of the plain step's rate (draft_choose sets them) */
 	double row_tokens, fwd_tokens;
-	int32_t idle; /* steps without a draft since the last */
-	bool owned;   /* m is freed with d */
+	int32_t idle;        /* steps without a draft since the last */
+	int32_t probe_after; /* idle steps before a probe: DRAFT_PROBE .. DRAFT_PROBE_MAX */
+	bool probing;        /* the last draft chosen was a probe, not yet checked */
+	bool owned;          /* m is freed with d */
 };
 
 void draft_own(struct draft *d)
@@ -158,6 +166,7 @@ struct draft *draft_new(struct model *target, struct model *dm, struct infill_er
 	if (!d) goto oom;
 	d->m = dm;
 	d->pool = model_kv_pool(dm);
+	d->probe_after = DRAFT_PROBE;
 	d->n_vocab = di->n_vocab;
 	/* its cache keeps room for one job's candidates, as the engine's */
 	int32_t n = kv_pool_n_pages(d->pool), job = 16 * (128 / kv_pool_page_size(d->pool) + 1);
@@ -369,6 +378,11 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 void draft_note(struct draft *d, const uint8_t *conf, int32_t tried, int32_t kept)
 {
 	if (tried <= 0) return;
+	if (kept > 0)
+		d->probe_after = DRAFT_PROBE;
+	else if (d->probing && d->probe_after < DRAFT_PROBE_MAX)
+		d->probe_after *= 2;
+	d->probing = false;
 	for (int32_t i = 0; i < tried; i++) {
 		d->kept = DRAFT_FADE * d->kept + (i < kept);
 		d->tried = DRAFT_FADE * d->tried + 1;
@@ -426,7 +440,7 @@ int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
 	double row_ms = pl->cost[pl->rows + 1] - pl->cost[pl->rows];
 	d->row_tokens = (row_ms > 0 ? row_ms : 0) / ms_per_token;
 	d->fwd_tokens = draft_cost_ms(d, 1, pl->cost[1], pl->ms_per_row) / ms_per_token;
-	if (best == 0 && ++d->idle >= DRAFT_PROBE) best = 1;
+	if (best == 0 && ++d->idle >= d->probe_after) best = 1, d->probing = true;
 	if (best) d->idle = 0;
 	return best;
 }

@@ -29,6 +29,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "engine_internal.h"
 #include "harness.h"
 #include "infer.h"
 
@@ -378,6 +379,57 @@ TEST(a_draft_of_another_vocabulary_is_refused_with_one_message)
 	engine_free(e);
 	model_free(t);
 	model_free(d);
+}
+
+/* ---- a draft that never agrees costs little ---- */
+
+TEST(probes_of_a_draft_that_never_agrees_back_off)
+{
+	/* Where drafting does not pay (here a draft as dear as its target),
+	 * draft_choose drafts nothing but a one-token probe after 32 idle
+	 * steps, to learn alpha again. Each probe costs the draft's catch-up
+	 * over the steps since its last, so probes that miss double the wait
+	 * (at most 256 steps): 2,000 steps of misses probe at most 12 times,
+	 * not 62. A kept draft brings the probes back to every 32 steps. */
+	char path[4096];
+	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
+	struct model *t = load_path(path), *dm = load_path(path);
+	struct infill_error err;
+	struct draft *d = t && dm ? draft_new(t, dm, &err) : NULL;
+	if (t && dm) REQUIRE(d);
+	if (d) {
+		double cost[STEP_ROWS + 1] = { 0 };
+		for (int r = 1; r <= STEP_ROWS; r++) cost[r] = 10 + 2.0 * (r - 1);
+		struct draft_plan pl = { .n = 1,
+			                 .room = { 8 },
+			                 .reach = { 1 },
+			                 .budget = 7,
+			                 .rows = 1,
+			                 .tokens = 1,
+			                 .cost = cost,
+			                 .ms_per_row = 1 };
+		uint8_t conf[ENGINE_DRAFT_MAX] = { 0 };
+		int probes = 0, last = -1, longest = 0;
+		for (int step = 0; step < 2000; step++) {
+			int32_t k = draft_choose(d, &pl);
+			if (!k) continue;
+			probes++;
+			if (last >= 0 && step - last > longest) longest = step - last;
+			last = step;
+			draft_note(d, conf, 1, 0);
+		}
+		printf("probes in 2000 steps of misses: %d, the longest wait %d steps\n", probes,
+		       longest);
+		CHECK(probes >= 6 && probes <= 12);
+		CHECK_INT_EQ(longest, 256);
+		/* a kept draft: the next probe within 32 steps again */
+		draft_note(d, conf, 1, 1);
+		int wait = 0;
+		while (wait < 300 && !draft_choose(d, &pl)) wait++;
+		CHECK(wait < 32);
+		draft_free(d);
+	}
+	model_free(t), model_free(dm);
 }
 
 /* ---- mkmodel's pairs agree as dialled ---- */
