@@ -432,6 +432,53 @@ TEST(probes_of_a_draft_that_never_agrees_back_off)
 	model_free(t), model_free(dm);
 }
 
+TEST(a_step_that_looks_free_is_still_priced_a_row)
+{
+	/* A width's cost is learned only from steps of that width, so under a
+	 * moving load the learned costs can say a wider step is cheaper than a
+	 * plain one (here half). draft_choose still prices each row at 8% of
+	 * the step and a drafting forward at the draft's share of the weight
+	 * bytes: a draft kept 30% of the time is not drafted, one kept 90% is.
+	 * The pair: a tiny model's f32 weights and its q8_0 ones, a quarter of
+	 * the bytes. */
+	char tp[4096], dp[4096];
+	snprintf(tp, sizeof tp, "%s/models/tiny-dsc-f32.gguf", testdata());
+	snprintf(dp, sizeof dp, "%s/models/tiny-dsc-q8_0.gguf", testdata());
+	struct model *t = load_path(tp), *dm = load_path(dp);
+	struct infill_error err;
+	struct draft *d = t && dm ? draft_new(t, dm, &err) : NULL;
+	if (t && dm) REQUIRE(d);
+	if (d) {
+		double ratio = (double)model_info(dm)->decode_read_bytes /
+		               (double)model_info(t)->decode_read_bytes;
+		double cost[STEP_ROWS + 1] = { 0 };
+		cost[1] = 10;
+		for (int r = 2; r <= STEP_ROWS; r++) cost[r] = 5;
+		struct draft_plan pl = { .n = 1,
+			                 .room = { 8 },
+			                 .reach = { 1 },
+			                 .budget = 7,
+			                 .rows = 1,
+			                 .tokens = 1,
+			                 .cost = cost,
+			                 .ms_per_row = 1 };
+		for (int i = 0; i < 200; i++) draft_note(d, NULL, 10, 3);
+		double low = draft_alpha(d);
+		int32_t k_low = draft_choose(d, &pl);
+		for (int i = 0; i < 200; i++) draft_note(d, NULL, 10, 9);
+		double high = draft_alpha(d);
+		int32_t k_high = draft_choose(d, &pl);
+		printf("weight ratio %.2f: alpha %.2f drafts %d, alpha %.2f drafts %d\n", ratio,
+		       low, k_low, high, k_high);
+		CHECK(ratio > 0.2 && ratio < 0.4);
+		CHECK(low > 0.25 && low < 0.35 && high > 0.85);
+		CHECK_INT_EQ(k_low, 0);
+		CHECK(k_high >= 1);
+		draft_free(d);
+	}
+	model_free(t), model_free(dm);
+}
+
 /* ---- mkmodel's pairs agree as dialled ---- */
 
 /* Greedy agreement of d with t along t's own greedy text from a prompt. */
