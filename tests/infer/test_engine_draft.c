@@ -383,6 +383,20 @@ TEST(a_draft_of_another_vocabulary_is_refused_with_one_message)
 
 /* ---- a draft that never agrees costs little ---- */
 
+/* A plain step of one greedy candidate that may draft 8 tokens, with these
+ * forward costs by rows. */
+static struct draft_plan one_greedy_step(const double *cost)
+{
+	return (struct draft_plan){ .n = 1,
+		                    .room = { 8 },
+		                    .reach = { 1 },
+		                    .budget = 7,
+		                    .rows = 1,
+		                    .tokens = 1,
+		                    .cost = cost,
+		                    .ms_per_row = 1 };
+}
+
 TEST(probes_of_a_draft_that_never_agrees_back_off)
 {
 	/* Where drafting does not pay (here a draft as dear as its target),
@@ -400,14 +414,7 @@ TEST(probes_of_a_draft_that_never_agrees_back_off)
 	if (d) {
 		double cost[STEP_ROWS + 1] = { 0 };
 		for (int r = 1; r <= STEP_ROWS; r++) cost[r] = 10 + 2.0 * (r - 1);
-		struct draft_plan pl = { .n = 1,
-			                 .room = { 8 },
-			                 .reach = { 1 },
-			                 .budget = 7,
-			                 .rows = 1,
-			                 .tokens = 1,
-			                 .cost = cost,
-			                 .ms_per_row = 1 };
+		struct draft_plan pl = one_greedy_step(cost);
 		uint8_t conf[ENGINE_DRAFT_MAX] = { 0 };
 		int probes = 0, last = -1, longest = 0;
 		for (int step = 0; step < 2000; step++) {
@@ -454,14 +461,7 @@ TEST(a_step_that_looks_free_is_still_priced_a_row)
 		double cost[STEP_ROWS + 1] = { 0 };
 		cost[1] = 10;
 		for (int r = 2; r <= STEP_ROWS; r++) cost[r] = 5;
-		struct draft_plan pl = { .n = 1,
-			                 .room = { 8 },
-			                 .reach = { 1 },
-			                 .budget = 7,
-			                 .rows = 1,
-			                 .tokens = 1,
-			                 .cost = cost,
-			                 .ms_per_row = 1 };
+		struct draft_plan pl = one_greedy_step(cost);
 		for (int i = 0; i < 200; i++) draft_note(d, NULL, 10, 3);
 		double low = draft_alpha(d);
 		int32_t k_low = draft_choose(d, &pl);
