@@ -248,7 +248,8 @@ void Q8_FN(mix_q8)(int64_t hd, int g, const float *p, int64_t ld, const void *r,
  * With VNNI, vpdpbusd of the row's bytes + 128 (unsigned) against the
  * queries' (signed), 128 * the query's block sum subtracted after; without,
  * |k| against q with k's sign (vpmaddubsw cannot take k + 128: 255 * 127
- * twice overflows its int16), widened by vpmaddwd. Both give each query's
+ * twice overflows its int16; q from cpu_q8_0_quantize is within +-127, so
+ * the sign never negates -128), widened by vpmaddwd. Both give each query's
  * exact block dot; its float term (float)isum * (d_row * d_q) then adds in
  * block order from 0, times scale at the end: the reference's operations
  * in its order, so its bits.
