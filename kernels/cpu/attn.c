@@ -9,7 +9,8 @@
  * queries rounded to q8_0 blocks, each score an integer dot per block
  * scaled by both blocks' d, V's blocks widened on the fly into the float
  * sums, the probabilities left in float; prompts take the lanes kernels
- * where the set has score_t_q8 (AVX-512), the rows path elsewhere.
+ * where the set has score_t_q8 (the AVX-512 and AVX2 sets), the rows path
+ * elsewhere (the reference).
  */
 #include <math.h>
 #include <stdatomic.h>

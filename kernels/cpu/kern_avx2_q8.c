@@ -22,6 +22,10 @@
  * pass, each 8 int8 widened by one vpmovsxbd from memory, the weight
  * broadcast from the table into the FMA: o[c] = fma(p * d, q[c], o[c]) per
  * row in order, the reference's bits.
+ *
+ * score_t_q8 / mix_t_q8 (a prompt's, the queries in the lanes) follow them,
+ * the same bits (tests/kernels:
+ * attention_q8_0_queries_in_lanes_same_bits_as_reference).
  */
 #if defined(__x86_64__)
 #ifdef KERN_AVX2_VNNI
@@ -232,6 +236,184 @@ void Q8_FN(mix_q8)(int64_t hd, int g, const float *p, int64_t ld, const void *r,
 	Q8_CASES(MIX_Q8)
 #undef MIX_Q8
 }
+
+/*
+ * A prompt's attention over a q8_0 cache with the queries in the lanes
+ * (cpu.h's score_t_q8 / mix_t_q8): 32 queries in 4 ymm, a dword lane one
+ * query's 4 bytes of a block (struct cpu_q8_lanes), so a row's dword
+ * broadcast meets 8 queries a vector and no query's dot is summed across
+ * lanes.
+ *
+ * score: a row a pass, per block 8 dwords x 4 vectors of integer dots.
+ * With VNNI, vpdpbusd of the row's bytes + 128 (unsigned) against the
+ * queries' (signed), 128 * the query's block sum subtracted after; without,
+ * |k| against q with k's sign (vpmaddubsw cannot take k + 128: 255 * 127
+ * twice overflows its int16; q from cpu_q8_0_quantize is within +-127, so
+ * the sign never negates -128), widened by vpmaddwd. Both give each query's
+ * exact block dot; its float term (float)isum * (d_row * d_q) then adds in
+ * block order from 0, times scale at the end: the reference's operations
+ * in its order, so its bits.
+ *
+ * mix: simd_mix_t_f16's loop (3 head values x 4 vectors of queries take
+ * every row in order) per block of 16 rows: the rows' bytes widened to
+ * floats and their weights st * d_row a lane in small tables first, then
+ * ot[c][j] = fma(st[i][j] * d_row, q_row[c], ot[c][j]) per row in order,
+ * the reference's bits.
+ */
+#define QT       CPU_ATTN_QT
+#define QT_VECS  (QT / 8) /* ymm of a row of st: lane j query j */
+#define QT_ROWS  16       /* rows per table of the mix */
+#define QT_VALS  33       /* a table's row: a block's 32 values, one pad */
+#define QT_STRIP 3        /* head values a mix strip */
+
+#ifdef KERN_AVX2_VNNI
+/* The row's block as vpdpbusd's unsigned operand: k + 128. */
+static inline __m256i qt_row_bytes(const struct block_q8_0 *b)
+{
+	return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)b->qs),
+	                        _mm256_set1_epi8((char)0x80));
+}
+#endif
+
+void Q8_FN(score_t_q8)(int64_t hd, const struct cpu_q8_lanes *qt, const void *r, int64_t stride,
+                       int64_t n, float scale, float *st)
+{
+	const int64_t nb = hd / QK8_0, row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
+	const __m256 sv = _mm256_set1_ps(scale);
+#ifdef KERN_AVX2_VNNI
+	int32_t ku[8] __attribute__((aligned(32))); /* the row's block + 128, dword k */
+#else
+	const __m256i ones = _mm256_set1_epi16(1);
+#endif
+	for (int64_t i = 0; i < n; i++) {
+		const struct block_q8_0 *ri =
+		        (const struct block_q8_0 *)((const char *)r + i * stride);
+		if (i + Q8_MIX_PF < n)
+			for (int64_t o = 0; o < row_bytes + 63; o += 64)
+				_mm_prefetch((const char *)r + (i + Q8_MIX_PF) * stride +
+				                     (o < row_bytes ? o : row_bytes - 1),
+				             _MM_HINT_T0);
+		__m256 acc[QT_VECS];
+		_Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++) acc[l] =
+		        _mm256_setzero_ps();
+		for (int64_t b = 0; b < nb; b++) {
+			const struct cpu_q8_lanes *ql = qt + b;
+			__m256i is[QT_VECS];
+			_Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++) is[l] =
+			        _mm256_setzero_si256();
+#ifdef KERN_AVX2_VNNI
+			_mm256_store_si256((__m256i *)ku, qt_row_bytes(ri + b));
+			_Pragma("GCC unroll 8") for (int k = 0; k < 8; k++)
+			{
+				const __m256i a = _mm256_set1_epi32(ku[k]);
+				_Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++) is[l] =
+				        _mm256_dpbusd_avx_epi32(
+				                is[l], a,
+				                _mm256_loadu_si256(
+				                        (const __m256i *)ql->qs[k][8 * l]));
+			}
+			_Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++) is[l] =
+			        _mm256_sub_epi32(
+			                is[l], _mm256_slli_epi32(
+			                               _mm256_loadu_si256(
+			                                       (const __m256i *)(ql->sum + 8 * l)),
+			                               7));
+#else
+			_Pragma("GCC unroll 8") for (int k = 0; k < 8; k++)
+			{
+				int32_t kw;
+				memcpy(&kw, ri[b].qs + 4 * k, sizeof kw);
+				const __m256i kb = _mm256_set1_epi32(kw);
+				const __m256i ka = _mm256_abs_epi8(kb);
+				_Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++)
+				{
+					const __m256i qv = _mm256_loadu_si256(
+					        (const __m256i *)ql->qs[k][8 * l]);
+					is[l] = _mm256_add_epi32(
+					        is[l],
+					        _mm256_madd_epi16(
+					                _mm256_maddubs_epi16(
+					                        ka, _mm256_sign_epi8(qv, kb)),
+					                ones));
+				}
+			}
+#endif
+			const __m256 dk = _mm256_set1_ps(_cvtsh_ss(ri[b].d));
+			_Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++) acc[l] =
+			        _mm256_add_ps(
+			                acc[l],
+			                _mm256_mul_ps(
+			                        _mm256_cvtepi32_ps(is[l]),
+			                        _mm256_mul_ps(dk, _mm256_loadu_ps(ql->d + 8 * l))));
+		}
+		_Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++)
+		        _mm256_storeu_ps(st + i * QT + 8 * l, _mm256_mul_ps(acc[l], sv));
+	}
+}
+
+void Q8_FN(mix_t_q8)(int64_t hd, const float *st, const void *r, int64_t stride, int64_t n,
+                     float *ot)
+{
+	const int64_t nb = hd / QK8_0, row_bytes = nb * (int64_t)sizeof(struct block_q8_0);
+	/* the pad value is read by the last strip's third broadcast, never kept */
+	float vf[QT_ROWS][QT_VALS] = { { 0 } };
+	float wt[QT_ROWS][QT] __attribute__((aligned(32)));
+	for (int64_t i0 = 0; i0 < n; i0 += QT_ROWS) {
+		const int rows = n - i0 < QT_ROWS ? (int)(n - i0) : QT_ROWS;
+		const char *r0 = (const char *)r + i0 * stride;
+		/* the next table's rows while this one's are summed */
+		for (int u = 0; u < QT_ROWS && i0 + QT_ROWS + u < n; u++)
+			for (int64_t o = 0; o < row_bytes + 63; o += 64)
+				_mm_prefetch(r0 + (QT_ROWS + u) * stride +
+				                     (o < row_bytes ? o : row_bytes - 1),
+				             _MM_HINT_T0);
+		for (int64_t b = 0; b < nb; b++) {
+			for (int i = 0; i < rows; i++) {
+				const struct block_q8_0 *ri =
+				        (const struct block_q8_0 *)(r0 + i * stride) + b;
+				_Pragma("GCC unroll 4") for (int v = 0; v < QK8_0; v += 8)
+				        _mm256_storeu_ps(
+				                vf[i] + v,
+				                _mm256_cvtepi32_ps(
+				                        _mm256_cvtepi8_epi32(_mm_loadl_epi64(
+				                                (const __m128i *)(ri->qs + v)))));
+				const __m256 d = _mm256_set1_ps(_cvtsh_ss(ri->d));
+				const float *p = st + (i0 + i) * QT;
+				_Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++)
+				        _mm256_store_ps(
+				                wt[i] + 8 * l,
+				                _mm256_mul_ps(_mm256_loadu_ps(p + 8 * l), d));
+			}
+			for (int h = 0; h < QK8_0; h += QT_STRIP) {
+				const int nc = QK8_0 - h < QT_STRIP ? QK8_0 - h : QT_STRIP;
+				float *o = ot + (b * QK8_0 + h) * QT;
+				__m256 a[QT_STRIP][QT_VECS];
+				_Pragma("GCC unroll 3") for (int u = 0; u < QT_STRIP; u++)
+				        _Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++)
+				                a[u][l] =
+				                        u < nc ? _mm256_loadu_ps(o + u * QT + 8 * l)
+				                               : _mm256_setzero_ps();
+				for (int i = 0; i < rows; i++) {
+					const __m256 b0 = _mm256_set1_ps(vf[i][h]),
+					             b1 = _mm256_set1_ps(vf[i][h + 1]),
+					             b2 = _mm256_set1_ps(vf[i][h + 2]);
+					_Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++)
+					{
+						const __m256 w = _mm256_load_ps(wt[i] + 8 * l);
+						a[0][l] = _mm256_fmadd_ps(w, b0, a[0][l]);
+						a[1][l] = _mm256_fmadd_ps(w, b1, a[1][l]);
+						a[2][l] = _mm256_fmadd_ps(w, b2, a[2][l]);
+					}
+				}
+				_Pragma("GCC unroll 3") for (int u = 0; u < QT_STRIP;
+				                             u++) if (u < nc)
+				        _Pragma("GCC unroll 4") for (int l = 0; l < QT_VECS; l++)
+				                _mm256_storeu_ps(o + u * QT + 8 * l, a[u][l]);
+			}
+		}
+	}
+}
+#undef QT
 #else
 #include "cpu.h"
 #include "kern_avx2_q8.h"

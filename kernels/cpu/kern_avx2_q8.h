@@ -18,4 +18,16 @@ void cpu_avx2_vnni_score_q8(int64_t hd, int g, const void *q, int64_t qs, const 
 void cpu_avx2_vnni_mix_q8(int64_t hd, int g, const float *p, int64_t ld, const void *r,
                           int64_t stride, int64_t n, float *o, int64_t os);
 
+/* A prompt's attention with the queries in the lanes (cpu.h's score_t_q8 /
+ * mix_t_q8): the same bits as the pairs above. */
+struct cpu_q8_lanes;
+void cpu_avx2_score_t_q8(int64_t hd, const struct cpu_q8_lanes *qt, const void *r, int64_t stride,
+                         int64_t n, float scale, float *st);
+void cpu_avx2_mix_t_q8(int64_t hd, const float *st, const void *r, int64_t stride, int64_t n,
+                       float *ot);
+void cpu_avx2_vnni_score_t_q8(int64_t hd, const struct cpu_q8_lanes *qt, const void *r,
+                              int64_t stride, int64_t n, float scale, float *st);
+void cpu_avx2_vnni_mix_t_q8(int64_t hd, const float *st, const void *r, int64_t stride, int64_t n,
+                            float *ot);
+
 #endif

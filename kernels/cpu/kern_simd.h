@@ -591,7 +591,7 @@ __attribute__((unused)) static void attn_softmax(float *s, int64_t n, bool round
 
 /* ---- a prompt's attention with the queries in the lanes (cpu.h's
  * score_t_f16, softmax_t, mix_t_f16; the AVX-512 set has its own on zmm,
- * kern_attn512.h): 32 queries in 4 ymm, so each broadcast of a cache row's
+ * kern_attn512.h; a q8_0 cache's are kern_avx2_q8.c's): 32 queries in 4 ymm, so each broadcast of a cache row's
  * value serves 4 FMAs and nothing is summed across lanes. ---- */
 
 #define QT CPU_ATTN_QT

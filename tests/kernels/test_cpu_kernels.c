@@ -1288,18 +1288,14 @@ TEST(attention_q8_0_zmm_same_bits_as_reference)
 	q8_same_bits_as_reference(test_failed_, &cpu_kernels_avx512);
 }
 
-TEST(attention_q8_0_queries_in_lanes_same_bits_as_reference)
+/* A set's score_t_q8 / mix_t_q8 (a prompt over a q8_0 cache, the queries
+ * in the lanes) against the reference's row-major score_q8 / mix_q8,
+ * tolerance 0: head sizes 32..256, 1..32 queries (lanes left unused), runs
+ * of 1..41 rows a slot of several heads apart; nothing written past the n
+ * rows' scores or the hd values' outputs. */
+static void q8_lanes_same_bits_as_reference(int *test_failed_, const struct cpu_kernels *z)
 {
-	/* The AVX-512 set's score_t_q8 / mix_t_q8 (a prompt over a q8_0 cache,
-	 * the queries in the lanes) against the reference's row-major score_q8
-	 * / mix_q8, tolerance 0: head sizes 32..256, 1..32 queries (lanes left
-	 * unused), runs of 1..41 rows a slot of several heads apart; nothing
-	 * written past the n rows' scores or the hd values' outputs. */
-	if (!cpu_has_avx512() || !cpu_kernels_avx512.score_t_q8) {
-		printf("  (no AVX-512 on this CPU: skipped)\n");
-		return;
-	}
-	const struct cpu_kernels *z = &cpu_kernels_avx512, *ref = &cpu_kernels_ref;
+	const struct cpu_kernels *ref = &cpu_kernels_ref;
 	enum { MAXN = 41, QT = CPU_ATTN_QT, HD = 256, HB = HD / 32 * 34, STRIDE = 2 * HB + 6 };
 	static char r[MAXN * STRIDE], q[QT * HB];
 	static struct cpu_q8_lanes ql[HD / 32];
@@ -1348,6 +1344,22 @@ TEST(attention_q8_0_queries_in_lanes_same_bits_as_reference)
 				checked++;
 			}
 	CHECK(checked == 8 * 7 * 13);
+}
+
+TEST(attention_q8_0_queries_in_lanes_same_bits_as_reference)
+{
+	/* Every set this CPU runs that has them: the AVX-512 set's
+	 * (kern_avx512_q8.c) and the AVX2 sets' (kern_avx2_q8.c: sign and
+	 * vpmaddubsw, or vpdpbusd with AVX-VNNI), an AVX-512 CPU running all. */
+	init_sets();
+	int ran = 0;
+	for (int s = 0; s < n_sets; s++) {
+		if (!sets[s]->score_t_q8) continue;
+		printf("  %s\n", sets[s]->name);
+		q8_lanes_same_bits_as_reference(test_failed_, sets[s]);
+		ran++;
+	}
+	if (!ran) printf("  (no set with score_t_q8 runs on this CPU: skipped)\n");
 }
 
 TEST(attention_q8_0_lanes_softmax_same_bits_as_rows)
