@@ -610,6 +610,18 @@ int backend_cpu_init(struct backend *out, const struct backend_config *cfg,
 				return unsupported_type(mats[i], err);
 	}
 	if (!gemm_supported(&w->output)) return unsupported_type(&w->output, err);
+	/* a set asked for by name and not taken would make every figure taken
+	 * with it about another set */
+	const char *want = getenv("INFILL_CPU_KERNELS");
+	if (want && *want && !cpu_kernels_named(want)) {
+		char runs[160];
+		cpu_kernels_runnable(runs, sizeof runs);
+		return error_set(err, -EINVAL,
+		                 "cpu backend: INFILL_CPU_KERNELS=%s names no kernel set this "
+		                 "build has and this CPU runs (it runs: %s); unset it to take the "
+		                 "widest",
+		                 want, runs);
+	}
 	struct cpu_backend *c = calloc(1, sizeof *c);
 	if (!c) return error_set(err, -ENOMEM, "cpu backend: out of memory");
 	c->hp = *hp;

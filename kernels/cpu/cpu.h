@@ -382,6 +382,9 @@ bool cpu_kernels_built(const char *name);
 /* The widest compiled set this CPU runs (ref where none), or the one named
  * by $INFILL_CPU_KERNELS where cpu_kernels_named gives it. */
 const struct cpu_kernels *cpu_kernels_best(void);
+/* The names of the sets cpu_kernels_named gives on this CPU, widest first,
+ * ", " between them, into buf (cap bytes, cut to fit). */
+void cpu_kernels_runnable(char *buf, size_t cap);
 /* Gemm of a kernel set for a weight type (reference fallback for NULL entries); NULL if unsupported. */
 cpu_gemm_fn cpu_kernels_gemm(const struct cpu_kernels *k, uint32_t weight_type);
 /* The set's cpu_gemm_il_fn for weight_type (a panel type), or NULL. */

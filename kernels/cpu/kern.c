@@ -4,6 +4,7 @@
  */
 #include "cpu.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,15 @@ const struct cpu_kernels *cpu_kernels_named(const char *name)
 		if (!strcmp(name, sets[i].name) && sets[i].set && sets[i].runs())
 			return sets[i].set;
 	return NULL;
+}
+
+void cpu_kernels_runnable(char *buf, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0] && n < cap; i++)
+		if (sets[i].set && sets[i].runs())
+			n += (size_t)snprintf(buf + n, cap - n, "%s, ", sets[i].name);
+	if (n < cap) snprintf(buf + n, cap - n, "ref");
 }
 
 const struct cpu_kernels *cpu_kernels_best(void)

@@ -214,4 +214,30 @@ TEST(a_fifo_is_refused_without_blocking)
 	rmdir(tmpl);
 }
 
+TEST(a_kernel_set_named_but_not_run_is_refused)
+{
+	/* $INFILL_CPU_KERNELS names the set benchmarks and tests compare: a
+	 * misspelt or absent one must not quietly run another set */
+	char path[4096];
+	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
+	if (access(path, R_OK) != 0) {
+		printf("SKIP: %s missing\n", path);
+		return;
+	}
+	struct infill_error err;
+	setenv("INFILL_CPU_KERNELS", "avx2_vnni", 1);
+	struct model *m = load_path(path, &err);
+	CHECK(m == NULL);
+	CHECK_INT_EQ(err.code, -EINVAL);
+	CHECK(strstr(err.message, "INFILL_CPU_KERNELS=avx2_vnni") != NULL);
+	CHECK(strstr(err.message, "ref") != NULL); /* the sets it may name */
+	printf("refused: %s\n", err.message);
+	model_free(m);
+	setenv("INFILL_CPU_KERNELS", "ref", 1);
+	m = load_path(path, &err);
+	CHECK(m != NULL);
+	model_free(m);
+	unsetenv("INFILL_CPU_KERNELS");
+}
+
 TEST_MAIN()
