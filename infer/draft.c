@@ -44,14 +44,6 @@
 #define DRAFT_PRIOR_TRIED   2.0
 /* The gain over a plain step a draft must promise (see draft_choose). */
 #define DRAFT_MARGIN        0.06
-/* The least a row more of the target's step is priced at, as a share of the
- * step it widens (a quiet CPU: 0.07-0.14 a row for 2-8 rows of the 1.3B
- * shape). A width's cost is learned only from steps of that width, so under
- * a moving load a wide step can look almost free: a draft that agreed on
- * 15% of tokens then drafted in a quarter of the steps, x0.90 plain. And a
- * drafting forward is priced at least at the draft's share of the target's
- * weight bytes, what streaming them costs. */
-#define DRAFT_ROW_FLOOR     0.08
 /* A job's draft prefill may take this share of the time left before its
  * deadline: the first answer comes at the deadline, and the ~x1.4 the
  * draft gives the decode after it pays back at most 1 - 1/1.4 of it. */
@@ -412,13 +404,6 @@ static double draft_cost_ms(const struct draft *d, int32_t rows, double target_o
 	return fwd_cost_ms(&d->fwd, rows, one, target_ms_per_row * d->ratio);
 }
 
-/* A drafting forward of rows rows, no cheaper than streaming the draft's
- * weights (DRAFT_ROW_FLOOR). */
-static double fwd_ms(const struct draft *d, const struct draft_plan *pl, int32_t rows)
-{
-	return fmax(draft_cost_ms(d, rows, pl->cost[1], pl->ms_per_row), d->ratio * pl->cost[rows]);
-}
-
 int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
 {
 	double alpha = draft_alpha(d);
@@ -443,9 +428,16 @@ int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
 		}
 		if (!added) break;
 		if (pl->cost[pl->rows + added] <= 0) break;
-		double c = fmax(pl->cost[pl->rows + added],
-		                pl->cost[pl->rows] * (1 + DRAFT_ROW_FLOOR * added)) +
-		           k * fwd_ms(d, pl, users);
+		/* A width's cost is learned only from steps of that width, so
+		 * under a moving load a wider step can look cheaper than the
+		 * plain one (then a draft that agreed on 15-34% of tokens drafted
+		 * in a quarter to two thirds of the steps, x0.85-0.90 plain): it
+		 * costs at least what the plain step does, and a drafting forward
+		 * at least the draft's share of the weight bytes. (A floor of 4-8%
+		 * of the step a row cost 3-7% of the speed-up on a quiet machine.) */
+		double c = fmax(pl->cost[pl->rows + added], pl->cost[pl->rows]) +
+		           k * fmax(draft_cost_ms(d, users, pl->cost[1], pl->ms_per_row),
+		                    d->ratio * pl->cost[users]);
 		double rate = (pl->tokens + gain) / c;
 		if (rate > best_rate * (1 + 1e-9)) best = k, best_rate = rate;
 	}
@@ -453,10 +445,9 @@ int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
 	 * the plain step's rate: a row more of the target's step, and a
 	 * drafting forward. */
 	double ms_per_token = pl->cost[pl->rows] / pl->tokens;
-	double row_ms = fmax(pl->cost[pl->rows + 1] - pl->cost[pl->rows],
-	                     DRAFT_ROW_FLOOR * pl->cost[pl->rows]);
-	d->row_tokens = row_ms / ms_per_token;
-	d->fwd_tokens = fwd_ms(d, pl, 1) / ms_per_token;
+	double row_ms = pl->cost[pl->rows + 1] - pl->cost[pl->rows];
+	d->row_tokens = (row_ms > 0 ? row_ms : 0) / ms_per_token;
+	d->fwd_tokens = draft_cost_ms(d, 1, pl->cost[1], pl->ms_per_row) / ms_per_token;
 	if (best == 0 && ++d->idle >= d->probe_after) best = 1, d->probing = true;
 	if (best) d->idle = 0;
 	return best;

@@ -443,9 +443,10 @@ TEST(a_step_that_looks_free_is_still_priced_a_row)
 {
 	/* A width's cost is learned only from steps of that width, so under a
 	 * moving load the learned costs can say a wider step is cheaper than a
-	 * plain one (here half). draft_choose still prices each row at 8% of
-	 * the step and a drafting forward at the draft's share of the weight
-	 * bytes: a draft kept 30% of the time is not drafted, one kept 90% is.
+	 * plain one (here half). draft_choose still prices a wider step at
+	 * least at the plain one and a drafting forward at the draft's share of
+	 * the weight bytes: a draft kept 30% of the time is not drafted, one
+	 * kept 90% is.
 	 * The pair: a tiny model's f32 weights and its q8_0 ones, a quarter of
 	 * the bytes. */
 	char tp[4096], dp[4096];
