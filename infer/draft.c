@@ -432,12 +432,12 @@ int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
 		 * under a moving load a wider step can look cheaper than the
 		 * plain one (then a draft that agreed on 15-34% of tokens drafted
 		 * in a quarter to two thirds of the steps, x0.85-0.90 plain): it
-		 * costs at least what the plain step does, and a drafting forward
-		 * at least the draft's share of the weight bytes. (A floor of 4-8%
-		 * of the step a row cost 3-7% of the speed-up on a quiet machine.) */
+		 * costs at least what the plain step does. (A floor of 4-8% of the
+		 * step a row cost 3-7% of the speed-up on a quiet machine; one of
+		 * the draft's share of the weight bytes a drafting forward is no
+		 * floor for small models, whose forwards are not bound by bytes.) */
 		double c = fmax(pl->cost[pl->rows + added], pl->cost[pl->rows]) +
-		           k * fmax(draft_cost_ms(d, users, pl->cost[1], pl->ms_per_row),
-		                    d->ratio * pl->cost[users]);
+		           k * draft_cost_ms(d, users, pl->cost[1], pl->ms_per_row);
 		double rate = (pl->tokens + gain) / c;
 		if (rate > best_rate * (1 + 1e-9)) best = k, best_rate = rate;
 	}
