@@ -443,13 +443,14 @@ TEST(probes_of_a_draft_that_never_agrees_back_off)
 	model_free(t), model_free(dm);
 }
 
-TEST(a_step_that_looks_free_is_still_priced_a_row)
+TEST(a_step_learned_while_quiet_is_priced_at_the_load_of_now)
 {
-	/* A width's cost is learned only from steps of that width, so under a
-	 * moving load the learned costs can say a wider step is cheaper than a
-	 * plain one (here half). draft_choose still prices a wider step at
-	 * least at the plain one: a draft kept 30% of the time is not drafted,
-	 * one kept 90% is.
+	/* Wider steps ran while the machine was quiet (5.5 ms against a plain
+	 * step's 5); since then it got busy, and only plain steps ran (10 ms).
+	 * The costs the engine learned price the wider step at today's load:
+	 * a draft kept 30% of the time is not drafted, one kept 90% is. (With
+	 * each width priced as last seen, 5.5 against 10, the wider step looked
+	 * free, and the draft that agreed 30% of the time drafted.)
 	 * The pair: a tiny model's f32 weights and its q8_0 ones, a quarter of
 	 * the bytes. */
 	char tp[4096], dp[4096];
@@ -462,9 +463,13 @@ TEST(a_step_that_looks_free_is_still_priced_a_row)
 	if (d) {
 		double ratio = (double)model_info(dm)->decode_read_bytes /
 		               (double)model_info(t)->decode_read_bytes;
+		struct fwd_cost fc = { 0 };
+		for (int i = 0; i < 5; i++) fwd_cost_note(&fc, 1, 5);
+		for (int r = 2; r <= STEP_ROWS; r++) fwd_cost_note(&fc, r, 5.5);
+		for (int i = 0; i < 20; i++) fwd_cost_note(&fc, 1, 10);
 		double cost[STEP_ROWS + 1] = { 0 };
-		cost[1] = 10;
-		for (int r = 2; r <= STEP_ROWS; r++) cost[r] = 5;
+		for (int r = 1; r <= STEP_ROWS; r++) cost[r] = fwd_cost_ms(&fc, r, 10, 1);
+		CHECK(cost[2] > cost[1]);
 		struct draft_plan pl = one_greedy_step(cost);
 		for (int i = 0; i < 200; i++) draft_note(d, NULL, 10, 3);
 		double low = draft_alpha(d);
@@ -478,6 +483,48 @@ TEST(a_step_that_looks_free_is_still_priced_a_row)
 		CHECK(low > 0.25 && low < 0.35 && high > 0.85);
 		CHECK_INT_EQ(k_low, 0);
 		CHECK(k_high >= 1);
+		draft_free(d);
+	}
+	model_free(t), model_free(dm);
+}
+
+TEST(a_probe_drafts_its_token_where_a_row_looks_dear)
+{
+	/* The learned costs say a row of the target's step costs a whole
+	 * step, so no draft pays and draft_run would cut each one; the probe
+	 * after 32 idle steps still drafts its token: without it, costs
+	 * learned too high would never be learned again. */
+	char path[4096];
+	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
+	struct model *t = load_path(path), *dm = load_path(path);
+	struct infill_error err;
+	struct draft *d = t && dm ? draft_new(t, dm, &err) : NULL;
+	if (t && dm) REQUIRE(d);
+	if (d) {
+		double cost[STEP_ROWS + 1] = { 0 };
+		for (int r = 1; r <= STEP_ROWS; r++) cost[r] = 10.0 * r;
+		struct draft_plan pl = one_greedy_step(cost);
+		int32_t k = 0;
+		int steps = 0;
+		while (!k && steps < 300) k = draft_choose(d, &pl), steps++;
+		CHECK_INT_EQ(k, 1);
+		const int32_t prompt[8] = { 1, 100, 200, 300, 400, 500, 600, 700 };
+		int32_t out[1] = { -1 };
+		uint8_t conf[1];
+		struct kv_seq *seq = kv_seq_new(model_kv_pool(dm));
+		REQUIRE(seq);
+		struct draft_job j = { .seq = seq,
+			               .prompt = prompt,
+			               .L = 8,
+			               .k = 1,
+			               .reach = 1,
+			               .out = out,
+			               .conf = conf };
+		CHECK_INT_EQ(draft_run(d, &j, 1, &err), 0);
+		printf("probe after %d steps drafted %d token(s)\n", steps, j.got);
+		CHECK_INT_EQ(j.got, 1);
+		CHECK(out[0] >= 0);
+		kv_seq_free(seq);
 		draft_free(d);
 	}
 	model_free(t), model_free(dm);
