@@ -647,8 +647,9 @@ def case_live_reask_grows(binary, model):
         check(s1["promptTokens"] == s0["promptTokens"], "no model run", s0, s1)
         check(len(again) > len(short) and want.startswith(again), "longer, same text",
               short, again, want)
-        check(poll(lambda: top_text(inline(c, line, ch)) == want, 60),
-              "grew to the full answer", want, stats(c))
+        seen = []
+        check(poll(lambda: seen.append(top_text(inline(c, line, ch))) or seen[-1] == want, 60),
+              "grew to the full answer", want, seen[-1:], stats(c))
         end = stats(c)
         time.sleep(0.6)
         check(stats(c)["liveTokens"] == end["liveTokens"], "no decoding after its end", end)

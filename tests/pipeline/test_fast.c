@@ -210,6 +210,40 @@ TEST(typed_to_the_end_of_a_live_candidate_waits_for_it)
 	fast_doc_free_all(&docs);
 }
 
+/* A fast answer is recorded when it is delivered, after the loop's other
+ * events: the live candidate it came from may have grown to its end in
+ * between. The memory keeps the grown text (recorded as answered, the
+ * older text stood for good: nothing grows it after the end). */
+TEST(an_answer_recorded_after_its_candidate_grew_keeps_the_growth)
+{
+	const char *asked[] = { HEAD "|" TAIL, HEAD "to|" TAIL };
+	const char *first_text[] = { "total", "tal" },
+	           *grown[] = { "total = a + b", "tal = a + b" };
+	for (int i = 0; i < 2; i++) {
+		struct fast_doc *docs = NULL;
+		record(&docs, HEAD "|" TAIL, "total", 9, 0, 0);
+		struct completion_request *r = req_at(asked[i]);
+		struct completion_result out = { 0 };
+		struct fast_origin f;
+		REQUIRE(fast_answer(&docs, r, &out, &f));
+		REQUIRE(out.count == 1);
+		CHECK_STR_EQ(out.items[0].text, first_text[i]);
+		struct completion_candidate g = { .text = "total = a + b", .text_len = 13 };
+		struct completion_result ext = { .items = &g, .count = 1 };
+		bool first;
+		CHECK_INT_EQ(fast_grow(&docs, "file:///a.py", 9, &ext, true, &first), 1);
+		fast_record(&docs, r, &out, &f);
+		free(out.items[0].text);
+		free(out.items);
+		req_free(r);
+		char *t = answer(&docs, asked[i], NULL);
+		CHECK_STR_EQ(t, grown[i]);
+		free(t);
+		CHECK(!fast_live_running(&docs, "file:///a.py"));
+		fast_doc_free_all(&docs);
+	}
+}
+
 TEST(growth_past_what_was_typed)
 {
 	struct fast_doc *docs = NULL;
