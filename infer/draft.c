@@ -62,15 +62,15 @@ struct draft {
 	struct kv_pool *pool;
 	struct pcache *cache;
 	int32_t n_vocab;
-	float *logits;       /* [STEP_ROWS][n_vocab]: a drafting forward's output rows */
-	float *q;            /* [STEP_ROWS][n_vocab]: sampled drafts' laws, by target row */
-	float *p;            /* [n_vocab] scratch: the target's law */
-	float *res;          /* [n_vocab] scratch: the residual */
-	struct fwd_cost fwd; /* its forwards, their ms over load */
-	double load;         /* the target's fwd_cost_load at the last draft_choose */
-	double prompt_ms;    /* moving average of a prompt token's prefill, ms */
-	double ratio;        /* weight bytes a step reads, draft over target */
-	double kept, tried;  /* drafted tokens kept and checked, fading */
+	float *logits; /* [STEP_ROWS][n_vocab]: a drafting forward's output rows */
+	float *q;      /* [STEP_ROWS][n_vocab]: sampled drafts' laws, by target row */
+	float *p;      /* [n_vocab] scratch: the target's law */
+	float *res;    /* [n_vocab] scratch: the residual */
+	struct fwd_cost fwd;
+	double one_ms;      /* moving average of drafting forwards */
+	double prompt_ms;   /* moving average of a prompt token's prefill, ms */
+	double ratio;       /* weight bytes a step reads, draft over target */
+	double kept, tried; /* drafted tokens kept and checked, fading */
 	double ckept[DRAFT_CONF], ctried[DRAFT_CONF]; /* the same by confidence class */
 	/* what a row of the target's step and a drafting forward cost, in
 	 * tokens of the plain step's rate (draft_choose sets them) */
@@ -178,7 +178,6 @@ struct draft *draft_new(struct model *target, struct model *dm, struct infill_er
 	d->p = malloc((size_t)d->n_vocab * sizeof(float));
 	d->res = malloc((size_t)d->n_vocab * sizeof(float));
 	if (!d->cache || !d->logits || !d->q || !d->p || !d->res) goto oom;
-	d->load = 1;
 	d->ratio = ti->decode_read_bytes ? (double)di->decode_read_bytes / ti->decode_read_bytes
 	                                 : 0.25;
 	return d;
@@ -341,7 +340,8 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 		int rc = model_forward(d->m, &b, err);
 		if (rc) return rc;
 		double ms = engine_now_ms() - t;
-		fwd_cost_note(&d->fwd, nr, ms / d->load);
+		fwd_cost_note(&d->fwd, nr, ms);
+		if (nr == 1) d->one_ms = d->one_ms > 0 ? 0.7 * d->one_ms + 0.3 * ms : ms;
 		no = 0;
 		for (int i = 0; i < n; i++) {
 			struct draft_job *j = &jobs[i];
@@ -356,7 +356,8 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 				reach[i] *= conf_alpha(d, cls);
 				/* a probe checks its token whatever the costs say: it
 				 * is how they and alpha are learned again (cut here, a
-				 * row's cost once over-learned was never learned back) */
+				 * row's cost once learned too high was never learned
+				 * back, and a pair at 70% drafted nothing) */
 				if (reach[i] < d->row_tokens && !(d->probing && r == 0)) {
 					going[i] = false;
 					continue;
@@ -400,18 +401,16 @@ double draft_alpha(const struct draft *d)
 	return (d->kept + DRAFT_PRIOR_KEPT) / (d->tried + DRAFT_PRIOR_TRIED);
 }
 
-/* Before the draft has run: the target's costs times its share of the bytes. */
 static double draft_cost_ms(const struct draft *d, int32_t rows, double target_one_ms,
                             double target_ms_per_row)
 {
-	double per = d->ratio / d->load;
-	return d->load * fwd_cost_ms(&d->fwd, rows, target_one_ms * per, target_ms_per_row * per);
+	double one = d->one_ms > 0 ? d->one_ms : target_one_ms * d->ratio;
+	return fwd_cost_ms(&d->fwd, rows, one, target_ms_per_row * d->ratio);
 }
 
 int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
 {
 	double alpha = draft_alpha(d);
-	d->load = pl->load > 0 ? pl->load : 1;
 	int32_t best = 0;
 	double best_rate = pl->cost[pl->rows] > 0 ? pl->tokens / pl->cost[pl->rows] : 0;
 	if (best_rate <= 0) return pl->room[0] < 4 ? pl->room[0] : 4; /* nothing measured yet */
@@ -433,11 +432,15 @@ int32_t draft_choose(struct draft *d, const struct draft_plan *pl)
 		}
 		if (!added) break;
 		if (pl->cost[pl->rows + added] <= 0) break;
-		/* (fwdcost.c prices a wider step at least as the plain one, at
-		 * the same moment's load: were it not, a draft that agreed on
-		 * 15-34% of tokens drafted in a quarter to two thirds of the
-		 * steps of a busy machine, x0.85-0.90 plain.) */
-		double c = pl->cost[pl->rows + added] +
+		/* A width's cost is learned only from steps of that width, so
+		 * under a moving load a wider step can look cheaper than the
+		 * plain one (then a draft that agreed on 15-34% of tokens drafted
+		 * in a quarter to two thirds of the steps, x0.85-0.90 plain): it
+		 * costs at least what the plain step does. (A floor of 4-8% of the
+		 * step a row cost 3-7% of the speed-up on a quiet machine; one of
+		 * the draft's share of the weight bytes a drafting forward is no
+		 * floor for small models, whose forwards are not bound by bytes.) */
+		double c = fmax(pl->cost[pl->rows + added], pl->cost[pl->rows]) +
 		           k * draft_cost_ms(d, users, pl->cost[1], pl->ms_per_row);
 		double rate = (pl->tokens + gain) / c;
 		if (rate > best_rate * (1 + 1e-9)) best = k, best_rate = rate;

@@ -894,8 +894,7 @@ static int dec_batch(struct engine *e, struct dec *d, const struct engine_reques
 			                 .rows = live + budget0 - budget,
 			                 .tokens = expect,
 			                 .cost = cost,
-			                 .ms_per_row = engine_ms_per_token(e),
-			                 .load = fwd_cost_load(&e->fwd) };
+			                 .ms_per_row = engine_ms_per_token(e) };
 		int idx[ENGINE_MAX_CANDIDATES];
 		for (int i = 0; i < n; i++) {
 			if (c[i].stop || kmaxs[i] - c[i].n_look <= 0) continue;

@@ -25,25 +25,17 @@
  * its time); larger small ones share one per row. */
 #define FWD_EACH_MAX 8
 
-/* A forward's time is learned as two factors: each row count's cost
- * relative to the others, and one scale that every forward moves (the
- * machine's load, the context's length). Counts that ran at different
- * moments are then compared at the same one. */
 struct fwd_cost {
-	double ms[FWD_EACH_MAX + 1]; /* averages at scale 1: ms for 1..8 rows, ms per
-	                              * row for 9..15; 0: none */
-	double scale;                /* fast average of time over ms[]; 0: nothing seen */
-	int unit;                    /* the bucket seen first, whose ms[] stays as seen */
-	int last;                    /* the last forward's bucket + 1; 0: none */
-	double last_v;               /* its ms (per row past FWD_EACH_MAX) */
+	double ms[FWD_EACH_MAX + 1]; /* moving averages: ms for 1..8 rows, ms per row for
+	                              * 9..15; 0: none */
 };
 
 /* A forward of n rows took ms (larger ones are ignored). */
 void fwd_cost_note(struct fwd_cost *c, int32_t n, double ms);
-/* Its estimate for n rows, never less than for fewer rows. A count of 1..8
- * not seen yet lies on the line between the nearest counts seen below and
- * above it (one_ms for 1 row, ms_per_row past the last seen); larger ones
- * are one row's time plus ms_per_row (the chunk rate) per further row. */
+/* Its estimate for n rows. A count of 1..8 not seen yet lies on the line
+ * between the nearest counts seen below and above it (one_ms for 1 row,
+ * ms_per_row past the last seen); larger ones are one row's time plus
+ * ms_per_row (the chunk rate) per further row. */
 double fwd_cost_ms(const struct fwd_cost *c, int32_t n, double one_ms, double ms_per_row);
 /* The next forward's time, n rows, after one of last_n rows took last_ms:
  * that time (it knows the load and the context's length) scaled by the
@@ -51,11 +43,6 @@ double fwd_cost_ms(const struct fwd_cost *c, int32_t n, double one_ms, double ms
  * after a candidate stopped, is wider or narrower). */
 double fwd_cost_next(const struct fwd_cost *c, double last_ms, int32_t last_n, int32_t n,
                      double one_ms, double ms_per_row);
-/* What every count's cost is multiplied by now (the load, the context's
- * length); 1 before any forward. Another model on the same machine and
- * context (a draft) learns its costs divided by it, and so follows the
- * load while it does not run. */
-double fwd_cost_load(const struct fwd_cost *c);
 /* The most rows, up to cap, whose forward fits in left ms (0 when none). */
 int32_t fwd_cost_fit(const struct fwd_cost *c, double left, int32_t cap, double one_ms,
                      double ms_per_row);
@@ -176,7 +163,6 @@ struct draft_plan {
 	double tokens;                       /* tokens it is expected to give */
 	const double *cost;                  /* [8 + 1] target forward ms by rows */
 	double ms_per_row;                   /* the prefill rate */
-	double load;                         /* fwd_cost_load of the target's costs */
 };
 /* How many tokens each candidate drafts this step, at most (0: none;
  * draft_run stops greedy ones sooner where the next draft would not pay). */

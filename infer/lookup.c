@@ -15,11 +15,10 @@
  *
  * On text that does not repeat, lookup must cost nothing (it is on by
  * default): a draft must promise LOOKUP_MARGIN more than the plain step,
- * each row it adds is priced at least LOOKUP_ROW_FLOOR of that step (a
- * row's cost is the difference of two learned costs, each an average of
- * few and noisy samples, and can come out near nothing), and a candidate
- * whose draft missed at once backs off (struct lookup_gate) until a
- * draft's first token is right.
+ * each row it adds is priced at least LOOKUP_ROW_FLOOR of that step (the
+ * learned costs of different widths were sampled under different loads, and
+ * can make a wide step look free), and a candidate whose draft missed at
+ * once backs off (struct lookup_gate) until a draft's first token is right.
  */
 #include "engine_internal.h"
 

@@ -443,14 +443,13 @@ TEST(probes_of_a_draft_that_never_agrees_back_off)
 	model_free(t), model_free(dm);
 }
 
-TEST(a_step_learned_while_quiet_is_priced_at_the_load_of_now)
+TEST(a_step_that_looks_free_is_still_priced_a_row)
 {
-	/* Wider steps ran while the machine was quiet (5.5 ms against a plain
-	 * step's 5); since then it got busy, and only plain steps ran (10 ms).
-	 * The costs the engine learned price the wider step at today's load:
-	 * a draft kept 30% of the time is not drafted, one kept 90% is. (With
-	 * each width priced as last seen, 5.5 against 10, the wider step looked
-	 * free, and the draft that agreed 30% of the time drafted.)
+	/* A width's cost is learned only from steps of that width, so under a
+	 * moving load the learned costs can say a wider step is cheaper than a
+	 * plain one (here half). draft_choose still prices a wider step at
+	 * least at the plain one: a draft kept 30% of the time is not drafted,
+	 * one kept 90% is.
 	 * The pair: a tiny model's f32 weights and its q8_0 ones, a quarter of
 	 * the bytes. */
 	char tp[4096], dp[4096];
@@ -463,13 +462,9 @@ TEST(a_step_learned_while_quiet_is_priced_at_the_load_of_now)
 	if (d) {
 		double ratio = (double)model_info(dm)->decode_read_bytes /
 		               (double)model_info(t)->decode_read_bytes;
-		struct fwd_cost fc = { 0 };
-		for (int i = 0; i < 5; i++) fwd_cost_note(&fc, 1, 5);
-		for (int r = 2; r <= STEP_ROWS; r++) fwd_cost_note(&fc, r, 5.5);
-		for (int i = 0; i < 20; i++) fwd_cost_note(&fc, 1, 10);
 		double cost[STEP_ROWS + 1] = { 0 };
-		for (int r = 1; r <= STEP_ROWS; r++) cost[r] = fwd_cost_ms(&fc, r, 10, 1);
-		CHECK(cost[2] > cost[1]);
+		cost[1] = 10;
+		for (int r = 2; r <= STEP_ROWS; r++) cost[r] = 5;
 		struct draft_plan pl = one_greedy_step(cost);
 		for (int i = 0; i < 200; i++) draft_note(d, NULL, 10, 3);
 		double low = draft_alpha(d);

@@ -55,61 +55,6 @@ TEST(forward_cost_is_learned_by_rows_not_a_rate)
 	CHECK_INT_EQ(fwd_cost_fit(&c, 5000, 400, 40, 15), 331); /* 40 + 330 * 15 = 4990 */
 }
 
-TEST(a_count_learned_while_quiet_follows_the_load_the_others_see)
-{
-	struct fwd_cost c = { 0 };
-	for (int i = 0; i < 5; i++) fwd_cost_note(&c, 1, 20);
-	for (int i = 0; i < 3; i++) fwd_cost_note(&c, 2, 22);
-	/* the machine gets busy, and only plain steps run */
-	for (int i = 0; i < 10; i++) fwd_cost_note(&c, 1, 30);
-	double one = fwd_cost_ms(&c, 1, 40, 15), two = fwd_cost_ms(&c, 2, 40, 15);
-	CHECK_NEAR(one, 30, 1.5);
-	/* two rows are still 1.1x one, not the 22 they took when quiet */
-	CHECK_NEAR(two / one, 1.1, 0.05);
-	/* a count whose one sample was quick is not priced below fewer rows */
-	fwd_cost_note(&c, 4, 10);
-	CHECK(fwd_cost_ms(&c, 4, 40, 15) >= two);
-	CHECK(fwd_cost_ms(&c, 3, 40, 15) >= two);
-	/* nor is 9..15 rows' rate below 8 rows' time */
-	fwd_cost_note(&c, 8, 200);
-	fwd_cost_note(&c, 12, 60);
-	CHECK(fwd_cost_ms(&c, 9, 40, 15) >= fwd_cost_ms(&c, 8, 40, 15));
-	for (int32_t n = 2; n <= 40; n++)
-		CHECK(fwd_cost_ms(&c, n, 40, 15) >= fwd_cost_ms(&c, n - 1, 40, 15));
-}
-
-TEST(a_run_of_wide_steps_through_a_change_of_load_keeps_their_ratio)
-{
-	/* quiet: plain steps 20, wide ones 30; then the load doubles while
-	 * only wide steps run: the wide step is still 1.5 plain ones */
-	struct fwd_cost c = { 0 };
-	for (int i = 0; i < 20; i++) fwd_cost_note(&c, 1, 20), fwd_cost_note(&c, 4, 30);
-	CHECK_NEAR(fwd_cost_ms(&c, 4, 1, 1) / fwd_cost_ms(&c, 1, 1, 1), 1.5, 0.01);
-	for (int i = 0; i < 30; i++) fwd_cost_note(&c, 4, 60);
-	CHECK_NEAR(fwd_cost_ms(&c, 4, 1, 1), 60, 1);
-	CHECK_NEAR(fwd_cost_ms(&c, 4, 1, 1) / fwd_cost_ms(&c, 1, 1, 1), 1.5, 0.01);
-	/* what is learned from pairs just after each other */
-	for (int i = 0; i < 40; i++) fwd_cost_note(&c, 1, 40), fwd_cost_note(&c, 4, 48);
-	CHECK_NEAR(fwd_cost_ms(&c, 4, 1, 1) / fwd_cost_ms(&c, 1, 1, 1), 1.2, 0.03);
-}
-
-TEST(a_model_that_learns_at_anothers_load_follows_it_while_idle)
-{
-	/* the target's steps and the draft's forwards share the machine: the
-	 * draft learns its costs divided by the target's load, and is priced
-	 * at the load of now though it last ran while the machine was quiet */
-	struct fwd_cost t = { 0 }, d = { 0 };
-	CHECK_NEAR(fwd_cost_load(&t), 1, 1e-12);
-	for (int i = 0; i < 5; i++) fwd_cost_note(&t, 1, 20);
-	for (int i = 0; i < 5; i++) fwd_cost_note(&d, 1, 4 / fwd_cost_load(&t));
-	double quiet = fwd_cost_load(&t) * fwd_cost_ms(&d, 1, 1, 1);
-	for (int i = 0; i < 20; i++) fwd_cost_note(&t, 1, 40);
-	double busy = fwd_cost_load(&t) * fwd_cost_ms(&d, 1, 1, 1);
-	CHECK_NEAR(quiet, 4, 1e-9);
-	CHECK_NEAR(busy / quiet, 2, 0.1);
-	CHECK_NEAR(fwd_cost_ms(&t, 1, 1, 1) / busy, 5, 0.25);
-}
-
 TEST(next_forward_is_the_last_one_scaled_by_its_rows)
 {
 	struct fwd_cost c = { 0 };
