@@ -356,31 +356,8 @@ static bool cands_from(const struct completion_result *res, size_t cursor, size_
 	return true;
 }
 
-static void record(struct fast_doc **docs, struct fast_doc *d, struct completion_request *req,
-                   const struct completion_result *res, const struct fast_origin *o);
-
-/* Remembers what was answered for the fast path and the rerank's "previous
- * suggestion". Takes the request's text. */
-void fast_record(struct fast_doc **docs, struct completion_request *req,
-                 const struct completion_result *res, const struct fast_origin *o)
-{
-	struct fast_doc *d = doc_find(docs, req->uri);
-	/* An answer from this live candidate's memory was computed when it was
-	 * asked; the candidate may have grown, or ended, before the answer is
-	 * recorded. Recorded as it was, the older text would replace the grown
-	 * one and, the end already told, would never grow again (re-asked at
-	 * its place, the suggestion then stayed short of its end): answered
-	 * again from the memory as it stands. */
-	struct completion_result now = { 0 };
-	struct fast_origin now_o;
-	if (d && o && o->live_id && d->live.live_id == o->live_id &&
-	    fast_answer(docs, req, &now, &now_o))
-		res = &now, o = &now_o;
-	record(docs, d, req, res, o);
-	for (size_t i = 0; i < now.count; i++) free(now.items[i].text);
-	free(now.items);
-}
-
+/* fast_record's work: res, from origin o, becomes the last answer of d (NULL:
+ * a new document's memory). */
 static void record(struct fast_doc **docs, struct fast_doc *d, struct completion_request *req,
                    const struct completion_result *res, const struct fast_origin *o)
 {
@@ -416,6 +393,28 @@ static void record(struct fast_doc **docs, struct fast_doc *d, struct completion
 	d->ctx_end = o && o->ctx_end >= d->cursor && o->ctx_end <= d->len ? o->ctx_end : d->len;
 	req->text = NULL; /* taken */
 	req->text_len = 0;
+}
+
+/* Remembers what was answered for the fast path and the rerank's "previous
+ * suggestion". Takes the request's text. */
+void fast_record(struct fast_doc **docs, struct completion_request *req,
+                 const struct completion_result *res, const struct fast_origin *o)
+{
+	struct fast_doc *d = doc_find(docs, req->uri);
+	/* An answer from this live candidate's memory was computed when it was
+	 * asked; the candidate may have grown, or ended, before the answer is
+	 * recorded. Recorded as it was, the older text would replace the grown
+	 * one and, the end already told, would never grow again (re-asked at
+	 * its place, the suggestion then stayed short of its end): answered
+	 * again from the memory as it stands. */
+	struct completion_result now = { 0 };
+	struct fast_origin now_o;
+	if (d && o && o->live_id && d->live.live_id == o->live_id &&
+	    fast_answer(docs, req, &now, &now_o))
+		res = &now, o = &now_o;
+	record(docs, d, req, res, o);
+	for (size_t i = 0; i < now.count; i++) free(now.items[i].text);
+	free(now.items);
 }
 
 /* The first texts of a live candidate whose answer showed nothing (at its

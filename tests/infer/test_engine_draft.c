@@ -401,6 +401,20 @@ static struct draft_plan one_greedy_step(const double *cost)
 		                    .ms_per_row = 1 };
 }
 
+/* testdata's models/target and models/draft (*t, *dm: NULL where missing;
+ * the caller frees both) and the draft over them (NULL where a model is
+ * missing or the pair is refused). */
+static struct draft *open_pair(const char *target, const char *draft, struct model **t,
+                               struct model **dm)
+{
+	char tp[4096], dp[4096];
+	snprintf(tp, sizeof tp, "%s/models/%s", testdata(), target);
+	snprintf(dp, sizeof dp, "%s/models/%s", testdata(), draft);
+	*t = load_path(tp), *dm = load_path(dp);
+	struct infill_error err;
+	return *t && *dm ? draft_new(*t, *dm, &err) : NULL;
+}
+
 TEST(probes_of_a_draft_that_never_agrees_back_off)
 {
 	/* Where drafting does not pay (here a draft as dear as its target),
@@ -409,11 +423,8 @@ TEST(probes_of_a_draft_that_never_agrees_back_off)
 	 * over the steps since its last, so probes that miss double the wait
 	 * (at most 256 steps): 2,000 steps of misses probe at most 12 times,
 	 * not 62. A kept draft brings the probes back to every 32 steps. */
-	char path[4096];
-	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
-	struct model *t = load_path(path), *dm = load_path(path);
-	struct infill_error err;
-	struct draft *d = t && dm ? draft_new(t, dm, &err) : NULL;
+	struct model *t, *dm;
+	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-f32.gguf", &t, &dm);
 	if (t && dm) REQUIRE(d);
 	if (d) {
 		double cost[STEP_ROWS + 1] = { 0 };
@@ -452,12 +463,8 @@ TEST(a_step_that_looks_free_is_still_priced_a_row)
 	 * one kept 90% is.
 	 * The pair: a tiny model's f32 weights and its q8_0 ones, a quarter of
 	 * the bytes. */
-	char tp[4096], dp[4096];
-	snprintf(tp, sizeof tp, "%s/models/tiny-dsc-f32.gguf", testdata());
-	snprintf(dp, sizeof dp, "%s/models/tiny-dsc-q8_0.gguf", testdata());
-	struct model *t = load_path(tp), *dm = load_path(dp);
-	struct infill_error err;
-	struct draft *d = t && dm ? draft_new(t, dm, &err) : NULL;
+	struct model *t, *dm;
+	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-q8_0.gguf", &t, &dm);
 	if (t && dm) REQUIRE(d);
 	if (d) {
 		double ratio = (double)model_info(dm)->decode_read_bytes /
@@ -489,11 +496,8 @@ TEST(a_probe_drafts_its_token_where_a_row_looks_dear)
 	 * step, so no draft pays and draft_run would cut each one; the probe
 	 * after 32 idle steps still drafts its token: without it, costs
 	 * learned too high would never be learned again. */
-	char path[4096];
-	snprintf(path, sizeof path, "%s/models/tiny-dsc-f32.gguf", testdata());
-	struct model *t = load_path(path), *dm = load_path(path);
-	struct infill_error err;
-	struct draft *d = t && dm ? draft_new(t, dm, &err) : NULL;
+	struct model *t, *dm;
+	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-f32.gguf", &t, &dm);
 	if (t && dm) REQUIRE(d);
 	if (d) {
 		double cost[STEP_ROWS + 1] = { 0 };
@@ -515,6 +519,7 @@ TEST(a_probe_drafts_its_token_where_a_row_looks_dear)
 			               .reach = 1,
 			               .out = out,
 			               .conf = conf };
+		struct infill_error err;
 		CHECK_INT_EQ(draft_run(d, &j, 1, &err), 0);
 		printf("probe after %d steps drafted %d token(s)\n", steps, j.got);
 		CHECK_INT_EQ(j.got, 1);
