@@ -26,6 +26,18 @@
  * scaled by S, so they add to the residual stream a perturbation of scale
  * S. S = 0 gives a target whose greedy choices are the draft's; larger S
  * lowers their agreement (bench-draft measures it).
+ *
+ * A trained model at another model's cost (--from M): random weights write
+ * text that repeats nothing, so prompt lookup and a draft's agreement are
+ * not what they are on code. --from grows a Llama-architecture model M into
+ * a wider, deeper one that computes M's function: M's matrices in the top
+ * left corner of the larger ones and zeros elsewhere, so extra heads, FFN
+ * rows and residual dims stay zero. The norms see a residual of D dims
+ * whose last D - d are zero: their weights are scaled by sqrt(d / D) and
+ * eps by d / D, which gives M's normalized values exactly. Layers past M's
+ * are random with their output projections scaled by --perturb (default 0:
+ * they add nothing), so M grown to a draft's cost and M grown deeper with
+ * a perturbation make a pair of dialled agreement that writes code.
  */
 #include <errno.h>
 #include <math.h>
@@ -99,9 +111,14 @@ static void usage(FILE *fp)
 	fprintf(fp,
 	        "usage: infill mkmodel --shape SHAPE --type TYPE --vocab V.gguf -o OUT.gguf "
 	        "[options]\n"
+	        "       infill mkmodel --from M.gguf --type TYPE -o OUT.gguf [options]\n"
 	        "\n"
 	        "Writes a model with random (seeded) weights; tokenizer.* keys are copied\n"
 	        "from V.gguf and the vocabulary size is its token count.\n"
+	        "With --from, writes the llama model M grown to the --dim, --ffn and --layers\n"
+	        "given: it computes M's function (M's weights, zeros around them) at the\n"
+	        "larger model's cost, for measuring on a trained model's text; layers past\n"
+	        "M's are random, scaled by --perturb (default 0: they change nothing).\n"
 	        "\n"
 	        "  --shape S      deepseek-coder-1.3b | deepseek-coder-6.7b | tiny (llama),\n"
 	        "                 qwen2.5-coder-1.5b | tiny-qwen2 (qwen2),\n"
@@ -143,7 +160,28 @@ struct tensor_job {
 	int64_t ne0, ne1;
 	bool is_norm, is_bias;
 	float scale; /* of a matrix's values (a pair's perturbing layers) */
+	/* --from: the source tensor (borrowed from the source file) whose values
+	 * go to the top left corner, times src_scale; NULL for random values */
+	const struct gguf_tensor_info *src;
+	float src_scale;
 };
+
+/* A grown tensor's row r: the source's row r, dequantized and scaled, then
+ * zeros; rows past the source's are all zeros. Returns 0 or a negative errno. */
+static int source_row(const struct tensor_job *j, int64_t r, float *row)
+{
+	const struct gguf_tensor_info *t = j->src;
+	int64_t n = r < t->ne[1] ? t->ne[0] : 0;
+	if (n) {
+		uint64_t bytes = tensor_type_row_size(t->type, t->ne[0]);
+		int rc = tensor_row_dequantize(
+		        t->type, (const uint8_t *)t->data + (uint64_t)r * bytes, row, n);
+		if (rc) return rc;
+	}
+	for (int64_t i = 0; i < n; i++) row[i] *= j->src_scale;
+	for (int64_t i = n; i < j->ne0; i++) row[i] = 0.0f;
+	return 0;
+}
 
 /* gguf_tensor_fill_fn: generate and quantize one row at a time into buf. */
 static int fill_tensor(void *ctx, void *buf, uint64_t nbytes)
@@ -154,11 +192,13 @@ static int fill_tensor(void *ctx, void *buf, uint64_t nbytes)
 	if (!row) return -ENOMEM;
 	uint64_t row_bytes = tensor_type_row_size(j->type, j->ne0);
 	for (int64_t r = 0; r < j->ne1; r++) {
-		for (int64_t i = 0; i < j->ne0; i++)
+		int rc = j->src ? source_row(j, r, row) : 0;
+		for (int64_t i = 0; !j->src && i < j->ne0; i++)
 			row[i] = j->is_norm && !j->is_bias ? 1.0f + 0.05f * normal(&s)
 			                                   : 0.02f * j->scale * normal(&s);
-		int rc = tensor_row_quantize(j->type, row, (uint8_t *)buf + (uint64_t)r * row_bytes,
-		                             j->ne0);
+		rc = rc ? rc
+		        : tensor_row_quantize(j->type, row,
+		                              (uint8_t *)buf + (uint64_t)r * row_bytes, j->ne0);
 		if (rc) {
 			free(row);
 			return rc;
@@ -204,11 +244,18 @@ static bool parse_u32(const char *s, uint32_t *out)
 /* What the command line asks for. */
 struct args {
 	const char *shape_name, *type_name, *vocab_path, *out; /* borrowed from argv */
+	const char *from_path;                                 /* borrowed from argv */
 	uint64_t seed;
 	uint32_t pair_layers; /* > 0: the target of a draft of this many layers */
 	float perturb;        /* the scale of the further layers' output projections */
-	struct shape shape;   /* the named shape with the overrides applied */
+	bool perturb_given;
+	struct shape shape; /* the named shape with the overrides applied */
 	enum tensor_type type;
+	/* --from: the source (owned: gguf_close), its shape before the
+	 * overrides, and the family its file has */
+	struct gguf_file *from;
+	struct shape from_shape;
+	struct family from_fam;
 };
 
 /* An override given on the command line: 0 when absent. */
@@ -226,6 +273,7 @@ static bool parse_option(const char *opt, const char *v, struct args *a, struct 
 	                    : !strcmp(opt, "--type")                         ? &a->type_name
 	                    : !strcmp(opt, "--vocab")                        ? &a->vocab_path
 	                    : !strcmp(opt, "-o") || !strcmp(opt, "--output") ? &a->out
+	                    : !strcmp(opt, "--from")                         ? &a->from_path
 	                                                                     : NULL;
 	if (text) {
 		*text = v;
@@ -236,6 +284,7 @@ static bool parse_option(const char *opt, const char *v, struct args *a, struct 
 		char *end;
 		errno = 0;
 		a->perturb = strtof(v, &end);
+		a->perturb_given = true;
 		return !errno && *end == 0 && end != v && a->perturb >= 0;
 	}
 	if (!strcmp(opt, "--seed")) {
@@ -251,10 +300,75 @@ static bool parse_option(const char *opt, const char *v, struct args *a, struct 
 	return false;
 }
 
+/* The shape --from grows: the source's hyperparameters and family. Returns 0
+ * or 2 after a message (a file that is not a Llama model). */
+static int source_shape(struct args *a)
+{
+	struct gguf_file *f = a->from;
+	struct gguf_str arch;
+	if (!gguf_get_str(f, "general.architecture", &arch) || !gguf_str_eq(arch, "llama")) {
+		fprintf(stderr,
+		        "infill mkmodel: --from %s: only a llama-architecture model can be grown\n",
+		        a->from_path);
+		return 2;
+	}
+	struct shape *sh = &a->from_shape;
+	*sh = (struct shape){ .name = "from", .rope_base = 10000.0f, .fam = &a->from_fam };
+	bool ok = gguf_get_u32(f, "llama.embedding_length", &sh->dim) &&
+	          gguf_get_u32(f, "llama.block_count", &sh->n_layer) &&
+	          gguf_get_u32(f, "llama.feed_forward_length", &sh->ffn) &&
+	          gguf_get_u32(f, "llama.attention.head_count", &sh->n_head) &&
+	          gguf_get_u32(f, "llama.context_length", &sh->ctx) &&
+	          gguf_get_f32(f, "llama.attention.layer_norm_rms_epsilon", &sh->eps) && sh->dim &&
+	          sh->n_head && sh->dim % sh->n_head == 0;
+	if (!gguf_get_u32(f, "llama.attention.head_count_kv", &sh->n_head_kv))
+		sh->n_head_kv = sh->n_head;
+	gguf_get_u32(f, "llama.attention.key_length", &sh->head_dim);
+	gguf_get_f32(f, "llama.rope.freq_base", &sh->rope_base);
+	if (!ok || !sh->n_head_kv || sh->n_head % sh->n_head_kv ||
+	    (sh->head_dim && sh->head_dim != sh->dim / sh->n_head)) {
+		fprintf(stderr,
+		        "infill mkmodel: --from %s: missing or unusual llama.* hyperparameters\n",
+		        a->from_path);
+		return 2;
+	}
+	sh->head_dim = 0;
+	a->from_fam = (struct family){
+		.arch = "llama",
+		.qkv_bias = gguf_find_tensor(f, "blk.0.attn_q.bias") >= 0,
+		.other_bias = gguf_find_tensor(f, "blk.0.attn_norm.bias") >= 0,
+		.gate = true,
+		.tied = gguf_find_tensor(f, "output.weight") < 0,
+		.eps_key = "attention.layer_norm_rms_epsilon",
+	};
+	return 0;
+}
+
+/* The grown shape holds the source's: as wide or wider everywhere, heads of
+ * the same size grouped the same way. Returns 0 or 2 after a message. */
+static int check_grown(const struct args *a)
+{
+	const struct shape *sh = &a->shape, *src = &a->from_shape;
+	uint32_t hd = src->dim / src->n_head, group = src->n_head / src->n_head_kv;
+	if (sh->dim < src->dim || sh->ffn < src->ffn || sh->n_layer < src->n_layer ||
+	    sh->n_head * hd != sh->dim || sh->n_head_kv * group != sh->n_head) {
+		fprintf(stderr,
+		        "infill mkmodel: --from %s (dim %u, ffn %u, %u layers, %u heads of %u, "
+		        "%u per kv head): the model grown from it needs dim, ffn and layers at "
+		        "least those, heads of %u and %u heads per kv head (asked: dim %u, ffn %u, "
+		        "%u layers, %u/%u heads)\n",
+		        a->from_path, src->dim, src->ffn, src->n_layer, src->n_head, hd, group, hd,
+		        group, sh->dim, sh->ffn, sh->n_layer, sh->n_head, sh->n_head_kv);
+		return 2;
+	}
+	return 0;
+}
+
 /*
- * The command line into *a: the options, the shape and type they name, the
- * overrides applied and the shape checked. Returns 0, 1 when --help was
- * printed, or 2 (the command's exit status) after a message on stderr.
+ * The command line into *a: the options, the shape and type they name (for
+ * --from: the source opened, its shape), the overrides applied and the
+ * shape checked. Returns 0, 1 when --help was printed, or 2 (the command's
+ * exit status) after a message on stderr; a->from may be open either way.
  */
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -278,13 +392,38 @@ static int parse_args(int argc, char **argv, struct args *a)
 			return 2;
 		}
 	}
-	if (!a->shape_name || !a->type_name || !a->vocab_path || !a->out) {
-		fprintf(stderr, "infill mkmodel: --shape, --type, --vocab and -o are required\n");
+	if (a->from_path && (a->shape_name || a->vocab_path || a->pair_layers)) {
+		fprintf(stderr, "infill mkmodel: --from takes the shape and vocabulary of its "
+		                "model: --shape, --vocab and --pair-layers do not go with it\n");
+		return 2;
+	}
+	if (!a->type_name || !a->out || (!a->from_path && (!a->shape_name || !a->vocab_path))) {
+		fprintf(stderr, "infill mkmodel: --type, -o and either --shape and --vocab or "
+		                "--from are required\n");
 		usage(stderr);
 		return 2;
 	}
-	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
-		if (!strcmp(shapes[k].name, a->shape_name)) a->shape = shapes[k];
+	if (a->from_path) {
+		struct infill_error err;
+		a->from = gguf_open(a->from_path, &err);
+		if (!a->from) {
+			fprintf(stderr, "infill mkmodel: %s\n", err.message);
+			return 2;
+		}
+		int st = source_shape(a);
+		if (st) return st;
+		a->shape = a->from_shape;
+		a->shape_name = "grown";
+		if (!a->perturb_given) a->perturb = 0.0f;
+		/* wider: as many more heads of the source's size, grouped as its */
+		uint32_t hd = a->shape.dim / a->shape.n_head;
+		uint32_t group = a->shape.n_head / a->shape.n_head_kv;
+		if (ov.dim && !ov.n_head) ov.n_head = ov.dim / hd;
+		if (ov.n_head && !ov.n_head_kv) ov.n_head_kv = ov.n_head / group;
+	} else {
+		for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+			if (!strcmp(shapes[k].name, a->shape_name)) a->shape = shapes[k];
+	}
 	if (!a->shape.name || !tensor_type_from_name(a->type_name, &a->type)) {
 		fprintf(stderr, "infill mkmodel: unknown %s \"%s\"\n",
 		        a->shape.name ? "type" : "shape",
@@ -297,6 +436,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (ov.field) sh->field = ov.field;
 	SHAPE_OPTIONS(APPLY)
 #undef APPLY
+	if (a->from) {
+		sh->eps = a->from_shape.eps * (float)a->from_shape.dim / (float)sh->dim;
+		int st = check_grown(a);
+		if (st) return st;
+	}
 	if (a->pair_layers >= sh->n_layer) {
 		fprintf(stderr, "infill mkmodel: --pair-layers %u must be below --layers %u\n",
 		        a->pair_layers, sh->n_layer);
@@ -334,9 +478,13 @@ static int plan_keys(struct gguf_writer *w, const struct args *a, struct gguf_fi
                      uint64_t n_vocab)
 {
 	const struct shape *sh = &a->shape;
-	char name[96];
-	snprintf(name, sizeof name, "infill random %s %s", a->shape_name,
-	         tensor_type_name(a->type));
+	char name[160];
+	if (a->from)
+		snprintf(name, sizeof name, "infill grown from %s: dim %u, %u layers, %s",
+		         a->from_path, sh->dim, sh->n_layer, tensor_type_name(a->type));
+	else
+		snprintf(name, sizeof name, "infill random %s %s", a->shape_name,
+		         tensor_type_name(a->type));
 	const struct family *f = sh->fam;
 	char kb[128];
 #define KEY(suffix) (snprintf(kb, sizeof kb, "%s.%s", f->arch, suffix), kb)
@@ -365,10 +513,15 @@ static int plan_keys(struct gguf_writer *w, const struct args *a, struct gguf_fi
 		rc = rc ? rc : gguf_writer_set_f32(w, KEY("rope.scaling.factor"), 4.0f);
 	}
 #undef KEY
+	/* --from: every other key of the source as it is (rope, vocab size) */
 	for (int64_t i = 0; !rc && i < gguf_key_count(vocab); i++) {
 		struct gguf_str k = gguf_key_name(vocab, i);
-		if (k.len >= 10 && !memcmp(k.ptr, "tokenizer.", 10))
+		if (a->from && !gguf_str_eq(k, "general.alignment")) {
 			rc = gguf_writer_copy_key(w, vocab, i);
+			rc = rc == -EEXIST ? 0 : rc;
+		} else if (k.len >= 10 && !memcmp(k.ptr, "tokenizer.", 10)) {
+			rc = gguf_writer_copy_key(w, vocab, i);
+		}
 	}
 	return rc;
 }
@@ -380,6 +533,9 @@ struct plan {
 	int n_fallback;
 	int64_t stream_shift; /* added to a tensor's index for its stream (pairs) */
 	float scale;          /* the next matrices' scale */
+	/* the next tensor's source and its values' scale (--from), NULL for random */
+	const struct gguf_tensor_info *src;
+	float src_scale;
 };
 
 /* The type llama-quantize writes instead of `type` for rows its blocks do not divide. */
@@ -402,6 +558,8 @@ static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t n
 	j->is_norm = is_norm;
 	j->is_bias = is_bias;
 	j->scale = p->scale;
+	j->src = p->src;
+	j->src_scale = p->src_scale;
 	j->ne0 = ne0;
 	j->ne1 = is_norm ? 1 : ne1;
 	j->type = is_norm ? TENSOR_TYPE_F32 : type;
@@ -470,10 +628,29 @@ static bool family_has(const struct family *f, enum llama_tensor_kind kind)
 	return false;
 }
 
-/* The parts[n] tensors the family has, named prefix + name. Returns 0 or a
- * negative errno. */
+/* --from: the source's tensor `name` as the next tensor's values (norm
+ * weights scaled for the wider residual). Returns 0, or -EINVAL after a
+ * message when the source has no such tensor of the expected size. */
+static int take_source(struct plan *p, const struct args *a, const char *name, bool is_norm,
+                       int64_t ne0, int64_t ne1)
+{
+	int64_t t = gguf_find_tensor(a->from, name);
+	const struct gguf_tensor_info *ti = t >= 0 ? gguf_tensor(a->from, t) : NULL;
+	if (!ti || ti->ne[0] > ne0 || (ne1 && ti->ne[1] > ne1)) {
+		fprintf(stderr,
+		        "infill mkmodel: --from %s: no tensor %s of the size its shape says\n",
+		        a->from_path, name);
+		return -EINVAL;
+	}
+	p->src = ti;
+	p->src_scale = is_norm ? sqrtf((float)a->from_shape.dim / (float)a->shape.dim) : 1.0f;
+	return 0;
+}
+
+/* The parts[n] tensors the family has, named prefix + name; from the source
+ * where `sourced` (--from). Returns 0 or a negative errno. */
 static int plan_parts(struct plan *p, const struct args *a, uint64_t n_vocab, const char *prefix,
-                      const struct part *parts, size_t n)
+                      const struct part *parts, size_t n, bool sourced)
 {
 	int rc = 0;
 	for (size_t k = 0; !rc && k < n; k++) {
@@ -482,12 +659,17 @@ static int plan_parts(struct plan *p, const struct args *a, uint64_t n_vocab, co
 		snprintf(name, sizeof name, "%s%s", prefix, parts[k].name);
 		bool proj = !strcmp(parts[k].name, "attn_output.weight") ||
 		            !strcmp(parts[k].name, "ffn_down.weight");
-		p->scale = proj && p->stream_shift > 0 ? a->perturb : 1.0f;
-		rc = add_weight(p, name, a->type, dim_size(parts[k].ne0, &a->shape, n_vocab),
-		                dim_size(parts[k].ne1, &a->shape, n_vocab),
-		                parts[k].kind == LLAMA_TENSOR_BIAS ||
-		                        parts[k].kind == LLAMA_TENSOR_LN_BIAS,
-		                a->seed);
+		bool is_bias =
+		        parts[k].kind == LLAMA_TENSOR_BIAS || parts[k].kind == LLAMA_TENSOR_LN_BIAS;
+		int64_t ne0 = dim_size(parts[k].ne0, &a->shape, n_vocab);
+		int64_t ne1 = dim_size(parts[k].ne1, &a->shape, n_vocab);
+		/* a grown model's biases too: at --perturb 0 its further layers add nothing */
+		p->scale = (proj || (is_bias && a->from)) && (p->stream_shift > 0 || a->from)
+		                   ? a->perturb
+		                   : 1.0f;
+		p->src = NULL;
+		if (sourced) rc = take_source(p, a, name, ne1 == 0 && !is_bias, ne0, ne1);
+		rc = rc ? rc : add_weight(p, name, a->type, ne0, ne1, is_bias, a->seed);
 	}
 	return rc;
 }
@@ -497,20 +679,22 @@ static int plan_parts(struct plan *p, const struct args *a, uint64_t n_vocab, co
 static int plan_tensors(struct plan *p, const struct args *a, uint64_t n_vocab)
 {
 #define COUNT(parts) (sizeof parts / sizeof parts[0])
-	int rc = plan_parts(p, a, n_vocab, "", first_parts, COUNT(first_parts));
+	bool from = a->from != NULL;
+	int rc = plan_parts(p, a, n_vocab, "", first_parts, COUNT(first_parts), from);
 	size_t first = p->n_jobs, per_layer = 0;
 	for (uint32_t l = 0; !rc && l < a->shape.n_layer; l++) {
 		char prefix[32];
 		snprintf(prefix, sizeof prefix, "blk.%u.", l);
 		/* a pair's further layers draw from streams no draft uses */
 		if (a->pair_layers && l == a->pair_layers) p->stream_shift = 1000003;
-		rc = plan_parts(p, a, n_vocab, prefix, layer_parts, COUNT(layer_parts));
+		rc = plan_parts(p, a, n_vocab, prefix, layer_parts, COUNT(layer_parts),
+		                from && l < a->from_shape.n_layer);
 		if (l == 0) per_layer = p->n_jobs - first;
 	}
 	/* a pair's output: the draft's, drawn from the streams of its place there */
 	p->stream_shift =
 	        a->pair_layers ? -(int64_t)((a->shape.n_layer - a->pair_layers) * per_layer) : 0;
-	rc = rc ? rc : plan_parts(p, a, n_vocab, "", last_parts, COUNT(last_parts));
+	rc = rc ? rc : plan_parts(p, a, n_vocab, "", last_parts, COUNT(last_parts), from);
 	return rc;
 #undef COUNT
 }
@@ -519,16 +703,19 @@ int cli_mkmodel(int argc, char **argv)
 {
 	struct args a;
 	int status = parse_args(argc, argv, &a);
-	if (status) return status == 1 ? 0 : status;
+	if (status) {
+		gguf_close(a.from);
+		return status == 1 ? 0 : status;
+	}
 
 	struct infill_error err;
-	struct gguf_file *vocab = gguf_open(a.vocab_path, &err);
+	struct gguf_file *vocab = a.from ? a.from : gguf_open(a.vocab_path, &err);
 	if (!vocab) {
 		fprintf(stderr, "infill mkmodel: %s\n", err.message);
 		return 1;
 	}
 	struct plan p = { 0 };
-	uint64_t n_vocab = vocab_size(vocab, a.vocab_path);
+	uint64_t n_vocab = vocab_size(vocab, a.from ? a.from_path : a.vocab_path);
 	int rc = n_vocab ? 0 : -EINVAL;
 	if (rc) goto done;
 
@@ -556,6 +743,9 @@ int cli_mkmodel(int argc, char **argv)
 	        a.out, sh->fam->arch, a.shape_name, sh->n_layer, sh->dim, sh->n_head, sh->n_head_kv,
 	        sh->ffn, (unsigned long long)n_vocab, tensor_type_name(a.type));
 	if (p.n_fallback) fprintf(stderr, "; %d matrices in a fallback type", p.n_fallback);
+	if (a.from)
+		fprintf(stderr, "; grown from %s's %u layers, dim %u", a.from_path,
+		        a.from_shape.n_layer, a.from_shape.dim);
 	fprintf(stderr, ")\n");
 done:
 	gguf_writer_free(p.w);

@@ -312,6 +312,134 @@ TEST(families)
 	}
 }
 
+/* The logits after each of ids[0..i], i < n, into out[n][n_vocab] (one
+ * token a forward). Returns the vocabulary size, or 0 when the model does
+ * not load. */
+static int32_t logits_along(const char *path, const int32_t *ids, int n, float **out)
+{
+	struct model_params mp = model_params_default();
+	mp.path = path;
+	mp.backend = INFER_BACKEND_CPU;
+	mp.n_threads = 1;
+	mp.kv_bytes = 4u << 20;
+	struct infill_error err;
+	struct model *m = model_load(&mp, &err);
+	if (!m) {
+		fprintf(stderr, "model_load %s: %s\n", path, err.message);
+		return 0;
+	}
+	int32_t nv = model_info(m)->n_vocab;
+	*out = malloc((size_t)n * (size_t)nv * sizeof **out);
+	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+	for (int i = 0; i < n && *out; i++)
+		if (model_eval(m, s, ids + i, 1, *out + (size_t)i * (size_t)nv, &err)) nv = 0;
+	kv_seq_free(s);
+	model_free(m);
+	return *out ? nv : 0;
+}
+
+static int run_grow(const char *from, const char *out, const char *perturb)
+{
+	char *argv[] = { "mkmodel",   "--from",    (char *)from,    "--type",   "q8_0", "--dim",
+		         "128",       "--ffn",     "256",           "--layers", "4",    "-o",
+		         (char *)out, "--perturb", (char *)perturb, NULL };
+	return cli_mkmodel(15, argv);
+}
+
+/* --from: the model grown wider (twice the heads, residual and FFN) and
+ * deeper computes its source's logits, up to float rounding, where its
+ * further layers add nothing; with --perturb they move them. */
+TEST(a_grown_model_computes_its_source)
+{
+	char src[256], grown[256], moved[256];
+	tmp(src, "src");
+	tmp(grown, "grown");
+	tmp(moved, "moved");
+	REQUIRE(run_mkmodel("q8_0", src, "3", NULL, NULL) == 0);
+	REQUIRE(run_grow(src, grown, "0") == 0);
+	REQUIRE(run_grow(src, moved, "0.5") == 0);
+
+	struct infill_error err;
+	struct gguf_file *f = gguf_open(grown, &err);
+	REQUIRE(f);
+	uint32_t u;
+	float eps;
+	CHECK(gguf_get_u32(f, "llama.embedding_length", &u) && u == 128);
+	CHECK(gguf_get_u32(f, "llama.block_count", &u) && u == 4);
+	CHECK(gguf_get_u32(f, "llama.attention.head_count", &u) && u == 8);
+	CHECK(gguf_get_u32(f, "llama.attention.head_count_kv", &u) && u == 4);
+	CHECK(gguf_get_u32(f, "llama.rope.dimension_count", &u) && u == 16); /* the source's */
+	CHECK(gguf_get_f32(f, "llama.attention.layer_norm_rms_epsilon", &eps) && eps == 0.5e-6f);
+	CHECK(gguf_find_key(f, "tokenizer.ggml.tokens") >= 0);
+	gguf_close(f);
+
+	enum { N = 6 };
+	const int32_t ids[N] = { 32013, 1000, 2000, 77, 4242, 9 };
+	float *a = NULL, *b = NULL, *c = NULL;
+	int32_t nv = logits_along(src, ids, N, &a);
+	REQUIRE(nv > 0 && logits_along(grown, ids, N, &b) == nv &&
+	        logits_along(moved, ids, N, &c) == nv);
+	double worst = 0, moved_by = 0;
+	int same_top = 0;
+	for (int i = 0; i < N; i++) {
+		const float *la = a + (size_t)i * nv, *lb = b + (size_t)i * nv,
+		            *lc = c + (size_t)i * nv;
+		int32_t ta = 0, tb = 0;
+		for (int32_t v = 0; v < nv; v++) {
+			worst = fmax(worst, fabs(la[v] - lb[v]));
+			moved_by = fmax(moved_by, fabs(la[v] - lc[v]));
+			ta = la[v] > la[ta] ? v : ta;
+			tb = lb[v] > lb[tb] ? v : tb;
+		}
+		same_top += ta == tb;
+	}
+	fprintf(stderr, "grown: logits within %.2g of the source's; perturbed: %.2g\n", worst,
+	        moved_by);
+	CHECK(worst < 1e-4);
+	CHECK_INT_EQ(same_top, N);
+	CHECK(moved_by > 100 * 1e-4);
+	free(a);
+	free(b);
+	free(c);
+	unlink(src);
+	unlink(grown);
+	unlink(moved);
+}
+
+/* What --from cannot grow gets one message and exit status 2, no file. */
+TEST(growing_refuses_what_it_cannot_grow)
+{
+	char src[256], q2[256], out[256];
+	tmp(src, "gsrc");
+	tmp(q2, "gq2");
+	tmp(out, "gout");
+	REQUIRE(run_mkmodel("q8_0", src, "3", NULL, NULL) == 0);
+	char *narrower[] = { "mkmodel", "--from", src,  "--type", "q8_0",
+		             "--dim",   "32",     "-o", out,      NULL };
+	CHECK_INT_EQ(cli_mkmodel(9, narrower), 2);
+	/* heads of 32 where the source's are of 16 */
+	char *heads[] = { "mkmodel", "--from",  src, "--type", "q8_0", "--dim",
+		          "128",     "--heads", "4", "-o",     out,    NULL };
+	CHECK_INT_EQ(cli_mkmodel(11, heads), 2);
+	char *shallower[] = { "mkmodel",  "--from", src,  "--type", "q8_0",
+		              "--layers", "1",      "-o", out,      NULL };
+	CHECK_INT_EQ(cli_mkmodel(9, shallower), 2);
+	char *with_shape[] = { "mkmodel", "--from", src,  "--shape", "tiny",
+		               "--type",  "q8_0",   "-o", out,       NULL };
+	CHECK_INT_EQ(cli_mkmodel(9, with_shape), 2);
+	char *missing[] = { "mkmodel", "--from", "/nonexistent.gguf", "--type", "q8_0", "-o",
+		            out,       NULL };
+	CHECK_INT_EQ(cli_mkmodel(7, missing), 2);
+	char *qwen[] = { "mkmodel", "--shape", "tiny-qwen2", "--type", "q8_0",
+		         "--vocab", vocab,     "-o",         q2,       NULL };
+	REQUIRE(cli_mkmodel(9, qwen) == 0);
+	char *other_arch[] = { "mkmodel", "--from", q2, "--type", "q8_0", "-o", out, NULL };
+	CHECK_INT_EQ(cli_mkmodel(7, other_arch), 2);
+	CHECK(access(out, F_OK) != 0);
+	unlink(src);
+	unlink(q2);
+}
+
 int harness_main(void);
 #define main harness_main
 TEST_MAIN()
