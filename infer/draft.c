@@ -201,8 +201,9 @@ float *draft_scratch(struct draft *d, float **residual)
 /* ---- the prompt ---- */
 
 int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs,
-                  int32_t max_tokens, bool use_cache, double ms_left, bool (*stop)(void *),
-                  void *stop_ud, struct kv_seq **out, struct infill_error *err)
+                  int32_t max_tokens, bool use_cache, double ms_left, double target_ms_per_token,
+                  bool (*stop)(void *), void *stop_ud, struct kv_seq **out,
+                  struct infill_error *err)
 {
 	*out = NULL;
 	int32_t ps = kv_pool_page_size(d->pool);
@@ -214,7 +215,11 @@ int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs
 	struct kv_seq *s = kv_seq_new(d->pool);
 	if (!s) return error_set(err, -ENOMEM, "draft model: out of memory");
 	int32_t done = use_cache ? pcache_match(d->cache, tok, n, s) : 0;
-	if (ms_left >= 0 && (n - done) * d->prompt_ms > DRAFT_PREFILL_SHARE * ms_left) {
+	/* the rate is learned from prompts of 64 tokens or more; where prompts
+	 * are shorter (a small context) it was never learned, and at a rate
+	 * of 0 a cold job's first answer waited for the draft's whole prompt */
+	double rate = d->prompt_ms > 0 ? d->prompt_ms : target_ms_per_token * d->ratio;
+	if (ms_left >= 0 && (n - done) * rate > DRAFT_PREFILL_SHARE * ms_left) {
 		kv_seq_free(s);
 		return error_set(err, -EAGAIN,
 		                 "the draft model's prefill (%d tokens) would not pay before the "

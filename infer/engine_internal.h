@@ -125,12 +125,14 @@ void draft_cache_clear(struct draft *d);
  * cache first, then prefilled; what was computed enters the cache), room
  * made for n_seqs candidates of max_tokens. With ms_left >= 0 (the time
  * before the job's deadline), -EAGAIN where the prefill left, at the rate
- * learned, would take more than its share of it: the job decodes without
- * the draft, whose cache a background prefill fills. Returns the tokens
- * computed, or a negative code (then no sequence). */
+ * learned (before one is: the target's target_ms_per_token times the
+ * pair's weight bytes), would take more than its share of it: the job
+ * decodes without the draft, whose cache a background prefill fills.
+ * Returns the tokens computed, or a negative code (then no sequence). */
 int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs,
-                  int32_t max_tokens, bool use_cache, double ms_left, bool (*stop)(void *),
-                  void *stop_ud, struct kv_seq **out, struct infill_error *err);
+                  int32_t max_tokens, bool use_cache, double ms_left, double target_ms_per_token,
+                  bool (*stop)(void *), void *stop_ud, struct kv_seq **out,
+                  struct infill_error *err);
 
 /* One candidate's part of a step's drafting. */
 struct draft_job {

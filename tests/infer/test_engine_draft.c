@@ -222,6 +222,41 @@ TEST(the_drafts_prefill_waits_for_the_background_where_the_deadline_is_close)
 	model_free(d);
 }
 
+/* Prompts too short to learn the draft's prefill rate from (a model of a
+ * small context): the rule above still holds, at the target's rate times
+ * the pair's weight bytes. With no rate, a cold job's first answer waited
+ * for the draft's whole prompt (50-100 ms more on a replay). */
+TEST(the_drafts_prefill_is_priced_before_its_rate_is_learned)
+{
+	struct model *t = load_pair("target-near.gguf"), *d = load_pair("draft.gguf");
+	if (!t || !d) {
+		model_free(t), model_free(d);
+		return;
+	}
+	struct infill_error err;
+	struct engine_params ep = engine_params_default();
+	ep.prefill_tokens_per_s = 1000; /* the target's rate, known */
+	struct engine *plain = engine_new(t, &ep, &err), *spec = engine_new(t, &ep, &err);
+	REQUIRE(plain && spec);
+	REQUIRE(engine_set_draft(spec, d, &err) == 0);
+	struct engine_request rq = request(PREFIXES[0], 1, 8);
+	rq.use_cache = true;
+	rq.deadline_ms = engine_now_ms(); /* passed: no share of it is left */
+	struct engine_result p, q;
+	REQUIRE(run(plain, &rq, &p) == 0);
+	REQUIRE(run(spec, &rq, &q) == 0);
+	CHECK(q.prompt_tokens < 64);
+	CHECK_INT_EQ(q.draft_prefilled_tokens, 0);
+	CHECK_INT_EQ(q.model_draft_tokens, 0);
+	CHECK_STR_EQ(p.candidates[0].text, q.candidates[0].text);
+	engine_result_finish(&p);
+	engine_result_finish(&q);
+	engine_free(plain);
+	engine_free(spec);
+	model_free(t);
+	model_free(d);
+}
+
 TEST(spec_take_draws_the_target_law)
 {
 	enum { V = 6, N = 400000 };
