@@ -219,21 +219,23 @@ int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs
 	 * are shorter (a small context) it was never learned, and at a rate
 	 * of 0 a cold job's first answer waited for the draft's whole prompt */
 	double rate = d->prompt_ms > 0 ? d->prompt_ms : target_ms_per_token * d->ratio;
-	if (ms_left >= 0 && (n - done) * rate > DRAFT_PREFILL_SHARE * ms_left) {
-		kv_seq_free(s);
-		return error_set(err, -EAGAIN,
-		                 "the draft model's prefill (%d tokens) would not pay before the "
-		                 "deadline",
-		                 n - done);
-	}
+	/* Where the whole prompt does not fit in the share, what fits is
+	 * computed all the same and cached, and the job decodes without the
+	 * draft: the next keystrokes at the place start from it and the draft
+	 * joins once the rest fits (refused outright, a prompt that never fit
+	 * was never computed, and a job drafted only after a background
+	 * prefill). */
+	int32_t upto = n;
+	if (ms_left >= 0 && (n - done) * rate > DRAFT_PREFILL_SHARE * ms_left)
+		upto = use_cache ? done + (int32_t)(DRAFT_PREFILL_SHARE * ms_left / rate) : done;
 	enum { CHUNK = 64 };
 	int32_t pos[CHUNK];
 	struct kv_seq *seqs[CHUNK];
 	int rc = 0;
 	double t0 = engine_now_ms();
 	int32_t from = done;
-	for (int32_t at = done; at < n && !rc; at += CHUNK) {
-		int32_t m = n - at < CHUNK ? n - at : CHUNK;
+	for (int32_t at = done; at < upto && !rc; at += CHUNK) {
+		int32_t m = upto - at < CHUNK ? upto - at : CHUNK;
 		for (int32_t i = 0; i < m; i++) pos[i] = at + i, seqs[i] = s;
 		struct model_batch b = { .n_tokens = m,
 			                 .tokens = tok + at,
@@ -250,6 +252,11 @@ int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs
 	}
 	/* what was computed is exact: the next keystroke's draft starts from it */
 	if (use_cache && done > 0) pcache_insert(d->cache, tok, done, s);
+	if (!rc && done < n)
+		rc = error_set(err, -EAGAIN,
+		               "the draft model's prefill (%d tokens) would not pay before the "
+		               "deadline",
+		               n - done);
 	if (rc) {
 		kv_seq_free(s);
 		return rc;

@@ -127,8 +127,10 @@ void draft_cache_clear(struct draft *d);
  * before the job's deadline), -EAGAIN where the prefill left, at the rate
  * learned (before one is: the target's target_ms_per_token times the
  * pair's weight bytes), would take more than its share of it: the job
- * decodes without the draft, whose cache a background prefill fills.
- * Returns the tokens computed, or a negative code (then no sequence). */
+ * decodes without the draft; what fits in the share is computed and
+ * cached (with use_cache) for the next job, and a background prefill
+ * fills the rest. Returns the tokens computed, or a negative code (then no
+ * sequence). */
 int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs,
                   int32_t max_tokens, bool use_cache, double ms_left, double target_ms_per_token,
                   bool (*stop)(void *), void *stop_ud, struct kv_seq **out,

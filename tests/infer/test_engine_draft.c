@@ -450,6 +450,46 @@ static struct draft *open_pair(const char *target, const char *draft, struct mod
 	return *t && *dm ? draft_new(*t, *dm, &err) : NULL;
 }
 
+TEST(a_prompt_that_does_not_fit_fills_the_drafts_cache_a_share_at_a_time)
+{
+	/* A job's draft prefill may take a quarter of the time left before its
+	 * deadline. Where the prompt needs more, the job decodes without the
+	 * draft, but what fits is computed and cached: the next job at the
+	 * place starts from it (refused outright, a prompt that never fit was
+	 * never computed). No rate learned yet: the target's (1 ms a token)
+	 * times the pair's weight bytes. */
+	struct model *t, *dm;
+	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-q8_0.gguf", &t, &dm);
+	if (t && dm) REQUIRE(d);
+	if (d) {
+		double ratio = (double)model_info(dm)->decode_read_bytes /
+		               (double)model_info(t)->decode_read_bytes;
+		enum { N = 63 };
+		int32_t a[N], b[N];
+		for (int i = 0; i < N; i++) a[i] = 100 + 7 * i, b[i] = 5000 + 11 * i;
+		struct infill_error err;
+		struct kv_seq *s = NULL;
+		CHECK_INT_EQ(draft_prefill(d, a, N, 1, 8, true, 20, 1.0, NULL, NULL, &s, &err),
+		             -EAGAIN);
+		CHECK(s == NULL);
+		int32_t fit = (int32_t)(0.25 * 20 / ratio);
+		REQUIRE(fit > 0 && fit < N);
+		/* the next job there computes only the rest */
+		CHECK_INT_EQ(draft_prefill(d, a, N, 1, 8, true, -1, 1.0, NULL, NULL, &s, &err),
+		             N - fit);
+		kv_seq_free(s);
+		/* past the deadline nothing fits; without the cache nothing is kept */
+		CHECK_INT_EQ(draft_prefill(d, b, N, 1, 8, true, 0, 1.0, NULL, NULL, &s, &err),
+		             -EAGAIN);
+		CHECK_INT_EQ(draft_prefill(d, b, N, 1, 8, false, 20, 1.0, NULL, NULL, &s, &err),
+		             -EAGAIN);
+		CHECK_INT_EQ(draft_prefill(d, b, N, 1, 8, true, -1, 1.0, NULL, NULL, &s, &err), N);
+		kv_seq_free(s);
+		draft_free(d);
+	}
+	model_free(t), model_free(dm);
+}
+
 TEST(probes_of_a_draft_that_never_agrees_back_off)
 {
 	/* Where drafting does not pay (here a draft as dear as its target),
