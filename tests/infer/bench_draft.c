@@ -19,6 +19,7 @@
  * prompt lookup on in both runs (then it drafts first, the draft fills).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,20 @@ static struct model *load(const char *path, int threads)
 enum { MCLS = 12 };
 static long margin_agree[MCLS], margin_total[MCLS];
 
+/* Agreement by what is known before drafting a token, for free: the
+ * target's probability of the token before it (tenths), and whether the
+ * draft agreed on that one (a pair agrees in runs). */
+enum { TCLS = 10 };
+static long tconf_agree[TCLS], tconf_total[TCLS], after_agree[2], after_total[2];
+
+static uint8_t prob_class(const float *lg, int32_t n, int32_t tok)
+{
+	double sum = 0;
+	for (int32_t i = 0; i < n; i++) sum += exp((double)lg[i] - lg[tok]);
+	int c = (int)(TCLS / sum);
+	return (uint8_t)(c < TCLS ? c : TCLS - 1);
+}
+
 static int margin_class(const float *lg, int32_t n)
 {
 	float a = -1e30f, b = -1e30f;
@@ -71,7 +86,8 @@ static int margin_class(const float *lg, int32_t n)
 
 /* The draft's argmax against the target's tokens out[0..n) after prompt. */
 static void agree_count(struct model *d, struct engine *e, const struct engine_request *rq,
-                        const int32_t *out, int32_t n, long *agree, long *total)
+                        const int32_t *out, const uint8_t *tcls, int32_t n, long *agree,
+                        long *total)
 {
 	int32_t prompt[4096];
 	struct infill_error err;
@@ -81,10 +97,16 @@ static void agree_count(struct model *d, struct engine *e, const struct engine_r
 	float *lg = malloc((size_t)nv * sizeof *lg);
 	struct kv_seq *s = kv_seq_new(model_kv_pool(d));
 	if (lg && s && !model_eval(d, s, prompt, L, lg, &err)) {
+		bool prev = false;
 		for (int32_t i = 0; i < n; i++) {
 			bool same = sample_greedy(lg, nv) == out[i];
 			int c = margin_class(lg, nv);
 			*agree += same, margin_agree[c] += same;
+			if (i > 0) {
+				tconf_agree[tcls[i - 1]] += same, tconf_total[tcls[i - 1]]++;
+				after_agree[prev] += same, after_total[prev]++;
+			}
+			prev = same;
 			(*total)++, margin_total[c]++;
 			if (model_eval(d, s, &out[i], 1, lg, &err)) break;
 		}
@@ -96,7 +118,7 @@ static void agree_count(struct model *d, struct engine *e, const struct engine_r
 /* The target's greedy token ids of a text decoded from prompt (re-run
  * token by token: the engine returns text). */
 static int32_t greedy_ids(struct model *t, struct engine *e, const struct engine_request *rq,
-                          int32_t n, int32_t *out)
+                          int32_t n, int32_t *out, uint8_t *tcls)
 {
 	int32_t prompt[4096];
 	struct infill_error err;
@@ -108,6 +130,7 @@ static int32_t greedy_ids(struct model *t, struct engine *e, const struct engine
 	if (lg && s && !model_eval(t, s, prompt, L, lg, &err)) {
 		for (; k < n; k++) {
 			out[k] = sample_greedy(lg, nv);
+			tcls[k] = prob_class(lg, nv, out[k]);
 			if (model_eval(t, s, &out[k], 1, lg, &err)) break;
 		}
 	}
@@ -166,7 +189,8 @@ int main(int argc, char **argv)
 		rq.max_lines = 0;
 		rq.prompt_lookup = lookup;
 		int32_t ids[1024];
-		int32_t n = greedy_ids(t, plain, &rq, tokens < 1024 ? tokens : 1024, ids);
+		uint8_t tcls[1024];
+		int32_t n = greedy_ids(t, plain, &rq, tokens < 1024 ? tokens : 1024, ids, tcls);
 		long a0 = agree, t0 = total;
 		int32_t shown = n;
 		double pt = 0, pm = 0, st = 0, sm = 0;
@@ -192,7 +216,7 @@ int main(int argc, char **argv)
 		}
 		/* over the tokens decoding gives: a trained model ends its text,
 		 * and what greedy_ids goes on with after that is never drafted */
-		agree_count(d, plain, &rq, ids, shown, &agree, &total);
+		agree_count(d, plain, &rq, ids, tcls, shown, &agree, &total);
 		printf("prompt %d: %d tokens, agreement %.2f, plain %.1f tok/s, with draft %.1f "
 		       "tok/s, "
 		       "x%.2f\n",
@@ -206,6 +230,16 @@ int main(int argc, char **argv)
 			printf(" %s%.3f: %.2f %.0f%%", c == MCLS - 1 ? ">=" : "", c * 0.025,
 			       (double)margin_agree[c] / margin_total[c],
 			       100.0 * margin_total[c] / (total ? total : 1));
+	printf("\nBEFORE (agreement by the target's probability of the token before, tenths, "
+	       "and after a miss / an agreed token):");
+	for (int c = 0; c < TCLS; c++)
+		if (tconf_total[c])
+			printf(" %.1f: %.2f %ld", c / 10.0, (double)tconf_agree[c] / tconf_total[c],
+			       tconf_total[c]);
+	for (int a = 0; a < 2; a++)
+		printf(" | after %s: %.2f %ld", a ? "agreed" : "miss",
+		       after_total[a] ? (double)after_agree[a] / after_total[a] : 0,
+		       after_total[a]);
 	printf("\n");
 	double rp = tok_plain * 1e3 / ms_plain, rs = tok_spec * 1e3 / ms_spec;
 	printf("ALL: greedy agreement %.2f | plain %.1f tok/s | with draft %.1f tok/s | x%.2f | "
