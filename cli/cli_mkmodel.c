@@ -164,6 +164,9 @@ struct tensor_job {
 	 * go to the top left corner, times src_scale; NULL for random values */
 	const struct gguf_tensor_info *src;
 	float src_scale;
+	/* > 0: outputs past it are zeros (rows of a matrix, elements of a
+	 * bias): what a grown model's further layers write to the residual */
+	int64_t live;
 };
 
 /* A grown tensor's row r: the source's row r, dequantized and scaled, then
@@ -194,8 +197,9 @@ static int fill_tensor(void *ctx, void *buf, uint64_t nbytes)
 	for (int64_t r = 0; r < j->ne1; r++) {
 		int rc = j->src ? source_row(j, r, row) : 0;
 		for (int64_t i = 0; !j->src && i < j->ne0; i++)
-			row[i] = j->is_norm && !j->is_bias ? 1.0f + 0.05f * normal(&s)
-			                                   : 0.02f * j->scale * normal(&s);
+			row[i] = j->live > 0 && (j->is_norm ? i : r) >= j->live ? 0.0f
+			         : j->is_norm && !j->is_bias ? 1.0f + 0.05f * normal(&s)
+			                                     : 0.02f * j->scale * normal(&s);
 		rc = rc ? rc
 		        : tensor_row_quantize(j->type, row,
 		                              (uint8_t *)buf + (uint64_t)r * row_bytes, j->ne0);
@@ -536,6 +540,7 @@ struct plan {
 	/* the next tensor's source and its values' scale (--from), NULL for random */
 	const struct gguf_tensor_info *src;
 	float src_scale;
+	int64_t live; /* the next tensor's outputs past it zeros; 0: none */
 };
 
 /* The type llama-quantize writes instead of `type` for rows its blocks do not divide. */
@@ -560,6 +565,7 @@ static int add_weight(struct plan *p, const char *name, uint32_t type, int64_t n
 	j->scale = p->scale;
 	j->src = p->src;
 	j->src_scale = p->src_scale;
+	j->live = p->live;
 	j->ne0 = ne0;
 	j->ne1 = is_norm ? 1 : ne1;
 	j->type = is_norm ? TENSOR_TYPE_F32 : type;
@@ -659,6 +665,8 @@ static int plan_parts(struct plan *p, const struct args *a, uint64_t n_vocab, co
 		snprintf(name, sizeof name, "%s%s", prefix, parts[k].name);
 		bool proj = !strcmp(parts[k].name, "attn_output.weight") ||
 		            !strcmp(parts[k].name, "ffn_down.weight");
+		bool writes = proj || !strcmp(parts[k].name, "attn_output.bias") ||
+		              !strcmp(parts[k].name, "ffn_down.bias");
 		bool is_bias =
 		        parts[k].kind == LLAMA_TENSOR_BIAS || parts[k].kind == LLAMA_TENSOR_LN_BIAS;
 		int64_t ne0 = dim_size(parts[k].ne0, &a->shape, n_vocab);
@@ -668,6 +676,11 @@ static int plan_parts(struct plan *p, const struct args *a, uint64_t n_vocab, co
 		                   ? a->perturb
 		                   : 1.0f;
 		p->src = NULL;
+		/* a grown model's further layers write only the source's dims of
+		 * the residual: the rest stays zero, and the final norm scales the
+		 * logits as the source's (written there too, the perturbation
+		 * inflated the norm and flattened the target's probabilities) */
+		p->live = a->from && writes ? a->from_shape.dim : 0;
 		if (sourced) rc = take_source(p, a, name, ne1 == 0 && !is_bias, ne0, ne1);
 		rc = rc ? rc : add_weight(p, name, a->type, ne0, ne1, is_bias, a->seed);
 	}

@@ -372,6 +372,28 @@ TEST(a_grown_model_computes_its_source)
 	CHECK(gguf_get_f32(f, "llama.attention.layer_norm_rms_epsilon", &eps) && eps == 0.5e-6f);
 	CHECK(gguf_find_key(f, "tokenizer.ggml.tokens") >= 0);
 	gguf_close(f);
+	/* the further layers write only the source's 64 dims of the residual,
+	 * perturbed or not: the rest stays zero, as the final norm needs */
+	f = gguf_open(moved, &err);
+	REQUIRE(f);
+	const char *writers[] = { "blk.3.attn_output.weight", "blk.2.ffn_down.weight" };
+	for (int w = 0; w < 2; w++) {
+		const struct gguf_tensor_info *t = gguf_tensor(f, gguf_find_tensor(f, writers[w]));
+		REQUIRE(t && t->ne[1] == 128);
+		float *row = malloc((size_t)t->ne[0] * sizeof *row);
+		uint64_t rb = tensor_type_row_size(t->type, t->ne[0]);
+		double live = 0, past = 0;
+		for (int64_t r = 0; r < t->ne[1]; r++) {
+			REQUIRE(tensor_row_dequantize(t->type, (const uint8_t *)t->data + r * rb,
+			                              row, t->ne[0]) == 0);
+			for (int64_t i = 0; i < t->ne[0]; i++)
+				*(r < 64 ? &live : &past) += fabs(row[i]);
+		}
+		CHECK(live > 0);
+		CHECK(past == 0);
+		free(row);
+	}
+	gguf_close(f);
 
 	enum { N = 6 };
 	const int32_t ids[N] = { 32013, 1000, 2000, 77, 4242, 9 };
