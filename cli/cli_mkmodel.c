@@ -36,8 +36,9 @@
  * whose last D - d are zero: their weights are scaled by sqrt(d / D) and
  * eps by d / D, which gives M's normalized values exactly. Layers past M's
  * are random with their output projections scaled by --perturb (default 0:
- * they add nothing), so M grown to a draft's cost and M grown deeper with
- * a perturbation make a pair of dialled agreement that writes code.
+ * they add nothing) and writing only M's d dims, so M grown to a draft's
+ * cost and M grown deeper with a perturbation make a pair of dialled
+ * agreement that writes code.
  */
 #include <errno.h>
 #include <math.h>
