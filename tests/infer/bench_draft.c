@@ -218,8 +218,7 @@ int main(int argc, char **argv)
 		 * and what greedy_ids goes on with after that is never drafted */
 		agree_count(d, plain, &rq, ids, tcls, shown, &agree, &total);
 		printf("prompt %d: %d tokens, agreement %.2f, plain %.1f tok/s, with draft %.1f "
-		       "tok/s, "
-		       "x%.2f\n",
+		       "tok/s, x%.2f\n",
 		       p, shown, total > t0 ? (double)(agree - a0) / (total - t0) : 0,
 		       pt * 1e3 / pm, st * 1e3 / sm, (st / sm) / (pt / pm));
 		tok_plain += pt, ms_plain += pm, tok_spec += st, ms_spec += sm;
