@@ -11,19 +11,19 @@
 #include "cli.h"
 #include "infill_config.h"
 
-#define CLI_COMMANDS(X)                                                           \
-	X(serve, "run the language server on stdio (the default)")                \
-	X(complete, "complete FILE:LINE:COL once through the whole pipeline")     \
-	X(context, "print the AST context slice for FILE:LINE:COL as JSON")       \
-	X(validate, "validate a candidate inserted at FILE:LINE:COL")             \
-	X(tokenize, "tokenize stdin with a model's vocabulary")                   \
-	X(logits, "print the last position's top logits of a prompt as JSON")     \
-	X(generate, "greedy-decode N tokens after a prompt")                      \
-	X(bench, "measure prompt and decode speed against the memory bound")      \
-	X(mkmodel, "write a random-weight model of a Llama shape to a GGUF file") \
-	X(replay, "replay a typing session over LSP and report latency")          \
-	X(eval, "measure completion quality on FIM cases cut from source files")  \
-	X(pull, "download a model by name or URL (resumable, checked)")           \
+#define CLI_COMMANDS(X)                                                          \
+	X(serve, "run the language server on stdio (the default)")               \
+	X(complete, "complete FILE:LINE:COL once through the whole pipeline")    \
+	X(context, "print the AST context slice for FILE:LINE:COL as JSON")      \
+	X(validate, "validate a candidate inserted at FILE:LINE:COL")            \
+	X(tokenize, "tokenize stdin with a model's vocabulary")                  \
+	X(logits, "print the last position's top logits of a prompt as JSON")    \
+	X(generate, "greedy-decode N tokens after a prompt")                     \
+	X(bench, "measure prompt and decode speed against the memory bound")     \
+	X(mkmodel, "write a random-weight Llama model, or grow a trained one")   \
+	X(replay, "replay a typing session over LSP and report latency")         \
+	X(eval, "measure completion quality on FIM cases cut from source files") \
+	X(pull, "download a model by name or URL (resumable, checked)")          \
 	X(models, "list the models `pull` knows, what fits here, what is downloaded")
 
 struct cli_command {
