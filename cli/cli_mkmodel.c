@@ -709,6 +709,17 @@ static int plan_tensors(struct plan *p, const struct args *a, uint64_t n_vocab)
 	p->stream_shift =
 	        a->pair_layers ? -(int64_t)((a->shape.n_layer - a->pair_layers) * per_layer) : 0;
 	rc = rc ? rc : plan_parts(p, a, n_vocab, "", last_parts, COUNT(last_parts), from);
+	/* a source tensor not taken (a bias the first block lacks) would be
+	 * dropped, and the grown model would not compute the source's function */
+	int64_t taken = 0;
+	for (size_t i = 0; from && i < p->n_jobs; i++) taken += p->jobs[i].src != NULL;
+	if (!rc && from && taken != gguf_tensor_count(a->from)) {
+		fprintf(stderr,
+		        "infill mkmodel: --from %s: %lld of its %lld tensors are ones a grown "
+		        "model carries; it would not compute the same function\n",
+		        a->from_path, (long long)taken, (long long)gguf_tensor_count(a->from));
+		rc = -EINVAL;
+	}
 	return rc;
 #undef COUNT
 }

@@ -458,6 +458,36 @@ TEST(growing_refuses_what_it_cannot_grow)
 	char *other_arch[] = { "mkmodel", "--from", q2, "--type", "q8_0", "-o", out, NULL };
 	CHECK_INT_EQ(cli_mkmodel(7, other_arch), 2);
 	CHECK(access(out, F_OK) != 0);
+
+	/* a llama file with a tensor a grown model does not carry (an FFN
+	 * bias the first block lacks): refused, not dropped */
+	char extra[256];
+	tmp(extra, "gextra");
+	struct infill_error err;
+	struct gguf_file *f = gguf_open(src, &err);
+	struct gguf_writer *w = gguf_writer_new();
+	REQUIRE(f && w);
+	for (int64_t i = 0; i < gguf_key_count(f); i++)
+		if (!gguf_str_eq(gguf_key_name(f, i), "general.alignment"))
+			REQUIRE(gguf_writer_copy_key(w, f, i) == 0);
+	for (int64_t i = 0; i < gguf_tensor_count(f); i++) {
+		const struct gguf_tensor_info *t = gguf_tensor(f, i);
+		char name[96];
+		snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
+		REQUIRE(gguf_writer_add_tensor_ref(w, name, t->type, t->n_dims, t->ne, t->data,
+		                                   t->nbytes) == 0);
+	}
+	float bias[64] = { 0.5f };
+	int64_t ne[1] = { 64 };
+	REQUIRE(gguf_writer_add_tensor(w, "blk.1.ffn_down.bias", TENSOR_TYPE_F32, 1, ne, bias,
+	                               sizeof bias) == 0);
+	REQUIRE(gguf_writer_write(w, extra, &err) == 0);
+	gguf_writer_free(w);
+	gguf_close(f);
+	char *dropped[] = { "mkmodel", "--from", extra, "--type", "q8_0", "-o", out, NULL };
+	CHECK_INT_EQ(cli_mkmodel(7, dropped), 1);
+	CHECK(access(out, F_OK) != 0);
+	unlink(extra);
 	unlink(src);
 	unlink(q2);
 }
