@@ -127,8 +127,9 @@ TEST(tiny_types)
 	}
 }
 
-/* The model loads and a forward pass gives finite logits (the type's kernels run). */
-static void check_runs(int *test_failed_, const char *path)
+/* The model at path on the CPU, one thread, 4 MB of KV; NULL after a
+ * message where it does not load. */
+static struct model *load_cpu(const char *path)
 {
 	struct model_params mp = model_params_default();
 	mp.path = path;
@@ -138,6 +139,14 @@ static void check_runs(int *test_failed_, const char *path)
 	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "model_load %s: %s\n", path, err.message);
+	return m;
+}
+
+/* The model loads and a forward pass gives finite logits (the type's kernels run). */
+static void check_runs(int *test_failed_, const char *path)
+{
+	struct infill_error err;
+	struct model *m = load_cpu(path);
 	REQUIRE(m);
 	int32_t nv = model_info(m)->n_vocab, ids[3] = { 32013, 1000, 2000 };
 	float *logits = malloc((size_t)nv * sizeof *logits);
@@ -287,13 +296,7 @@ TEST(families)
 		CHECK_INT_EQ(gguf_tensor(f, q)->ne[1], fams[i].q_dim);
 		gguf_close(f);
 
-		struct model_params mp = model_params_default();
-		mp.path = p;
-		mp.backend = INFER_BACKEND_CPU;
-		mp.n_threads = 1;
-		mp.kv_bytes = 4u << 20;
-		struct model *m = model_load(&mp, &err);
-		if (!m) fprintf(stderr, "%s: %s\n", fams[i].shape, err.message);
+		struct model *m = load_cpu(p);
 		REQUIRE(m);
 		CHECK_STR_EQ(model_info(m)->arch, fams[i].arch);
 		CHECK_INT_EQ(model_info(m)->head_dim, fams[i].head_dim);
@@ -317,17 +320,9 @@ TEST(families)
  * not load. */
 static int32_t logits_along(const char *path, const int32_t *ids, int n, float **out)
 {
-	struct model_params mp = model_params_default();
-	mp.path = path;
-	mp.backend = INFER_BACKEND_CPU;
-	mp.n_threads = 1;
-	mp.kv_bytes = 4u << 20;
 	struct infill_error err;
-	struct model *m = model_load(&mp, &err);
-	if (!m) {
-		fprintf(stderr, "model_load %s: %s\n", path, err.message);
-		return 0;
-	}
+	struct model *m = load_cpu(path);
+	if (!m) return 0;
 	int32_t nv = model_info(m)->n_vocab;
 	*out = malloc((size_t)n * (size_t)nv * sizeof **out);
 	struct kv_seq *s = kv_seq_new(model_kv_pool(m));

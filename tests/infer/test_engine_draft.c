@@ -450,6 +450,12 @@ static struct draft *open_pair(const char *target, const char *draft, struct mod
 	return *t && *dm ? draft_new(*t, *dm, &err) : NULL;
 }
 
+/* The draft's weight bytes a step over the target's. */
+static double bytes_ratio(const struct model *t, const struct model *dm)
+{
+	return (double)model_info(dm)->decode_read_bytes / (double)model_info(t)->decode_read_bytes;
+}
+
 TEST(a_prompt_that_does_not_fit_fills_the_drafts_cache_a_share_at_a_time)
 {
 	/* A job's draft prefill may take a quarter of the time left before its
@@ -462,8 +468,7 @@ TEST(a_prompt_that_does_not_fit_fills_the_drafts_cache_a_share_at_a_time)
 	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-q8_0.gguf", &t, &dm);
 	if (t && dm) REQUIRE(d);
 	if (d) {
-		double ratio = (double)model_info(dm)->decode_read_bytes /
-		               (double)model_info(t)->decode_read_bytes;
+		double ratio = bytes_ratio(t, dm);
 		enum { N = 63 };
 		int32_t a[N], b[N];
 		for (int i = 0; i < N; i++) a[i] = 100 + 7 * i, b[i] = 5000 + 11 * i;
@@ -542,8 +547,7 @@ TEST(a_step_that_looks_free_is_still_priced_a_row)
 	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-q8_0.gguf", &t, &dm);
 	if (t && dm) REQUIRE(d);
 	if (d) {
-		double ratio = (double)model_info(dm)->decode_read_bytes /
-		               (double)model_info(t)->decode_read_bytes;
+		double ratio = bytes_ratio(t, dm);
 		double cost[STEP_ROWS + 1] = { 0 };
 		cost[1] = 10;
 		for (int r = 2; r <= STEP_ROWS; r++) cost[r] = 5;
