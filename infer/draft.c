@@ -162,6 +162,19 @@ struct draft *draft_new(struct model *target, struct model *dm, struct infill_er
 		error_key(err, "completion.draftModel", strlen("completion.draftModel"));
 		return NULL;
 	}
+	/* A drafted token that costs a step of the target's or more cannot pay:
+	 * k drafts and their check cost k + 1 steps at least, for k + 1 tokens
+	 * at most. */
+	if (di->decode_read_bytes >= ti->decode_read_bytes) {
+		error_set(err, -EINVAL,
+		          "the draft model is not smaller than the model (it reads %.1f MB a "
+		          "token, the model %.1f MB), so drafting could only slow decoding; "
+		          "choose a smaller model of the same vocabulary, or none; decoding "
+		          "goes on without a draft",
+		          di->decode_read_bytes / 1e6, ti->decode_read_bytes / 1e6);
+		error_key(err, "completion.draftModel", strlen("completion.draftModel"));
+		return NULL;
+	}
 	struct draft *d = calloc(1, sizeof *d);
 	if (!d) goto oom;
 	d->m = dm;
@@ -178,8 +191,7 @@ struct draft *draft_new(struct model *target, struct model *dm, struct infill_er
 	d->p = malloc((size_t)d->n_vocab * sizeof(float));
 	d->res = malloc((size_t)d->n_vocab * sizeof(float));
 	if (!d->cache || !d->logits || !d->q || !d->p || !d->res) goto oom;
-	d->ratio = ti->decode_read_bytes ? (double)di->decode_read_bytes / ti->decode_read_bytes
-	                                 : 0.25;
+	d->ratio = (double)di->decode_read_bytes / (double)ti->decode_read_bytes;
 	return d;
 oom:
 	draft_free(d);

@@ -88,19 +88,24 @@ struct engine_params complete_engine_params(const struct complete_model_spec *sp
 	return ep;
 }
 
+/* path, or "~/models/x.gguf" from a settings file or an editor's settings
+ * (no shell expanded it) written out in buf. */
+static const char *path_at_home(const char *path, char *buf, size_t cap)
+{
+	const char *home = getenv("HOME");
+	if (path[0] != '~' || path[1] != '/' || !home || !home[0]) return path;
+	snprintf(buf, cap, "%s%s", home, path + 1);
+	return buf;
+}
+
 /* Attaches spec's draft model to e (loaded beside m, its KV pool a quarter
  * of the model's). A draft that cannot load or is refused leaves e without
  * one and says why in *warn (code 0): decoding goes on. */
 static void draft_open(struct engine *e, const struct complete_model_spec *spec,
                        struct infill_error *warn)
 {
-	const char *path = spec->draft_model;
 	char home_path[4200];
-	const char *home = getenv("HOME");
-	if (path[0] == '~' && path[1] == '/' && home && home[0]) {
-		snprintf(home_path, sizeof home_path, "%s%s", home, path + 1);
-		path = home_path;
-	}
+	const char *path = path_at_home(spec->draft_model, home_path, sizeof home_path);
 	struct model_params mp = model_params_of(spec, path);
 	mp.kv_bytes = mp.kv_bytes / 4 > (64u << 20) ? mp.kv_bytes / 4 : (64u << 20);
 	struct infill_error err;
@@ -121,14 +126,8 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 {
 	*model = NULL;
 	*engine = NULL;
-	/* "~/models/x.gguf" from a settings file or an editor's settings: no
-	 * shell expanded it */
 	char home_path[4200];
-	const char *home = getenv("HOME");
-	if (path[0] == '~' && path[1] == '/' && home && home[0]) {
-		snprintf(home_path, sizeof home_path, "%s%s", home, path + 1);
-		path = home_path;
-	}
+	path = path_at_home(path, home_path, sizeof home_path);
 	struct model_params mp = model_params_of(spec, path);
 	mp.progress = progress;
 	mp.progress_user = progress_user;

@@ -21,7 +21,8 @@
  *  - a job whose deadline leaves no time for the draft's prompt decodes
  *    without drafts; a background prefill fills the draft's cache too;
  *  - a pair of different vocabularies is refused with one message (its key
- *    completion.draftModel), and decoding goes on without a draft;
+ *    completion.draftModel), and decoding goes on without a draft; so is a
+ *    draft that reads as many weight bytes a token as the model or more;
  *  - mkmodel's pairs agree as dialled: perturbation 0 agrees on every greedy
  *    token, 0.05 on most, 0.2 on fewer, 3 on fewer still.
  */
@@ -420,6 +421,43 @@ TEST(a_draft_of_another_vocabulary_is_refused_with_one_message)
 	model_free(d);
 }
 
+TEST(a_draft_as_large_as_the_model_is_refused)
+{
+	/* the pair the other way round: the 6-layer model drafting for its own
+	 * first 2 layers; and a model drafting for itself */
+	struct model *small = load_pair("draft.gguf"), *big = load_pair("target-same.gguf");
+	struct model *twin = load_pair("target-same.gguf");
+	if (!small || !big || !twin) {
+		model_free(small), model_free(big), model_free(twin);
+		return;
+	}
+	struct model *pairs[2][2] = { { small, big }, { big, twin } };
+	for (int i = 0; i < 2; i++) {
+		struct infill_error err;
+		memset(&err, 0, sizeof err);
+		struct engine *e = engine_new(pairs[i][0], NULL, &err);
+		REQUIRE(e);
+		CHECK_INT_EQ(engine_set_draft(e, pairs[i][1], &err), -EINVAL);
+		CHECK_STR_EQ(err.key, "completion.draftModel");
+		CHECK(strstr(err.message, "not smaller") != NULL);
+		printf("refused: %s\n", err.message);
+		struct engine_request rq = request(PREFIXES[1], 1, 8);
+		struct engine_result r;
+		CHECK(run(e, &rq, &r) == 0);
+		CHECK_INT_EQ(r.model_draft_tokens, 0);
+		CHECK(r.n_candidates == 1 && r.candidates[0].n_tokens > 0);
+		engine_result_finish(&r);
+		engine_free(e);
+	}
+	/* the right way round it is taken */
+	struct infill_error err;
+	struct engine *e = engine_new(big, NULL, &err);
+	REQUIRE(e);
+	CHECK_INT_EQ(engine_set_draft(e, small, &err), 0);
+	engine_free(e);
+	model_free(small), model_free(big), model_free(twin);
+}
+
 /* ---- a draft that never agrees costs little ---- */
 
 /* A plain step of one greedy candidate that may draft 8 tokens, with these
@@ -497,14 +535,14 @@ TEST(a_prompt_that_does_not_fit_fills_the_drafts_cache_a_share_at_a_time)
 
 TEST(probes_of_a_draft_that_never_agrees_back_off)
 {
-	/* Where drafting does not pay (here a draft as dear as its target),
-	 * draft_choose drafts nothing but a one-token probe after 32 idle
+	/* Where drafting does not pay (here every draft misses), draft_choose
+	 * drafts nothing but a one-token probe after 32 idle
 	 * steps, to learn alpha again. Each probe costs the draft's catch-up
 	 * over the steps since its last, so probes that miss double the wait
 	 * (at most 256 steps): 2,000 steps of misses probe at most 12 times,
 	 * not 62. A kept draft brings the probes back to every 32 steps. */
 	struct model *t, *dm;
-	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-f32.gguf", &t, &dm);
+	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-q8_0.gguf", &t, &dm);
 	if (t && dm) REQUIRE(d);
 	if (d) {
 		double cost[STEP_ROWS + 1] = { 0 };
@@ -576,7 +614,7 @@ TEST(a_probe_drafts_its_token_where_a_row_looks_dear)
 	 * after 32 idle steps still drafts its token: without it, costs
 	 * learned too high would never be learned again. */
 	struct model *t, *dm;
-	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-f32.gguf", &t, &dm);
+	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-q8_0.gguf", &t, &dm);
 	if (t && dm) REQUIRE(d);
 	if (d) {
 		double cost[STEP_ROWS + 1] = { 0 };

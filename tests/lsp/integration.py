@@ -550,6 +550,45 @@ def case_model_path(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
+TINY_F32 = os.path.join(os.path.dirname(TINY_Q8), "tiny-dsc-f32.gguf")
+
+
+def case_draft_model(c):
+    """completion.draftModel as users write it: "~/..." loads a smaller model
+    of the same vocabulary without a word; a draft as large as the model is
+    refused with one warning that names the key and says why, and
+    completions go on."""
+    if not os.path.exists(TINY_Q8) or not os.path.exists(TINY_F32):
+        print("SKIP: the tiny models are missing")
+        sys.exit(77)
+    c.initialize(capabilities={"window": {"workDoneProgress": True}},
+                 init_options={"model": TINY_F32, "modelFallback": False,
+                               "completion.draftModel": "~/models/tiny.gguf"})
+    end = c.wait_for(lambda m: m.get("method") == "$/progress"
+                     and m["params"]["value"].get("kind") == "end", timeout=60)
+    check(end["params"]["value"].get("message") == "ready", "the model loads", end)
+    check(not any(m.get("method") == "window/showMessage" for m in c.notifications),
+          "a smaller draft is taken without a warning", c.notifications)
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "completion": {"draftModel": TINY_F32}}}})
+    warn = c.wait_for(lambda m: m.get("method") == "window/showMessage", timeout=60)
+    c.wait_for(lambda m: m is not end and m.get("method") == "$/progress"
+               and m["params"]["value"].get("kind") == "end", timeout=60)
+    text = warn["params"]["message"]
+    check(warn["params"]["type"] == 2, "a warning, not an error", warn)
+    check("completion.draftModel" in text and "not smaller" in text,
+          "it names the key and says why", text)
+    open_doc(c, "def add(a, b):\n    return ")
+    r = c.request("textDocument/inlineCompletion", {
+        "textDocument": {"uri": URI}, "position": {"line": 1, "character": 11},
+        "context": {"triggerKind": 1}})
+    check(isinstance(r.get("result", {}).get("items"), list), "completions are answered", r)
+    s = c.request("infill/stats")["result"]
+    check(s.get("generatedTokens", 0) > 0, "by the model, without the draft", s)
+    check(s.get("modelDraftTokens") == 0, "nothing was drafted", s)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_load_progress(c):
     """The model load reports progress between its begin and its end (a
     large model takes seconds in its weights' packing), and each report
@@ -580,7 +619,7 @@ def case_log_message(c):
 
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
-ENVS = {"model_path": home_with_model}
+ENVS = {"model_path": home_with_model, "draft_model": home_with_model}
 ARGS = {"flags_win": ["--threads", "2", "--backend", "cpu"],
         "oversized": ["--max-message-mb", "1"]}
 
