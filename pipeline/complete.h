@@ -308,6 +308,8 @@ struct engine_params complete_engine_params(const struct complete_model_spec *sp
  * With spec->draft_model, the draft model is loaded and attached too; one
  * that cannot be (missing, another vocabulary) leaves the engine without a
  * draft, and a success then leaves *err's message saying why (code 0).
+ * So does a cache.kvType q8_0 the model cannot take (its head size): the
+ * model is loaded with an f16 cache.
  */
 int complete_model_open(const char *path, const struct complete_model_spec *spec,
                         void (*progress)(void *user, float fraction), void *progress_user,

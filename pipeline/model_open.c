@@ -98,9 +98,49 @@ static const char *path_at_home(const char *path, char *buf, size_t cap)
 	return buf;
 }
 
+/* Adds what more says to the warnings in *w (code 0): the first key stays,
+ * the messages are joined. */
+static void warn_add(struct infill_error *w, const struct infill_error *more)
+{
+	if (!more->message[0]) return;
+	if (!w->message[0]) {
+		*w = *more;
+		return;
+	}
+	size_t n = strlen(w->message);
+	if (n + 3 >= sizeof w->message) return;
+	snprintf(w->message + n, sizeof w->message - n, "; %.*s", (int)(sizeof w->message - n - 3),
+	         more->message);
+}
+
+/* model_load with what mp asks; a cache.kvType q8_0 this model cannot take
+ * (its head size) is said in *warn and the model loaded with an f16 cache:
+ * the setting costs the cache's size, not the model. */
+static struct model *model_load_kv(struct model_params *mp, struct infill_error *err,
+                                   struct infill_error *warn)
+{
+	memset(err, 0, sizeof *err);
+	struct model *m = model_load(mp, err);
+	if (m || !mp->kv_q8_0 || strcmp(err->key, "cache.kvType")) return m;
+	/* the backend's reason, without its advice (taken here) */
+	const char *why =
+	        strstr(err->message, "needs") ? strstr(err->message, "needs") : err->message;
+	const char *advice = strstr(why, "; use");
+	int why_len = advice ? (int)(advice - why) : (int)strlen(why);
+	struct infill_error w;
+	error_set(&w, 0, "cache.kvType q8_0 is not used for %.300s: it %.*s; its cache is f16",
+	          mp->path, why_len < 160 ? why_len : 160, why);
+	error_key(&w, "cache.kvType", strlen("cache.kvType"));
+	mp->kv_q8_0 = false;
+	memset(err, 0, sizeof *err);
+	m = model_load(mp, err);
+	if (m) warn_add(warn, &w);
+	return m;
+}
+
 /* Attaches spec's draft model to e (loaded beside m, its KV pool a quarter
  * of the model's). A draft that cannot load or is refused leaves e without
- * one and says why in *warn (code 0): decoding goes on. */
+ * one and says why in *warn: decoding goes on. */
 static void draft_open(struct engine *e, const struct complete_model_spec *spec,
                        struct infill_error *warn)
 {
@@ -108,13 +148,13 @@ static void draft_open(struct engine *e, const struct complete_model_spec *spec,
 	const char *path = path_at_home(spec->draft_model, home_path, sizeof home_path);
 	struct model_params mp = model_params_of(spec, path);
 	mp.kv_bytes = mp.kv_bytes / 4 > (64u << 20) ? mp.kv_bytes / 4 : (64u << 20);
-	struct infill_error err;
-	memset(&err, 0, sizeof err);
-	struct model *dm = model_load(&mp, &err);
+	struct infill_error err, w;
+	struct model *dm = model_load_kv(&mp, &err, warn);
 	if (!dm || engine_take_draft(e, dm, &err)) {
-		error_set(warn, 0, "completion.draftModel %.200s is not used: %.300s", path,
+		error_set(&w, 0, "completion.draftModel %.200s is not used: %.300s", path,
 		          err.message);
-		error_key(warn, "completion.draftModel", strlen("completion.draftModel"));
+		error_key(&w, "completion.draftModel", strlen("completion.draftModel"));
+		warn_add(warn, &w);
 	}
 }
 
@@ -131,9 +171,9 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 	struct model_params mp = model_params_of(spec, path);
 	mp.progress = progress;
 	mp.progress_user = progress_user;
-	struct infill_error ierr;
-	memset(&ierr, 0, sizeof ierr);
-	struct model *m = model_load(&mp, &ierr);
+	struct infill_error ierr, warn;
+	memset(&warn, 0, sizeof warn);
+	struct model *m = model_load_kv(&mp, &ierr, &warn);
 	struct engine *e = NULL;
 	if (m) {
 		struct engine_params ep = complete_engine_params(spec);
@@ -159,13 +199,8 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 		}
 		return code;
 	}
-	if (err) memset(err, 0, sizeof *err);
-	if (spec->draft_model[0]) {
-		struct infill_error warn;
-		memset(&warn, 0, sizeof warn);
-		draft_open(e, spec, &warn);
-		if (err) *err = warn;
-	}
+	if (spec->draft_model[0]) draft_open(e, spec, &warn);
+	if (err) *err = warn;
 	*model = m;
 	*engine = e;
 	return 0;

@@ -824,11 +824,14 @@ static int device_open(struct cuda_backend *c, const struct backend_config *cfg,
 static int shapes_check(const struct backend_hparams *hp, uint32_t kv_type,
                         struct infill_error *err)
 {
-	if (kv_type == CUQ_Q8_0 && (hp->head_dim % 32 || hp->head_dim > 256))
-		return error_set(err, -EINVAL,
-		                 "cuda: cache.kvType q8_0 needs a head size that is a multiple of "
-		                 "32 up to 256 (this model's is %d); use f16",
-		                 hp->head_dim);
+	if (kv_type == CUQ_Q8_0 && (hp->head_dim % 32 || hp->head_dim > 256)) {
+		error_set(err, -EINVAL,
+		          "cuda: cache.kvType q8_0 needs a head size that is a multiple of 32 up "
+		          "to 256 (this model's is %d); use f16",
+		          hp->head_dim);
+		error_key(err, "cache.kvType", strlen("cache.kvType"));
+		return -EINVAL;
+	}
 	if (hp->head_dim % 4 || hp->head_dim > 256)
 		return error_set(err, -EINVAL,
 		                 "cuda: head size %d is not supported (a multiple of 4 up to 256)",

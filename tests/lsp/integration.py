@@ -589,6 +589,28 @@ def case_draft_model(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
+def case_kv_type_the_model_cannot_take(c):
+    """cache.kvType q8_0 on a model whose head size is not a multiple of 32
+    (the tiny model's is 16): the model still loads, with an f16 cache, and
+    one warning names the setting and says why."""
+    if not os.path.exists(TINY_F32):
+        print("SKIP: " + TINY_F32 + " missing")
+        sys.exit(77)
+    c.initialize(capabilities={"window": {"workDoneProgress": True}},
+                 init_options={"model": TINY_F32, "modelFallback": False,
+                               "cache": {"kvType": "q8_0"}})
+    end = c.wait_for(lambda m: m.get("method") == "$/progress"
+                     and m["params"]["value"].get("kind") == "end", timeout=60)
+    check(end["params"]["value"].get("message") == "ready", "the model loads", end)
+    warns = [m["params"] for m in c.notifications if m.get("method") == "window/showMessage"]
+    check(len(warns) == 1 and warns[0]["type"] == 2, "one warning", warns)
+    check("cache.kvType" in warns[0]["message"] and "multiple of 32" in warns[0]["message"],
+          "it names the setting and says why", warns)
+    s = c.request("infill/stats")["result"]
+    check(s.get("kvType") == "f16", "the cache is f16", s)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_load_progress(c):
     """The model load reports progress between its begin and its end (a
     large model takes seconds in its weights' packing), and each report
