@@ -64,6 +64,9 @@
  * reported shown counts it shown too); nextEditInvalid, computed edits
  * left out because they would break the file's syntax; nextEditLatencyMs,
  * the time to answer a request.
+ *
+ * draftModel: "on" while a completion.draftModel drafts beside the model,
+ * "none" otherwise (not set, or refused: the warning said why).
  */
 #define STATS_FIELDS(X)                                                \
 	X(requests, "requests", count)                                 \
@@ -123,7 +126,8 @@
 	X(next_edit_accepted, "nextEditAccepted", count)               \
 	X(next_edit_rejected, "nextEditRejected", count)               \
 	X(next_edit_invalid, "nextEditInvalid", count)                 \
-	X(next_edit_latency_ms, "nextEditLatencyMs", latency)
+	X(next_edit_latency_ms, "nextEditLatencyMs", latency)          \
+	X(draft_model, "draftModel", name)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

@@ -254,6 +254,11 @@ int engine_set_draft(struct engine *e, struct model *dm, struct infill_error *er
 	return e->draft ? 0 : err->code;
 }
 
+bool engine_has_draft(const struct engine *e)
+{
+	return e->draft != NULL;
+}
+
 int engine_take_draft(struct engine *e, struct model *dm, struct infill_error *err)
 {
 	int rc = engine_set_draft(e, dm, err);

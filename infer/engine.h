@@ -413,6 +413,8 @@ void engine_free(struct engine *e);
 int engine_set_draft(struct engine *e, struct model *dm, struct infill_error *err);
 /* The same, dm taken: e frees it (at once when refused). */
 int engine_take_draft(struct engine *e, struct model *dm, struct infill_error *err);
+/* Whether a draft model drafts for e. */
+bool engine_has_draft(const struct engine *e);
 /* New settings (cache size, shifted reuse); a smaller cache evicts at once. */
 void engine_configure(struct engine *e, const struct engine_params *p);
 /* The parameters the engine runs with (engine_new's or the last

@@ -184,12 +184,13 @@ static void on_load_progress(void *user, float fraction)
 
 /* What infill/stats says about the loaded model (engine thread). */
 static void stats_set_model(struct pipeline *p, const char *backend, const char *kv_type,
-                            int32_t kv_pages)
+                            int32_t kv_pages, const struct engine *e)
 {
 	pthread_mutex_lock(&p->mu);
 	p->stats.backend = backend;
 	p->stats.kv_type = kv_type;
 	p->stats.kv_pages = kv_pages > 0 ? (uint64_t)kv_pages : 0;
+	p->stats.draft_model = e && engine_has_draft(e) ? "on" : "none";
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -222,7 +223,7 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 	*ep = NULL;
 	*mp = NULL;
 	if (!strcmp(path, PIPELINE_NO_MODEL)) {
-		stats_set_model(p, "none", "none", 0);
+		stats_set_model(p, "none", "none", 0, NULL);
 		return; /* unloaded on purpose: answers stay empty */
 	}
 	char msg[600];
@@ -238,7 +239,7 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 		if (!fallback || !strcmp(fallback, path)) {
 			snprintf(msg, sizeof msg, "infill: %s", err.message);
 			post_event(p, EVENT_LOAD_END, 100, false, msg);
-			stats_set_model(p, "none", "none", 0);
+			stats_set_model(p, "none", "none", 0, NULL);
 			return;
 		}
 		snprintf(msg, sizeof msg,
@@ -252,7 +253,7 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 			snprintf(msg, sizeof msg, "infill: %.280s; and the embedded model: %.280s",
 			         err.message, err2.message);
 			post_event(p, EVENT_LOAD_END, 100, false, msg);
-			stats_set_model(p, "none", "none", 0);
+			stats_set_model(p, "none", "none", 0, NULL);
 			return;
 		}
 		path = fallback;
@@ -280,7 +281,7 @@ static void load(struct pipeline *p, const char *path, const char *fallback,
 	snprintf(msg, sizeof msg, "%s: %d layers, %d dims, %s, KV cache %s (%d pages of %d tokens)",
 	         path, mi->n_layer, mi->n_embd, mi->backend_name ? mi->backend_name : "cpu", kv,
 	         mi->kv_n_pages, mi->kv_page_size);
-	stats_set_model(p, backend_word(m), kv, mi->kv_n_pages);
+	stats_set_model(p, backend_word(m), kv, mi->kv_n_pages, e);
 	atomic_store(&p->zeta, is_zeta(path, model_tokenizer(m)));
 	*mp = m;
 	*ep = e;
@@ -330,7 +331,7 @@ static void load_remote(struct pipeline *p, const char *path, struct gguf_file *
 			*tp = t;
 		}
 	}
-	stats_set_model(p, "remote", "none", 0);
+	stats_set_model(p, "remote", "none", 0, NULL);
 	/* the served model is Zeta as far as its vocabulary tells */
 	atomic_store(&p->zeta, file[0] && is_zeta(file, *tp));
 	pthread_mutex_lock(&p->mu);
@@ -906,8 +907,8 @@ struct worker_state {
 static bool has_work(const struct worker_state *w)
 {
 	const struct pipeline *p = w->p;
-	return p->stop || p->load_pending || p->queue_head || w->todo.n || p->warm.n ||
-	       p->recheck_pending || p->n_live_drop || p->live_drop_all ||
+	return p->stop || p->load_pending || p->draft_pending || p->queue_head || w->todo.n ||
+	       p->warm.n || p->recheck_pending || p->n_live_drop || p->live_drop_all ||
 	       (w->e && live_pending(&w->live));
 }
 
@@ -1082,6 +1083,24 @@ static void state_job(struct worker_state *w)
 	uv_async_send(&p->async);
 }
 
+/* completion.draftModel changed (w->ms has the new one): the draft beside
+ * the model loaded is replaced; live candidates end first (their pages are
+ * in the old draft's pool). Without a model, the next load takes it. */
+static void worker_swap_draft(struct worker_state *w)
+{
+	if (!w->e) return;
+	live_clear(w->p, &w->live);
+	struct infill_error warn;
+	complete_draft_open(w->e, &w->ms, &warn);
+	const struct model_info *mi = model_info(w->m);
+	stats_set_model(w->p, backend_word(w->m), mi->kv_type, mi->kv_n_pages, w->e);
+	if (warn.message[0]) {
+		char msg[600];
+		snprintf(msg, sizeof msg, "infill: %.500s", warn.message);
+		worker_post_message(w->p, EVENT_WARNING, msg);
+	}
+}
+
 void *worker_main(void *arg)
 {
 	struct worker_state w = { .p = arg, .todo = { .cap = TODO_MAX } };
@@ -1095,6 +1114,14 @@ void *worker_main(void *arg)
 		if (p->n_live_drop || p->live_drop_all) live_apply_drops(p, &w.live);
 		if (p->load_pending) {
 			state_load(&w);
+			continue;
+		}
+		if (p->draft_pending) {
+			p->draft_pending = false;
+			memcpy(w.ms.draft_model, p->draft_pending_path, sizeof w.ms.draft_model);
+			pthread_mutex_unlock(&p->mu);
+			worker_swap_draft(&w);
+			pthread_mutex_lock(&p->mu);
 			continue;
 		}
 		if (p->recheck_pending) {

@@ -138,12 +138,12 @@ static struct model *model_load_kv(struct model_params *mp, struct infill_error 
 	return m;
 }
 
-/* Attaches spec's draft model to e (loaded beside m, its KV pool a quarter
- * of the model's). A draft that cannot load or is refused leaves e without
- * one and says why in *warn: decoding goes on. */
-static void draft_open(struct engine *e, const struct complete_model_spec *spec,
-                       struct infill_error *warn)
+void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
+                         struct infill_error *warn)
 {
+	memset(warn, 0, sizeof *warn);
+	engine_set_draft(e, NULL, NULL);
+	if (!spec->draft_model[0]) return;
 	char home_path[4200];
 	const char *path = path_at_home(spec->draft_model, home_path, sizeof home_path);
 	struct model_params mp = model_params_of(spec, path);
@@ -199,7 +199,11 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 		}
 		return code;
 	}
-	if (spec->draft_model[0]) draft_open(e, spec, &warn);
+	if (spec->draft_model[0]) {
+		struct infill_error dwarn;
+		complete_draft_open(e, spec, &dwarn);
+		warn_add(&warn, &dwarn);
+	}
 	if (err) *err = warn;
 	*model = m;
 	*engine = e;

@@ -363,17 +363,25 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 	const struct complete_model_spec *had = &p->loaded.model;
 	bool reload = !p->configured || strcmp(path, p->loaded.path) ||
 	              want.backend != had->backend || want.threads != had->threads ||
-	              want.cache_memory_mb != had->cache_memory_mb ||
-	              want.kv_type != had->kv_type || strcmp(want.draft_model, had->draft_model);
+	              want.cache_memory_mb != had->cache_memory_mb || want.kv_type != had->kv_type;
+	/* another draft model is swapped in beside the model loaded: the model
+	 * and its cache stay */
+	bool draft_changed = !reload && strcmp(want.draft_model, had->draft_model);
 	bool shifted_changed = settings->cache_reuse_shifted_suffix != p->reuse_shifted;
 	p->reuse_shifted = settings->cache_reuse_shifted_suffix;
-	if (!reload && !shifted_changed) {
+	if (!reload && !shifted_changed && !draft_changed) {
 		free(path);
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
 	p->reuse_shifted_pending = p->reuse_shifted;
 	p->params_pending = true;
+	if (draft_changed) {
+		memcpy(p->loaded.model.draft_model, want.draft_model, sizeof want.draft_model);
+		memcpy(p->draft_pending_path, want.draft_model, sizeof want.draft_model);
+		p->draft_pending = true;
+		atomic_store(&p->extend_cancel, 1);
+	}
 	if (reload) {
 		worker_spec_finish(&p->loaded);
 		/* the embedded model stands in for one that fails to load */
@@ -387,6 +395,7 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 		p->pending_load.fallback = fallback;
 		if (p->pending_load.path) {
 			p->load_pending = true;
+			p->draft_pending = false; /* the load takes the draft too */
 			atomic_store(&p->extend_cancel, 1);
 			atomic_store(&p->ready, false); /* answer empty until the new model is in */
 		}

@@ -211,7 +211,10 @@ struct pipeline {
 	struct event *events_head, *events_tail;
 	struct load_spec pending_load;
 	bool load_pending;
-	bool params_pending;  /* new engine params (shifted suffix) */
+	bool params_pending; /* new engine params (shifted suffix) */
+	/* a new completion.draftModel for the model loaded (none: "") */
+	bool draft_pending;
+	char draft_pending_path[sizeof((struct complete_model_spec *)0)->draft_model];
 	bool recheck_pending; /* a request came while no model was ready: the engine
 	                       * sees whether a model file that failed to load has
 	                       * changed since (a download that completed) */

@@ -65,6 +65,7 @@ static const char *const documented[] = {
 	"nextEditRejected",
 	"nextEditInvalid",
 	"nextEditLatencyMs",
+	"draftModel",
 };
 
 static struct stats sample(void)

@@ -557,7 +557,8 @@ def case_draft_model(c):
     """completion.draftModel as users write it: "~/..." loads a smaller model
     of the same vocabulary without a word; a draft as large as the model is
     refused with one warning that names the key and says why, and
-    completions go on."""
+    completions go on. Changing it swaps the draft alone: the model is not
+    loaded again."""
     if not os.path.exists(TINY_Q8) or not os.path.exists(TINY_F32):
         print("SKIP: the tiny models are missing")
         sys.exit(77)
@@ -569,11 +570,11 @@ def case_draft_model(c):
     check(end["params"]["value"].get("message") == "ready", "the model loads", end)
     check(not any(m.get("method") == "window/showMessage" for m in c.notifications),
           "a smaller draft is taken without a warning", c.notifications)
+    s = c.request("infill/stats")["result"]
+    check(s.get("draftModel") == "on", "it drafts", s)
     c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
         "completion": {"draftModel": TINY_F32}}}})
     warn = c.wait_for(lambda m: m.get("method") == "window/showMessage", timeout=60)
-    c.wait_for(lambda m: m is not end and m.get("method") == "$/progress"
-               and m["params"]["value"].get("kind") == "end", timeout=60)
     text = warn["params"]["message"]
     check(warn["params"]["type"] == 2, "a warning, not an error", warn)
     check("completion.draftModel" in text and "not smaller" in text,
@@ -585,7 +586,21 @@ def case_draft_model(c):
     check(isinstance(r.get("result", {}).get("items"), list), "completions are answered", r)
     s = c.request("infill/stats")["result"]
     check(s.get("generatedTokens", 0) > 0, "by the model, without the draft", s)
-    check(s.get("modelDraftTokens") == 0, "nothing was drafted", s)
+    check(s.get("modelDraftTokens") == 0 and s.get("draftModel") == "none",
+          "nothing was drafted", s)
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "completion": {"draftModel": "~/models/tiny.gguf"}}}})
+    r = c.request("textDocument/inlineCompletion", {
+        "textDocument": {"uri": URI}, "position": {"line": 1, "character": 11},
+        "context": {"triggerKind": 1}})
+    check(isinstance(r.get("result", {}).get("items"), list), "answered with the draft", r)
+    s = c.request("infill/stats")["result"]
+    check(s.get("draftModel") == "on", "the draft is back", s)
+    shown = [m for m in c.notifications if m.get("method") == "window/showMessage"]
+    check(len(shown) == 1, "the smaller draft is taken without a warning", shown)
+    begins = [m for m in c.notifications if m.get("method") == "$/progress"
+              and m["params"]["value"].get("kind") == "begin"]
+    check(len(begins) == 1, "the model was loaded once", begins)
     check(c.shutdown_exit() == 0, "exit 0")
 
 
