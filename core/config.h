@@ -202,8 +202,9 @@ enum config_kind {
 	  "pass (same output, fewer decode steps)")                                                \
 	X(completion_draft_model, "completion.draftModel", CONFIG_KIND_STRING, char *, 0, NULL, 0, \
 	  0, NULL, CONFIG_SCOPE_GLOBAL,                                                            \
-	  "a small model of the same vocabulary (GGUF path) that drafts tokens the model checks "  \
-	  "in one forward pass (greedy output unchanged, sampled ones keep their law)")            \
+	  "a small model of the same vocabulary (a GGUF path, or a name of `infill models` once "  \
+	  "pulled) that drafts tokens the model checks in one forward pass (greedy output "        \
+	  "unchanged, sampled ones keep their law)")                                               \
 	X(completion_stop, "completion.stop", CONFIG_KIND_STRLIST, char **, 0, NULL, 0, 64, NULL,  \
 	  CONFIG_SCOPE_LANGUAGE, "extra stop strings (added to the language's own)")               \
 	X(context_prefix_tokens, "context.prefixTokens", CONFIG_KIND_INT, int, 1024, NULL, 0,      \

@@ -316,8 +316,9 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
                         struct model **model, struct engine **engine, struct infill_error *err);
 
 /*
- * Replaces e's draft model with spec->draft_model's (none where it is ""),
- * loaded beside e's model with a KV pool a quarter of the model's. One that
+ * Replaces e's draft model with spec->draft_model's (none where it is ""; a
+ * path, or a catalog name: its download), loaded beside e's model with a KV
+ * pool a quarter of the model's. One that
  * cannot load or is refused leaves e without a draft and *warn's message
  * saying why (code 0; "" when all went well). Call only while no
  * engine_live of e exists.

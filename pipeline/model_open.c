@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "infill_config.h"
 
 /* ---- the default model -------------------------------------------------- */
@@ -138,14 +139,47 @@ static struct model *model_load_kv(struct model_params *mp, struct infill_error 
 	return m;
 }
 
+/* The file completion.draftModel names, in buf: a path as it is ("~/"
+ * expanded), a catalog name ("deepseek-coder:1.3b") its download. NULL with
+ * *warn saying why when it names neither, or a model not downloaded yet. */
+static const char *draft_file(const char *name, char *buf, size_t cap, struct infill_error *warn)
+{
+	const char *path = path_at_home(name, buf, cap);
+	size_t n = strlen(path);
+	if (strchr(path, '/') || (n > 5 && !strcmp(path + n - 5, ".gguf")) || !access(path, F_OK))
+		return path;
+	char msg[256];
+	struct catalog *cat = catalog_load(msg, sizeof msg);
+	const struct catalog_entry *c = catalog_find(cat, name);
+	char *cached = c ? catalog_cached_path(c) : NULL;
+	if (cached && !access(cached, R_OK))
+		snprintf(buf, cap, "%s", cached);
+	else if (c)
+		error_set(warn, 0,
+		          "completion.draftModel %.100s is not downloaded yet: run `infill pull "
+		          "%.100s` (%.20s); decoding goes on without a draft",
+		          name, name, c->size ? c->size : "size not listed");
+	else
+		error_set(warn, 0,
+		          "completion.draftModel \"%.100s\" is neither a file nor a model of the "
+		          "catalog (`infill models` lists them); decoding goes on without a draft",
+		          name);
+	bool found = cached && !access(cached, R_OK);
+	free(cached);
+	catalog_free(cat);
+	if (!found) error_key(warn, "completion.draftModel", strlen("completion.draftModel"));
+	return found ? buf : NULL;
+}
+
 void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
                          struct infill_error *warn)
 {
 	memset(warn, 0, sizeof *warn);
 	engine_set_draft(e, NULL, NULL);
 	if (!spec->draft_model[0]) return;
-	char home_path[4200];
-	const char *path = path_at_home(spec->draft_model, home_path, sizeof home_path);
+	char buf[4200];
+	const char *path = draft_file(spec->draft_model, buf, sizeof buf, warn);
+	if (!path) return;
 	struct model_params mp = model_params_of(spec, path);
 	mp.kv_bytes = mp.kv_bytes / 4 > (64u << 20) ? mp.kv_bytes / 4 : (64u << 20);
 	struct infill_error err, w;

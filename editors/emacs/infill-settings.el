@@ -255,9 +255,9 @@ May be set per language under \"languages\" in .infill.json."
   :group 'infill-settings)
 
 (defcustom infill-completion-draft-model nil
-  "A small model of the same vocabulary (GGUF path) that drafts tokens the
-model checks in one forward pass (greedy output unchanged, sampled ones
-keep their law).
+  "A small model of the same vocabulary (a GGUF path, or a name of `infill
+models` once pulled) that drafts tokens the model checks in one forward
+pass (greedy output unchanged, sampled ones keep their law).
 Server setting \"completion.draftModel\" (server default unset).
 nil: leave it to the server."
   :type '(choice (const :tag "Server default" nil) (string :tag "Value"))

@@ -553,12 +553,23 @@ def case_model_path(c):
 TINY_F32 = os.path.join(os.path.dirname(TINY_Q8), "tiny-dsc-f32.gguf")
 
 
+def stats_when(c, cond, timeout=30):
+    """infill/stats once cond holds of it (the engine thread changes it
+    after the request that asked), or as it is at the timeout."""
+    end = time.time() + timeout
+    while True:
+        s = c.request("infill/stats")["result"]
+        if cond(s) or time.time() > end:
+            return s
+        time.sleep(0.05)
+
+
 def case_draft_model(c):
     """completion.draftModel as users write it: "~/..." loads a smaller model
     of the same vocabulary without a word; a draft as large as the model is
     refused with one warning that names the key and says why, and
     completions go on. Changing it swaps the draft alone: the model is not
-    loaded again."""
+    loaded again. A catalog name is its download."""
     if not os.path.exists(TINY_Q8) or not os.path.exists(TINY_F32):
         print("SKIP: the tiny models are missing")
         sys.exit(77)
@@ -594,10 +605,23 @@ def case_draft_model(c):
         "textDocument": {"uri": URI}, "position": {"line": 1, "character": 11},
         "context": {"triggerKind": 1}})
     check(isinstance(r.get("result", {}).get("items"), list), "answered with the draft", r)
-    s = c.request("infill/stats")["result"]
+    s = stats_when(c, lambda s: s.get("draftModel") == "on")
     check(s.get("draftModel") == "on", "the draft is back", s)
     shown = [m for m in c.notifications if m.get("method") == "window/showMessage"]
     check(len(shown) == 1, "the smaller draft is taken without a warning", shown)
+    # a catalog name not downloaded says what to run; one downloaded is its file
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "completion": {"draftModel": "deepseek-coder:6.7b"}}}})
+    warn = c.wait_for(lambda m: m.get("method") == "window/showMessage"
+                      and "6.7b" in m["params"]["message"], timeout=60)
+    check("infill pull deepseek-coder:6.7b" in warn["params"]["message"],
+          "one not downloaded names the command", warn)
+    s = c.request("infill/stats")["result"]
+    check(s.get("draftModel") == "none", "and none drafts", s)
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "completion": {"draftModel": "deepseek-coder:1.3b"}}}})
+    s = stats_when(c, lambda s: s.get("draftModel") == "on")
+    check(s.get("draftModel") == "on", "a downloaded one drafts", s)
     begins = [m for m in c.notifications if m.get("method") == "$/progress"
               and m["params"]["value"].get("kind") == "begin"]
     check(len(begins) == 1, "the model was loaded once", begins)
@@ -656,7 +680,19 @@ def case_log_message(c):
 
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
-ENVS = {"model_path": home_with_model, "draft_model": home_with_model}
+def home_with_draft():
+    """home_with_model's HOME, with the tiny model downloaded under the
+    catalog's name deepseek-coder:1.3b too (for case draft_model)."""
+    env = home_with_model()
+    cache = os.path.join(env["HOME"], ".cache", "infill", "models")
+    os.makedirs(cache)
+    os.symlink(os.path.abspath(TINY_Q8), os.path.join(cache, "deepseek-coder-1.3b-q4_k_m.gguf"))
+    env["XDG_CACHE_HOME"] = ""
+    env["INFILL_CATALOG"] = ""
+    return env
+
+
+ENVS = {"model_path": home_with_model, "draft_model": home_with_draft}
 ARGS = {"flags_win": ["--threads", "2", "--backend", "cpu"],
         "oversized": ["--max-message-mb", "1"]}
 
