@@ -115,10 +115,11 @@ static void warn_add(struct infill_error *w, const struct infill_error *more)
 }
 
 /* model_load with what mp asks; a cache.kvType q8_0 this model cannot take
- * (its head size) is said in *warn and the model loaded with an f16 cache:
+ * (its head size) is said in *warn (naming the model as which) and the
+ * model loaded with an f16 cache:
  * the setting costs the cache's size, not the model. */
-static struct model *model_load_kv(struct model_params *mp, struct infill_error *err,
-                                   struct infill_error *warn)
+static struct model *model_load_kv(struct model_params *mp, const char *which,
+                                   struct infill_error *err, struct infill_error *warn)
 {
 	memset(err, 0, sizeof *err);
 	struct model *m = model_load(mp, err);
@@ -129,8 +130,8 @@ static struct model *model_load_kv(struct model_params *mp, struct infill_error 
 	const char *advice = strstr(why, "; use");
 	int why_len = advice ? (int)(advice - why) : (int)strlen(why);
 	struct infill_error w;
-	error_set(&w, 0, "cache.kvType q8_0 is not used for %.300s: it %.*s; its cache is f16",
-	          mp->path, why_len < 160 ? why_len : 160, why);
+	error_set(&w, 0, "cache.kvType q8_0 is not used: %s %.*s; its cache is f16", which,
+	          why_len < 160 ? why_len : 160, why);
 	error_key(&w, "cache.kvType", strlen("cache.kvType"));
 	mp->kv_q8_0 = false;
 	memset(err, 0, sizeof *err);
@@ -183,7 +184,7 @@ void complete_draft_open(struct engine *e, const struct complete_model_spec *spe
 	struct model_params mp = model_params_of(spec, path);
 	mp.kv_bytes = mp.kv_bytes / 4 > (64u << 20) ? mp.kv_bytes / 4 : (64u << 20);
 	struct infill_error err, w;
-	struct model *dm = model_load_kv(&mp, &err, warn);
+	struct model *dm = model_load_kv(&mp, "the draft model", &err, warn);
 	if (!dm || engine_take_draft(e, dm, &err)) {
 		error_set(&w, 0, "completion.draftModel %.200s is not used: %.300s", path,
 		          err.message);
@@ -207,7 +208,7 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 	mp.progress_user = progress_user;
 	struct infill_error ierr, warn;
 	memset(&warn, 0, sizeof warn);
-	struct model *m = model_load_kv(&mp, &ierr, &warn);
+	struct model *m = model_load_kv(&mp, "the model", &ierr, &warn);
 	struct engine *e = NULL;
 	if (m) {
 		struct engine_params ep = complete_engine_params(spec);

@@ -279,6 +279,26 @@ h.run(function()
     return vim.api.nvim_get_mode().mode == 'n'
   end)
 
+  -- 7b. a setting the load cannot honour (a q8_0 cache on the tiny model,
+  -- whose head size is 16): the model loads, and the warning stays in the
+  -- status after "ready" (where the echo's ":InfillStatus" points)
+  infill.setup {
+    cmd = { bin, '--model', model, '--user-config', '' },
+    filetypes = { 'python' },
+    settings = { cache = { kvType = 'q8_0' }, completion = { debounceMs = 0, maxTokens = 8 } },
+  }
+  infill.restart()
+  vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(0), 0 })
+  type_until_suggestion('o    # the lines in', ' the fil') -- the load has ended
+  vim.api.nvim_input('<Esc>')
+  wait_for('normal mode', 5000, function()
+    return vim.api.nvim_get_mode().mode == 'n'
+  end)
+  st = infill.status()
+  log('status: ' .. st)
+  check(st:find('cache.kvType q8_0 is not used', 1, true) and st:find('its cache is f16', 1, true),
+    'the status keeps the warning: ' .. st)
+
   -- 8. (last: what the keys leave pending is not waited out)
   -- with no suggestion shown, an Alt key keeps its meaning in
   -- insert mode (<Esc> then the key), typing no stray character

@@ -622,9 +622,11 @@ local function progress_handler(err, result, ctx, config)
   if type(v) == 'table' then
     if v.kind == 'end' then
       -- "ready", or "ready: the embedded model (...)" when the model set
-      -- failed to load and the embedded one stands in: keep that in sight
+      -- failed to load and the embedded one stands in: keep that in sight,
+      -- and so a warning the load gave (a setting it could not honour)
       S.status = (v.message and v.message ~= 'ready' and v.message ~= 'superseded')
-        and prefixed(v.message) or ''
+        and prefixed(v.message) or S.load_warning or ''
+      S.load_warning = nil
       -- the model is ready: answers before this were empty, so ask again
       -- for the cursor the user is looking at
       local bufnr = vim.api.nvim_get_current_buf()
@@ -633,6 +635,9 @@ local function progress_handler(err, result, ctx, config)
         schedule_request(bufnr)
       end
     else
+      if v.kind == 'begin' then
+        S.load_warning = nil
+      end
       local msg = v.title or S.status:match('^infill: ([^:]*)') or 'loading'
       if v.message then
         msg = msg .. ': ' .. v.message
@@ -652,13 +657,16 @@ end
 
 -- One line that fits the command line: a message longer than it (a model
 -- path and its error easily are) would stop Neovim at "Press ENTER", at
--- start-up too. The whole text stays in infill.status() (:InfillStatus).
-local function echo_short(msg, hl)
+-- start-up too. The whole text stays in infill.status() (:InfillStatus);
+-- tail (where to read it) is kept whole after a cut.
+local function echo_short(msg, hl, tail)
+  tail = tail or ''
   local width = math.max(20, (vim.v.echospace or vim.o.columns - 12) - 1)
-  if vim.fn.strdisplaywidth(msg) > width then
-    msg = vim.fn.strcharpart(msg, 0, width - 1) .. '…'
+  local room = math.max(10, width - vim.fn.strdisplaywidth(tail))
+  if vim.fn.strdisplaywidth(msg) > room then
+    msg = vim.fn.strcharpart(msg, 0, room - 1) .. '…'
   end
-  vim.api.nvim_echo({ { msg, hl } }, true, {})
+  vim.api.nvim_echo({ { msg .. tail, hl } }, true, {})
 end
 
 local function message_handler(_, result, _, _)
@@ -668,12 +676,13 @@ local function message_handler(_, result, _, _)
   local msg = prefixed(result.message):gsub('%s*\n%s*', ' ')
   if result.type == 1 or (result.type == 2 and msg:find('model')) then
     S.status = msg
+    S.load_warning = msg
     pcall(vim.cmd, 'redrawstatus')
   end
   if result.type == 1 or result.type == 2 then
     vim.schedule(function()
-      echo_short(msg .. (S.status == msg and ' (:InfillStatus)' or ''),
-        result.type == 1 and 'ErrorMsg' or 'WarningMsg')
+      echo_short(msg, result.type == 1 and 'ErrorMsg' or 'WarningMsg',
+        S.status == msg and ' (:InfillStatus)' or '')
     end)
   elseif result.type == 3 then
     vim.schedule(function()
