@@ -318,10 +318,9 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 /*
  * Replaces e's draft model with spec->draft_model's (none where it is ""; a
  * path, or a catalog name: its download), loaded beside e's model with a KV
- * pool a quarter of the model's. One that
- * cannot load or is refused leaves e without a draft and *warn's message
- * saying why (code 0; "" when all went well). Call only while no
- * engine_live of e exists.
+ * pool a quarter of the model's. One that cannot load or is refused leaves
+ * e without a draft and *warn's message saying why (code 0; "" when all
+ * went well). Call only while no engine_live of e exists.
  */
 void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
                          struct infill_error *warn);

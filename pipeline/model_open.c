@@ -116,8 +116,8 @@ static void warn_add(struct infill_error *w, const struct infill_error *more)
 
 /* model_load with what mp asks; a cache.kvType q8_0 this model cannot take
  * (its head size) is said in *warn (naming the model as which) and the
- * model loaded with an f16 cache:
- * the setting costs the cache's size, not the model. */
+ * model loaded with an f16 cache: the setting costs the cache's size, not
+ * the model. */
 static struct model *model_load_kv(struct model_params *mp, const char *which,
                                    struct infill_error *err, struct infill_error *warn)
 {
@@ -153,7 +153,8 @@ static const char *draft_file(const char *name, char *buf, size_t cap, struct in
 	struct catalog *cat = catalog_load(msg, sizeof msg);
 	const struct catalog_entry *c = catalog_find(cat, name);
 	char *cached = c ? catalog_cached_path(c) : NULL;
-	if (cached && !access(cached, R_OK))
+	bool found = cached && !access(cached, R_OK);
+	if (found)
 		snprintf(buf, cap, "%s", cached);
 	else if (c)
 		error_set(warn, 0,
@@ -165,7 +166,6 @@ static const char *draft_file(const char *name, char *buf, size_t cap, struct in
 		          "completion.draftModel \"%.100s\" is neither a file nor a model of the "
 		          "catalog (`infill models` lists them); decoding goes on without a draft",
 		          name);
-	bool found = cached && !access(cached, R_OK);
 	free(cached);
 	catalog_free(cat);
 	if (!found) error_key(warn, "completion.draftModel", strlen("completion.draftModel"));

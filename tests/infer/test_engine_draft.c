@@ -391,24 +391,18 @@ TEST(sampled_candidates_keep_the_target_law)
 
 /* ---- refused pairs ---- */
 
-TEST(a_draft_of_another_vocabulary_is_refused_with_one_message)
+/* d refused as t's draft, its message naming completion.draftModel and
+ * holding word; then t's job decodes without drafts. */
+static void refused_then_plain(int *test_failed_, struct model *t, struct model *d,
+                               const char *word)
 {
-	char tp[4096], dp[4096];
-	snprintf(tp, sizeof tp, "%s/models/tiny-dsc-q8_0.gguf", testdata());
-	snprintf(dp, sizeof dp, "%s/models/tiny-qwen2-q8_0.gguf", testdata());
-	struct model *t = load_path(tp), *d = load_path(dp);
-	if (!t || !d) {
-		model_free(t), model_free(d);
-		return;
-	}
 	struct infill_error err;
 	memset(&err, 0, sizeof err);
 	struct engine *e = engine_new(t, NULL, &err);
 	REQUIRE(e);
 	CHECK_INT_EQ(engine_set_draft(e, d, &err), -EINVAL);
 	CHECK_STR_EQ(err.key, "completion.draftModel");
-	CHECK(strstr(err.message, "cannot draft") != NULL);
-	CHECK(strstr(err.message, "vocabulary") != NULL);
+	CHECK(strstr(err.message, word) != NULL);
 	printf("refused: %s\n", err.message);
 	struct engine_request rq = request(PREFIXES[0], 1, 8);
 	struct engine_result r;
@@ -417,6 +411,15 @@ TEST(a_draft_of_another_vocabulary_is_refused_with_one_message)
 	CHECK(r.n_candidates == 1 && r.candidates[0].n_tokens > 0);
 	engine_result_finish(&r);
 	engine_free(e);
+}
+
+TEST(a_draft_of_another_vocabulary_is_refused_with_one_message)
+{
+	char tp[4096], dp[4096];
+	snprintf(tp, sizeof tp, "%s/models/tiny-dsc-q8_0.gguf", testdata());
+	snprintf(dp, sizeof dp, "%s/models/tiny-qwen2-q8_0.gguf", testdata());
+	struct model *t = load_path(tp), *d = load_path(dp);
+	if (t && d) refused_then_plain(test_failed_, t, d, "vocabulary");
 	model_free(t);
 	model_free(d);
 }
@@ -427,34 +430,16 @@ TEST(a_draft_as_large_as_the_model_is_refused)
 	 * first 2 layers; and a model drafting for itself */
 	struct model *small = load_pair("draft.gguf"), *big = load_pair("target-same.gguf");
 	struct model *twin = load_pair("target-same.gguf");
-	if (!small || !big || !twin) {
-		model_free(small), model_free(big), model_free(twin);
-		return;
-	}
-	struct model *pairs[2][2] = { { small, big }, { big, twin } };
-	for (int i = 0; i < 2; i++) {
+	if (small && big && twin) {
+		refused_then_plain(test_failed_, small, big, "not smaller");
+		refused_then_plain(test_failed_, big, twin, "not smaller");
+		/* the right way round it is taken */
 		struct infill_error err;
-		memset(&err, 0, sizeof err);
-		struct engine *e = engine_new(pairs[i][0], NULL, &err);
+		struct engine *e = engine_new(big, NULL, &err);
 		REQUIRE(e);
-		CHECK_INT_EQ(engine_set_draft(e, pairs[i][1], &err), -EINVAL);
-		CHECK_STR_EQ(err.key, "completion.draftModel");
-		CHECK(strstr(err.message, "not smaller") != NULL);
-		printf("refused: %s\n", err.message);
-		struct engine_request rq = request(PREFIXES[1], 1, 8);
-		struct engine_result r;
-		CHECK(run(e, &rq, &r) == 0);
-		CHECK_INT_EQ(r.model_draft_tokens, 0);
-		CHECK(r.n_candidates == 1 && r.candidates[0].n_tokens > 0);
-		engine_result_finish(&r);
+		CHECK_INT_EQ(engine_set_draft(e, small, &err), 0);
 		engine_free(e);
 	}
-	/* the right way round it is taken */
-	struct infill_error err;
-	struct engine *e = engine_new(big, NULL, &err);
-	REQUIRE(e);
-	CHECK_INT_EQ(engine_set_draft(e, small, &err), 0);
-	engine_free(e);
 	model_free(small), model_free(big), model_free(twin);
 }
 
