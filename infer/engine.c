@@ -748,6 +748,7 @@ struct dec {
 	int32_t max_tokens; /* the first request's: pages, hist and stop */
 	bool prompt_lookup; /* the first request's: hist is allocated for it */
 	bool use_draft;     /* the draft model drafts (each candidate has a dseq) */
+	bool want_draft;    /* the first request's engine_request.draft */
 	bool fresh;         /* the last forward's rows (or the prompt's) wait to be taken */
 	int step;           /* forwards taken so far (0: the prompt's row is next) */
 	double step_ms;     /* the last decode step's wall time, and its rows */
@@ -767,6 +768,7 @@ static int dec_init(struct engine *e, struct dec *d, const struct engine_request
 	d->max_tokens = req->max_tokens;
 	d->prompt_lookup = req->prompt_lookup;
 	d->use_draft = dseq && e->draft;
+	d->want_draft = req->draft;
 	d->fresh = true;
 	for (int i = 0; i < d->n; i++) {
 		struct cand *c = &d->c[i];
@@ -775,7 +777,8 @@ static int dec_init(struct engine *e, struct dec *d, const struct engine_request
 		c->seq = kv_seq_fork(seq);
 		if (!c->seq) return -ENOMEM;
 		if (d->use_draft && !(c->dseq = kv_seq_fork(dseq))) return -ENOMEM;
-		if (req->prompt_lookup || d->use_draft) {
+		/* (a draft that could not start now may join a live candidate) */
+		if (req->prompt_lookup || (req->draft && e->draft)) {
 			c->hist = malloc((size_t)req->max_tokens * sizeof *c->hist);
 			if (!c->hist) return -ENOMEM;
 		}
@@ -1175,6 +1178,50 @@ static int decode(struct engine *e, const struct engine_request *req, struct fim
 
 /* ---- live candidates ---- */
 
+/* Rows a live candidate's draft may catch up on when it joins (draft_run
+ * takes them in one forward): beyond, it goes on without the draft. */
+#define LIVE_JOIN_MAX_ROWS 256
+
+/* A live candidate whose job decoded without the draft model (its prompt
+ * did not fit the job's share of the deadline) takes it now, while the
+ * suggestion grows: the draft's prompt (a few times cheaper than the
+ * model's, and cached for the next jobs) then its sequences, which catch up
+ * on the tokens chosen so far in the next drafting forward. Cancelled or
+ * short of time, the prompt's part computed stays cached for the next try. */
+static void live_join_draft(struct engine *e, struct dec *d, const struct engine_request *req,
+                            struct engine_result *res)
+{
+	if (d->use_draft || !d->want_draft || !e->draft) return;
+	int32_t rows = 0;
+	for (int i = 0; i < d->n; i++) {
+		if (d->c[i].stop) continue;
+		if (!d->c[i].hist) return; /* nothing to catch up from */
+		rows += d->c[i].n_tok;
+	}
+	if (rows > LIVE_JOIN_MAX_ROWS) return;
+	double left = req->deadline_ms > 0 ? fmax(0, req->deadline_ms - engine_now_ms()) : -1;
+	struct kv_seq *dseq = NULL;
+	struct infill_error derr;
+	memset(&derr, 0, sizeof derr);
+	int got = draft_prefill(e->draft, d->fp.tok, d->fp.n, d->n, d->max_tokens, true, left,
+	                        engine_ms_per_token(e), req->cancel ? stop_asked : NULL,
+	                        (void *)req, &dseq, &derr);
+	if (got < 0) return;
+	res->draft_prefilled_tokens = got;
+	bool ok = true;
+	for (int i = 0; i < d->n && ok; i++)
+		if (!d->c[i].stop) ok = (d->c[i].dseq = kv_seq_fork(dseq)) != NULL;
+	kv_seq_free(dseq);
+	if (!ok) {
+		for (int i = 0; i < d->n; i++) {
+			kv_seq_free(d->c[i].dseq);
+			d->c[i].dseq = NULL;
+		}
+		return;
+	}
+	d->use_draft = true;
+}
+
 int engine_live_continue(struct engine *e, struct engine_live *lv, const struct engine_request *req,
                          struct engine_result *res, struct infill_error *err)
 {
@@ -1187,10 +1234,11 @@ int engine_live_continue(struct engine *e, struct engine_live *lv, const struct 
 	struct engine_request q = *req;
 	q.max_tokens = d->max_tokens;
 	q.prompt_lookup = d->prompt_lookup;
-	q.draft = d->use_draft;
 	q.n_candidates = d->n;
 	int32_t before = dec_tokens(d);
 	int rc = 0;
+	if (d->paused) live_join_draft(e, d, &q, res);
+	q.draft = d->use_draft;
 	if (d->paused) rc = dec_run(e, d, &q, res, true, err);
 	int32_t made = dec_tokens(d) - before;
 	lv->generated += made;

@@ -223,6 +223,57 @@ TEST(the_drafts_prefill_waits_for_the_background_where_the_deadline_is_close)
 	model_free(d);
 }
 
+/* A job whose deadline left no time for the draft's prompt decodes without
+ * the draft; its live candidate takes the draft as the suggestion grows
+ * (the draft's prompt, then a catch-up on the tokens chosen so far), and
+ * its text stays plain greedy's, token for token. */
+TEST(a_live_candidate_takes_the_draft_its_job_could_not)
+{
+	struct model *t = load_pair("target-near.gguf"), *d = load_pair("draft.gguf");
+	if (!t || !d) {
+		model_free(t), model_free(d);
+		return;
+	}
+	struct infill_error err;
+	struct engine *plain = engine_new(t, NULL, &err), *spec = engine_new(t, NULL, &err);
+	REQUIRE(plain && spec);
+	REQUIRE(engine_set_draft(spec, d, &err) == 0);
+	char text[4096];
+	snprintf(text, sizeof text, "%s%s%s", PREFIXES[1], PREFIXES[0], PREFIXES[2]);
+	struct engine_request rq = request(text, 1, 48);
+	struct engine_result whole, part, more;
+	REQUIRE(run(plain, &rq, &whole) == 0);
+
+	struct engine_live *lv = NULL;
+	rq.live = &lv;
+	rq.deadline_ms = engine_now_ms() + 5; /* no time for the draft's prompt */
+	REQUIRE(run(spec, &rq, &part) == 0);
+	CHECK_INT_EQ(part.draft_prefilled_tokens, 0);
+	CHECK_INT_EQ(part.model_draft_tokens, 0);
+	REQUIRE(lv != NULL);
+	int32_t before = part.candidates[0].n_tokens;
+	engine_result_finish(&part);
+
+	struct engine_request cq = request(text, 1, 48);
+	int rc = engine_live_continue(spec, lv, &cq, &more, &err);
+	CHECK_INT_EQ(rc, 0);
+	CHECK(engine_live_done(lv));
+	/* the draft's whole prompt (200+ tokens), computed as the suggestion grew */
+	CHECK(more.draft_prefilled_tokens >= 64);
+	printf("joined after %d tokens: %d draft prefill tokens, %d drafted, %d kept\n", before,
+	       more.draft_prefilled_tokens, more.model_draft_tokens,
+	       more.accepted_model_draft_tokens);
+	CHECK_STR_EQ(whole.candidates[0].text, more.candidates[0].text);
+	CHECK_INT_EQ(whole.candidates[0].n_tokens, more.candidates[0].n_tokens);
+	engine_result_finish(&more);
+	engine_result_finish(&whole);
+	engine_live_free(lv);
+	engine_free(plain);
+	engine_free(spec);
+	model_free(t);
+	model_free(d);
+}
+
 /* Prompts too short to learn the draft's prefill rate from (a model of a
  * small context): the rule above still holds, at the target's rate times
  * the pair's weight bytes. With no rate, a cold job's first answer waited
