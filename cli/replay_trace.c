@@ -897,6 +897,10 @@ static void stats_into(struct replay_report *rep, json_t *s0, json_t *s1)
 	rep->rejected = DELTA(rejected_candidates);
 	rep->never_started = DELTA(never_started);
 	rep->cold_requests = DELTA(cold_requests);
+	rep->look_drafted = DELTA(draft_tokens);
+	rep->look_kept = DELTA(accepted_draft_tokens);
+	rep->model_drafted = DELTA(model_draft_tokens);
+	rep->model_kept = DELTA(model_drafts_kept);
 	rep->shown_answers = DELTA(shown_answers);
 	rep->first_chars = DELTA(first_answer_chars);
 	rep->chars_500ms = DELTA(shown_chars_500ms);
@@ -1039,6 +1043,10 @@ json_t *replay_report_json(const struct replay_report *f)
 	json_object_set_new(j, stats_keys.rejected_candidates, json_integer(f->rejected));
 	json_object_set_new(j, stats_keys.never_started, json_integer(f->never_started));
 	json_object_set_new(j, stats_keys.cold_requests, json_integer(f->cold_requests));
+	json_object_set_new(j, stats_keys.draft_tokens, json_integer(f->look_drafted));
+	json_object_set_new(j, stats_keys.accepted_draft_tokens, json_integer(f->look_kept));
+	json_object_set_new(j, stats_keys.model_draft_tokens, json_integer(f->model_drafted));
+	json_object_set_new(j, stats_keys.model_drafts_kept, json_integer(f->model_kept));
 	double shown = f->shown_answers > 0 ? (double)f->shown_answers : 1.0;
 	json_object_set_new(
 	        j, "seen",
@@ -1108,6 +1116,10 @@ void replay_report_print(const struct replay_report *f, FILE *out)
 	        f->prompt, f->cached,
 	        f->prompt > 0 ? 100.0 * (double)f->cached / (double)f->prompt : 0.0, f->generated,
 	        f->fast_path, f->rejected, f->never_started, f->cold_requests);
+	fprintf(out,
+	        "  drafted tokens checked: prompt lookup %lld (%lld kept), the draft model %lld "
+	        "(%lld kept)\n",
+	        f->look_drafted, f->look_kept, f->model_drafted, f->model_kept);
 	double shown = f->shown_answers > 0 ? (double)f->shown_answers : 1.0;
 	fprintf(out,
 	        "  seen: the model's %lld answers' top item, mean bytes at the answer %.1f, "

@@ -118,6 +118,8 @@ struct replay_report {
 	long long shown_answers, first_chars, chars_500ms, chars_1s, chars_end;
 	long long live_answers, past_answers, ahead_answers;
 	long long live_tokens, ahead_tokens, thrown_tokens;
+	/* drafted tokens checked, and kept: prompt lookup's, the draft model's */
+	long long look_drafted, look_kept, model_drafted, model_kept;
 	/* typing along what is shown ("typeShown" keystrokes) and asking again
 	 * where infill/suggestionGrew says the suggestion grew: requests,
 	 * answered, and answered within FAST_MS with text that agrees with

@@ -80,6 +80,9 @@ def consistent(run, evs):
     check(run["promptTokens"] > 0, "the model ran", run)
     for k in ("neverStarted", "coldRequests"):
         check(run[k] >= 0, "infill/stats has " + k, run)
+    check(0 <= run["acceptedDraftTokens"] <= run["draftTokens"] and
+          0 <= run["acceptedModelDraftTokens"] <= run["modelDraftTokens"],
+          "drafts kept: of those checked", run)
     check(run["deadlineMs"] == 200, "the default deadline read back", run)
     # feedback: what was reported (each answer's top item shown, taken
     # when it is what the file says next) and counted by the server
