@@ -482,7 +482,10 @@ struct engine_live;
  * finish it) with every candidate's whole text so far, from the cursor
  * (those still going written as at the deadline), and generated_tokens
  * with the tokens this call decoded. 0, ENGINE_ECANCELED or a negative
- * code (then lv has ended, with what it had).
+ * code (then lv has ended, with what it had). Where the request that made
+ * lv asked for the draft model and its job decoded without it (no time for
+ * the draft's prompt), lv takes it here: the draft's prompt first
+ * (res->draft_prefilled_tokens), then drafts as engine_run's would.
  */
 int engine_live_continue(struct engine *e, struct engine_live *lv, const struct engine_request *req,
                          struct engine_result *res, struct infill_error *err);
