@@ -19,7 +19,8 @@
  *    at a 0.1% false-alarm rate; the same test must tell the draft's own law
  *    from the target's (so a rule that took the draft's tokens would fail);
  *  - a job whose deadline leaves no time for the draft's prompt decodes
- *    without drafts; a background prefill fills the draft's cache too;
+ *    without drafts; a background prefill fills the draft's cache too; its
+ *    live candidate takes the draft as it grows, its text unchanged;
  *  - a pair of different vocabularies is refused with one message (its key
  *    completion.draftModel), and decoding goes on without a draft; so is a
  *    draft that reads as many weight bytes a token as the model or more;
@@ -96,22 +97,46 @@ static int run(struct engine *e, const struct engine_request *rq, struct engine_
 	return rc;
 }
 
+/* A target of the pair folder twice, each engine with its own cache: plain,
+ * and with the draft attached (spec). */
+struct twins {
+	struct model *t, *d;
+	struct engine *plain, *spec;
+};
+
+static void twins_close(struct twins *w)
+{
+	engine_free(w->plain);
+	engine_free(w->spec);
+	model_free(w->t);
+	model_free(w->d);
+	memset(w, 0, sizeof *w);
+}
+
+/* Opens w (engine params ep, NULL: the defaults). False where the pair is
+ * missing (a skip) or a step failed (a failed check); w is then closed. */
+static bool twins_open(int *test_failed_, struct twins *w, const char *target,
+                       const struct engine_params *ep)
+{
+	memset(w, 0, sizeof *w);
+	w->t = load_pair(target), w->d = load_pair("draft.gguf");
+	struct infill_error err;
+	if (w->t && w->d) {
+		w->plain = engine_new(w->t, ep, &err), w->spec = engine_new(w->t, ep, &err);
+		CHECK(w->plain && w->spec && engine_set_draft(w->spec, w->d, &err) == 0);
+	}
+	bool ok = w->t && w->d && !*test_failed_;
+	if (!ok) twins_close(w);
+	return ok;
+}
+
 /* Greedy (candidate 0) with the draft against without, each prompt, with
  * lookup or not on the drafted side. */
 static void greedy_equal(int *test_failed_, const char *target, bool lookup, int n_cand)
 {
-	struct model *t = load_pair(target), *d = load_pair("draft.gguf");
-	if (!t || !d) {
-		model_free(t), model_free(d);
-		return;
-	}
-	struct infill_error err;
-	struct engine *plain = engine_new(t, NULL, &err), *spec = NULL;
-	REQUIRE(plain);
-	/* the same model's second engine: its own cache, the draft attached */
-	spec = engine_new(t, NULL, &err);
-	REQUIRE(spec);
-	REQUIRE(engine_set_draft(spec, d, &err) == 0);
+	struct twins w;
+	if (!twins_open(test_failed_, &w, target, NULL)) return;
+	struct engine *plain = w.plain, *spec = w.spec;
 	int64_t drafted = 0, kept = 0;
 	for (size_t p = 0; p < sizeof PREFIXES / sizeof PREFIXES[0]; p++) {
 		struct engine_request rq = request(PREFIXES[p], n_cand, 40);
@@ -141,10 +166,7 @@ static void greedy_equal(int *test_failed_, const char *target, bool lookup, int
 	}
 	CHECK(drafted > 0);
 	CHECK(kept > 0);
-	engine_free(plain);
-	engine_free(spec);
-	model_free(t);
-	model_free(d);
+	twins_close(&w);
 }
 
 TEST(greedy_with_a_draft_is_plain_greedy_bit_for_bit)
@@ -167,15 +189,10 @@ TEST(greedy_with_lookup_and_a_draft_is_plain_greedy)
  * draft with nothing of its prompt left to compute. */
 TEST(the_drafts_prefill_waits_for_the_background_where_the_deadline_is_close)
 {
-	struct model *t = load_pair("target-near.gguf"), *d = load_pair("draft.gguf");
-	if (!t || !d) {
-		model_free(t), model_free(d);
-		return;
-	}
+	struct twins w;
+	if (!twins_open(test_failed_, &w, "target-near.gguf", NULL)) return;
+	struct engine *plain = w.plain, *spec = w.spec;
 	struct infill_error err;
-	struct engine *plain = engine_new(t, NULL, &err), *spec = engine_new(t, NULL, &err);
-	REQUIRE(plain && spec);
-	REQUIRE(engine_set_draft(spec, d, &err) == 0);
 	/* long prompts: the draft learns its prefill rate from 64 rows or more */
 	char a_text[4096], b_text[4096];
 	snprintf(a_text, sizeof a_text, "%s%s%s", PREFIXES[2], PREFIXES[1], PREFIXES[0]);
@@ -217,10 +234,7 @@ TEST(the_drafts_prefill_waits_for_the_background_where_the_deadline_is_close)
 	CHECK_STR_EQ(p.candidates[0].text, q.candidates[0].text);
 	engine_result_finish(&p);
 	engine_result_finish(&q);
-	engine_free(plain);
-	engine_free(spec);
-	model_free(t);
-	model_free(d);
+	twins_close(&w);
 }
 
 /* A job whose deadline left no time for the draft's prompt decodes without
@@ -229,15 +243,10 @@ TEST(the_drafts_prefill_waits_for_the_background_where_the_deadline_is_close)
  * its text stays plain greedy's, token for token. */
 TEST(a_live_candidate_takes_the_draft_its_job_could_not)
 {
-	struct model *t = load_pair("target-near.gguf"), *d = load_pair("draft.gguf");
-	if (!t || !d) {
-		model_free(t), model_free(d);
-		return;
-	}
+	struct twins w;
+	if (!twins_open(test_failed_, &w, "target-near.gguf", NULL)) return;
+	struct engine *plain = w.plain, *spec = w.spec;
 	struct infill_error err;
-	struct engine *plain = engine_new(t, NULL, &err), *spec = engine_new(t, NULL, &err);
-	REQUIRE(plain && spec);
-	REQUIRE(engine_set_draft(spec, d, &err) == 0);
 	char text[4096];
 	snprintf(text, sizeof text, "%s%s%s", PREFIXES[1], PREFIXES[0], PREFIXES[2]);
 	struct engine_request rq = request(text, 1, 48);
@@ -268,10 +277,7 @@ TEST(a_live_candidate_takes_the_draft_its_job_could_not)
 	engine_result_finish(&more);
 	engine_result_finish(&whole);
 	engine_live_free(lv);
-	engine_free(plain);
-	engine_free(spec);
-	model_free(t);
-	model_free(d);
+	twins_close(&w);
 }
 
 /* Prompts too short to learn the draft's prefill rate from (a model of a
@@ -280,17 +286,11 @@ TEST(a_live_candidate_takes_the_draft_its_job_could_not)
  * for the draft's whole prompt (50-100 ms more on a replay). */
 TEST(the_drafts_prefill_is_priced_before_its_rate_is_learned)
 {
-	struct model *t = load_pair("target-near.gguf"), *d = load_pair("draft.gguf");
-	if (!t || !d) {
-		model_free(t), model_free(d);
-		return;
-	}
-	struct infill_error err;
 	struct engine_params ep = engine_params_default();
 	ep.prefill_tokens_per_s = 1000; /* the target's rate, known */
-	struct engine *plain = engine_new(t, &ep, &err), *spec = engine_new(t, &ep, &err);
-	REQUIRE(plain && spec);
-	REQUIRE(engine_set_draft(spec, d, &err) == 0);
+	struct twins w;
+	if (!twins_open(test_failed_, &w, "target-near.gguf", &ep)) return;
+	struct engine *plain = w.plain, *spec = w.spec;
 	struct engine_request rq = request(PREFIXES[0], 1, 8);
 	rq.use_cache = true;
 	rq.deadline_ms = engine_now_ms(); /* passed: no share of it is left */
@@ -303,10 +303,7 @@ TEST(the_drafts_prefill_is_priced_before_its_rate_is_learned)
 	CHECK_STR_EQ(p.candidates[0].text, q.candidates[0].text);
 	engine_result_finish(&p);
 	engine_result_finish(&q);
-	engine_free(plain);
-	engine_free(spec);
-	model_free(t);
-	model_free(d);
+	twins_close(&w);
 }
 
 TEST(spec_take_draws_the_target_law)
