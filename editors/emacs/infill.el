@@ -293,21 +293,24 @@ lsp-mode 8 use)."
 to load (and the embedded model standing in), or the last error.  Shown in
 the mode line after \"infill\"; \"\" when all is well.")
 
+(defvar infill--status-type nil
+  "The window/showMessage type `infill-status' came with: 1 an error, 2 a warning.")
+
 (defun infill--note-message (type message)
   "Keep MESSAGE (a window/showMessage of TYPE) as `infill-status' when it
 is an error, or a warning about the model."
   (when (and (stringp message)
              (or (eql type 1) (and (eql type 2) (string-match-p "model" message))))
-    (setq infill-status (string-remove-prefix "infill: " message))
+    (setq infill-status (string-remove-prefix "infill: " message)
+          infill--status-type type)
     (force-mode-line-update t)))
 
 (defun infill--lighter ()
   "The mode line text of `infill-mode'."
-  (if (string-empty-p infill-status)
-      " infill"
-    (concat " infill[" (if (string-match-p "embedded model" infill-status)
-                           "embedded model" "error")
-            "]")))
+  (cond ((string-empty-p infill-status) " infill")
+        ((string-match-p "embedded model" infill-status) " infill[embedded model]")
+        ((eql infill--status-type 2) " infill[warning]")
+        (t " infill[error]")))
 
 (defvar-local infill--overlay nil "The overlay showing the suggestion.")
 (defvar-local infill--items nil "Items of the last answer (plists).")

@@ -276,6 +276,20 @@ def main():
       (test-fail "infill-status does not name the embedded model: %S" infill-status))
     (unless (equal (infill--lighter) " infill[embedded model]")
       (test-fail "the mode line shows %S" (infill--lighter)))
+    (message "status: %s" infill-status)
+
+    ;; 9. a setting the load cannot honour (a q8_0 cache on the tiny model,
+    ;; whose head size is 16): the model loads, and the mode line says
+    ;; warning, not error
+    (let ((kill-buffer-query-functions nil))
+      (eglot-shutdown (eglot-current-server)))
+    (setq infill-status "" infill-cache-kv-type "q8_0")
+    (setq infill-command (list test-bin "--model" test-model "--user-config" ""))
+    (apply #'eglot (eglot--guess-contact))
+    (unless (test-wait 30 (lambda () (string-match-p "cache.kvType" infill-status)))
+      (test-fail "infill-status does not name the setting: %S" infill-status))
+    (unless (equal (infill--lighter) " infill[warning]")
+      (test-fail "the mode line shows %S" (infill--lighter)))
     (message "status: %s" infill-status))
   (message "PASS"))
 
