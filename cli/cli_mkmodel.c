@@ -131,6 +131,8 @@ static void usage(FILE *fp)
 	        "  --seed N       random seed (default 1)\n"
 	        "  --pair-layers D --perturb S  the target of the D-layer draft that the same\n"
 	        "                 command writes with --layers D: its layers past D scaled by S\n"
+	        "  --pad-vocab N  N unused tokens after the vocabulary's, their embedding and\n"
+	        "                 output rows zero (as a family's larger models pad theirs)\n"
 	        "  --layers N, --dim N, --heads N, --kv-heads N, --ffn N, --ctx N\n"
 	        "                 override the shape's fields\n");
 }
@@ -252,6 +254,7 @@ struct args {
 	const char *from_path;                                 /* borrowed from argv */
 	uint64_t seed;
 	uint32_t pair_layers; /* > 0: the target of a draft of this many layers */
+	uint32_t pad_vocab;   /* unused tokens after the vocabulary's, zero rows */
 	float perturb;        /* the scale of the further layers' output projections */
 	bool perturb_given;
 	struct shape shape; /* the named shape with the overrides applied */
@@ -285,6 +288,7 @@ static bool parse_option(const char *opt, const char *v, struct args *a, struct 
 		return true;
 	}
 	if (!strcmp(opt, "--pair-layers")) return parse_u32(v, &a->pair_layers);
+	if (!strcmp(opt, "--pad-vocab")) return parse_u32(v, &a->pad_vocab);
 	if (!strcmp(opt, "--perturb")) {
 		char *end;
 		errno = 0;
@@ -397,9 +401,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 			return 2;
 		}
 	}
-	if (a->from_path && (a->shape_name || a->vocab_path || a->pair_layers)) {
+	if (a->from_path && (a->shape_name || a->vocab_path || a->pair_layers || a->pad_vocab)) {
 		fprintf(stderr, "infill mkmodel: --from takes the shape and vocabulary of its "
-		                "model: --shape, --vocab and --pair-layers do not go with it\n");
+		                "model: --shape, --vocab, --pair-layers and --pad-vocab do not go "
+		                "with it\n");
 		return 2;
 	}
 	if (!a->type_name || !a->out || (!a->from_path && (!a->shape_name || !a->vocab_path))) {
@@ -477,8 +482,54 @@ static uint64_t vocab_size(struct gguf_file *vocab, const char *path)
 	return n;
 }
 
+/* The vocabulary's array key k (tokens, token types or scores) grown to
+ * n_vocab entries: "[PADi]" tokens of the unused type (5), score 0, as
+ * llama.cpp's converter pads a model whose embedding has more rows than its
+ * tokenizer has tokens. Returns 0 or a negative errno. */
+static int pad_key(struct gguf_writer *w, struct gguf_file *vocab, struct gguf_str k,
+                   uint64_t n_vocab)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%.*s", (int)k.len, k.ptr);
+	enum gguf_type et;
+	uint64_t n;
+	if (!gguf_get_arr(vocab, key, &et, &n) || n > n_vocab) return -EINVAL;
+	int rc = 0;
+	if (et == GGUF_TYPE_STRING) {
+		char **strs = calloc(n_vocab, sizeof *strs);
+		if (!strs) return -ENOMEM;
+		for (uint64_t i = 0; i < n_vocab && !rc; i++) {
+			struct gguf_str t = i < n ? gguf_get_arr_str(vocab, key, i)
+			                          : (struct gguf_str){ NULL, 0 };
+			strs[i] = malloc(t.len + 24);
+			if (!strs[i])
+				rc = -ENOMEM;
+			else if (i < n)
+				memcpy(strs[i], t.ptr, t.len), strs[i][t.len] = 0;
+			else
+				snprintf(strs[i], 24, "[PAD%llu]", (unsigned long long)i);
+		}
+		rc = rc ? rc : gguf_writer_set_arr_str(w, key, (const char *const *)strs, n_vocab);
+		for (uint64_t i = 0; i < n_vocab; i++) free(strs[i]);
+		free(strs);
+		return rc;
+	}
+	if (et != GGUF_TYPE_INT32 && et != GGUF_TYPE_FLOAT32) return -EINVAL;
+	uint8_t *data = calloc(n_vocab, 4);
+	if (!data) return -ENOMEM;
+	memcpy(data, gguf_get_arr_data(vocab, key), n * 4);
+	for (uint64_t i = n; i < n_vocab && et == GGUF_TYPE_INT32; i++) {
+		int32_t unused = 5;
+		memcpy(data + i * 4, &unused, 4);
+	}
+	rc = gguf_writer_set_arr(w, key, et, data, n_vocab);
+	free(data);
+	return rc;
+}
+
 /* The metadata: the Llama hyperparameters of the shape, then every
- * tokenizer.* key of the vocab as it is. Returns 0 or a negative errno. */
+ * tokenizer.* key of the vocab as it is (padded with --pad-vocab). Returns 0
+ * or a negative errno. */
 static int plan_keys(struct gguf_writer *w, const struct args *a, struct gguf_file *vocab,
                      uint64_t n_vocab)
 {
@@ -524,6 +575,10 @@ static int plan_keys(struct gguf_writer *w, const struct args *a, struct gguf_fi
 		if (a->from && !gguf_str_eq(k, "general.alignment")) {
 			rc = gguf_writer_copy_key(w, vocab, i);
 			rc = rc == -EEXIST ? 0 : rc;
+		} else if (a->pad_vocab && (gguf_str_eq(k, "tokenizer.ggml.tokens") ||
+		                            gguf_str_eq(k, "tokenizer.ggml.token_type") ||
+		                            gguf_str_eq(k, "tokenizer.ggml.scores"))) {
+			rc = pad_key(w, vocab, k, n_vocab);
 		} else if (k.len >= 10 && !memcmp(k.ptr, "tokenizer.", 10)) {
 			rc = gguf_writer_copy_key(w, vocab, i);
 		}
@@ -682,6 +737,9 @@ static int plan_parts(struct plan *p, const struct args *a, uint64_t n_vocab, co
 		 * logits as the source's (written there too, the perturbation
 		 * inflated the norm and flattened the target's probabilities) */
 		p->live = a->from && writes ? a->from_shape.dim : 0;
+		/* the padding's embedding and output rows are zeros */
+		if (a->pad_vocab && parts[k].ne1 == LLAMA_DIM_VOCAB)
+			p->live = (int64_t)n_vocab - a->pad_vocab;
 		if (sourced) rc = take_source(p, a, name, ne1 == 0 && !is_bias, ne0, ne1);
 		rc = rc ? rc : add_weight(p, name, a->type, ne0, ne1, is_bias, a->seed);
 	}
@@ -742,6 +800,7 @@ int cli_mkmodel(int argc, char **argv)
 	struct plan p = { 0 };
 	uint64_t n_vocab = vocab_size(vocab, a.from ? a.from_path : a.vocab_path);
 	int rc = n_vocab ? 0 : -EINVAL;
+	if (n_vocab) n_vocab += a.pad_vocab;
 	if (rc) goto done;
 
 	size_t n_tensors = sizeof first_parts / sizeof first_parts[0] +

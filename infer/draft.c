@@ -61,11 +61,13 @@ struct draft {
 	struct model *m; /* borrowed */
 	struct kv_pool *pool;
 	struct pcache *cache;
-	int32_t n_vocab;
-	float *logits; /* [STEP_ROWS][n_vocab]: a drafting forward's output rows */
-	float *q;      /* [STEP_ROWS][n_vocab]: sampled drafts' laws, by target row */
-	float *p;      /* [n_vocab] scratch: the target's law */
-	float *res;    /* [n_vocab] scratch: the residual */
+	int32_t n_vocab; /* the draft's logits */
+	int32_t n_law;   /* the model's: n_vocab and the model's padding tokens */
+	float *logits;   /* [STEP_ROWS][n_vocab]: a drafting forward's output rows */
+	float *q;        /* [STEP_ROWS][n_law]: sampled drafts' laws, by target row */
+	float *p;        /* [n_law] scratch: the target's law */
+	float *res;      /* [n_law] scratch: the residual */
+	float *padded;   /* [n_law] scratch: a row of logits, the padding's -inf */
 	struct fwd_cost fwd;
 	double one_ms;      /* moving average of drafting forwards */
 	double prompt_ms;   /* moving average of a prompt token's prefill, ms */
@@ -91,16 +93,22 @@ void draft_cache_clear(struct draft *d)
 	pcache_clear(d->cache);
 }
 
-/* Whether two vocabularies are the same token for token, with the same
- * prompt for the same text: *why says what differs. */
+/* Whether the draft's vocabulary b is the model's a token for token, with
+ * the same prompt for the same text: *why says what differs. The model's
+ * may end in padding (unused tokens) the draft's lacks: a family's larger
+ * models pad their embeddings further (Qwen2.5-Coder's 7B to 152064 rows,
+ * its 0.5B to 151936); the draft never proposes them. */
 static bool same_vocabulary(const struct tokenizer *a, const struct tokenizer *b, int32_t na,
                             int32_t nb, char *why, size_t cap)
 {
-	if (na != nb) {
+	bool padding = nb < na;
+	for (int32_t i = nb; i < na && padding; i++)
+		padding = tokenizer_token_type(a, i) == TOKENIZER_TOKEN_UNUSED;
+	if (na != nb && !padding) {
 		snprintf(why, cap, "its vocabulary has %d tokens, the model's %d", nb, na);
 		return false;
 	}
-	for (int32_t i = 0; i < na; i++) {
+	for (int32_t i = 0; i < nb; i++) {
 		size_t la = 0, lb = 0;
 		const char *ta = tokenizer_token_text(a, i, &la),
 		           *tb = tokenizer_token_text(b, i, &lb);
@@ -145,6 +153,7 @@ void draft_free(struct draft *d)
 	free(d->q);
 	free(d->p);
 	free(d->res);
+	free(d->padded);
 	if (d->owned) model_free(d->m);
 	free(d);
 }
@@ -181,16 +190,19 @@ struct draft *draft_new(struct model *target, struct model *dm, struct infill_er
 	d->pool = model_kv_pool(dm);
 	d->probe_after = DRAFT_PROBE;
 	d->n_vocab = di->n_vocab;
+	d->n_law = ti->n_vocab;
 	/* its cache keeps room for one job's candidates, as the engine's */
 	int32_t n = kv_pool_n_pages(d->pool), job = 16 * (128 / kv_pool_page_size(d->pool) + 1);
 	if (job > n / 4) job = n / 4;
 	d->cache = pcache_new(d->pool, n - job);
-	size_t rows = (size_t)STEP_ROWS * (size_t)d->n_vocab * sizeof(float);
-	d->logits = malloc(rows);
-	d->q = malloc(rows);
-	d->p = malloc((size_t)d->n_vocab * sizeof(float));
-	d->res = malloc((size_t)d->n_vocab * sizeof(float));
-	if (!d->cache || !d->logits || !d->q || !d->p || !d->res) goto oom;
+	size_t law = (size_t)d->n_law * sizeof(float);
+	d->logits = malloc((size_t)STEP_ROWS * (size_t)d->n_vocab * sizeof(float));
+	d->q = malloc((size_t)STEP_ROWS * law);
+	d->p = malloc(law);
+	d->res = malloc(law);
+	d->padded = malloc(law);
+	if (!d->cache || !d->logits || !d->q || !d->p || !d->res || !d->padded) goto oom;
+	for (int32_t i = d->n_vocab; i < d->n_law; i++) d->padded[i] = -INFINITY;
 	d->ratio = (double)di->decode_read_bytes / (double)ti->decode_read_bytes;
 	return d;
 oom:
@@ -201,7 +213,7 @@ oom:
 
 float *draft_q(struct draft *d, int32_t row)
 {
-	return d->q + (size_t)row * (size_t)d->n_vocab;
+	return d->q + (size_t)row * (size_t)d->n_law;
 }
 
 float *draft_scratch(struct draft *d, float **residual)
@@ -390,7 +402,10 @@ int draft_run(struct draft *d, struct draft_job *jobs, int n, struct infill_erro
 				if (reach[i] * alpha < d->row_tokens + d->fwd_tokens)
 					going[i] = false;
 			} else {
-				float *q = j->q + (size_t)r * (size_t)d->n_vocab;
+				/* the law over the model's tokens: 0 on its padding */
+				float *q = j->q + (size_t)r * (size_t)d->n_law;
+				if (d->n_law > d->n_vocab)
+					lg = memcpy(d->padded, lg, (size_t)d->n_vocab * sizeof *lg);
 				sampler_probs(j->smp, lg, q);
 				int32_t t2 = sampler_pick(j->smp, q);
 				j->out[r] = t2 >= 0 ? t2 : sample_greedy(lg, d->n_vocab);

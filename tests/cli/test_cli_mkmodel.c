@@ -247,6 +247,7 @@ TEST(usage_errors)
 	CHECK_INT_EQ(run_mkmodel("f32", p, "x", NULL, NULL), 2);
 	CHECK_INT_EQ(run_mkmodel("f32", p, "1", "--heads", "5"), 2); /* 64 does not split into 5 */
 	CHECK_INT_EQ(run_mkmodel("f32", p, "1", "--bogus", "1"), 2);
+	CHECK_INT_EQ(run_mkmodel("f32", p, "1", "--pad-vocab", "0"), 2);
 	char *argv[] = { "mkmodel", "--shape", "tiny", NULL };
 	CHECK_INT_EQ(cli_mkmodel(3, argv), 2);
 	char *argv2[] = { "mkmodel", "--shape",           "tiny", "--type", "f32",
@@ -424,6 +425,54 @@ TEST(a_grown_model_computes_its_source)
 }
 
 /* What --from cannot grow gets one message and exit status 2, no file. */
+/* --pad-vocab: N unused tokens after the vocabulary's, as a family's larger
+ * models pad theirs. The model computes the unpadded one's logits, and 0
+ * for each padding token (its output row is zero). */
+TEST(a_padded_vocabulary_adds_unused_tokens_and_changes_nothing_else)
+{
+	char plain[256], padded[256];
+	tmp(plain, "unpadded");
+	tmp(padded, "padded");
+	REQUIRE(run_mkmodel("q8_0", plain, "3", NULL, NULL) == 0);
+	REQUIRE(run_mkmodel("q8_0", padded, "3", "--pad-vocab", "64") == 0);
+	const int32_t ids[] = { 1, 50, 900, 7, 3000, 12 };
+	enum { N = sizeof ids / sizeof ids[0] };
+	float *a = NULL, *b = NULL;
+	int32_t na = logits_along(plain, ids, N, &a), nb = logits_along(padded, ids, N, &b);
+	CHECK_INT_EQ(nb, na + 64);
+	double worst = 0, pad = 0;
+	for (int i = 0; na && nb == na + 64 && i < N; i++) {
+		for (int32_t v = 0; v < na; v++)
+			worst = fmax(worst, fabs(a[(size_t)i * na + v] - b[(size_t)i * nb + v]));
+		for (int32_t v = na; v < nb; v++) pad = fmax(pad, fabs(b[(size_t)i * nb + v]));
+	}
+	printf("padded by 64: largest logit change %g, largest padding logit %g\n", worst, pad);
+	CHECK(worst == 0 && pad == 0);
+	struct model *m = load_cpu(padded);
+	REQUIRE(m);
+	const struct tokenizer *t = model_tokenizer(m);
+	size_t len = 0;
+	const char *text = tokenizer_token_text(t, na + 5, &len);
+	CHECK(len == strlen("[PAD32261]") && !memcmp(text, "[PAD32261]", len));
+	CHECK_INT_EQ(tokenizer_token_type(t, na + 5), TOKENIZER_TOKEN_UNUSED);
+	struct model *u = load_cpu(plain); /* the vocabulary's own tokens unchanged */
+	REQUIRE(u);
+	for (int32_t v = 0; v < na; v++) {
+		size_t lu = 0;
+		const char *tu = tokenizer_token_text(model_tokenizer(u), v, &lu);
+		text = tokenizer_token_text(t, v, &len);
+		if (len != lu || (len && memcmp(text, tu, len)) ||
+		    tokenizer_token_type(t, v) != tokenizer_token_type(model_tokenizer(u), v)) {
+			CHECK(!"a token of the vocabulary changed");
+			break;
+		}
+	}
+	model_free(u);
+	model_free(m);
+	free(a), free(b);
+	unlink(plain), unlink(padded);
+}
+
 TEST(growing_refuses_what_it_cannot_grow)
 {
 	char src[256], q2[256], out[256];
@@ -444,6 +493,9 @@ TEST(growing_refuses_what_it_cannot_grow)
 	char *with_shape[] = { "mkmodel", "--from", src,  "--shape", "tiny",
 		               "--type",  "q8_0",   "-o", out,       NULL };
 	CHECK_INT_EQ(cli_mkmodel(9, with_shape), 2);
+	char *with_pad[] = { "mkmodel", "--from", src,  "--pad-vocab", "64",
+		             "--type",  "q8_0",   "-o", out,           NULL };
+	CHECK_INT_EQ(cli_mkmodel(9, with_pad), 2);
 	char *missing[] = { "mkmodel", "--from", "/nonexistent.gguf", "--type", "q8_0", "-o",
 		            out,       NULL };
 	CHECK_INT_EQ(cli_mkmodel(7, missing), 2);

@@ -5,7 +5,8 @@
     draft_pair.py INFILL TEST_EXE VOCAB.gguf
 
 The draft has 2 layers; the targets 6, their first 2 the draft's and the
-rest perturbing it by 0 ("same"), 0.05 ("near"), 0.2 ("mid") and 3 ("far")."""
+rest perturbing it by 0 ("same"), 0.05 ("near"), 0.2 ("mid") and 3 ("far");
+"near" and "mid" again with their vocabulary padded, and the draft padded."""
 import os
 import subprocess
 import sys
@@ -21,7 +22,14 @@ def main():
                 ("target-same.gguf", ["--layers", "6", "--pair-layers", "2", "--perturb", "0"]),
                 ("target-near.gguf", ["--layers", "6", "--pair-layers", "2", "--perturb", "0.05"]),
                 ("target-mid.gguf", ["--layers", "6", "--pair-layers", "2", "--perturb", "0.2"]),
-                ("target-far.gguf", ["--layers", "6", "--pair-layers", "2", "--perturb", "3"])]
+                ("target-far.gguf", ["--layers", "6", "--pair-layers", "2", "--perturb", "3"]),
+                # "near" with 64 unused tokens after the vocabulary (Qwen2.5-Coder's
+                # larger models pad theirs further than its 0.5B draft)
+                ("target-near-padded.gguf", ["--layers", "6", "--pair-layers", "2",
+                                             "--perturb", "0.05", "--pad-vocab", "64"]),
+                ("target-mid-padded.gguf", ["--layers", "6", "--pair-layers", "2",
+                                            "--perturb", "0.2", "--pad-vocab", "64"]),
+                ("draft-padded.gguf", ["--layers", "2", "--pad-vocab", "64"])]
         for name, opts in jobs:
             subprocess.run(common + opts + ["-o", os.path.join(d, name)], check=True,
                            stderr=subprocess.DEVNULL)
