@@ -50,6 +50,7 @@
 #include "gguf.h"
 #include "llama_tensors.h"
 #include "quant.h"
+#include "tokenizer.h"
 
 /* A model family as written here: the architecture name its keys go under
  * and what it has beyond the Llama block. */
@@ -483,7 +484,7 @@ static uint64_t vocab_size(struct gguf_file *vocab, const char *path)
 }
 
 /* The vocabulary's array key k (tokens, token types or scores) grown to
- * n_vocab entries: "[PADi]" tokens of the unused type (5), score 0, as
+ * n_vocab entries: "[PADi]" tokens of the unused type, score 0, as
  * llama.cpp's converter pads a model whose embedding has more rows than its
  * tokenizer has tokens. Returns 0 or a negative errno. */
 static int pad_key(struct gguf_writer *w, struct gguf_file *vocab, struct gguf_str k,
@@ -519,7 +520,7 @@ static int pad_key(struct gguf_writer *w, struct gguf_file *vocab, struct gguf_s
 	if (!data) return -ENOMEM;
 	memcpy(data, gguf_get_arr_data(vocab, key), n * 4);
 	for (uint64_t i = n; i < n_vocab && et == GGUF_TYPE_INT32; i++) {
-		int32_t unused = 5;
+		int32_t unused = TOKENIZER_TOKEN_UNUSED;
 		memcpy(data + i * 4, &unused, 4);
 	}
 	rc = gguf_writer_set_arr(w, key, et, data, n_vocab);
