@@ -197,16 +197,15 @@ static int settings_layer(struct config *cfg, json_t *flags, const struct args *
  * file in the cache folder when downloaded; anything else as it is (new). */
 static char *model_file(const char *model)
 {
-	if (strchr(model, '/') || !access(model, F_OK)) return strdup(model);
 	char msg[256];
 	struct catalog *cat = catalog_load(msg, sizeof msg);
-	const struct catalog_entry *e = catalog_find(cat, model);
-	char *path = e ? catalog_cached_path(e) : NULL;
-	if (path && access(path, R_OK))
+	const struct catalog_entry *e;
+	char *path;
+	if (catalog_resolve(cat, model, &path, &e) == CATALOG_NOT_DOWNLOADED)
 		fprintf(stderr, "infill complete: %s is not downloaded yet: run `infill pull %s`\n",
 		        e->name, model);
 	catalog_free(cat);
-	return path ? path : strdup(model);
+	return path;
 }
 
 /* Opens the model the settings name, runs the pipeline once at byte `off`

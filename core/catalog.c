@@ -434,6 +434,26 @@ char *catalog_cached_path(const struct catalog_entry *e)
 	return p;
 }
 
+enum catalog_meaning catalog_resolve(const struct catalog *c, const char *name, char **path,
+                                     const struct catalog_entry **entry)
+{
+	size_t n = strlen(name);
+	*entry = NULL;
+	if (strchr(name, '/') || (n > 5 && !strcmp(name + n - 5, ".gguf")) || !access(name, F_OK)) {
+		*path = strdup(name);
+		return CATALOG_FILE;
+	}
+	*entry = catalog_find(c, name);
+	if (!*entry) {
+		*path = strdup(name);
+		return CATALOG_UNKNOWN;
+	}
+	*path = catalog_cached_path(*entry);
+	if (*path) return access(*path, R_OK) ? CATALOG_NOT_DOWNLOADED : CATALOG_DOWNLOADED;
+	*path = strdup(name); /* no cache folder: neither XDG_CACHE_HOME nor HOME */
+	return CATALOG_NOT_DOWNLOADED;
+}
+
 int catalog_cache_dir_make(void)
 {
 	char *dir = catalog_cache_dir();

@@ -76,6 +76,21 @@ char *catalog_cache_dir(void);
 /* The entry's file in the cache folder ("qwen2.5-coder-1.5b-q4_k_m.gguf");
  * new string, or NULL. */
 char *catalog_cached_path(const struct catalog_entry *e);
+/* What a setting that names a model ("model", "completion.draftModel",
+ * `infill complete --model`) means. */
+enum catalog_meaning {
+	CATALOG_FILE,           /* a path: it has a '/', ends in .gguf or exists */
+	CATALOG_DOWNLOADED,     /* a catalog model whose file is in the cache */
+	CATALOG_NOT_DOWNLOADED, /* a catalog model not pulled yet */
+	CATALOG_UNKNOWN,        /* neither */
+};
+/* Looks name up; c may be NULL (a catalog that failed to load: names are
+ * then files or unknown). *path: a new string (free) or NULL when out of
+ * memory: the file to open, where the download would go (the name itself
+ * where there is no cache folder), or for CATALOG_UNKNOWN the name. *entry: borrowed from c, or NULL where
+ * name is not a catalog model. Each caller words its own message. */
+enum catalog_meaning catalog_resolve(const struct catalog *c, const char *name, char **path,
+                                     const struct catalog_entry **entry);
 /* mkdir -p of the cache folder. 0 or a negative errno. */
 int catalog_cache_dir_make(void);
 

@@ -143,33 +143,33 @@ static struct model *model_load_kv(struct model_params *mp, const char *which,
 /* The file completion.draftModel names, in buf: a path as it is ("~/"
  * expanded), a catalog name ("deepseek-coder:1.3b") its download. NULL with
  * *warn saying why when it names neither, or a model not downloaded yet. */
-static const char *draft_file(const char *name, char *buf, size_t cap, struct infill_error *warn)
+/* The file completion.draftModel names (new string), or NULL with warn
+ * saying why there is none. */
+static char *draft_file(const char *name, struct infill_error *warn)
 {
-	const char *path = path_at_home(name, buf, cap);
-	size_t n = strlen(path);
-	if (strchr(path, '/') || (n > 5 && !strcmp(path + n - 5, ".gguf")) || !access(path, F_OK))
-		return path;
-	char msg[256];
+	char home[4200], msg[256];
 	struct catalog *cat = catalog_load(msg, sizeof msg);
-	const struct catalog_entry *c = catalog_find(cat, name);
-	char *cached = c ? catalog_cached_path(c) : NULL;
-	bool found = cached && !access(cached, R_OK);
-	if (found)
-		snprintf(buf, cap, "%s", cached);
-	else if (c)
+	const struct catalog_entry *c;
+	char *path = NULL;
+	enum catalog_meaning m =
+	        catalog_resolve(cat, path_at_home(name, home, sizeof home), &path, &c);
+	if (m == CATALOG_NOT_DOWNLOADED)
 		error_set(warn, 0,
 		          "completion.draftModel %.100s is not downloaded yet: run `infill pull "
 		          "%.100s` (%.20s); decoding goes on without a draft",
 		          name, name, c->size ? c->size : "size not listed");
-	else
+	else if (m == CATALOG_UNKNOWN)
 		error_set(warn, 0,
 		          "completion.draftModel \"%.100s\" is neither a file nor a model of the "
 		          "catalog (`infill models` lists them); decoding goes on without a draft",
 		          name);
-	free(cached);
+	else if (!path)
+		error_set(warn, 0, "completion.draftModel is not used: out of memory");
 	catalog_free(cat);
-	if (!found) error_key(warn, "completion.draftModel", strlen("completion.draftModel"));
-	return found ? buf : NULL;
+	if (path && (m == CATALOG_FILE || m == CATALOG_DOWNLOADED)) return path;
+	free(path);
+	error_key(warn, "completion.draftModel", strlen("completion.draftModel"));
+	return NULL;
 }
 
 void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
@@ -178,8 +178,7 @@ void complete_draft_open(struct engine *e, const struct complete_model_spec *spe
 	memset(warn, 0, sizeof *warn);
 	engine_set_draft(e, NULL, NULL);
 	if (!spec->draft_model[0]) return;
-	char buf[4200];
-	const char *path = draft_file(spec->draft_model, buf, sizeof buf, warn);
+	char *path = draft_file(spec->draft_model, warn);
 	if (!path) return;
 	struct model_params mp = model_params_of(spec, path);
 	mp.kv_bytes = mp.kv_bytes / 4 > (64u << 20) ? mp.kv_bytes / 4 : (64u << 20);
@@ -191,6 +190,7 @@ void complete_draft_open(struct engine *e, const struct complete_model_spec *spe
 		error_key(&w, "completion.draftModel", strlen("completion.draftModel"));
 		warn_add(warn, &w);
 	}
+	free(path);
 }
 
 /* ---- opening ------------------------------------------------------------------ */

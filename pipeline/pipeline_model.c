@@ -35,47 +35,36 @@ static bool told(struct pipeline *p, const char *model)
 	return false;
 }
 
-/* A path names a file: it has a slash or ends in .gguf. */
-static bool looks_like_path(const char *s)
-{
-	size_t n = strlen(s);
-	return strchr(s, '/') || (n > 5 && !strcmp(s + n - 5, ".gguf"));
-}
-
 char *pipeline_model_path(struct pipeline *p, const char *model, bool fallback)
 {
-	if (looks_like_path(model) || !access(model, F_OK)) return strdup(model);
 	char msg[900];
 	struct catalog *cat = catalog_load(msg, sizeof msg);
-	const struct catalog_entry *e = catalog_find(cat, model);
-	if (!e) {
+	const struct catalog_entry *e;
+	char *path;
+	enum catalog_meaning m = catalog_resolve(cat, model, &path, &e);
+	if (m == CATALOG_UNKNOWN && !told(p, model)) {
+		/* the load then says it cannot open it, and falls back */
 		const char *near[3];
 		size_t n = catalog_near(cat, model, near, 3);
-		if (!told(p, model)) {
-			int k = snprintf(
-			        msg, sizeof msg,
-			        "infill: \"model\": \"%s\" is neither a file nor a model of the "
-			        "catalog (`infill models` lists them)",
-			        model);
-			for (size_t i = 0; i < n && k > 0 && (size_t)k < sizeof msg; i++)
-				k += snprintf(msg + k, sizeof msg - (size_t)k, "%s%s",
-				              i ? ", " : "; did you mean ", near[i]);
-			tell(p, TELL_WARNING, msg);
-		}
-		catalog_free(cat);
-		return strdup(model); /* the load says it cannot open it, and falls back */
+		int k = snprintf(msg, sizeof msg,
+		                 "infill: \"model\": \"%s\" is neither a file nor a model of the "
+		                 "catalog (`infill models` lists them)",
+		                 model);
+		for (size_t i = 0; i < n && k > 0 && (size_t)k < sizeof msg; i++)
+			k += snprintf(msg + k, sizeof msg - (size_t)k, "%s%s",
+			              i ? ", " : "; did you mean ", near[i]);
+		tell(p, TELL_WARNING, msg);
 	}
-	char *path = catalog_cached_path(e);
-	if (path && access(path, R_OK)) {
+	if (m == CATALOG_NOT_DOWNLOADED) {
 		if (!told(p, model)) {
 			snprintf(msg, sizeof msg,
 			         "infill: the model %s is not downloaded yet: run `infill pull %s` "
-			         "(%s, "
-			         "into %s)%s",
-			         e->name, model, e->size ? e->size : "size not listed", path,
+			         "(%s, into %s)%s",
+			         e->name, model, e->size ? e->size : "size not listed",
+			         path && strcmp(path, model) ? path : "the cache folder",
 			         fallback ? "; the embedded model answers until then (restart "
-			                    "infill, or "
-			                    "save the settings again, once it is downloaded)"
+			                    "infill, or save the settings again, once it is "
+			                    "downloaded)"
 			                  : "");
 			tell(p, TELL_WARNING, msg);
 		}

@@ -2,7 +2,8 @@
  * test_catalog.c - the model catalog (core/catalog.c): names and their
  * default quantization, near names, published sizes and their rounding,
  * the mirror rewrite, a replacement table from INFILL_CATALOG (and its
- * errors), the cache folder, and that every built-in row is well formed.
+ * errors), the cache folder, what a name in a model setting means, and
+ * that every built-in row is well formed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,60 @@ TEST(mirror_and_cache_folder)
 	CHECK_STR_EQ(p, "/home/u/.cache/infill/models");
 	free(p);
 	unsetenv("INFILL_MODEL_MIRROR");
+	catalog_free(c);
+}
+
+static enum catalog_meaning resolve_(int *test_failed_, const struct catalog *c, const char *name,
+                                     const char *path)
+{
+	char *got;
+	const struct catalog_entry *e;
+	enum catalog_meaning m = catalog_resolve(c, name, &got, &e);
+	CHECK_STR_EQ(got, path);
+	CHECK(!e == (m == CATALOG_FILE || m == CATALOG_UNKNOWN));
+	free(got);
+	return m;
+}
+#define resolve(c, name, path) resolve_(test_failed_, c, name, path)
+
+TEST(what_a_model_setting_names)
+{
+	unsetenv("INFILL_CATALOG");
+	char dir[] = "/tmp/test-catalog-home-XXXXXX";
+	REQUIRE(mkdtemp(dir));
+	setenv("XDG_CACHE_HOME", dir, 1);
+	struct catalog *c = load();
+	REQUIRE(c);
+	char cached[256];
+	snprintf(cached, sizeof cached, "%s/infill/models/starcoder2-3b-q4_k_m.gguf", dir);
+	/* paths as written, whether or not the file is there */
+	CHECK_INT_EQ(resolve(c, "models/x.gguf", "models/x.gguf"), CATALOG_FILE);
+	CHECK_INT_EQ(resolve(c, "starcoder2:3b.gguf", "starcoder2:3b.gguf"), CATALOG_FILE);
+	CHECK_INT_EQ(resolve(c, "no-such-model:9b", "no-such-model:9b"), CATALOG_UNKNOWN);
+	CHECK_INT_EQ(resolve(NULL, "starcoder2:3b", "starcoder2:3b"), CATALOG_UNKNOWN);
+	CHECK_INT_EQ(resolve(c, "starcoder2:3b", cached), CATALOG_NOT_DOWNLOADED);
+	REQUIRE(catalog_cache_dir_make() == 0);
+	FILE *f = fopen(cached, "w");
+	REQUIRE(f);
+	fclose(f);
+	CHECK_INT_EQ(resolve(c, "STARCODER2:3B-q4_k_m", cached), CATALOG_DOWNLOADED);
+	/* a file in the working folder wins over the catalog's name */
+	char cwd[4096];
+	REQUIRE(getcwd(cwd, sizeof cwd) && chdir(dir) == 0);
+	f = fopen("starcoder2:3b", "w");
+	REQUIRE(f);
+	fclose(f);
+	CHECK_INT_EQ(resolve(c, "starcoder2:3b", "starcoder2:3b"), CATALOG_FILE);
+	unlink("starcoder2:3b");
+	unlink(cached);
+	char sub[300];
+	snprintf(sub, sizeof sub, "%s/infill/models", dir);
+	rmdir(sub);
+	snprintf(sub, sizeof sub, "%s/infill", dir);
+	rmdir(sub);
+	REQUIRE(chdir(cwd) == 0);
+	rmdir(dir);
+	unsetenv("XDG_CACHE_HOME");
 	catalog_free(c);
 }
 

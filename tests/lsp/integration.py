@@ -528,7 +528,9 @@ def home_with_model():
 
 def case_model_path(c):
     """`model` as users write it: "~/..." is the home folder; a load error
-    names the path once; the log has no line that ends in nothing."""
+    names the path once; the log has no line that ends in nothing. A catalog
+    name is its download; one not downloaded says what to run, and a
+    misspelt one what was meant."""
     if not os.path.exists(TINY_Q8):
         print("SKIP: " + TINY_Q8 + " missing")
         sys.exit(77)
@@ -547,6 +549,27 @@ def case_model_path(c):
     check("cannot open" in text or "No such file" in text, "and says why", text)
     log = c.log()
     check(not re.search(r"loading the model: *$", log, re.M), "no log line ends in nothing", log)
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "model": "deepseek-coder:1.3b", "modelFallback": False}}})
+    def ready(m):
+        return (m.get("method") == "$/progress" and m["params"]["value"].get("kind") == "end"
+                and m["params"]["value"].get("message") == "ready")
+    try:
+        c.wait_for(lambda m: ready(m) and sum(map(ready, c.notifications)) == 2, timeout=60)
+    except Exception:  # a timeout: the check below says what came
+        pass
+    check(sum(map(ready, c.notifications)) == 2, "a downloaded catalog name loads its file",
+          c.notifications)
+    check(not any("1.3b" in m["params"]["message"] for m in c.notifications
+                  if m.get("method") == "window/showMessage"), "without a warning",
+          c.notifications)
+    for name, says in (("deepseek-coder:6.7b", "run `infill pull deepseek-coder:6.7b`"),
+                       ("deepsek-coder:1.3b", "did you mean deepseek-coder:1.3b")):
+        c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+            "model": name, "modelFallback": False}}})
+        warn = c.wait_for(lambda m: m.get("method") == "window/showMessage"
+                          and name in m["params"]["message"], timeout=60)
+        check(says in warn["params"]["message"], name + " says what to do", warn)
     check(c.shutdown_exit() == 0, "exit 0")
 
 
@@ -682,7 +705,8 @@ def case_log_message(c):
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 def home_with_draft():
     """home_with_model's HOME, with the tiny model downloaded under the
-    catalog's name deepseek-coder:1.3b too (for case draft_model)."""
+    catalog's name deepseek-coder:1.3b too (for cases model_path and
+    draft_model)."""
     env = home_with_model()
     cache = os.path.join(env["HOME"], ".cache", "infill", "models")
     os.makedirs(cache)
@@ -692,7 +716,7 @@ def home_with_draft():
     return env
 
 
-ENVS = {"model_path": home_with_model, "draft_model": home_with_draft}
+ENVS = {"model_path": home_with_draft, "draft_model": home_with_draft}
 ARGS = {"flags_win": ["--threads", "2", "--backend", "cpu"],
         "oversized": ["--max-message-mb", "1"]}
 
