@@ -124,27 +124,26 @@ static struct model *model_load_kv(struct model_params *mp, const char *which,
 	memset(err, 0, sizeof *err);
 	struct model *m = model_load(mp, err);
 	if (m || !mp->kv_q8_0 || strcmp(err->key, "cache.kvType")) return m;
-	/* the backend's reason, without its advice (taken here) */
-	const char *why =
-	        strstr(err->message, "needs") ? strstr(err->message, "needs") : err->message;
-	const char *advice = strstr(why, "; use");
-	int why_len = advice ? (int)(advice - why) : (int)strlen(why);
-	struct infill_error w;
-	error_set(&w, 0, "cache.kvType q8_0 is not used: %s %.*s; its cache is f16", which,
-	          why_len < 160 ? why_len : 160, why);
-	error_key(&w, "cache.kvType", strlen("cache.kvType"));
 	mp->kv_q8_0 = false;
 	memset(err, 0, sizeof *err);
 	m = model_load(mp, err);
-	if (m) warn_add(warn, &w);
+	if (!m) return NULL;
+	/* the refusal's reason from the shape the f16 load read: a head size
+	 * that is a multiple of 32 was refused for being over CUDA's 256 */
+	int hd = model_info(m)->head_dim;
+	struct infill_error w;
+	error_set(&w, 0,
+	          "cache.kvType q8_0 is not used: %s needs a head size that is a multiple of "
+	          "32%s (this model's is %d); its cache is f16",
+	          which, hd % 32 ? "" : " up to 256", hd);
+	error_key(&w, "cache.kvType", strlen("cache.kvType"));
+	warn_add(warn, &w);
 	return m;
 }
 
-/* The file completion.draftModel names, in buf: a path as it is ("~/"
+/* The file completion.draftModel names (new string): a path as it is ("~/"
  * expanded), a catalog name ("deepseek-coder:1.3b") its download. NULL with
  * *warn saying why when it names neither, or a model not downloaded yet. */
-/* The file completion.draftModel names (new string), or NULL with warn
- * saying why there is none. */
 static char *draft_file(const char *name, struct infill_error *warn)
 {
 	char home[4200], msg[256];
