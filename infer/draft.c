@@ -88,6 +88,11 @@ void draft_own(struct draft *d)
 	d->owned = true;
 }
 
+const struct model *draft_model(const struct draft *d)
+{
+	return d->m;
+}
+
 void draft_cache_clear(struct draft *d)
 {
 	pcache_clear(d->cache);

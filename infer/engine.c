@@ -254,9 +254,9 @@ int engine_set_draft(struct engine *e, struct model *dm, struct infill_error *er
 	return e->draft ? 0 : err->code;
 }
 
-bool engine_has_draft(const struct engine *e)
+const struct model *engine_draft_model(const struct engine *e)
 {
-	return e->draft != NULL;
+	return e->draft ? draft_model(e->draft) : NULL;
 }
 
 int engine_take_draft(struct engine *e, struct model *dm, struct infill_error *err)

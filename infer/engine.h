@@ -413,8 +413,9 @@ void engine_free(struct engine *e);
 int engine_set_draft(struct engine *e, struct model *dm, struct infill_error *err);
 /* The same, dm taken: e frees it (at once when refused). */
 int engine_take_draft(struct engine *e, struct model *dm, struct infill_error *err);
-/* Whether a draft model drafts for e. */
-bool engine_has_draft(const struct engine *e);
+/* The draft model drafting for e (borrowed), or NULL when none does: its
+ * owner checks its file as the model's (model_file_changed). */
+const struct model *engine_draft_model(const struct engine *e);
 /* New settings (cache size, shifted reuse); a smaller cache evicts at once. */
 void engine_configure(struct engine *e, const struct engine_params *p);
 /* The parameters the engine runs with (engine_new's or the last

@@ -118,6 +118,8 @@ struct draft *draft_new(struct model *target, struct model *dm, struct infill_er
 void draft_free(struct draft *d); /* accepts NULL; every sequence of it freed first */
 /* d frees its model (after its cache) in draft_free. */
 void draft_own(struct draft *d);
+/* The draft's model (borrowed). */
+const struct model *draft_model(const struct draft *d);
 /* Empties the draft model's prefix cache. */
 void draft_cache_clear(struct draft *d);
 

@@ -190,7 +190,7 @@ static void stats_set_model(struct pipeline *p, const char *backend, const char 
 	p->stats.backend = backend;
 	p->stats.kv_type = kv_type;
 	p->stats.kv_pages = kv_pages > 0 ? (uint64_t)kv_pages : 0;
-	p->stats.draft_model = e && engine_has_draft(e) ? "on" : "none";
+	p->stats.draft_model = e && engine_draft_model(e) ? "on" : "none";
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -912,12 +912,35 @@ static bool has_work(const struct worker_state *w)
 	       (w->e && live_pending(&w->live));
 }
 
+static void worker_swap_draft(struct worker_state *w);
+
+/* The draft model's file changed under it (a new `infill pull`, a copy
+ * over it): the draft is loaded again. Answers stay right without it (the
+ * model checks every drafted token), but a draft read from zeros has each
+ * refused, and only costs time. */
+static void worker_redraft_if_changed(struct worker_state *w)
+{
+	const struct model *dm = w->e ? engine_draft_model(w->e) : NULL;
+	char why[128] = "";
+	if (!dm || !model_file_changed(dm, why, sizeof why)) return;
+	char msg[600];
+	snprintf(msg, sizeof msg,
+	         "infill: the draft model file %.300s changed on disk (%s); loading it again",
+	         w->ms.draft_model, why);
+	worker_post_message(w->p, EVENT_WARNING, msg);
+	worker_swap_draft(w);
+}
+
 /* The model file changed under it: loaded again (live candidates first
- * ended: their pages are the old engine's). True when it was. */
+ * ended: their pages are the old engine's), its draft with it. True when
+ * it was. Else the draft's file alone may have changed. */
 static bool worker_reload_if_changed(struct worker_state *w)
 {
 	bool changed = w->m ? model_file_changed(w->m, NULL, 0) : w->cur.failed;
-	if (!changed) return false;
+	if (!changed) {
+		worker_redraft_if_changed(w);
+		return false;
+	}
 	live_clear(w->p, &w->live);
 	if (!reload_if_changed(w->p, &w->cur, &w->ms, &w->m, &w->e)) return false;
 	edoc_free_all(w->edocs); /* remembered from the old model's output */

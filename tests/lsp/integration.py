@@ -6,6 +6,7 @@ Each case is a function below; meson runs each as its own test.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -649,6 +650,59 @@ def case_draft_model(c):
               and m["params"]["value"].get("kind") == "begin"]
     check(len(begins) == 1, "the model was loaded once", begins)
     check(c.shutdown_exit() == 0, "exit 0")
+
+
+def case_draft_file_changed(c):
+    """The draft model's file changes on disk while it drafts: replaced by
+    a new download, it is loaded again; truncated, it is dropped with a
+    warning that says so, and completions go on without it."""
+    if not os.path.exists(TINY_Q8) or not os.path.exists(TINY_F32):
+        print("SKIP: the tiny models are missing")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp()
+    draft = os.path.join(tmp, "draft.gguf")
+    shutil.copy(TINY_Q8, draft)
+    c.initialize(init_options={"model": TINY_F32, "modelFallback": False,
+                               "completion.draftModel": draft})
+    open_doc(c, "def add(a, b):\n    return ")
+    version = [1]
+
+    def ask():
+        # a new line above each time: a job, not an answer from memory
+        version[0] += 1
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": URI, "version": version[0]},
+            "contentChanges": [{"text": "x%d = 1\ndef add(a, b):\n    return " % version[0]}]})
+        r = c.request("textDocument/inlineCompletion", {
+            "textDocument": {"uri": URI}, "position": {"line": 2, "character": 11},
+            "context": {"triggerKind": 1}}, timeout=60)
+        check(isinstance(r.get("result", {}).get("items"), list), "answered", r)
+
+    def shown():
+        return [m["params"]["message"] for m in c.notifications
+                if m.get("method") == "window/showMessage"]
+    ask()
+    check(stats_when(c, lambda s: s.get("draftModel") == "on").get("draftModel") == "on",
+          "the draft drafts", c.notifications)
+    shutil.copy(TINY_Q8, draft + ".new")
+    os.replace(draft + ".new", draft)
+    ask()
+    c.wait_for(lambda m: m.get("method") == "window/showMessage", timeout=30)
+    check(len(shown()) == 1 and "draft model file" in shown()[0]
+          and "changed on disk" in shown()[0], "a replaced draft is said", shown())
+    check(stats_when(c, lambda s: s.get("draftModel") == "on").get("draftModel") == "on",
+          "and loaded again", shown())
+    os.truncate(draft, 1000)
+    ask()
+    c.wait_for(lambda m: m.get("method") == "window/showMessage"
+               and "not used" in m["params"]["message"], timeout=30)
+    check(sum("changed on disk" in m for m in shown()) == 2, "a truncated draft is said",
+          shown())
+    s = stats_when(c, lambda s: s.get("draftModel") == "none")
+    check(s.get("draftModel") == "none", "and dropped", s)
+    ask()
+    check(c.shutdown_exit() == 0, "exit 0")
+    shutil.rmtree(tmp)
 
 
 def case_kv_type_the_model_cannot_take(c):
