@@ -324,5 +324,10 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
  */
 void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
                          struct infill_error *warn);
+/* The file a completion.draftModel value names: a path ("~/" expanded), or
+ * a catalog name's download, there yet or not. New string, or NULL for a
+ * name that is neither (or out of memory). Its owner watches it: a draft
+ * that could not be used is tried again when this file changes. */
+char *complete_draft_where(const char *name);
 
 #endif

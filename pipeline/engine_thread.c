@@ -897,6 +897,12 @@ struct worker_state {
 	struct gguf_file *rgguf;
 	struct tokenizer *rtok;
 	struct live_set live;
+	/* completion.draftModel set but not drafting (a catalog model not
+	 * pulled yet, a file refused or being written): the file it names, as
+	 * it was then (st zeroed while there was none). The first job after it
+	 * changes (`infill pull` renaming its download in) tries it again. */
+	char *draft_where;
+	struct stat draft_st;
 	/* INFILL_TEST_LIVE_DELAY_MS: a pause between live slices of one step, so that
 	 * tests can act while a live candidate still decodes (the tiny test
 	 * model ends one in a few ms); 0 in use */
@@ -914,16 +920,42 @@ static bool has_work(const struct worker_state *w)
 
 static void worker_swap_draft(struct worker_state *w);
 
+static void stat_or_zero(const char *path, struct stat *st)
+{
+	if (stat(path, st) != 0) memset(st, 0, sizeof *st);
+}
+
+/* After a load or a swap: whether there is a draft to watch for. */
+static void draft_watch_set(struct worker_state *w)
+{
+	free(w->draft_where);
+	w->draft_where = NULL;
+	if (!w->e || !w->ms.draft_model[0] || engine_draft_model(w->e)) return;
+	w->draft_where = complete_draft_where(w->ms.draft_model);
+	if (w->draft_where) stat_or_zero(w->draft_where, &w->draft_st);
+}
+
 /* The draft model's file changed under it (a new `infill pull`, a copy
  * over it): the draft is loaded again. Answers stay right without it (the
  * model checks every drafted token), but a draft read from zeros has each
- * refused, and only costs time. */
+ * refused, and only costs time. A draft that could not be used is tried
+ * again once its file changes (draft_where). */
 static void worker_redraft_if_changed(struct worker_state *w)
 {
 	const struct model *dm = w->e ? engine_draft_model(w->e) : NULL;
-	char why[128] = "";
+	char why[128] = "", msg[600];
+	if (!dm && w->draft_where && w->e) {
+		struct stat now;
+		stat_or_zero(w->draft_where, &now);
+		if (same_file(&now, &w->draft_st)) return;
+		worker_swap_draft(w);
+		if (!engine_draft_model(w->e)) return; /* swap said why */
+		snprintf(msg, sizeof msg, "infill: the draft model %.300s drafts now",
+		         w->ms.draft_model);
+		worker_post_message(w->p, EVENT_INFO, msg);
+		return;
+	}
 	if (!dm || !model_file_changed(dm, why, sizeof why)) return;
-	char msg[600];
 	snprintf(msg, sizeof msg,
 	         "infill: the draft model file %.300s changed on disk (%s); loading it again",
 	         w->ms.draft_model, why);
@@ -943,6 +975,7 @@ static bool worker_reload_if_changed(struct worker_state *w)
 	}
 	live_clear(w->p, &w->live);
 	if (!reload_if_changed(w->p, &w->cur, &w->ms, &w->m, &w->e)) return false;
+	draft_watch_set(w);
 	edoc_free_all(w->edocs); /* remembered from the old model's output */
 	w->edocs = NULL;
 	return true;
@@ -980,6 +1013,7 @@ static void state_load(struct worker_state *w)
 		load(p, spec.path, spec.fallback, &w->ms, &w->m, &w->e);
 		current_set(&w->cur, spec.path, w->m);
 	}
+	draft_watch_set(w);
 	worker_spec_finish(&spec);
 	pthread_mutex_lock(&p->mu);
 }
@@ -1115,6 +1149,7 @@ static void worker_swap_draft(struct worker_state *w)
 	live_clear(w->p, &w->live);
 	struct infill_error warn;
 	complete_draft_open(w->e, &w->ms, &warn);
+	draft_watch_set(w);
 	const struct model_info *mi = model_info(w->m);
 	stats_set_model(w->p, backend_word(w->m), mi->kv_type, mi->kv_n_pages, w->e);
 	if (warn.message[0]) {
@@ -1175,6 +1210,7 @@ void *worker_main(void *arg)
 	tokenizer_free(w.rtok);
 	gguf_close(w.rgguf);
 	free(w.cur.path);
+	free(w.draft_where);
 	pthread_mutex_lock(&p->mu);
 	p->thread_exited = true;
 	pthread_mutex_unlock(&p->mu);

@@ -141,22 +141,33 @@ static struct model *model_load_kv(struct model_params *mp, const char *which,
 	return m;
 }
 
+/* What completion.draftModel's value means (catalog_resolve, "~/"
+ * expanded first); a catalog model's published size in size ("" if none). */
+static enum catalog_meaning draft_resolve(const char *name, char **path, char *size,
+                                          size_t size_cap)
+{
+	char home[4200], msg[256];
+	struct catalog *cat = catalog_load(msg, sizeof msg);
+	const struct catalog_entry *c;
+	enum catalog_meaning m =
+	        catalog_resolve(cat, path_at_home(name, home, sizeof home), path, &c);
+	snprintf(size, size_cap, "%s", c && c->size ? c->size : "");
+	catalog_free(cat);
+	return m;
+}
+
 /* The file completion.draftModel names (new string): a path as it is ("~/"
  * expanded), a catalog name ("deepseek-coder:1.3b") its download. NULL with
  * *warn saying why when it names neither, or a model not downloaded yet. */
 static char *draft_file(const char *name, struct infill_error *warn)
 {
-	char home[4200], msg[256];
-	struct catalog *cat = catalog_load(msg, sizeof msg);
-	const struct catalog_entry *c;
-	char *path = NULL;
-	enum catalog_meaning m =
-	        catalog_resolve(cat, path_at_home(name, home, sizeof home), &path, &c);
+	char *path = NULL, size[32];
+	enum catalog_meaning m = draft_resolve(name, &path, size, sizeof size);
 	if (m == CATALOG_NOT_DOWNLOADED)
 		error_set(warn, 0,
 		          "completion.draftModel %.100s is not downloaded yet: run `infill pull "
-		          "%.100s` (%.20s); decoding goes on without a draft",
-		          name, name, c->size ? c->size : "size not listed");
+		          "%.100s` (%.20s); decoding goes on without a draft until it is",
+		          name, name, size[0] ? size : "size not listed");
 	else if (m == CATALOG_UNKNOWN)
 		error_set(warn, 0,
 		          "completion.draftModel \"%.100s\" is neither a file nor a model of the "
@@ -164,10 +175,17 @@ static char *draft_file(const char *name, struct infill_error *warn)
 		          name);
 	else if (!path)
 		error_set(warn, 0, "completion.draftModel is not used: out of memory");
-	catalog_free(cat);
 	if (path && (m == CATALOG_FILE || m == CATALOG_DOWNLOADED)) return path;
 	free(path);
 	error_key(warn, "completion.draftModel", strlen("completion.draftModel"));
+	return NULL;
+}
+
+char *complete_draft_where(const char *name)
+{
+	char *path = NULL, size[32];
+	if (draft_resolve(name, &path, size, sizeof size) != CATALOG_UNKNOWN) return path;
+	free(path);
 	return NULL;
 }
 

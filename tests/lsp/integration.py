@@ -642,6 +642,19 @@ def case_draft_model(c):
           "one not downloaded names the command", warn)
     s = c.request("infill/stats")["result"]
     check(s.get("draftModel") == "none", "and none drafts", s)
+    # the download lands (`infill pull` renames it in): the next job takes it
+    cache = os.path.join(HOMES[-1], ".cache", "infill", "models")
+    os.symlink(os.path.abspath(TINY_Q8), os.path.join(cache, "6.7b.part"))
+    os.replace(os.path.join(cache, "6.7b.part"),
+               os.path.join(cache, "deepseek-coder-6.7b-q4_k_m.gguf"))
+    open_doc(c, "x = 1\n", uri=URI + "2")
+    c.request("textDocument/inlineCompletion", {
+        "textDocument": {"uri": URI + "2"}, "position": {"line": 1, "character": 0},
+        "context": {"triggerKind": 1}})
+    s = stats_when(c, lambda s: s.get("draftModel") == "on")
+    check(s.get("draftModel") == "on", "a download that lands drafts", s)
+    check(any("drafts now" in m["params"]["message"] for m in c.notifications
+              if m.get("method") == "window/showMessage"), "and says so", c.notifications)
     c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
         "completion": {"draftModel": "deepseek-coder:1.3b"}}}})
     s = stats_when(c, lambda s: s.get("draftModel") == "on")
@@ -655,7 +668,8 @@ def case_draft_model(c):
 def case_draft_file_changed(c):
     """The draft model's file changes on disk while it drafts: replaced by
     a new download, it is loaded again; truncated, it is dropped with a
-    warning that says so, and completions go on without it."""
+    warning that says so, and completions go on without it; whole again,
+    it drafts again."""
     if not os.path.exists(TINY_Q8) or not os.path.exists(TINY_F32):
         print("SKIP: the tiny models are missing")
         sys.exit(77)
@@ -701,6 +715,14 @@ def case_draft_file_changed(c):
     s = stats_when(c, lambda s: s.get("draftModel") == "none")
     check(s.get("draftModel") == "none", "and dropped", s)
     ask()
+    # whole again: the next job takes it
+    shutil.copy(TINY_Q8, draft + ".new")
+    os.replace(draft + ".new", draft)
+    ask()
+    c.wait_for(lambda m: m.get("method") == "window/showMessage"
+               and "drafts now" in m["params"]["message"], timeout=30)
+    s = stats_when(c, lambda s: s.get("draftModel") == "on")
+    check(s.get("draftModel") == "on", "a whole file is taken again", s, shown())
     check(c.shutdown_exit() == 0, "exit 0")
     shutil.rmtree(tmp)
 
@@ -767,7 +789,11 @@ def home_with_draft():
     os.symlink(os.path.abspath(TINY_Q8), os.path.join(cache, "deepseek-coder-1.3b-q4_k_m.gguf"))
     env["XDG_CACHE_HOME"] = ""
     env["INFILL_CATALOG"] = ""
+    HOMES.append(env["HOME"])
     return env
+
+
+HOMES = []  # the HOME home_with_draft made, for the case to change
 
 
 ENVS = {"model_path": home_with_draft, "draft_model": home_with_draft}
