@@ -289,7 +289,9 @@ struct complete_model_spec {
 	int cache_memory_mb;
 	enum config_kv_type kv_type;
 	bool reuse_shifted_suffix; /* engine only: changed without a reload */
-	char draft_model[1024];    /* completion.draftModel; "": none */
+	/* completion.draftModel; "": none; one that fills the array was cut
+	 * (no path is that long: refused) */
+	char draft_model[4096];
 };
 
 struct complete_model_spec complete_model_spec_from(const struct settings *st);

@@ -141,6 +141,16 @@ static struct model *model_load_kv(struct model_params *mp, const char *which,
 	return m;
 }
 
+/* A loader's message without the path it often starts with (the caller
+ * names the path itself, so a long one does not crowd out the reason). */
+static const char *reason_of(const char *message, const char *path)
+{
+	size_t n = strlen(path);
+	if (!strncmp(message, path, n) && message[n] == ':' && message[n + 1] == ' ')
+		message += n + 2;
+	return message[0] ? message : "unknown error";
+}
+
 /* What completion.draftModel's value means (catalog_resolve, "~/"
  * expanded first); a catalog model's published size in size ("" if none). */
 static enum catalog_meaning draft_resolve(const char *name, char **path, char *size,
@@ -162,6 +172,14 @@ static enum catalog_meaning draft_resolve(const char *name, char **path, char *s
 static char *draft_file(const char *name, struct infill_error *warn)
 {
 	char *path = NULL, size[32];
+	if (strlen(name) + 1 >= sizeof ((struct complete_model_spec *)0)->draft_model) {
+		error_set(warn, 0,
+		          "completion.draftModel is longer than a path can be (%zu bytes or more); "
+		          "decoding goes on without a draft",
+		          strlen(name));
+		error_key(warn, "completion.draftModel", strlen("completion.draftModel"));
+		return NULL;
+	}
 	enum catalog_meaning m = draft_resolve(name, &path, size, sizeof size);
 	if (m == CATALOG_NOT_DOWNLOADED)
 		error_set(warn, 0,
@@ -203,7 +221,7 @@ void complete_draft_open(struct engine *e, const struct complete_model_spec *spe
 	struct model *dm = model_load_kv(&mp, "the draft model", &err, warn);
 	if (!dm || engine_take_draft(e, dm, &err)) {
 		error_set(&w, 0, "completion.draftModel %.200s is not used: %.300s", path,
-		          err.message);
+		          reason_of(err.message, path));
 		error_key(&w, "completion.draftModel", strlen("completion.draftModel"));
 		warn_add(warn, &w);
 	}
@@ -237,11 +255,7 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 		 * -EINVAL for a bad one, -ENOTSUP for an architecture we lack */
 		int code = ierr.code < 0 ? ierr.code : m ? -ENOMEM : -EINVAL;
 		if (err) {
-			/* the loader's messages often start with the path already */
-			const char *why = ierr.message[0] ? ierr.message : "unknown error";
-			size_t n = strlen(path);
-			if (!strncmp(why, path, n) && why[n] == ':' && why[n + 1] == ' ')
-				why += n + 2;
+			const char *why = reason_of(ierr.message, path);
 			char msg[sizeof err->message];
 			snprintf(msg, sizeof msg, "cannot load the model %.240s: %.240s", path,
 			         why);

@@ -655,6 +655,13 @@ def case_draft_model(c):
     check(s.get("draftModel") == "on", "a download that lands drafts", s)
     check(any("drafts now" in m["params"]["message"] for m in c.notifications
               if m.get("method") == "window/showMessage"), "and says so", c.notifications)
+    # a path longer than any: said, not cut to another path
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "completion": {"draftModel": "/" + "a" * 5000 + ".gguf"}}}})
+    warn = c.wait_for(lambda m: m.get("method") == "window/showMessage"
+                      and "longer than a path" in m["params"]["message"], timeout=30)
+    check(stats_when(c, lambda s: s.get("draftModel") == "none").get("draftModel") == "none",
+          "and none drafts", warn)
     c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
         "completion": {"draftModel": "deepseek-coder:1.3b"}}}})
     s = stats_when(c, lambda s: s.get("draftModel") == "on")
