@@ -172,7 +172,7 @@ static enum catalog_meaning draft_resolve(const char *name, char **path, char *s
 static char *draft_file(const char *name, struct infill_error *warn)
 {
 	char *path = NULL, size[32];
-	if (strlen(name) + 1 >= sizeof ((struct complete_model_spec *)0)->draft_model) {
+	if (strlen(name) + 1 >= sizeof((struct complete_model_spec *)0)->draft_model) {
 		error_set(warn, 0,
 		          "completion.draftModel is longer than a path can be (%zu bytes or more); "
 		          "decoding goes on without a draft",
