@@ -332,6 +332,7 @@ void pipeline_free(struct pipeline *p)
 	}
 	fast_doc_free_all(&p->docs);
 	free(p->told_model);
+	free(p->awaited_model);
 	free(p->probe_key);
 	free(p->probe_error);
 	worker_spec_finish(&p->loaded);
@@ -341,9 +342,31 @@ void pipeline_free(struct pipeline *p)
 	free(p);
 }
 
+void pipeline_load_ask(struct pipeline *p, char *path, const struct complete_model_spec *want,
+                       char *fallback)
+{
+	pthread_mutex_lock(&p->mu);
+	worker_spec_finish(&p->loaded);
+	p->loaded = (struct load_spec){ path, NULL, *want };
+	worker_spec_finish(&p->pending_load);
+	p->pending_load = p->loaded;
+	p->pending_load.path = strdup(path);
+	p->pending_load.fallback = fallback;
+	if (p->pending_load.path) {
+		p->load_pending = true;
+		p->draft_pending = false; /* the load takes the draft too */
+		atomic_store(&p->extend_cancel, 1);
+		atomic_store(&p->ready, false); /* answer empty until the new model is in */
+	}
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
 void pipeline_configure(struct pipeline *p, const struct settings *settings)
 {
 	if (p->closing) return;
+	free(p->awaited_model); /* these settings say anew what is awaited */
+	p->awaited_model = NULL;
 	char *path;
 	if (settings->backend == CONFIG_BACKEND_REMOTE) { /* no model: a tokenizer, maybe */
 		const char *tp = settings->remote_tokenizer ? settings->remote_tokenizer : "";
@@ -382,28 +405,18 @@ void pipeline_configure(struct pipeline *p, const struct settings *settings)
 		p->draft_pending = true;
 		atomic_store(&p->extend_cancel, 1);
 	}
-	if (reload) {
-		worker_spec_finish(&p->loaded);
-		/* the embedded model stands in for one that fails to load */
-		char *fallback = settings->model_fallback && settings->model && settings->model[0]
-		                         ? complete_default_model_path()
-		                         : NULL;
-		p->loaded = (struct load_spec){ path, NULL, want };
-		worker_spec_finish(&p->pending_load);
-		p->pending_load = p->loaded;
-		p->pending_load.path = strdup(path);
-		p->pending_load.fallback = fallback;
-		if (p->pending_load.path) {
-			p->load_pending = true;
-			p->draft_pending = false; /* the load takes the draft too */
-			atomic_store(&p->extend_cancel, 1);
-			atomic_store(&p->ready, false); /* answer empty until the new model is in */
-		}
-		p->configured = true;
-	}
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
-	if (!reload) free(path);
+	if (reload) {
+		/* the embedded model stands in for one that fails to load */
+		pipeline_load_ask(p, path, &want,
+		                  settings->model_fallback && settings->model && settings->model[0]
+		                          ? complete_default_model_path()
+		                          : NULL);
+		p->configured = true;
+	} else {
+		free(path);
+	}
 	if (!p->thread_started && !strcmp(p->loaded.path, PIPELINE_NO_MODEL)) {
 		/* nothing to load: no thread either, so closing is immediate */
 		pthread_mutex_lock(&p->mu);
@@ -435,6 +448,7 @@ int pipeline_submit(struct pipeline *p, struct completion_request *req, pipeline
 		completion_request_free(req);
 		return -ENOMEM;
 	}
+	pipeline_model_landed(p);
 	job->p = p;
 	job->req = req;
 	job->done = done;

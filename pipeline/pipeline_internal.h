@@ -195,7 +195,11 @@ struct pipeline {
 	/* The embedded model answers (loop): said once per session, at the
 	 * first answer, how to get a real one (pipeline_model.c). */
 	bool on_embedded, told_embedded;
-	char *told_model;   /* the `model` name last warned about (owned), or NULL */
+	char *told_model; /* the `model` name last warned about (owned), or NULL */
+	/* A catalog model the settings name, not downloaded yet while the
+	 * embedded model answers for it: its file in the cache (owned), loaded
+	 * by the first request after it lands (pipeline_model_landed); or NULL */
+	char *awaited_model;
 	bool reuse_shifted; /* cache.reuseShiftedSuffix (loop copy) */
 	bool closing;
 	void (*close_done)(void *ud);
@@ -281,6 +285,16 @@ void worker_post_message(struct pipeline *p, enum event_kind kind, const char *m
  * fallback, the embedded model answers meanwhile. New string, or NULL on
  * out of memory. */
 char *pipeline_model_path(struct pipeline *p, const char *model, bool fallback);
+
+/* The awaited model's file is there now (`infill pull` finished): loaded
+ * as saving the settings again would, with a word to the user. Costs one
+ * access() while it is awaited. */
+void pipeline_model_landed(struct pipeline *p);
+
+/* Asks the engine thread for a load of path (taken) with the settings
+ * want; fallback (taken, or NULL): loaded when path fails (loop). */
+void pipeline_load_ask(struct pipeline *p, char *path, const struct complete_model_spec *want,
+                       char *fallback);
 
 /* Says once per session that the embedded model is a small stand-in and
  * which catalog model suits this machine. */

@@ -62,19 +62,33 @@ char *pipeline_model_path(struct pipeline *p, const char *model, bool fallback)
 			         "(%s, into %s)%s",
 			         e->name, model, e->size ? e->size : "size not listed",
 			         path && strcmp(path, model) ? path : "the cache folder",
-			         fallback ? "; the embedded model answers until then (restart "
-			                    "infill, or save the settings again, once it is "
-			                    "downloaded)"
+			         fallback ? "; the embedded model answers until then, and the "
+			                    "first request after the download loads it"
 			                  : "");
 			tell(p, TELL_WARNING, msg);
 		}
 		if (fallback) {
-			free(path);
+			if (path && strcmp(path, model))
+				p->awaited_model = path; /* pipeline_model_landed */
+			else
+				free(path);
 			path = complete_default_model_path();
 		}
 	}
 	catalog_free(cat);
 	return path;
+}
+
+void pipeline_model_landed(struct pipeline *p)
+{
+	if (!p->awaited_model || access(p->awaited_model, R_OK)) return;
+	char *path = p->awaited_model;
+	p->awaited_model = NULL;
+	char msg[600];
+	snprintf(msg, sizeof msg, "infill: the model %.500s is downloaded now; loading it", path);
+	tell(p, TELL_INFO, msg);
+	struct complete_model_spec want = p->loaded.model;
+	pipeline_load_ask(p, path, &want, complete_default_model_path());
 }
 
 void pipeline_model_tell_embedded(struct pipeline *p)

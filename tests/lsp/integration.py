@@ -530,8 +530,9 @@ def home_with_model():
 def case_model_path(c):
     """`model` as users write it: "~/..." is the home folder; a load error
     names the path once; the log has no line that ends in nothing. A catalog
-    name is its download; one not downloaded says what to run, and a
-    misspelt one what was meant."""
+    name is its download; one not downloaded says what to run (and is
+    loaded once it lands, the embedded model standing in), and a misspelt
+    one what was meant."""
     if not os.path.exists(TINY_Q8):
         print("SKIP: " + TINY_Q8 + " missing")
         sys.exit(77)
@@ -571,6 +572,30 @@ def case_model_path(c):
         warn = c.wait_for(lambda m: m.get("method") == "window/showMessage"
                           and name in m["params"]["message"], timeout=60)
         check(says in warn["params"]["message"], name + " says what to do", warn)
+    # with the fallback the embedded model answers until the download lands;
+    # the first request after that loads it
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "model": "deepseek-coder:6.7b", "modelFallback": True}}})
+    def loaded(what):
+        """Whether the log's last "model ready" names what, within 30 s."""
+        end = time.time() + 30
+        while what not in c.log().split("model ready:")[-1].split("\n")[0]:
+            if time.time() > end:
+                return False
+            time.sleep(0.05)
+        return True
+    check(loaded("infill-default"), "the embedded model stands in", c.log())
+    cache = os.path.join(HOMES[-1], ".cache", "infill", "models")
+    os.symlink(os.path.abspath(TINY_Q8), os.path.join(cache, "6.7b.part"))
+    os.replace(os.path.join(cache, "6.7b.part"),
+               os.path.join(cache, "deepseek-coder-6.7b-q4_k_m.gguf"))
+    open_doc(c, "x = 1\n")
+    c.request("textDocument/inlineCompletion", {
+        "textDocument": {"uri": URI}, "position": {"line": 1, "character": 0},
+        "context": {"triggerKind": 1}})
+    check(loaded("deepseek-coder-6.7b-q4_k_m.gguf"), "the download is loaded", c.log())
+    check(any("downloaded now" in m["params"]["message"] for m in c.notifications
+              if m.get("method") == "window/showMessage"), "and said", c.notifications)
     check(c.shutdown_exit() == 0, "exit 0")
 
 
