@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "catalog.h"
@@ -207,8 +208,10 @@ char *complete_draft_where(const char *name)
 	return NULL;
 }
 
-void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
-                         struct infill_error *warn)
+/* complete_draft_open, its load's progress told as the model's. */
+static void draft_open(struct engine *e, const struct complete_model_spec *spec,
+                       void (*progress)(void *user, float fraction), void *progress_user,
+                       struct infill_error *warn)
 {
 	memset(warn, 0, sizeof *warn);
 	engine_set_draft(e, NULL, NULL);
@@ -217,6 +220,8 @@ void complete_draft_open(struct engine *e, const struct complete_model_spec *spe
 	if (!path) return;
 	struct model_params mp = model_params_of(spec, path);
 	mp.kv_bytes = mp.kv_bytes / 4 > (64u << 20) ? mp.kv_bytes / 4 : (64u << 20);
+	mp.progress = progress;
+	mp.progress_user = progress_user;
 	struct infill_error err, w;
 	struct model *dm = model_load_kv(&mp, "the draft model", &err, warn);
 	if (!dm || engine_take_draft(e, dm, &err)) {
@@ -226,6 +231,27 @@ void complete_draft_open(struct engine *e, const struct complete_model_spec *spe
 		warn_add(warn, &w);
 	}
 	free(path);
+}
+
+void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
+                         struct infill_error *warn)
+{
+	draft_open(e, spec, NULL, NULL, warn);
+}
+
+/* One progress from 0 to 1 over the model's load and its draft's, each
+ * its share of their bytes on disk, so that the bar does not sit at 100%
+ * while a draft (a sixth of a 6.7B model's bytes) loads. */
+struct load_share {
+	void (*progress)(void *user, float fraction);
+	void *user;
+	float from, share;
+};
+
+static void load_share_report(void *user, float fraction)
+{
+	struct load_share *s = user;
+	s->progress(s->user, s->from + fraction * s->share);
 }
 
 /* ---- opening ------------------------------------------------------------------ */
@@ -239,8 +265,15 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 	char home_path[4200];
 	path = path_at_home(path, home_path, sizeof home_path);
 	struct model_params mp = model_params_of(spec, path);
-	mp.progress = progress;
-	mp.progress_user = progress_user;
+	struct load_share share = { progress, progress_user, 0, 1 };
+	char *draft =
+	        progress && spec->draft_model[0] ? complete_draft_where(spec->draft_model) : NULL;
+	struct stat mst, dst;
+	if (draft && !stat(path, &mst) && !stat(draft, &dst) && mst.st_size + dst.st_size > 0)
+		share.share = (float)mst.st_size / (float)(mst.st_size + dst.st_size);
+	free(draft);
+	mp.progress = progress ? load_share_report : NULL;
+	mp.progress_user = &share;
 	struct infill_error ierr, warn;
 	memset(&warn, 0, sizeof warn);
 	struct model *m = model_load_kv(&mp, "the model", &ierr, &warn);
@@ -267,7 +300,9 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 	}
 	if (spec->draft_model[0]) {
 		struct infill_error dwarn;
-		complete_draft_open(e, spec, &dwarn);
+		share.from = share.share;
+		share.share = 1 - share.share;
+		draft_open(e, spec, progress ? load_share_report : NULL, &share, &dwarn);
 		warn_add(&warn, &dwarn);
 	}
 	if (err) *err = warn;

@@ -969,6 +969,59 @@ TEST(model_open_follows_the_settings)
 	CHECK(m == NULL && e == NULL);
 }
 
+struct reports {
+	float f[1024];
+	int n;
+};
+
+static void report(void *user, float fraction)
+{
+	struct reports *r = user;
+	if (r->n < 1024) r->f[r->n++] = fraction;
+}
+
+/* The reports of opening the tiny model (with its q8_0 twin as the draft
+ * when draft); whether a draft drafts after. */
+static bool open_reporting(struct complete_model_spec *spec, bool draft, struct reports *r)
+{
+	snprintf(spec->draft_model, sizeof spec->draft_model, "%s",
+	         draft ? TESTDATA "/models/tiny-dsc-q8_0.gguf" : "");
+	r->n = 0;
+	struct model *m;
+	struct engine *e;
+	struct infill_error err;
+	if (complete_model_open(TESTDATA "/models/tiny-dsc-f32.gguf", spec, report, r, &m, &e,
+	                        &err)) {
+		fprintf(stderr, "open: %s\n", err.message);
+		return false;
+	}
+	bool drafts = engine_draft_model(e) != NULL;
+	engine_free(e);
+	model_free(m);
+	return drafts;
+}
+
+/* One progress over the model's load and its draft's: it rises to 1 once,
+ * at the end, and the draft's load reports too (the bar does not sit at
+ * 100% while the draft loads). */
+TEST(model_open_progress_covers_the_draft)
+{
+	CHECK(setup());
+	struct settings s = *config_get(cfg, NULL);
+	s.threads = 1;
+	s.cache_memory_mb = 4;
+	struct complete_model_spec spec = complete_model_spec_from(&s);
+	struct reports alone, both;
+	CHECK(!open_reporting(&spec, false, &alone));
+	CHECK(open_reporting(&spec, true, &both));
+	REQUIRE(alone.n > 0 && both.n > alone.n);
+	CHECK_NEAR(alone.f[alone.n - 1], 1.0, 1e-6);
+	CHECK_NEAR(both.f[both.n - 1], 1.0, 1e-6);
+	for (int i = 1; i < both.n; i++) CHECK(both.f[i] >= both.f[i - 1]);
+	/* the model's part ends at its share of the bytes (18.0 MB of 23.7) */
+	CHECK(both.f[alone.n - 1] > 0.5f && both.f[alone.n - 1] < 0.95f);
+}
+
 /* A copy of the tiny model with blk.0.attn_k.weight one row short. */
 static int write_short_attn_k(const char *out)
 {
