@@ -918,17 +918,23 @@ TEST(teardown)
 /* The one way a model is opened (server, complete, eval) takes what the
  * settings say: the KV pool's size and precision, and the engine's shifted
  * suffix re-use; a file that is not there leaves nothing open. */
+static bool open_tiny(const struct complete_model_spec *spec,
+                      void (*progress)(void *user, float fraction), void *user, struct model **m,
+                      struct engine **e)
+{
+	struct infill_error err;
+	if (!complete_model_open(TESTDATA "/models/tiny-dsc-f32.gguf", spec, progress, user, m, e,
+	                         &err))
+		return true;
+	fprintf(stderr, "open: %s\n", err.message);
+	return false;
+}
+
 static int32_t pages_with(const struct complete_model_spec *spec, bool *shifted)
 {
 	struct model *m;
 	struct engine *e;
-	struct infill_error err;
-	int rc = complete_model_open(TESTDATA "/models/tiny-dsc-f32.gguf", spec, NULL, NULL, &m, &e,
-	                             &err);
-	if (rc) {
-		fprintf(stderr, "open: %s\n", err.message);
-		return -1;
-	}
+	if (!open_tiny(spec, NULL, NULL, &m, &e)) return -1;
 	int32_t pages = model_info(m)->kv_n_pages;
 	*shifted = engine_get_params(e).reuse_shifted_suffix;
 	engine_free(e);
@@ -989,12 +995,7 @@ static bool open_reporting(struct complete_model_spec *spec, bool draft, struct 
 	r->n = 0;
 	struct model *m;
 	struct engine *e;
-	struct infill_error err;
-	if (complete_model_open(TESTDATA "/models/tiny-dsc-f32.gguf", spec, report, r, &m, &e,
-	                        &err)) {
-		fprintf(stderr, "open: %s\n", err.message);
-		return false;
-	}
+	if (!open_tiny(spec, report, r, &m, &e)) return false;
 	bool drafts = engine_draft_model(e) != NULL;
 	engine_free(e);
 	model_free(m);
