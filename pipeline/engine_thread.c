@@ -1005,6 +1005,7 @@ static void state_load(struct worker_state *w)
 		load_remote(p, spec.path, &w->rgguf, &w->rtok);
 		free(w->cur.path);
 		w->cur = (struct current_load){ 0 };
+		worker_swap_draft(w); /* says a draft is not used here */
 	} else {
 		tokenizer_free(w->rtok);
 		gguf_close(w->rgguf);
@@ -1145,6 +1146,11 @@ static void state_job(struct worker_state *w)
  * in the old draft's pool). Without a model, the next load takes it. */
 static void worker_swap_draft(struct worker_state *w)
 {
+	if (w->remote && w->ms.draft_model[0])
+		worker_post_message(w->p, EVENT_WARNING,
+		                    "infill: completion.draftModel is not used with the remote "
+		                    "backend: its server decodes, and drafts with a model of its "
+		                    "own if it does");
 	if (!w->e) return;
 	live_clear(w->p, &w->live);
 	struct infill_error warn;

@@ -697,6 +697,27 @@ def case_draft_model(c):
     check(c.shutdown_exit() == 0, "exit 0")
 
 
+def case_draft_model_remote(c):
+    """completion.draftModel with the remote backend: said not to be used
+    (the server decodes), at the start and when it changes."""
+    remote = {"backend": "remote", "remote": {"url": "http://127.0.0.1:9"}}
+    c.initialize(init_options=dict(remote, **{"completion.draftModel": "/x.gguf"}))
+    c.wait_for(lambda m: m.get("method") == "window/showMessage"
+               and "completion.draftModel" in m["params"]["message"], timeout=30)
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": dict(
+        remote, completion={"draftModel": "/y.gguf"})}})
+    c.wait_for(lambda m: m.get("method") == "window/showMessage"
+               and "completion.draftModel" in m["params"]["message"]
+               and sum("completion.draftModel" in n["params"].get("message", "")
+                       for n in c.notifications
+                       if n.get("method") == "window/showMessage") == 2, timeout=30)
+    said = [m["params"] for m in c.notifications if m.get("method") == "window/showMessage"]
+    check(all("remote backend" in p["message"] and p["type"] == 2 for p in said),
+          "a warning that says why", said)
+    check(c.request("infill/stats")["result"].get("draftModel") == "none", "none drafts")
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_draft_file_changed(c):
     """The draft model's file changes on disk while it drafts: replaced by
     a new download, it is loaded again; truncated, it is dropped with a
