@@ -87,8 +87,9 @@ enum catalog_meaning {
 /* Looks name up; c may be NULL (a catalog that failed to load: names are
  * then files or unknown). *path: a new string (free) or NULL when out of
  * memory: the file to open, where the download would go (the name itself
- * where there is no cache folder), or for CATALOG_UNKNOWN the name. *entry: borrowed from c, or NULL where
- * name is not a catalog model. Each caller words its own message. */
+ * where there is no cache folder), or for CATALOG_UNKNOWN the name.
+ * *entry: borrowed from c, or NULL where name is not a catalog model. Each
+ * caller words its own message. */
 enum catalog_meaning catalog_resolve(const struct catalog *c, const char *name, char **path,
                                      const struct catalog_entry **entry);
 /* mkdir -p of the cache folder. 0 or a negative errno. */

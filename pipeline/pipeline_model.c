@@ -64,7 +64,7 @@ char *pipeline_model_path(struct pipeline *p, const char *model, bool fallback)
 			         path && strcmp(path, model) ? path : "the cache folder",
 			         fallback ? "; the embedded model answers until then, and the "
 			                    "first request after the download loads it"
-			                  : "");
+			                  : "; the first request after the download loads it");
 			tell(p, TELL_WARNING, msg);
 		}
 		if (fallback) {
