@@ -511,6 +511,8 @@ static const struct project_rule {
 	const char *why;
 } project_rules[] = {
 	{ "model", PROJECT_IGNORED, "a repository does not choose the file loaded as a model" },
+	{ "completion.draftModel", PROJECT_IGNORED,
+	  "a repository does not choose the file loaded as a model" },
 	{ "log.messageText", PROJECT_IGNORED, "only you decide whether document text is logged" },
 	{ "log.level", CONFIG_LOG_INFO, "a more detailed log is your choice" },
 	{ "threads", PROJECT_CPUS, "never more threads than CPUs" },

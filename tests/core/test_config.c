@@ -413,6 +413,20 @@ TEST(project_file_limits)
 	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER, "{\"metrics.file\": \"/tmp/x.prom\"}", &w),
 	             0);
 	CHECK_STR_EQ(config_get(cfg, NULL)->metrics_file, "/tmp/x.prom");
+	/* nor the file loaded as the draft model, in any spelling */
+	w.count = 0;
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_PROJECT,
+	                      "{\"completion\": {\"draftModel\": \"/dev/zero\"}, \"languages\": "
+	                      "{\"c\": {\"completion.draftModel\": \"/dev/zero\"}}}",
+	                      &w),
+	             0);
+	CHECK(config_get(cfg, NULL)->completion_draft_model == NULL);
+	CHECK(config_get(cfg, "c")->completion_draft_model == NULL);
+	CHECK_INT_EQ(w.count, 2);
+	CHECK(strstr(w.all, "\"completion.draftModel\" is ignored in a project file") != NULL);
+	CHECK_INT_EQ(set_json(cfg, CONFIG_LAYER_USER, "{\"completion.draftModel\": \"/d\"}", &w),
+	             0);
+	CHECK_STR_EQ(config_get(cfg, NULL)->completion_draft_model, "/d");
 	config_free(cfg);
 }
 

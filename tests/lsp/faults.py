@@ -233,7 +233,7 @@ def case_project_limits(c):
     with open(os.path.join(root, ".infill.json"), "w") as f:
         json.dump({"threads": 1024, "log.level": "trace", "cache.memoryMB": 1048576,
                    "maxMessageMB": 4096, "model": "/dev/zero", "log.messageText": True,
-                   "completion": {"candidates": 4}}, f)
+                   "completion": {"candidates": 4, "draftModel": "/dev/zero"}}, f)
     c.initialize(root_uri="file://" + root)
     s = c.request("infill/settings", {})["result"]
     cpus = os.cpu_count()
@@ -241,9 +241,11 @@ def case_project_limits(c):
     check(s["log.level"] == "info" and s["log.messageText"] is False, "log not raised", s)
     check(s["cache.memoryMB"] <= 1024 and s["maxMessageMB"] <= 64, "memory clamped", s)
     check(s.get("model") in (None, ""), "model ignored", s)
+    check(s.get("completion.draftModel") in (None, ""), "draftModel ignored", s)
     check(s["completion.candidates"] == 4, "harmless settings apply", s)
     warned = " ".join(messages(c))
-    for key in ("threads", "log.level", "cache.memoryMB", "maxMessageMB", "model"):
+    for key in ("threads", "log.level", "cache.memoryMB", "maxMessageMB", "model",
+                "completion.draftModel"):
         check('"%s"' % key in warned, "a warning names " + key, warned)
     wait_model(c)
     c.drain(0.3)
