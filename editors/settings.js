@@ -164,12 +164,13 @@ function vscodeProperty(s) {
   // Where code and keys go is the user's alone: a workspace's
   // .vscode/settings.json (it comes with a cloned repository) cannot set
   // these, as .infill.json cannot (core/config.c, project_rules); nor choose
-  // a file the daemon writes (metrics.file).
+  // a file the daemon writes (metrics.file). The files loaded as models
+  // are the machine's, which a trusted workspace may override.
   const userOnly = ['remote.url', 'remote.apiKeyEnv', 'remote.caFile', 'remote.tokenizer',
     'metrics.file'];
   p.scope = s.scope === 'language' ? 'language-overridable'
     : userOnly.includes(s.key) ? 'machine'
-    : (s.key === 'model' ? 'machine-overridable' : 'window');
+    : (['model', 'completion.draftModel'].includes(s.key) ? 'machine-overridable' : 'window');
   return p;
 }
 
