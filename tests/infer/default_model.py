@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""default_model.py - the embedded model runs in our engine as it ran in training.
+"""default_model.py - the embedded model runs in our engine as it ran in training,
+and `infill complete` runs it by path and by catalog name.
 
 models/infill-default.reference.json holds, for six prompts, the token ids,
 all last-position logits and 16 greedy tokens that tools/train/check_gguf.py
@@ -27,6 +28,31 @@ def run(infill, *args):
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(args[:1])} failed: {out.stderr.strip()}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def catalog_names(infill, model, example):
+    """`infill complete --model NAME`: a catalog name is its download; one
+    not downloaded says the command to run."""
+    with tempfile.TemporaryDirectory() as home:
+        cache = os.path.join(home, ".cache", "infill", "models")
+        os.makedirs(cache)
+        os.symlink(os.path.abspath(model), os.path.join(cache, "qwen2.5-coder-0.5b-q4_k_m.gguf"))
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("XDG_CACHE_HOME", "INFILL_CATALOG", "INFILL_MODEL_MIRROR")}
+        env["HOME"] = home
+        runs = {name: subprocess.run([infill, "complete", example + ":9:9", "--model", name,
+                                      "--json"], capture_output=True, text=True, timeout=120,
+                                     env=env, cwd=home)
+                for name in ("qwen2.5-coder:0.5b", "qwen2.5-coder:1.5b")}
+    got = runs["qwen2.5-coder:0.5b"]
+    there = got.returncode == 0 and json.loads(got.stdout).get("model", "").endswith(
+        "qwen2.5-coder-0.5b-q4_k_m.gguf")
+    missing = runs["qwen2.5-coder:1.5b"]
+    said = missing.returncode != 0 and "infill pull qwen2.5-coder:1.5b" in missing.stderr
+    ok = there and said
+    print(f"{'ok  ' if ok else 'FAIL'} catalog names: downloaded {'used' if there else got}, "
+          f"not downloaded {'said' if said else missing.stderr.strip()[:300]}")
+    return ok
 
 
 def main():
@@ -66,7 +92,8 @@ def main():
     print(f"{'ok  ' if ok else 'FAIL'} readme example: {len(cands)} candidates, "
           f"{len(bad)} indented twice {bad[:1]}")
     failed += not ok
-    print(f"{len(ref['prompts']) + 1 - failed} passed, {failed} failed")
+    failed += not catalog_names(infill, model, example)
+    print(f"{len(ref['prompts']) + 2 - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
