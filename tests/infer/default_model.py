@@ -40,7 +40,9 @@ def catalog_names(infill, model, example):
         env = {k: v for k, v in os.environ.items()
                if k not in ("XDG_CACHE_HOME", "INFILL_CATALOG", "INFILL_MODEL_MIRROR")}
         env["HOME"] = home
-        runs = {name: subprocess.run([infill, "complete", example + ":9:9", "--model", name,
+        # run from the empty HOME: no file there takes the name
+        runs = {name: subprocess.run([os.path.abspath(infill), "complete",
+                                      os.path.abspath(example) + ":9:9", "--model", name,
                                       "--json"], capture_output=True, text=True, timeout=120,
                                      env=env, cwd=home)
                 for name in ("qwen2.5-coder:0.5b", "qwen2.5-coder:1.5b")}
