@@ -903,6 +903,11 @@ struct worker_state {
 	 * changes (`infill pull` renaming its download in) tries it again. */
 	char *draft_where;
 	struct stat draft_st;
+	/* the draft's file changed (either way): the draft is loaded again
+	 * once no job waits and no suggestion grows, since both do without it
+	 * and should not wait the second or so a large draft takes to load */
+	bool draft_due;
+	char draft_why[128]; /* how the file of the draft drafting changed; "" */
 	/* INFILL_TEST_LIVE_DELAY_MS: a pause between live slices of one step, so that
 	 * tests can act while a live candidate still decodes (the tiny test
 	 * model ends one in a few ms); 0 in use */
@@ -913,8 +918,8 @@ struct worker_state {
 static bool has_work(const struct worker_state *w)
 {
 	const struct pipeline *p = w->p;
-	return p->stop || p->load_pending || p->draft_pending || p->queue_head || w->todo.n ||
-	       p->warm.n || p->recheck_pending || p->n_live_drop || p->live_drop_all ||
+	return p->stop || p->load_pending || p->draft_pending || w->draft_due || p->queue_head ||
+	       w->todo.n || p->warm.n || p->recheck_pending || p->n_live_drop || p->live_drop_all ||
 	       (w->e && live_pending(&w->live));
 }
 
@@ -928,6 +933,7 @@ static void stat_or_zero(const char *path, struct stat *st)
 /* After a load or a swap: whether there is a draft to watch for. */
 static void draft_watch_set(struct worker_state *w)
 {
+	w->draft_due = false;
 	free(w->draft_where);
 	w->draft_where = NULL;
 	if (!w->e || !w->ms.draft_model[0] || engine_draft_model(w->e)) return;
@@ -936,41 +942,50 @@ static void draft_watch_set(struct worker_state *w)
 }
 
 /* The draft model's file changed under it (a new `infill pull`, a copy
- * over it): the draft is loaded again. Answers stay right without it (the
- * model checks every drafted token), but a draft read from zeros has each
- * refused, and only costs time. A draft that could not be used is tried
- * again once its file changes (draft_where). */
-static void worker_redraft_if_changed(struct worker_state *w)
+ * over it): the draft is due to be loaded again. Answers stay right
+ * meanwhile (the model checks every drafted token); a draft read from
+ * zeros has each refused, and only costs time. A draft that could not be
+ * used is due again once its file changes (draft_where). */
+static void worker_draft_check(struct worker_state *w)
 {
 	const struct model *dm = w->e ? engine_draft_model(w->e) : NULL;
-	char why[128] = "", msg[600];
-	if (!dm && w->draft_where && w->e) {
+	if (w->draft_due || !w->e) return;
+	if (!dm && w->draft_where) {
 		struct stat now;
 		stat_or_zero(w->draft_where, &now);
-		if (same_file(&now, &w->draft_st)) return;
-		worker_swap_draft(w);
-		if (!engine_draft_model(w->e)) return; /* swap said why */
-		snprintf(msg, sizeof msg, "infill: the draft model %.300s drafts now",
-		         w->ms.draft_model);
-		worker_post_message(w->p, EVENT_INFO, msg);
+		w->draft_due = !same_file(&now, &w->draft_st);
 		return;
 	}
-	if (!dm || !model_file_changed(dm, why, sizeof why)) return;
-	snprintf(msg, sizeof msg,
-	         "infill: the draft model file %.300s changed on disk (%s); loading it again",
-	         w->ms.draft_model, why);
-	worker_post_message(w->p, EVENT_WARNING, msg);
+	w->draft_due = dm && model_file_changed(dm, w->draft_why, sizeof w->draft_why);
+}
+
+/* A due draft, loaded again (no job waits): a changed file said first,
+ * a draft that drafts where none did after. */
+static void worker_draft_retry(struct worker_state *w)
+{
+	bool had = w->e && engine_draft_model(w->e);
+	char msg[600];
+	if (had) {
+		snprintf(msg, sizeof msg,
+		         "infill: the draft model file %.300s changed on disk (%s); loading it "
+		         "again",
+		         w->ms.draft_model, w->draft_why);
+		worker_post_message(w->p, EVENT_WARNING, msg);
+	}
 	worker_swap_draft(w);
+	if (had || !w->e || !engine_draft_model(w->e)) return; /* the swap said why not */
+	snprintf(msg, sizeof msg, "infill: the draft model %.300s drafts now", w->ms.draft_model);
+	worker_post_message(w->p, EVENT_INFO, msg);
 }
 
 /* The model file changed under it: loaded again (live candidates first
  * ended: their pages are the old engine's), its draft with it. True when
- * it was. Else the draft's file alone may have changed. */
+ * it was. Else the draft's file alone may have changed (worker_draft_check). */
 static bool worker_reload_if_changed(struct worker_state *w)
 {
 	bool changed = w->m ? model_file_changed(w->m, NULL, 0) : w->cur.failed;
 	if (!changed) {
-		worker_redraft_if_changed(w);
+		worker_draft_check(w);
 		return false;
 	}
 	live_clear(w->p, &w->live);
@@ -1192,6 +1207,15 @@ void *worker_main(void *arg)
 			p->recheck_pending = false;
 			pthread_mutex_unlock(&p->mu);
 			worker_reload_if_changed(&w);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
+		/* after the jobs, and after the suggestions being read have
+		 * grown (a swap ends them) */
+		if (w.draft_due && !p->queue_head && !(w.e && live_pending(&w.live))) {
+			pthread_mutex_unlock(&p->mu);
+			worker_draft_retry(&w);
+			w.draft_due = false; /* a retry that failed waits for the next change */
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}

@@ -755,6 +755,7 @@ def case_draft_file_changed(c):
     os.replace(draft + ".new", draft)
     ask()
     c.wait_for(lambda m: m.get("method") == "window/showMessage", timeout=30)
+    ask()  # the draft is loaded again after a job, before the next one
     check(len(shown()) == 1 and "draft model file" in shown()[0]
           and "changed on disk" in shown()[0], "a replaced draft is said", shown())
     check(stats_when(c, lambda s: s.get("draftModel") == "on").get("draftModel") == "on",
