@@ -902,7 +902,9 @@ static void stats_into(struct replay_report *rep, json_t *s0, json_t *s1)
 	rep->model_drafted = DELTA(model_draft_tokens);
 	rep->model_kept = DELTA(model_drafts_kept);
 	rep->shown_answers = DELTA(shown_answers);
-	rep->first_chars = DELTA(first_answer_chars);
+	rep->chars_answer = DELTA(shown_chars_answer);
+	if (rep->chars_answer < 0) /* a server from before shownCharsAnswer */
+		rep->chars_answer = DELTA(first_answer_chars);
 	rep->chars_500ms = DELTA(shown_chars_500ms);
 	rep->chars_1s = DELTA(shown_chars_1s);
 	rep->chars_end = DELTA(shown_chars_end);
@@ -1052,7 +1054,7 @@ json_t *replay_report_json(const struct replay_report *f)
 	        j, "seen",
 	        json_pack("{s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:f}",
 	                  "answers", (json_int_t)f->shown_answers, "charsAtAnswer",
-	                  (double)f->first_chars / shown, "charsAt500ms",
+	                  (double)f->chars_answer / shown, "charsAt500ms",
 	                  (double)f->chars_500ms / shown, "charsAt1s", (double)f->chars_1s / shown,
 	                  "charsAtEnd", (double)f->chars_end / shown, "liveAnswers",
 	                  (json_int_t)f->live_answers, "pastAnswers", (json_int_t)f->past_answers,
@@ -1126,7 +1128,7 @@ void replay_report_print(const struct replay_report *f, FILE *out)
 	        "+0.5 s %.1f, +1 s %.1f, at its end %.1f; answered from a live candidate %lld, a "
 	        "past answer %lld, an answer decoded ahead %lld (%.1f%% of answers); decoded "
 	        "after answers %lld + ahead %lld tokens, thrown %lld (%.1f%% of generated)\n",
-	        f->shown_answers, (double)f->first_chars / shown, (double)f->chars_500ms / shown,
+	        f->shown_answers, (double)f->chars_answer / shown, (double)f->chars_500ms / shown,
 	        (double)f->chars_1s / shown, (double)f->chars_end / shown, f->live_answers,
 	        f->past_answers, f->ahead_answers,
 	        100.0 * share((size_t)(f->live_answers + f->past_answers + f->ahead_answers),

@@ -115,7 +115,7 @@ struct replay_report {
 	 * and 1 s after it and at their live candidates' ends; requests answered
 	 * from a live candidate, a past answer, an answer decoded ahead; tokens
 	 * decoded after the answers and ahead, and of those the thrown ones */
-	long long shown_answers, first_chars, chars_500ms, chars_1s, chars_end;
+	long long shown_answers, chars_answer, chars_500ms, chars_1s, chars_end;
 	long long live_answers, past_answers, ahead_answers;
 	long long live_tokens, ahead_tokens, thrown_tokens;
 	/* drafted tokens checked, and kept: prompt lookup's, the draft model's */

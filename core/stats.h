@@ -67,6 +67,10 @@
  *
  * draftModel: "on" while a completion.draftModel drafts beside the model,
  * "none" otherwise (not set, or refused: the warning said why).
+ *
+ * shownCharsAnswer: the bytes of the shownAnswers' top items as first
+ * shown, counted where the other shownChars* are (firstAnswerChars counts
+ * every answer computed, also one its request no longer waited for).
  */
 #define STATS_FIELDS(X)                                                \
 	X(requests, "requests", count)                                 \
@@ -127,7 +131,8 @@
 	X(next_edit_rejected, "nextEditRejected", count)               \
 	X(next_edit_invalid, "nextEditInvalid", count)                 \
 	X(next_edit_latency_ms, "nextEditLatencyMs", latency)          \
-	X(draft_model, "draftModel", name)
+	X(draft_model, "draftModel", name)                             \
+	X(shown_chars_answer, "shownCharsAnswer", count)
 
 /* Milliseconds from a completion request's arrival to its answer, over the
  * last samples answers: {p50, p90, p99, samples}. */

@@ -41,6 +41,7 @@ static void shown_answer(struct pipeline *p, const struct completion_result *r, 
 	size_t len = r->count ? r->items[0].text_len : 0;
 	pthread_mutex_lock(&p->mu);
 	p->stats.shown_answers++;
+	p->stats.shown_chars_answer += len;
 	p->stats.shown_chars_500ms += len;
 	p->stats.shown_chars_1s += len;
 	p->stats.shown_chars_end += len;

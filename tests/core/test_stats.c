@@ -66,6 +66,7 @@ static const char *const documented[] = {
 	"nextEditInvalid",
 	"nextEditLatencyMs",
 	"draftModel",
+	"shownCharsAnswer",
 };
 
 static struct stats sample(void)
@@ -113,6 +114,7 @@ static struct stats sample(void)
 		.shown_chars_500ms = 33,
 		.shown_chars_1s = 34,
 		.shown_chars_end = 35,
+		.shown_chars_answer = 36,
 	};
 }
 
@@ -223,6 +225,7 @@ TEST(round_trip)
 	CHECK_INT_EQ(back.shown_chars_500ms, 33);
 	CHECK_INT_EQ(back.shown_chars_1s, 34);
 	CHECK_INT_EQ(back.shown_chars_end, 35);
+	CHECK_INT_EQ(back.shown_chars_answer, 36);
 	json_decref(o);
 }
 
