@@ -208,16 +208,12 @@ char *complete_draft_where(const char *name)
 	return NULL;
 }
 
-/* complete_draft_open, its load's progress told as the model's. */
-static void draft_open(struct engine *e, const struct complete_model_spec *spec,
+/* The draft model at path (draft_file's), loaded and given to e, its
+ * progress told as the model's; what went wrong added to *warn. */
+static void draft_load(struct engine *e, const struct complete_model_spec *spec, const char *path,
                        void (*progress)(void *user, float fraction), void *progress_user,
                        struct infill_error *warn)
 {
-	memset(warn, 0, sizeof *warn);
-	engine_set_draft(e, NULL, NULL);
-	if (!spec->draft_model[0]) return;
-	char *path = draft_file(spec->draft_model, warn);
-	if (!path) return;
 	struct model_params mp = model_params_of(spec, path);
 	mp.kv_bytes = mp.kv_bytes / 4 > (64u << 20) ? mp.kv_bytes / 4 : (64u << 20);
 	mp.progress = progress;
@@ -230,13 +226,17 @@ static void draft_open(struct engine *e, const struct complete_model_spec *spec,
 		error_key(&w, "completion.draftModel", strlen("completion.draftModel"));
 		warn_add(warn, &w);
 	}
-	free(path);
 }
 
 void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
                          struct infill_error *warn)
 {
-	draft_open(e, spec, NULL, NULL, warn);
+	memset(warn, 0, sizeof *warn);
+	engine_set_draft(e, NULL, NULL);
+	if (!spec->draft_model[0]) return;
+	char *path = draft_file(spec->draft_model, warn);
+	if (path) draft_load(e, spec, path, NULL, NULL, warn);
+	free(path);
 }
 
 /* One progress from 0 to 1 over the model's load and its draft's, each
@@ -265,13 +265,14 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 	char home_path[4200];
 	path = path_at_home(path, home_path, sizeof home_path);
 	struct model_params mp = model_params_of(spec, path);
+	/* the draft's file first, to share the progress by bytes */
+	struct infill_error dwarn;
+	memset(&dwarn, 0, sizeof dwarn);
+	char *draft = spec->draft_model[0] ? draft_file(spec->draft_model, &dwarn) : NULL;
 	struct load_share share = { progress, progress_user, 0, 1 };
-	char *draft =
-	        progress && spec->draft_model[0] ? complete_draft_where(spec->draft_model) : NULL;
 	struct stat mst, dst;
 	if (draft && !stat(path, &mst) && !stat(draft, &dst) && mst.st_size + dst.st_size > 0)
 		share.share = (float)mst.st_size / (float)(mst.st_size + dst.st_size);
-	free(draft);
 	mp.progress = progress ? load_share_report : NULL;
 	mp.progress_user = &share;
 	struct infill_error ierr, warn;
@@ -284,6 +285,7 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 	}
 	if (!e) {
 		model_free(m);
+		free(draft);
 		/* the code of the step that failed: -ENOENT for a missing file,
 		 * -EINVAL for a bad one, -ENOTSUP for an architecture we lack */
 		int code = ierr.code < 0 ? ierr.code : m ? -ENOMEM : -EINVAL;
@@ -298,13 +300,13 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 		}
 		return code;
 	}
-	if (spec->draft_model[0]) {
-		struct infill_error dwarn;
+	if (draft) {
 		share.from = share.share;
 		share.share = 1 - share.share;
-		draft_open(e, spec, progress ? load_share_report : NULL, &share, &dwarn);
-		warn_add(&warn, &dwarn);
+		draft_load(e, spec, draft, progress ? load_share_report : NULL, &share, &dwarn);
+		free(draft);
 	}
+	warn_add(&warn, &dwarn);
 	if (err) *err = warn;
 	*model = m;
 	*engine = e;
