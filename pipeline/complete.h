@@ -318,13 +318,21 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
                         struct model **model, struct engine **engine, struct infill_error *err);
 
 /*
- * Replaces e's draft model with spec->draft_model's (none where it is ""; a
- * path, or a catalog name: its download), loaded beside e's model with a KV
- * pool a quarter of the model's. One that cannot load or is refused leaves
- * e without a draft and *warn's message saying why (code 0; "" when all
- * went well). Call only while no engine_live of e exists.
+ * The draft model spec->draft_model names (a path, or a catalog name: its
+ * download), loaded with a KV pool a quarter of the model's. It needs no
+ * engine, so a thread of its own may load it while the engine answers (a
+ * large draft takes a second). Returns the model (the caller owns it), or
+ * NULL with *warn's message saying why (code 0; "" when none is set).
  */
-void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
+struct model *complete_draft_load(const struct complete_model_spec *spec,
+                                  struct infill_error *warn);
+/*
+ * dm (complete_draft_load's; NULL for none) made e's draft in place of the
+ * one it had, and owned by e; one e refuses (another vocabulary, not
+ * smaller) is freed, leaving e without a draft, and why is added to *warn.
+ * Call only while no engine_live of e exists.
+ */
+void complete_draft_give(struct engine *e, const struct complete_model_spec *spec, struct model *dm,
                          struct infill_error *warn);
 /* The file a completion.draftModel value names: a path ("~/" expanded), or
  * a catalog name's download, there yet or not. New string, or NULL for a

@@ -19,10 +19,13 @@
  *
  * The model loads at the first pipeline_configure (during `initialize`,
  * once initializationOptions are in), and again when `model`, `backend`,
- * `threads` or `cache.memoryMB` change.
+ * `threads` or `cache.memoryMB` change. A draft model set or changed while
+ * a model answers loads on a thread of its own (draft_loader.h), and is
+ * taken between jobs.
  */
 #include "pipeline_internal.h"
 
+#include "draft_loader.h"
 #include "gguf.h"
 #include "nextedit_model.h"
 
@@ -908,6 +911,14 @@ struct worker_state {
 	 * and should not wait the second or so a large draft takes to load */
 	bool draft_due;
 	char draft_why[128]; /* how the file of the draft drafting changed; "" */
+	/* a draft loading beside the jobs (its setting or its file changed),
+	 * taken between jobs once no suggestion grows; announce: say that it
+	 * drafts once it does (it was tried again after its file changed) */
+	struct draft_loader *dl;
+	bool dl_announce;
+	/* INFILL_TEST_DRAFT_LOAD_DELAY_MS: each draft load held back that long,
+	 * so that tests can see jobs answered while a draft loads; 0 in use */
+	unsigned dl_delay_ms;
 	/* INFILL_TEST_LIVE_DELAY_MS: a pause between live slices of one step, so that
 	 * tests can act while a live candidate still decodes (the tiny test
 	 * model ends one in a few ms); 0 in use */
@@ -918,8 +929,9 @@ struct worker_state {
 static bool has_work(const struct worker_state *w)
 {
 	const struct pipeline *p = w->p;
-	return p->stop || p->load_pending || p->draft_pending || w->draft_due || p->queue_head ||
-	       w->todo.n || p->warm.n || p->recheck_pending || p->n_live_drop || p->live_drop_all ||
+	return p->stop || p->load_pending || p->draft_pending || w->draft_due ||
+	       (w->dl && draft_loader_done(w->dl)) || p->queue_head || w->todo.n || p->warm.n ||
+	       p->recheck_pending || p->n_live_drop || p->live_drop_all ||
 	       (w->e && live_pending(&w->live));
 }
 
@@ -949,7 +961,7 @@ static void draft_watch_set(struct worker_state *w)
 static void worker_draft_check(struct worker_state *w)
 {
 	const struct model *dm = w->e ? engine_draft_model(w->e) : NULL;
-	if (w->draft_due || !w->e) return;
+	if (w->draft_due || !w->e || w->dl) return;
 	if (!dm && w->draft_where) {
 		struct stat now;
 		stat_or_zero(w->draft_where, &now);
@@ -959,23 +971,87 @@ static void worker_draft_check(struct worker_state *w)
 	w->draft_due = dm && model_file_changed(dm, w->draft_why, sizeof w->draft_why);
 }
 
-/* A due draft, loaded again (no job waits): a changed file said first,
- * a draft that drafts where none did after. */
+/* Wakes the engine thread: a draft loaded (called on the loader's thread). */
+static void draft_loaded_wake(void *user)
+{
+	struct pipeline *p = user;
+	pthread_mutex_lock(&p->mu);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* A draft loading, waited for and dropped: a later setting or a new model
+ * replaced it. */
+static void draft_load_drop(struct worker_state *w)
+{
+	if (!w->dl) return;
+	struct infill_error warn;
+	model_free(draft_loader_finish(w->dl, &warn));
+	w->dl = NULL;
+}
+
+/* dm (a loaded draft, or NULL with *warn saying why) made the engine's;
+ * live candidates end first (their pages are in the old draft's pool). */
+static void draft_apply(struct worker_state *w, struct model *dm, struct infill_error *warn)
+{
+	if (!w->e) {
+		model_free(dm);
+		return;
+	}
+	bool had = engine_draft_model(w->e) != NULL;
+	live_clear(w->p, &w->live);
+	complete_draft_give(w->e, &w->ms, dm, warn);
+	draft_watch_set(w);
+	const struct model_info *mi = model_info(w->m);
+	stats_set_model(w->p, backend_word(w->m), mi->kv_type, mi->kv_n_pages, w->e);
+	char msg[600];
+	if (warn->message[0]) {
+		snprintf(msg, sizeof msg, "infill: %.500s", warn->message);
+		worker_post_message(w->p, EVENT_WARNING, msg);
+	} else if (w->dl_announce && !had && engine_draft_model(w->e)) {
+		snprintf(msg, sizeof msg, "infill: the draft model %.300s drafts now",
+		         w->ms.draft_model);
+		worker_post_message(w->p, EVENT_INFO, msg);
+	}
+}
+
+/* w->ms's draft starts loading beside the jobs (in place where no thread
+ * starts). announce: as struct worker_state's dl_announce. */
+static void draft_load_begin(struct worker_state *w, bool announce)
+{
+	draft_load_drop(w);
+	w->draft_due = false;
+	w->dl_announce = announce;
+	w->dl = draft_loader_start(&w->ms, draft_loaded_wake, w->p, w->dl_delay_ms);
+	if (w->dl) return;
+	struct infill_error warn;
+	struct model *dm = complete_draft_load(&w->ms, &warn);
+	draft_apply(w, dm, &warn);
+}
+
+/* The draft loaded, taken (no job waits, no suggestion grows). */
+static void draft_load_take(struct worker_state *w)
+{
+	struct infill_error warn;
+	struct model *dm = draft_loader_finish(w->dl, &warn);
+	w->dl = NULL;
+	draft_apply(w, dm, &warn);
+	worker_draft_check(w); /* its file may have changed again meanwhile */
+}
+
+/* A due draft, loaded again: a changed file said first, a draft that
+ * drafts where none did after (draft_apply). */
 static void worker_draft_retry(struct worker_state *w)
 {
-	bool had = w->e && engine_draft_model(w->e);
-	char msg[600];
-	if (had) {
+	if (w->e && engine_draft_model(w->e)) {
+		char msg[600];
 		snprintf(msg, sizeof msg,
 		         "infill: the draft model file %.300s changed on disk (%s); loading it "
 		         "again",
 		         w->ms.draft_model, w->draft_why);
 		worker_post_message(w->p, EVENT_WARNING, msg);
 	}
-	worker_swap_draft(w);
-	if (had || !w->e || !engine_draft_model(w->e)) return; /* the swap said why not */
-	snprintf(msg, sizeof msg, "infill: the draft model %.300s drafts now", w->ms.draft_model);
-	worker_post_message(w->p, EVENT_INFO, msg);
+	draft_load_begin(w, true);
 }
 
 /* The model file changed under it: loaded again (live candidates first
@@ -989,6 +1065,7 @@ static bool worker_reload_if_changed(struct worker_state *w)
 		return false;
 	}
 	live_clear(w->p, &w->live);
+	draft_load_drop(w); /* the reload loads the draft too */
 	if (!reload_if_changed(w->p, &w->cur, &w->ms, &w->m, &w->e)) return false;
 	draft_watch_set(w);
 	edoc_free_all(w->edocs); /* remembered from the old model's output */
@@ -1011,6 +1088,7 @@ static void state_load(struct worker_state *w)
 	atomic_store(&p->ready, false);
 	pthread_mutex_unlock(&p->mu);
 	live_clear(p, &w->live);
+	draft_load_drop(w); /* the load loads the draft too */
 	w->remote = !strncmp(spec.path, PIPELINE_REMOTE_PREFIX, strlen(PIPELINE_REMOTE_PREFIX));
 	if (w->remote) {
 		engine_free(w->e);
@@ -1157,27 +1235,23 @@ static void state_job(struct worker_state *w)
 }
 
 /* completion.draftModel changed (w->ms has the new one): the draft beside
- * the model loaded is replaced; live candidates end first (their pages are
- * in the old draft's pool). Without a model, the next load takes it. */
+ * the model loaded is replaced, the old one drafting until the new one is
+ * loaded. Without a model, the next load takes it. */
 static void worker_swap_draft(struct worker_state *w)
 {
+	draft_load_drop(w);
 	if (w->remote && w->ms.draft_model[0])
 		worker_post_message(w->p, EVENT_WARNING,
 		                    "infill: completion.draftModel is not used with the remote "
 		                    "backend: its server decodes, and drafts with a model of its "
 		                    "own if it does");
 	if (!w->e) return;
-	live_clear(w->p, &w->live);
-	struct infill_error warn;
-	complete_draft_open(w->e, &w->ms, &warn);
-	draft_watch_set(w);
-	const struct model_info *mi = model_info(w->m);
-	stats_set_model(w->p, backend_word(w->m), mi->kv_type, mi->kv_n_pages, w->e);
-	if (warn.message[0]) {
-		char msg[600];
-		snprintf(msg, sizeof msg, "infill: %.500s", warn.message);
-		worker_post_message(w->p, EVENT_WARNING, msg);
+	if (w->ms.draft_model[0]) {
+		draft_load_begin(w, false);
+		return;
 	}
+	struct infill_error none = { 0 };
+	draft_apply(w, NULL, &none);
 }
 
 void *worker_main(void *arg)
@@ -1186,6 +1260,8 @@ void *worker_main(void *arg)
 	struct pipeline *p = w.p;
 	const char *delay = getenv("INFILL_TEST_LIVE_DELAY_MS");
 	if (delay) w.live_delay_ns = (uint64_t)strtoul(delay, NULL, 10) * 1000000ull;
+	const char *dl_delay = getenv("INFILL_TEST_DRAFT_LOAD_DELAY_MS");
+	if (dl_delay) w.dl_delay_ms = (unsigned)strtoul(dl_delay, NULL, 10);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		while (!has_work(&w)) pthread_cond_wait(&p->cv, &p->mu);
@@ -1210,12 +1286,18 @@ void *worker_main(void *arg)
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
-		/* after the jobs, and after the suggestions being read have
-		 * grown (a swap ends them) */
-		if (w.draft_due && !p->queue_head && !(w.e && live_pending(&w.live))) {
+		if (w.draft_due) { /* loads beside the jobs */
 			pthread_mutex_unlock(&p->mu);
 			worker_draft_retry(&w);
-			w.draft_due = false; /* a retry that failed waits for the next change */
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
+		/* taken after the jobs, and after the suggestions being read
+		 * have grown (a swap ends them) */
+		if (w.dl && draft_loader_done(w.dl) && !p->queue_head &&
+		    !(w.e && live_pending(&w.live))) {
+			pthread_mutex_unlock(&p->mu);
+			draft_load_take(&w);
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
@@ -1234,6 +1316,7 @@ void *worker_main(void *arg)
 	req_queue_clear(&w.todo);
 	atomic_store(&p->ready, false);
 	live_clear(p, &w.live);
+	draft_load_drop(&w);
 	edoc_free_all(w.edocs);
 	engine_free(w.e);
 	model_free(w.m);

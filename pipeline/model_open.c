@@ -208,35 +208,51 @@ char *complete_draft_where(const char *name)
 	return NULL;
 }
 
-/* The draft model at path (draft_file's), loaded and given to e, its
- * progress told as the model's; what went wrong added to *warn. */
-static void draft_load(struct engine *e, const struct complete_model_spec *spec, const char *path,
-                       void (*progress)(void *user, float fraction), void *progress_user,
-                       struct infill_error *warn)
+/* completion.draftModel (name) is not used, and why (message, which may
+ * start with path), added to *warn. */
+static void draft_refused(struct infill_error *warn, const char *name, const char *path,
+                          const char *message)
+{
+	struct infill_error w;
+	error_set(&w, 0, "completion.draftModel %.200s is not used: %.300s", name,
+	          reason_of(message, path));
+	error_key(&w, "completion.draftModel", strlen("completion.draftModel"));
+	warn_add(warn, &w);
+}
+
+/* The draft model at path (draft_file's), loaded with a KV pool a quarter
+ * of the model's, its progress told as the model's; NULL with what went
+ * wrong added to *warn. */
+static struct model *draft_load(const struct complete_model_spec *spec, const char *path,
+                                void (*progress)(void *user, float fraction), void *progress_user,
+                                struct infill_error *warn)
 {
 	struct model_params mp = model_params_of(spec, path);
 	mp.kv_bytes = mp.kv_bytes / 4 > (64u << 20) ? mp.kv_bytes / 4 : (64u << 20);
 	mp.progress = progress;
 	mp.progress_user = progress_user;
-	struct infill_error err, w;
+	struct infill_error err;
 	struct model *dm = model_load_kv(&mp, "the draft model", &err, warn);
-	if (!dm || engine_take_draft(e, dm, &err)) {
-		error_set(&w, 0, "completion.draftModel %.200s is not used: %.300s", path,
-		          reason_of(err.message, path));
-		error_key(&w, "completion.draftModel", strlen("completion.draftModel"));
-		warn_add(warn, &w);
-	}
+	if (!dm) draft_refused(warn, path, path, err.message);
+	return dm;
 }
 
-void complete_draft_open(struct engine *e, const struct complete_model_spec *spec,
-                         struct infill_error *warn)
+struct model *complete_draft_load(const struct complete_model_spec *spec, struct infill_error *warn)
 {
 	memset(warn, 0, sizeof *warn);
-	engine_set_draft(e, NULL, NULL);
-	if (!spec->draft_model[0]) return;
+	if (!spec->draft_model[0]) return NULL;
 	char *path = draft_file(spec->draft_model, warn);
-	if (path) draft_load(e, spec, path, NULL, NULL, warn);
+	struct model *dm = path ? draft_load(spec, path, NULL, NULL, warn) : NULL;
 	free(path);
+	return dm;
+}
+
+void complete_draft_give(struct engine *e, const struct complete_model_spec *spec, struct model *dm,
+                         struct infill_error *warn)
+{
+	struct infill_error err;
+	if (engine_take_draft(e, dm, &err))
+		draft_refused(warn, spec->draft_model, spec->draft_model, err.message);
 }
 
 /* One progress from 0 to 1 over the model's load and its draft's, each
@@ -303,7 +319,9 @@ int complete_model_open(const char *path, const struct complete_model_spec *spec
 	if (draft) {
 		share.from = share.share;
 		share.share = 1 - share.share;
-		draft_load(e, spec, draft, progress ? load_share_report : NULL, &share, &dwarn);
+		struct model *dm = draft_load(spec, draft, progress ? load_share_report : NULL,
+		                              &share, &dwarn);
+		if (dm) complete_draft_give(e, spec, dm, &dwarn);
 		free(draft);
 	}
 	warn_add(&warn, &dwarn);

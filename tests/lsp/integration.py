@@ -781,6 +781,42 @@ def case_draft_file_changed(c):
     shutil.rmtree(tmp)
 
 
+def case_draft_loads_beside_jobs(c):
+    """A draft set while a model answers loads on a thread of its own: the
+    completions asked meanwhile are answered (without it) before its load
+    ends, and it drafts once loaded. The server holds each draft load back
+    3 s (INFILL_TEST_DRAFT_LOAD_DELAY_MS), so that the load outlasts them."""
+    if not os.path.exists(TINY_Q8) or not os.path.exists(TINY_F32):
+        print("SKIP: the tiny models are missing")
+        sys.exit(77)
+    c.initialize(capabilities={"window": {"workDoneProgress": True}},
+                 init_options={"model": TINY_F32, "modelFallback": False})
+    c.wait_for(lambda m: m.get("method") == "$/progress"
+               and m["params"]["value"].get("kind") == "end", timeout=60)
+    open_doc(c, "def add(a, b):\n    return ")
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "completion": {"draftModel": TINY_Q8}}}})
+    answered = []
+    for version in range(2, 5):  # a new line above each time: a job each
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": URI, "version": version},
+            "contentChanges": [{"text": "x%d = 1\ndef add(a, b):\n    return " % version}]})
+        r = c.request("textDocument/inlineCompletion", {
+            "textDocument": {"uri": URI}, "position": {"line": 1, "character": 11},
+            "context": {"triggerKind": 1}}, timeout=60)
+        answered.append(isinstance(r.get("result", {}).get("items"), list))
+    s = c.request("infill/stats")["result"]
+    check(all(answered) and s.get("generatedTokens", 0) > 0, "answered by the model", answered,
+          s)
+    check(s.get("draftModel") == "none" and s.get("modelDraftTokens") == 0,
+          "while the draft loads, without it", s)
+    s = stats_when(c, lambda s: s.get("draftModel") == "on")
+    check(s.get("draftModel") == "on", "it drafts once loaded", s)
+    check(not [m for m in c.notifications if m.get("method") == "window/showMessage"],
+          "without a word", c.notifications)
+    check(c.shutdown_exit() == 0, "exit 0")
+
+
 def case_kv_type_the_model_cannot_take(c):
     """cache.kvType q8_0 on a model whose head size is not a multiple of 32
     (the tiny model's is 16): the model still loads, with an f16 cache, and
@@ -850,7 +886,9 @@ def home_with_draft():
 HOMES = []  # the HOME home_with_draft made, for the case to change
 
 
-ENVS = {"model_path": home_with_draft, "draft_model": home_with_draft}
+ENVS = {"model_path": home_with_draft, "draft_model": home_with_draft,
+        "draft_loads_beside_jobs": lambda: dict(os.environ,
+                                                INFILL_TEST_DRAFT_LOAD_DELAY_MS="3000")}
 ARGS = {"flags_win": ["--threads", "2", "--backend", "cpu"],
         "oversized": ["--max-message-mb", "1"]}
 
