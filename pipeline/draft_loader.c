@@ -26,8 +26,10 @@ static void *loader_main(void *arg)
 {
 	struct draft_loader *dl = arg;
 	if (dl->delay_ms) {
-		struct timespec ts = { dl->delay_ms / 1000, (long)(dl->delay_ms % 1000) * 1000000L };
-		while (nanosleep(&ts, &ts) != 0) {}
+		struct timespec ts = { dl->delay_ms / 1000,
+			               (long)(dl->delay_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) != 0) {
+		}
 	}
 	dl->model = complete_draft_load(&dl->spec, &dl->warn);
 	atomic_store(&dl->done, true);

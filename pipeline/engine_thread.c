@@ -916,6 +916,9 @@ struct worker_state {
 	 * drafts once it does (it was tried again after its file changed) */
 	struct draft_loader *dl;
 	bool dl_announce;
+	/* the setting changed while dl loaded: its draft is dropped once
+	 * loaded (no thread is waited for), and the one set now loaded */
+	bool dl_stale;
 	/* INFILL_TEST_DRAFT_LOAD_DELAY_MS: each draft load held back that long,
 	 * so that tests can see jobs answered while a draft loads; 0 in use */
 	unsigned dl_delay_ms;
@@ -988,6 +991,7 @@ static void draft_load_drop(struct worker_state *w)
 	struct infill_error warn;
 	model_free(draft_loader_finish(w->dl, &warn));
 	w->dl = NULL;
+	w->dl_stale = false;
 }
 
 /* dm (a loaded draft, or NULL with *warn saying why) made the engine's;
@@ -1029,12 +1033,19 @@ static void draft_load_begin(struct worker_state *w, bool announce)
 	draft_apply(w, dm, &warn);
 }
 
-/* The draft loaded, taken (no job waits, no suggestion grows). */
+/* The draft loaded, taken (no job waits, no suggestion grows), or
+ * dropped for the one set since. */
 static void draft_load_take(struct worker_state *w)
 {
 	struct infill_error warn;
 	struct model *dm = draft_loader_finish(w->dl, &warn);
 	w->dl = NULL;
+	if (w->dl_stale) {
+		w->dl_stale = false;
+		model_free(dm);
+		if (w->ms.draft_model[0]) draft_load_begin(w, false);
+		return;
+	}
 	draft_apply(w, dm, &warn);
 	worker_draft_check(w); /* its file may have changed again meanwhile */
 }
@@ -1236,22 +1247,23 @@ static void state_job(struct worker_state *w)
 
 /* completion.draftModel changed (w->ms has the new one): the draft beside
  * the model loaded is replaced, the old one drafting until the new one is
- * loaded. Without a model, the next load takes it. */
+ * loaded (after the one loading, if any). None is at once. Without a
+ * model, the next load takes it. */
 static void worker_swap_draft(struct worker_state *w)
 {
-	draft_load_drop(w);
 	if (w->remote && w->ms.draft_model[0])
 		worker_post_message(w->p, EVENT_WARNING,
 		                    "infill: completion.draftModel is not used with the remote "
 		                    "backend: its server decodes, and drafts with a model of its "
 		                    "own if it does");
 	if (!w->e) return;
-	if (w->ms.draft_model[0]) {
+	w->dl_stale = w->dl != NULL;
+	if (!w->ms.draft_model[0]) {
+		struct infill_error none = { 0 };
+		draft_apply(w, NULL, &none);
+	} else if (!w->dl) {
 		draft_load_begin(w, false);
-		return;
 	}
-	struct infill_error none = { 0 };
-	draft_apply(w, NULL, &none);
 }
 
 void *worker_main(void *arg)
@@ -1294,8 +1306,8 @@ void *worker_main(void *arg)
 		}
 		/* taken after the jobs, and after the suggestions being read
 		 * have grown (a swap ends them) */
-		if (w.dl && draft_loader_done(w.dl) && !p->queue_head &&
-		    !(w.e && live_pending(&w.live))) {
+		if (w.dl && draft_loader_done(w.dl) &&
+		    (w.dl_stale || (!p->queue_head && !(w.e && live_pending(&w.live))))) {
 			pthread_mutex_unlock(&p->mu);
 			draft_load_take(&w);
 			pthread_mutex_lock(&p->mu);

@@ -784,8 +784,10 @@ def case_draft_file_changed(c):
 def case_draft_loads_beside_jobs(c):
     """A draft set while a model answers loads on a thread of its own: the
     completions asked meanwhile are answered (without it) before its load
-    ends, and it drafts once loaded. The server holds each draft load back
-    3 s (INFILL_TEST_DRAFT_LOAD_DELAY_MS), so that the load outlasts them."""
+    ends, also when the setting changes again during the load (the later
+    draft loads after it, and the earlier is dropped unsaid); it drafts once
+    loaded. The server holds each draft load back 4 s
+    (INFILL_TEST_DRAFT_LOAD_DELAY_MS), so that the loads outlast the jobs."""
     if not os.path.exists(TINY_Q8) or not os.path.exists(TINY_F32):
         print("SKIP: the tiny models are missing")
         sys.exit(77)
@@ -794,10 +796,11 @@ def case_draft_loads_beside_jobs(c):
     c.wait_for(lambda m: m.get("method") == "$/progress"
                and m["params"]["value"].get("kind") == "end", timeout=60)
     open_doc(c, "def add(a, b):\n    return ")
-    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
-        "completion": {"draftModel": TINY_Q8}}}})
     answered = []
-    for version in range(2, 5):  # a new line above each time: a job each
+    for version in range(2, 6):  # a new line above each time: a job each
+        if version < 4:  # the second draft, as large as the model, is refused
+            c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+                "completion": {"draftModel": (TINY_Q8, TINY_F32)[version - 2]}}}})
         c.notify("textDocument/didChange", {
             "textDocument": {"uri": URI, "version": version},
             "contentChanges": [{"text": "x%d = 1\ndef add(a, b):\n    return " % version}]})
@@ -809,11 +812,17 @@ def case_draft_loads_beside_jobs(c):
     check(all(answered) and s.get("generatedTokens", 0) > 0, "answered by the model", answered,
           s)
     check(s.get("draftModel") == "none" and s.get("modelDraftTokens") == 0,
-          "while the draft loads, without it", s)
+          "while the drafts load, without them", s)
+    check(s["latencyMs"]["p99"] < 2000, "no job waited for a draft's load (4 s)", s["latencyMs"])
+    warn = c.wait_for(lambda m: m.get("method") == "window/showMessage", timeout=60)
+    check("not smaller" in warn["params"]["message"], "the later draft is loaded and refused",
+          warn)
+    c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
+        "completion": {"draftModel": TINY_Q8}}}})
     s = stats_when(c, lambda s: s.get("draftModel") == "on")
-    check(s.get("draftModel") == "on", "it drafts once loaded", s)
-    check(not [m for m in c.notifications if m.get("method") == "window/showMessage"],
-          "without a word", c.notifications)
+    check(s.get("draftModel") == "on", "a draft drafts once loaded", s)
+    shown = [m for m in c.notifications if m.get("method") == "window/showMessage"]
+    check(len(shown) == 1, "the dropped draft and the one taken without a word", shown)
     check(c.shutdown_exit() == 0, "exit 0")
 
 
@@ -888,7 +897,7 @@ HOMES = []  # the HOME home_with_draft made, for the case to change
 
 ENVS = {"model_path": home_with_draft, "draft_model": home_with_draft,
         "draft_loads_beside_jobs": lambda: dict(os.environ,
-                                                INFILL_TEST_DRAFT_LOAD_DELAY_MS="3000")}
+                                                INFILL_TEST_DRAFT_LOAD_DELAY_MS="4000")}
 ARGS = {"flags_win": ["--threads", "2", "--backend", "cpu"],
         "oversized": ["--max-message-mb", "1"]}
 
