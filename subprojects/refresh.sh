@@ -22,10 +22,13 @@ want() {
 	return 1
 }
 
-# copy_grammar SRC DST: parser.c, scanner.c and the generated headers.
+# copy_grammar SRC DST: parser.c (xz-compressed: the generated tables are
+# most of the repository's bytes otherwise; each FOLDER/meson.build writes it
+# out at build time), scanner.c and the generated headers.
 copy_grammar() {
 	mkdir -p "$2/src/tree_sitter"
-	cp "$1/src/parser.c" "$2/src/"
+	python3 -c 'import lzma, sys; lzma.open(sys.argv[2], "wb", preset=9 | lzma.PRESET_EXTREME).write(open(sys.argv[1], "rb").read())' \
+		"$1/src/parser.c" "$2/src/parser.c.xz"
 	[ -f "$1/src/scanner.c" ] && cp "$1/src/scanner.c" "$2/src/"
 	cp "$1"/src/tree_sitter/*.h "$2/src/tree_sitter/"
 }
