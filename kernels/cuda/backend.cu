@@ -608,7 +608,7 @@ static int stage_out_rows(struct cuda_backend *c, const struct backend_batch *b,
 	return 0;
 }
 
-static int cuda_forward(void *ctx, const struct backend_batch *b, struct infill_error *err)
+static int forward_chunks(void *ctx, const struct backend_batch *b, struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	const struct backend_hparams *hp = &c->hp;
@@ -743,9 +743,9 @@ static int slot_of(const struct cuda_backend *c, const struct backend_seq *s, in
 	return 0;
 }
 
-static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_start,
-                         const struct backend_seq *dst, int32_t dst_start, int32_t n,
-                         struct infill_error *err)
+static int kv_shift_chunks(void *ctx, const struct backend_seq *src, int32_t src_start,
+                           const struct backend_seq *dst, int32_t dst_start, int32_t n,
+                           struct infill_error *err)
 {
 	struct cuda_backend *c = (struct cuda_backend *)ctx;
 	cudaSetDevice(c->device);
@@ -773,6 +773,28 @@ static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_s
 		if (e != cudaSuccess) return cuda_fail(err, e, "running a kv shift");
 	}
 	return 0;
+}
+
+/* A call that fails after queueing copies from the pinned staging buffer
+ * waits for the stream before it returns: the next call rewrites that
+ * buffer, and a copy still in flight would read the new tables. */
+static int drained(struct cuda_backend *c, int rc)
+{
+	if (rc) cudaStreamSynchronize(c->stream);
+	return rc;
+}
+
+static int cuda_forward(void *ctx, const struct backend_batch *b, struct infill_error *err)
+{
+	return drained((struct cuda_backend *)ctx, forward_chunks(ctx, b, err));
+}
+
+static int cuda_kv_shift(void *ctx, const struct backend_seq *src, int32_t src_start,
+                         const struct backend_seq *dst, int32_t dst_start, int32_t n,
+                         struct infill_error *err)
+{
+	return drained((struct cuda_backend *)ctx,
+	               kv_shift_chunks(ctx, src, src_start, dst, dst_start, n, err));
 }
 
 static const struct backend_ops cuda_ops = {
@@ -985,7 +1007,10 @@ static int create(struct cuda_backend *c, const struct backend_config *cfg,
 	    (rc = kv_pool_alloc(c, cfg, hp, err)) || (rc = activations_alloc(c, hp, err)) ||
 	    (rc = staging_alloc(c, err)))
 		return rc;
-	cudaError_t e = cudaStreamSynchronize(c->stream);
+	/* the device, not the stream: the weights went up by cudaMemcpy from
+	 * pageable memory on the legacy stream, whose DMA may still run when it
+	 * returns, and the kernels' non-blocking stream does not wait for it */
+	cudaError_t e = cudaDeviceSynchronize();
 	if (e != cudaSuccess) return cuda_fail(err, e, "initializing");
 	return 0;
 }

@@ -10,20 +10,27 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "harness.h"
 
-/* Prints the reason and returns 77 when no CUDA device can be used, else 0. */
+/* Prints the reason and returns 77 when there is no CUDA device (nor an
+ * NVIDIA driver), 1 when the driver is there but the runtime cannot use it
+ * (a driver older than the runtime, say: a failure, not a skip), else 0. */
 static int gpu_skip_reason(void)
 {
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess || n == 0) {
+	if (e == cudaSuccess && n > 0) return 0;
+	if (e == cudaSuccess || e == cudaErrorNoDevice ||
+	    access("/proc/driver/nvidia/version", F_OK) != 0) {
 		printf("SKIP: no CUDA device (%s)\n",
 		       e != cudaSuccess ? cudaGetErrorString(e) : "count is 0");
 		return 77;
 	}
-	return 0;
+	printf("FAIL: the NVIDIA driver is here but the CUDA runtime cannot use it: %s\n",
+	       cudaGetErrorString(e));
+	return 1;
 }
 
 /* The harness loop of TEST_MAIN, behind the device check. */

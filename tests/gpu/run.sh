@@ -8,9 +8,14 @@
 #
 # Last, decode after 2,048 tokens with cache.kvType f16 then q8_0 (1.3B Q8_0).
 # Environment: BUILD (build dir, default <repo>/build-gpu), MODELS (where the
-# random-weight models go, default $BUILD/gpu-models), PEAK_GBS (4800, H200 HBM3e),
-# PEAK_TFLOPS (989, H200 dense f16/bf16 tensor cores), QUICK=1 (1.3B Q8_0 only),
-# OUT (if set, the log is copied there), BUILDTYPE (release).
+# random-weight models go, default $BUILD/gpu-models), PEAK_GBS and PEAK_TFLOPS
+# (by the GPU's name: H200 4800 / 989, H100 3350 / 989, A100 2039 / 312; dense
+# f16 tensor cores), QUICK=1 (1.3B Q8_0 only: the one to use within a device
+# session's minutes), OUT (if set, the log is copied there), BUILDTYPE
+# (release), INFILL_TESTDATA (the llama.cpp reference data, default
+# <repo>/../shared/testdata, else <repo>/gpu-data/testdata: a device machine
+# is sent the repository alone, so tests/gpu/stage-testdata.sh copies a part
+# that fits its transfer there; the tests whose files are not there say SKIP).
 # Without a CUDA device it still builds and runs the tests (which skip), then
 # prints "SKIP: no CUDA device" and exits 77.
 set -euo pipefail
@@ -19,9 +24,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build-gpu}
 MODELS=${MODELS:-$BUILD/gpu-models}
 BUILDTYPE=${BUILDTYPE:-release}
-PEAK_GBS=${PEAK_GBS:-4800}
-PEAK_TFLOPS=${PEAK_TFLOPS:-989}
-VOCAB=${VOCAB:-$ROOT/../shared/testdata/vocab/ggml-vocab-deepseek-coder.gguf}
+if [ -z "${INFILL_TESTDATA:-}" ]; then
+	INFILL_TESTDATA=$ROOT/../shared/testdata
+	[ -d "$INFILL_TESTDATA" ] || INFILL_TESTDATA=$ROOT/gpu-data/testdata
+fi
+export INFILL_TESTDATA
 JOBS=$(nproc 2>/dev/null || echo 4)
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$BUILD"
@@ -62,7 +69,7 @@ test_rc=$?
 TEST_FILTER=no-such-case "$BUILD/tests/gpu/test_cuda_kernels" >>"$LOG" 2>&1
 dev_rc=$?
 set -e
-grep -E "^ *[0-9]+/[0-9]+ .*(OK|FAIL|SKIP|TIMEOUT)" "$LOG" | tail -5
+grep -E "^ *[0-9]+/[0-9]+ .*(OK|FAIL|SKIP|TIMEOUT)" "$LOG" | tail -5 || echo "run.sh: meson test printed no results (see $LOG)"
 if [ "$dev_rc" = 77 ]; then
 	echo "SKIP: no CUDA device: the module and tests built, the tests skipped; the benchmark needs a GPU" | tee -a "$LOG"
 	exit 77
@@ -72,7 +79,21 @@ if [ "$test_rc" != 0 ]; then
 else
 	echo "SUMMARY GPU tests: passed" | tee -a "$SUMMARY"
 fi
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>/dev/null | tee -a "$LOG" || true
+if grep -q "gpu-cuda-backend .*SKIP" "$LOG"; then
+	echo "SUMMARY GPU tests: FAILED (gpu-cuda-backend skipped with a device present; see $LOG)" | tee -a "$SUMMARY"
+fi
+grep -E "^SKIP " "$LOG" | sed 's/^/SUMMARY /' | tee -a "$SUMMARY" || true
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv,noheader 2>/dev/null | tee -a "$LOG" || true
+case "$GPU_NAME" in
+*H200*) gbs=4800 tflops=989 ;;
+*H100*) gbs=3350 tflops=989 ;;
+*A100*) gbs=2039 tflops=312 ;;
+*) gbs=4800 tflops=989 ;;
+esac
+PEAK_GBS=${PEAK_GBS:-$gbs}
+PEAK_TFLOPS=${PEAK_TFLOPS:-$tflops}
+echo "bounds for ${GPU_NAME:-an unknown GPU}: $PEAK_GBS GB/s, $PEAK_TFLOPS TFLOPS" | tee -a "$LOG"
 
 say "models (infill mkmodel, random weights)"
 mkdir -p "$MODELS"
@@ -86,7 +107,8 @@ for spec in $SPECS; do
 	IFS=: read -r shape type label <<<"$spec"
 	f=$MODELS/$label.gguf
 	if [ ! -s "$f" ]; then
-		"$BUILD/infill" mkmodel --shape "$shape" --type "$type" --vocab "$VOCAB" -o "$f.tmp" >>"$LOG" 2>&1 &&
+		"$BUILD/infill" mkmodel --shape "$shape" --type "$type" --vocab "$ROOT/models/infill-default.gguf" \
+			--pad-vocab 24064 -o "$f.tmp" >>"$LOG" 2>&1 &&
 			mv "$f.tmp" "$f" &
 		pids+=($!)
 	fi
@@ -104,6 +126,7 @@ for spec in $SPECS; do
 	J=$(timeout 300 "$BUILD/infill" bench --model "$f" --backend cuda -p 512 -n 64 --json 2>>"$LOG" | tail -1)
 	set -e
 	echo "$J" >>"$LOG"
+	J=${J%%,\"cpu_time\"*} # the wall-clock figures, not the per-CPU-second ones after
 	if [ -n "$J" ]; then
 		num() { echo "$J" | sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p"; }
 		ptps=$(num prompt_tps); dtps=$(num decode_tps); bytes=$(num decode_bytes_per_token)
@@ -131,6 +154,7 @@ if [ -s "$f" ]; then
 		J=$(timeout 300 "$BUILD/infill" bench --model "$f" --backend cuda -p 2048 -n 64 --kv-type "$kvt" --json 2>>"$LOG" | tail -1)
 		set -e
 		echo "$J" >>"$LOG"
+		J=${J%%,\"cpu_time\"*}
 		dtps=$(echo "$J" | sed -n 's/.*"decode_tps":\([0-9.eE+-]*\).*/\1/p')
 		eval "kv_$kvt=\${dtps:-0}"
 		echo "SUMMARY 1.3B-q8_0 decode after 2048, kv $kvt: ${dtps:-FAILED} tok/s" | tee -a "$SUMMARY"
