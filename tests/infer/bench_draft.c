@@ -225,6 +225,13 @@ int main(int argc, char **argv)
 		rq.prompt_lookup = lookup;
 		int32_t ids[1024];
 		uint8_t tcls[1024];
+		/* both from empty caches: a prompt's split between cached and
+		 * computed rows moves its logits' last bits (the prefill's
+		 * kernels are not the decode step's), and the engines' caches
+		 * differ after the LIVE runs, so that plain greedy would differ
+		 * between them with no draft at all */
+		engine_cache_clear(plain);
+		engine_cache_clear(spec);
 		int32_t n = greedy_ids(t, plain, &rq, tokens < 1024 ? tokens : 1024, ids, tcls);
 		long a0 = agree, t0 = total;
 		int32_t shown = n;
