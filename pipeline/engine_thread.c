@@ -1009,6 +1009,10 @@ static void draft_apply(struct worker_state *w, struct model *dm, struct infill_
 	const struct model_info *mi = model_info(w->m);
 	stats_set_model(w->p, backend_word(w->m), mi->kv_type, mi->kv_n_pages, w->e);
 	char msg[600];
+	if (engine_draft_model(w->e)) { /* tests wait for it: the draft is taken */
+		snprintf(msg, sizeof msg, "draft model ready: %.500s", w->ms.draft_model);
+		worker_post_message(w->p, EVENT_LOG, msg);
+	}
 	if (warn->message[0]) {
 		snprintf(msg, sizeof msg, "infill: %.500s", warn->message);
 		worker_post_message(w->p, EVENT_WARNING, msg);

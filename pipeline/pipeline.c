@@ -163,6 +163,7 @@ static void handle_event(struct pipeline *p, const struct event *ev)
 		else
 			log_warn(p->log, "%s", ev->message);
 		break;
+	case EVENT_LOG: log_info(p->log, "%s", ev->message); break;
 	case EVENT_AHEAD: {
 		const struct ahead *a = ev->ahead;
 		bool kept = fast_ahead(&p->docs, a->uri, a->text, a->text_len, a->cursor,

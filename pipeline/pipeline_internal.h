@@ -106,6 +106,7 @@ struct pipeline_job {
 /* EVENT_WARNING: a message the user must see (window/showMessage, warning),
  * e.g. the model file changed on disk and is being reloaded. */
 /* EVENT_INFO: the same as information (what was chosen for the user). */
+/* EVENT_LOG: a line for the log alone (info), e.g. a draft model taken. */
 enum event_kind {
 	EVENT_LOAD_BEGIN,
 	EVENT_PROGRESS,
@@ -114,6 +115,7 @@ enum event_kind {
 	EVENT_WARNING,
 	EVENT_AHEAD,
 	EVENT_INFO,
+	EVENT_LOG,
 };
 
 /* Longer candidates from a live candidate (EVENT_EXTENDED): its whole

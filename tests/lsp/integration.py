@@ -678,8 +678,8 @@ def case_draft_model(c):
         "context": {"triggerKind": 1}})
     s = stats_when(c, lambda s: s.get("draftModel") == "on")
     check(s.get("draftModel") == "on", "a download that lands drafts", s)
-    check(any("drafts now" in m["params"]["message"] for m in c.notifications
-              if m.get("method") == "window/showMessage"), "and says so", c.notifications)
+    c.wait_for(lambda m: m.get("method") == "window/showMessage"
+               and "drafts now" in m["params"]["message"], timeout=30)  # and says so
     # a path longer than any: said, not cut to another path
     c.notify("workspace/didChangeConfiguration", {"settings": {"infill": {
         "completion": {"draftModel": "/" + "a" * 5000 + ".gguf"}}}})
@@ -755,11 +755,15 @@ def case_draft_file_changed(c):
     os.replace(draft + ".new", draft)
     ask()
     c.wait_for(lambda m: m.get("method") == "window/showMessage", timeout=30)
-    ask()  # the draft is loaded again after a job, before the next one
     check(len(shown()) == 1 and "draft model file" in shown()[0]
           and "changed on disk" in shown()[0], "a replaced draft is said", shown())
+    # loaded beside the jobs, taken between them (the old one drafts meanwhile)
+    end = time.time() + 30
+    while c.log().count("draft model ready") < 1 and time.time() < end:
+        time.sleep(0.05)
+    check(c.log().count("draft model ready") == 1, "and loaded again", c.log())
     check(stats_when(c, lambda s: s.get("draftModel") == "on").get("draftModel") == "on",
-          "and loaded again", shown())
+          "and drafts", shown())
     os.truncate(draft, 1000)
     ask()
     c.wait_for(lambda m: m.get("method") == "window/showMessage"
