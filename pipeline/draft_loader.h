@@ -8,7 +8,7 @@
  * loader, goes on answering (with the draft it had, or none), and gives the
  * engine the loader's model between jobs.
  *
- *   struct draft_loader *dl = draft_loader_start(&spec, wake, p);
+ *   struct draft_loader *dl = draft_loader_start(&spec, wake, p, 0);
  *   ...                                     // wake(p) once it is done
  *   if (draft_loader_done(dl)) dm = draft_loader_finish(dl, &warn);
  */

@@ -906,9 +906,8 @@ struct worker_state {
 	 * changes (`infill pull` renaming its download in) tries it again. */
 	char *draft_where;
 	struct stat draft_st;
-	/* the draft's file changed (either way): the draft is loaded again
-	 * once no job waits and no suggestion grows, since both do without it
-	 * and should not wait the second or so a large draft takes to load */
+	/* the draft's file changed (either way): the draft is loaded again,
+	 * beside the jobs (dl) */
 	bool draft_due;
 	char draft_why[128]; /* how the file of the draft drafting changed; "" */
 	/* a draft loading beside the jobs (its setting or its file changed),
