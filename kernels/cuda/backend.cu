@@ -74,8 +74,12 @@ struct cuda_backend {
 	float *xo, *logits; /* [HEAD_ROWS][n_embd], [HEAD_ROWS][n_vocab] */
 	void *xh;           /* [MAX_CHUNK][max width] f32/f16/bf16 GEMM input */
 	void *wscratch;     /* dequantized f16 weight for cuBLAS */
-	float *part;        /* attention split scratch */
-	int32_t *d_ids;     /* [HEAD_ROWS] argmax out */
+	/* cuBLAS reads alpha and beta here: [0] 0, [1] 1, [2] the 2^e an f16
+	 * GEMM input was scaled down by (cuq_rmsnorm_half_launch), [3..] its
+	 * scratch, 2 x MAX_CHUNK */
+	float *gemm_k;
+	float *part;    /* attention split scratch */
+	int32_t *d_ids; /* [HEAD_ROWS] argmax out */
 
 	/* staging: [tok T][pos T][seq T][rows T][tables MAX_SEQS x table_w] int32 */
 	int32_t *h_ints, *d_ints;
@@ -416,8 +420,9 @@ static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *con
 				                       ? 0
 				                       : -EIO);
 			else
-				rc = cuq_rmsnorm_half_launch(x, norm_w, n, cols, eps, form == 2,
-				                             c->xh, c->stream);
+				rc = cuq_rmsnorm_half_launch(
+				        x, norm_w, n, cols, eps, form == 2, c->xh,
+				        form == 1 ? c->gemm_k + 2 : NULL, c->stream);
 			if (rc) return rc;
 			prepared = form;
 		}
@@ -428,10 +433,11 @@ static int matmul(struct cuda_backend *c, const cuq_weight *const *w, float *con
 			A = c->wscratch;
 		}
 		float *out = gated(mode) && i == 1 ? c->hb2 : y[i];
-		const float alpha = 1.f, beta = mode == CUQ_GEMV_ADD ? 1.f : 0.f;
+		const float *alpha = c->gemm_k + (form == 1 ? 2 : 1),
+		            *beta = c->gemm_k + (mode == CUQ_GEMV_ADD ? 1 : 0);
 		cublasStatus_t st =
-		        cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, wi->rows, n, cols, &alpha,
-		                     A, at, cols, c->xh, at, cols, &beta, out, CUDA_R_32F, wi->rows,
+		        cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, wi->rows, n, cols, alpha, A,
+		                     at, cols, c->xh, at, cols, beta, out, CUDA_R_32F, wi->rows,
 		                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 		if (st != CUBLAS_STATUS_SUCCESS) return -EIO;
 	}
@@ -875,6 +881,8 @@ static int stream_open(struct cuda_backend *c, struct infill_error *err)
 		return error_set(err, -EIO, "cuda: cuBLAS failed to start");
 	}
 	cublasSetStream(c->blas, c->stream);
+	/* alpha on the device: an f16 input's scale is known only there */
+	cublasSetPointerMode(c->blas, CUBLAS_POINTER_MODE_DEVICE);
 	return 0;
 }
 
@@ -967,12 +975,15 @@ static int activations_alloc(struct cuda_backend *c, const struct backend_hparam
 	    (rc = dalloc(c, (void **)&c->logits, HEAD_ROWS * V * 4, "logits", err)) ||
 	    (rc = dalloc(c, &c->xh, T * wmax * 4, "GEMM input", err)) ||
 	    (rc = dalloc(c, &c->wscratch, wscr, "dequantized weight scratch", err)) ||
+	    (rc = dalloc(c, (void **)&c->gemm_k, (3 + 2 * T) * 4, "GEMM constants", err)) ||
 	    (rc = dalloc(c, (void **)&c->part, part, "attention scratch", err)) ||
 	    (rc = dalloc(c, (void **)&c->d_ids, HEAD_ROWS * 4, "token ids", err)) ||
 	    (hp->norm == BACKEND_NORM_LAYER &&
 	     (rc = dalloc(c, (void **)&c->xn, T * E * 4, "activations", err))))
 		return rc;
-	return 0;
+	const float k[3] = { 0.f, 1.f, 1.f };
+	cudaError_t e = cudaMemcpy(c->gemm_k, k, sizeof k, cudaMemcpyHostToDevice);
+	return e == cudaSuccess ? 0 : cuda_fail(err, e, "uploading the GEMM constants");
 }
 
 /* The batch staging buffer, pinned on the host and at a fixed device

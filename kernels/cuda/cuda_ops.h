@@ -110,9 +110,12 @@ int cuq_embed_launch(const struct cuq_weight *w, const int32_t *ids, int n, floa
 /* y[t][:] = rmsnorm(x[t][:]) * w; y may equal x. */
 int cuq_rmsnorm_launch(const float *x, const float *w, int n, int dim, float eps, float *y,
                        cudaStream_t stream);
-/* Like rmsnorm, writing f16 or bf16 (is_bf16) for a tensor-core GEMM; w may be NULL (plain conversion). */
+/* Like rmsnorm, writing f16 or bf16 (is_bf16) for a tensor-core GEMM; w may be
+ * NULL (plain conversion). With scale (device, 1 + 2n floats; f16 only), the
+ * n rows are written times 2^-e, e >= 0 the least that keeps every |value|
+ * under 2^15, and scale[0] = 2^e: the GEMM's alpha. The rest is scratch. */
 int cuq_rmsnorm_half_launch(const float *x, const float *w, int n, int dim, float eps, int is_bf16,
-                            void *y, cudaStream_t stream);
+                            void *y, float *scale, cudaStream_t stream);
 /* out[t][i] = silu(g[t][i]) * u[t][i]. */
 int cuq_swiglu_launch(const float *g, const float *u, int n, int width, float *out,
                       cudaStream_t stream);

@@ -83,16 +83,81 @@ extern "C" int cuq_rmsnorm_launch(const float *x, const float *w, int n, int dim
 	return cuq_launch_status();
 }
 
+/* The f16 input of a GEMM, scaled so that it cannot overflow. f16 ends at
+ * 65504; activations that are not normed (the FFN's gated hidden state, the
+ * attention output) pass that in some models, and inf there would make the
+ * prompt's logits NaN while decode (f32 activations) stays finite. So the
+ * chunk is written times 2^-e, e the least that brings its largest |value|
+ * under 2^15, and the GEMM's alpha is 2^e: powers of two scale exactly, so a
+ * chunk that fits (e = 0) is computed bit for bit as before.
+ *
+ * Pass 1, a block a row: 1/rms and the largest |x w| of the row into
+ * scratch (inv[n], big[n]). */
+static __global__ void row_absmax_kernel(const float *x, const float *w, int dim, float eps,
+                                         float *inv, float *big)
+{
+	const size_t t = blockIdx.x;
+	const float *xr = x + t * dim;
+	float s = 0.f, m = 0.f;
+	for (int k = threadIdx.x; k < dim; k += blockDim.x) {
+		s += xr[k] * xr[k];
+		m = fmaxf(m, fabsf(xr[k] * (w ? w[k] : 1.f)));
+	}
+	__shared__ float sm[32];
+	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+	m = warp_max(m);
+	if (lane == 0) sm[warp] = m;
+	__syncthreads();
+	const float r = eps >= 0.f ? rsqrtf(block_sum(s) / (float)dim + eps) : 1.f;
+	if (threadIdx.x == 0) {
+		for (int i = 1; i < (int)(blockDim.x / 32); i++) m = fmaxf(m, sm[i]);
+		inv[t] = r;
+		big[t] = m * r;
+	}
+}
+
+/* Pass 2, a block a row: the chunk's exponent from big[0..n), then the row. */
+static __global__ void half_scaled_kernel(const float *x, const float *w, int dim, int n,
+                                          const float *inv, const float *big, void *y, float *alpha)
+{
+	float m = 0.f;
+	for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, big[i]);
+	__shared__ float sm[32];
+	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+	m = warp_max(m);
+	if (lane == 0) sm[warp] = m;
+	__syncthreads();
+	m = lane < (int)(blockDim.x / 32) ? sm[lane] : 0.f;
+	m = warp_max(m);
+	int e = 0;
+	if (m >= 32768.f && m <= 3.4e38f) { /* inf and NaN go through as they are */
+		frexpf(m, &e);              /* m < 2^e */
+		e -= 15;
+	}
+	const float down = ldexpf(1.f, -e);
+	const size_t t = blockIdx.x;
+	if (t == 0 && threadIdx.x == 0) *alpha = ldexpf(1.f, e);
+	const float r = inv[t] * down;
+	const float *xr = x + t * dim;
+	for (int k = threadIdx.x; k < dim; k += blockDim.x)
+		((__half *)y)[t * dim + k] = __float2half_rn(xr[k] * r * (w ? w[k] : 1.f));
+}
+
 extern "C" int cuq_rmsnorm_half_launch(const float *x, const float *w, int n, int dim, float eps,
-                                       int is_bf16, void *y, cudaStream_t stream)
+                                       int is_bf16, void *y, float *scale, cudaStream_t stream)
 {
 	if (!x || !y || n < 1 || dim < 1) return -EINVAL;
 	/* Without a norm weight this is a plain conversion: eps < 0 skips the scaling. */
 	const float e = w ? eps : -1.f;
 	if (is_bf16)
 		rmsnorm_kernel<2><<<n, 256, 0, stream>>>(x, w, dim, e, y);
-	else
+	else if (!scale)
 		rmsnorm_kernel<1><<<n, 256, 0, stream>>>(x, w, dim, e, y);
+	else {
+		float *inv = scale + 1, *big = scale + 1 + n;
+		row_absmax_kernel<<<n, 256, 0, stream>>>(x, w, dim, e, inv, big);
+		half_scaled_kernel<<<n, 256, 0, stream>>>(x, w, dim, n, inv, big, y, scale);
+	}
 	return cuq_launch_status();
 }
 

@@ -304,15 +304,26 @@ TEST(norms_activations_add_gather)
 	/* f16 output: one rounding step. */
 	uint16_t *h = malloc(sizeof(uint16_t) * n * dim);
 	void *dh = dev_from(NULL, sizeof(uint16_t) * n * dim);
-	REQUIRE(cuq_rmsnorm_half_launch(dx, dw, n, dim, 1e-5f, 0, dh, NULL) == 0);
+	REQUIRE(cuq_rmsnorm_half_launch(dx, dw, n, dim, 1e-5f, 0, dh, NULL, NULL) == 0);
 	REQUIRE(dev_to(h, dh, sizeof(uint16_t) * n * dim) == 0);
 	for (int i = 0; i < n * dim; i++)
 		if (!(fabs(tensor_f16_to_f32(h[i]) - ref[i]) <= fabs(ref[i]) / 1024 + 1e-5)) {
 			CHECK_NEAR(tensor_f16_to_f32(h[i]), ref[i], fabs(ref[i]) / 1024 + 1e-5);
 			break;
 		}
+	/* The same with a scale to fill: values this small need none, so alpha
+	 * is 1 and the bits are the unscaled kernel's. */
+	uint16_t *h2 = malloc(sizeof(uint16_t) * n * dim);
+	float *dscale = dev_from(NULL, sizeof(float) * (1 + 2 * n)), alpha = 0;
+	REQUIRE(cuq_rmsnorm_half_launch(dx, dw, n, dim, 1e-5f, 0, dh, dscale, NULL) == 0);
+	REQUIRE(dev_to(h2, dh, sizeof(uint16_t) * n * dim) == 0);
+	REQUIRE(dev_to(&alpha, dscale, sizeof alpha) == 0);
+	CHECK(alpha == 1.f);
+	CHECK(memcmp(h, h2, sizeof(uint16_t) * n * dim) == 0);
+	free(h2);
+	cudaFree(dscale);
 	/* bf16 without a norm weight: a plain conversion. */
-	REQUIRE(cuq_rmsnorm_half_launch(dx, NULL, n, dim, 1e-5f, 1, dh, NULL) == 0);
+	REQUIRE(cuq_rmsnorm_half_launch(dx, NULL, n, dim, 1e-5f, 1, dh, NULL, NULL) == 0);
 	REQUIRE(dev_to(h, dh, sizeof(uint16_t) * n * dim) == 0);
 	for (int i = 0; i < n * dim; i++)
 		if (h[i] != tensor_f32_to_bf16(x[i])) {
@@ -651,6 +662,51 @@ TEST(q8_0_kv_rope_attention_shift_d64_neox_partial_rot)
 TEST(q8_0_kv_rope_attention_shift_d128_gqa)
 {
 	check_attention(test_failed_, 16, 4, 128, 0, 1);
+}
+
+/*
+ * An f16 GEMM input past f16's range (65504): some models' FFN hidden states
+ * reach it. The chunk is written scaled down by a power of two, every value
+ * finite, and alpha (the GEMM's factor) is that power: value * alpha gives
+ * the input back to f16's rounding, and the least such power is chosen (the
+ * largest |value| lands in [2^14, 2^15)).
+ */
+TEST(f16_gemm_input_past_its_range_is_scaled)
+{
+	const int n = 4, dim = 256;
+	uint64_t seed = 5;
+	float *x = malloc(sizeof(float) * n * dim);
+	rng_fill(&seed, x, (size_t)n * dim, 3.f);
+	x[2 * dim + 17] = -3.0e6f; /* one row's outlier sets the chunk's scale */
+	x[2 * dim + 40] = 9.0e4f;
+	uint16_t *h = malloc(sizeof(uint16_t) * n * dim);
+	float *dx = dev_from(x, sizeof(float) * n * dim);
+	void *dh = dev_from(NULL, sizeof(uint16_t) * n * dim);
+	float *dscale = dev_from(NULL, sizeof(float) * (1 + 2 * n)), alpha = 0;
+	REQUIRE(cuq_rmsnorm_half_launch(dx, NULL, n, dim, 1e-5f, 0, dh, dscale, NULL) == 0);
+	REQUIRE(dev_to(h, dh, sizeof(uint16_t) * n * dim) == 0);
+	REQUIRE(dev_to(&alpha, dscale, sizeof alpha) == 0);
+	int e = 0;
+	CHECK(frexpf(alpha, &e) == 0.5f);       /* a power of two */
+	CHECK_NEAR(3.0e6 / alpha, 24000, 8200); /* in [2^14, 2^15) */
+	double big = 0;
+	for (int i = 0; i < n * dim; i++) {
+		const double v = tensor_f16_to_f32(h[i]);
+		big = fmax(big, fabs(v));
+		/* f16's rounding, relative, or its subnormal step, absolute */
+		if (!(isfinite(v) && fabs(v * alpha - x[i]) <= fabs(x[i]) / 1024 + alpha * 6e-8)) {
+			CHECK_NEAR(v * alpha, x[i], fabs(x[i]) / 1024 + alpha * 6e-8);
+			break;
+		}
+	}
+	CHECK(big >= 16384 && big < 32768);
+	/* unscaled, the outlier is lost to inf: what the scale is for */
+	REQUIRE(cuq_rmsnorm_half_launch(dx, NULL, n, dim, 1e-5f, 0, dh, NULL, NULL) == 0);
+	REQUIRE(dev_to(h, dh, sizeof(uint16_t) * n * dim) == 0);
+	CHECK(isinf(tensor_f16_to_f32(h[2 * dim + 17])));
+	cudaFree(dx), cudaFree(dh), cudaFree(dscale);
+	free(x);
+	free(h);
 }
 
 /* ---- sampling ---- */

@@ -348,12 +348,12 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e)
 /* ---- the cuBLAS subset: GemmEx with op(A) = A^T, op(B) = B, f32 C ---- */
 
 struct cublasContext {
-	int unused;
+	cublasPointerMode_t mode;
 };
 
 cublasStatus_t cublasCreate(cublasHandle_t *h)
 {
-	*h = new cublasContext();
+	*h = new cublasContext{ CUBLAS_POINTER_MODE_HOST };
 	return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasDestroy(cublasHandle_t h)
@@ -362,6 +362,11 @@ cublasStatus_t cublasDestroy(cublasHandle_t h)
 	return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasSetPointerMode(cublasHandle_t h, cublasPointerMode_t mode)
+{
+	h->mode = mode;
+	return CUBLAS_STATUS_SUCCESS;
+}
 
 static float load_el(const void *p, cudaDataType_t t, size_t i)
 {
@@ -373,14 +378,18 @@ static float load_el(const void *p, cudaDataType_t t, size_t i)
 	}
 }
 
-cublasStatus_t cublasGemmEx(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
 	const void *alpha, const void *A, cudaDataType_t at, int lda, const void *B, cudaDataType_t bt, int ldb,
 	const void *beta, void *C, cudaDataType_t ct, int ldc, cublasComputeType_t, cublasGemmAlgo_t)
 {
 	if (ta != CUBLAS_OP_T || tb != CUBLAS_OP_N || ct != CUDA_R_32F)
 		return CUBLAS_STATUS_NOT_SUPPORTED;
-	const float al = *(const float *)alpha, be = *(const float *)beta;
+	/* in device mode alpha and beta are read when the GEMM runs: a kernel
+	 * queued before it may write them */
+	const bool dev = h->mode == CUBLAS_POINTER_MODE_DEVICE;
+	const float hal = dev ? 0.f : *(const float *)alpha, hbe = dev ? 0.f : *(const float *)beta;
 	enqueue([=]() {
+		const float al = dev ? *(const float *)alpha : hal, be = dev ? *(const float *)beta : hbe;
 		for (int j = 0; j < n; j++)
 			for (int i = 0; i < m; i++) {
 				double s = 0;
