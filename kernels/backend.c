@@ -254,9 +254,39 @@ int backend_kv_copy_page(struct backend *b, int32_t dst, int32_t src, struct inf
 	return b->ops->kv_copy_page(b->ctx, dst, src, err);
 }
 
+/* Whether a slot the shift reads holds another token than the one it
+ * writes there: the backends move the tokens in any order (CUDA's all at
+ * once), so a shift that overlaps itself other than exactly in place would
+ * read keys already overwritten. A page both ranges use is compared by the
+ * token each puts at a slot; (n / page)^2 pairs at most, per shift. */
+static bool shift_overlaps(const struct backend_seq *src, int32_t s0, const struct backend_seq *dst,
+                           int32_t d0, int32_t n, int32_t ps)
+{
+	int32_t s_end = (s0 + n - 1) / ps, d_end = (d0 + n - 1) / ps;
+	if (s0 < 0 || d0 < 0 || s_end >= src->n_pages || d_end >= dst->n_pages)
+		return false; /* the backend refuses the range itself */
+	for (int32_t i = s0 / ps; i <= s_end; i++)
+		for (int32_t j = d0 / ps; j <= d_end; j++) {
+			/* slot o of the page: token i*ps + o - s0 read, j*ps + o - d0 written */
+			if (src->pages[i] != dst->pages[j] || i * ps - s0 == j * ps - d0) continue;
+			int32_t lo = s0 - i * ps, hi = s0 + n - i * ps;
+			if (d0 - j * ps > lo) lo = d0 - j * ps;
+			if (d0 + n - j * ps < hi) hi = d0 + n - j * ps;
+			if (lo < 0) lo = 0;
+			if (hi > ps) hi = ps;
+			if (lo < hi) return true;
+		}
+	return false;
+}
+
 int backend_kv_shift(struct backend *b, const struct backend_seq *src, int32_t src_start,
                      const struct backend_seq *dst, int32_t dst_start, int32_t n,
                      struct infill_error *err)
 {
+	if (n > 0 && shift_overlaps(src, src_start, dst, dst_start, n, b->kv_page_size))
+		return error_set(err, -EINVAL,
+		                 "kv shift: %d tokens from slot %d to slot %d overlap themselves "
+		                 "(move them through another sequence)",
+		                 n, src_start, dst_start);
 	return b->ops->kv_shift(b->ctx, src, src_start, dst, dst_start, n, err);
 }

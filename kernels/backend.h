@@ -227,7 +227,7 @@ int backend_kv_copy_page(struct backend *b, int32_t dst, int32_t src, struct inf
  * with K re-rotated by RoPE for the position delta dst_start - src_start
  * (RoPE composes, so this is exact up to rounding; V is copied). Source and
  * destination slots may coincide exactly (in place) but must not otherwise
- * overlap. Used by the pipeline's shifted re-use of a suffix's KV.
+ * overlap (-EINVAL). Used by the pipeline's shifted re-use of a suffix's KV.
  */
 int backend_kv_shift(struct backend *b, const struct backend_seq *src, int32_t src_start,
                      const struct backend_seq *dst, int32_t dst_start, int32_t n,

@@ -231,6 +231,41 @@ TEST(kv_shift_roundtrip)
 	model_free(m);
 }
 
+/* A shift that would overwrite keys it has still to read (within one
+ * sequence, by less than its length) is refused, and the cache is left as
+ * it was; exactly in place, and past its own end, it goes through. */
+TEST(kv_shift_overlapping_itself_is_refused)
+{
+	struct model *m = load("tiny-dsc-f32.gguf", 4u << 20);
+	REQUIRE(m != NULL);
+	int nv = model_info(m)->n_vocab;
+	struct infill_error err;
+	int32_t ids[24];
+	prompt(ids, 24);
+	float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
+	struct kv_seq *s = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_eval(m, s, ids, 20, NULL, &err) == 0);
+	struct kv_seq *t = kv_seq_fork(s);
+	REQUIRE(model_eval(m, t, ids + 20, 4, a, &err) == 0);
+	kv_seq_free(t);
+	CHECK(model_kv_shift(m, s, 2, s, 5, 12, &err) == -EINVAL); /* forward, overlapping */
+	CHECK(strstr(err.message, "overlap") != NULL);
+	CHECK(model_kv_shift(m, s, 5, s, 2, 12, &err) == -EINVAL); /* backward */
+	CHECK_INT_EQ(kv_seq_len(s), 20);
+	REQUIRE(model_kv_shift(m, s, 0, s, 0, 20, &err) == 0); /* in place: delta 0 */
+	REQUIRE(model_eval(m, s, ids + 20, 4, b, &err) == 0);
+	CHECK(maxdiff(a, b, nv) <= 1e-6); /* nothing moved */
+	struct kv_seq *u = kv_seq_new(model_kv_pool(m));
+	REQUIRE(model_eval(m, u, ids, 8, NULL, &err) == 0);
+	REQUIRE(model_kv_shift(m, u, 0, u, 8, 8, &err) == 0); /* right after itself */
+	CHECK_INT_EQ(kv_seq_len(u), 16);
+	kv_seq_free(s);
+	kv_seq_free(u);
+	free(a);
+	free(b);
+	model_free(m);
+}
+
 /* A batch with a gap (tokens 20..23, then one at 36 over a tail shifted into
  * 24..35 beforehand), as the engine's shifted-suffix path sends it, equals
  * the same tokens in two forwards: each row attends to 0..its position,
