@@ -230,9 +230,9 @@ float *draft_scratch(struct draft *d, float **residual)
 /* ---- the prompt ---- */
 
 int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs,
-                  int32_t max_tokens, bool use_cache, double ms_left, double target_ms_per_token,
-                  bool (*stop)(void *), void *stop_ud, struct kv_seq **out,
-                  struct infill_error *err)
+                  int32_t max_tokens, bool use_cache, double ms_left, bool part,
+                  double target_ms_per_token, bool (*stop)(void *), void *stop_ud,
+                  struct kv_seq **out, struct infill_error *err)
 {
 	*out = NULL;
 	int32_t ps = kv_pool_page_size(d->pool);
@@ -248,15 +248,13 @@ int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs
 	 * are shorter (a small context) it was never learned, and at a rate
 	 * of 0 a cold job's first answer waited for the draft's whole prompt */
 	double rate = d->prompt_ms > 0 ? d->prompt_ms : target_ms_per_token * d->ratio;
-	/* Where the whole prompt does not fit in the share, what fits is
-	 * computed all the same and cached, and the job decodes without the
-	 * draft: the next keystrokes at the place start from it and the draft
-	 * joins once the rest fits (refused outright, a prompt that never fit
-	 * was never computed, and a job drafted only after a background
-	 * prefill). */
+	/* Where the whole prompt does not fit in the share, the job decodes
+	 * without the draft; a live slice (part) computes what fits all the
+	 * same and caches it, so that its next slice goes on from there. */
 	int32_t upto = n;
 	if (ms_left >= 0 && (n - done) * rate > DRAFT_PREFILL_SHARE * ms_left)
-		upto = use_cache ? done + (int32_t)(DRAFT_PREFILL_SHARE * ms_left / rate) : done;
+		upto = use_cache && part ? done + (int32_t)(DRAFT_PREFILL_SHARE * ms_left / rate)
+		                         : done;
 	enum { CHUNK = 64 };
 	int32_t pos[CHUNK];
 	struct kv_seq *seqs[CHUNK];

@@ -1203,7 +1203,7 @@ static void live_join_draft(struct engine *e, struct dec *d, const struct engine
 	struct kv_seq *dseq = NULL;
 	struct infill_error derr;
 	memset(&derr, 0, sizeof derr);
-	int got = draft_prefill(e->draft, d->fp.tok, d->fp.n, d->n, d->max_tokens, true, left,
+	int got = draft_prefill(e->draft, d->fp.tok, d->fp.n, d->n, d->max_tokens, true, left, true,
 	                        engine_ms_per_token(e), req->cancel ? stop_asked : NULL,
 	                        (void *)req, &dseq, &derr);
 	if (got < 0) return;
@@ -1331,7 +1331,7 @@ int engine_prefill(struct engine *e, const struct engine_request *req, struct en
 		struct kv_seq *dseq = NULL;
 		struct infill_error derr;
 		memset(&derr, 0, sizeof derr);
-		if (draft_prefill(e->draft, fp.tok, L, 0, 0, true, -1, 0,
+		if (draft_prefill(e->draft, fp.tok, L, 0, 0, true, -1, false, 0,
 		                  req->cancel ? stop_asked : NULL, (void *)req, &dseq, &derr) >= 0)
 			kv_seq_free(dseq);
 	}
@@ -1526,7 +1526,7 @@ int engine_run(struct engine *e, const struct engine_request *req, struct engine
 		double left =
 		        req->deadline_ms > 0 ? fmax(0, req->deadline_ms - engine_now_ms()) : -1;
 		int got = draft_prefill(e->draft, fp.tok, fp.n, n_seqs, req->max_tokens,
-		                        req->use_cache, left, engine_ms_per_token(e),
+		                        req->use_cache, left, false, engine_ms_per_token(e),
 		                        req->cancel ? stop_asked : NULL, (void *)req, &dseq, &derr);
 		if (got < 0) dseq = NULL;
 		res->draft_prefilled_tokens = got > 0 ? got : 0;

@@ -129,14 +129,16 @@ void draft_cache_clear(struct draft *d);
  * before the job's deadline), -EAGAIN where the prefill left, at the rate
  * learned (before one is: the target's target_ms_per_token times the
  * pair's weight bytes), would take more than its share of it: the job
- * decodes without the draft; what fits in the share is computed and
- * cached (with use_cache) for the next job, and a background prefill
- * fills the rest. Returns the tokens computed, or a negative code (then no
- * sequence). */
+ * decodes without the draft. With part, what fits in the share is then
+ * computed and cached (with use_cache): a live candidate's next slice goes
+ * on from it. Without, nothing is: before a job's first answer a part
+ * would only make that answer later, and the live candidate or a
+ * background prefill computes it after. Returns the tokens computed, or a
+ * negative code (then no sequence). */
 int draft_prefill(struct draft *d, const int32_t *tok, int32_t n, int32_t n_seqs,
-                  int32_t max_tokens, bool use_cache, double ms_left, double target_ms_per_token,
-                  bool (*stop)(void *), void *stop_ud, struct kv_seq **out,
-                  struct infill_error *err);
+                  int32_t max_tokens, bool use_cache, double ms_left, bool part,
+                  double target_ms_per_token, bool (*stop)(void *), void *stop_ud,
+                  struct kv_seq **out, struct infill_error *err);
 
 /* One candidate's part of a step's drafting. */
 struct draft_job {

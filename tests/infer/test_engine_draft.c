@@ -557,39 +557,53 @@ static double bytes_ratio(const struct model *t, const struct model *dm)
 	return (double)model_info(dm)->decode_read_bytes / (double)model_info(t)->decode_read_bytes;
 }
 
-TEST(a_prompt_that_does_not_fit_fills_the_drafts_cache_a_share_at_a_time)
+TEST(a_prompt_that_does_not_fit_waits_for_the_answer_or_fills_a_share_a_slice)
 {
-	/* A job's draft prefill may take a quarter of the time left before its
+	/* A draft prefill may take a quarter of the time left before the
 	 * deadline. Where the prompt needs more, the job decodes without the
-	 * draft, but what fits is computed and cached: the next job at the
-	 * place starts from it (refused outright, a prompt that never fit was
-	 * never computed). No rate learned yet: the target's (1 ms a token)
-	 * times the pair's weight bytes. */
+	 * draft. Before a job's first answer nothing is computed: a part would
+	 * only make the answer later. A live candidate's slice (part) computes
+	 * what fits and caches it: its next slice starts from there. No rate
+	 * learned yet: the target's (1 ms a token) times the pair's weight
+	 * bytes. */
 	struct model *t, *dm;
 	struct draft *d = open_pair("tiny-dsc-f32.gguf", "tiny-dsc-q8_0.gguf", &t, &dm);
 	if (t && dm) REQUIRE(d);
 	if (d) {
 		double ratio = bytes_ratio(t, dm);
 		enum { N = 63 };
-		int32_t a[N], b[N];
-		for (int i = 0; i < N; i++) a[i] = 100 + 7 * i, b[i] = 5000 + 11 * i;
+		int32_t a[N], b[N], c[N];
+		for (int i = 0; i < N; i++)
+			a[i] = 100 + 7 * i, b[i] = 5000 + 11 * i, c[i] = 9000 + 13 * i;
 		struct infill_error err;
 		struct kv_seq *s = NULL;
-		CHECK_INT_EQ(draft_prefill(d, a, N, 1, 8, true, 20, 1.0, NULL, NULL, &s, &err),
-		             -EAGAIN);
+		CHECK_INT_EQ(
+		        draft_prefill(d, a, N, 1, 8, true, 20, true, 1.0, NULL, NULL, &s, &err),
+		        -EAGAIN);
 		CHECK(s == NULL);
 		int32_t fit = (int32_t)(0.25 * 20 / ratio);
 		REQUIRE(fit > 0 && fit < N);
-		/* the next job there computes only the rest */
-		CHECK_INT_EQ(draft_prefill(d, a, N, 1, 8, true, -1, 1.0, NULL, NULL, &s, &err),
-		             N - fit);
+		/* the next slice there computes only the rest */
+		CHECK_INT_EQ(
+		        draft_prefill(d, a, N, 1, 8, true, -1, true, 1.0, NULL, NULL, &s, &err),
+		        N - fit);
+		kv_seq_free(s);
+		/* a job before its answer: nothing, and the whole is left to do */
+		CHECK_INT_EQ(
+		        draft_prefill(d, c, N, 1, 8, true, 20, false, 1.0, NULL, NULL, &s, &err),
+		        -EAGAIN);
+		CHECK_INT_EQ(
+		        draft_prefill(d, c, N, 1, 8, true, -1, false, 1.0, NULL, NULL, &s, &err),
+		        N);
 		kv_seq_free(s);
 		/* past the deadline nothing fits; without the cache nothing is kept */
-		CHECK_INT_EQ(draft_prefill(d, b, N, 1, 8, true, 0, 1.0, NULL, NULL, &s, &err),
+		CHECK_INT_EQ(draft_prefill(d, b, N, 1, 8, true, 0, true, 1.0, NULL, NULL, &s, &err),
 		             -EAGAIN);
-		CHECK_INT_EQ(draft_prefill(d, b, N, 1, 8, false, 20, 1.0, NULL, NULL, &s, &err),
-		             -EAGAIN);
-		CHECK_INT_EQ(draft_prefill(d, b, N, 1, 8, true, -1, 1.0, NULL, NULL, &s, &err), N);
+		CHECK_INT_EQ(
+		        draft_prefill(d, b, N, 1, 8, false, 20, true, 1.0, NULL, NULL, &s, &err),
+		        -EAGAIN);
+		CHECK_INT_EQ(
+		        draft_prefill(d, b, N, 1, 8, true, -1, true, 1.0, NULL, NULL, &s, &err), N);
 		kv_seq_free(s);
 		draft_free(d);
 	}
