@@ -405,9 +405,9 @@ void engine_free(struct engine *e);
  * the model checks in one batched forward of each decode step, for
  * requests with engine_request.draft. The pair is checked: a draft whose
  * vocabulary (every token; the model's may add unused padding after it),
- * special tokens or FIM prompt differ, or that reads as many weight bytes a
- * token as the model or more (it cannot pay), is refused with -EINVAL and a
- * message naming why, and e goes on without a draft. NULL detaches. Call only while no engine_live of e exists (their
+ * special tokens or FIM prompt differ, that reads as many weight bytes a
+ * token as the model or more, or that runs on another backend (CPU against
+ * GPU: neither can pay), is refused with -EINVAL and a message naming why, and e goes on without a draft. NULL detaches. Call only while no engine_live of e exists (their
  * candidates hold pages of the draft's pool). 0 or a negative code.
  */
 int engine_set_draft(struct engine *e, struct model *dm, struct infill_error *err);

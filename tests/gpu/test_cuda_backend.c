@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "gguf.h"
 #include "gpu_test.h"
 #include "infer.h"
@@ -652,6 +653,34 @@ TEST(activations_past_f16s_range)
 	free(lc);
 	model_free(gpu);
 	model_free(cpu);
+}
+
+/* A draft model on the CPU for a model on the GPU (backend "auto" where the
+ * GPU has room for one of them) is refused with a message naming both
+ * backends: its every token costs more than the model's step. On one
+ * backend the same pair drafts. */
+TEST(a_draft_on_another_backend_is_refused)
+{
+	if (!have("tiny-dsc-f32.gguf") || !have("tiny-dsc-q8_0.gguf")) return;
+	struct model *gpu = load("tiny-dsc-f32.gguf", INFER_BACKEND_CUDA);
+	struct model *cpu_draft = load("tiny-dsc-q8_0.gguf", INFER_BACKEND_CPU);
+	struct model *gpu_draft = load("tiny-dsc-q8_0.gguf", INFER_BACKEND_CUDA);
+	REQUIRE(gpu && cpu_draft && gpu_draft);
+	struct engine_params ep = engine_params_default();
+	struct infill_error err;
+	struct engine *e = engine_new(gpu, &ep, &err);
+	REQUIRE(e != NULL);
+	CHECK_INT_EQ(engine_set_draft(e, cpu_draft, &err), -EINVAL);
+	printf("  %s\n", err.message);
+	CHECK(strstr(err.message, "runs on cpu and the model on cuda") != NULL);
+	CHECK(strcmp(err.key, "completion.draftModel") == 0);
+	CHECK(engine_draft_model(e) == NULL);
+	CHECK_INT_EQ(engine_set_draft(e, gpu_draft, &err), 0);
+	CHECK(engine_draft_model(e) == gpu_draft);
+	engine_free(e);
+	model_free(gpu_draft);
+	model_free(cpu_draft);
+	model_free(gpu);
 }
 
 int main(void)
