@@ -6,7 +6,8 @@
 #
 #   tests/gpu/run.sh            (from anywhere; a few minutes on an H200 with 16 cores)
 #
-# Last, decode after 2,048 tokens with cache.kvType f16 then q8_0 (1.3B Q8_0).
+# Then decode after 2,048 tokens with cache.kvType f16 then q8_0 (1.3B Q8_0),
+# and last a draft pair (speculative decoding) with bench-draft.
 # Environment: BUILD (build dir, default <repo>/build-gpu), MODELS (where the
 # random-weight models go, default $BUILD/gpu-models), PEAK_GBS and PEAK_TFLOPS
 # (by the GPU's name: H200 4800 / 989, H100 3350 / 989, A100 2039 / 312; dense
@@ -163,6 +164,28 @@ if [ -s "$f" ]; then
 	done
 	awk -v a="$kv_f16" -v b="$kv_q8_0" 'BEGIN { if (a > 0) printf "SUMMARY kv q8_0 / f16 decode at 2048: %.2f\n", b / a }' | tee -a "$SUMMARY"
 fi
+
+# speculative decoding on the GPU: the x4.77 pair of docs/benchmarks.md
+# (a 24-layer target over its 4-layer draft, ~80% greedy agreement), where
+# a verify row costs next to nothing; bench-draft prints the agreement
+# beside the speed-up and fails on any output that differs from plain greedy
+say "bench draft pair"
+V=$ROOT/models/infill-default.gguf
+for spec in "4:0:pair-draft" "24:0.05:pair-target"; do
+	IFS=: read -r layers perturb label <<<"$spec"
+	f=$MODELS/$label.gguf
+	[ "$layers" = 4 ] && pair= || pair="--pair-layers 4 --perturb $perturb"
+	# shellcheck disable=SC2086 # $pair is two options or none
+	[ -s "$f" ] || { "$BUILD/infill" mkmodel --shape deepseek-coder-1.3b --type q4_0 --vocab "$V" \
+		--pad-vocab 24064 --seed 5 --layers "$layers" $pair -o "$f.tmp" >>"$LOG" 2>&1 && mv "$f.tmp" "$f"; } ||
+		echo "SUMMARY draft pair: mkmodel FAILED (see $LOG)" | tee -a "$SUMMARY"
+done
+set +e
+timeout 180 "$BUILD/tests/infer/bench-draft" "$MODELS/pair-target.gguf" "$MODELS/pair-draft.gguf" \
+	--backend cuda --tokens 64 --reps 1 2>>"$LOG" | tee -a "$LOG" |
+	sed -n 's/^\(ALL\|LIVE\)/SUMMARY draft pair \1/p' | tee -a "$SUMMARY"
+[ "${PIPESTATUS[0]}" = 0 ] || echo "SUMMARY draft pair: bench-draft FAILED (see $LOG)" | tee -a "$SUMMARY"
+set -e
 
 say "done"
 echo "---- summary (bounds at $PEAK_GBS GB/s, $PEAK_TFLOPS TFLOPS) ----"

@@ -4,7 +4,7 @@
  * meson test: it prints figures (minutes on a CPU with a 1.3B-shape pair).
  *
  *   bench-draft TARGET.gguf DRAFT.gguf [--threads T] [--tokens N] [--reps R]
- *               [--lookup]
+ *               [--lookup] [--backend cpu|cuda]
  *
  * A pair made by `infill mkmodel ... --pair-layers D --perturb S` dials the
  * agreement (docs/benchmarks.md has the commands). Each of a few prompts
@@ -43,12 +43,12 @@ static const char *const PROMPTS[] = {
 	"def fact(n):\n    ",
 };
 
-static struct model *load(const char *path, int threads)
+static struct model *load(const char *path, int threads, enum infer_backend backend)
 {
 	struct model_params mp = model_params_default();
 	mp.path = path;
 	mp.n_threads = threads;
-	mp.backend = INFER_BACKEND_CPU;
+	mp.backend = backend;
 	struct infill_error err;
 	struct model *m = model_load(&mp, &err);
 	if (!m) fprintf(stderr, "bench-draft: %s\n", err.message);
@@ -177,11 +177,12 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(stderr,
 		        "usage: bench-draft TARGET.gguf DRAFT.gguf [--threads T] [--tokens N] "
-		        "[--reps R] [--lookup]\n");
+		        "[--reps R] [--lookup] [--backend cpu|cuda]\n");
 		return 2;
 	}
 	int threads = 2, tokens = 64, reps = 2;
 	bool lookup = false;
+	enum infer_backend backend = INFER_BACKEND_CPU;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--lookup"))
 			lookup = true;
@@ -191,8 +192,17 @@ int main(int argc, char **argv)
 			tokens = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
 			reps = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--backend")) {
+			i++;
+			if (strcmp(argv[i], "cpu") && strcmp(argv[i], "cuda")) {
+				fprintf(stderr, "bench-draft: --backend is cpu or cuda, not %s\n",
+				        argv[i]);
+				return 2;
+			}
+			backend = strcmp(argv[i], "cuda") ? INFER_BACKEND_CPU : INFER_BACKEND_CUDA;
+		}
 	}
-	struct model *t = load(argv[1], threads), *d = load(argv[2], threads);
+	struct model *t = load(argv[1], threads, backend), *d = load(argv[2], threads, backend);
 	if (!t || !d) return 1;
 	struct infill_error err;
 	struct engine *plain = engine_new(t, NULL, &err), *spec = engine_new(t, NULL, &err);
