@@ -191,14 +191,13 @@ struct draft *draft_new(struct model *target, struct model *dm, struct infill_er
 	}
 	/* A draft on the CPU for a model on a GPU (backend "auto" with room on
 	 * the GPU for one of them) costs more a token than the model's step. */
-	size_t nt = strcspn(ti->backend_name, " "), nd = strcspn(di->backend_name, " ");
-	if (nt != nd || memcmp(ti->backend_name, di->backend_name, nt)) {
+	if (ti->backend != di->backend) {
 		error_set(err, -EINVAL,
-		          "the draft model runs on %.*s and the model on %.*s, so drafting could "
-		          "only slow decoding (where a GPU lacks memory for both, lower "
-		          "cache.memoryMB or choose a smaller draft); decoding goes on without a "
-		          "draft",
-		          (int)nd, di->backend_name, (int)nt, ti->backend_name);
+		          "the draft model runs on %s and the model on %s, so drafting could only "
+		          "slow decoding (where a GPU lacks memory for both, lower cache.memoryMB "
+		          "or choose a smaller draft); decoding goes on without a draft",
+		          di->backend == INFER_BACKEND_CUDA ? "cuda" : "cpu",
+		          ti->backend == INFER_BACKEND_CUDA ? "cuda" : "cpu");
 		error_key(err, "completion.draftModel", strlen("completion.draftModel"));
 		return NULL;
 	}

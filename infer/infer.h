@@ -81,6 +81,7 @@ struct model_info {
 	const char *kv_type;              /* its precision: "f16", "f32" or "q8_0" */
 	/* "cpu (avx512-vnni, 2 threads)"; borrowed, valid until model_free */
 	const char *backend_name;
+	enum infer_backend backend; /* the one running it: cpu or cuda, never auto */
 };
 
 struct model;

@@ -519,6 +519,8 @@ static int start_backend(struct model *m, const struct model_params *p,
 	                  : cfg.kv_type == TENSOR_TYPE_F32 ? "f32"
 	                                                   : "f16";
 	m->info.backend_name = backend_name(m->backend);
+	m->info.backend = backend_kind(m->backend) == BACKEND_KIND_CUDA ? INFER_BACKEND_CUDA
+	                                                                : INFER_BACKEND_CPU;
 	return 0;
 }
 

@@ -199,8 +199,7 @@ static void stats_set_model(struct pipeline *p, const char *backend, const char 
 
 static const char *backend_word(const struct model *m)
 {
-	const char *name = model_info(m)->backend_name;
-	return name && !strncmp(name, "cuda", 4) ? "cuda" : "cpu";
+	return model_info(m)->backend == INFER_BACKEND_CUDA ? "cuda" : "cpu";
 }
 
 /* Whether a model was fine-tuned for Zeta's edit-prediction prompt: its
